@@ -1,0 +1,223 @@
+/* Shared helpers for the Aptus MPI benchmark programs (the .c files in bench/).
+ *
+ * Header-only (static functions) so that every benchmark stays a single
+ * translation unit that builds with any MPI's mpicc:
+ *     mpicc -O2 -std=c11 -o pt2pt_latency pt2pt_latency.c
+ * Only standard MPI calls are used.
+ *
+ * Output convention shared by all benchmarks (bench/compare.sh relies on it):
+ *   # benchmark: NAME | library: FIRST LINE OF MPI_Get_library_version | ranks: N | ...
+ *   # table: NAME  unit: UNIT  better: lower|higher
+ *   #  size  iters  best  median  [extra columns]
+ *   <data rows: column 1 size in bytes, 2 iterations, 3 best, 4 median, then extras>
+ * Lines starting with '#' are comments; every other non-empty line is a data row. */
+#ifndef APTUS_BENCH_COMMON_H
+#define APTUS_BENCH_COMMON_H
+
+#ifndef _POSIX_C_SOURCE
+#define _POSIX_C_SOURCE 200809L
+#endif
+
+#include <mpi.h>
+
+/* GCC >= 11 warns (-Wstringop-overflow) when MPICH's MPI_STATUSES_IGNORE, a
+ * constant pointer, is passed as a status array; a false positive. */
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 11
+#pragma GCC diagnostic ignored "-Wstringop-overflow"
+#endif
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define BENCH_KIB ((size_t)1024)
+#define BENCH_MIB ((size_t)1024 * 1024)
+#define BENCH_MAX_REPS 1000
+
+/* Prints a message on stderr (prefixed by the rank) and aborts the whole job. */
+static inline void bench_die(const char *fmt, ...)
+{
+    int rank = -1;
+    int inited = 0;
+    MPI_Initialized(&inited);
+    if (inited)
+        MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "[rank %d] bench error: ", rank);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    fflush(stderr);
+    if (inited)
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    exit(2);
+}
+
+/* Parses "65536", "64K", "64k", "4M", "1G" (binary multiples). Dies on garbage. */
+static inline size_t bench_parse_size(const char *s, const char *what)
+{
+    char *end = NULL;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || end == s)
+        bench_die("bad %s '%s'", what, s);
+    switch (toupper((unsigned char)*end)) {
+    case 'K': v *= 1024ULL; end++; break;
+    case 'M': v *= 1024ULL * 1024ULL; end++; break;
+    case 'G': v *= 1024ULL * 1024ULL * 1024ULL; end++; break;
+    default: break;
+    }
+    if (*end == 'B' || *end == 'b')
+        end++;
+    if (*end != '\0')
+        bench_die("bad %s '%s'", what, s);
+    return (size_t)v;
+}
+
+static inline int bench_parse_int(const char *s, const char *what, int min)
+{
+    char *end = NULL;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end != '\0' || v < min || v > 1000000000L)
+        bench_die("bad %s '%s' (must be an integer >= %d)", what, s, min);
+    return (int)v;
+}
+
+/* First line of MPI_Get_library_version, whitespace runs collapsed to one space. */
+static inline void bench_library_name(char *out, size_t outlen)
+{
+    char buf[MPI_MAX_LIBRARY_VERSION_STRING + 1];
+    int len = 0;
+    memset(buf, 0, sizeof buf);
+    MPI_Get_library_version(buf, &len);
+    if (len < 0)
+        len = 0;
+    if (len > MPI_MAX_LIBRARY_VERSION_STRING)
+        len = MPI_MAX_LIBRARY_VERSION_STRING;
+    buf[len] = '\0';
+    size_t o = 0;
+    int pending_space = 0;
+    for (const char *p = buf; *p && *p != '\n' && *p != '\r'; p++) {
+        if (isspace((unsigned char)*p) || *p == '|') {
+            pending_space = (o > 0);
+            continue;
+        }
+        if (pending_space && o + 1 < outlen)
+            out[o++] = ' ';
+        pending_space = 0;
+        if (o + 1 < outlen)
+            out[o++] = *p;
+    }
+    out[o] = '\0';
+    if (o == 0)
+        snprintf(out, outlen, "unknown");
+}
+
+/* Page-aligned allocation, every page written once (so that page faults and
+ * first-touch happen before timing). Dies on failure. */
+static inline void *bench_alloc(size_t bytes)
+{
+    long page = sysconf(_SC_PAGESIZE);
+    if (page <= 0)
+        page = 4096;
+    void *p = NULL;
+    size_t n = bytes ? bytes : 1;
+    if (posix_memalign(&p, (size_t)page, n) != 0 || p == NULL)
+        bench_die("cannot allocate %zu bytes", n);
+    memset(p, 0xa5, n);
+    return p;
+}
+
+/* Deterministic test pattern: depends on the position, the message size and a
+ * per-message tag, so that a wrong size, a wrong message or stale data is caught. */
+static inline unsigned char bench_pattern_byte(size_t i, size_t size, unsigned tag)
+{
+    uint32_t x = (uint32_t)i * 2654435761u ^ (uint32_t)size * 40503u ^ tag * 2246822519u;
+    x ^= x >> 15;
+    return (unsigned char)(x ^ (x >> 8));
+}
+
+static inline void bench_fill(unsigned char *buf, size_t size, unsigned tag)
+{
+    for (size_t i = 0; i < size; i++)
+        buf[i] = bench_pattern_byte(i, size, tag);
+}
+
+/* Verifies a received buffer; dies with the first mismatch. */
+static inline void bench_verify(const unsigned char *buf, size_t size, unsigned tag, const char *what)
+{
+    for (size_t i = 0; i < size; i++) {
+        unsigned char want = bench_pattern_byte(i, size, tag);
+        if (buf[i] != want)
+            bench_die("%s: wrong data for message size %zu (tag %u): byte %zu is 0x%02x, expected 0x%02x",
+                      what, size, tag, i, buf[i], want);
+    }
+}
+
+/* Checks that a completed receive got exactly `size` bytes from `src`. */
+static inline void bench_check_status(const MPI_Status *st, size_t size, int src, const char *what)
+{
+    int count = -1;
+    MPI_Get_count(st, MPI_BYTE, &count);
+    if (count < 0 || (size_t)count != size)
+        bench_die("%s: received %d bytes, expected %zu", what, count, size);
+    if (src >= 0 && st->MPI_SOURCE != src)
+        bench_die("%s: message came from rank %d, expected %d", what, st->MPI_SOURCE, src);
+}
+
+static inline int bench_cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Sorts v in place; returns the median. */
+static inline double bench_median(double *v, int n)
+{
+    if (n <= 0)
+        return 0.0;
+    qsort(v, (size_t)n, sizeof *v, bench_cmp_double);
+    return (n % 2) ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static inline double bench_min(const double *v, int n)
+{
+    double m = v[0];
+    for (int i = 1; i < n; i++)
+        if (v[i] < m)
+            m = v[i];
+    return m;
+}
+
+static inline double bench_max(const double *v, int n)
+{
+    double m = v[0];
+    for (int i = 1; i < n; i++)
+        if (v[i] > m)
+            m = v[i];
+    return m;
+}
+
+/* Message sizes: 0 (if with_zero), 1, 2, 4, ... up to max, or only `single`. */
+static inline int bench_sizes(size_t *out, int cap, size_t max, int with_zero, int have_single, size_t single)
+{
+    int n = 0;
+    if (have_single) {
+        out[n++] = single;
+        return n;
+    }
+    if (with_zero)
+        out[n++] = 0;
+    for (size_t s = 1; s <= max && n < cap; s *= 2)
+        out[n++] = s;
+    return n;
+}
+
+#endif /* APTUS_BENCH_COMMON_H */

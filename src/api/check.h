@@ -1,0 +1,80 @@
+/* Argument checks shared by the API layer. Each macro returns from the calling MPI function
+ * with a clear error (naming the call and the problem) when the check fails. */
+#ifndef APTUS_API_CHECK_H
+#define APTUS_API_CHECK_H
+
+#include <limits.h>
+
+#include "api/api.h"
+#include "core/errors.h"
+#include "core/objects.h"
+#include "runtime/runtime.h"
+
+#define APTUS_TAG_UB INT_MAX
+
+int aptus_api_not_initialized(const char *fn);
+
+#define API_INIT(FN)                                                                                                   \
+    do {                                                                                                               \
+        if (__builtin_expect(!aptus_rt.initialized || aptus_rt.finalized, 0))                                          \
+            return aptus_api_not_initialized(FN);                                                                      \
+    } while (0)
+
+#define GET_COMM(c, h, FN)                                                                                             \
+    API_INIT(FN);                                                                                                      \
+    struct aptus_comm *c = aptus_comm_get(h);                                                                          \
+    if (__builtin_expect(!c, 0))                                                                                       \
+    return aptus_error(NULL, MPI_ERR_COMM, FN, (h) == MPI_COMM_NULL ? "MPI_COMM_NULL is not a valid communicator here"  \
+                                                                     : "invalid communicator handle")
+
+#define CHK_COUNT(c, n, FN)                                                                                            \
+    if (__builtin_expect((n) < 0, 0))                                                                                  \
+    return aptus_error(c, MPI_ERR_COUNT, FN, "negative count %lld", (long long)(n))
+
+#define GET_DTYPE(d, h, c, FN)                                                                                         \
+    struct aptus_dtype *d = aptus_dtype_get(h);                                                                        \
+    if (__builtin_expect(!d, 0))                                                                                       \
+        return aptus_error(c, MPI_ERR_TYPE, FN, (h) == MPI_DATATYPE_NULL ? "MPI_DATATYPE_NULL is not a valid datatype" \
+                                                                          : "invalid datatype handle");                \
+    if (__builtin_expect(!d->committed, 0))                                                                            \
+    return aptus_error(c, MPI_ERR_TYPE, FN, "datatype is not committed (call MPI_Type_commit first)")
+
+#define CHK_DEST(c, r, FN)                                                                                             \
+    if (__builtin_expect((r) != MPI_PROC_NULL && ((r) < 0 || (r) >= (c)->size), 0))                                    \
+    return aptus_error(c, MPI_ERR_RANK, FN, "invalid rank %d (communicator %s has %d ranks)", (int)(r), (c)->name,     \
+                       (c)->size)
+
+#define CHK_SRC(c, r, FN)                                                                                              \
+    if (__builtin_expect((r) != MPI_PROC_NULL && (r) != MPI_ANY_SOURCE && ((r) < 0 || (r) >= (c)->size), 0))           \
+    return aptus_error(c, MPI_ERR_RANK, FN, "invalid source rank %d (communicator %s has %d ranks)", (int)(r),         \
+                       (c)->name, (c)->size)
+
+#define CHK_SEND_TAG(c, t, FN)                                                                                         \
+    if (__builtin_expect((t) < 0, 0))                                                                                  \
+    return aptus_error(c, MPI_ERR_TAG, FN, "invalid tag %d (must be between 0 and MPI_TAG_UB)", (int)(t))
+
+#define CHK_RECV_TAG(c, t, FN)                                                                                         \
+    if (__builtin_expect((t) < 0 && (t) != MPI_ANY_TAG, 0))                                                            \
+    return aptus_error(c, MPI_ERR_TAG, FN, "invalid tag %d (must be MPI_ANY_TAG or between 0 and MPI_TAG_UB)", (int)(t))
+
+#define CHK_BUF(c, b, bytes, FN)                                                                                       \
+    if (__builtin_expect(!(b) && (bytes) > 0, 0))                                                                      \
+    return aptus_error(c, MPI_ERR_BUFFER, FN, "null buffer for %zu bytes of data", (size_t)(bytes))
+
+#define CHK_ROOT(c, r, FN)                                                                                             \
+    if ((r) < 0 || (r) >= (c)->size)                                                                                   \
+    return aptus_error(c, MPI_ERR_ROOT, FN, "invalid root %d (communicator %s has %d ranks)", (int)(r), (c)->name,     \
+                       (c)->size)
+
+#define CHK_NONCONTIG(c, d, FN)                                                                                        \
+    if (!(d)->predefined && !(d)->contig)                                                                              \
+    return aptus_error(c, MPI_ERR_UNSUPPORTED_OPERATION, FN, "non-contiguous datatypes are not implemented yet")
+
+/* Bytes of `count` elements of a datatype as they travel (extent, which for the padded pair
+ * types includes the padding). */
+static inline size_t aptus_dt_bytes(const struct aptus_dtype *d, MPI_Count count)
+{
+    return (size_t)count * (size_t)d->extent;
+}
+
+#endif

@@ -1,0 +1,126 @@
+/* Environment management (MPI standard, chapter 11): init, finalize, abort, versions, timers. */
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "api/check.h"
+#include "runtime/runtime.h"
+
+int aptus_api_not_initialized(const char *fn)
+{
+    fprintf(stderr, "Aptus MPI: %s called %s\n", fn, aptus_rt.finalized ? "after MPI_Finalize" : "before MPI_Init");
+    fflush(stderr);
+    _exit(MPI_ERR_OTHER);
+}
+
+static int do_init(int required, int *provided, const char *fn)
+{
+    if (aptus_rt.initialized || aptus_rt.finalized)
+        return aptus_error(NULL, MPI_ERR_OTHER, fn, "MPI is already %s", aptus_rt.finalized ? "finalized" : "initialized");
+    int rc = aptus_runtime_init(required, provided);
+    if (rc) {
+        aptus_abort_job(rc, "MPI initialization failed (see the message above)");
+    }
+    return MPI_SUCCESS;
+}
+
+int PMPI_Init(int *argc, char ***argv)
+{
+    return do_init(MPI_THREAD_SINGLE, NULL, "MPI_Init");
+}
+APTUS_ALIAS(Init)
+
+int PMPI_Init_thread(int *argc, char ***argv, int required, int *provided)
+{
+    /* Provided: up to MPI_THREAD_SERIALIZED. The library keeps no locks, so calls must not be
+     * made from two threads at once; MPI_THREAD_MULTIPLE is not offered. */
+    return do_init(required, provided, "MPI_Init_thread");
+}
+APTUS_ALIAS(Init_thread)
+
+int PMPI_Finalize(void)
+{
+    API_INIT("MPI_Finalize");
+    int rc = aptus_runtime_finalize();
+    return rc ? aptus_error(NULL, rc, "MPI_Finalize", "finalization failed") : MPI_SUCCESS;
+}
+APTUS_ALIAS(Finalize)
+
+int PMPI_Initialized(int *flag)
+{
+    *flag = aptus_rt.initialized;
+    return MPI_SUCCESS;
+}
+APTUS_ALIAS(Initialized)
+
+int PMPI_Finalized(int *flag)
+{
+    *flag = aptus_rt.finalized;
+    return MPI_SUCCESS;
+}
+APTUS_ALIAS(Finalized)
+
+int PMPI_Query_thread(int *provided)
+{
+    API_INIT("MPI_Query_thread");
+    *provided = aptus_rt.thread_level;
+    return MPI_SUCCESS;
+}
+APTUS_ALIAS(Query_thread)
+
+int PMPI_Is_thread_main(int *flag)
+{
+    API_INIT("MPI_Is_thread_main");
+    *flag = 1; /* serialized use only: the caller is the thread that may call MPI */
+    return MPI_SUCCESS;
+}
+APTUS_ALIAS(Is_thread_main)
+
+int PMPI_Abort(MPI_Comm comm, int errorcode)
+{
+    char msg[128];
+    snprintf(msg, sizeof msg, "MPI_Abort called with error code %d", errorcode);
+    aptus_abort_job(errorcode, msg);
+}
+APTUS_ALIAS(Abort)
+
+int PMPI_Get_version(int *version, int *subversion)
+{
+    *version = MPI_VERSION;
+    *subversion = MPI_SUBVERSION;
+    return MPI_SUCCESS;
+}
+APTUS_ALIAS(Get_version)
+
+int PMPI_Get_library_version(char *version, int *resultlen)
+{
+    int n = snprintf(version, MPI_MAX_LIBRARY_VERSION_STRING,
+                     "Aptus MPI 0.1.0 (MPI 5.0 standard ABI; channels: self, smp)");
+    *resultlen = n;
+    return MPI_SUCCESS;
+}
+APTUS_ALIAS(Get_library_version)
+
+int PMPI_Get_processor_name(char *name, int *resultlen)
+{
+    char host[MPI_MAX_PROCESSOR_NAME];
+    if (gethostname(host, sizeof host) != 0)
+        strcpy(host, "localhost");
+    host[sizeof host - 1] = 0;
+    int n = snprintf(name, MPI_MAX_PROCESSOR_NAME, "%s", host);
+    *resultlen = n;
+    return MPI_SUCCESS;
+}
+APTUS_ALIAS(Get_processor_name)
+
+double PMPI_Wtime(void)
+{
+    return aptus_wtime() - aptus_rt.t0;
+}
+APTUS_ALIAS(Wtime)
+
+double PMPI_Wtick(void)
+{
+    return 1e-9;
+}
+APTUS_ALIAS(Wtick)

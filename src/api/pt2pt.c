@@ -1,0 +1,936 @@
+/* MPI point-to-point communication (MPI standard, chapter 3). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/check.h"
+#include "pt2pt/pt2pt.h"
+
+#define REQ(h) ((struct aptus_request *)(h))
+
+static int req_check(MPI_Request h, const char *fn)
+{
+    struct aptus_request *r = REQ(h);
+    if (APTUS_IS_PREDEF(h) || r->magic != APTUS_MAGIC_REQ)
+        return aptus_error(NULL, MPI_ERR_REQUEST, fn, "invalid request handle");
+    return 0;
+}
+
+/* A request that is complete from the start (operations on MPI_PROC_NULL, buffered sends). */
+static struct aptus_request *req_done(int kind, int source)
+{
+    struct aptus_request *r = aptus_req_new(kind);
+    if (!r)
+        return NULL;
+    r->complete = 1;
+    r->st_source = source;
+    r->st_tag = MPI_ANY_TAG;
+    return r;
+}
+
+/* ---------------- sends ---------------- */
+
+static int send_any(const char *fn, const void *buf, MPI_Count count, MPI_Datatype dtype, int dest, int tag,
+                    MPI_Comm comm, int mode, int persistent, MPI_Request *req)
+{
+    GET_COMM(c, comm, fn);
+    CHK_COUNT(c, count, fn);
+    GET_DTYPE(d, dtype, c, fn);
+    CHK_DEST(c, dest, fn);
+    CHK_SEND_TAG(c, tag, fn);
+    CHK_NONCONTIG(c, d, fn);
+    size_t bytes = aptus_dt_bytes(d, count);
+    CHK_BUF(c, buf, bytes, fn);
+    if (!req) {
+        if (dest == MPI_PROC_NULL)
+            return MPI_SUCCESS;
+        int rc;
+        if (mode == APTUS_MODE_BUFFERED) {
+            void *piece = aptus_bsend_alloc(bytes);
+            if (!piece)
+                return aptus_error(c, MPI_ERR_BUFFER, fn,
+                                   "the attached buffer has no room for %zu more bytes (MPI_Buffer_attach a larger one)",
+                                   bytes);
+            memcpy(piece, buf, bytes);
+            struct aptus_request *r = aptus_req_new(APTUS_REQ_SEND);
+            if (!r)
+                return aptus_error(c, MPI_ERR_NO_MEM, fn, "out of memory");
+            *r = (struct aptus_request){.magic = APTUS_MAGIC_REQ, .kind = APTUS_REQ_SEND, .buf = piece, .bytes = bytes,
+                                        .peer = dest, .tag = tag, .comm = c, .ctx = c->ctx, .bsend_piece = piece,
+                                        .free_on_complete = 1};
+            rc = aptus_send_start(r);
+        } else {
+            rc = aptus_send_now(buf, bytes, dest, tag, c, c->ctx, mode);
+        }
+        return rc ? aptus_error(c, rc, fn, "send to rank %d failed", dest) : MPI_SUCCESS;
+    }
+    struct aptus_request *r = aptus_req_new(APTUS_REQ_SEND);
+    if (!r)
+        return aptus_error(c, MPI_ERR_NO_MEM, fn, "out of memory");
+    r->buf = (void *)buf;
+    r->user_buf = buf;
+    r->bytes = bytes;
+    r->peer = dest;
+    r->tag = tag;
+    r->comm = c;
+    r->ctx = c->ctx;
+    r->mode = (uint8_t)mode;
+    r->dt = d;
+    r->count = (int)count;
+    r->persistent = (uint8_t)persistent;
+    *req = (MPI_Request)r;
+    if (persistent) {
+        r->complete = 1; /* inactive */
+        return MPI_SUCCESS;
+    }
+    if (dest == MPI_PROC_NULL) {
+        r->complete = 1;
+        r->st_source = MPI_PROC_NULL;
+        r->st_tag = MPI_ANY_TAG;
+        return MPI_SUCCESS;
+    }
+    if (mode == APTUS_MODE_BUFFERED) {
+        /* The data is copied now; the user's request is complete at once and an internal
+         * request carries the copy. */
+        r->complete = 1;
+        return send_any(fn, buf, count, dtype, dest, tag, comm, mode, 0, NULL);
+    }
+    int rc = aptus_send_start(r);
+    if (rc) {
+        aptus_req_free(r);
+        *req = MPI_REQUEST_NULL;
+        return aptus_error(c, rc, fn, "send to rank %d failed", dest);
+    }
+    return MPI_SUCCESS;
+}
+
+#define SEND_FN(NAME, MODE)                                                                                            \
+    int PMPI_##NAME(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)               \
+    {                                                                                                                  \
+        return send_any("MPI_" #NAME, buf, count, datatype, dest, tag, comm, MODE, 0, NULL);                           \
+    }                                                                                                                  \
+    APTUS_ALIAS(NAME)                                                                                                  \
+    int PMPI_##NAME##_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)     \
+    {                                                                                                                  \
+        return send_any("MPI_" #NAME "_c", buf, count, datatype, dest, tag, comm, MODE, 0, NULL);                      \
+    }                                                                                                                  \
+    APTUS_ALIAS(NAME##_c)
+
+#define ISEND_FN(NAME, MODE, PERSIST)                                                                                  \
+    int PMPI_##NAME(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,               \
+                    MPI_Request *request)                                                                              \
+    {                                                                                                                  \
+        if (!request)                                                                                                  \
+            return aptus_error(NULL, MPI_ERR_ARG, "MPI_" #NAME, "null request pointer");                               \
+        return send_any("MPI_" #NAME, buf, count, datatype, dest, tag, comm, MODE, PERSIST, request);                  \
+    }                                                                                                                  \
+    APTUS_ALIAS(NAME)                                                                                                  \
+    int PMPI_##NAME##_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,     \
+                        MPI_Request *request)                                                                          \
+    {                                                                                                                  \
+        if (!request)                                                                                                  \
+            return aptus_error(NULL, MPI_ERR_ARG, "MPI_" #NAME "_c", "null request pointer");                          \
+        return send_any("MPI_" #NAME "_c", buf, count, datatype, dest, tag, comm, MODE, PERSIST, request);             \
+    }                                                                                                                  \
+    APTUS_ALIAS(NAME##_c)
+
+SEND_FN(Send, APTUS_MODE_STANDARD)
+SEND_FN(Ssend, APTUS_MODE_SYNC)
+SEND_FN(Rsend, APTUS_MODE_READY)
+SEND_FN(Bsend, APTUS_MODE_BUFFERED)
+ISEND_FN(Isend, APTUS_MODE_STANDARD, 0)
+ISEND_FN(Issend, APTUS_MODE_SYNC, 0)
+ISEND_FN(Irsend, APTUS_MODE_READY, 0)
+ISEND_FN(Ibsend, APTUS_MODE_BUFFERED, 0)
+ISEND_FN(Send_init, APTUS_MODE_STANDARD, 1)
+ISEND_FN(Ssend_init, APTUS_MODE_SYNC, 1)
+ISEND_FN(Rsend_init, APTUS_MODE_READY, 1)
+ISEND_FN(Bsend_init, APTUS_MODE_BUFFERED, 1)
+
+/* ---------------- receives ---------------- */
+
+static int recv_any(const char *fn, void *buf, MPI_Count count, MPI_Datatype dtype, int source, int tag,
+                    MPI_Comm comm, int persistent, MPI_Request *req, MPI_Status *status)
+{
+    GET_COMM(c, comm, fn);
+    CHK_COUNT(c, count, fn);
+    GET_DTYPE(d, dtype, c, fn);
+    CHK_SRC(c, source, fn);
+    CHK_RECV_TAG(c, tag, fn);
+    CHK_NONCONTIG(c, d, fn);
+    size_t bytes = aptus_dt_bytes(d, count);
+    CHK_BUF(c, buf, bytes, fn);
+    struct aptus_request local, *r;
+    if (req) {
+        r = aptus_req_new(APTUS_REQ_RECV);
+        if (!r)
+            return aptus_error(c, MPI_ERR_NO_MEM, fn, "out of memory");
+    } else {
+        r = &local;
+        memset(r, 0, sizeof *r);
+        r->magic = APTUS_MAGIC_REQ;
+        r->kind = APTUS_REQ_RECV;
+    }
+    r->buf = buf;
+    r->bytes = bytes;
+    r->peer = source;
+    r->tag = tag;
+    r->comm = c;
+    r->ctx = c->ctx;
+    r->dt = d;
+    r->count = (int)count;
+    r->persistent = (uint8_t)persistent;
+    if (req)
+        *req = (MPI_Request)r;
+    if (persistent) {
+        r->complete = 1;
+        return MPI_SUCCESS;
+    }
+    if (source == MPI_PROC_NULL) {
+        r->complete = 1;
+        r->st_source = MPI_PROC_NULL;
+        r->st_tag = MPI_ANY_TAG;
+    } else {
+        aptus_recv_start(r);
+    }
+    if (req)
+        return MPI_SUCCESS;
+    aptus_wait(r);
+    aptus_status_fill(status, r);
+    if (r->st_error)
+        return aptus_error(c, r->st_error, fn,
+                           "message of %zu bytes from rank %d (tag %d) does not fit the %zu-byte receive buffer",
+                           r->st_bytes, r->st_source, r->st_tag, bytes);
+    return MPI_SUCCESS;
+}
+
+int PMPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Status *status)
+{
+    return recv_any("MPI_Recv", buf, count, datatype, source, tag, comm, 0, NULL, status);
+}
+APTUS_ALIAS(Recv)
+int PMPI_Recv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+                MPI_Status *status)
+{
+    return recv_any("MPI_Recv_c", buf, count, datatype, source, tag, comm, 0, NULL, status);
+}
+APTUS_ALIAS(Recv_c)
+
+#define IRECV_FN(NAME, PERSIST)                                                                                        \
+    int PMPI_##NAME(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,                   \
+                    MPI_Request *request)                                                                              \
+    {                                                                                                                  \
+        if (!request)                                                                                                  \
+            return aptus_error(NULL, MPI_ERR_ARG, "MPI_" #NAME, "null request pointer");                               \
+        return recv_any("MPI_" #NAME, buf, count, datatype, source, tag, comm, PERSIST, request, NULL);                \
+    }                                                                                                                  \
+    APTUS_ALIAS(NAME)                                                                                                  \
+    int PMPI_##NAME##_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,         \
+                        MPI_Request *request)                                                                          \
+    {                                                                                                                  \
+        if (!request)                                                                                                  \
+            return aptus_error(NULL, MPI_ERR_ARG, "MPI_" #NAME "_c", "null request pointer");                          \
+        return recv_any("MPI_" #NAME "_c", buf, count, datatype, source, tag, comm, PERSIST, request, NULL);           \
+    }                                                                                                                  \
+    APTUS_ALIAS(NAME##_c)
+
+IRECV_FN(Irecv, 0)
+IRECV_FN(Recv_init, 1)
+
+/* ---------------- completion ---------------- */
+
+/* Finishes a completed request: status, error, and release (or deactivation if persistent). */
+static int req_finish(MPI_Request *h, MPI_Status *status)
+{
+    struct aptus_request *r = REQ(*h);
+    aptus_status_fill(status, r);
+    int err = r->st_error;
+    if (r->persistent) {
+        r->active = 0;
+    } else {
+        aptus_req_free(r);
+        *h = MPI_REQUEST_NULL;
+    }
+    return err;
+}
+
+static int req_error(struct aptus_request *r, int err, const char *fn)
+{
+    return aptus_error(r->comm, err, fn, "message of %zu bytes from rank %d (tag %d) is larger than the receive buffer",
+                       r->st_bytes, r->st_source, r->st_tag);
+}
+
+static int null_or_inactive(MPI_Request h)
+{
+    return h == MPI_REQUEST_NULL || (REQ(h)->persistent && !REQ(h)->active);
+}
+
+int PMPI_Wait(MPI_Request *request, MPI_Status *status)
+{
+    API_INIT("MPI_Wait");
+    if (!request)
+        return aptus_error(NULL, MPI_ERR_ARG, "MPI_Wait", "null request pointer");
+    if (null_or_inactive(*request)) {
+        aptus_status_empty(status);
+        return MPI_SUCCESS;
+    }
+    int rc = req_check(*request, "MPI_Wait");
+    if (rc)
+        return rc;
+    struct aptus_request *r = REQ(*request);
+    aptus_wait(r);
+    struct aptus_comm *c = r->comm;
+    size_t got = r->st_bytes;
+    int src = r->st_source, tag = r->st_tag;
+    int err = req_finish(request, status);
+    if (err)
+        return aptus_error(c, err, "MPI_Wait", "message of %zu bytes from rank %d (tag %d) was truncated", got, src, tag);
+    return MPI_SUCCESS;
+}
+APTUS_ALIAS(Wait)
+
+int PMPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
+{
+    API_INIT("MPI_Test");
+    if (!request || !flag)
+        return aptus_error(NULL, MPI_ERR_ARG, "MPI_Test", "null argument");
+    if (null_or_inactive(*request)) {
+        *flag = 1;
+        aptus_status_empty(status);
+        return MPI_SUCCESS;
+    }
+    int rc = req_check(*request, "MPI_Test");
+    if (rc)
+        return rc;
+    struct aptus_request *r = REQ(*request);
+    if (!r->complete)
+        aptus_progress();
+    *flag = r->complete;
+    if (!r->complete)
+        return MPI_SUCCESS;
+    int err = r->st_error;
+    if (err)
+        req_error(r, err, "MPI_Test");
+    req_finish(request, status);
+    return err ? err : MPI_SUCCESS;
+}
+APTUS_ALIAS(Test)
+
+static int check_array(int count, MPI_Request reqs[], const char *fn)
+{
+    if (count < 0)
+        return aptus_error(NULL, MPI_ERR_COUNT, fn, "negative count %d", count);
+    if (count > 0 && !reqs)
+        return aptus_error(NULL, MPI_ERR_ARG, fn, "null request array");
+    for (int i = 0; i < count; i++)
+        if (!null_or_inactive(reqs[i])) {
+            int rc = req_check(reqs[i], fn);
+            if (rc)
+                return rc;
+        }
+    return 0;
+}
+
+/* Scans for a completed active request; returns its index, or MPI_UNDEFINED when there are no
+ * active ones, or -1 when none has completed yet. */
+static int scan_any(int count, MPI_Request reqs[])
+{
+    int active = 0;
+    for (int i = 0; i < count; i++) {
+        if (null_or_inactive(reqs[i]))
+            continue;
+        active = 1;
+        if (REQ(reqs[i])->complete)
+            return i;
+    }
+    return active ? -1 : MPI_UNDEFINED;
+}
+
+static int finish_any(int count, MPI_Request reqs[], int i, int *index, MPI_Status *status, const char *fn)
+{
+    (void)count;
+    *index = i;
+    if (i == MPI_UNDEFINED) {
+        aptus_status_empty(status);
+        return MPI_SUCCESS;
+    }
+    struct aptus_request *r = REQ(reqs[i]);
+    int err = r->st_error;
+    if (err)
+        req_error(r, err, fn);
+    req_finish(&reqs[i], status);
+    return err;
+}
+
+int PMPI_Waitany(int count, MPI_Request reqs[], int *index, MPI_Status *status)
+{
+    API_INIT("MPI_Waitany");
+    int rc = check_array(count, reqs, "MPI_Waitany");
+    if (rc)
+        return rc;
+    unsigned idle = 0;
+    int i;
+    while ((i = scan_any(count, reqs)) == -1)
+        aptus_wait_step(&idle);
+    return finish_any(count, reqs, i, index, status, "MPI_Waitany");
+}
+APTUS_ALIAS(Waitany)
+
+int PMPI_Testany(int count, MPI_Request reqs[], int *index, int *flag, MPI_Status *status)
+{
+    API_INIT("MPI_Testany");
+    int rc = check_array(count, reqs, "MPI_Testany");
+    if (rc)
+        return rc;
+    int i = scan_any(count, reqs);
+    if (i == -1) {
+        aptus_progress();
+        i = scan_any(count, reqs);
+    }
+    if (i == -1) {
+        *flag = 0;
+        *index = MPI_UNDEFINED;
+        return MPI_SUCCESS;
+    }
+    *flag = 1;
+    return finish_any(count, reqs, i, index, status, "MPI_Testany");
+}
+APTUS_ALIAS(Testany)
+
+/* Completes every request in the list; returns MPI_ERR_IN_STATUS if any failed. */
+static int finish_all(int count, MPI_Request reqs[], MPI_Status statuses[], const char *fn)
+{
+    int any_err = 0;
+    for (int i = 0; i < count; i++)
+        if (!null_or_inactive(reqs[i]) && REQ(reqs[i])->st_error)
+            any_err = 1;
+    for (int i = 0; i < count; i++) {
+        MPI_Status *st = statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[i];
+        int err = 0;
+        if (null_or_inactive(reqs[i]))
+            aptus_status_empty(st);
+        else
+            err = req_finish(&reqs[i], st);
+        if (any_err && st != MPI_STATUS_IGNORE)
+            st->MPI_ERROR = err;
+    }
+    if (any_err)
+        return aptus_error(NULL, MPI_ERR_IN_STATUS, fn, "at least one request failed; see the statuses");
+    return MPI_SUCCESS;
+}
+
+static int all_complete(int count, MPI_Request reqs[])
+{
+    for (int i = 0; i < count; i++)
+        if (!null_or_inactive(reqs[i]) && !REQ(reqs[i])->complete)
+            return 0;
+    return 1;
+}
+
+static struct aptus_comm *first_comm(int count, MPI_Request reqs[])
+{
+    for (int i = 0; i < count; i++)
+        if (!null_or_inactive(reqs[i]))
+            return REQ(reqs[i])->comm;
+    return NULL;
+}
+
+static int finish_all_on(int count, MPI_Request reqs[], MPI_Status statuses[], const char *fn)
+{
+    struct aptus_comm *c = first_comm(count, reqs);
+    int any_err = 0;
+    for (int i = 0; i < count; i++)
+        if (!null_or_inactive(reqs[i]) && REQ(reqs[i])->st_error)
+            any_err = 1;
+    if (!any_err) {
+        for (int i = 0; i < count; i++) {
+            MPI_Status *st = statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[i];
+            if (null_or_inactive(reqs[i]))
+                aptus_status_empty(st);
+            else
+                req_finish(&reqs[i], st);
+        }
+        return MPI_SUCCESS;
+    }
+    (void)c;
+    return finish_all(count, reqs, statuses, fn);
+}
+
+int PMPI_Waitall(int count, MPI_Request reqs[], MPI_Status statuses[])
+{
+    API_INIT("MPI_Waitall");
+    int rc = check_array(count, reqs, "MPI_Waitall");
+    if (rc)
+        return rc;
+    unsigned idle = 0;
+    while (!all_complete(count, reqs))
+        aptus_wait_step(&idle);
+    return finish_all_on(count, reqs, statuses, "MPI_Waitall");
+}
+APTUS_ALIAS(Waitall)
+
+int PMPI_Testall(int count, MPI_Request reqs[], int *flag, MPI_Status statuses[])
+{
+    API_INIT("MPI_Testall");
+    int rc = check_array(count, reqs, "MPI_Testall");
+    if (rc)
+        return rc;
+    if (!all_complete(count, reqs))
+        aptus_progress();
+    *flag = all_complete(count, reqs);
+    if (!*flag)
+        return MPI_SUCCESS;
+    return finish_all_on(count, reqs, statuses, "MPI_Testall");
+}
+APTUS_ALIAS(Testall)
+
+static int some(int incount, MPI_Request reqs[], int *outcount, int indices[], MPI_Status statuses[], int block,
+                const char *fn)
+{
+    API_INIT(fn);
+    int rc = check_array(incount, reqs, fn);
+    if (rc)
+        return rc;
+    unsigned idle = 0;
+    for (;;) {
+        int active = 0, done = 0;
+        for (int i = 0; i < incount; i++) {
+            if (null_or_inactive(reqs[i]))
+                continue;
+            active = 1;
+            done += REQ(reqs[i])->complete;
+        }
+        if (!active) {
+            *outcount = MPI_UNDEFINED;
+            return MPI_SUCCESS;
+        }
+        if (done)
+            break;
+        if (!block) {
+            aptus_progress();
+            done = 0;
+            for (int i = 0; i < incount; i++)
+                if (!null_or_inactive(reqs[i]) && REQ(reqs[i])->complete)
+                    done = 1;
+            if (!done) {
+                *outcount = 0;
+                return MPI_SUCCESS;
+            }
+            break;
+        }
+        aptus_wait_step(&idle);
+    }
+    int n = 0, any_err = 0;
+    for (int i = 0; i < incount; i++) {
+        if (null_or_inactive(reqs[i]) || !REQ(reqs[i])->complete)
+            continue;
+        MPI_Status *st = statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[n];
+        int err = req_finish(&reqs[i], st);
+        if (st != MPI_STATUS_IGNORE)
+            st->MPI_ERROR = err;
+        any_err |= err != 0;
+        indices[n++] = i;
+    }
+    *outcount = n;
+    if (any_err)
+        return aptus_error(NULL, MPI_ERR_IN_STATUS, fn, "at least one request failed; see the statuses");
+    return MPI_SUCCESS;
+}
+
+int PMPI_Waitsome(int incount, MPI_Request reqs[], int *outcount, int indices[], MPI_Status statuses[])
+{
+    return some(incount, reqs, outcount, indices, statuses, 1, "MPI_Waitsome");
+}
+APTUS_ALIAS(Waitsome)
+
+int PMPI_Testsome(int incount, MPI_Request reqs[], int *outcount, int indices[], MPI_Status statuses[])
+{
+    return some(incount, reqs, outcount, indices, statuses, 0, "MPI_Testsome");
+}
+APTUS_ALIAS(Testsome)
+
+int PMPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
+{
+    API_INIT("MPI_Request_get_status");
+    if (null_or_inactive(request)) {
+        *flag = 1;
+        aptus_status_empty(status);
+        return MPI_SUCCESS;
+    }
+    int rc = req_check(request, "MPI_Request_get_status");
+    if (rc)
+        return rc;
+    if (!REQ(request)->complete)
+        aptus_progress();
+    *flag = REQ(request)->complete;
+    if (*flag)
+        aptus_status_fill(status, REQ(request));
+    return MPI_SUCCESS;
+}
+APTUS_ALIAS(Request_get_status)
+
+int PMPI_Request_free(MPI_Request *request)
+{
+    API_INIT("MPI_Request_free");
+    if (!request || *request == MPI_REQUEST_NULL)
+        return aptus_error(NULL, MPI_ERR_REQUEST, "MPI_Request_free", "MPI_REQUEST_NULL cannot be freed");
+    int rc = req_check(*request, "MPI_Request_free");
+    if (rc)
+        return rc;
+    struct aptus_request *r = REQ(*request);
+    if (r->complete && !(r->persistent && r->active))
+        aptus_req_free(r);
+    else
+        r->free_on_complete = 1;
+    *request = MPI_REQUEST_NULL;
+    return MPI_SUCCESS;
+}
+APTUS_ALIAS(Request_free)
+
+int PMPI_Cancel(MPI_Request *request)
+{
+    API_INIT("MPI_Cancel");
+    if (!request || *request == MPI_REQUEST_NULL)
+        return aptus_error(NULL, MPI_ERR_REQUEST, "MPI_Cancel", "MPI_REQUEST_NULL cannot be cancelled");
+    int rc = req_check(*request, "MPI_Cancel");
+    if (rc)
+        return rc;
+    struct aptus_request *r = REQ(*request);
+    /* Receives not yet matched are cancelled; a send is never cancelled (the standard allows
+     * a cancel to fail): it completes normally and MPI_Test_cancelled reports false. */
+    if (r->kind == APTUS_REQ_RECV && !r->complete)
+        aptus_recv_cancel(r);
+    return MPI_SUCCESS;
+}
+APTUS_ALIAS(Cancel)
+
+int PMPI_Test_cancelled(const MPI_Status *status, int *flag)
+{
+    if (!status || !flag)
+        return aptus_error(NULL, MPI_ERR_ARG, "MPI_Test_cancelled", "null argument");
+    *flag = status->MPI_internal[2] != 0;
+    return MPI_SUCCESS;
+}
+APTUS_ALIAS(Test_cancelled)
+
+/* ---------------- persistent ---------------- */
+
+static int start_one(MPI_Request *h, const char *fn)
+{
+    int rc = req_check(*h, fn);
+    if (rc)
+        return rc;
+    struct aptus_request *r = REQ(*h);
+    if (!r->persistent)
+        return aptus_error(r->comm, MPI_ERR_REQUEST, fn, "request is not persistent");
+    if (r->active)
+        return aptus_error(r->comm, MPI_ERR_REQUEST, fn, "request is already active");
+    r->active = 1;
+    r->complete = 0;
+    r->st_error = 0;
+    r->cancelled = 0;
+    if (r->peer == MPI_PROC_NULL) {
+        r->complete = 1;
+        r->st_source = MPI_PROC_NULL;
+        r->st_tag = MPI_ANY_TAG;
+        r->st_bytes = 0;
+        return MPI_SUCCESS;
+    }
+    if (r->kind == APTUS_REQ_RECV) {
+        aptus_recv_start(r);
+        return MPI_SUCCESS;
+    }
+    if (r->mode == APTUS_MODE_BUFFERED) {
+        r->complete = 1;
+        struct aptus_dtype *d = (struct aptus_dtype *)r->dt;
+        (void)d;
+        MPI_Datatype bytes_type = MPI_BYTE;
+        return send_any(fn, r->user_buf, (MPI_Count)r->bytes, bytes_type, r->peer, r->tag, r->comm->handle,
+                        APTUS_MODE_BUFFERED, 0, NULL);
+    }
+    rc = aptus_send_start(r);
+    return rc ? aptus_error(r->comm, rc, fn, "send to rank %d failed", r->peer) : MPI_SUCCESS;
+}
+
+int PMPI_Start(MPI_Request *request)
+{
+    API_INIT("MPI_Start");
+    if (!request)
+        return aptus_error(NULL, MPI_ERR_ARG, "MPI_Start", "null request pointer");
+    return start_one(request, "MPI_Start");
+}
+APTUS_ALIAS(Start)
+
+int PMPI_Startall(int count, MPI_Request reqs[])
+{
+    API_INIT("MPI_Startall");
+    if (count < 0)
+        return aptus_error(NULL, MPI_ERR_COUNT, "MPI_Startall", "negative count %d", count);
+    for (int i = 0; i < count; i++) {
+        int rc = start_one(&reqs[i], "MPI_Startall");
+        if (rc)
+            return rc;
+    }
+    return MPI_SUCCESS;
+}
+APTUS_ALIAS(Startall)
+
+/* ---------------- combined ---------------- */
+
+int PMPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf,
+                  int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status *status)
+{
+    MPI_Request rr, sr;
+    int rc = recv_any("MPI_Sendrecv", recvbuf, recvcount, recvtype, source, recvtag, comm, 0, &rr, NULL);
+    if (rc)
+        return rc;
+    rc = send_any("MPI_Sendrecv", sendbuf, sendcount, sendtype, dest, sendtag, comm, APTUS_MODE_STANDARD, 0, &sr);
+    if (rc) {
+        aptus_recv_cancel(REQ(rr));
+        aptus_req_free(REQ(rr));
+        return rc;
+    }
+    rc = PMPI_Wait(&sr, MPI_STATUS_IGNORE);
+    int rc2 = PMPI_Wait(&rr, status);
+    return rc ? rc : rc2;
+}
+APTUS_ALIAS(Sendrecv)
+
+int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source,
+                          int recvtag, MPI_Comm comm, MPI_Status *status)
+{
+    GET_COMM(c, comm, "MPI_Sendrecv_replace");
+    CHK_COUNT(c, count, "MPI_Sendrecv_replace");
+    GET_DTYPE(d, datatype, c, "MPI_Sendrecv_replace");
+    size_t bytes = aptus_dt_bytes(d, count);
+    void *copy = malloc(bytes ? bytes : 1);
+    if (!copy)
+        return aptus_error(c, MPI_ERR_NO_MEM, "MPI_Sendrecv_replace", "out of memory for %zu bytes", bytes);
+    if (bytes)
+        memcpy(copy, buf, bytes);
+    int rc = PMPI_Sendrecv(copy, count, datatype, dest, sendtag, buf, count, datatype, source, recvtag, comm, status);
+    free(copy);
+    return rc;
+}
+APTUS_ALIAS(Sendrecv_replace)
+
+/* ---------------- probe ---------------- */
+
+static int probe_any(const char *fn, int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status, int block,
+                     MPI_Message *message)
+{
+    GET_COMM(c, comm, fn);
+    CHK_SRC(c, source, fn);
+    CHK_RECV_TAG(c, tag, fn);
+    if (source == MPI_PROC_NULL) {
+        if (flag)
+            *flag = 1;
+        if (status != MPI_STATUS_IGNORE) {
+            aptus_status_empty(status);
+            status->MPI_SOURCE = MPI_PROC_NULL;
+        }
+        if (message)
+            *message = MPI_MESSAGE_NO_PROC;
+        return MPI_SUCCESS;
+    }
+    struct aptus_unexp *msg = NULL;
+    unsigned idle = 0;
+    int found = aptus_probe_test(source, tag, c, c->ctx, status, message != NULL, &msg);
+    while (!found) {
+        if (block)
+            aptus_wait_step(&idle);
+        else
+            aptus_progress();
+        found = aptus_probe_test(source, tag, c, c->ctx, status, message != NULL, &msg);
+        if (!block)
+            break;
+    }
+    if (flag)
+        *flag = found;
+    if (message)
+        *message = found ? (MPI_Message)msg : MPI_MESSAGE_NULL;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
+{
+    return probe_any("MPI_Probe", source, tag, comm, NULL, status, 1, NULL);
+}
+APTUS_ALIAS(Probe)
+
+int PMPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status)
+{
+    return probe_any("MPI_Iprobe", source, tag, comm, flag, status, 0, NULL);
+}
+APTUS_ALIAS(Iprobe)
+
+int PMPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status)
+{
+    if (!message)
+        return aptus_error(NULL, MPI_ERR_ARG, "MPI_Mprobe", "null message pointer");
+    return probe_any("MPI_Mprobe", source, tag, comm, NULL, status, 1, message);
+}
+APTUS_ALIAS(Mprobe)
+
+int PMPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message, MPI_Status *status)
+{
+    if (!message)
+        return aptus_error(NULL, MPI_ERR_ARG, "MPI_Improbe", "null message pointer");
+    return probe_any("MPI_Improbe", source, tag, comm, flag, status, 0, message);
+}
+APTUS_ALIAS(Improbe)
+
+static int mrecv_any(const char *fn, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message,
+                     MPI_Request *req, MPI_Status *status)
+{
+    API_INIT(fn);
+    if (!message || *message == MPI_MESSAGE_NULL)
+        return aptus_error(NULL, MPI_ERR_REQUEST, fn, "MPI_MESSAGE_NULL is not a matched message");
+    CHK_COUNT(NULL, count, fn);
+    GET_DTYPE(d, datatype, NULL, fn);
+    size_t bytes = aptus_dt_bytes(d, count);
+    struct aptus_request local, *r = req ? aptus_req_new(APTUS_REQ_RECV) : &local;
+    if (!r)
+        return aptus_error(NULL, MPI_ERR_NO_MEM, fn, "out of memory");
+    memset(r, 0, sizeof *r);
+    r->magic = APTUS_MAGIC_REQ;
+    r->kind = APTUS_REQ_RECV;
+    r->buf = buf;
+    r->bytes = bytes;
+    r->dt = d;
+    r->comm = &aptus_comm_world_obj;
+    if (*message == MPI_MESSAGE_NO_PROC) {
+        r->complete = 1;
+        r->st_source = MPI_PROC_NULL;
+        r->st_tag = MPI_ANY_TAG;
+    } else {
+        aptus_recv_taken(r, (struct aptus_unexp *)*message);
+    }
+    *message = MPI_MESSAGE_NULL;
+    if (req) {
+        *req = (MPI_Request)r;
+        return MPI_SUCCESS;
+    }
+    aptus_wait(r);
+    aptus_status_fill(status, r);
+    if (r->st_error)
+        return aptus_error(NULL, r->st_error, fn, "message of %zu bytes does not fit the %zu-byte receive buffer",
+                           r->st_bytes, bytes);
+    return MPI_SUCCESS;
+}
+
+int PMPI_Mrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Status *status)
+{
+    return mrecv_any("MPI_Mrecv", buf, count, datatype, message, NULL, status);
+}
+APTUS_ALIAS(Mrecv)
+
+int PMPI_Imrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Request *request)
+{
+    if (!request)
+        return aptus_error(NULL, MPI_ERR_ARG, "MPI_Imrecv", "null request pointer");
+    return mrecv_any("MPI_Imrecv", buf, count, datatype, message, request, NULL);
+}
+APTUS_ALIAS(Imrecv)
+
+/* ---------------- status queries ---------------- */
+
+static int count_of(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count, const char *fn)
+{
+    if (!status || !count)
+        return aptus_error(NULL, MPI_ERR_ARG, fn, "null argument");
+    struct aptus_dtype *d = aptus_dtype_get(datatype);
+    if (!d)
+        return aptus_error(NULL, MPI_ERR_TYPE, fn, "invalid datatype");
+    size_t bytes = aptus_status_bytes(status);
+    size_t per = (size_t)d->extent;
+    if (per == 0)
+        *count = bytes == 0 ? 0 : MPI_UNDEFINED;
+    else
+        *count = bytes % per ? MPI_UNDEFINED : (MPI_Count)(bytes / per);
+    return MPI_SUCCESS;
+}
+
+int PMPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count)
+{
+    MPI_Count n;
+    int rc = count_of(status, datatype, &n, "MPI_Get_count");
+    if (rc)
+        return rc;
+    *count = n > INT_MAX ? MPI_UNDEFINED : (int)n;
+    return MPI_SUCCESS;
+}
+APTUS_ALIAS(Get_count)
+
+int PMPI_Get_count_c(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count)
+{
+    return count_of(status, datatype, count, "MPI_Get_count_c");
+}
+APTUS_ALIAS(Get_count_c)
+
+int PMPI_Get_elements(const MPI_Status *status, MPI_Datatype datatype, int *count)
+{
+    MPI_Count n;
+    int rc = count_of(status, datatype, &n, "MPI_Get_elements");
+    if (rc)
+        return rc;
+    *count = n > INT_MAX ? MPI_UNDEFINED : (int)n;
+    return MPI_SUCCESS;
+}
+APTUS_ALIAS(Get_elements)
+
+int PMPI_Get_elements_c(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count)
+{
+    return count_of(status, datatype, count, "MPI_Get_elements_c");
+}
+APTUS_ALIAS(Get_elements_c)
+
+int PMPI_Get_elements_x(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count)
+{
+    return count_of(status, datatype, count, "MPI_Get_elements_x");
+}
+APTUS_ALIAS(Get_elements_x)
+
+int PMPI_Status_set_elements(MPI_Status *status, MPI_Datatype datatype, int count)
+{
+    struct aptus_dtype *d = aptus_dtype_get(datatype);
+    if (!status || !d)
+        return aptus_error(NULL, MPI_ERR_ARG, "MPI_Status_set_elements", "invalid argument");
+    aptus_status_set_bytes(status, (size_t)count * (size_t)d->extent);
+    return MPI_SUCCESS;
+}
+APTUS_ALIAS(Status_set_elements)
+
+int PMPI_Status_set_cancelled(MPI_Status *status, int flag)
+{
+    if (!status)
+        return aptus_error(NULL, MPI_ERR_ARG, "MPI_Status_set_cancelled", "null status");
+    status->MPI_internal[2] = flag != 0;
+    return MPI_SUCCESS;
+}
+APTUS_ALIAS(Status_set_cancelled)
+
+/* ---------------- buffered-send buffer ---------------- */
+
+int PMPI_Buffer_attach(void *buffer, int size)
+{
+    API_INIT("MPI_Buffer_attach");
+    if (size < 0 || (!buffer && size > 0))
+        return aptus_error(NULL, MPI_ERR_BUFFER, "MPI_Buffer_attach", "invalid buffer (size %d)", size);
+    if (aptus_bsend_attach(buffer, (size_t)size))
+        return aptus_error(NULL, MPI_ERR_BUFFER, "MPI_Buffer_attach", "a buffer is already attached");
+    return MPI_SUCCESS;
+}
+APTUS_ALIAS(Buffer_attach)
+
+int PMPI_Buffer_detach(void *buffer_addr, int *size)
+{
+    API_INIT("MPI_Buffer_detach");
+    void *b;
+    size_t s;
+    if (aptus_bsend_detach(&b, &s))
+        return aptus_error(NULL, MPI_ERR_BUFFER, "MPI_Buffer_detach", "no buffer is attached");
+    *(void **)buffer_addr = b;
+    *size = (int)s;
+    return MPI_SUCCESS;
+}
+APTUS_ALIAS(Buffer_detach)

@@ -1,0 +1,56 @@
+/* Peer table, channel registry and per-peer, per-channel statistics. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "channel/channel.h"
+#include "runtime/runtime.h"
+
+const struct aptus_channel *aptus_channels[APTUS_CH_COUNT];
+
+struct aptus_peer *aptus_peer_get(int world_rank)
+{
+    struct aptus_peer *p = aptus_rt.peers[world_rank];
+    if (__builtin_expect(p != NULL, 1))
+        return p;
+    p = calloc(1, sizeof *p);
+    if (!p)
+        return NULL;
+    p->world_rank = world_rank;
+    p->node = aptus_rt.node_of[world_rank];
+    uint8_t reach[APTUS_CH_COUNT] = {0};
+    reach[APTUS_CH_SELF] = world_rank == aptus_rt.rank;
+    reach[APTUS_CH_SMP] = world_rank != aptus_rt.rank && aptus_smp_reaches(world_rank);
+    if (aptus_rules_route(&aptus_rt.rules, aptus_rt.size, reach, &p->route) != 0) {
+        fprintf(stderr,
+                "Aptus MPI: rank %d: no channel of the send rule chain (APTUS_SEND_RULES) reaches rank %d "
+                "for every message size\n",
+                aptus_rt.rank, world_rank);
+        free(p);
+        return NULL;
+    }
+    aptus_rt.peers[world_rank] = p;
+    return p;
+}
+
+void aptus_stats_print(void)
+{
+    char line[4096];
+    int n = snprintf(line, sizeof line, "[aptus stats] rank %d:", aptus_rt.rank);
+    size_t mem = 0;
+    for (int c = 0; c < APTUS_CH_COUNT; c++)
+        if (aptus_channels[c] && aptus_channels[c]->memory_in_use)
+            mem += aptus_channels[c]->memory_in_use();
+    printf("%s channel memory %zu bytes\n", line, mem);
+    printf("[aptus stats] rank %d: %-6s %-8s %12s %16s\n", aptus_rt.rank, "peer", "channel", "messages", "bytes");
+    for (int r = 0; r < aptus_rt.size; r++) {
+        struct aptus_peer *p = aptus_rt.peers[r];
+        if (!p)
+            continue;
+        for (int c = 0; c < APTUS_CH_COUNT; c++)
+            if (p->msgs[c])
+                printf("[aptus stats] rank %d: %-6d %-8s %12llu %16llu\n", aptus_rt.rank, r, aptus_channel_name(c),
+                       (unsigned long long)p->msgs[c], (unsigned long long)p->bytes[c]);
+    }
+    (void)n;
+    fflush(stdout);
+}

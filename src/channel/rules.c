@@ -1,0 +1,421 @@
+/* Send rule chains (seed 000, section 5.3): parsing the text form, and specialising a chain
+ * for one peer into disjoint size ranges so that choosing a channel per message is a short
+ * scan (see rules.h for the grammar). */
+#include "channel/rules.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+
+static const char *const channel_names[APTUS_CH_COUNT] = {
+    [APTUS_CH_SELF] = "self",
+    [APTUS_CH_SMP] = "smp",
+    [APTUS_CH_UD_SR] = "ud-sr",
+    [APTUS_CH_UD_ZCOPY] = "ud-zcopy",
+    [APTUS_CH_RC_SR] = "rc-sr",
+    [APTUS_CH_RC_FP] = "rc-fp",
+    [APTUS_CH_RC_RDMA] = "rc-rdma",
+};
+
+const char *aptus_channel_name(int id)
+{
+    if (id < 0 || id >= APTUS_CH_COUNT)
+        return "unknown";
+    return channel_names[id];
+}
+
+/* ---- parsing ------------------------------------------------------------------------ */
+
+/* A piece of the input: [s, s+n). */
+struct span {
+    const char *s;
+    size_t n;
+};
+
+static int is_blank(char c)
+{
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+static struct span trim(struct span t)
+{
+    while (t.n > 0 && is_blank(t.s[0])) {
+        t.s++;
+        t.n--;
+    }
+    while (t.n > 0 && is_blank(t.s[t.n - 1]))
+        t.n--;
+    return t;
+}
+
+/* Case-insensitive: channel names may be written as in the paper (RC-FP, UD-ZCOPY). */
+static int span_eq(struct span t, const char *word)
+{
+    if (strlen(word) != t.n)
+        return 0;
+    for (size_t i = 0; i < t.n; i++) {
+        char c = t.s[i];
+        if (c >= 'A' && c <= 'Z')
+            c = (char)(c - 'A' + 'a');
+        if (c != word[i])
+            return 0;
+    }
+    return 1;
+}
+
+/* Longest piece of user text quoted in a message. */
+#define QUOTE_MAX 80
+
+/* Writes "APTUS_SEND_RULES: rule N 'TEXT': " + the formatted problem. */
+#define RULE_ERROR(...)                                                                       \
+    do {                                                                                      \
+        int used_ = snprintf(err, errlen, "APTUS_SEND_RULES: rule %d '%.*s': ", index + 1,    \
+                             (int)(rule.n > QUOTE_MAX ? QUOTE_MAX : rule.n), rule.s);         \
+        if (used_ >= 0 && (size_t)used_ < errlen)                                             \
+            snprintf(err + used_, errlen - (size_t)used_, __VA_ARGS__);                       \
+    } while (0)
+
+/* NUMBER[K|M|G] (powers of 1024). Returns 0, 1 if not a number, 2 if too large. */
+static int parse_number(struct span t, uint64_t *out)
+{
+    size_t i = 0;
+    uint64_t acc = 0;
+    int too_large = 0;
+    if (t.n == 0 || t.s[0] < '0' || t.s[0] > '9')
+        return 1;
+    for (; i < t.n && t.s[i] >= '0' && t.s[i] <= '9'; i++) {
+        unsigned d = (unsigned)(t.s[i] - '0');
+        if (acc > (UINT64_MAX - d) / 10)
+            too_large = 1;
+        else
+            acc = acc * 10 + d;
+    }
+    unsigned shift = 0;
+    if (i < t.n) {
+        switch (t.s[i]) {
+        case 'k': case 'K': shift = 10; break;
+        case 'm': case 'M': shift = 20; break;
+        case 'g': case 'G': shift = 30; break;
+        default: return 1;
+        }
+        i++;
+    }
+    if (i != t.n)
+        return 1;
+    if (too_large || (shift && acc > (UINT64_MAX >> shift)))
+        return 2;
+    *out = acc << shift;
+    return 0;
+}
+
+enum cmp { CMP_LT, CMP_LE, CMP_GT, CMP_GE, CMP_EQ };
+
+/* Narrows [*lo, *hi] by "x CMP v"; the result may be empty (lo > hi). */
+static void narrow(uint64_t *lo, uint64_t *hi, enum cmp op, uint64_t v)
+{
+    uint64_t a = *lo, b = *hi;
+    switch (op) {
+    case CMP_LT:
+        if (v == 0) { a = 1; b = 0; } else if (v - 1 < b) b = v - 1;
+        break;
+    case CMP_LE:
+        if (v < b) b = v;
+        break;
+    case CMP_GT:
+        if (v == UINT64_MAX) { a = 1; b = 0; } else if (v + 1 > a) a = v + 1;
+        break;
+    case CMP_GE:
+        if (v > a) a = v;
+        break;
+    case CMP_EQ:
+        if (v > a) a = v;
+        if (v < b) b = v;
+        break;
+    }
+    *lo = a;
+    *hi = b;
+}
+
+static int parse_rule(struct span rule, int index, struct aptus_rule *r, char *err, size_t errlen)
+{
+    struct span cond = { rule.s, 0 }, chan = rule;
+    const char *colon = memchr(rule.s, ':', rule.n);
+    int has_cond = colon != NULL;
+    if (has_cond) {
+        cond.n = (size_t)(colon - rule.s);
+        chan.s = colon + 1;
+        chan.n = rule.n - cond.n - 1;
+    }
+    cond = trim(cond);
+    chan = trim(chan);
+
+    /* The channel. */
+    if (chan.n == 0) {
+        RULE_ERROR("no channel after ':'");
+        return -1;
+    }
+    r->channel = -1;
+    for (int c = 0; c < APTUS_CH_COUNT; c++)
+        if (span_eq(chan, channel_names[c]))
+            r->channel = c;
+    if (r->channel < 0) {
+        char known[128] = "";
+        for (int c = 0; c < APTUS_CH_COUNT; c++) {
+            strcat(known, c ? ", " : "");
+            strcat(known, channel_names[c]);
+        }
+        RULE_ERROR("unknown channel '%.*s' (known: %s)", (int)(chan.n > QUOTE_MAX ? QUOTE_MAX : chan.n),
+                   chan.s, known);
+        return -1;
+    }
+
+    /* The condition. */
+    uint64_t size_lo = 0, size_hi = UINT64_MAX;
+    uint64_t ranks_lo = 1, ranks_hi = INT_MAX;
+    r->unconditional = 0;
+    if (!has_cond) {
+        r->unconditional = 1;
+    } else if (cond.n == 0) {
+        RULE_ERROR("empty condition before ':' (write '*' for a rule that always applies)");
+        return -1;
+    } else if (cond.n == 1 && cond.s[0] == '*') {
+        r->unconditional = 1;
+    } else {
+        const char *p = cond.s, *end = cond.s + cond.n;
+        while (p <= end) {
+            const char *amp = memchr(p, '&', (size_t)(end - p));
+            struct span term = { p, (size_t)((amp ? amp : end) - p) };
+            term = trim(term);
+            if (term.n == 0) {
+                RULE_ERROR("empty term in the condition (terms are joined by '&')");
+                return -1;
+            }
+            if (term.n == 1 && term.s[0] == '*') {
+                RULE_ERROR("'*' cannot be combined with other terms");
+                return -1;
+            }
+            /* VARIABLE */
+            size_t i = 0;
+            while (i < term.n && ((term.s[i] >= 'a' && term.s[i] <= 'z') ||
+                                  (term.s[i] >= 'A' && term.s[i] <= 'Z') || term.s[i] == '_'))
+                i++;
+            struct span var = { term.s, i };
+            int is_size = span_eq(var, "size"), is_ranks = span_eq(var, "ranks");
+            if (!is_size && !is_ranks) {
+                if (var.n == 0)
+                    RULE_ERROR("'%.*s' does not start with a variable (size or ranks)",
+                               (int)(term.n > QUOTE_MAX ? QUOTE_MAX : term.n), term.s);
+                else
+                    RULE_ERROR("unknown variable '%.*s' (known: size, ranks)",
+                               (int)(var.n > QUOTE_MAX ? QUOTE_MAX : var.n), var.s);
+                return -1;
+            }
+            while (i < term.n && is_blank(term.s[i]))
+                i++;
+            /* OPERATOR */
+            enum cmp op;
+            size_t oplen = 1;
+            char c0 = i < term.n ? term.s[i] : '\0', c1 = i + 1 < term.n ? term.s[i + 1] : '\0';
+            if (c0 == '<' && c1 == '=') { op = CMP_LE; oplen = 2; }
+            else if (c0 == '>' && c1 == '=') { op = CMP_GE; oplen = 2; }
+            else if (c0 == '=' && c1 == '=') { op = CMP_EQ; oplen = 2; }
+            else if (c0 == '<') op = CMP_LT;
+            else if (c0 == '>') op = CMP_GT;
+            else {
+                RULE_ERROR("'%.*s' has no comparison (use <, <=, >, >= or == and a number)",
+                           (int)(term.n > QUOTE_MAX ? QUOTE_MAX : term.n), term.s);
+                return -1;
+            }
+            i += oplen;
+            /* NUMBER */
+            struct span num = trim((struct span){ term.s + i, term.n - i });
+            uint64_t v = 0;
+            int bad = parse_number(num, &v);
+            if (bad == 0 && is_ranks && v > INT_MAX)
+                bad = 2;
+            if (bad) {
+                if (num.n == 0)
+                    RULE_ERROR("'%.*s' has no number after the comparison",
+                               (int)(term.n > QUOTE_MAX ? QUOTE_MAX : term.n), term.s);
+                else
+                    RULE_ERROR("'%.*s' is %s", (int)(num.n > QUOTE_MAX ? QUOTE_MAX : num.n), num.s,
+                               bad == 1 ? "not a number" : "too large");
+                return -1;
+            }
+            if (is_size)
+                narrow(&size_lo, &size_hi, op, v);
+            else
+                narrow(&ranks_lo, &ranks_hi, op, v);
+            if (!amp)
+                break;
+            p = amp + 1;
+        }
+        if (size_lo > size_hi || ranks_lo > ranks_hi) {
+            RULE_ERROR("the condition is never true");
+            return -1;
+        }
+    }
+    r->size_min = size_lo;
+    r->size_max = size_hi;
+    r->ranks_min = (int)ranks_lo;
+    r->ranks_max = (int)ranks_hi;
+    return 0;
+}
+
+int aptus_rules_parse(const char *text, struct aptus_rule_chain *out, char *err, size_t errlen)
+{
+    char scratch[256];
+    if (!err || errlen == 0) {
+        err = scratch;
+        errlen = sizeof scratch;
+    }
+    err[0] = '\0';
+    out->n = 0;
+    if (!text) {
+        snprintf(err, errlen, "APTUS_SEND_RULES: no rule chain given");
+        return -1;
+    }
+
+    /* Split on ';'. One trailing ';' is tolerated; other empty rules are errors. */
+    struct span rules[APTUS_RULES_MAX];
+    int n = 0;
+    const char *p = text, *end = text + strlen(text);
+    if (trim((struct span){ text, (size_t)(end - text) }).n == 0) {
+        snprintf(err, errlen, "APTUS_SEND_RULES: the rule chain is empty");
+        return -1;
+    }
+    int total = 0;
+    for (const char *q = text;;) {
+        const char *semi = memchr(q, ';', (size_t)(end - q));
+        if (trim((struct span){ q, (size_t)((semi ? semi : end) - q) }).n > 0)
+            total++;
+        if (!semi)
+            break;
+        q = semi + 1;
+    }
+    if (total > APTUS_RULES_MAX) {
+        snprintf(err, errlen, "APTUS_SEND_RULES: more than %d rules (%d given)", APTUS_RULES_MAX,
+                 total);
+        return -1;
+    }
+    for (;;) {
+        const char *semi = memchr(p, ';', (size_t)(end - p));
+        struct span rule = trim((struct span){ p, (size_t)((semi ? semi : end) - p) });
+        int index = n;
+        if (rule.n == 0) {
+            /* Empty after the last ';' (a trailing separator): fine. */
+            if (!semi && n > 0)
+                break;
+            RULE_ERROR("empty rule (rules are separated by ';')");
+            return -1;
+        }
+        if (n == APTUS_RULES_MAX) /* cannot happen: counted above */
+            break;
+        rules[n++] = rule;
+        if (!semi)
+            break;
+        p = semi + 1;
+    }
+
+    struct aptus_rule_chain chain;
+    chain.n = 0;
+    for (int index = 0; index < n; index++) {
+        if (parse_rule(rules[index], index, &chain.rule[index], err, errlen))
+            return -1;
+        chain.n++;
+    }
+    if (!chain.rule[n - 1].unconditional) {
+        int index = n - 1;
+        struct span rule = rules[index];
+        RULE_ERROR("the last rule must be unconditional (write '*:CHANNEL' or just CHANNEL)");
+        return -1;
+    }
+    *out = chain;
+    return 0;
+}
+
+/* ---- specialising for a peer -------------------------------------------------------- */
+
+static int cmp_u64(uint64_t a, uint64_t b)
+{
+    return a < b ? -1 : a > b;
+}
+
+int aptus_rules_route(const struct aptus_rule_chain *c, int nranks, const uint8_t reachable[APTUS_CH_COUNT],
+                      struct aptus_route *route)
+{
+    /* The rules that apply to this peer in this job, in chain order. */
+    const struct aptus_rule *live[APTUS_RULES_MAX];
+    int nlive = 0;
+    for (int i = 0; i < c->n && i < APTUS_RULES_MAX; i++) {
+        const struct aptus_rule *r = &c->rule[i];
+        if (r->channel < 0 || r->channel >= APTUS_CH_COUNT || !reachable[r->channel])
+            continue;
+        if (nranks < r->ranks_min || nranks > r->ranks_max || r->size_min > r->size_max)
+            continue;
+        live[nlive++] = r;
+    }
+
+    /* Every size range boundary; between two consecutive ones the first matching rule is the
+     * same for every size. */
+    uint64_t cut[2 * APTUS_RULES_MAX + 1];
+    int ncut = 0;
+    cut[ncut++] = 0;
+    for (int i = 0; i < nlive; i++) {
+        cut[ncut++] = live[i]->size_min;
+        if (live[i]->size_max != UINT64_MAX)
+            cut[ncut++] = live[i]->size_max + 1;
+    }
+    for (int i = 1; i < ncut; i++) /* insertion sort: at most 33 entries */
+        for (int j = i; j > 0 && cmp_u64(cut[j - 1], cut[j]) > 0; j--) {
+            uint64_t t = cut[j];
+            cut[j] = cut[j - 1];
+            cut[j - 1] = t;
+        }
+
+    /* Walk the pieces in size order, merging neighbours that use the same channel. The route
+     * keeps the covered pieces even when some sizes have no channel (then -1 is returned);
+     * if more than APTUS_ROUTE_MAX pieces are needed the route is left empty. */
+    int complete = 1, overflow = 0;
+    int last_channel = -1;
+    route->n = 0;
+    for (int i = 0; i < ncut; i++) {
+        if (i > 0 && cut[i] == cut[i - 1])
+            continue;
+        uint64_t lo = cut[i], hi = UINT64_MAX;
+        for (int j = i + 1; j < ncut; j++)
+            if (cut[j] != lo) {
+                hi = cut[j] - 1;
+                break;
+            }
+        int channel = -1;
+        for (int k = 0; k < nlive; k++)
+            if (lo >= live[k]->size_min && lo <= live[k]->size_max) {
+                channel = live[k]->channel;
+                break;
+            }
+        if (channel < 0) {
+            complete = 0;
+            last_channel = -1;
+            continue;
+        }
+        if (channel == last_channel) {
+            route->size_max[route->n - 1] = hi;
+            continue;
+        }
+        if (route->n == APTUS_ROUTE_MAX) {
+            overflow = 1;
+            break;
+        }
+        route->channel[route->n] = (uint8_t)channel;
+        route->size_min[route->n] = lo;
+        route->size_max[route->n] = hi;
+        route->n++;
+        last_channel = channel;
+    }
+    if (overflow) {
+        route->n = 0;
+        return -1;
+    }
+    return complete ? 0 : -1;
+}

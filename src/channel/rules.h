@@ -1,0 +1,65 @@
+/* Send rule chains (seed 000, section 5.3): an ordered list of {condition, channel}; for each
+ * message the first rule whose condition holds and whose channel can reach the peer wins. */
+#ifndef APTUS_CHANNEL_RULES_H
+#define APTUS_CHANNEL_RULES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum aptus_channel_id {
+    APTUS_CH_SELF = 0,
+    APTUS_CH_SMP,
+    APTUS_CH_UD_SR,
+    APTUS_CH_UD_ZCOPY,
+    APTUS_CH_RC_SR,
+    APTUS_CH_RC_FP,
+    APTUS_CH_RC_RDMA,
+    APTUS_CH_COUNT
+};
+
+#define APTUS_RULES_MAX 16
+
+struct aptus_rule {
+    uint64_t size_min, size_max;   /* message bytes, inclusive */
+    int ranks_min, ranks_max;      /* job size, inclusive */
+    int channel;                   /* enum aptus_channel_id */
+    int unconditional;             /* written as "*" or a bare channel name */
+};
+
+struct aptus_rule_chain {
+    int n;
+    struct aptus_rule rule[APTUS_RULES_MAX];
+};
+
+/* A chain specialised for one peer: the rules that can reach it, reduced to size ranges.
+ * Lookup is a short scan: the first segment with size <= max wins. */
+#define APTUS_ROUTE_MAX APTUS_RULES_MAX
+struct aptus_route {
+    uint8_t n;
+    uint8_t channel[APTUS_ROUTE_MAX];
+    uint64_t size_min[APTUS_ROUTE_MAX];
+    uint64_t size_max[APTUS_ROUTE_MAX];
+};
+
+const char *aptus_channel_name(int id);
+/* Parses e.g. "self;smp;size<=8K&ranks<=64:rc-fp;size<2048:ud-sr;*:rc-rdma".
+ * Grammar: RULE (';' RULE)*, RULE = [COND ':'] CHANNEL, COND = '*' | TERM ('&' TERM)*,
+ * TERM = ('size'|'ranks') ('<'|'<='|'>'|'>='|'==') NUMBER[K|M|G]. A bare CHANNEL is unconditional.
+ * The last rule must be unconditional. Returns 0, or -1 with a message naming the rule and
+ * the problem in err. */
+int aptus_rules_parse(const char *text, struct aptus_rule_chain *out, char *err, size_t errlen);
+/* Specialises the chain for a peer. reachable[ch] says whether channel ch can reach this peer
+ * (self only for oneself, smp only on the same node, ...). Returns 0, or -1 if no rule reaches
+ * the peer for some size. */
+int aptus_rules_route(const struct aptus_rule_chain *c, int nranks, const uint8_t reachable[APTUS_CH_COUNT],
+                      struct aptus_route *route);
+/* The channel for a message of `bytes` bytes (-1 if none). */
+static inline int aptus_route_pick(const struct aptus_route *r, uint64_t bytes)
+{
+    for (unsigned i = 0; i < r->n; i++)
+        if (bytes >= r->size_min[i] && bytes <= r->size_max[i])
+            return r->channel[i];
+    return -1;
+}
+
+#endif

@@ -1,0 +1,277 @@
+/* The shared-memory channel: one Veloblock fast-path block per ordered pair of ranks on a
+ * node, and Cross Memory Attach as the one-sided copy for the rendezvous.
+ *
+ * Each rank owns one segment holding the blocks it receives into, one per local sender:
+ *   [segment header: owner pid][ctrl 0][block 0][ctrl 1][block 1]...
+ * Block j is written only by the local rank with index j. Segments are created 0600 with
+ * unique names, mapped by every local rank, then unlinked at once (after a PMI fence). */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "channel/channel.h"
+#include "channel/fastpath/veloblock.h"
+#include "runtime/config.h"
+#include "runtime/pmi.h"
+#include "runtime/runtime.h"
+
+struct aptus_smp_peer {
+    struct vb_sender tx;      /* our block inside the peer's segment */
+    struct vb_receiver rx;    /* the peer's block inside our segment */
+    pid_t pid;
+    int cma_ok;
+};
+
+struct smp_seg_header {
+    _Alignas(64) int32_t pid;
+    uint32_t nlocal, block_size;
+};
+
+static struct {
+    int active;
+    uint32_t block_size;
+    size_t stride, seg_size;
+    void *mine;
+    void **mapped;            /* by local index */
+    int *local_world;         /* world rank by local index */
+    struct aptus_peer **rx;   /* peers polled, excluding self */
+    int nrx;
+    char name[128];
+    int name_linked;
+} smp;
+
+static void seg_name(char *buf, size_t len, int world_rank)
+{
+    snprintf(buf, len, "/aptus-%s-%d", aptus_rt.pmi.jobid, world_rank);
+}
+
+static struct vb_ctrl *seg_ctrl(void *seg, int idx)
+{
+    return (struct vb_ctrl *)((char *)seg + sizeof(struct smp_seg_header) + (size_t)idx * smp.stride);
+}
+
+static void *seg_block(void *seg, int idx)
+{
+    return (char *)seg_ctrl(seg, idx) + sizeof(struct vb_ctrl);
+}
+
+int aptus_smp_reaches(int world_rank)
+{
+    return smp.active && aptus_rt.node_of[world_rank] == aptus_rt.node;
+}
+
+int aptus_smp_init(void)
+{
+    int n = aptus_rt.local_size;
+    size_t bs = aptus_config.smp_block_size;
+    if (bs < 1024 || bs > (1u << 30) || bs % 64) {
+        fprintf(stderr, "Aptus MPI: APTUS_SMP_BLOCK_SIZE=%zu must be a multiple of 64 between 1K and 1G\n", bs);
+        return -1;
+    }
+    smp.block_size = (uint32_t)bs;
+    smp.stride = sizeof(struct vb_ctrl) + bs;
+    smp.seg_size = sizeof(struct smp_seg_header) + (size_t)n * smp.stride;
+    smp.local_world = calloc((size_t)n, sizeof(int));
+    smp.mapped = calloc((size_t)n, sizeof(void *));
+    smp.rx = calloc((size_t)n, sizeof(*smp.rx));
+    if (!smp.local_world || !smp.mapped || !smp.rx)
+        return -1;
+    for (int r = 0, k = 0; r < aptus_rt.size; r++)
+        if (aptus_rt.node_of[r] == aptus_rt.node)
+            smp.local_world[k++] = r;
+
+    int rc = 0;
+    if (n > 1) {
+        seg_name(smp.name, sizeof smp.name, aptus_rt.rank);
+        int fd = shm_open(smp.name, O_CREAT | O_EXCL | O_RDWR, 0600);
+        if (fd < 0) {
+            fprintf(stderr, "Aptus MPI: shm_open(%s): %s\n", smp.name, strerror(errno));
+            rc = -1;
+        } else {
+            smp.name_linked = 1;
+            if (ftruncate(fd, (off_t)smp.seg_size) != 0) {
+                fprintf(stderr, "Aptus MPI: cannot size shared memory %s to %zu bytes: %s\n", smp.name,
+                        smp.seg_size, strerror(errno));
+                rc = -1;
+            } else {
+                smp.mine = mmap(NULL, smp.seg_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+                if (smp.mine == MAP_FAILED) {
+                    smp.mine = NULL;
+                    rc = -1;
+                }
+            }
+            close(fd);
+        }
+        if (smp.mine) {
+            struct smp_seg_header *h = smp.mine;
+            h->pid = (int32_t)aptus_rt.pid;
+            h->nlocal = (uint32_t)n;
+            h->block_size = smp.block_size;
+            for (int j = 0; j < n; j++)
+                vb_block_init(seg_block(smp.mine, j), smp.block_size, seg_ctrl(smp.mine, j));
+        }
+    }
+    /* Everyone has created its segment. */
+    if (aptus_pmi_fence() != 0)
+        return -1;
+    for (int j = 0; j < n && n > 1 && rc == 0; j++) {
+        int w = smp.local_world[j];
+        if (w == aptus_rt.rank) {
+            smp.mapped[j] = smp.mine;
+            continue;
+        }
+        char name[128];
+        seg_name(name, sizeof name, w);
+        int fd = shm_open(name, O_RDWR, 0);
+        if (fd < 0) {
+            fprintf(stderr, "Aptus MPI: cannot open the shared memory of rank %d (%s): %s\n", w, name, strerror(errno));
+            rc = -1;
+            break;
+        }
+        void *p = mmap(NULL, smp.seg_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        close(fd);
+        if (p == MAP_FAILED) {
+            rc = -1;
+            break;
+        }
+        smp.mapped[j] = p;
+    }
+    /* Everyone has mapped every segment: the names can go. */
+    if (aptus_pmi_fence() != 0)
+        rc = -1;
+    aptus_smp_cleanup_files();
+    if (rc != 0)
+        return -1;
+
+    smp.active = 1;
+    for (int j = 0; j < n && n > 1; j++) {
+        int w = smp.local_world[j];
+        if (w == aptus_rt.rank)
+            continue;
+        struct aptus_peer *p = aptus_peer_get(w);
+        struct aptus_smp_peer *sp = calloc(1, sizeof *sp);
+        if (!p || !sp)
+            return -1;
+        /* We write block [our local index] of the peer's segment; we read block [j] of ours. */
+        vb_sender_init(&sp->tx, seg_block(smp.mapped[j], aptus_rt.local_rank), smp.block_size,
+                       seg_ctrl(smp.mapped[j], aptus_rt.local_rank));
+        vb_receiver_init(&sp->rx, seg_block(smp.mine, j), smp.block_size, seg_ctrl(smp.mine, j));
+        sp->pid = ((struct smp_seg_header *)smp.mapped[j])->pid;
+        sp->cma_ok = aptus_config.smp_cma;
+        p->smp = sp;
+        smp.rx[smp.nrx++] = p;
+    }
+    return 0;
+}
+
+void aptus_smp_cleanup_files(void)
+{
+    if (smp.name_linked) {
+        shm_unlink(smp.name);
+        smp.name_linked = 0;
+    }
+}
+
+void aptus_smp_finalize(void)
+{
+    for (int j = 0; j < aptus_rt.local_size && smp.mapped; j++)
+        if (smp.mapped[j] && smp.mapped[j] != smp.mine)
+            munmap(smp.mapped[j], smp.seg_size);
+    if (smp.mine)
+        munmap(smp.mine, smp.seg_size);
+    for (int i = 0; i < smp.nrx; i++) {
+        free(smp.rx[i]->smp);
+        smp.rx[i]->smp = NULL;
+    }
+    free(smp.mapped);
+    free(smp.local_world);
+    free(smp.rx);
+    memset(&smp, 0, sizeof smp);
+}
+
+static int smp_send_frame(struct aptus_peer *p, const void *hdr, size_t hdrlen, const void *payload, size_t len)
+{
+    struct aptus_smp_peer *sp = p->smp;
+    uint32_t total = (uint32_t)(hdrlen + len);
+    char *dst = vb_reserve(&sp->tx, total);
+    if (!dst)
+        return 1;
+    memcpy(dst, hdr, hdrlen);
+    if (len)
+        memcpy(dst + hdrlen, payload, len);
+    vb_commit(&sp->tx, total, 0);
+    return 0;
+}
+
+static size_t smp_max_frame(struct aptus_peer *p)
+{
+    return vb_max_payload(smp.block_size);
+}
+
+static int smp_rdma_read(struct aptus_peer *p, void *local, uint64_t remote_addr, size_t len)
+{
+    struct aptus_smp_peer *sp = p->smp;
+    if (!sp->cma_ok)
+        return -1;
+    size_t done = 0;
+    while (done < len) {
+        struct iovec l = {(char *)local + done, len - done};
+        struct iovec r = {(void *)(uintptr_t)(remote_addr + done), len - done};
+        ssize_t n = process_vm_readv(sp->pid, &l, 1, &r, 1, 0);
+        if (n <= 0) {
+            if (n < 0 && errno == EINTR)
+                continue;
+            if (done == 0) {
+                /* Not permitted here (or not supported): use the copy path from now on. */
+                sp->cma_ok = 0;
+                return -1;
+            }
+            /* A partial read followed by a failure means the peer's buffer went away. */
+            fprintf(stderr, "Aptus MPI: rank %d: cross-memory read from pid %d failed after %zu of %zu bytes: %s\n",
+                    aptus_rt.rank, (int)sp->pid, done, len, strerror(errno));
+            return -1;
+        }
+        done += (size_t)n;
+    }
+    return 0;
+}
+
+static int smp_progress(void)
+{
+    int seen = 0;
+    for (int i = 0; i < smp.nrx; i++) {
+        struct aptus_peer *p = smp.rx[i];
+        struct vb_receiver *rx = &p->smp->rx;
+        uint32_t len;
+        uint16_t aux;
+        const void *f;
+        int budget = 32;
+        while (budget-- && (f = vb_peek(rx, &len, &aux)) != NULL) {
+            aptus_frame_arrived(p, f, len);
+            vb_release(rx);
+            seen++;
+        }
+    }
+    return seen;
+}
+
+static size_t smp_memory(void)
+{
+    return smp.mine ? smp.seg_size : 0;
+}
+
+const struct aptus_channel aptus_channel_smp = {
+    .name = "smp",
+    .id = APTUS_CH_SMP,
+    .send_frame = smp_send_frame,
+    .max_frame = smp_max_frame,
+    .rdma_read = smp_rdma_read,
+    .progress = smp_progress,
+    .memory_in_use = smp_memory,
+};

@@ -1,0 +1,89 @@
+/* The message layer: requests, matching (posted and unexpected queues) and the protocols
+ * (eager, synchronous eager, rendezvous by one-sided read or by streamed copy). It works in
+ * bytes on contiguous buffers; datatypes are resolved by the API layer. */
+#ifndef APTUS_PT2PT_PT2PT_H
+#define APTUS_PT2PT_PT2PT_H
+
+#include <mpi.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/objects.h"
+
+enum aptus_req_kind { APTUS_REQ_SEND = 1, APTUS_REQ_RECV, APTUS_REQ_DONE };
+enum aptus_send_mode { APTUS_MODE_STANDARD, APTUS_MODE_SYNC, APTUS_MODE_READY, APTUS_MODE_BUFFERED };
+
+struct aptus_unexp;
+
+struct aptus_request {
+    uint32_t magic;
+    uint8_t kind;               /* enum aptus_req_kind */
+    uint8_t mode;               /* enum aptus_send_mode (sends) */
+    uint8_t persistent;         /* created by *_init */
+    uint8_t active;             /* persistent: started and not yet waited for */
+    volatile int complete;
+    int cancelled;
+    int free_on_complete;       /* MPI_Request_free while in flight */
+    /* arguments (bytes already resolved from count and datatype) */
+    void *buf;
+    size_t bytes;
+    int peer;                   /* rank in comm, or MPI_ANY_SOURCE / MPI_PROC_NULL */
+    int tag;
+    struct aptus_comm *comm;
+    uint16_t ctx;
+    const struct aptus_dtype *dt; /* for MPI_Get_count */
+    int count;
+    /* status */
+    int st_source, st_tag, st_error;
+    size_t st_bytes;
+    /* queue links */
+    struct aptus_request *next, *prev;
+    /* rendezvous (receiver side): bytes expected / received by streamed copy */
+    size_t expect, recvd;
+    /* buffered send: the piece of the attached buffer to release on completion */
+    void *bsend_piece;
+    /* persistent buffered send: the user's buffer (buf then points into the attached buffer) */
+    const void *user_buf;
+};
+
+void aptus_pt2pt_init(void);
+void aptus_pt2pt_finalize(void);
+
+struct aptus_request *aptus_req_new(int kind);
+void aptus_req_free(struct aptus_request *r);
+/* Starts a send / receive described by r's argument fields. Returns 0 or an MPI error class
+ * (the API layer reports it). */
+int aptus_send_start(struct aptus_request *r);
+int aptus_recv_start(struct aptus_request *r);
+/* Blocking eager shortcut for MPI_Send: returns 0 if sent (or queued with a request that
+ * has completed); otherwise falls back to a request internally. */
+int aptus_send_now(const void *buf, size_t bytes, int dst, int tag, struct aptus_comm *c, uint16_t ctx, int mode);
+
+/* Progress: polls every channel once and pushes queued frames. Returns events seen. */
+int aptus_progress(void);
+/* One step of a waiting loop: progress, spinning first and then yielding the CPU. */
+void aptus_wait_step(unsigned *idle);
+void aptus_wait(struct aptus_request *r);
+
+/* Removes a posted receive that has not matched yet. Returns 1 if cancelled. */
+int aptus_recv_cancel(struct aptus_request *r);
+
+/* Probing. With `take`, the matched message is removed from the queue and returned in *msg
+ * (matched probe). */
+int aptus_probe_test(int src, int tag, struct aptus_comm *c, uint16_t ctx, MPI_Status *st, int take,
+                     struct aptus_unexp **msg);
+/* Receives a message taken by a matched probe into r (a receive request). */
+void aptus_recv_taken(struct aptus_request *r, struct aptus_unexp *msg);
+
+void aptus_status_fill(MPI_Status *st, const struct aptus_request *r);
+void aptus_status_empty(MPI_Status *st);
+size_t aptus_status_bytes(const MPI_Status *st);
+void aptus_status_set_bytes(MPI_Status *st, size_t bytes);
+
+/* Buffered sends (MPI_Buffer_attach). */
+int aptus_bsend_attach(void *buf, size_t size);
+int aptus_bsend_detach(void **buf, size_t *size);
+void *aptus_bsend_alloc(size_t bytes);
+void aptus_bsend_release(void *piece);
+
+#endif

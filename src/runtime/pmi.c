@@ -1,0 +1,731 @@
+/* PMI-2 client (see pmi.h).
+ *
+ * Wire protocol, as spoken by our mpiexec, Slurm (srun --mpi=pmi2) and Hydra:
+ *   1. handshake in the PMI-1 line format:
+ *        client: "cmd=init pmi_version=2 pmi_subversion=0\n"
+ *        server: "cmd=response_to_init pmi_version=2 pmi_subversion=0 rc=0\n"
+ *   2. then every message is a 6-character decimal length (space padded) followed by that
+ *      many bytes of "key=value;" pairs, the first being cmd=...; a ';' inside a value is
+ *      doubled (";;").
+ *        fullinit        -> fullinit-response (rank, size, appnum, rc)
+ *        job-getid       -> job-getid-response (jobid)
+ *        info-getjobattr -> info-getjobattr-response (found, value)
+ *        kvs-put / kvs-fence / kvs-get -> *-response
+ *        abort (isworld, msg; plus our extension exitcode) -> no response
+ *        finalize        -> finalize-response
+ *
+ * Singleton (no PMI_FD): rank 0 of 1 with a local key table.
+ *
+ * Only C11 + POSIX. All entry points are serialised by one mutex. */
+#include "runtime/pmi.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define PMI_MSG_MAX (64 * 1024)
+#define PMI_MAX_PAIRS 64
+
+struct pmi_pair {
+    char *key;
+    char *val;
+};
+
+struct pmi_msg {
+    char buf[PMI_MSG_MAX + 1];
+    struct pmi_pair pairs[PMI_MAX_PAIRS];
+    int npairs;
+};
+
+struct local_kv {
+    char key[APTUS_PMI_MAX_KEY];
+    char *val;
+};
+
+static struct {
+    int initialized;
+    int singleton;
+    int fd;
+    int rank;
+    int size;
+    char jobid[64];
+    /* singleton key table */
+    struct local_kv *tab;
+    int ntab, captab;
+    /* scratch message (static: 64 KiB is too much for some thread stacks) */
+    struct pmi_msg msg;
+    char out[PMI_MSG_MAX + 8];
+} pmi = {.fd = -1};
+
+static pthread_mutex_t pmi_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void pmi_err(const char *fmt, ...)
+{
+    char line[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "Aptus PMI: %s\n", line);
+}
+
+/* ---------- raw I/O ---------- */
+
+static int write_all(int fd, const char *p, size_t n)
+{
+    while (n > 0) {
+        ssize_t w = write(fd, p, n);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            return -1;
+        }
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+static int read_all(int fd, char *p, size_t n)
+{
+    while (n > 0) {
+        ssize_t r = read(fd, p, n);
+        if (r < 0) {
+            if (errno == EINTR)
+                continue;
+            return -1;
+        }
+        if (r == 0) {
+            errno = ECONNRESET;
+            return -1;
+        }
+        p += r;
+        n -= (size_t)r;
+    }
+    return 0;
+}
+
+/* ---------- message building ---------- */
+
+struct builder {
+    char *p;
+    size_t len, cap;
+    int overflow;
+};
+
+static void b_raw(struct builder *b, const char *s)
+{
+    size_t n = strlen(s);
+    if (b->len + n > b->cap) {
+        b->overflow = 1;
+        return;
+    }
+    memcpy(b->p + b->len, s, n);
+    b->len += n;
+}
+
+/* Appends key=value; escaping ';' in the value by doubling it. */
+static void b_pair(struct builder *b, const char *key, const char *val)
+{
+    b_raw(b, key);
+    b_raw(b, "=");
+    for (const char *s = val; *s; s++) {
+        size_t need = (*s == ';') ? 2 : 1;
+        if (b->len + need > b->cap) {
+            b->overflow = 1;
+            return;
+        }
+        b->p[b->len++] = *s;
+        if (*s == ';')
+            b->p[b->len++] = ';';
+    }
+    b_raw(b, ";");
+}
+
+static void b_pair_int(struct builder *b, const char *key, long v)
+{
+    char num[32];
+    snprintf(num, sizeof num, "%ld", v);
+    b_pair(b, key, num);
+}
+
+static void b_start(struct builder *b, const char *cmd)
+{
+    b->p = pmi.out + 6;
+    b->len = 0;
+    b->cap = PMI_MSG_MAX;
+    b->overflow = 0;
+    b_pair(b, "cmd", cmd);
+}
+
+static int b_send(struct builder *b)
+{
+    char hdr[8];
+    if (b->overflow) {
+        pmi_err("message too long");
+        return -1;
+    }
+    snprintf(hdr, sizeof hdr, "%-6u", (unsigned)b->len);
+    memcpy(pmi.out, hdr, 6);
+    if (write_all(pmi.fd, pmi.out, b->len + 6) != 0) {
+        pmi_err("write to PMI server failed: %s", strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+/* ---------- message parsing ---------- */
+
+/* Parses "k=v;k=v;..." in place (unescaping ";;"). */
+static int parse_pairs(struct pmi_msg *m, size_t len)
+{
+    char *s = m->buf, *end = m->buf + len;
+    m->npairs = 0;
+    while (s < end) {
+        while (s < end && (*s == ' ' || *s == '\n'))
+            s++;
+        if (s >= end)
+            break;
+        char *key = s;
+        while (s < end && *s != '=' && *s != ';')
+            s++;
+        if (s >= end || *s != '=')
+            return -1;
+        *s++ = '\0';
+        char *val = s, *w = s;
+        while (s < end) {
+            if (*s == ';') {
+                if (s + 1 < end && s[1] == ';') {
+                    *w++ = ';';
+                    s += 2;
+                    continue;
+                }
+                break;
+            }
+            *w++ = *s++;
+        }
+        *w = '\0';
+        if (s < end)
+            s++; /* the terminating ';' */
+        if (m->npairs == PMI_MAX_PAIRS)
+            return -1;
+        m->pairs[m->npairs].key = key;
+        m->pairs[m->npairs].val = val;
+        m->npairs++;
+    }
+    return 0;
+}
+
+static const char *msg_get(const struct pmi_msg *m, const char *key)
+{
+    for (int i = 0; i < m->npairs; i++)
+        if (strcmp(m->pairs[i].key, key) == 0)
+            return m->pairs[i].val;
+    return NULL;
+}
+
+static int parse_int(const char *s, int *out)
+{
+    char *e;
+    long v;
+    if (!s || !*s)
+        return -1;
+    errno = 0;
+    v = strtol(s, &e, 10);
+    if (errno || *e != '\0' || v < INT_MIN || v > INT_MAX)
+        return -1;
+    *out = (int)v;
+    return 0;
+}
+
+/* Reads one length-prefixed message and checks that it is cmd=expect with rc=0. */
+static int recv_msg(const char *expect)
+{
+    char hdr[7];
+    int len;
+    struct pmi_msg *m = &pmi.msg;
+    if (read_all(pmi.fd, hdr, 6) != 0) {
+        pmi_err("read from PMI server failed (waiting for %s): %s", expect,
+                errno == ECONNRESET ? "connection closed" : strerror(errno));
+        return -1;
+    }
+    hdr[6] = '\0';
+    {
+        char *p = hdr, *e;
+        long v;
+        while (*p == ' ')
+            p++;
+        v = strtol(p, &e, 10);
+        while (*e == ' ')
+            e++;
+        if (e == p || *e != '\0' || v < 0 || v > PMI_MSG_MAX) {
+            pmi_err("bad message header from PMI server: '%s'", hdr);
+            return -1;
+        }
+        len = (int)v;
+    }
+    if (read_all(pmi.fd, m->buf, (size_t)len) != 0) {
+        pmi_err("read from PMI server failed: %s", strerror(errno));
+        return -1;
+    }
+    m->buf[len] = '\0';
+    if (parse_pairs(m, (size_t)len) != 0) {
+        pmi_err("malformed message from PMI server");
+        return -1;
+    }
+    const char *cmd = msg_get(m, "cmd");
+    if (!cmd || strcmp(cmd, expect) != 0) {
+        pmi_err("unexpected reply from PMI server: cmd=%s (expected %s)", cmd ? cmd : "(none)",
+                expect);
+        return -1;
+    }
+    const char *rc = msg_get(m, "rc");
+    if (rc && strcmp(rc, "0") != 0) {
+        const char *em = msg_get(m, "errmsg");
+        if (!em)
+            em = msg_get(m, "msg");
+        pmi_err("%s failed: rc=%s%s%s", expect, rc, em ? ": " : "", em ? em : "");
+        return -1;
+    }
+    return 0;
+}
+
+/* ---------- init ---------- */
+
+static int handshake(void)
+{
+    static const char hello[] = "cmd=init pmi_version=2 pmi_subversion=0\n";
+    char line[256];
+    size_t n = 0;
+    if (write_all(pmi.fd, hello, sizeof hello - 1) != 0) {
+        pmi_err("cannot talk to PMI server on fd %d: %s", pmi.fd, strerror(errno));
+        return -1;
+    }
+    /* One newline-terminated line; read byte by byte so nothing after it is consumed. */
+    for (;;) {
+        char c;
+        if (read_all(pmi.fd, &c, 1) != 0) {
+            pmi_err("no reply to PMI init on fd %d", pmi.fd);
+            return -1;
+        }
+        if (c == '\n')
+            break;
+        if (n + 1 < sizeof line)
+            line[n++] = c;
+    }
+    line[n] = '\0';
+    if (strncmp(line, "cmd=response_to_init", 20) != 0) {
+        pmi_err("unexpected reply to PMI init: '%s'", line);
+        return -1;
+    }
+    /* Check rc and the version granted (space-separated PMI-1 format). */
+    int rc = 0, ver = 2;
+    for (char *tok = strtok(line, " "); tok; tok = strtok(NULL, " ")) {
+        if (strncmp(tok, "rc=", 3) == 0)
+            rc = atoi(tok + 3);
+        else if (strncmp(tok, "pmi_version=", 12) == 0)
+            ver = atoi(tok + 12);
+    }
+    if (rc != 0 || ver != 2) {
+        pmi_err("PMI server refused PMI-2 (rc=%d, version=%d)", rc, ver);
+        return -1;
+    }
+    return 0;
+}
+
+static int init_server(struct aptus_pmi_info *info, const char *fdstr)
+{
+    struct builder b;
+    int fd;
+    if (parse_int(fdstr, &fd) != 0 || fd < 0) {
+        pmi_err("PMI_FD='%s' is not a file descriptor", fdstr);
+        return -1;
+    }
+    pmi.fd = fd;
+    if (handshake() != 0)
+        return -1;
+
+    b_start(&b, "fullinit");
+    const char *env_rank = getenv("PMI_RANK");
+    const char *env_id = getenv("PMI_ID");
+    const char *env_job = getenv("PMI_JOBID");
+    if (env_rank) {
+        if (env_job)
+            b_pair(&b, "pmijobid", env_job);
+        b_pair(&b, "pmirank", env_rank);
+    } else if (env_id) {
+        b_pair(&b, "pmiid", env_id);
+    }
+    b_pair(&b, "threaded", "FALSE");
+    if (b_send(&b) != 0 || recv_msg("fullinit-response") != 0)
+        return -1;
+    if (parse_int(msg_get(&pmi.msg, "rank"), &pmi.rank) != 0 ||
+        parse_int(msg_get(&pmi.msg, "size"), &pmi.size) != 0 || pmi.size < 1 || pmi.rank < 0 ||
+        pmi.rank >= pmi.size) {
+        pmi_err("PMI server gave no valid rank/size");
+        return -1;
+    }
+    int appnum = 0;
+    if (parse_int(msg_get(&pmi.msg, "appnum"), &appnum) != 0)
+        appnum = 0;
+    info->appnum = appnum;
+
+    /* The job id: asked of the server; PMI_JOBID as a fallback. */
+    pmi.jobid[0] = '\0';
+    b_start(&b, "job-getid");
+    if (b_send(&b) != 0)
+        return -1;
+    if (recv_msg("job-getid-response") == 0) {
+        const char *j = msg_get(&pmi.msg, "jobid");
+        if (j && *j)
+            snprintf(pmi.jobid, sizeof pmi.jobid, "%s", j);
+    }
+    if (!pmi.jobid[0] && env_job && *env_job)
+        snprintf(pmi.jobid, sizeof pmi.jobid, "%s", env_job);
+    if (!pmi.jobid[0]) {
+        pmi_err("PMI server gave no job id");
+        return -1;
+    }
+    return 0;
+}
+
+int aptus_pmi_init(struct aptus_pmi_info *info)
+{
+    int rc = 0;
+    pthread_mutex_lock(&pmi_lock);
+    if (pmi.initialized) {
+        pmi_err("aptus_pmi_init called twice");
+        rc = -1;
+        goto out;
+    }
+    memset(info, 0, sizeof *info);
+    const char *fdstr = getenv("PMI_FD");
+    if (fdstr && *fdstr) {
+        pmi.singleton = 0;
+        if (init_server(info, fdstr) != 0) {
+            if (pmi.fd >= 0)
+                close(pmi.fd);
+            pmi.fd = -1;
+            rc = -1;
+            goto out;
+        }
+    } else {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        pmi.singleton = 1;
+        pmi.rank = 0;
+        pmi.size = 1;
+        pmi.fd = -1;
+        snprintf(pmi.jobid, sizeof pmi.jobid, "s%ld-%lx%lx", (long)getpid(), (long)ts.tv_sec,
+                 (long)(ts.tv_nsec & 0xfffff));
+    }
+    pmi.initialized = 1;
+    info->rank = pmi.rank;
+    info->size = pmi.size;
+    info->singleton = pmi.singleton;
+    snprintf(info->jobid, sizeof info->jobid, "%s", pmi.jobid);
+out:
+    pthread_mutex_unlock(&pmi_lock);
+    return rc;
+}
+
+/* ---------- key-value space ---------- */
+
+static int check_key(const char *key)
+{
+    size_t n = key ? strlen(key) : 0;
+    if (n == 0 || n >= APTUS_PMI_MAX_KEY || strpbrk(key, "=; \n")) {
+        pmi_err("invalid key '%s'", key ? key : "(null)");
+        return -1;
+    }
+    return 0;
+}
+
+static int local_put(const char *key, const char *value)
+{
+    for (int i = 0; i < pmi.ntab; i++) {
+        if (strcmp(pmi.tab[i].key, key) == 0) {
+            char *v = strdup(value);
+            if (!v)
+                return -1;
+            free(pmi.tab[i].val);
+            pmi.tab[i].val = v;
+            return 0;
+        }
+    }
+    if (pmi.ntab == pmi.captab) {
+        int nc = pmi.captab ? 2 * pmi.captab : 16;
+        struct local_kv *t = realloc(pmi.tab, (size_t)nc * sizeof *t);
+        if (!t)
+            return -1;
+        pmi.tab = t;
+        pmi.captab = nc;
+    }
+    char *v = strdup(value);
+    if (!v)
+        return -1;
+    snprintf(pmi.tab[pmi.ntab].key, sizeof pmi.tab[pmi.ntab].key, "%s", key);
+    pmi.tab[pmi.ntab].val = v;
+    pmi.ntab++;
+    return 0;
+}
+
+int aptus_pmi_put(const char *key, const char *value)
+{
+    int rc = -1;
+    struct builder b;
+    if (check_key(key) != 0)
+        return -1;
+    if (!value || strlen(value) >= APTUS_PMI_MAX_VAL) {
+        pmi_err("value for key '%s' missing or longer than %d bytes", key, APTUS_PMI_MAX_VAL - 1);
+        return -1;
+    }
+    pthread_mutex_lock(&pmi_lock);
+    if (!pmi.initialized) {
+        pmi_err("put before init");
+    } else if (pmi.singleton) {
+        rc = local_put(key, value);
+    } else {
+        b_start(&b, "kvs-put");
+        b_pair(&b, "key", key);
+        b_pair(&b, "value", value);
+        if (b_send(&b) == 0 && recv_msg("kvs-put-response") == 0)
+            rc = 0;
+    }
+    pthread_mutex_unlock(&pmi_lock);
+    return rc;
+}
+
+int aptus_pmi_fence(void)
+{
+    int rc = -1;
+    struct builder b;
+    pthread_mutex_lock(&pmi_lock);
+    if (!pmi.initialized) {
+        pmi_err("fence before init");
+    } else if (pmi.singleton) {
+        rc = 0;
+    } else {
+        b_start(&b, "kvs-fence");
+        if (b_send(&b) == 0 && recv_msg("kvs-fence-response") == 0)
+            rc = 0;
+    }
+    pthread_mutex_unlock(&pmi_lock);
+    return rc;
+}
+
+static int copy_out(const char *key, const char *v, char *value, size_t maxlen)
+{
+    size_t n = strlen(v);
+    if (n >= maxlen) {
+        pmi_err("value of key '%s' (%zu bytes) does not fit the buffer (%zu)", key, n, maxlen);
+        return -1;
+    }
+    memcpy(value, v, n + 1);
+    return 0;
+}
+
+int aptus_pmi_get(int src_rank, const char *key, char *value, size_t maxlen)
+{
+    int rc = -1;
+    struct builder b;
+    if (check_key(key) != 0 || !value || maxlen == 0)
+        return -1;
+    pthread_mutex_lock(&pmi_lock);
+    if (!pmi.initialized) {
+        pmi_err("get before init");
+    } else if (pmi.singleton) {
+        if (src_rank <= 0) {
+            for (int i = 0; i < pmi.ntab; i++)
+                if (strcmp(pmi.tab[i].key, key) == 0) {
+                    rc = copy_out(key, pmi.tab[i].val, value, maxlen);
+                    break;
+                }
+        }
+    } else {
+        b_start(&b, "kvs-get");
+        b_pair_int(&b, "srcid", src_rank < 0 ? -1 : src_rank);
+        b_pair(&b, "key", key);
+        if (b_send(&b) == 0 && recv_msg("kvs-get-response") == 0) {
+            const char *found = msg_get(&pmi.msg, "found");
+            const char *v = msg_get(&pmi.msg, "value");
+            if (found && strcmp(found, "TRUE") == 0 && v)
+                rc = copy_out(key, v, value, maxlen);
+        }
+    }
+    pthread_mutex_unlock(&pmi_lock);
+    return rc;
+}
+
+/* ---------- process mapping ---------- */
+
+static const char *skip_ws(const char *s)
+{
+    while (*s == ' ' || *s == '\t' || *s == '\n')
+        s++;
+    return s;
+}
+
+static const char *parse_long(const char *s, long *v)
+{
+    char *e;
+    s = skip_ws(s);
+    errno = 0;
+    *v = strtol(s, &e, 10);
+    if (e == s || errno)
+        return NULL;
+    return skip_ws(e);
+}
+
+/* "(vector,(start_node,node_count,ranks_per_node),...)": each triple assigns
+ * ranks_per_node consecutive ranks to each of node_count nodes from start_node on; the
+ * list repeats until every rank has a node. */
+static int parse_mapping(const char *s, int *node_of, int size)
+{
+    struct {
+        long start, count, ppn;
+    } blk[256];
+    int nblk = 0;
+    s = skip_ws(s);
+    if (*s++ != '(')
+        return -1;
+    s = skip_ws(s);
+    if (strncmp(s, "vector", 6) != 0)
+        return -1;
+    s = skip_ws(s + 6);
+    while (*s == ',') {
+        s = skip_ws(s + 1);
+        if (*s++ != '(')
+            return -1;
+        long a, c, p;
+        if (!(s = parse_long(s, &a)) || *s++ != ',')
+            return -1;
+        if (!(s = parse_long(s, &c)) || *s++ != ',')
+            return -1;
+        if (!(s = parse_long(s, &p)) || *s++ != ')')
+            return -1;
+        if (a < 0 || c < 0 || p < 0 || a > INT_MAX || c > INT_MAX || p > INT_MAX)
+            return -1;
+        if (nblk == (int)(sizeof blk / sizeof blk[0]))
+            return -1;
+        blk[nblk].start = a;
+        blk[nblk].count = c;
+        blk[nblk].ppn = p;
+        nblk++;
+        s = skip_ws(s);
+    }
+    if (*s != ')' || nblk == 0)
+        return -1;
+    int r = 0;
+    while (r < size) {
+        int before = r;
+        for (int i = 0; i < nblk && r < size; i++)
+            for (long n = 0; n < blk[i].count && r < size; n++)
+                for (long k = 0; k < blk[i].ppn && r < size; k++)
+                    node_of[r++] = (int)(blk[i].start + n);
+        if (r == before)
+            return -1;
+    }
+    return 0;
+}
+
+int aptus_pmi_get_node_map(int *node_of, int size)
+{
+    int rc = -1;
+    struct builder b;
+    if (!node_of || size < 1)
+        return -1;
+    pthread_mutex_lock(&pmi_lock);
+    if (!pmi.initialized) {
+        pmi_err("get_node_map before init");
+    } else if (size != pmi.size) {
+        pmi_err("get_node_map: size %d differs from the job size %d", size, pmi.size);
+    } else if (pmi.singleton) {
+        node_of[0] = 0;
+        rc = 0;
+    } else {
+        b_start(&b, "info-getjobattr");
+        b_pair(&b, "key", "PMI_process_mapping");
+        if (b_send(&b) == 0 && recv_msg("info-getjobattr-response") == 0) {
+            const char *found = msg_get(&pmi.msg, "found");
+            const char *v = msg_get(&pmi.msg, "value");
+            if (found && strcmp(found, "TRUE") == 0 && v) {
+                if (parse_mapping(v, node_of, size) == 0)
+                    rc = 0;
+                else
+                    pmi_err("cannot parse PMI_process_mapping '%s'", v);
+            }
+        }
+    }
+    pthread_mutex_unlock(&pmi_lock);
+    return rc;
+}
+
+/* ---------- abort / finalize ---------- */
+
+void aptus_pmi_abort(int code, const char *msg)
+{
+    struct builder b;
+    /* No lock wait: abort may come from a thread while another holds the lock (e.g. blocked
+     * in a fence). A trylock keeps the message well-formed when possible. */
+    int locked = pthread_mutex_trylock(&pmi_lock) == 0;
+    if (pmi.initialized && !pmi.singleton && pmi.fd >= 0) {
+        if (!locked) {
+            /* Another thread owns the scratch buffers; build on the stack instead. */
+            static char emergency[2048];
+            int n = snprintf(emergency + 6, sizeof emergency - 6,
+                             "cmd=abort;isworld=TRUE;exitcode=%d;", code);
+            if (n > 0 && n < (int)sizeof emergency - 6) {
+                char hdr[8];
+                snprintf(hdr, sizeof hdr, "%-6d", n);
+                memcpy(emergency, hdr, 6);
+                (void)write_all(pmi.fd, emergency, (size_t)n + 6);
+            }
+        } else {
+            char clipped[APTUS_PMI_MAX_VAL];
+            snprintf(clipped, sizeof clipped, "%s", msg ? msg : "");
+            b_start(&b, "abort");
+            b_pair(&b, "isworld", "TRUE");
+            b_pair(&b, "msg", clipped);
+            b_pair_int(&b, "exitcode", code);
+            (void)b_send(&b);
+        }
+    } else if (msg && *msg) {
+        fprintf(stderr, "Aptus: abort (exit code %d): %s\n", code, msg);
+    }
+    fflush(stdout);
+    fflush(stderr);
+    _exit(code);
+}
+
+int aptus_pmi_finalize(void)
+{
+    int rc = 0;
+    struct builder b;
+    pthread_mutex_lock(&pmi_lock);
+    if (!pmi.initialized) {
+        pthread_mutex_unlock(&pmi_lock);
+        return 0;
+    }
+    if (!pmi.singleton) {
+        b_start(&b, "finalize");
+        if (b_send(&b) != 0 || recv_msg("finalize-response") != 0)
+            rc = -1;
+        close(pmi.fd);
+        pmi.fd = -1;
+    }
+    for (int i = 0; i < pmi.ntab; i++)
+        free(pmi.tab[i].val);
+    free(pmi.tab);
+    pmi.tab = NULL;
+    pmi.ntab = pmi.captab = 0;
+    pmi.initialized = 0;
+    pthread_mutex_unlock(&pmi_lock);
+    return rc;
+}

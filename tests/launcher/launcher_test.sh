@@ -1,0 +1,291 @@
+#!/bin/sh
+# Launcher tests: launcher_test.sh CASE MPIEXEC PROBE
+# Every case asserts exit codes and output; none asserts timings. Waits are bounded loops
+# (for a background job to become ready, or for killed processes to disappear).
+set -u
+
+CASE=$1
+MPIEXEC=$2
+PROBE=$3
+
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/aptus-launcher-test.XXXXXX") || exit 1
+# A unique token on every probe's command line, to find leftover processes.
+TAG="tag=lt$$x$(od -An -N4 -tx4 /dev/urandom | tr -d ' ')"
+OUT=$WORK/out
+ERR=$WORK/err
+BGPID=
+FAILED=0
+
+cleanup() {
+    if [ -n "$BGPID" ]; then kill -KILL "$BGPID" 2>/dev/null; fi
+    pkill -KILL -f -- "$TAG" 2>/dev/null
+    rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+fail() {
+    echo "FAIL [$CASE]: $*"
+    echo "---- stdout ----"; cat "$OUT" 2>/dev/null | head -50
+    echo "---- stderr ----"; cat "$ERR" 2>/dev/null | head -50
+    exit 1
+}
+
+# run ARGS...: mpiexec with a safety timeout; sets RC
+run() {
+    "$MPIEXEC" --timeout 60 "$@" >"$OUT" 2>"$ERR"
+    RC=$?
+}
+
+expect_rc() {
+    [ "$RC" -eq "$1" ] || fail "exit code $RC, expected $1"
+}
+
+expect_out() { grep -q -e "$1" "$OUT" || fail "stdout lacks '$1'"; }
+expect_err() { grep -q -e "$1" "$ERR" || fail "stderr lacks '$1'"; }
+count_out() { grep -c -e "$1" "$OUT"; }
+expect_count() {
+    n=$(count_out "$1")
+    [ "$n" -eq "$2" ] || fail "stdout has $n lines matching '$1', expected $2"
+}
+
+# Bounded wait for a condition (a command), 60 s at most.
+wait_for() {
+    i=0
+    while ! "$@"; do
+        i=$((i + 1))
+        [ $i -le 600 ] || return 1
+        sleep 0.1
+    done
+    return 0
+}
+
+no_probes() { ! pgrep -f -- "$TAG" >/dev/null 2>&1; }
+expect_no_orphans() {
+    wait_for no_probes || fail "processes left behind: $(pgrep -a -f -- "$TAG")"
+}
+ready_count() { [ "$(count_out "ready")" -ge "$1" ]; }
+
+case "$CASE" in
+
+kvs4)
+    run -n 4 "$PROBE" "$TAG" init put fence getall getmissing finalize
+    expect_rc 0
+    expect_count "getall ok" 4
+    expect_count "getmissing ok" 4
+    for r in 0 1 2 3; do expect_out "^rank $r size 4 singleton 0 jobid "; done
+    # One jobid for all ranks, of the form <pid>x<hex>.
+    [ "$(sed -n 's/^rank [0-9]* size 4 singleton 0 jobid //p' "$OUT" | sort -u | wc -l)" -eq 1 ] ||
+        fail "ranks disagree on the jobid"
+    sed -n 's/^rank 0 size 4 singleton 0 jobid //p' "$OUT" | grep -q '^[0-9][0-9]*x[0-9a-f][0-9a-f]*$' ||
+        fail "jobid has an unexpected form"
+    expect_no_orphans
+    ;;
+
+exit_codes)
+    run -n 2 "$PROBE" "$TAG" init fence finalize
+    expect_rc 0
+    # Non-zero exit after finalize: the job's exit code, others finish normally.
+    run -n 3 "$PROBE" "$TAG" init fence finalize r1:exit=3
+    expect_rc 3
+    # Non-zero exit before finalize (here before init): the others are killed.
+    run -n 2 "$PROBE" "$TAG" r1:exit=5 r0:hang
+    expect_rc 5
+    expect_err "rank 1.*exited with code 5"
+    # Exit 0 after init but without finalize is a failure.
+    run -n 2 "$PROBE" "$TAG" init fence r1:exit=0 r0:fence
+    [ "$RC" -ne 0 ] || fail "exit without finalize was not an error"
+    expect_err "rank 1.*without calling finalize"
+    # Plain programs that never speak PMI.
+    run -n 3 echo hello
+    expect_rc 0
+    expect_count "^hello$" 3
+    run -n 2 false
+    expect_rc 1
+    expect_no_orphans
+    ;;
+
+kill9)
+    run -n 4 "$PROBE" "$TAG" init fence r2:forkchild r2:kill=9 fence finalize
+    expect_rc 137
+    expect_err "rank 2 .*signal 9"
+    [ "$(grep -c 'mpiexec:' "$ERR")" -eq 1 ] || fail "expected exactly one mpiexec message"
+    expect_no_orphans
+    ;;
+
+abort7)
+    run -n 4 "$PROBE" "$TAG" init fence r1:abort=7 fence finalize
+    expect_rc 7
+    expect_err "rank 1 called abort with exit code 7"
+    expect_no_orphans
+    ;;
+
+sigterm|sigint)
+    if [ "$CASE" = sigterm ]; then SIG=TERM; CODE=143; else SIG=INT; CODE=130; fi
+    "$MPIEXEC" --timeout 60 -n 3 "$PROBE" "$TAG" init trapterm fence ready hang >"$OUT" 2>"$ERR" &
+    BGPID=$!
+    wait_for ready_count 3 || fail "ranks never became ready"
+    kill -$SIG "$BGPID"
+    wait "$BGPID"
+    RC=$?
+    BGPID=
+    expect_rc $CODE
+    if [ "$SIG" = TERM ]; then
+        # The ranks' SIGTERM handlers ran: the signal was forwarded to each.
+        for r in 0 1 2; do expect_out "^rank $r got SIGTERM$"; done
+    fi
+    expect_err "caught signal"
+    expect_no_orphans
+    ;;
+
+mpiexec_killed)
+    # mpiexec itself SIGKILLed: ranks (PDEATHSIG) and their children (watchdog) must go.
+    "$MPIEXEC" --timeout 60 -n 3 "$PROBE" "$TAG" init forkchild shm fence ready hang >"$OUT" 2>"$ERR" &
+    BGPID=$!
+    wait_for ready_count 3 || fail "ranks never became ready"
+    kill -KILL "$BGPID"
+    wait "$BGPID" 2>/dev/null
+    BGPID=
+    expect_no_orphans
+    JOBID=$(sed -n 's/^rank 0 size 3 singleton 0 jobid //p' "$OUT")
+    [ -n "$JOBID" ] || fail "no jobid"
+    shm_gone() { ! ls /dev/shm/ | grep -q "^aptus-$JOBID-"; }
+    wait_for shm_gone || fail "shared memory left behind: $(ls /dev/shm | grep "^aptus-$JOBID-")"
+    ;;
+
+timeout)
+    "$MPIEXEC" --timeout 1 -n 2 "$PROBE" "$TAG" init fence hang >"$OUT" 2>"$ERR"
+    RC=$?
+    expect_rc 124
+    expect_err "timeout"
+    expect_no_orphans
+    ;;
+
+output)
+    run -n 2 --prefix "$PROBE" print=hello eprint=oops partial
+    expect_rc 0
+    expect_out "^\[0\] hello from 0$"
+    expect_out "^\[1\] hello from 1$"
+    expect_out "^\[0\] part1-0-part2$"
+    expect_out "^\[1\] part1-1-part2$"
+    grep -q "^\[1\] oops from 1$" "$ERR" || fail "stderr lacks prefixed line"
+    [ "$(wc -l <"$OUT")" -eq 4 ] || fail "unexpected stdout line count"
+    run -n 2 -l "$PROBE" print=hi
+    expect_rc 0
+    expect_out "^\[1\] hi from 1$"
+    run -n 2 "$PROBE" print=plain
+    expect_rc 0
+    expect_out "^plain from 0$"
+    expect_out "^plain from 1$"
+    # A last line without a newline is still delivered, terminated.
+    run -n 1 --prefix sh -c 'printf "no newline"'
+    expect_rc 0
+    expect_out "^\[0\] no newline$"
+    ;;
+
+no_interleave)
+    run -n 4 --prefix "$PROBE" spam=3000
+    expect_rc 0
+    PAD=abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789
+    [ "$(wc -l <"$OUT")" -eq 12000 ] || fail "stdout has $(wc -l <"$OUT") lines, expected 12000"
+    [ "$(wc -l <"$ERR")" -eq 12000 ] || fail "stderr has $(wc -l <"$ERR") lines, expected 12000"
+    bad=$(grep -c -v -E "^\[([0-3])\] spam rank \1 line [0-9]+ $PAD end$" "$OUT")
+    [ "$bad" -eq 0 ] || fail "$bad garbled stdout lines"
+    bad=$(grep -c -v -E "^\[([0-3])\] espam rank \1 line [0-9]+ $PAD end$" "$ERR")
+    [ "$bad" -eq 0 ] || fail "$bad garbled stderr lines"
+    ;;
+
+ppn)
+    run -n 4 --ppn 2 "$PROBE" init map finalize
+    expect_rc 0
+    expect_count " map 0,0,1,1 " 4
+    for r in 0 1; do expect_out "^rank $r map 0,0,1,1 env_node 0$"; done
+    for r in 2 3; do expect_out "^rank $r map 0,0,1,1 env_node 1$"; done
+    APTUS_PPN=3 "$MPIEXEC" --timeout 60 -n 4 "$PROBE" init map finalize >"$OUT" 2>"$ERR"
+    RC=$?
+    expect_rc 0
+    expect_count " map 0,0,0,1 " 4
+    expect_out "^rank 3 map 0,0,0,1 env_node 1$"
+    run -n 3 "$PROBE" init map finalize
+    expect_rc 0
+    expect_count " map 0,0,0 env_node 0$" 3
+    ;;
+
+shm_cleanup)
+    # A file of another job must survive.
+    OTHER=/dev/shm/aptus-otherjob$$-keep
+    : >"$OTHER"
+    run -n 2 "$PROBE" "$TAG" init shm fence r0:kill=9 fence finalize
+    expect_rc 137
+    JOBID=$(sed -n 's/^rank 0 size 2 singleton 0 jobid //p' "$OUT")
+    [ -n "$JOBID" ] || fail "no jobid"
+    expect_out "^rank 0 shm /aptus-$JOBID-probe0$"
+    expect_out "^rank 1 shm /aptus-$JOBID-probe1$"
+    [ ! -e "/dev/shm/aptus-$JOBID-probe0" ] && [ ! -e "/dev/shm/aptus-$JOBID-probe1" ] ||
+        fail "shared memory of the killed job left behind"
+    # Also after a successful job.
+    run -n 2 "$PROBE" "$TAG" init shm fence finalize
+    expect_rc 0
+    JOBID=$(sed -n 's/^rank 0 size 2 singleton 0 jobid //p' "$OUT")
+    [ ! -e "/dev/shm/aptus-$JOBID-probe0" ] || fail "shared memory left behind after success"
+    [ -e "$OTHER" ] || fail "another job's shared memory was removed"
+    rm -f "$OTHER"
+    expect_no_orphans
+    ;;
+
+singleton)
+    env -u PMI_FD -u PMI_RANK -u PMI_SIZE -u PMI_JOBID \
+        "$PROBE" init put fence getall getmissing map finalize >"$OUT" 2>"$ERR"
+    RC=$?
+    expect_rc 0
+    expect_out "^rank 0 size 1 singleton 1 jobid s[0-9]"
+    expect_out "^rank 0 getall ok$"
+    expect_out "^rank 0 map 0 env_node none$"
+    # Abort in a singleton exits with the code.
+    env -u PMI_FD "$PROBE" init abort=9 >"$OUT" 2>"$ERR"
+    RC=$?
+    expect_rc 9
+    ;;
+
+usage_errors)
+    run -n 0 "$PROBE"
+    [ "$RC" -ne 0 ] || fail "-n 0 accepted"
+    expect_err "\-n"
+    run "$PROBE"
+    [ "$RC" -ne 0 ] || fail "missing -n accepted"
+    run -n 2 "$WORK/does-not-exist"
+    expect_rc 127
+    expect_err "cannot run"
+    run -n 2 aptus-no-such-program-anywhere
+    expect_rc 127
+    expect_err "not in PATH"
+    : >"$WORK/notexec"
+    run -n 2 "$WORK/notexec"
+    expect_rc 126
+    expect_err "cannot run"
+    run -n 2 --bogus-option "$PROBE"
+    [ "$RC" -ne 0 ] || fail "unknown option accepted"
+    expect_err "unknown option"
+    "$MPIEXEC" --help >"$OUT" 2>"$ERR"
+    RC=$?
+    expect_rc 0
+    expect_out "Usage"
+    # mpirun is the same program; -np is accepted.
+    "$(dirname "$MPIEXEC")/mpirun" -np 2 "$PROBE" init fence finalize >"$OUT" 2>"$ERR"
+    RC=$?
+    expect_rc 0
+    expect_count "^rank [01] size 2 " 2
+    ;;
+
+stdin)
+    echo "from-stdin" | "$MPIEXEC" --timeout 60 -n 3 cat >"$OUT" 2>"$ERR"
+    RC=$?
+    expect_rc 0
+    expect_count "^from-stdin$" 1
+    ;;
+
+*)
+    echo "unknown case $CASE"
+    exit 2
+    ;;
+esac
+exit 0

@@ -1,0 +1,207 @@
+/* Test rank program for the launcher tests: links only src/runtime/pmi.c.
+ *
+ * Runs its arguments as a script of actions, in order. An action prefixed "rN:" runs only on
+ * rank N. Arguments of the form tag=... are ignored (tests use them to find their processes).
+ *
+ *   init            aptus_pmi_init; prints "rank R size S singleton X jobid J"
+ *   put             puts k<R> = "v;<R>;=x" (';' and '=' exercise the escaping)
+ *   fence           aptus_pmi_fence
+ *   getall          gets k<r> of every rank r and checks it; prints "rank R getall ok"
+ *   getmissing      checks that an unknown key is not found
+ *   map             prints "rank R map n0,n1,... env_node N"
+ *   shm             creates /aptus-<jobid>-probe<R> with shm_open and never unlinks it
+ *   abort=C         aptus_pmi_abort(C, ...)
+ *   exit=C          exit(C)
+ *   kill=S          raise(S)
+ *   hang            waits forever
+ *   forkchild       forks a child that waits forever (same command line)
+ *   trapterm        SIGTERM handler: prints "rank R got SIGTERM" and exits 0
+ *   ready           prints "rank R ready"
+ *   print=T         prints "T from R"
+ *   eprint=T        prints "T from R" on stderr
+ *   partial         prints "part1-R" and, after a pause, "-part2\n"
+ *   spam=N          prints N long numbered lines to stdout and N to stderr
+ *   sleep=MS        sleeps
+ *   finalize        aptus_pmi_finalize
+ */
+#include "runtime/pmi.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+static int my_rank = 0;
+static int my_size = 1;
+static int inited = 0;
+static struct aptus_pmi_info info;
+
+static void die(const char *what)
+{
+    fprintf(stderr, "probe rank %d: FAILED: %s\n", my_rank, what);
+    fflush(NULL);
+    exit(3);
+}
+
+static void sleep_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) != 0)
+        ;
+}
+
+static void on_term(int sig)
+{
+    char line[64];
+    int n = snprintf(line, sizeof line, "rank %d got SIGTERM\n", my_rank);
+    ssize_t w = write(1, line, (size_t)n);
+    (void)w;
+    (void)sig;
+    _exit(0);
+}
+
+static void expected_value(int r, char *buf, size_t len)
+{
+    snprintf(buf, len, "v;%d;=x", r);
+}
+
+int main(int argc, char **argv)
+{
+    const char *er = getenv("PMI_RANK");
+    if (er)
+        my_rank = atoi(er);
+    setvbuf(stdout, NULL, _IOLBF, 0);
+
+    for (int a = 1; a < argc; a++) {
+        const char *act = argv[a];
+        if (strncmp(act, "tag=", 4) == 0)
+            continue;
+        if (act[0] == 'r' && act[1] >= '0' && act[1] <= '9') {
+            char *colon;
+            long only = strtol(act + 1, &colon, 10);
+            if (*colon != ':')
+                die("bad rank prefix");
+            if (only != my_rank)
+                continue;
+            act = colon + 1;
+        }
+        const char *eq = strchr(act, '=');
+        const char *val = eq ? eq + 1 : "";
+
+        if (!strcmp(act, "init")) {
+            if (aptus_pmi_init(&info) != 0)
+                die("init");
+            inited = 1;
+            my_rank = info.rank;
+            my_size = info.size;
+            printf("rank %d size %d singleton %d jobid %s\n", info.rank, info.size,
+                   info.singleton, info.jobid);
+        } else if (!strcmp(act, "put")) {
+            char key[32], v[64];
+            snprintf(key, sizeof key, "k%d", my_rank);
+            expected_value(my_rank, v, sizeof v);
+            if (aptus_pmi_put(key, v) != 0)
+                die("put");
+        } else if (!strcmp(act, "fence")) {
+            if (aptus_pmi_fence() != 0)
+                die("fence");
+        } else if (!strcmp(act, "getall")) {
+            for (int r = 0; r < my_size; r++) {
+                char key[32], want[64], got[APTUS_PMI_MAX_VAL];
+                snprintf(key, sizeof key, "k%d", r);
+                expected_value(r, want, sizeof want);
+                if (aptus_pmi_get(r, key, got, sizeof got) != 0)
+                    die("get");
+                if (strcmp(got, want) != 0) {
+                    fprintf(stderr, "probe rank %d: key %s: got '%s', want '%s'\n", my_rank, key,
+                            got, want);
+                    die("getall value");
+                }
+                /* Also through "any rank". */
+                if (aptus_pmi_get(-1, key, got, sizeof got) != 0 || strcmp(got, want) != 0)
+                    die("get any");
+            }
+            printf("rank %d getall ok\n", my_rank);
+        } else if (!strcmp(act, "getmissing")) {
+            char got[64];
+            if (aptus_pmi_get(-1, "no-such-key", got, sizeof got) == 0)
+                die("unknown key was found");
+            printf("rank %d getmissing ok\n", my_rank);
+        } else if (!strcmp(act, "map")) {
+            int *map = calloc((size_t)my_size, sizeof *map);
+            if (!map || aptus_pmi_get_node_map(map, my_size) != 0)
+                die("get_node_map");
+            printf("rank %d map ", my_rank);
+            for (int r = 0; r < my_size; r++)
+                printf("%s%d", r ? "," : "", map[r]);
+            const char *en = getenv("APTUS_NODE_ID");
+            printf(" env_node %s\n", en ? en : "none");
+            free(map);
+        } else if (!strcmp(act, "shm")) {
+            char name[128];
+            snprintf(name, sizeof name, "/aptus-%s-probe%d", info.jobid, my_rank);
+            int fd = shm_open(name, O_CREAT | O_RDWR, 0600);
+            if (fd < 0 || ftruncate(fd, 4096) != 0)
+                die("shm_open");
+            close(fd);
+            printf("rank %d shm %s\n", my_rank, name);
+        } else if (!strncmp(act, "abort=", 6)) {
+            aptus_pmi_abort(atoi(val), "probe requested abort");
+        } else if (!strncmp(act, "exit=", 5)) {
+            fflush(NULL);
+            exit(atoi(val));
+        } else if (!strncmp(act, "kill=", 5)) {
+            fflush(NULL);
+            raise(atoi(val));
+        } else if (!strcmp(act, "hang")) {
+            for (;;)
+                pause();
+        } else if (!strcmp(act, "forkchild")) {
+            pid_t p = fork();
+            if (p < 0)
+                die("fork");
+            if (p == 0) {
+                for (;;)
+                    pause();
+            }
+            printf("rank %d forked %ld\n", my_rank, (long)p);
+        } else if (!strcmp(act, "trapterm")) {
+            signal(SIGTERM, on_term);
+        } else if (!strcmp(act, "ready")) {
+            printf("rank %d ready\n", my_rank);
+        } else if (!strncmp(act, "print=", 6)) {
+            printf("%s from %d\n", val, my_rank);
+        } else if (!strncmp(act, "eprint=", 7)) {
+            fprintf(stderr, "%s from %d\n", val, my_rank);
+        } else if (!strcmp(act, "partial")) {
+            printf("part1-%d", my_rank);
+            fflush(stdout);
+            sleep_ms(200);
+            printf("-part2\n");
+        } else if (!strncmp(act, "spam=", 5)) {
+            int n = atoi(val);
+            static const char pad[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+                                      "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+            for (int i = 0; i < n; i++) {
+                printf("spam rank %d line %d %s end\n", my_rank, i, pad);
+                fprintf(stderr, "espam rank %d line %d %s end\n", my_rank, i, pad);
+            }
+        } else if (!strncmp(act, "sleep=", 6)) {
+            sleep_ms(atol(val));
+        } else if (!strcmp(act, "finalize")) {
+            if (aptus_pmi_finalize() != 0)
+                die("finalize");
+            inited = 0;
+        } else {
+            fprintf(stderr, "probe: unknown action '%s'\n", act);
+            return 2;
+        }
+    }
+    fflush(NULL);
+    return 0;
+}

@@ -1,0 +1,374 @@
+/* Unit tests of the configuration reader: the table, defaults, parsing of every type (good
+ * and bad values, with the exact messages), and the warning for unknown APTUS_* variables.
+ *
+ *   test_config                     the unit tests
+ *   test_config --check-doc FILE    checks that FILE (docs/TUNING.md) has, for every variable of
+ *                                   config_vars.def, a line naming it with its type and default */
+#include "runtime/config.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+extern char **environ;
+
+static int failures;
+
+#define CHECK(cond)                                                                           \
+    do {                                                                                      \
+        if (!(cond)) {                                                                        \
+            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);          \
+            failures++;                                                                       \
+        }                                                                                     \
+    } while (0)
+
+static const char *type_word(enum aptus_cvar_type t)
+{
+    switch (t) {
+    case APTUS_CVAR_BOOL: return "bool";
+    case APTUS_CVAR_INT: return "int";
+    case APTUS_CVAR_SIZE: return "size";
+    case APTUS_CVAR_STRING: return "string";
+    }
+    return "?";
+}
+
+/* Removes every APTUS_* variable from the environment. */
+static void clear_aptus_env(void)
+{
+    for (;;) {
+        char name[256] = "";
+        for (char **e = environ; e && *e; e++)
+            if (strncmp(*e, "APTUS_", 6) == 0) {
+                size_t n = strcspn(*e, "=");
+                if (n >= sizeof name)
+                    n = sizeof name - 1;
+                memcpy(name, *e, n);
+                name[n] = '\0';
+                break;
+            }
+        if (!name[0])
+            return;
+        unsetenv(name);
+    }
+}
+
+/* Runs aptus_config_init with stderr captured into `captured`. */
+static int init_capturing(char *err, size_t errlen, char *captured, size_t caplen)
+{
+    fflush(stderr);
+    FILE *tmp = tmpfile();
+    int saved = dup(STDERR_FILENO);
+    if (!tmp || saved < 0) {
+        fprintf(stderr, "cannot capture stderr\n");
+        exit(1);
+    }
+    dup2(fileno(tmp), STDERR_FILENO);
+    int rc = aptus_config_init(err, errlen);
+    fflush(stderr);
+    dup2(saved, STDERR_FILENO);
+    close(saved);
+    rewind(tmp);
+    size_t n = fread(captured, 1, caplen - 1, tmp);
+    captured[n] = '\0';
+    fclose(tmp);
+    return rc;
+}
+
+static int init_quiet(char *err, size_t errlen)
+{
+    char cap[4096];
+    return init_capturing(err, errlen, cap, sizeof cap);
+}
+
+/* Sets one variable, runs init, expects this exact message. */
+static void expect_err(const char *name, const char *value, const char *msg, int line)
+{
+    char err[512] = "";
+    setenv(name, value, 1);
+    if (init_quiet(err, sizeof err) == 0) {
+        fprintf(stderr, "line %d: %s='%s' accepted, expected: %s\n", line, name, value, msg);
+        failures++;
+    } else if (strcmp(err, msg) != 0) {
+        fprintf(stderr, "line %d: %s='%s'\n  message:  %s\n  expected: %s\n", line, name, value, err, msg);
+        failures++;
+    }
+    unsetenv(name);
+}
+#define EXPECT_ERR(name, value, msg) expect_err(name, value, msg, __LINE__)
+
+static void test_table(void)
+{
+    int count = -1;
+    const struct aptus_cvar_desc *t = aptus_config_table(&count);
+    CHECK(t != NULL);
+    CHECK(count == 8);
+    CHECK(aptus_config_table(NULL) == t);
+    for (int i = 0; i < count; i++) {
+        CHECK(strncmp(t[i].name, "APTUS_", 6) == 0);
+        CHECK(t[i].default_text != NULL);
+        CHECK(t[i].description != NULL && strlen(t[i].description) > 10);
+        for (int j = 0; j < i; j++)
+            CHECK(strcmp(t[i].name, t[j].name) != 0);
+    }
+    CHECK(strcmp(t[0].name, "APTUS_STATS") == 0 && t[0].type == APTUS_CVAR_BOOL);
+    CHECK(strcmp(t[1].name, "APTUS_SEND_RULES") == 0 && t[1].type == APTUS_CVAR_STRING);
+    CHECK(strcmp(t[1].default_text, "self;smp") == 0);
+    CHECK(strcmp(t[2].name, "APTUS_SMP_BLOCK_SIZE") == 0 && t[2].type == APTUS_CVAR_SIZE);
+    CHECK(strcmp(t[7].name, "APTUS_SPIN_COUNT") == 0 && t[7].type == APTUS_CVAR_INT);
+}
+
+static void check_defaults(void)
+{
+    CHECK(aptus_config.stats == 0);
+    CHECK(aptus_config.send_rules && strcmp(aptus_config.send_rules, "self;smp") == 0);
+    CHECK(aptus_config.smp_block_size == 64 * 1024);
+    CHECK(aptus_config.smp_eager_max == 16 * 1024);
+    CHECK(aptus_config.smp_cma == 1);
+    CHECK(aptus_config.smp_cma_min == 2 * 1024 * 1024);
+    CHECK(aptus_config.smp_chunk == 16 * 1024);
+    CHECK(aptus_config.spin_count == 2000);
+}
+
+static void test_defaults(void)
+{
+    /* Applied when the program starts, before any init. */
+    check_defaults();
+    char err[512] = "";
+    CHECK(init_quiet(err, sizeof err) == 0);
+    CHECK(err[0] == '\0');
+    check_defaults();
+}
+
+static void test_bool(void)
+{
+    static const char *const on[] = { "1", "yes", "true", "on", "YES", "True", "ON", " on ", "yes\n" };
+    static const char *const off[] = { "0", "no", "false", "off", "NO", "False", "Off", "\t0" };
+    char err[512];
+    for (size_t i = 0; i < sizeof on / sizeof on[0]; i++) {
+        setenv("APTUS_STATS", on[i], 1);
+        aptus_config.stats = -1;
+        CHECK(init_quiet(err, sizeof err) == 0 && aptus_config.stats == 1);
+    }
+    for (size_t i = 0; i < sizeof off / sizeof off[0]; i++) {
+        setenv("APTUS_SMP_CMA", off[i], 1);
+        aptus_config.smp_cma = -1;
+        CHECK(init_quiet(err, sizeof err) == 0 && aptus_config.smp_cma == 0);
+    }
+    unsetenv("APTUS_STATS");
+    unsetenv("APTUS_SMP_CMA");
+    EXPECT_ERR("APTUS_STATS", "maybe",
+               "APTUS_STATS: 'maybe' is not a boolean (use 0/1, yes/no, true/false or on/off)");
+    EXPECT_ERR("APTUS_STATS", "2",
+               "APTUS_STATS: '2' is not a boolean (use 0/1, yes/no, true/false or on/off)");
+    EXPECT_ERR("APTUS_SMP_CMA", "",
+               "APTUS_SMP_CMA: '' is not a boolean (use 0/1, yes/no, true/false or on/off)");
+    EXPECT_ERR("APTUS_SMP_CMA", "yess",
+               "APTUS_SMP_CMA: 'yess' is not a boolean (use 0/1, yes/no, true/false or on/off)");
+    EXPECT_ERR("APTUS_SMP_CMA", "o n",
+               "APTUS_SMP_CMA: 'o n' is not a boolean (use 0/1, yes/no, true/false or on/off)");
+}
+
+static void test_int(void)
+{
+    static const struct { const char *text; int value; } good[] = {
+        { "0", 0 }, { "123", 123 }, { "-5", -5 }, { "+7", 7 }, { " 42 ", 42 },
+        { "2147483647", 2147483647 }, { "-2147483648", -2147483647 - 1 }, { "007", 7 },
+    };
+    char err[512];
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+        setenv("APTUS_SPIN_COUNT", good[i].text, 1);
+        CHECK(init_quiet(err, sizeof err) == 0 && aptus_config.spin_count == good[i].value);
+    }
+    unsetenv("APTUS_SPIN_COUNT");
+    EXPECT_ERR("APTUS_SPIN_COUNT", "abc", "APTUS_SPIN_COUNT: 'abc' is not an integer");
+    EXPECT_ERR("APTUS_SPIN_COUNT", "12abc", "APTUS_SPIN_COUNT: '12abc' is not an integer");
+    EXPECT_ERR("APTUS_SPIN_COUNT", "1K", "APTUS_SPIN_COUNT: '1K' is not an integer");
+    EXPECT_ERR("APTUS_SPIN_COUNT", "", "APTUS_SPIN_COUNT: '' is not an integer");
+    EXPECT_ERR("APTUS_SPIN_COUNT", "-", "APTUS_SPIN_COUNT: '-' is not an integer");
+    EXPECT_ERR("APTUS_SPIN_COUNT", "1.5", "APTUS_SPIN_COUNT: '1.5' is not an integer");
+    EXPECT_ERR("APTUS_SPIN_COUNT", "2147483648",
+               "APTUS_SPIN_COUNT: '2147483648' is out of range (-2147483648..2147483647)");
+    EXPECT_ERR("APTUS_SPIN_COUNT", "-2147483649",
+               "APTUS_SPIN_COUNT: '-2147483649' is out of range (-2147483648..2147483647)");
+    EXPECT_ERR("APTUS_SPIN_COUNT", "99999999999999999999999999",
+               "APTUS_SPIN_COUNT: '99999999999999999999999999' is out of range (-2147483648..2147483647)");
+}
+
+static void test_size(void)
+{
+    static const struct { const char *text; uint64_t value; } good[] = {
+        { "0", 0 }, { "100", 100 }, { "64K", 65536 }, { "64k", 65536 }, { "2M", 2u << 20 },
+        { "3m", 3u << 20 }, { "1G", 1u << 30 }, { "1g", 1u << 30 }, { " 8K ", 8192 }, { "0K", 0 },
+    };
+    char err[512];
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+        setenv("APTUS_SMP_BLOCK_SIZE", good[i].text, 1);
+        CHECK(init_quiet(err, sizeof err) == 0 && aptus_config.smp_block_size == good[i].value);
+    }
+    unsetenv("APTUS_SMP_BLOCK_SIZE");
+    if (sizeof(size_t) >= 8) {
+        setenv("APTUS_SMP_CMA_MIN", "4G", 1);
+        CHECK(init_quiet(err, sizeof err) == 0 && (uint64_t)aptus_config.smp_cma_min == 4ull << 30);
+        setenv("APTUS_SMP_CMA_MIN", "18446744073709551615", 1);
+        CHECK(init_quiet(err, sizeof err) == 0 && (uint64_t)aptus_config.smp_cma_min == UINT64_MAX);
+        unsetenv("APTUS_SMP_CMA_MIN");
+    }
+#define NOT_A_SIZE(v) "APTUS_SMP_BLOCK_SIZE: '" v "' is not a size (use a number of bytes with an optional K, M or G suffix, e.g. 64K)"
+    EXPECT_ERR("APTUS_SMP_BLOCK_SIZE", "abc", NOT_A_SIZE("abc"));
+    EXPECT_ERR("APTUS_SMP_BLOCK_SIZE", "", NOT_A_SIZE(""));
+    EXPECT_ERR("APTUS_SMP_BLOCK_SIZE", "-1", NOT_A_SIZE("-1"));
+    EXPECT_ERR("APTUS_SMP_BLOCK_SIZE", "1T", NOT_A_SIZE("1T"));
+    EXPECT_ERR("APTUS_SMP_BLOCK_SIZE", "1KB", NOT_A_SIZE("1KB"));
+    EXPECT_ERR("APTUS_SMP_BLOCK_SIZE", "K", NOT_A_SIZE("K"));
+    EXPECT_ERR("APTUS_SMP_BLOCK_SIZE", "8 K", NOT_A_SIZE("8 K"));
+    EXPECT_ERR("APTUS_SMP_BLOCK_SIZE", "1.5M", NOT_A_SIZE("1.5M"));
+    EXPECT_ERR("APTUS_SMP_EAGER_MAX", "18446744073709551616",
+               "APTUS_SMP_EAGER_MAX: '18446744073709551616' is too large");
+    EXPECT_ERR("APTUS_SMP_CHUNK", "17179869184G", "APTUS_SMP_CHUNK: '17179869184G' is too large");
+#undef NOT_A_SIZE
+}
+
+static void test_string(void)
+{
+    char err[512];
+    setenv("APTUS_SEND_RULES", "size<=1K:rc-fp;*:ud-sr", 1);
+    CHECK(init_quiet(err, sizeof err) == 0);
+    CHECK(strcmp(aptus_config.send_rules, "size<=1K:rc-fp;*:ud-sr") == 0);
+    /* The value is a copy: changing the environment later does not change it. */
+    setenv("APTUS_SEND_RULES", "smp", 1);
+    CHECK(strcmp(aptus_config.send_rules, "size<=1K:rc-fp;*:ud-sr") == 0);
+    CHECK(init_quiet(err, sizeof err) == 0 && strcmp(aptus_config.send_rules, "smp") == 0);
+    /* Strings are taken as they are (the rule chain is checked by its own parser). */
+    setenv("APTUS_SEND_RULES", "", 1);
+    CHECK(init_quiet(err, sizeof err) == 0 && strcmp(aptus_config.send_rules, "") == 0);
+    unsetenv("APTUS_SEND_RULES");
+    CHECK(init_quiet(err, sizeof err) == 0 && strcmp(aptus_config.send_rules, "self;smp") == 0);
+}
+
+static void test_error_keeps_previous_values(void)
+{
+    char err[512];
+    setenv("APTUS_SPIN_COUNT", "77", 1);
+    setenv("APTUS_SEND_RULES", "smp", 1);
+    CHECK(init_quiet(err, sizeof err) == 0 && aptus_config.spin_count == 77);
+    setenv("APTUS_SPIN_COUNT", "5", 1);
+    setenv("APTUS_SMP_CHUNK", "lots", 1);
+    CHECK(init_quiet(err, sizeof err) == -1);
+    CHECK(strstr(err, "APTUS_SMP_CHUNK") != NULL && strstr(err, "'lots'") != NULL);
+    CHECK(aptus_config.spin_count == 77);
+    CHECK(strcmp(aptus_config.send_rules, "smp") == 0);
+    /* A tiny or absent error buffer is safe. */
+    char tiny[6];
+    CHECK(init_quiet(tiny, sizeof tiny) == -1 && strlen(tiny) == sizeof tiny - 1);
+    CHECK(init_quiet(NULL, 0) == -1);
+    clear_aptus_env();
+    CHECK(init_quiet(err, sizeof err) == 0);
+    check_defaults();
+}
+
+static void test_unknown_variable_warning(void)
+{
+    char err[512], cap[4096];
+    /* A typo: a warning that names it and suggests the closest variable; not an error. */
+    setenv("APTUS_STAT", "1", 1);
+    CHECK(init_capturing(err, sizeof err, cap, sizeof cap) == 0);
+    CHECK(strstr(cap, "warning") != NULL);
+    CHECK(strstr(cap, "APTUS_STAT ") != NULL);
+    CHECK(strstr(cap, "did you mean APTUS_STATS?") != NULL);
+    CHECK(aptus_config.stats == 0);
+    unsetenv("APTUS_STAT");
+
+    setenv("APTUS_SMP_BLOCKSIZE", "1M", 1);
+    CHECK(init_capturing(err, sizeof err, cap, sizeof cap) == 0);
+    CHECK(strstr(cap, "APTUS_SMP_BLOCKSIZE") != NULL && strstr(cap, "did you mean APTUS_SMP_BLOCK_SIZE?"));
+    unsetenv("APTUS_SMP_BLOCKSIZE");
+
+    /* Far from every name: a warning without a suggestion. */
+    setenv("APTUS_COMPLETELY_DIFFERENT", "x", 1);
+    CHECK(init_capturing(err, sizeof err, cap, sizeof cap) == 0);
+    CHECK(strstr(cap, "APTUS_COMPLETELY_DIFFERENT") != NULL && strstr(cap, "did you mean") == NULL);
+    unsetenv("APTUS_COMPLETELY_DIFFERENT");
+
+    /* Set by the launcher: silent. Known variables and other prefixes: silent. */
+    setenv("APTUS_NODE_ID", "3", 1);
+    setenv("APTUS_LOCAL_RANK", "1", 1);
+    setenv("APTUS_LOCAL_SIZE", "2", 1);
+    setenv("APTUS_NUM_NODES", "4", 1);
+    setenv("APTUS_PPN", "4", 1);
+    setenv("APTUS_STATS", "1", 1);
+    setenv("APTUSX_THING", "1", 1);
+    setenv("MY_APTUS_STAT", "1", 1);
+    CHECK(init_capturing(err, sizeof err, cap, sizeof cap) == 0);
+    CHECK(cap[0] == '\0');
+    CHECK(aptus_config.stats == 1);
+    unsetenv("APTUSX_THING");
+    unsetenv("MY_APTUS_STAT");
+    clear_aptus_env();
+}
+
+/* Every variable must have a line in the doc naming it (`NAME`), its type and its default. */
+static int check_doc(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        fprintf(stderr, "cannot open %s\n", path);
+        return 1;
+    }
+    int count;
+    const struct aptus_cvar_desc *t = aptus_config_table(&count);
+    int *found = calloc((size_t)count, sizeof *found);
+    char line[4096];
+    while (fgets(line, sizeof line, f)) {
+        for (int i = 0; i < count; i++) {
+            char name[128], type[32], dflt[256];
+            snprintf(name, sizeof name, "`%s`", t[i].name);
+            snprintf(type, sizeof type, "%s", type_word(t[i].type));
+            snprintf(dflt, sizeof dflt, "`%s`", t[i].default_text);
+            if (strstr(line, name) && strstr(line, type) && strstr(line, dflt) && line[0] == '|')
+                found[i] = 1;
+        }
+    }
+    fclose(f);
+    int missing = 0;
+    for (int i = 0; i < count; i++)
+        if (!found[i]) {
+            fprintf(stderr, "%s: no table row for %s with type %s and default `%s`\n", path,
+                    t[i].name, type_word(t[i].type), t[i].default_text);
+            missing++;
+        }
+    free(found);
+    if (missing)
+        return 1;
+    printf("%s documents all %d variables\n", path, count);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 3 && strcmp(argv[1], "--check-doc") == 0)
+        return check_doc(argv[2]);
+    if (argc != 1) {
+        fprintf(stderr, "usage: test_config [--check-doc docs/TUNING.md]\n");
+        return 2;
+    }
+    /* The constructor applied the defaults before main; the environment of the test runner
+     * must not leak into the tests after that. */
+    test_table();
+    clear_aptus_env();
+    test_defaults();
+    test_bool();
+    test_int();
+    test_size();
+    test_string();
+    test_error_keeps_previous_values();
+    test_unknown_variable_warning();
+    if (failures) {
+        fprintf(stderr, "test_config: %d failure(s)\n", failures);
+        return 1;
+    }
+    printf("test_config: all passed\n");
+    return 0;
+}

@@ -1,0 +1,49 @@
+/* PMI-2 server side of mpiexec: one connection per rank (a socketpair end), one key-value
+ * space for the job, fence = barrier over all ranks. */
+#ifndef APTUS_MPIEXEC_PMISERV_H
+#define APTUS_MPIEXEC_PMISERV_H
+
+#include <stddef.h>
+
+struct pmisrv_conn {
+    int fd;           /* our end, non-blocking; -1 once closed */
+    char *buf;        /* bytes received, not yet consumed */
+    size_t len, cap;
+    int handshaken;   /* PMI-1 style "cmd=init" line answered */
+    int initialized;  /* fullinit done */
+    int finalized;    /* finalize received */
+    int in_fence;
+};
+
+struct pmisrv_kv;
+struct pmisrv_nattr;
+
+struct pmisrv {
+    int size;
+    const char *jobid;
+    const char *mapping;     /* PMI_process_mapping value */
+    const int *node_of;
+    struct pmisrv_conn *conn;
+    struct pmisrv_kv **buckets;
+    size_t nbuckets;
+    long fences_done;
+    int fence_waiting;
+    struct pmisrv_nattr *nattrs;
+    int verbose;
+    /* First abort request seen (abort_rank < 0: none). */
+    int abort_rank;
+    int abort_code;
+    char abort_msg[1024];
+};
+
+/* fds[i] is our end of rank i's socket. Returns 0 or -1 (out of memory). */
+int pmisrv_init(struct pmisrv *s, int size, const int *fds, const char *jobid, const char *mapping,
+                const int *node_of);
+/* Reads whatever is available on rank's connection and answers complete requests.
+ * Returns 1 while the connection is open, 0 once it is closed (EOF, error, protocol error). */
+int pmisrv_service(struct pmisrv *s, int rank);
+/* Closes rank's connection (after the process is gone). */
+void pmisrv_close(struct pmisrv *s, int rank);
+void pmisrv_destroy(struct pmisrv *s);
+
+#endif
