@@ -198,8 +198,8 @@ static int recv_any(const char *fn, void *buf, MPI_Count count, MPI_Datatype dty
     aptus_status_fill(status, r);
     if (r->st_error)
         return aptus_error(c, r->st_error, fn,
-                           "message of %zu bytes from rank %d (tag %d) does not fit the %zu-byte receive buffer",
-                           r->st_bytes, r->st_source, r->st_tag, bytes);
+                           "message of %llu bytes from rank %d (tag %d) does not fit the %zu-byte receive buffer",
+                           (unsigned long long)r->msg_bytes, r->st_source, r->st_tag, bytes);
     return MPI_SUCCESS;
 }
 
@@ -255,8 +255,8 @@ static int req_finish(MPI_Request *h, MPI_Status *status)
 
 static int req_error(struct aptus_request *r, int err, const char *fn)
 {
-    return aptus_error(r->comm, err, fn, "message of %zu bytes from rank %d (tag %d) is larger than the receive buffer",
-                       r->st_bytes, r->st_source, r->st_tag);
+    return aptus_error(r->comm, err, fn, "message of %llu bytes from rank %d (tag %d) is larger than the %zu-byte receive buffer",
+                       (unsigned long long)r->msg_bytes, r->st_source, r->st_tag, r->bytes);
 }
 
 static int null_or_inactive(MPI_Request h)
@@ -278,13 +278,9 @@ int PMPI_Wait(MPI_Request *request, MPI_Status *status)
         return rc;
     struct aptus_request *r = REQ(*request);
     aptus_wait(r);
-    struct aptus_comm *c = r->comm;
-    size_t got = r->st_bytes;
-    int src = r->st_source, tag = r->st_tag;
-    int err = req_finish(request, status);
-    if (err)
-        return aptus_error(c, err, "MPI_Wait", "message of %zu bytes from rank %d (tag %d) was truncated", got, src, tag);
-    return MPI_SUCCESS;
+    int code = r->st_error ? req_error(r, r->st_error, "MPI_Wait") : MPI_SUCCESS;
+    req_finish(request, status);
+    return code;
 }
 APTUS_ALIAS(Wait)
 
@@ -307,11 +303,9 @@ int PMPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
     *flag = r->complete;
     if (!r->complete)
         return MPI_SUCCESS;
-    int err = r->st_error;
-    if (err)
-        req_error(r, err, "MPI_Test");
+    int code = r->st_error ? req_error(r, r->st_error, "MPI_Test") : MPI_SUCCESS;
     req_finish(request, status);
-    return err ? err : MPI_SUCCESS;
+    return code;
 }
 APTUS_ALIAS(Test)
 
@@ -354,11 +348,9 @@ static int finish_any(int count, MPI_Request reqs[], int i, int *index, MPI_Stat
         return MPI_SUCCESS;
     }
     struct aptus_request *r = REQ(reqs[i]);
-    int err = r->st_error;
-    if (err)
-        req_error(r, err, fn);
+    int code = r->st_error ? req_error(r, r->st_error, fn) : MPI_SUCCESS;
     req_finish(&reqs[i], status);
-    return err;
+    return code;
 }
 
 int PMPI_Waitany(int count, MPI_Request reqs[], int *index, MPI_Status *status)
@@ -400,9 +392,12 @@ APTUS_ALIAS(Testany)
 static int finish_all(int count, MPI_Request reqs[], MPI_Status statuses[], const char *fn)
 {
     int any_err = 0;
+    struct aptus_comm *err_comm = NULL;
     for (int i = 0; i < count; i++)
-        if (!null_or_inactive(reqs[i]) && REQ(reqs[i])->st_error)
+        if (!null_or_inactive(reqs[i]) && REQ(reqs[i])->st_error) {
             any_err = 1;
+            err_comm = REQ(reqs[i])->comm;
+        }
     for (int i = 0; i < count; i++) {
         MPI_Status *st = statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[i];
         int err = 0;
@@ -413,8 +408,10 @@ static int finish_all(int count, MPI_Request reqs[], MPI_Status statuses[], cons
         if (any_err && st != MPI_STATUS_IGNORE)
             st->MPI_ERROR = err;
     }
-    if (any_err)
-        return aptus_error(NULL, MPI_ERR_IN_STATUS, fn, "at least one request failed; see the statuses");
+    if (any_err) {
+        aptus_error(err_comm, MPI_ERR_IN_STATUS, fn, "at least one request failed; see the statuses");
+        return MPI_ERR_IN_STATUS;
+    }
     return MPI_SUCCESS;
 }
 
@@ -426,17 +423,8 @@ static int all_complete(int count, MPI_Request reqs[])
     return 1;
 }
 
-static struct aptus_comm *first_comm(int count, MPI_Request reqs[])
-{
-    for (int i = 0; i < count; i++)
-        if (!null_or_inactive(reqs[i]))
-            return REQ(reqs[i])->comm;
-    return NULL;
-}
-
 static int finish_all_on(int count, MPI_Request reqs[], MPI_Status statuses[], const char *fn)
 {
-    struct aptus_comm *c = first_comm(count, reqs);
     int any_err = 0;
     for (int i = 0; i < count; i++)
         if (!null_or_inactive(reqs[i]) && REQ(reqs[i])->st_error)
@@ -451,7 +439,6 @@ static int finish_all_on(int count, MPI_Request reqs[], MPI_Status statuses[], c
         }
         return MPI_SUCCESS;
     }
-    (void)c;
     return finish_all(count, reqs, statuses, fn);
 }
 
@@ -520,9 +507,12 @@ static int some(int incount, MPI_Request reqs[], int *outcount, int indices[], M
         aptus_wait_step(&idle);
     }
     int n = 0, any_err = 0;
+    struct aptus_comm *err_comm = NULL;
     for (int i = 0; i < incount; i++) {
         if (null_or_inactive(reqs[i]) || !REQ(reqs[i])->complete)
             continue;
+        if (REQ(reqs[i])->st_error)
+            err_comm = REQ(reqs[i])->comm;
         MPI_Status *st = statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[n];
         int err = req_finish(&reqs[i], st);
         if (st != MPI_STATUS_IGNORE)
@@ -531,8 +521,10 @@ static int some(int incount, MPI_Request reqs[], int *outcount, int indices[], M
         indices[n++] = i;
     }
     *outcount = n;
-    if (any_err)
-        return aptus_error(NULL, MPI_ERR_IN_STATUS, fn, "at least one request failed; see the statuses");
+    if (any_err) {
+        aptus_error(err_comm, MPI_ERR_IN_STATUS, fn, "at least one request failed; see the statuses");
+        return MPI_ERR_IN_STATUS;
+    }
     return MPI_SUCCESS;
 }
 
@@ -797,7 +789,7 @@ static int mrecv_any(const char *fn, void *buf, MPI_Count count, MPI_Datatype da
     r->buf = buf;
     r->bytes = bytes;
     r->dt = d;
-    r->comm = &aptus_comm_world_obj;
+    r->comm = &aptus_comm_self_obj;
     if (*message == MPI_MESSAGE_NO_PROC) {
         r->complete = 1;
         r->st_source = MPI_PROC_NULL;
@@ -813,8 +805,8 @@ static int mrecv_any(const char *fn, void *buf, MPI_Count count, MPI_Datatype da
     aptus_wait(r);
     aptus_status_fill(status, r);
     if (r->st_error)
-        return aptus_error(NULL, r->st_error, fn, "message of %zu bytes does not fit the %zu-byte receive buffer",
-                           r->st_bytes, bytes);
+        return aptus_error(r->comm, r->st_error, fn, "message of %llu bytes does not fit the %zu-byte receive buffer",
+                           (unsigned long long)r->msg_bytes, bytes);
     return MPI_SUCCESS;
 }
 
@@ -867,10 +859,29 @@ int PMPI_Get_count_c(const MPI_Status *status, MPI_Datatype datatype, MPI_Count 
 }
 APTUS_ALIAS(Get_count_c)
 
+/* Basic elements: like count_of, except that the pair types (MPI_2INT, MPI_DOUBLE_INT, ...)
+ * hold two basic elements each, and a trailing lone first member counts as one. */
+static int elements_of(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count, const char *fn)
+{
+    int rc = count_of(status, datatype, count, fn);
+    struct aptus_dtype *d = aptus_dtype_get(datatype);
+    if (rc || d->basic < APTUS_B_FLOAT_INT || d->basic > APTUS_B_2DOUBLE)
+        return rc;
+    size_t bytes = aptus_status_bytes(status), per = (size_t)d->extent;
+    size_t first = d->basic == APTUS_B_2INT || d->basic == APTUS_B_2FLOAT ? 4
+                   : d->basic == APTUS_B_2DOUBLE                          ? 8
+                                                                          : d->size - sizeof(int);
+    size_t rem = bytes % per;
+    *count = (MPI_Count)(2 * (bytes / per) + (rem >= first ? 1 : 0));
+    if (rem && rem != first)
+        *count = MPI_UNDEFINED;
+    return 0;
+}
+
 int PMPI_Get_elements(const MPI_Status *status, MPI_Datatype datatype, int *count)
 {
     MPI_Count n;
-    int rc = count_of(status, datatype, &n, "MPI_Get_elements");
+    int rc = elements_of(status, datatype, &n, "MPI_Get_elements");
     if (rc)
         return rc;
     *count = n > INT_MAX ? MPI_UNDEFINED : (int)n;
@@ -880,13 +891,13 @@ APTUS_ALIAS(Get_elements)
 
 int PMPI_Get_elements_c(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count)
 {
-    return count_of(status, datatype, count, "MPI_Get_elements_c");
+    return elements_of(status, datatype, count, "MPI_Get_elements_c");
 }
 APTUS_ALIAS(Get_elements_c)
 
 int PMPI_Get_elements_x(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count)
 {
-    return count_of(status, datatype, count, "MPI_Get_elements_x");
+    return elements_of(status, datatype, count, "MPI_Get_elements_x");
 }
 APTUS_ALIAS(Get_elements_x)
 

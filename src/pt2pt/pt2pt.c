@@ -21,6 +21,7 @@ struct aptus_unexp {
     int src, tag;
     uint64_t len;
     uint64_t sreq, addr;
+    struct aptus_comm *comm; /* set when taken by a matched probe */
     char data[];            /* eager payload */
 };
 
@@ -375,6 +376,7 @@ static size_t set_envelope(struct aptus_request *r, int src, int tag, uint64_t l
 {
     r->st_source = src;
     r->st_tag = tag;
+    r->msg_bytes = len;
     size_t n = len <= r->bytes ? (size_t)len : r->bytes;
     r->st_bytes = n;
     r->st_error = len > r->bytes ? MPI_ERR_TRUNCATE : MPI_SUCCESS;
@@ -579,6 +581,7 @@ int aptus_probe_test(int src, int tag, struct aptus_comm *c, uint16_t ctx, MPI_S
         }
         if (take) {
             unexp_remove(u);
+            u->comm = c;
             *msg = u;
         }
         return 1;
@@ -589,5 +592,6 @@ int aptus_probe_test(int src, int tag, struct aptus_comm *c, uint16_t ctx, MPI_S
 void aptus_recv_taken(struct aptus_request *r, struct aptus_unexp *msg)
 {
     r->complete = 0;
+    r->comm = msg->comm;
     deliver_unexp(r, msg);
 }

@@ -36,6 +36,7 @@ struct aptus_request {
     /* status */
     int st_source, st_tag, st_error;
     size_t st_bytes;
+    uint64_t msg_bytes;         /* bytes the sender sent (reported on truncation) */
     /* queue links */
     struct aptus_request *next, *prev;
     /* rendezvous (receiver side): bytes expected / received by streamed copy */

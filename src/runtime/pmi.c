@@ -14,6 +14,10 @@
  *        abort (isworld, msg; plus our extension exitcode) -> no response
  *        finalize        -> finalize-response
  *
+ * Compatibility notes: Slurm's PMI-2 server does not unescape ";;", so values meant to work
+ * under srun must not contain ';' (our mpiexec handles it). Slurm's key space is global (the
+ * srcid of kvs-get is ignored), so keys should be unique per rank, e.g. carry the rank.
+ *
  * Singleton (no PMI_FD): rank 0 of 1 with a local key table.
  *
  * Only C11 + POSIX. All entry points are serialised by one mutex. */
@@ -326,7 +330,8 @@ static int handshake(void)
     }
     /* Check rc and the version granted (space-separated PMI-1 format). */
     int rc = 0, ver = 2;
-    for (char *tok = strtok(line, " "); tok; tok = strtok(NULL, " ")) {
+    char *save = NULL;
+    for (char *tok = strtok_r(line, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
         if (strncmp(tok, "rc=", 3) == 0)
             rc = atoi(tok + 3);
         else if (strncmp(tok, "pmi_version=", 12) == 0)
@@ -356,8 +361,8 @@ static int init_server(struct aptus_pmi_info *info, const char *fdstr)
     const char *env_id = getenv("PMI_ID");
     const char *env_job = getenv("PMI_JOBID");
     if (env_rank) {
-        if (env_job)
-            b_pair(&b, "pmijobid", env_job);
+        /* Slurm insists on both pmijobid and pmirank (and threaded). */
+        b_pair(&b, "pmijobid", env_job && *env_job ? env_job : "0");
         b_pair(&b, "pmirank", env_rank);
     } else if (env_id) {
         b_pair(&b, "pmiid", env_id);
@@ -371,8 +376,9 @@ static int init_server(struct aptus_pmi_info *info, const char *fdstr)
         pmi_err("PMI server gave no valid rank/size");
         return -1;
     }
+    /* Slurm answers appnum=-1 (unknown): one application, so 0. */
     int appnum = 0;
-    if (parse_int(msg_get(&pmi.msg, "appnum"), &appnum) != 0)
+    if (parse_int(msg_get(&pmi.msg, "appnum"), &appnum) != 0 || appnum < 0)
         appnum = 0;
     info->appnum = appnum;
 
@@ -677,7 +683,8 @@ void aptus_pmi_abort(int code, const char *msg)
     int locked = pthread_mutex_trylock(&pmi_lock) == 0;
     if (pmi.initialized && !pmi.singleton && pmi.fd >= 0) {
         if (!locked) {
-            /* Another thread owns the scratch buffers; build on the stack instead. */
+            /* Another thread owns the scratch buffers (it may be blocked in a fence): send a
+             * minimal message from a separate buffer. */
             static char emergency[2048];
             int n = snprintf(emergency + 6, sizeof emergency - 6,
                              "cmd=abort;isworld=TRUE;exitcode=%d;", code);

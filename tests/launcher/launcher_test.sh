@@ -14,10 +14,11 @@ TAG="tag=lt$$x$(od -An -N4 -tx4 /dev/urandom | tr -d ' ')"
 OUT=$WORK/out
 ERR=$WORK/err
 BGPID=
-FAILED=0
+OTHER=
 
 cleanup() {
     if [ -n "$BGPID" ]; then kill -KILL "$BGPID" 2>/dev/null; fi
+    if [ -n "$OTHER" ]; then rm -f "$OTHER"; fi
     pkill -KILL -f -- "$TAG" 2>/dev/null
     rm -rf "$WORK"
 }

@@ -4,6 +4,7 @@
  * rank N. Arguments of the form tag=... are ignored (tests use them to find their processes).
  *
  *   init            aptus_pmi_init; prints "rank R size S singleton X jobid J"
+ *   plain           from now on put/getall use "v=<R>=x" (no ';': Slurm does not unescape)
  *   put             puts k<R> = "v;<R>;=x" (';' and '=' exercise the escaping)
  *   fence           aptus_pmi_fence
  *   getall          gets k<r> of every rank r and checks it; prints "rank R getall ok"
@@ -65,9 +66,14 @@ static void on_term(int sig)
     _exit(0);
 }
 
+static int plain_values = 0;
+
 static void expected_value(int r, char *buf, size_t len)
 {
-    snprintf(buf, len, "v;%d;=x", r);
+    if (plain_values)
+        snprintf(buf, len, "v=%d=x", r);
+    else
+        snprintf(buf, len, "v;%d;=x", r);
 }
 
 int main(int argc, char **argv)
@@ -101,6 +107,8 @@ int main(int argc, char **argv)
             my_size = info.size;
             printf("rank %d size %d singleton %d jobid %s\n", info.rank, info.size,
                    info.singleton, info.jobid);
+        } else if (!strcmp(act, "plain")) {
+            plain_values = 1;
         } else if (!strcmp(act, "put")) {
             char key[32], v[64];
             snprintf(key, sizeof key, "k%d", my_rank);

@@ -1123,7 +1123,7 @@ int main(int argc, char **argv)
     signal(SIGTTOU, SIG_IGN);
     /* Orphaned descendants of the ranks are re-parented to us, so we can kill them. */
     prctl(PR_SET_CHILD_SUBREAPER, 1);
-    if (0) start_watchdog();
+    start_watchdog();
 
     if (spawn_all() != 0) {
         J.cause_set = 1;

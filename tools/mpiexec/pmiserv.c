@@ -232,11 +232,9 @@ static int parse_pairs(char *s, size_t len, struct pair *pairs, int *npairs)
             }
             *w++ = *s++;
         }
-        char *stop = s;
         if (s < end)
             s++;
         *w = '\0';
-        (void)stop;
         if (n == MAX_PAIRS)
             return -1;
         pairs[n].key = key;
