@@ -161,7 +161,7 @@ for lib in $libs; do
     aptus)
         mpiexec=${APTUS_MPIEXEC:-}
         if [ -z "$mpiexec" ]; then
-            for c in "$build/mpiexec/mpiexec" "$build/bin/mpiexec" "$build/mpiexec" "$build/tools/mpiexec"; do
+            for c in "$build/tools/mpiexec/mpiexec" "$build/mpiexec/mpiexec" "$build/bin/mpiexec" "$build/mpiexec"; do
                 [ -f "$c" ] && [ -x "$c" ] && { mpiexec=$c; break; }
             done
         fi

@@ -29,7 +29,7 @@ static struct aptus_request *req_done(int kind, int source)
 
 /* ---------------- sends ---------------- */
 
-static int send_any(const char *fn, const void *buf, MPI_Count count, MPI_Datatype dtype, int dest, int tag,
+static inline __attribute__((always_inline)) int send_any(const char *fn, const void *buf, MPI_Count count, MPI_Datatype dtype, int dest, int tag,
                     MPI_Comm comm, int mode, int persistent, MPI_Request *req)
 {
     GET_COMM(c, comm, fn);
@@ -148,7 +148,7 @@ ISEND_FN(Bsend_init, APTUS_MODE_BUFFERED, 1)
 
 /* ---------------- receives ---------------- */
 
-static int recv_any(const char *fn, void *buf, MPI_Count count, MPI_Datatype dtype, int source, int tag,
+static inline __attribute__((always_inline)) int recv_any(const char *fn, void *buf, MPI_Count count, MPI_Datatype dtype, int source, int tag,
                     MPI_Comm comm, int persistent, MPI_Request *req, MPI_Status *status)
 {
     GET_COMM(c, comm, fn);

@@ -8,9 +8,13 @@
 #include <stdint.h>
 
 #include "channel/rules.h"
+#include "runtime/runtime.h"
 
 struct aptus_peer;
 struct aptus_pending;
+
+/* Room reserved in a frame for the message layer's largest eager header. */
+#define APTUS_EAGER_HEADER_MAX 48
 
 struct aptus_channel {
     const char *name;
@@ -38,14 +42,21 @@ struct aptus_peer {
     struct aptus_pending *pend_head, *pend_tail; /* frames waiting for room, in order */
     struct aptus_peer *pend_next;              /* link in the list of peers with pending frames */
     int in_pend_list;
+    uint32_t eager_max[APTUS_CH_COUNT];        /* largest eager payload per channel */
     uint64_t msgs[APTUS_CH_COUNT];
     uint64_t bytes[APTUS_CH_COUNT];
 };
 
 extern const struct aptus_channel *aptus_channels[APTUS_CH_COUNT];
 
-/* The peer structure for a world rank (created on first use). Never NULL for a valid rank. */
-struct aptus_peer *aptus_peer_get(int world_rank);
+/* The peer structure for a world rank, created on first use (NULL only when out of memory or
+ * when no channel reaches the peer). */
+struct aptus_peer *aptus_peer_create(int world_rank);
+static inline struct aptus_peer *aptus_peer_get(int world_rank)
+{
+    struct aptus_peer *p = aptus_rt.peers[world_rank];
+    return __builtin_expect(p != NULL, 1) ? p : aptus_peer_create(world_rank);
+}
 
 /* Called by channels for every frame that arrives. */
 void aptus_frame_arrived(struct aptus_peer *from, const void *frame, size_t len);

@@ -3,16 +3,16 @@
 #include <stdlib.h>
 
 #include "channel/channel.h"
+#include "runtime/config.h"
 #include "runtime/runtime.h"
 
 const struct aptus_channel *aptus_channels[APTUS_CH_COUNT];
 
-struct aptus_peer *aptus_peer_get(int world_rank)
+static void aptus_peer_limits(struct aptus_peer *p);
+
+struct aptus_peer *aptus_peer_create(int world_rank)
 {
-    struct aptus_peer *p = aptus_rt.peers[world_rank];
-    if (__builtin_expect(p != NULL, 1))
-        return p;
-    p = calloc(1, sizeof *p);
+    struct aptus_peer *p = calloc(1, sizeof *p);
     if (!p)
         return NULL;
     p->world_rank = world_rank;
@@ -28,8 +28,20 @@ struct aptus_peer *aptus_peer_get(int world_rank)
         free(p);
         return NULL;
     }
+    aptus_peer_limits(p);
     aptus_rt.peers[world_rank] = p;
     return p;
+}
+
+/* The largest eager message each channel takes to this peer. */
+static void aptus_peer_limits(struct aptus_peer *p)
+{
+    for (int c = 0; c < APTUS_CH_COUNT; c++) {
+        if (!aptus_channels[c])
+            continue;
+        size_t room = aptus_channels[c]->max_frame(p) - APTUS_EAGER_HEADER_MAX;
+        p->eager_max[c] = (uint32_t)(aptus_config.smp_eager_max < room ? aptus_config.smp_eager_max : room);
+    }
 }
 
 void aptus_stats_print(void)

@@ -196,8 +196,6 @@ int aptus_allreduce(const void *sbuf, void *rbuf, size_t count, const struct apt
     return rc;
 }
 
-extern struct aptus_dtype *aptus_dtype_predef[];
-
 int aptus_allreduce_internal(struct aptus_comm *c, const void *sbuf, void *rbuf, size_t count, int basic, int op_id)
 {
     /* Internal use is limited to 32-bit unsigned words (context-id masks). */

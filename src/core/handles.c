@@ -7,28 +7,7 @@ struct aptus_errhandler aptus_errh_fatal = {APTUS_MAGIC_ERRH, APTUS_ERRH_FATAL, 
 struct aptus_errhandler aptus_errh_abort = {APTUS_MAGIC_ERRH, APTUS_ERRH_ABORT, 1, NULL};
 struct aptus_errhandler aptus_errh_return = {APTUS_MAGIC_ERRH, APTUS_ERRH_RETURN, 1, NULL};
 
-extern struct aptus_dtype *aptus_dtype_predef[APTUS_PREDEF_LIMIT];
 extern struct aptus_op *aptus_op_predef[APTUS_PREDEF_LIMIT];
-
-struct aptus_comm *aptus_comm_get(MPI_Comm h)
-{
-    if (h == MPI_COMM_WORLD)
-        return &aptus_comm_world_obj;
-    if (h == MPI_COMM_SELF)
-        return &aptus_comm_self_obj;
-    if (APTUS_IS_PREDEF(h))
-        return NULL;
-    struct aptus_comm *c = (struct aptus_comm *)h;
-    return c->magic == APTUS_MAGIC_COMM ? c : NULL;
-}
-
-struct aptus_dtype *aptus_dtype_get(MPI_Datatype h)
-{
-    if (APTUS_IS_PREDEF(h))
-        return aptus_dtype_predef[(uintptr_t)h];
-    struct aptus_dtype *d = (struct aptus_dtype *)h;
-    return d->magic == APTUS_MAGIC_DTYPE ? d : NULL;
-}
 
 struct aptus_op *aptus_op_get(MPI_Op h)
 {

@@ -89,12 +89,32 @@ struct aptus_op {
 };
 
 /* Handle conversions. Return NULL for null or invalid handles. */
-struct aptus_comm *aptus_comm_get(MPI_Comm h);
-struct aptus_dtype *aptus_dtype_get(MPI_Datatype h);
 struct aptus_op *aptus_op_get(MPI_Op h);
 struct aptus_errhandler *aptus_errh_get(MPI_Errhandler h);
 struct aptus_group *aptus_group_get(MPI_Group h);
 
 extern struct aptus_comm aptus_comm_world_obj, aptus_comm_self_obj;
+extern struct aptus_dtype *aptus_dtype_predef[APTUS_PREDEF_LIMIT];
+
+/* These two are on every communication call: inline. */
+static inline struct aptus_comm *aptus_comm_get(MPI_Comm h)
+{
+    if (h == MPI_COMM_WORLD)
+        return &aptus_comm_world_obj;
+    if (h == MPI_COMM_SELF)
+        return &aptus_comm_self_obj;
+    if (APTUS_IS_PREDEF(h))
+        return NULL;
+    struct aptus_comm *c = (struct aptus_comm *)h;
+    return c->magic == APTUS_MAGIC_COMM ? c : NULL;
+}
+
+static inline struct aptus_dtype *aptus_dtype_get(MPI_Datatype h)
+{
+    if (APTUS_IS_PREDEF(h))
+        return aptus_dtype_predef[(uintptr_t)h];
+    struct aptus_dtype *d = (struct aptus_dtype *)h;
+    return d->magic == APTUS_MAGIC_DTYPE ? d : NULL;
+}
 
 #endif

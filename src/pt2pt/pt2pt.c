@@ -45,11 +45,16 @@ static struct {
     struct aptus_unexp *unexp_head, *unexp_tail;
     struct aptus_peer *pend_peers;
     struct aptus_request *free_reqs;
+    int npollers;
+    int (*pollers[APTUS_CH_COUNT])(void);   /* progress functions of the channels in use */
 } mq;
 
 void aptus_pt2pt_init(void)
 {
     memset(&mq, 0, sizeof mq);
+    for (int c = 0; c < APTUS_CH_COUNT; c++)
+        if (aptus_channels[c] && aptus_channels[c]->progress)
+            mq.pollers[mq.npollers++] = aptus_channels[c]->progress;
 }
 
 void aptus_pt2pt_finalize(void)
@@ -237,9 +242,8 @@ static int pend_flush(void)
 int aptus_progress(void)
 {
     int n = 0;
-    for (int c = 0; c < APTUS_CH_COUNT; c++)
-        if (aptus_channels[c] && aptus_channels[c]->progress)
-            n += aptus_channels[c]->progress();
+    for (int i = 0; i < mq.npollers; i++)
+        n += mq.pollers[i]();
     if (mq.pend_peers)
         n += pend_flush();
     return n;
@@ -264,10 +268,9 @@ void aptus_wait(struct aptus_request *r)
 
 /* ---------------- send side ---------------- */
 
-static size_t eager_limit(struct aptus_peer *p, int chan)
+static inline size_t eager_limit(const struct aptus_peer *p, int chan)
 {
-    size_t room = aptus_channels[chan]->max_frame(p) - sizeof(struct aptus_f_sync);
-    return aptus_config.smp_eager_max < room ? aptus_config.smp_eager_max : room;
+    return p->eager_max[chan];
 }
 
 int aptus_send_start(struct aptus_request *r)
@@ -288,10 +291,8 @@ int aptus_send_start(struct aptus_request *r)
             struct aptus_f_sync h = {{APTUS_F_EAGER_SYNC, 0, r->ctx, r->comm->rank, r->tag, 0, r->bytes},
                                      (uint64_t)(uintptr_t)r};
             /* Completes on SYNC_ACK; the frame itself needs no completion. */
+            /* If queued, the payload stays valid: the request waits for the ack. */
             int rc = frame_out(p, chan, &h, sizeof h, r->buf, r->bytes, NULL);
-            if (rc == 1) {
-                /* Queued: the payload pointer must stay valid, which it does until the ack. */
-            }
             return rc > 1 ? rc : 0;
         }
         struct aptus_f_msg h = {APTUS_F_EAGER, 0, r->ctx, r->comm->rank, r->tag, 0, r->bytes};

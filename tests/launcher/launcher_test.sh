@@ -113,6 +113,14 @@ kill9)
     expect_no_orphans
     ;;
 
+escalate)
+    # Ranks that ignore SIGTERM are SIGKILLed; the job's code is the failing rank's.
+    run -n 3 "$PROBE" "$TAG" init ignoreterm forkchild fence r1:exit=3 fence finalize
+    expect_rc 3
+    expect_err "rank 1 .*exited with code 3 before finalize"
+    expect_no_orphans
+    ;;
+
 abort7)
     run -n 4 "$PROBE" "$TAG" init fence r1:abort=7 fence finalize
     expect_rc 7

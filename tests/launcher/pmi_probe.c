@@ -17,6 +17,7 @@
  *   hang            waits forever
  *   forkchild       forks a child that waits forever (same command line)
  *   trapterm        SIGTERM handler: prints "rank R got SIGTERM" and exits 0
+ *   ignoreterm      ignores SIGTERM (mpiexec must escalate to SIGKILL)
  *   ready           prints "rank R ready"
  *   print=T         prints "T from R"
  *   eprint=T        prints "T from R" on stderr
@@ -180,6 +181,8 @@ int main(int argc, char **argv)
             printf("rank %d forked %ld\n", my_rank, (long)p);
         } else if (!strcmp(act, "trapterm")) {
             signal(SIGTERM, on_term);
+        } else if (!strcmp(act, "ignoreterm")) {
+            signal(SIGTERM, SIG_IGN);
         } else if (!strcmp(act, "ready")) {
             printf("rank %d ready\n", my_rank);
         } else if (!strncmp(act, "print=", 6)) {

@@ -202,9 +202,26 @@ static int smp_send_frame(struct aptus_peer *p, const void *hdr, size_t hdrlen, 
     char *dst = vb_reserve(&sp->tx, total);
     if (!dst)
         return 1;
-    memcpy(dst, hdr, hdrlen);
-    if (len)
-        memcpy(dst + hdrlen, payload, len);
+    /* The common header size and small payloads are copied inline, without a call. */
+    if (hdrlen == 24)
+        memcpy(dst, hdr, 24);
+    else
+        memcpy(dst, hdr, hdrlen);
+    char *d = dst + hdrlen;
+    const char *src = payload;
+    if (len >= 8 && len <= 16) {
+        /* Two overlapping 8-byte words cover 8..16 bytes. */
+        uint64_t a, b;
+        memcpy(&a, src, 8);
+        memcpy(&b, src + len - 8, 8);
+        memcpy(d, &a, 8);
+        memcpy(d + len - 8, &b, 8);
+    } else if (len < 8) {
+        for (size_t i = 0; i < len; i++)
+            d[i] = src[i];
+    } else {
+        memcpy(d, src, len);
+    }
     vb_commit(&sp->tx, total, 0);
     return 0;
 }
