@@ -250,7 +250,7 @@ done
 echo
 echo "=== summary: $bench, $rounds rounds, $np ranks ==="
 echo "# best = best of the per-round bests; median = median of the per-round medians"
-echo "# load average at the end: $(cut -d' ' -f1-3 /proc/loadavg) (other processes on these cores skew results)"
+echo "# load average at the end: $(cut -d' ' -f1-3 /proc/loadavg) (counts the benchmark's own $np busy-polling ranks; anything above that is other work skewing results)"
 files=()
 for lib in "${active[@]}"; do
     for ((r = 1; r <= rounds; r++)); do

@@ -70,6 +70,13 @@ static long long gen(int o, int r, int i, int uns, int is_bool)
     }
 }
 
+/* exact for the small values used; a function so that the _Bool
+ * instantiation does not multiply in a boolean context */
+static long double mul_ld(long double a, long double b)
+{
+    return a * b;
+}
+
 #define DEFINE_REDUCE_TEST(T, NAME)                                                          \
     static T ref_##NAME(int o, int i, int uns, int isb)                                      \
     {                                                                                        \
@@ -78,7 +85,7 @@ static long long gen(int o, int r, int i, int uns, int is_bool)
             T v = (T)gen(o, r, i, uns, isb);                                                 \
             switch (o) {                                                                     \
             case OSUM: acc = (T)(acc + v); break;                                            \
-            case OPROD: acc = (T)(acc * v); break;                                           \
+            case OPROD: acc = (T)mul_ld(acc, v); break;                                      \
             case OMIN: acc = v < acc ? v : acc; break;                                       \
             case OMAX: acc = v > acc ? v : acc; break;                                       \
             case OLAND: acc = (T)((acc != 0) && (v != 0)); break;                            \

@@ -75,7 +75,10 @@ int main(int argc, char **argv)
     check_version(v, sv, "before init");
     memset(lib, 0, sizeof lib);
     PRECHECK(MPI_Get_library_version(lib, &len) == MPI_SUCCESS, "Get_library_version before init");
-    PRECHECK(len > 0 && len < MPI_MAX_LIBRARY_VERSION_STRING && (int)strlen(lib) == len,
+    PRECHECK(len > 0 && len < MPI_MAX_LIBRARY_VERSION_STRING, "Get_library_version: len %d",
+             len);
+    /* Open MPI 4.1 counts the terminating NUL in resultlen */
+    PRECHECK((int)strlen(lib) == len || mtest_known_bug("library_version_len"),
              "Get_library_version before init: len %d strlen %zu", len, strlen(lib));
 
     required = argc > 1 ? level_from_name(argv[1]) : MPI_THREAD_FUNNELED;

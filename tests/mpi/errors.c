@@ -32,7 +32,12 @@ static void test_classes(void)
         C(MPI_ERR_ACCESS),   C(MPI_ERR_NO_SPACE), C(MPI_ERR_QUOTA),     C(MPI_ERR_READ_ONLY),
         C(MPI_ERR_FILE_IN_USE), C(MPI_ERR_DUP_DATAREP), C(MPI_ERR_CONVERSION), C(MPI_ERR_IO),
         C(MPI_ERR_RMA_RANGE), C(MPI_ERR_RMA_ATTACH), C(MPI_ERR_RMA_SHARED), C(MPI_ERR_RMA_FLAVOR),
+#if MPI_VERSION >= 4
         C(MPI_ERR_SESSION),  C(MPI_ERR_PROC_ABORTED), C(MPI_ERR_VALUE_TOO_LARGE),
+#endif
+#if MPI_VERSION > 4 || (MPI_VERSION == 4 && MPI_SUBVERSION >= 1)
+        C(MPI_ERR_ERRHANDLER),
+#endif
 #undef C
     };
     const int n = (int)(sizeof classes / sizeof classes[0]);

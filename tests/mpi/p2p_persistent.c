@@ -108,7 +108,13 @@ static void test_modes(int n, int iters)
                 MPI_CHECK(MPI_Get_count(&st[m], MPI_BYTE, &got));
                 CHECK(got == n && st[m].MPI_TAG == 10 + m, "mode %d: count %d tag %d", m, got,
                       st[m].MPI_TAG);
-                CHECK_PATTERN(b[m], n, (unsigned)(it * 3 + m), "persistent mode payload");
+                /* Open MPI < 4.1.9/5.0.9 resends the first payload on every
+                 * restart of a Bsend_init request (open-mpi/ompi#12797) */
+                if (m == 1 && mtest_known_bug("bsend_init_stale"))
+                    continue;
+                CHECK_PATTERN(b[m], n, (unsigned)(it * 3 + m),
+                              m == 0 ? "Ssend_init payload"
+                                     : m == 1 ? "Bsend_init payload" : "Rsend_init payload");
             }
         }
         for (int m = 0; m < 3; m++)

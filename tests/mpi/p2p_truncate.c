@@ -202,7 +202,9 @@ static void test_counts(void)
         MPI_CHECK(MPI_Get_count(&st, MPI_2INT, &n));
         CHECK(n == 2, "Get_count(4 ints as MPI_2INT) = %d, want 2", n);
         MPI_CHECK(MPI_Get_elements(&st, MPI_2INT, &n));
-        CHECK(n == 4, "Get_elements(4 ints as MPI_2INT) = %d, want 4", n);
+        /* Open MPI 4.1 counts pairs, not basic elements, here */
+        if (!mtest_known_bug("get_elements_pair"))
+            CHECK(n == 4, "Get_elements(4 ints as MPI_2INT) = %d, want 4", n);
         MPI_CHECK(MPI_Get_count(&st, MPI_INT, &n));
         CHECK(n == 4, "Get_count(MPI_INT) of 16 bytes = %d", n);
         /* empty */

@@ -47,6 +47,11 @@ else
     OMPI_MCA_btl_vader_single_copy_mechanism=${OMPI_MCA_btl_vader_single_copy_mechanism:-none}
     OMPI_MCA_rmaps_base_oversubscribe=1
     export OMPI_MCA_btl_vader_single_copy_mechanism OMPI_MCA_rmaps_base_oversubscribe
+    # Known Open MPI 4.1 deviations: restarted Bsend_init resends stale data
+    # (open-mpi/ompi#12797); Get_elements counts MPI_2INT pairs rather than
+    # ints; Get_library_version's resultlen includes the NUL.
+    MTEST_KNOWN_BUGS=bsend_init_stale,get_elements_pair,library_version_len
+    export MTEST_KNOWN_BUGS
 fi
 command -v "$CC" >/dev/null || { echo "$CC not found" >&2; exit 2; }
 command -v "$EXEC" >/dev/null || { echo "$EXEC not found" >&2; exit 2; }
@@ -67,7 +72,7 @@ build() { # source-name   (POSIX sh has no locals: b_* names only)
         # -Wno-stringop-overflow: MPICH's prototypes make GCC warn about
         # MPI_STATUSES_IGNORE.
         if ! $CC -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Wno-unused-parameter \
-            -Wno-stringop-overflow -Wno-int-in-bool-context -o "$b_exe" "$b_src" -lm; then
+            -Wno-stringop-overflow -o "$b_exe" "$b_src" -lm; then
             echo "BUILD FAILED: $1" >&2
             return 1
         fi

@@ -154,7 +154,7 @@ int main(int argc, char **argv)
                 memcpy(buf, &i, sizeof i);
                 send_spin(&s, buf, len);
                 const void *p = recv_spin(&r, &l);
-                if (l != len || memcmp(p, &i, sizeof i) != 0) {
+                if (l != len || (len >= sizeof i && memcmp(p, &i, sizeof i) != 0)) {
                     fprintf(stderr, "ping-pong: corrupt reply at %ld\n", i);
                     kill(pid, SIGKILL);
                     return 1;

@@ -135,6 +135,18 @@ static inline struct vb_trailer vb_trailer_decode(uint64_t w)
     return t;
 }
 
+/* Ask for exclusive ownership of a cache line the sender will write soon. */
+static inline void vb_prefetch_w(const void *p)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+    __asm__("prefetchw %0" : : "m"(*(const char *)p)); /* a NOP where unsupported */
+#elif defined(__GNUC__)
+    __builtin_prefetch(p, 1, 3);
+#else
+    (void)p;
+#endif
+}
+
 static inline void vb_publish_freed(struct vb_receiver *r)
 {
     r->reported = r->consumed;
@@ -153,15 +165,21 @@ static inline void *vb_reserve(struct vb_sender *s, uint32_t len)
 
 static inline void vb_commit(struct vb_sender *s, uint32_t len, uint16_t aux)
 {
+    uint8_t *b = s->block;
     uint32_t fb = (uint32_t)vb_frame_bytes(len);
     uint32_t end = s->pos, start = end - fb;
     /* Reset the next frame's trailer slot (the paper's extra zero byte, as a word)... */
-    atomic_store_explicit(vb_slot(s->block, start), 0, memory_order_relaxed);
+    atomic_store_explicit(vb_slot(b, start), 0, memory_order_relaxed);
     /* ...then publish this frame: the flag is in the same word, released last. */
-    atomic_store_explicit(vb_slot(s->block, end), vb_trailer_word(len, aux, VB_KIND_DATA),
-                          memory_order_release);
+    atomic_store_explicit(vb_slot(b, end), vb_trailer_word(len, aux, VB_KIND_DATA), memory_order_release);
     s->pos = start;
     s->used += fb;
+    /* Off the critical path (after the release): take the next line down (the top line, near
+     * the bottom) exclusively. It still holds the receiver's reads from the last lap; without
+     * this, the zero-slot store that first touches it has to wait for that line before the
+     * next flag can become visible (x86 commits stores in order). 8-byte ping-pong: 78 -> 65 ns
+     * one-way (docs/PROTOCOL.md). */
+    vb_prefetch_w(b + (start >= 64 + VB_TRAILER ? start - VB_TRAILER - 64 : s->size - VB_TRAILER));
 }
 
 static inline int vb_send(struct vb_sender *s, const void *payload, uint32_t len, uint16_t aux)
