@@ -15,19 +15,26 @@ static int req_check(MPI_Request h, const char *fn)
     return 0;
 }
 
-/* A request that is complete from the start (operations on MPI_PROC_NULL, buffered sends). */
-static struct aptus_request *req_done(int kind, int source)
-{
-    struct aptus_request *r = aptus_req_new(kind);
-    if (!r)
-        return NULL;
-    r->complete = 1;
-    r->st_source = source;
-    r->st_tag = MPI_ANY_TAG;
-    return r;
-}
-
 /* ---------------- sends ---------------- */
+
+/* Buffered send: copy into the attached buffer and send the copy; the internal request frees
+ * itself (and the piece) once the copy has left. */
+static int bsend_copy(struct aptus_comm *c, const char *fn, const void *buf, size_t bytes, int dest, int tag)
+{
+    void *piece = aptus_bsend_alloc(bytes);
+    if (!piece)
+        return aptus_error(c, MPI_ERR_BUFFER, fn,
+                           "the attached buffer has no room for %zu more bytes (MPI_Buffer_attach a larger one)", bytes);
+    memcpy(piece, buf, bytes);
+    struct aptus_request *r = aptus_req_new(APTUS_REQ_SEND);
+    if (!r)
+        return aptus_error(c, MPI_ERR_NO_MEM, fn, "out of memory");
+    *r = (struct aptus_request){.magic = APTUS_MAGIC_REQ, .kind = APTUS_REQ_SEND, .buf = piece, .bytes = bytes,
+                                .peer = dest, .tag = tag, .comm = c, .ctx = c->ctx, .bsend_piece = piece,
+                                .free_on_complete = 1};
+    int rc = aptus_send_start(r);
+    return rc ? aptus_error(c, rc, fn, "send to rank %d failed", dest) : MPI_SUCCESS;
+}
 
 static inline __attribute__((always_inline)) int send_any(const char *fn, const void *buf, MPI_Count count, MPI_Datatype dtype, int dest, int tag,
                     MPI_Comm comm, int mode, int persistent, MPI_Request *req)
@@ -43,24 +50,9 @@ static inline __attribute__((always_inline)) int send_any(const char *fn, const 
     if (!req) {
         if (dest == MPI_PROC_NULL)
             return MPI_SUCCESS;
-        int rc;
-        if (mode == APTUS_MODE_BUFFERED) {
-            void *piece = aptus_bsend_alloc(bytes);
-            if (!piece)
-                return aptus_error(c, MPI_ERR_BUFFER, fn,
-                                   "the attached buffer has no room for %zu more bytes (MPI_Buffer_attach a larger one)",
-                                   bytes);
-            memcpy(piece, buf, bytes);
-            struct aptus_request *r = aptus_req_new(APTUS_REQ_SEND);
-            if (!r)
-                return aptus_error(c, MPI_ERR_NO_MEM, fn, "out of memory");
-            *r = (struct aptus_request){.magic = APTUS_MAGIC_REQ, .kind = APTUS_REQ_SEND, .buf = piece, .bytes = bytes,
-                                        .peer = dest, .tag = tag, .comm = c, .ctx = c->ctx, .bsend_piece = piece,
-                                        .free_on_complete = 1};
-            rc = aptus_send_start(r);
-        } else {
-            rc = aptus_send_now(buf, bytes, dest, tag, c, c->ctx, mode);
-        }
+        if (mode == APTUS_MODE_BUFFERED)
+            return bsend_copy(c, fn, buf, bytes, dest, tag);
+        int rc = aptus_send_now(buf, bytes, dest, tag, c, c->ctx, mode);
         return rc ? aptus_error(c, rc, fn, "send to rank %d failed", dest) : MPI_SUCCESS;
     }
     struct aptus_request *r = aptus_req_new(APTUS_REQ_SEND);
@@ -92,7 +84,7 @@ static inline __attribute__((always_inline)) int send_any(const char *fn, const 
         /* The data is copied now; the user's request is complete at once and an internal
          * request carries the copy. */
         r->complete = 1;
-        return send_any(fn, buf, count, dtype, dest, tag, comm, mode, 0, NULL);
+        return bsend_copy(c, fn, buf, bytes, dest, tag);
     }
     int rc = aptus_send_start(r);
     if (rc) {
@@ -633,11 +625,7 @@ static int start_one(MPI_Request *h, const char *fn)
     }
     if (r->mode == APTUS_MODE_BUFFERED) {
         r->complete = 1;
-        struct aptus_dtype *d = (struct aptus_dtype *)r->dt;
-        (void)d;
-        MPI_Datatype bytes_type = MPI_BYTE;
-        return send_any(fn, r->user_buf, (MPI_Count)r->bytes, bytes_type, r->peer, r->tag, r->comm->handle,
-                        APTUS_MODE_BUFFERED, 0, NULL);
+        return bsend_copy(r->comm, fn, r->user_buf, r->bytes, r->peer, r->tag);
     }
     rc = aptus_send_start(r);
     return rc ? aptus_error(r->comm, rc, fn, "send to rank %d failed", r->peer) : MPI_SUCCESS;

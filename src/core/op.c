@@ -90,6 +90,12 @@ int aptus_op_valid(int op, int b)
     case APTUS_OP_PROD: LOOP(T, a[i] * b[i]); return;                                                                  \
     case APTUS_OP_MIN: LOOP(T, a[i] < b[i] ? a[i] : b[i]); return;                                                     \
     case APTUS_OP_MAX: LOOP(T, a[i] > b[i] ? a[i] : b[i]); return;                                                     \
+    default: break;                                                                                                    \
+    }                                                                                                                  \
+    LOGIC(T)
+
+#define LOGIC(T)                                                                                                       \
+    switch (op) {                                                                                                      \
     case APTUS_OP_LAND: LOOP(T, (T)((a[i] != 0) && (b[i] != 0))); return;                                              \
     case APTUS_OP_LOR: LOOP(T, (T)((a[i] != 0) || (b[i] != 0))); return;                                               \
     case APTUS_OP_LXOR: LOOP(T, (T)((a[i] != 0) != (b[i] != 0))); return;                                              \
@@ -158,7 +164,7 @@ void aptus_op_apply(int op, const void *in, void *inout, size_t n, int basic)
     case APTUS_B_INT64: INTEGER(int64_t);
     case APTUS_B_UINT64: INTEGER(uint64_t);
     case APTUS_B_BYTE: BITS(uint8_t) return;
-    case APTUS_B_BOOL: ARITH(_Bool) return;
+    case APTUS_B_BOOL: LOGIC(_Bool) return;
     case APTUS_B_FLOAT: FLOATING(float);
     case APTUS_B_DOUBLE: FLOATING(double);
     case APTUS_B_LONG_DOUBLE: FLOATING(long double);
