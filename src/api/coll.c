@@ -59,7 +59,7 @@ static int reduce_any(const char *fn, const void *sendbuf, void *recvbuf, MPI_Co
     if (!all)
         CHK_ROOT(c, root, fn);
     CHK_NONCONTIG(c, d, fn);
-    const struct aptus_op *op;
+    const struct aptus_op *op = NULL;
     int rc = check_op(c, oph, d, &op, fn);
     if (rc)
         return rc;

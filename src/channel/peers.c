@@ -3,6 +3,7 @@
 #include <stdlib.h>
 
 #include "channel/channel.h"
+#include "pt2pt/pt2pt.h"
 #include "runtime/config.h"
 #include "runtime/runtime.h"
 
@@ -64,5 +65,10 @@ void aptus_stats_print(void)
                        (unsigned long long)p->msgs[c], (unsigned long long)p->bytes[c]);
     }
     (void)n;
+    uint64_t cma, copy;
+    aptus_pt2pt_rndv_counts(&cma, &copy);
+    printf("[aptus stats] rank %d: rendezvous receives: one-sided %llu, copy %llu (%s)\n", aptus_rt.rank,
+           (unsigned long long)cma, (unsigned long long)copy,
+           cma && copy ? "mixed" : cma ? "one-sided only" : copy ? "copy only" : "none");
     fflush(stdout);
 }

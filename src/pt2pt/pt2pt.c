@@ -45,6 +45,7 @@ static struct {
     struct aptus_unexp *unexp_head, *unexp_tail;
     struct aptus_peer *pend_peers;
     struct aptus_request *free_reqs;
+    uint64_t rndv_cma, rndv_copy;           /* rendezvous receives by protocol */
     int npollers;
     int (*pollers[APTUS_CH_COUNT])(void);   /* progress functions of the channels in use */
 } mq;
@@ -394,10 +395,12 @@ static void rndv_recv(struct aptus_request *r, struct aptus_peer *from, uint64_t
     int one_sided = ch->rdma_read &&
                     (chan == APTUS_CH_SELF || (aptus_config.smp_cma && len >= aptus_config.smp_cma_min));
     if (one_sided && (n == 0 || ch->rdma_read(from, r->buf, addr, n) == 0)) {
+        mq.rndv_cma++;
         send_ctrl(from, APTUS_F_FIN, sreq, 0, 0);
         req_complete(r);
         return;
     }
+    mq.rndv_copy++;
     r->expect = n;
     r->recvd = 0;
     send_ctrl(from, APTUS_F_CTS, sreq, (uint64_t)(uintptr_t)r, n);
@@ -595,4 +598,10 @@ void aptus_recv_taken(struct aptus_request *r, struct aptus_unexp *msg)
     r->complete = 0;
     r->comm = msg->comm;
     deliver_unexp(r, msg);
+}
+
+void aptus_pt2pt_rndv_counts(uint64_t *one_sided, uint64_t *copied)
+{
+    *one_sided = mq.rndv_cma;
+    *copied = mq.rndv_copy;
 }

@@ -81,6 +81,10 @@ void aptus_status_empty(MPI_Status *st);
 size_t aptus_status_bytes(const MPI_Status *st);
 void aptus_status_set_bytes(MPI_Status *st, size_t bytes);
 
+/* Rendezvous receives so far: by one-sided copy (CMA, or memcpy to oneself) and by streamed
+ * copy, for the statistics. */
+void aptus_pt2pt_rndv_counts(uint64_t *one_sided, uint64_t *copied);
+
 /* Buffered sends (MPI_Buffer_attach). */
 int aptus_bsend_attach(void *buf, size_t size);
 int aptus_bsend_detach(void **buf, size_t *size);
