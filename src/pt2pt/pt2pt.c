@@ -46,6 +46,7 @@ static struct {
     struct aptus_peer *pend_peers;
     struct aptus_request *free_reqs;
     uint64_t rndv_cma, rndv_copy;           /* rendezvous receives by protocol */
+    int rndv_out;                           /* rendezvous sends in flight from this rank */
     int npollers;
     int (*pollers[APTUS_CH_COUNT])(void);   /* progress functions of the channels in use */
 } mq;
@@ -96,6 +97,10 @@ void aptus_req_free(struct aptus_request *r)
 
 static void req_complete(struct aptus_request *r)
 {
+    if (r->rndv_out) {
+        r->rndv_out = 0;
+        mq.rndv_out--;
+    }
     if (r->bsend_piece) {
         aptus_bsend_release(r->bsend_piece);
         r->bsend_piece = NULL;
@@ -193,7 +198,7 @@ static int stream_push(struct aptus_peer *p, struct aptus_pending *e)
     size_t chunk = aptus_config.smp_chunk < room ? aptus_config.smp_chunk : room;
     while (e->off < e->len) {
         size_t n = e->len - e->off < chunk ? e->len - e->off : chunk;
-        struct aptus_f_data d = {.type = APTUS_F_DATA, .rreq = e->rreq, .offset = e->off};
+        struct aptus_f_data d = {.type = APTUS_F_DATA, .len = (uint32_t)n, .rreq = e->rreq, .offset = e->off};
         if (ch->send_frame(p, &d, sizeof d, e->payload + e->off, n) != 0)
             return 0;
         e->off += n;
@@ -304,6 +309,8 @@ int aptus_send_start(struct aptus_request *r)
     }
     struct aptus_f_rts h = {{APTUS_F_RTS, 0, r->ctx, r->comm->rank, r->tag, 0, r->bytes},
                             (uint64_t)(uintptr_t)r, (uint64_t)(uintptr_t)r->buf};
+    r->rndv_out = 1;
+    mq.rndv_out++;
     int rc = frame_out(p, chan, &h, sizeof h, NULL, 0, NULL);
     return rc > 1 ? rc : 0;
 }
@@ -392,8 +399,13 @@ static void rndv_recv(struct aptus_request *r, struct aptus_peer *from, uint64_t
     size_t n = r->st_bytes;
     int chan = aptus_route_pick(&from->route, len);
     const struct aptus_channel *ch = aptus_channels[chan];
+    /* The one-sided copy costs this core one copy and the sender none; the streamed copy costs
+     * each side one. So it is taken for very large messages, and whenever this rank is itself
+     * busy sending a rendezvous message (both directions at once: half the copies per core). */
     int one_sided = ch->rdma_read &&
-                    (chan == APTUS_CH_SELF || (aptus_config.smp_cma && len >= aptus_config.smp_cma_min));
+                    (chan == APTUS_CH_SELF ||
+                     (aptus_config.smp_cma &&
+                      (len >= aptus_config.smp_cma_min || (mq.rndv_out > 0 && len >= aptus_config.smp_cma_busy_min))));
     if (one_sided && (n == 0 || ch->rdma_read(from, r->buf, addr, n) == 0)) {
         mq.rndv_cma++;
         send_ctrl(from, APTUS_F_FIN, sreq, 0, 0);
@@ -443,7 +455,7 @@ static void frame_message(struct aptus_peer *from, const struct aptus_f_msg *m, 
         }
         return;
     }
-    size_t keep = m->type == APTUS_F_RTS ? 0 : len - hl;
+    size_t keep = m->type == APTUS_F_RTS ? 0 : (size_t)m->len;
     struct aptus_unexp *u = malloc(sizeof *u + keep);
     if (!u)
         aptus_abort_job(MPI_ERR_NO_MEM, "out of memory for an unexpected message");
@@ -502,7 +514,7 @@ void aptus_frame_arrived(struct aptus_peer *from, const void *frame, size_t len)
     case APTUS_F_DATA: {
         const struct aptus_f_data *d = frame;
         struct aptus_request *r = (struct aptus_request *)(uintptr_t)d->rreq;
-        size_t n = len - sizeof *d;
+        size_t n = d->len;
         memcpy((char *)r->buf + d->offset, (const char *)frame + sizeof *d, n);
         r->recvd += n;
         if (r->recvd == r->expect)

@@ -21,6 +21,7 @@ struct aptus_request {
     uint8_t mode;               /* enum aptus_send_mode (sends) */
     uint8_t persistent;         /* created by *_init */
     uint8_t active;             /* persistent: started and not yet waited for */
+    uint8_t rndv_out;           /* a rendezvous send in flight (counted in the message layer) */
     volatile int complete;
     int cancelled;
     int free_on_complete;       /* MPI_Request_free while in flight */

@@ -1,5 +1,6 @@
 /* Frame formats of the message layer (documented in docs/PROTOCOL.md). Every frame starts
- * with a one-byte type. All fields are in host byte order: frames never leave a node yet. */
+ * with a one-byte type and says how long its payload is: a channel may deliver a frame with
+ * trailing padding. All fields are in host byte order: frames never leave a node yet. */
 #ifndef APTUS_PT2PT_WIRE_H
 #define APTUS_PT2PT_WIRE_H
 
@@ -46,7 +47,8 @@ struct aptus_f_ctrl {
 
 struct aptus_f_data {
     uint8_t type;
-    uint8_t pad[7];
+    uint8_t pad[3];
+    uint32_t len;          /* chunk bytes (the frame may be longer: channels may pad) */
     uint64_t rreq;
     uint64_t offset;
 };

@@ -104,7 +104,14 @@ static void test_table(void)
     int count = -1;
     const struct aptus_cvar_desc *t = aptus_config_table(&count);
     CHECK(t != NULL);
-    CHECK(count == 8);
+    /* One entry per line of the declarative table. */
+    enum {
+#define APTUS_CVAR(NAME, field, type, ctype, dflt, desc) VAR_##field,
+#include "runtime/config_vars.def"
+#undef APTUS_CVAR
+        VAR_COUNT
+    };
+    CHECK(count == VAR_COUNT);
     CHECK(aptus_config_table(NULL) == t);
     for (int i = 0; i < count; i++) {
         CHECK(strncmp(t[i].name, "APTUS_", 6) == 0);
@@ -117,7 +124,7 @@ static void test_table(void)
     CHECK(strcmp(t[1].name, "APTUS_SEND_RULES") == 0 && t[1].type == APTUS_CVAR_STRING);
     CHECK(strcmp(t[1].default_text, "self;smp") == 0);
     CHECK(strcmp(t[2].name, "APTUS_SMP_BLOCK_SIZE") == 0 && t[2].type == APTUS_CVAR_SIZE);
-    CHECK(strcmp(t[7].name, "APTUS_SPIN_COUNT") == 0 && t[7].type == APTUS_CVAR_INT);
+    CHECK(strcmp(t[VAR_spin_count].name, "APTUS_SPIN_COUNT") == 0 && t[VAR_spin_count].type == APTUS_CVAR_INT);
 }
 
 static void check_defaults(void)
@@ -127,7 +134,8 @@ static void check_defaults(void)
     CHECK(aptus_config.smp_block_size == 64 * 1024);
     CHECK(aptus_config.smp_eager_max == 16 * 1024);
     CHECK(aptus_config.smp_cma == 1);
-    CHECK(aptus_config.smp_cma_min == 2 * 1024 * 1024);
+    CHECK(aptus_config.smp_cma_min == 64 * 1024 * 1024);
+    CHECK(aptus_config.smp_cma_busy_min == 256 * 1024);
     CHECK(aptus_config.smp_chunk == 16 * 1024);
     CHECK(aptus_config.spin_count == 2000);
 }

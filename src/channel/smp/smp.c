@@ -195,10 +195,35 @@ void aptus_smp_finalize(void)
     memset(&smp, 0, sizeof smp);
 }
 
+/* 4K aliasing: a copy whose destination lies a little above its source modulo 4096 stalls,
+ * because loads seem to depend on the stores just issued. The payload of a frame sits right
+ * after its header, so its address is fixed by the ring position; padding added after the
+ * payload moves the whole frame down. Aim for destination = source + 2048 (mod 4096): then
+ * the sender's copy in and, with a receive buffer aligned like the send buffer, the receiver's
+ * copy out are both far from the bad band. Small copies are not worth the ring space. */
+#define APTUS_SMP_ALIAS_MIN 1024
+#define APTUS_SMP_ALIAS_BLOCK_MIN (32u * 1024u) /* smaller blocks cannot spare up to 4 KiB a frame */
+static uint32_t smp_alias_pad(const struct vb_sender *tx, size_t hdrlen, size_t len, const void *src)
+{
+    uint64_t frame = vb_frame_bytes((uint32_t)(hdrlen + len));
+    if (frame + VB_ALIGN > tx->pos)
+        return 0; /* this frame wraps: its place is not known yet */
+    uintptr_t payload = (uintptr_t)tx->block + tx->pos - frame + hdrlen;
+    uint32_t off = (uint32_t)((payload - (uintptr_t)src) & 4095u);
+    if (off >= 512 && off <= 3584)
+        return 0;
+    return (uint32_t)((off - 2048u) & 4095u) & ~(VB_ALIGN - 1);
+}
+
 static int smp_send_frame(struct aptus_peer *p, const void *hdr, size_t hdrlen, const void *payload, size_t len)
 {
     struct aptus_smp_peer *sp = p->smp;
     uint32_t total = (uint32_t)(hdrlen + len);
+    if (len >= APTUS_SMP_ALIAS_MIN && smp.block_size >= APTUS_SMP_ALIAS_BLOCK_MIN) {
+        uint32_t pad = smp_alias_pad(&sp->tx, hdrlen, len, payload);
+        if (total + pad <= vb_max_payload(smp.block_size))
+            total += pad;
+    }
     char *dst = vb_reserve(&sp->tx, total);
     if (!dst)
         return 1;
