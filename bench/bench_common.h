@@ -35,8 +35,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#define BENCH_KIB ((size_t)1024)
-#define BENCH_MIB ((size_t)1024 * 1024)
+#define BENCH_KIB      ((size_t)1024)
+#define BENCH_MIB      ((size_t)1024 * 1024)
 #define BENCH_MAX_REPS 1000
 
 /* Prints a message on stderr (prefixed by the rank) and aborts the whole job. */
@@ -68,9 +68,18 @@ static inline size_t bench_parse_size(const char *s, const char *what)
     if (errno || end == s)
         bench_die("bad %s '%s'", what, s);
     switch (toupper((unsigned char)*end)) {
-    case 'K': v *= 1024ULL; end++; break;
-    case 'M': v *= 1024ULL * 1024ULL; end++; break;
-    case 'G': v *= 1024ULL * 1024ULL * 1024ULL; end++; break;
+    case 'K':
+        v *= 1024ULL;
+        end++;
+        break;
+    case 'M':
+        v *= 1024ULL * 1024ULL;
+        end++;
+        break;
+    case 'G':
+        v *= 1024ULL * 1024ULL * 1024ULL;
+        end++;
+        break;
     default: break;
     }
     if (*end == 'B' || *end == 'b')
@@ -156,8 +165,8 @@ static inline void bench_verify(const unsigned char *buf, size_t size, unsigned 
     for (size_t i = 0; i < size; i++) {
         unsigned char want = bench_pattern_byte(i, size, tag);
         if (buf[i] != want)
-            bench_die("%s: wrong data for message size %zu (tag %u): byte %zu is 0x%02x, expected 0x%02x",
-                      what, size, tag, i, buf[i], want);
+            bench_die("%s: wrong data for message size %zu (tag %u): byte %zu is 0x%02x, expected 0x%02x", what, size,
+                      tag, i, buf[i], want);
     }
 }
 

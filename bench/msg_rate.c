@@ -21,9 +21,9 @@
 
 #include <limits.h>
 
-#define TAG_DATA 31
-#define TAG_ACK 32
-#define TAG_CHECK 33
+#define TAG_DATA   31
+#define TAG_ACK    32
+#define TAG_CHECK  33
 #define LOOP_BYTES ((double)(64 * BENCH_MIB))
 #define CHECK_MSGS 4
 
@@ -40,8 +40,8 @@ static long windows_for(size_t size, int w, long max_windows)
     return n < 2 ? 2 : n;
 }
 
-static void run(int sender, int peer, unsigned char *sbuf, unsigned char **slot, MPI_Request *req,
-                int w, int count, long windows)
+static void run(int sender, int peer, unsigned char *sbuf, unsigned char **slot, MPI_Request *req, int w, int count,
+                long windows)
 {
     for (long it = 0; it < windows; it++) {
         if (sender) {
@@ -61,8 +61,8 @@ static void run(int sender, int peer, unsigned char *sbuf, unsigned char **slot,
 /* Untimed exchange: each sender sends up to CHECK_MSGS messages, each with a
  * pattern that depends on the pair and the message index; the receiver checks
  * data, size, source and order. */
-static void check_once(int sender, int pairidx, int peer, unsigned char **slot, MPI_Request *req,
-                       MPI_Status *st, int w, size_t size)
+static void check_once(int sender, int pairidx, int peer, unsigned char **slot, MPI_Request *req, MPI_Status *st, int w,
+                       size_t size)
 {
     int n = w < CHECK_MSGS ? w : CHECK_MSGS, count = (int)size;
     if (sender) {
@@ -105,11 +105,22 @@ int main(int argc, char **argv)
         switch (opt) {
         case 'w': window = bench_parse_int(optarg, "window (-w)", 1); break;
         case 'm': maxsize = bench_parse_size(optarg, "maximum size (-m)"); break;
-        case 's': single = bench_parse_size(optarg, "size (-s)"); have_single = 1; break;
+        case 's':
+            single = bench_parse_size(optarg, "size (-s)");
+            have_single = 1;
+            break;
         case 'i': max_windows = bench_parse_int(optarg, "windows (-i)", 1); break;
         case 'r': reps = bench_parse_int(optarg, "repetitions (-r)", 1); break;
-        case 'h': if (rank == 0) usage(); MPI_Finalize(); return 0;
-        default: if (rank == 0) usage(); MPI_Finalize(); return 1;
+        case 'h':
+            if (rank == 0)
+                usage();
+            MPI_Finalize();
+            return 0;
+        default:
+            if (rank == 0)
+                usage();
+            MPI_Finalize();
+            return 1;
         }
     }
     if (reps > BENCH_MAX_REPS)
@@ -150,7 +161,8 @@ int main(int argc, char **argv)
         double rate[BENCH_MAX_REPS];
 
         if (rank == 0) {
-            printf("# benchmark: msg_rate | library: %s | ranks: %d (%d pairs i -> i+%d) | reps: %d | window: %d | MB/s = 10^6 B/s\n",
+            printf("# benchmark: msg_rate | library: %s | ranks: %d (%d pairs i -> i+%d) | reps: %d | window: %d | "
+                   "MB/s = 10^6 B/s\n",
                    lib, nranks, npairs, npairs, reps, window);
             printf("# table: msg_rate  unit: msgs/s  better: higher  (aggregate over all pairs)\n");
             printf("# %10s %9s %14s %14s %12s %12s %6s\n", "size", "windows", "best_msgs/s", "median_msgs/s",
@@ -176,8 +188,8 @@ int main(int argc, char **argv)
             if (rank == 0) {
                 double best = bench_max(rate, reps);
                 double med = bench_median(rate, reps);
-                printf("  %10zu %9ld %14.0f %14.0f %12.2f %12.2f %6d\n", size, n, best, med,
-                       best * (double)size / 1e6, med * (double)size / 1e6, npairs);
+                printf("  %10zu %9ld %14.0f %14.0f %12.2f %12.2f %6d\n", size, n, best, med, best * (double)size / 1e6,
+                       med * (double)size / 1e6, npairs);
                 fflush(stdout);
             }
         }

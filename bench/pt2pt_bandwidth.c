@@ -25,9 +25,9 @@
 
 #include <limits.h>
 
-#define TAG_DATA 21
-#define TAG_ACK 22
-#define TAG_CHECK 23
+#define TAG_DATA   21
+#define TAG_ACK    22
+#define TAG_CHECK  23
 #define LOOP_BYTES ((double)(128 * BENCH_MIB))
 #define CHECK_MSGS 4
 
@@ -150,13 +150,30 @@ int main(int argc, char **argv)
         switch (opt) {
         case 'w': window = bench_parse_int(optarg, "window (-w)", 1); break;
         case 'm': maxsize = bench_parse_size(optarg, "maximum size (-m)"); break;
-        case 's': single = bench_parse_size(optarg, "size (-s)"); have_single = 1; break;
+        case 's':
+            single = bench_parse_size(optarg, "size (-s)");
+            have_single = 1;
+            break;
         case 'i': max_windows = bench_parse_int(optarg, "windows (-i)", 1); break;
         case 'r': reps = bench_parse_int(optarg, "repetitions (-r)", 1); break;
-        case 'u': do_uni = 1; do_bi = 0; break;
-        case 'b': do_bi = 1; do_uni = 0; break;
-        case 'h': if (rank == 0) usage(); MPI_Finalize(); return 0;
-        default: if (rank == 0) usage(); MPI_Finalize(); return 1;
+        case 'u':
+            do_uni = 1;
+            do_bi = 0;
+            break;
+        case 'b':
+            do_bi = 1;
+            do_uni = 0;
+            break;
+        case 'h':
+            if (rank == 0)
+                usage();
+            MPI_Finalize();
+            return 0;
+        default:
+            if (rank == 0)
+                usage();
+            MPI_Finalize();
+            return 1;
         }
     }
     if (reps > BENCH_MAX_REPS)
@@ -193,7 +210,8 @@ int main(int argc, char **argv)
         double bw[BENCH_MAX_REPS];
 
         if (rank == 0) {
-            printf("# benchmark: pt2pt_bandwidth | library: %s | ranks: %d (0 -> 1) | reps: %d | window: %d | MB/s = 10^6 B/s\n",
+            printf("# benchmark: pt2pt_bandwidth | library: %s | ranks: %d (0 -> 1) | reps: %d | window: %d | MB/s = "
+                   "10^6 B/s\n",
                    lib, nranks, reps, window);
             fflush(stdout);
         }

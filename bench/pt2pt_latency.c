@@ -87,11 +87,22 @@ int main(int argc, char **argv)
     while ((opt = getopt(argc, argv, "m:s:i:r:h")) != -1) {
         switch (opt) {
         case 'm': maxsize = bench_parse_size(optarg, "maximum size (-m)"); break;
-        case 's': single = bench_parse_size(optarg, "size (-s)"); have_single = 1; break;
+        case 's':
+            single = bench_parse_size(optarg, "size (-s)");
+            have_single = 1;
+            break;
         case 'i': iters = bench_parse_int(optarg, "iterations (-i)", 1); break;
         case 'r': reps = bench_parse_int(optarg, "repetitions (-r)", 1); break;
-        case 'h': if (rank == 0) usage(); MPI_Finalize(); return 0;
-        default: if (rank == 0) usage(); MPI_Finalize(); return 1;
+        case 'h':
+            if (rank == 0)
+                usage();
+            MPI_Finalize();
+            return 0;
+        default:
+            if (rank == 0)
+                usage();
+            MPI_Finalize();
+            return 1;
         }
     }
     if (reps > BENCH_MAX_REPS)
@@ -116,7 +127,8 @@ int main(int argc, char **argv)
         double t[BENCH_MAX_REPS];
 
         if (rank == 0) {
-            printf("# benchmark: pt2pt_latency | library: %s | ranks: %d (ping-pong 0<->1) | reps: %d | iters: %ld (scaled down above 8 KiB)\n",
+            printf("# benchmark: pt2pt_latency | library: %s | ranks: %d (ping-pong 0<->1) | reps: %d | iters: %ld "
+                   "(scaled down above 8 KiB)\n",
                    lib, nranks, reps, iters);
             printf("# table: latency  unit: us  better: lower  (one-way = round trip / 2)\n");
             printf("# %10s %9s %12s %12s\n", "size", "iters", "best_us", "median_us");

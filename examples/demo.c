@@ -17,7 +17,7 @@ int main(int argc, char **argv)
     int rank, size;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    const size_t sizes[] = {0, 8, 1000, 16000, 100000, 4u << 20};
+    const size_t sizes[] = { 0, 8, 1000, 16000, 100000, 4u << 20 };
     const int nsizes = (int)(sizeof sizes / sizeof sizes[0]);
     size_t max = sizes[nsizes - 1];
     unsigned char *out = malloc(max), *in = malloc(max);

@@ -11,6 +11,8 @@ have c++ || need="$need g++"
 have python3 || need="$need python3"
 have pgrep || need="$need procps"
 have nm || need="$need binutils"
+have clang-format || need="$need clang-format"
+have git || need="$need git"
 for p in "$@"; do
   dpkg -s "$p" >/dev/null 2>&1 || need="$need $p"
 done

@@ -24,8 +24,9 @@ int aptus_api_not_initialized(const char *fn);
     API_INIT(FN);                                                                                                      \
     struct aptus_comm *c = aptus_comm_get(h);                                                                          \
     if (__builtin_expect(!c, 0))                                                                                       \
-    return aptus_error(NULL, MPI_ERR_COMM, FN, (h) == MPI_COMM_NULL ? "MPI_COMM_NULL is not a valid communicator here"  \
-                                                                     : "invalid communicator handle")
+    return aptus_error(NULL, MPI_ERR_COMM, FN,                                                                         \
+                       (h) == MPI_COMM_NULL ? "MPI_COMM_NULL is not a valid communicator here"                         \
+                                            : "invalid communicator handle")
 
 #define CHK_COUNT(c, n, FN)                                                                                            \
     if (__builtin_expect((n) < 0, 0))                                                                                  \
@@ -34,8 +35,9 @@ int aptus_api_not_initialized(const char *fn);
 #define GET_DTYPE(d, h, c, FN)                                                                                         \
     struct aptus_dtype *d = aptus_dtype_get(h);                                                                        \
     if (__builtin_expect(!d, 0))                                                                                       \
-        return aptus_error(c, MPI_ERR_TYPE, FN, (h) == MPI_DATATYPE_NULL ? "MPI_DATATYPE_NULL is not a valid datatype" \
-                                                                          : "invalid datatype handle");                \
+        return aptus_error(c, MPI_ERR_TYPE, FN,                                                                        \
+                           (h) == MPI_DATATYPE_NULL ? "MPI_DATATYPE_NULL is not a valid datatype"                      \
+                                                    : "invalid datatype handle");                                      \
     if (__builtin_expect(!d->committed, 0))                                                                            \
     return aptus_error(c, MPI_ERR_TYPE, FN, "datatype is not committed (call MPI_Type_commit first)")
 

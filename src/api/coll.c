@@ -42,8 +42,8 @@ static int check_op(struct aptus_comm *c, MPI_Op oph, const struct aptus_dtype *
 {
     const struct aptus_op *op = aptus_op_get(oph);
     if (!op)
-        return aptus_error(c, MPI_ERR_OP, fn, oph == MPI_OP_NULL ? "MPI_OP_NULL is not a valid operation"
-                                                                  : "invalid operation handle");
+        return aptus_error(c, MPI_ERR_OP, fn,
+                           oph == MPI_OP_NULL ? "MPI_OP_NULL is not a valid operation" : "invalid operation handle");
     if (op->predefined && !aptus_op_valid(op->predefined, d->basic))
         return aptus_error(c, MPI_ERR_OP, fn, "the operation is not defined for datatype %s", d->name);
     *out = op;

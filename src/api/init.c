@@ -16,7 +16,8 @@ int aptus_api_not_initialized(const char *fn)
 static int do_init(int required, int *provided, const char *fn)
 {
     if (aptus_rt.initialized || aptus_rt.finalized)
-        return aptus_error(NULL, MPI_ERR_OTHER, fn, "MPI is already %s", aptus_rt.finalized ? "finalized" : "initialized");
+        return aptus_error(NULL, MPI_ERR_OTHER, fn, "MPI is already %s",
+                           aptus_rt.finalized ? "finalized" : "initialized");
     int rc = aptus_runtime_init(required, provided);
     if (rc) {
         aptus_abort_job(rc, "MPI initialization failed (see the message above)");

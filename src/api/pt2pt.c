@@ -24,20 +24,29 @@ static int bsend_copy(struct aptus_comm *c, const char *fn, const void *buf, siz
     void *piece = aptus_bsend_alloc(bytes);
     if (!piece)
         return aptus_error(c, MPI_ERR_BUFFER, fn,
-                           "the attached buffer has no room for %zu more bytes (MPI_Buffer_attach a larger one)", bytes);
+                           "the attached buffer has no room for %zu more bytes (MPI_Buffer_attach a larger one)",
+                           bytes);
     memcpy(piece, buf, bytes);
     struct aptus_request *r = aptus_req_new(APTUS_REQ_SEND);
     if (!r)
         return aptus_error(c, MPI_ERR_NO_MEM, fn, "out of memory");
-    *r = (struct aptus_request){.magic = APTUS_MAGIC_REQ, .kind = APTUS_REQ_SEND, .buf = piece, .bytes = bytes,
-                                .peer = dest, .tag = tag, .comm = c, .ctx = c->ctx, .bsend_piece = piece,
-                                .free_on_complete = 1};
+    *r = (struct aptus_request){ .magic = APTUS_MAGIC_REQ,
+                                 .kind = APTUS_REQ_SEND,
+                                 .buf = piece,
+                                 .bytes = bytes,
+                                 .peer = dest,
+                                 .tag = tag,
+                                 .comm = c,
+                                 .ctx = c->ctx,
+                                 .bsend_piece = piece,
+                                 .free_on_complete = 1 };
     int rc = aptus_send_start(r);
     return rc ? aptus_error(c, rc, fn, "send to rank %d failed", dest) : MPI_SUCCESS;
 }
 
-static inline __attribute__((always_inline)) int send_any(const char *fn, const void *buf, MPI_Count count, MPI_Datatype dtype, int dest, int tag,
-                    MPI_Comm comm, int mode, int persistent, MPI_Request *req)
+static inline __attribute__((always_inline)) int send_any(const char *fn, const void *buf, MPI_Count count,
+                                                          MPI_Datatype dtype, int dest, int tag, MPI_Comm comm,
+                                                          int mode, int persistent, MPI_Request *req)
 {
     GET_COMM(c, comm, fn);
     CHK_COUNT(c, count, fn);
@@ -140,8 +149,9 @@ ISEND_FN(Bsend_init, APTUS_MODE_BUFFERED, 1)
 
 /* ---------------- receives ---------------- */
 
-static inline __attribute__((always_inline)) int recv_any(const char *fn, void *buf, MPI_Count count, MPI_Datatype dtype, int source, int tag,
-                    MPI_Comm comm, int persistent, MPI_Request *req, MPI_Status *status)
+static inline __attribute__((always_inline)) int recv_any(const char *fn, void *buf, MPI_Count count,
+                                                          MPI_Datatype dtype, int source, int tag, MPI_Comm comm,
+                                                          int persistent, MPI_Request *req, MPI_Status *status)
 {
     GET_COMM(c, comm, fn);
     CHK_COUNT(c, count, fn);
@@ -247,7 +257,8 @@ static int req_finish(MPI_Request *h, MPI_Status *status)
 
 static int req_error(struct aptus_request *r, int err, const char *fn)
 {
-    return aptus_error(r->comm, err, fn, "message of %llu bytes from rank %d (tag %d) is larger than the %zu-byte receive buffer",
+    return aptus_error(r->comm, err, fn,
+                       "message of %llu bytes from rank %d (tag %d) is larger than the %zu-byte receive buffer",
                        (unsigned long long)r->msg_bytes, r->st_source, r->st_tag, r->bytes);
 }
 
@@ -675,8 +686,8 @@ int PMPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int
 }
 APTUS_ALIAS(Sendrecv)
 
-int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source,
-                          int recvtag, MPI_Comm comm, MPI_Status *status)
+int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag,
+                          MPI_Comm comm, MPI_Status *status)
 {
     GET_COMM(c, comm, "MPI_Sendrecv_replace");
     CHK_COUNT(c, count, "MPI_Sendrecv_replace");

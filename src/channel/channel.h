@@ -18,7 +18,7 @@ struct aptus_pending;
 
 struct aptus_channel {
     const char *name;
-    int id;                                    /* enum aptus_channel_id */
+    int id; /* enum aptus_channel_id */
     /* Sends one frame made of hdr followed by payload. Returns 0 when the frame has been
      * handed over (buffers may be reused), 1 when there is no room now (retry later). */
     int (*send_frame)(struct aptus_peer *p, const void *hdr, size_t hdrlen, const void *payload, size_t len);
@@ -38,11 +38,11 @@ struct aptus_peer {
     int world_rank;
     int node;
     struct aptus_route route;
-    struct aptus_smp_peer *smp;                /* shared-memory channel state, if on our node */
+    struct aptus_smp_peer *smp;                  /* shared-memory channel state, if on our node */
     struct aptus_pending *pend_head, *pend_tail; /* frames waiting for room, in order */
-    struct aptus_peer *pend_next;              /* link in the list of peers with pending frames */
+    struct aptus_peer *pend_next;                /* link in the list of peers with pending frames */
     int in_pend_list;
-    uint32_t eager_max[APTUS_CH_COUNT];        /* largest eager payload per channel */
+    uint32_t eager_max[APTUS_CH_COUNT]; /* largest eager payload per channel */
     uint64_t msgs[APTUS_CH_COUNT];
     uint64_t bytes[APTUS_CH_COUNT];
 };

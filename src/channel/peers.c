@@ -18,7 +18,7 @@ struct aptus_peer *aptus_peer_create(int world_rank)
         return NULL;
     p->world_rank = world_rank;
     p->node = aptus_rt.node_of[world_rank];
-    uint8_t reach[APTUS_CH_COUNT] = {0};
+    uint8_t reach[APTUS_CH_COUNT] = { 0 };
     reach[APTUS_CH_SELF] = world_rank == aptus_rt.rank;
     reach[APTUS_CH_SMP] = world_rank != aptus_rt.rank && aptus_smp_reaches(world_rank);
     if (aptus_rules_route(&aptus_rt.rules, aptus_rt.size, reach, &p->route) != 0) {
@@ -69,6 +69,9 @@ void aptus_stats_print(void)
     aptus_pt2pt_rndv_counts(&cma, &copy);
     printf("[aptus stats] rank %d: rendezvous receives: one-sided %llu, copy %llu (%s)\n", aptus_rt.rank,
            (unsigned long long)cma, (unsigned long long)copy,
-           cma && copy ? "mixed" : cma ? "one-sided only" : copy ? "copy only" : "none");
+           cma && copy ? "mixed"
+           : cma       ? "one-sided only"
+           : copy      ? "copy only"
+                       : "none");
     fflush(stdout);
 }

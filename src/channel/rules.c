@@ -8,12 +8,8 @@
 #include <string.h>
 
 static const char *const channel_names[APTUS_CH_COUNT] = {
-    [APTUS_CH_SELF] = "self",
-    [APTUS_CH_SMP] = "smp",
-    [APTUS_CH_UD_SR] = "ud-sr",
-    [APTUS_CH_UD_ZCOPY] = "ud-zcopy",
-    [APTUS_CH_RC_SR] = "rc-sr",
-    [APTUS_CH_RC_FP] = "rc-fp",
+    [APTUS_CH_SELF] = "self",         [APTUS_CH_SMP] = "smp",     [APTUS_CH_UD_SR] = "ud-sr",
+    [APTUS_CH_UD_ZCOPY] = "ud-zcopy", [APTUS_CH_RC_SR] = "rc-sr", [APTUS_CH_RC_FP] = "rc-fp",
     [APTUS_CH_RC_RDMA] = "rc-rdma",
 };
 
@@ -67,12 +63,12 @@ static int span_eq(struct span t, const char *word)
 #define QUOTE_MAX 80
 
 /* Writes "APTUS_SEND_RULES: rule N 'TEXT': " + the formatted problem. */
-#define RULE_ERROR(...)                                                                       \
-    do {                                                                                      \
-        int used_ = snprintf(err, errlen, "APTUS_SEND_RULES: rule %d '%.*s': ", index + 1,    \
-                             (int)(rule.n > QUOTE_MAX ? QUOTE_MAX : rule.n), rule.s);         \
-        if (used_ >= 0 && (size_t)used_ < errlen)                                             \
-            snprintf(err + used_, errlen - (size_t)used_, __VA_ARGS__);                       \
+#define RULE_ERROR(...)                                                                                                \
+    do {                                                                                                               \
+        int used_ = snprintf(err, errlen, "APTUS_SEND_RULES: rule %d '%.*s': ", index + 1,                             \
+                             (int)(rule.n > QUOTE_MAX ? QUOTE_MAX : rule.n), rule.s);                                  \
+        if (used_ >= 0 && (size_t)used_ < errlen)                                                                      \
+            snprintf(err + used_, errlen - (size_t)used_, __VA_ARGS__);                                                \
     } while (0)
 
 /* NUMBER[K|M|G] (powers of 1024). Returns 0, 1 if not a number, 2 if too large. */
@@ -93,9 +89,12 @@ static int parse_number(struct span t, uint64_t *out)
     unsigned shift = 0;
     if (i < t.n) {
         switch (t.s[i]) {
-        case 'k': case 'K': shift = 10; break;
-        case 'm': case 'M': shift = 20; break;
-        case 'g': case 'G': shift = 30; break;
+        case 'k':
+        case 'K': shift = 10; break;
+        case 'm':
+        case 'M': shift = 20; break;
+        case 'g':
+        case 'G': shift = 30; break;
         default: return 1;
         }
         i++;
@@ -116,20 +115,32 @@ static void narrow(uint64_t *lo, uint64_t *hi, enum cmp op, uint64_t v)
     uint64_t a = *lo, b = *hi;
     switch (op) {
     case CMP_LT:
-        if (v == 0) { a = 1; b = 0; } else if (v - 1 < b) b = v - 1;
+        if (v == 0) {
+            a = 1;
+            b = 0;
+        } else if (v - 1 < b)
+            b = v - 1;
         break;
     case CMP_LE:
-        if (v < b) b = v;
+        if (v < b)
+            b = v;
         break;
     case CMP_GT:
-        if (v == UINT64_MAX) { a = 1; b = 0; } else if (v + 1 > a) a = v + 1;
+        if (v == UINT64_MAX) {
+            a = 1;
+            b = 0;
+        } else if (v + 1 > a)
+            a = v + 1;
         break;
     case CMP_GE:
-        if (v > a) a = v;
+        if (v > a)
+            a = v;
         break;
     case CMP_EQ:
-        if (v > a) a = v;
-        if (v < b) b = v;
+        if (v > a)
+            a = v;
+        if (v < b)
+            b = v;
         break;
     }
     *lo = a;
@@ -164,8 +175,7 @@ static int parse_rule(struct span rule, int index, struct aptus_rule *r, char *e
             strcat(known, c ? ", " : "");
             strcat(known, channel_names[c]);
         }
-        RULE_ERROR("unknown channel '%.*s' (known: %s)", (int)(chan.n > QUOTE_MAX ? QUOTE_MAX : chan.n),
-                   chan.s, known);
+        RULE_ERROR("unknown channel '%.*s' (known: %s)", (int)(chan.n > QUOTE_MAX ? QUOTE_MAX : chan.n), chan.s, known);
         return -1;
     }
 
@@ -196,8 +206,8 @@ static int parse_rule(struct span rule, int index, struct aptus_rule *r, char *e
             }
             /* VARIABLE */
             size_t i = 0;
-            while (i < term.n && ((term.s[i] >= 'a' && term.s[i] <= 'z') ||
-                                  (term.s[i] >= 'A' && term.s[i] <= 'Z') || term.s[i] == '_'))
+            while (i < term.n && ((term.s[i] >= 'a' && term.s[i] <= 'z') || (term.s[i] >= 'A' && term.s[i] <= 'Z') ||
+                                  term.s[i] == '_'))
                 i++;
             struct span var = { term.s, i };
             int is_size = span_eq(var, "size"), is_ranks = span_eq(var, "ranks");
@@ -216,11 +226,19 @@ static int parse_rule(struct span rule, int index, struct aptus_rule *r, char *e
             enum cmp op;
             size_t oplen = 1;
             char c0 = i < term.n ? term.s[i] : '\0', c1 = i + 1 < term.n ? term.s[i + 1] : '\0';
-            if (c0 == '<' && c1 == '=') { op = CMP_LE; oplen = 2; }
-            else if (c0 == '>' && c1 == '=') { op = CMP_GE; oplen = 2; }
-            else if (c0 == '=' && c1 == '=') { op = CMP_EQ; oplen = 2; }
-            else if (c0 == '<') op = CMP_LT;
-            else if (c0 == '>') op = CMP_GT;
+            if (c0 == '<' && c1 == '=') {
+                op = CMP_LE;
+                oplen = 2;
+            } else if (c0 == '>' && c1 == '=') {
+                op = CMP_GE;
+                oplen = 2;
+            } else if (c0 == '=' && c1 == '=') {
+                op = CMP_EQ;
+                oplen = 2;
+            } else if (c0 == '<')
+                op = CMP_LT;
+            else if (c0 == '>')
+                op = CMP_GT;
             else {
                 RULE_ERROR("'%.*s' has no comparison (use <, <=, >, >= or == and a number)",
                            (int)(term.n > QUOTE_MAX ? QUOTE_MAX : term.n), term.s);
@@ -294,8 +312,7 @@ int aptus_rules_parse(const char *text, struct aptus_rule_chain *out, char *err,
         q = semi + 1;
     }
     if (total > APTUS_RULES_MAX) {
-        snprintf(err, errlen, "APTUS_SEND_RULES: more than %d rules (%d given)", APTUS_RULES_MAX,
-                 total);
+        snprintf(err, errlen, "APTUS_SEND_RULES: more than %d rules (%d given)", APTUS_RULES_MAX, total);
         return -1;
     }
     for (;;) {

@@ -20,10 +20,10 @@ enum aptus_channel_id {
 #define APTUS_RULES_MAX 16
 
 struct aptus_rule {
-    uint64_t size_min, size_max;   /* message bytes, inclusive */
-    int ranks_min, ranks_max;      /* job size, inclusive */
-    int channel;                   /* enum aptus_channel_id */
-    int unconditional;             /* written as "*" or a bare channel name */
+    uint64_t size_min, size_max; /* message bytes, inclusive */
+    int ranks_min, ranks_max;    /* job size, inclusive */
+    int channel;                 /* enum aptus_channel_id */
+    int unconditional;           /* written as "*" or a bare channel name */
 };
 
 struct aptus_rule_chain {

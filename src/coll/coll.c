@@ -103,8 +103,8 @@ static void combine(const struct aptus_op *op, const void *lower, void *higher_t
     aptus_op_reduce(op, lower, higher_then_result, count, dt, dth);
 }
 
-static int reduce_to_zero(const void *src, void *result, size_t count, const struct aptus_dtype *dt,
-                          MPI_Datatype dth, const struct aptus_op *op, struct aptus_comm *c)
+static int reduce_to_zero(const void *src, void *result, size_t count, const struct aptus_dtype *dt, MPI_Datatype dth,
+                          const struct aptus_op *op, struct aptus_comm *c)
 {
     /* Binomial tree rooted at rank 0; vr == rank so lower ranks' data is always on the left. */
     int n = c->size, r = c->rank, rc = 0;
@@ -199,7 +199,7 @@ int aptus_allreduce(const void *sbuf, void *rbuf, size_t count, const struct apt
 int aptus_allreduce_internal(struct aptus_comm *c, const void *sbuf, void *rbuf, size_t count, int basic, int op_id)
 {
     /* Internal use is limited to 32-bit unsigned words (context-id masks). */
-    struct aptus_op op = {APTUS_MAGIC_OP, 1, 1, op_id, NULL, NULL};
+    struct aptus_op op = { APTUS_MAGIC_OP, 1, 1, op_id, NULL, NULL };
     struct aptus_dtype *dt = aptus_dtype_get(MPI_UINT32_T);
     (void)basic;
     return aptus_allreduce(sbuf, rbuf, count, dt, MPI_UINT32_T, &op, c);

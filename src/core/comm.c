@@ -139,7 +139,7 @@ static int split_cmp(const void *a, const void *b)
 int aptus_comm_split(struct aptus_comm *c, int color, int key, struct aptus_comm **out)
 {
     int n = c->size;
-    int mine[2] = {color, key};
+    int mine[2] = { color, key };
     int *all = malloc((size_t)n * 2 * sizeof(int));
     struct split_entry *e = malloc((size_t)n * sizeof *e);
     int *world = malloc((size_t)n * sizeof(int));
@@ -154,7 +154,7 @@ int aptus_comm_split(struct aptus_comm *c, int color, int key, struct aptus_comm
     if (!rc && color != MPI_UNDEFINED) {
         for (int i = 0; i < n; i++)
             if (all[2 * i] == color)
-                e[m++] = (struct split_entry){color, all[2 * i + 1], i};
+                e[m++] = (struct split_entry){ color, all[2 * i + 1], i };
         qsort(e, (size_t)m, sizeof *e, split_cmp);
         for (int i = 0; i < m; i++)
             world[i] = aptus_comm_world_rank(c, e[i].rank);

@@ -48,7 +48,7 @@ static void def(MPI_Datatype h, const char *name, size_t size, size_t extent, in
     aptus_dtype_predef[v] = d;
 }
 
-#define INT_T(H, T, S) def(H, #H, sizeof(T), sizeof(T), int_basic(sizeof(T), S))
+#define INT_T(H, T, S)     def(H, #H, sizeof(T), sizeof(T), int_basic(sizeof(T), S))
 #define PAIR(H, VT, IT, B) def(H, #H, sizeof(VT) + sizeof(IT), sizeof(PAIR_T(VT, IT)), B)
 
 void aptus_datatype_init(void)

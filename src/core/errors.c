@@ -13,9 +13,9 @@
 /* Error codes: a class below 256 alone, or APTUS_CODE_BIT | slot << 8 | class, where slot names
  * a ring entry holding the detailed message. Old messages are overwritten; their codes then
  * report the class description only. */
-#define APTUS_CODE_BIT 0x40000000
+#define APTUS_CODE_BIT  0x40000000
 #define APTUS_ERR_SLOTS 64
-#define APTUS_ERR_MSG 256
+#define APTUS_ERR_MSG   256
 
 static struct {
     int code;

@@ -12,8 +12,14 @@
 #define APTUS_PREDEF_LIMIT 0x400u
 #define APTUS_IS_PREDEF(h) ((uintptr_t)(h) < APTUS_PREDEF_LIMIT)
 
-enum { APTUS_MAGIC_COMM = 0x436f6d6d, APTUS_MAGIC_DTYPE = 0x44747970, APTUS_MAGIC_OP = 0x4f705f5f,
-       APTUS_MAGIC_ERRH = 0x45727248, APTUS_MAGIC_REQ = 0x52657175, APTUS_MAGIC_GROUP = 0x47727570 };
+enum {
+    APTUS_MAGIC_COMM = 0x436f6d6d,
+    APTUS_MAGIC_DTYPE = 0x44747970,
+    APTUS_MAGIC_OP = 0x4f705f5f,
+    APTUS_MAGIC_ERRH = 0x45727248,
+    APTUS_MAGIC_REQ = 0x52657175,
+    APTUS_MAGIC_GROUP = 0x47727570
+};
 
 /* ---- error handlers ---- */
 enum aptus_errh_kind { APTUS_ERRH_FATAL, APTUS_ERRH_ABORT, APTUS_ERRH_RETURN, APTUS_ERRH_USER };
@@ -29,7 +35,7 @@ struct aptus_group {
     uint32_t magic;
     int refcount;
     int size;
-    int *world;      /* world rank of each member */
+    int *world; /* world rank of each member */
 };
 
 /* ---- communicators ---- */
@@ -37,12 +43,12 @@ struct aptus_comm {
     uint32_t magic;
     int refcount;
     int rank, size;
-    int *world;               /* world rank of each member; NULL means identity (COMM_WORLD) */
-    uint16_t ctx;             /* point-to-point context; collectives use ctx + 1 */
-    uint16_t ctx_slot;        /* context-id slot, freed with the communicator */
-    int coll_seq;             /* sequence for internal collective tags */
+    int *world;        /* world rank of each member; NULL means identity (COMM_WORLD) */
+    uint16_t ctx;      /* point-to-point context; collectives use ctx + 1 */
+    uint16_t ctx_slot; /* context-id slot, freed with the communicator */
+    int coll_seq;      /* sequence for internal collective tags */
     struct aptus_errhandler *errh;
-    MPI_Comm handle;          /* the handle the user sees */
+    MPI_Comm handle; /* the handle the user sees */
     char name[MPI_MAX_OBJECT_NAME];
 };
 
@@ -54,23 +60,42 @@ static inline int aptus_comm_world_rank(const struct aptus_comm *c, int r)
 /* ---- datatypes ---- */
 enum aptus_basic {
     APTUS_B_NONE = 0,
-    APTUS_B_INT8, APTUS_B_UINT8, APTUS_B_INT16, APTUS_B_UINT16, APTUS_B_INT32, APTUS_B_UINT32,
-    APTUS_B_INT64, APTUS_B_UINT64, APTUS_B_FLOAT, APTUS_B_DOUBLE, APTUS_B_LONG_DOUBLE,
-    APTUS_B_BOOL, APTUS_B_BYTE, APTUS_B_CHAR,
-    APTUS_B_C_FLOAT_COMPLEX, APTUS_B_C_DOUBLE_COMPLEX, APTUS_B_C_LONG_DOUBLE_COMPLEX,
-    APTUS_B_FLOAT_INT, APTUS_B_DOUBLE_INT, APTUS_B_LONG_INT, APTUS_B_2INT, APTUS_B_SHORT_INT,
-    APTUS_B_LONG_DOUBLE_INT, APTUS_B_2FLOAT, APTUS_B_2DOUBLE,
+    APTUS_B_INT8,
+    APTUS_B_UINT8,
+    APTUS_B_INT16,
+    APTUS_B_UINT16,
+    APTUS_B_INT32,
+    APTUS_B_UINT32,
+    APTUS_B_INT64,
+    APTUS_B_UINT64,
+    APTUS_B_FLOAT,
+    APTUS_B_DOUBLE,
+    APTUS_B_LONG_DOUBLE,
+    APTUS_B_BOOL,
+    APTUS_B_BYTE,
+    APTUS_B_CHAR,
+    APTUS_B_C_FLOAT_COMPLEX,
+    APTUS_B_C_DOUBLE_COMPLEX,
+    APTUS_B_C_LONG_DOUBLE_COMPLEX,
+    APTUS_B_FLOAT_INT,
+    APTUS_B_DOUBLE_INT,
+    APTUS_B_LONG_INT,
+    APTUS_B_2INT,
+    APTUS_B_SHORT_INT,
+    APTUS_B_LONG_DOUBLE_INT,
+    APTUS_B_2FLOAT,
+    APTUS_B_2DOUBLE,
     APTUS_B_COUNT
 };
 
 struct aptus_dtype {
     uint32_t magic;
     int refcount;
-    size_t size;              /* bytes of data in one element */
-    MPI_Aint lb, extent;      /* extent = ub - lb */
+    size_t size;         /* bytes of data in one element */
+    MPI_Aint lb, extent; /* extent = ub - lb */
     MPI_Aint true_lb, true_extent;
-    int contig;               /* data of `count` elements is one contiguous run at buf + true_lb */
-    int basic;                /* enum aptus_basic for predefined types (reductions), else 0 */
+    int contig; /* data of `count` elements is one contiguous run at buf + true_lb */
+    int basic;  /* enum aptus_basic for predefined types (reductions), else 0 */
     int predefined;
     int committed;
     int combiner;
@@ -83,7 +108,7 @@ struct aptus_op {
     uint32_t magic;
     int refcount;
     int commute;
-    int predefined;           /* index of predefined op, or 0 */
+    int predefined; /* index of predefined op, or 0 */
     MPI_User_function *user_fn;
     MPI_User_function_c *user_fn_c;
 };

@@ -9,7 +9,7 @@ static struct aptus_op predef_ops[APTUS_OP_COUNT];
 
 static void def(MPI_Op h, int id)
 {
-    predef_ops[id] = (struct aptus_op){APTUS_MAGIC_OP, 1, 1, id, NULL, NULL};
+    predef_ops[id] = (struct aptus_op){ APTUS_MAGIC_OP, 1, 1, id, NULL, NULL };
     aptus_op_predef[(uintptr_t)h] = &predef_ops[id];
 }
 
@@ -52,27 +52,20 @@ int aptus_op_valid(int op, int b)
 {
     switch (op) {
     case APTUS_OP_SUM:
-    case APTUS_OP_PROD:
-        return is_int(b) || is_float(b) || is_complex(b);
+    case APTUS_OP_PROD: return is_int(b) || is_float(b) || is_complex(b);
     case APTUS_OP_MIN:
-    case APTUS_OP_MAX:
-        return is_int(b) || is_float(b);
+    case APTUS_OP_MAX: return is_int(b) || is_float(b);
     case APTUS_OP_LAND:
     case APTUS_OP_LOR:
-    case APTUS_OP_LXOR:
-        return is_int(b) || b == APTUS_B_BOOL;
+    case APTUS_OP_LXOR: return is_int(b) || b == APTUS_B_BOOL;
     case APTUS_OP_BAND:
     case APTUS_OP_BOR:
-    case APTUS_OP_BXOR:
-        return is_int(b) || b == APTUS_B_BYTE;
+    case APTUS_OP_BXOR: return is_int(b) || b == APTUS_B_BYTE;
     case APTUS_OP_MINLOC:
-    case APTUS_OP_MAXLOC:
-        return is_pair(b);
+    case APTUS_OP_MAXLOC: return is_pair(b);
     case APTUS_OP_REPLACE:
-    case APTUS_OP_NO_OP:
-        return b != APTUS_B_NONE;
-    default:
-        return 0;
+    case APTUS_OP_NO_OP: return b != APTUS_B_NONE;
+    default: return 0;
     }
 }
 

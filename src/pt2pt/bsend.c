@@ -7,15 +7,15 @@
 #include "pt2pt/pt2pt.h"
 
 struct piece {
-    struct piece *next;   /* next piece in address order */
-    size_t size;          /* bytes including this header */
+    struct piece *next; /* next piece in address order */
+    size_t size;        /* bytes including this header */
     uint64_t pad;
 };
 
 static struct {
     char *base;
     size_t size;
-    struct piece *used;   /* in-use pieces sorted by address */
+    struct piece *used; /* in-use pieces sorted by address */
 } bs;
 
 int aptus_bsend_attach(void *buf, size_t size)

@@ -22,7 +22,7 @@ struct aptus_unexp {
     uint64_t len;
     uint64_t sreq, addr;
     struct aptus_comm *comm; /* set when taken by a matched probe */
-    char data[];            /* eager payload */
+    char data[];             /* eager payload */
 };
 
 /* A frame waiting for room on its channel, or a streamed message being sent piece by piece. */
@@ -33,7 +33,7 @@ struct aptus_pending {
     _Alignas(8) char hdr[48];
     const char *payload;
     size_t len;
-    struct aptus_request *req;   /* completes once the frame (or stream) is out */
+    struct aptus_request *req; /* completes once the frame (or stream) is out */
     /* stream */
     int stream;
     uint64_t rreq;
@@ -45,10 +45,10 @@ static struct {
     struct aptus_unexp *unexp_head, *unexp_tail;
     struct aptus_peer *pend_peers;
     struct aptus_request *free_reqs;
-    uint64_t rndv_cma, rndv_copy;           /* rendezvous receives by protocol */
-    int rndv_out;                           /* rendezvous sends in flight from this rank */
+    uint64_t rndv_cma, rndv_copy; /* rendezvous receives by protocol */
+    int rndv_out;                 /* rendezvous sends in flight from this rank */
     int npollers;
-    int (*pollers[APTUS_CH_COUNT])(void);   /* progress functions of the channels in use */
+    int (*pollers[APTUS_CH_COUNT])(void); /* progress functions of the channels in use */
 } mq;
 
 void aptus_pt2pt_init(void)
@@ -186,7 +186,7 @@ static int ctrl_chan(struct aptus_peer *p)
 
 static void send_ctrl(struct aptus_peer *p, int type, uint64_t sreq, uint64_t rreq, uint64_t len)
 {
-    struct aptus_f_ctrl c = {.type = (uint8_t)type, .sreq = sreq, .rreq = rreq, .len = len};
+    struct aptus_f_ctrl c = { .type = (uint8_t)type, .sreq = sreq, .rreq = rreq, .len = len };
     frame_out(p, ctrl_chan(p), &c, sizeof c, NULL, 0, NULL);
 }
 
@@ -198,7 +198,7 @@ static int stream_push(struct aptus_peer *p, struct aptus_pending *e)
     size_t chunk = aptus_config.smp_chunk < room ? aptus_config.smp_chunk : room;
     while (e->off < e->len) {
         size_t n = e->len - e->off < chunk ? e->len - e->off : chunk;
-        struct aptus_f_data d = {.type = APTUS_F_DATA, .len = (uint32_t)n, .rreq = e->rreq, .offset = e->off};
+        struct aptus_f_data d = { .type = APTUS_F_DATA, .len = (uint32_t)n, .rreq = e->rreq, .offset = e->off };
         if (ch->send_frame(p, &d, sizeof d, e->payload + e->off, n) != 0)
             return 0;
         e->off += n;
@@ -294,21 +294,22 @@ int aptus_send_start(struct aptus_request *r)
 
     if (r->bytes <= eager_limit(p, chan)) {
         if (r->mode == APTUS_MODE_SYNC) {
-            struct aptus_f_sync h = {{APTUS_F_EAGER_SYNC, 0, r->ctx, r->comm->rank, r->tag, 0, r->bytes},
-                                     (uint64_t)(uintptr_t)r};
+            struct aptus_f_sync h = { { APTUS_F_EAGER_SYNC, 0, r->ctx, r->comm->rank, r->tag, 0, r->bytes },
+                                      (uint64_t)(uintptr_t)r };
             /* Completes on SYNC_ACK; the frame itself needs no completion. */
             /* If queued, the payload stays valid: the request waits for the ack. */
             int rc = frame_out(p, chan, &h, sizeof h, r->buf, r->bytes, NULL);
             return rc > 1 ? rc : 0;
         }
-        struct aptus_f_msg h = {APTUS_F_EAGER, 0, r->ctx, r->comm->rank, r->tag, 0, r->bytes};
+        struct aptus_f_msg h = { APTUS_F_EAGER, 0, r->ctx, r->comm->rank, r->tag, 0, r->bytes };
         int rc = frame_out(p, chan, &h, sizeof h, r->buf, r->bytes, r);
         if (rc == 0)
             req_complete(r);
         return rc > 1 ? rc : 0;
     }
-    struct aptus_f_rts h = {{APTUS_F_RTS, 0, r->ctx, r->comm->rank, r->tag, 0, r->bytes},
-                            (uint64_t)(uintptr_t)r, (uint64_t)(uintptr_t)r->buf};
+    struct aptus_f_rts h = { { APTUS_F_RTS, 0, r->ctx, r->comm->rank, r->tag, 0, r->bytes },
+                             (uint64_t)(uintptr_t)r,
+                             (uint64_t)(uintptr_t)r->buf };
     r->rndv_out = 1;
     mq.rndv_out++;
     int rc = frame_out(p, chan, &h, sizeof h, NULL, 0, NULL);
@@ -323,7 +324,7 @@ int aptus_send_now(const void *buf, size_t bytes, int dst, int tag, struct aptus
             return MPI_ERR_NO_MEM;
         int chan = aptus_route_pick(&p->route, bytes);
         if (chan >= 0 && !p->pend_head && bytes <= eager_limit(p, chan)) {
-            struct aptus_f_msg h = {APTUS_F_EAGER, 0, ctx, c->rank, tag, 0, bytes};
+            struct aptus_f_msg h = { APTUS_F_EAGER, 0, ctx, c->rank, tag, 0, bytes };
             if (aptus_channels[chan]->send_frame(p, &h, sizeof h, buf, bytes) == 0) {
                 p->msgs[chan]++;
                 p->bytes[chan] += bytes;
@@ -484,9 +485,7 @@ void aptus_frame_arrived(struct aptus_peer *from, const void *frame, size_t len)
     switch (type) {
     case APTUS_F_EAGER:
     case APTUS_F_EAGER_SYNC:
-    case APTUS_F_RTS:
-        frame_message(from, frame, frame, len);
-        break;
+    case APTUS_F_RTS: frame_message(from, frame, frame, len); break;
     case APTUS_F_CTS: {
         const struct aptus_f_ctrl *c = frame;
         struct aptus_request *s = (struct aptus_request *)(uintptr_t)c->sreq;
@@ -538,7 +537,7 @@ static void deliver_unexp(struct aptus_request *r, struct aptus_unexp *u)
         set_envelope(r, u->src, u->tag, u->len);
         rndv_recv(r, u->from, u->len, u->sreq, u->addr);
     } else {
-        struct aptus_f_msg m = {u->type, 0, u->ctx, u->src, u->tag, 0, u->len};
+        struct aptus_f_msg m = { u->type, 0, u->ctx, u->src, u->tag, 0, u->len };
         deliver_eager(r, u->from, &m, u->data, u->sreq);
     }
     free(u);
@@ -585,7 +584,7 @@ int aptus_recv_cancel(struct aptus_request *r)
 int aptus_probe_test(int src, int tag, struct aptus_comm *c, uint16_t ctx, MPI_Status *st, int take,
                      struct aptus_unexp **msg)
 {
-    struct aptus_request probe = {.peer = src, .tag = tag, .ctx = ctx};
+    struct aptus_request probe = { .peer = src, .tag = tag, .ctx = ctx };
     for (struct aptus_unexp *u = mq.unexp_head; u; u = u->next) {
         if (!matches(&probe, u->ctx, u->src, u->tag))
             continue;

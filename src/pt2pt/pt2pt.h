@@ -17,18 +17,18 @@ struct aptus_unexp;
 
 struct aptus_request {
     uint32_t magic;
-    uint8_t kind;               /* enum aptus_req_kind */
-    uint8_t mode;               /* enum aptus_send_mode (sends) */
-    uint8_t persistent;         /* created by *_init */
-    uint8_t active;             /* persistent: started and not yet waited for */
-    uint8_t rndv_out;           /* a rendezvous send in flight (counted in the message layer) */
+    uint8_t kind;       /* enum aptus_req_kind */
+    uint8_t mode;       /* enum aptus_send_mode (sends) */
+    uint8_t persistent; /* created by *_init */
+    uint8_t active;     /* persistent: started and not yet waited for */
+    uint8_t rndv_out;   /* a rendezvous send in flight (counted in the message layer) */
     volatile int complete;
     int cancelled;
-    int free_on_complete;       /* MPI_Request_free while in flight */
+    int free_on_complete; /* MPI_Request_free while in flight */
     /* arguments (bytes already resolved from count and datatype) */
     void *buf;
     size_t bytes;
-    int peer;                   /* rank in comm, or MPI_ANY_SOURCE / MPI_PROC_NULL */
+    int peer; /* rank in comm, or MPI_ANY_SOURCE / MPI_PROC_NULL */
     int tag;
     struct aptus_comm *comm;
     uint16_t ctx;
@@ -37,7 +37,7 @@ struct aptus_request {
     /* status */
     int st_source, st_tag, st_error;
     size_t st_bytes;
-    uint64_t msg_bytes;         /* bytes the sender sent (reported on truncation) */
+    uint64_t msg_bytes; /* bytes the sender sent (reported on truncation) */
     /* queue links */
     struct aptus_request *next, *prev;
     /* rendezvous (receiver side): bytes expected / received by streamed copy */

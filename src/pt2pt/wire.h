@@ -7,34 +7,34 @@
 #include <stdint.h>
 
 enum aptus_frame_type {
-    APTUS_F_EAGER = 1,     /* aptus_f_msg + payload */
-    APTUS_F_EAGER_SYNC,    /* aptus_f_sync + payload; receiver answers SYNC_ACK on match */
-    APTUS_F_RTS,           /* aptus_f_rts: rendezvous request to send */
-    APTUS_F_CTS,           /* aptus_f_ctrl: receiver wants `len` bytes streamed as DATA */
-    APTUS_F_DATA,          /* aptus_f_data + chunk: one piece of a streamed message */
-    APTUS_F_FIN,           /* aptus_f_ctrl: receiver has read the data (one-sided copy) */
-    APTUS_F_SYNC_ACK,      /* aptus_f_ctrl: a synchronous eager send has been matched */
+    APTUS_F_EAGER = 1,  /* aptus_f_msg + payload */
+    APTUS_F_EAGER_SYNC, /* aptus_f_sync + payload; receiver answers SYNC_ACK on match */
+    APTUS_F_RTS,        /* aptus_f_rts: rendezvous request to send */
+    APTUS_F_CTS,        /* aptus_f_ctrl: receiver wants `len` bytes streamed as DATA */
+    APTUS_F_DATA,       /* aptus_f_data + chunk: one piece of a streamed message */
+    APTUS_F_FIN,        /* aptus_f_ctrl: receiver has read the data (one-sided copy) */
+    APTUS_F_SYNC_ACK,   /* aptus_f_ctrl: a synchronous eager send has been matched */
 };
 
 struct aptus_f_msg {
     uint8_t type;
     uint8_t flags;
-    uint16_t ctx;          /* communicator context */
-    int32_t src;           /* sender's rank in the communicator */
+    uint16_t ctx; /* communicator context */
+    int32_t src;  /* sender's rank in the communicator */
     int32_t tag;
     uint32_t reserved;
-    uint64_t len;          /* message bytes */
+    uint64_t len; /* message bytes */
 };
 
 struct aptus_f_sync {
     struct aptus_f_msg m;
-    uint64_t sreq;         /* sender's request, echoed in SYNC_ACK */
+    uint64_t sreq; /* sender's request, echoed in SYNC_ACK */
 };
 
 struct aptus_f_rts {
     struct aptus_f_msg m;
-    uint64_t sreq;         /* sender's request, echoed in CTS / FIN */
-    uint64_t addr;         /* sender's buffer, for the one-sided copy */
+    uint64_t sreq; /* sender's request, echoed in CTS / FIN */
+    uint64_t addr; /* sender's buffer, for the one-sided copy */
 };
 
 struct aptus_f_ctrl {
@@ -48,7 +48,7 @@ struct aptus_f_ctrl {
 struct aptus_f_data {
     uint8_t type;
     uint8_t pad[3];
-    uint32_t len;          /* chunk bytes (the frame may be longer: channels may pad) */
+    uint32_t len; /* chunk bytes (the frame may be longer: channels may pad) */
     uint64_t rreq;
     uint64_t offset;
 };

@@ -34,11 +34,11 @@ enum { CVAR_COUNT = (int)(sizeof cvar_table / sizeof cvar_table[0]) };
  * it for the library to read, or read by it and inherited by the ranks. They are never
  * reported as unknown. This is the only list of them. */
 static const char *const launcher_vars[] = {
-    "APTUS_NODE_ID",     /* set: index of the node this rank runs on */
-    "APTUS_LOCAL_RANK",  /* set: rank among the ranks of its node */
-    "APTUS_LOCAL_SIZE",  /* set: number of ranks on its node */
-    "APTUS_NUM_NODES",   /* set: number of nodes of the job */
-    "APTUS_PPN",         /* read by mpiexec: processes per node (default for --ppn) */
+    "APTUS_NODE_ID",    /* set: index of the node this rank runs on */
+    "APTUS_LOCAL_RANK", /* set: rank among the ranks of its node */
+    "APTUS_LOCAL_SIZE", /* set: number of ranks on its node */
+    "APTUS_NUM_NODES",  /* set: number of nodes of the job */
+    "APTUS_PPN",        /* read by mpiexec: processes per node (default for --ppn) */
 };
 
 const struct aptus_cvar_desc *aptus_config_table(int *count)
@@ -96,8 +96,7 @@ static int parse_bool(const char *name, const char *text, int *out, char *err, s
             return 0;
         }
     }
-    snprintf(err, errlen, "%s: '%.*s' is not a boolean (use 0/1, yes/no, true/false or on/off)",
-             name, QUOTE_MAX, text);
+    snprintf(err, errlen, "%s: '%.*s' is not a boolean (use 0/1, yes/no, true/false or on/off)", name, QUOTE_MAX, text);
     return -1;
 }
 
@@ -125,8 +124,7 @@ static int parse_int(const char *name, const char *text, int *out, char *err, si
     if (neg)
         acc = -acc;
     if (out_of_range || acc > INT_MAX || acc < INT_MIN) {
-        snprintf(err, errlen, "%s: '%.*s' is out of range (%d..%d)", name, QUOTE_MAX, text,
-                 INT_MIN, INT_MAX);
+        snprintf(err, errlen, "%s: '%.*s' is out of range (%d..%d)", name, QUOTE_MAX, text, INT_MIN, INT_MAX);
         return -1;
     }
     *out = (int)acc;
@@ -155,9 +153,12 @@ static int parse_size(const char *name, const char *text, size_t *out, char *err
     unsigned shift = 0;
     if (p < end) {
         switch (*p) {
-        case 'k': case 'K': shift = 10; break;
-        case 'm': case 'M': shift = 20; break;
-        case 'g': case 'G': shift = 30; break;
+        case 'k':
+        case 'K': shift = 10; break;
+        case 'm':
+        case 'M': shift = 20; break;
+        case 'g':
+        case 'G': shift = 30; break;
         default: goto bad;
         }
         p++;
@@ -175,15 +176,14 @@ static int parse_size(const char *name, const char *text, size_t *out, char *err
     return 0;
 bad:
     snprintf(err, errlen,
-             "%s: '%.*s' is not a size (use a number of bytes with an optional K, M or G suffix, e.g. 64K)",
-             name, QUOTE_MAX, text);
+             "%s: '%.*s' is not a size (use a number of bytes with an optional K, M or G suffix, e.g. 64K)", name,
+             QUOTE_MAX, text);
     return -1;
 }
 
 /* Stores `text` into the field of variable i in cfg. Strings are copied (into *owned) so that
  * the value survives later changes to the environment. */
-static int set_value(struct aptus_config *cfg, int i, const char *text, char **owned, char *err,
-                     size_t errlen)
+static int set_value(struct aptus_config *cfg, int i, const char *text, char **owned, char *err, size_t errlen)
 {
     const struct aptus_cvar_desc *d = &cvar_table[i];
     void *field = (char *)cfg + cvar_offset[i];
@@ -316,11 +316,13 @@ static void warn_unknown_variables(void)
         if (best)
             fprintf(stderr,
                     "aptus: warning: %.*s is not a configuration variable and is ignored "
-                    "(did you mean %s?)\n", (int)len, s, best);
+                    "(did you mean %s?)\n",
+                    (int)len, s, best);
         else
             fprintf(stderr,
                     "aptus: warning: %.*s is not a configuration variable and is ignored "
-                    "(`aptus-info` lists them)\n", (int)len, s);
+                    "(`aptus-info` lists them)\n",
+                    (int)len, s);
     }
 }
 

@@ -18,7 +18,7 @@ struct aptus_config {
 extern struct aptus_config aptus_config;
 
 struct aptus_cvar_desc {
-    const char *name;        /* environment variable, e.g. "APTUS_STATS" */
+    const char *name; /* environment variable, e.g. "APTUS_STATS" */
     enum aptus_cvar_type type;
     const char *default_text;
     const char *description;

@@ -33,7 +33,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define PMI_MSG_MAX (64 * 1024)
+#define PMI_MSG_MAX   (64 * 1024)
 #define PMI_MAX_PAIRS 64
 
 struct pmi_pair {
@@ -65,7 +65,7 @@ static struct {
     /* scratch message (static: 64 KiB is too much for some thread stacks) */
     struct pmi_msg msg;
     char out[PMI_MSG_MAX + 8];
-} pmi = {.fd = -1};
+} pmi = { .fd = -1 };
 
 static pthread_mutex_t pmi_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -285,8 +285,7 @@ static int recv_msg(const char *expect)
     }
     const char *cmd = msg_get(m, "cmd");
     if (!cmd || strcmp(cmd, expect) != 0) {
-        pmi_err("unexpected reply from PMI server: cmd=%s (expected %s)", cmd ? cmd : "(none)",
-                expect);
+        pmi_err("unexpected reply from PMI server: cmd=%s (expected %s)", cmd ? cmd : "(none)", expect);
         return -1;
     }
     const char *rc = msg_get(m, "rc");
@@ -370,9 +369,8 @@ static int init_server(struct aptus_pmi_info *info, const char *fdstr)
     b_pair(&b, "threaded", "FALSE");
     if (b_send(&b) != 0 || recv_msg("fullinit-response") != 0)
         return -1;
-    if (parse_int(msg_get(&pmi.msg, "rank"), &pmi.rank) != 0 ||
-        parse_int(msg_get(&pmi.msg, "size"), &pmi.size) != 0 || pmi.size < 1 || pmi.rank < 0 ||
-        pmi.rank >= pmi.size) {
+    if (parse_int(msg_get(&pmi.msg, "rank"), &pmi.rank) != 0 || parse_int(msg_get(&pmi.msg, "size"), &pmi.size) != 0 ||
+        pmi.size < 1 || pmi.rank < 0 || pmi.rank >= pmi.size) {
         pmi_err("PMI server gave no valid rank/size");
         return -1;
     }
@@ -686,8 +684,7 @@ void aptus_pmi_abort(int code, const char *msg)
             /* Another thread owns the scratch buffers (it may be blocked in a fence): send a
              * minimal message from a separate buffer. */
             static char emergency[2048];
-            int n = snprintf(emergency + 6, sizeof emergency - 6,
-                             "cmd=abort;isworld=TRUE;exitcode=%d;", code);
+            int n = snprintf(emergency + 6, sizeof emergency - 6, "cmd=abort;isworld=TRUE;exitcode=%d;", code);
             if (n > 0 && n < (int)sizeof emergency - 6) {
                 char hdr[8];
                 snprintf(hdr, sizeof hdr, "%-6d", n);

@@ -15,8 +15,8 @@ struct aptus_pmi_info {
     int rank;
     int size;
     int appnum;
-    int singleton;       /* 1 when started without a PMI server */
-    char jobid[64];      /* unique for the job (used in shared-memory names) */
+    int singleton;  /* 1 when started without a PMI server */
+    char jobid[64]; /* unique for the job (used in shared-memory names) */
 };
 
 /* Connects (or becomes a singleton). Returns 0 or -1 with a message on stderr. */

@@ -12,14 +12,14 @@ struct aptus_peer;
 
 struct aptus_runtime {
     int initialized, finalized;
-    int rank, size;                 /* in MPI_COMM_WORLD */
+    int rank, size; /* in MPI_COMM_WORLD */
     int thread_level;
     pid_t pid;
     struct aptus_pmi_info pmi;
-    int *node_of;                   /* node index of every world rank (from the launcher) */
-    int node;                       /* this process's node */
-    int local_size, local_rank;     /* ranks on this node, and our index among them */
-    struct aptus_peer **peers;      /* world rank -> peer state, created on first use */
+    int *node_of;               /* node index of every world rank (from the launcher) */
+    int node;                   /* this process's node */
+    int local_size, local_rank; /* ranks on this node, and our index among them */
+    struct aptus_peer **peers;  /* world rank -> peer state, created on first use */
     struct aptus_rule_chain rules;
     double t0;
 };

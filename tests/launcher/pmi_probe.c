@@ -52,7 +52,7 @@ static void die(const char *what)
 
 static void sleep_ms(long ms)
 {
-    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
     while (nanosleep(&ts, &ts) != 0)
         ;
 }
@@ -106,8 +106,7 @@ int main(int argc, char **argv)
             inited = 1;
             my_rank = info.rank;
             my_size = info.size;
-            printf("rank %d size %d singleton %d jobid %s\n", info.rank, info.size,
-                   info.singleton, info.jobid);
+            printf("rank %d size %d singleton %d jobid %s\n", info.rank, info.size, info.singleton, info.jobid);
         } else if (!strcmp(act, "plain")) {
             plain_values = 1;
         } else if (!strcmp(act, "put")) {
@@ -127,8 +126,7 @@ int main(int argc, char **argv)
                 if (aptus_pmi_get(r, key, got, sizeof got) != 0)
                     die("get");
                 if (strcmp(got, want) != 0) {
-                    fprintf(stderr, "probe rank %d: key %s: got '%s', want '%s'\n", my_rank, key,
-                            got, want);
+                    fprintf(stderr, "probe rank %d: key %s: got '%s', want '%s'\n", my_rank, key, got, want);
                     die("getall value");
                 }
                 /* Also through "any rank". */

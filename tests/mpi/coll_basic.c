@@ -9,11 +9,10 @@
 static int rank, size;
 
 enum { OSUM, OPROD, OMIN, OMAX, OLAND, OLOR, OLXOR, OBAND, OBOR, OBXOR, NOPS };
-static const char *opname[NOPS] = {"SUM", "PROD", "MIN",  "MAX", "LAND",
-                                   "LOR", "LXOR", "BAND", "BOR", "BXOR"};
+static const char *opname[NOPS] = { "SUM", "PROD", "MIN", "MAX", "LAND", "LOR", "LXOR", "BAND", "BOR", "BXOR" };
 #define ARITH ((1 << OSUM) | (1 << OPROD) | (1 << OMIN) | (1 << OMAX))
 #define LOGIC ((1 << OLAND) | (1 << OLOR) | (1 << OLXOR))
-#define BITS ((1 << OBAND) | (1 << OBOR) | (1 << OBXOR))
+#define BITS  ((1 << OBAND) | (1 << OBOR) | (1 << OBXOR))
 
 static MPI_Op mpi_op(int o)
 {
@@ -46,15 +45,13 @@ static unsigned hash2(int r, int i)
 static long long gen(int o, int r, int i, int uns, int is_bool)
 {
     switch (o) {
-    case OSUM:
-        return uns ? (r * 5 + i * 3) % 7 : (r * 5 + i * 3) % 7 - 3;
+    case OSUM: return uns ? (r * 5 + i * 3) % 7 : (r * 5 + i * 3) % 7 - 3;
     case OPROD: /* |product| <= 2^size; only 1 and 2 (and -1) */
         if ((r + 2 * i) % 3 == 0)
             return 2;
         return (!uns && (r + i) % 2) ? -1 : 1;
     case OMIN:
-    case OMAX:
-        return uns ? (r * 7 + i * 13) % 11 : (r * 7 + i * 13) % 11 - 5;
+    case OMAX: return uns ? (r * 7 + i * 13) % 11 : (r * 7 + i * 13) % 11 - 5;
     case OLAND:
     case OLOR:
     case OLXOR: {
@@ -65,8 +62,7 @@ static long long gen(int o, int r, int i, int uns, int is_bool)
             t = 0;
         return t ? (is_bool ? 1 : 1 + (r + i) % 3) : 0;
     }
-    default: /* bitwise: 7 bits, fits every integer type */
-        return (long long)(hash2(r, i) & 0x7f);
+    default: /* bitwise: 7 bits, fits every integer type */ return (long long)(hash2(r, i) & 0x7f);
     }
 }
 
@@ -77,98 +73,91 @@ static long double mul_ld(long double a, long double b)
     return a * b;
 }
 
-#define DEFINE_REDUCE_TEST(T, NAME)                                                          \
-    static T ref_##NAME(int o, int i, int uns, int isb)                                      \
-    {                                                                                        \
-        T acc = (T)gen(o, 0, i, uns, isb);                                                   \
-        for (int r = 1; r < size; r++) {                                                     \
-            T v = (T)gen(o, r, i, uns, isb);                                                 \
-            switch (o) {                                                                     \
-            case OSUM: acc = (T)(acc + v); break;                                            \
-            case OPROD: acc = (T)mul_ld(acc, v); break;                                      \
-            case OMIN: acc = v < acc ? v : acc; break;                                       \
-            case OMAX: acc = v > acc ? v : acc; break;                                       \
-            case OLAND: acc = (T)((acc != 0) && (v != 0)); break;                            \
-            case OLOR: acc = (T)((acc != 0) || (v != 0)); break;                             \
-            case OLXOR: acc = (T)((acc != 0) != (v != 0)); break;                            \
-            default: break;                                                                  \
-            }                                                                                \
-        }                                                                                    \
-        return acc;                                                                          \
-    }                                                                                        \
-    static void run_##NAME(MPI_Datatype dt, const char *tname, int ops, int uns, int isb,   \
-                           int maxcount)                                                     \
-    {                                                                                        \
-        const int counts[] = {1, 5, 129, 4099, maxcount};                                    \
-        for (int o = 0; o < NOPS; o++) {                                                     \
-            if (!(ops & (1 << o)))                                                           \
-                continue;                                                                    \
-            for (int ci = 0; ci < 5; ci++) {                                                 \
-                int n = counts[ci];                                                          \
-                if (ci == 4 && n <= counts[3])                                               \
-                    continue;                                                                \
-                T *in = mtest_malloc(sizeof(T) * (size_t)n);                                 \
-                T *out = mtest_malloc(sizeof(T) * (size_t)n);                                \
-                T *ref = mtest_malloc(sizeof(T) * (size_t)n);                                \
-                for (int i = 0; i < n; i++)                                                  \
-                    ref[i] = ref_##NAME(o, i, uns, isb);                                     \
-                /* count 5: Allreduce, Allreduce in place, then Reduce to every  */  \
-                /* root, plain and in place. Other counts: one Allreduce and one  */  \
-                /* Reduce (root and in-place-ness rotating with op and count).    */  \
-                int full = (n == 5);                                                 \
-                int nmodes = full ? 2 + 2 * size : 2;                                \
-                for (int m = 0; m < nmodes; m++) {                                           \
-                    int root, inplace;                                                       \
-                    if (full) {                                                              \
-                        root = m >= 2 ? (m - 2) / 2 : -1;                                    \
-                        inplace = m % 2;                                                     \
-                    } else {                                                                 \
-                        root = m == 0 ? -1 : (ci + o) % size;                                \
-                        inplace = (ci + o + m) % 2;                                          \
-                    }                                                                        \
-                    for (int i = 0; i < n; i++) {                                            \
-                        in[i] = (T)gen(o, rank, i, uns, isb);                                \
-                        out[i] = (T)(3);                                                     \
-                    }                                                                        \
-                    if (root < 0) {                                                          \
-                        if (inplace) {                                                       \
-                            memcpy(out, in, sizeof(T) * (size_t)n);                          \
-                            MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, out, n, dt, mpi_op(o),     \
-                                                    MPI_COMM_WORLD));                        \
-                        } else {                                                             \
-                            MPI_CHECK(MPI_Allreduce(in, out, n, dt, mpi_op(o),               \
-                                                    MPI_COMM_WORLD));                        \
-                        }                                                                    \
-                    } else if (inplace && rank == root) {                                    \
-                        memcpy(out, in, sizeof(T) * (size_t)n);                              \
-                        MPI_CHECK(MPI_Reduce(MPI_IN_PLACE, out, n, dt, mpi_op(o), root,      \
-                                             MPI_COMM_WORLD));                               \
-                    } else {                                                                 \
-                        MPI_CHECK(MPI_Reduce(in, rank == root ? out : NULL, n, dt,           \
-                                             mpi_op(o), root, MPI_COMM_WORLD));              \
-                    }                                                                        \
-                    for (int i = 0; i < n; i++)                                              \
-                        if (in[i] != (T)gen(o, rank, i, uns, isb))                           \
-                            FAILF("%s %s n=%d mode %d: send buffer modified at %d", tname,   \
-                                  opname[o], n, m, i);                                       \
-                    if (root < 0 || rank == root) {                                          \
-                        /* logical ops: compare truth values (a single rank's input  */  \
-                        /* may come back unnormalized, e.g. 2 for true)               */  \
-                        int logical = o == OLAND || o == OLOR || o == OLXOR;                 \
-                        for (int i = 0; i < n; i++)                                          \
-                            if (logical ? ((out[i] != 0) != (ref[i] != 0)) : !(out[i] == ref[i])) \
-                                FAILF("%s %s count %d %s%s root %d: element %d = %lld, "     \
-                                      "want %lld",                                           \
-                                      tname, opname[o], n, root < 0 ? "Allreduce" : "Reduce", \
-                                      inplace ? " in place" : "", root, i,                   \
-                                      (long long)out[i], (long long)ref[i]);                 \
-                    }                                                                        \
-                }                                                                            \
-                free(in);                                                                    \
-                free(out);                                                                   \
-                free(ref);                                                                   \
-            }                                                                                \
-        }                                                                                    \
+#define DEFINE_REDUCE_TEST(T, NAME)                                                                                    \
+    static T ref_##NAME(int o, int i, int uns, int isb)                                                                \
+    {                                                                                                                  \
+        T acc = (T)gen(o, 0, i, uns, isb);                                                                             \
+        for (int r = 1; r < size; r++) {                                                                               \
+            T v = (T)gen(o, r, i, uns, isb);                                                                           \
+            switch (o) {                                                                                               \
+            case OSUM: acc = (T)(acc + v); break;                                                                      \
+            case OPROD: acc = (T)mul_ld(acc, v); break;                                                                \
+            case OMIN: acc = v < acc ? v : acc; break;                                                                 \
+            case OMAX: acc = v > acc ? v : acc; break;                                                                 \
+            case OLAND: acc = (T)((acc != 0) && (v != 0)); break;                                                      \
+            case OLOR: acc = (T)((acc != 0) || (v != 0)); break;                                                       \
+            case OLXOR: acc = (T)((acc != 0) != (v != 0)); break;                                                      \
+            default: break;                                                                                            \
+            }                                                                                                          \
+        }                                                                                                              \
+        return acc;                                                                                                    \
+    }                                                                                                                  \
+    static void run_##NAME(MPI_Datatype dt, const char *tname, int ops, int uns, int isb, int maxcount)                \
+    {                                                                                                                  \
+        const int counts[] = { 1, 5, 129, 4099, maxcount };                                                            \
+        for (int o = 0; o < NOPS; o++) {                                                                               \
+            if (!(ops & (1 << o)))                                                                                     \
+                continue;                                                                                              \
+            for (int ci = 0; ci < 5; ci++) {                                                                           \
+                int n = counts[ci];                                                                                    \
+                if (ci == 4 && n <= counts[3])                                                                         \
+                    continue;                                                                                          \
+                T *in = mtest_malloc(sizeof(T) * (size_t)n);                                                           \
+                T *out = mtest_malloc(sizeof(T) * (size_t)n);                                                          \
+                T *ref = mtest_malloc(sizeof(T) * (size_t)n);                                                          \
+                for (int i = 0; i < n; i++)                                                                            \
+                    ref[i] = ref_##NAME(o, i, uns, isb);                                                               \
+                /* count 5: Allreduce, Allreduce in place, then Reduce to every  */                                    \
+                /* root, plain and in place. Other counts: one Allreduce and one  */                                   \
+                /* Reduce (root and in-place-ness rotating with op and count).    */                                   \
+                int full = (n == 5);                                                                                   \
+                int nmodes = full ? 2 + 2 * size : 2;                                                                  \
+                for (int m = 0; m < nmodes; m++) {                                                                     \
+                    int root, inplace;                                                                                 \
+                    if (full) {                                                                                        \
+                        root = m >= 2 ? (m - 2) / 2 : -1;                                                              \
+                        inplace = m % 2;                                                                               \
+                    } else {                                                                                           \
+                        root = m == 0 ? -1 : (ci + o) % size;                                                          \
+                        inplace = (ci + o + m) % 2;                                                                    \
+                    }                                                                                                  \
+                    for (int i = 0; i < n; i++) {                                                                      \
+                        in[i] = (T)gen(o, rank, i, uns, isb);                                                          \
+                        out[i] = (T)(3);                                                                               \
+                    }                                                                                                  \
+                    if (root < 0) {                                                                                    \
+                        if (inplace) {                                                                                 \
+                            memcpy(out, in, sizeof(T) * (size_t)n);                                                    \
+                            MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, out, n, dt, mpi_op(o), MPI_COMM_WORLD));             \
+                        } else {                                                                                       \
+                            MPI_CHECK(MPI_Allreduce(in, out, n, dt, mpi_op(o), MPI_COMM_WORLD));                       \
+                        }                                                                                              \
+                    } else if (inplace && rank == root) {                                                              \
+                        memcpy(out, in, sizeof(T) * (size_t)n);                                                        \
+                        MPI_CHECK(MPI_Reduce(MPI_IN_PLACE, out, n, dt, mpi_op(o), root, MPI_COMM_WORLD));              \
+                    } else {                                                                                           \
+                        MPI_CHECK(MPI_Reduce(in, rank == root ? out : NULL, n, dt, mpi_op(o), root, MPI_COMM_WORLD));  \
+                    }                                                                                                  \
+                    for (int i = 0; i < n; i++)                                                                        \
+                        if (in[i] != (T)gen(o, rank, i, uns, isb))                                                     \
+                            FAILF("%s %s n=%d mode %d: send buffer modified at %d", tname, opname[o], n, m, i);        \
+                    if (root < 0 || rank == root) {                                                                    \
+                        /* logical ops: compare truth values (a single rank's input  */                                \
+                        /* may come back unnormalized, e.g. 2 for true)               */                               \
+                        int logical = o == OLAND || o == OLOR || o == OLXOR;                                           \
+                        for (int i = 0; i < n; i++)                                                                    \
+                            if (logical ? ((out[i] != 0) != (ref[i] != 0)) : !(out[i] == ref[i]))                      \
+                                FAILF("%s %s count %d %s%s root %d: element %d = %lld, "                               \
+                                      "want %lld",                                                                     \
+                                      tname, opname[o], n, root < 0 ? "Allreduce" : "Reduce",                          \
+                                      inplace ? " in place" : "", root, i, (long long)out[i], (long long)ref[i]);      \
+                    }                                                                                                  \
+                }                                                                                                      \
+                free(in);                                                                                              \
+                free(out);                                                                                             \
+                free(ref);                                                                                             \
+            }                                                                                                          \
+        }                                                                                                              \
     }
 
 DEFINE_REDUCE_TEST(signed char, schar)
@@ -195,46 +184,43 @@ DEFINE_REDUCE_TEST(long double, ldouble)
 DEFINE_REDUCE_TEST(bool, cbool)
 
 /* Bitwise ops need integer semantics: a separate reference. */
-#define DEFINE_BIT_TEST(T, NAME)                                                             \
-    static void bits_##NAME(MPI_Datatype dt, const char *tname)                              \
-    {                                                                                        \
-        const int counts[] = {1, 3, 1000, 70000};                                            \
-        for (int o = OBAND; o <= OBXOR; o++)                                                 \
-            for (int ci = 0; ci < 4; ci++) {                                                 \
-                int n = counts[ci];                                                          \
-                T *in = mtest_malloc(sizeof(T) * (size_t)n);                                 \
-                T *out = mtest_malloc(sizeof(T) * (size_t)n);                                \
-                for (int i = 0; i < n; i++)                                                  \
-                    in[i] = (T)gen(o, rank, i, 0, 0);                                        \
-                for (int m = 0; m < 3; m++) {                                                \
-                    int root = (ci + m) % size;                                              \
-                    if (m == 0) {                                                            \
-                        MPI_CHECK(MPI_Allreduce(in, out, n, dt, mpi_op(o), MPI_COMM_WORLD)); \
-                    } else if (m == 1) {                                                     \
-                        memcpy(out, in, sizeof(T) * (size_t)n);                              \
-                        MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, out, n, dt, mpi_op(o),         \
-                                                MPI_COMM_WORLD));                            \
-                    } else {                                                                 \
-                        MPI_CHECK(MPI_Reduce(in, out, n, dt, mpi_op(o), root,                \
-                                             MPI_COMM_WORLD));                               \
-                        if (rank != root)                                                    \
-                            continue;                                                        \
-                    }                                                                        \
-                    for (int i = 0; i < n; i++) {                                            \
-                        unsigned long long acc = (unsigned long long)gen(o, 0, i, 0, 0);     \
-                        for (int r = 1; r < size; r++) {                                     \
-                            unsigned long long v = (unsigned long long)gen(o, r, i, 0, 0);   \
-                            acc = o == OBAND ? (acc & v) : o == OBOR ? (acc | v) : (acc ^ v); \
-                        }                                                                    \
-                        if ((unsigned long long)out[i] != acc)                               \
-                            FAILF("%s %s count %d mode %d: element %d = %llu, want %llu",    \
-                                  tname, opname[o], n, m, i, (unsigned long long)out[i],     \
-                                  acc);                                                      \
-                    }                                                                        \
-                }                                                                            \
-                free(in);                                                                    \
-                free(out);                                                                   \
-            }                                                                                \
+#define DEFINE_BIT_TEST(T, NAME)                                                                                       \
+    static void bits_##NAME(MPI_Datatype dt, const char *tname)                                                        \
+    {                                                                                                                  \
+        const int counts[] = { 1, 3, 1000, 70000 };                                                                    \
+        for (int o = OBAND; o <= OBXOR; o++)                                                                           \
+            for (int ci = 0; ci < 4; ci++) {                                                                           \
+                int n = counts[ci];                                                                                    \
+                T *in = mtest_malloc(sizeof(T) * (size_t)n);                                                           \
+                T *out = mtest_malloc(sizeof(T) * (size_t)n);                                                          \
+                for (int i = 0; i < n; i++)                                                                            \
+                    in[i] = (T)gen(o, rank, i, 0, 0);                                                                  \
+                for (int m = 0; m < 3; m++) {                                                                          \
+                    int root = (ci + m) % size;                                                                        \
+                    if (m == 0) {                                                                                      \
+                        MPI_CHECK(MPI_Allreduce(in, out, n, dt, mpi_op(o), MPI_COMM_WORLD));                           \
+                    } else if (m == 1) {                                                                               \
+                        memcpy(out, in, sizeof(T) * (size_t)n);                                                        \
+                        MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, out, n, dt, mpi_op(o), MPI_COMM_WORLD));                 \
+                    } else {                                                                                           \
+                        MPI_CHECK(MPI_Reduce(in, out, n, dt, mpi_op(o), root, MPI_COMM_WORLD));                        \
+                        if (rank != root)                                                                              \
+                            continue;                                                                                  \
+                    }                                                                                                  \
+                    for (int i = 0; i < n; i++) {                                                                      \
+                        unsigned long long acc = (unsigned long long)gen(o, 0, i, 0, 0);                               \
+                        for (int r = 1; r < size; r++) {                                                               \
+                            unsigned long long v = (unsigned long long)gen(o, r, i, 0, 0);                             \
+                            acc = o == OBAND ? (acc & v) : o == OBOR ? (acc | v) : (acc ^ v);                          \
+                        }                                                                                              \
+                        if ((unsigned long long)out[i] != acc)                                                         \
+                            FAILF("%s %s count %d mode %d: element %d = %llu, want %llu", tname, opname[o], n, m, i,   \
+                                  (unsigned long long)out[i], acc);                                                    \
+                    }                                                                                                  \
+                }                                                                                                      \
+                free(in);                                                                                              \
+                free(out);                                                                                             \
+            }                                                                                                          \
     }
 
 DEFINE_BIT_TEST(unsigned char, byte)
@@ -285,60 +271,59 @@ static void test_reductions(void)
 }
 
 /* MAXLOC / MINLOC on the pair types */
-#define DEFINE_LOC_TEST(VT, NAME)                                                            \
-    struct pair_##NAME {                                                                     \
-        VT v;                                                                                \
-        int loc;                                                                             \
-    };                                                                                       \
-    static void loc_##NAME(MPI_Datatype dt, const char *tname)                               \
-    {                                                                                        \
-        const int counts[] = {1, 10, 3001};                                                  \
-        for (int ismax = 0; ismax < 2; ismax++)                                              \
-            for (int ci = 0; ci < 3; ci++) {                                                 \
-                int n = counts[ci];                                                          \
-                struct pair_##NAME *in = mtest_malloc(sizeof(*in) * (size_t)n);              \
-                struct pair_##NAME *out = mtest_malloc(sizeof(*out) * (size_t)n);            \
-                for (int m = 0; m < 2 + size; m++) {                                         \
-                    int root = m - 2;                                                        \
-                    for (int i = 0; i < n; i++) {                                            \
-                        /* values 0..3 so that ties are frequent; locs not ordered like */   \
-                        /* ranks */                                                          \
-                        in[i].v = (VT)((rank * 3 + i) % 4);                                  \
-                        in[i].loc = ((size - rank) * 10 + i % 5);                            \
-                    }                                                                        \
-                    MPI_Op op = ismax ? MPI_MAXLOC : MPI_MINLOC;                             \
-                    if (m == 0) {                                                            \
-                        MPI_CHECK(MPI_Allreduce(in, out, n, dt, op, MPI_COMM_WORLD));        \
-                    } else if (m == 1) {                                                     \
-                        memcpy(out, in, sizeof(*in) * (size_t)n);                            \
-                        MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, out, n, dt, op,                \
-                                                MPI_COMM_WORLD));                            \
-                    } else {                                                                 \
-                        MPI_CHECK(MPI_Reduce(in, out, n, dt, op, root, MPI_COMM_WORLD));     \
-                        if (rank != root)                                                    \
-                            continue;                                                        \
-                    }                                                                        \
-                    for (int i = 0; i < n; i++) {                                            \
-                        VT bv = (VT)((0 * 3 + i) % 4);                                       \
-                        int bl = size * 10 + i % 5;                                          \
-                        for (int r = 1; r < size; r++) {                                     \
-                            VT v = (VT)((r * 3 + i) % 4);                                    \
-                            int l = (size - r) * 10 + i % 5;                                 \
-                            if ((ismax ? v > bv : v < bv) || (v == bv && l < bl)) {          \
-                                bv = v;                                                      \
-                                bl = l;                                                      \
-                            }                                                                \
-                        }                                                                    \
-                        if (out[i].v != bv || out[i].loc != bl)                              \
-                            FAILF("%s %s count %d mode %d: element %d = (%g, %d), want "     \
-                                  "(%g, %d)",                                                \
-                                  tname, ismax ? "MAXLOC" : "MINLOC", n, m, i,               \
-                                  (double)out[i].v, out[i].loc, (double)bv, bl);             \
-                    }                                                                        \
-                }                                                                            \
-                free(in);                                                                    \
-                free(out);                                                                   \
-            }                                                                                \
+#define DEFINE_LOC_TEST(VT, NAME)                                                                                      \
+    struct pair_##NAME {                                                                                               \
+        VT v;                                                                                                          \
+        int loc;                                                                                                       \
+    };                                                                                                                 \
+    static void loc_##NAME(MPI_Datatype dt, const char *tname)                                                         \
+    {                                                                                                                  \
+        const int counts[] = { 1, 10, 3001 };                                                                          \
+        for (int ismax = 0; ismax < 2; ismax++)                                                                        \
+            for (int ci = 0; ci < 3; ci++) {                                                                           \
+                int n = counts[ci];                                                                                    \
+                struct pair_##NAME *in = mtest_malloc(sizeof(*in) * (size_t)n);                                        \
+                struct pair_##NAME *out = mtest_malloc(sizeof(*out) * (size_t)n);                                      \
+                for (int m = 0; m < 2 + size; m++) {                                                                   \
+                    int root = m - 2;                                                                                  \
+                    for (int i = 0; i < n; i++) {                                                                      \
+                        /* values 0..3 so that ties are frequent; locs not ordered like */                             \
+                        /* ranks */                                                                                    \
+                        in[i].v = (VT)((rank * 3 + i) % 4);                                                            \
+                        in[i].loc = ((size - rank) * 10 + i % 5);                                                      \
+                    }                                                                                                  \
+                    MPI_Op op = ismax ? MPI_MAXLOC : MPI_MINLOC;                                                       \
+                    if (m == 0) {                                                                                      \
+                        MPI_CHECK(MPI_Allreduce(in, out, n, dt, op, MPI_COMM_WORLD));                                  \
+                    } else if (m == 1) {                                                                               \
+                        memcpy(out, in, sizeof(*in) * (size_t)n);                                                      \
+                        MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, out, n, dt, op, MPI_COMM_WORLD));                        \
+                    } else {                                                                                           \
+                        MPI_CHECK(MPI_Reduce(in, out, n, dt, op, root, MPI_COMM_WORLD));                               \
+                        if (rank != root)                                                                              \
+                            continue;                                                                                  \
+                    }                                                                                                  \
+                    for (int i = 0; i < n; i++) {                                                                      \
+                        VT bv = (VT)((0 * 3 + i) % 4);                                                                 \
+                        int bl = size * 10 + i % 5;                                                                    \
+                        for (int r = 1; r < size; r++) {                                                               \
+                            VT v = (VT)((r * 3 + i) % 4);                                                              \
+                            int l = (size - r) * 10 + i % 5;                                                           \
+                            if ((ismax ? v > bv : v < bv) || (v == bv && l < bl)) {                                    \
+                                bv = v;                                                                                \
+                                bl = l;                                                                                \
+                            }                                                                                          \
+                        }                                                                                              \
+                        if (out[i].v != bv || out[i].loc != bl)                                                        \
+                            FAILF("%s %s count %d mode %d: element %d = (%g, %d), want "                               \
+                                  "(%g, %d)",                                                                          \
+                                  tname, ismax ? "MAXLOC" : "MINLOC", n, m, i, (double)out[i].v, out[i].loc,           \
+                                  (double)bv, bl);                                                                     \
+                    }                                                                                                  \
+                }                                                                                                      \
+                free(in);                                                                                              \
+                free(out);                                                                                             \
+            }                                                                                                          \
     }
 
 DEFINE_LOC_TEST(double, double)
@@ -380,7 +365,7 @@ static void test_barrier(void)
 
 static void test_bcast(void)
 {
-    const int sizes[] = {0, 1, 3, 100, 4096, 65537, 262144, 1048576};
+    const int sizes[] = { 0, 1, 3, 100, 4096, 65537, 262144, 1048576 };
     char *buf = mtest_malloc(1048576);
     for (int s = 0; s < 8; s++) {
         for (int root = 0; root < size; root++) {

@@ -38,8 +38,7 @@ static void test_dup_compare(void)
     MPI_CHECK(MPI_Comm_rank(rev, &r));
     CHECK(r == size - 1 - rank, "reversed split: rank %d, want %d", r, size - 1 - rank);
     MPI_CHECK(MPI_Comm_compare(MPI_COMM_WORLD, rev, &res));
-    CHECK(res == (size == 1 ? MPI_CONGRUENT : MPI_SIMILAR), "compare(WORLD, reversed) = %d",
-          res);
+    CHECK(res == (size == 1 ? MPI_CONGRUENT : MPI_SIMILAR), "compare(WORLD, reversed) = %d", res);
     MPI_CHECK(MPI_Comm_split(MPI_COMM_WORLD, 5, 0, &same));
     MPI_CHECK(MPI_Comm_rank(same, &r));
     CHECK(r == rank, "split with equal keys: rank %d, want %d (ties keep old order)", r, rank);
@@ -111,18 +110,18 @@ static void test_split(void)
     MPI_CHECK(MPI_Comm_rank(sub, &sr));
     MPI_CHECK(MPI_Comm_size(sub, &ss));
     CHECK(ss == n, "color %d: size %d, want %d", color, ss, n);
-    CHECK(sr >= 0 && sr < n && members[sr] == rank, "color %d: rank %d maps to world %d, not %d",
-          color, sr, sr >= 0 && sr < n ? members[sr] : -1, rank);
+    CHECK(sr >= 0 && sr < n && members[sr] == rank, "color %d: rank %d maps to world %d, not %d", color, sr,
+          sr >= 0 && sr < n ? members[sr] : -1, rank);
 
     /* point to point by sub-rank: ring */
     if (ss > 1) {
         int right = (sr + 1) % ss, left = (sr + ss - 1) % ss;
-        int out[2] = {rank, sr}, in[2] = {-1, -1};
+        int out[2] = { rank, sr }, in[2] = { -1, -1 };
         MPI_Status st;
         MPI_CHECK(MPI_Sendrecv(out, 2, MPI_INT, right, 1, in, 2, MPI_INT, left, 1, sub, &st));
         CHECK(in[0] == members[left] && in[1] == left && st.MPI_SOURCE == left,
-              "sub ring: got world %d sub %d from source %d, want %d/%d", in[0], in[1],
-              st.MPI_SOURCE, members[left], left);
+              "sub ring: got world %d sub %d from source %d, want %d/%d", in[0], in[1], st.MPI_SOURCE, members[left],
+              left);
     }
     /* collectives within the color */
     int sum = 0, expect = 0;
@@ -151,7 +150,7 @@ static void test_self(void)
     MPI_CHECK(MPI_Comm_rank(MPI_COMM_SELF, &r));
     MPI_CHECK(MPI_Comm_size(MPI_COMM_SELF, &s));
     CHECK(r == 0 && s == 1, "COMM_SELF rank %d size %d", r, s);
-    const int sizes[] = {0, 4, 4096, 1048576};
+    const int sizes[] = { 0, 4, 4096, 1048576 };
     for (int i = 0; i < 4; i++) {
         int n = sizes[i];
         char *sb = mtest_malloc((size_t)n), *rb = mtest_malloc((size_t)n);
@@ -163,8 +162,8 @@ static void test_self(void)
         MPI_CHECK(MPI_Recv(rb, n, MPI_BYTE, 0, 3, MPI_COMM_SELF, &st));
         MPI_CHECK(MPI_Wait(&rq, MPI_STATUS_IGNORE));
         MPI_CHECK(MPI_Get_count(&st, MPI_BYTE, &cnt));
-        CHECK(cnt == n && st.MPI_SOURCE == 0 && st.MPI_TAG == 3, "COMM_SELF status %d/%d/%d",
-              cnt, st.MPI_SOURCE, st.MPI_TAG);
+        CHECK(cnt == n && st.MPI_SOURCE == 0 && st.MPI_TAG == 3, "COMM_SELF status %d/%d/%d", cnt, st.MPI_SOURCE,
+              st.MPI_TAG);
         CHECK_PATTERN(rb, n, 60u + (unsigned)(rank * 4 + i), "COMM_SELF payload");
         free(sb);
         free(rb);

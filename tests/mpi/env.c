@@ -36,21 +36,20 @@ static int level_index(int l)
 
 /* Before MPI_Init only a few calls are allowed; failures are reported
  * without MPI_Abort. */
-#define PRECHECK(cond, ...)                                                   \
-    do {                                                                      \
-        if (!(cond)) {                                                        \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);              \
-            fprintf(stderr, __VA_ARGS__);                                     \
-            fprintf(stderr, "\n");                                            \
-            exit(1);                                                          \
-        }                                                                     \
+#define PRECHECK(cond, ...)                                                                                            \
+    do {                                                                                                               \
+        if (!(cond)) {                                                                                                 \
+            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                                                       \
+            fprintf(stderr, __VA_ARGS__);                                                                              \
+            fprintf(stderr, "\n");                                                                                     \
+            exit(1);                                                                                                   \
+        }                                                                                                              \
     } while (0)
 
 static void check_version(int v, int sv, const char *when)
 {
-    PRECHECK(v == MPI_VERSION && sv == MPI_SUBVERSION,
-             "%s: Get_version %d.%d, header says %d.%d", when, v, sv, MPI_VERSION,
-             MPI_SUBVERSION);
+    PRECHECK(v == MPI_VERSION && sv == MPI_SUBVERSION, "%s: Get_version %d.%d, header says %d.%d", when, v, sv,
+             MPI_VERSION, MPI_SUBVERSION);
     const char *want = getenv("MTEST_EXPECT_MPI_VERSION");
     if (want && *want) {
         char got[32];
@@ -66,28 +65,23 @@ int main(int argc, char **argv)
     char lib[MPI_MAX_LIBRARY_VERSION_STRING];
 
     /* before init */
-    PRECHECK(MPI_Initialized(&flag) == MPI_SUCCESS && flag == 0,
-             "MPI_Initialized before init: %d", flag);
+    PRECHECK(MPI_Initialized(&flag) == MPI_SUCCESS && flag == 0, "MPI_Initialized before init: %d", flag);
     flag = -1;
-    PRECHECK(MPI_Finalized(&flag) == MPI_SUCCESS && flag == 0, "MPI_Finalized before init: %d",
-             flag);
+    PRECHECK(MPI_Finalized(&flag) == MPI_SUCCESS && flag == 0, "MPI_Finalized before init: %d", flag);
     PRECHECK(MPI_Get_version(&v, &sv) == MPI_SUCCESS, "Get_version before init failed");
     check_version(v, sv, "before init");
     memset(lib, 0, sizeof lib);
     PRECHECK(MPI_Get_library_version(lib, &len) == MPI_SUCCESS, "Get_library_version before init");
-    PRECHECK(len > 0 && len < MPI_MAX_LIBRARY_VERSION_STRING, "Get_library_version: len %d",
-             len);
+    PRECHECK(len > 0 && len < MPI_MAX_LIBRARY_VERSION_STRING, "Get_library_version: len %d", len);
     /* Open MPI 4.1 counts the terminating NUL in resultlen */
     PRECHECK((int)strlen(lib) == len || mtest_known_bug("library_version_len"),
              "Get_library_version before init: len %d strlen %zu", len, strlen(lib));
 
     required = argc > 1 ? level_from_name(argv[1]) : MPI_THREAD_FUNNELED;
-    PRECHECK(MPI_THREAD_SINGLE < MPI_THREAD_FUNNELED &&
-                 MPI_THREAD_FUNNELED < MPI_THREAD_SERIALIZED &&
+    PRECHECK(MPI_THREAD_SINGLE < MPI_THREAD_FUNNELED && MPI_THREAD_FUNNELED < MPI_THREAD_SERIALIZED &&
                  MPI_THREAD_SERIALIZED < MPI_THREAD_MULTIPLE,
              "thread level constants are not ordered");
-    PRECHECK(MPI_Init_thread(&argc, &argv, required, &provided) == MPI_SUCCESS,
-             "MPI_Init_thread failed");
+    PRECHECK(MPI_Init_thread(&argc, &argv, required, &provided) == MPI_SUCCESS, "MPI_Init_thread failed");
 
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -162,7 +156,7 @@ int main(int argc, char **argv)
             CHECK(t >= prev, "MPI_Wtime went backwards: %.9f after %.9f", t, prev);
             prev = t;
         }
-        struct timespec ts = {0, 20 * 1000 * 1000};
+        struct timespec ts = { 0, 20 * 1000 * 1000 };
         nanosleep(&ts, NULL);
         double after = MPI_Wtime();
         CHECK(after > first, "MPI_Wtime did not advance across a 20 ms sleep");
@@ -190,8 +184,7 @@ int main(int argc, char **argv)
     flag = 0;
     PRECHECK(MPI_Finalized(&flag) == MPI_SUCCESS && flag, "MPI_Finalized false after finalize");
     flag = 0;
-    PRECHECK(MPI_Initialized(&flag) == MPI_SUCCESS && flag,
-             "MPI_Initialized false after finalize");
+    PRECHECK(MPI_Initialized(&flag) == MPI_SUCCESS && flag, "MPI_Initialized false after finalize");
     PRECHECK(MPI_Get_version(&v, &sv) == MPI_SUCCESS, "Get_version after finalize failed");
     check_version(v, sv, "after finalize");
     return 0;

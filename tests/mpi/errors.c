@@ -16,24 +16,69 @@ static void test_classes(void)
         int cls;
         const char *name;
     } classes[] = {
-#define C(x) {x, #x}
-        C(MPI_SUCCESS),      C(MPI_ERR_BUFFER),   C(MPI_ERR_COUNT),     C(MPI_ERR_TYPE),
-        C(MPI_ERR_TAG),      C(MPI_ERR_COMM),     C(MPI_ERR_RANK),      C(MPI_ERR_REQUEST),
-        C(MPI_ERR_ROOT),     C(MPI_ERR_GROUP),    C(MPI_ERR_OP),        C(MPI_ERR_TOPOLOGY),
-        C(MPI_ERR_DIMS),     C(MPI_ERR_ARG),      C(MPI_ERR_UNKNOWN),   C(MPI_ERR_TRUNCATE),
-        C(MPI_ERR_OTHER),    C(MPI_ERR_INTERN),   C(MPI_ERR_IN_STATUS), C(MPI_ERR_PENDING),
-        C(MPI_ERR_KEYVAL),   C(MPI_ERR_NO_MEM),   C(MPI_ERR_BASE),      C(MPI_ERR_INFO_KEY),
-        C(MPI_ERR_INFO_VALUE), C(MPI_ERR_INFO_NOKEY), C(MPI_ERR_SPAWN), C(MPI_ERR_PORT),
-        C(MPI_ERR_SERVICE),  C(MPI_ERR_NAME),     C(MPI_ERR_WIN),       C(MPI_ERR_SIZE),
-        C(MPI_ERR_DISP),     C(MPI_ERR_INFO),     C(MPI_ERR_LOCKTYPE),  C(MPI_ERR_ASSERT),
-        C(MPI_ERR_RMA_CONFLICT), C(MPI_ERR_RMA_SYNC), C(MPI_ERR_FILE),  C(MPI_ERR_NOT_SAME),
-        C(MPI_ERR_AMODE),    C(MPI_ERR_UNSUPPORTED_DATAREP), C(MPI_ERR_UNSUPPORTED_OPERATION),
-        C(MPI_ERR_NO_SUCH_FILE), C(MPI_ERR_FILE_EXISTS), C(MPI_ERR_BAD_FILE),
-        C(MPI_ERR_ACCESS),   C(MPI_ERR_NO_SPACE), C(MPI_ERR_QUOTA),     C(MPI_ERR_READ_ONLY),
-        C(MPI_ERR_FILE_IN_USE), C(MPI_ERR_DUP_DATAREP), C(MPI_ERR_CONVERSION), C(MPI_ERR_IO),
-        C(MPI_ERR_RMA_RANGE), C(MPI_ERR_RMA_ATTACH), C(MPI_ERR_RMA_SHARED), C(MPI_ERR_RMA_FLAVOR),
+#define C(x) { x, #x }
+        C(MPI_SUCCESS),
+        C(MPI_ERR_BUFFER),
+        C(MPI_ERR_COUNT),
+        C(MPI_ERR_TYPE),
+        C(MPI_ERR_TAG),
+        C(MPI_ERR_COMM),
+        C(MPI_ERR_RANK),
+        C(MPI_ERR_REQUEST),
+        C(MPI_ERR_ROOT),
+        C(MPI_ERR_GROUP),
+        C(MPI_ERR_OP),
+        C(MPI_ERR_TOPOLOGY),
+        C(MPI_ERR_DIMS),
+        C(MPI_ERR_ARG),
+        C(MPI_ERR_UNKNOWN),
+        C(MPI_ERR_TRUNCATE),
+        C(MPI_ERR_OTHER),
+        C(MPI_ERR_INTERN),
+        C(MPI_ERR_IN_STATUS),
+        C(MPI_ERR_PENDING),
+        C(MPI_ERR_KEYVAL),
+        C(MPI_ERR_NO_MEM),
+        C(MPI_ERR_BASE),
+        C(MPI_ERR_INFO_KEY),
+        C(MPI_ERR_INFO_VALUE),
+        C(MPI_ERR_INFO_NOKEY),
+        C(MPI_ERR_SPAWN),
+        C(MPI_ERR_PORT),
+        C(MPI_ERR_SERVICE),
+        C(MPI_ERR_NAME),
+        C(MPI_ERR_WIN),
+        C(MPI_ERR_SIZE),
+        C(MPI_ERR_DISP),
+        C(MPI_ERR_INFO),
+        C(MPI_ERR_LOCKTYPE),
+        C(MPI_ERR_ASSERT),
+        C(MPI_ERR_RMA_CONFLICT),
+        C(MPI_ERR_RMA_SYNC),
+        C(MPI_ERR_FILE),
+        C(MPI_ERR_NOT_SAME),
+        C(MPI_ERR_AMODE),
+        C(MPI_ERR_UNSUPPORTED_DATAREP),
+        C(MPI_ERR_UNSUPPORTED_OPERATION),
+        C(MPI_ERR_NO_SUCH_FILE),
+        C(MPI_ERR_FILE_EXISTS),
+        C(MPI_ERR_BAD_FILE),
+        C(MPI_ERR_ACCESS),
+        C(MPI_ERR_NO_SPACE),
+        C(MPI_ERR_QUOTA),
+        C(MPI_ERR_READ_ONLY),
+        C(MPI_ERR_FILE_IN_USE),
+        C(MPI_ERR_DUP_DATAREP),
+        C(MPI_ERR_CONVERSION),
+        C(MPI_ERR_IO),
+        C(MPI_ERR_RMA_RANGE),
+        C(MPI_ERR_RMA_ATTACH),
+        C(MPI_ERR_RMA_SHARED),
+        C(MPI_ERR_RMA_FLAVOR),
 #if MPI_VERSION >= 4
-        C(MPI_ERR_SESSION),  C(MPI_ERR_PROC_ABORTED), C(MPI_ERR_VALUE_TOO_LARGE),
+        C(MPI_ERR_SESSION),
+        C(MPI_ERR_PROC_ABORTED),
+        C(MPI_ERR_VALUE_TOO_LARGE),
 #endif
 #if MPI_VERSION > 4 || (MPI_VERSION == 4 && MPI_SUBVERSION >= 1)
         C(MPI_ERR_ERRHANDLER),
@@ -48,19 +93,18 @@ static void test_classes(void)
         int cls = -1, len = -1;
         char str[MPI_MAX_ERROR_STRING];
         CHECK(classes[i].cls >= 0, "%s is negative (%d)", classes[i].name, classes[i].cls);
-        CHECK(classes[i].cls <= MPI_ERR_LASTCODE, "%s (%d) > MPI_ERR_LASTCODE (%d)",
-              classes[i].name, classes[i].cls, MPI_ERR_LASTCODE);
+        CHECK(classes[i].cls <= MPI_ERR_LASTCODE, "%s (%d) > MPI_ERR_LASTCODE (%d)", classes[i].name, classes[i].cls,
+              MPI_ERR_LASTCODE);
         MPI_CHECK(MPI_Error_class(classes[i].cls, &cls));
         CHECK(cls == classes[i].cls, "Error_class(%s) = %d, want identity", classes[i].name, cls);
         memset(str, 0, sizeof str);
         MPI_CHECK(MPI_Error_string(classes[i].cls, str, &len));
-        CHECK(len > 0 && len < MPI_MAX_ERROR_STRING, "Error_string(%s) length %d",
-              classes[i].name, len);
-        CHECK((int)strlen(str) == len, "Error_string(%s): strlen %zu != resultlen %d",
-              classes[i].name, strlen(str), len);
+        CHECK(len > 0 && len < MPI_MAX_ERROR_STRING, "Error_string(%s) length %d", classes[i].name, len);
+        CHECK((int)strlen(str) == len, "Error_string(%s): strlen %zu != resultlen %d", classes[i].name, strlen(str),
+              len);
         for (int j = 0; j < i; j++)
-            CHECK(classes[j].cls != classes[i].cls, "%s and %s have the same value %d",
-                  classes[j].name, classes[i].name, classes[i].cls);
+            CHECK(classes[j].cls != classes[i].cls, "%s and %s have the same value %d", classes[j].name,
+                  classes[i].name, classes[i].cls);
     }
     CHECK(MPI_SUCCESS == 0, "MPI_SUCCESS is %d", MPI_SUCCESS);
 
@@ -69,8 +113,7 @@ static void test_classes(void)
     MPI_CHECK(MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_LASTUSEDCODE, &v, &flag));
     CHECK(flag, "MPI_LASTUSEDCODE attribute missing");
     lastcode = *(int *)v;
-    CHECK(lastcode >= MPI_ERR_LASTCODE, "MPI_LASTUSEDCODE %d < MPI_ERR_LASTCODE %d", lastcode,
-          MPI_ERR_LASTCODE);
+    CHECK(lastcode >= MPI_ERR_LASTCODE, "MPI_LASTUSEDCODE %d < MPI_ERR_LASTCODE %d", lastcode, MPI_ERR_LASTCODE);
 }
 
 static int tag_ub(void)
@@ -92,7 +135,7 @@ static int tag_ub(void)
 
 static void test_p2p_errors(void)
 {
-    int buf[4] = {0, 1, 2, 3};
+    int buf[4] = { 0, 1, 2, 3 };
     MPI_Request rq = MPI_REQUEST_NULL;
     int rc, ub = tag_ub();
     int peer = (rank + 1) % size;
@@ -150,8 +193,8 @@ static void test_p2p_errors(void)
     /* none of the above may have sent anything: a real exchange works and
      * nothing stray is pending */
     int out = rank * 7, in = -1, flag = 1;
-    MPI_CHECK(MPI_Sendrecv(&out, 1, MPI_INT, peer, 1, &in, 1, MPI_INT,
-                           (rank + size - 1) % size, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+    MPI_CHECK(MPI_Sendrecv(&out, 1, MPI_INT, peer, 1, &in, 1, MPI_INT, (rank + size - 1) % size, 1, MPI_COMM_WORLD,
+                           MPI_STATUS_IGNORE));
     CHECK(in == ((rank + size - 1) % size) * 7, "exchange after errors got %d", in);
     MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
     MPI_CHECK(MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE));

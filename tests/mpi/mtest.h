@@ -16,7 +16,7 @@
 #include <string.h>
 
 #if defined(__GNUC__)
-#define MTEST_UNUSED __attribute__((unused))
+#define MTEST_UNUSED       __attribute__((unused))
 #define MTEST_PRINTF(a, b) __attribute__((format(printf, a, b)))
 #else
 #define MTEST_UNUSED
@@ -55,10 +55,10 @@ static void mtest_fail(const char *file, int line, const char *fmt, ...)
 }
 
 /* CHECK(cond, fmt, ...): fail the test unless cond holds. */
-#define CHECK(cond, ...)                                          \
-    do {                                                          \
-        if (!(cond))                                              \
-            mtest_fail(__FILE__, __LINE__, __VA_ARGS__);          \
+#define CHECK(cond, ...)                                                                                               \
+    do {                                                                                                               \
+        if (!(cond))                                                                                                   \
+            mtest_fail(__FILE__, __LINE__, __VA_ARGS__);                                                               \
     } while (0)
 
 /* FAILF(fmt, ...): unconditional failure. */
@@ -78,27 +78,23 @@ static const char *mtest_errstr(int err)
 /* MPI_CHECK(call): the call must return MPI_SUCCESS.  With the default
  * MPI_ERRORS_ARE_FATAL a failure aborts inside the library anyway; with
  * MPI_ERRORS_RETURN this reports which call failed. */
-#define MPI_CHECK(call)                                                     \
-    do {                                                                    \
-        int mtest_rc_ = (call);                                             \
-        if (mtest_rc_ != MPI_SUCCESS)                                       \
-            mtest_fail(__FILE__, __LINE__, "%s returned %d (%s)", #call,    \
-                       mtest_rc_, mtest_errstr(mtest_rc_));                 \
+#define MPI_CHECK(call)                                                                                                \
+    do {                                                                                                               \
+        int mtest_rc_ = (call);                                                                                        \
+        if (mtest_rc_ != MPI_SUCCESS)                                                                                  \
+            mtest_fail(__FILE__, __LINE__, "%s returned %d (%s)", #call, mtest_rc_, mtest_errstr(mtest_rc_));          \
     } while (0)
 
 /* CHECK_ERRCLASS(rc, cls, what): rc must be an error code of class cls. */
-#define CHECK_ERRCLASS(rc, cls, what)                                         \
-    do {                                                                      \
-        int mtest_rc2_ = (rc), mtest_cls_ = -1;                               \
-        if (mtest_rc2_ == MPI_SUCCESS)                                        \
-            mtest_fail(__FILE__, __LINE__, "%s: expected %s, got MPI_SUCCESS", \
-                       (what), #cls);                                         \
-        MPI_Error_class(mtest_rc2_, &mtest_cls_);                             \
-        if (mtest_cls_ != (cls))                                              \
-            mtest_fail(__FILE__, __LINE__,                                    \
-                       "%s: expected class %s (%d), got class %d (%s)",       \
-                       (what), #cls, (int)(cls), mtest_cls_,                  \
-                       mtest_errstr(mtest_rc2_));                             \
+#define CHECK_ERRCLASS(rc, cls, what)                                                                                  \
+    do {                                                                                                               \
+        int mtest_rc2_ = (rc), mtest_cls_ = -1;                                                                        \
+        if (mtest_rc2_ == MPI_SUCCESS)                                                                                 \
+            mtest_fail(__FILE__, __LINE__, "%s: expected %s, got MPI_SUCCESS", (what), #cls);                          \
+        MPI_Error_class(mtest_rc2_, &mtest_cls_);                                                                      \
+        if (mtest_cls_ != (cls))                                                                                       \
+            mtest_fail(__FILE__, __LINE__, "%s: expected class %s (%d), got class %d (%s)", (what), #cls, (int)(cls),  \
+                       mtest_cls_, mtest_errstr(mtest_rc2_));                                                          \
     } while (0)
 
 /* Deterministic byte pattern that depends on a seed and the offset, so that
@@ -130,15 +126,13 @@ static size_t mtest_verify(const void *buf, size_t n, unsigned seed)
     return (size_t)-1;
 }
 
-#define CHECK_PATTERN(buf, n, seed, what)                                         \
-    do {                                                                          \
-        size_t mtest_bad_ = mtest_verify((buf), (size_t)(n), (unsigned)(seed));   \
-        if (mtest_bad_ != (size_t)-1)                                             \
-            mtest_fail(__FILE__, __LINE__,                                        \
-                       "%s: byte %zu of %zu wrong: got 0x%02x want 0x%02x",       \
-                       (what), mtest_bad_, (size_t)(n),                           \
-                       ((const unsigned char *)(buf))[mtest_bad_],                \
-                       mtest_pat((unsigned)(seed), mtest_bad_));                  \
+#define CHECK_PATTERN(buf, n, seed, what)                                                                              \
+    do {                                                                                                               \
+        size_t mtest_bad_ = mtest_verify((buf), (size_t)(n), (unsigned)(seed));                                        \
+        if (mtest_bad_ != (size_t)-1)                                                                                  \
+            mtest_fail(__FILE__, __LINE__, "%s: byte %zu of %zu wrong: got 0x%02x want 0x%02x", (what), mtest_bad_,    \
+                       (size_t)(n), ((const unsigned char *)(buf))[mtest_bad_],                                        \
+                       mtest_pat((unsigned)(seed), mtest_bad_));                                                       \
     } while (0)
 
 static void *mtest_malloc(size_t n) MTEST_UNUSED;

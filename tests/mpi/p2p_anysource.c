@@ -20,7 +20,7 @@ struct hdr {
 static int phase_size(int phase, int src, int seq)
 {
     if (phase == 3) {
-        static const int s[] = {16, 1048576, 40, 262144, 1000, 70000, 16, 4096 + 16};
+        static const int s[] = { 16, 1048576, 40, 262144, 1000, 70000, 16, 4096 + 16 };
         return s[(seq + src) % 8];
     }
     return (int)sizeof(struct hdr) + ((seq * 7 + src) % 5) * 8;
@@ -28,7 +28,7 @@ static int phase_size(int phase, int src, int seq)
 
 static void make_msg(char *buf, int phase, int src, int seq)
 {
-    struct hdr h = {src, seq, phase, phase_size(phase, src, seq)};
+    struct hdr h = { src, seq, phase, phase_size(phase, src, seq) };
     mtest_fill(buf, (size_t)h.len, (unsigned)(phase * 100000 + src * 10000 + seq));
     memcpy(buf, &h, sizeof h);
 }
@@ -40,27 +40,22 @@ static void check_msg(const char *buf, const MPI_Status *st, int phase, int K)
 {
     struct hdr h;
     int n;
-    CHECK(st->MPI_SOURCE >= 1 && st->MPI_SOURCE < size, "phase %d: bad source %d", phase,
-          st->MPI_SOURCE);
+    CHECK(st->MPI_SOURCE >= 1 && st->MPI_SOURCE < size, "phase %d: bad source %d", phase, st->MPI_SOURCE);
     MPI_CHECK(MPI_Get_count(st, MPI_BYTE, &n));
-    CHECK(n >= (int)sizeof h, "phase %d: message from %d too short (%d)", phase, st->MPI_SOURCE,
-          n);
+    CHECK(n >= (int)sizeof h, "phase %d: message from %d too short (%d)", phase, st->MPI_SOURCE, n);
     memcpy(&h, buf, sizeof h);
-    CHECK(h.src == st->MPI_SOURCE, "phase %d: status source %d but payload says %d", phase,
-          st->MPI_SOURCE, h.src);
+    CHECK(h.src == st->MPI_SOURCE, "phase %d: status source %d but payload says %d", phase, st->MPI_SOURCE, h.src);
     CHECK(h.phase == phase, "phase %d: message from phase %d", phase, h.phase);
-    CHECK(h.seq == next_seq[h.src],
-          "phase %d: from source %d got seq %d, expected %d (out of order or lost)", phase, h.src,
-          h.seq, next_seq[h.src]);
+    CHECK(h.seq == next_seq[h.src], "phase %d: from source %d got seq %d, expected %d (out of order or lost)", phase,
+          h.src, h.seq, next_seq[h.src]);
     CHECK(h.seq < K, "phase %d: seq %d beyond K=%d", phase, h.seq, K);
-    CHECK(st->MPI_TAG == h.seq % 17, "phase %d: tag %d, want %d", phase, st->MPI_TAG,
-          h.seq % 17);
-    CHECK(n == h.len && n == phase_size(phase, h.src, h.seq), "phase %d: size %d, want %d",
-          phase, n, phase_size(phase, h.src, h.seq));
+    CHECK(st->MPI_TAG == h.seq % 17, "phase %d: tag %d, want %d", phase, st->MPI_TAG, h.seq % 17);
+    CHECK(n == h.len && n == phase_size(phase, h.src, h.seq), "phase %d: size %d, want %d", phase, n,
+          phase_size(phase, h.src, h.seq));
     unsigned seed = (unsigned)(phase * 100000 + h.src * 10000 + h.seq);
     for (int i = (int)sizeof h; i < n; i++)
-        CHECK((unsigned char)buf[i] == mtest_pat(seed, (size_t)i),
-              "phase %d: src %d seq %d byte %d wrong", phase, h.src, h.seq, i);
+        CHECK((unsigned char)buf[i] == mtest_pat(seed, (size_t)i), "phase %d: src %d seq %d byte %d wrong", phase,
+              h.src, h.seq, i);
     next_seq[h.src]++;
 }
 
@@ -73,8 +68,7 @@ static void reset_seq(void)
 static void check_complete(int phase, int K)
 {
     for (int s = 1; s < size; s++)
-        CHECK(next_seq[s] == K, "phase %d: got %d of %d messages from %d", phase, next_seq[s], K,
-              s);
+        CHECK(next_seq[s] == K, "phase %d: got %d of %d messages from %d", phase, next_seq[s], K, s);
 }
 
 /* Senders: send K messages of this phase with blocking or nonblocking sends. */
@@ -88,8 +82,7 @@ static void send_phase(int phase, int K, int nonblocking)
         char *buf = mtest_malloc((size_t)maxlen);
         for (int i = 0; i < K; i++) {
             make_msg(buf, phase, rank, i);
-            MPI_CHECK(MPI_Send(buf, phase_size(phase, rank, i), MPI_BYTE, 0, i % 17,
-                               MPI_COMM_WORLD));
+            MPI_CHECK(MPI_Send(buf, phase_size(phase, rank, i), MPI_BYTE, 0, i % 17, MPI_COMM_WORLD));
         }
         free(buf);
     } else {
@@ -98,8 +91,7 @@ static void send_phase(int phase, int K, int nonblocking)
         for (int i = 0; i < K; i++) {
             bufs[i] = mtest_malloc((size_t)phase_size(phase, rank, i));
             make_msg(bufs[i], phase, rank, i);
-            MPI_CHECK(MPI_Isend(bufs[i], phase_size(phase, rank, i), MPI_BYTE, 0, i % 17,
-                                MPI_COMM_WORLD, &rq[i]));
+            MPI_CHECK(MPI_Isend(bufs[i], phase_size(phase, rank, i), MPI_BYTE, 0, i % 17, MPI_COMM_WORLD, &rq[i]));
         }
         MPI_CHECK(MPI_Waitall(K, rq, MPI_STATUSES_IGNORE));
         for (int i = 0; i < K; i++)
@@ -118,8 +110,7 @@ static void phase1(void)
         MPI_Status st;
         reset_seq();
         for (int i = 0; i < K * (size - 1); i++) {
-            MPI_CHECK(MPI_Recv(buf, sizeof buf, MPI_BYTE, MPI_ANY_SOURCE, MPI_ANY_TAG,
-                               MPI_COMM_WORLD, &st));
+            MPI_CHECK(MPI_Recv(buf, sizeof buf, MPI_BYTE, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &st));
             check_msg(buf, &st, 1, K);
         }
         check_complete(1, K);
@@ -135,13 +126,12 @@ static void phase2(void)
     const int K = 400;
     if (rank == 0) {
         int total = K * (size - 1), pre = total / 2;
-        char (*bufs)[256] = mtest_malloc(sizeof(*bufs) * (size_t)total);
+        char(*bufs)[256] = mtest_malloc(sizeof(*bufs) * (size_t)total);
         MPI_Request *rq = mtest_malloc(sizeof(MPI_Request) * (size_t)pre);
         MPI_Status *st = mtest_malloc(sizeof(MPI_Status) * (size_t)pre);
         reset_seq();
         for (int i = 0; i < pre; i++)
-            MPI_CHECK(MPI_Irecv(bufs[i], 256, MPI_BYTE, MPI_ANY_SOURCE, MPI_ANY_TAG,
-                                MPI_COMM_WORLD, &rq[i]));
+            MPI_CHECK(MPI_Irecv(bufs[i], 256, MPI_BYTE, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &rq[i]));
         MPI_Barrier(MPI_COMM_WORLD); /* senders start now */
         MPI_CHECK(MPI_Waitall(pre, rq, st));
         /* matching happens in posting order: per source, seqs increase */
@@ -149,8 +139,7 @@ static void phase2(void)
             check_msg(bufs[i], &st[i], 2, K);
         for (int i = pre; i < total; i++) {
             MPI_Status s1;
-            MPI_CHECK(MPI_Recv(bufs[i], 256, MPI_BYTE, MPI_ANY_SOURCE, MPI_ANY_TAG,
-                               MPI_COMM_WORLD, &s1));
+            MPI_CHECK(MPI_Recv(bufs[i], 256, MPI_BYTE, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &s1));
             check_msg(bufs[i], &s1, 2, K);
         }
         check_complete(2, K);
@@ -190,8 +179,7 @@ static void phase3(void)
                 specific[src]++;
             }
             bufs[i] = mtest_malloc(1048576);
-            MPI_CHECK(MPI_Irecv(bufs[i], 1048576, MPI_BYTE, src, MPI_ANY_TAG, MPI_COMM_WORLD,
-                                &rq[i]));
+            MPI_CHECK(MPI_Irecv(bufs[i], 1048576, MPI_BYTE, src, MPI_ANY_TAG, MPI_COMM_WORLD, &rq[i]));
             if (i == total / 3)
                 MPI_Barrier(MPI_COMM_WORLD); /* senders start while we post */
         }
@@ -239,7 +227,7 @@ static void phase4(void)
             CHECK(seen[i] == 3, "phase 4: source %d seen mask %d", i, seen[i]);
         free(seen);
     } else {
-        int a[2] = {rank, 1}, b[2] = {rank, 2};
+        int a[2] = { rank, 1 }, b[2] = { rank, 2 };
         MPI_Request rq[2];
         MPI_CHECK(MPI_Isend(a, 2, MPI_INT, 0, 1, MPI_COMM_WORLD, &rq[0]));
         MPI_CHECK(MPI_Isend(b, 2, MPI_INT, 0, 2, MPI_COMM_WORLD, &rq[1]));

@@ -28,26 +28,23 @@ static void fill_typed(const struct tinfo *t, void *buf, int count, unsigned see
     }
 }
 
-static void check_typed(const struct tinfo *t, const void *buf, int count, unsigned seed,
-                        const char *what)
+static void check_typed(const struct tinfo *t, const void *buf, int count, unsigned seed, const char *what)
 {
     if (t->is_float == 1) {
         const float *f = buf;
         for (int i = 0; i < count; i++)
-            CHECK(f[i] == (float)(i % 100000) * 0.25f + (float)seed,
-                  "%s %s: element %d wrong (%g)", what, t->name, i, (double)f[i]);
+            CHECK(f[i] == (float)(i % 100000) * 0.25f + (float)seed, "%s %s: element %d wrong (%g)", what, t->name, i,
+                  (double)f[i]);
     } else if (t->is_float == 2) {
         const double *d = buf;
         for (int i = 0; i < count; i++)
-            CHECK(d[i] == (double)i * 0.125 - (double)seed, "%s %s: element %d wrong (%g)",
-                  what, t->name, i, d[i]);
+            CHECK(d[i] == (double)i * 0.125 - (double)seed, "%s %s: element %d wrong (%g)", what, t->name, i, d[i]);
     } else {
         CHECK_PATTERN(buf, (size_t)count * t->esize, seed, what);
     }
 }
 
-static void check_status(const MPI_Status *st, int src, int tag, MPI_Datatype type, int count,
-                         const char *what)
+static void check_status(const MPI_Status *st, int src, int tag, MPI_Datatype type, int count, const char *what)
 {
     int n = -1;
     CHECK(st->MPI_SOURCE == src, "%s: status source %d, want %d", what, st->MPI_SOURCE, src);
@@ -59,24 +56,23 @@ static void check_status(const MPI_Status *st, int src, int tag, MPI_Datatype ty
 static void test_types_and_sizes(void)
 {
     const struct tinfo types[] = {
-        {MPI_BYTE, "MPI_BYTE", 1, 0},
-        {MPI_CHAR, "MPI_CHAR", sizeof(char), 0},
-        {MPI_UNSIGNED_CHAR, "MPI_UNSIGNED_CHAR", 1, 0},
-        {MPI_SHORT, "MPI_SHORT", sizeof(short), 0},
-        {MPI_INT, "MPI_INT", sizeof(int), 0},
-        {MPI_UNSIGNED, "MPI_UNSIGNED", sizeof(unsigned), 0},
-        {MPI_LONG, "MPI_LONG", sizeof(long), 0},
-        {MPI_LONG_LONG, "MPI_LONG_LONG", sizeof(long long), 0},
-        {MPI_INT8_T, "MPI_INT8_T", 1, 0},
-        {MPI_UINT16_T, "MPI_UINT16_T", 2, 0},
-        {MPI_INT32_T, "MPI_INT32_T", 4, 0},
-        {MPI_UINT64_T, "MPI_UINT64_T", 8, 0},
-        {MPI_FLOAT, "MPI_FLOAT", sizeof(float), 1},
-        {MPI_DOUBLE, "MPI_DOUBLE", sizeof(double), 2},
+        { MPI_BYTE, "MPI_BYTE", 1, 0 },
+        { MPI_CHAR, "MPI_CHAR", sizeof(char), 0 },
+        { MPI_UNSIGNED_CHAR, "MPI_UNSIGNED_CHAR", 1, 0 },
+        { MPI_SHORT, "MPI_SHORT", sizeof(short), 0 },
+        { MPI_INT, "MPI_INT", sizeof(int), 0 },
+        { MPI_UNSIGNED, "MPI_UNSIGNED", sizeof(unsigned), 0 },
+        { MPI_LONG, "MPI_LONG", sizeof(long), 0 },
+        { MPI_LONG_LONG, "MPI_LONG_LONG", sizeof(long long), 0 },
+        { MPI_INT8_T, "MPI_INT8_T", 1, 0 },
+        { MPI_UINT16_T, "MPI_UINT16_T", 2, 0 },
+        { MPI_INT32_T, "MPI_INT32_T", 4, 0 },
+        { MPI_UINT64_T, "MPI_UINT64_T", 8, 0 },
+        { MPI_FLOAT, "MPI_FLOAT", sizeof(float), 1 },
+        { MPI_DOUBLE, "MPI_DOUBLE", sizeof(double), 2 },
     };
     /* byte sizes; element count = bytes / esize */
-    const size_t bytes[] = {0, 1, 8, 15, 64, 100, 1000, 4096, 8191, 65536 + 24,
-                            262144, 1048576};
+    const size_t bytes[] = { 0, 1, 8, 15, 64, 100, 1000, 4096, 8191, 65536 + 24, 262144, 1048576 };
     const int ntypes = (int)(sizeof types / sizeof types[0]);
     const int nsizes = (int)(sizeof bytes / sizeof bytes[0]);
     char *buf = mtest_malloc(1048576 + 64);
@@ -107,9 +103,8 @@ static void test_types_and_sizes(void)
                 check_status(&st, 0, tag, types[t].type, count, "recv");
                 check_typed(&types[t], buf, count, seed, "payload");
                 for (size_t i = nb; i < nb + 64; i++)
-                    CHECK((unsigned char)buf[i] == 0xEE,
-                          "%s count %d: byte %zu past the message was written", types[t].name,
-                          count, i);
+                    CHECK((unsigned char)buf[i] == 0xEE, "%s count %d: byte %zu past the message was written",
+                          types[t].name, count, i);
                 fill_typed(&types[t], buf, count, seed + 1);
                 MPI_CHECK(MPI_Send(buf, count, types[t].type, 0, tag, MPI_COMM_WORLD));
             }
@@ -122,7 +117,7 @@ static void test_types_and_sizes(void)
 /* Ssend, Rsend, Bsend with sizes small and large. */
 static void test_send_modes(void)
 {
-    const int sizes[] = {0, 4, 1000, 70000, 1048576};
+    const int sizes[] = { 0, 4, 1000, 70000, 1048576 };
     char *buf = mtest_malloc(1048576);
     for (int s = 0; s < 5; s++) {
         int n = sizes[s];
@@ -149,8 +144,7 @@ static void test_send_modes(void)
             int dsize = -1;
             /* detach blocks until the buffered messages are delivered */
             MPI_CHECK(MPI_Buffer_detach(&dbuf, &dsize));
-            CHECK(dbuf == (void *)bbuf, "Buffer_detach returned %p, attached %p", dbuf,
-                  (void *)bbuf);
+            CHECK(dbuf == (void *)bbuf, "Buffer_detach returned %p, attached %p", dbuf, (void *)bbuf);
             CHECK(dsize == bsize, "Buffer_detach returned size %d, attached %d", dsize, bsize);
             free(bbuf);
         } else if (rank == 1) {
@@ -183,7 +177,7 @@ static void test_send_modes(void)
 /* Isend / Issend / Irsend / Ibsend */
 static void test_nonblocking_modes(void)
 {
-    const int sizes[] = {0, 12, 5000, 300000, 1048576};
+    const int sizes[] = { 0, 12, 5000, 300000, 1048576 };
     enum { NM = 4 };
     char *sbuf[NM], *rbuf[NM];
     for (int m = 0; m < NM; m++) {
@@ -212,8 +206,7 @@ static void test_nonblocking_modes(void)
             void *dbuf;
             int dsize;
             MPI_CHECK(MPI_Buffer_detach(&dbuf, &dsize));
-            CHECK(dbuf == (void *)bbuf && dsize == bsize, "Buffer_detach returned %p/%d", dbuf,
-                  dsize);
+            CHECK(dbuf == (void *)bbuf && dsize == bsize, "Buffer_detach returned %p/%d", dbuf, dsize);
             free(bbuf);
         } else if (rank == 1) {
             MPI_Request rq[NM];
@@ -240,7 +233,7 @@ static void test_nonblocking_modes(void)
 
 static void test_sendrecv(void)
 {
-    const int sizes[] = {0, 3, 4000, 200000, 1048576};
+    const int sizes[] = { 0, 3, 4000, 200000, 1048576 };
     char *sbuf = mtest_malloc(1048576), *rbuf = mtest_malloc(1048576);
     if (rank < 2) {
         int peer = 1 - rank;
@@ -250,37 +243,34 @@ static void test_sendrecv(void)
             mtest_fill(sbuf, (size_t)n, 900 + 2 * s + rank);
             memset(rbuf, 0, (size_t)n);
             /* both ranks send at the same time: must not deadlock even for large n */
-            MPI_CHECK(MPI_Sendrecv(sbuf, n, MPI_BYTE, peer, 20 + rank, rbuf, n, MPI_BYTE, peer,
-                                   20 + peer, MPI_COMM_WORLD, &st));
+            MPI_CHECK(MPI_Sendrecv(sbuf, n, MPI_BYTE, peer, 20 + rank, rbuf, n, MPI_BYTE, peer, 20 + peer,
+                                   MPI_COMM_WORLD, &st));
             check_status(&st, peer, 20 + peer, MPI_BYTE, n, "Sendrecv");
             CHECK_PATTERN(rbuf, n, 900 + 2 * s + peer, "Sendrecv payload");
             CHECK_PATTERN(sbuf, n, 900 + 2 * s + rank, "Sendrecv send buffer modified");
 
             mtest_fill(sbuf, (size_t)n, 950 + 2 * s + rank);
-            MPI_CHECK(MPI_Sendrecv_replace(sbuf, n, MPI_BYTE, peer, 30, peer, 30, MPI_COMM_WORLD,
-                                           &st));
+            MPI_CHECK(MPI_Sendrecv_replace(sbuf, n, MPI_BYTE, peer, 30, peer, 30, MPI_COMM_WORLD, &st));
             check_status(&st, peer, 30, MPI_BYTE, n, "Sendrecv_replace");
             CHECK_PATTERN(sbuf, n, 950 + 2 * s + peer, "Sendrecv_replace payload");
         }
         /* Sendrecv_replace with MPI_INT and ANY_SOURCE/ANY_TAG on the receive side */
-        int v[3] = {rank, rank * 10, rank * 100};
+        int v[3] = { rank, rank * 10, rank * 100 };
         MPI_Status st;
-        MPI_CHECK(MPI_Sendrecv_replace(v, 3, MPI_INT, peer, 40 + rank, MPI_ANY_SOURCE,
-                                       MPI_ANY_TAG, MPI_COMM_WORLD, &st));
-        CHECK(v[0] == peer && v[1] == peer * 10 && v[2] == peer * 100,
-              "Sendrecv_replace int payload %d %d %d", v[0], v[1], v[2]);
-        CHECK(st.MPI_SOURCE == peer && st.MPI_TAG == 40 + peer, "Sendrecv_replace status %d/%d",
-              st.MPI_SOURCE, st.MPI_TAG);
+        MPI_CHECK(
+            MPI_Sendrecv_replace(v, 3, MPI_INT, peer, 40 + rank, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &st));
+        CHECK(v[0] == peer && v[1] == peer * 10 && v[2] == peer * 100, "Sendrecv_replace int payload %d %d %d", v[0],
+              v[1], v[2]);
+        CHECK(st.MPI_SOURCE == peer && st.MPI_TAG == 40 + peer, "Sendrecv_replace status %d/%d", st.MPI_SOURCE,
+              st.MPI_TAG);
     }
     /* Sendrecv with yourself */
     {
         int a = 1234 + rank, b = 0;
         MPI_Status st;
-        MPI_CHECK(MPI_Sendrecv(&a, 1, MPI_INT, rank, 5, &b, 1, MPI_INT, rank, 5, MPI_COMM_WORLD,
-                               &st));
+        MPI_CHECK(MPI_Sendrecv(&a, 1, MPI_INT, rank, 5, &b, 1, MPI_INT, rank, 5, MPI_COMM_WORLD, &st));
         CHECK(b == 1234 + rank, "Sendrecv to self got %d", b);
-        CHECK(st.MPI_SOURCE == rank && st.MPI_TAG == 5, "Sendrecv self status %d/%d",
-              st.MPI_SOURCE, st.MPI_TAG);
+        CHECK(st.MPI_SOURCE == rank && st.MPI_TAG == 5, "Sendrecv self status %d/%d", st.MPI_SOURCE, st.MPI_TAG);
     }
     free(sbuf);
     free(rbuf);
@@ -290,8 +280,7 @@ static void test_sendrecv(void)
 static void check_null_status(const MPI_Status *st, const char *what)
 {
     int n = -1;
-    CHECK(st->MPI_SOURCE == MPI_PROC_NULL, "%s: source %d, want MPI_PROC_NULL", what,
-          st->MPI_SOURCE);
+    CHECK(st->MPI_SOURCE == MPI_PROC_NULL, "%s: source %d, want MPI_PROC_NULL", what, st->MPI_SOURCE);
     CHECK(st->MPI_TAG == MPI_ANY_TAG, "%s: tag %d, want MPI_ANY_TAG", what, st->MPI_TAG);
     MPI_CHECK(MPI_Get_count(st, MPI_INT, &n));
     CHECK(n == 0, "%s: count %d, want 0", what, n);
@@ -299,7 +288,7 @@ static void check_null_status(const MPI_Status *st, const char *what)
 
 static void test_proc_null(void)
 {
-    int buf[4] = {7, 7, 7, 7};
+    int buf[4] = { 7, 7, 7, 7 };
     MPI_Status st;
     MPI_Request rq;
 
@@ -334,8 +323,7 @@ static void test_proc_null(void)
     MPI_CHECK(MPI_Waitall(2, rqs, MPI_STATUSES_IGNORE));
 
     memset(&st, 0x5a, sizeof st);
-    MPI_CHECK(MPI_Sendrecv(buf, 4, MPI_INT, MPI_PROC_NULL, 3, buf, 4, MPI_INT, MPI_PROC_NULL, 3,
-                           MPI_COMM_WORLD, &st));
+    MPI_CHECK(MPI_Sendrecv(buf, 4, MPI_INT, MPI_PROC_NULL, 3, buf, 4, MPI_INT, MPI_PROC_NULL, 3, MPI_COMM_WORLD, &st));
     check_null_status(&st, "Sendrecv with PROC_NULL");
 
     /* ring shift with PROC_NULL at the ends (non-periodic) */
@@ -343,8 +331,7 @@ static void test_proc_null(void)
         int left = rank == 0 ? MPI_PROC_NULL : rank - 1;
         int right = rank == size - 1 ? MPI_PROC_NULL : rank + 1;
         int out = rank * 3 + 1, in = -99;
-        MPI_CHECK(MPI_Sendrecv(&out, 1, MPI_INT, right, 4, &in, 1, MPI_INT, left, 4,
-                               MPI_COMM_WORLD, &st));
+        MPI_CHECK(MPI_Sendrecv(&out, 1, MPI_INT, right, 4, &in, 1, MPI_INT, left, 4, MPI_COMM_WORLD, &st));
         if (rank == 0) {
             CHECK(in == -99, "rank 0 received %d from PROC_NULL", in);
             check_null_status(&st, "shift from PROC_NULL");
@@ -371,8 +358,7 @@ static void test_status_ignore(void)
         MPI_CHECK(MPI_Waitall(4, rq, MPI_STATUSES_IGNORE));
         for (int i = 0; i < 8; i++)
             CHECK(b[i] == peer * 100 + i, "STATUSES_IGNORE payload b[%d]=%d", i, b[i]);
-        MPI_CHECK(MPI_Sendrecv(a, 8, MPI_INT, peer, 3, b, 8, MPI_INT, peer, 3, MPI_COMM_WORLD,
-                               MPI_STATUS_IGNORE));
+        MPI_CHECK(MPI_Sendrecv(a, 8, MPI_INT, peer, 3, b, 8, MPI_INT, peer, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
         MPI_CHECK(MPI_Send(a, 1, MPI_INT, peer, 4, MPI_COMM_WORLD));
         MPI_CHECK(MPI_Recv(b, 1, MPI_INT, peer, 4, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
         CHECK(b[0] == peer * 100, "STATUS_IGNORE payload %d", b[0]);

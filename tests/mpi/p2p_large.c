@@ -30,8 +30,8 @@ static void check_big(const char *b, size_t n, unsigned seed, const char *what)
         uint64_t v = (uint64_t)i * 0x9E3779B97F4A7C15ull ^ ((uint64_t)seed << 32), got;
         memcpy(&got, b + 8 * i, 8);
         if (got != v)
-            FAILF("%s: %zu bytes: word %zu (byte offset %zu) wrong: 0x%016llx want 0x%016llx",
-                  what, n, i, 8 * i, (unsigned long long)got, (unsigned long long)v);
+            FAILF("%s: %zu bytes: word %zu (byte offset %zu) wrong: 0x%016llx want 0x%016llx", what, n, i, 8 * i,
+                  (unsigned long long)got, (unsigned long long)v);
     }
     for (size_t i = w * 8; i < n; i++)
         CHECK((unsigned char)b[i] == mtest_pat(seed, i), "%s: tail byte %zu wrong", what, i);
@@ -76,8 +76,8 @@ static void one_way(size_t n, int soff, int roff, int late_recv, int nonblocking
         MPI_CHECK(MPI_Get_count(&st, MPI_BYTE, &cnt));
         CHECK((size_t)cnt == n, "large recv count %d, want %zu", cnt, n);
         char what[96];
-        snprintf(what, sizeof what, "large message (soff %d roff %d late %d nb %d)", soff, roff,
-                 late_recv, nonblocking);
+        snprintf(what, sizeof what, "large message (soff %d roff %d late %d nb %d)", soff, roff, late_recv,
+                 nonblocking);
         check_big(r, n, seed, what);
         for (int i = 0; i < roff; i++)
             CHECK((unsigned char)rraw[i] == 0x5a, "%s: wrote before the buffer", what);
@@ -104,8 +104,8 @@ static void both_ways(size_t n, unsigned seed)
         check_big(r, n, seed + (unsigned)peer, "exchange");
         /* Sendrecv of the same size */
         fill_big(s, n, seed + 10 + (unsigned)rank);
-        MPI_CHECK(MPI_Sendrecv(s, (int)n, MPI_BYTE, peer, 9, r, (int)n, MPI_BYTE, peer, 9,
-                               MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+        MPI_CHECK(MPI_Sendrecv(s, (int)n, MPI_BYTE, peer, 9, r, (int)n, MPI_BYTE, peer, 9, MPI_COMM_WORLD,
+                               MPI_STATUS_IGNORE));
         check_big(r, n, seed + 10 + (unsigned)peer, "Sendrecv");
         free(s);
         free(r);
@@ -162,12 +162,10 @@ static void huge(void)
             MPI_CHECK(MPI_Get_count(&st, MPI_DOUBLE, &cnt));
             CHECK((size_t)cnt == count, "huge: count %d, want %zu", cnt, count);
             MPI_CHECK(MPI_Get_elements_x(&st, MPI_BYTE, &xcnt));
-            CHECK((size_t)xcnt == bytes, "huge: Get_elements_x(MPI_BYTE) %lld, want %zu",
-                  (long long)xcnt, bytes);
+            CHECK((size_t)xcnt == bytes, "huge: Get_elements_x(MPI_BYTE) %lld, want %zu", (long long)xcnt, bytes);
             for (size_t i = 0; i < count; i++)
                 if (b[i] != (double)i * 0.5 + 1.0)
-                    FAILF("huge: element %zu (byte %zu) = %g, want %g", i, i * 8, b[i],
-                          (double)i * 0.5 + 1.0);
+                    FAILF("huge: element %zu (byte %zu) = %g, want %g", i, i * 8, b[i], (double)i * 0.5 + 1.0);
         }
         free(b);
     }
@@ -186,8 +184,8 @@ int main(int argc, char **argv)
         return mtest_finalize();
     }
 
-    const size_t sizes[] = {(size_t)1 << 20, ((size_t)1 << 20) + 13, (size_t)4 << 20,
-                            ((size_t)4 << 20) - 1, (size_t)64 << 20};
+    const size_t sizes[] = { (size_t)1 << 20, ((size_t)1 << 20) + 13, (size_t)4 << 20, ((size_t)4 << 20) - 1,
+                             (size_t)64 << 20 };
     for (int s = 0; s < 5; s++) {
         unsigned seed = 10u * (unsigned)s;
         one_way(sizes[s], 0, 0, 0, 0, seed + 1);

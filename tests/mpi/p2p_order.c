@@ -8,15 +8,15 @@
  * Runs with 2 ranks (ranks >= 2 only join the barriers). */
 #include "mtest.h"
 
-#define NMSG 48
+#define NMSG  48
 #define MAXSZ (1048576 + 7)
 
 static int rank, size;
 
 static int msg_size(int i)
 {
-    static const int cycle[] = {8, 1048576, 0, 64, 200000, 4, 16384, 1048576 + 7, 1, 65536,
-                                4096, 12, 300, 4095, 4097, 100000};
+    static const int cycle[] = { 8, 1048576, 0,    64, 200000, 4,    16384, 1048576 + 7,
+                                 1, 65536,   4096, 12, 300,    4095, 4097,  100000 };
     return cycle[i % (int)(sizeof cycle / sizeof cycle[0])];
 }
 
@@ -37,12 +37,10 @@ static void check_payload(const char *b, int n, unsigned seed, int seq, const ch
     if (n >= (int)sizeof(int)) {
         int got;
         memcpy(&got, b, sizeof got);
-        CHECK(got == seq, "%s: got message %d where %d was expected (overtaking)", what, got,
-              seq);
+        CHECK(got == seq, "%s: got message %d where %d was expected (overtaking)", what, got, seq);
     }
     for (int i = (int)sizeof(int); i < n; i++)
-        CHECK((unsigned char)b[i] == mtest_pat(seed, (size_t)i),
-              "%s: message %d byte %d of %d wrong", what, seq, i, n);
+        CHECK((unsigned char)b[i] == mtest_pat(seed, (size_t)i), "%s: message %d byte %d of %d wrong", what, seq, i, n);
 }
 
 /* mode 0: sender Isend all, receiver posts Irecv all first (expected)
@@ -75,8 +73,7 @@ static void same_tag_order(int mode, MPI_Comm side)
                 MPI_CHECK(MPI_Send(sbufs[i], msg_size(i), MPI_BYTE, peer, tag, MPI_COMM_WORLD));
         } else {
             for (int i = 0; i < NMSG; i++)
-                MPI_CHECK(MPI_Isend(sbufs[i], msg_size(i), MPI_BYTE, peer, tag, MPI_COMM_WORLD,
-                                    &sreq[i]));
+                MPI_CHECK(MPI_Isend(sbufs[i], msg_size(i), MPI_BYTE, peer, tag, MPI_COMM_WORLD, &sreq[i]));
             if (mode == 1)
                 MPI_CHECK(MPI_Send(NULL, 0, MPI_BYTE, peer, 0, side));
         }
@@ -88,16 +85,14 @@ static void same_tag_order(int mode, MPI_Comm side)
             if (mode == 1)
                 MPI_CHECK(MPI_Recv(NULL, 0, MPI_BYTE, peer, 0, side, MPI_STATUS_IGNORE));
             for (int i = 0; i < NMSG; i++)
-                MPI_CHECK(
-                    MPI_Recv(rbufs[i], MAXSZ, MPI_BYTE, peer, tag, MPI_COMM_WORLD, &st[i]));
+                MPI_CHECK(MPI_Recv(rbufs[i], MAXSZ, MPI_BYTE, peer, tag, MPI_COMM_WORLD, &st[i]));
         }
         for (int i = 0; i < NMSG; i++) {
             int n = -1;
             MPI_CHECK(MPI_Get_count(&st[i], MPI_BYTE, &n));
-            CHECK(n == msg_size(i), "mode %d: message %d has %d bytes, want %d (overtaking?)",
-                  mode, i, n, msg_size(i));
-            CHECK(st[i].MPI_SOURCE == peer && st[i].MPI_TAG == tag, "mode %d: bad status %d/%d",
-                  mode, st[i].MPI_SOURCE, st[i].MPI_TAG);
+            CHECK(n == msg_size(i), "mode %d: message %d has %d bytes, want %d (overtaking?)", mode, i, n, msg_size(i));
+            CHECK(st[i].MPI_SOURCE == peer && st[i].MPI_TAG == tag, "mode %d: bad status %d/%d", mode, st[i].MPI_SOURCE,
+                  st[i].MPI_TAG);
             check_payload(rbufs[i], n, pbase + (unsigned)i, i, "same-tag order");
         }
     }
@@ -114,8 +109,7 @@ static void any_tag_order(MPI_Comm side)
         MPI_Request rq[NMSG];
         for (int i = 0; i < NMSG; i++) {
             fill_msg(sbufs[i], msg_size(i), 5000u + (unsigned)i, i);
-            MPI_CHECK(MPI_Isend(sbufs[i], msg_size(i), MPI_BYTE, 1, (i * 7) % 11, MPI_COMM_WORLD,
-                                &rq[i]));
+            MPI_CHECK(MPI_Isend(sbufs[i], msg_size(i), MPI_BYTE, 1, (i * 7) % 11, MPI_COMM_WORLD, &rq[i]));
         }
         MPI_CHECK(MPI_Send(NULL, 0, MPI_BYTE, 1, 0, side));
         MPI_CHECK(MPI_Waitall(NMSG, rq, MPI_STATUSES_IGNORE));
@@ -124,27 +118,22 @@ static void any_tag_order(MPI_Comm side)
         /* first half posted before the sender started (maybe), second after */
         MPI_Request rq[NMSG / 2];
         for (int i = 0; i < NMSG / 2; i++)
-            MPI_CHECK(MPI_Irecv(rbufs[i], MAXSZ, MPI_BYTE, 0, MPI_ANY_TAG, MPI_COMM_WORLD,
-                                &rq[i]));
+            MPI_CHECK(MPI_Irecv(rbufs[i], MAXSZ, MPI_BYTE, 0, MPI_ANY_TAG, MPI_COMM_WORLD, &rq[i]));
         MPI_CHECK(MPI_Recv(NULL, 0, MPI_BYTE, 0, 0, side, MPI_STATUS_IGNORE));
         for (int i = 0; i < NMSG / 2; i++) {
             int n;
             MPI_CHECK(MPI_Wait(&rq[i], &st));
             MPI_CHECK(MPI_Get_count(&st, MPI_BYTE, &n));
-            CHECK(st.MPI_TAG == (i * 7) % 11, "ANY_TAG: message %d has tag %d, want %d", i,
-                  st.MPI_TAG, (i * 7) % 11);
-            CHECK(n == msg_size(i), "ANY_TAG: message %d has %d bytes, want %d", i, n,
-                  msg_size(i));
+            CHECK(st.MPI_TAG == (i * 7) % 11, "ANY_TAG: message %d has tag %d, want %d", i, st.MPI_TAG, (i * 7) % 11);
+            CHECK(n == msg_size(i), "ANY_TAG: message %d has %d bytes, want %d", i, n, msg_size(i));
             check_payload(rbufs[i], n, 5000u + (unsigned)i, i, "ANY_TAG order");
         }
         for (int i = NMSG / 2; i < NMSG; i++) {
             int n;
             MPI_CHECK(MPI_Recv(rbufs[i], MAXSZ, MPI_BYTE, 0, MPI_ANY_TAG, MPI_COMM_WORLD, &st));
             MPI_CHECK(MPI_Get_count(&st, MPI_BYTE, &n));
-            CHECK(st.MPI_TAG == (i * 7) % 11, "ANY_TAG: message %d has tag %d, want %d", i,
-                  st.MPI_TAG, (i * 7) % 11);
-            CHECK(n == msg_size(i), "ANY_TAG: message %d has %d bytes, want %d", i, n,
-                  msg_size(i));
+            CHECK(st.MPI_TAG == (i * 7) % 11, "ANY_TAG: message %d has tag %d, want %d", i, st.MPI_TAG, (i * 7) % 11);
+            CHECK(n == msg_size(i), "ANY_TAG: message %d has %d bytes, want %d", i, n, msg_size(i));
             check_payload(rbufs[i], n, 5000u + (unsigned)i, i, "ANY_TAG order");
         }
     }
@@ -161,8 +150,7 @@ static void by_tag(MPI_Comm side)
             MPI_Request rq[NMSG];
             for (int i = 0; i < NMSG; i++) {
                 fill_msg(sbufs[i], msg_size(i), 7000u + (unsigned)i, i);
-                MPI_CHECK(MPI_Isend(sbufs[i], msg_size(i), MPI_BYTE, 1, 100 + i, MPI_COMM_WORLD,
-                                    &rq[i]));
+                MPI_CHECK(MPI_Isend(sbufs[i], msg_size(i), MPI_BYTE, 1, 100 + i, MPI_COMM_WORLD, &rq[i]));
             }
             MPI_CHECK(MPI_Waitall(NMSG, rq, MPI_STATUSES_IGNORE));
         } else {
@@ -174,8 +162,7 @@ static void by_tag(MPI_Comm side)
                 MPI_CHECK(MPI_Recv(rbufs[i], MAXSZ, MPI_BYTE, 0, 100 + i, MPI_COMM_WORLD, &st));
                 MPI_CHECK(MPI_Get_count(&st, MPI_BYTE, &n));
                 CHECK(st.MPI_TAG == 100 + i, "by tag: got tag %d want %d", st.MPI_TAG, 100 + i);
-                CHECK(n == msg_size(i), "by tag: tag %d has %d bytes, want %d", 100 + i, n,
-                      msg_size(i));
+                CHECK(n == msg_size(i), "by tag: tag %d has %d bytes, want %d", 100 + i, n, msg_size(i));
                 check_payload(rbufs[i], n, 7000u + (unsigned)i, i, "by tag");
             }
         }
@@ -195,8 +182,7 @@ static void by_tag(MPI_Comm side)
         for (int k = 0; k < NMSG; k++) {
             int i = NMSG - 1 - k, n;
             MPI_CHECK(MPI_Get_count(&st[k], MPI_BYTE, &n));
-            CHECK(st[k].MPI_TAG == 300 + i && n == msg_size(i), "posted by tag: %d/%d",
-                  st[k].MPI_TAG, n);
+            CHECK(st[k].MPI_TAG == 300 + i && n == msg_size(i), "posted by tag: %d/%d", st[k].MPI_TAG, n);
             check_payload(rbufs[i], n, 7100u + (unsigned)i, i, "posted by tag");
         }
     } else {
@@ -216,12 +202,12 @@ static void small_burst(void)
         return;
     if (rank == 0) {
         for (int i = 0; i < N; i++) {
-            int v[3] = {i, i * 3, -i};
+            int v[3] = { i, i * 3, -i };
             MPI_CHECK(MPI_Send(v, 1 + i % 3, MPI_INT, 1, 9, MPI_COMM_WORLD));
         }
     } else {
         for (int i = 0; i < N; i++) {
-            int v[3] = {-1, -1, -1}, n;
+            int v[3] = { -1, -1, -1 }, n;
             MPI_Status st;
             MPI_CHECK(MPI_Recv(v, 3, MPI_INT, 0, 9, MPI_COMM_WORLD, &st));
             MPI_CHECK(MPI_Get_count(&st, MPI_INT, &n));

@@ -15,8 +15,8 @@ static void check_inactive(MPI_Request *rq, const char *what)
     int flag = 0;
     MPI_CHECK(MPI_Wait(rq, &st));
     CHECK(*rq != MPI_REQUEST_NULL, "%s: Wait on inactive persistent request freed it", what);
-    CHECK(st.MPI_SOURCE == MPI_ANY_SOURCE && st.MPI_TAG == MPI_ANY_TAG,
-          "%s: inactive request status not empty (%d/%d)", what, st.MPI_SOURCE, st.MPI_TAG);
+    CHECK(st.MPI_SOURCE == MPI_ANY_SOURCE && st.MPI_TAG == MPI_ANY_TAG, "%s: inactive request status not empty (%d/%d)",
+          what, st.MPI_SOURCE, st.MPI_TAG);
     MPI_CHECK(MPI_Test(rq, &flag, &st));
     CHECK(flag, "%s: Test on inactive persistent request flag false", what);
     CHECK(*rq != MPI_REQUEST_NULL, "%s: Test on inactive persistent request freed it", what);
@@ -44,20 +44,17 @@ static void test_send_recv_init(int n, int iters)
             MPI_CHECK(MPI_Start(&rq[1]));
         }
         MPI_CHECK(MPI_Waitall(2, rq, st));
-        CHECK(rq[0] != MPI_REQUEST_NULL && rq[1] != MPI_REQUEST_NULL,
-              "Waitall freed a persistent request");
+        CHECK(rq[0] != MPI_REQUEST_NULL && rq[1] != MPI_REQUEST_NULL, "Waitall freed a persistent request");
         int got;
         MPI_CHECK(MPI_Get_count(&st[0], MPI_BYTE, &got));
-        CHECK(got == n && st[0].MPI_SOURCE == peer && st[0].MPI_TAG == 5,
-              "iteration %d: count %d source %d tag %d", it, got, st[0].MPI_SOURCE,
-              st[0].MPI_TAG);
+        CHECK(got == n && st[0].MPI_SOURCE == peer && st[0].MPI_TAG == 5, "iteration %d: count %d source %d tag %d", it,
+              got, st[0].MPI_SOURCE, st[0].MPI_TAG);
         CHECK_PATTERN(rb, n, (unsigned)(it * 2 + peer), "persistent payload");
     }
     check_inactive(&rq[1], "Send_init after completion");
     MPI_CHECK(MPI_Request_free(&rq[0]));
     MPI_CHECK(MPI_Request_free(&rq[1]));
-    CHECK(rq[0] == MPI_REQUEST_NULL && rq[1] == MPI_REQUEST_NULL,
-          "Request_free did not set MPI_REQUEST_NULL");
+    CHECK(rq[0] == MPI_REQUEST_NULL && rq[1] == MPI_REQUEST_NULL, "Request_free did not set MPI_REQUEST_NULL");
     free(sb);
     free(rb);
 }
@@ -106,15 +103,15 @@ static void test_modes(int n, int iters)
             for (int m = 0; m < 3; m++) {
                 int got;
                 MPI_CHECK(MPI_Get_count(&st[m], MPI_BYTE, &got));
-                CHECK(got == n && st[m].MPI_TAG == 10 + m, "mode %d: count %d tag %d", m, got,
-                      st[m].MPI_TAG);
+                CHECK(got == n && st[m].MPI_TAG == 10 + m, "mode %d: count %d tag %d", m, got, st[m].MPI_TAG);
                 /* Open MPI < 4.1.9/5.0.9 resends the first payload on every
                  * restart of a Bsend_init request (open-mpi/ompi#12797) */
                 if (m == 1 && mtest_known_bug("bsend_init_stale"))
                     continue;
                 CHECK_PATTERN(b[m], n, (unsigned)(it * 3 + m),
-                              m == 0 ? "Ssend_init payload"
-                                     : m == 1 ? "Bsend_init payload" : "Rsend_init payload");
+                              m == 0   ? "Ssend_init payload"
+                              : m == 1 ? "Bsend_init payload"
+                                       : "Rsend_init payload");
             }
         }
         for (int m = 0; m < 3; m++)
@@ -144,10 +141,9 @@ static void test_wildcard(void)
             else
                 while (!flag)
                     MPI_CHECK(MPI_Test(&rq, &flag, &st));
-            CHECK(v[0] == st.MPI_SOURCE && v[1] == cnt[st.MPI_SOURCE] &&
-                      st.MPI_TAG == v[1] % 7,
-                  "wildcard persistent: src %d seq %d (status src %d tag %d), want seq %d",
-                  v[0], v[1], st.MPI_SOURCE, st.MPI_TAG, cnt[st.MPI_SOURCE]);
+            CHECK(v[0] == st.MPI_SOURCE && v[1] == cnt[st.MPI_SOURCE] && st.MPI_TAG == v[1] % 7,
+                  "wildcard persistent: src %d seq %d (status src %d tag %d), want seq %d", v[0], v[1], st.MPI_SOURCE,
+                  st.MPI_TAG, cnt[st.MPI_SOURCE]);
             cnt[st.MPI_SOURCE]++;
         }
         for (int i = 1; i < size; i++)
@@ -155,7 +151,7 @@ static void test_wildcard(void)
         MPI_CHECK(MPI_Request_free(&rq));
         free(cnt);
     } else {
-        int v[2] = {rank, 0};
+        int v[2] = { rank, 0 };
         MPI_Request rq;
         MPI_CHECK(MPI_Send_init(v, 2, MPI_INT, 0, 0, MPI_COMM_WORLD, &rq));
         for (int it = 0; it < iters; it++) {
@@ -177,7 +173,7 @@ static void test_wildcard(void)
 static void test_free_inactive_and_null(void)
 {
     MPI_Request rq[4];
-    int buf[4] = {0};
+    int buf[4] = { 0 };
     /* never started, then freed */
     MPI_CHECK(MPI_Send_init(buf, 4, MPI_INT, (rank + 1) % size, 1, MPI_COMM_WORLD, &rq[0]));
     MPI_CHECK(MPI_Recv_init(buf, 4, MPI_INT, MPI_ANY_SOURCE, 1, MPI_COMM_WORLD, &rq[1]));
@@ -197,7 +193,7 @@ static void test_free_inactive_and_null(void)
         /* MPICH < 4.2 returns an empty status here (pmodels/mpich#6805) */
         if (!mtest_known_bug("proc_null_nb_status"))
             CHECK(st[1].MPI_SOURCE == MPI_PROC_NULL && st[1].MPI_TAG == MPI_ANY_TAG,
-              "persistent PROC_NULL recv status %d/%d", st[1].MPI_SOURCE, st[1].MPI_TAG);
+                  "persistent PROC_NULL recv status %d/%d", st[1].MPI_SOURCE, st[1].MPI_TAG);
     }
     for (int i = 0; i < 4; i++)
         MPI_CHECK(MPI_Request_free(&rq[i]));

@@ -14,7 +14,7 @@ static int rank, size;
 
 static void test_probe_count(void)
 {
-    const int sizes[] = {0, 1, 10, 4096, 100000, 1048576};
+    const int sizes[] = { 0, 1, 10, 4096, 100000, 1048576 };
     if (rank == 1) {
         for (int s = 0; s < 6; s++) {
             int n = sizes[s];
@@ -24,7 +24,7 @@ static void test_probe_count(void)
             free(b);
         }
         /* doubles for Get_count with a typed probe */
-        double d[5] = {1, 2, 3, 4, 5};
+        double d[5] = { 1, 2, 3, 4, 5 };
         MPI_CHECK(MPI_Send(d, 5, MPI_DOUBLE, 0, 30, MPI_COMM_WORLD));
     } else if (rank == 0) {
         for (int s = 0; s < 6; s++) {
@@ -36,8 +36,8 @@ static void test_probe_count(void)
                 while (!flag)
                     MPI_CHECK(MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &st));
             }
-            CHECK(st.MPI_SOURCE == 1 && st.MPI_TAG == 20 + s, "probe status %d/%d, want 1/%d",
-                  st.MPI_SOURCE, st.MPI_TAG, 20 + s);
+            CHECK(st.MPI_SOURCE == 1 && st.MPI_TAG == 20 + s, "probe status %d/%d, want 1/%d", st.MPI_SOURCE,
+                  st.MPI_TAG, 20 + s);
             MPI_CHECK(MPI_Get_count(&st, MPI_BYTE, &n));
             CHECK(n == sizes[s], "probe count %d, want %d", n, sizes[s]);
             /* a second probe sees the same message */
@@ -45,8 +45,7 @@ static void test_probe_count(void)
             MPI_CHECK(MPI_Probe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &st2));
             int n2 = -1;
             MPI_CHECK(MPI_Get_count(&st2, MPI_BYTE, &n2));
-            CHECK(st2.MPI_TAG == 20 + s && n2 == n, "re-probe saw tag %d count %d", st2.MPI_TAG,
-                  n2);
+            CHECK(st2.MPI_TAG == 20 + s && n2 == n, "re-probe saw tag %d count %d", st2.MPI_TAG, n2);
             char *b = mtest_malloc((size_t)n);
             MPI_CHECK(MPI_Recv(b, n, MPI_BYTE, st.MPI_SOURCE, st.MPI_TAG, MPI_COMM_WORLD, &st2));
             CHECK_PATTERN(b, n, 10u + (unsigned)s, "probed message payload");
@@ -72,8 +71,7 @@ static void test_probe_count(void)
         MPI_CHECK(MPI_Iprobe(MPI_ANY_SOURCE, 777, MPI_COMM_WORLD, &flag, &st));
         CHECK(!flag, "Iprobe found a message that was never sent");
         flag = 1;
-        MPI_CHECK(MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag,
-                             MPI_STATUS_IGNORE));
+        MPI_CHECK(MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE));
         CHECK(!flag, "Iprobe(ANY, ANY) found a message when none is pending");
     }
     MPI_Barrier(MPI_COMM_WORLD);
@@ -101,8 +99,7 @@ static void test_mprobe(void)
 
         MPI_CHECK(MPI_Mprobe(1, 5, MPI_COMM_WORLD, &m1, &st));
         CHECK(m1 != MPI_MESSAGE_NULL && m1 != MPI_MESSAGE_NO_PROC, "Mprobe gave no message");
-        CHECK(st.MPI_SOURCE == 1 && st.MPI_TAG == 5, "Mprobe status %d/%d", st.MPI_SOURCE,
-              st.MPI_TAG);
+        CHECK(st.MPI_SOURCE == 1 && st.MPI_TAG == 5, "Mprobe status %d/%d", st.MPI_SOURCE, st.MPI_TAG);
         MPI_CHECK(MPI_Get_count(&st, MPI_INT, &n));
         CHECK(n == 1, "Mprobe count %d", n);
         /* the matched message (111) cannot be stolen by a later receive */
@@ -123,14 +120,12 @@ static void test_mprobe(void)
         CHECK(m2 == MPI_MESSAGE_NULL, "Imrecv did not set message to MPI_MESSAGE_NULL");
         MPI_CHECK(MPI_Wait(&rq, &st));
         CHECK(v == 333, "Imrecv got %d, want 333", v);
-        CHECK(st.MPI_SOURCE == 1 && st.MPI_TAG == 5, "Imrecv status %d/%d", st.MPI_SOURCE,
-              st.MPI_TAG);
+        CHECK(st.MPI_SOURCE == 1 && st.MPI_TAG == 5, "Imrecv status %d/%d", st.MPI_SOURCE, st.MPI_TAG);
         v = 0;
         MPI_CHECK(MPI_Mrecv(&v, 1, MPI_INT, &m1, &st));
         CHECK(m1 == MPI_MESSAGE_NULL, "Mrecv did not set message to MPI_MESSAGE_NULL");
         CHECK(v == 111, "Mrecv got %d, want 111", v);
-        CHECK(st.MPI_SOURCE == 1 && st.MPI_TAG == 5, "Mrecv status %d/%d", st.MPI_SOURCE,
-              st.MPI_TAG);
+        CHECK(st.MPI_SOURCE == 1 && st.MPI_TAG == 5, "Mrecv status %d/%d", st.MPI_SOURCE, st.MPI_TAG);
 
         /* large message through Mprobe + Mrecv; the small one behind it
          * (same tag) is received first with a plain Recv */
@@ -153,8 +148,7 @@ static void test_mprobe(void)
 static void check_null_status(const MPI_Status *st, const char *what)
 {
     int n = -1;
-    CHECK(st->MPI_SOURCE == MPI_PROC_NULL, "%s: source %d, want MPI_PROC_NULL", what,
-          st->MPI_SOURCE);
+    CHECK(st->MPI_SOURCE == MPI_PROC_NULL, "%s: source %d, want MPI_PROC_NULL", what, st->MPI_SOURCE);
     CHECK(st->MPI_TAG == MPI_ANY_TAG, "%s: tag %d, want MPI_ANY_TAG", what, st->MPI_TAG);
     MPI_CHECK(MPI_Get_count(st, MPI_BYTE, &n));
     CHECK(n == 0, "%s: count %d, want 0", what, n);
@@ -213,7 +207,7 @@ static void test_mprobe_anysource(void)
         MPI_CHECK(MPI_Iprobe(MPI_ANY_SOURCE, 9, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE));
         CHECK(!flag, "Iprobe sees a message that was already matched by Mprobe");
         for (int s = 1; s < size; s++) {
-            int v[2] = {0, 0};
+            int v[2] = { 0, 0 };
             MPI_Status st;
             MPI_CHECK(MPI_Mrecv(v, 2, MPI_INT, &msgs[seen[s]], &st));
             CHECK(v[0] == s && v[1] == s * s, "Mrecv from %d got %d/%d", s, v[0], v[1]);
@@ -222,7 +216,7 @@ static void test_mprobe_anysource(void)
         free(seen);
         free(msgs);
     } else {
-        int v[2] = {rank, rank * rank};
+        int v[2] = { rank, rank * rank };
         MPI_CHECK(MPI_Send(v, 2, MPI_INT, 0, 9, MPI_COMM_WORLD));
     }
     MPI_Barrier(MPI_COMM_WORLD);

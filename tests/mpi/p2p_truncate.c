@@ -23,8 +23,7 @@ static void test_truncate_blocking(int n, int cap, int tag)
         char *b = mtest_malloc((size_t)n);
         mtest_fill(b, (size_t)n, (unsigned)tag);
         int rc = MPI_Send(b, n, MPI_BYTE, 0, tag, MPI_COMM_WORLD);
-        CHECK(rc == MPI_SUCCESS, "sender of a truncated message got error %d (%s)", rc,
-              mtest_errstr(rc));
+        CHECK(rc == MPI_SUCCESS, "sender of a truncated message got error %d (%s)", rc, mtest_errstr(rc));
         /* a follow-up message that must arrive intact */
         int v = tag * 3;
         MPI_CHECK(MPI_Send(&v, 1, MPI_INT, 0, tag, MPI_COMM_WORLD));
@@ -110,16 +109,15 @@ static void test_in_status(int n, int cap)
             MPI_CHECK(MPI_Irecv(small3, 8, MPI_BYTE, 1, 3, MPI_COMM_WORLD, &rq[2]));
             if (round == 0) {
                 rc = MPI_Waitall(3, rq, st);
-                CHECK(rc == MPI_ERR_IN_STATUS, "Waitall with a truncated request returned %d (%s)",
-                      rc, mtest_errstr(rc));
+                CHECK(rc == MPI_ERR_IN_STATUS, "Waitall with a truncated request returned %d (%s)", rc,
+                      mtest_errstr(rc));
                 CHECK_ERRCLASS(st[1].MPI_ERROR, MPI_ERR_TRUNCATE, "Waitall status[1].MPI_ERROR");
                 /* the others either completed (MPI_SUCCESS) or, if the
                  * implementation stopped at the error, are MPI_ERR_PENDING
                  * and still active */
                 for (int i = 0; i < 3; i += 2) {
                     CHECK(st[i].MPI_ERROR == MPI_SUCCESS || st[i].MPI_ERROR == MPI_ERR_PENDING,
-                          "Waitall status[%d].MPI_ERROR = %d (%s)", i, st[i].MPI_ERROR,
-                          mtest_errstr(st[i].MPI_ERROR));
+                          "Waitall status[%d].MPI_ERROR = %d (%s)", i, st[i].MPI_ERROR, mtest_errstr(st[i].MPI_ERROR));
                     if (st[i].MPI_ERROR == MPI_ERR_PENDING) {
                         CHECK(rq[i] != MPI_REQUEST_NULL, "pending request %d was freed", i);
                         MPI_CHECK(MPI_Wait(&rq[i], &st[i]));
@@ -127,16 +125,16 @@ static void test_in_status(int n, int cap)
                         CHECK(rq[i] == MPI_REQUEST_NULL, "completed request %d not freed", i);
                     }
                 }
-                CHECK(st[0].MPI_TAG == 1 && st[2].MPI_TAG == 3, "Waitall statuses tags %d %d",
-                      st[0].MPI_TAG, st[2].MPI_TAG);
+                CHECK(st[0].MPI_TAG == 1 && st[2].MPI_TAG == 3, "Waitall statuses tags %d %d", st[0].MPI_TAG,
+                      st[2].MPI_TAG);
                 CHECK(!memcmp(small1, small3, 4), "small payloads differ");
             } else if (round == 1) {
                 int flag = 0;
                 rc = MPI_SUCCESS;
                 while (!flag && rc == MPI_SUCCESS)
                     rc = MPI_Testall(3, rq, &flag, st);
-                CHECK(rc == MPI_ERR_IN_STATUS, "Testall with a truncated request returned %d (%s)",
-                      rc, mtest_errstr(rc));
+                CHECK(rc == MPI_ERR_IN_STATUS, "Testall with a truncated request returned %d (%s)", rc,
+                      mtest_errstr(rc));
                 CHECK_ERRCLASS(st[1].MPI_ERROR, MPI_ERR_TRUNCATE, "Testall status[1].MPI_ERROR");
                 /* requests may or may not have been completed; wait for the rest */
                 for (int i = 0; i < 3; i++)
@@ -152,12 +150,11 @@ static void test_in_status(int n, int cap)
                     if (rc == MPI_ERR_IN_STATUS) {
                         for (int j = 0; j < out; j++) {
                             if (idx[j] == 1) {
-                                CHECK_ERRCLASS(st[j].MPI_ERROR, MPI_ERR_TRUNCATE,
-                                               "Waitsome status.MPI_ERROR");
+                                CHECK_ERRCLASS(st[j].MPI_ERROR, MPI_ERR_TRUNCATE, "Waitsome status.MPI_ERROR");
                                 truncs++;
                             } else {
-                                CHECK(st[j].MPI_ERROR == MPI_SUCCESS,
-                                      "Waitsome: request %d error %d", idx[j], st[j].MPI_ERROR);
+                                CHECK(st[j].MPI_ERROR == MPI_SUCCESS, "Waitsome: request %d error %d", idx[j],
+                                      st[j].MPI_ERROR);
                             }
                         }
                     } else {
@@ -179,13 +176,13 @@ static void test_in_status(int n, int cap)
 static void test_counts(void)
 {
     if (rank == 1) {
-        int v[4] = {1, 2, 3, 4};
+        int v[4] = { 1, 2, 3, 4 };
         MPI_CHECK(MPI_Send(v, 3, MPI_INT, 0, 1, MPI_COMM_WORLD));
         MPI_CHECK(MPI_Send(v, 4, MPI_INT, 0, 2, MPI_COMM_WORLD));
         MPI_CHECK(MPI_Send(v, 0, MPI_INT, 0, 3, MPI_COMM_WORLD));
-        char c[10] = {0};
+        char c[10] = { 0 };
         MPI_CHECK(MPI_Send(c, 10, MPI_BYTE, 0, 4, MPI_COMM_WORLD));
-        double d[3] = {1, 2, 3};
+        double d[3] = { 1, 2, 3 };
         MPI_CHECK(MPI_Send(d, 3, MPI_DOUBLE, 0, 5, MPI_COMM_WORLD));
     } else if (rank == 0) {
         int v[4], n;
@@ -223,8 +220,7 @@ static void test_counts(void)
         MPI_CHECK(MPI_Get_count(&st, MPI_INT, &n));
         CHECK(n == MPI_UNDEFINED, "Get_count(10 bytes as MPI_INT) = %d, want MPI_UNDEFINED", n);
         MPI_CHECK(MPI_Get_elements(&st, MPI_INT, &n));
-        CHECK(n == MPI_UNDEFINED, "Get_elements(10 bytes as MPI_INT) = %d, want MPI_UNDEFINED",
-              n);
+        CHECK(n == MPI_UNDEFINED, "Get_elements(10 bytes as MPI_INT) = %d, want MPI_UNDEFINED", n);
         MPI_Count nc = -1;
         MPI_CHECK(MPI_Get_elements_x(&st, MPI_BYTE, &nc));
         CHECK(nc == 10, "Get_elements_x(10 bytes) = %lld", (long long)nc);

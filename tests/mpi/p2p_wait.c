@@ -10,10 +10,8 @@ static int rank, size;
 static void check_empty(const MPI_Status *st, const char *what)
 {
     int n = -1, c = -1;
-    CHECK(st->MPI_SOURCE == MPI_ANY_SOURCE, "%s: empty status source %d, want MPI_ANY_SOURCE",
-          what, st->MPI_SOURCE);
-    CHECK(st->MPI_TAG == MPI_ANY_TAG, "%s: empty status tag %d, want MPI_ANY_TAG", what,
-          st->MPI_TAG);
+    CHECK(st->MPI_SOURCE == MPI_ANY_SOURCE, "%s: empty status source %d, want MPI_ANY_SOURCE", what, st->MPI_SOURCE);
+    CHECK(st->MPI_TAG == MPI_ANY_TAG, "%s: empty status tag %d, want MPI_ANY_TAG", what, st->MPI_TAG);
     MPI_CHECK(MPI_Get_count(st, MPI_INT, &n));
     CHECK(n == 0, "%s: empty status count %d", what, n);
     MPI_CHECK(MPI_Test_cancelled(st, &c));
@@ -104,8 +102,7 @@ static void test_wait_test(void)
         while (!flag)
             MPI_CHECK(MPI_Test(&rq[i], &flag, &st[i]));
         CHECK(rq[i] == MPI_REQUEST_NULL, "Test(true) left request");
-        CHECK(v[i] == i && st[i].MPI_TAG == i && st[i].MPI_SOURCE == 1, "Test: v=%d tag=%d", v[i],
-              st[i].MPI_TAG);
+        CHECK(v[i] == i && st[i].MPI_TAG == i && st[i].MPI_SOURCE == 1, "Test: v=%d tag=%d", v[i], st[i].MPI_TAG);
     }
 
     /* round 1: Waitany with null entries interleaved */
@@ -132,8 +129,8 @@ static void test_wait_test(void)
         CHECK(rq2[idx] == MPI_REQUEST_NULL, "Waitany did not free request %d", idx);
         CHECK(!(seen & (1 << idx)), "Waitany returned index %d twice", idx);
         seen |= 1 << idx;
-        CHECK(s1.MPI_TAG == map[idx] && v[map[idx]] == 100 + map[idx],
-              "Waitany index %d: tag %d value %d", idx, s1.MPI_TAG, v[map[idx]]);
+        CHECK(s1.MPI_TAG == map[idx] && v[map[idx]] == 100 + map[idx], "Waitany index %d: tag %d value %d", idx,
+              s1.MPI_TAG, v[map[idx]]);
         done++;
     }
     CHECK(done == 6, "Waitany completed %d of 6", done);
@@ -151,8 +148,7 @@ static void test_wait_test(void)
             continue;
         if (idx == MPI_UNDEFINED)
             break;
-        CHECK(s1.MPI_TAG == idx && v[idx] == 200 + idx, "Testany %d: tag %d value %d", idx,
-              s1.MPI_TAG, v[idx]);
+        CHECK(s1.MPI_TAG == idx && v[idx] == 200 + idx, "Testany %d: tag %d value %d", idx, s1.MPI_TAG, v[idx]);
         done++;
     }
     CHECK(done == 6, "Testany completed %d of 6", done);
@@ -178,8 +174,7 @@ static void test_wait_test(void)
             CHECK(i >= 0 && i < 6 && !(seen & (1 << i)), "Waitsome index %d bad or repeated", i);
             seen |= 1 << i;
             CHECK(rq[i] == MPI_REQUEST_NULL, "Waitsome left request %d", i);
-            CHECK(st[j].MPI_TAG == i && v[i] == 300 + i, "Waitsome %d: tag %d value %d", i,
-                  st[j].MPI_TAG, v[i]);
+            CHECK(st[j].MPI_TAG == i && v[i] == 300 + i, "Waitsome %d: tag %d value %d", i, st[j].MPI_TAG, v[i]);
             done++;
         }
     }
@@ -198,8 +193,8 @@ static void test_wait_test(void)
     check_empty(&st3[7], "Waitall null entry 7");
     for (int i = 0; i < 6; i++) {
         CHECK(rq3[i + 1] == MPI_REQUEST_NULL, "Waitall left request");
-        CHECK(st3[i + 1].MPI_TAG == i && st3[i + 1].MPI_SOURCE == 1 && v[i] == 400 + i,
-              "Waitall %d: tag %d value %d", i, st3[i + 1].MPI_TAG, v[i]);
+        CHECK(st3[i + 1].MPI_TAG == i && st3[i + 1].MPI_SOURCE == 1 && v[i] == 400 + i, "Waitall %d: tag %d value %d",
+              i, st3[i + 1].MPI_TAG, v[i]);
     }
 }
 
@@ -279,8 +274,7 @@ static void test_cancel(void)
         MPI_CHECK(MPI_Test_cancelled(&st, &c));
         CHECK(!c, "completed receive reported as cancelled");
         CHECK(v == 4343, "completed-then-cancelled receive has %d", v);
-        CHECK(st.MPI_SOURCE == 1 && st.MPI_TAG == 62, "completed receive status %d/%d",
-              st.MPI_SOURCE, st.MPI_TAG);
+        CHECK(st.MPI_SOURCE == 1 && st.MPI_TAG == 62, "completed receive status %d/%d", st.MPI_SOURCE, st.MPI_TAG);
 
         /* a large receive cancelled before the send, then matched by a new one */
         char *big = mtest_malloc(1048576);
@@ -326,8 +320,7 @@ static void test_mixed(void)
             sv[i] = rank * 1000000 + rep * 1000 + i;
             rv[i] = -1;
             MPI_CHECK(MPI_Irecv(&rv[i], 1, MPI_INT, peer, i, MPI_COMM_WORLD, &rq[2 * i]));
-            MPI_CHECK(MPI_Isend(&sv[i], 1, MPI_INT, peer, i, MPI_COMM_WORLD,
-                                &rq[2 * i + 1]));
+            MPI_CHECK(MPI_Isend(&sv[i], 1, MPI_INT, peer, i, MPI_COMM_WORLD, &rq[2 * i + 1]));
         }
         if (rep % 2) {
             MPI_CHECK(MPI_Waitall(2 * N, rq, MPI_STATUSES_IGNORE));

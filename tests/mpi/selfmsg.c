@@ -21,8 +21,8 @@ static void self_roundtrip(int n, unsigned seed)
     MPI_CHECK(MPI_Recv(r, n, MPI_BYTE, rank, 1, MPI_COMM_WORLD, &st));
     MPI_CHECK(MPI_Wait(&rq, MPI_STATUS_IGNORE));
     MPI_CHECK(MPI_Get_count(&st, MPI_BYTE, &cnt));
-    CHECK(cnt == n && st.MPI_SOURCE == rank && st.MPI_TAG == 1, "Isend/Recv self %d: %d/%d/%d",
-          n, cnt, st.MPI_SOURCE, st.MPI_TAG);
+    CHECK(cnt == n && st.MPI_SOURCE == rank && st.MPI_TAG == 1, "Isend/Recv self %d: %d/%d/%d", n, cnt, st.MPI_SOURCE,
+          st.MPI_TAG);
     CHECK_PATTERN(r, n, seed, "Isend/Recv self payload");
 
     /* Irecv first, then a blocking Send: the receive is already posted */
@@ -31,8 +31,7 @@ static void self_roundtrip(int n, unsigned seed)
     MPI_CHECK(MPI_Irecv(r, n, MPI_BYTE, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &rq));
     MPI_CHECK(MPI_Send(s, n, MPI_BYTE, rank, 2, MPI_COMM_WORLD));
     MPI_CHECK(MPI_Wait(&rq, &st));
-    CHECK(st.MPI_SOURCE == rank && st.MPI_TAG == 2, "Irecv/Send self status %d/%d",
-          st.MPI_SOURCE, st.MPI_TAG);
+    CHECK(st.MPI_SOURCE == rank && st.MPI_TAG == 2, "Irecv/Send self status %d/%d", st.MPI_SOURCE, st.MPI_TAG);
     CHECK_PATTERN(r, n, seed + 1, "Irecv/Send self payload");
 
     /* synchronous self send */
@@ -50,8 +49,7 @@ static void self_roundtrip(int n, unsigned seed)
 
     /* Sendrecv with self */
     mtest_fill(s, (size_t)n, seed + 3);
-    MPI_CHECK(MPI_Sendrecv(s, n, MPI_BYTE, rank, 4, r, n, MPI_BYTE, rank, 4, MPI_COMM_WORLD,
-                           &st));
+    MPI_CHECK(MPI_Sendrecv(s, n, MPI_BYTE, rank, 4, r, n, MPI_BYTE, rank, 4, MPI_COMM_WORLD, &st));
     CHECK_PATTERN(r, n, seed + 3, "Sendrecv self payload");
     free(s);
     free(r);
@@ -75,8 +73,7 @@ static void self_queue(void)
         MPI_Status st;
         MPI_CHECK(MPI_Recv(r, 300000, MPI_BYTE, rank, 7, MPI_COMM_WORLD, &st));
         MPI_CHECK(MPI_Get_count(&st, MPI_BYTE, &cnt));
-        CHECK(cnt == n, "self queue: message %d has %d bytes, want %d (out of order?)", i, cnt,
-              n);
+        CHECK(cnt == n, "self queue: message %d has %d bytes, want %d (out of order?)", i, cnt, n);
         CHECK_PATTERN(r, n, 900u + (unsigned)i, "self queue payload");
     }
     MPI_CHECK(MPI_Waitall(N, rq, MPI_STATUSES_IGNORE));
@@ -92,7 +89,7 @@ static void self_and_peer(void)
     if (size < 2)
         return;
     int right = (rank + 1) % size, left = (rank + size - 1) % size;
-    int a[2] = {rank, 1}, b[2] = {rank, 2};
+    int a[2] = { rank, 1 }, b[2] = { rank, 2 };
     MPI_Request rq[2];
     MPI_CHECK(MPI_Isend(a, 2, MPI_INT, rank, 5, MPI_COMM_WORLD, &rq[0]));
     MPI_CHECK(MPI_Isend(b, 2, MPI_INT, right, 5, MPI_COMM_WORLD, &rq[1]));
@@ -119,7 +116,7 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
 
-    const int sizes[] = {0, 1, 64, 4000, 65536, 1048576, 8 << 20};
+    const int sizes[] = { 0, 1, 64, 4000, 65536, 1048576, 8 << 20 };
     for (int i = 0; i < 7; i++)
         self_roundtrip(sizes[i], 10u * (unsigned)i + (unsigned)rank);
     self_queue();

@@ -16,12 +16,12 @@ extern char **environ;
 
 static int failures;
 
-#define CHECK(cond)                                                                           \
-    do {                                                                                      \
-        if (!(cond)) {                                                                        \
-            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);          \
-            failures++;                                                                       \
-        }                                                                                     \
+#define CHECK(cond)                                                                                                    \
+    do {                                                                                                               \
+        if (!(cond)) {                                                                                                 \
+            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);                                   \
+            failures++;                                                                                                \
+        }                                                                                                              \
     } while (0)
 
 static const char *type_word(enum aptus_cvar_type t)
@@ -167,23 +167,28 @@ static void test_bool(void)
     }
     unsetenv("APTUS_STATS");
     unsetenv("APTUS_SMP_CMA");
-    EXPECT_ERR("APTUS_STATS", "maybe",
-               "APTUS_STATS: 'maybe' is not a boolean (use 0/1, yes/no, true/false or on/off)");
-    EXPECT_ERR("APTUS_STATS", "2",
-               "APTUS_STATS: '2' is not a boolean (use 0/1, yes/no, true/false or on/off)");
-    EXPECT_ERR("APTUS_SMP_CMA", "",
-               "APTUS_SMP_CMA: '' is not a boolean (use 0/1, yes/no, true/false or on/off)");
+    EXPECT_ERR("APTUS_STATS", "maybe", "APTUS_STATS: 'maybe' is not a boolean (use 0/1, yes/no, true/false or on/off)");
+    EXPECT_ERR("APTUS_STATS", "2", "APTUS_STATS: '2' is not a boolean (use 0/1, yes/no, true/false or on/off)");
+    EXPECT_ERR("APTUS_SMP_CMA", "", "APTUS_SMP_CMA: '' is not a boolean (use 0/1, yes/no, true/false or on/off)");
     EXPECT_ERR("APTUS_SMP_CMA", "yess",
                "APTUS_SMP_CMA: 'yess' is not a boolean (use 0/1, yes/no, true/false or on/off)");
-    EXPECT_ERR("APTUS_SMP_CMA", "o n",
-               "APTUS_SMP_CMA: 'o n' is not a boolean (use 0/1, yes/no, true/false or on/off)");
+    EXPECT_ERR("APTUS_SMP_CMA", "o n", "APTUS_SMP_CMA: 'o n' is not a boolean (use 0/1, yes/no, true/false or on/off)");
 }
 
 static void test_int(void)
 {
-    static const struct { const char *text; int value; } good[] = {
-        { "0", 0 }, { "123", 123 }, { "-5", -5 }, { "+7", 7 }, { " 42 ", 42 },
-        { "2147483647", 2147483647 }, { "-2147483648", -2147483647 - 1 }, { "007", 7 },
+    static const struct {
+        const char *text;
+        int value;
+    } good[] = {
+        { "0", 0 },
+        { "123", 123 },
+        { "-5", -5 },
+        { "+7", 7 },
+        { " 42 ", 42 },
+        { "2147483647", 2147483647 },
+        { "-2147483648", -2147483647 - 1 },
+        { "007", 7 },
     };
     char err[512];
     for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
@@ -207,8 +212,11 @@ static void test_int(void)
 
 static void test_size(void)
 {
-    static const struct { const char *text; uint64_t value; } good[] = {
-        { "0", 0 }, { "100", 100 }, { "64K", 65536 }, { "64k", 65536 }, { "2M", 2u << 20 },
+    static const struct {
+        const char *text;
+        uint64_t value;
+    } good[] = {
+        { "0", 0 },         { "100", 100 },     { "64K", 65536 },   { "64k", 65536 }, { "2M", 2u << 20 },
         { "3m", 3u << 20 }, { "1G", 1u << 30 }, { "1g", 1u << 30 }, { " 8K ", 8192 }, { "0K", 0 },
     };
     char err[512];
@@ -224,7 +232,8 @@ static void test_size(void)
         CHECK(init_quiet(err, sizeof err) == 0 && (uint64_t)aptus_config.smp_cma_min == UINT64_MAX);
         unsetenv("APTUS_SMP_CMA_MIN");
     }
-#define NOT_A_SIZE(v) "APTUS_SMP_BLOCK_SIZE: '" v "' is not a size (use a number of bytes with an optional K, M or G suffix, e.g. 64K)"
+#define NOT_A_SIZE(v)                                                                                                  \
+    "APTUS_SMP_BLOCK_SIZE: '" v "' is not a size (use a number of bytes with an optional K, M or G suffix, e.g. 64K)"
     EXPECT_ERR("APTUS_SMP_BLOCK_SIZE", "abc", NOT_A_SIZE("abc"));
     EXPECT_ERR("APTUS_SMP_BLOCK_SIZE", "", NOT_A_SIZE(""));
     EXPECT_ERR("APTUS_SMP_BLOCK_SIZE", "-1", NOT_A_SIZE("-1"));
@@ -343,8 +352,8 @@ static int check_doc(const char *path)
     int missing = 0;
     for (int i = 0; i < count; i++)
         if (!found[i]) {
-            fprintf(stderr, "%s: no table row for %s with type %s and default `%s`\n", path,
-                    t[i].name, type_word(t[i].type), t[i].default_text);
+            fprintf(stderr, "%s: no table row for %s with type %s and default `%s`\n", path, t[i].name,
+                    type_word(t[i].type), t[i].default_text);
             missing++;
         }
     free(found);

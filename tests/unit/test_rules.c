@@ -9,12 +9,12 @@
 
 static int failures;
 
-#define CHECK(cond)                                                                           \
-    do {                                                                                      \
-        if (!(cond)) {                                                                        \
-            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);          \
-            failures++;                                                                       \
-        }                                                                                     \
+#define CHECK(cond)                                                                                                    \
+    do {                                                                                                               \
+        if (!(cond)) {                                                                                                 \
+            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);                                   \
+            failures++;                                                                                                \
+        }                                                                                                              \
     } while (0)
 
 static const uint8_t ALL[APTUS_CH_COUNT] = { 1, 1, 1, 1, 1, 1, 1 };
@@ -41,8 +41,7 @@ static void parse_err(const char *text, const char *expected, int line)
         fprintf(stderr, "line %d: \"%s\" parsed but should fail with: %s\n", line, text, expected);
         failures++;
     } else if (strcmp(err, expected) != 0) {
-        fprintf(stderr, "line %d: \"%s\"\n  message:  %s\n  expected: %s\n", line, text, err,
-                expected);
+        fprintf(stderr, "line %d: \"%s\"\n  message:  %s\n  expected: %s\n", line, text, err, expected);
         failures++;
     }
 }
@@ -67,8 +66,8 @@ static void route_is(const char *text, int nranks, const uint8_t reach[APTUS_CH_
         strncat(got, seg, sizeof got - strlen(got) - 1);
     }
     if (rc != want_rc || strcmp(got, expected) != 0) {
-        fprintf(stderr, "line %d: route of \"%s\" (nranks %d)\n  got:      rc=%d %s\n  expected: rc=%d %s\n",
-                line, text, nranks, rc, got, want_rc, expected);
+        fprintf(stderr, "line %d: route of \"%s\" (nranks %d)\n  got:      rc=%d %s\n  expected: rc=%d %s\n", line,
+                text, nranks, rc, got, want_rc, expected);
         failures++;
     }
 }
@@ -170,11 +169,9 @@ static void test_boundaries_and_suffixes(void)
 static void test_errors(void)
 {
     /* The examples from the brief, word for word. */
-    PARSE_ERR("self;smp;size<=abc:smp;smp",
-              "APTUS_SEND_RULES: rule 3 'size<=abc:smp': 'abc' is not a number");
-    PARSE_ERR("self;foo",
-              "APTUS_SEND_RULES: rule 2 'foo': unknown channel 'foo' "
-              "(known: self, smp, ud-sr, ud-zcopy, rc-sr, rc-fp, rc-rdma)");
+    PARSE_ERR("self;smp;size<=abc:smp;smp", "APTUS_SEND_RULES: rule 3 'size<=abc:smp': 'abc' is not a number");
+    PARSE_ERR("self;foo", "APTUS_SEND_RULES: rule 2 'foo': unknown channel 'foo' "
+                          "(known: self, smp, ud-sr, ud-zcopy, rc-sr, rc-fp, rc-rdma)");
     PARSE_ERR("size<=1K:rc-fp;ranks<4:smp;size<8K:smp",
               "APTUS_SEND_RULES: rule 3 'size<8K:smp': the last rule must be unconditional "
               "(write '*:CHANNEL' or just CHANNEL)");
@@ -186,26 +183,22 @@ static void test_errors(void)
     PARSE_ERR("size<=8KB:smp;smp", "APTUS_SEND_RULES: rule 1 'size<=8KB:smp': '8KB' is not a number");
     PARSE_ERR("size<=-1:smp;smp", "APTUS_SEND_RULES: rule 1 'size<=-1:smp': '-1' is not a number");
     PARSE_ERR("size<=8 K:smp;smp", "APTUS_SEND_RULES: rule 1 'size<=8 K:smp': '8 K' is not a number");
-    PARSE_ERR("size<=18446744073709551616:smp;smp",
-              "APTUS_SEND_RULES: rule 1 'size<=18446744073709551616:smp': "
-              "'18446744073709551616' is too large");
+    PARSE_ERR("size<=18446744073709551616:smp;smp", "APTUS_SEND_RULES: rule 1 'size<=18446744073709551616:smp': "
+                                                    "'18446744073709551616' is too large");
     PARSE_ERR("size<=17179869184G:smp;smp",
               "APTUS_SEND_RULES: rule 1 'size<=17179869184G:smp': '17179869184G' is too large");
     PARSE_ERR("ranks<=4G:smp;smp", "APTUS_SEND_RULES: rule 1 'ranks<=4G:smp': '4G' is too large");
-    PARSE_ERR("size<=:smp;smp",
-              "APTUS_SEND_RULES: rule 1 'size<=:smp': 'size<=' has no number after the comparison");
+    PARSE_ERR("size<=:smp;smp", "APTUS_SEND_RULES: rule 1 'size<=:smp': 'size<=' has no number after the comparison");
 
     /* Variables and comparisons. */
     PARSE_ERR("bytes<=8K:smp;smp",
               "APTUS_SEND_RULES: rule 1 'bytes<=8K:smp': unknown variable 'bytes' (known: size, ranks)");
     PARSE_ERR("<=8K:smp;smp",
               "APTUS_SEND_RULES: rule 1 '<=8K:smp': '<=8K' does not start with a variable (size or ranks)");
-    PARSE_ERR("size=8K:smp;smp",
-              "APTUS_SEND_RULES: rule 1 'size=8K:smp': 'size=8K' has no comparison "
-              "(use <, <=, >, >= or == and a number)");
-    PARSE_ERR("size:smp;smp",
-              "APTUS_SEND_RULES: rule 1 'size:smp': 'size' has no comparison "
-              "(use <, <=, >, >= or == and a number)");
+    PARSE_ERR("size=8K:smp;smp", "APTUS_SEND_RULES: rule 1 'size=8K:smp': 'size=8K' has no comparison "
+                                 "(use <, <=, >, >= or == and a number)");
+    PARSE_ERR("size:smp;smp", "APTUS_SEND_RULES: rule 1 'size:smp': 'size' has no comparison "
+                              "(use <, <=, >, >= or == and a number)");
 
     /* Structure. */
     PARSE_ERR("", "APTUS_SEND_RULES: the rule chain is empty");
@@ -218,17 +211,14 @@ static void test_errors(void)
     PARSE_ERR("size<1K:;smp", "APTUS_SEND_RULES: rule 1 'size<1K:': no channel after ':'");
     PARSE_ERR("size<1K&:smp;smp",
               "APTUS_SEND_RULES: rule 1 'size<1K&:smp': empty term in the condition (terms are joined by '&')");
-    PARSE_ERR("*&size<1K:smp;smp",
-              "APTUS_SEND_RULES: rule 1 '*&size<1K:smp': '*' cannot be combined with other terms");
+    PARSE_ERR("*&size<1K:smp;smp", "APTUS_SEND_RULES: rule 1 '*&size<1K:smp': '*' cannot be combined with other terms");
     PARSE_ERR("size<0:smp;smp", "APTUS_SEND_RULES: rule 1 'size<0:smp': the condition is never true");
-    PARSE_ERR("size>4K&size<1K:smp;smp",
-              "APTUS_SEND_RULES: rule 1 'size>4K&size<1K:smp': the condition is never true");
+    PARSE_ERR("size>4K&size<1K:smp;smp", "APTUS_SEND_RULES: rule 1 'size>4K&size<1K:smp': the condition is never true");
     PARSE_ERR("ranks<1:smp;smp", "APTUS_SEND_RULES: rule 1 'ranks<1:smp': the condition is never true");
     PARSE_ERR("size>18446744073709551615:smp;smp",
               "APTUS_SEND_RULES: rule 1 'size>18446744073709551615:smp': the condition is never true");
-    PARSE_ERR("size<1K:smp:rc-fp;smp",
-              "APTUS_SEND_RULES: rule 1 'size<1K:smp:rc-fp': unknown channel 'smp:rc-fp' "
-              "(known: self, smp, ud-sr, ud-zcopy, rc-sr, rc-fp, rc-rdma)");
+    PARSE_ERR("size<1K:smp:rc-fp;smp", "APTUS_SEND_RULES: rule 1 'size<1K:smp:rc-fp': unknown channel 'smp:rc-fp' "
+                                       "(known: self, smp, ud-sr, ud-zcopy, rc-sr, rc-fp, rc-rdma)");
     PARSE_ERR("  size <= 1K : rc-fp  ",
               "APTUS_SEND_RULES: rule 1 'size <= 1K : rc-fp': the last rule must be unconditional "
               "(write '*:CHANNEL' or just CHANNEL)");
@@ -255,8 +245,7 @@ static void test_routes(void)
     ud_only[APTUS_CH_UD_SR] = ud_only[APTUS_CH_UD_ZCOPY] = 1;
 
     /* The example of the brief. */
-    ROUTE_IS("size<=1K:rc-fp;size<=64K:ud-sr;*:rc-rdma", 4, ALL, 0,
-             "0-1024:rc-fp 1025-65536:ud-sr 65537-max:rc-rdma");
+    ROUTE_IS("size<=1K:rc-fp;size<=64K:ud-sr;*:rc-rdma", 4, ALL, 0, "0-1024:rc-fp 1025-65536:ud-sr 65537-max:rc-rdma");
     /* The default chain. */
     ROUTE_IS("self;smp", 4, self, 0, "0-max:self");
     ROUTE_IS("self;smp", 4, local, 0, "0-max:smp");
@@ -319,8 +308,8 @@ static int first_match(const struct aptus_rule_chain *c, int nranks, const uint8
 {
     for (int i = 0; i < c->n; i++) {
         const struct aptus_rule *r = &c->rule[i];
-        if (reach[r->channel] && nranks >= r->ranks_min && nranks <= r->ranks_max &&
-            size >= r->size_min && size <= r->size_max)
+        if (reach[r->channel] && nranks >= r->ranks_min && nranks <= r->ranks_max && size >= r->size_min &&
+            size <= r->size_max)
             return r->channel;
     }
     return -1;
@@ -350,8 +339,8 @@ static void test_random_chains(void)
                 for (int t = 0; t < terms; t++) {
                     char term[48];
                     int is_ranks = rng() % 4 == 0;
-                    snprintf(term, sizeof term, "%s%s%s%u%s", t ? "&" : "", is_ranks ? "ranks" : "size",
-                             ops[rng() % 5], (unsigned)(rng() % (is_ranks ? 9 : 70)), sfx[rng() % 4]);
+                    snprintf(term, sizeof term, "%s%s%s%u%s", t ? "&" : "", is_ranks ? "ranks" : "size", ops[rng() % 5],
+                             (unsigned)(rng() % (is_ranks ? 9 : 70)), sfx[rng() % 4]);
                     strcat(rule, term);
                 }
                 strcat(rule, ":");
@@ -376,14 +365,14 @@ static void test_random_chains(void)
         /* Check at every boundary (and its neighbours) of every rule. */
         int complete = 1;
         for (int i = 0; i < c.n; i++) {
-            uint64_t pts[6] = { c.rule[i].size_min, c.rule[i].size_max, c.rule[i].size_min - 1,
+            uint64_t pts[6] = { c.rule[i].size_min,     c.rule[i].size_max,     c.rule[i].size_min - 1,
                                 c.rule[i].size_max + 1, c.rule[i].size_min + 1, c.rule[i].size_max - 1 };
             for (int k = 0; k < 6; k++) {
                 int want = first_match(&c, nranks, reach, pts[k]);
                 int got = aptus_route_pick(&r, pts[k]);
                 if (want != got) {
-                    fprintf(stderr, "random chain \"%s\" nranks %d size %llu: route %d, first match %d\n",
-                            text, nranks, (unsigned long long)pts[k], got, want);
+                    fprintf(stderr, "random chain \"%s\" nranks %d size %llu: route %d, first match %d\n", text, nranks,
+                            (unsigned long long)pts[k], got, want);
                     failures++;
                     return;
                 }

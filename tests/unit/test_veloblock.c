@@ -35,10 +35,10 @@ static void die(const char *file, int line, const char *what)
     _exit(1);
 }
 
-#define CHECK(c)                                                                                   \
-    do {                                                                                           \
-        if (!(c))                                                                                  \
-            die(__FILE__, __LINE__, #c);                                                           \
+#define CHECK(c)                                                                                                       \
+    do {                                                                                                               \
+        if (!(c))                                                                                                      \
+            die(__FILE__, __LINE__, #c);                                                                               \
     } while (0)
 
 /* ---- deterministic content ------------------------------------------------------------ */
@@ -222,8 +222,8 @@ static void test_geometry(void)
         expect_frame(&p, 0, 8, 1);
         expect_empty(&p);
         CHECK(vb_reserve(&p.s, max) == NULL);
-        CHECK(p.s.pos == p.size);                 /* wrapped */
-        expect_empty(&p);                         /* consumes WRAP, publishes */
+        CHECK(p.s.pos == p.size); /* wrapped */
+        expect_empty(&p);         /* consumes WRAP, publishes */
         CHECK(try_send(&p, max, 9, 2));
         expect_frame(&p, max, 9, 2);
         expect_empty(&p);
@@ -245,12 +245,12 @@ static void test_layout(void)
     vb_commit(&p.s, 5, 0x1234);
     struct vb_trailer t = slot_at(&p, 256);
     CHECK(t.len == 5 && t.aux == 0x1234 && t.kind == VB_KIND_DATA && t.flag == 1);
-    CHECK(p.block[255] == 1);                           /* the flag is the last byte */
+    CHECK(p.block[255] == 1); /* the flag is the last byte */
     CHECK(memcmp(p.block + 240, "hello", 5) == 0);
-    CHECK(p.block[245] == 0xa5);                        /* padding untouched */
+    CHECK(p.block[245] == 0xa5); /* padding untouched */
     for (int i = 232; i < 240; i++)
-        CHECK(p.block[i] == 0);                         /* next frame's slot zeroed */
-    CHECK(p.block[231] == 0xa5);                        /* nothing below it written */
+        CHECK(p.block[i] == 0);  /* next frame's slot zeroed */
+    CHECK(p.block[231] == 0xa5); /* nothing below it written */
     CHECK(p.s.pos == 240 && p.s.used == 16);
 
     uint32_t len;
@@ -259,9 +259,9 @@ static void test_layout(void)
     CHECK(q == p.block + 240 && len == 5 && aux == 0x1234);
     vb_release(&p.r);
     CHECK(p.r.head == 240 && p.r.consumed == 16);
-    CHECK(ctrl_freed(&p) == 0);                         /* 16 < 256/8: not yet published */
+    CHECK(ctrl_freed(&p) == 0); /* 16 < 256/8: not yet published */
     CHECK(vb_peek(&p.r, &len, &aux) == NULL);
-    CHECK(ctrl_freed(&p) == 16);                        /* empty peek publishes */
+    CHECK(ctrl_freed(&p) == 16); /* empty peek publishes */
 
     /* empty frame: trailer only */
     d = vb_reserve(&p.s, 0);
@@ -366,7 +366,7 @@ static void test_wrap_alignments(void)
                     CHECK(p.s.used == used0 + P && p.s.pos == size);
                     CHECK(slot_at(&p, size).flag == 0); /* top slot zeroed for the new lap */
                     if (P < size && (uint64_t)P + fb + 8 > size) {
-                        CHECK(d == NULL);            /* needs the skipped bytes back first */
+                        CHECK(d == NULL); /* needs the skipped bytes back first */
                         expect_empty(&p);
                         d = vb_reserve(&p.s, len);
                     }
@@ -402,42 +402,42 @@ static void test_credits(void)
     int n = 0;
     while (try_send(&p, 8, (uint64_t)n, (uint16_t)n))
         n++;
-    CHECK(n == (256 - 8) / 16);               /* 15 frames of 16 bytes; 16 bytes left, pos = 16 */
+    CHECK(n == (256 - 8) / 16); /* 15 frames of 16 bytes; 16 bytes left, pos = 16 */
     CHECK(p.s.used == 240 && p.s.pos == 16);
-    CHECK(vb_reserve(&p.s, 1) == NULL);       /* 16 bytes would end at 0: needs a wrap, and a
-                                                 wrap needs 16 + 8 credits; only 16 left */
-    CHECK(p.s.pos == 16 && p.s.used == 240);  /* refused without wrapping */
+    CHECK(vb_reserve(&p.s, 1) == NULL);      /* 16 bytes would end at 0: needs a wrap, and a
+                                                wrap needs 16 + 8 credits; only 16 left */
+    CHECK(p.s.pos == 16 && p.s.used == 240); /* refused without wrapping */
     uint8_t x = 0;
     CHECK(vb_send(&p.s, &x, 1, 0) == -1);
-    CHECK(try_send(&p, 0, 15, 15));           /* an empty frame still fits: [8, 16) + slot [0, 8) */
+    CHECK(try_send(&p, 0, 15, 15)); /* an empty frame still fits: [8, 16) + slot [0, 8) */
     CHECK(p.s.pos == 8 && p.s.used == 248);
-    CHECK(vb_reserve(&p.s, 0) == NULL);       /* wrap needs 8 + 8 credits; 8 left */
+    CHECK(vb_reserve(&p.s, 0) == NULL); /* wrap needs 8 + 8 credits; 8 left */
     CHECK(p.s.pos == 8);
 
     expect_frame(&p, 8, 0, 0);
-    CHECK(ctrl_freed(&p) == 0);               /* 16 < 256/8: lazy */
+    CHECK(ctrl_freed(&p) == 0); /* 16 < 256/8: lazy */
     CHECK(vb_reserve(&p.s, 8) == NULL);
     expect_frame(&p, 8, 1, 1);
-    CHECK(ctrl_freed(&p) == 32);              /* threshold size/8 reached */
+    CHECK(ctrl_freed(&p) == 32); /* threshold size/8 reached */
     /* 8-byte frame: does not fit below 8 -> wrap (8 + 8 <= 256 - 216) then the frame at the
      * top (24 <= 256 - 224) */
     CHECK(try_send(&p, 8, 100, 100));
     CHECK(p.s.pos == 240 && p.s.used == 272);
     CHECK(slot_at(&p, 8).kind == VB_KIND_WRAP && slot_at(&p, 8).len == 8);
-    CHECK(vb_reserve(&p.s, 8) == NULL);       /* 272 + 24 - 32 > 256 */
+    CHECK(vb_reserve(&p.s, 8) == NULL); /* 272 + 24 - 32 > 256 */
     for (int k = 2; k < n; k++) {
         expect_frame(&p, 8, (uint64_t)k, (uint16_t)k);
         CHECK(p.s.used + 8 <= p.r.consumed + 256);
     }
     expect_frame(&p, 0, 15, 15);
-    expect_frame(&p, 8, 100, 100);            /* WRAP skipped internally */
+    expect_frame(&p, 8, 100, 100); /* WRAP skipped internally */
     expect_empty(&p);
     CHECK(ctrl_freed(&p) == 272);
     /* all credits back: 14 more 16-byte frames from 240 down to 16 */
     int m = 0;
     while (try_send(&p, 8, 200 + (uint64_t)m, 0))
         m++;
-    CHECK(m == 14);                           /* 240 -> 16; then a wrap fits, the frame not */
+    CHECK(m == 14); /* 240 -> 16; then a wrap fits, the frame not */
     CHECK(p.s.pos == 256 && p.s.used == 272 + 14 * 16 + 16);
     for (int k = 0; k < m; k++)
         expect_frame(&p, 8, 200 + (uint64_t)k, 0);
@@ -452,7 +452,11 @@ static void test_random(int quick)
 {
     uint32_t sizes[] = { 64, 80, 256, 1000, 4096, 65536 };
     enum { QMAX = 8192 };
-    static struct { uint64_t seq; uint32_t len; uint16_t aux; } q[QMAX];
+    static struct {
+        uint64_t seq;
+        uint32_t len;
+        uint16_t aux;
+    } q[QMAX];
     uint64_t rng = 0x1234567;
     for (unsigned i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
         struct pair p;
@@ -471,8 +475,7 @@ static void test_random(int quick)
                 case 0: len = (uint32_t)((h >> 16) % 17); break;
                 case 1: len = (uint32_t)((h >> 16) % (max < 200 ? max + 1 : 201)); break;
                 case 2: len = (uint32_t)((h >> 16) % (max / 4 + 1)); break;
-                default: len = (h >> 16) % 16 == 0 ? max - (uint32_t)((h >> 24) % 9)
-                                                   : (uint32_t)((h >> 16) % 64);
+                default: len = (h >> 16) % 16 == 0 ? max - (uint32_t)((h >> 24) % 9) : (uint32_t)((h >> 16) % 64);
                 }
                 if (len > max)
                     len = max;
@@ -539,7 +542,7 @@ static uint32_t hammer_len(uint64_t seq, uint32_t max)
     if ((h & 63) == 0)
         return (uint32_t)((h >> 8) % ((uint64_t)max + 1)); /* rare: anything up to max */
     if ((h & 7) == 1)
-        return (uint32_t)((h >> 8) % 9);                   /* tiny */
+        return (uint32_t)((h >> 8) % 9); /* tiny */
     return (uint32_t)((h >> 8) % (small + 1));
 }
 

@@ -69,8 +69,7 @@ int main(int argc, char **argv)
         } else if (!strcmp(argv[i], "--stream"))
             stream = 1;
         else {
-            fprintf(stderr, "usage: %s [-i ITERS] [-r RUNS] [-s BLOCK] [-l LEN] [-c CPU0,CPU1] [--stream]\n",
-                    argv[0]);
+            fprintf(stderr, "usage: %s [-i ITERS] [-r RUNS] [-s BLOCK] [-l LEN] [-c CPU0,CPU1] [--stream]\n", argv[0]);
             return 2;
         }
     }

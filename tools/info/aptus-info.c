@@ -69,11 +69,10 @@ static void list_variables(void)
     const struct aptus_cvar_desc *table = aptus_config_table(&count);
     printf("Aptus MPI configuration variables (%d), read from the environment at MPI_Init:\n\n", count);
     int i = 0;
-#define APTUS_CVAR(NAME_, field_, type_, ctype_, dflt_, desc_)                                 \
-    printf("%s (%s)\n    default: %s\n    current: ", table[i].name, type_name(table[i].type),   \
-           table[i].default_text);                                                             \
-    print_value(table[i].name, table[i].type, &aptus_config.field_);                           \
-    printf("\n    %s\n\n", table[i].description);                                              \
+#define APTUS_CVAR(NAME_, field_, type_, ctype_, dflt_, desc_)                                                         \
+    printf("%s (%s)\n    default: %s\n    current: ", table[i].name, type_name(table[i].type), table[i].default_text); \
+    print_value(table[i].name, table[i].type, &aptus_config.field_);                                                   \
+    printf("\n    %s\n\n", table[i].description);                                                                      \
     i++;
 #include "runtime/config_vars.def"
 #undef APTUS_CVAR
@@ -145,8 +144,7 @@ static int print_route(const char *peer, const struct aptus_rule_chain *chain, i
             live += reach[chain->rule[i].channel] && nranks >= chain->rule[i].ranks_min &&
                     nranks <= chain->rule[i].ranks_max;
         if (live)
-            printf("    no route: the chain needs more than %d size ranges for this peer\n",
-                   APTUS_ROUTE_MAX);
+            printf("    no route: the chain needs more than %d size ranges for this peer\n", APTUS_ROUTE_MAX);
         else
             printf("    no route: no rule of the chain applies with a channel that reaches this peer\n");
         return 1;
@@ -191,18 +189,17 @@ static void print_rules(const struct aptus_rule_chain *chain)
 
 static void usage(FILE *f)
 {
-    fprintf(f,
-            "usage: aptus-info [--rules CHAIN] [--ranks N] [--self CHANNELS] [--local CHANNELS]\n"
-            "                  [--remote CHANNELS]\n"
-            "  with no option: list every configuration variable (type, default, current value)\n"
-            "  --rules CHAIN   parse a send rule chain and print its routes (exit 2 if invalid)\n"
-            "  --ranks N       job size for the ranks conditions (default 2); without --rules the\n"
-            "                  chain is APTUS_SEND_RULES (or its default)\n"
-            "  --self/--local/--remote CHANNELS   comma-separated channels assumed to reach\n"
-            "                  oneself / a peer on the same node / a peer on another node\n"
-            "                  (defaults: self / smp,ud-sr,ud-zcopy,rc-sr,rc-fp,rc-rdma /\n"
-            "                  ud-sr,ud-zcopy,rc-sr,rc-fp,rc-rdma)\n"
-            "Exit status: 0; 1 if some message sizes have no channel for a peer; 2 on bad input.\n");
+    fprintf(f, "usage: aptus-info [--rules CHAIN] [--ranks N] [--self CHANNELS] [--local CHANNELS]\n"
+               "                  [--remote CHANNELS]\n"
+               "  with no option: list every configuration variable (type, default, current value)\n"
+               "  --rules CHAIN   parse a send rule chain and print its routes (exit 2 if invalid)\n"
+               "  --ranks N       job size for the ranks conditions (default 2); without --rules the\n"
+               "                  chain is APTUS_SEND_RULES (or its default)\n"
+               "  --self/--local/--remote CHANNELS   comma-separated channels assumed to reach\n"
+               "                  oneself / a peer on the same node / a peer on another node\n"
+               "                  (defaults: self / smp,ud-sr,ud-zcopy,rc-sr,rc-fp,rc-rdma /\n"
+               "                  ud-sr,ud-zcopy,rc-sr,rc-fp,rc-rdma)\n"
+               "Exit status: 0; 1 if some message sizes have no channel for a peer; 2 on bad input.\n");
 }
 
 int main(int argc, char **argv)
@@ -240,7 +237,10 @@ int main(int argc, char **argv)
             return 0;
         }
         switch (which) {
-        case 0: rules = val; want_routes = 1; break;
+        case 0:
+            rules = val;
+            want_routes = 1;
+            break;
         case 1: {
             char *end;
             long v = strtol(val, &end, 10);
@@ -252,9 +252,21 @@ int main(int argc, char **argv)
             want_routes = 1;
             break;
         }
-        case 2: if (parse_channel_list(val, reach_self)) return 2; want_routes = 1; break;
-        case 3: if (parse_channel_list(val, reach_local)) return 2; want_routes = 1; break;
-        case 4: if (parse_channel_list(val, reach_remote)) return 2; want_routes = 1; break;
+        case 2:
+            if (parse_channel_list(val, reach_self))
+                return 2;
+            want_routes = 1;
+            break;
+        case 3:
+            if (parse_channel_list(val, reach_local))
+                return 2;
+            want_routes = 1;
+            break;
+        case 4:
+            if (parse_channel_list(val, reach_remote))
+                return 2;
+            want_routes = 1;
+            break;
         default:
             fprintf(stderr, "aptus-info: unknown argument '%s'\n", a);
             usage(stderr);
@@ -281,8 +293,8 @@ int main(int argc, char **argv)
     }
     printf("send rule chain: %s\n", rules);
     print_rules(&chain);
-    printf("routes for a job of %d rank%s (first matching rule whose channel reaches the peer):\n",
-           nranks, nranks == 1 ? "" : "s");
+    printf("routes for a job of %d rank%s (first matching rule whose channel reaches the peer):\n", nranks,
+           nranks == 1 ? "" : "s");
     int missing = 0;
     missing |= print_route("self", &chain, nranks, reach_self);
     missing |= print_route("local peer", &chain, nranks, reach_local);

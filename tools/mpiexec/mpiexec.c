@@ -25,23 +25,23 @@
 #include <time.h>
 #include <unistd.h>
 
-#define OUT_MAX_LINE (1024 * 1024) /* a longer "line" is written in pieces */
-#define KILL_GRACE_MS 1000          /* SIGTERM -> SIGKILL after a failure */
-#define SIGNAL_GRACE_MS 2000        /* forwarded signal -> SIGKILL */
-#define DRAIN_MS 2000               /* after the last rank: wait this long for pipes to close */
+#define OUT_MAX_LINE    (1024 * 1024) /* a longer "line" is written in pieces */
+#define KILL_GRACE_MS   1000          /* SIGTERM -> SIGKILL after a failure */
+#define SIGNAL_GRACE_MS 2000          /* forwarded signal -> SIGKILL */
+#define DRAIN_MS        2000          /* after the last rank: wait this long for pipes to close */
 
 struct outstream {
-    int fd;       /* read end, -1 when closed */
-    int dest;     /* 1 or 2 */
+    int fd;   /* read end, -1 when closed */
+    int dest; /* 1 or 2 */
     char *buf;
     size_t len, cap;
-    int midline;  /* a piece of the current line was already written */
+    int midline; /* a piece of the current line was already written */
 };
 
 struct rankproc {
     pid_t pid;
     int node;
-    int running;  /* not yet reaped */
+    int running; /* not yet reaped */
     int status;
     struct outstream out[2];
 };
@@ -54,7 +54,7 @@ static struct {
     double timeout;
     char **argv;
     char jobid[32];
-    char *mapping;   /* PMI_process_mapping */
+    char *mapping; /* PMI_process_mapping */
     int *node_of;
     struct rankproc *r;
     struct pmisrv srv;
@@ -67,7 +67,7 @@ static struct {
     struct timespec kill_at;
     int signals_seen;
     /* stdin forwarding to rank 0 when stdin is a terminal */
-    int stdin_fwd;   /* pipe write end to rank 0, -1 if none */
+    int stdin_fwd; /* pipe write end to rank 0, -1 if none */
     char inbuf[4096];
     size_t inlen;
     int stdin_open;
@@ -76,7 +76,7 @@ static struct {
     int watchdog_fd; /* write end: rank pids go to the watchdog */
 } J;
 
-static int sigpipe_fds[2] = {-1, -1};
+static int sigpipe_fds[2] = { -1, -1 };
 
 /* ---------- small helpers ---------- */
 
@@ -136,29 +136,28 @@ static void on_signal(int sig)
     errno = e;
 }
 
-static const int fwd_term_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
-static const int fwd_plain_signals[] = {SIGUSR1, SIGUSR2};
+static const int fwd_term_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+static const int fwd_plain_signals[] = { SIGUSR1, SIGUSR2 };
 
 static void usage(FILE *f)
 {
-    fprintf(f,
-            "Usage: mpiexec -n N [options] program [args...]\n"
-            "Starts N processes of program on this machine, wired up through PMI-2.\n"
-            "\n"
-            "Options:\n"
-            "  -n N, -np N        number of processes (required, N >= 1)\n"
-            "  --ppn K            simulate nodes: ranks in blocks of K per node (0..K-1 on node 0,\n"
-            "                     ...); default all ranks on node 0; env APTUS_PPN\n"
-            "  -l, --prefix       prefix every output line with \"[rank] \"\n"
-            "  --timeout S        kill the job after S seconds and exit 124;\n"
-            "                     env MPIEXEC_TIMEOUT\n"
-            "  -v, --verbose      trace PMI traffic and process events\n"
-            "  -h, --help         this text\n"
-            "\n"
-            "Exit status: 0 when every rank exits 0; the code given to MPI_Abort; a failing rank's\n"
-            "exit code, or 128+signal if it was killed by a signal; 124 on timeout.\n"
-            "Each rank gets PMI_FD, PMI_RANK, PMI_SIZE, PMI_JOBID, APTUS_NODE_ID, APTUS_LOCAL_RANK\n"
-            "and APTUS_LOCAL_SIZE. mpirun is the same program.\n");
+    fprintf(f, "Usage: mpiexec -n N [options] program [args...]\n"
+               "Starts N processes of program on this machine, wired up through PMI-2.\n"
+               "\n"
+               "Options:\n"
+               "  -n N, -np N        number of processes (required, N >= 1)\n"
+               "  --ppn K            simulate nodes: ranks in blocks of K per node (0..K-1 on node 0,\n"
+               "                     ...); default all ranks on node 0; env APTUS_PPN\n"
+               "  -l, --prefix       prefix every output line with \"[rank] \"\n"
+               "  --timeout S        kill the job after S seconds and exit 124;\n"
+               "                     env MPIEXEC_TIMEOUT\n"
+               "  -v, --verbose      trace PMI traffic and process events\n"
+               "  -h, --help         this text\n"
+               "\n"
+               "Exit status: 0 when every rank exits 0; the code given to MPI_Abort; a failing rank's\n"
+               "exit code, or 128+signal if it was killed by a signal; 124 on timeout.\n"
+               "Each rank gets PMI_FD, PMI_RANK, PMI_SIZE, PMI_JOBID, APTUS_NODE_ID, APTUS_LOCAL_RANK\n"
+               "and APTUS_LOCAL_SIZE. mpirun is the same program.\n");
 }
 
 static int parse_count(const char *s, long lo, long hi, long *out)
@@ -329,7 +328,7 @@ static void write_out(int dest, const char *p, size_t n)
             if (errno == EINTR)
                 continue;
             if (errno == EAGAIN) {
-                struct pollfd pfd = {.fd = dest, .events = POLLOUT};
+                struct pollfd pfd = { .fd = dest, .events = POLLOUT };
                 poll(&pfd, 1, 100);
                 continue;
             }
@@ -729,8 +728,8 @@ static void rank_ended(int i, int status)
     /* Whatever it sent before dying (an abort, a finalize) counts first. */
     pmisrv_service(&J.srv, i);
     if (J.srv.abort_rank >= 0 && !J.cause_set) {
-        job_fail(J.srv.abort_code, "rank %d called abort with exit code %d%s%s", J.srv.abort_rank,
-                 J.srv.abort_code, J.srv.abort_msg[0] ? ": " : "", J.srv.abort_msg);
+        job_fail(J.srv.abort_code, "rank %d called abort with exit code %d%s%s", J.srv.abort_rank, J.srv.abort_code,
+                 J.srv.abort_msg[0] ? ": " : "", J.srv.abort_msg);
     }
     pmisrv_close(&J.srv, i);
     /* Leftovers in its process group (background children) go with it. */
@@ -745,22 +744,20 @@ static void rank_ended(int i, int status)
     if (WIFSIGNALED(status)) {
         int sig = WTERMSIG(status);
         if (!finalized)
-            job_fail(128 + sig, "rank %d (pid %ld) was killed by signal %d (%s); terminating the job",
-                     i, (long)rp->pid, sig, strsignal(sig));
+            job_fail(128 + sig, "rank %d (pid %ld) was killed by signal %d (%s); terminating the job", i, (long)rp->pid,
+                     sig, strsignal(sig));
         else
-            msg("mpiexec: rank %d (pid %ld) was killed by signal %d (%s) after finalize", i,
-                (long)rp->pid, sig, strsignal(sig));
+            msg("mpiexec: rank %d (pid %ld) was killed by signal %d (%s) after finalize", i, (long)rp->pid, sig,
+                strsignal(sig));
     } else if (WIFEXITED(status)) {
         int code = WEXITSTATUS(status);
         if (code != 0 && !finalized)
-            job_fail(code, "rank %d (pid %ld) exited with code %d before finalize; terminating the job",
-                     i, (long)rp->pid, code);
+            job_fail(code, "rank %d (pid %ld) exited with code %d before finalize; terminating the job", i,
+                     (long)rp->pid, code);
         else if (code != 0)
-            msg("mpiexec: rank %d (pid %ld) exited with code %d after finalize", i, (long)rp->pid,
-                code);
+            msg("mpiexec: rank %d (pid %ld) exited with code %d after finalize", i, (long)rp->pid, code);
         else if (initialized && !finalized)
-            job_fail(1, "rank %d (pid %ld) exited without calling finalize; terminating the job", i,
-                     (long)rp->pid);
+            job_fail(1, "rank %d (pid %ld) exited without calling finalize; terminating the job", i, (long)rp->pid);
     }
 }
 
@@ -820,7 +817,7 @@ static void kill_descendants(void)
         closedir(d);
         if (!found)
             return;
-        struct timespec ts = {0, 20 * 1000000L};
+        struct timespec ts = { 0, 20 * 1000000L };
         nanosleep(&ts, NULL);
         while (waitpid(-1, NULL, WNOHANG) > 0)
             ;
@@ -900,26 +897,26 @@ static void event_loop(void)
                 break;
         }
         size_t n = 0;
-        pfd[n] = (struct pollfd){.fd = sigpipe_fds[0], .events = POLLIN};
+        pfd[n] = (struct pollfd){ .fd = sigpipe_fds[0], .events = POLLIN };
         who[n++] = -1;
         if (J.stdin_fwd >= 0 && J.stdin_open) {
             if (J.inlen == 0) {
-                pfd[n] = (struct pollfd){.fd = 0, .events = POLLIN};
+                pfd[n] = (struct pollfd){ .fd = 0, .events = POLLIN };
                 who[n++] = -2;
             } else {
-                pfd[n] = (struct pollfd){.fd = J.stdin_fwd, .events = POLLOUT};
+                pfd[n] = (struct pollfd){ .fd = J.stdin_fwd, .events = POLLOUT };
                 who[n++] = -3;
             }
         }
         for (int i = 0; i < J.n; i++) {
             if (J.srv.conn[i].fd >= 0) {
-                pfd[n] = (struct pollfd){.fd = J.srv.conn[i].fd, .events = POLLIN};
+                pfd[n] = (struct pollfd){ .fd = J.srv.conn[i].fd, .events = POLLIN };
                 who[n] = i;
                 what[n++] = 0;
             }
             for (int k = 0; k < 2; k++)
                 if (J.r[i].out[k].fd >= 0) {
-                    pfd[n] = (struct pollfd){.fd = J.r[i].out[k].fd, .events = POLLIN};
+                    pfd[n] = (struct pollfd){ .fd = J.r[i].out[k].fd, .events = POLLIN };
                     who[n] = i;
                     what[n++] = k + 1;
                 }
@@ -959,9 +956,8 @@ static void event_loop(void)
                 if (J.srv.conn[i].fd == pfd[k].fd) {
                     pmisrv_service(&J.srv, i);
                     if (J.srv.abort_rank >= 0 && !J.cause_set)
-                        job_fail(J.srv.abort_code, "rank %d called abort with exit code %d%s%s",
-                                 J.srv.abort_rank, J.srv.abort_code,
-                                 J.srv.abort_msg[0] ? ": " : "", J.srv.abort_msg);
+                        job_fail(J.srv.abort_code, "rank %d called abort with exit code %d%s%s", J.srv.abort_rank,
+                                 J.srv.abort_code, J.srv.abort_msg[0] ? ": " : "", J.srv.abort_msg);
                 }
             } else {
                 struct outstream *o = &J.r[who[k]].out[what[k] - 1];
@@ -1029,15 +1025,15 @@ int main(int argc, char **argv)
         name[nl] = '\0';
         if (eq)
             val = eq + 1;
-#define NEEDVAL()                                                                                \
-    do {                                                                                         \
-        if (!val) {                                                                              \
-            if (i + 1 >= argc) {                                                                 \
-                msg("mpiexec: option '%s' needs a value", a);                                    \
-                return 2;                                                                        \
-            }                                                                                    \
-            val = argv[++i];                                                                     \
-        }                                                                                        \
+#define NEEDVAL()                                                                                                      \
+    do {                                                                                                               \
+        if (!val) {                                                                                                    \
+            if (i + 1 >= argc) {                                                                                       \
+                msg("mpiexec: option '%s' needs a value", a);                                                          \
+                return 2;                                                                                              \
+            }                                                                                                          \
+            val = argv[++i];                                                                                           \
+        }                                                                                                              \
     } while (0)
         if (!strcmp(name, "h") || !strcmp(name, "help")) {
             usage(stdout);

@@ -11,13 +11,13 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#define MSG_MAX (64 * 1024)
+#define MSG_MAX   (64 * 1024)
 #define MAX_PAIRS 64
 
 struct pmisrv_kv {
     struct pmisrv_kv *next;
-    int rank;       /* who put it */
-    long epoch;     /* fences completed when it was put; visible once fences_done > epoch */
+    int rank;   /* who put it */
+    long epoch; /* fences completed when it was put; visible once fences_done > epoch */
     char *key;
     char *val;
 };
@@ -52,8 +52,7 @@ static size_t hash_str(const char *s)
     return h;
 }
 
-int pmisrv_init(struct pmisrv *s, int size, const int *fds, const char *jobid, const char *mapping,
-                const int *node_of)
+int pmisrv_init(struct pmisrv *s, int size, const int *fds, const char *jobid, const char *mapping, const int *node_of)
 {
     memset(s, 0, sizeof *s);
     s->size = size;
@@ -123,7 +122,7 @@ static int send_all(int fd, const char *p, size_t n)
                 continue;
             if (errno == EAGAIN || errno == EWOULDBLOCK) {
                 /* The rank is not reading; give it a while, then drop it. */
-                struct pollfd pfd = {.fd = fd, .events = POLLOUT};
+                struct pollfd pfd = { .fd = fd, .events = POLLOUT };
                 int r = poll(&pfd, 1, 10000);
                 if (r > 0)
                     continue;

@@ -6,12 +6,12 @@
 #include <stddef.h>
 
 struct pmisrv_conn {
-    int fd;           /* our end, non-blocking; -1 once closed */
-    char *buf;        /* bytes received, not yet consumed */
+    int fd;    /* our end, non-blocking; -1 once closed */
+    char *buf; /* bytes received, not yet consumed */
     size_t len, cap;
-    int handshaken;   /* PMI-1 style "cmd=init" line answered */
-    int initialized;  /* fullinit done */
-    int finalized;    /* finalize received */
+    int handshaken;  /* PMI-1 style "cmd=init" line answered */
+    int initialized; /* fullinit done */
+    int finalized;   /* finalize received */
     int in_fence;
 };
 
@@ -21,7 +21,7 @@ struct pmisrv_nattr;
 struct pmisrv {
     int size;
     const char *jobid;
-    const char *mapping;     /* PMI_process_mapping value */
+    const char *mapping; /* PMI_process_mapping value */
     const int *node_of;
     struct pmisrv_conn *conn;
     struct pmisrv_kv **buckets;
@@ -37,8 +37,7 @@ struct pmisrv {
 };
 
 /* fds[i] is our end of rank i's socket. Returns 0 or -1 (out of memory). */
-int pmisrv_init(struct pmisrv *s, int size, const int *fds, const char *jobid, const char *mapping,
-                const int *node_of);
+int pmisrv_init(struct pmisrv *s, int size, const int *fds, const char *jobid, const char *mapping, const int *node_of);
 /* Reads whatever is available on rank's connection and answers complete requests.
  * Returns 1 while the connection is open, 0 once it is closed (EOF, error, protocol error). */
 int pmisrv_service(struct pmisrv *s, int rank);

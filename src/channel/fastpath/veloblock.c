@@ -75,8 +75,7 @@ void *vb_reserve_slow(struct vb_sender *s, uint32_t len)
         if (!vb_credits(s, (uint64_t)pos + VB_ALIGN))
             return NULL;
         atomic_store_explicit(vb_slot(s->block, s->size), 0, memory_order_relaxed);
-        atomic_store_explicit(vb_slot(s->block, pos), vb_trailer_word(pos, 0, VB_KIND_WRAP),
-                              memory_order_release);
+        atomic_store_explicit(vb_slot(s->block, pos), vb_trailer_word(pos, 0, VB_KIND_WRAP), memory_order_release);
         s->used += pos;
         s->pos = s->size;
     }
@@ -89,8 +88,8 @@ const void *vb_peek_wrap(struct vb_receiver *r, uint32_t *len, uint16_t *aux)
 {
     /* vb_peek saw a flagged trailer that is not DATA: a WRAP marker. Release the skipped
      * bytes (head of them, the marker included) and continue at the top. */
-    assert(vb_trailer_decode(atomic_load_explicit(vb_slot(r->block, r->head), memory_order_relaxed))
-               .kind == VB_KIND_WRAP);
+    assert(vb_trailer_decode(atomic_load_explicit(vb_slot(r->block, r->head), memory_order_relaxed)).kind ==
+           VB_KIND_WRAP);
     r->consumed += r->head;
     r->head = r->size;
     if (r->consumed - r->reported >= (r->size >> 3))

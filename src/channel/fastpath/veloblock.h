@@ -27,10 +27,10 @@
 
 /* Frame trailer, at the top (highest address) of each frame; `flag` is the last byte. */
 struct vb_trailer {
-    uint32_t len;   /* payload bytes (not rounded); for WRAP: bytes skipped */
-    uint16_t aux;   /* user-defined (channel frame kind) */
-    uint8_t kind;   /* VB_KIND_* */
-    uint8_t flag;   /* 0 = empty, 1 = frame present; written last (release) */
+    uint32_t len; /* payload bytes (not rounded); for WRAP: bytes skipped */
+    uint16_t aux; /* user-defined (channel frame kind) */
+    uint8_t kind; /* VB_KIND_* */
+    uint8_t flag; /* 0 = empty, 1 = frame present; written last (release) */
 };
 _Static_assert(sizeof(struct vb_trailer) == 8, "vb_trailer must be one 8-byte word");
 
@@ -43,25 +43,25 @@ struct vb_ctrl {
 };
 
 struct vb_sender {
-    uint8_t *block;                /* receiver's block, as mapped by the sender */
-    uint32_t size;                 /* block bytes, multiple of 8 */
-    uint32_t pos;                  /* offset where the next frame ends (top of the free area) */
-    uint64_t used;                 /* bytes consumed in the ring (monotonic) */
-    uint64_t freed_cache;          /* last value read from ctrl->freed */
+    uint8_t *block;       /* receiver's block, as mapped by the sender */
+    uint32_t size;        /* block bytes, multiple of 8 */
+    uint32_t pos;         /* offset where the next frame ends (top of the free area) */
+    uint64_t used;        /* bytes consumed in the ring (monotonic) */
+    uint64_t freed_cache; /* last value read from ctrl->freed */
     const _Atomic uint64_t *freed;
 };
 
 struct vb_receiver {
     uint8_t *block;
     uint32_t size;
-    uint32_t head;                 /* offset where the next frame ends */
-    uint64_t consumed;             /* bytes consumed (monotonic) */
-    uint64_t reported;             /* last value written to ctrl->freed */
+    uint32_t head;     /* offset where the next frame ends */
+    uint64_t consumed; /* bytes consumed (monotonic) */
+    uint64_t reported; /* last value written to ctrl->freed */
     _Atomic uint64_t *freed;
 };
 
 /* Size and alignment rules. */
-#define VB_ALIGN 8u
+#define VB_ALIGN   8u
 #define VB_TRAILER ((uint32_t)sizeof(struct vb_trailer))
 
 /* Prepare a zeroed block of `size` bytes (size % 8 == 0, size >= 64, block 8-byte aligned,
@@ -96,10 +96,10 @@ static inline void vb_release(struct vb_receiver *r);
 /* ---- implementation details (not API) ---------------------------------------------------- */
 
 #if defined(__GNUC__)
-#define VB_LIKELY(x) __builtin_expect(!!(x), 1)
+#define VB_LIKELY(x)   __builtin_expect(!!(x), 1)
 #define VB_UNLIKELY(x) __builtin_expect(!!(x), 0)
 #else
-#define VB_LIKELY(x) (x)
+#define VB_LIKELY(x)   (x)
 #define VB_UNLIKELY(x) (x)
 #endif
 

@@ -22,8 +22,8 @@
 #include "runtime/runtime.h"
 
 struct aptus_smp_peer {
-    struct vb_sender tx;      /* our block inside the peer's segment */
-    struct vb_receiver rx;    /* the peer's block inside our segment */
+    struct vb_sender tx;   /* our block inside the peer's segment */
+    struct vb_receiver rx; /* the peer's block inside our segment */
     pid_t pid;
     int cma_ok;
 };
@@ -38,9 +38,9 @@ static struct {
     uint32_t block_size;
     size_t stride, seg_size;
     void *mine;
-    void **mapped;            /* by local index */
-    int *local_world;         /* world rank by local index */
-    struct aptus_peer **rx;   /* peers polled, excluding self */
+    void **mapped;          /* by local index */
+    int *local_world;       /* world rank by local index */
+    struct aptus_peer **rx; /* peers polled, excluding self */
     int nrx;
     char name[128];
     int name_linked;
@@ -96,8 +96,8 @@ int aptus_smp_init(void)
         } else {
             smp.name_linked = 1;
             if (ftruncate(fd, (off_t)smp.seg_size) != 0) {
-                fprintf(stderr, "Aptus MPI: cannot size shared memory %s to %zu bytes: %s\n", smp.name,
-                        smp.seg_size, strerror(errno));
+                fprintf(stderr, "Aptus MPI: cannot size shared memory %s to %zu bytes: %s\n", smp.name, smp.seg_size,
+                        strerror(errno));
                 rc = -1;
             } else {
                 smp.mine = mmap(NULL, smp.seg_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
@@ -201,7 +201,7 @@ void aptus_smp_finalize(void)
  * payload moves the whole frame down. Aim for destination = source + 2048 (mod 4096): then
  * the sender's copy in and, with a receive buffer aligned like the send buffer, the receiver's
  * copy out are both far from the bad band. Small copies are not worth the ring space. */
-#define APTUS_SMP_ALIAS_MIN 1024
+#define APTUS_SMP_ALIAS_MIN       1024
 #define APTUS_SMP_ALIAS_BLOCK_MIN (32u * 1024u) /* smaller blocks cannot spare up to 4 KiB a frame */
 static uint32_t smp_alias_pad(const struct vb_sender *tx, size_t hdrlen, size_t len, const void *src)
 {
@@ -263,8 +263,8 @@ static int smp_rdma_read(struct aptus_peer *p, void *local, uint64_t remote_addr
         return -1;
     size_t done = 0;
     while (done < len) {
-        struct iovec l = {(char *)local + done, len - done};
-        struct iovec r = {(void *)(uintptr_t)(remote_addr + done), len - done};
+        struct iovec l = { (char *)local + done, len - done };
+        struct iovec r = { (void *)(uintptr_t)(remote_addr + done), len - done };
         ssize_t n = process_vm_readv(sp->pid, &l, 1, &r, 1, 0);
         if (n <= 0) {
             if (n < 0 && errno == EINTR)
