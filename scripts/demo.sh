@@ -5,5 +5,4 @@ cd "$(dirname "$0")/.."
 scripts/ensure-deps.sh
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build
-build/tools/wrappers/mpicc -O2 examples/demo.c -o build/demo
 APTUS_STATS=1 build/tools/mpiexec/mpiexec -n 4 build/demo
