@@ -2,6 +2,7 @@
  * for one peer into disjoint size ranges so that choosing a channel per message is a short
  * scan (see rules.h for the grammar). */
 #include "channel/rules.h"
+#include "runtime/text.h"
 
 #include <limits.h>
 #include <stdio.h>
@@ -47,16 +48,7 @@ static struct span trim(struct span t)
 /* Case-insensitive: channel names may be written as in the paper (RC-FP, UD-ZCOPY). */
 static int span_eq(struct span t, const char *word)
 {
-    if (strlen(word) != t.n)
-        return 0;
-    for (size_t i = 0; i < t.n; i++) {
-        char c = t.s[i];
-        if (c >= 'A' && c <= 'Z')
-            c = (char)(c - 'A' + 'a');
-        if (c != word[i])
-            return 0;
-    }
-    return 1;
+    return aptus_text_eq_nocase(t.s, t.n, word);
 }
 
 /* Longest piece of user text quoted in a message. */
@@ -74,37 +66,7 @@ static int span_eq(struct span t, const char *word)
 /* NUMBER[K|M|G] (powers of 1024). Returns 0, 1 if not a number, 2 if too large. */
 static int parse_number(struct span t, uint64_t *out)
 {
-    size_t i = 0;
-    uint64_t acc = 0;
-    int too_large = 0;
-    if (t.n == 0 || t.s[0] < '0' || t.s[0] > '9')
-        return 1;
-    for (; i < t.n && t.s[i] >= '0' && t.s[i] <= '9'; i++) {
-        unsigned d = (unsigned)(t.s[i] - '0');
-        if (acc > (UINT64_MAX - d) / 10)
-            too_large = 1;
-        else
-            acc = acc * 10 + d;
-    }
-    unsigned shift = 0;
-    if (i < t.n) {
-        switch (t.s[i]) {
-        case 'k':
-        case 'K': shift = 10; break;
-        case 'm':
-        case 'M': shift = 20; break;
-        case 'g':
-        case 'G': shift = 30; break;
-        default: return 1;
-        }
-        i++;
-    }
-    if (i != t.n)
-        return 1;
-    if (too_large || (shift && acc > (UINT64_MAX >> shift)))
-        return 2;
-    *out = acc << shift;
-    return 0;
+    return aptus_text_bytes(t.s, t.n, out);
 }
 
 enum cmp { CMP_LT, CMP_LE, CMP_GT, CMP_GE, CMP_EQ };

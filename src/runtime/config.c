@@ -1,6 +1,7 @@
 /* Run-time configuration: the table of variables built from config_vars.def, the parsed
  * values in `aptus_config`, and the environment reader (see config.h). */
 #include "runtime/config.h"
+#include "runtime/text.h"
 
 #include <limits.h>
 #include <stddef.h>
@@ -65,16 +66,7 @@ static const char *trim(const char *s, size_t *len)
 /* Case-insensitive comparison of s[0..len) with a lower-case word. */
 static int word_eq(const char *s, size_t len, const char *word)
 {
-    if (strlen(word) != len)
-        return 0;
-    for (size_t i = 0; i < len; i++) {
-        char c = s[i];
-        if (c >= 'A' && c <= 'Z')
-            c = (char)(c - 'A' + 'a');
-        if (c != word[i])
-            return 0;
-    }
-    return 1;
+    return aptus_text_eq_nocase(s, len, word);
 }
 
 /* The value is quoted in messages, shortened so that a huge value cannot drown the name. */
@@ -138,47 +130,20 @@ static int parse_size(const char *name, const char *text, size_t *out, char *err
 {
     size_t n;
     const char *p = trim(text, &n);
-    const char *end = p + n;
-    if (p == end || *p < '0' || *p > '9')
-        goto bad;
-    uint64_t acc = 0;
-    int too_large = 0;
-    for (; p < end && *p >= '0' && *p <= '9'; p++) {
-        unsigned d = (unsigned)(*p - '0');
-        if (acc > (UINT64_MAX - d) / 10)
-            too_large = 1;
-        else
-            acc = acc * 10 + d;
+    uint64_t v = 0;
+    int rc = aptus_text_bytes(p, n, &v);
+    if (rc == 1) {
+        snprintf(err, errlen,
+                 "%s: '%.*s' is not a size (use a number of bytes with an optional K, M or G suffix, e.g. 64K)", name,
+                 QUOTE_MAX, text);
+        return -1;
     }
-    unsigned shift = 0;
-    if (p < end) {
-        switch (*p) {
-        case 'k':
-        case 'K': shift = 10; break;
-        case 'm':
-        case 'M': shift = 20; break;
-        case 'g':
-        case 'G': shift = 30; break;
-        default: goto bad;
-        }
-        p++;
-    }
-    if (p != end)
-        goto bad;
-    if (shift && acc > (UINT64_MAX >> shift))
-        too_large = 1;
-    acc <<= shift;
-    if (too_large || acc > (uint64_t)SIZE_MAX) {
+    if (rc == 2 || v > (uint64_t)SIZE_MAX) {
         snprintf(err, errlen, "%s: '%.*s' is too large", name, QUOTE_MAX, text);
         return -1;
     }
-    *out = (size_t)acc;
+    *out = (size_t)v;
     return 0;
-bad:
-    snprintf(err, errlen,
-             "%s: '%.*s' is not a size (use a number of bytes with an optional K, M or G suffix, e.g. 64K)", name,
-             QUOTE_MAX, text);
-    return -1;
 }
 
 /* Stores `text` into the field of variable i in cfg. Strings are copied (into *owned) so that
