@@ -68,7 +68,6 @@ static inline __attribute__((always_inline)) int send_any(const char *fn, const 
     if (!r)
         return aptus_error(c, MPI_ERR_NO_MEM, fn, "out of memory");
     r->buf = (void *)buf;
-    r->user_buf = buf;
     r->bytes = bytes;
     r->peer = dest;
     r->tag = tag;
@@ -426,25 +425,6 @@ static int all_complete(int count, MPI_Request reqs[])
     return 1;
 }
 
-static int finish_all_on(int count, MPI_Request reqs[], MPI_Status statuses[], const char *fn)
-{
-    int any_err = 0;
-    for (int i = 0; i < count; i++)
-        if (!null_or_inactive(reqs[i]) && REQ(reqs[i])->st_error)
-            any_err = 1;
-    if (!any_err) {
-        for (int i = 0; i < count; i++) {
-            MPI_Status *st = statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[i];
-            if (null_or_inactive(reqs[i]))
-                aptus_status_empty(st);
-            else
-                req_finish(&reqs[i], st);
-        }
-        return MPI_SUCCESS;
-    }
-    return finish_all(count, reqs, statuses, fn);
-}
-
 int PMPI_Waitall(int count, MPI_Request reqs[], MPI_Status statuses[])
 {
     API_INIT("MPI_Waitall");
@@ -454,7 +434,7 @@ int PMPI_Waitall(int count, MPI_Request reqs[], MPI_Status statuses[])
     unsigned idle = 0;
     while (!all_complete(count, reqs))
         aptus_wait_step(&idle);
-    return finish_all_on(count, reqs, statuses, "MPI_Waitall");
+    return finish_all(count, reqs, statuses, "MPI_Waitall");
 }
 APTUS_ALIAS(Waitall)
 
@@ -469,7 +449,7 @@ int PMPI_Testall(int count, MPI_Request reqs[], int *flag, MPI_Status statuses[]
     *flag = all_complete(count, reqs);
     if (!*flag)
         return MPI_SUCCESS;
-    return finish_all_on(count, reqs, statuses, "MPI_Testall");
+    return finish_all(count, reqs, statuses, "MPI_Testall");
 }
 APTUS_ALIAS(Testall)
 
@@ -636,7 +616,7 @@ static int start_one(MPI_Request *h, const char *fn)
     }
     if (r->mode == APTUS_MODE_BUFFERED) {
         r->complete = 1;
-        return bsend_copy(r->comm, fn, r->user_buf, r->bytes, r->peer, r->tag);
+        return bsend_copy(r->comm, fn, r->buf, r->bytes, r->peer, r->tag);
     }
     rc = aptus_send_start(r);
     return rc ? aptus_error(r->comm, rc, fn, "send to rank %d failed", r->peer) : MPI_SUCCESS;

@@ -47,13 +47,11 @@ static void aptus_peer_limits(struct aptus_peer *p)
 
 void aptus_stats_print(void)
 {
-    char line[4096];
-    int n = snprintf(line, sizeof line, "[aptus stats] rank %d:", aptus_rt.rank);
     size_t mem = 0;
     for (int c = 0; c < APTUS_CH_COUNT; c++)
         if (aptus_channels[c] && aptus_channels[c]->memory_in_use)
             mem += aptus_channels[c]->memory_in_use();
-    printf("%s channel memory %zu bytes\n", line, mem);
+    printf("[aptus stats] rank %d: channel memory %zu bytes\n", aptus_rt.rank, mem);
     printf("[aptus stats] rank %d: %-6s %-8s %12s %16s\n", aptus_rt.rank, "peer", "channel", "messages", "bytes");
     for (int r = 0; r < aptus_rt.size; r++) {
         struct aptus_peer *p = aptus_rt.peers[r];
@@ -64,7 +62,6 @@ void aptus_stats_print(void)
                 printf("[aptus stats] rank %d: %-6d %-8s %12llu %16llu\n", aptus_rt.rank, r, aptus_channel_name(c),
                        (unsigned long long)p->msgs[c], (unsigned long long)p->bytes[c]);
     }
-    (void)n;
     uint64_t cma, copy;
     aptus_pt2pt_rndv_counts(&cma, &copy);
     printf("[aptus stats] rank %d: rendezvous receives: one-sided %llu, copy %llu (%s)\n", aptus_rt.rank,

@@ -95,14 +95,6 @@ int aptus_bcast(void *buf, size_t bytes, int root, struct aptus_comm *c)
     return rc;
 }
 
-/* acc = lower op higher, keeping rank order for non-commutative ops: `lower` holds the
- * contribution of lower ranks. The result ends in *acc. */
-static void combine(const struct aptus_op *op, const void *lower, void *higher_then_result, size_t count,
-                    const struct aptus_dtype *dt, MPI_Datatype dth)
-{
-    aptus_op_reduce(op, lower, higher_then_result, count, dt, dth);
-}
-
 static int reduce_to_zero(const void *src, void *result, size_t count, const struct aptus_dtype *dt, MPI_Datatype dth,
                           const struct aptus_op *op, struct aptus_comm *c)
 {
@@ -123,7 +115,7 @@ static int reduce_to_zero(const void *src, void *result, size_t count, const str
                 rc = coll_recv(c, tmp, bytes, peer, TAG_REDUCE);
                 if (rc)
                     break;
-                combine(op, acc, tmp, count, dt, dth); /* tmp = acc(lower) op tmp(higher) */
+                aptus_op_reduce(op, acc, tmp, count, dt, dth); /* tmp = acc(lower) op tmp(higher) */
                 char *t = acc;
                 acc = tmp;
                 tmp = t;
@@ -186,9 +178,9 @@ int aptus_allreduce(const void *sbuf, void *rbuf, size_t count, const struct apt
         if (rc)
             break;
         if (peer < r) {
-            combine(op, tmp, rbuf, count, dt, dth); /* rbuf = peer(lower) op mine */
+            aptus_op_reduce(op, tmp, rbuf, count, dt, dth); /* rbuf = peer(lower) op mine */
         } else {
-            combine(op, rbuf, tmp, count, dt, dth); /* tmp = mine(lower) op peer */
+            aptus_op_reduce(op, rbuf, tmp, count, dt, dth); /* tmp = mine(lower) op peer */
             memcpy(rbuf, tmp, bytes);
         }
     }
@@ -196,13 +188,10 @@ int aptus_allreduce(const void *sbuf, void *rbuf, size_t count, const struct apt
     return rc;
 }
 
-int aptus_allreduce_internal(struct aptus_comm *c, const void *sbuf, void *rbuf, size_t count, int basic, int op_id)
+int aptus_allreduce_u32(struct aptus_comm *c, uint32_t *words, size_t count, int op_id)
 {
-    /* Internal use is limited to 32-bit unsigned words (context-id masks). */
     struct aptus_op op = { APTUS_MAGIC_OP, 1, 1, op_id, NULL, NULL };
-    struct aptus_dtype *dt = aptus_dtype_get(MPI_UINT32_T);
-    (void)basic;
-    return aptus_allreduce(sbuf, rbuf, count, dt, MPI_UINT32_T, &op, c);
+    return aptus_allreduce(MPI_IN_PLACE, words, count, aptus_dtype_get(MPI_UINT32_T), MPI_UINT32_T, &op, c);
 }
 
 int aptus_allgather_internal(struct aptus_comm *c, const void *sbuf, void *rbuf, size_t bytes)

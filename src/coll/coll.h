@@ -3,6 +3,7 @@
 #define APTUS_COLL_COLL_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "core/objects.h"
 #include "core/op.h"
@@ -14,8 +15,8 @@ int aptus_reduce(const void *sbuf, void *rbuf, size_t count, const struct aptus_
                  const struct aptus_op *op, int root, struct aptus_comm *c);
 int aptus_allreduce(const void *sbuf, void *rbuf, size_t count, const struct aptus_dtype *dt, MPI_Datatype dth,
                     const struct aptus_op *op, struct aptus_comm *c);
-/* For the library itself: a predefined op on a basic type. */
-int aptus_allreduce_internal(struct aptus_comm *c, const void *sbuf, void *rbuf, size_t count, int basic, int op_id);
+/* For the library itself: a predefined op, in place, on 32-bit unsigned words. */
+int aptus_allreduce_u32(struct aptus_comm *c, uint32_t *words, size_t count, int op_id);
 /* Gathers `bytes` from every rank into rbuf (rank order). */
 int aptus_allgather_internal(struct aptus_comm *c, const void *sbuf, void *rbuf, size_t bytes);
 

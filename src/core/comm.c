@@ -61,7 +61,7 @@ static int ctx_agree(struct aptus_comm *parent, int *slot)
 {
     uint32_t mask[CTX_SLOTS / 32];
     memcpy(mask, ctx_free, sizeof mask);
-    int rc = aptus_allreduce_internal(parent, MPI_IN_PLACE, mask, CTX_SLOTS / 32, APTUS_B_UINT32, APTUS_OP_BAND);
+    int rc = aptus_allreduce_u32(parent, mask, CTX_SLOTS / 32, APTUS_OP_BAND);
     if (rc)
         return rc;
     for (int i = 0; i < CTX_SLOTS / 32; i++)

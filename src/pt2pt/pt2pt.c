@@ -187,7 +187,9 @@ static int ctrl_chan(struct aptus_peer *p)
 static void send_ctrl(struct aptus_peer *p, int type, uint64_t sreq, uint64_t rreq, uint64_t len)
 {
     struct aptus_f_ctrl c = { .type = (uint8_t)type, .sreq = sreq, .rreq = rreq, .len = len };
-    frame_out(p, ctrl_chan(p), &c, sizeof c, NULL, 0, NULL);
+    /* A lost control frame would leave the peer waiting forever: fail loudly instead. */
+    if (frame_out(p, ctrl_chan(p), &c, sizeof c, NULL, 0, NULL) > 1)
+        aptus_abort_job(MPI_ERR_NO_MEM, "out of memory for a control frame");
 }
 
 /* Pushes a streamed message; returns 1 when all of it is out. */

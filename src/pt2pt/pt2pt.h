@@ -10,7 +10,7 @@
 
 #include "core/objects.h"
 
-enum aptus_req_kind { APTUS_REQ_SEND = 1, APTUS_REQ_RECV, APTUS_REQ_DONE };
+enum aptus_req_kind { APTUS_REQ_SEND = 1, APTUS_REQ_RECV };
 enum aptus_send_mode { APTUS_MODE_STANDARD, APTUS_MODE_SYNC, APTUS_MODE_READY, APTUS_MODE_BUFFERED };
 
 struct aptus_unexp;
@@ -44,8 +44,6 @@ struct aptus_request {
     size_t expect, recvd;
     /* buffered send: the piece of the attached buffer to release on completion */
     void *bsend_piece;
-    /* persistent buffered send: the user's buffer (buf then points into the attached buffer) */
-    const void *user_buf;
 };
 
 void aptus_pt2pt_init(void);
