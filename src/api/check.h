@@ -42,14 +42,14 @@ int aptus_api_not_initialized(const char *fn);
     return aptus_error(c, MPI_ERR_TYPE, FN, "datatype is not committed (call MPI_Type_commit first)")
 
 #define CHK_DEST(c, r, FN)                                                                                             \
-    if (__builtin_expect((r) != MPI_PROC_NULL && ((r) < 0 || (r) >= (c)->size), 0))                                    \
+    if (__builtin_expect((r) != MPI_PROC_NULL && ((r) < 0 || (r) >= (c)->npeers), 0))                                  \
     return aptus_error(c, MPI_ERR_RANK, FN, "invalid rank %d (communicator %s has %d ranks)", (int)(r), (c)->name,     \
-                       (c)->size)
+                       (c)->npeers)
 
 #define CHK_SRC(c, r, FN)                                                                                              \
-    if (__builtin_expect((r) != MPI_PROC_NULL && (r) != MPI_ANY_SOURCE && ((r) < 0 || (r) >= (c)->size), 0))           \
+    if (__builtin_expect((r) != MPI_PROC_NULL && (r) != MPI_ANY_SOURCE && ((r) < 0 || (r) >= (c)->npeers), 0))         \
     return aptus_error(c, MPI_ERR_RANK, FN, "invalid source rank %d (communicator %s has %d ranks)", (int)(r),         \
-                       (c)->name, (c)->size)
+                       (c)->name, (c)->npeers)
 
 #define CHK_SEND_TAG(c, t, FN)                                                                                         \
     if (__builtin_expect((t) < 0, 0))                                                                                  \

@@ -36,14 +36,14 @@ void aptus_comm_init(void)
     w->magic = s->magic = APTUS_MAGIC_COMM;
     w->refcount = s->refcount = 1;
     w->rank = aptus_rt.rank;
-    w->size = aptus_rt.size;
+    w->size = w->npeers = aptus_rt.size;
     w->ctx = 0;
     w->errh = s->errh = &aptus_errh_fatal;
     w->handle = MPI_COMM_WORLD;
     strcpy(w->name, "MPI_COMM_WORLD");
     s->rank = 0;
-    s->size = 1;
-    s->world = malloc(sizeof(int));
+    s->size = s->npeers = 1;
+    s->world = s->peers = malloc(sizeof(int));
     s->world[0] = aptus_rt.rank;
     s->ctx = 2;
     s->ctx_slot = 1;
@@ -54,7 +54,7 @@ void aptus_comm_init(void)
 void aptus_comm_finalize(void)
 {
     free(aptus_comm_self_obj.world);
-    aptus_comm_self_obj.world = NULL;
+    aptus_comm_self_obj.world = aptus_comm_self_obj.peers = NULL;
 }
 
 static int ctx_agree(struct aptus_comm *parent, int *slot)
@@ -84,12 +84,12 @@ static struct aptus_comm *comm_new(struct aptus_comm *parent, const int *world, 
     memcpy(w, world, (size_t)n * sizeof(int));
     c->magic = APTUS_MAGIC_COMM;
     c->refcount = 1;
-    c->size = n;
+    c->size = c->npeers = n;
     c->rank = -1;
     for (int i = 0; i < n; i++)
         if (w[i] == aptus_rt.rank)
             c->rank = i;
-    c->world = w;
+    c->world = c->peers = w;
     c->ctx = (uint16_t)(2 * slot);
     c->ctx_slot = (uint16_t)slot;
     c->errh = parent->errh;

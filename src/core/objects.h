@@ -39,11 +39,21 @@ struct aptus_group {
 };
 
 /* ---- communicators ---- */
+struct aptus_attr; /* attribute list (core/attr.h) */
+struct aptus_topo; /* virtual topology (Cartesian, graph, distributed graph) */
+
 struct aptus_comm {
     uint32_t magic;
     int refcount;
-    int rank, size;
-    int *world;        /* world rank of each member; NULL means identity (COMM_WORLD) */
+    int rank, size; /* in the local group */
+    int *world;     /* world rank of each local-group member; NULL means identity (COMM_WORLD) */
+    int npeers;     /* ranks point-to-point addresses: size, or the remote group's size */
+    int *peers;     /* world rank of each addressable rank: == world for intracommunicators,
+                       the remote group for intercommunicators (NULL: identity) */
+    int is_inter;
+    struct aptus_comm *local_comm; /* intercommunicator: an intracommunicator over the local group */
+    struct aptus_topo *topo;
+    struct aptus_attr *attrs;
     uint16_t ctx;      /* point-to-point context; collectives use ctx + 1 */
     uint16_t ctx_slot; /* context-id slot, freed with the communicator */
     int coll_seq;      /* sequence for internal collective tags */
@@ -55,6 +65,12 @@ struct aptus_comm {
 static inline int aptus_comm_world_rank(const struct aptus_comm *c, int r)
 {
     return c->world ? c->world[r] : r;
+}
+
+/* World rank of point-to-point rank r (the remote group's member r on an intercommunicator). */
+static inline int aptus_comm_peer_world(const struct aptus_comm *c, int r)
+{
+    return c->peers ? c->peers[r] : r;
 }
 
 /* ---- datatypes ---- */
@@ -99,6 +115,7 @@ struct aptus_dtype {
     int predefined;
     int committed;
     int combiner;
+    struct aptus_attr *attrs;
     char name[MPI_MAX_OBJECT_NAME];
 };
 

@@ -49,6 +49,12 @@ static struct {
     int rndv_out;                 /* rendezvous sends in flight from this rank */
     int npollers;
     int (*pollers[APTUS_CH_COUNT])(void); /* progress functions of the channels in use */
+    struct bg_task {
+        int (*poll)(void *);
+        void *arg;
+    } * bg; /* background tasks */
+    int nbg, bg_cap;
+    int in_bg; /* running the background tasks (no re-entry) */
 } mq;
 
 void aptus_pt2pt_init(void)
@@ -71,6 +77,39 @@ void aptus_pt2pt_finalize(void)
         mq.unexp_head = u->next;
         free(u);
     }
+    free(mq.bg);
+    mq.bg = NULL;
+    mq.nbg = mq.bg_cap = 0;
+}
+
+int aptus_bg_add(int (*poll)(void *arg), void *arg)
+{
+    if (mq.nbg == mq.bg_cap) {
+        int cap = mq.bg_cap ? 2 * mq.bg_cap : 8;
+        struct bg_task *t = realloc(mq.bg, (size_t)cap * sizeof *t);
+        if (!t)
+            return MPI_ERR_NO_MEM;
+        mq.bg = t;
+        mq.bg_cap = cap;
+    }
+    mq.bg[mq.nbg++] = (struct bg_task){ poll, arg };
+    return 0;
+}
+
+static int bg_run(void)
+{
+    int done = 0;
+    mq.in_bg = 1;
+    for (int i = 0; i < mq.nbg;) {
+        if (mq.bg[i].poll(mq.bg[i].arg)) {
+            mq.bg[i] = mq.bg[--mq.nbg];
+            done++;
+        } else {
+            i++;
+        }
+    }
+    mq.in_bg = 0;
+    return done;
 }
 
 /* ---------------- requests ---------------- */
@@ -108,6 +147,11 @@ static void req_complete(struct aptus_request *r)
     r->complete = 1;
     if (r->free_on_complete)
         aptus_req_free(r);
+}
+
+void aptus_req_complete(struct aptus_request *r)
+{
+    req_complete(r);
 }
 
 void aptus_status_set_bytes(MPI_Status *st, size_t bytes)
@@ -254,6 +298,8 @@ int aptus_progress(void)
         n += mq.pollers[i]();
     if (mq.pend_peers)
         n += pend_flush();
+    if (mq.nbg && !mq.in_bg)
+        n += bg_run();
     return n;
 }
 
@@ -283,7 +329,7 @@ static inline size_t eager_limit(const struct aptus_peer *p, int chan)
 
 int aptus_send_start(struct aptus_request *r)
 {
-    int wdst = aptus_comm_world_rank(r->comm, r->peer);
+    int wdst = aptus_comm_peer_world(r->comm, r->peer);
     struct aptus_peer *p = aptus_peer_get(wdst);
     if (!p)
         return MPI_ERR_NO_MEM;
@@ -321,7 +367,7 @@ int aptus_send_start(struct aptus_request *r)
 int aptus_send_now(const void *buf, size_t bytes, int dst, int tag, struct aptus_comm *c, uint16_t ctx, int mode)
 {
     if (mode == APTUS_MODE_STANDARD || mode == APTUS_MODE_READY) {
-        struct aptus_peer *p = aptus_peer_get(aptus_comm_world_rank(c, dst));
+        struct aptus_peer *p = aptus_peer_get(aptus_comm_peer_world(c, dst));
         if (!p)
             return MPI_ERR_NO_MEM;
         int chan = aptus_route_pick(&p->route, bytes);

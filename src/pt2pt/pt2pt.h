@@ -10,7 +10,8 @@
 
 #include "core/objects.h"
 
-enum aptus_req_kind { APTUS_REQ_SEND = 1, APTUS_REQ_RECV };
+/* GENERIC: a request completed by a background task (e.g. MPI_Comm_idup), not by a message. */
+enum aptus_req_kind { APTUS_REQ_SEND = 1, APTUS_REQ_RECV, APTUS_REQ_GENERIC };
 enum aptus_send_mode { APTUS_MODE_STANDARD, APTUS_MODE_SYNC, APTUS_MODE_READY, APTUS_MODE_BUFFERED };
 
 struct aptus_unexp;
@@ -64,6 +65,14 @@ int aptus_progress(void);
 /* One step of a waiting loop: progress, spinning first and then yielding the CPU. */
 void aptus_wait_step(unsigned *idle);
 void aptus_wait(struct aptus_request *r);
+
+/* Background work driven by the progress engine: nonblocking operations made of several
+ * steps (e.g. MPI_Comm_idup). poll(arg) runs on every progress call until it returns nonzero,
+ * then is dropped. It must not block or wait (it may start sends and receives and test them).
+ * Returns 0 or MPI_ERR_NO_MEM. */
+int aptus_bg_add(int (*poll)(void *arg), void *arg);
+/* Completes a request (for background tasks finishing a GENERIC request). */
+void aptus_req_complete(struct aptus_request *r);
 
 /* Removes a posted receive that has not matched yet. Returns 1 if cancelled. */
 int aptus_recv_cancel(struct aptus_request *r);

@@ -1,0 +1,1 @@
+# MPI tests for this area (included from CMakeLists.txt).
