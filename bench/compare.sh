@@ -3,7 +3,7 @@
 # Debian's Open MPI, interleaved (A B C A B C ...), and summarize.
 #
 # usage: bench/compare.sh [options] BENCH [BUILD_DIR] [-- BENCH_ARGS...]
-#   BENCH        pt2pt_latency | pt2pt_bandwidth | msg_rate (a bench/*.c name)
+#   BENCH        pt2pt_latency | pt2pt_bandwidth | msg_rate | coll_latency (a bench/*.c name)
 #   BUILD_DIR    Aptus build tree (default: <repo>/build); its mpiexec and
 #                bench/BENCH binary are used. Without an mpiexec there, the
 #                Aptus column is skipped with a note.
@@ -16,6 +16,9 @@
 #                removed at the end unless -k)
 #   -k           keep the temp dir
 #   -t SECONDS   time limit per run (default 900)
+#   -u           unpinned: start the ranks without taskset (the scheduler places
+#                them; for more ranks than cores, e.g. collectives on 3 or 4 ranks
+#                on a 2-core machine)
 #   -h           this help
 # env: CFLAGS (default -O2) for compiling with mpicc.mpich / mpicc.openmpi;
 #      APTUS_MPIEXEC to force the Aptus launcher; BENCH_CPUS="0 1" to choose
@@ -24,7 +27,11 @@
 # Pinning: every rank is started through a small wrapper that reads its rank
 # from the environment (PMI_RANK for our mpiexec and MPICH's Hydra,
 # OMPI_COMM_WORLD_RANK for Open MPI) and execs `taskset -c CPU`; the launchers'
-# own binding is switched off where they have one.
+# own binding is switched off where they have one. With -u the wrapper is left
+# out (the launchers' binding stays off).
+#
+# Example (collectives, pinned, 2 ranks):  bench/compare.sh -r 3 coll_latency
+#          (3 ranks, unpinned, small sizes): bench/compare.sh -u -n 3 coll_latency -- -m 64K
 #
 # Summary: per table and size, for each library, "best" is the best of the
 # per-round best values (lowest latency / highest bandwidth or rate) and
@@ -41,10 +48,11 @@ libs="aptus mpich openmpi"
 outdir=""
 keep=0
 run_limit=900
+unpinned=0
 
 usage() { sed -n '2,/^set -u/p' "${BASH_SOURCE[0]}" | sed '$d' | sed 's/^# \{0,1\}//'; }
 
-while getopts ":r:n:l:o:kt:h" opt; do
+while getopts ":r:n:l:o:kt:uh" opt; do
     case $opt in
     r) rounds=$OPTARG ;;
     n) np=$OPTARG ;;
@@ -52,6 +60,7 @@ while getopts ":r:n:l:o:kt:h" opt; do
     o) outdir=$OPTARG ;;
     k) keep=1 ;;
     t) run_limit=$OPTARG ;;
+    u) unpinned=1 ;;
     h) usage; exit 0 ;;
     *) usage >&2; exit 2 ;;
     esac
@@ -102,6 +111,12 @@ ncpus=$(echo $cpus | wc -w)
 [ "$ncpus" -ge 1 ] || { echo "compare.sh: no usable cpus" >&2; exit 2; }
 if [ "$np" -gt "$ncpus" ]; then
     echo "compare.sh: note: $np ranks on $ncpus cores: ranks share cores (oversubscribed), numbers will suffer" >&2
+fi
+if [ "$unpinned" = 1 ]; then
+    # the pinning wrapper is replaced by one that only runs the program
+    pin() { echo ""; }
+else
+    pin() { echo "$tmp/pin.sh $* --"; }
 fi
 
 # Wrapper: pin.sh RANKVAR... -- program args
@@ -180,7 +195,7 @@ for lib in $libs; do
             note[aptus]="skipped: $bin not built (cmake --build $build --target $bench)"
             continue
         fi
-        launch[aptus]="$mpiexec -n $np $tmp/pin.sh PMI_RANK MPI_LOCALRANKID -- $bin"
+        launch[aptus]="$mpiexec -n $np $(pin PMI_RANK MPI_LOCALRANKID) $bin"
         ;;
     mpich)
         if ! ensure_pkgs mpicc.mpich mpiexec.mpich -- mpich libmpich-dev; then
@@ -192,7 +207,7 @@ for lib in $libs; do
             note[mpich]="skipped: compile failed: $(tail -n 3 "$tmp/mpich/build.log" | tr '\n' ' ')"
             continue
         fi
-        launch[mpich]="mpiexec.mpich -bind-to none -n $np $tmp/pin.sh PMI_RANK -- $tmp/mpich/$bench"
+        launch[mpich]="mpiexec.mpich -bind-to none -n $np $(pin PMI_RANK) $tmp/mpich/$bench"
         ;;
     openmpi)
         if ! ensure_pkgs mpicc.openmpi mpiexec.openmpi -- openmpi-bin libopenmpi-dev; then
@@ -207,7 +222,7 @@ for lib in $libs; do
         extra="--bind-to none"
         [ $is_root = 1 ] && extra="$extra --allow-run-as-root"
         [ "$np" -gt "$ncpus" ] && extra="$extra --oversubscribe"
-        launch[openmpi]="mpiexec.openmpi $extra -n $np $tmp/pin.sh OMPI_COMM_WORLD_RANK PMIX_RANK -- $tmp/openmpi/$bench"
+        launch[openmpi]="mpiexec.openmpi $extra -n $np $(pin OMPI_COMM_WORLD_RANK PMIX_RANK) $tmp/openmpi/$bench"
         ;;
     *)
         echo "compare.sh: unknown library '$lib' (aptus, mpich, openmpi)" >&2
@@ -218,7 +233,9 @@ for lib in $libs; do
 done
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
-echo "# compare.sh: $bench, $np ranks, $rounds rounds, cpus: $cpus, args: ${bench_args[*]:-(none)}"
+pinning="cpus: $cpus"
+[ "$unpinned" = 1 ] && pinning="unpinned (cpus allowed: $cpus)"
+echo "# compare.sh: $bench, $np ranks, $rounds rounds, $pinning, args: ${bench_args[*]:-(none)}"
 echo "# host: $(uname -n), $(nproc) cpus online, $(date -u '+%Y-%m-%d %H:%M UTC'), load average: $(cut -d' ' -f1-3 /proc/loadavg)"
 for lib in $libs; do
     [ -n "${note[$lib]:-}" ] && echo "# $lib: ${note[$lib]}"

@@ -1,36 +1,292 @@
 /* Attributes and keyvals (MPI standard, section 7.7), including the predefined attributes of
- * MPI_COMM_WORLD. */
+ * MPI_COMM_WORLD. Keyval tables and attribute lists live in core/attr.c. */
+#include <stdlib.h>
+
 #include "api/check.h"
+#include "core/attr.h"
+
+static int is_comm_predef_key(int k)
+{
+    return k >= MPI_TAG_UB && k <= MPI_UNIVERSE_SIZE;
+}
+
+static int is_win_predef_key(int k)
+{
+    return k >= MPI_WIN_BASE && k <= MPI_WIN_MODEL;
+}
+
+static const char *kind_name(int kind)
+{
+    return kind == APTUS_ATTR_COMM ? "communicators" : kind == APTUS_ATTR_TYPE ? "datatypes" : "windows";
+}
+
+/* Checks a keyval argument of a set/get/delete call on an object of `kind`: 0, or the raised
+ * error. Predefined keyvals are accepted only when `predef_ok` (get on a communicator). */
+static int check_keyval(struct aptus_comm *c, int kind, int keyval, int predef_ok, const char *fn)
+{
+    if (keyval == MPI_KEYVAL_INVALID)
+        return aptus_error(c, MPI_ERR_KEYVAL, fn, "MPI_KEYVAL_INVALID is not a valid keyval");
+    if (is_comm_predef_key(keyval) || is_win_predef_key(keyval)) {
+        int mine = kind == APTUS_ATTR_COMM  ? is_comm_predef_key(keyval)
+                   : kind == APTUS_ATTR_WIN ? is_win_predef_key(keyval)
+                                            : 0;
+        if (!mine)
+            return aptus_error(c, MPI_ERR_KEYVAL, fn, "keyval %d is a predefined attribute of %s, not of %s", keyval,
+                               is_comm_predef_key(keyval) ? "communicators" : "windows", kind_name(kind));
+        if (!predef_ok)
+            return aptus_error(c, MPI_ERR_KEYVAL, fn, "keyval %d is predefined: its attribute cannot be changed",
+                               keyval);
+        return MPI_SUCCESS;
+    }
+    const char *why = aptus_keyval_problem(kind, keyval);
+    return why ? aptus_error(c, MPI_ERR_KEYVAL, fn, "keyval %d %s", keyval, why) : MPI_SUCCESS;
+}
+
+/* A set or delete failed: either our own problem (MPI_ERR_NO_MEM) or the code a user delete
+ * callback returned, which goes to the error handler as it is. */
+static int callback_failed(struct aptus_comm *c, int rc, const char *fn)
+{
+    if (rc == MPI_ERR_NO_MEM)
+        return aptus_error(c, MPI_ERR_NO_MEM, fn, "out of memory");
+    if (aptus_error_class_of(rc) > 0) {
+        aptus_error_invoke(c, rc, fn);
+        return rc;
+    }
+    return aptus_error(c, MPI_ERR_OTHER, fn, "the attribute delete callback returned %d", rc);
+}
+
+/* ---- keyvals ---- */
+
+static int create_keyval(int kind, void (*copy)(void), void (*del)(void), int *keyval, void *extra, const char *fn)
+{
+    API_INIT(fn);
+    if (!keyval)
+        return aptus_error(NULL, MPI_ERR_ARG, fn, "null keyval argument");
+    int rc = aptus_keyval_create(kind, copy, del, extra, keyval);
+    return rc ? aptus_error(NULL, rc, fn, "cannot create a keyval (out of memory)") : MPI_SUCCESS;
+}
+
+static int free_keyval(int kind, int *keyval, const char *fn)
+{
+    API_INIT(fn);
+    if (!keyval)
+        return aptus_error(NULL, MPI_ERR_ARG, fn, "null keyval argument");
+    int k = *keyval;
+    if (is_comm_predef_key(k) || is_win_predef_key(k))
+        return aptus_error(NULL, MPI_ERR_KEYVAL, fn, "keyval %d is predefined and cannot be freed", k);
+    if (k == MPI_KEYVAL_INVALID)
+        return aptus_error(NULL, MPI_ERR_KEYVAL, fn, "MPI_KEYVAL_INVALID is not a valid keyval");
+    const char *why = aptus_keyval_problem(kind, k);
+    if (why)
+        return aptus_error(NULL, MPI_ERR_KEYVAL, fn, "keyval %d %s", k, why);
+    aptus_keyval_free(kind, k);
+    *keyval = MPI_KEYVAL_INVALID;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Comm_create_keyval(MPI_Comm_copy_attr_function *copy_fn, MPI_Comm_delete_attr_function *delete_fn, int *keyval,
+                            void *extra_state)
+{
+    return create_keyval(APTUS_ATTR_COMM, (void (*)(void))copy_fn, (void (*)(void))delete_fn, keyval, extra_state,
+                         "MPI_Comm_create_keyval");
+}
+APTUS_ALIAS(Comm_create_keyval)
+
+int PMPI_Keyval_create(MPI_Copy_function *copy_fn, MPI_Delete_function *delete_fn, int *keyval, void *extra_state)
+{
+    return create_keyval(APTUS_ATTR_COMM, (void (*)(void))copy_fn, (void (*)(void))delete_fn, keyval, extra_state,
+                         "MPI_Keyval_create");
+}
+APTUS_ALIAS(Keyval_create)
+
+int PMPI_Type_create_keyval(MPI_Type_copy_attr_function *copy_fn, MPI_Type_delete_attr_function *delete_fn, int *keyval,
+                            void *extra_state)
+{
+    return create_keyval(APTUS_ATTR_TYPE, (void (*)(void))copy_fn, (void (*)(void))delete_fn, keyval, extra_state,
+                         "MPI_Type_create_keyval");
+}
+APTUS_ALIAS(Type_create_keyval)
+
+int PMPI_Win_create_keyval(MPI_Win_copy_attr_function *copy_fn, MPI_Win_delete_attr_function *delete_fn, int *keyval,
+                           void *extra_state)
+{
+    return create_keyval(APTUS_ATTR_WIN, (void (*)(void))copy_fn, (void (*)(void))delete_fn, keyval, extra_state,
+                         "MPI_Win_create_keyval");
+}
+APTUS_ALIAS(Win_create_keyval)
+
+int PMPI_Comm_free_keyval(int *keyval)
+{
+    return free_keyval(APTUS_ATTR_COMM, keyval, "MPI_Comm_free_keyval");
+}
+APTUS_ALIAS(Comm_free_keyval)
+
+int PMPI_Keyval_free(int *keyval)
+{
+    return free_keyval(APTUS_ATTR_COMM, keyval, "MPI_Keyval_free");
+}
+APTUS_ALIAS(Keyval_free)
+
+int PMPI_Type_free_keyval(int *keyval)
+{
+    return free_keyval(APTUS_ATTR_TYPE, keyval, "MPI_Type_free_keyval");
+}
+APTUS_ALIAS(Type_free_keyval)
+
+int PMPI_Win_free_keyval(int *keyval)
+{
+    return free_keyval(APTUS_ATTR_WIN, keyval, "MPI_Win_free_keyval");
+}
+APTUS_ALIAS(Win_free_keyval)
+
+/* ---- communicator attributes ---- */
+
+/* The predefined attributes (cached on MPI_COMM_WORLD; every communicator answers them).
+ * Values are pointers to ints, as the standard specifies for C. */
+static int *predef_value(int keyval)
+{
+    static int tag_ub = APTUS_TAG_UB, host = MPI_PROC_NULL, io = MPI_ANY_SOURCE, wtime_global = 0, appnum, universe;
+    switch (keyval) {
+    case MPI_TAG_UB: return &tag_ub;
+    case MPI_HOST: return &host;
+    case MPI_IO: return &io; /* every process can do I/O */
+    case MPI_WTIME_IS_GLOBAL: return &wtime_global;
+    case MPI_APPNUM: appnum = aptus_rt.pmi.appnum; return &appnum;
+    case MPI_UNIVERSE_SIZE: {
+        /* The launcher may announce a larger universe; by default the job is the universe. */
+        const char *env = getenv("MPI_UNIVERSE_SIZE");
+        char *end;
+        long v = env ? strtol(env, &end, 10) : 0;
+        universe = env && *env && !*end && v >= aptus_rt.size && v <= INT_MAX ? (int)v : aptus_rt.size;
+        return &universe;
+    }
+    case MPI_LASTUSEDCODE: return aptus_error_lastused();
+    default: return NULL;
+    }
+}
+
+static int comm_set(MPI_Comm comm, int keyval, void *value, const char *fn)
+{
+    GET_COMM(c, comm, fn);
+    int rc = check_keyval(c, APTUS_ATTR_COMM, keyval, 0, fn);
+    if (rc)
+        return rc;
+    rc = aptus_attr_set(APTUS_ATTR_COMM, (void *)c->handle, &c->attrs, keyval, value);
+    return rc ? callback_failed(c, rc, fn) : MPI_SUCCESS;
+}
+
+static int comm_get(MPI_Comm comm, int keyval, void *value, int *flag, const char *fn)
+{
+    GET_COMM(c, comm, fn);
+    if (!value || !flag)
+        return aptus_error(c, MPI_ERR_ARG, fn, "null %s argument", value ? "flag" : "attribute_val");
+    int rc = check_keyval(c, APTUS_ATTR_COMM, keyval, 1, fn);
+    if (rc)
+        return rc;
+    int *p = predef_value(keyval);
+    if (p) {
+        *(int **)value = p;
+        *flag = 1;
+        return MPI_SUCCESS;
+    }
+    void *v = NULL;
+    aptus_attr_get(c->attrs, keyval, &v, flag);
+    if (*flag)
+        *(void **)value = v;
+    return MPI_SUCCESS;
+}
+
+static int comm_delete(MPI_Comm comm, int keyval, const char *fn)
+{
+    GET_COMM(c, comm, fn);
+    int rc = check_keyval(c, APTUS_ATTR_COMM, keyval, 0, fn);
+    if (rc)
+        return rc;
+    rc = aptus_attr_delete(APTUS_ATTR_COMM, (void *)c->handle, &c->attrs, keyval);
+    return rc ? callback_failed(c, rc, fn) : MPI_SUCCESS;
+}
+
+int PMPI_Comm_set_attr(MPI_Comm comm, int keyval, void *attribute_val)
+{
+    return comm_set(comm, keyval, attribute_val, "MPI_Comm_set_attr");
+}
+APTUS_ALIAS(Comm_set_attr)
+
+int PMPI_Attr_put(MPI_Comm comm, int keyval, void *attribute_val)
+{
+    return comm_set(comm, keyval, attribute_val, "MPI_Attr_put");
+}
+APTUS_ALIAS(Attr_put)
 
 int PMPI_Comm_get_attr(MPI_Comm comm, int keyval, void *attribute_val, int *flag)
 {
-    /* The predefined attributes of MPI_COMM_WORLD; user keyvals come with the attribute
-     * chapter. Values are returned as pointers to static ints, as the standard specifies. */
-    static int tag_ub = APTUS_TAG_UB, host = MPI_PROC_NULL, io = MPI_ANY_SOURCE, wtime_global = 0, appnum, universe,
-               lastused = MPI_ERR_LASTCODE;
-    GET_COMM(c, comm, "MPI_Comm_get_attr");
-    int *v = NULL;
-    switch (keyval) {
-    case MPI_TAG_UB: v = &tag_ub; break;
-    case MPI_HOST: v = &host; break;
-    case MPI_IO: v = &io; break;
-    case MPI_WTIME_IS_GLOBAL: v = &wtime_global; break;
-    case MPI_APPNUM:
-        appnum = aptus_rt.pmi.appnum;
-        v = &appnum;
-        break;
-    case MPI_UNIVERSE_SIZE:
-        universe = aptus_rt.size;
-        v = &universe;
-        break;
-    case MPI_LASTUSEDCODE: v = &lastused; break;
-    default:
-        return aptus_error(c, MPI_ERR_KEYVAL, "MPI_Comm_get_attr",
-                           "keyval %d: only the predefined attributes are implemented so far", keyval);
-    }
-    *flag = 1;
-    *(int **)attribute_val = v;
-    return MPI_SUCCESS;
+    return comm_get(comm, keyval, attribute_val, flag, "MPI_Comm_get_attr");
 }
 APTUS_ALIAS(Comm_get_attr)
 
+int PMPI_Attr_get(MPI_Comm comm, int keyval, void *attribute_val, int *flag)
+{
+    return comm_get(comm, keyval, attribute_val, flag, "MPI_Attr_get");
+}
+APTUS_ALIAS(Attr_get)
+
+int PMPI_Comm_delete_attr(MPI_Comm comm, int keyval)
+{
+    return comm_delete(comm, keyval, "MPI_Comm_delete_attr");
+}
+APTUS_ALIAS(Comm_delete_attr)
+
+int PMPI_Attr_delete(MPI_Comm comm, int keyval)
+{
+    return comm_delete(comm, keyval, "MPI_Attr_delete");
+}
+APTUS_ALIAS(Attr_delete)
+
+/* ---- datatype attributes (predefined datatypes may carry attributes too) ---- */
+
+#define GET_ATTR_DTYPE(d, h, FN)                                                                                       \
+    API_INIT(FN);                                                                                                      \
+    struct aptus_dtype *d = aptus_dtype_get(h);                                                                        \
+    if (!d)                                                                                                            \
+        return aptus_error(NULL, MPI_ERR_TYPE, FN,                                                                     \
+                           (h) == MPI_DATATYPE_NULL ? "MPI_DATATYPE_NULL is not a valid datatype"                      \
+                                                    : "invalid datatype handle");
+
+int PMPI_Type_set_attr(MPI_Datatype datatype, int keyval, void *attribute_val)
+{
+    GET_ATTR_DTYPE(d, datatype, "MPI_Type_set_attr");
+    int rc = check_keyval(NULL, APTUS_ATTR_TYPE, keyval, 0, "MPI_Type_set_attr");
+    if (rc)
+        return rc;
+    rc = aptus_attr_set(APTUS_ATTR_TYPE, (void *)datatype, &d->attrs, keyval, attribute_val);
+    return rc ? callback_failed(NULL, rc, "MPI_Type_set_attr") : MPI_SUCCESS;
+}
+APTUS_ALIAS(Type_set_attr)
+
+int PMPI_Type_get_attr(MPI_Datatype datatype, int keyval, void *attribute_val, int *flag)
+{
+    GET_ATTR_DTYPE(d, datatype, "MPI_Type_get_attr");
+    if (!attribute_val || !flag)
+        return aptus_error(NULL, MPI_ERR_ARG, "MPI_Type_get_attr", "null %s argument",
+                           attribute_val ? "flag" : "attribute_val");
+    int rc = check_keyval(NULL, APTUS_ATTR_TYPE, keyval, 0, "MPI_Type_get_attr");
+    if (rc)
+        return rc;
+    void *v = NULL;
+    aptus_attr_get(d->attrs, keyval, &v, flag);
+    if (*flag)
+        *(void **)attribute_val = v;
+    return MPI_SUCCESS;
+}
+APTUS_ALIAS(Type_get_attr)
+
+int PMPI_Type_delete_attr(MPI_Datatype datatype, int keyval)
+{
+    GET_ATTR_DTYPE(d, datatype, "MPI_Type_delete_attr");
+    int rc = check_keyval(NULL, APTUS_ATTR_TYPE, keyval, 0, "MPI_Type_delete_attr");
+    if (rc)
+        return rc;
+    rc = aptus_attr_delete(APTUS_ATTR_TYPE, (void *)datatype, &d->attrs, keyval);
+    return rc ? callback_failed(NULL, rc, "MPI_Type_delete_attr") : MPI_SUCCESS;
+}
+APTUS_ALIAS(Type_delete_attr)

@@ -1,29 +1,228 @@
-/* Collective operations (MPI standard, chapter 6): the blocking ones needed so far. */
+/* Blocking collective operations (MPI standard, chapter 6) and reduction operations: argument
+ * checks, datatypes (through src/coll/dtview.c) and the intra/intercommunicator dispatch. The
+ * algorithms are in src/coll/. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "api/check.h"
-#include "coll/coll.h"
+#include "coll/coll_internal.h"
+#include "core/datatype.h"
 #include "core/op.h"
+
+/* ---- argument checks -------------------------------------------------------------------------- */
+
+/* Turns an algorithm's result into the MPI return value (raising the error once). */
+static int fail(struct aptus_comm *c, int rc, const char *fn)
+{
+    if (rc == 0)
+        return MPI_SUCCESS;
+    if (rc & APTUS_ERR_RAISED)
+        return rc;
+    switch (rc) {
+    case MPI_ERR_TRUNCATE:
+        return aptus_error(c, rc, fn,
+                           "a message was longer than its receive buffer: the ranks' send and receive type "
+                           "signatures do not match");
+    case MPI_ERR_NO_MEM: return aptus_error(c, rc, fn, "out of memory for temporary buffers");
+    case MPI_ERR_COMM: return aptus_error(c, rc, fn, "the intercommunicator has no local communicator");
+    default: return aptus_error(c, rc, fn, "the collective operation failed");
+    }
+}
+
+#define TRY(expr)                                                                                                      \
+    do {                                                                                                               \
+        int try_rc_ = (expr);                                                                                          \
+        if (try_rc_)                                                                                                   \
+            return try_rc_;                                                                                            \
+    } while (0)
+
+static int type_arg(struct aptus_comm *c, MPI_Datatype h, const char *fn, const char *what,
+                    const struct aptus_dtype **out)
+{
+    const struct aptus_dtype *d = aptus_dtype_get(h);
+    if (!d)
+        return aptus_error(c, MPI_ERR_TYPE, fn, "%s: %s", what,
+                           h == MPI_DATATYPE_NULL ? "MPI_DATATYPE_NULL is not a valid datatype" : "invalid datatype handle");
+    if (!d->committed)
+        return aptus_error(c, MPI_ERR_TYPE, fn, "%s: datatype is not committed (call MPI_Type_commit first)", what);
+    *out = d;
+    return 0;
+}
+
+static int count_arg(struct aptus_comm *c, MPI_Count n, const char *fn, const char *what)
+{
+    if (n < 0)
+        return aptus_error(c, MPI_ERR_COUNT, fn, "negative %s %lld", what, (long long)n);
+    return 0;
+}
+
+/* A buffer for count elements of d: never MPI_IN_PLACE here, and not NULL when it holds data
+ * (unless the type's data starts away from 0: MPI_BOTTOM with absolute addresses). */
+static int buf_arg(struct aptus_comm *c, const void *buf, MPI_Count count, const struct aptus_dtype *d, const char *fn,
+                   const char *what)
+{
+    if (buf == MPI_IN_PLACE)
+        return aptus_error(c, MPI_ERR_BUFFER, fn, "MPI_IN_PLACE is not allowed as the %s here", what);
+    if (!buf && count > 0 && d->size > 0 && d->true_lb == 0)
+        return aptus_error(c, MPI_ERR_BUFFER, fn, "null %s for %lld elements of %s", what, (long long)count,
+                           aptus_dtype_name(d));
+    return 0;
+}
+
+static int root_arg(struct aptus_comm *c, int root, const char *fn)
+{
+    if (c->is_inter) {
+        if (root == MPI_ROOT || root == MPI_PROC_NULL || (root >= 0 && root < c->npeers))
+            return 0;
+        return aptus_error(c, MPI_ERR_ROOT, fn,
+                           "invalid root %d on intercommunicator %s (use MPI_ROOT, MPI_PROC_NULL or a rank of the "
+                           "remote group, which has %d ranks)",
+                           root, c->name, c->npeers);
+    }
+    if (root < 0 || root >= c->size)
+        return aptus_error(c, MPI_ERR_ROOT, fn, "invalid root %d (communicator %s has %d ranks)", root, c->name,
+                           c->size);
+    return 0;
+}
+
+static int intra_arg(struct aptus_comm *c, const char *fn)
+{
+    if (c->is_inter)
+        return aptus_error(c, MPI_ERR_COMM, fn, "not defined on an intercommunicator (%s)", c->name);
+    return 0;
+}
+
+static int no_in_place(struct aptus_comm *c, const void *buf, const char *fn, const char *why)
+{
+    if (buf == MPI_IN_PLACE)
+        return aptus_error(c, MPI_ERR_BUFFER, fn, "MPI_IN_PLACE is not allowed %s", why);
+    return 0;
+}
+
+static int alias_arg(struct aptus_comm *c, const void *sbuf, const void *rbuf, size_t bytes, const char *fn)
+{
+    if (sbuf == rbuf && sbuf && bytes > 0)
+        return aptus_error(c, MPI_ERR_BUFFER, fn,
+                           "the send and receive buffers are the same (aliased); use MPI_IN_PLACE instead");
+    return 0;
+}
+
+static int op_arg(struct aptus_comm *c, MPI_Op oph, const char *fn, const struct aptus_op **out)
+{
+    const struct aptus_op *op = aptus_op_get(oph);
+    if (!op)
+        return aptus_error(c, MPI_ERR_OP, fn,
+                           oph == MPI_OP_NULL ? "MPI_OP_NULL is not a valid operation" : "invalid operation handle");
+    if (op->predefined == APTUS_OP_REPLACE || op->predefined == APTUS_OP_NO_OP)
+        return aptus_error(c, MPI_ERR_OP, fn, "%s is only valid in accumulate operations (one-sided communication)",
+                           aptus_op_name(op->predefined));
+    *out = op;
+    return 0;
+}
+
+static int rsetup_arg(struct aptus_comm *c, struct coll_rsetup *S, const struct aptus_op *op, MPI_Datatype h,
+                      const struct aptus_dtype *d, size_t count, const char *fn)
+{
+    int rc = aptus_coll_rsetup(S, op, h, d, count);
+    if (rc == MPI_ERR_OP) {
+        size_t nb;
+        MPI_Datatype b = aptus_dt_reduce_type(d, &nb);
+        if (b == MPI_DATATYPE_NULL)
+            return aptus_error(c, MPI_ERR_OP, fn,
+                               "%s needs a datatype made of one predefined type; %s mixes several or has none",
+                               aptus_op_name(op->predefined), aptus_dtype_name(d));
+        return aptus_error(c, MPI_ERR_OP, fn, "%s is not defined for datatype %s (MPI standard, section 6.9.2)",
+                           aptus_op_name(op->predefined), aptus_dtype_name(aptus_dtype_get(b)));
+    }
+    if (rc)
+        return fail(c, rc, fn);
+    return 0;
+}
+
+/* Counts and displacements of the v-variants: int arrays, or MPI_Count / MPI_Aint (large). */
+static MPI_Count v_count(const void *a, int large, int i)
+{
+    return large ? ((const MPI_Count *)a)[i] : ((const int *)a)[i];
+}
+
+static MPI_Aint v_disp(const void *a, int large, int i)
+{
+    return large ? ((const MPI_Aint *)a)[i] : ((const int *)a)[i];
+}
+
+/* counts[] and byte displacements (displs[i] * extent) of n blocks; errors for negative counts
+ * or a missing array. `bytes_disp`: the displacements already are bytes (Alltoallw). */
+static int v_arrays(struct aptus_comm *c, int n, const void *counts, const void *displs, int large,
+                    MPI_Aint extent, size_t **cnt, MPI_Aint **disp, const char *fn, const char *what)
+{
+    *cnt = NULL;
+    *disp = NULL;
+    if (n > 0 && (!counts || !displs))
+        return aptus_error(c, MPI_ERR_ARG, fn, "null %s counts or displacements array", what);
+    *cnt = malloc(sizeof(size_t) * (size_t)(n > 0 ? n : 1));
+    *disp = malloc(sizeof(MPI_Aint) * (size_t)(n > 0 ? n : 1));
+    if (!*cnt || !*disp) {
+        free(*cnt);
+        free(*disp);
+        *cnt = NULL;
+        *disp = NULL;
+        return aptus_error(c, MPI_ERR_NO_MEM, fn, "out of memory");
+    }
+    for (int i = 0; i < n; i++) {
+        MPI_Count k = v_count(counts, large, i);
+        if (k < 0) {
+            free(*cnt);
+            free(*disp);
+            *cnt = NULL;
+            *disp = NULL;
+            return aptus_error(c, MPI_ERR_COUNT, fn, "negative %s count %lld for rank %d", what, (long long)k, i);
+        }
+        (*cnt)[i] = (size_t)k;
+        (*disp)[i] = v_disp(displs, large, i) * extent;
+    }
+    return 0;
+}
+
+/* ---- Barrier, Bcast ------------------------------------------------------------------------------- */
 
 int PMPI_Barrier(MPI_Comm comm)
 {
     GET_COMM(c, comm, "MPI_Barrier");
-    int rc = aptus_barrier(c);
-    return rc ? aptus_error(c, rc, "MPI_Barrier", "barrier failed") : MPI_SUCCESS;
+    return fail(c, aptus_barrier(c), "MPI_Barrier");
 }
 APTUS_ALIAS(Barrier)
 
 static int bcast_any(const char *fn, void *buf, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm)
 {
     GET_COMM(c, comm, fn);
-    CHK_COUNT(c, count, fn);
-    GET_DTYPE(d, datatype, c, fn);
-    CHK_ROOT(c, root, fn);
-    CHK_NONCONTIG(c, d, fn);
-    size_t bytes = aptus_dt_bytes(d, count);
-    CHK_BUF(c, buf, bytes, fn);
-    int rc = aptus_bcast(buf, bytes, root, c);
-    return rc ? aptus_error(c, rc, fn, "broadcast failed") : MPI_SUCCESS;
+    const struct aptus_dtype *d;
+    TRY(root_arg(c, root, fn));
+    int active = !c->is_inter || root != MPI_PROC_NULL;
+    if (active) {
+        TRY(count_arg(c, count, fn, "count"));
+        TRY(type_arg(c, datatype, fn, "datatype", &d));
+        TRY(buf_arg(c, buf, count, d, fn, "buffer"));
+    }
+    if (!active)
+        return fail(c, aptus_coll_bcast(NULL, 0, root, c, fn), fn);
+    size_t n = (size_t)count, bytes = n * d->size;
+    int sender = c->is_inter ? root == MPI_ROOT : c->rank == root;
+    void *tmp;
+    char *p;
+    int rc;
+    if (sender) {
+        const char *sp;
+        rc = aptus_coll_pack_in(buf, n, d, &sp, &tmp);
+        if (rc == 0)
+            rc = aptus_coll_bcast((char *)sp, bytes, root, c, fn);
+        free(tmp);
+        return fail(c, rc, fn);
+    }
+    rc = aptus_coll_unpack_prep(buf, n, d, &p, &tmp);
+    if (rc == 0)
+        rc = aptus_coll_bcast(p, bytes, root, c, fn);
+    aptus_coll_unpack_done(buf, n, d, tmp, rc);
+    return fail(c, rc, fn);
 }
 
 int PMPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
@@ -37,90 +236,1045 @@ int PMPI_Bcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root,
 }
 APTUS_ALIAS(Bcast_c)
 
-static int check_op(struct aptus_comm *c, MPI_Op oph, const struct aptus_dtype *d, const struct aptus_op **out,
-                    const char *fn)
+/* ---- Gather, Gatherv ---------------------------------------------------------------------------------- */
+
+/* Checks of a rooted operation's "send side" (the ranks that contribute data). */
+struct rooted {
+    int inter, am_root, sends, in_place, n;
+};
+
+static int rooted_args(struct aptus_comm *c, int root, const void *inplace_buf, struct rooted *R, const char *fn,
+                       const char *inplace_what)
 {
-    const struct aptus_op *op = aptus_op_get(oph);
-    if (!op)
-        return aptus_error(c, MPI_ERR_OP, fn,
-                           oph == MPI_OP_NULL ? "MPI_OP_NULL is not a valid operation" : "invalid operation handle");
-    if (op->predefined && !aptus_op_valid(op->predefined, d->basic))
-        return aptus_error(c, MPI_ERR_OP, fn, "the operation is not defined for datatype %s", d->name);
-    *out = op;
+    TRY(root_arg(c, root, fn));
+    R->inter = c->is_inter;
+    R->am_root = R->inter ? root == MPI_ROOT : c->rank == root;
+    R->sends = R->inter ? (root != MPI_ROOT && root != MPI_PROC_NULL) : 1;
+    R->in_place = inplace_buf == MPI_IN_PLACE;
+    R->n = R->inter ? c->npeers : c->size;
+    if (R->in_place && (R->inter || !R->am_root))
+        return aptus_error(c, MPI_ERR_BUFFER, fn, "MPI_IN_PLACE as the %s is only valid at the root%s", inplace_what,
+                           R->inter ? " of an intracommunicator" : "");
     return 0;
 }
 
-static int reduce_any(const char *fn, const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
-                      MPI_Op oph, int root, MPI_Comm comm, int all)
+static int gather_any(const char *fn, const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                      MPI_Count rcount, MPI_Datatype rtype, int root, MPI_Comm comm)
 {
     GET_COMM(c, comm, fn);
-    CHK_COUNT(c, count, fn);
-    GET_DTYPE(d, datatype, c, fn);
-    if (!all)
-        CHK_ROOT(c, root, fn);
-    CHK_NONCONTIG(c, d, fn);
-    const struct aptus_op *op = NULL;
-    int rc = check_op(c, oph, d, &op, fn);
-    if (rc)
+    struct rooted A;
+    const struct aptus_dtype *sd = NULL, *rd = NULL;
+    TRY(rooted_args(c, root, sbuf, &A, fn, "send buffer"));
+    if (A.sends && !A.in_place) {
+        TRY(count_arg(c, scount, fn, "send count"));
+        TRY(type_arg(c, stype, fn, "send datatype", &sd));
+        TRY(buf_arg(c, sbuf, scount, sd, fn, "send buffer"));
+    }
+    if (A.am_root) {
+        TRY(count_arg(c, rcount, fn, "receive count"));
+        TRY(type_arg(c, rtype, fn, "receive datatype", &rd));
+        TRY(buf_arg(c, rbuf, rcount * A.n, rd, fn, "receive buffer"));
+    }
+    size_t sbytes = sd ? (size_t)scount * sd->size : 0, rblk = rd ? (size_t)rcount * rd->size : 0;
+    const char *sp = NULL;
+    void *stmp = NULL, *rtmp = NULL;
+    int rc = 0;
+    if (sd)
+        TRY(fail(c, aptus_coll_pack_in(sbuf, (size_t)scount, sd, &sp, &stmp), fn));
+    if (A.inter) {
+        if (A.am_root) {
+            size_t *cnt = malloc(sizeof(size_t) * (size_t)A.n);
+            MPI_Aint *disp = malloc(sizeof(MPI_Aint) * (size_t)A.n);
+            struct coll_blocks B = { 0 };
+            rc = (cnt && disp) ? 0 : MPI_ERR_NO_MEM;
+            for (int i = 0; rc == 0 && i < A.n; i++) {
+                cnt[i] = (size_t)rcount;
+                disp[i] = (MPI_Aint)i * rcount * rd->extent;
+            }
+            if (rc == 0)
+                rc = aptus_coll_blocks_init(&B, A.n, rbuf, disp, cnt, rd, NULL, 0);
+            if (rc == 0) {
+                rc = aptus_coll_inter_gatherv(NULL, 0, B.ptr, B.bytes, root, c);
+                if (rc == 0)
+                    aptus_coll_blocks_unpack(&B, rbuf, disp, cnt, rd, NULL, -1);
+                aptus_coll_blocks_free(&B);
+            }
+            free(cnt);
+            free(disp);
+        } else {
+            rc = aptus_coll_inter_gatherv(sp, sbytes, NULL, NULL, root, c);
+        }
+        free(stmp);
+        return fail(c, rc, fn);
+    }
+    if (A.am_root && !A.in_place && sbytes != rblk) {
+        free(stmp);
+        return aptus_error(c, MPI_ERR_TRUNCATE, fn,
+                           "the root's send data (%zu bytes) and its receive block (%zu bytes) differ: the type "
+                           "signatures do not match",
+                           sbytes, rblk);
+    }
+    char *rp = NULL;
+    size_t total = (size_t)rcount * (size_t)A.n;
+    if (A.am_root) {
+        rc = aptus_coll_unpack_prep(rbuf, total, rd, &rp, &rtmp);
+        if (rc == 0 && rtmp && A.in_place)
+            aptus_dt_pack((char *)rbuf + (MPI_Aint)c->rank * rcount * rd->extent, (size_t)rcount, rd,
+                          rp + (size_t)c->rank * rblk);
+    }
+    if (rc == 0)
+        rc = aptus_coll_gather(A.in_place ? NULL : sp, rp, A.am_root ? rblk : sbytes, root, c);
+    if (A.am_root)
+        aptus_coll_unpack_done(rbuf, total, rd, rtmp, rc);
+    free(stmp);
+    return fail(c, rc, fn);
+}
+
+int PMPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+    return gather_any("MPI_Gather", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+}
+APTUS_ALIAS(Gather)
+int PMPI_Gather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
+                  MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+    return gather_any("MPI_Gather_c", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+}
+APTUS_ALIAS(Gather_c)
+
+static int gatherv_any(const char *fn, const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                       const void *rcounts, const void *displs, MPI_Datatype rtype, int root, MPI_Comm comm, int large)
+{
+    GET_COMM(c, comm, fn);
+    struct rooted A;
+    const struct aptus_dtype *sd = NULL, *rd = NULL;
+    TRY(rooted_args(c, root, sbuf, &A, fn, "send buffer"));
+    if (A.sends && !A.in_place) {
+        TRY(count_arg(c, scount, fn, "send count"));
+        TRY(type_arg(c, stype, fn, "send datatype", &sd));
+        TRY(buf_arg(c, sbuf, scount, sd, fn, "send buffer"));
+    }
+    size_t *cnt = NULL;
+    MPI_Aint *disp = NULL;
+    if (A.am_root) {
+        TRY(type_arg(c, rtype, fn, "receive datatype", &rd));
+        TRY(v_arrays(c, A.n, rcounts, displs, large, rd->extent, &cnt, &disp, fn, "receive"));
+        size_t most = 0;
+        for (int i = 0; i < A.n; i++)
+            most = cnt[i] > most ? cnt[i] : most;
+        int rc = buf_arg(c, rbuf, (MPI_Count)most, rd, fn, "receive buffer");
+        if (rc) {
+            free(cnt);
+            free(disp);
+            return rc;
+        }
+    }
+    size_t sbytes = sd ? (size_t)scount * sd->size : 0;
+    const char *sp = NULL;
+    void *stmp = NULL;
+    struct coll_blocks B = { 0 };
+    int rc = 0;
+    if (sd)
+        rc = aptus_coll_pack_in(sbuf, (size_t)scount, sd, &sp, &stmp);
+    if (rc == 0 && A.am_root) {
+        rc = aptus_coll_blocks_init(&B, A.n, rbuf, disp, cnt, rd, NULL, 0);
+        if (rc == 0 && A.in_place)
+            aptus_coll_blocks_pack_one(&B, c->rank, rbuf, disp, cnt, rd, NULL);
+    }
+    if (rc == 0) {
+        if (A.inter)
+            rc = aptus_coll_inter_gatherv(sp, sbytes, B.ptr, B.bytes, root, c);
+        else
+            rc = aptus_coll_gatherv(A.in_place ? NULL : sp, sbytes, B.ptr, B.bytes, root, c);
+    }
+    if (rc == 0 && A.am_root)
+        aptus_coll_blocks_unpack(&B, rbuf, disp, cnt, rd, NULL, -1);
+    aptus_coll_blocks_free(&B);
+    free(stmp);
+    free(cnt);
+    free(disp);
+    return fail(c, rc, fn);
+}
+
+int PMPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                 const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+    return gatherv_any("MPI_Gatherv", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm,
+                       0);
+}
+APTUS_ALIAS(Gatherv)
+int PMPI_Gatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                   const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root,
+                   MPI_Comm comm)
+{
+    return gatherv_any("MPI_Gatherv_c", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root,
+                       comm, 1);
+}
+APTUS_ALIAS(Gatherv_c)
+
+/* ---- Scatter, Scatterv ------------------------------------------------------------------------------- */
+
+static int scatter_any(const char *fn, const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                       MPI_Count rcount, MPI_Datatype rtype, int root, MPI_Comm comm)
+{
+    GET_COMM(c, comm, fn);
+    struct rooted A;
+    const struct aptus_dtype *sd = NULL, *rd = NULL;
+    TRY(rooted_args(c, root, rbuf, &A, fn, "receive buffer"));
+    int receives = A.sends; /* the ranks that get a block */
+    if (receives && !A.in_place) {
+        TRY(count_arg(c, rcount, fn, "receive count"));
+        TRY(type_arg(c, rtype, fn, "receive datatype", &rd));
+        TRY(buf_arg(c, rbuf, rcount, rd, fn, "receive buffer"));
+    }
+    if (A.am_root) {
+        TRY(count_arg(c, scount, fn, "send count"));
+        TRY(type_arg(c, stype, fn, "send datatype", &sd));
+        TRY(buf_arg(c, sbuf, scount * A.n, sd, fn, "send buffer"));
+    }
+    size_t rbytes = rd ? (size_t)rcount * rd->size : 0, sblk = sd ? (size_t)scount * sd->size : 0;
+    char *rp = NULL;
+    void *rtmp = NULL;
+    int rc = 0;
+    if (rd)
+        TRY(fail(c, aptus_coll_unpack_prep(rbuf, (size_t)rcount, rd, &rp, &rtmp), fn));
+    if (A.inter) {
+        if (A.am_root) {
+            size_t *cnt = malloc(sizeof(size_t) * (size_t)A.n);
+            MPI_Aint *disp = malloc(sizeof(MPI_Aint) * (size_t)A.n);
+            struct coll_blocks B = { 0 };
+            rc = (cnt && disp) ? 0 : MPI_ERR_NO_MEM;
+            for (int i = 0; rc == 0 && i < A.n; i++) {
+                cnt[i] = (size_t)scount;
+                disp[i] = (MPI_Aint)i * scount * sd->extent;
+            }
+            if (rc == 0)
+                rc = aptus_coll_blocks_init(&B, A.n, sbuf, disp, cnt, sd, NULL, 1);
+            if (rc == 0)
+                rc = aptus_coll_inter_scatterv((const char *const *)B.ptr, B.bytes, NULL, 0, root, c);
+            aptus_coll_blocks_free(&B);
+            free(cnt);
+            free(disp);
+        } else {
+            rc = aptus_coll_inter_scatterv(NULL, NULL, rp, rbytes, root, c);
+        }
+        aptus_coll_unpack_done(rbuf, rd ? (size_t)rcount : 0, rd, rtmp, rc);
+        return fail(c, rc, fn);
+    }
+    if (A.am_root && !A.in_place && sblk != rbytes) {
+        free(rtmp);
+        return aptus_error(c, MPI_ERR_TRUNCATE, fn,
+                           "the root's send block (%zu bytes) and its receive data (%zu bytes) differ: the type "
+                           "signatures do not match",
+                           sblk, rbytes);
+    }
+    const char *sp = NULL;
+    void *stmp = NULL;
+    if (A.am_root)
+        rc = aptus_coll_pack_in(sbuf, (size_t)scount * (size_t)A.n, sd, &sp, &stmp);
+    if (rc == 0)
+        rc = aptus_coll_scatter(sp, A.in_place ? NULL : rp, A.am_root ? sblk : rbytes, root, c);
+    if (rd)
+        aptus_coll_unpack_done(rbuf, (size_t)rcount, rd, rtmp, rc);
+    free(stmp);
+    return fail(c, rc, fn);
+}
+
+int PMPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                 MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+    return scatter_any("MPI_Scatter", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+}
+APTUS_ALIAS(Scatter)
+int PMPI_Scatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
+                   MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+    return scatter_any("MPI_Scatter_c", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+}
+APTUS_ALIAS(Scatter_c)
+
+static int scatterv_any(const char *fn, const void *sbuf, const void *scounts, const void *displs, MPI_Datatype stype,
+                        void *rbuf, MPI_Count rcount, MPI_Datatype rtype, int root, MPI_Comm comm, int large)
+{
+    GET_COMM(c, comm, fn);
+    struct rooted A;
+    const struct aptus_dtype *sd = NULL, *rd = NULL;
+    TRY(rooted_args(c, root, rbuf, &A, fn, "receive buffer"));
+    if (A.sends && !A.in_place) {
+        TRY(count_arg(c, rcount, fn, "receive count"));
+        TRY(type_arg(c, rtype, fn, "receive datatype", &rd));
+        TRY(buf_arg(c, rbuf, rcount, rd, fn, "receive buffer"));
+    }
+    size_t *cnt = NULL;
+    MPI_Aint *disp = NULL;
+    if (A.am_root) {
+        TRY(type_arg(c, stype, fn, "send datatype", &sd));
+        TRY(v_arrays(c, A.n, scounts, displs, large, sd->extent, &cnt, &disp, fn, "send"));
+        size_t most = 0;
+        for (int i = 0; i < A.n; i++)
+            most = cnt[i] > most ? cnt[i] : most;
+        int rc = buf_arg(c, sbuf, (MPI_Count)most, sd, fn, "send buffer");
+        if (rc) {
+            free(cnt);
+            free(disp);
+            return rc;
+        }
+    }
+    size_t rbytes = rd ? (size_t)rcount * rd->size : 0;
+    char *rp = NULL;
+    void *rtmp = NULL;
+    struct coll_blocks B = { 0 };
+    int rc = 0;
+    if (rd)
+        rc = aptus_coll_unpack_prep(rbuf, (size_t)rcount, rd, &rp, &rtmp);
+    if (rc == 0 && A.am_root)
+        rc = aptus_coll_blocks_init(&B, A.n, sbuf, disp, cnt, sd, NULL, 1);
+    if (rc == 0) {
+        if (A.inter)
+            rc = aptus_coll_inter_scatterv((const char *const *)B.ptr, B.bytes, rp, rbytes, root, c);
+        else
+            rc = aptus_coll_scatterv((const char *const *)B.ptr, B.bytes, A.in_place ? NULL : rp, rbytes, root, c);
+    }
+    if (rd)
+        aptus_coll_unpack_done(rbuf, (size_t)rcount, rd, rtmp, rc);
+    else
+        free(rtmp);
+    aptus_coll_blocks_free(&B);
+    free(cnt);
+    free(disp);
+    return fail(c, rc, fn);
+}
+
+int PMPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,
+                  void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+    return scatterv_any("MPI_Scatterv", sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root,
+                        comm, 0);
+}
+APTUS_ALIAS(Scatterv)
+int PMPI_Scatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], MPI_Datatype sendtype,
+                    void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+    return scatterv_any("MPI_Scatterv_c", sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root,
+                        comm, 1);
+}
+APTUS_ALIAS(Scatterv_c)
+
+/* ---- Allgather, Allgatherv ----------------------------------------------------------------------------- */
+
+static int allgather_any(const char *fn, const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                         MPI_Count rcount, MPI_Datatype rtype, MPI_Comm comm)
+{
+    GET_COMM(c, comm, fn);
+    const struct aptus_dtype *sd = NULL, *rd = NULL;
+    int in_place = sbuf == MPI_IN_PLACE, n = c->is_inter ? c->npeers : c->size, r = c->rank;
+    if (in_place && c->is_inter)
+        return no_in_place(c, sbuf, fn, "on an intercommunicator");
+    if (!in_place) {
+        TRY(count_arg(c, scount, fn, "send count"));
+        TRY(type_arg(c, stype, fn, "send datatype", &sd));
+        TRY(buf_arg(c, sbuf, scount, sd, fn, "send buffer"));
+    }
+    TRY(count_arg(c, rcount, fn, "receive count"));
+    TRY(type_arg(c, rtype, fn, "receive datatype", &rd));
+    TRY(buf_arg(c, rbuf, rcount * n, rd, fn, "receive buffer"));
+    size_t sbytes = sd ? (size_t)scount * sd->size : 0, rblk = (size_t)rcount * rd->size;
+    if (!in_place)
+        TRY(alias_arg(c, sbuf, rbuf, sbytes, fn));
+    const char *sp = NULL;
+    void *stmp = NULL, *rtmp = NULL;
+    int rc = 0;
+    if (sd)
+        TRY(fail(c, aptus_coll_pack_in(sbuf, (size_t)scount, sd, &sp, &stmp), fn));
+    if (c->is_inter) {
+        size_t *cnt = malloc(sizeof(size_t) * (size_t)n);
+        MPI_Aint *disp = malloc(sizeof(MPI_Aint) * (size_t)n);
+        struct coll_blocks B = { 0 };
+        rc = (cnt && disp) ? 0 : MPI_ERR_NO_MEM;
+        for (int i = 0; rc == 0 && i < n; i++) {
+            cnt[i] = (size_t)rcount;
+            disp[i] = (MPI_Aint)i * rcount * rd->extent;
+        }
+        if (rc == 0)
+            rc = aptus_coll_blocks_init(&B, n, rbuf, disp, cnt, rd, NULL, 0);
+        if (rc == 0) {
+            rc = aptus_coll_inter_allgatherv(sp, sbytes, B.ptr, B.bytes, c);
+            if (rc == 0)
+                aptus_coll_blocks_unpack(&B, rbuf, disp, cnt, rd, NULL, -1);
+            aptus_coll_blocks_free(&B);
+        }
+        free(cnt);
+        free(disp);
+        free(stmp);
+        return fail(c, rc, fn);
+    }
+    if (!in_place && sbytes != rblk) {
+        free(stmp);
+        return aptus_error(c, MPI_ERR_TRUNCATE, fn,
+                           "the send data (%zu bytes) and a receive block (%zu bytes) differ: the type signatures do "
+                           "not match",
+                           sbytes, rblk);
+    }
+    size_t total = (size_t)rcount * (size_t)n;
+    char *rp;
+    rc = aptus_coll_unpack_prep(rbuf, total, rd, &rp, &rtmp);
+    if (rc == 0 && rtmp) { /* my block goes into the packed buffer first */
+        if (in_place)
+            aptus_dt_pack((char *)rbuf + (MPI_Aint)r * rcount * rd->extent, (size_t)rcount, rd, rp + (size_t)r * rblk);
+        else
+            memcpy(rp + (size_t)r * rblk, sp, rblk);
+    }
+    if (rc == 0)
+        rc = aptus_coll_allgather((in_place || rtmp) ? NULL : sp, rp, rblk, c);
+    aptus_coll_unpack_done(rbuf, total, rd, rtmp, rc);
+    free(stmp);
+    return fail(c, rc, fn);
+}
+
+int PMPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                   MPI_Datatype recvtype, MPI_Comm comm)
+{
+    return allgather_any("MPI_Allgather", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+}
+APTUS_ALIAS(Allgather)
+int PMPI_Allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                     MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+    return allgather_any("MPI_Allgather_c", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+}
+APTUS_ALIAS(Allgather_c)
+
+static int allgatherv_any(const char *fn, const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                          const void *rcounts, const void *displs, MPI_Datatype rtype, MPI_Comm comm, int large)
+{
+    GET_COMM(c, comm, fn);
+    const struct aptus_dtype *sd = NULL, *rd = NULL;
+    int in_place = sbuf == MPI_IN_PLACE, n = c->is_inter ? c->npeers : c->size, r = c->rank;
+    if (in_place && c->is_inter)
+        return no_in_place(c, sbuf, fn, "on an intercommunicator");
+    if (!in_place) {
+        TRY(count_arg(c, scount, fn, "send count"));
+        TRY(type_arg(c, stype, fn, "send datatype", &sd));
+        TRY(buf_arg(c, sbuf, scount, sd, fn, "send buffer"));
+    }
+    TRY(type_arg(c, rtype, fn, "receive datatype", &rd));
+    size_t *cnt;
+    MPI_Aint *disp;
+    TRY(v_arrays(c, n, rcounts, displs, large, rd->extent, &cnt, &disp, fn, "receive"));
+    size_t most = 0;
+    for (int i = 0; i < n; i++)
+        most = cnt[i] > most ? cnt[i] : most;
+    size_t sbytes = sd ? (size_t)scount * sd->size : 0;
+    int rc = buf_arg(c, rbuf, (MPI_Count)most, rd, fn, "receive buffer");
+    if (rc == 0 && !in_place)
+        rc = alias_arg(c, sbuf, rbuf, sbytes, fn);
+    if (rc) {
+        free(cnt);
+        free(disp);
         return rc;
-    size_t bytes = aptus_dt_bytes(d, count);
-    if (sendbuf != MPI_IN_PLACE)
-        CHK_BUF(c, sendbuf, bytes, fn);
-    if (all || c->rank == root)
-        CHK_BUF(c, recvbuf, bytes, fn);
-    if (sendbuf == MPI_IN_PLACE && !all && c->rank != root)
-        return aptus_error(c, MPI_ERR_BUFFER, fn, "MPI_IN_PLACE is only valid at the root");
-    rc = all ? aptus_allreduce(sendbuf, recvbuf, (size_t)count, d, datatype, op, c)
-             : aptus_reduce(sendbuf, recvbuf, (size_t)count, d, datatype, op, root, c);
-    return rc ? aptus_error(c, rc, fn, "reduction failed") : MPI_SUCCESS;
+    }
+    const char *sp = NULL;
+    void *stmp = NULL;
+    struct coll_blocks B = { 0 };
+    if (sd)
+        rc = aptus_coll_pack_in(sbuf, (size_t)scount, sd, &sp, &stmp);
+    if (rc == 0)
+        rc = aptus_coll_blocks_init(&B, n, rbuf, disp, cnt, rd, NULL, 0);
+    if (rc == 0 && c->is_inter) {
+        rc = aptus_coll_inter_allgatherv(sp, sbytes, B.ptr, B.bytes, c);
+    } else if (rc == 0) {
+        if (in_place) {
+            aptus_coll_blocks_pack_one(&B, r, rbuf, disp, cnt, rd, NULL);
+        } else if (sbytes > B.bytes[r]) {
+            rc = MPI_ERR_TRUNCATE;
+        } else if (sbytes) {
+            memmove(B.ptr[r], sp, sbytes);
+        }
+        if (rc == 0)
+            rc = aptus_coll_allgatherv(NULL, B.ptr, B.bytes, c);
+    }
+    if (rc == 0)
+        aptus_coll_blocks_unpack(&B, rbuf, disp, cnt, rd, NULL, -1);
+    aptus_coll_blocks_free(&B);
+    free(stmp);
+    free(cnt);
+    free(disp);
+    return fail(c, rc, fn);
+}
+
+int PMPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                    const int displs[], MPI_Datatype recvtype, MPI_Comm comm)
+{
+    return allgatherv_any("MPI_Allgatherv", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm,
+                          0);
+}
+APTUS_ALIAS(Allgatherv)
+int PMPI_Allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                      const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm)
+{
+    return allgatherv_any("MPI_Allgatherv_c", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
+                          comm, 1);
+}
+APTUS_ALIAS(Allgatherv_c)
+
+/* ---- Alltoall, Alltoallv, Alltoallw ---------------------------------------------------------------------- */
+
+static int alltoall_any(const char *fn, const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                        MPI_Count rcount, MPI_Datatype rtype, MPI_Comm comm)
+{
+    GET_COMM(c, comm, fn);
+    const struct aptus_dtype *sd = NULL, *rd = NULL;
+    int in_place = sbuf == MPI_IN_PLACE, n = c->is_inter ? c->npeers : c->size;
+    if (in_place && c->is_inter)
+        return no_in_place(c, sbuf, fn, "on an intercommunicator");
+    TRY(count_arg(c, rcount, fn, "receive count"));
+    TRY(type_arg(c, rtype, fn, "receive datatype", &rd));
+    TRY(buf_arg(c, rbuf, rcount * n, rd, fn, "receive buffer"));
+    if (!in_place) {
+        TRY(count_arg(c, scount, fn, "send count"));
+        TRY(type_arg(c, stype, fn, "send datatype", &sd));
+        TRY(buf_arg(c, sbuf, scount * n, sd, fn, "send buffer"));
+    } else {
+        scount = rcount;
+        sd = rd;
+    }
+    size_t sblk = (size_t)scount * sd->size, rblk = (size_t)rcount * rd->size;
+    if (!in_place)
+        TRY(alias_arg(c, sbuf, rbuf, sblk * (size_t)n, fn));
+    if (sblk != rblk && !c->is_inter)
+        return aptus_error(c, MPI_ERR_TRUNCATE, fn,
+                           "send blocks (%zu bytes) and receive blocks (%zu bytes) differ: the type signatures do not "
+                           "match",
+                           sblk, rblk);
+    size_t *scnt = malloc(sizeof(size_t) * (size_t)n), *rcnt = malloc(sizeof(size_t) * (size_t)n);
+    MPI_Aint *sdisp = malloc(sizeof(MPI_Aint) * (size_t)n), *rdisp = malloc(sizeof(MPI_Aint) * (size_t)n);
+    struct coll_blocks SB = { 0 }, RB = { 0 };
+    int rc = (scnt && rcnt && sdisp && rdisp) ? 0 : MPI_ERR_NO_MEM;
+    for (int i = 0; rc == 0 && i < n; i++) {
+        scnt[i] = (size_t)scount;
+        rcnt[i] = (size_t)rcount;
+        sdisp[i] = (MPI_Aint)i * scount * sd->extent;
+        rdisp[i] = (MPI_Aint)i * rcount * rd->extent;
+    }
+    if (rc == 0 && !c->is_inter) {
+        /* one packed buffer each way */
+        const char *sp = NULL;
+        char *rp = NULL;
+        void *stmp = NULL, *rtmp = NULL;
+        size_t total = (size_t)rcount * (size_t)n;
+        if (in_place) {
+            stmp = malloc(rblk * (size_t)n + 1);
+            if (!stmp)
+                rc = MPI_ERR_NO_MEM;
+            else
+                aptus_dt_pack(rbuf, total, rd, stmp);
+            sp = stmp;
+        } else {
+            rc = aptus_coll_pack_in(sbuf, (size_t)scount * (size_t)n, sd, &sp, &stmp);
+        }
+        if (rc == 0)
+            rc = aptus_coll_unpack_prep(rbuf, total, rd, &rp, &rtmp);
+        if (rc == 0)
+            rc = aptus_coll_alltoall(sp, rp, rblk, c);
+        aptus_coll_unpack_done(rbuf, total, rd, rtmp, rc);
+        free(stmp);
+    } else if (rc == 0) {
+        rc = aptus_coll_blocks_init(&SB, n, sbuf, sdisp, scnt, sd, NULL, 1);
+        if (rc == 0)
+            rc = aptus_coll_blocks_init(&RB, n, rbuf, rdisp, rcnt, rd, NULL, 0);
+        if (rc == 0)
+            rc = aptus_coll_alltoallv((const char *const *)SB.ptr, SB.bytes, RB.ptr, RB.bytes, c);
+        if (rc == 0)
+            aptus_coll_blocks_unpack(&RB, rbuf, rdisp, rcnt, rd, NULL, -1);
+    }
+    aptus_coll_blocks_free(&SB);
+    aptus_coll_blocks_free(&RB);
+    free(scnt);
+    free(rcnt);
+    free(sdisp);
+    free(rdisp);
+    return fail(c, rc, fn);
+}
+
+int PMPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                  MPI_Datatype recvtype, MPI_Comm comm)
+{
+    return alltoall_any("MPI_Alltoall", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+}
+APTUS_ALIAS(Alltoall)
+int PMPI_Alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                    MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+    return alltoall_any("MPI_Alltoall_c", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+}
+APTUS_ALIAS(Alltoall_c)
+
+/* Alltoallv (one type each way, displacements in elements) and Alltoallw (a type per block,
+ * displacements in bytes). */
+static int alltoallvw_any(const char *fn, const void *sbuf, const void *scounts, const void *sdispls,
+                          const MPI_Datatype *stypes, void *rbuf, const void *rcounts, const void *rdispls,
+                          const MPI_Datatype *rtypes, MPI_Comm comm, int large, int w)
+{
+    GET_COMM(c, comm, fn);
+    int in_place = sbuf == MPI_IN_PLACE, n = c->is_inter ? c->npeers : c->size, rc = 0;
+    if (in_place && c->is_inter)
+        return no_in_place(c, sbuf, fn, "on an intercommunicator");
+    if (rbuf == MPI_IN_PLACE)
+        return no_in_place(c, rbuf, fn, "as the receive buffer");
+    size_t *scnt = NULL, *rcnt = NULL;
+    MPI_Aint *sdisp = NULL, *rdisp = NULL;
+    const struct aptus_dtype **sdt = calloc((size_t)(n > 0 ? n : 1), sizeof *sdt);
+    const struct aptus_dtype **rdt = calloc((size_t)(n > 0 ? n : 1), sizeof *rdt);
+    struct coll_blocks SB = { 0 }, RB = { 0 };
+    if (!sdt || !rdt) {
+        rc = aptus_error(c, MPI_ERR_NO_MEM, fn, "out of memory");
+        goto out;
+    }
+    /* receive side */
+    if (n > 0 && (!rtypes || (w && !rtypes))) {
+        rc = aptus_error(c, MPI_ERR_ARG, fn, "null receive datatype array");
+        goto out;
+    }
+    for (int i = 0; i < n; i++)
+        if ((rc = type_arg(c, rtypes[w ? i : 0], fn, "receive datatype", &rdt[i])) != 0)
+            goto out;
+    if ((rc = v_arrays(c, n, rcounts, rdispls, large, w ? 1 : (n ? rdt[0]->extent : 1), &rcnt, &rdisp, fn,
+                       "receive")) != 0)
+        goto out;
+    /* send side (in place: the receive side's) */
+    if (in_place) {
+        for (int i = 0; i < n; i++)
+            sdt[i] = rdt[i];
+    } else {
+        if (n > 0 && !stypes) {
+            rc = aptus_error(c, MPI_ERR_ARG, fn, "null send datatype array");
+            goto out;
+        }
+        for (int i = 0; i < n; i++)
+            if ((rc = type_arg(c, stypes[w ? i : 0], fn, "send datatype", &sdt[i])) != 0)
+                goto out;
+        if ((rc = v_arrays(c, n, scounts, sdispls, large, w ? 1 : (n ? sdt[0]->extent : 1), &scnt, &sdisp, fn,
+                           "send")) != 0)
+            goto out;
+    }
+    for (int i = 0; i < n; i++) {
+        if (rcnt[i] && (rc = buf_arg(c, rbuf, (MPI_Count)rcnt[i], rdt[i], fn, "receive buffer")) != 0)
+            goto out;
+        if (!in_place && scnt[i] && (rc = buf_arg(c, sbuf, (MPI_Count)scnt[i], sdt[i], fn, "send buffer")) != 0)
+            goto out;
+    }
+    if (in_place)
+        rc = aptus_coll_blocks_init(&SB, n, rbuf, rdisp, rcnt, NULL, rdt, 2);
+    else
+        rc = aptus_coll_blocks_init(&SB, n, sbuf, sdisp, scnt, NULL, sdt, 1);
+    if (rc == 0)
+        rc = aptus_coll_blocks_init(&RB, n, rbuf, rdisp, rcnt, NULL, rdt, 0);
+    if (rc == 0)
+        rc = aptus_coll_alltoallv((const char *const *)SB.ptr, SB.bytes, RB.ptr, RB.bytes, c);
+    if (rc == 0)
+        aptus_coll_blocks_unpack(&RB, rbuf, rdisp, rcnt, NULL, rdt, -1);
+    rc = fail(c, rc, fn);
+out:
+    aptus_coll_blocks_free(&SB);
+    aptus_coll_blocks_free(&RB);
+    free(sdt);
+    free(rdt);
+    free(scnt);
+    free(rcnt);
+    free(sdisp);
+    free(rdisp);
+    return rc;
+}
+
+int PMPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+                   void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
+{
+    return alltoallvw_any("MPI_Alltoallv", sendbuf, sendcounts, sdispls, &sendtype, recvbuf, recvcounts, rdispls,
+                          &recvtype, comm, 0, 0);
+}
+APTUS_ALIAS(Alltoallv)
+int PMPI_Alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+                     MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                     MPI_Datatype recvtype, MPI_Comm comm)
+{
+    return alltoallvw_any("MPI_Alltoallv_c", sendbuf, sendcounts, sdispls, &sendtype, recvbuf, recvcounts, rdispls,
+                          &recvtype, comm, 1, 0);
+}
+APTUS_ALIAS(Alltoallv_c)
+int PMPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[],
+                   void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[],
+                   MPI_Comm comm)
+{
+    return alltoallvw_any("MPI_Alltoallw", sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
+                          recvtypes, comm, 0, 1);
+}
+APTUS_ALIAS(Alltoallw)
+int PMPI_Alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+                     const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[],
+                     const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
+{
+    return alltoallvw_any("MPI_Alltoallw_c", sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
+                          recvtypes, comm, 1, 1);
+}
+APTUS_ALIAS(Alltoallw_c)
+
+/* ---- Reduce, Allreduce ----------------------------------------------------------------------------------- */
+
+static int reduce_any(const char *fn, const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op oph,
+                      int root, MPI_Comm comm)
+{
+    GET_COMM(c, comm, fn);
+    struct rooted A;
+    const struct aptus_dtype *d;
+    const struct aptus_op *op;
+    struct coll_rsetup S;
+    TRY(rooted_args(c, root, sbuf, &A, fn, "send buffer"));
+    int active = A.sends || A.am_root;
+    if (!active) /* intercommunicator, MPI_PROC_NULL */
+        return fail(c, aptus_coll_inter_reduce(NULL, NULL, 0, NULL, root, c), fn);
+    TRY(count_arg(c, count, fn, "count"));
+    TRY(type_arg(c, datatype, fn, "datatype", &d));
+    TRY(op_arg(c, oph, fn, &op));
+    TRY(rsetup_arg(c, &S, op, datatype, d, (size_t)count, fn));
+    if (A.sends && !A.in_place)
+        TRY(buf_arg(c, sbuf, count, d, fn, "send buffer"));
+    if (A.am_root) {
+        TRY(buf_arg(c, rbuf, count, d, fn, "receive buffer"));
+        if (A.sends && !A.in_place)
+            TRY(alias_arg(c, sbuf, rbuf, (size_t)count * d->size, fn));
+    }
+    int rc = 0, rc2 = 0;
+    char *src = NULL, *dst = NULL;
+    if (A.sends && !A.in_place)
+        src = aptus_coll_rwork(&S, sbuf, 1, &rc);
+    if (rc == 0 && A.am_root)
+        dst = aptus_coll_rwork(&S, rbuf, A.in_place, &rc);
+    if (rc == 0) {
+        if (A.inter)
+            rc = aptus_coll_inter_reduce(src, dst, S.n, &S.R, root, c);
+        else
+            rc = aptus_coll_reduce(src, dst, S.n, &S.R, root, c);
+    }
+    if (src)
+        aptus_coll_rdone(&S, src, NULL, 0);
+    if (dst)
+        rc2 = aptus_coll_rdone(&S, dst, rbuf, rc == 0);
+    return fail(c, rc ? rc : rc2, fn);
 }
 
 int PMPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root,
                 MPI_Comm comm)
 {
-    return reduce_any("MPI_Reduce", sendbuf, recvbuf, count, datatype, op, root, comm, 0);
+    return reduce_any("MPI_Reduce", sendbuf, recvbuf, count, datatype, op, root, comm);
 }
 APTUS_ALIAS(Reduce)
 int PMPI_Reduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root,
                   MPI_Comm comm)
 {
-    return reduce_any("MPI_Reduce_c", sendbuf, recvbuf, count, datatype, op, root, comm, 0);
+    return reduce_any("MPI_Reduce_c", sendbuf, recvbuf, count, datatype, op, root, comm);
 }
 APTUS_ALIAS(Reduce_c)
 
+static int allreduce_any(const char *fn, const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype datatype,
+                         MPI_Op oph, MPI_Comm comm)
+{
+    GET_COMM(c, comm, fn);
+    const struct aptus_dtype *d;
+    const struct aptus_op *op;
+    struct coll_rsetup S;
+    int in_place = sbuf == MPI_IN_PLACE;
+    if (in_place && c->is_inter)
+        return no_in_place(c, sbuf, fn, "on an intercommunicator");
+    TRY(count_arg(c, count, fn, "count"));
+    TRY(type_arg(c, datatype, fn, "datatype", &d));
+    TRY(op_arg(c, oph, fn, &op));
+    TRY(rsetup_arg(c, &S, op, datatype, d, (size_t)count, fn));
+    if (!in_place) {
+        TRY(buf_arg(c, sbuf, count, d, fn, "send buffer"));
+        TRY(alias_arg(c, sbuf, rbuf, (size_t)count * d->size, fn));
+    }
+    TRY(buf_arg(c, rbuf, count, d, fn, "receive buffer"));
+    int rc = 0, rc2 = 0;
+    /* the work vector starts as my input */
+    const char *src = NULL;
+    char *w;
+    if (S.direct) {
+        w = (char *)rbuf + S.off;
+        src = in_place ? NULL : (const char *)sbuf + S.off;
+    } else {
+        w = aptus_coll_rwork(&S, in_place ? rbuf : sbuf, 1, &rc);
+    }
+    if (rc == 0) {
+        if (c->is_inter)
+            rc = aptus_coll_inter_allreduce(src ? src : w, w, S.n, &S.R, c);
+        else
+            rc = aptus_coll_allreduce(src, w, S.n, &S.R, c);
+    }
+    if (w)
+        rc2 = aptus_coll_rdone(&S, w, rbuf, rc == 0);
+    return fail(c, rc ? rc : rc2, fn);
+}
+
 int PMPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
-    return reduce_any("MPI_Allreduce", sendbuf, recvbuf, count, datatype, op, 0, comm, 1);
+    return allreduce_any("MPI_Allreduce", sendbuf, recvbuf, count, datatype, op, comm);
 }
 APTUS_ALIAS(Allreduce)
 int PMPI_Allreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op,
                      MPI_Comm comm)
 {
-    return reduce_any("MPI_Allreduce_c", sendbuf, recvbuf, count, datatype, op, 0, comm, 1);
+    return allreduce_any("MPI_Allreduce_c", sendbuf, recvbuf, count, datatype, op, comm);
 }
 APTUS_ALIAS(Allreduce_c)
 
-int PMPI_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *op)
+/* ---- Reduce_scatter, Reduce_scatter_block ------------------------------------------------------------- */
+
+/* counts: NULL for the block form (every rank gets `block` elements). */
+static int reduce_scatter_any(const char *fn, const void *sbuf, void *rbuf, const void *counts, MPI_Count block,
+                              MPI_Datatype datatype, MPI_Op oph, MPI_Comm comm, int large)
 {
-    API_INIT("MPI_Op_create");
+    GET_COMM(c, comm, fn);
+    const struct aptus_dtype *d;
+    const struct aptus_op *op;
+    struct coll_rsetup S, Sme;
+    int in_place = sbuf == MPI_IN_PLACE, n = c->size, r = c->rank;
+    if (in_place && c->is_inter)
+        return no_in_place(c, sbuf, fn, "on an intercommunicator");
+    TRY(type_arg(c, datatype, fn, "datatype", &d));
+    TRY(op_arg(c, oph, fn, &op));
+    if (!counts)
+        TRY(count_arg(c, block, fn, "receive count"));
+    size_t *cnt = malloc(sizeof(size_t) * (size_t)n);
+    if (!cnt)
+        return aptus_error(c, MPI_ERR_NO_MEM, fn, "out of memory");
+    size_t total = 0;
+    for (int i = 0; i < n; i++) {
+        MPI_Count k = counts ? v_count(counts, large, i) : block;
+        if (k < 0) {
+            free(cnt);
+            return aptus_error(c, MPI_ERR_COUNT, fn, "negative receive count %lld for rank %d", (long long)k, i);
+        }
+        cnt[i] = (size_t)k;
+        total += cnt[i];
+    }
+    int rc = rsetup_arg(c, &S, op, datatype, d, total, fn);
+    if (rc == 0)
+        rc = rsetup_arg(c, &Sme, op, datatype, d, cnt[r], fn);
+    if (rc == 0 && !in_place)
+        rc = buf_arg(c, sbuf, (MPI_Count)total, d, fn, "send buffer");
+    if (rc == 0)
+        rc = buf_arg(c, rbuf, (MPI_Count)(in_place ? total : cnt[r]), d, fn, "receive buffer");
+    if (rc == 0 && !in_place)
+        rc = alias_arg(c, sbuf, rbuf, cnt[r] * d->size, fn);
+    if (rc) {
+        free(cnt);
+        return rc;
+    }
+    for (int i = 0; i < n; i++)
+        cnt[i] *= S.per; /* work elements */
+    char *src = NULL, *dst = NULL;
+    if (S.direct) {
+        src = in_place ? NULL : (char *)sbuf + S.off;
+        dst = (char *)rbuf + S.off;
+        rc = c->is_inter ? aptus_coll_inter_reduce_scatter(src, dst, cnt, &S.R, c)
+                         : aptus_coll_reduce_scatter(src, dst, cnt, &S.R, c);
+    } else {
+        /* the whole input vector in a work buffer; my block ends up at its start */
+        src = aptus_coll_rwork(&S, in_place ? rbuf : sbuf, 1, &rc);
+        if (rc == 0) {
+            if (c->is_inter) {
+                dst = aptus_coll_rwork(&Sme, rbuf, 0, &rc);
+                if (rc == 0)
+                    rc = aptus_coll_inter_reduce_scatter(src, dst, cnt, &S.R, c);
+                if (dst) {
+                    int rc2 = aptus_coll_rdone(&Sme, dst, rbuf, rc == 0);
+                    rc = rc ? rc : rc2;
+                }
+            } else {
+                rc = aptus_coll_reduce_scatter(NULL, src, cnt, &S.R, c);
+                if (rc == 0 && Sme.count) {
+                    /* src now starts with my block: hand it to a setup of cnt[r] elements */
+                    rc = aptus_coll_rdone(&Sme, src, rbuf, 1);
+                    src = NULL;
+                }
+            }
+        }
+        if (src)
+            aptus_coll_rdone(&S, src, NULL, 0);
+    }
+    free(cnt);
+    return fail(c, rc, fn);
+}
+
+int PMPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op,
+                        MPI_Comm comm)
+{
+    GET_COMM(c, comm, "MPI_Reduce_scatter");
+    if (!recvcounts)
+        return aptus_error(c, MPI_ERR_ARG, "MPI_Reduce_scatter", "null receive counts array");
+    return reduce_scatter_any("MPI_Reduce_scatter", sendbuf, recvbuf, recvcounts, 0, datatype, op, comm, 0);
+}
+APTUS_ALIAS(Reduce_scatter)
+int PMPI_Reduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], MPI_Datatype datatype,
+                          MPI_Op op, MPI_Comm comm)
+{
+    GET_COMM(c, comm, "MPI_Reduce_scatter_c");
+    if (!recvcounts)
+        return aptus_error(c, MPI_ERR_ARG, "MPI_Reduce_scatter_c", "null receive counts array");
+    return reduce_scatter_any("MPI_Reduce_scatter_c", sendbuf, recvbuf, recvcounts, 0, datatype, op, comm, 1);
+}
+APTUS_ALIAS(Reduce_scatter_c)
+int PMPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op,
+                              MPI_Comm comm)
+{
+    return reduce_scatter_any("MPI_Reduce_scatter_block", sendbuf, recvbuf, NULL, recvcount, datatype, op, comm, 0);
+}
+APTUS_ALIAS(Reduce_scatter_block)
+int PMPI_Reduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount, MPI_Datatype datatype,
+                                MPI_Op op, MPI_Comm comm)
+{
+    return reduce_scatter_any("MPI_Reduce_scatter_block_c", sendbuf, recvbuf, NULL, recvcount, datatype, op, comm, 1);
+}
+APTUS_ALIAS(Reduce_scatter_block_c)
+
+/* ---- Scan, Exscan ------------------------------------------------------------------------------------- */
+
+static int scan_any(const char *fn, const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op oph,
+                    MPI_Comm comm, int exclusive)
+{
+    GET_COMM(c, comm, fn);
+    const struct aptus_dtype *d;
+    const struct aptus_op *op;
+    struct coll_rsetup S;
+    int in_place = sbuf == MPI_IN_PLACE;
+    TRY(intra_arg(c, fn));
+    TRY(count_arg(c, count, fn, "count"));
+    TRY(type_arg(c, datatype, fn, "datatype", &d));
+    TRY(op_arg(c, oph, fn, &op));
+    TRY(rsetup_arg(c, &S, op, datatype, d, (size_t)count, fn));
+    if (!in_place) {
+        TRY(buf_arg(c, sbuf, count, d, fn, "send buffer"));
+        TRY(alias_arg(c, sbuf, rbuf, (size_t)count * d->size, fn));
+    }
+    TRY(buf_arg(c, rbuf, count, d, fn, "receive buffer"));
+    int rc = 0, rc2 = 0;
+    const char *src = NULL;
+    char *w;
+    if (S.direct) {
+        w = (char *)rbuf + S.off;
+        src = in_place ? NULL : (const char *)sbuf + S.off;
+    } else {
+        w = aptus_coll_rwork(&S, in_place ? rbuf : sbuf, 1, &rc);
+    }
+    if (rc == 0)
+        rc = aptus_coll_scan(src, w, S.n, &S.R, c, exclusive);
+    /* MPI_Exscan leaves rank 0's receive buffer alone */
+    if (w)
+        rc2 = aptus_coll_rdone(&S, w, rbuf, rc == 0 && !(exclusive && c->rank == 0));
+    return fail(c, rc ? rc : rc2, fn);
+}
+
+int PMPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+    return scan_any("MPI_Scan", sendbuf, recvbuf, count, datatype, op, comm, 0);
+}
+APTUS_ALIAS(Scan)
+int PMPI_Scan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+    return scan_any("MPI_Scan_c", sendbuf, recvbuf, count, datatype, op, comm, 0);
+}
+APTUS_ALIAS(Scan_c)
+int PMPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+    return scan_any("MPI_Exscan", sendbuf, recvbuf, count, datatype, op, comm, 1);
+}
+APTUS_ALIAS(Exscan)
+int PMPI_Exscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+    return scan_any("MPI_Exscan_c", sendbuf, recvbuf, count, datatype, op, comm, 1);
+}
+APTUS_ALIAS(Exscan_c)
+
+/* ---- Reduce_local and the op objects ----------------------------------------------------------------- */
+
+static int reduce_local_any(const char *fn, const void *inbuf, void *inoutbuf, MPI_Count count, MPI_Datatype datatype,
+                            MPI_Op oph)
+{
+    API_INIT(fn);
+    const struct aptus_dtype *d;
+    const struct aptus_op *op;
+    struct coll_rsetup S;
+    TRY(count_arg(NULL, count, fn, "count"));
+    TRY(type_arg(NULL, datatype, fn, "datatype", &d));
+    TRY(op_arg(NULL, oph, fn, &op));
+    TRY(rsetup_arg(NULL, &S, op, datatype, d, (size_t)count, fn));
+    TRY(buf_arg(NULL, inbuf, count, d, fn, "input buffer"));
+    TRY(buf_arg(NULL, inoutbuf, count, d, fn, "input/output buffer"));
+    TRY(alias_arg(NULL, inbuf, inoutbuf, (size_t)count * d->size, fn));
+    int rc = 0, rc2 = 0;
+    char *in = aptus_coll_rwork(&S, inbuf, 1, &rc), *io = NULL;
+    if (rc == 0)
+        io = aptus_coll_rwork(&S, inoutbuf, 1, &rc);
+    if (rc == 0)
+        aptus_coll_red_apply(&S.R, in, io, 0, S.n);
+    if (io)
+        rc2 = aptus_coll_rdone(&S, io, inoutbuf, rc == 0);
+    if (in)
+        aptus_coll_rdone(&S, in, NULL, 0);
+    return fail(NULL, rc ? rc : rc2, fn);
+}
+
+int PMPI_Reduce_local(const void *inbuf, void *inoutbuf, int count, MPI_Datatype datatype, MPI_Op op)
+{
+    return reduce_local_any("MPI_Reduce_local", inbuf, inoutbuf, count, datatype, op);
+}
+APTUS_ALIAS(Reduce_local)
+int PMPI_Reduce_local_c(const void *inbuf, void *inoutbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op)
+{
+    return reduce_local_any("MPI_Reduce_local_c", inbuf, inoutbuf, count, datatype, op);
+}
+APTUS_ALIAS(Reduce_local_c)
+
+static int op_create_any(const char *fn, MPI_User_function *fn_i, MPI_User_function_c *fn_c, int commute, MPI_Op *op)
+{
+    API_INIT(fn);
+    if (!fn_i && !fn_c)
+        return aptus_error(NULL, MPI_ERR_ARG, fn, "null user function");
+    if (!op)
+        return aptus_error(NULL, MPI_ERR_ARG, fn, "null output handle");
     struct aptus_op *o = calloc(1, sizeof *o);
     if (!o)
-        return aptus_error(NULL, MPI_ERR_NO_MEM, "MPI_Op_create", "out of memory");
+        return aptus_error(NULL, MPI_ERR_NO_MEM, fn, "out of memory");
     o->magic = APTUS_MAGIC_OP;
     o->refcount = 1;
-    o->commute = commute;
-    o->user_fn = user_fn;
+    o->commute = commute != 0;
+    o->user_fn = fn_i;
+    o->user_fn_c = fn_c;
     *op = (MPI_Op)o;
     return MPI_SUCCESS;
 }
+
+int PMPI_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *op)
+{
+    return op_create_any("MPI_Op_create", user_fn, NULL, commute, op);
+}
 APTUS_ALIAS(Op_create)
+int PMPI_Op_create_c(MPI_User_function_c *user_fn, int commute, MPI_Op *op)
+{
+    return op_create_any("MPI_Op_create_c", NULL, user_fn, commute, op);
+}
+APTUS_ALIAS(Op_create_c)
 
 int PMPI_Op_free(MPI_Op *op)
 {
     API_INIT("MPI_Op_free");
     struct aptus_op *o = op ? aptus_op_get(*op) : NULL;
-    if (!o || o->predefined)
-        return aptus_error(NULL, MPI_ERR_OP, "MPI_Op_free", "invalid or predefined operation");
+    if (!o)
+        return aptus_error(NULL, MPI_ERR_OP, "MPI_Op_free", "invalid operation handle");
+    if (o->predefined)
+        return aptus_error(NULL, MPI_ERR_OP, "MPI_Op_free", "%s is predefined and cannot be freed",
+                           aptus_op_name(o->predefined));
     o->magic = 0;
     free(o);
     *op = MPI_OP_NULL;
@@ -130,9 +1284,12 @@ APTUS_ALIAS(Op_free)
 
 int PMPI_Op_commutative(MPI_Op op, int *commute)
 {
+    API_INIT("MPI_Op_commutative");
     struct aptus_op *o = aptus_op_get(op);
     if (!o)
-        return aptus_error(NULL, MPI_ERR_OP, "MPI_Op_commutative", "invalid operation");
+        return aptus_error(NULL, MPI_ERR_OP, "MPI_Op_commutative", "invalid operation handle");
+    if (!commute)
+        return aptus_error(NULL, MPI_ERR_ARG, "MPI_Op_commutative", "null output argument");
     *commute = o->commute;
     return MPI_SUCCESS;
 }

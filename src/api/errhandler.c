@@ -3,74 +3,208 @@
 
 #include "api/check.h"
 
-int PMPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler)
+static struct aptus_errhandler *errh_new(enum aptus_errh_obj obj)
 {
-    GET_COMM(c, comm, "MPI_Comm_set_errhandler");
-    struct aptus_errhandler *e = aptus_errh_get(errhandler);
-    if (!e)
-        return aptus_error(c, MPI_ERR_ARG, "MPI_Comm_set_errhandler", "invalid error handler");
-    e->refcount++;
-    c->errh = e;
-    return MPI_SUCCESS;
+    struct aptus_errhandler *e = calloc(1, sizeof *e);
+    if (e) {
+        e->magic = APTUS_MAGIC_ERRH;
+        e->kind = APTUS_ERRH_USER;
+        e->refcount = 1;
+        e->obj = obj;
+    }
+    return e;
 }
-APTUS_ALIAS(Comm_set_errhandler)
 
-extern struct aptus_errhandler aptus_errh_fatal, aptus_errh_abort, aptus_errh_return;
-
-int PMPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler)
+static const char *obj_name(enum aptus_errh_obj obj)
 {
-    GET_COMM(c, comm, "MPI_Comm_get_errhandler");
-    struct aptus_errhandler *e = c->errh;
-    e->refcount++;
-    *errhandler = e == &aptus_errh_fatal    ? MPI_ERRORS_ARE_FATAL
-                  : e == &aptus_errh_abort  ? MPI_ERRORS_ABORT
-                  : e == &aptus_errh_return ? MPI_ERRORS_RETURN
-                                            : (MPI_Errhandler)e;
-    return MPI_SUCCESS;
+    switch (obj) {
+    case APTUS_ERRH_FOR_COMM: return "communicators";
+    case APTUS_ERRH_FOR_FILE: return "files";
+    case APTUS_ERRH_FOR_WIN: return "windows";
+    default: return "sessions";
+    }
 }
-APTUS_ALIAS(Comm_get_errhandler)
+
+/* The error handler object for `h`, checked to be usable on objects of kind `obj`; on failure
+ * raises the error on comm (NULL: MPI_COMM_SELF) and returns NULL with *rc set. */
+static struct aptus_errhandler *errh_arg(MPI_Errhandler h, enum aptus_errh_obj obj, struct aptus_comm *comm,
+                                         const char *fn, int *rc)
+{
+    struct aptus_errhandler *e = aptus_errh_get(h);
+    if (!e) {
+        *rc = aptus_error(comm, MPI_ERR_ERRHANDLER, fn,
+                          h == MPI_ERRHANDLER_NULL ? "MPI_ERRHANDLER_NULL is not a valid error handler here"
+                                                   : "invalid error handler handle");
+        return NULL;
+    }
+    if (e->kind == APTUS_ERRH_USER && e->obj != obj) {
+        *rc = aptus_error(comm, MPI_ERR_ARG, fn, "the error handler was created for %s, not for %s", obj_name(e->obj),
+                          obj_name(obj));
+        return NULL;
+    }
+    return e;
+}
+
+/* ---- communicators ---- */
 
 int PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function *fn, MPI_Errhandler *errhandler)
 {
     API_INIT("MPI_Comm_create_errhandler");
-    struct aptus_errhandler *e = calloc(1, sizeof *e);
+    if (!fn || !errhandler)
+        return aptus_error(NULL, MPI_ERR_ARG, "MPI_Comm_create_errhandler", "null %s argument",
+                           fn ? "errhandler" : "function");
+    struct aptus_errhandler *e = errh_new(APTUS_ERRH_FOR_COMM);
     if (!e)
         return aptus_error(NULL, MPI_ERR_NO_MEM, "MPI_Comm_create_errhandler", "out of memory");
-    e->magic = APTUS_MAGIC_ERRH;
-    e->kind = APTUS_ERRH_USER;
-    e->refcount = 1;
     e->comm_fn = fn;
     *errhandler = (MPI_Errhandler)e;
     return MPI_SUCCESS;
 }
 APTUS_ALIAS(Comm_create_errhandler)
 
+int PMPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler)
+{
+    GET_COMM(c, comm, "MPI_Comm_set_errhandler");
+    int rc;
+    struct aptus_errhandler *e = errh_arg(errhandler, APTUS_ERRH_FOR_COMM, c, "MPI_Comm_set_errhandler", &rc);
+    if (!e)
+        return rc;
+    e->refcount++;
+    struct aptus_errhandler *old = c->errh;
+    c->errh = e;
+    aptus_errh_release(old);
+    return MPI_SUCCESS;
+}
+APTUS_ALIAS(Comm_set_errhandler)
+
+int PMPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler)
+{
+    GET_COMM(c, comm, "MPI_Comm_get_errhandler");
+    if (!errhandler)
+        return aptus_error(c, MPI_ERR_ARG, "MPI_Comm_get_errhandler", "null errhandler argument");
+    c->errh->refcount++;
+    *errhandler = aptus_errh_handle(c->errh);
+    return MPI_SUCCESS;
+}
+APTUS_ALIAS(Comm_get_errhandler)
+
+int PMPI_Comm_call_errhandler(MPI_Comm comm, int errorcode)
+{
+    GET_COMM(c, comm, "MPI_Comm_call_errhandler");
+    if (aptus_error_class_of(errorcode) < 0)
+        return aptus_error(c, MPI_ERR_ARG, "MPI_Comm_call_errhandler", "%d is not a valid error code", errorcode);
+    /* The handler receives the code itself; the call succeeds once the handler returns. */
+    aptus_error_invoke(c, errorcode, "MPI_Comm_call_errhandler");
+    return MPI_SUCCESS;
+}
+APTUS_ALIAS(Comm_call_errhandler)
+
 int PMPI_Errhandler_free(MPI_Errhandler *errhandler)
 {
-    API_INIT("MPI_Errhandler_free");
+    /* May be called at any time (MPI 4.1, table 9). */
+    if (!errhandler)
+        return aptus_error(NULL, MPI_ERR_ARG, "MPI_Errhandler_free", "null argument");
     struct aptus_errhandler *e = aptus_errh_get(*errhandler);
     if (!e)
-        return aptus_error(NULL, MPI_ERR_ARG, "MPI_Errhandler_free", "invalid error handler");
-    if (--e->refcount == 0 && e->kind == APTUS_ERRH_USER) {
-        e->magic = 0;
-        free(e);
-    }
+        return aptus_error(NULL, MPI_ERR_ERRHANDLER, "MPI_Errhandler_free",
+                           *errhandler == MPI_ERRHANDLER_NULL ? "MPI_ERRHANDLER_NULL cannot be freed"
+                                                              : "invalid error handler handle");
+    /* A predefined handler is never destroyed; objects using a user one keep it alive. */
+    aptus_errh_release(e);
     *errhandler = MPI_ERRHANDLER_NULL;
     return MPI_SUCCESS;
 }
 APTUS_ALIAS(Errhandler_free)
 
-int PMPI_Comm_call_errhandler(MPI_Comm comm, int errorcode)
+/* ---- files: there is no MPI-IO yet, but MPI_FILE_NULL holds the default file error handler,
+ * which these calls read and change as the standard describes. ---- */
+
+int PMPI_File_create_errhandler(MPI_File_errhandler_function *fn, MPI_Errhandler *errhandler)
 {
-    GET_COMM(c, comm, "MPI_Comm_call_errhandler");
-    int cls = aptus_error_class_of(errorcode);
-    return aptus_error(c, cls > 0 ? cls : MPI_ERR_UNKNOWN, "MPI_Comm_call_errhandler",
-                       "error code %d raised by the program", errorcode);
+    API_INIT("MPI_File_create_errhandler");
+    if (!fn || !errhandler)
+        return aptus_error(NULL, MPI_ERR_ARG, "MPI_File_create_errhandler", "null %s argument",
+                           fn ? "errhandler" : "function");
+    struct aptus_errhandler *e = errh_new(APTUS_ERRH_FOR_FILE);
+    if (!e)
+        return aptus_error(NULL, MPI_ERR_NO_MEM, "MPI_File_create_errhandler", "out of memory");
+    e->file_fn = fn;
+    *errhandler = (MPI_Errhandler)e;
+    return MPI_SUCCESS;
 }
-APTUS_ALIAS(Comm_call_errhandler)
+APTUS_ALIAS(File_create_errhandler)
+
+int PMPI_File_set_errhandler(MPI_File file, MPI_Errhandler errhandler)
+{
+    API_INIT("MPI_File_set_errhandler");
+    if (file != MPI_FILE_NULL)
+        return aptus_error(NULL, MPI_ERR_FILE, "MPI_File_set_errhandler",
+                           "invalid file handle (MPI-IO is not implemented: only MPI_FILE_NULL exists)");
+    int rc;
+    struct aptus_errhandler *e = errh_arg(errhandler, APTUS_ERRH_FOR_FILE, NULL, "MPI_File_set_errhandler", &rc);
+    if (!e)
+        return rc;
+    e->refcount++;
+    struct aptus_errhandler *old = aptus_file_default_errh;
+    aptus_file_default_errh = e;
+    aptus_errh_release(old);
+    return MPI_SUCCESS;
+}
+APTUS_ALIAS(File_set_errhandler)
+
+int PMPI_File_get_errhandler(MPI_File file, MPI_Errhandler *errhandler)
+{
+    API_INIT("MPI_File_get_errhandler");
+    if (file != MPI_FILE_NULL)
+        return aptus_error(NULL, MPI_ERR_FILE, "MPI_File_get_errhandler",
+                           "invalid file handle (MPI-IO is not implemented: only MPI_FILE_NULL exists)");
+    if (!errhandler)
+        return aptus_error(NULL, MPI_ERR_ARG, "MPI_File_get_errhandler", "null errhandler argument");
+    aptus_file_default_errh->refcount++;
+    *errhandler = aptus_errh_handle(aptus_file_default_errh);
+    return MPI_SUCCESS;
+}
+APTUS_ALIAS(File_get_errhandler)
+
+/* ---- windows and sessions: the handlers can be created (and freed); attaching them is up to
+ * the window and session implementations. ---- */
+
+int PMPI_Win_create_errhandler(MPI_Win_errhandler_function *fn, MPI_Errhandler *errhandler)
+{
+    API_INIT("MPI_Win_create_errhandler");
+    if (!fn || !errhandler)
+        return aptus_error(NULL, MPI_ERR_ARG, "MPI_Win_create_errhandler", "null %s argument",
+                           fn ? "errhandler" : "function");
+    struct aptus_errhandler *e = errh_new(APTUS_ERRH_FOR_WIN);
+    if (!e)
+        return aptus_error(NULL, MPI_ERR_NO_MEM, "MPI_Win_create_errhandler", "out of memory");
+    e->win_fn = fn;
+    *errhandler = (MPI_Errhandler)e;
+    return MPI_SUCCESS;
+}
+APTUS_ALIAS(Win_create_errhandler)
+
+int PMPI_Session_create_errhandler(MPI_Session_errhandler_function *fn, MPI_Errhandler *errhandler)
+{
+    /* May be called at any time (MPI 4.1, table 9). */
+    if (!fn || !errhandler)
+        return aptus_error(NULL, MPI_ERR_ARG, "MPI_Session_create_errhandler", "null %s argument",
+                           fn ? "errhandler" : "function");
+    struct aptus_errhandler *e = errh_new(APTUS_ERRH_FOR_SESSION);
+    if (!e)
+        return aptus_error(NULL, MPI_ERR_NO_MEM, "MPI_Session_create_errhandler", "out of memory");
+    e->session_fn = fn;
+    *errhandler = (MPI_Errhandler)e;
+    return MPI_SUCCESS;
+}
+APTUS_ALIAS(Session_create_errhandler)
+
+/* ---- error codes, classes and strings: callable at any time (MPI 4.1, table 9) ---- */
 
 int PMPI_Error_string(int errorcode, char *string, int *resultlen)
 {
+    if (!string || !resultlen)
+        return aptus_error(NULL, MPI_ERR_ARG, "MPI_Error_string", "null %s argument", string ? "resultlen" : "string");
     if (aptus_error_string(errorcode, string, resultlen) != 0)
         return aptus_error(NULL, MPI_ERR_ARG, "MPI_Error_string", "%d is not a valid error code", errorcode);
     return MPI_SUCCESS;
@@ -79,6 +213,8 @@ APTUS_ALIAS(Error_string)
 
 int PMPI_Error_class(int errorcode, int *errorclass)
 {
+    if (!errorclass)
+        return aptus_error(NULL, MPI_ERR_ARG, "MPI_Error_class", "null errorclass argument");
     int cls = aptus_error_class_of(errorcode);
     if (cls < 0)
         return aptus_error(NULL, MPI_ERR_ARG, "MPI_Error_class", "%d is not a valid error code", errorcode);
@@ -86,3 +222,75 @@ int PMPI_Error_class(int errorcode, int *errorclass)
     return MPI_SUCCESS;
 }
 APTUS_ALIAS(Error_class)
+
+int PMPI_Add_error_class(int *errorclass)
+{
+    if (!errorclass)
+        return aptus_error(NULL, MPI_ERR_ARG, "MPI_Add_error_class", "null errorclass argument");
+    const char *why = "";
+    int rc = aptus_error_add_class(errorclass, &why);
+    return rc ? aptus_error(NULL, rc, "MPI_Add_error_class", "%s", why) : MPI_SUCCESS;
+}
+APTUS_ALIAS(Add_error_class)
+
+int PMPI_Add_error_code(int errorclass, int *errorcode)
+{
+    if (!errorcode)
+        return aptus_error(NULL, MPI_ERR_ARG, "MPI_Add_error_code", "null errorcode argument");
+    const char *why = "";
+    int rc = aptus_error_add_code(errorclass, errorcode, &why);
+    return rc ? aptus_error(NULL, rc, "MPI_Add_error_code", "error class %d: %s", errorclass, why) : MPI_SUCCESS;
+}
+APTUS_ALIAS(Add_error_code)
+
+int PMPI_Add_error_string(int errorcode, const char *string)
+{
+    const char *why = "";
+    int rc = aptus_error_add_string(errorcode, string, &why);
+    return rc ? aptus_error(NULL, rc, "MPI_Add_error_string", "error code %d: %s", errorcode, why) : MPI_SUCCESS;
+}
+APTUS_ALIAS(Add_error_string)
+
+int PMPI_Remove_error_class(int errorclass)
+{
+    const char *why = "";
+    int rc = aptus_error_remove_class(errorclass, &why);
+    return rc ? aptus_error(NULL, rc, "MPI_Remove_error_class", "error class %d: %s", errorclass, why) : MPI_SUCCESS;
+}
+APTUS_ALIAS(Remove_error_class)
+
+int PMPI_Remove_error_code(int errorcode)
+{
+    const char *why = "";
+    int rc = aptus_error_remove_code(errorcode, &why);
+    return rc ? aptus_error(NULL, rc, "MPI_Remove_error_code", "error code %d: %s", errorcode, why) : MPI_SUCCESS;
+}
+APTUS_ALIAS(Remove_error_code)
+
+int PMPI_Remove_error_string(int errorcode)
+{
+    const char *why = "";
+    int rc = aptus_error_remove_string(errorcode, &why);
+    return rc ? aptus_error(NULL, rc, "MPI_Remove_error_string", "error code %d: %s", errorcode, why) : MPI_SUCCESS;
+}
+APTUS_ALIAS(Remove_error_string)
+
+int PMPI_File_call_errhandler(MPI_File fh, int errorcode)
+{
+    API_INIT("MPI_File_call_errhandler");
+    if (fh != MPI_FILE_NULL)
+        return aptus_error(NULL, MPI_ERR_FILE, "MPI_File_call_errhandler",
+                           "invalid file handle (MPI-IO is not implemented: only MPI_FILE_NULL exists)");
+    if (aptus_error_class_of(errorcode) < 0)
+        return aptus_error(NULL, MPI_ERR_ARG, "MPI_File_call_errhandler", "%d is not a valid error code", errorcode);
+    struct aptus_errhandler *e = aptus_file_default_errh;
+    if (e->kind == APTUS_ERRH_FATAL || e->kind == APTUS_ERRH_ABORT)
+        aptus_error_fatal(errorcode, "MPI_File_call_errhandler");
+    if (e->kind == APTUS_ERRH_USER && e->file_fn) {
+        MPI_File h = fh;
+        int c = errorcode;
+        e->file_fn(&h, &c);
+    }
+    return MPI_SUCCESS;
+}
+APTUS_ALIAS(File_call_errhandler)

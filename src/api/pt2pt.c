@@ -17,16 +17,21 @@ static int req_check(MPI_Request h, const char *fn)
 
 /* ---------------- sends ---------------- */
 
-/* Buffered send: copy into the attached buffer and send the copy; the internal request frees
- * itself (and the piece) once the copy has left. */
-static int bsend_copy(struct aptus_comm *c, const char *fn, const void *buf, size_t bytes, int dest, int tag)
+/* Buffered send of the data a request describes (aptus_req_set_data): pack it into the
+ * attached buffer and send the copy; the internal request frees itself (and the piece) once
+ * the copy has left. */
+static int bsend_copy(struct aptus_comm *c, const char *fn, const struct aptus_request *src, int dest, int tag)
 {
+    size_t bytes = src->bytes;
     void *piece = aptus_bsend_alloc(bytes);
     if (!piece)
         return aptus_error(c, MPI_ERR_BUFFER, fn,
                            "the attached buffer has no room for %zu more bytes (MPI_Buffer_attach a larger one)",
                            bytes);
-    memcpy(piece, buf, bytes);
+    if (src->nc)
+        aptus_dt_pack(src->buf, src->count, src->dt, piece);
+    else
+        memcpy(piece, src->buf, bytes);
     struct aptus_request *r = aptus_req_new(APTUS_REQ_SEND);
     if (!r)
         return aptus_error(c, MPI_ERR_NO_MEM, fn, "out of memory");
@@ -44,6 +49,32 @@ static int bsend_copy(struct aptus_comm *c, const char *fn, const void *buf, siz
     return rc ? aptus_error(c, rc, fn, "send to rank %d failed", dest) : MPI_SUCCESS;
 }
 
+/* Blocking send of a non-contiguous buffer, or a buffered send: through a request on the
+ * stack (kept out of send_any so that the common path keeps a small frame). */
+static __attribute__((noinline)) int send_blocking_slow(const char *fn, struct aptus_comm *c, const void *buf,
+                                                        size_t count, const struct aptus_dtype *d, int dest, int tag,
+                                                        int mode)
+{
+    if (dest == MPI_PROC_NULL)
+        return MPI_SUCCESS;
+    struct aptus_request r;
+    memset(&r, 0, sizeof r);
+    r.magic = APTUS_MAGIC_REQ;
+    r.kind = APTUS_REQ_SEND;
+    aptus_req_set_data(&r, buf, count, d);
+    r.peer = dest;
+    r.tag = tag;
+    r.comm = c;
+    r.ctx = c->ctx;
+    r.mode = (uint8_t)mode;
+    if (mode == APTUS_MODE_BUFFERED)
+        return bsend_copy(c, fn, &r, dest, tag);
+    int rc = aptus_send_start(&r);
+    if (rc == 0)
+        aptus_wait(&r);
+    return rc ? aptus_error(c, rc, fn, "send to rank %d failed", dest) : MPI_SUCCESS;
+}
+
 static inline __attribute__((always_inline)) int send_any(const char *fn, const void *buf, MPI_Count count,
                                                           MPI_Datatype dtype, int dest, int tag, MPI_Comm comm,
                                                           int mode, int persistent, MPI_Request *req)
@@ -53,29 +84,28 @@ static inline __attribute__((always_inline)) int send_any(const char *fn, const 
     GET_DTYPE(d, dtype, c, fn);
     CHK_DEST(c, dest, fn);
     CHK_SEND_TAG(c, tag, fn);
-    CHK_NONCONTIG(c, d, fn);
     size_t bytes = aptus_dt_bytes(d, count);
     CHK_BUF(c, buf, bytes, fn);
-    if (!req) {
+    if (!req && __builtin_expect(d->contig, 1)) {
         if (dest == MPI_PROC_NULL)
             return MPI_SUCCESS;
-        if (mode == APTUS_MODE_BUFFERED)
-            return bsend_copy(c, fn, buf, bytes, dest, tag);
-        int rc = aptus_send_now(buf, bytes, dest, tag, c, c->ctx, mode);
-        return rc ? aptus_error(c, rc, fn, "send to rank %d failed", dest) : MPI_SUCCESS;
+        if (mode != APTUS_MODE_BUFFERED) {
+            int rc = aptus_send_now((const char *)buf + d->true_lb, bytes, dest, tag, c, c->ctx, mode);
+            return rc ? aptus_error(c, rc, fn, "send to rank %d failed", dest) : MPI_SUCCESS;
+        }
     }
+    if (!req)
+        return send_blocking_slow(fn, c, buf, (size_t)count, d, dest, tag, mode);
     struct aptus_request *r = aptus_req_new(APTUS_REQ_SEND);
     if (!r)
         return aptus_error(c, MPI_ERR_NO_MEM, fn, "out of memory");
-    r->buf = (void *)buf;
-    r->bytes = bytes;
+    aptus_req_set_data(r, buf, (size_t)count, d);
+    aptus_req_hold_type(r);
     r->peer = dest;
     r->tag = tag;
     r->comm = c;
     r->ctx = c->ctx;
     r->mode = (uint8_t)mode;
-    r->dt = d;
-    r->count = (int)count;
     r->persistent = (uint8_t)persistent;
     *req = (MPI_Request)r;
     if (persistent) {
@@ -92,7 +122,7 @@ static inline __attribute__((always_inline)) int send_any(const char *fn, const 
         /* The data is copied now; the user's request is complete at once and an internal
          * request carries the copy. */
         r->complete = 1;
-        return bsend_copy(c, fn, buf, bytes, dest, tag);
+        return bsend_copy(c, fn, r, dest, tag);
     }
     int rc = aptus_send_start(r);
     if (rc) {
@@ -157,7 +187,6 @@ static inline __attribute__((always_inline)) int recv_any(const char *fn, void *
     GET_DTYPE(d, dtype, c, fn);
     CHK_SRC(c, source, fn);
     CHK_RECV_TAG(c, tag, fn);
-    CHK_NONCONTIG(c, d, fn);
     size_t bytes = aptus_dt_bytes(d, count);
     CHK_BUF(c, buf, bytes, fn);
     struct aptus_request local, *r;
@@ -171,14 +200,13 @@ static inline __attribute__((always_inline)) int recv_any(const char *fn, void *
         r->magic = APTUS_MAGIC_REQ;
         r->kind = APTUS_REQ_RECV;
     }
-    r->buf = buf;
-    r->bytes = bytes;
+    aptus_req_set_data(r, buf, (size_t)count, d);
+    if (req)
+        aptus_req_hold_type(r);
     r->peer = source;
     r->tag = tag;
     r->comm = c;
     r->ctx = c->ctx;
-    r->dt = d;
-    r->count = (int)count;
     r->persistent = (uint8_t)persistent;
     if (req)
         *req = (MPI_Request)r;
@@ -616,7 +644,7 @@ static int start_one(MPI_Request *h, const char *fn)
     }
     if (r->mode == APTUS_MODE_BUFFERED) {
         r->complete = 1;
-        return bsend_copy(r->comm, fn, r->buf, r->bytes, r->peer, r->tag);
+        return bsend_copy(r->comm, fn, r, r->peer, r->tag);
     }
     rc = aptus_send_start(r);
     return rc ? aptus_error(r->comm, rc, fn, "send to rank %d failed", r->peer) : MPI_SUCCESS;
@@ -673,12 +701,17 @@ int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest,
     CHK_COUNT(c, count, "MPI_Sendrecv_replace");
     GET_DTYPE(d, datatype, c, "MPI_Sendrecv_replace");
     size_t bytes = aptus_dt_bytes(d, count);
+    CHK_BUF(c, buf, bytes, "MPI_Sendrecv_replace");
+    if (bytes > INT_MAX)
+        return aptus_error(c, MPI_ERR_COUNT, "MPI_Sendrecv_replace", "%zu bytes is too large", bytes);
     void *copy = malloc(bytes ? bytes : 1);
     if (!copy)
         return aptus_error(c, MPI_ERR_NO_MEM, "MPI_Sendrecv_replace", "out of memory for %zu bytes", bytes);
+    /* The outgoing data travels packed, as bytes; it arrives as the receiver's datatype. */
     if (bytes)
-        memcpy(copy, buf, bytes);
-    int rc = PMPI_Sendrecv(copy, count, datatype, dest, sendtag, buf, count, datatype, source, recvtag, comm, status);
+        aptus_dt_pack(buf, (size_t)count, d, copy);
+    int rc =
+        PMPI_Sendrecv(copy, (int)bytes, MPI_BYTE, dest, sendtag, buf, count, datatype, source, recvtag, comm, status);
     free(copy);
     return rc;
 }
@@ -765,9 +798,9 @@ static int mrecv_any(const char *fn, void *buf, MPI_Count count, MPI_Datatype da
     memset(r, 0, sizeof *r);
     r->magic = APTUS_MAGIC_REQ;
     r->kind = APTUS_REQ_RECV;
-    r->buf = buf;
-    r->bytes = bytes;
-    r->dt = d;
+    aptus_req_set_data(r, buf, (size_t)count, d);
+    if (req)
+        aptus_req_hold_type(r);
     r->comm = &aptus_comm_self_obj;
     if (*message == MPI_MESSAGE_NO_PROC) {
         r->complete = 1;

@@ -3,27 +3,29 @@
 #include <limits.h>
 
 #include "api/check.h"
+#include "core/datatype.h"
 #include "pt2pt/pt2pt.h"
 
 static int count_of(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count, const char *fn)
 {
-    if (!status || !count)
-        return aptus_error(NULL, MPI_ERR_ARG, fn, "null argument");
+    if (!status || status == MPI_STATUS_IGNORE)
+        return aptus_error(NULL, MPI_ERR_ARG, fn, "status must not be NULL or MPI_STATUS_IGNORE");
+    if (!count)
+        return aptus_error(NULL, MPI_ERR_ARG, fn, "null count argument");
     struct aptus_dtype *d = aptus_dtype_get(datatype);
     if (!d)
         return aptus_error(NULL, MPI_ERR_TYPE, fn, "invalid datatype");
-    size_t bytes = aptus_status_bytes(status);
-    size_t per = (size_t)d->extent;
-    if (per == 0)
-        *count = bytes == 0 ? 0 : MPI_UNDEFINED;
+    size_t bytes = aptus_status_bytes(status); /* packed bytes: count * size */
+    if (d->size == 0)
+        *count = 0;
     else
-        *count = bytes % per ? MPI_UNDEFINED : (MPI_Count)(bytes / per);
+        *count = bytes % d->size ? MPI_UNDEFINED : (MPI_Count)(bytes / d->size);
     return MPI_SUCCESS;
 }
 
 int PMPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count)
 {
-    MPI_Count n;
+    MPI_Count n = 0;
     int rc = count_of(status, datatype, &n, "MPI_Get_count");
     if (rc)
         return rc;
@@ -38,28 +40,25 @@ int PMPI_Get_count_c(const MPI_Status *status, MPI_Datatype datatype, MPI_Count 
 }
 APTUS_ALIAS(Get_count_c)
 
-/* Basic elements: like count_of, except that the pair types (MPI_2INT, MPI_DOUBLE_INT, ...)
- * hold two basic elements each, and a trailing lone first member counts as one. */
+/* Basic elements (the pair types such as MPI_2INT hold two each) in the received bytes;
+ * MPI_UNDEFINED when the data ends inside a basic element. */
 static int elements_of(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count, const char *fn)
 {
-    int rc = count_of(status, datatype, count, fn);
+    if (!status || status == MPI_STATUS_IGNORE)
+        return aptus_error(NULL, MPI_ERR_ARG, fn, "status must not be NULL or MPI_STATUS_IGNORE");
+    if (!count)
+        return aptus_error(NULL, MPI_ERR_ARG, fn, "null count argument");
     struct aptus_dtype *d = aptus_dtype_get(datatype);
-    if (rc || d->basic < APTUS_B_FLOAT_INT || d->basic > APTUS_B_2DOUBLE)
-        return rc;
-    size_t bytes = aptus_status_bytes(status), per = (size_t)d->extent;
-    size_t first = d->basic == APTUS_B_2INT || d->basic == APTUS_B_2FLOAT ? 4
-                   : d->basic == APTUS_B_2DOUBLE                          ? 8
-                                                                          : d->size - sizeof(int);
-    size_t rem = bytes % per;
-    *count = (MPI_Count)(2 * (bytes / per) + (rem >= first ? 1 : 0));
-    if (rem && rem != first)
-        *count = MPI_UNDEFINED;
-    return 0;
+    if (!d)
+        return aptus_error(NULL, MPI_ERR_TYPE, fn, "invalid datatype");
+    MPI_Count n = aptus_dt_elements(d, aptus_status_bytes(status));
+    *count = n < 0 ? MPI_UNDEFINED : n;
+    return MPI_SUCCESS;
 }
 
 int PMPI_Get_elements(const MPI_Status *status, MPI_Datatype datatype, int *count)
 {
-    MPI_Count n;
+    MPI_Count n = 0;
     int rc = elements_of(status, datatype, &n, "MPI_Get_elements");
     if (rc)
         return rc;
@@ -80,15 +79,40 @@ int PMPI_Get_elements_x(const MPI_Status *status, MPI_Datatype datatype, MPI_Cou
 }
 APTUS_ALIAS(Get_elements_x)
 
-int PMPI_Status_set_elements(MPI_Status *status, MPI_Datatype datatype, int count)
+/* Sets the status so that MPI_Get_elements with this datatype returns count (and
+ * MPI_Get_count returns count / basic elements per element, when whole). */
+static int set_elements(MPI_Status *status, MPI_Datatype datatype, MPI_Count count, const char *fn)
 {
+    if (!status || status == MPI_STATUS_IGNORE)
+        return aptus_error(NULL, MPI_ERR_ARG, fn, "status must not be NULL or MPI_STATUS_IGNORE");
     struct aptus_dtype *d = aptus_dtype_get(datatype);
-    if (!status || !d)
-        return aptus_error(NULL, MPI_ERR_ARG, "MPI_Status_set_elements", "invalid argument");
-    aptus_status_set_bytes(status, (size_t)count * (size_t)d->extent);
+    if (!d)
+        return aptus_error(NULL, MPI_ERR_TYPE, fn, "invalid datatype");
+    if (count < 0)
+        return aptus_error(NULL, MPI_ERR_COUNT, fn, "negative count %lld", (long long)count);
+    if (d->nelem == 0 && count > 0)
+        return aptus_error(NULL, MPI_ERR_ARG, fn, "datatype holds no basic elements, count must be 0");
+    aptus_status_set_bytes(status, aptus_dt_elements_bytes(d, (size_t)count));
     return MPI_SUCCESS;
 }
+
+int PMPI_Status_set_elements(MPI_Status *status, MPI_Datatype datatype, int count)
+{
+    return set_elements(status, datatype, count, "MPI_Status_set_elements");
+}
 APTUS_ALIAS(Status_set_elements)
+
+int PMPI_Status_set_elements_x(MPI_Status *status, MPI_Datatype datatype, MPI_Count count)
+{
+    return set_elements(status, datatype, count, "MPI_Status_set_elements_x");
+}
+APTUS_ALIAS(Status_set_elements_x)
+
+int PMPI_Status_set_elements_c(MPI_Status *status, MPI_Datatype datatype, MPI_Count count)
+{
+    return set_elements(status, datatype, count, "MPI_Status_set_elements_c");
+}
+APTUS_ALIAS(Status_set_elements_c)
 
 int PMPI_Status_set_cancelled(MPI_Status *status, int flag)
 {
@@ -98,3 +122,30 @@ int PMPI_Status_set_cancelled(MPI_Status *status, int flag)
     return MPI_SUCCESS;
 }
 APTUS_ALIAS(Status_set_cancelled)
+
+/* Status field accessors (MPI 4.1). */
+#define STATUS_GET(NAME, FIELD)                                                                                        \
+    int PMPI_Status_get_##NAME(const MPI_Status *status, int *v)                                                       \
+    {                                                                                                                  \
+        if (!status || !v)                                                                                             \
+            return aptus_error(NULL, MPI_ERR_ARG, "MPI_Status_get_" #NAME, "null argument");                           \
+        *v = status->FIELD;                                                                                            \
+        return MPI_SUCCESS;                                                                                            \
+    }                                                                                                                  \
+    APTUS_ALIAS(Status_get_##NAME)
+#define STATUS_SET(NAME, FIELD)                                                                                        \
+    int PMPI_Status_set_##NAME(MPI_Status *status, int v)                                                              \
+    {                                                                                                                  \
+        if (!status)                                                                                                   \
+            return aptus_error(NULL, MPI_ERR_ARG, "MPI_Status_set_" #NAME, "null status");                             \
+        status->FIELD = v;                                                                                             \
+        return MPI_SUCCESS;                                                                                            \
+    }                                                                                                                  \
+    APTUS_ALIAS(Status_set_##NAME)
+
+STATUS_GET(source, MPI_SOURCE)
+STATUS_GET(tag, MPI_TAG)
+STATUS_GET(error, MPI_ERROR)
+STATUS_SET(source, MPI_SOURCE)
+STATUS_SET(tag, MPI_TAG)
+STATUS_SET(error, MPI_ERROR)

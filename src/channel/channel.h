@@ -7,11 +7,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <sys/uio.h>
+
 #include "channel/rules.h"
 #include "runtime/runtime.h"
 
 struct aptus_peer;
 struct aptus_pending;
+struct aptus_dt_cursor;
 
 /* Room reserved in a frame for the message layer's largest eager header. */
 #define APTUS_EAGER_HEADER_MAX 48
@@ -22,11 +25,18 @@ struct aptus_channel {
     /* Sends one frame made of hdr followed by payload. Returns 0 when the frame has been
      * handed over (buffers may be reused), 1 when there is no room now (retry later). */
     int (*send_frame)(struct aptus_peer *p, const void *hdr, size_t hdrlen, const void *payload, size_t len);
+    /* The same with a non-contiguous payload: len bytes packed from the cursor straight into
+     * the frame (the cursor advances only when the frame is sent). */
+    int (*send_frame_packed)(struct aptus_peer *p, const void *hdr, size_t hdrlen, struct aptus_dt_cursor *cur,
+                             size_t len);
     /* Largest hdr + payload one frame may carry to this peer. */
     size_t (*max_frame)(struct aptus_peer *p);
     /* One-sided copy from the peer's memory into ours (rendezvous). 0 on success, -1 when not
      * possible (the caller falls back to a copy through frames). NULL if unsupported. */
     int (*rdma_read)(struct aptus_peer *p, void *local, uint64_t remote_addr, size_t len);
+    /* The same into a list of local pieces (scratch: the channel may modify it), len bytes in
+     * all, from one contiguous remote range. NULL if unsupported. */
+    int (*rdma_readv)(struct aptus_peer *p, struct iovec *local, int n, uint64_t remote_addr, size_t len);
     /* Polls for incoming frames, handing each to aptus_frame_arrived. Returns frames seen. */
     int (*progress)(void);
     /* Bytes of memory this channel holds, for the statistics. */

@@ -1,209 +1,302 @@
-/* Collective algorithms: dissemination barrier, binomial-tree broadcast and reduce,
- * recursive-doubling allreduce (reduce + broadcast for non-powers of two), ring allgather. */
-#include "coll/coll.h"
-
+/* Collectives: the transport on the collective context, barrier, broadcast, and the entry
+ * points the rest of the library uses. The other algorithms are in reduce.c, gather.c,
+ * allgather.c, alltoall.c and inter.c; the choice between them in select.c. */
 #include <stdlib.h>
 #include <string.h>
 
-#include "pt2pt/pt2pt.h"
+#include "coll/coll_internal.h"
+#include "runtime/config.h"
 
-enum { TAG_BARRIER = 1, TAG_BCAST, TAG_REDUCE, TAG_ALLREDUCE, TAG_ALLGATHER };
+/* ---- transport -------------------------------------------------------------------------------- */
 
-static int coll_send(struct aptus_comm *c, const void *buf, size_t bytes, int dst, int tag)
+int aptus_coll_tag(struct aptus_comm *c)
 {
-    return aptus_send_now(buf, bytes, dst, tag, c, (uint16_t)(c->ctx + 1), APTUS_MODE_STANDARD);
+    /* 26 bits of sequence: tags stay positive and below 2^30; a tag comes back after 2^26
+     * collectives on the same communicator, long after its messages are gone. */
+    unsigned seq = (unsigned)c->coll_seq++ & 0x3ffffffu;
+    return (int)(seq * APTUS_COLL_PHASES);
 }
 
-static struct aptus_request *coll_irecv(struct aptus_comm *c, void *buf, size_t bytes, int src, int tag)
+int aptus_coll_isend_on(struct aptus_comm *c, uint16_t ctx, const void *buf, size_t bytes, int dst, int tag,
+                        struct aptus_request **req)
+{
+    struct aptus_request *r = aptus_req_new(APTUS_REQ_SEND);
+    *req = NULL;
+    if (!r)
+        return MPI_ERR_NO_MEM;
+    r->buf = (void *)buf;
+    r->bytes = bytes;
+    r->peer = dst;
+    r->tag = tag;
+    r->comm = c;
+    r->ctx = ctx;
+    r->mode = APTUS_MODE_STANDARD;
+    int rc = aptus_send_start(r);
+    if (rc) {
+        aptus_req_free(r);
+        return rc;
+    }
+    *req = r;
+    return 0;
+}
+
+int aptus_coll_irecv_on(struct aptus_comm *c, uint16_t ctx, void *buf, size_t bytes, int src, int tag,
+                        struct aptus_request **req)
 {
     struct aptus_request *r = aptus_req_new(APTUS_REQ_RECV);
+    *req = NULL;
     if (!r)
-        return NULL;
+        return MPI_ERR_NO_MEM;
     r->buf = buf;
     r->bytes = bytes;
     r->peer = src;
     r->tag = tag;
     r->comm = c;
-    r->ctx = (uint16_t)(c->ctx + 1);
-    aptus_recv_start(r);
-    return r;
+    r->ctx = ctx;
+    int rc = aptus_recv_start(r);
+    if (rc) {
+        aptus_req_free(r);
+        return rc;
+    }
+    *req = r;
+    return 0;
 }
 
-static int coll_recv(struct aptus_comm *c, void *buf, size_t bytes, int src, int tag)
+int aptus_coll_isend(struct aptus_comm *c, const void *buf, size_t bytes, int dst, int tag,
+                     struct aptus_request **req)
 {
-    struct aptus_request *r = coll_irecv(c, buf, bytes, src, tag);
-    if (!r)
-        return MPI_ERR_NO_MEM;
-    aptus_wait(r);
-    int rc = r->st_error;
-    aptus_req_free(r);
+    return aptus_coll_isend_on(c, (uint16_t)(c->ctx + 1), buf, bytes, dst, tag, req);
+}
+
+int aptus_coll_irecv(struct aptus_comm *c, void *buf, size_t bytes, int src, int tag, struct aptus_request **req)
+{
+    return aptus_coll_irecv_on(c, (uint16_t)(c->ctx + 1), buf, bytes, src, tag, req);
+}
+
+int aptus_coll_waitall(struct aptus_request **reqs, int n)
+{
+    int rc = 0;
+    for (int i = 0; i < n; i++) {
+        struct aptus_request *r = reqs[i];
+        if (!r)
+            continue;
+        aptus_wait(r);
+        if (rc == 0 && r->kind == APTUS_REQ_RECV && r->st_error)
+            rc = r->st_error;
+        aptus_req_free(r);
+        reqs[i] = NULL;
+    }
     return rc;
 }
 
-/* Exchange with two peers without deadlocking on rendezvous sends: post the receive, start
- * the send, wait for both. */
-static int coll_sendrecv(struct aptus_comm *c, const void *sbuf, size_t sbytes, int dst, void *rbuf, size_t rbytes,
-                         int src, int tag)
+int aptus_coll_send(struct aptus_comm *c, const void *buf, size_t bytes, int dst, int tag)
 {
-    struct aptus_request *rr = coll_irecv(c, rbuf, rbytes, src, tag);
-    struct aptus_request *sr = aptus_req_new(APTUS_REQ_SEND);
-    if (!rr || !sr)
-        return MPI_ERR_NO_MEM;
-    sr->buf = (void *)sbuf;
-    sr->bytes = sbytes;
-    sr->peer = dst;
-    sr->tag = tag;
-    sr->comm = c;
-    sr->ctx = (uint16_t)(c->ctx + 1);
-    int rc = aptus_send_start(sr);
+    return aptus_send_now(buf, bytes, dst, tag, c, (uint16_t)(c->ctx + 1), APTUS_MODE_STANDARD);
+}
+
+int aptus_coll_recv(struct aptus_comm *c, void *buf, size_t bytes, int src, int tag)
+{
+    struct aptus_request *r;
+    int rc = aptus_coll_irecv(c, buf, bytes, src, tag, &r);
+    return rc ? rc : aptus_coll_waitall(&r, 1);
+}
+
+int aptus_coll_sendrecv(struct aptus_comm *c, const void *sbuf, size_t sbytes, int dst, void *rbuf, size_t rbytes,
+                        int src, int tag)
+{
+    struct aptus_request *r[2] = { NULL, NULL };
+    int rc = aptus_coll_irecv(c, rbuf, rbytes, src, tag, &r[0]);
     if (rc == 0)
-        aptus_wait(sr);
-    aptus_wait(rr);
-    if (rc == 0)
-        rc = rr->st_error;
-    aptus_req_free(sr);
-    aptus_req_free(rr);
+        rc = aptus_coll_isend(c, sbuf, sbytes, dst, tag, &r[1]);
+    int rc2 = aptus_coll_waitall(r, 2);
+    return rc ? rc : rc2;
+}
+
+/* ---- reduction data ---------------------------------------------------------------------------- */
+
+void aptus_coll_red_apply(const struct coll_red *R, const void *in, void *inout, size_t a, size_t b)
+{
+    if (b <= a)
+        return;
+    const char *i = (const char *)in + a * R->ext;
+    char *io = (char *)inout + a * R->ext;
+    if (R->op->predefined) {
+        aptus_op_apply_kernel(R->op->predefined, i, io, b - a, R->kernel);
+        return;
+    }
+    aptus_op_reduce(R->op, i - R->lb, io - R->lb, b - a, R->dt, R->h);
+}
+
+void *aptus_coll_red_alloc(const struct coll_red *R, size_t n)
+{
+    size_t bytes = coll_red_span(R, 0, n);
+    return malloc(bytes ? bytes : 1);
+}
+
+/* ---- barrier ---------------------------------------------------------------------------------- */
+
+/* Dissemination: in round k every rank signals rank + 2^k and waits for rank - 2^k. */
+static int barrier_intra(struct aptus_comm *c)
+{
+    int n = c->size, r = c->rank, rc = 0;
+    int tag = aptus_coll_tag(c);
+    char dummy = 0;
+    for (int k = 1; k < n && rc == 0; k <<= 1)
+        rc = aptus_coll_sendrecv(c, &dummy, 0, (r + k) % n, &dummy, 0, (r - k + n) % n, tag);
     return rc;
 }
 
 int aptus_barrier(struct aptus_comm *c)
 {
-    int n = c->size, r = c->rank;
-    char dummy = 0;
-    for (int k = 1; k < n; k <<= 1) {
-        int rc = coll_sendrecv(c, &dummy, 0, (r + k) % n, &dummy, 0, (r - k + n) % n, TAG_BARRIER);
-        if (rc)
-            return rc;
-    }
-    return 0;
+    return c->is_inter ? aptus_coll_inter_barrier(c) : barrier_intra(c);
 }
 
-int aptus_bcast(void *buf, size_t bytes, int root, struct aptus_comm *c)
+/* ---- broadcast -------------------------------------------------------------------------------- */
+
+/* Binomial tree on ranks relative to the root: a rank receives from the rank that differs in
+ * its lowest set bit, then sends to the ranks below that bit. */
+static int bcast_binomial(void *buf, size_t bytes, int root, struct aptus_comm *c, int tag)
 {
     int n = c->size, vr = (c->rank - root + n) % n;
     int mask = 1, rc = 0;
     while (mask < n) {
         if (vr & mask) {
-            rc = coll_recv(c, buf, bytes, (vr - mask + root) % n, TAG_BCAST);
+            rc = aptus_coll_recv(c, buf, bytes, (vr - mask + root) % n, tag);
             break;
         }
         mask <<= 1;
     }
     for (mask >>= 1; mask > 0 && rc == 0; mask >>= 1)
         if (vr + mask < n)
-            rc = coll_send(c, buf, bytes, (vr + mask + root) % n, TAG_BCAST);
+            rc = aptus_coll_send(c, buf, bytes, (vr + mask + root) % n, tag);
     return rc;
 }
 
-static int reduce_to_zero(const void *src, void *result, size_t count, const struct aptus_dtype *dt, MPI_Datatype dth,
-                          const struct aptus_op *op, struct aptus_comm *c)
+/* Bytes [lo, hi) of relative blocks [b0, b1) when the data is cut into chunks of `chunk`. */
+static void block_range(size_t bytes, size_t chunk, int b0, int b1, size_t *lo, size_t *hi)
 {
-    /* Binomial tree rooted at rank 0; vr == rank so lower ranks' data is always on the left. */
-    int n = c->size, r = c->rank, rc = 0;
-    size_t bytes = count * (size_t)dt->extent;
-    char *acc = malloc(bytes ? bytes : 1), *tmp = malloc(bytes ? bytes : 1);
-    if (!acc || !tmp) {
-        free(acc);
-        free(tmp);
-        return MPI_ERR_NO_MEM;
-    }
-    memcpy(acc, src, bytes);
-    for (int mask = 1; mask < n; mask <<= 1) {
-        if ((r & mask) == 0) {
-            int peer = r | mask;
-            if (peer < n) {
-                rc = coll_recv(c, tmp, bytes, peer, TAG_REDUCE);
-                if (rc)
-                    break;
-                aptus_op_reduce(op, acc, tmp, count, dt, dth); /* tmp = acc(lower) op tmp(higher) */
-                char *t = acc;
-                acc = tmp;
-                tmp = t;
-            }
-        } else {
-            rc = coll_send(c, acc, bytes, r & ~mask, TAG_REDUCE);
+    size_t l = (size_t)b0 * chunk, h = (size_t)b1 * chunk;
+    *lo = l < bytes ? l : bytes;
+    *hi = h < bytes ? h : bytes;
+}
+
+/* van de Geijn: binomial scatter of n chunks (relative rank v gets chunk v, with its whole
+ * subtree's chunks passing through it), then a ring allgather of the chunks. */
+static int bcast_scatter_allgather(void *buf, size_t bytes, int root, struct aptus_comm *c, int tag)
+{
+    int n = c->size, vr = (c->rank - root + n) % n, rc = 0;
+    char *p = buf;
+    size_t chunk = (bytes + (size_t)n - 1) / (size_t)n, lo, hi;
+    int mask = 1;
+    /* scatter: receive my subtree's chunks [vr, vr + mask) from the parent */
+    while (mask < n) {
+        if (vr & mask) {
+            int end = vr + mask < n ? vr + mask : n;
+            block_range(bytes, chunk, vr, end, &lo, &hi);
+            if (hi > lo)
+                rc = aptus_coll_recv(c, p + lo, hi - lo, (vr - mask + root) % n, tag);
             break;
         }
+        mask <<= 1;
     }
-    if (r == 0 && rc == 0)
-        memcpy(result, acc, bytes);
-    free(acc);
-    free(tmp);
-    return rc;
-}
-
-int aptus_reduce(const void *sbuf, void *rbuf, size_t count, const struct aptus_dtype *dt, MPI_Datatype dth,
-                 const struct aptus_op *op, int root, struct aptus_comm *c)
-{
-    const void *src = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
-    size_t bytes = count * (size_t)dt->extent;
-    if (c->size == 1) {
-        if (sbuf != MPI_IN_PLACE && bytes)
-            memmove(rbuf, sbuf, bytes);
-        return 0;
-    }
-    if (root == 0)
-        return reduce_to_zero(src, rbuf, count, dt, dth, op, c);
-    void *tmp = c->rank == 0 ? malloc(bytes ? bytes : 1) : NULL;
-    if (c->rank == 0 && !tmp)
-        return MPI_ERR_NO_MEM;
-    int rc = reduce_to_zero(src, tmp, count, dt, dth, op, c);
-    if (rc == 0 && c->rank == 0)
-        rc = coll_send(c, tmp, bytes, root, TAG_REDUCE);
-    else if (rc == 0 && c->rank == root)
-        rc = coll_recv(c, rbuf, bytes, 0, TAG_REDUCE);
-    free(tmp);
-    return rc;
-}
-
-int aptus_allreduce(const void *sbuf, void *rbuf, size_t count, const struct aptus_dtype *dt, MPI_Datatype dth,
-                    const struct aptus_op *op, struct aptus_comm *c)
-{
-    int n = c->size, r = c->rank, rc = 0;
-    size_t bytes = count * (size_t)dt->extent;
-    if (sbuf != MPI_IN_PLACE && bytes)
-        memmove(rbuf, sbuf, bytes);
-    if (n == 1)
-        return 0;
-    if (n & (n - 1)) {
-        rc = aptus_reduce(MPI_IN_PLACE, rbuf, count, dt, dth, op, 0, c);
-        return rc ? rc : aptus_bcast(rbuf, bytes, 0, c);
-    }
-    char *tmp = malloc(bytes ? bytes : 1);
-    if (!tmp)
-        return MPI_ERR_NO_MEM;
-    for (int mask = 1; mask < n && rc == 0; mask <<= 1) {
-        int peer = r ^ mask;
-        rc = coll_sendrecv(c, rbuf, bytes, peer, tmp, bytes, peer, TAG_ALLREDUCE);
-        if (rc)
-            break;
-        if (peer < r) {
-            aptus_op_reduce(op, tmp, rbuf, count, dt, dth); /* rbuf = peer(lower) op mine */
-        } else {
-            aptus_op_reduce(op, rbuf, tmp, count, dt, dth); /* tmp = mine(lower) op peer */
-            memcpy(rbuf, tmp, bytes);
+    for (mask >>= 1; mask > 0 && rc == 0; mask >>= 1) {
+        if (vr + mask < n) {
+            int end = vr + 2 * mask < n ? vr + 2 * mask : n;
+            block_range(bytes, chunk, vr + mask, end, &lo, &hi);
+            if (hi > lo)
+                rc = aptus_coll_send(c, p + lo, hi - lo, (vr + mask + root) % n, tag);
         }
     }
-    free(tmp);
+    /* ring allgather of the chunks, in relative ranks */
+    int right = (vr + 1) % n, left = (vr - 1 + n) % n;
+    for (int s = 0; s < n - 1 && rc == 0; s++) {
+        int sb = (vr - s + n) % n, rb = (vr - s - 1 + n) % n;
+        size_t slo, shi, rlo, rhi;
+        block_range(bytes, chunk, sb, sb + 1, &slo, &shi);
+        block_range(bytes, chunk, rb, rb + 1, &rlo, &rhi);
+        struct aptus_request *rq[2] = { NULL, NULL };
+        if (rhi > rlo)
+            rc = aptus_coll_irecv(c, p + rlo, rhi - rlo, (left + root) % n, tag + 1, &rq[0]);
+        if (rc == 0 && shi > slo)
+            rc = aptus_coll_isend(c, p + slo, shi - slo, (right + root) % n, tag + 1, &rq[1]);
+        int rc2 = aptus_coll_waitall(rq, 2);
+        if (rc == 0)
+            rc = rc2;
+    }
     return rc;
+}
+
+int aptus_coll_bcast(void *buf, size_t bytes, int root, struct aptus_comm *c, const char *fn)
+{
+    if (c->is_inter)
+        return aptus_coll_inter_bcast(buf, bytes, root, c);
+    int n = c->size, rc = 0;
+    int tag = aptus_coll_tag(c);
+    if (n == 1 || bytes == 0)
+        return 0;
+    int alg = aptus_coll_forced(COLL_BCAST, c, fn, &rc);
+    if (alg < 0)
+        return rc;
+    if (alg != ALG_BINOMIAL && alg != ALG_SCATTER_ALLGATHER)
+        alg = (bytes >= aptus_config.coll_bcast_long && n > 2) ? ALG_SCATTER_ALLGATHER : ALG_BINOMIAL;
+    if (alg == ALG_SCATTER_ALLGATHER)
+        return bcast_scatter_allgather(buf, bytes, root, c, tag);
+    return bcast_binomial(buf, bytes, root, c, tag);
+}
+
+int aptus_bcast(void *buf, size_t bytes, int root, struct aptus_comm *c)
+{
+    return aptus_coll_bcast(buf, bytes, root, c, "MPI_Bcast");
+}
+
+/* ---- for the library itself -------------------------------------------------------------------- */
+
+int aptus_coll_red_init(struct coll_red *R, const struct aptus_op *op, MPI_Datatype h, const struct aptus_dtype *dt)
+{
+    memset(R, 0, sizeof *R);
+    R->op = op;
+    R->h = h;
+    R->dt = dt;
+    R->commute = op->predefined ? 1 : op->commute;
+    R->kernel = op->predefined ? aptus_op_kernel(h) : 0;
+    if (op->predefined && R->kernel == 0)
+        return MPI_ERR_OP;
+    R->ext = (size_t)dt->extent;
+    R->lb = op->predefined ? 0 : (size_t)dt->true_lb;
+    R->tex = op->predefined ? (size_t)dt->extent : (size_t)dt->true_extent;
+    if (R->tex == 0 || R->ext == 0)
+        R->tex = R->ext = dt->size ? dt->size : 1;
+    return 0;
 }
 
 int aptus_allreduce_u32(struct aptus_comm *c, uint32_t *words, size_t count, int op_id)
 {
     struct aptus_op op = { APTUS_MAGIC_OP, 1, 1, op_id, NULL, NULL };
-    return aptus_allreduce(MPI_IN_PLACE, words, count, aptus_dtype_get(MPI_UINT32_T), MPI_UINT32_T, &op, c);
+    struct coll_red R;
+    int rc = aptus_coll_red_init(&R, &op, MPI_UINT32_T, aptus_dtype_get(MPI_UINT32_T));
+    if (rc)
+        return rc;
+    if (c->is_inter)
+        return aptus_coll_inter_allreduce(NULL, words, count, &R, c);
+    return aptus_coll_allreduce(NULL, words, count, &R, c);
 }
 
 int aptus_allgather_internal(struct aptus_comm *c, const void *sbuf, void *rbuf, size_t bytes)
 {
-    int n = c->size, r = c->rank, rc = 0;
-    char *out = rbuf;
-    memcpy(out + (size_t)r * bytes, sbuf, bytes);
-    int right = (r + 1) % n, left = (r - 1 + n) % n;
-    for (int step = 0; step < n - 1 && rc == 0; step++) {
-        int sblock = (r - step + n) % n, rblock = (r - step - 1 + n) % n;
-        rc = coll_sendrecv(c, out + (size_t)sblock * bytes, bytes, right, out + (size_t)rblock * bytes, bytes, left,
-                           TAG_ALLGATHER);
+    if (!c->is_inter)
+        return aptus_coll_allgather(sbuf, rbuf, bytes, c);
+    int n = c->npeers;
+    size_t *len = malloc(sizeof(size_t) * (size_t)n);
+    char **ptr = malloc(sizeof(char *) * (size_t)n);
+    int rc = MPI_ERR_NO_MEM;
+    if (len && ptr) {
+        for (int i = 0; i < n; i++) {
+            len[i] = bytes;
+            ptr[i] = (char *)rbuf + (size_t)i * bytes;
+        }
+        rc = aptus_coll_inter_allgatherv(sbuf, bytes, ptr, len, c);
     }
+    free(len);
+    free(ptr);
     return rc;
 }

@@ -1,4 +1,6 @@
-/* Blocking collectives over the message layer, on each communicator's collective context. */
+/* Collectives for the rest of the library. The MPI collectives themselves are in src/api/coll.c
+ * over the algorithms of src/coll/ (coll_internal.h, which also offers the collective-context
+ * messaging helpers to other collective code such as neighborhood collectives). */
 #ifndef APTUS_COLL_COLL_H
 #define APTUS_COLL_COLL_H
 
@@ -8,16 +10,16 @@
 #include "core/objects.h"
 #include "core/op.h"
 
+/* MPI_Barrier semantics (intercommunicators included). Returns 0 or an MPI error class. */
 int aptus_barrier(struct aptus_comm *c);
+/* Broadcast of `bytes` bytes from root (intracommunicator; on an intercommunicator `root` is
+ * MPI_ROOT / MPI_PROC_NULL / a remote rank as in MPI_Bcast). */
 int aptus_bcast(void *buf, size_t bytes, int root, struct aptus_comm *c);
-/* sbuf may be MPI_IN_PLACE (then the data is in rbuf). count elements of dt. */
-int aptus_reduce(const void *sbuf, void *rbuf, size_t count, const struct aptus_dtype *dt, MPI_Datatype dth,
-                 const struct aptus_op *op, int root, struct aptus_comm *c);
-int aptus_allreduce(const void *sbuf, void *rbuf, size_t count, const struct aptus_dtype *dt, MPI_Datatype dth,
-                    const struct aptus_op *op, struct aptus_comm *c);
-/* For the library itself: a predefined op, in place, on 32-bit unsigned words. */
+/* In place, a predefined op on 32-bit unsigned words, MPI_Allreduce semantics (on an
+ * intercommunicator the result is the remote group's reduction). */
 int aptus_allreduce_u32(struct aptus_comm *c, uint32_t *words, size_t count, int op_id);
-/* Gathers `bytes` from every rank into rbuf (rank order). */
+/* Gathers `bytes` from every rank into rbuf (rank order), MPI_Allgather semantics: on an
+ * intercommunicator rbuf receives the remote group's blocks. */
 int aptus_allgather_internal(struct aptus_comm *c, const void *sbuf, void *rbuf, size_t bytes);
 
 #endif

@@ -1,17 +1,76 @@
-/* Communicators: creation, context ids, comparison. */
+/* Groups and communicators: creation, context ids, intercommunicators, comparison.
+ *
+ * Contexts: a communicator owns one context-id slot s and the four message contexts 4s .. 4s+3:
+ *   ctx + 0  point-to-point (the user's messages)
+ *   ctx + 1  collectives (coll/)
+ *   ctx + 2  communicator management (context agreement, leader exchanges) and neighborhood
+ *            collectives (coll/neighbor.c); tag ranges below
+ *   ctx + 3  spare
+ * An intercommunicator's contexts are shared by both groups; its local_comm has its own slot. */
 #ifndef APTUS_CORE_COMM_H
 #define APTUS_CORE_COMM_H
 
 #include "core/objects.h"
 
+#define APTUS_CTX_PER_SLOT 4
+#define APTUS_CTX_COLL     1
+#define APTUS_CTX_MGMT     2
+
+/* Tags on the management context (ctx + 2), all >= 0 (neighborhood collectives use < 0):
+ *   (phase << 28) | (seq & 0x0fffffff)   step `phase` (0..3) of the seq-th creation call over
+ *                                        the whole communicator (mgmt_seq)
+ *   0x40000000 | tag                     MPI_Comm_create_group's agreement (user tag)
+ *   0x60000000 | tag                     MPI_Intercomm_create's leader exchange (user tag) */
+#define APTUS_TAG_SEQ(seq, phase) ((int)(((unsigned)(phase) << 28) | ((seq)&0x0fffffffu)))
+#define APTUS_TAG_CGROUP(t)       ((int)(0x40000000u | ((unsigned)(t)&0x1fffffffu)))
+#define APTUS_TAG_ICREATE(t)      ((int)(0x60000000u | ((unsigned)(t)&0x1fffffffu)))
+
+struct aptus_request;
+
 void aptus_comm_init(void);
 void aptus_comm_finalize(void);
-/* New communicator over the given world ranks (copied) with a fresh context; rank = index of
- * this process. Collective over `parent`: every parent member calls it (members not in the
- * new group pass n == 0 and get NULL). Returns an MPI error class. */
+
+/* ---- groups (core/group.c) ---- */
+extern struct aptus_group aptus_group_empty_obj;
+/* The group behind a handle, MPI_GROUP_EMPTY included; NULL if invalid (MPI_GROUP_NULL too). */
+struct aptus_group *aptus_group_lookup(MPI_Group h);
+/* A new group of n world ranks (copied); n == 0 gives the empty group. NULL: out of memory. */
+struct aptus_group *aptus_group_new(const int *world, int n);
+MPI_Group aptus_group_handle(struct aptus_group *g);
+void aptus_group_release(struct aptus_group *g);
+/* Index of world rank w in g, or MPI_UNDEFINED. */
+int aptus_group_index(const struct aptus_group *g, int w);
+/* The local (remote) group of a communicator. NULL: out of memory. */
+struct aptus_group *aptus_comm_group(const struct aptus_comm *c, int remote);
+
+/* ---- communicators (core/comm.c) ---- */
+/* New intracommunicator over the given world ranks (copied) with a fresh context; rank = index
+ * of this process. Collective over `parent` (an intracommunicator): every parent member calls
+ * it (members not in the new group pass n == 0 and get NULL). Returns an MPI error class. */
 int aptus_comm_create_from(struct aptus_comm *parent, const int *world, int n, struct aptus_comm **out);
+/* MPI_Comm_create_group: collective over the n members only (this process among them). */
+int aptus_comm_create_group(struct aptus_comm *parent, const int *world, int n, int tag, struct aptus_comm **out);
+/* MPI_Comm_dup (intra and inter): same groups, topology and attributes, new context. */
 int aptus_comm_dup(struct aptus_comm *c, struct aptus_comm **out);
+/* MPI_Comm_idup: returns the new communicator at once (usable when *req completes) and a
+ * GENERIC request that a background task completes once the context is agreed. */
+int aptus_comm_idup(struct aptus_comm *c, struct aptus_comm **out, struct aptus_request **req);
+/* MPI_Comm_split (intra and inter). color MPI_UNDEFINED gives NULL. */
 int aptus_comm_split(struct aptus_comm *c, int color, int key, struct aptus_comm **out);
+/* MPI_Comm_split of an intracommunicator within each node (MPI_Comm_split_type): the new
+ * communicators hold the members of this node with the same color; only the members on each
+ * node talk to each other. color MPI_UNDEFINED: this process takes part but gets NULL. */
+int aptus_comm_split_node(struct aptus_comm *c, int color, int key, struct aptus_comm **out);
+/* MPI_Comm_create on an intercommunicator: `world` is this side's subgroup (n may be 0). */
+int aptus_comm_create_inter(struct aptus_comm *c, const int *world, int n, struct aptus_comm **out);
+/* MPI_Intercomm_create. peer and remote_leader matter at the local leader only, where a nonzero
+ * leader_err (a bad argument found there) is handed to the whole local group as the result.
+ * *why names the problem when the result is not MPI_SUCCESS. */
+int aptus_intercomm_create(struct aptus_comm *local, int local_leader, struct aptus_comm *peer, int remote_leader,
+                           int tag, int leader_err, struct aptus_comm **out, const char **why);
+int aptus_intercomm_merge(struct aptus_comm *c, int high, struct aptus_comm **out);
+/* Drops a reference; the last one frees the communicator, its topology and its local_comm.
+ * (Attributes are deleted by MPI_Comm_free before this.) */
 void aptus_comm_release(struct aptus_comm *c);
 int aptus_comm_compare(const struct aptus_comm *a, const struct aptus_comm *b);
 

@@ -10,31 +10,202 @@
 #include "runtime/pmi.h"
 #include "runtime/runtime.h"
 
-/* Error codes: a class below 256 alone, or APTUS_CODE_BIT | slot << 8 | class, where slot names
- * a ring entry holding the detailed message. Old messages are overwritten; their codes then
- * report the class description only. */
-#define APTUS_CODE_BIT  0x40000000
-#define APTUS_ERR_SLOTS 64
-#define APTUS_ERR_MSG   256
+/* Raised errors: APTUS_ERR_RAISED | slot << 20 | class (see errors.h), where slot names a ring
+ * entry holding the detailed message. Old messages are overwritten; their codes then report the
+ * class description only. */
+#define CLASS_BITS 20
+#define CLASS_MASK ((1 << CLASS_BITS) - 1)
+#define ERR_SLOTS  64
+#define ERR_MSG    256
+
+_Static_assert(APTUS_ERR_USER_LIMIT <= (1 << CLASS_BITS), "user classes must fit the class field");
+_Static_assert(ERR_SLOTS <= (APTUS_ERR_RAISED >> CLASS_BITS), "slots must fit below the raised bit");
 
 static struct {
     int code;
-    char msg[APTUS_ERR_MSG];
-} err_ring[APTUS_ERR_SLOTS];
+    char msg[ERR_MSG];
+} err_ring[ERR_SLOTS];
 static unsigned err_next;
+
+/* ---- user classes and codes ---- */
+
+enum { USER_NONE, USER_CLASS, USER_CODE };
+struct user_err {
+    int kind;
+    int cls;   /* USER_CODE: its class */
+    char *str; /* MPI_Add_error_string, or NULL */
+};
+static struct user_err *uerr; /* index: value - APTUS_ERR_USER_FIRST */
+static int nuerr, capuerr;
+static int lastused = MPI_ERR_LASTCODE;
+
+static struct user_err *user_entry(int v)
+{
+    if (v < APTUS_ERR_USER_FIRST || v - APTUS_ERR_USER_FIRST >= nuerr)
+        return NULL;
+    struct user_err *u = &uerr[v - APTUS_ERR_USER_FIRST];
+    return u->kind == USER_NONE ? NULL : u;
+}
+
+static int is_predef_class(int v)
+{
+    return v > 0 && v <= MPI_ERR_LASTCODE && aptus_error_class_string(v) != NULL;
+}
+
+static int user_new(int kind, int cls, int *out, const char **why)
+{
+    if (APTUS_ERR_USER_FIRST + nuerr >= APTUS_ERR_USER_LIMIT) {
+        *why = "no more error classes and codes can be added";
+        return MPI_ERR_OTHER;
+    }
+    if (nuerr == capuerr) {
+        int ncap = capuerr ? 2 * capuerr : 32;
+        struct user_err *n = realloc(uerr, (size_t)ncap * sizeof *n);
+        if (!n) {
+            *why = "out of memory";
+            return MPI_ERR_NO_MEM;
+        }
+        uerr = n;
+        capuerr = ncap;
+    }
+    uerr[nuerr] = (struct user_err){ kind, cls, NULL };
+    *out = APTUS_ERR_USER_FIRST + nuerr++;
+    if (kind == USER_CLASS)
+        lastused = *out; /* MPI_LASTUSEDCODE: the largest error class */
+    return MPI_SUCCESS;
+}
+
+int aptus_error_add_class(int *cls, const char **why)
+{
+    int rc = user_new(USER_CLASS, 0, cls, why);
+    if (rc == MPI_SUCCESS)
+        uerr[*cls - APTUS_ERR_USER_FIRST].cls = *cls;
+    return rc;
+}
+
+int aptus_error_add_code(int cls, int *code, const char **why)
+{
+    struct user_err *u = user_entry(cls);
+    if (!is_predef_class(cls) && !(u && u->kind == USER_CLASS)) {
+        *why = "not a valid error class (predefined or added by MPI_Add_error_class)";
+        return MPI_ERR_ARG;
+    }
+    return user_new(USER_CODE, cls, code, why);
+}
+
+int aptus_error_add_string(int code, const char *str, const char **why)
+{
+    if (code >= 0 && code <= MPI_ERR_LASTCODE) {
+        *why = "the strings of predefined error classes cannot be changed";
+        return MPI_ERR_ARG;
+    }
+    struct user_err *u = user_entry(code);
+    if (!u) {
+        *why = "not an error class or code added by MPI_Add_error_class or MPI_Add_error_code";
+        return MPI_ERR_ARG;
+    }
+    if (!str) {
+        *why = "null string";
+        return MPI_ERR_ARG;
+    }
+    if (strlen(str) >= MPI_MAX_ERROR_STRING) {
+        *why = "string longer than MPI_MAX_ERROR_STRING - 1 characters";
+        return MPI_ERR_ARG;
+    }
+    char *s = strdup(str);
+    if (!s) {
+        *why = "out of memory";
+        return MPI_ERR_NO_MEM;
+    }
+    free(u->str);
+    u->str = s;
+    return MPI_SUCCESS;
+}
+
+int aptus_error_remove_class(int cls, const char **why)
+{
+    struct user_err *u = user_entry(cls);
+    if (!u || u->kind != USER_CLASS) {
+        *why = "not an error class added by MPI_Add_error_class";
+        return MPI_ERR_ARG;
+    }
+    for (int i = 0; i < nuerr; i++)
+        if (uerr[i].kind == USER_CODE && uerr[i].cls == cls) {
+            *why = "error codes of this class have not been removed";
+            return MPI_ERR_ARG;
+        }
+    free(u->str);
+    *u = (struct user_err){ USER_NONE, 0, NULL };
+    return MPI_SUCCESS;
+}
+
+int aptus_error_remove_code(int code, const char **why)
+{
+    struct user_err *u = user_entry(code);
+    if (!u || u->kind != USER_CODE) {
+        *why = "not an error code added by MPI_Add_error_code";
+        return MPI_ERR_ARG;
+    }
+    if (u->str) {
+        *why = "the error string of this code has not been removed (MPI_Remove_error_string)";
+        return MPI_ERR_ARG;
+    }
+    *u = (struct user_err){ USER_NONE, 0, NULL };
+    return MPI_SUCCESS;
+}
+
+int aptus_error_remove_string(int code, const char **why)
+{
+    struct user_err *u = user_entry(code);
+    if (!u || !u->str) {
+        *why = "no error string was added for this code";
+        return MPI_ERR_ARG;
+    }
+    free(u->str);
+    u->str = NULL;
+    return MPI_SUCCESS;
+}
+
+int *aptus_error_lastused(void)
+{
+    return &lastused;
+}
+
+/* ---- codes to classes and strings ---- */
+
+static int valid_class(int cls)
+{
+    if (is_predef_class(cls))
+        return 1;
+    struct user_err *u = user_entry(cls);
+    return u && u->kind == USER_CLASS;
+}
 
 int aptus_error_class_of(int code)
 {
     if (code == MPI_SUCCESS)
         return MPI_SUCCESS;
-    if (code > 0 && code <= MPI_ERR_LASTCODE && aptus_error_class_string(code))
-        return code;
-    if ((code & APTUS_CODE_BIT) && code > 0) {
-        int cls = code & 0xff;
-        if (aptus_error_class_string(cls))
-            return cls;
+    if (code < 0)
+        return -1;
+    if (code & APTUS_ERR_RAISED) {
+        int cls = code & CLASS_MASK;
+        return valid_class(cls) ? cls : -1;
     }
-    return -1;
+    if (is_predef_class(code))
+        return code;
+    struct user_err *u = user_entry(code);
+    return u ? u->cls : -1;
+}
+
+static const char *class_text(int cls)
+{
+    if (cls == MPI_SUCCESS)
+        return "no error";
+    const char *s = aptus_error_class_string(cls);
+    if (s)
+        return s;
+    struct user_err *u = user_entry(cls);
+    return u && u->str ? u->str : "";
 }
 
 int aptus_error_string(int code, char *buf, int *len)
@@ -42,20 +213,29 @@ int aptus_error_string(int code, char *buf, int *len)
     int cls = aptus_error_class_of(code);
     if (cls < 0)
         return -1;
-    const char *detail = NULL;
-    if (code & APTUS_CODE_BIT) {
-        unsigned slot = ((unsigned)code >> 8) & 0xfff;
-        if (slot < APTUS_ERR_SLOTS && err_ring[slot].code == code)
+    const char *detail = NULL, *desc;
+    if (code & APTUS_ERR_RAISED) {
+        unsigned slot = ((unsigned)code >> CLASS_BITS) & 0x3ff;
+        if (slot < ERR_SLOTS && err_ring[slot].code == code)
             detail = err_ring[slot].msg;
+        desc = class_text(cls);
+    } else if (code > MPI_ERR_LASTCODE) {
+        /* A user code or class: its own string, "" if none was added (the standard's default). */
+        struct user_err *u = user_entry(code);
+        desc = u->str ? u->str : "";
+    } else {
+        desc = class_text(cls);
     }
-    const char *desc = cls == MPI_SUCCESS ? "no error" : aptus_error_class_string(cls);
-    int n = detail ? snprintf(buf, MPI_MAX_ERROR_STRING, "%s (%s)", detail, desc)
-                   : snprintf(buf, MPI_MAX_ERROR_STRING, "%s", desc);
+    int n = detail && *desc ? snprintf(buf, MPI_MAX_ERROR_STRING, "%s (%s)", detail, desc)
+            : detail        ? snprintf(buf, MPI_MAX_ERROR_STRING, "%s", detail)
+                            : snprintf(buf, MPI_MAX_ERROR_STRING, "%s", desc);
     if (n >= MPI_MAX_ERROR_STRING)
         n = MPI_MAX_ERROR_STRING - 1;
-    *len = n;
+    *len = n < 0 ? 0 : n;
     return 0;
 }
+
+/* ---- raising errors ---- */
 
 _Noreturn void aptus_abort_job(int code, const char *msg)
 {
@@ -69,36 +249,75 @@ _Noreturn void aptus_abort_job(int code, const char *msg)
     _exit(code);
 }
 
-int aptus_error(struct aptus_comm *comm, int errclass, const char *fn, const char *fmt, ...)
+/* Exit status of a job ended by an error of this class: the class where it fits in 8 bits. */
+static int exit_status(int cls)
 {
-    unsigned slot = err_next++ % APTUS_ERR_SLOTS;
-    int code = APTUS_CODE_BIT | (int)(slot << 8) | errclass;
-    int n = snprintf(err_ring[slot].msg, APTUS_ERR_MSG, "%s: ", fn);
-    va_list ap;
-    va_start(ap, fmt);
-    if (n > 0 && n < APTUS_ERR_MSG)
-        vsnprintf(err_ring[slot].msg + n, APTUS_ERR_MSG - (size_t)n, fmt, ap);
-    va_end(ap);
-    err_ring[slot].code = code;
+    return cls > 0 && cls < 256 ? cls : 1;
+}
 
+_Noreturn void aptus_error_fatal(int code, const char *fn)
+{
+    char text[MPI_MAX_ERROR_STRING], msg[MPI_MAX_ERROR_STRING + 64];
+    int len;
+    if (code & APTUS_ERR_RAISED)
+        snprintf(msg, sizeof msg, "%s", aptus_error_string(code, text, &len) == 0 ? text : "unknown error");
+    else
+        snprintf(msg, sizeof msg, "%s: error code %d: %s", fn, code,
+                 aptus_error_string(code, text, &len) == 0 ? text : "unknown error code");
+    aptus_abort_job(exit_status(aptus_error_class_of(code)), msg);
+}
+
+void aptus_error_invoke(struct aptus_comm *comm, int code, const char *fn)
+{
     if (!comm)
         comm = &aptus_comm_self_obj;
     struct aptus_errhandler *eh = comm->errh;
-    if (!aptus_rt.initialized || !eh || eh->kind == APTUS_ERRH_FATAL || eh->kind == APTUS_ERRH_ABORT) {
-        char text[MPI_MAX_ERROR_STRING];
-        int len;
-        aptus_error_string(code, text, &len);
-        aptus_abort_job(errclass, text);
-    }
+    if (!aptus_rt.initialized || !eh || eh->kind == APTUS_ERRH_FATAL || eh->kind == APTUS_ERRH_ABORT)
+        aptus_error_fatal(code, fn);
     if (eh->kind == APTUS_ERRH_USER && eh->comm_fn) {
         MPI_Comm h = comm->handle;
         int c = code;
         eh->comm_fn(&h, &c);
     }
+}
+
+int aptus_error(struct aptus_comm *comm, int errclass, const char *fn, const char *fmt, ...)
+{
+    unsigned slot = err_next++ % ERR_SLOTS;
+    int code = APTUS_ERR_RAISED | (int)(slot << CLASS_BITS) | (errclass & CLASS_MASK);
+    int n = snprintf(err_ring[slot].msg, ERR_MSG, "%s: ", fn);
+    va_list ap;
+    va_start(ap, fmt);
+    if (n > 0 && n < ERR_MSG)
+        vsnprintf(err_ring[slot].msg + n, ERR_MSG - (size_t)n, fmt, ap);
+    va_end(ap);
+    err_ring[slot].code = code;
+    aptus_error_invoke(comm, code, fn);
     return code;
 }
 
 int aptus_not_implemented(const char *fn)
 {
     return aptus_error(NULL, MPI_ERR_UNSUPPORTED_OPERATION, fn, "not implemented in Aptus MPI");
+}
+
+/* ---- error handler objects ---- */
+
+extern struct aptus_errhandler aptus_errh_fatal, aptus_errh_abort, aptus_errh_return;
+struct aptus_errhandler *aptus_file_default_errh = &aptus_errh_return;
+
+void aptus_errh_release(struct aptus_errhandler *e)
+{
+    if (e && --e->refcount == 0 && e->kind == APTUS_ERRH_USER) {
+        e->magic = 0;
+        free(e);
+    }
+}
+
+MPI_Errhandler aptus_errh_handle(struct aptus_errhandler *e)
+{
+    return e == &aptus_errh_fatal    ? MPI_ERRORS_ARE_FATAL
+           : e == &aptus_errh_abort  ? MPI_ERRORS_ABORT
+           : e == &aptus_errh_return ? MPI_ERRORS_RETURN
+                                     : (MPI_Errhandler)e;
 }

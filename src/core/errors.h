@@ -1,8 +1,21 @@
-/* Error reporting: every MPI error carries a message naming the call and the problem. */
+/* Error reporting: every MPI error carries a message naming the call and the problem.
+ *
+ * Error codes and classes (all non-negative ints):
+ *   0                              MPI_SUCCESS
+ *   1 .. MPI_ERR_LASTCODE          predefined classes (those with a description in errstr.c)
+ *   APTUS_ERR_USER_FIRST ..        classes and codes added by MPI_Add_error_class/_code, one
+ *     APTUS_ERR_USER_LIMIT - 1     counter for both (MPI_LASTUSEDCODE is the largest class)
+ *   APTUS_ERR_RAISED | slot << 20 | class
+ *                                  a raised error: the class plus a ring slot holding the
+ *                                  detailed message (see aptus_error). */
 #ifndef APTUS_CORE_ERRORS_H
 #define APTUS_CORE_ERRORS_H
 
 #include "core/objects.h"
+
+#define APTUS_ERR_USER_FIRST (MPI_ERR_LASTCODE + 1)
+#define APTUS_ERR_USER_LIMIT 0x100000
+#define APTUS_ERR_RAISED     0x40000000
 
 /* Raises error class `errclass` found in MPI function `fn` (e.g. "MPI_Send") on communicator
  * `comm` (NULL: an error not tied to a communicator, raised on MPI_COMM_SELF as MPI-4 says).
@@ -10,6 +23,12 @@
  * (ERRORS_ARE_FATAL/ABORT print it and end the job) and returns the error code. */
 int aptus_error(struct aptus_comm *comm, int errclass, const char *fn, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
+/* Invokes comm's error handler (NULL: MPI_COMM_SELF's) with an existing error code as it is
+ * (MPI_Comm_call_errhandler). Fatal handlers print `fn` and the code's message and end the job. */
+void aptus_error_invoke(struct aptus_comm *comm, int code, const char *fn);
+/* What a fatal error handler does with an error code: print it (with `fn` for codes that carry
+ * no message of their own) and end the job. */
+_Noreturn void aptus_error_fatal(int code, const char *fn);
 /* MPI_ERR_UNSUPPORTED_OPERATION: "<fn>: not implemented in Aptus MPI". */
 int aptus_not_implemented(const char *fn);
 /* The class of any error code (0 for MPI_SUCCESS, -1 if not a valid code). */
@@ -18,5 +37,24 @@ int aptus_error_class_of(int code);
 int aptus_error_string(int code, char *buf, int *len);
 /* Ends the whole job with this exit code, after printing msg (may be NULL). */
 _Noreturn void aptus_abort_job(int code, const char *msg);
+
+/* User error classes and codes (MPI_Add_error_*, MPI_Remove_error_*). Each returns 0 or an
+ * MPI error class, with a static explanation in *why. */
+int aptus_error_add_class(int *cls, const char **why);
+int aptus_error_add_code(int cls, int *code, const char **why);
+int aptus_error_add_string(int code, const char *str, const char **why);
+int aptus_error_remove_class(int cls, const char **why);
+int aptus_error_remove_code(int code, const char **why);
+int aptus_error_remove_string(int code, const char **why);
+/* The MPI_LASTUSEDCODE attribute value (the largest error class, user classes included): a
+ * stable pointer, updated by aptus_error_add_class. */
+int *aptus_error_lastused(void);
+
+/* Drops one reference to an error handler; frees a user handler at zero. */
+void aptus_errh_release(struct aptus_errhandler *e);
+/* The handle of an error handler object (the predefined ones map back to their constants). */
+MPI_Errhandler aptus_errh_handle(struct aptus_errhandler *e);
+/* The error handler of MPI_FILE_NULL: the default for files opened later (MPI_ERRORS_RETURN). */
+extern struct aptus_errhandler *aptus_file_default_errh;
 
 #endif

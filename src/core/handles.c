@@ -3,9 +3,9 @@
 
 #include "core/objects.h"
 
-struct aptus_errhandler aptus_errh_fatal = { APTUS_MAGIC_ERRH, APTUS_ERRH_FATAL, 1, NULL };
-struct aptus_errhandler aptus_errh_abort = { APTUS_MAGIC_ERRH, APTUS_ERRH_ABORT, 1, NULL };
-struct aptus_errhandler aptus_errh_return = { APTUS_MAGIC_ERRH, APTUS_ERRH_RETURN, 1, NULL };
+struct aptus_errhandler aptus_errh_fatal = { .magic = APTUS_MAGIC_ERRH, .kind = APTUS_ERRH_FATAL, .refcount = 1 };
+struct aptus_errhandler aptus_errh_abort = { .magic = APTUS_MAGIC_ERRH, .kind = APTUS_ERRH_ABORT, .refcount = 1 };
+struct aptus_errhandler aptus_errh_return = { .magic = APTUS_MAGIC_ERRH, .kind = APTUS_ERRH_RETURN, .refcount = 1 };
 
 extern struct aptus_op *aptus_op_predef[APTUS_PREDEF_LIMIT];
 

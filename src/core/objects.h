@@ -23,11 +23,17 @@ enum {
 
 /* ---- error handlers ---- */
 enum aptus_errh_kind { APTUS_ERRH_FATAL, APTUS_ERRH_ABORT, APTUS_ERRH_RETURN, APTUS_ERRH_USER };
+/* The object kind a user error handler was created for (MPI_<Kind>_create_errhandler). */
+enum aptus_errh_obj { APTUS_ERRH_FOR_COMM, APTUS_ERRH_FOR_FILE, APTUS_ERRH_FOR_WIN, APTUS_ERRH_FOR_SESSION };
 struct aptus_errhandler {
     uint32_t magic;
     enum aptus_errh_kind kind;
     int refcount;
     MPI_Comm_errhandler_function *comm_fn;
+    enum aptus_errh_obj obj; /* user handlers: which of the functions below is set */
+    MPI_File_errhandler_function *file_fn;
+    MPI_Win_errhandler_function *win_fn;
+    MPI_Session_errhandler_function *session_fn;
 };
 
 /* ---- groups: an ordered list of world ranks ---- */
@@ -54,9 +60,13 @@ struct aptus_comm {
     struct aptus_comm *local_comm; /* intercommunicator: an intracommunicator over the local group */
     struct aptus_topo *topo;
     struct aptus_attr *attrs;
-    uint16_t ctx;      /* point-to-point context; collectives use ctx + 1 */
+    uint16_t ctx;      /* point-to-point context; collectives use ctx + 1, communicator management and
+                          neighborhood collectives ctx + 2, ctx + 3 is spare (core/comm.h) */
     uint16_t ctx_slot; /* context-id slot, freed with the communicator */
     int coll_seq;      /* sequence for internal collective tags */
+    uint32_t mgmt_seq; /* communicator-creation calls so far (tags on ctx + 2; core/comm.c) */
+    int pending;       /* MPI_Comm_idup still agreeing on the context */
+    MPI_Info info;     /* hints (MPI_Comm_set_info), or MPI_INFO_NULL */
     struct aptus_errhandler *errh;
     MPI_Comm handle; /* the handle the user sees */
     char name[MPI_MAX_OBJECT_NAME];
@@ -104,10 +114,21 @@ enum aptus_basic {
     APTUS_B_COUNT
 };
 
+/* One piece of a flattened type map: `count` runs of `len` bytes, at disp, disp + stride, ...
+ * (count >= 1; stride is meaningful only when count > 1). */
+struct aptus_dt_seg {
+    MPI_Aint disp;
+    MPI_Aint stride;
+    size_t len;
+    size_t count;
+};
+
+struct aptus_dt_priv; /* how a derived type was built, its contents (core/datatype.c) */
+
 struct aptus_dtype {
     uint32_t magic;
-    int refcount;
-    size_t size;         /* bytes of data in one element */
+    int refcount;        /* handle + containing types + pending operations */
+    size_t size;         /* bytes of data in one element (= packed bytes) */
     MPI_Aint lb, extent; /* extent = ub - lb */
     MPI_Aint true_lb, true_extent;
     int contig; /* data of `count` elements is one contiguous run at buf + true_lb */
@@ -115,7 +136,20 @@ struct aptus_dtype {
     int predefined;
     int committed;
     int combiner;
+    /* Flattened type map of one element (see core/datatype.h): nsegs pieces in type-map order,
+     * seg_pos[i] = packed offset of piece i within the element, seg_pos[nsegs] = size.
+     * Always present for predefined types; built at commit (or when a containing type is
+     * committed) for derived ones (segs == NULL until then, unless size == 0). */
+    size_t nsegs;
+    struct aptus_dt_seg *segs;
+    size_t *seg_pos;
+    MPI_Datatype reduce_type; /* see aptus_dt_reduce_type() */
+    size_t reduce_n;
+    size_t nelem; /* basic elements in one element (pair types count 2) */
+    struct aptus_dt_priv *priv;
     struct aptus_attr *attrs;
+    struct aptus_dt_seg seg_inl[2]; /* storage of segs/seg_pos for predefined types */
+    size_t pos_inl[3];
     char name[MPI_MAX_OBJECT_NAME];
 };
 

@@ -38,6 +38,9 @@ struct aptus_pending {
     int stream;
     uint64_t rreq;
     size_t off;
+    /* non-contiguous payload: packed from this cursor instead of read at `payload` */
+    int nc;
+    struct aptus_dt_cursor cur;
 };
 
 static struct {
@@ -129,6 +132,8 @@ struct aptus_request *aptus_req_new(int kind)
 
 void aptus_req_free(struct aptus_request *r)
 {
+    if (r->nc)
+        aptus_dtype_release((struct aptus_dtype *)r->dt);
     r->magic = 0;
     r->next = mq.free_reqs;
     mq.free_reqs = r;
@@ -203,12 +208,20 @@ static void pend_enqueue(struct aptus_peer *p, struct aptus_pending *e)
     }
 }
 
+/* Hands one frame to a channel: payload bytes, or (cur != NULL) len bytes packed from a cursor. */
+static inline int chan_send(struct aptus_peer *p, int chan, const void *hdr, size_t hdrlen, const void *payload,
+                            struct aptus_dt_cursor *cur, size_t len)
+{
+    const struct aptus_channel *ch = aptus_channels[chan];
+    return cur ? ch->send_frame_packed(p, hdr, hdrlen, cur, len) : ch->send_frame(p, hdr, hdrlen, payload, len);
+}
+
 /* Sends a frame now if nothing is queued before it and there is room; else queues it. The
  * payload must stay valid until req completes (req == NULL: payload must be NULL or copied). */
-static int frame_out(struct aptus_peer *p, int chan, const void *hdr, size_t hdrlen, const void *payload, size_t len,
-                     struct aptus_request *req)
+static int frame_out(struct aptus_peer *p, int chan, const void *hdr, size_t hdrlen, const void *payload,
+                     struct aptus_dt_cursor *cur, size_t len, struct aptus_request *req)
 {
-    if (!p->pend_head && aptus_channels[chan]->send_frame(p, hdr, hdrlen, payload, len) == 0)
+    if (!p->pend_head && chan_send(p, chan, hdr, hdrlen, payload, cur, len) == 0)
         return 0;
     struct aptus_pending *e = calloc(1, sizeof *e);
     if (!e)
@@ -219,6 +232,10 @@ static int frame_out(struct aptus_peer *p, int chan, const void *hdr, size_t hdr
     e->payload = payload;
     e->len = len;
     e->req = req;
+    if (cur) {
+        e->nc = 1;
+        e->cur = *cur;
+    }
     pend_enqueue(p, e);
     return 1;
 }
@@ -232,7 +249,7 @@ static void send_ctrl(struct aptus_peer *p, int type, uint64_t sreq, uint64_t rr
 {
     struct aptus_f_ctrl c = { .type = (uint8_t)type, .sreq = sreq, .rreq = rreq, .len = len };
     /* A lost control frame would leave the peer waiting forever: fail loudly instead. */
-    if (frame_out(p, ctrl_chan(p), &c, sizeof c, NULL, 0, NULL) > 1)
+    if (frame_out(p, ctrl_chan(p), &c, sizeof c, NULL, NULL, 0, NULL) > 1)
         aptus_abort_job(MPI_ERR_NO_MEM, "out of memory for a control frame");
 }
 
@@ -245,7 +262,7 @@ static int stream_push(struct aptus_peer *p, struct aptus_pending *e)
     while (e->off < e->len) {
         size_t n = e->len - e->off < chunk ? e->len - e->off : chunk;
         struct aptus_f_data d = { .type = APTUS_F_DATA, .len = (uint32_t)n, .rreq = e->rreq, .offset = e->off };
-        if (ch->send_frame(p, &d, sizeof d, e->payload + e->off, n) != 0)
+        if (chan_send(p, e->chan, &d, sizeof d, e->payload + e->off, e->nc ? &e->cur : NULL, n) != 0)
             return 0;
         e->off += n;
     }
@@ -260,7 +277,7 @@ static int pend_flush_peer(struct aptus_peer *p)
         if (e->stream) {
             if (!stream_push(p, e))
                 break;
-        } else if (aptus_channels[e->chan]->send_frame(p, e->hdr, e->hdrlen, e->payload, e->len) != 0) {
+        } else if (chan_send(p, e->chan, e->hdr, e->hdrlen, e->payload, e->nc ? &e->cur : NULL, e->len) != 0) {
             break;
         }
         p->pend_head = e->next;
@@ -341,26 +358,33 @@ int aptus_send_start(struct aptus_request *r)
     r->complete = 0;
 
     if (r->bytes <= eager_limit(p, chan)) {
+        struct aptus_dt_cursor cur, *cp = NULL;
+        if (r->nc) {
+            aptus_dt_cursor_init(&cur, r->buf, r->count, r->dt);
+            cp = &cur;
+        }
         if (r->mode == APTUS_MODE_SYNC) {
             struct aptus_f_sync h = { { APTUS_F_EAGER_SYNC, 0, r->ctx, r->comm->rank, r->tag, 0, r->bytes },
                                       (uint64_t)(uintptr_t)r };
             /* Completes on SYNC_ACK; the frame itself needs no completion. */
             /* If queued, the payload stays valid: the request waits for the ack. */
-            int rc = frame_out(p, chan, &h, sizeof h, r->buf, r->bytes, NULL);
+            int rc = frame_out(p, chan, &h, sizeof h, r->buf, cp, r->bytes, NULL);
             return rc > 1 ? rc : 0;
         }
         struct aptus_f_msg h = { APTUS_F_EAGER, 0, r->ctx, r->comm->rank, r->tag, 0, r->bytes };
-        int rc = frame_out(p, chan, &h, sizeof h, r->buf, r->bytes, r);
+        int rc = frame_out(p, chan, &h, sizeof h, r->buf, cp, r->bytes, r);
         if (rc == 0)
             req_complete(r);
         return rc > 1 ? rc : 0;
     }
+    /* A non-contiguous sender offers no address: the receiver then asks for a streamed copy,
+     * which packs straight into the frames. */
     struct aptus_f_rts h = { { APTUS_F_RTS, 0, r->ctx, r->comm->rank, r->tag, 0, r->bytes },
                              (uint64_t)(uintptr_t)r,
-                             (uint64_t)(uintptr_t)r->buf };
+                             r->nc ? 0 : (uint64_t)(uintptr_t)r->buf };
     r->rndv_out = 1;
     mq.rndv_out++;
-    int rc = frame_out(p, chan, &h, sizeof h, NULL, 0, NULL);
+    int rc = frame_out(p, chan, &h, sizeof h, NULL, NULL, 0, NULL);
     return rc > 1 ? rc : 0;
 }
 
@@ -441,8 +465,30 @@ static size_t set_envelope(struct aptus_request *r, int src, int tag, uint64_t l
     return n;
 }
 
-/* Receiver side of the rendezvous: one-sided read when the channel can, else ask for a
- * streamed copy. */
+/* One-sided copy of n bytes at the sender's addr into the receive buffer (0, or -1 when the
+ * channel cannot: then the caller asks for a streamed copy, which rewrites everything). */
+static int read_one_sided(const struct aptus_channel *ch, struct aptus_peer *from, struct aptus_request *r,
+                          uint64_t addr, size_t n)
+{
+    if (!r->nc)
+        return ch->rdma_read(from, r->buf, addr, n);
+    if (!ch->rdma_readv)
+        return -1;
+    struct iovec iov[256];
+    struct aptus_dt_cursor cur;
+    aptus_dt_cursor_init(&cur, r->buf, r->count, r->dt);
+    for (size_t done = 0; done < n;) {
+        size_t b;
+        int k = aptus_dt_iov_some(&cur, iov, 256, n - done, &b);
+        if (ch->rdma_readv(from, iov, k, addr + done, b) != 0)
+            return -1;
+        done += b;
+    }
+    return 0;
+}
+
+/* Receiver side of the rendezvous: one-sided read when the channel can (and the sender's
+ * data is contiguous), else ask for a streamed copy. */
 static void rndv_recv(struct aptus_request *r, struct aptus_peer *from, uint64_t len, uint64_t sreq, uint64_t addr)
 {
     size_t n = r->st_bytes;
@@ -451,11 +497,11 @@ static void rndv_recv(struct aptus_request *r, struct aptus_peer *from, uint64_t
     /* The one-sided copy costs this core one copy and the sender none; the streamed copy costs
      * each side one. So it is taken for very large messages, and whenever this rank is itself
      * busy sending a rendezvous message (both directions at once: half the copies per core). */
-    int one_sided = ch->rdma_read &&
+    int one_sided = ch->rdma_read && addr &&
                     (chan == APTUS_CH_SELF ||
                      (aptus_config.smp_cma &&
                       (len >= aptus_config.smp_cma_min || (mq.rndv_out > 0 && len >= aptus_config.smp_cma_busy_min))));
-    if (one_sided && (n == 0 || ch->rdma_read(from, r->buf, addr, n) == 0)) {
+    if (one_sided && (n == 0 || read_one_sided(ch, from, r, addr, n) == 0)) {
         mq.rndv_cma++;
         send_ctrl(from, APTUS_F_FIN, sreq, 0, 0);
         req_complete(r);
@@ -464,6 +510,8 @@ static void rndv_recv(struct aptus_request *r, struct aptus_peer *from, uint64_t
     mq.rndv_copy++;
     r->expect = n;
     r->recvd = 0;
+    if (r->nc)
+        aptus_dt_cursor_init(&r->cur, r->buf, r->count, r->dt);
     send_ctrl(from, APTUS_F_CTS, sreq, (uint64_t)(uintptr_t)r, n);
     if (n == 0)
         req_complete(r);
@@ -473,8 +521,12 @@ static void deliver_eager(struct aptus_request *r, struct aptus_peer *from, cons
                           const void *payload, uint64_t sreq)
 {
     size_t n = set_envelope(r, m->src, m->tag, m->len);
-    if (n)
+    if (r->nc) {
+        aptus_dt_cursor_init(&r->cur, r->buf, r->count, r->dt);
+        aptus_dt_unpack_some(&r->cur, payload, n);
+    } else if (n) {
         memcpy(r->buf, payload, n);
+    }
     if (m->type == APTUS_F_EAGER_SYNC)
         send_ctrl(from, APTUS_F_SYNC_ACK, sreq, 0, 0);
     req_complete(r);
@@ -550,6 +602,10 @@ void aptus_frame_arrived(struct aptus_peer *from, const void *frame, size_t len)
         e->payload = s->buf;
         e->len = c->len;
         e->req = s;
+        if (s->nc) {
+            e->nc = 1;
+            aptus_dt_cursor_init(&e->cur, s->buf, s->count, s->dt);
+        }
         if (!from->pend_head && stream_push(from, e)) {
             req_complete(s);
             free(e);
@@ -562,7 +618,13 @@ void aptus_frame_arrived(struct aptus_peer *from, const void *frame, size_t len)
         const struct aptus_f_data *d = frame;
         struct aptus_request *r = (struct aptus_request *)(uintptr_t)d->rreq;
         size_t n = d->len;
-        memcpy((char *)r->buf + d->offset, (const char *)frame + sizeof *d, n);
+        if (r->nc) {
+            if (r->cur.pos != d->offset)
+                aptus_dt_cursor_seek(&r->cur, d->offset);
+            aptus_dt_unpack_some(&r->cur, (const char *)frame + sizeof *d, n);
+        } else {
+            memcpy((char *)r->buf + d->offset, (const char *)frame + sizeof *d, n);
+        }
         r->recvd += n;
         if (r->recvd == r->expect)
             req_complete(r);

@@ -1,6 +1,8 @@
 /* The message layer: requests, matching (posted and unexpected queues) and the protocols
- * (eager, synchronous eager, rendezvous by one-sided read or by streamed copy). It works in
- * bytes on contiguous buffers; datatypes are resolved by the API layer. */
+ * (eager, synchronous eager, rendezvous by one-sided read or by streamed copy). Messages travel
+ * in packed form (count * size bytes); a non-contiguous buffer is packed straight into the
+ * channel's frames and unpacked straight out of them, or read by a one-sided copy into an
+ * iovec list, through a datatype cursor: never through a full-message copy. */
 #ifndef APTUS_PT2PT_PT2PT_H
 #define APTUS_PT2PT_PT2PT_H
 
@@ -8,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/datatype.h"
 #include "core/objects.h"
 
 /* GENERIC: a request completed by a background task (e.g. MPI_Comm_idup), not by a message. */
@@ -23,18 +26,19 @@ struct aptus_request {
     uint8_t persistent; /* created by *_init */
     uint8_t active;     /* persistent: started and not yet waited for */
     uint8_t rndv_out;   /* a rendezvous send in flight (counted in the message layer) */
+    uint8_t nc;         /* buf holds `count` elements of non-contiguous dt (else: bytes at buf) */
     volatile int complete;
     int cancelled;
     int free_on_complete; /* MPI_Request_free while in flight */
-    /* arguments (bytes already resolved from count and datatype) */
+    /* arguments: see aptus_req_set_data */
     void *buf;
-    size_t bytes;
-    int peer; /* rank in comm, or MPI_ANY_SOURCE / MPI_PROC_NULL */
+    size_t bytes; /* packed size */
+    int peer;     /* rank in comm, or MPI_ANY_SOURCE / MPI_PROC_NULL */
     int tag;
     struct aptus_comm *comm;
     uint16_t ctx;
-    const struct aptus_dtype *dt; /* for MPI_Get_count */
-    int count;
+    const struct aptus_dtype *dt;
+    size_t count;
     /* status */
     int st_source, st_tag, st_error;
     size_t st_bytes;
@@ -45,7 +49,29 @@ struct aptus_request {
     size_t expect, recvd;
     /* buffered send: the piece of the attached buffer to release on completion */
     void *bsend_piece;
+    /* non-contiguous receive: where the streamed copy unpacks next */
+    struct aptus_dt_cursor cur;
 };
+
+/* Points a request at `count` elements of dt at buf: a contiguous type becomes plain bytes at
+ * buf + true_lb, any other keeps its layout for the cursor. A request from aptus_req_new
+ * that keeps a non-contiguous type then holds it (aptus_req_hold_type) until aptus_req_free,
+ * so that MPI_Type_free during the operation is safe. */
+static inline void aptus_req_set_data(struct aptus_request *r, const void *buf, size_t count,
+                                      const struct aptus_dtype *dt)
+{
+    r->dt = dt;
+    r->count = count;
+    r->bytes = count * dt->size;
+    r->nc = !dt->contig;
+    r->buf = dt->contig ? (char *)buf + dt->true_lb : (char *)buf;
+}
+
+static inline void aptus_req_hold_type(struct aptus_request *r)
+{
+    if (r->nc)
+        aptus_dtype_retain((struct aptus_dtype *)r->dt);
+}
 
 void aptus_pt2pt_init(void);
 void aptus_pt2pt_finalize(void);

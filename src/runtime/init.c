@@ -105,6 +105,7 @@ int aptus_runtime_finalize(void)
     aptus_pmi_finalize();
     aptus_comm_finalize();
     aptus_pt2pt_finalize();
+    aptus_datatype_finalize();
     for (int r = 0; r < aptus_rt.size; r++)
         free(aptus_rt.peers[r]);
     free(aptus_rt.peers);

@@ -1,1 +1,57 @@
 # MPI tests for this area (included from CMakeLists.txt).
+#
+# Collectives: every test runs at 1..4 ranks with the automatic algorithm choice, then at 3 and
+# 4 ranks (not a power of two, and a power of two) with each algorithm forced through the
+# APTUS_COLL_*_ALG variables, and with the size limits lowered so that the automatic choice
+# switches on small messages.
+
+# Data movement: Bcast, Gather(v), Scatter(v), Allgather(v), Alltoall(v/w).
+foreach(np 1 2 3 4)
+  aptus_mpi_test(NAME coll_move_np${np} SOURCE coll_move.c NP ${np} LABELS coll)
+endforeach()
+set(coll_move_alg_a APTUS_COLL_BCAST_ALG=binomial APTUS_COLL_GATHER_ALG=binomial
+  APTUS_COLL_SCATTER_ALG=binomial APTUS_COLL_ALLGATHER_ALG=bruck APTUS_COLL_ALLTOALL_ALG=bruck)
+set(coll_move_alg_b APTUS_COLL_BCAST_ALG=scatter_allgather APTUS_COLL_GATHER_ALG=linear
+  APTUS_COLL_SCATTER_ALG=linear APTUS_COLL_ALLGATHER_ALG=ring APTUS_COLL_ALLTOALL_ALG=pairwise)
+set(coll_move_alg_c APTUS_COLL_ALLGATHER_ALG=recursive_doubling APTUS_COLL_ALLTOALL_ALG=linear
+  APTUS_COLL_BCAST_LONG=1K APTUS_COLL_GATHER_LONG=64 APTUS_COLL_SCATTER_LONG=64
+  APTUS_COLL_ALLGATHER_LONG=1K APTUS_COLL_ALLTOALL_SHORT=16 APTUS_COLL_ALLTOALL_LONG=512)
+foreach(np 3 4)
+  foreach(v a b c)
+    aptus_mpi_test(NAME coll_move_alg_${v}_np${np} SOURCE coll_move.c NP ${np} ARGS quick LABELS coll
+      ENV ${coll_move_alg_${v}})
+  endforeach()
+endforeach()
+
+# Reductions: Reduce, Allreduce, Reduce_scatter(_block), Scan, Exscan, Reduce_local, user ops.
+foreach(np 1 2 3 4)
+  aptus_mpi_test(NAME coll_reduce_np${np} SOURCE coll_reduce.c NP ${np} LABELS coll)
+endforeach()
+set(coll_reduce_alg_a APTUS_COLL_REDUCE_ALG=binomial APTUS_COLL_ALLREDUCE_ALG=recursive_doubling
+  APTUS_COLL_REDUCE_SCATTER_ALG=reduce_scatterv)
+set(coll_reduce_alg_b APTUS_COLL_REDUCE_ALG=rabenseifner APTUS_COLL_ALLREDUCE_ALG=rabenseifner
+  APTUS_COLL_REDUCE_SCATTER_ALG=recursive_halving)
+set(coll_reduce_alg_c APTUS_COLL_ALLREDUCE_ALG=reduce_bcast APTUS_COLL_REDUCE_LONG=64
+  APTUS_COLL_BCAST_LONG=64 APTUS_COLL_SCATTER_ALG=binomial)
+foreach(np 3 4)
+  foreach(v a b c)
+    aptus_mpi_test(NAME coll_reduce_alg_${v}_np${np} SOURCE coll_reduce.c NP ${np} ARGS quick LABELS coll
+      ENV ${coll_reduce_alg_${v}})
+  endforeach()
+endforeach()
+
+# Predefined ops against the standard's table (every op on every predefined type), the unusual
+# kernels through a collective.
+foreach(np 1 3)
+  aptus_mpi_test(NAME coll_ops_np${np} SOURCE coll_ops.c NP ${np} LABELS coll)
+endforeach()
+
+# Argument errors under MPI_ERRORS_RETURN.
+foreach(np 1 2 3)
+  aptus_mpi_test(NAME coll_errors_np${np} SOURCE coll_errors.c NP ${np} LABELS coll)
+endforeach()
+
+# Intercommunicator collectives (groups of 1+1, 2+1, 2+2 ranks).
+foreach(np 2 3 4)
+  aptus_mpi_test(NAME coll_inter_np${np} SOURCE coll_inter.c NP ${np} LABELS coll)
+endforeach()

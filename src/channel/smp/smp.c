@@ -7,6 +7,7 @@
  * unique names, mapped by every local rank, then unlinked at once (after a PMI fence). */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,7 @@
 
 #include "channel/channel.h"
 #include "channel/fastpath/veloblock.h"
+#include "core/datatype.h"
 #include "runtime/config.h"
 #include "runtime/pmi.h"
 #include "runtime/runtime.h"
@@ -251,6 +253,21 @@ static int smp_send_frame(struct aptus_peer *p, const void *hdr, size_t hdrlen, 
     return 0;
 }
 
+/* A non-contiguous payload is packed by the cursor straight into the reserved frame. */
+static int smp_send_frame_packed(struct aptus_peer *p, const void *hdr, size_t hdrlen, struct aptus_dt_cursor *cur,
+                                 size_t len)
+{
+    struct aptus_smp_peer *sp = p->smp;
+    uint32_t total = (uint32_t)(hdrlen + len);
+    char *dst = vb_reserve(&sp->tx, total);
+    if (!dst)
+        return 1;
+    memcpy(dst, hdr, hdrlen);
+    aptus_dt_pack_some(cur, dst + hdrlen, len);
+    vb_commit(&sp->tx, total, 0);
+    return 0;
+}
+
 static size_t smp_max_frame(struct aptus_peer *p)
 {
     return vb_max_payload(smp.block_size);
@@ -284,6 +301,48 @@ static int smp_rdma_read(struct aptus_peer *p, void *local, uint64_t remote_addr
     return 0;
 }
 
+/* One-sided copy into a list of local pieces: process_vm_readv takes at most IOV_MAX of them
+ * per call and may stop early, so the list is consumed as the bytes arrive. */
+static int smp_rdma_readv(struct aptus_peer *p, struct iovec *local, int n, uint64_t remote_addr, size_t len)
+{
+    struct aptus_smp_peer *sp = p->smp;
+    if (!sp->cma_ok)
+        return -1;
+    size_t done = 0;
+    int first = 0;
+    while (done < len) {
+        int k = n - first < IOV_MAX ? n - first : IOV_MAX;
+        size_t want = 0;
+        for (int i = 0; i < k; i++)
+            want += local[first + i].iov_len;
+        struct iovec r = { (void *)(uintptr_t)(remote_addr + done), want };
+        ssize_t got = process_vm_readv(sp->pid, local + first, (unsigned long)k, &r, 1, 0);
+        if (got <= 0) {
+            if (got < 0 && errno == EINTR)
+                continue;
+            if (done == 0) {
+                sp->cma_ok = 0;
+                return -1;
+            }
+            fprintf(stderr, "Aptus MPI: rank %d: cross-memory read from pid %d failed after %zu of %zu bytes: %s\n",
+                    aptus_rt.rank, (int)sp->pid, done, len, strerror(errno));
+            return -1;
+        }
+        done += (size_t)got;
+        /* Skip the pieces filled; trim the one filled in part. */
+        size_t g = (size_t)got;
+        while (first < n && g >= local[first].iov_len) {
+            g -= local[first].iov_len;
+            first++;
+        }
+        if (g) {
+            local[first].iov_base = (char *)local[first].iov_base + g;
+            local[first].iov_len -= g;
+        }
+    }
+    return 0;
+}
+
 static int smp_progress(void)
 {
     int seen = 0;
@@ -312,8 +371,10 @@ const struct aptus_channel aptus_channel_smp = {
     .name = "smp",
     .id = APTUS_CH_SMP,
     .send_frame = smp_send_frame,
+    .send_frame_packed = smp_send_frame_packed,
     .max_frame = smp_max_frame,
     .rdma_read = smp_rdma_read,
+    .rdma_readv = smp_rdma_readv,
     .progress = smp_progress,
     .memory_in_use = smp_memory,
 };

@@ -1,0 +1,201 @@
+/* coll_latency: average latency of blocking collectives over message sizes.
+ *
+ * For each collective and size: one untimed call whose result is verified, an untimed warm-up,
+ * then REPS timed loops of ITERS back-to-back calls (ITERS scaled down above 8 KiB). A loop's
+ * time is its average per call on the slowest rank (MPI_MAX over the ranks of each loop's
+ * average): a collective is done when its last rank is. Prints the best (lowest) and the median
+ * of the REPS loops, in microseconds, one table per collective.
+ *
+ * Sizes are bytes per rank: the vector of Allreduce / Reduce (MPI_DOUBLE, MPI_SUM, root 0),
+ * the buffer of Bcast (MPI_BYTE, root 0), the block each rank sends to each other rank in
+ * Alltoall, the block each rank contributes to Allgather. Barrier has one row (size 0).
+ *
+ * Usage: coll_latency [-m MAXSIZE] [-n MINSIZE] [-i ITERS] [-r REPS] [-c LIST]
+ *   -m MAXSIZE  largest size, default 1M (sizes MINSIZE, 2 MINSIZE, ... MAXSIZE)
+ *   -n MINSIZE  smallest size, default 8 (at least 8: one double)
+ *   -i ITERS    calls per timed loop for sizes <= 8 KiB (default 1000)
+ *   -r REPS     timed loops per size (default 5)
+ *   -c LIST     comma-separated collectives, default allreduce,bcast,alltoall,reduce,allgather,barrier
+ * Sizes accept K/M/G suffixes (binary). Plain MPI; builds with any mpicc:
+ *     mpicc -O2 -std=c11 -o coll_latency coll_latency.c */
+#include "bench_common.h"
+
+#include <limits.h>
+
+enum { C_ALLREDUCE, C_BCAST, C_ALLTOALL, C_REDUCE, C_ALLGATHER, C_BARRIER, NCOLL };
+static const char *const cname[NCOLL] = { "allreduce", "bcast", "alltoall", "reduce", "allgather", "barrier" };
+
+static int rank, nranks;
+
+static void usage(void)
+{
+    fprintf(stderr, "usage: coll_latency [-m MAXSIZE] [-n MINSIZE] [-i ITERS] [-r REPS] [-c LIST]\n"
+                    "  LIST: comma-separated subset of allreduce,bcast,alltoall,reduce,allgather,barrier\n");
+}
+
+static long iters_for(size_t size, long iters)
+{
+    if (size <= 8 * BENCH_KIB)
+        return iters;
+    long n = (long)((double)iters * (double)(8 * BENCH_KIB) / (double)size);
+    return n < 10 ? 10 : n;
+}
+
+/* One call of collective c on `size` bytes per rank. */
+static void run_once(int c, size_t size, unsigned char *sbuf, unsigned char *rbuf)
+{
+    int count = (int)size, dcount = (int)(size / sizeof(double));
+    switch (c) {
+    case C_ALLREDUCE: MPI_Allreduce(sbuf, rbuf, dcount, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD); break;
+    case C_BCAST: MPI_Bcast(sbuf, count, MPI_BYTE, 0, MPI_COMM_WORLD); break;
+    case C_ALLTOALL: MPI_Alltoall(sbuf, count, MPI_BYTE, rbuf, count, MPI_BYTE, MPI_COMM_WORLD); break;
+    case C_REDUCE: MPI_Reduce(sbuf, rbuf, dcount, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD); break;
+    case C_ALLGATHER: MPI_Allgather(sbuf, count, MPI_BYTE, rbuf, count, MPI_BYTE, MPI_COMM_WORLD); break;
+    default: MPI_Barrier(MPI_COMM_WORLD); break;
+    }
+}
+
+/* Untimed call with known data, result verified (dies on a wrong result). */
+static void check_once(int c, size_t size, unsigned char *sbuf, unsigned char *rbuf)
+{
+    size_t nd = size / sizeof(double);
+    double *sd = (double *)sbuf, *rd = (double *)rbuf;
+    switch (c) {
+    case C_ALLREDUCE:
+    case C_REDUCE:
+        for (size_t i = 0; i < nd; i++)
+            sd[i] = (double)(rank + 1) * (double)(i % 1000 + 1);
+        memset(rbuf, 0, nd * sizeof(double));
+        run_once(c, size, sbuf, rbuf);
+        if (c == C_ALLREDUCE || rank == 0)
+            for (size_t i = 0; i < nd; i++) {
+                double want = (double)nranks * (nranks + 1) / 2 * (double)(i % 1000 + 1);
+                if (rd[i] != want)
+                    bench_die("%s of %zu bytes: element %zu is %g, expected %g", cname[c], size, i, rd[i], want);
+            }
+        break;
+    case C_BCAST:
+        if (rank == 0)
+            bench_fill(sbuf, size, 7);
+        else
+            memset(sbuf, 0, size);
+        run_once(c, size, sbuf, rbuf);
+        bench_verify(sbuf, size, 7, "bcast");
+        break;
+    case C_ALLTOALL:
+        for (int p = 0; p < nranks; p++)
+            bench_fill(sbuf + (size_t)p * size, size, (unsigned)(rank * 1000 + p));
+        memset(rbuf, 0, size * (size_t)nranks);
+        run_once(c, size, sbuf, rbuf);
+        for (int p = 0; p < nranks; p++)
+            bench_verify(rbuf + (size_t)p * size, size, (unsigned)(p * 1000 + rank), "alltoall");
+        break;
+    case C_ALLGATHER:
+        bench_fill(sbuf, size, (unsigned)rank + 11);
+        memset(rbuf, 0, size * (size_t)nranks);
+        run_once(c, size, sbuf, rbuf);
+        for (int p = 0; p < nranks; p++)
+            bench_verify(rbuf + (size_t)p * size, size, (unsigned)p + 11, "allgather");
+        break;
+    default: run_once(c, size, sbuf, rbuf); break;
+    }
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+
+    size_t maxsize = BENCH_MIB, minsize = 8;
+    long iters = 1000;
+    int reps = 5, want[NCOLL] = { 1, 1, 1, 1, 1, 1 };
+    int opt;
+    while ((opt = getopt(argc, argv, "m:n:i:r:c:h")) != -1) {
+        switch (opt) {
+        case 'm': maxsize = bench_parse_size(optarg, "maximum size (-m)"); break;
+        case 'n': minsize = bench_parse_size(optarg, "minimum size (-n)"); break;
+        case 'i': iters = bench_parse_int(optarg, "iterations (-i)", 1); break;
+        case 'r': reps = bench_parse_int(optarg, "repetitions (-r)", 1); break;
+        case 'c': {
+            memset(want, 0, sizeof want);
+            char *list = optarg, *tok, *save = NULL;
+            for (tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+                int found = 0;
+                for (int c = 0; c < NCOLL; c++)
+                    if (strcmp(tok, cname[c]) == 0)
+                        want[c] = found = 1;
+                if (!found)
+                    bench_die("unknown collective '%s' in -c", tok);
+            }
+            break;
+        }
+        case 'h':
+            if (rank == 0)
+                usage();
+            MPI_Finalize();
+            return 0;
+        default:
+            if (rank == 0)
+                usage();
+            MPI_Finalize();
+            return 1;
+        }
+    }
+    if (reps > BENCH_MAX_REPS)
+        bench_die("at most %d repetitions", BENCH_MAX_REPS);
+    if (minsize < 8)
+        minsize = 8;
+    if (maxsize < minsize)
+        maxsize = minsize;
+    if (maxsize > (size_t)INT_MAX / (size_t)nranks)
+        bench_die("sizes above %zu bytes are not supported on %d ranks", (size_t)INT_MAX / (size_t)nranks, nranks);
+
+    char lib[256];
+    bench_library_name(lib, sizeof lib);
+    size_t bufsize = maxsize * (size_t)nranks;
+    unsigned char *sbuf = bench_alloc(bufsize), *rbuf = bench_alloc(bufsize);
+    double t[BENCH_MAX_REPS];
+    if (rank == 0) {
+        printf("# benchmark: coll_latency | library: %s | ranks: %d | reps: %d | iters: %ld (scaled down above 8 "
+               "KiB) | time: per call, slowest rank\n",
+               lib, nranks, reps, iters);
+        fflush(stdout);
+    }
+    for (int c = 0; c < NCOLL; c++) {
+        if (!want[c])
+            continue;
+        if (rank == 0) {
+            printf("# table: %s  unit: us  better: lower  (size: bytes per rank)\n", cname[c]);
+            printf("# %10s %9s %12s %12s\n", "size", "iters", "best_us", "median_us");
+            fflush(stdout);
+        }
+        for (size_t size = c == C_BARRIER ? 0 : minsize; size <= (c == C_BARRIER ? 0 : maxsize);
+             size = size ? size * 2 : 1) {
+            long n = iters_for(size, iters);
+            check_once(c, size, sbuf, rbuf);
+            for (long i = 0; i < (n / 10 > 2 ? n / 10 : 2); i++) /* warm-up */
+                run_once(c, size, sbuf, rbuf);
+            for (int r = 0; r < reps; r++) {
+                MPI_Barrier(MPI_COMM_WORLD);
+                double t0 = MPI_Wtime();
+                for (long i = 0; i < n; i++)
+                    run_once(c, size, sbuf, rbuf);
+                double mine = (MPI_Wtime() - t0) * 1e6 / (double)n, slowest = 0;
+                MPI_Reduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+                t[r] = slowest;
+            }
+            if (rank == 0) {
+                double best = bench_min(t, reps), med = bench_median(t, reps);
+                printf("  %10zu %9ld %12.3f %12.3f\n", size, n, best, med);
+                fflush(stdout);
+            }
+            if (c == C_BARRIER)
+                break;
+        }
+    }
+    free(sbuf);
+    free(rbuf);
+    MPI_Finalize();
+    return 0;
+}

@@ -1,0 +1,151 @@
+/* Alltoall (Bruck, all messages at once, pairwise exchange) and Alltoallv/w (all at once or
+ * pairwise), in packed bytes. On an intercommunicator every rank exchanges with every rank of
+ * the remote group, all messages at once. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "coll/coll_internal.h"
+#include "runtime/config.h"
+
+/* Bruck: rotate so that block j goes to rank r + j; in step k send (to r + 2^k) every block
+ * whose index has bit k set; rotate back. log2(n) messages of about n/2 blocks. */
+static int alltoall_bruck(const char *sbuf, char *rbuf, size_t blk, struct aptus_comm *c, int tag)
+{
+    int n = c->size, r = c->rank, rc = 0;
+    char *tmp = malloc((size_t)n * blk);
+    char *pack = malloc((size_t)(n / 2 + 1) * blk * 2);
+    if (!tmp || !pack) {
+        free(tmp);
+        free(pack);
+        return MPI_ERR_NO_MEM;
+    }
+    char *unpack = pack + (size_t)(n / 2 + 1) * blk;
+    size_t head = (size_t)(n - r) * blk;
+    memcpy(tmp, sbuf + (size_t)r * blk, head);
+    memcpy(tmp + head, sbuf, (size_t)r * blk);
+    for (int d = 1; d < n && rc == 0; d <<= 1) {
+        size_t k = 0;
+        for (int j = 1; j < n; j++)
+            if (j & d)
+                memcpy(pack + (k++) * blk, tmp + (size_t)j * blk, blk);
+        rc = aptus_coll_sendrecv(c, pack, k * blk, (r + d) % n, unpack, k * blk, (r - d + n) % n, tag);
+        k = 0;
+        for (int j = 1; j < n && rc == 0; j++)
+            if (j & d)
+                memcpy(tmp + (size_t)j * blk, unpack + (k++) * blk, blk);
+    }
+    /* tmp[j] came from rank r - j */
+    for (int i = 0; i < n && rc == 0; i++)
+        memcpy(rbuf + (size_t)i * blk, tmp + (size_t)((r - i + n) % n) * blk, blk);
+    free(tmp);
+    free(pack);
+    return rc;
+}
+
+/* Every receive and every send at once (sends in the order r + 1, r + 2, ... to spread the
+ * load); intracommunicators copy their own block. */
+static int alltoallv_linear(const char *const *sptr, const size_t *sbytes, char *const *rptr, const size_t *rbytes,
+                            struct aptus_comm *c, int tag)
+{
+    int n = c->npeers, self = c->is_inter ? -1 : c->rank, rc = 0;
+    struct aptus_request **q = calloc(2 * (size_t)n, sizeof *q);
+    if (!q)
+        return MPI_ERR_NO_MEM;
+    int base = self < 0 ? 0 : self;
+    for (int i = 1; i <= n && rc == 0; i++) {
+        int p = (base + i) % n;
+        if (p != self)
+            rc = aptus_coll_irecv(c, rptr[p], rbytes[p], p, tag, &q[p]);
+    }
+    for (int i = 1; i <= n && rc == 0; i++) {
+        int p = (base + i) % n;
+        if (p != self)
+            rc = aptus_coll_isend(c, sptr[p], sbytes[p], p, tag, &q[n + p]);
+    }
+    if (rc == 0 && self >= 0) {
+        if (sbytes[self] > rbytes[self])
+            rc = MPI_ERR_TRUNCATE;
+        else if (sbytes[self])
+            memmove(rptr[self], sptr[self], sbytes[self]);
+    }
+    int rc2 = aptus_coll_waitall(q, 2 * n);
+    free(q);
+    return rc ? rc : rc2;
+}
+
+/* n - 1 steps; in step i send to r + i and receive from r - i (partner r ^ i for powers of
+ * two), one exchange at a time. */
+static int alltoallv_pairwise(const char *const *sptr, const size_t *sbytes, char *const *rptr, const size_t *rbytes,
+                              struct aptus_comm *c, int tag)
+{
+    int n = c->size, r = c->rank, rc = 0;
+    int pow2 = (n & (n - 1)) == 0;
+    if (sbytes[r] > rbytes[r])
+        return MPI_ERR_TRUNCATE;
+    if (sbytes[r])
+        memmove(rptr[r], sptr[r], sbytes[r]);
+    for (int i = 1; i < n && rc == 0; i++) {
+        int dst = pow2 ? r ^ i : (r + i) % n, src = pow2 ? r ^ i : (r - i + n) % n;
+        rc = aptus_coll_sendrecv(c, sptr[dst], sbytes[dst], dst, rptr[src], rbytes[src], src, tag);
+    }
+    return rc;
+}
+
+int aptus_coll_alltoall(const void *sbuf, void *rbuf, size_t blk, struct aptus_comm *c)
+{
+    int tag = aptus_coll_tag(c), rc = 0;
+    int n = c->size;
+    if (blk == 0)
+        return 0;
+    if (n == 1) {
+        memmove(rbuf, sbuf, blk);
+        return 0;
+    }
+    int alg = aptus_coll_forced(COLL_ALLTOALL, c, "MPI_Alltoall", &rc);
+    if (alg < 0)
+        return rc;
+    if (alg == ALG_AUTO)
+        alg = (blk <= aptus_config.coll_alltoall_short && n >= 4) ? ALG_BRUCK
+              : blk >= aptus_config.coll_alltoall_long            ? ALG_PAIRWISE
+                                                                  : ALG_LINEAR;
+    if (alg == ALG_BRUCK)
+        return alltoall_bruck(sbuf, rbuf, blk, c, tag);
+    const char **sptr = malloc(sizeof(char *) * (size_t)n);
+    char **rptr = malloc(sizeof(char *) * (size_t)n);
+    size_t *len = malloc(sizeof(size_t) * (size_t)n);
+    if (!sptr || !rptr || !len) {
+        rc = MPI_ERR_NO_MEM;
+        goto out;
+    }
+    for (int i = 0; i < n; i++) {
+        sptr[i] = (const char *)sbuf + (size_t)i * blk;
+        rptr[i] = (char *)rbuf + (size_t)i * blk;
+        len[i] = blk;
+    }
+    rc = alg == ALG_PAIRWISE ? alltoallv_pairwise(sptr, len, rptr, len, c, tag)
+                             : alltoallv_linear(sptr, len, rptr, len, c, tag);
+out:
+    free(sptr);
+    free(rptr);
+    free(len);
+    return rc;
+}
+
+int aptus_coll_alltoallv(const char *const *sptr, const size_t *sbytes, char *const *rptr, const size_t *rbytes,
+                         struct aptus_comm *c)
+{
+    int tag = aptus_coll_tag(c), rc = 0;
+    if (c->is_inter)
+        return alltoallv_linear(sptr, sbytes, rptr, rbytes, c, tag);
+    int alg = aptus_coll_forced(COLL_ALLTOALL, c, "MPI_Alltoallv", &rc);
+    if (alg < 0)
+        return rc;
+    if (alg == ALG_AUTO || alg == ALG_BRUCK) {
+        size_t most = 0;
+        for (int i = 0; i < c->size; i++)
+            most = sbytes[i] > most ? sbytes[i] : most;
+        alg = most >= aptus_config.coll_alltoall_long ? ALG_PAIRWISE : ALG_LINEAR;
+    }
+    return alg == ALG_PAIRWISE ? alltoallv_pairwise(sptr, sbytes, rptr, rbytes, c, tag)
+                               : alltoallv_linear(sptr, sbytes, rptr, rbytes, c, tag);
+}

@@ -1,0 +1,106 @@
+/* Algorithm names and the APTUS_COLL_<KIND>_ALG variables that force one (docs/TUNING.md).
+ * The automatic choice by message size and communicator size is made by each collective. */
+#include <stdio.h>
+#include <string.h>
+
+#include "coll/coll_internal.h"
+#include "core/errors.h"
+#include "runtime/config.h"
+#include "runtime/text.h"
+
+static const char *const alg_names[] = {
+    [ALG_AUTO] = "auto",
+    [ALG_BINOMIAL] = "binomial",
+    [ALG_SCATTER_ALLGATHER] = "scatter_allgather",
+    [ALG_RABENSEIFNER] = "rabenseifner",
+    [ALG_RECURSIVE_DOUBLING] = "recursive_doubling",
+    [ALG_REDUCE_BCAST] = "reduce_bcast",
+    [ALG_BRUCK] = "bruck",
+    [ALG_RING] = "ring",
+    [ALG_LINEAR] = "linear",
+    [ALG_PAIRWISE] = "pairwise",
+    [ALG_RECURSIVE_HALVING] = "recursive_halving",
+    [ALG_REDUCE_SCATTERV] = "reduce_scatterv",
+};
+
+const char *aptus_coll_alg_name(int alg)
+{
+    return alg >= 0 && alg < (int)(sizeof alg_names / sizeof alg_names[0]) ? alg_names[alg] : "?";
+}
+
+struct kind_desc {
+    const char *var;
+    int algs[4]; /* the algorithms that may be forced, 0-terminated */
+};
+
+static const struct kind_desc kinds[COLL_KIND_COUNT] = {
+    [COLL_BCAST] = { "APTUS_COLL_BCAST_ALG", { ALG_BINOMIAL, ALG_SCATTER_ALLGATHER } },
+    [COLL_REDUCE] = { "APTUS_COLL_REDUCE_ALG", { ALG_BINOMIAL, ALG_RABENSEIFNER } },
+    [COLL_ALLREDUCE] = { "APTUS_COLL_ALLREDUCE_ALG", { ALG_RECURSIVE_DOUBLING, ALG_RABENSEIFNER, ALG_REDUCE_BCAST } },
+    [COLL_ALLGATHER] = { "APTUS_COLL_ALLGATHER_ALG", { ALG_RECURSIVE_DOUBLING, ALG_BRUCK, ALG_RING } },
+    [COLL_ALLTOALL] = { "APTUS_COLL_ALLTOALL_ALG", { ALG_BRUCK, ALG_LINEAR, ALG_PAIRWISE } },
+    [COLL_GATHER] = { "APTUS_COLL_GATHER_ALG", { ALG_BINOMIAL, ALG_LINEAR } },
+    [COLL_SCATTER] = { "APTUS_COLL_SCATTER_ALG", { ALG_BINOMIAL, ALG_LINEAR } },
+    [COLL_REDUCE_SCATTER] = { "APTUS_COLL_REDUCE_SCATTER_ALG", { ALG_RECURSIVE_HALVING, ALG_REDUCE_SCATTERV } },
+};
+
+static const char *kind_value(int kind)
+{
+    switch (kind) {
+    case COLL_BCAST: return aptus_config.coll_bcast_alg;
+    case COLL_REDUCE: return aptus_config.coll_reduce_alg;
+    case COLL_ALLREDUCE: return aptus_config.coll_allreduce_alg;
+    case COLL_ALLGATHER: return aptus_config.coll_allgather_alg;
+    case COLL_ALLTOALL: return aptus_config.coll_alltoall_alg;
+    case COLL_GATHER: return aptus_config.coll_gather_alg;
+    case COLL_SCATTER: return aptus_config.coll_scatter_alg;
+    case COLL_REDUCE_SCATTER: return aptus_config.coll_reduce_scatter_alg;
+    default: return NULL;
+    }
+}
+
+/* The value last parsed for each kind (its address: the configuration is read once at
+ * MPI_Init, so an unchanged pointer means an unchanged value) and the result. */
+static struct {
+    const char *seen;
+    int alg;
+} cache[COLL_KIND_COUNT];
+
+static int parse(int kind, const char *v)
+{
+    size_t len = strlen(v);
+    /* blanks around the name are ignored, like for the other variables */
+    while (len && (*v == ' ' || *v == '\t')) {
+        v++;
+        len--;
+    }
+    while (len && (v[len - 1] == ' ' || v[len - 1] == '\t' || v[len - 1] == '\n'))
+        len--;
+    if (len == 0 || aptus_text_eq_nocase(v, len, "auto"))
+        return ALG_AUTO;
+    for (int i = 0; i < 4 && kinds[kind].algs[i]; i++)
+        if (aptus_text_eq_nocase(v, len, alg_names[kinds[kind].algs[i]]))
+            return kinds[kind].algs[i];
+    return -1;
+}
+
+int aptus_coll_forced(int kind, struct aptus_comm *c, const char *fn, int *rc)
+{
+    const char *v = kind_value(kind);
+    if (!v)
+        return ALG_AUTO;
+    if (cache[kind].seen != v) {
+        cache[kind].alg = parse(kind, v);
+        cache[kind].seen = v;
+    }
+    if (cache[kind].alg >= 0)
+        return cache[kind].alg;
+    char list[160];
+    size_t o = (size_t)snprintf(list, sizeof list, "auto");
+    for (int i = 0; i < 4 && kinds[kind].algs[i] && o < sizeof list; i++)
+        o += (size_t)snprintf(list + o, sizeof list - o, "%s%s", (i + 1 < 4 && kinds[kind].algs[i + 1]) ? ", " : " or ",
+                              alg_names[kinds[kind].algs[i]]);
+    *rc = aptus_error(c, MPI_ERR_ARG, fn, "%s: '%.64s' is not an algorithm of this collective (use %s)",
+                      kinds[kind].var, v, list);
+    return -1;
+}

@@ -1,0 +1,241 @@
+/* Keyvals and attribute lists (see core/attr.h). */
+#include "core/attr.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+
+/* User keyvals are APTUS_KEYVAL_FIRST + index into the table; the predefined keys of the ABI
+ * (501..507, 601..605) are below it. */
+#define APTUS_KEYVAL_FIRST 0x1000
+
+struct aptus_keyval {
+    int kind;
+    int freed;    /* MPI_*_free_keyval was called */
+    int refcount; /* 1 for the user until freed, + 1 per attribute using it */
+    void (*copy)(void);
+    void (*del)(void);
+    void *extra;
+};
+
+static struct aptus_keyval **keyvals;
+static int nkeyvals, capkeyvals;
+
+#define FN_NULL ((void (*)(void))(uintptr_t)0)
+#define FN_DUP  ((void (*)(void))(uintptr_t)1)
+
+static struct aptus_keyval *kv_lookup(int keyval)
+{
+    if (keyval < APTUS_KEYVAL_FIRST || keyval - APTUS_KEYVAL_FIRST >= nkeyvals)
+        return NULL;
+    return keyvals[keyval - APTUS_KEYVAL_FIRST];
+}
+
+static void kv_release(int keyval)
+{
+    struct aptus_keyval *k = kv_lookup(keyval);
+    if (k && --k->refcount == 0) {
+        free(k);
+        keyvals[keyval - APTUS_KEYVAL_FIRST] = NULL;
+    }
+}
+
+int aptus_keyval_create(int kind, void (*copy)(void), void (*del)(void), void *extra, int *keyval)
+{
+    if (nkeyvals == capkeyvals) {
+        int ncap = capkeyvals ? 2 * capkeyvals : 16;
+        if (ncap > INT32_MAX / 2 - APTUS_KEYVAL_FIRST)
+            return MPI_ERR_NO_MEM;
+        struct aptus_keyval **n = realloc(keyvals, (size_t)ncap * sizeof *n);
+        if (!n)
+            return MPI_ERR_NO_MEM;
+        keyvals = n;
+        capkeyvals = ncap;
+    }
+    struct aptus_keyval *k = calloc(1, sizeof *k);
+    if (!k)
+        return MPI_ERR_NO_MEM;
+    k->kind = kind;
+    k->refcount = 1;
+    k->copy = copy;
+    k->del = del;
+    k->extra = extra;
+    keyvals[nkeyvals] = k;
+    *keyval = APTUS_KEYVAL_FIRST + nkeyvals++;
+    return MPI_SUCCESS;
+}
+
+int aptus_keyval_check(int kind, int keyval)
+{
+    struct aptus_keyval *k = kv_lookup(keyval);
+    return k && !k->freed && k->kind == kind ? MPI_SUCCESS : MPI_ERR_KEYVAL;
+}
+
+const char *aptus_keyval_problem(int kind, int keyval)
+{
+    static const char *const for_kind[] = { "", "is a communicator keyval", "is a datatype keyval",
+                                            "is a window keyval" };
+    struct aptus_keyval *k = kv_lookup(keyval);
+    if (!k)
+        return "does not exist";
+    if (k->freed)
+        return "was freed";
+    if (k->kind != kind)
+        return for_kind[k->kind];
+    return NULL;
+}
+
+int aptus_keyval_free(int kind, int keyval)
+{
+    int rc = aptus_keyval_check(kind, keyval);
+    if (rc)
+        return rc;
+    kv_lookup(keyval)->freed = 1;
+    kv_release(keyval);
+    return MPI_SUCCESS;
+}
+
+/* Calls the user's copy callback with the signature of its object kind. */
+static int call_copy(const struct aptus_keyval *k, int kind, void *old, int keyval, void *in, void *out, int *flag)
+{
+    if (k->copy == FN_NULL) {
+        *flag = 0;
+        return MPI_SUCCESS;
+    }
+    if (k->copy == FN_DUP) {
+        *(void **)out = in;
+        *flag = 1;
+        return MPI_SUCCESS;
+    }
+    switch (kind) {
+    case APTUS_ATTR_COMM:
+        return ((MPI_Comm_copy_attr_function *)k->copy)((MPI_Comm)old, keyval, k->extra, in, out, flag);
+    case APTUS_ATTR_TYPE:
+        return ((MPI_Type_copy_attr_function *)k->copy)((MPI_Datatype)old, keyval, k->extra, in, out, flag);
+    default: return ((MPI_Win_copy_attr_function *)k->copy)((MPI_Win)old, keyval, k->extra, in, out, flag);
+    }
+}
+
+static int call_delete(const struct aptus_keyval *k, int kind, void *h, int keyval, void *value)
+{
+    if (k->del == FN_NULL)
+        return MPI_SUCCESS;
+    switch (kind) {
+    case APTUS_ATTR_COMM: return ((MPI_Comm_delete_attr_function *)k->del)((MPI_Comm)h, keyval, value, k->extra);
+    case APTUS_ATTR_TYPE: return ((MPI_Type_delete_attr_function *)k->del)((MPI_Datatype)h, keyval, value, k->extra);
+    default: return ((MPI_Win_delete_attr_function *)k->del)((MPI_Win)h, keyval, value, k->extra);
+    }
+}
+
+int aptus_attr_copy_all(int kind, void *old_handle, struct aptus_attr *src, void *new_handle, struct aptus_attr **dst)
+{
+    struct aptus_attr *head = NULL, **tail = &head;
+    int rc = MPI_SUCCESS;
+    for (struct aptus_attr *a = src; a; a = a->next) {
+        struct aptus_keyval *k = kv_lookup(a->keyval);
+        if (!k)
+            continue;
+        void *out = NULL;
+        int flag = 0;
+        rc = call_copy(k, kind, old_handle, a->keyval, a->value, &out, &flag);
+        if (rc != MPI_SUCCESS)
+            break;
+        if (!flag)
+            continue;
+        struct aptus_attr *n = malloc(sizeof *n);
+        if (!n) {
+            /* The copy exists but cannot be attached: give it to its delete callback. */
+            call_delete(k, kind, new_handle, a->keyval, out);
+            rc = MPI_ERR_NO_MEM;
+            break;
+        }
+        n->next = NULL;
+        n->keyval = a->keyval;
+        n->value = out;
+        k->refcount++;
+        *tail = n;
+        tail = &n->next;
+    }
+    if (rc != MPI_SUCCESS) {
+        aptus_attr_delete_all(kind, new_handle, &head);
+        *dst = NULL;
+        return rc;
+    }
+    *dst = head;
+    return MPI_SUCCESS;
+}
+
+int aptus_attr_delete_all(int kind, void *handle, struct aptus_attr **list)
+{
+    int rc = MPI_SUCCESS;
+    while (*list) {
+        struct aptus_attr *a = *list;
+        *list = a->next; /* unlinked first: a callback may look at the remaining attributes */
+        struct aptus_keyval *k = kv_lookup(a->keyval);
+        if (k) {
+            int r = call_delete(k, kind, handle, a->keyval, a->value);
+            if (r != MPI_SUCCESS && rc == MPI_SUCCESS)
+                rc = r;
+            kv_release(a->keyval);
+        }
+        free(a);
+    }
+    return rc;
+}
+
+int aptus_attr_get(struct aptus_attr *list, int keyval, void **value, int *flag)
+{
+    for (struct aptus_attr *a = list; a; a = a->next)
+        if (a->keyval == keyval) {
+            *value = a->value;
+            *flag = 1;
+            return MPI_SUCCESS;
+        }
+    *flag = 0;
+    return MPI_SUCCESS;
+}
+
+int aptus_attr_set(int kind, void *handle, struct aptus_attr **list, int keyval, void *value)
+{
+    int rc = aptus_keyval_check(kind, keyval);
+    if (rc)
+        return rc;
+    struct aptus_keyval *k = kv_lookup(keyval);
+    for (struct aptus_attr *a = *list; a; a = a->next)
+        if (a->keyval == keyval) {
+            /* Replacing a value deletes the old one first (its callback may refuse). */
+            rc = call_delete(k, kind, handle, keyval, a->value);
+            if (rc != MPI_SUCCESS)
+                return rc;
+            a->value = value;
+            return MPI_SUCCESS;
+        }
+    struct aptus_attr *a = malloc(sizeof *a);
+    if (!a)
+        return MPI_ERR_NO_MEM;
+    a->keyval = keyval;
+    a->value = value;
+    a->next = *list;
+    *list = a;
+    k->refcount++;
+    return MPI_SUCCESS;
+}
+
+int aptus_attr_delete(int kind, void *handle, struct aptus_attr **list, int keyval)
+{
+    int rc = aptus_keyval_check(kind, keyval);
+    if (rc)
+        return rc;
+    struct aptus_keyval *k = kv_lookup(keyval);
+    for (struct aptus_attr **p = list; *p; p = &(*p)->next)
+        if ((*p)->keyval == keyval) {
+            struct aptus_attr *a = *p;
+            rc = call_delete(k, kind, handle, keyval, a->value);
+            if (rc != MPI_SUCCESS)
+                return rc; /* the attribute stays, as the standard requires */
+            *p = a->next;
+            free(a);
+            kv_release(keyval);
+            return MPI_SUCCESS;
+        }
+    return MPI_SUCCESS; /* nothing to delete */
+}

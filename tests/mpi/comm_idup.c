@@ -1,0 +1,187 @@
+/* MPI_Comm_idup is truly nonblocking: rank 0 starts an idup and then sends to rank 1, which
+ * receives first and only then starts its idup (a blocking dup would deadlock here); several
+ * idups outstanding on one communicator, completed with MPI_Waitall in reverse order; an idup
+ * overlapped with a blocking MPI_Comm_dup and with collectives on the parent; idup of a
+ * Cartesian communicator keeps the topology; MPI_Comm_idup_with_info; MPI_Test completion while
+ * polling. Each new communicator is checked to be isolated from the others. Any number of ranks. */
+#include "mtest.h"
+
+static int rank, size;
+
+/* Checks that c behaves as a copy of world and that its messages stay on it: every rank sends
+ * `tag` to its right neighbour on c, and a wildcard probe on world finds nothing. */
+static void check_copy(MPI_Comm c, int tag, const char *what)
+{
+    int r, s, res;
+    MPI_CHECK(MPI_Comm_rank(c, &r));
+    MPI_CHECK(MPI_Comm_size(c, &s));
+    CHECK(r == rank && s == size, "%s: rank/size %d/%d", what, r, s);
+    MPI_CHECK(MPI_Comm_compare(MPI_COMM_WORLD, c, &res));
+    CHECK(res == MPI_CONGRUENT, "%s: compare with world = %d", what, res);
+    int out = rank * 100 + tag, in = -1;
+    MPI_Status st;
+    MPI_CHECK(
+        MPI_Sendrecv(&out, 1, MPI_INT, (rank + 1) % size, tag, &in, 1, MPI_INT, (rank + size - 1) % size, tag, c, &st));
+    CHECK(in == ((rank + size - 1) % size) * 100 + tag, "%s: got %d", what, in);
+    int sum = 0;
+    MPI_CHECK(MPI_Allreduce(&tag, &sum, 1, MPI_INT, MPI_SUM, c));
+    CHECK(sum == tag * size, "%s: allreduce %d", what, sum);
+}
+
+static void test_overlap_p2p(void)
+{
+    MPI_Comm c;
+    MPI_Request req;
+    int v = -1;
+    if (size >= 2 && rank == 1) {
+        MPI_CHECK(MPI_Recv(&v, 1, MPI_INT, 0, 42, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+        CHECK(v == 4242, "rank 1 got %d", v);
+        MPI_CHECK(MPI_Comm_idup(MPI_COMM_WORLD, &c, &req));
+    } else {
+        MPI_CHECK(MPI_Comm_idup(MPI_COMM_WORLD, &c, &req));
+        if (rank == 0 && size >= 2) {
+            v = 4242;
+            MPI_CHECK(MPI_Send(&v, 1, MPI_INT, 1, 42, MPI_COMM_WORLD));
+        }
+    }
+    /* more traffic on the parent while the idup is in flight: a ring */
+    int x = rank, y = -1;
+    MPI_CHECK(MPI_Sendrecv(&x, 1, MPI_INT, (rank + 1) % size, 43, &y, 1, MPI_INT, (rank + size - 1) % size, 43,
+                           MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+    CHECK(y == (rank + size - 1) % size, "ring got %d", y);
+    MPI_Status st;
+    MPI_CHECK(MPI_Wait(&req, &st));
+    CHECK(req == MPI_REQUEST_NULL, "Wait did not free the request");
+    check_copy(c, 1, "idup overlapped with point-to-point");
+    MPI_CHECK(MPI_Comm_free(&c));
+}
+
+static void test_many(void)
+{
+    enum { N = 6 };
+    MPI_Comm c[N];
+    MPI_Request req[N], rev[N];
+    for (int i = 0; i < N; i++)
+        MPI_CHECK(MPI_Comm_idup(MPI_COMM_WORLD, &c[i], &req[i]));
+    for (int i = 0; i < N; i++)
+        rev[i] = req[N - 1 - i];
+    MPI_CHECK(MPI_Waitall(N, rev, MPI_STATUSES_IGNORE));
+    /* all different: a message on c[i] with tag 5 is seen on c[i] only */
+    if (size >= 2) {
+        if (rank == 0) {
+            for (int i = N - 1; i >= 0; i--)
+                MPI_CHECK(MPI_Send(&i, 1, MPI_INT, 1, 5, c[i]));
+        } else if (rank == 1) {
+            for (int i = 0; i < N; i++) {
+                int v = -1;
+                MPI_CHECK(MPI_Recv(&v, 1, MPI_INT, 0, 5, c[i], MPI_STATUS_IGNORE));
+                CHECK(v == i, "message of idup %d arrived on idup %d", v, i);
+            }
+        }
+    }
+    for (int i = 0; i < N; i++) {
+        check_copy(c[i], 10 + i, "one of many idups");
+        MPI_CHECK(MPI_Comm_free(&c[i]));
+    }
+}
+
+static void test_mixed(void)
+{
+    /* idup, then a blocking dup and a collective on the parent before waiting */
+    MPI_Comm a, b, d;
+    MPI_Request ra, rd;
+    MPI_CHECK(MPI_Comm_idup(MPI_COMM_WORLD, &a, &ra));
+    MPI_CHECK(MPI_Comm_dup(MPI_COMM_WORLD, &b));
+    int x = 1, y = 0;
+    MPI_CHECK(MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
+    CHECK(y == size, "allreduce during idup: %d", y);
+    /* an idup of the blocking dup while the first one may still run */
+    MPI_CHECK(MPI_Comm_idup(b, &d, &rd));
+    int flag = 0;
+    while (!flag)
+        MPI_CHECK(MPI_Test(&rd, &flag, MPI_STATUS_IGNORE));
+    MPI_CHECK(MPI_Wait(&ra, MPI_STATUS_IGNORE));
+    check_copy(a, 21, "idup before a dup");
+    check_copy(b, 22, "dup during an idup");
+    check_copy(d, 23, "idup of the dup");
+    MPI_CHECK(MPI_Comm_free(&a));
+    MPI_CHECK(MPI_Comm_free(&d));
+    MPI_CHECK(MPI_Comm_free(&b));
+
+    /* idup of half of the world, the other half splitting meanwhile */
+    MPI_Comm half, h2;
+    MPI_CHECK(MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &half));
+    if (rank % 2) {
+        MPI_Request r;
+        MPI_CHECK(MPI_Comm_idup(half, &h2, &r));
+        MPI_CHECK(MPI_Wait(&r, MPI_STATUS_IGNORE));
+    } else {
+        MPI_CHECK(MPI_Comm_split(half, 0, -rank, &h2));
+    }
+    int hs, hs2;
+    MPI_CHECK(MPI_Comm_size(half, &hs));
+    MPI_CHECK(MPI_Comm_size(h2, &hs2));
+    CHECK(hs == hs2, "half sizes %d %d", hs, hs2);
+    MPI_CHECK(MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, h2));
+    CHECK(y == hs, "allreduce on the half copy: %d", y);
+    MPI_CHECK(MPI_Comm_free(&h2));
+    MPI_CHECK(MPI_Comm_free(&half));
+}
+
+static void test_topo_info(void)
+{
+    int dims[1] = { size }, periods[1] = { 1 };
+    MPI_Comm cart, c;
+    MPI_Request r;
+    MPI_CHECK(MPI_Cart_create(MPI_COMM_WORLD, 1, dims, periods, 0, &cart));
+    MPI_Info info;
+    MPI_CHECK(MPI_Info_create(&info));
+    MPI_CHECK(MPI_Info_set(info, "aptus_test_hint", "yes"));
+    MPI_CHECK(MPI_Comm_idup_with_info(cart, info, &c, &r));
+    MPI_CHECK(MPI_Info_free(&info));
+    MPI_CHECK(MPI_Wait(&r, MPI_STATUS_IGNORE));
+    int t, src, dst;
+    MPI_CHECK(MPI_Topo_test(c, &t));
+    CHECK(t == MPI_CART, "idup of a Cartesian communicator: topology %d", t);
+    MPI_CHECK(MPI_Cart_shift(c, 0, 1, &src, &dst));
+    CHECK(src == (rank + size - 1) % size && dst == (rank + 1) % size, "shift on the idup: %d %d", src, dst);
+    MPI_Info used;
+    char val[MPI_MAX_INFO_VAL + 1];
+    int flag = 0;
+    MPI_CHECK(MPI_Comm_get_info(c, &used));
+    MPI_CHECK(MPI_Info_get(used, "aptus_test_hint", MPI_MAX_INFO_VAL, val, &flag));
+    /* implementations may drop hints they do not know; Aptus keeps them */
+    if (!mtest_known_bug("comm_info_dropped"))
+        CHECK(flag && strcmp(val, "yes") == 0, "hint lost by idup_with_info");
+    MPI_CHECK(MPI_Info_free(&used));
+    /* set_info adds a hint; a dup keeps the hints */
+    MPI_CHECK(MPI_Info_create(&info));
+    MPI_CHECK(MPI_Info_set(info, "aptus_second_hint", "42"));
+    MPI_CHECK(MPI_Comm_set_info(c, info));
+    MPI_CHECK(MPI_Info_free(&info));
+    MPI_Comm d;
+    MPI_CHECK(MPI_Comm_dup(c, &d));
+    MPI_CHECK(MPI_Comm_get_info(d, &used));
+    if (!mtest_known_bug("comm_info_dropped")) {
+        MPI_CHECK(MPI_Info_get(used, "aptus_second_hint", MPI_MAX_INFO_VAL, val, &flag));
+        CHECK(flag && strcmp(val, "42") == 0, "hint set by Comm_set_info lost by Comm_dup");
+        MPI_CHECK(MPI_Info_get(used, "aptus_test_hint", MPI_MAX_INFO_VAL, val, &flag));
+        CHECK(flag && strcmp(val, "yes") == 0, "Comm_set_info dropped an earlier hint");
+    }
+    MPI_CHECK(MPI_Info_free(&used));
+    MPI_CHECK(MPI_Comm_free(&d));
+    MPI_CHECK(MPI_Comm_free(&c));
+    MPI_CHECK(MPI_Comm_free(&cart));
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    test_overlap_p2p();
+    test_many();
+    test_mixed();
+    test_topo_info();
+    return mtest_finalize();
+}
