@@ -42,7 +42,8 @@ static int type_arg(struct aptus_comm *c, MPI_Datatype h, const char *fn, const 
     const struct aptus_dtype *d = aptus_dtype_get(h);
     if (!d)
         return aptus_error(c, MPI_ERR_TYPE, fn, "%s: %s", what,
-                           h == MPI_DATATYPE_NULL ? "MPI_DATATYPE_NULL is not a valid datatype" : "invalid datatype handle");
+                           h == MPI_DATATYPE_NULL ? "MPI_DATATYPE_NULL is not a valid datatype"
+                                                  : "invalid datatype handle");
     if (!d->committed)
         return aptus_error(c, MPI_ERR_TYPE, fn, "%s: datatype is not committed (call MPI_Type_commit first)", what);
     *out = d;
@@ -134,6 +135,11 @@ static int rsetup_arg(struct aptus_comm *c, struct coll_rsetup *S, const struct 
         return aptus_error(c, MPI_ERR_OP, fn, "%s is not defined for datatype %s (MPI standard, section 6.9.2)",
                            aptus_op_name(op->predefined), aptus_dtype_name(aptus_dtype_get(b)));
     }
+    if (rc == MPI_ERR_TYPE)
+        return aptus_error(c, rc, fn,
+                           "user-defined operations on more than one element need a datatype with a positive "
+                           "extent (this one has %ld)",
+                           (long)d->extent);
     if (rc)
         return fail(c, rc, fn);
     return 0;
@@ -152,8 +158,8 @@ static MPI_Aint v_disp(const void *a, int large, int i)
 
 /* counts[] and byte displacements (displs[i] * extent) of n blocks; errors for negative counts
  * or a missing array. `bytes_disp`: the displacements already are bytes (Alltoallw). */
-static int v_arrays(struct aptus_comm *c, int n, const void *counts, const void *displs, int large,
-                    MPI_Aint extent, size_t **cnt, MPI_Aint **disp, const char *fn, const char *what)
+static int v_arrays(struct aptus_comm *c, int n, const void *counts, const void *displs, int large, MPI_Aint extent,
+                    size_t **cnt, MPI_Aint **disp, const char *fn, const char *what)
 {
     *cnt = NULL;
     *disp = NULL;
@@ -215,7 +221,7 @@ static int bcast_any(const char *fn, void *buf, MPI_Count count, MPI_Datatype da
         rc = aptus_coll_pack_in(buf, n, d, &sp, &tmp);
         if (rc == 0)
             rc = aptus_coll_bcast((char *)sp, bytes, root, c, fn);
-        free(tmp);
+        aptus_coll_buf_free(tmp);
         return fail(c, rc, fn);
     }
     rc = aptus_coll_unpack_prep(buf, n, d, &p, &tmp);
@@ -304,11 +310,11 @@ static int gather_any(const char *fn, const void *sbuf, MPI_Count scount, MPI_Da
         } else {
             rc = aptus_coll_inter_gatherv(sp, sbytes, NULL, NULL, root, c);
         }
-        free(stmp);
+        aptus_coll_buf_free(stmp);
         return fail(c, rc, fn);
     }
     if (A.am_root && !A.in_place && sbytes != rblk) {
-        free(stmp);
+        aptus_coll_buf_free(stmp);
         return aptus_error(c, MPI_ERR_TRUNCATE, fn,
                            "the root's send data (%zu bytes) and its receive block (%zu bytes) differ: the type "
                            "signatures do not match",
@@ -326,7 +332,7 @@ static int gather_any(const char *fn, const void *sbuf, MPI_Count scount, MPI_Da
         rc = aptus_coll_gather(A.in_place ? NULL : sp, rp, A.am_root ? rblk : sbytes, root, c);
     if (A.am_root)
         aptus_coll_unpack_done(rbuf, total, rd, rtmp, rc);
-    free(stmp);
+    aptus_coll_buf_free(stmp);
     return fail(c, rc, fn);
 }
 
@@ -391,7 +397,7 @@ static int gatherv_any(const char *fn, const void *sbuf, MPI_Count scount, MPI_D
     if (rc == 0 && A.am_root)
         aptus_coll_blocks_unpack(&B, rbuf, disp, cnt, rd, NULL, -1);
     aptus_coll_blocks_free(&B);
-    free(stmp);
+    aptus_coll_buf_free(stmp);
     free(cnt);
     free(disp);
     return fail(c, rc, fn);
@@ -408,8 +414,8 @@ int PMPI_Gatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendty
                    const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root,
                    MPI_Comm comm)
 {
-    return gatherv_any("MPI_Gatherv_c", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root,
-                       comm, 1);
+    return gatherv_any("MPI_Gatherv_c", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm,
+                       1);
 }
 APTUS_ALIAS(Gatherv_c)
 
@@ -463,7 +469,7 @@ static int scatter_any(const char *fn, const void *sbuf, MPI_Count scount, MPI_D
         return fail(c, rc, fn);
     }
     if (A.am_root && !A.in_place && sblk != rbytes) {
-        free(rtmp);
+        aptus_coll_buf_free(rtmp);
         return aptus_error(c, MPI_ERR_TRUNCATE, fn,
                            "the root's send block (%zu bytes) and its receive data (%zu bytes) differ: the type "
                            "signatures do not match",
@@ -477,7 +483,7 @@ static int scatter_any(const char *fn, const void *sbuf, MPI_Count scount, MPI_D
         rc = aptus_coll_scatter(sp, A.in_place ? NULL : rp, A.am_root ? sblk : rbytes, root, c);
     if (rd)
         aptus_coll_unpack_done(rbuf, (size_t)rcount, rd, rtmp, rc);
-    free(stmp);
+    aptus_coll_buf_free(stmp);
     return fail(c, rc, fn);
 }
 
@@ -539,18 +545,18 @@ static int scatterv_any(const char *fn, const void *sbuf, const void *scounts, c
     if (rd)
         aptus_coll_unpack_done(rbuf, (size_t)rcount, rd, rtmp, rc);
     else
-        free(rtmp);
+        aptus_coll_buf_free(rtmp);
     aptus_coll_blocks_free(&B);
     free(cnt);
     free(disp);
     return fail(c, rc, fn);
 }
 
-int PMPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,
-                  void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
+int PMPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void *recvbuf,
+                  int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
-    return scatterv_any("MPI_Scatterv", sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root,
-                        comm, 0);
+    return scatterv_any("MPI_Scatterv", sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm,
+                        0);
 }
 APTUS_ALIAS(Scatterv)
 int PMPI_Scatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], MPI_Datatype sendtype,
@@ -606,11 +612,11 @@ static int allgather_any(const char *fn, const void *sbuf, MPI_Count scount, MPI
         }
         free(cnt);
         free(disp);
-        free(stmp);
+        aptus_coll_buf_free(stmp);
         return fail(c, rc, fn);
     }
     if (!in_place && sbytes != rblk) {
-        free(stmp);
+        aptus_coll_buf_free(stmp);
         return aptus_error(c, MPI_ERR_TRUNCATE, fn,
                            "the send data (%zu bytes) and a receive block (%zu bytes) differ: the type signatures do "
                            "not match",
@@ -628,7 +634,7 @@ static int allgather_any(const char *fn, const void *sbuf, MPI_Count scount, MPI
     if (rc == 0)
         rc = aptus_coll_allgather((in_place || rtmp) ? NULL : sp, rp, rblk, c);
     aptus_coll_unpack_done(rbuf, total, rd, rtmp, rc);
-    free(stmp);
+    aptus_coll_buf_free(stmp);
     return fail(c, rc, fn);
 }
 
@@ -697,7 +703,7 @@ static int allgatherv_any(const char *fn, const void *sbuf, MPI_Count scount, MP
     if (rc == 0)
         aptus_coll_blocks_unpack(&B, rbuf, disp, cnt, rd, NULL, -1);
     aptus_coll_blocks_free(&B);
-    free(stmp);
+    aptus_coll_buf_free(stmp);
     free(cnt);
     free(disp);
     return fail(c, rc, fn);
@@ -713,8 +719,8 @@ APTUS_ALIAS(Allgatherv)
 int PMPI_Allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
                       const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm)
 {
-    return allgatherv_any("MPI_Allgatherv_c", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
-                          comm, 1);
+    return allgatherv_any("MPI_Allgatherv_c", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm,
+                          1);
 }
 APTUS_ALIAS(Allgatherv_c)
 
@@ -764,7 +770,7 @@ static int alltoall_any(const char *fn, const void *sbuf, MPI_Count scount, MPI_
         void *stmp = NULL, *rtmp = NULL;
         size_t total = (size_t)rcount * (size_t)n;
         if (in_place) {
-            stmp = malloc(rblk * (size_t)n + 1);
+            stmp = aptus_coll_buf(rblk * (size_t)n);
             if (!stmp)
                 rc = MPI_ERR_NO_MEM;
             else
@@ -778,7 +784,7 @@ static int alltoall_any(const char *fn, const void *sbuf, MPI_Count scount, MPI_
         if (rc == 0)
             rc = aptus_coll_alltoall(sp, rp, rblk, c);
         aptus_coll_unpack_done(rbuf, total, rd, rtmp, rc);
-        free(stmp);
+        aptus_coll_buf_free(stmp);
     } else if (rc == 0) {
         rc = aptus_coll_blocks_init(&SB, n, sbuf, sdisp, scnt, sd, NULL, 1);
         if (rc == 0)
@@ -803,8 +809,8 @@ int PMPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
     return alltoall_any("MPI_Alltoall", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 }
 APTUS_ALIAS(Alltoall)
-int PMPI_Alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
-                    MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+int PMPI_Alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
+                    MPI_Datatype recvtype, MPI_Comm comm)
 {
     return alltoall_any("MPI_Alltoall_c", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 }
@@ -894,9 +900,9 @@ int PMPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
                           &recvtype, comm, 0, 0);
 }
 APTUS_ALIAS(Alltoallv)
-int PMPI_Alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
-                     MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[],
-                     MPI_Datatype recvtype, MPI_Comm comm)
+int PMPI_Alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype,
+                     void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype,
+                     MPI_Comm comm)
 {
     return alltoallvw_any("MPI_Alltoallv_c", sendbuf, sendcounts, sdispls, &sendtype, recvbuf, recvcounts, rdispls,
                           &recvtype, comm, 1, 0);

@@ -520,7 +520,10 @@ static int dg_exchange(struct aptus_comm *n, int cnt, const int *sources, const 
         r->comm = n;
         r->ctx = ctx;
         rc = aptus_send_start(r);
-        sreq[ns++] = r;
+        if (rc)
+            aptus_req_free(r);
+        else
+            sreq[ns++] = r;
     }
     int got = 0;
     for (int m = 0; m < nmsg && !rc; m++) {

@@ -23,15 +23,15 @@ static int allgather_recursive_doubling(char *rbuf, size_t blk, struct aptus_com
 static int allgather_bruck(char *rbuf, size_t blk, struct aptus_comm *c, int tag)
 {
     int n = c->size, r = c->rank, rc = 0;
-    char *tmp = r == 0 ? rbuf : malloc((size_t)n * blk);
+    char *tmp = r == 0 ? rbuf : aptus_coll_buf((size_t)n * blk);
     if (!tmp)
         return MPI_ERR_NO_MEM;
     if (tmp != rbuf)
         memcpy(tmp, rbuf + (size_t)r * blk, blk);
     for (int d = 1; d < n && rc == 0; d <<= 1) {
         int cnt = n - d < d ? n - d : d;
-        rc = aptus_coll_sendrecv(c, tmp, (size_t)cnt * blk, (r - d + n) % n, tmp + (size_t)d * blk,
-                                 (size_t)cnt * blk, (r + d) % n, tag);
+        rc = aptus_coll_sendrecv(c, tmp, (size_t)cnt * blk, (r - d + n) % n, tmp + (size_t)d * blk, (size_t)cnt * blk,
+                                 (r + d) % n, tag);
     }
     if (rc == 0 && tmp != rbuf) { /* tmp[j] is rank (r + j) % n's block */
         size_t head = (size_t)(n - r) * blk;
@@ -39,14 +39,13 @@ static int allgather_bruck(char *rbuf, size_t blk, struct aptus_comm *c, int tag
         memcpy(rbuf, tmp + head, (size_t)r * blk);
     }
     if (tmp != rbuf)
-        free(tmp);
+        aptus_coll_buf_free(tmp);
     return rc;
 }
 
 /* Ring over blocks of any sizes at any offsets: in step s a rank forwards the block it received
  * in step s - 1 (its own first) to the right. */
-static int allgather_ring(char *rbuf, char *const *rptr, const size_t *bytes, size_t blk, struct aptus_comm *c,
-                          int tag)
+static int allgather_ring(char *rbuf, char *const *rptr, const size_t *bytes, size_t blk, struct aptus_comm *c, int tag)
 {
     int n = c->size, r = c->rank, rc = 0;
     int right = (r + 1) % n, left = (r - 1 + n) % n;
@@ -73,8 +72,8 @@ int aptus_coll_allgather(const void *sbuf, void *rbuf, size_t blk, struct aptus_
     int pow2 = (n & (n - 1)) == 0;
     if (alg == ALG_AUTO)
         alg = (size_t)n * blk >= aptus_config.coll_allgather_long ? ALG_RING
-              : pow2                                                ? ALG_RECURSIVE_DOUBLING
-                                                                    : ALG_BRUCK;
+              : pow2                                              ? ALG_RECURSIVE_DOUBLING
+                                                                  : ALG_BRUCK;
     else if (alg == ALG_RECURSIVE_DOUBLING && !pow2)
         alg = ALG_BRUCK;
     switch (alg) {

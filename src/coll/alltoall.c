@@ -12,11 +12,11 @@
 static int alltoall_bruck(const char *sbuf, char *rbuf, size_t blk, struct aptus_comm *c, int tag)
 {
     int n = c->size, r = c->rank, rc = 0;
-    char *tmp = malloc((size_t)n * blk);
-    char *pack = malloc((size_t)(n / 2 + 1) * blk * 2);
+    char *tmp = aptus_coll_buf((size_t)n * blk);
+    char *pack = aptus_coll_buf((size_t)(n / 2 + 1) * blk * 2);
     if (!tmp || !pack) {
-        free(tmp);
-        free(pack);
+        aptus_coll_buf_free(tmp);
+        aptus_coll_buf_free(pack);
         return MPI_ERR_NO_MEM;
     }
     char *unpack = pack + (size_t)(n / 2 + 1) * blk;
@@ -37,8 +37,8 @@ static int alltoall_bruck(const char *sbuf, char *rbuf, size_t blk, struct aptus
     /* tmp[j] came from rank r - j */
     for (int i = 0; i < n && rc == 0; i++)
         memcpy(rbuf + (size_t)i * blk, tmp + (size_t)((r - i + n) % n) * blk, blk);
-    free(tmp);
-    free(pack);
+    aptus_coll_buf_free(tmp);
+    aptus_coll_buf_free(pack);
     return rc;
 }
 
@@ -91,6 +91,42 @@ static int alltoallv_pairwise(const char *const *sptr, const size_t *sbytes, cha
     return rc;
 }
 
+/* Equal blocks, without the per-peer pointer arrays: every message at once, or pairwise. */
+static int alltoall_linear(const char *sbuf, char *rbuf, size_t blk, struct aptus_comm *c, int tag)
+{
+    int n = c->size, r = c->rank, rc = 0;
+    struct aptus_request *local[64], **q = local;
+    if (2 * n > 64 && !(q = calloc(2 * (size_t)n, sizeof *q)))
+        return MPI_ERR_NO_MEM;
+    int k = 0;
+    for (int i = 1; i < n && rc == 0; i++) {
+        int p = (r + i) % n;
+        rc = aptus_coll_irecv(c, rbuf + (size_t)p * blk, blk, p, tag, &q[k++]);
+    }
+    for (int i = 1; i < n && rc == 0; i++) {
+        int p = (r + i) % n;
+        rc = aptus_coll_isend(c, sbuf + (size_t)p * blk, blk, p, tag, &q[k++]);
+    }
+    if (rc == 0)
+        memmove(rbuf + (size_t)r * blk, sbuf + (size_t)r * blk, blk);
+    int rc2 = aptus_coll_waitall(q, k);
+    if (q != local)
+        free(q);
+    return rc ? rc : rc2;
+}
+
+static int alltoall_pairwise(const char *sbuf, char *rbuf, size_t blk, struct aptus_comm *c, int tag)
+{
+    int n = c->size, r = c->rank, rc = 0;
+    int pow2 = (n & (n - 1)) == 0;
+    memmove(rbuf + (size_t)r * blk, sbuf + (size_t)r * blk, blk);
+    for (int i = 1; i < n && rc == 0; i++) {
+        int dst = pow2 ? r ^ i : (r + i) % n, src = pow2 ? r ^ i : (r - i + n) % n;
+        rc = aptus_coll_sendrecv(c, sbuf + (size_t)dst * blk, blk, dst, rbuf + (size_t)src * blk, blk, src, tag);
+    }
+    return rc;
+}
+
 int aptus_coll_alltoall(const void *sbuf, void *rbuf, size_t blk, struct aptus_comm *c)
 {
     int tag = aptus_coll_tag(c), rc = 0;
@@ -104,31 +140,15 @@ int aptus_coll_alltoall(const void *sbuf, void *rbuf, size_t blk, struct aptus_c
     int alg = aptus_coll_forced(COLL_ALLTOALL, c, "MPI_Alltoall", &rc);
     if (alg < 0)
         return rc;
-    if (alg == ALG_AUTO)
-        alg = (blk <= aptus_config.coll_alltoall_short && n >= 4) ? ALG_BRUCK
-              : blk >= aptus_config.coll_alltoall_long            ? ALG_PAIRWISE
-                                                                  : ALG_LINEAR;
-    if (alg == ALG_BRUCK)
-        return alltoall_bruck(sbuf, rbuf, blk, c, tag);
-    const char **sptr = malloc(sizeof(char *) * (size_t)n);
-    char **rptr = malloc(sizeof(char *) * (size_t)n);
-    size_t *len = malloc(sizeof(size_t) * (size_t)n);
-    if (!sptr || !rptr || !len) {
-        rc = MPI_ERR_NO_MEM;
-        goto out;
+    if (alg == ALG_AUTO) /* on 2 ranks every algorithm is one exchange: the pairwise one is the cheapest */
+        alg = (blk <= aptus_config.coll_alltoall_short && n >= 4)  ? ALG_BRUCK
+              : (blk >= aptus_config.coll_alltoall_long || n == 2) ? ALG_PAIRWISE
+                                                                   : ALG_LINEAR;
+    switch (alg) {
+    case ALG_BRUCK: return alltoall_bruck(sbuf, rbuf, blk, c, tag);
+    case ALG_PAIRWISE: return alltoall_pairwise(sbuf, rbuf, blk, c, tag);
+    default: return alltoall_linear(sbuf, rbuf, blk, c, tag);
     }
-    for (int i = 0; i < n; i++) {
-        sptr[i] = (const char *)sbuf + (size_t)i * blk;
-        rptr[i] = (char *)rbuf + (size_t)i * blk;
-        len[i] = blk;
-    }
-    rc = alg == ALG_PAIRWISE ? alltoallv_pairwise(sptr, len, rptr, len, c, tag)
-                             : alltoallv_linear(sptr, len, rptr, len, c, tag);
-out:
-    free(sptr);
-    free(rptr);
-    free(len);
-    return rc;
 }
 
 int aptus_coll_alltoallv(const char *const *sptr, const size_t *sbytes, char *const *rptr, const size_t *rbytes,

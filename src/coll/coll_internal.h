@@ -28,8 +28,7 @@ int aptus_coll_tag(struct aptus_comm *c);
 /* Point-to-point on c's collective context (ctx + 1); ranks are c's point-to-point ranks (the
  * remote group on an intercommunicator). Return 0 or an MPI error class. The nonblocking forms
  * store the request in *req (NULL on failure); finish them with aptus_coll_waitall. */
-int aptus_coll_isend(struct aptus_comm *c, const void *buf, size_t bytes, int dst, int tag,
-                     struct aptus_request **req);
+int aptus_coll_isend(struct aptus_comm *c, const void *buf, size_t bytes, int dst, int tag, struct aptus_request **req);
 int aptus_coll_irecv(struct aptus_comm *c, void *buf, size_t bytes, int src, int tag, struct aptus_request **req);
 /* The same on another context of c (e.g. c->ctx + 2 for neighborhood collectives). */
 int aptus_coll_isend_on(struct aptus_comm *c, uint16_t ctx, const void *buf, size_t bytes, int dst, int tag,
@@ -44,6 +43,11 @@ int aptus_coll_recv(struct aptus_comm *c, void *buf, size_t bytes, int src, int 
 /* Sends to dst and receives from src at the same time (no deadlock whatever the sizes). */
 int aptus_coll_sendrecv(struct aptus_comm *c, const void *sbuf, size_t sbytes, int dst, void *rbuf, size_t rbytes,
                         int src, int tag);
+
+/* Temporary data buffers (64-byte aligned); large ones are cached between calls. Release with
+ * aptus_coll_buf_free, never free(). */
+void *aptus_coll_buf(size_t bytes);
+void aptus_coll_buf_free(void *p);
 
 /* ---- algorithm selection (select.c) ---------------------------------------------------------- */
 
@@ -91,6 +95,7 @@ struct coll_red {
     const struct aptus_dtype *dt; /* its object */
     int kernel;                   /* predefined op: kernel of h */
     int commute;
+    int whole;  /* elements interleave (true extent > extent): never split the vector */
     size_t ext; /* bytes between consecutive elements */
     size_t lb;  /* offset of the data from an element's base (user ops on derived types) */
     size_t tex; /* bytes spanned by one element's data */
@@ -106,7 +111,7 @@ static inline size_t coll_red_span(const struct coll_red *R, size_t a, size_t b)
 }
 /* inout[a..b) = in[a..b) op inout[a..b); in and inout point at element 0's data. */
 void aptus_coll_red_apply(const struct coll_red *R, const void *in, void *inout, size_t a, size_t b);
-/* A work buffer for n elements (never NULL-sized); free with free(). */
+/* A work buffer for n elements; release with aptus_coll_buf_free(). */
 void *aptus_coll_red_alloc(const struct coll_red *R, size_t n);
 
 /* Reductions on data already in the layout of R (sbuf NULL: in place, the input is in rbuf).
@@ -123,7 +128,7 @@ int aptus_coll_scan(const void *sbuf, void *rbuf, size_t n, const struct coll_re
 /* ---- user buffers (dtview.c) ------------------------------------------------------------------ */
 
 /* Packed view of count elements of dt at buf: the buffer itself for contiguous types, else a
- * temporary (*tmp, NULL when none) filled by the engine. */
+ * temporary (*tmp, NULL when none; release with aptus_coll_buf_free) filled by the engine. */
 int aptus_coll_pack_in(const void *buf, size_t count, const struct aptus_dtype *dt, const char **p, void **tmp);
 /* Where to receive the packed form of count elements of dt at buf; after the algorithm,
  * aptus_coll_unpack_done unpacks the temporary (when rc == 0) and frees it. */
@@ -204,8 +209,7 @@ int aptus_coll_inter_allgatherv(const void *sbuf, size_t sbytes, char *const *rp
                                 struct aptus_comm *c);
 int aptus_coll_inter_reduce(const void *sbuf, void *rbuf, size_t n, const struct coll_red *R, int root,
                             struct aptus_comm *c);
-int aptus_coll_inter_allreduce(const void *sbuf, void *rbuf, size_t n, const struct coll_red *R,
-                               struct aptus_comm *c);
+int aptus_coll_inter_allreduce(const void *sbuf, void *rbuf, size_t n, const struct coll_red *R, struct aptus_comm *c);
 /* counts: the local group's blocks (elements) */
 int aptus_coll_inter_reduce_scatter(const void *sbuf, void *rbuf, const size_t *counts, const struct coll_red *R,
                                     struct aptus_comm *c);

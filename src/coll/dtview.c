@@ -17,7 +17,7 @@ int aptus_coll_pack_in(const void *buf, size_t count, const struct aptus_dtype *
         return 0;
     }
     size_t bytes = count * dt->size;
-    *tmp = malloc(bytes ? bytes : 1);
+    *tmp = aptus_coll_buf(bytes);
     if (!*tmp)
         return MPI_ERR_NO_MEM;
     aptus_dt_pack(buf, count, dt, *tmp);
@@ -33,7 +33,7 @@ int aptus_coll_unpack_prep(void *buf, size_t count, const struct aptus_dtype *dt
         return 0;
     }
     size_t bytes = count * dt->size;
-    *tmp = malloc(bytes ? bytes : 1);
+    *tmp = aptus_coll_buf(bytes);
     if (!*tmp)
         return MPI_ERR_NO_MEM;
     *p = *tmp;
@@ -46,7 +46,7 @@ void aptus_coll_unpack_done(void *buf, size_t count, const struct aptus_dtype *d
         return;
     if (rc == 0)
         aptus_dt_unpack(tmp, count, dt, buf);
-    free(tmp);
+    aptus_coll_buf_free(tmp);
 }
 
 /* ---- blocks at displacements --------------------------------------------------------------------- */
@@ -68,7 +68,7 @@ int aptus_coll_blocks_init(struct coll_blocks *B, int n, const void *buf, const 
             packed += B->bytes[i];
     }
     if (packed) {
-        B->tmp = malloc(packed);
+        B->tmp = aptus_coll_buf(packed);
         if (!B->tmp)
             goto nomem;
     }
@@ -116,7 +116,7 @@ void aptus_coll_blocks_free(struct coll_blocks *B)
 {
     free(B->ptr);
     free(B->bytes);
-    free(B->tmp);
+    aptus_coll_buf_free(B->tmp);
     memset(B, 0, sizeof *B);
 }
 
@@ -142,9 +142,14 @@ int aptus_coll_rsetup(struct coll_rsetup *S, const struct aptus_op *op, MPI_Data
         S->natural = bdt->size == (size_t)bdt->extent; /* packed data is the natural layout */
         S->direct = dt->predefined || (dt->contig && S->natural);
     } else {
+        /* work buffers in the user's layout need increasing element addresses */
+        if (count > 1 && dt->extent <= 0)
+            return MPI_ERR_TYPE;
         int rc = aptus_coll_red_init(&S->R, op, h, dt);
         if (rc)
             return rc;
+        /* interleaved elements: a range of elements is not a range of bytes */
+        S->R.whole = dt->true_extent > dt->extent;
         S->n = count;
         S->direct = dt->predefined || dt->contig;
     }
@@ -163,7 +168,7 @@ static int copy_in(const struct coll_rsetup *S, const void *ubuf, char *work)
         aptus_dt_pack(ubuf, S->count, S->dt, work);
         return 0;
     }
-    void *tmp = malloc(S->count * S->dt->size);
+    void *tmp = aptus_coll_buf(S->count * S->dt->size);
     if (!tmp)
         return MPI_ERR_NO_MEM;
     aptus_dt_pack(ubuf, S->count, S->dt, tmp);
@@ -171,7 +176,7 @@ static int copy_in(const struct coll_rsetup *S, const void *ubuf, char *work)
         aptus_dt_unpack(tmp, S->n, R->dt, work);
     else
         aptus_dt_unpack(tmp, S->count, S->dt, work - R->lb);
-    free(tmp);
+    aptus_coll_buf_free(tmp);
     return 0;
 }
 
@@ -184,7 +189,7 @@ static int copy_out(const struct coll_rsetup *S, const char *work, void *ubuf)
         aptus_dt_unpack(work, S->count, S->dt, ubuf);
         return 0;
     }
-    void *tmp = malloc(S->count * S->dt->size);
+    void *tmp = aptus_coll_buf(S->count * S->dt->size);
     if (!tmp)
         return MPI_ERR_NO_MEM;
     if (R->op->predefined)
@@ -192,7 +197,7 @@ static int copy_out(const struct coll_rsetup *S, const char *work, void *ubuf)
     else
         aptus_dt_pack(work - R->lb, S->count, S->dt, tmp);
     aptus_dt_unpack(tmp, S->count, S->dt, ubuf);
-    free(tmp);
+    aptus_coll_buf_free(tmp);
     return 0;
 }
 
@@ -207,7 +212,7 @@ char *aptus_coll_rwork(const struct coll_rsetup *S, const void *ubuf, int fill, 
         return NULL;
     }
     if (fill && (*rc = copy_in(S, ubuf, w)) != 0) {
-        free(w);
+        aptus_coll_buf_free(w);
         return NULL;
     }
     return w;
@@ -220,6 +225,6 @@ int aptus_coll_rdone(const struct coll_rsetup *S, char *work, void *ubuf, int ou
         return 0;
     if (out)
         rc = copy_out(S, work, ubuf);
-    free(work);
+    aptus_coll_buf_free(work);
     return rc;
 }

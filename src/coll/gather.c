@@ -43,7 +43,7 @@ static int gather_binomial(const void *sbuf, void *rbuf, size_t blk, int root, s
         if (sbuf)
             memcpy(buf, sbuf, blk);
     } else if (sub > 1) {
-        buf = malloc((size_t)sub * blk);
+        buf = aptus_coll_buf((size_t)sub * blk);
         if (!buf)
             return MPI_ERR_NO_MEM;
         memcpy(buf, sbuf ? sbuf : (char *)rbuf + (size_t)root * blk, blk);
@@ -59,7 +59,7 @@ static int gather_binomial(const void *sbuf, void *rbuf, size_t blk, int root, s
         rotate(rbuf, buf, blk, root, n, 0);
     }
     if (buf != rbuf)
-        free(buf);
+        aptus_coll_buf_free(buf);
     return rc;
 }
 
@@ -134,7 +134,7 @@ static int scatter_binomial(const void *sbuf, void *rbuf, size_t blk, int root, 
         if (root == 0) {
             buf = sbuf;
         } else {
-            tmp = malloc((size_t)n * blk);
+            tmp = aptus_coll_buf((size_t)n * blk);
             if (!tmp)
                 return MPI_ERR_NO_MEM;
             rotate((char *)sbuf, tmp, blk, root, n, 1);
@@ -144,7 +144,7 @@ static int scatter_binomial(const void *sbuf, void *rbuf, size_t blk, int root, 
         int parent = ((vr & (vr - 1)) + root) % n;
         if (sub == 1)
             return aptus_coll_recv(c, rbuf, blk, parent, tag);
-        tmp = malloc((size_t)sub * blk);
+        tmp = aptus_coll_buf((size_t)sub * blk);
         if (!tmp)
             return MPI_ERR_NO_MEM;
         rc = aptus_coll_recv(c, tmp, (size_t)sub * blk, parent, tag);
@@ -162,7 +162,7 @@ static int scatter_binomial(const void *sbuf, void *rbuf, size_t blk, int root, 
     }
     if (rc == 0 && rbuf)
         memcpy(rbuf, buf, blk);
-    free(tmp);
+    aptus_coll_buf_free(tmp);
     return rc;
 }
 

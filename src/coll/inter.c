@@ -92,7 +92,7 @@ int aptus_coll_inter_reduce(const void *sbuf, void *rbuf, size_t n, const struct
     rc = aptus_coll_reduce(sbuf, tmp, n, R, 0, l);
     if (rc == 0 && l->rank == 0)
         rc = aptus_coll_send(c, tmp, bytes, root, tag);
-    free(tmp);
+    aptus_coll_buf_free(tmp);
     return rc;
 }
 
@@ -111,12 +111,11 @@ static int inter_reduce_swap(const void *sbuf, void *rbuf_leader, size_t n, cons
     rc = aptus_coll_reduce(sbuf, tmp, n, R, 0, l);
     if (rc == 0 && l->rank == 0)
         rc = aptus_coll_sendrecv(c, tmp, bytes, 0, rbuf_leader, bytes, 0, tag);
-    free(tmp);
+    aptus_coll_buf_free(tmp);
     return rc;
 }
 
-int aptus_coll_inter_allreduce(const void *sbuf, void *rbuf, size_t n, const struct coll_red *R,
-                               struct aptus_comm *c)
+int aptus_coll_inter_allreduce(const void *sbuf, void *rbuf, size_t n, const struct coll_red *R, struct aptus_comm *c)
 {
     int tag = aptus_coll_tag(c);
     int rc = inter_reduce_swap(sbuf ? sbuf : rbuf, rbuf, n, R, c, tag);
@@ -154,7 +153,7 @@ int aptus_coll_inter_reduce_scatter(const void *sbuf, void *rbuf, const size_t *
 out:
     free(bytes);
     free(ptr);
-    free(res);
+    aptus_coll_buf_free(res);
     return rc;
 }
 

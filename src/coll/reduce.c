@@ -105,6 +105,26 @@ static int reduce_binomial(const void *src, void *rbuf, size_t n, const struct c
     char *acc = NULL, *tmp = NULL;
     const char *mine = src; /* my partial result so far */
     size_t bytes = red_bytes(R, n);
+    if (R->commute && vr == 0) {
+        /* The root accumulates straight into rbuf: its own data is copied there while the
+         * first child's message is on its way, and no copy is left for the end. */
+        tmp = aptus_coll_red_alloc(R, n);
+        if (!tmp)
+            return MPI_ERR_NO_MEM;
+        for (int mask = 1; mask < size && rc == 0; mask <<= 1) {
+            struct aptus_request *q;
+            rc = aptus_coll_irecv(c, tmp, bytes, (mask + top) % size, tag + PH_MAIN, &q);
+            if (rc)
+                break;
+            if (mask == 1)
+                copy_elems(R, rbuf, src, 0, n);
+            rc = aptus_coll_waitall(&q, 1);
+            if (rc == 0)
+                aptus_coll_red_apply(R, tmp, rbuf, 0, n);
+        }
+        aptus_coll_buf_free(tmp);
+        return rc;
+    }
     for (int mask = 1; mask < size; mask <<= 1) {
         if (vr & mask) {
             rc = aptus_coll_send(c, mine, bytes, ((vr & ~mask) + top) % size, tag + PH_MAIN);
@@ -138,8 +158,8 @@ static int reduce_binomial(const void *src, void *rbuf, size_t n, const struct c
     } else if (rc == 0 && r == root && top != root) {
         rc = aptus_coll_recv(c, rbuf, bytes, top, tag + PH_FORWARD);
     }
-    free(acc);
-    free(tmp);
+    aptus_coll_buf_free(acc);
+    aptus_coll_buf_free(tmp);
     return rc;
 }
 
@@ -214,8 +234,8 @@ static int reduce_rabenseifner(const void *src, void *rbuf, size_t n, const stru
         rc = aptus_coll_send(c, W, bytes, root, tag + PH_FORWARD);
 out:
     if (W != rbuf)
-        free(W);
-    free(T);
+        aptus_coll_buf_free(W);
+    aptus_coll_buf_free(T);
     return rc;
 }
 
@@ -233,9 +253,11 @@ int aptus_coll_reduce(const void *sbuf, void *rbuf, size_t n, const struct coll_
     if (alg < 0)
         return rc;
     int p = pow2_below(c->size);
-    int rab_ok = R->commute && n >= (size_t)p;
+    int rab_ok = R->commute && !R->whole && n >= (size_t)p;
+    /* on 2 ranks the binomial tree (the root reducing into rbuf) measured as fast or faster */
     if (alg == ALG_AUTO)
-        alg = (rab_ok && red_bytes(R, n) >= aptus_config.coll_reduce_long) ? ALG_RABENSEIFNER : ALG_BINOMIAL;
+        alg = (rab_ok && c->size > 2 && red_bytes(R, n) >= aptus_config.coll_reduce_long) ? ALG_RABENSEIFNER
+                                                                                          : ALG_BINOMIAL;
     if (alg == ALG_RABENSEIFNER && rab_ok)
         return reduce_rabenseifner(src, rbuf, n, R, root, c, tag);
     return reduce_binomial(src, rbuf, n, R, root, c, tag);
@@ -293,7 +315,7 @@ static int allreduce_recursive_doubling(void *W, size_t n, const struct coll_red
     }
     if (rc == 0)
         rc = fold_out(W, n, R, c, rem, tag);
-    free(T);
+    aptus_coll_buf_free(T);
     return rc;
 }
 
@@ -318,7 +340,7 @@ static int allreduce_rabenseifner(void *W, size_t n, const struct coll_red *R, s
     }
     if (rc == 0)
         rc = fold_out(W, n, R, c, rem, tag);
-    free(T);
+    aptus_coll_buf_free(T);
     return rc;
 }
 
@@ -333,11 +355,12 @@ int aptus_coll_allreduce(const void *sbuf, void *rbuf, size_t n, const struct co
     if (alg < 0)
         return rc;
     int p = pow2_below(c->size);
-    int rab_ok = R->commute && n >= (size_t)p;
+    int rab_ok = R->commute && !R->whole && n >= (size_t)p;
     int large = red_bytes(R, n) >= aptus_config.coll_allreduce_long;
     if (alg == ALG_AUTO)
-        alg = !large ? ALG_RECURSIVE_DOUBLING : rab_ok ? ALG_RABENSEIFNER
-                                                       : (R->commute ? ALG_RECURSIVE_DOUBLING : ALG_REDUCE_BCAST);
+        alg = !large   ? ALG_RECURSIVE_DOUBLING
+              : rab_ok ? ALG_RABENSEIFNER
+                       : (R->commute ? ALG_RECURSIVE_DOUBLING : ALG_REDUCE_BCAST);
     else if (alg == ALG_RABENSEIFNER && !rab_ok)
         alg = R->commute ? ALG_RECURSIVE_DOUBLING : ALG_REDUCE_BCAST;
     switch (alg) {
@@ -385,7 +408,7 @@ static int reduce_scatter_rhalving(void *W, void *rbuf, const size_t *counts, co
     }
 #undef FIRST
 #undef EDISP
-    free(T);
+    aptus_coll_buf_free(T);
     return rc;
 }
 
@@ -413,8 +436,9 @@ int aptus_coll_reduce_scatter(const void *sbuf, void *rbuf, const size_t *counts
     int alg = aptus_coll_forced(COLL_REDUCE_SCATTER, c, "MPI_Reduce_scatter", &rc);
     if (alg < 0)
         goto out;
-    if (alg == ALG_AUTO || (alg == ALG_RECURSIVE_HALVING && !R->commute))
-        alg = R->commute ? ALG_RECURSIVE_HALVING : ALG_REDUCE_SCATTERV;
+    int halving_ok = R->commute && !R->whole;
+    if (alg == ALG_AUTO || (alg == ALG_RECURSIVE_HALVING && !halving_ok))
+        alg = halving_ok ? ALG_RECURSIVE_HALVING : ALG_REDUCE_SCATTERV;
     if (alg == ALG_RECURSIVE_HALVING) {
         /* in place, the input vector in rbuf can be the work vector */
         W = sbuf ? aptus_coll_red_alloc(R, total) : rbuf;
@@ -454,7 +478,7 @@ int aptus_coll_reduce_scatter(const void *sbuf, void *rbuf, const size_t *counts
         free(ptr);
     }
 out:
-    free(W);
+    aptus_coll_buf_free(W);
     free(disp);
     return rc;
 }
@@ -476,8 +500,8 @@ int aptus_coll_scan(const void *sbuf, void *rbuf, size_t n, const struct coll_re
         return 0;
     char *P = aptus_coll_red_alloc(R, n), *T = aptus_coll_red_alloc(R, n);
     if (!P || !T) {
-        free(P);
-        free(T);
+        aptus_coll_buf_free(P);
+        aptus_coll_buf_free(T);
         return MPI_ERR_NO_MEM;
     }
     copy_elems(R, P, src, 0, n);
@@ -504,7 +528,7 @@ int aptus_coll_scan(const void *sbuf, void *rbuf, size_t n, const struct coll_re
             T = t;
         }
     }
-    free(P);
-    free(T);
+    aptus_coll_buf_free(P);
+    aptus_coll_buf_free(T);
     return rc;
 }

@@ -31,7 +31,7 @@ struct aptus_comm aptus_comm_world_obj, aptus_comm_self_obj;
  * next round tries the next window. A round never waits for anything but its own members'
  * messages, so a blocking creation call or another idup never waits for it, and it never waits
  * for them. */
-#define CTX_SLOTS  4096
+#define CTX_SLOTS  8192
 #define CTX_WORDS  (CTX_SLOTS / 32)
 #define BLK_WORDS  (CTX_WORDS / 2)
 #define NB_WINDOWS (CTX_WORDS - BLK_WORDS)
@@ -121,7 +121,8 @@ struct agree {
     int child[32];
     struct aptus_request *rq[32], *sq[33];
     int nrq, nsq;
-    int state; /* 0 gathering, 1 waiting for the result, 2 sending it down, 3 done */
+    int state; /* 0 gathering, 1 waiting for the result, 2 sending it down, 3 waiting for the sends,
+                  4 done */
     int err;
 };
 
@@ -138,7 +139,13 @@ static struct aptus_request *agree_irecv(struct agree *a, void *buf, int src)
     r->tag = a->tag;
     r->comm = &a->tc;
     r->ctx = a->ctx;
-    aptus_recv_start(r);
+    int rc = aptus_recv_start(r);
+    if (rc) {
+        if (!a->err)
+            a->err = rc;
+        aptus_req_free(r);
+        return NULL; /* counts as arrived: the result is invalid anyway */
+    }
     return r;
 }
 
@@ -156,8 +163,12 @@ static void agree_isend(struct agree *a, const void *buf, int dst)
     r->comm = &a->tc;
     r->ctx = a->ctx;
     int rc = aptus_send_start(r);
-    if (rc && !a->err)
-        a->err = rc;
+    if (rc) {
+        if (!a->err)
+            a->err = rc;
+        aptus_req_free(r);
+        return;
+    }
     a->sq[a->nsq++] = r;
 }
 
@@ -233,20 +244,21 @@ static int agree_poll(struct agree *a)
     if (a->state == 1) {
         if (a->rq[0] && !a->rq[0]->complete)
             return 0;
+        /* the parent answered, so it had our contribution: the send from val is done */
         memcpy(a->val, a->bufs + (size_t)a->nchild * (size_t)a->nw, (size_t)a->nw * 4);
         agree_free_reqs(a->rq, &a->nrq, a);
         a->state = 2;
+    }
+    if (a->state == 2) {
         for (int i = 0; i < a->nchild; i++)
             agree_isend(a, a->val, a->child[i]);
-    } else if (a->state == 2 && a->nsq == 0) {
-        for (int i = 0; i < a->nchild; i++)
-            agree_isend(a, a->val, a->child[i]);
+        a->state = 3;
     }
     for (int i = 0; i < a->nsq; i++)
         if (!a->sq[i]->complete)
             return 0;
     agree_free_reqs(a->sq, &a->nsq, a);
-    a->state = 3;
+    a->state = 4;
     return 1;
 }
 
@@ -483,28 +495,51 @@ struct idup {
     uint16_t ctx;
     int tag;
     int want;
-    int window0, round, misses, conflict_seen;
+    uint64_t key;        /* (parent slot, sequence): the same on every member; lower goes first */
+    unsigned wmul, wxor; /* the order of the windows (see idup_window) */
+    int round, misses, conflict_seen;
     int start_err;
     uint32_t held; /* slots of the current window this round holds */
     struct agree a;
+    struct idup *next, **pprev; /* the idups running in this process */
 };
 
+static struct idup *idups;
+
+/* The window of round r: a permutation of the windows (an odd multiplier, then an xor) that
+ * depends on the key, so that every member computes the same, a lap visits every window once,
+ * and two idups that met in a window most likely part at once. */
+static int idup_window(const struct idup *d, int r)
+{
+    return BLK_WORDS + (int)((((unsigned)r * d->wmul) ^ d->wxor) % NB_WINDOWS);
+}
+
+/* Starts round d->round. Two idups that met in a window may have taken its slots in opposite
+ * orders on two processes, so that both fail; if their orders of windows coincide they would
+ * meet again and again. So a round leaves alone (contributes nothing to) a window that an idup
+ * with a lower key, running here, is using in its current round or will use in its next one: the
+ * lower key then gets the window everywhere. */
 static int idup_round(struct idup *d)
 {
-    int w = BLK_WORDS + (d->window0 + d->round) % NB_WINDOWS;
-    d->held = ctx_free[w] & ~ctx_locked[w];
+    int w = idup_window(d, d->round), yield = 0;
+    for (struct idup *e = idups; e && !yield; e = e->next)
+        yield = e->key < d->key && (idup_window(e, e->round) == w || idup_window(e, e->round + 1) == w);
+    d->held = yield ? 0 : ctx_free[w] & ~ctx_locked[w];
     ctx_locked[w] |= d->held;
     int rc = agree_init(&d->a, d->list ? d->list : d->parent->world, d->n, d->me, d->ctx, d->tag, 2, 1);
     if (rc)
         return rc;
     d->a.val[0] = d->held;
-    d->a.val[1] = (ctx_free[w] & ~d->held) != 0; /* free slots another round holds */
+    d->a.val[1] = yield || (ctx_free[w] & ~d->held) != 0; /* free slots another idup holds */
     agree_start(&d->a);
     return 0;
 }
 
 static void idup_finish(struct idup *d, int err)
 {
+    *d->pprev = d->next;
+    if (d->next)
+        d->next->pprev = d->pprev;
     d->req->st_error = err;
     d->newc->pending = 0;
     if (err)
@@ -518,7 +553,7 @@ static void idup_finish(struct idup *d, int err)
 static int idup_poll(void *arg)
 {
     struct idup *d = arg;
-    int w = BLK_WORDS + (d->window0 + d->round) % NB_WINDOWS;
+    int w = idup_window(d, d->round);
     if (d->start_err) {
         ctx_locked[w] &= ~d->held;
         agree_done(&d->a);
@@ -591,13 +626,24 @@ int aptus_comm_idup(struct aptus_comm *c, struct aptus_comm **out, struct aptus_
     d->ctx = (uint16_t)(c->ctx + APTUS_CTX_MGMT);
     d->tag = APTUS_TAG_SEQ(seq, 0);
     d->want = c->is_inter ? 2 : 1;
-    d->window0 = (int)((c->ctx_slot * 7u + seq) % NB_WINDOWS);
+    uint32_t h = (uint32_t)c->ctx_slot * 0x9e3779b1u + seq * 0x85ebca77u;
+    h ^= h >> 15;
+    h *= 0x2c1b3c6du;
+    h ^= h >> 12;
+    d->wmul = ((h >> 8) % NB_WINDOWS) | 1;
+    d->wxor = h % NB_WINDOWS;
     d->newc->pending = 1;
     r->st_source = MPI_ANY_SOURCE;
     r->st_tag = MPI_ANY_TAG;
     r->peer = MPI_ANY_SOURCE;
     *out = d->newc;
     *req = r;
+    d->key = (uint64_t)c->ctx_slot << 32 | seq;
+    d->next = idups;
+    d->pprev = &idups;
+    if (idups)
+        idups->pprev = &d->next;
+    idups = d;
     /* a failure to start is reported by the first poll, through the request */
     d->start_err = idup_round(d);
     if (aptus_bg_add(idup_poll, d)) {
@@ -639,8 +685,8 @@ static int split_members(const int *table, int n, int color, const struct aptus_
     return m;
 }
 
-/* Nonblocking-free exchange between the two leaders of an intercommunicator, or over any
- * communicator: sends sbuf to dst and receives into rbuf from src on the management context. */
+/* Sends sbuf to dst and receives into rbuf from src on c's management context (e.g. between the
+ * two leaders of an intercommunicator), the receive posted first so that neither side waits. */
 static int mgmt_sendrecv(struct aptus_comm *c, const void *sbuf, size_t sbytes, int dst, void *rbuf, size_t rbytes,
                          int src, int tag)
 {
@@ -660,14 +706,19 @@ static int mgmt_sendrecv(struct aptus_comm *c, const void *sbuf, size_t sbytes, 
     rr->tag = tag;
     rr->comm = c;
     rr->ctx = ctx;
-    aptus_recv_start(rr);
+    int rc = aptus_recv_start(rr);
+    if (rc) {
+        aptus_req_free(rr);
+        aptus_req_free(sr);
+        return rc;
+    }
     sr->buf = (void *)sbuf;
     sr->bytes = sbytes;
     sr->peer = dst;
     sr->tag = tag;
     sr->comm = c;
     sr->ctx = ctx;
-    int rc = aptus_send_start(sr);
+    rc = aptus_send_start(sr);
     if (!rc)
         aptus_wait(sr);
     aptus_wait(rr);

@@ -11,10 +11,10 @@
 struct aptus_op *aptus_op_predef[APTUS_PREDEF_LIMIT];
 static struct aptus_op predef_ops[APTUS_OP_COUNT];
 
-static const char *const op_names[APTUS_OP_COUNT] = {
-    "MPI_OP_NULL", "MPI_SUM",  "MPI_MIN",  "MPI_MAX",    "MPI_PROD",   "MPI_BAND",    "MPI_BOR",  "MPI_BXOR",
-    "MPI_LAND",    "MPI_LOR",  "MPI_LXOR", "MPI_MINLOC", "MPI_MAXLOC", "MPI_REPLACE", "MPI_NO_OP"
-};
+static const char *const op_names[APTUS_OP_COUNT] = { "MPI_OP_NULL", "MPI_SUM",     "MPI_MIN",  "MPI_MAX",
+                                                      "MPI_PROD",    "MPI_BAND",    "MPI_BOR",  "MPI_BXOR",
+                                                      "MPI_LAND",    "MPI_LOR",     "MPI_LXOR", "MPI_MINLOC",
+                                                      "MPI_MAXLOC",  "MPI_REPLACE", "MPI_NO_OP" };
 
 const char *aptus_op_name(int op_id)
 {
@@ -470,10 +470,26 @@ static size_t kernel_size(int k)
     case K_LD: return sizeof(long double);
     case K_CLD: return sizeof(long double _Complex);
     case K_CF128: return sizeof(_Complex _Float128);
-    case K_DOUBLE_INT: return sizeof(struct { double v; int k; });
-    case K_LONG_INT: return sizeof(struct { long v; int k; });
-    case K_SHORT_INT: return sizeof(struct { short v; int k; });
-    case K_LONG_DOUBLE_INT: return sizeof(struct { long double v; int k; });
+    case K_DOUBLE_INT:
+        return sizeof(struct {
+            double v;
+            int k;
+        });
+    case K_LONG_INT:
+        return sizeof(struct {
+            long v;
+            int k;
+        });
+    case K_SHORT_INT:
+        return sizeof(struct {
+            short v;
+            int k;
+        });
+    case K_LONG_DOUBLE_INT:
+        return sizeof(struct {
+            long double v;
+            int k;
+        });
     default: return 0;
     }
 }

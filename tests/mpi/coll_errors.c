@@ -1,9 +1,9 @@
 /* Argument errors of the collectives under MPI_ERRORS_RETURN: the right error class, and the job
  * goes on. (For a reference run: MTEST_KNOWN_BUGS=lenient_arg_check,lenient_op_check,no_alias_check,
- * predef_op_derived skips the checks that MPICH 4.0 does not make.) An error found only at some ranks (the root's arguments, MPI_IN_PLACE at a non-root)
- * is provoked only there, while the others skip the call, so that nobody waits for a message
- * that never comes; everything is followed by a correct collective to show that no stale
- * message disturbs it. */
+ * predef_op_derived skips the checks that MPICH 4.0 does not make.) An error found only at some ranks (the root's
+ * arguments, MPI_IN_PLACE at a non-root) is provoked only there, while the others skip the call, so that nobody waits
+ * for a message that never comes; everything is followed by a correct collective to show that no stale message disturbs
+ * it. */
 #include "mtest.h"
 
 static int rank, size;

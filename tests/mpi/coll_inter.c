@@ -31,8 +31,8 @@ static void test_bcast(int rootgrp, int root, int n)
     MPI_CHECK(MPI_Bcast(b, n, MPI_INT, arg, inter));
     for (int j = 0; j < n; j++) {
         int want = (g == rootgrp && lr != root) ? -1 : val(rootgrp, root, 0, j);
-        CHECK(b[j] == want, "intercomm Bcast from group %d rank %d, count %d: [%d] = %d, expected %d", rootgrp, root,
-              n, j, b[j], want);
+        CHECK(b[j] == want, "intercomm Bcast from group %d rank %d, count %d: [%d] = %d, expected %d", rootgrp, root, n,
+              j, b[j], want);
     }
     CHECK(b[n] == -1, "intercomm Bcast wrote past the buffer");
     free(b);

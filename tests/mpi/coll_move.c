@@ -359,7 +359,8 @@ static void test_alltoallv(const lay_t *Ls, const lay_t *Lr, long base, int in_p
         rdisp[i] = w ? rd[i] * (int)sizeof(int) : rd[i] / rl[i]->stride;
     }
     const void *sb = in_place ? MPI_IN_PLACE : s;
-    const char *what = w ? (in_place ? "Alltoallw in place" : "Alltoallw") : (in_place ? "Alltoallv in place" : "Alltoallv");
+    const char *what =
+        w ? (in_place ? "Alltoallw in place" : "Alltoallw") : (in_place ? "Alltoallv in place" : "Alltoallv");
     if (large) {
         MPI_Count scc[64], rcc[64];
         MPI_Aint sdd[64], rdd[64];

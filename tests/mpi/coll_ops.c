@@ -15,8 +15,29 @@
 
 enum grp { G_CINT, G_FINT, G_FLOAT, G_LOGICAL, G_COMPLEX, G_BYTE, G_MULTI, G_PAIR, G_NONE };
 
-enum repr { R_INT, R_BOOL, R_F32, R_F64, R_LD, R_F16, R_F128, R_CF32, R_CF64, R_CLD, R_CF16, R_CF128, R_P_F_I,
-            R_P_D_I, R_P_L_I, R_P_I_I, R_P_S_I, R_P_LD_I, R_P_F_F, R_P_D_D, R_NONE };
+enum repr {
+    R_INT,
+    R_BOOL,
+    R_F32,
+    R_F64,
+    R_LD,
+    R_F16,
+    R_F128,
+    R_CF32,
+    R_CF64,
+    R_CLD,
+    R_CF16,
+    R_CF128,
+    R_P_F_I,
+    R_P_D_I,
+    R_P_L_I,
+    R_P_I_I,
+    R_P_S_I,
+    R_P_LD_I,
+    R_P_F_F,
+    R_P_D_D,
+    R_NONE
+};
 
 struct tdesc {
     MPI_Datatype t;
@@ -24,47 +45,90 @@ struct tdesc {
     int grp, repr;
 };
 
-#define T(t, g, r) { t, #t, g, r }
+#define T(t, g, r)                                                                                                     \
+    {                                                                                                                  \
+        t, #t, g, r                                                                                                    \
+    }
 static const struct tdesc types[] = {
-    T(MPI_SHORT, G_CINT, R_INT), T(MPI_INT, G_CINT, R_INT), T(MPI_LONG, G_CINT, R_INT),
-    T(MPI_LONG_LONG, G_CINT, R_INT), T(MPI_UNSIGNED_SHORT, G_CINT, R_INT), T(MPI_UNSIGNED, G_CINT, R_INT),
-    T(MPI_UNSIGNED_LONG, G_CINT, R_INT), T(MPI_UNSIGNED_LONG_LONG, G_CINT, R_INT), T(MPI_SIGNED_CHAR, G_CINT, R_INT),
-    T(MPI_UNSIGNED_CHAR, G_CINT, R_INT), T(MPI_INT8_T, G_CINT, R_INT), T(MPI_UINT8_T, G_CINT, R_INT),
-    T(MPI_INT16_T, G_CINT, R_INT), T(MPI_UINT16_T, G_CINT, R_INT), T(MPI_INT32_T, G_CINT, R_INT),
-    T(MPI_UINT32_T, G_CINT, R_INT), T(MPI_INT64_T, G_CINT, R_INT), T(MPI_UINT64_T, G_CINT, R_INT),
-    T(MPI_INTEGER, G_FINT, R_INT), T(MPI_INTEGER1, G_FINT, R_INT), T(MPI_INTEGER2, G_FINT, R_INT),
-    T(MPI_INTEGER4, G_FINT, R_INT), T(MPI_INTEGER8, G_FINT, R_INT), T(MPI_INTEGER16, G_FINT, R_INT),
-    T(MPI_FLOAT, G_FLOAT, R_F32), T(MPI_DOUBLE, G_FLOAT, R_F64), T(MPI_LONG_DOUBLE, G_FLOAT, R_LD),
-    T(MPI_REAL, G_FLOAT, R_F32), T(MPI_DOUBLE_PRECISION, G_FLOAT, R_F64),
+    T(MPI_SHORT, G_CINT, R_INT),
+    T(MPI_INT, G_CINT, R_INT),
+    T(MPI_LONG, G_CINT, R_INT),
+    T(MPI_LONG_LONG, G_CINT, R_INT),
+    T(MPI_UNSIGNED_SHORT, G_CINT, R_INT),
+    T(MPI_UNSIGNED, G_CINT, R_INT),
+    T(MPI_UNSIGNED_LONG, G_CINT, R_INT),
+    T(MPI_UNSIGNED_LONG_LONG, G_CINT, R_INT),
+    T(MPI_SIGNED_CHAR, G_CINT, R_INT),
+    T(MPI_UNSIGNED_CHAR, G_CINT, R_INT),
+    T(MPI_INT8_T, G_CINT, R_INT),
+    T(MPI_UINT8_T, G_CINT, R_INT),
+    T(MPI_INT16_T, G_CINT, R_INT),
+    T(MPI_UINT16_T, G_CINT, R_INT),
+    T(MPI_INT32_T, G_CINT, R_INT),
+    T(MPI_UINT32_T, G_CINT, R_INT),
+    T(MPI_INT64_T, G_CINT, R_INT),
+    T(MPI_UINT64_T, G_CINT, R_INT),
+    T(MPI_INTEGER, G_FINT, R_INT),
+    T(MPI_INTEGER1, G_FINT, R_INT),
+    T(MPI_INTEGER2, G_FINT, R_INT),
+    T(MPI_INTEGER4, G_FINT, R_INT),
+    T(MPI_INTEGER8, G_FINT, R_INT),
+    T(MPI_INTEGER16, G_FINT, R_INT),
+    T(MPI_FLOAT, G_FLOAT, R_F32),
+    T(MPI_DOUBLE, G_FLOAT, R_F64),
+    T(MPI_LONG_DOUBLE, G_FLOAT, R_LD),
+    T(MPI_REAL, G_FLOAT, R_F32),
+    T(MPI_DOUBLE_PRECISION, G_FLOAT, R_F64),
 #ifdef MPI_REAL2
     T(MPI_REAL2, G_FLOAT, R_F16),
 #endif
-    T(MPI_REAL4, G_FLOAT, R_F32), T(MPI_REAL8, G_FLOAT, R_F64), T(MPI_REAL16, G_FLOAT, R_F128),
-    T(MPI_LOGICAL, G_LOGICAL, R_INT), T(MPI_C_BOOL, G_LOGICAL, R_BOOL), T(MPI_CXX_BOOL, G_LOGICAL, R_BOOL),
-    T(MPI_C_FLOAT_COMPLEX, G_COMPLEX, R_CF32), T(MPI_C_DOUBLE_COMPLEX, G_COMPLEX, R_CF64),
-    T(MPI_C_LONG_DOUBLE_COMPLEX, G_COMPLEX, R_CLD), T(MPI_CXX_FLOAT_COMPLEX, G_COMPLEX, R_CF32),
-    T(MPI_CXX_DOUBLE_COMPLEX, G_COMPLEX, R_CF64), T(MPI_CXX_LONG_DOUBLE_COMPLEX, G_COMPLEX, R_CLD),
-    T(MPI_COMPLEX, G_COMPLEX, R_CF32), T(MPI_DOUBLE_COMPLEX, G_COMPLEX, R_CF64),
+    T(MPI_REAL4, G_FLOAT, R_F32),
+    T(MPI_REAL8, G_FLOAT, R_F64),
+    T(MPI_REAL16, G_FLOAT, R_F128),
+    T(MPI_LOGICAL, G_LOGICAL, R_INT),
+    T(MPI_C_BOOL, G_LOGICAL, R_BOOL),
+    T(MPI_CXX_BOOL, G_LOGICAL, R_BOOL),
+    T(MPI_C_FLOAT_COMPLEX, G_COMPLEX, R_CF32),
+    T(MPI_C_DOUBLE_COMPLEX, G_COMPLEX, R_CF64),
+    T(MPI_C_LONG_DOUBLE_COMPLEX, G_COMPLEX, R_CLD),
+    T(MPI_CXX_FLOAT_COMPLEX, G_COMPLEX, R_CF32),
+    T(MPI_CXX_DOUBLE_COMPLEX, G_COMPLEX, R_CF64),
+    T(MPI_CXX_LONG_DOUBLE_COMPLEX, G_COMPLEX, R_CLD),
+    T(MPI_COMPLEX, G_COMPLEX, R_CF32),
+    T(MPI_DOUBLE_COMPLEX, G_COMPLEX, R_CF64),
 #ifdef MPI_COMPLEX4
     T(MPI_COMPLEX4, G_COMPLEX, R_CF16),
 #endif
-    T(MPI_COMPLEX8, G_COMPLEX, R_CF32), T(MPI_COMPLEX16, G_COMPLEX, R_CF64), T(MPI_COMPLEX32, G_COMPLEX, R_CF128),
-    T(MPI_BYTE, G_BYTE, R_INT), T(MPI_AINT, G_MULTI, R_INT), T(MPI_OFFSET, G_MULTI, R_INT),
-    T(MPI_COUNT, G_MULTI, R_INT), T(MPI_FLOAT_INT, G_PAIR, R_P_F_I), T(MPI_DOUBLE_INT, G_PAIR, R_P_D_I),
-    T(MPI_LONG_INT, G_PAIR, R_P_L_I), T(MPI_2INT, G_PAIR, R_P_I_I), T(MPI_SHORT_INT, G_PAIR, R_P_S_I),
-    T(MPI_LONG_DOUBLE_INT, G_PAIR, R_P_LD_I), T(MPI_2REAL, G_PAIR, R_P_F_F), T(MPI_2DOUBLE_PRECISION, G_PAIR, R_P_D_D),
-    T(MPI_2INTEGER, G_PAIR, R_P_I_I), T(MPI_CHAR, G_NONE, R_NONE), T(MPI_WCHAR, G_NONE, R_NONE),
-    T(MPI_CHARACTER, G_NONE, R_NONE), T(MPI_PACKED, G_NONE, R_NONE),
+    T(MPI_COMPLEX8, G_COMPLEX, R_CF32),
+    T(MPI_COMPLEX16, G_COMPLEX, R_CF64),
+    T(MPI_COMPLEX32, G_COMPLEX, R_CF128),
+    T(MPI_BYTE, G_BYTE, R_INT),
+    T(MPI_AINT, G_MULTI, R_INT),
+    T(MPI_OFFSET, G_MULTI, R_INT),
+    T(MPI_COUNT, G_MULTI, R_INT),
+    T(MPI_FLOAT_INT, G_PAIR, R_P_F_I),
+    T(MPI_DOUBLE_INT, G_PAIR, R_P_D_I),
+    T(MPI_LONG_INT, G_PAIR, R_P_L_I),
+    T(MPI_2INT, G_PAIR, R_P_I_I),
+    T(MPI_SHORT_INT, G_PAIR, R_P_S_I),
+    T(MPI_LONG_DOUBLE_INT, G_PAIR, R_P_LD_I),
+    T(MPI_2REAL, G_PAIR, R_P_F_F),
+    T(MPI_2DOUBLE_PRECISION, G_PAIR, R_P_D_D),
+    T(MPI_2INTEGER, G_PAIR, R_P_I_I),
+    T(MPI_CHAR, G_NONE, R_NONE),
+    T(MPI_WCHAR, G_NONE, R_NONE),
+    T(MPI_CHARACTER, G_NONE, R_NONE),
+    T(MPI_PACKED, G_NONE, R_NONE),
 };
 #define NTYPES ((int)(sizeof types / sizeof types[0]))
 
 enum { OMAX, OMIN, OSUM, OPROD, OLAND, OBAND, OLOR, OBOR, OLXOR, OBXOR, OMINLOC, OMAXLOC, OREPLACE, ONOOP, NOPS };
-static const char *opname[NOPS] = { "MPI_MAX",  "MPI_MIN", "MPI_SUM",    "MPI_PROD",   "MPI_LAND",
-                                    "MPI_BAND", "MPI_LOR", "MPI_BOR",    "MPI_LXOR",   "MPI_BXOR",
+static const char *opname[NOPS] = { "MPI_MAX",    "MPI_MIN",    "MPI_SUM",     "MPI_PROD", "MPI_LAND",
+                                    "MPI_BAND",   "MPI_LOR",    "MPI_BOR",     "MPI_LXOR", "MPI_BXOR",
                                     "MPI_MINLOC", "MPI_MAXLOC", "MPI_REPLACE", "MPI_NO_OP" };
 static MPI_Op mpi_op(int o)
 {
-    const MPI_Op ops[NOPS] = { MPI_MAX, MPI_MIN, MPI_SUM,    MPI_PROD,   MPI_LAND,    MPI_BAND,  MPI_LOR,
+    const MPI_Op ops[NOPS] = { MPI_MAX, MPI_MIN,  MPI_SUM,  MPI_PROD,   MPI_LAND,   MPI_BAND,    MPI_LOR,
                                MPI_BOR, MPI_LXOR, MPI_BXOR, MPI_MINLOC, MPI_MAXLOC, MPI_REPLACE, MPI_NO_OP };
     return ops[o];
 }
@@ -182,8 +246,8 @@ static int int_result(int o, int grp, unsigned long long a, unsigned long long b
             int mx = o == OMAXLOC;                                                                                     \
             CHECK(io[0].v == (VT)2 && io[0].k == (IT)4, "%s on %s: tie kept index %g", opname[o], t->name,             \
                   (double)io[0].k);                                                                                    \
-            CHECK(io[1].v == (VT)(mx ? 3 : 1) && io[1].k == (IT)(mx ? 9 : 3), "%s on %s: (%g,%g)", opname[o],           \
-                  t->name, (double)io[1].v, (double)io[1].k);                                                          \
+            CHECK(io[1].v == (VT)(mx ? 3 : 1) && io[1].k == (IT)(mx ? 9 : 3), "%s on %s: (%g,%g)", opname[o], t->name, \
+                  (double)io[1].v, (double)io[1].k);                                                                   \
         }                                                                                                              \
         break;                                                                                                         \
     }

@@ -27,7 +27,8 @@ enum { OSUM, OPROD, OMIN, OMAX, OLAND, OLOR, OLXOR, OBAND, OBOR, OBXOR, NOPS };
 static const char *opname[NOPS] = { "SUM", "PROD", "MIN", "MAX", "LAND", "LOR", "LXOR", "BAND", "BOR", "BXOR" };
 static MPI_Op mpi_op(int o)
 {
-    const MPI_Op ops[NOPS] = { MPI_SUM, MPI_PROD, MPI_MIN, MPI_MAX, MPI_LAND, MPI_LOR, MPI_LXOR, MPI_BAND, MPI_BOR, MPI_BXOR };
+    const MPI_Op ops[NOPS] = { MPI_SUM, MPI_PROD, MPI_MIN,  MPI_MAX, MPI_LAND,
+                               MPI_LOR, MPI_LXOR, MPI_BAND, MPI_BOR, MPI_BXOR };
     return ops[o];
 }
 #define ARITH ((1 << OSUM) | (1 << OPROD) | (1 << OMIN) | (1 << OMAX))
@@ -36,7 +37,9 @@ static MPI_Op mpi_op(int o)
 
 /* the reduction collectives */
 enum { C_REDUCE, C_ALLREDUCE, C_RSB, C_RS, C_SCAN, C_EXSCAN, NCOLL };
-static const char *collname[NCOLL] = { "Reduce", "Allreduce", "Reduce_scatter_block", "Reduce_scatter", "Scan", "Exscan" };
+static const char *collname[NCOLL] = {
+    "Reduce", "Allreduce", "Reduce_scatter_block", "Reduce_scatter", "Scan", "Exscan"
+};
 
 /* Reduce_scatter counts: rank i gets n + (i % 3) - 1 elements (at least 0) */
 static int rs_count(int n, int i)
@@ -110,7 +113,7 @@ static long long ref(int o, int lo, int hi, int i)
             }                                                                                                          \
             mylen = rc_arr[rank];                                                                                      \
         }                                                                                                              \
-        if (coll == C_RS && in_place && large && mtest_known_bug("reduce_scatter_in_place")) {                        \
+        if (coll == C_RS && in_place && large && mtest_known_bug("reduce_scatter_in_place")) {                         \
             free(rc_arr);                                                                                              \
             return;                                                                                                    \
         }                                                                                                              \
@@ -181,14 +184,14 @@ static long long ref(int o, int lo, int hi, int i)
                       in_place ? " (in place)" : "", opname[o], tname, n, root, i, (long long)out[i],                  \
                       (long long)want);                                                                                \
         }                                                                                                              \
-        /* nothing written past the result (in place: past the input) */                                              \
+        /* nothing written past the result (in place: past the input) */                                               \
         if (!in_place && check)                                                                                        \
-            CHECK(out[mylen] == (T)99, "%s %s on %s wrote past its result", collname[coll], opname[o], tname);        \
+            CHECK(out[mylen] == (T)99, "%s %s on %s wrote past its result", collname[coll], opname[o], tname);         \
         if (!check && !in_place)                                                                                       \
             for (int i = 0; i <= len; i++)                                                                             \
-                CHECK(out[i] == (T)99, "%s: receive buffer of rank %d modified", collname[coll], rank);               \
+                CHECK(out[i] == (T)99, "%s: receive buffer of rank %d modified", collname[coll], rank);                \
         for (int i = 0; i < len; i++)                                                                                  \
-            CHECK(in_place || in[i] == conv_##NAME(gen(o, rank, i)), "%s modified its send buffer", collname[coll]);  \
+            CHECK(in_place || in[i] == conv_##NAME(gen(o, rank, i)), "%s modified its send buffer", collname[coll]);   \
         free(in);                                                                                                      \
         free(out);                                                                                                     \
         free(rc_arr);                                                                                                  \
@@ -291,8 +294,10 @@ struct ii {
 
 static void test_loc(int n)
 {
-    struct ii *a = mtest_malloc(sizeof(struct ii) * (size_t)(n * size + 1)), *b = mtest_malloc(sizeof(struct ii) * (size_t)(n * size + 1));
-    struct di *c = mtest_malloc(sizeof(struct di) * (size_t)(n * size + 1)), *d = mtest_malloc(sizeof(struct di) * (size_t)(n * size + 1));
+    struct ii *a = mtest_malloc(sizeof(struct ii) * (size_t)(n * size + 1)),
+              *b = mtest_malloc(sizeof(struct ii) * (size_t)(n * size + 1));
+    struct di *c = mtest_malloc(sizeof(struct di) * (size_t)(n * size + 1)),
+              *d = mtest_malloc(sizeof(struct di) * (size_t)(n * size + 1));
     for (int ismax = 0; ismax < 2; ismax++) {
         MPI_Op op = ismax ? MPI_MAXLOC : MPI_MINLOC;
         for (int coll = C_ALLREDUCE; coll <= C_SCAN; coll++) {
@@ -425,10 +430,11 @@ static void test_noncommutative(MPI_Op op, int n, int coll, int in_place)
             matmul(&v, &rev, &rev);
         }
         differs |= memcmp(&w, &rev, sizeof w) != 0;
-        CHECK(memcmp(&b[i], &w, sizeof w) == 0,
-              "%s%s with a non-commutative op, count %d, element %d: [%u %u %u %u], expected [%u %u %u %u] (rank order)",
-              collname[coll], in_place ? " (in place)" : "", n, i, b[i].m[0], b[i].m[1], b[i].m[2], b[i].m[3], w.m[0],
-              w.m[1], w.m[2], w.m[3]);
+        CHECK(
+            memcmp(&b[i], &w, sizeof w) == 0,
+            "%s%s with a non-commutative op, count %d, element %d: [%u %u %u %u], expected [%u %u %u %u] (rank order)",
+            collname[coll], in_place ? " (in place)" : "", n, i, b[i].m[0], b[i].m[1], b[i].m[2], b[i].m[3], w.m[0],
+            w.m[1], w.m[2], w.m[3]);
     }
     /* the check is meaningful: the operands do not commute (with 2+ operands) */
     if (hi - lo >= 2 && n >= 3)
@@ -486,13 +492,63 @@ static void test_holes(MPI_Op op, MPI_Datatype dt, int n, int coll, int in_place
     free(b);
 }
 
+/* Commutative user op on a type whose elements interleave (ints 2k and 2k + 3 form element k:
+ * extent 2 ints, true extent 4): the library must not cut the vector into byte ranges. */
+static MPI_Datatype ilv_t;
+static void ilvop(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+    int *a = in, *b = inout;
+    for (int i = 0; i < *len; i++) {
+        b[2 * i] += a[2 * i];
+        b[2 * i + 3] += a[2 * i + 3];
+    }
+}
+
+/* whether int j belongs to one of the first n elements */
+static int ilv_data(int j, int n)
+{
+    return (j % 2 == 0 && j / 2 < n) || (j % 2 == 1 && j >= 3 && (j - 3) / 2 < n);
+}
+
+static void test_interleaved(MPI_Op op, int n)
+{
+    int m = 2 * n + 2; /* ints spanned by n elements, plus one */
+    int *a = mtest_malloc(sizeof(int) * (size_t)(m * size)), *b = mtest_malloc(sizeof(int) * (size_t)(m * size));
+    for (int coll = C_REDUCE; coll <= C_RSB; coll++) {
+        int len = coll == C_RSB ? n * size : n, span = 2 * len + 2;
+        for (int j = 0; j < span; j++) {
+            a[j] = ilv_data(j, len) ? rank * 10 + j : -1;
+            b[j] = -2;
+        }
+        if (coll == C_REDUCE)
+            MPI_CHECK(MPI_Reduce(a, b, n, ilv_t, op, 0, MPI_COMM_WORLD));
+        else if (coll == C_ALLREDUCE)
+            MPI_CHECK(MPI_Allreduce(a, b, n, ilv_t, op, MPI_COMM_WORLD));
+        else
+            MPI_CHECK(MPI_Reduce_scatter_block(a, b, n, ilv_t, op, MPI_COMM_WORLD));
+        if (coll == C_REDUCE && rank != 0)
+            continue;
+        int off = coll == C_RSB ? 2 * n * rank : 0; /* my block's first int in the input */
+        for (int j = 0; j < 2 * n + 2; j++) {
+            int want = -2;
+            if (ilv_data(j, n))
+                want = size * (size - 1) * 5 + size * (j + off);
+            CHECK(b[j] == want, "%s of interleaved elements, count %d: int %d is %d, expected %d", collname[coll], n, j,
+                  b[j], want);
+        }
+    }
+    free(a);
+    free(b);
+}
+
 /* predefined op on a contiguous derived type */
 static void test_contig_type(int n)
 {
     MPI_Datatype t3;
     MPI_CHECK(MPI_Type_contiguous(3, MPI_INT, &t3));
     MPI_CHECK(MPI_Type_commit(&t3));
-    int *a = mtest_malloc(sizeof(int) * (size_t)(3 * n * size + 1)), *b = mtest_malloc(sizeof(int) * (size_t)(3 * n * size + 1));
+    int *a = mtest_malloc(sizeof(int) * (size_t)(3 * n * size + 1)),
+        *b = mtest_malloc(sizeof(int) * (size_t)(3 * n * size + 1));
     for (int i = 0; i < 3 * n * size; i++)
         a[i] = rank + i;
     MPI_CHECK(MPI_Allreduce(a, b, n, t3, MPI_SUM, MPI_COMM_WORLD));
@@ -547,6 +603,11 @@ int main(int argc, char **argv)
     MPI_CHECK(MPI_Type_create_resized(v, 0, 4 * (MPI_Aint)sizeof(int), &hole_t));
     MPI_CHECK(MPI_Type_commit(&hole_t));
     MPI_CHECK(MPI_Type_free(&v));
+    const int ilv_disp[2] = { 0, 3 };
+    MPI_CHECK(MPI_Type_create_indexed_block(2, 1, ilv_disp, MPI_INT, &v));
+    MPI_CHECK(MPI_Type_create_resized(v, 0, 2 * (MPI_Aint)sizeof(int), &ilv_t));
+    MPI_CHECK(MPI_Type_commit(&ilv_t));
+    MPI_CHECK(MPI_Type_free(&v));
 
     /* 0, 1, odd, about the number of ranks, medium, and past every large-message limit */
     const int counts[] = { 0, 1, 3, 5, 1001, quick ? 3000 : 70001 };
@@ -588,6 +649,14 @@ int main(int argc, char **argv)
         test_contig_type(7);
         test_contig_type(quick ? 1000 : 12000);
     }
+    {
+        MPI_Op iop;
+        MPI_CHECK(MPI_Op_create(ilvop, 1, &iop));
+        test_interleaved(iop, 1);
+        test_interleaved(iop, 7);
+        test_interleaved(iop, quick ? 3000 : 40000);
+        MPI_CHECK(MPI_Op_free(&iop));
+    }
     test_reduce_local();
     MPI_CHECK(MPI_Op_free(&mop));
     MPI_CHECK(MPI_Op_free(&mop_c));
@@ -595,5 +664,6 @@ int main(int argc, char **argv)
     MPI_CHECK(MPI_Op_free(&hop_nc));
     MPI_CHECK(MPI_Type_free(&mat_t));
     MPI_CHECK(MPI_Type_free(&hole_t));
+    MPI_CHECK(MPI_Type_free(&ilv_t));
     return mtest_finalize();
 }

@@ -177,10 +177,10 @@ static void test_create_group(void)
     MPI_CHECK(MPI_Group_free(&world));
 }
 
-/* Many create/free cycles: context ids must be given back. */
+/* Many create/free cycles, and 100 communicators alive at once. */
 static void test_cycles(void)
 {
-    for (int i = 0; i < 3000; i++) {
+    for (int i = 0; i < 1000; i++) {
         MPI_Comm c;
         MPI_CHECK(MPI_Comm_dup(MPI_COMM_WORLD, &c));
         MPI_CHECK(MPI_Comm_free(&c));

@@ -128,6 +128,123 @@ static void test_mixed(void)
     MPI_CHECK(MPI_Comm_free(&half));
 }
 
+/* idups on overlapping communicators started in opposite orders, and an idup pending while a
+ * blocking dup on another communicator runs, started in the opposite order elsewhere */
+static void test_crossed(void)
+{
+    MPI_Comm a, b, ia = MPI_COMM_NULL, ib = MPI_COMM_NULL;
+    int ina = rank < size - 1 || size == 1, inb = rank >= 1 || size == 1;
+    MPI_CHECK(MPI_Comm_split(MPI_COMM_WORLD, ina ? 0 : MPI_UNDEFINED, rank, &a));
+    MPI_CHECK(MPI_Comm_split(MPI_COMM_WORLD, inb ? 0 : MPI_UNDEFINED, rank, &b));
+    MPI_Request r[2] = { MPI_REQUEST_NULL, MPI_REQUEST_NULL };
+    for (int step = 0; step < 2; step++) {
+        int first_a = rank % 2 == 0;
+        int do_a = step == 0 ? first_a : !first_a;
+        if (do_a && ina)
+            MPI_CHECK(MPI_Comm_idup(a, &ia, &r[0]));
+        if (!do_a && inb)
+            MPI_CHECK(MPI_Comm_idup(b, &ib, &r[1]));
+    }
+    MPI_CHECK(MPI_Waitall(2, r, MPI_STATUSES_IGNORE));
+    int x = 1, y;
+    if (ina) {
+        int sa;
+        MPI_CHECK(MPI_Comm_size(a, &sa));
+        MPI_CHECK(MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, ia));
+        CHECK(y == sa, "crossed idup of a: %d", y);
+        MPI_CHECK(MPI_Comm_free(&ia));
+    }
+    if (inb) {
+        int sb;
+        MPI_CHECK(MPI_Comm_size(b, &sb));
+        MPI_CHECK(MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, ib));
+        CHECK(y == sb, "crossed idup of b: %d", y);
+        MPI_CHECK(MPI_Comm_free(&ib));
+    }
+
+    /* rank 0: idup(world) then a blocking dup of W (a copy of world); the others: dup(W) first,
+     * then idup(world). Rank 0's dup needs the others, which start their idup only after it. */
+    MPI_Comm W, w2, d;
+    MPI_Request rq;
+    MPI_CHECK(MPI_Comm_dup(MPI_COMM_WORLD, &W));
+    if (rank == 0) {
+        MPI_CHECK(MPI_Comm_idup(MPI_COMM_WORLD, &w2, &rq));
+        MPI_CHECK(MPI_Comm_dup(W, &d));
+    } else {
+        MPI_CHECK(MPI_Comm_dup(W, &d));
+        MPI_CHECK(MPI_Comm_idup(MPI_COMM_WORLD, &w2, &rq));
+    }
+    MPI_CHECK(MPI_Wait(&rq, MPI_STATUS_IGNORE));
+    check_copy(w2, 31, "idup crossed with a blocking dup");
+    check_copy(d, 32, "blocking dup crossed with an idup");
+    MPI_CHECK(MPI_Comm_free(&w2));
+    MPI_CHECK(MPI_Comm_free(&d));
+    MPI_CHECK(MPI_Comm_free(&W));
+    if (a != MPI_COMM_NULL)
+        MPI_CHECK(MPI_Comm_free(&a));
+    if (b != MPI_COMM_NULL)
+        MPI_CHECK(MPI_Comm_free(&b));
+}
+
+/* idups of K communicators, started in a different order on every rank, all pending at once */
+static void test_shuffled(void)
+{
+    enum { K = 12 };
+    MPI_Comm base[K], copy[K];
+    MPI_Request r[K];
+    for (int i = 0; i < K; i++)
+        MPI_CHECK(MPI_Comm_dup(MPI_COMM_WORLD, &base[i]));
+    for (int k = 0; k < K; k++) {
+        int i = (k * 5 + rank * 7) % K; /* 5 is prime to K: a permutation */
+        MPI_CHECK(MPI_Comm_idup(base[i], &copy[i], &r[i]));
+    }
+    MPI_CHECK(MPI_Waitall(K, r, MPI_STATUSES_IGNORE));
+    for (int i = 0; i < K; i++) {
+        check_copy(copy[i], 40 + i, "one of shuffled idups");
+        MPI_CHECK(MPI_Comm_free(&copy[i]));
+        MPI_CHECK(MPI_Comm_free(&base[i]));
+    }
+}
+
+/* Many idups pending at once (more than a few must compete for the same context ids), started
+ * in opposite orders on even and odd ranks, twice. */
+static void test_colliding(void)
+{
+    enum { K = 40 };
+    MPI_Comm base[K], copy[K];
+    MPI_Request r[K];
+    for (int i = 0; i < K; i++)
+        MPI_CHECK(MPI_Comm_dup(MPI_COMM_WORLD, &base[i]));
+    for (int rep = 0; rep < 2; rep++) {
+        for (int k = 0; k < K; k++) {
+            int i = rank % 2 ? K - 1 - k : k;
+            MPI_CHECK(MPI_Comm_idup(base[i], &copy[i], &r[i]));
+        }
+        MPI_CHECK(MPI_Waitall(K, r, MPI_STATUSES_IGNORE));
+        for (int i = 0; i < K; i++) {
+            int x = i, y = -1;
+            MPI_CHECK(MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_MAX, copy[i]));
+            CHECK(y == i, "colliding idup %d: allreduce %d", i, y);
+        }
+        if (size >= 2) {
+            /* all different: a message on copy[i] is seen on copy[i] only */
+            if (rank == 0)
+                for (int i = K - 1; i >= 0; i--)
+                    MPI_CHECK(MPI_Send(&i, 1, MPI_INT, 1, 6, copy[i]));
+            else if (rank == 1)
+                for (int i = 0; i < K; i++) {
+                    int v = -1;
+                    MPI_CHECK(MPI_Recv(&v, 1, MPI_INT, 0, 6, copy[i], MPI_STATUS_IGNORE));
+                    CHECK(v == i, "message of colliding idup %d arrived on %d", v, i);
+                }
+        }
+        for (int i = 0; i < K; i++)
+            MPI_CHECK(MPI_Comm_free(&copy[i]));
+    }
+    for (int i = 0; i < K; i++)
+        MPI_CHECK(MPI_Comm_free(&base[i]));
+}
+
 static void test_topo_info(void)
 {
     int dims[1] = { size }, periods[1] = { 1 };
@@ -182,6 +299,9 @@ int main(int argc, char **argv)
     test_overlap_p2p();
     test_many();
     test_mixed();
+    test_crossed();
+    test_shuffled();
+    test_colliding();
     test_topo_info();
     return mtest_finalize();
 }
