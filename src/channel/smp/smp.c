@@ -273,34 +273,6 @@ static size_t smp_max_frame(struct aptus_peer *p)
     return vb_max_payload(smp.block_size);
 }
 
-static int smp_rdma_read(struct aptus_peer *p, void *local, uint64_t remote_addr, size_t len)
-{
-    struct aptus_smp_peer *sp = p->smp;
-    if (!sp->cma_ok)
-        return -1;
-    size_t done = 0;
-    while (done < len) {
-        struct iovec l = { (char *)local + done, len - done };
-        struct iovec r = { (void *)(uintptr_t)(remote_addr + done), len - done };
-        ssize_t n = process_vm_readv(sp->pid, &l, 1, &r, 1, 0);
-        if (n <= 0) {
-            if (n < 0 && errno == EINTR)
-                continue;
-            if (done == 0) {
-                /* Not permitted here (or not supported): use the copy path from now on. */
-                sp->cma_ok = 0;
-                return -1;
-            }
-            /* A partial read followed by a failure means the peer's buffer went away. */
-            fprintf(stderr, "Aptus MPI: rank %d: cross-memory read from pid %d failed after %zu of %zu bytes: %s\n",
-                    aptus_rt.rank, (int)sp->pid, done, len, strerror(errno));
-            return -1;
-        }
-        done += (size_t)n;
-    }
-    return 0;
-}
-
 /* One-sided copy into a list of local pieces: process_vm_readv takes at most IOV_MAX of them
  * per call and may stop early, so the list is consumed as the bytes arrive. */
 static int smp_rdma_readv(struct aptus_peer *p, struct iovec *local, int n, uint64_t remote_addr, size_t len)
@@ -321,9 +293,11 @@ static int smp_rdma_readv(struct aptus_peer *p, struct iovec *local, int n, uint
             if (got < 0 && errno == EINTR)
                 continue;
             if (done == 0) {
+                /* Not permitted here (or not supported): use the copy path from now on. */
                 sp->cma_ok = 0;
                 return -1;
             }
+            /* A partial read followed by a failure means the peer's buffer went away. */
             fprintf(stderr, "Aptus MPI: rank %d: cross-memory read from pid %d failed after %zu of %zu bytes: %s\n",
                     aptus_rt.rank, (int)sp->pid, done, len, strerror(errno));
             return -1;
@@ -341,6 +315,12 @@ static int smp_rdma_readv(struct aptus_peer *p, struct iovec *local, int n, uint
         }
     }
     return 0;
+}
+
+static int smp_rdma_read(struct aptus_peer *p, void *local, uint64_t remote_addr, size_t len)
+{
+    struct iovec l = { local, len };
+    return smp_rdma_readv(p, &l, 1, remote_addr, len);
 }
 
 static int smp_progress(void)
