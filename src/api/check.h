@@ -68,11 +68,6 @@ int aptus_api_not_initialized(const char *fn);
     return aptus_error(c, MPI_ERR_ROOT, FN, "invalid root %d (communicator %s has %d ranks)", (int)(r), (c)->name,     \
                        (c)->size)
 
-/* Collectives that do not handle non-contiguous datatypes yet. */
-#define CHK_NONCONTIG(c, d, FN)                                                                                        \
-    if (!(d)->contig)                                                                                                  \
-    return aptus_error(c, MPI_ERR_UNSUPPORTED_OPERATION, FN, "non-contiguous datatypes are not implemented yet")
-
 /* Bytes of `count` elements of a datatype as they travel: the packed size (no holes, no
  * padding). */
 static inline size_t aptus_dt_bytes(const struct aptus_dtype *d, MPI_Count count)

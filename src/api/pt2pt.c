@@ -285,8 +285,7 @@ static int req_finish(MPI_Request *h, MPI_Status *status)
 static int req_error(struct aptus_request *r, int err, const char *fn)
 {
     if (r->kind == APTUS_REQ_GENERIC)
-        return aptus_error(r->comm, err, fn, "the nonblocking operation behind this request failed (%s)",
-                           err == MPI_ERR_NO_MEM ? "out of memory" : "see its error class");
+        return aptus_error(r->comm, err, fn, "the nonblocking operation behind this request failed");
     return aptus_error(r->comm, err, fn,
                        "message of %llu bytes from rank %d (tag %d) is larger than the %zu-byte receive buffer",
                        (unsigned long long)r->msg_bytes, r->st_source, r->st_tag, r->bytes);
