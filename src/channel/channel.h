@@ -59,8 +59,8 @@ struct aptus_peer {
 
 extern const struct aptus_channel *aptus_channels[APTUS_CH_COUNT];
 
-/* The peer structure for a world rank, created on first use (NULL only when out of memory or
- * when no channel reaches the peer). */
+/* The peer structure for a world rank, created on first use (NULL only when out of memory).
+ * A peer that no channel reaches ends the job with a message: it could never be talked to. */
 struct aptus_peer *aptus_peer_create(int world_rank);
 static inline struct aptus_peer *aptus_peer_get(int world_rank)
 {

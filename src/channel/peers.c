@@ -3,6 +3,7 @@
 #include <stdlib.h>
 
 #include "channel/channel.h"
+#include "core/errors.h"
 #include "pt2pt/pt2pt.h"
 #include "runtime/config.h"
 #include "runtime/runtime.h"
@@ -22,12 +23,15 @@ struct aptus_peer *aptus_peer_create(int world_rank)
     reach[APTUS_CH_SELF] = world_rank == aptus_rt.rank;
     reach[APTUS_CH_SMP] = world_rank != aptus_rt.rank && aptus_smp_reaches(world_rank);
     if (aptus_rules_route(&aptus_rt.rules, aptus_rt.size, reach, &p->route) != 0) {
-        fprintf(stderr,
-                "Aptus MPI: rank %d: no channel of the send rule chain (APTUS_SEND_RULES) reaches rank %d "
-                "for every message size\n",
-                aptus_rt.rank, world_rank);
+        /* Channels are fixed at start-up: this peer can never be reached, and every message to
+         * or from it would wait forever. End the job instead of hanging. */
+        char msg[256];
+        snprintf(msg, sizeof msg,
+                 "no channel of the send rule chain (APTUS_SEND_RULES) reaches rank %d on node %d for every "
+                 "message size (only self and smp exist: a job spanning nodes needs a network channel)",
+                 world_rank, p->node);
         free(p);
-        return NULL;
+        aptus_abort_job(MPI_ERR_OTHER, msg);
     }
     aptus_peer_limits(p);
     aptus_rt.peers[world_rank] = p;
