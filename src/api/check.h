@@ -28,6 +28,13 @@ int aptus_api_not_initialized(const char *fn);
                        (h) == MPI_COMM_NULL ? "MPI_COMM_NULL is not a valid communicator here"                         \
                                             : "invalid communicator handle")
 
+/* Needs core/comm.h (aptus_group_lookup). */
+#define GET_GROUP(g, h, c, FN)                                                                                         \
+    struct aptus_group *g = aptus_group_lookup(h);                                                                     \
+    if (!g)                                                                                                            \
+    return aptus_error(c, MPI_ERR_GROUP, FN,                                                                           \
+                       (h) == MPI_GROUP_NULL ? "MPI_GROUP_NULL is not a valid group" : "invalid group handle")
+
 #define CHK_COUNT(c, n, FN)                                                                                            \
     if (__builtin_expect((n) < 0, 0))                                                                                  \
     return aptus_error(c, MPI_ERR_COUNT, FN, "negative count %lld", (long long)(n))

@@ -36,12 +36,6 @@ static int create_failed(struct aptus_comm *c, int rc, const char *fn)
     return aptus_error(c, MPI_ERR_COMM, FN, "%s is an intracommunicator; this call needs an intercommunicator",        \
                        (c)->name[0] ? (c)->name : "the communicator")
 
-#define GET_GROUP(g, h, c, FN)                                                                                         \
-    struct aptus_group *g = aptus_group_lookup(h);                                                                     \
-    if (!g)                                                                                                            \
-    return aptus_error(c, MPI_ERR_GROUP, FN,                                                                           \
-                       (h) == MPI_GROUP_NULL ? "MPI_GROUP_NULL is not a valid group" : "invalid group handle")
-
 /* Replaces c's hints with a copy of `info` (MPI_INFO_NULL: none). Returns 0 or MPI_ERR_NO_MEM. */
 static int set_hints(struct aptus_comm *c, MPI_Info info)
 {
@@ -181,11 +175,12 @@ static int idup_common(MPI_Comm comm, MPI_Info info, int with_info, MPI_Comm *ne
     int rc = aptus_comm_idup(c, &n, &r);
     if (rc)
         return create_failed(c, rc, fn);
-    MPI_Info hints = with_info ? info : c->info;
-    if (hints != MPI_INFO_NULL && set_hints(n, hints))
-        return aptus_error(c, MPI_ERR_NO_MEM, fn, "out of memory"); /* the communicator keeps no hints */
+    /* the agreement is under way: the handles are the user's even if the hints are lost */
     *newcomm = n->handle;
     *request = (MPI_Request)r;
+    MPI_Info hints = with_info ? info : c->info;
+    if (hints != MPI_INFO_NULL && set_hints(n, hints))
+        return aptus_error(c, MPI_ERR_NO_MEM, fn, "out of memory (the new communicator has no hints)");
     return MPI_SUCCESS;
 }
 

@@ -7,12 +7,6 @@
 #include "api/check.h"
 #include "core/comm.h"
 
-#define GET_GROUP(g, h, FN)                                                                                            \
-    struct aptus_group *g = aptus_group_lookup(h);                                                                     \
-    if (!g)                                                                                                            \
-    return aptus_error(NULL, MPI_ERR_GROUP, FN,                                                                        \
-                       (h) == MPI_GROUP_NULL ? "MPI_GROUP_NULL is not a valid group" : "invalid group handle")
-
 /* index_of[w] = position of world rank w in g, or -1. NULL: out of memory. */
 static int *index_map(const struct aptus_group *g)
 {
@@ -39,7 +33,7 @@ static int give(const int *world, int n, MPI_Group *newgroup, const char *fn)
 int PMPI_Group_size(MPI_Group group, int *size)
 {
     API_INIT("MPI_Group_size");
-    GET_GROUP(g, group, "MPI_Group_size");
+    GET_GROUP(g, group, NULL, "MPI_Group_size");
     if (!size)
         return aptus_error(NULL, MPI_ERR_ARG, "MPI_Group_size", "null size argument");
     *size = g->size;
@@ -50,7 +44,7 @@ APTUS_ALIAS(Group_size)
 int PMPI_Group_rank(MPI_Group group, int *rank)
 {
     API_INIT("MPI_Group_rank");
-    GET_GROUP(g, group, "MPI_Group_rank");
+    GET_GROUP(g, group, NULL, "MPI_Group_rank");
     if (!rank)
         return aptus_error(NULL, MPI_ERR_ARG, "MPI_Group_rank", "null rank argument");
     *rank = aptus_group_index(g, aptus_rt.rank);
@@ -63,7 +57,7 @@ int PMPI_Group_free(MPI_Group *group)
     API_INIT("MPI_Group_free");
     if (!group)
         return aptus_error(NULL, MPI_ERR_ARG, "MPI_Group_free", "null group argument");
-    GET_GROUP(g, *group, "MPI_Group_free");
+    GET_GROUP(g, *group, NULL, "MPI_Group_free");
     aptus_group_release(g); /* MPI_GROUP_EMPTY (what empty results are) stays */
     *group = MPI_GROUP_NULL;
     return MPI_SUCCESS;
@@ -74,8 +68,8 @@ int PMPI_Group_translate_ranks(MPI_Group group1, int n, const int ranks1[], MPI_
 {
     const char *fn = "MPI_Group_translate_ranks";
     API_INIT(fn);
-    GET_GROUP(a, group1, fn);
-    GET_GROUP(b, group2, fn);
+    GET_GROUP(a, group1, NULL, fn);
+    GET_GROUP(b, group2, NULL, fn);
     if (n < 0)
         return aptus_error(NULL, MPI_ERR_ARG, fn, "negative number of ranks %d", n);
     if (n > 0 && (!ranks1 || !ranks2))
@@ -104,8 +98,8 @@ int PMPI_Group_compare(MPI_Group group1, MPI_Group group2, int *result)
 {
     const char *fn = "MPI_Group_compare";
     API_INIT(fn);
-    GET_GROUP(a, group1, fn);
-    GET_GROUP(b, group2, fn);
+    GET_GROUP(a, group1, NULL, fn);
+    GET_GROUP(b, group2, NULL, fn);
     if (!result)
         return aptus_error(NULL, MPI_ERR_ARG, fn, "null result argument");
     if (a->size != b->size) {
@@ -135,8 +129,8 @@ APTUS_ALIAS(Group_compare)
 static int set_op(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup, int op, const char *fn)
 {
     API_INIT(fn);
-    GET_GROUP(a, group1, fn);
-    GET_GROUP(b, group2, fn);
+    GET_GROUP(a, group1, NULL, fn);
+    GET_GROUP(b, group2, NULL, fn);
     if (!newgroup)
         return aptus_error(NULL, MPI_ERR_ARG, fn, "null newgroup argument");
     int *map = index_map(b);
@@ -235,7 +229,7 @@ static int incl_excl(struct aptus_group *g, int n, const int *ranks, int excl, M
 int PMPI_Group_incl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup)
 {
     API_INIT("MPI_Group_incl");
-    GET_GROUP(g, group, "MPI_Group_incl");
+    GET_GROUP(g, group, NULL, "MPI_Group_incl");
     return incl_excl(g, n, ranks, 0, newgroup, "MPI_Group_incl");
 }
 APTUS_ALIAS(Group_incl)
@@ -243,7 +237,7 @@ APTUS_ALIAS(Group_incl)
 int PMPI_Group_excl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup)
 {
     API_INIT("MPI_Group_excl");
-    GET_GROUP(g, group, "MPI_Group_excl");
+    GET_GROUP(g, group, NULL, "MPI_Group_excl");
     return incl_excl(g, n, ranks, 1, newgroup, "MPI_Group_excl");
 }
 APTUS_ALIAS(Group_excl)
@@ -291,7 +285,7 @@ static int expand_ranges(const struct aptus_group *g, int n, int ranges[][3], in
 static int range_common(MPI_Group group, int n, int ranges[][3], int excl, MPI_Group *newgroup, const char *fn)
 {
     API_INIT(fn);
-    GET_GROUP(g, group, fn);
+    GET_GROUP(g, group, NULL, fn);
     int *l, m;
     int rc = expand_ranges(g, n, ranges, &l, &m, fn);
     if (rc)

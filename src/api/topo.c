@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "api/check.h"
-#include "coll/coll.h"
+#include "coll/coll_internal.h"
 #include "coll/neighbor.h"
 #include "core/comm.h"
 #include "core/op.h"
@@ -505,51 +505,21 @@ static int dg_exchange(struct aptus_comm *n, int cnt, const int *sources, const 
         rc = MPI_ERR_NO_MEM;
     int tag = APTUS_TAG_SEQ(n->mgmt_seq++, 3);
     uint16_t ctx = (uint16_t)(n->ctx + APTUS_CTX_MGMT);
-    for (int p = 0; p < size && !rc; p++) {
-        if (fill[p] == 0)
-            continue;
-        struct aptus_request *r = aptus_req_new(APTUS_REQ_SEND);
-        if (!r) {
-            rc = MPI_ERR_NO_MEM;
-            break;
-        }
-        r->buf = out + start[p];
-        r->bytes = (size_t)fill[p] * sizeof *out;
-        r->peer = p;
-        r->tag = tag;
-        r->comm = n;
-        r->ctx = ctx;
-        rc = aptus_send_start(r);
-        if (rc)
-            aptus_req_free(r);
-        else
-            sreq[ns++] = r;
-    }
+    for (int p = 0; p < size && !rc; p++)
+        if (fill[p] > 0)
+            rc = aptus_coll_isend_on(n, ctx, out + start[p], (size_t)fill[p] * sizeof *out, p, tag, &sreq[ns++]);
     int got = 0;
     for (int m = 0; m < nmsg && !rc; m++) {
-        struct aptus_request *r = aptus_req_new(APTUS_REQ_RECV);
-        if (!r) {
-            rc = MPI_ERR_NO_MEM;
-            break;
-        }
-        r->buf = in + got;
-        r->bytes = (size_t)(total - got) * sizeof *in;
-        r->peer = MPI_ANY_SOURCE;
-        r->tag = tag;
-        r->comm = n;
-        r->ctx = ctx;
-        rc = aptus_recv_start(r);
+        struct aptus_request *r;
+        rc = aptus_coll_irecv_on(n, ctx, in + got, (size_t)(total - got) * sizeof *in, MPI_ANY_SOURCE, tag, &r);
         if (!rc) {
             aptus_wait(r);
             rc = r->st_error;
             got += (int)(r->st_bytes / sizeof *in);
+            aptus_req_free(r);
         }
-        aptus_req_free(r);
     }
-    for (int i = 0; i < ns; i++) {
-        aptus_wait(sreq[i]);
-        aptus_req_free(sreq[i]);
-    }
+    aptus_coll_waitall(sreq, ns);
     free(sreq);
     free(vec);
     free(fill);

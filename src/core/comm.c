@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "coll/coll.h"
+#include "coll/coll_internal.h"
 #include "core/attr.h"
 #include "core/errors.h"
 #include "core/topo.h"
@@ -126,50 +127,25 @@ struct agree {
     int err;
 };
 
+/* The agreement's messages (a->nw words on a->ctx, a->tag). A failed start is kept in a->err;
+ * a receive that did not start counts as arrived (NULL): the result is invalid anyway. */
 static struct aptus_request *agree_irecv(struct agree *a, void *buf, int src)
 {
-    struct aptus_request *r = aptus_req_new(APTUS_REQ_RECV);
-    if (!r) {
-        a->err = MPI_ERR_NO_MEM;
-        return NULL;
-    }
-    r->buf = buf;
-    r->bytes = (size_t)a->nw * 4;
-    r->peer = src;
-    r->tag = a->tag;
-    r->comm = &a->tc;
-    r->ctx = a->ctx;
-    int rc = aptus_recv_start(r);
-    if (rc) {
-        if (!a->err)
-            a->err = rc;
-        aptus_req_free(r);
-        return NULL; /* counts as arrived: the result is invalid anyway */
-    }
+    struct aptus_request *r;
+    int rc = aptus_coll_irecv_on(&a->tc, a->ctx, buf, (size_t)a->nw * 4, src, a->tag, &r);
+    if (rc && !a->err)
+        a->err = rc;
     return r;
 }
 
 static void agree_isend(struct agree *a, const void *buf, int dst)
 {
-    struct aptus_request *r = aptus_req_new(APTUS_REQ_SEND);
-    if (!r) {
-        a->err = MPI_ERR_NO_MEM;
-        return;
-    }
-    r->buf = (void *)buf;
-    r->bytes = (size_t)a->nw * 4;
-    r->peer = dst;
-    r->tag = a->tag;
-    r->comm = &a->tc;
-    r->ctx = a->ctx;
-    int rc = aptus_send_start(r);
-    if (rc) {
-        if (!a->err)
-            a->err = rc;
-        aptus_req_free(r);
-        return;
-    }
-    a->sq[a->nsq++] = r;
+    struct aptus_request *r;
+    int rc = aptus_coll_isend_on(&a->tc, a->ctx, buf, (size_t)a->nw * 4, dst, a->tag, &r);
+    if (rc && !a->err)
+        a->err = rc;
+    if (r)
+        a->sq[a->nsq++] = r;
 }
 
 /* Sets up the tree and posts the receives from the children; the caller has filled a->val. */
@@ -276,61 +252,60 @@ static void agree_run(struct agree *a)
         aptus_wait_step(&idle);
 }
 
-/* Blocking agreement on `want` lower-half slots among the participants. */
-static int agree_slots(int *peers, int n, int me, uint16_t ctx, int tag, int want, int *slots)
+/* Blocking agreement: mask gets the lower-half slots free on every participant. */
+static int agree_free_mask(int *peers, int n, int me, uint16_t ctx, int tag, uint32_t *mask)
 {
     struct agree a;
-    int rc = agree_init(&a, peers, n, me, ctx, tag, BLK_WORDS + 1, BLK_WORDS);
+    int rc = agree_init(&a, peers, n, me, ctx, tag, BLK_WORDS, BLK_WORDS);
     if (rc)
         return rc;
     memcpy(a.val, ctx_free, BLK_WORDS * 4);
     agree_run(&a);
+    memcpy(mask, a.val, BLK_WORDS * 4);
     rc = a.err;
-    if (!rc && pick_slots(a.val, BLK_WORDS, 0, want, slots) < want)
-        rc = MPI_ERR_INTERN; /* every context id in use */
     agree_done(&a);
     return rc;
 }
 
-/* Everyone in c (both groups of an intercommunicator), in an order all agree on: for an
- * intercommunicator the group holding the lower world rank first. *me gets this process's
- * position; the list is NULL for an intracommunicator (use c->world) unless `always`. */
-static int *all_members(const struct aptus_comm *c, int *n, int *me, int always)
+/* Blocking agreement on `want` lower-half slots among the participants. */
+static int agree_slots(int *peers, int n, int me, uint16_t ctx, int tag, int want, int *slots)
 {
-    if (!c->is_inter) {
-        *n = c->size;
-        *me = c->rank;
-        if (!always)
-            return NULL;
-        int *l = malloc((size_t)c->size * sizeof(int));
-        if (l)
-            for (int i = 0; i < c->size; i++)
-                l[i] = aptus_comm_world_rank(c, i);
-        return l;
-    }
-    *n = c->size + c->npeers;
-    int *l = malloc((size_t)*n * sizeof(int));
+    uint32_t mask[BLK_WORDS];
+    int rc = agree_free_mask(peers, n, me, ctx, tag, mask);
+    if (!rc && pick_slots(mask, BLK_WORDS, 0, want, slots) < want)
+        rc = MPI_ERR_INTERN; /* every context id in use */
+    return rc;
+}
+
+/* Both groups of intercommunicator c in one list, the local group first if local_first; *me
+ * gets this process's position. NULL: out of memory. */
+static int *inter_members(const struct aptus_comm *c, int local_first, int *me)
+{
+    int *l = malloc((size_t)(c->size + c->npeers) * sizeof(int));
     if (!l)
         return NULL;
-    int local_first = c->world[0] < c->peers[0];
     int off_local = local_first ? 0 : c->npeers, off_remote = local_first ? c->size : 0;
-    for (int i = 0; i < c->size; i++)
-        l[off_local + i] = c->world[i];
-    for (int i = 0; i < c->npeers; i++)
-        l[off_remote + i] = c->peers[i];
+    memcpy(l + off_local, c->world, (size_t)c->size * sizeof(int));
+    memcpy(l + off_remote, c->peers, (size_t)c->npeers * sizeof(int));
     *me = off_local + c->rank;
     return l;
 }
 
+/* The order of an intercommunicator's two groups that both agree on without talking: the group
+ * holding the lower world rank first. */
+#define INTER_LOCAL_FIRST(c) ((c)->world[0] < (c)->peers[0])
+
 /* Blocking agreement over all of c (both groups of an intercommunicator). */
 static int agree_over(struct aptus_comm *c, int seq, int want, int *slots)
 {
-    int n, me;
-    int *l = all_members(c, &n, &me, 0);
-    if (c->is_inter && !l)
-        return MPI_ERR_NO_MEM;
-    int rc = agree_slots(c->is_inter ? l : c->world, n, me, (uint16_t)(c->ctx + APTUS_CTX_MGMT), APTUS_TAG_SEQ(seq, 0),
-                         want, slots);
+    int n = c->size, me = c->rank, *l = NULL;
+    if (c->is_inter) {
+        if (!(l = inter_members(c, INTER_LOCAL_FIRST(c), &me)))
+            return MPI_ERR_NO_MEM;
+        n += c->npeers;
+    }
+    int rc =
+        agree_slots(l ? l : c->world, n, me, (uint16_t)(c->ctx + APTUS_CTX_MGMT), APTUS_TAG_SEQ(seq, 0), want, slots);
     free(l);
     return rc;
 }
@@ -373,13 +348,6 @@ static struct aptus_comm *comm_alloc(struct aptus_errhandler *errh, const int *w
     return c;
 }
 
-/* Frees a communicator that never reached the user (no attributes). */
-static void comm_discard(struct aptus_comm *c)
-{
-    if (c)
-        aptus_comm_release(c);
-}
-
 /* An intercommunicator and its local_comm, on slots s[0] and s[1]. */
 static struct aptus_comm *inter_new(struct aptus_errhandler *errh, const int *local, int n, const int *remote, int m,
                                     const int *s)
@@ -389,7 +357,7 @@ static struct aptus_comm *inter_new(struct aptus_errhandler *errh, const int *lo
         return NULL;
     c->local_comm = comm_alloc(errh, local, n, NULL, 0);
     if (!c->local_comm) {
-        comm_discard(c);
+        aptus_comm_release(c);
         return NULL;
     }
     if (s) {
@@ -457,12 +425,12 @@ static int dup_object(struct aptus_comm *c, struct aptus_comm **out)
     int ok;
     n->topo = aptus_topo_dup(c->topo, &ok);
     if (!ok) {
-        comm_discard(n);
+        aptus_comm_release(n);
         return MPI_ERR_NO_MEM;
     }
     int rc = aptus_attr_copy_all(APTUS_ATTR_COMM, (void *)c->handle, c->attrs, (void *)n->handle, &n->attrs);
     if (rc) {
-        comm_discard(n);
+        aptus_comm_release(n);
         return rc;
     }
     *out = n;
@@ -488,7 +456,11 @@ int aptus_comm_dup(struct aptus_comm *c, struct aptus_comm **out)
 /* ---------------- MPI_Comm_idup: rounds over windows of the upper half ---------------- */
 
 struct idup {
-    struct aptus_comm *parent, *newc;
+    struct aptus_comm *parent;
+    /* The copy and the user's request; both NULL when the copy failed on this process (reported
+     * by MPI_Comm_idup itself): the task then only takes part in the agreement, so that the
+     * other members' idup completes. */
+    struct aptus_comm *newc;
     struct aptus_request *req;
     int *list; /* participants (NULL: parent->world) */
     int n, me;
@@ -540,11 +512,12 @@ static void idup_finish(struct idup *d, int err)
     *d->pprev = d->next;
     if (d->next)
         d->next->pprev = d->pprev;
-    d->req->st_error = err;
-    d->newc->pending = 0;
-    if (err)
-        d->newc->magic = 0; /* no context: the handle is invalid (the object is leaked) */
-    aptus_req_complete(d->req);
+    if (d->req) {
+        d->req->st_error = err;
+        if (err)
+            d->newc->magic = 0; /* no context: the handle is invalid (the object is leaked) */
+        aptus_req_complete(d->req);
+    }
     aptus_comm_release(d->parent);
     free(d->list);
     free(d);
@@ -567,9 +540,11 @@ static int idup_poll(void *arg)
     uint32_t result = d->a.val[0], conflict = d->a.val[1];
     agree_done(&d->a);
     if (!err && pick_slots(&result, 1, w, d->want, s) == d->want) {
-        comm_set_slot(d->newc, s[0]);
-        if (d->want == 2)
-            comm_set_slot(d->newc->local_comm, s[1]);
+        if (d->newc) {
+            comm_set_slot(d->newc, s[0]);
+            if (d->want == 2)
+                comm_set_slot(d->newc->local_comm, s[1]);
+        }
         idup_finish(d, 0);
         return 1;
     }
@@ -597,32 +572,35 @@ int aptus_comm_idup(struct aptus_comm *c, struct aptus_comm **out, struct aptus_
     *out = NULL;
     *req = NULL;
     struct idup *d = calloc(1, sizeof *d);
-    struct aptus_request *r = aptus_req_new(APTUS_REQ_GENERIC);
-    if (!d || !r) {
-        free(d);
-        if (r)
-            aptus_req_free(r);
+    if (!d)
         return MPI_ERR_NO_MEM;
+    d->n = c->size;
+    d->me = c->rank;
+    if (c->is_inter) {
+        if (!(d->list = inter_members(c, INTER_LOCAL_FIRST(c), &d->me))) {
+            free(d);
+            return MPI_ERR_NO_MEM;
+        }
+        d->n += c->npeers;
     }
-    int rc = dup_object(c, &d->newc);
-    if (!rc && c->is_inter) {
-        d->list = all_members(c, &d->n, &d->me, 0);
-        if (!d->list)
-            rc = MPI_ERR_NO_MEM;
-    } else {
-        d->n = c->size;
-        d->me = c->rank;
-    }
-    if (rc) {
-        comm_discard(d->newc);
+    /* From here on this process takes part in the agreement whatever happens, so that the other
+     * members' idup completes and every member's mgmt_seq stays in step; a failed copy is
+     * reported at once and the task runs without a communicator or a request. */
+    struct aptus_request *r = aptus_req_new(APTUS_REQ_GENERIC);
+    int rc = r ? dup_object(c, &d->newc) : MPI_ERR_NO_MEM;
+    if (rc && r)
         aptus_req_free(r);
-        free(d);
-        return rc;
+    if (!rc) {
+        r->st_source = MPI_ANY_SOURCE;
+        r->st_tag = MPI_ANY_TAG;
+        r->peer = MPI_ANY_SOURCE;
+        d->req = r;
+        *out = d->newc;
+        *req = r;
     }
     uint32_t seq = c->mgmt_seq++;
     d->parent = c;
     c->refcount++;
-    d->req = r;
     d->ctx = (uint16_t)(c->ctx + APTUS_CTX_MGMT);
     d->tag = APTUS_TAG_SEQ(seq, 0);
     d->want = c->is_inter ? 2 : 1;
@@ -632,12 +610,6 @@ int aptus_comm_idup(struct aptus_comm *c, struct aptus_comm **out, struct aptus_
     h ^= h >> 12;
     d->wmul = ((h >> 8) % NB_WINDOWS) | 1;
     d->wxor = h % NB_WINDOWS;
-    d->newc->pending = 1;
-    r->st_source = MPI_ANY_SOURCE;
-    r->st_tag = MPI_ANY_TAG;
-    r->peer = MPI_ANY_SOURCE;
-    *out = d->newc;
-    *req = r;
     d->key = (uint64_t)c->ctx_slot << 32 | seq;
     d->next = idups;
     d->pprev = &idups;
@@ -651,7 +623,7 @@ int aptus_comm_idup(struct aptus_comm *c, struct aptus_comm **out, struct aptus_
         while (!idup_poll(d))
             aptus_wait_step(&idle);
     }
-    return MPI_SUCCESS;
+    return rc;
 }
 
 /* ---------------- split ---------------- */
@@ -690,43 +662,13 @@ static int split_members(const int *table, int n, int color, const struct aptus_
 static int mgmt_sendrecv(struct aptus_comm *c, const void *sbuf, size_t sbytes, int dst, void *rbuf, size_t rbytes,
                          int src, int tag)
 {
-    struct aptus_request *rr = aptus_req_new(APTUS_REQ_RECV);
-    struct aptus_request *sr = aptus_req_new(APTUS_REQ_SEND);
-    if (!rr || !sr) {
-        if (rr)
-            aptus_req_free(rr);
-        if (sr)
-            aptus_req_free(sr);
-        return MPI_ERR_NO_MEM;
-    }
     uint16_t ctx = (uint16_t)(c->ctx + APTUS_CTX_MGMT);
-    rr->buf = rbuf;
-    rr->bytes = rbytes;
-    rr->peer = src;
-    rr->tag = tag;
-    rr->comm = c;
-    rr->ctx = ctx;
-    int rc = aptus_recv_start(rr);
-    if (rc) {
-        aptus_req_free(rr);
-        aptus_req_free(sr);
-        return rc;
-    }
-    sr->buf = (void *)sbuf;
-    sr->bytes = sbytes;
-    sr->peer = dst;
-    sr->tag = tag;
-    sr->comm = c;
-    sr->ctx = ctx;
-    rc = aptus_send_start(sr);
+    struct aptus_request *r[2] = { NULL, NULL };
+    int rc = aptus_coll_irecv_on(c, ctx, rbuf, rbytes, src, tag, &r[0]);
     if (!rc)
-        aptus_wait(sr);
-    aptus_wait(rr);
-    if (!rc)
-        rc = rr->st_error;
-    aptus_req_free(sr);
-    aptus_req_free(rr);
-    return rc;
+        rc = aptus_coll_isend_on(c, ctx, sbuf, sbytes, dst, tag, &r[1]);
+    int rc2 = aptus_coll_waitall(r, 2);
+    return rc ? rc : rc2;
 }
 
 static int split_inter(struct aptus_comm *c, int color, int key, struct aptus_comm **out)
@@ -907,28 +849,22 @@ int aptus_intercomm_create(struct aptus_comm *local, int local_leader, struct ap
     *out = NULL;
     *why = "out of memory";
     /* 1. the local group's common free slots */
-    struct agree a;
-    int rc = agree_init(&a, local->world, n, local->rank, (uint16_t)(local->ctx + APTUS_CTX_MGMT),
-                        APTUS_TAG_SEQ(seq, 0), BLK_WORDS + 1, BLK_WORDS);
-    if (rc)
-        return rc;
-    memcpy(a.val, ctx_free, BLK_WORDS * 4);
-    agree_run(&a);
+    struct {
+        int32_t size;
+        uint32_t mask[BLK_WORDS];
+    } mine, theirs;
+    mine.size = n;
+    int local_err = agree_free_mask(local->world, n, local->rank, (uint16_t)(local->ctx + APTUS_CTX_MGMT),
+                                    APTUS_TAG_SEQ(seq, 0), mine.mask);
+    int *lw = member_list(local), *rw = NULL;
+    if (!lw && !local_err)
+        local_err = MPI_ERR_NO_MEM;
     /* 2. the leaders swap group sizes, masks and member lists and pick two slots free in both
      * groups; 3. the leader tells its group: {status, slot, slot, remote size}, remote list */
-    int info[4] = { a.err, 0, 0, 0 };
-    int *lw = member_list(local), *rw = NULL;
-    if (!lw && !info[0])
-        info[0] = MPI_ERR_NO_MEM;
-    if (local->rank == local_leader && !info[0])
-        info[0] = leader_err;
+    int info[4] = { 0, 0, 0, 0 };
+    if (local->rank == local_leader)
+        info[0] = local_err ? local_err : leader_err;
     if (local->rank == local_leader && !info[0]) {
-        struct {
-            int32_t size;
-            uint32_t mask[BLK_WORDS];
-        } mine, theirs;
-        mine.size = n;
-        memcpy(mine.mask, a.val, sizeof mine.mask);
         int t = APTUS_TAG_ICREATE(tag);
         info[0] = mgmt_sendrecv(peer, &mine, sizeof mine, remote_leader, &theirs, sizeof theirs, remote_leader, t);
         if (!info[0]) {
@@ -949,8 +885,7 @@ int aptus_intercomm_create(struct aptus_comm *local, int local_leader, struct ap
                         info[0] = MPI_ERR_ARG; /* the groups overlap */
         }
     }
-    agree_done(&a);
-    rc = aptus_bcast(info, sizeof info, local_leader, local);
+    int rc = aptus_bcast(info, sizeof info, local_leader, local);
     if (!rc)
         rc = info[0];
     if (!rc && local->rank != local_leader) {
@@ -963,6 +898,8 @@ int aptus_intercomm_create(struct aptus_comm *local, int local_leader, struct ap
         if (!rc)
             rc = rc2;
     }
+    if (!rc)
+        rc = local_err; /* this member's own failure (the leader's is in info[0]) */
     if (!rc) {
         *out = inter_new(local->errh, lw, n, rw, info[3], info + 1);
         if (!*out)
@@ -993,18 +930,11 @@ int aptus_intercomm_merge(struct aptus_comm *c, int high, struct aptus_comm **ou
         return rc;
     if (rc2)
         return rc2;
-    int local_first = high != rhigh ? !high : c->world[0] < c->peers[0];
-    int n = c->size + c->npeers;
-    int *l = malloc((size_t)n * sizeof(int));
+    int n = c->size + c->npeers, me, slot;
+    int *l = inter_members(c, high != rhigh ? !high : INTER_LOCAL_FIRST(c), &me);
     if (!l)
         return MPI_ERR_NO_MEM;
-    int off_local = local_first ? 0 : c->npeers, off_remote = local_first ? c->size : 0;
-    for (int i = 0; i < c->size; i++)
-        l[off_local + i] = c->world[i];
-    for (int i = 0; i < c->npeers; i++)
-        l[off_remote + i] = c->peers[i];
-    int slot;
-    rc = agree_slots(l, n, off_local + c->rank, (uint16_t)(c->ctx + APTUS_CTX_MGMT), APTUS_TAG_SEQ(seq, 0), 1, &slot);
+    rc = agree_slots(l, n, me, (uint16_t)(c->ctx + APTUS_CTX_MGMT), APTUS_TAG_SEQ(seq, 0), 1, &slot);
     if (!rc) {
         *out = comm_alloc(c->errh, l, n, NULL, 0);
         if (*out)

@@ -53,7 +53,9 @@ int aptus_comm_create_group(struct aptus_comm *parent, const int *world, int n, 
 /* MPI_Comm_dup (intra and inter): same groups, topology and attributes, new context. */
 int aptus_comm_dup(struct aptus_comm *c, struct aptus_comm **out);
 /* MPI_Comm_idup: returns the new communicator at once (usable when *req completes) and a
- * GENERIC request that a background task completes once the context is agreed. */
+ * GENERIC request that a background task completes once the context is agreed. When the copy
+ * fails here (an attribute copy callback's error, out of memory) the error is returned at once,
+ * but this process still takes part in the agreement so that the other members' idup completes. */
 int aptus_comm_idup(struct aptus_comm *c, struct aptus_comm **out, struct aptus_request **req);
 /* MPI_Comm_split (intra and inter). color MPI_UNDEFINED gives NULL. */
 int aptus_comm_split(struct aptus_comm *c, int color, int key, struct aptus_comm **out);

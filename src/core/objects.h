@@ -65,7 +65,6 @@ struct aptus_comm {
     uint16_t ctx_slot; /* context-id slot, freed with the communicator */
     int coll_seq;      /* sequence for internal collective tags */
     uint32_t mgmt_seq; /* communicator-creation calls so far (tags on ctx + 2; core/comm.c) */
-    int pending;       /* MPI_Comm_idup still agreeing on the context */
     MPI_Info info;     /* hints (MPI_Comm_set_info), or MPI_INFO_NULL */
     struct aptus_errhandler *errh;
     MPI_Comm handle; /* the handle the user sees */

@@ -3,7 +3,8 @@
  * idups outstanding on one communicator, completed with MPI_Waitall in reverse order; an idup
  * overlapped with a blocking MPI_Comm_dup and with collectives on the parent; idup of a
  * Cartesian communicator keeps the topology; MPI_Comm_idup_with_info; MPI_Test completion while
- * polling. Each new communicator is checked to be isolated from the others. Any number of ranks. */
+ * polling; an attribute copy callback failing on one rank. Each new communicator is checked to be
+ * isolated from the others. Any number of ranks. */
 #include "mtest.h"
 
 static int rank, size;
@@ -291,6 +292,56 @@ static void test_topo_info(void)
     MPI_CHECK(MPI_Comm_free(&cart));
 }
 
+#ifdef APTUS_MPI_H_INCLUDED
+/* An attribute copy callback that fails on rank 0 only: rank 0's MPI_Comm_idup reports the
+ * callback's error, and the other ranks' idup still completes (rank 0 takes part in the context
+ * agreement anyway). Creation calls on the parent keep working afterwards. (Aptus behaviour: the
+ * standard leaves the state after an error undefined, and MPICH's other ranks wait forever.) */
+static int copy_fails_on_0(MPI_Comm c, int key, void *extra, void *in, void *out, int *flag)
+{
+    (void)c;
+    (void)key;
+    (void)extra;
+    if (rank == 0)
+        return MPI_ERR_OTHER;
+    *(void **)out = in;
+    *flag = 1;
+    return MPI_SUCCESS;
+}
+
+static void test_copy_fails(void)
+{
+    MPI_Comm base, c, d;
+    MPI_Request r;
+    int key, cls;
+    MPI_CHECK(MPI_Comm_dup(MPI_COMM_WORLD, &base));
+    MPI_CHECK(MPI_Comm_set_errhandler(base, MPI_ERRORS_RETURN));
+    MPI_CHECK(MPI_Comm_create_keyval(copy_fails_on_0, MPI_COMM_NULL_DELETE_FN, &key, NULL));
+    MPI_CHECK(MPI_Comm_set_attr(base, key, &key));
+    for (int i = 0; i < 2; i++) {
+        int rc = MPI_Comm_idup(base, &c, &r);
+        if (rank == 0) {
+            MPI_Error_class(rc, &cls);
+            CHECK(cls == MPI_ERR_OTHER, "idup with a failing copy callback: class %d", cls);
+        } else {
+            CHECK(rc == MPI_SUCCESS, "idup on a rank whose copy callback succeeds: %d", rc);
+            MPI_CHECK(MPI_Wait(&r, MPI_STATUS_IGNORE));
+            void *v;
+            int flag = 0;
+            MPI_CHECK(MPI_Comm_get_attr(c, key, &v, &flag));
+            CHECK(flag && v == &key, "attribute not copied by idup");
+            MPI_CHECK(MPI_Comm_free(&c));
+        }
+    }
+    MPI_CHECK(MPI_Comm_delete_attr(base, key));
+    MPI_CHECK(MPI_Comm_free_keyval(&key));
+    MPI_CHECK(MPI_Comm_dup(base, &d));
+    check_copy(d, 50, "dup after an idup whose copy failed on rank 0");
+    MPI_CHECK(MPI_Comm_free(&d));
+    MPI_CHECK(MPI_Comm_free(&base));
+}
+#endif
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -303,5 +354,8 @@ int main(int argc, char **argv)
     test_shuffled();
     test_colliding();
     test_topo_info();
+#ifdef APTUS_MPI_H_INCLUDED
+    test_copy_fails();
+#endif
     return mtest_finalize();
 }
