@@ -145,6 +145,36 @@ static int rsetup_arg(struct aptus_comm *c, struct coll_rsetup *S, const struct 
     return 0;
 }
 
+/* The names of one side's arguments, for messages: count, datatype, buffer, and the side
+ * itself (v-variants). */
+enum side { ARGS, SEND, RECV };
+static const char *const side_names[][4] = {
+    [ARGS] = { "count", "datatype", "buffer", "" },
+    [SEND] = { "send count", "send datatype", "send buffer", "send" },
+    [RECV] = { "receive count", "receive datatype", "receive buffer", "receive" },
+};
+
+/* One side of an operation: count elements of datatype h at buf, nblk times over (the root's
+ * buffer of a rooted operation, the buffers of an all-to-all). *d: the datatype object. */
+static int side_args(struct aptus_comm *c, const void *buf, MPI_Count count, MPI_Count nblk, MPI_Datatype h,
+                     enum side s, const char *fn, const struct aptus_dtype **d)
+{
+    TRY(count_arg(c, count, fn, side_names[s][0]));
+    TRY(type_arg(c, h, fn, side_names[s][1], d));
+    return buf_arg(c, buf, count * nblk, *d, fn, side_names[s][2]);
+}
+
+/* The arguments every reduction checks: count elements of datatype h, op oph; S is set up. */
+static int red_args(struct aptus_comm *c, MPI_Count count, MPI_Datatype h, MPI_Op oph, const char *fn,
+                    const struct aptus_dtype **d, struct coll_rsetup *S)
+{
+    const struct aptus_op *op;
+    TRY(count_arg(c, count, fn, "count"));
+    TRY(type_arg(c, h, fn, "datatype", d));
+    TRY(op_arg(c, oph, fn, &op));
+    return rsetup_arg(c, S, op, h, *d, (size_t)count, fn);
+}
+
 /* Counts and displacements of the v-variants: int arrays, or MPI_Count / MPI_Aint (large). */
 static MPI_Count v_count(const void *a, int large, int i)
 {
@@ -156,8 +186,39 @@ static MPI_Aint v_disp(const void *a, int large, int i)
     return large ? ((const MPI_Aint *)a)[i] : ((const int *)a)[i];
 }
 
-/* counts[] and byte displacements (displs[i] * extent) of n blocks; errors for negative counts
- * or a missing array. `bytes_disp`: the displacements already are bytes (Alltoallw). */
+static void arrays_free(size_t **cnt, MPI_Aint **disp)
+{
+    free(*cnt);
+    free(*disp);
+    *cnt = NULL;
+    *disp = NULL;
+}
+
+/* Count and displacement arrays for n blocks (both NULL on failure). */
+static int arrays_alloc(int n, size_t **cnt, MPI_Aint **disp)
+{
+    size_t k = (size_t)(n > 0 ? n : 1);
+    *cnt = malloc(sizeof(size_t) * k);
+    *disp = malloc(sizeof(MPI_Aint) * k);
+    if (*cnt && *disp)
+        return 0;
+    arrays_free(cnt, disp);
+    return MPI_ERR_NO_MEM;
+}
+
+/* n blocks of count elements of extent ext, one after the other. */
+static int even_arrays(int n, MPI_Count count, MPI_Aint ext, size_t **cnt, MPI_Aint **disp)
+{
+    int rc = arrays_alloc(n, cnt, disp);
+    for (int i = 0; rc == 0 && i < n; i++) {
+        (*cnt)[i] = (size_t)count;
+        (*disp)[i] = (MPI_Aint)i * count * ext;
+    }
+    return rc;
+}
+
+/* counts[] and byte displacements (displs[i] * extent; Alltoallw passes extent 1, its
+ * displacements being bytes) of n blocks; errors for negative counts or a missing array. */
 static int v_arrays(struct aptus_comm *c, int n, const void *counts, const void *displs, int large, MPI_Aint extent,
                     size_t **cnt, MPI_Aint **disp, const char *fn, const char *what)
 {
@@ -165,28 +226,35 @@ static int v_arrays(struct aptus_comm *c, int n, const void *counts, const void 
     *disp = NULL;
     if (n > 0 && (!counts || !displs))
         return aptus_error(c, MPI_ERR_ARG, fn, "null %s counts or displacements array", what);
-    *cnt = malloc(sizeof(size_t) * (size_t)(n > 0 ? n : 1));
-    *disp = malloc(sizeof(MPI_Aint) * (size_t)(n > 0 ? n : 1));
-    if (!*cnt || !*disp) {
-        free(*cnt);
-        free(*disp);
-        *cnt = NULL;
-        *disp = NULL;
+    if (arrays_alloc(n, cnt, disp))
         return aptus_error(c, MPI_ERR_NO_MEM, fn, "out of memory");
-    }
     for (int i = 0; i < n; i++) {
         MPI_Count k = v_count(counts, large, i);
         if (k < 0) {
-            free(*cnt);
-            free(*disp);
-            *cnt = NULL;
-            *disp = NULL;
+            arrays_free(cnt, disp);
             return aptus_error(c, MPI_ERR_COUNT, fn, "negative %s count %lld for rank %d", what, (long long)k, i);
         }
         (*cnt)[i] = (size_t)k;
         (*disp)[i] = v_disp(displs, large, i) * extent;
     }
     return 0;
+}
+
+/* The blocks side of Gatherv, Scatterv and Allgatherv: the datatype, the counts and
+ * displacements of n blocks, and a buffer for the largest. The arrays are freed on error. */
+static int v_side_args(struct aptus_comm *c, int n, const void *buf, const void *counts, const void *displs, int large,
+                       MPI_Datatype h, enum side s, const char *fn, const struct aptus_dtype **d, size_t **cnt,
+                       MPI_Aint **disp)
+{
+    TRY(type_arg(c, h, fn, side_names[s][1], d));
+    TRY(v_arrays(c, n, counts, displs, large, (*d)->extent, cnt, disp, fn, side_names[s][3]));
+    size_t most = 0;
+    for (int i = 0; i < n; i++)
+        most = (*cnt)[i] > most ? (*cnt)[i] : most;
+    int rc = buf_arg(c, buf, (MPI_Count)most, *d, fn, side_names[s][2]);
+    if (rc)
+        arrays_free(cnt, disp);
+    return rc;
 }
 
 /* ---- Barrier, Bcast ------------------------------------------------------------------------------- */
@@ -203,14 +271,9 @@ static int bcast_any(const char *fn, void *buf, MPI_Count count, MPI_Datatype da
     GET_COMM(c, comm, fn);
     const struct aptus_dtype *d;
     TRY(root_arg(c, root, fn));
-    int active = !c->is_inter || root != MPI_PROC_NULL;
-    if (active) {
-        TRY(count_arg(c, count, fn, "count"));
-        TRY(type_arg(c, datatype, fn, "datatype", &d));
-        TRY(buf_arg(c, buf, count, d, fn, "buffer"));
-    }
-    if (!active)
+    if (c->is_inter && root == MPI_PROC_NULL)
         return fail(c, aptus_coll_bcast(NULL, 0, root, c, fn), fn);
+    TRY(side_args(c, buf, count, 1, datatype, ARGS, fn, &d));
     size_t n = (size_t)count, bytes = n * d->size;
     int sender = c->is_inter ? root == MPI_ROOT : c->rank == root;
     void *tmp;
@@ -264,6 +327,37 @@ static int rooted_args(struct aptus_comm *c, int root, const void *inplace_buf, 
     return 0;
 }
 
+/* Gatherv's data movement once the arguments are checked (and Gather's on an
+ * intercommunicator). At the root, block i is cnt[i] elements of rd at rbuf + disp[i] bytes. */
+static int gatherv_run(struct aptus_comm *c, const struct rooted *A, const void *sbuf, MPI_Count scount,
+                       const struct aptus_dtype *sd, void *rbuf, const size_t *cnt, const MPI_Aint *disp,
+                       const struct aptus_dtype *rd, int root)
+{
+    size_t sbytes = sd ? (size_t)scount * sd->size : 0;
+    const char *sp = NULL;
+    void *stmp = NULL;
+    struct coll_blocks B = { 0 };
+    int rc = 0;
+    if (sd)
+        rc = aptus_coll_pack_in(sbuf, (size_t)scount, sd, &sp, &stmp);
+    if (rc == 0 && A->am_root) {
+        rc = aptus_coll_blocks_init(&B, A->n, rbuf, disp, cnt, rd, NULL, 0);
+        if (rc == 0 && A->in_place)
+            aptus_coll_blocks_pack_one(&B, c->rank, rbuf, disp, cnt, rd, NULL);
+    }
+    if (rc == 0) {
+        if (A->inter)
+            rc = aptus_coll_inter_gatherv(sp, sbytes, B.ptr, B.bytes, root, c);
+        else
+            rc = aptus_coll_gatherv(A->in_place ? NULL : sp, sbytes, B.ptr, B.bytes, root, c);
+    }
+    if (rc == 0 && A->am_root)
+        aptus_coll_blocks_unpack(&B, rbuf, disp, cnt, rd, NULL, -1);
+    aptus_coll_blocks_free(&B);
+    aptus_coll_buf_free(stmp);
+    return rc;
+}
+
 static int gather_any(const char *fn, const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
                       MPI_Count rcount, MPI_Datatype rtype, int root, MPI_Comm comm)
 {
@@ -271,55 +365,32 @@ static int gather_any(const char *fn, const void *sbuf, MPI_Count scount, MPI_Da
     struct rooted A;
     const struct aptus_dtype *sd = NULL, *rd = NULL;
     TRY(rooted_args(c, root, sbuf, &A, fn, "send buffer"));
-    if (A.sends && !A.in_place) {
-        TRY(count_arg(c, scount, fn, "send count"));
-        TRY(type_arg(c, stype, fn, "send datatype", &sd));
-        TRY(buf_arg(c, sbuf, scount, sd, fn, "send buffer"));
-    }
-    if (A.am_root) {
-        TRY(count_arg(c, rcount, fn, "receive count"));
-        TRY(type_arg(c, rtype, fn, "receive datatype", &rd));
-        TRY(buf_arg(c, rbuf, rcount * A.n, rd, fn, "receive buffer"));
-    }
-    size_t sbytes = sd ? (size_t)scount * sd->size : 0, rblk = rd ? (size_t)rcount * rd->size : 0;
-    const char *sp = NULL;
-    void *stmp = NULL, *rtmp = NULL;
+    if (A.sends && !A.in_place)
+        TRY(side_args(c, sbuf, scount, 1, stype, SEND, fn, &sd));
+    if (A.am_root)
+        TRY(side_args(c, rbuf, rcount, A.n, rtype, RECV, fn, &rd));
     int rc = 0;
-    if (sd)
-        TRY(fail(c, aptus_coll_pack_in(sbuf, (size_t)scount, sd, &sp, &stmp), fn));
-    if (A.inter) {
-        if (A.am_root) {
-            size_t *cnt = malloc(sizeof(size_t) * (size_t)A.n);
-            MPI_Aint *disp = malloc(sizeof(MPI_Aint) * (size_t)A.n);
-            struct coll_blocks B = { 0 };
-            rc = (cnt && disp) ? 0 : MPI_ERR_NO_MEM;
-            for (int i = 0; rc == 0 && i < A.n; i++) {
-                cnt[i] = (size_t)rcount;
-                disp[i] = (MPI_Aint)i * rcount * rd->extent;
-            }
-            if (rc == 0)
-                rc = aptus_coll_blocks_init(&B, A.n, rbuf, disp, cnt, rd, NULL, 0);
-            if (rc == 0) {
-                rc = aptus_coll_inter_gatherv(NULL, 0, B.ptr, B.bytes, root, c);
-                if (rc == 0)
-                    aptus_coll_blocks_unpack(&B, rbuf, disp, cnt, rd, NULL, -1);
-                aptus_coll_blocks_free(&B);
-            }
-            free(cnt);
-            free(disp);
-        } else {
-            rc = aptus_coll_inter_gatherv(sp, sbytes, NULL, NULL, root, c);
-        }
-        aptus_coll_buf_free(stmp);
+    if (A.inter) { /* a Gatherv of equal blocks */
+        size_t *cnt = NULL;
+        MPI_Aint *disp = NULL;
+        if (A.am_root)
+            rc = even_arrays(A.n, rcount, rd->extent, &cnt, &disp);
+        if (rc == 0)
+            rc = gatherv_run(c, &A, sbuf, scount, sd, rbuf, cnt, disp, rd, root);
+        free(cnt);
+        free(disp);
         return fail(c, rc, fn);
     }
-    if (A.am_root && !A.in_place && sbytes != rblk) {
-        aptus_coll_buf_free(stmp);
+    size_t sbytes = sd ? (size_t)scount * sd->size : 0, rblk = rd ? (size_t)rcount * rd->size : 0;
+    if (A.am_root && !A.in_place && sbytes != rblk)
         return aptus_error(c, MPI_ERR_TRUNCATE, fn,
                            "the root's send data (%zu bytes) and its receive block (%zu bytes) differ: the type "
                            "signatures do not match",
                            sbytes, rblk);
-    }
+    const char *sp = NULL;
+    void *stmp = NULL, *rtmp = NULL;
+    if (sd)
+        TRY(fail(c, aptus_coll_pack_in(sbuf, (size_t)scount, sd, &sp, &stmp), fn));
     char *rp = NULL;
     size_t total = (size_t)rcount * (size_t)A.n;
     if (A.am_root) {
@@ -356,48 +427,13 @@ static int gatherv_any(const char *fn, const void *sbuf, MPI_Count scount, MPI_D
     struct rooted A;
     const struct aptus_dtype *sd = NULL, *rd = NULL;
     TRY(rooted_args(c, root, sbuf, &A, fn, "send buffer"));
-    if (A.sends && !A.in_place) {
-        TRY(count_arg(c, scount, fn, "send count"));
-        TRY(type_arg(c, stype, fn, "send datatype", &sd));
-        TRY(buf_arg(c, sbuf, scount, sd, fn, "send buffer"));
-    }
+    if (A.sends && !A.in_place)
+        TRY(side_args(c, sbuf, scount, 1, stype, SEND, fn, &sd));
     size_t *cnt = NULL;
     MPI_Aint *disp = NULL;
-    if (A.am_root) {
-        TRY(type_arg(c, rtype, fn, "receive datatype", &rd));
-        TRY(v_arrays(c, A.n, rcounts, displs, large, rd->extent, &cnt, &disp, fn, "receive"));
-        size_t most = 0;
-        for (int i = 0; i < A.n; i++)
-            most = cnt[i] > most ? cnt[i] : most;
-        int rc = buf_arg(c, rbuf, (MPI_Count)most, rd, fn, "receive buffer");
-        if (rc) {
-            free(cnt);
-            free(disp);
-            return rc;
-        }
-    }
-    size_t sbytes = sd ? (size_t)scount * sd->size : 0;
-    const char *sp = NULL;
-    void *stmp = NULL;
-    struct coll_blocks B = { 0 };
-    int rc = 0;
-    if (sd)
-        rc = aptus_coll_pack_in(sbuf, (size_t)scount, sd, &sp, &stmp);
-    if (rc == 0 && A.am_root) {
-        rc = aptus_coll_blocks_init(&B, A.n, rbuf, disp, cnt, rd, NULL, 0);
-        if (rc == 0 && A.in_place)
-            aptus_coll_blocks_pack_one(&B, c->rank, rbuf, disp, cnt, rd, NULL);
-    }
-    if (rc == 0) {
-        if (A.inter)
-            rc = aptus_coll_inter_gatherv(sp, sbytes, B.ptr, B.bytes, root, c);
-        else
-            rc = aptus_coll_gatherv(A.in_place ? NULL : sp, sbytes, B.ptr, B.bytes, root, c);
-    }
-    if (rc == 0 && A.am_root)
-        aptus_coll_blocks_unpack(&B, rbuf, disp, cnt, rd, NULL, -1);
-    aptus_coll_blocks_free(&B);
-    aptus_coll_buf_free(stmp);
+    if (A.am_root)
+        TRY(v_side_args(c, A.n, rbuf, rcounts, displs, large, rtype, RECV, fn, &rd, &cnt, &disp));
+    int rc = gatherv_run(c, &A, sbuf, scount, sd, rbuf, cnt, disp, rd, root);
     free(cnt);
     free(disp);
     return fail(c, rc, fn);
@@ -421,6 +457,33 @@ APTUS_ALIAS(Gatherv_c)
 
 /* ---- Scatter, Scatterv ------------------------------------------------------------------------------- */
 
+/* Scatterv's data movement once the arguments are checked (and Scatter's on an
+ * intercommunicator). At the root, block i is cnt[i] elements of sd at sbuf + disp[i] bytes. */
+static int scatterv_run(struct aptus_comm *c, const struct rooted *A, const void *sbuf, const size_t *cnt,
+                        const MPI_Aint *disp, const struct aptus_dtype *sd, void *rbuf, MPI_Count rcount,
+                        const struct aptus_dtype *rd, int root)
+{
+    size_t rbytes = rd ? (size_t)rcount * rd->size : 0;
+    char *rp = NULL;
+    void *rtmp = NULL;
+    struct coll_blocks B = { 0 };
+    int rc = 0;
+    if (rd)
+        rc = aptus_coll_unpack_prep(rbuf, (size_t)rcount, rd, &rp, &rtmp);
+    if (rc == 0 && A->am_root)
+        rc = aptus_coll_blocks_init(&B, A->n, sbuf, disp, cnt, sd, NULL, 1);
+    if (rc == 0) {
+        if (A->inter)
+            rc = aptus_coll_inter_scatterv((const char *const *)B.ptr, B.bytes, rp, rbytes, root, c);
+        else
+            rc = aptus_coll_scatterv((const char *const *)B.ptr, B.bytes, A->in_place ? NULL : rp, rbytes, root, c);
+    }
+    if (rd)
+        aptus_coll_unpack_done(rbuf, (size_t)rcount, rd, rtmp, rc);
+    aptus_coll_blocks_free(&B);
+    return rc;
+}
+
 static int scatter_any(const char *fn, const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
                        MPI_Count rcount, MPI_Datatype rtype, int root, MPI_Comm comm)
 {
@@ -429,52 +492,32 @@ static int scatter_any(const char *fn, const void *sbuf, MPI_Count scount, MPI_D
     const struct aptus_dtype *sd = NULL, *rd = NULL;
     TRY(rooted_args(c, root, rbuf, &A, fn, "receive buffer"));
     int receives = A.sends; /* the ranks that get a block */
-    if (receives && !A.in_place) {
-        TRY(count_arg(c, rcount, fn, "receive count"));
-        TRY(type_arg(c, rtype, fn, "receive datatype", &rd));
-        TRY(buf_arg(c, rbuf, rcount, rd, fn, "receive buffer"));
-    }
-    if (A.am_root) {
-        TRY(count_arg(c, scount, fn, "send count"));
-        TRY(type_arg(c, stype, fn, "send datatype", &sd));
-        TRY(buf_arg(c, sbuf, scount * A.n, sd, fn, "send buffer"));
-    }
-    size_t rbytes = rd ? (size_t)rcount * rd->size : 0, sblk = sd ? (size_t)scount * sd->size : 0;
-    char *rp = NULL;
-    void *rtmp = NULL;
+    if (receives && !A.in_place)
+        TRY(side_args(c, rbuf, rcount, 1, rtype, RECV, fn, &rd));
+    if (A.am_root)
+        TRY(side_args(c, sbuf, scount, A.n, stype, SEND, fn, &sd));
     int rc = 0;
-    if (rd)
-        TRY(fail(c, aptus_coll_unpack_prep(rbuf, (size_t)rcount, rd, &rp, &rtmp), fn));
-    if (A.inter) {
-        if (A.am_root) {
-            size_t *cnt = malloc(sizeof(size_t) * (size_t)A.n);
-            MPI_Aint *disp = malloc(sizeof(MPI_Aint) * (size_t)A.n);
-            struct coll_blocks B = { 0 };
-            rc = (cnt && disp) ? 0 : MPI_ERR_NO_MEM;
-            for (int i = 0; rc == 0 && i < A.n; i++) {
-                cnt[i] = (size_t)scount;
-                disp[i] = (MPI_Aint)i * scount * sd->extent;
-            }
-            if (rc == 0)
-                rc = aptus_coll_blocks_init(&B, A.n, sbuf, disp, cnt, sd, NULL, 1);
-            if (rc == 0)
-                rc = aptus_coll_inter_scatterv((const char *const *)B.ptr, B.bytes, NULL, 0, root, c);
-            aptus_coll_blocks_free(&B);
-            free(cnt);
-            free(disp);
-        } else {
-            rc = aptus_coll_inter_scatterv(NULL, NULL, rp, rbytes, root, c);
-        }
-        aptus_coll_unpack_done(rbuf, rd ? (size_t)rcount : 0, rd, rtmp, rc);
+    if (A.inter) { /* a Scatterv of equal blocks */
+        size_t *cnt = NULL;
+        MPI_Aint *disp = NULL;
+        if (A.am_root)
+            rc = even_arrays(A.n, scount, sd->extent, &cnt, &disp);
+        if (rc == 0)
+            rc = scatterv_run(c, &A, sbuf, cnt, disp, sd, rbuf, rcount, rd, root);
+        free(cnt);
+        free(disp);
         return fail(c, rc, fn);
     }
-    if (A.am_root && !A.in_place && sblk != rbytes) {
-        aptus_coll_buf_free(rtmp);
+    size_t rbytes = rd ? (size_t)rcount * rd->size : 0, sblk = sd ? (size_t)scount * sd->size : 0;
+    if (A.am_root && !A.in_place && sblk != rbytes)
         return aptus_error(c, MPI_ERR_TRUNCATE, fn,
                            "the root's send block (%zu bytes) and its receive data (%zu bytes) differ: the type "
                            "signatures do not match",
                            sblk, rbytes);
-    }
+    char *rp = NULL;
+    void *rtmp = NULL;
+    if (rd)
+        TRY(fail(c, aptus_coll_unpack_prep(rbuf, (size_t)rcount, rd, &rp, &rtmp), fn));
     const char *sp = NULL;
     void *stmp = NULL;
     if (A.am_root)
@@ -507,46 +550,13 @@ static int scatterv_any(const char *fn, const void *sbuf, const void *scounts, c
     struct rooted A;
     const struct aptus_dtype *sd = NULL, *rd = NULL;
     TRY(rooted_args(c, root, rbuf, &A, fn, "receive buffer"));
-    if (A.sends && !A.in_place) {
-        TRY(count_arg(c, rcount, fn, "receive count"));
-        TRY(type_arg(c, rtype, fn, "receive datatype", &rd));
-        TRY(buf_arg(c, rbuf, rcount, rd, fn, "receive buffer"));
-    }
+    if (A.sends && !A.in_place)
+        TRY(side_args(c, rbuf, rcount, 1, rtype, RECV, fn, &rd));
     size_t *cnt = NULL;
     MPI_Aint *disp = NULL;
-    if (A.am_root) {
-        TRY(type_arg(c, stype, fn, "send datatype", &sd));
-        TRY(v_arrays(c, A.n, scounts, displs, large, sd->extent, &cnt, &disp, fn, "send"));
-        size_t most = 0;
-        for (int i = 0; i < A.n; i++)
-            most = cnt[i] > most ? cnt[i] : most;
-        int rc = buf_arg(c, sbuf, (MPI_Count)most, sd, fn, "send buffer");
-        if (rc) {
-            free(cnt);
-            free(disp);
-            return rc;
-        }
-    }
-    size_t rbytes = rd ? (size_t)rcount * rd->size : 0;
-    char *rp = NULL;
-    void *rtmp = NULL;
-    struct coll_blocks B = { 0 };
-    int rc = 0;
-    if (rd)
-        rc = aptus_coll_unpack_prep(rbuf, (size_t)rcount, rd, &rp, &rtmp);
-    if (rc == 0 && A.am_root)
-        rc = aptus_coll_blocks_init(&B, A.n, sbuf, disp, cnt, sd, NULL, 1);
-    if (rc == 0) {
-        if (A.inter)
-            rc = aptus_coll_inter_scatterv((const char *const *)B.ptr, B.bytes, rp, rbytes, root, c);
-        else
-            rc = aptus_coll_scatterv((const char *const *)B.ptr, B.bytes, A.in_place ? NULL : rp, rbytes, root, c);
-    }
-    if (rd)
-        aptus_coll_unpack_done(rbuf, (size_t)rcount, rd, rtmp, rc);
-    else
-        aptus_coll_buf_free(rtmp);
-    aptus_coll_blocks_free(&B);
+    if (A.am_root)
+        TRY(v_side_args(c, A.n, sbuf, scounts, displs, large, stype, SEND, fn, &sd, &cnt, &disp));
+    int rc = scatterv_run(c, &A, sbuf, cnt, disp, sd, rbuf, rcount, rd, root);
     free(cnt);
     free(disp);
     return fail(c, rc, fn);
@@ -569,6 +579,41 @@ APTUS_ALIAS(Scatterv_c)
 
 /* ---- Allgather, Allgatherv ----------------------------------------------------------------------------- */
 
+/* Allgatherv's data movement once the arguments are checked (and Allgather's on an
+ * intercommunicator); sd NULL: in place. Block i is cnt[i] elements of rd at rbuf + disp[i]
+ * bytes. */
+static int allgatherv_run(struct aptus_comm *c, const void *sbuf, MPI_Count scount, const struct aptus_dtype *sd,
+                          void *rbuf, const size_t *cnt, const MPI_Aint *disp, const struct aptus_dtype *rd)
+{
+    int n = c->is_inter ? c->npeers : c->size, r = c->rank, rc = 0;
+    size_t sbytes = sd ? (size_t)scount * sd->size : 0;
+    const char *sp = NULL;
+    void *stmp = NULL;
+    struct coll_blocks B = { 0 };
+    if (sd)
+        rc = aptus_coll_pack_in(sbuf, (size_t)scount, sd, &sp, &stmp);
+    if (rc == 0)
+        rc = aptus_coll_blocks_init(&B, n, rbuf, disp, cnt, rd, NULL, 0);
+    if (rc == 0 && c->is_inter) {
+        rc = aptus_coll_inter_allgatherv(sp, sbytes, B.ptr, B.bytes, c);
+    } else if (rc == 0) {
+        if (!sd) {
+            aptus_coll_blocks_pack_one(&B, r, rbuf, disp, cnt, rd, NULL);
+        } else if (sbytes > B.bytes[r]) {
+            rc = MPI_ERR_TRUNCATE;
+        } else if (sbytes) {
+            memmove(B.ptr[r], sp, sbytes);
+        }
+        if (rc == 0)
+            rc = aptus_coll_allgatherv(NULL, B.ptr, B.bytes, c);
+    }
+    if (rc == 0)
+        aptus_coll_blocks_unpack(&B, rbuf, disp, cnt, rd, NULL, -1);
+    aptus_coll_blocks_free(&B);
+    aptus_coll_buf_free(stmp);
+    return rc;
+}
+
 static int allgather_any(const char *fn, const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
                          MPI_Count rcount, MPI_Datatype rtype, MPI_Comm comm)
 {
@@ -577,51 +622,32 @@ static int allgather_any(const char *fn, const void *sbuf, MPI_Count scount, MPI
     int in_place = sbuf == MPI_IN_PLACE, n = c->is_inter ? c->npeers : c->size, r = c->rank;
     if (in_place && c->is_inter)
         return no_in_place(c, sbuf, fn, "on an intercommunicator");
-    if (!in_place) {
-        TRY(count_arg(c, scount, fn, "send count"));
-        TRY(type_arg(c, stype, fn, "send datatype", &sd));
-        TRY(buf_arg(c, sbuf, scount, sd, fn, "send buffer"));
-    }
-    TRY(count_arg(c, rcount, fn, "receive count"));
-    TRY(type_arg(c, rtype, fn, "receive datatype", &rd));
-    TRY(buf_arg(c, rbuf, rcount * n, rd, fn, "receive buffer"));
+    if (!in_place)
+        TRY(side_args(c, sbuf, scount, 1, stype, SEND, fn, &sd));
+    TRY(side_args(c, rbuf, rcount, n, rtype, RECV, fn, &rd));
     size_t sbytes = sd ? (size_t)scount * sd->size : 0, rblk = (size_t)rcount * rd->size;
     if (!in_place)
         TRY(alias_arg(c, sbuf, rbuf, sbytes, fn));
-    const char *sp = NULL;
-    void *stmp = NULL, *rtmp = NULL;
-    int rc = 0;
-    if (sd)
-        TRY(fail(c, aptus_coll_pack_in(sbuf, (size_t)scount, sd, &sp, &stmp), fn));
-    if (c->is_inter) {
-        size_t *cnt = malloc(sizeof(size_t) * (size_t)n);
-        MPI_Aint *disp = malloc(sizeof(MPI_Aint) * (size_t)n);
-        struct coll_blocks B = { 0 };
-        rc = (cnt && disp) ? 0 : MPI_ERR_NO_MEM;
-        for (int i = 0; rc == 0 && i < n; i++) {
-            cnt[i] = (size_t)rcount;
-            disp[i] = (MPI_Aint)i * rcount * rd->extent;
-        }
+    int rc;
+    if (c->is_inter) { /* an Allgatherv of equal blocks */
+        size_t *cnt;
+        MPI_Aint *disp;
+        rc = even_arrays(n, rcount, rd->extent, &cnt, &disp);
         if (rc == 0)
-            rc = aptus_coll_blocks_init(&B, n, rbuf, disp, cnt, rd, NULL, 0);
-        if (rc == 0) {
-            rc = aptus_coll_inter_allgatherv(sp, sbytes, B.ptr, B.bytes, c);
-            if (rc == 0)
-                aptus_coll_blocks_unpack(&B, rbuf, disp, cnt, rd, NULL, -1);
-            aptus_coll_blocks_free(&B);
-        }
+            rc = allgatherv_run(c, sbuf, scount, sd, rbuf, cnt, disp, rd);
         free(cnt);
         free(disp);
-        aptus_coll_buf_free(stmp);
         return fail(c, rc, fn);
     }
-    if (!in_place && sbytes != rblk) {
-        aptus_coll_buf_free(stmp);
+    if (!in_place && sbytes != rblk)
         return aptus_error(c, MPI_ERR_TRUNCATE, fn,
                            "the send data (%zu bytes) and a receive block (%zu bytes) differ: the type signatures do "
                            "not match",
                            sbytes, rblk);
-    }
+    const char *sp = NULL;
+    void *stmp = NULL, *rtmp = NULL;
+    if (sd)
+        TRY(fail(c, aptus_coll_pack_in(sbuf, (size_t)scount, sd, &sp, &stmp), fn));
     size_t total = (size_t)rcount * (size_t)n;
     char *rp;
     rc = aptus_coll_unpack_prep(rbuf, total, rd, &rp, &rtmp);
@@ -656,54 +682,17 @@ static int allgatherv_any(const char *fn, const void *sbuf, MPI_Count scount, MP
 {
     GET_COMM(c, comm, fn);
     const struct aptus_dtype *sd = NULL, *rd = NULL;
-    int in_place = sbuf == MPI_IN_PLACE, n = c->is_inter ? c->npeers : c->size, r = c->rank;
+    int in_place = sbuf == MPI_IN_PLACE, n = c->is_inter ? c->npeers : c->size;
     if (in_place && c->is_inter)
         return no_in_place(c, sbuf, fn, "on an intercommunicator");
-    if (!in_place) {
-        TRY(count_arg(c, scount, fn, "send count"));
-        TRY(type_arg(c, stype, fn, "send datatype", &sd));
-        TRY(buf_arg(c, sbuf, scount, sd, fn, "send buffer"));
-    }
-    TRY(type_arg(c, rtype, fn, "receive datatype", &rd));
-    size_t *cnt;
-    MPI_Aint *disp;
-    TRY(v_arrays(c, n, rcounts, displs, large, rd->extent, &cnt, &disp, fn, "receive"));
-    size_t most = 0;
-    for (int i = 0; i < n; i++)
-        most = cnt[i] > most ? cnt[i] : most;
-    size_t sbytes = sd ? (size_t)scount * sd->size : 0;
-    int rc = buf_arg(c, rbuf, (MPI_Count)most, rd, fn, "receive buffer");
-    if (rc == 0 && !in_place)
-        rc = alias_arg(c, sbuf, rbuf, sbytes, fn);
-    if (rc) {
-        free(cnt);
-        free(disp);
-        return rc;
-    }
-    const char *sp = NULL;
-    void *stmp = NULL;
-    struct coll_blocks B = { 0 };
-    if (sd)
-        rc = aptus_coll_pack_in(sbuf, (size_t)scount, sd, &sp, &stmp);
+    if (!in_place)
+        TRY(side_args(c, sbuf, scount, 1, stype, SEND, fn, &sd));
+    size_t *cnt = NULL;
+    MPI_Aint *disp = NULL;
+    TRY(v_side_args(c, n, rbuf, rcounts, displs, large, rtype, RECV, fn, &rd, &cnt, &disp));
+    int rc = in_place ? 0 : alias_arg(c, sbuf, rbuf, (size_t)scount * sd->size, fn);
     if (rc == 0)
-        rc = aptus_coll_blocks_init(&B, n, rbuf, disp, cnt, rd, NULL, 0);
-    if (rc == 0 && c->is_inter) {
-        rc = aptus_coll_inter_allgatherv(sp, sbytes, B.ptr, B.bytes, c);
-    } else if (rc == 0) {
-        if (in_place) {
-            aptus_coll_blocks_pack_one(&B, r, rbuf, disp, cnt, rd, NULL);
-        } else if (sbytes > B.bytes[r]) {
-            rc = MPI_ERR_TRUNCATE;
-        } else if (sbytes) {
-            memmove(B.ptr[r], sp, sbytes);
-        }
-        if (rc == 0)
-            rc = aptus_coll_allgatherv(NULL, B.ptr, B.bytes, c);
-    }
-    if (rc == 0)
-        aptus_coll_blocks_unpack(&B, rbuf, disp, cnt, rd, NULL, -1);
-    aptus_coll_blocks_free(&B);
-    aptus_coll_buf_free(stmp);
+        rc = allgatherv_run(c, sbuf, scount, sd, rbuf, cnt, disp, rd);
     free(cnt);
     free(disp);
     return fail(c, rc, fn);
@@ -734,13 +723,9 @@ static int alltoall_any(const char *fn, const void *sbuf, MPI_Count scount, MPI_
     int in_place = sbuf == MPI_IN_PLACE, n = c->is_inter ? c->npeers : c->size;
     if (in_place && c->is_inter)
         return no_in_place(c, sbuf, fn, "on an intercommunicator");
-    TRY(count_arg(c, rcount, fn, "receive count"));
-    TRY(type_arg(c, rtype, fn, "receive datatype", &rd));
-    TRY(buf_arg(c, rbuf, rcount * n, rd, fn, "receive buffer"));
+    TRY(side_args(c, rbuf, rcount, n, rtype, RECV, fn, &rd));
     if (!in_place) {
-        TRY(count_arg(c, scount, fn, "send count"));
-        TRY(type_arg(c, stype, fn, "send datatype", &sd));
-        TRY(buf_arg(c, sbuf, scount * n, sd, fn, "send buffer"));
+        TRY(side_args(c, sbuf, scount, n, stype, SEND, fn, &sd));
     } else {
         scount = rcount;
         sd = rd;
@@ -748,58 +733,53 @@ static int alltoall_any(const char *fn, const void *sbuf, MPI_Count scount, MPI_
     size_t sblk = (size_t)scount * sd->size, rblk = (size_t)rcount * rd->size;
     if (!in_place)
         TRY(alias_arg(c, sbuf, rbuf, sblk * (size_t)n, fn));
-    if (sblk != rblk && !c->is_inter)
-        return aptus_error(c, MPI_ERR_TRUNCATE, fn,
-                           "send blocks (%zu bytes) and receive blocks (%zu bytes) differ: the type signatures do not "
-                           "match",
-                           sblk, rblk);
-    size_t *scnt = malloc(sizeof(size_t) * (size_t)n), *rcnt = malloc(sizeof(size_t) * (size_t)n);
-    MPI_Aint *sdisp = malloc(sizeof(MPI_Aint) * (size_t)n), *rdisp = malloc(sizeof(MPI_Aint) * (size_t)n);
-    struct coll_blocks SB = { 0 }, RB = { 0 };
-    int rc = (scnt && rcnt && sdisp && rdisp) ? 0 : MPI_ERR_NO_MEM;
-    for (int i = 0; rc == 0 && i < n; i++) {
-        scnt[i] = (size_t)scount;
-        rcnt[i] = (size_t)rcount;
-        sdisp[i] = (MPI_Aint)i * scount * sd->extent;
-        rdisp[i] = (MPI_Aint)i * rcount * rd->extent;
-    }
-    if (rc == 0 && !c->is_inter) {
-        /* one packed buffer each way */
-        const char *sp = NULL;
-        char *rp = NULL;
-        void *stmp = NULL, *rtmp = NULL;
-        size_t total = (size_t)rcount * (size_t)n;
-        if (in_place) {
-            stmp = aptus_coll_buf(rblk * (size_t)n);
-            if (!stmp)
-                rc = MPI_ERR_NO_MEM;
-            else
-                aptus_dt_pack(rbuf, total, rd, stmp);
-            sp = stmp;
-        } else {
-            rc = aptus_coll_pack_in(sbuf, (size_t)scount * (size_t)n, sd, &sp, &stmp);
-        }
+    int rc;
+    if (c->is_inter) { /* an Alltoallv of equal blocks */
+        size_t *scnt = NULL, *rcnt = NULL;
+        MPI_Aint *sdisp = NULL, *rdisp = NULL;
+        struct coll_blocks SB = { 0 }, RB = { 0 };
+        rc = even_arrays(n, scount, sd->extent, &scnt, &sdisp);
         if (rc == 0)
-            rc = aptus_coll_unpack_prep(rbuf, total, rd, &rp, &rtmp);
+            rc = even_arrays(n, rcount, rd->extent, &rcnt, &rdisp);
         if (rc == 0)
-            rc = aptus_coll_alltoall(sp, rp, rblk, c);
-        aptus_coll_unpack_done(rbuf, total, rd, rtmp, rc);
-        aptus_coll_buf_free(stmp);
-    } else if (rc == 0) {
-        rc = aptus_coll_blocks_init(&SB, n, sbuf, sdisp, scnt, sd, NULL, 1);
+            rc = aptus_coll_blocks_init(&SB, n, sbuf, sdisp, scnt, sd, NULL, 1);
         if (rc == 0)
             rc = aptus_coll_blocks_init(&RB, n, rbuf, rdisp, rcnt, rd, NULL, 0);
         if (rc == 0)
             rc = aptus_coll_alltoallv((const char *const *)SB.ptr, SB.bytes, RB.ptr, RB.bytes, c);
         if (rc == 0)
             aptus_coll_blocks_unpack(&RB, rbuf, rdisp, rcnt, rd, NULL, -1);
+        aptus_coll_blocks_free(&SB);
+        aptus_coll_blocks_free(&RB);
+        arrays_free(&scnt, &sdisp);
+        arrays_free(&rcnt, &rdisp);
+        return fail(c, rc, fn);
     }
-    aptus_coll_blocks_free(&SB);
-    aptus_coll_blocks_free(&RB);
-    free(scnt);
-    free(rcnt);
-    free(sdisp);
-    free(rdisp);
+    if (sblk != rblk)
+        return aptus_error(c, MPI_ERR_TRUNCATE, fn,
+                           "send blocks (%zu bytes) and receive blocks (%zu bytes) differ: the type signatures do not "
+                           "match",
+                           sblk, rblk);
+    /* one packed buffer each way */
+    const char *sp = NULL;
+    char *rp = NULL;
+    void *stmp = NULL, *rtmp = NULL;
+    size_t total = (size_t)rcount * (size_t)n;
+    if (in_place) {
+        stmp = aptus_coll_buf(rblk * (size_t)n);
+        rc = stmp ? 0 : MPI_ERR_NO_MEM;
+        if (stmp)
+            aptus_dt_pack(rbuf, total, rd, stmp);
+        sp = stmp;
+    } else {
+        rc = aptus_coll_pack_in(sbuf, (size_t)scount * (size_t)n, sd, &sp, &stmp);
+    }
+    if (rc == 0)
+        rc = aptus_coll_unpack_prep(rbuf, total, rd, &rp, &rtmp);
+    if (rc == 0)
+        rc = aptus_coll_alltoall(sp, rp, rblk, c);
+    aptus_coll_unpack_done(rbuf, total, rd, rtmp, rc);
+    aptus_coll_buf_free(stmp);
     return fail(c, rc, fn);
 }
 
@@ -838,7 +818,7 @@ static int alltoallvw_any(const char *fn, const void *sbuf, const void *scounts,
         goto out;
     }
     /* receive side */
-    if (n > 0 && (!rtypes || (w && !rtypes))) {
+    if (n > 0 && !rtypes) {
         rc = aptus_error(c, MPI_ERR_ARG, fn, "null receive datatype array");
         goto out;
     }
@@ -925,7 +905,7 @@ int PMPI_Alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MP
 }
 APTUS_ALIAS(Alltoallw_c)
 
-/* ---- Reduce, Allreduce ----------------------------------------------------------------------------------- */
+/* ---- Reduce, Allreduce, Scan, Exscan ------------------------------------------------------------------- */
 
 static int reduce_any(const char *fn, const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op oph,
                       int root, MPI_Comm comm)
@@ -933,16 +913,12 @@ static int reduce_any(const char *fn, const void *sbuf, void *rbuf, MPI_Count co
     GET_COMM(c, comm, fn);
     struct rooted A;
     const struct aptus_dtype *d;
-    const struct aptus_op *op;
     struct coll_rsetup S;
     TRY(rooted_args(c, root, sbuf, &A, fn, "send buffer"));
     int active = A.sends || A.am_root;
     if (!active) /* intercommunicator, MPI_PROC_NULL */
         return fail(c, aptus_coll_inter_reduce(NULL, NULL, 0, NULL, root, c), fn);
-    TRY(count_arg(c, count, fn, "count"));
-    TRY(type_arg(c, datatype, fn, "datatype", &d));
-    TRY(op_arg(c, oph, fn, &op));
-    TRY(rsetup_arg(c, &S, op, datatype, d, (size_t)count, fn));
+    TRY(red_args(c, count, datatype, oph, fn, &d, &S));
     if (A.sends && !A.in_place)
         TRY(buf_arg(c, sbuf, count, d, fn, "send buffer"));
     if (A.am_root) {
@@ -982,20 +958,21 @@ int PMPI_Reduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datat
 }
 APTUS_ALIAS(Reduce_c)
 
+/* Allreduce, Scan and Exscan: every rank's result has count elements. */
+enum red_kind { RED_ALL, RED_SCAN, RED_EXSCAN };
+
 static int allreduce_any(const char *fn, const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype datatype,
-                         MPI_Op oph, MPI_Comm comm)
+                         MPI_Op oph, MPI_Comm comm, enum red_kind kind)
 {
     GET_COMM(c, comm, fn);
     const struct aptus_dtype *d;
-    const struct aptus_op *op;
     struct coll_rsetup S;
     int in_place = sbuf == MPI_IN_PLACE;
-    if (in_place && c->is_inter)
+    if (kind != RED_ALL)
+        TRY(intra_arg(c, fn));
+    else if (in_place && c->is_inter)
         return no_in_place(c, sbuf, fn, "on an intercommunicator");
-    TRY(count_arg(c, count, fn, "count"));
-    TRY(type_arg(c, datatype, fn, "datatype", &d));
-    TRY(op_arg(c, oph, fn, &op));
-    TRY(rsetup_arg(c, &S, op, datatype, d, (size_t)count, fn));
+    TRY(red_args(c, count, datatype, oph, fn, &d, &S));
     if (!in_place) {
         TRY(buf_arg(c, sbuf, count, d, fn, "send buffer"));
         TRY(alias_arg(c, sbuf, rbuf, (size_t)count * d->size, fn));
@@ -1012,27 +989,50 @@ static int allreduce_any(const char *fn, const void *sbuf, void *rbuf, MPI_Count
         w = aptus_coll_rwork(&S, in_place ? rbuf : sbuf, 1, &rc);
     }
     if (rc == 0) {
-        if (c->is_inter)
+        if (kind != RED_ALL)
+            rc = aptus_coll_scan(src, w, S.n, &S.R, c, kind == RED_EXSCAN);
+        else if (c->is_inter)
             rc = aptus_coll_inter_allreduce(src ? src : w, w, S.n, &S.R, c);
         else
             rc = aptus_coll_allreduce(src, w, S.n, &S.R, c);
     }
+    /* MPI_Exscan leaves rank 0's receive buffer alone */
     if (w)
-        rc2 = aptus_coll_rdone(&S, w, rbuf, rc == 0);
+        rc2 = aptus_coll_rdone(&S, w, rbuf, rc == 0 && !(kind == RED_EXSCAN && c->rank == 0));
     return fail(c, rc ? rc : rc2, fn);
 }
 
 int PMPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
-    return allreduce_any("MPI_Allreduce", sendbuf, recvbuf, count, datatype, op, comm);
+    return allreduce_any("MPI_Allreduce", sendbuf, recvbuf, count, datatype, op, comm, RED_ALL);
 }
 APTUS_ALIAS(Allreduce)
 int PMPI_Allreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op,
                      MPI_Comm comm)
 {
-    return allreduce_any("MPI_Allreduce_c", sendbuf, recvbuf, count, datatype, op, comm);
+    return allreduce_any("MPI_Allreduce_c", sendbuf, recvbuf, count, datatype, op, comm, RED_ALL);
 }
 APTUS_ALIAS(Allreduce_c)
+int PMPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+    return allreduce_any("MPI_Scan", sendbuf, recvbuf, count, datatype, op, comm, RED_SCAN);
+}
+APTUS_ALIAS(Scan)
+int PMPI_Scan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+    return allreduce_any("MPI_Scan_c", sendbuf, recvbuf, count, datatype, op, comm, RED_SCAN);
+}
+APTUS_ALIAS(Scan_c)
+int PMPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+    return allreduce_any("MPI_Exscan", sendbuf, recvbuf, count, datatype, op, comm, RED_EXSCAN);
+}
+APTUS_ALIAS(Exscan)
+int PMPI_Exscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+    return allreduce_any("MPI_Exscan_c", sendbuf, recvbuf, count, datatype, op, comm, RED_EXSCAN);
+}
+APTUS_ALIAS(Exscan_c)
 
 /* ---- Reduce_scatter, Reduce_scatter_block ------------------------------------------------------------- */
 
@@ -1144,64 +1144,6 @@ int PMPI_Reduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count re
 }
 APTUS_ALIAS(Reduce_scatter_block_c)
 
-/* ---- Scan, Exscan ------------------------------------------------------------------------------------- */
-
-static int scan_any(const char *fn, const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op oph,
-                    MPI_Comm comm, int exclusive)
-{
-    GET_COMM(c, comm, fn);
-    const struct aptus_dtype *d;
-    const struct aptus_op *op;
-    struct coll_rsetup S;
-    int in_place = sbuf == MPI_IN_PLACE;
-    TRY(intra_arg(c, fn));
-    TRY(count_arg(c, count, fn, "count"));
-    TRY(type_arg(c, datatype, fn, "datatype", &d));
-    TRY(op_arg(c, oph, fn, &op));
-    TRY(rsetup_arg(c, &S, op, datatype, d, (size_t)count, fn));
-    if (!in_place) {
-        TRY(buf_arg(c, sbuf, count, d, fn, "send buffer"));
-        TRY(alias_arg(c, sbuf, rbuf, (size_t)count * d->size, fn));
-    }
-    TRY(buf_arg(c, rbuf, count, d, fn, "receive buffer"));
-    int rc = 0, rc2 = 0;
-    const char *src = NULL;
-    char *w;
-    if (S.direct) {
-        w = (char *)rbuf + S.off;
-        src = in_place ? NULL : (const char *)sbuf + S.off;
-    } else {
-        w = aptus_coll_rwork(&S, in_place ? rbuf : sbuf, 1, &rc);
-    }
-    if (rc == 0)
-        rc = aptus_coll_scan(src, w, S.n, &S.R, c, exclusive);
-    /* MPI_Exscan leaves rank 0's receive buffer alone */
-    if (w)
-        rc2 = aptus_coll_rdone(&S, w, rbuf, rc == 0 && !(exclusive && c->rank == 0));
-    return fail(c, rc ? rc : rc2, fn);
-}
-
-int PMPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
-{
-    return scan_any("MPI_Scan", sendbuf, recvbuf, count, datatype, op, comm, 0);
-}
-APTUS_ALIAS(Scan)
-int PMPI_Scan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
-{
-    return scan_any("MPI_Scan_c", sendbuf, recvbuf, count, datatype, op, comm, 0);
-}
-APTUS_ALIAS(Scan_c)
-int PMPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
-{
-    return scan_any("MPI_Exscan", sendbuf, recvbuf, count, datatype, op, comm, 1);
-}
-APTUS_ALIAS(Exscan)
-int PMPI_Exscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
-{
-    return scan_any("MPI_Exscan_c", sendbuf, recvbuf, count, datatype, op, comm, 1);
-}
-APTUS_ALIAS(Exscan_c)
-
 /* ---- Reduce_local and the op objects ----------------------------------------------------------------- */
 
 static int reduce_local_any(const char *fn, const void *inbuf, void *inoutbuf, MPI_Count count, MPI_Datatype datatype,
@@ -1209,12 +1151,8 @@ static int reduce_local_any(const char *fn, const void *inbuf, void *inoutbuf, M
 {
     API_INIT(fn);
     const struct aptus_dtype *d;
-    const struct aptus_op *op;
     struct coll_rsetup S;
-    TRY(count_arg(NULL, count, fn, "count"));
-    TRY(type_arg(NULL, datatype, fn, "datatype", &d));
-    TRY(op_arg(NULL, oph, fn, &op));
-    TRY(rsetup_arg(NULL, &S, op, datatype, d, (size_t)count, fn));
+    TRY(red_args(NULL, count, datatype, oph, fn, &d, &S));
     TRY(buf_arg(NULL, inbuf, count, d, fn, "input buffer"));
     TRY(buf_arg(NULL, inoutbuf, count, d, fn, "input/output buffer"));
     TRY(alias_arg(NULL, inbuf, inoutbuf, (size_t)count * d->size, fn));

@@ -18,21 +18,26 @@ int aptus_coll_tag(struct aptus_comm *c)
     return (int)(seq * APTUS_COLL_PHASES);
 }
 
-int aptus_coll_isend_on(struct aptus_comm *c, uint16_t ctx, const void *buf, size_t bytes, int dst, int tag,
-                        struct aptus_request **req)
+static int start_on(int kind, struct aptus_comm *c, uint16_t ctx, void *buf, size_t bytes, int peer, int tag,
+                    struct aptus_request **req)
 {
-    struct aptus_request *r = aptus_req_new(APTUS_REQ_SEND);
+    struct aptus_request *r = aptus_req_new(kind);
     *req = NULL;
     if (!r)
         return MPI_ERR_NO_MEM;
-    r->buf = (void *)buf;
+    r->buf = buf;
     r->bytes = bytes;
-    r->peer = dst;
+    r->peer = peer;
     r->tag = tag;
     r->comm = c;
     r->ctx = ctx;
-    r->mode = APTUS_MODE_STANDARD;
-    int rc = aptus_send_start(r);
+    int rc;
+    if (kind == APTUS_REQ_SEND) {
+        r->mode = APTUS_MODE_STANDARD;
+        rc = aptus_send_start(r);
+    } else {
+        rc = aptus_recv_start(r);
+    }
     if (rc) {
         aptus_req_free(r);
         return rc;
@@ -41,26 +46,16 @@ int aptus_coll_isend_on(struct aptus_comm *c, uint16_t ctx, const void *buf, siz
     return 0;
 }
 
+int aptus_coll_isend_on(struct aptus_comm *c, uint16_t ctx, const void *buf, size_t bytes, int dst, int tag,
+                        struct aptus_request **req)
+{
+    return start_on(APTUS_REQ_SEND, c, ctx, (void *)buf, bytes, dst, tag, req);
+}
+
 int aptus_coll_irecv_on(struct aptus_comm *c, uint16_t ctx, void *buf, size_t bytes, int src, int tag,
                         struct aptus_request **req)
 {
-    struct aptus_request *r = aptus_req_new(APTUS_REQ_RECV);
-    *req = NULL;
-    if (!r)
-        return MPI_ERR_NO_MEM;
-    r->buf = buf;
-    r->bytes = bytes;
-    r->peer = src;
-    r->tag = tag;
-    r->comm = c;
-    r->ctx = ctx;
-    int rc = aptus_recv_start(r);
-    if (rc) {
-        aptus_req_free(r);
-        return rc;
-    }
-    *req = r;
-    return 0;
+    return start_on(APTUS_REQ_RECV, c, ctx, buf, bytes, src, tag, req);
 }
 
 int aptus_coll_isend(struct aptus_comm *c, const void *buf, size_t bytes, int dst, int tag, struct aptus_request **req)

@@ -124,6 +124,10 @@ int aptus_coll_reduce_scatter(const void *sbuf, void *rbuf, const size_t *counts
                               struct aptus_comm *c);
 int aptus_coll_scan(const void *sbuf, void *rbuf, size_t n, const struct coll_red *R, struct aptus_comm *c,
                     int exclusive);
+/* Rank 0 (of c) holds sum(counts) reduced elements at W: rank i gets the counts[i] elements of
+ * its block in rbuf (a Scatterv; W is only read at rank 0). */
+int aptus_coll_scatter_elems(const char *W, const size_t *counts, void *rbuf, const struct coll_red *R,
+                             struct aptus_comm *c);
 
 /* ---- user buffers (dtview.c) ------------------------------------------------------------------ */
 

@@ -38,67 +38,45 @@ int aptus_coll_inter_bcast(void *buf, size_t bytes, int root, struct aptus_comm 
     return rc ? rc : aptus_coll_bcast(buf, bytes, 0, c->local_comm, "MPI_Bcast");
 }
 
-int aptus_coll_inter_gatherv(const void *sbuf, size_t sbytes, char *const *rptr, const size_t *bytes, int root,
-                             struct aptus_comm *c)
+/* Gatherv (scatter == 0) and Scatterv: the root has one message with every rank of the remote
+ * group, block i being bytes[i] bytes at ptr[i]; the other group's ranks have one message of
+ * nbytes bytes at buf with the root. */
+static int inter_rooted(struct aptus_comm *c, int scatter, char *const *ptr, const size_t *bytes, void *buf,
+                        size_t nbytes, int root)
 {
     int tag = aptus_coll_tag(c), rc = 0, n = c->npeers;
     if (root == MPI_PROC_NULL)
         return 0;
     if (root != MPI_ROOT)
-        return aptus_coll_send(c, sbuf, sbytes, root, tag);
+        return scatter ? aptus_coll_recv(c, buf, nbytes, root, tag) : aptus_coll_send(c, buf, nbytes, root, tag);
     struct aptus_request **q = calloc((size_t)n, sizeof *q);
     if (!q)
         return MPI_ERR_NO_MEM;
     for (int i = 0; i < n && rc == 0; i++)
-        rc = aptus_coll_irecv(c, rptr[i], bytes[i], i, tag, &q[i]);
+        rc = scatter ? aptus_coll_isend(c, ptr[i], bytes[i], i, tag, &q[i])
+                     : aptus_coll_irecv(c, ptr[i], bytes[i], i, tag, &q[i]);
     int rc2 = aptus_coll_waitall(q, n);
     free(q);
     return rc ? rc : rc2;
+}
+
+int aptus_coll_inter_gatherv(const void *sbuf, size_t sbytes, char *const *rptr, const size_t *bytes, int root,
+                             struct aptus_comm *c)
+{
+    return inter_rooted(c, 0, rptr, bytes, (void *)sbuf, sbytes, root);
 }
 
 int aptus_coll_inter_scatterv(const char *const *sptr, const size_t *bytes, void *rbuf, size_t rbytes, int root,
                               struct aptus_comm *c)
 {
-    int tag = aptus_coll_tag(c), rc = 0, n = c->npeers;
-    if (root == MPI_PROC_NULL)
-        return 0;
-    if (root != MPI_ROOT)
-        return aptus_coll_recv(c, rbuf, rbytes, root, tag);
-    struct aptus_request **q = calloc((size_t)n, sizeof *q);
-    if (!q)
-        return MPI_ERR_NO_MEM;
-    for (int i = 0; i < n && rc == 0; i++)
-        rc = aptus_coll_isend(c, sptr[i], bytes[i], i, tag, &q[i]);
-    int rc2 = aptus_coll_waitall(q, n);
-    free(q);
-    return rc ? rc : rc2;
+    return inter_rooted(c, 1, (char *const *)sptr, bytes, rbuf, rbytes, root);
 }
 
-int aptus_coll_inter_reduce(const void *sbuf, void *rbuf, size_t n, const struct coll_red *R, int root,
-                            struct aptus_comm *c)
-{
-    int tag = aptus_coll_tag(c), rc = 0;
-    size_t bytes = coll_red_span(R, 0, n);
-    if (root == MPI_PROC_NULL)
-        return 0;
-    if (root == MPI_ROOT)
-        return aptus_coll_recv(c, rbuf, bytes, 0, tag);
-    struct aptus_comm *l = c->local_comm;
-    if (!l)
-        return MPI_ERR_COMM;
-    char *tmp = l->rank == 0 ? aptus_coll_red_alloc(R, n) : NULL;
-    if (l->rank == 0 && !tmp)
-        return MPI_ERR_NO_MEM;
-    rc = aptus_coll_reduce(sbuf, tmp, n, R, 0, l);
-    if (rc == 0 && l->rank == 0)
-        rc = aptus_coll_send(c, tmp, bytes, root, tag);
-    aptus_coll_buf_free(tmp);
-    return rc;
-}
-
-/* Each group reduces to its leader, the leaders swap results, each leader broadcasts what it got. */
-static int inter_reduce_swap(const void *sbuf, void *rbuf_leader, size_t n, const struct coll_red *R,
-                             struct aptus_comm *c, int tag)
+/* Each group reduces to its leader (local rank 0), which sends the result to remote rank `dst`
+ * and, when rbuf_leader is not NULL, receives the other group's result there at the same time
+ * (dst is then 0: the leaders swap). */
+static int inter_reduce_leader(const void *sbuf, void *rbuf_leader, size_t n, const struct coll_red *R, int dst,
+                               struct aptus_comm *c, int tag)
 {
     struct aptus_comm *l = c->local_comm;
     size_t bytes = coll_red_span(R, 0, n);
@@ -110,15 +88,27 @@ static int inter_reduce_swap(const void *sbuf, void *rbuf_leader, size_t n, cons
         return MPI_ERR_NO_MEM;
     rc = aptus_coll_reduce(sbuf, tmp, n, R, 0, l);
     if (rc == 0 && l->rank == 0)
-        rc = aptus_coll_sendrecv(c, tmp, bytes, 0, rbuf_leader, bytes, 0, tag);
+        rc = rbuf_leader ? aptus_coll_sendrecv(c, tmp, bytes, dst, rbuf_leader, bytes, dst, tag)
+                         : aptus_coll_send(c, tmp, bytes, dst, tag);
     aptus_coll_buf_free(tmp);
     return rc;
+}
+
+int aptus_coll_inter_reduce(const void *sbuf, void *rbuf, size_t n, const struct coll_red *R, int root,
+                            struct aptus_comm *c)
+{
+    int tag = aptus_coll_tag(c);
+    if (root == MPI_PROC_NULL)
+        return 0;
+    if (root == MPI_ROOT)
+        return aptus_coll_recv(c, rbuf, coll_red_span(R, 0, n), 0, tag);
+    return inter_reduce_leader(sbuf, NULL, n, R, root, c, tag);
 }
 
 int aptus_coll_inter_allreduce(const void *sbuf, void *rbuf, size_t n, const struct coll_red *R, struct aptus_comm *c)
 {
     int tag = aptus_coll_tag(c);
-    int rc = inter_reduce_swap(sbuf ? sbuf : rbuf, rbuf, n, R, c, tag);
+    int rc = inter_reduce_leader(sbuf ? sbuf : rbuf, rbuf, n, R, 0, c, tag);
     return rc ? rc : aptus_coll_bcast(rbuf, coll_red_span(R, 0, n), 0, c->local_comm, "MPI_Allreduce");
 }
 
@@ -129,30 +119,15 @@ int aptus_coll_inter_reduce_scatter(const void *sbuf, void *rbuf, const size_t *
     struct aptus_comm *l = c->local_comm;
     if (!l)
         return MPI_ERR_COMM;
-    int n = l->size;
     size_t total = 0;
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < l->size; i++)
         total += counts[i];
-    size_t *bytes = malloc(sizeof(size_t) * (size_t)n);
-    const char **ptr = malloc(sizeof(char *) * (size_t)n);
     char *res = l->rank == 0 ? aptus_coll_red_alloc(R, total) : NULL;
-    if (!bytes || !ptr || (l->rank == 0 && !res)) {
-        rc = MPI_ERR_NO_MEM;
-        goto out;
-    }
-    rc = inter_reduce_swap(sbuf, res, total, R, c, tag);
-    if (rc == 0) {
-        size_t d = 0;
-        for (int i = 0; i < n; i++) {
-            bytes[i] = coll_red_span(R, d, d + counts[i]);
-            ptr[i] = res ? res + d * R->ext : NULL;
-            d += counts[i];
-        }
-        rc = aptus_coll_scatterv(ptr, bytes, rbuf, bytes[l->rank], 0, l);
-    }
-out:
-    free(bytes);
-    free(ptr);
+    if (l->rank == 0 && !res)
+        return MPI_ERR_NO_MEM;
+    rc = inter_reduce_leader(sbuf, res, total, R, 0, c, tag);
+    if (rc == 0)
+        rc = aptus_coll_scatter_elems(res, counts, rbuf, R, l);
     aptus_coll_buf_free(res);
     return rc;
 }

@@ -460,26 +460,32 @@ int aptus_coll_reduce_scatter(const void *sbuf, void *rbuf, const size_t *counts
         goto out;
     }
     rc = aptus_coll_reduce(src, W, total, R, 0, c);
-    if (rc == 0) {
-        size_t *bytes = malloc(sizeof(size_t) * (size_t)size);
-        const char **ptr = malloc(sizeof(char *) * (size_t)size);
-        if (!bytes || !ptr) {
-            free(bytes);
-            free(ptr);
-            rc = MPI_ERR_NO_MEM;
-            goto out;
-        }
-        for (int i = 0; i < size; i++) {
-            bytes[i] = coll_red_span(R, disp[i], disp[i + 1]);
-            ptr[i] = W ? W + disp[i] * R->ext : NULL;
-        }
-        rc = aptus_coll_scatterv(ptr, bytes, rbuf, bytes[r], 0, c);
-        free(bytes);
-        free(ptr);
-    }
+    if (rc == 0)
+        rc = aptus_coll_scatter_elems(W, counts, rbuf, R, c);
 out:
     aptus_coll_buf_free(W);
     free(disp);
+    return rc;
+}
+
+int aptus_coll_scatter_elems(const char *W, const size_t *counts, void *rbuf, const struct coll_red *R,
+                             struct aptus_comm *c)
+{
+    int n = c->size;
+    size_t *bytes = malloc(sizeof(size_t) * (size_t)n);
+    const char **ptr = malloc(sizeof(char *) * (size_t)n);
+    int rc = MPI_ERR_NO_MEM;
+    if (bytes && ptr) {
+        size_t d = 0;
+        for (int i = 0; i < n; i++) {
+            bytes[i] = coll_red_span(R, d, d + counts[i]);
+            ptr[i] = W ? W + d * R->ext : NULL;
+            d += counts[i];
+        }
+        rc = aptus_coll_scatterv(ptr, bytes, rbuf, bytes[c->rank], 0, c);
+    }
+    free(bytes);
+    free(ptr);
     return rc;
 }
 

@@ -234,58 +234,37 @@ int aptus_op_allowed(int op, MPI_Datatype type, int for_rma)
     }
 }
 
-/* Integer kernels compute SUM and PROD in a wide unsigned type W (wrap-around, never undefined
- * behaviour on overflow) and convert back. */
-#define INT_KERNEL(NAME, T, W)                                                                                         \
+/* Element-wise kernels: inout[i] = in[i] op inout[i] (b = a op b) for the ops a type group
+ * supports; any other op leaves b alone. SUM and PROD compute in a type W: for integers a wide
+ * unsigned type (wrap-around, never undefined behaviour on overflow), else the type itself. */
+#define K_CASE(OP, EXPR)                                                                                               \
+    case OP:                                                                                                           \
+        for (i = 0; i < n; i++)                                                                                        \
+            b[i] = EXPR;                                                                                               \
+        break;
+#define SUM_PROD(T, W) K_CASE(APTUS_OP_SUM, (T)((W)a[i] + (W)b[i])) K_CASE(APTUS_OP_PROD, (T)((W)a[i] * (W)b[i]))
+#define MIN_MAX        K_CASE(APTUS_OP_MIN, a[i] < b[i] ? a[i] : b[i]) K_CASE(APTUS_OP_MAX, a[i] > b[i] ? a[i] : b[i])
+#define LOGICAL(T)                                                                                                     \
+    K_CASE(APTUS_OP_LAND, (T)((a[i] != 0) && (b[i] != 0)))                                                             \
+    K_CASE(APTUS_OP_LOR, (T)((a[i] != 0) || (b[i] != 0)))                                                              \
+    K_CASE(APTUS_OP_LXOR, (T)((a[i] != 0) != (b[i] != 0)))
+#define BITWISE(T)                                                                                                     \
+    K_CASE(APTUS_OP_BAND, (T)(a[i] & b[i]))                                                                            \
+    K_CASE(APTUS_OP_BOR, (T)(a[i] | b[i])) K_CASE(APTUS_OP_BXOR, (T)(a[i] ^ b[i]))
+#define KERNEL(NAME, T, CASES)                                                                                         \
     static void NAME(int op, const void *vin, void *vio, size_t n)                                                     \
     {                                                                                                                  \
         const T *restrict a = vin;                                                                                     \
         T *restrict b = vio;                                                                                           \
         size_t i;                                                                                                      \
         switch (op) {                                                                                                  \
-        case APTUS_OP_SUM:                                                                                             \
-            for (i = 0; i < n; i++)                                                                                    \
-                b[i] = (T)((W)a[i] + (W)b[i]);                                                                         \
-            break;                                                                                                     \
-        case APTUS_OP_PROD:                                                                                            \
-            for (i = 0; i < n; i++)                                                                                    \
-                b[i] = (T)((W)a[i] * (W)b[i]);                                                                         \
-            break;                                                                                                     \
-        case APTUS_OP_MIN:                                                                                             \
-            for (i = 0; i < n; i++)                                                                                    \
-                b[i] = a[i] < b[i] ? a[i] : b[i];                                                                      \
-            break;                                                                                                     \
-        case APTUS_OP_MAX:                                                                                             \
-            for (i = 0; i < n; i++)                                                                                    \
-                b[i] = a[i] > b[i] ? a[i] : b[i];                                                                      \
-            break;                                                                                                     \
-        case APTUS_OP_LAND:                                                                                            \
-            for (i = 0; i < n; i++)                                                                                    \
-                b[i] = (T)((a[i] != 0) && (b[i] != 0));                                                                \
-            break;                                                                                                     \
-        case APTUS_OP_LOR:                                                                                             \
-            for (i = 0; i < n; i++)                                                                                    \
-                b[i] = (T)((a[i] != 0) || (b[i] != 0));                                                                \
-            break;                                                                                                     \
-        case APTUS_OP_LXOR:                                                                                            \
-            for (i = 0; i < n; i++)                                                                                    \
-                b[i] = (T)((a[i] != 0) != (b[i] != 0));                                                                \
-            break;                                                                                                     \
-        case APTUS_OP_BAND:                                                                                            \
-            for (i = 0; i < n; i++)                                                                                    \
-                b[i] = (T)(a[i] & b[i]);                                                                               \
-            break;                                                                                                     \
-        case APTUS_OP_BOR:                                                                                             \
-            for (i = 0; i < n; i++)                                                                                    \
-                b[i] = (T)(a[i] | b[i]);                                                                               \
-            break;                                                                                                     \
-        case APTUS_OP_BXOR:                                                                                            \
-            for (i = 0; i < n; i++)                                                                                    \
-                b[i] = (T)(a[i] ^ b[i]);                                                                               \
-            break;                                                                                                     \
+            CASES                                                                                                      \
         default: break;                                                                                                \
         }                                                                                                              \
     }
+#define INT_KERNEL(NAME, T, W)  KERNEL(NAME, T, SUM_PROD(T, W) MIN_MAX LOGICAL(T) BITWISE(T))
+#define FLOAT_KERNEL(NAME, T)   KERNEL(NAME, T, SUM_PROD(T, T) MIN_MAX)
+#define COMPLEX_KERNEL(NAME, T) KERNEL(NAME, T, SUM_PROD(T, T))
 
 INT_KERNEL(k_i8, int8_t, unsigned)
 INT_KERNEL(k_u8, uint8_t, unsigned)
@@ -296,86 +275,17 @@ INT_KERNEL(k_u32, uint32_t, uint32_t)
 INT_KERNEL(k_i64, int64_t, uint64_t)
 INT_KERNEL(k_u64, uint64_t, uint64_t)
 INT_KERNEL(k_i128, __int128, unsigned __int128)
-
-#define FLOAT_KERNEL(NAME, T)                                                                                          \
-    static void NAME(int op, const void *vin, void *vio, size_t n)                                                     \
-    {                                                                                                                  \
-        const T *restrict a = vin;                                                                                     \
-        T *restrict b = vio;                                                                                           \
-        size_t i;                                                                                                      \
-        switch (op) {                                                                                                  \
-        case APTUS_OP_SUM:                                                                                             \
-            for (i = 0; i < n; i++)                                                                                    \
-                b[i] = a[i] + b[i];                                                                                    \
-            break;                                                                                                     \
-        case APTUS_OP_PROD:                                                                                            \
-            for (i = 0; i < n; i++)                                                                                    \
-                b[i] = a[i] * b[i];                                                                                    \
-            break;                                                                                                     \
-        case APTUS_OP_MIN:                                                                                             \
-            for (i = 0; i < n; i++)                                                                                    \
-                b[i] = a[i] < b[i] ? a[i] : b[i];                                                                      \
-            break;                                                                                                     \
-        case APTUS_OP_MAX:                                                                                             \
-            for (i = 0; i < n; i++)                                                                                    \
-                b[i] = a[i] > b[i] ? a[i] : b[i];                                                                      \
-            break;                                                                                                     \
-        default: break;                                                                                                \
-        }                                                                                                              \
-    }
-
 FLOAT_KERNEL(k_f16, _Float16)
 FLOAT_KERNEL(k_f32, float)
 FLOAT_KERNEL(k_f64, double)
 FLOAT_KERNEL(k_ld, long double)
 FLOAT_KERNEL(k_f128, _Float128)
-
-#define COMPLEX_KERNEL(NAME, T)                                                                                        \
-    static void NAME(int op, const void *vin, void *vio, size_t n)                                                     \
-    {                                                                                                                  \
-        const T *restrict a = vin;                                                                                     \
-        T *restrict b = vio;                                                                                           \
-        size_t i;                                                                                                      \
-        switch (op) {                                                                                                  \
-        case APTUS_OP_SUM:                                                                                             \
-            for (i = 0; i < n; i++)                                                                                    \
-                b[i] = a[i] + b[i];                                                                                    \
-            break;                                                                                                     \
-        case APTUS_OP_PROD:                                                                                            \
-            for (i = 0; i < n; i++)                                                                                    \
-                b[i] = a[i] * b[i];                                                                                    \
-            break;                                                                                                     \
-        default: break;                                                                                                \
-        }                                                                                                              \
-    }
-
 COMPLEX_KERNEL(k_cf16, _Complex _Float16)
 COMPLEX_KERNEL(k_cf32, float _Complex)
 COMPLEX_KERNEL(k_cf64, double _Complex)
 COMPLEX_KERNEL(k_cld, long double _Complex)
 COMPLEX_KERNEL(k_cf128, _Complex _Float128)
-
-static void k_bool(int op, const void *vin, void *vio, size_t n)
-{
-    const bool *restrict a = vin;
-    bool *restrict b = vio;
-    size_t i;
-    switch (op) {
-    case APTUS_OP_LAND:
-        for (i = 0; i < n; i++)
-            b[i] = a[i] && b[i];
-        break;
-    case APTUS_OP_LOR:
-        for (i = 0; i < n; i++)
-            b[i] = a[i] || b[i];
-        break;
-    case APTUS_OP_LXOR:
-        for (i = 0; i < n; i++)
-            b[i] = a[i] != b[i];
-        break;
-    default: break;
-    }
-}
+KERNEL(k_bool, bool, LOGICAL(bool))
 
 /* MINLOC / MAXLOC on (value, index) pairs laid out as the C struct { VT v; IT k; }: the better
  * value wins; on a tie the smaller index. */
@@ -505,7 +415,7 @@ void aptus_op_apply_kernel(int op, const void *in, void *inout, size_t n, int ke
     kernels[kernel](op, in, inout, n);
 }
 
-/* ---- the older interface by basic code ------------------------------------------------------ */
+/* ---- kernels by basic code (datatypes that are not predefined) ------------------------------- */
 
 static int basic_kernel(int b)
 {
@@ -537,36 +447,6 @@ static int basic_kernel(int b)
     case APTUS_B_2DOUBLE: return K_2DOUBLE;
     default: return K_NONE;
     }
-}
-
-int aptus_op_valid(int op, int b)
-{
-    int is_int = b >= APTUS_B_INT8 && b <= APTUS_B_UINT64;
-    int is_float = b == APTUS_B_FLOAT || b == APTUS_B_DOUBLE || b == APTUS_B_LONG_DOUBLE;
-    int is_complex = b >= APTUS_B_C_FLOAT_COMPLEX && b <= APTUS_B_C_LONG_DOUBLE_COMPLEX;
-    int is_pair = b >= APTUS_B_FLOAT_INT && b <= APTUS_B_2DOUBLE;
-    switch (op) {
-    case APTUS_OP_SUM:
-    case APTUS_OP_PROD: return is_int || is_float || is_complex;
-    case APTUS_OP_MIN:
-    case APTUS_OP_MAX: return is_int || is_float;
-    case APTUS_OP_LAND:
-    case APTUS_OP_LOR:
-    case APTUS_OP_LXOR: return is_int || b == APTUS_B_BOOL;
-    case APTUS_OP_BAND:
-    case APTUS_OP_BOR:
-    case APTUS_OP_BXOR: return is_int || b == APTUS_B_BYTE;
-    case APTUS_OP_MINLOC:
-    case APTUS_OP_MAXLOC: return is_pair;
-    case APTUS_OP_REPLACE:
-    case APTUS_OP_NO_OP: return b != APTUS_B_NONE;
-    default: return 0;
-    }
-}
-
-void aptus_op_apply(int op, const void *in, void *inout, size_t n, int basic)
-{
-    aptus_op_apply_kernel(op, in, inout, n, basic_kernel(basic));
 }
 
 /* ---- any op object ------------------------------------------------------------------------ */

@@ -47,11 +47,6 @@ int aptus_op_kernel(MPI_Datatype type);
  * in into inout; MPI_NO_OP leaves inout. */
 void aptus_op_apply_kernel(int op_id, const void *in, void *inout, size_t n, int kernel);
 
-/* Older interface by enum aptus_basic (representation only): kept for callers that only have
- * a basic code; prefer aptus_op_allowed / aptus_op_kernel. */
-int aptus_op_valid(int op_id, int basic);
-void aptus_op_apply(int op_id, const void *in, void *inout, size_t n, int basic);
-
 /* Applies any op object (predefined or user) to n elements of dt, inout = in op inout. For a
  * predefined op, dt_handle must be a predefined datatype (the elements' basic type) or dt
  * must have a basic code; for a user op the user function is called with dt_handle. */

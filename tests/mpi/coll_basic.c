@@ -183,6 +183,22 @@ DEFINE_REDUCE_TEST(double, double)
 DEFINE_REDUCE_TEST(long double, ldouble)
 DEFINE_REDUCE_TEST(bool, cbool)
 
+/* Mode m of the bitwise and MINLOC / MAXLOC tests: 0 Allreduce, 1 Allreduce in place, else
+ * Reduce to root. Returns whether this rank has a result in out. */
+static int reduce_mode(int m, const void *in, void *out, int n, size_t elem, MPI_Datatype dt, MPI_Op op, int root)
+{
+    if (m == 0) {
+        MPI_CHECK(MPI_Allreduce(in, out, n, dt, op, MPI_COMM_WORLD));
+    } else if (m == 1) {
+        memcpy(out, in, elem * (size_t)n);
+        MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, out, n, dt, op, MPI_COMM_WORLD));
+    } else {
+        MPI_CHECK(MPI_Reduce(in, out, n, dt, op, root, MPI_COMM_WORLD));
+        return rank == root;
+    }
+    return 1;
+}
+
 /* Bitwise ops need integer semantics: a separate reference. */
 #define DEFINE_BIT_TEST(T, NAME)                                                                                       \
     static void bits_##NAME(MPI_Datatype dt, const char *tname)                                                        \
@@ -196,17 +212,8 @@ DEFINE_REDUCE_TEST(bool, cbool)
                 for (int i = 0; i < n; i++)                                                                            \
                     in[i] = (T)gen(o, rank, i, 0, 0);                                                                  \
                 for (int m = 0; m < 3; m++) {                                                                          \
-                    int root = (ci + m) % size;                                                                        \
-                    if (m == 0) {                                                                                      \
-                        MPI_CHECK(MPI_Allreduce(in, out, n, dt, mpi_op(o), MPI_COMM_WORLD));                           \
-                    } else if (m == 1) {                                                                               \
-                        memcpy(out, in, sizeof(T) * (size_t)n);                                                        \
-                        MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, out, n, dt, mpi_op(o), MPI_COMM_WORLD));                 \
-                    } else {                                                                                           \
-                        MPI_CHECK(MPI_Reduce(in, out, n, dt, mpi_op(o), root, MPI_COMM_WORLD));                        \
-                        if (rank != root)                                                                              \
-                            continue;                                                                                  \
-                    }                                                                                                  \
+                    if (!reduce_mode(m, in, out, n, sizeof(T), dt, mpi_op(o), (ci + m) % size))                        \
+                        continue;                                                                                      \
                     for (int i = 0; i < n; i++) {                                                                      \
                         unsigned long long acc = (unsigned long long)gen(o, 0, i, 0, 0);                               \
                         for (int r = 1; r < size; r++) {                                                               \
@@ -292,17 +299,8 @@ static void test_reductions(void)
                         in[i].v = (VT)((rank * 3 + i) % 4);                                                            \
                         in[i].loc = ((size - rank) * 10 + i % 5);                                                      \
                     }                                                                                                  \
-                    MPI_Op op = ismax ? MPI_MAXLOC : MPI_MINLOC;                                                       \
-                    if (m == 0) {                                                                                      \
-                        MPI_CHECK(MPI_Allreduce(in, out, n, dt, op, MPI_COMM_WORLD));                                  \
-                    } else if (m == 1) {                                                                               \
-                        memcpy(out, in, sizeof(*in) * (size_t)n);                                                      \
-                        MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, out, n, dt, op, MPI_COMM_WORLD));                        \
-                    } else {                                                                                           \
-                        MPI_CHECK(MPI_Reduce(in, out, n, dt, op, root, MPI_COMM_WORLD));                               \
-                        if (rank != root)                                                                              \
-                            continue;                                                                                  \
-                    }                                                                                                  \
+                    if (!reduce_mode(m, in, out, n, sizeof(*in), dt, ismax ? MPI_MAXLOC : MPI_MINLOC, root))           \
+                        continue;                                                                                      \
                     for (int i = 0; i < n; i++) {                                                                      \
                         VT bv = (VT)((0 * 3 + i) % 4);                                                                 \
                         int bl = size * 10 + i % 5;                                                                    \
