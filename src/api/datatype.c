@@ -49,6 +49,19 @@ static int no_mem(const char *fn)
     return aptus_error(NULL, MPI_ERR_NO_MEM, fn, "out of memory creating the datatype");
 }
 
+/* An attribute copy (MPI_Type_dup) or delete (MPI_Type_free) failed: out of memory, or the
+ * code a user callback returned, which goes to the error handler as it is. */
+static int attr_failed(const char *fn, int rc, const char *which)
+{
+    if (rc == MPI_ERR_NO_MEM)
+        return no_mem(fn);
+    if (aptus_error_class_of(rc) > 0) {
+        aptus_error_invoke(NULL, rc, fn);
+        return rc;
+    }
+    return aptus_error(NULL, MPI_ERR_OTHER, fn, "an attribute %s callback returned %d", which, rc);
+}
+
 /* Hands a new type to the user with its contents; on failure frees it. */
 static int finish(struct aptus_dtype *d, MPI_Datatype *newtype, const char *fn, int combiner, int large, int ni,
                   const int *ints, int na, const MPI_Aint *addrs, int nc, const MPI_Count *counts, int nd,
@@ -331,7 +344,7 @@ static int indexed_large(const char *fn, int combiner, MPI_Count count, const MP
 {
     CTOR_START(fn, count, oldtype, newtype);
     CHK_CONTENTS_FIT(count, fn);
-    if (bls == NULL && (combiner == MPI_COMBINER_INDEXED || combiner == MPI_COMBINER_HINDEXED))
+    if (combiner == MPI_COMBINER_INDEXED || combiner == MPI_COMBINER_HINDEXED)
         CHK_ARRAY(bls, count, "array_of_blocklengths", fn);
     CHK_ARRAY(disps, count, "array_of_displacements", fn);
     struct blocks b = { .n = count, .bl_c = bls, .bl_all = bl_all, .d_c = disps, .old = old };
@@ -339,18 +352,8 @@ static int indexed_large(const char *fn, int combiner, MPI_Count count, const MP
     int rc = check_blocks(&b, fn);
     if (rc)
         return rc;
-    int nc = 0;
-    MPI_Count *c = bls ? counts3(count, count, bls, count, disps, &nc) : NULL;
-    if (!bls) { /* [count, blocklength, disps...] */
-        c = malloc((size_t)(count + 2) * sizeof *c);
-        if (c) {
-            c[0] = count;
-            c[1] = bl_all;
-            for (MPI_Count i = 0; i < count; i++)
-                c[2 + i] = disps[i];
-            nc = (int)count + 2;
-        }
-    }
+    int nc = 0; /* [count, blocklengths or the blocklength, displacements] */
+    MPI_Count *c = bls ? counts3(count, count, bls, count, disps, &nc) : counts3(count, 1, &bl_all, count, disps, &nc);
     if (!c)
         return no_mem(fn);
     rc = finish(make_blocks(&b), newtype, fn, combiner, 1, 0, NULL, 0, NULL, nc, c, 1, &oldtype);
@@ -390,30 +393,43 @@ int PMPI_Type_create_hindexed_block_c(MPI_Count count, MPI_Count blocklength, co
 }
 APTUS_ALIAS(Type_create_hindexed_block_c)
 
-int PMPI_Type_create_struct(int count, const int array_of_blocklengths[], const MPI_Aint array_of_displacements[],
-                            const MPI_Datatype array_of_types[], MPI_Datatype *newtype)
+/* MPI_Type_create_struct with int (bl_i, d_a) or, when `large`, MPI_Count (bl_c, d_c) arrays. */
+static int create_struct(const char *fn, int large, MPI_Count count, const int *bl_i, const MPI_Aint *d_a,
+                         const MPI_Count *bl_c, const MPI_Count *d_c, const MPI_Datatype *types, MPI_Datatype *newtype)
 {
-    const char *fn = "MPI_Type_create_struct";
     API_INIT(fn);
     CHK_NCOUNT(count, "count", fn);
     CHK_CONTENTS_FIT(count, fn);
-    CHK_ARRAY(array_of_blocklengths, count, "array_of_blocklengths", fn);
-    CHK_ARRAY(array_of_displacements, count, "array_of_displacements", fn);
-    CHK_ARRAY(array_of_types, count, "array_of_types", fn);
+    CHK_ARRAY(large ? (const void *)bl_c : (const void *)bl_i, count, "array_of_blocklengths", fn);
+    CHK_ARRAY(large ? (const void *)d_c : (const void *)d_a, count, "array_of_displacements", fn);
+    CHK_ARRAY(types, count, "array_of_types", fn);
     CHK_PTR(newtype, "newtype", fn);
-    struct blocks b = {
-        .n = count, .bl_i = array_of_blocklengths, .d_a = array_of_displacements, .unit = 1, .types = array_of_types
-    };
+    struct blocks b = { .n = count, .bl_i = bl_i, .bl_c = bl_c, .d_a = d_a, .d_c = d_c, .unit = 1, .types = types };
     int rc = check_blocks(&b, fn);
     if (rc)
         return rc;
-    int ni = 0, *ints = ints3(count, count, array_of_blocklengths, 0, NULL, &ni);
-    if (!ints)
-        return no_mem(fn);
-    rc = finish(make_blocks(&b), newtype, fn, MPI_COMBINER_STRUCT, 0, ni, ints, count, array_of_displacements, 0, NULL,
-                count, array_of_types);
-    free(ints);
+    int n = 0, nt = (int)count;
+    if (large) {
+        MPI_Count *c = counts3(count, count, bl_c, count, d_c, &n);
+        if (!c)
+            return no_mem(fn);
+        rc = finish(make_blocks(&b), newtype, fn, MPI_COMBINER_STRUCT, 1, 0, NULL, 0, NULL, n, c, nt, types);
+        free(c);
+    } else {
+        int *ints = ints3(nt, nt, bl_i, 0, NULL, &n);
+        if (!ints)
+            return no_mem(fn);
+        rc = finish(make_blocks(&b), newtype, fn, MPI_COMBINER_STRUCT, 0, n, ints, nt, d_a, 0, NULL, nt, types);
+        free(ints);
+    }
     return rc;
+}
+
+int PMPI_Type_create_struct(int count, const int array_of_blocklengths[], const MPI_Aint array_of_displacements[],
+                            const MPI_Datatype array_of_types[], MPI_Datatype *newtype)
+{
+    return create_struct("MPI_Type_create_struct", 0, count, array_of_blocklengths, array_of_displacements, NULL, NULL,
+                         array_of_types, newtype);
 }
 APTUS_ALIAS(Type_create_struct)
 
@@ -421,28 +437,8 @@ int PMPI_Type_create_struct_c(MPI_Count count, const MPI_Count array_of_blocklen
                               const MPI_Count array_of_displacements[], const MPI_Datatype array_of_types[],
                               MPI_Datatype *newtype)
 {
-    const char *fn = "MPI_Type_create_struct_c";
-    API_INIT(fn);
-    CHK_NCOUNT(count, "count", fn);
-    CHK_CONTENTS_FIT(count, fn);
-    CHK_ARRAY(array_of_blocklengths, count, "array_of_blocklengths", fn);
-    CHK_ARRAY(array_of_displacements, count, "array_of_displacements", fn);
-    CHK_ARRAY(array_of_types, count, "array_of_types", fn);
-    CHK_PTR(newtype, "newtype", fn);
-    struct blocks b = {
-        .n = count, .bl_c = array_of_blocklengths, .d_c = array_of_displacements, .unit = 1, .types = array_of_types
-    };
-    int rc = check_blocks(&b, fn);
-    if (rc)
-        return rc;
-    int nc = 0;
-    MPI_Count *c = counts3(count, count, array_of_blocklengths, count, array_of_displacements, &nc);
-    if (!c)
-        return no_mem(fn);
-    rc = finish(make_blocks(&b), newtype, fn, MPI_COMBINER_STRUCT, 1, 0, NULL, 0, NULL, nc, c, (int)count,
-                array_of_types);
-    free(c);
-    return rc;
+    return create_struct("MPI_Type_create_struct_c", 1, count, NULL, NULL, array_of_blocklengths,
+                         array_of_displacements, array_of_types, newtype);
 }
 APTUS_ALIAS(Type_create_struct_c)
 
@@ -479,41 +475,28 @@ struct run {
     MPI_Count start, len;
 };
 
-/* Builds the type of one more (slower) dimension over `inner` (extent = one index step). */
+/* Builds the type of one more (slower) dimension over `inner` (extent = one index step): a
+ * block of runs[i].len copies of inner at each runs[i].start, resized to the whole dimension. */
 static struct aptus_dtype *dim_type(struct aptus_dtype *inner, const struct run *runs, size_t nruns, MPI_Count gsize)
 {
-    struct aptus_dtype *t;
     MPI_Aint step = inner->extent;
-    if (nruns == 1)
-        t = aptus_dt_new_hvector(1, (size_t)runs[0].len, 0, inner);
-    else {
-        size_t *bls = malloc((nruns ? nruns : 1) * sizeof *bls);
-        MPI_Aint *disps = malloc((nruns ? nruns : 1) * sizeof *disps);
-        struct aptus_dtype **types = malloc((nruns ? nruns : 1) * sizeof *types);
-        t = NULL;
-        if (bls && disps && types) {
-            for (size_t i = 0; i < nruns; i++) {
-                bls[i] = (size_t)runs[i].len;
-                disps[i] = (MPI_Aint)runs[i].start * step;
-                types[i] = inner;
-            }
-            t = aptus_dt_new_struct(nruns, bls, disps, types);
+    size_t *bls = malloc(nruns * sizeof *bls);
+    MPI_Aint *disps = malloc(nruns * sizeof *disps);
+    struct aptus_dtype **types = malloc(nruns * sizeof *types);
+    struct aptus_dtype *t = NULL;
+    if (bls && disps && types) {
+        for (size_t i = 0; i < nruns; i++) {
+            bls[i] = (size_t)runs[i].len;
+            disps[i] = (MPI_Aint)runs[i].start * step;
+            types[i] = inner;
         }
-        free(bls);
-        free(disps);
-        free(types);
+        t = aptus_dt_new_struct(nruns, bls, disps, types);
     }
+    free(bls);
+    free(disps);
+    free(types);
     if (!t)
         return NULL;
-    if (nruns == 1 && runs[0].start) { /* shift the single run to its start */
-        size_t one = 1;
-        MPI_Aint disp = (MPI_Aint)runs[0].start * step;
-        struct aptus_dtype *s = aptus_dt_new_struct(1, &one, &disp, &t);
-        aptus_dtype_release(t);
-        if (!s)
-            return NULL;
-        t = s;
-    }
     struct aptus_dtype *r = aptus_dt_new_resized(t, 0, (MPI_Aint)gsize * step);
     aptus_dtype_release(t);
     return r;
@@ -837,13 +820,7 @@ int PMPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)
     rc = aptus_attr_copy_all(APTUS_ATTR_TYPE, (void *)oldtype, old->attrs, (void *)h, &d->attrs);
     if (rc) {
         aptus_dtype_release(d);
-        if (rc == MPI_ERR_NO_MEM)
-            return no_mem(fn);
-        if (aptus_error_class_of(rc) > 0) {
-            aptus_error_invoke(NULL, rc, fn);
-            return rc;
-        }
-        return aptus_error(NULL, MPI_ERR_OTHER, fn, "an attribute copy callback returned %d", rc);
+        return attr_failed(fn, rc, "copy");
     }
     *newtype = h;
     return MPI_SUCCESS;
@@ -881,16 +858,7 @@ int PMPI_Type_free(MPI_Datatype *datatype)
         rc = aptus_attr_delete_all(APTUS_ATTR_TYPE, (void *)*datatype, &d->attrs);
     aptus_dt_handle_free(d);
     *datatype = MPI_DATATYPE_NULL;
-    if (rc) {
-        if (rc == MPI_ERR_NO_MEM)
-            return no_mem(fn);
-        if (aptus_error_class_of(rc) > 0) {
-            aptus_error_invoke(NULL, rc, fn);
-            return rc;
-        }
-        return aptus_error(NULL, MPI_ERR_OTHER, fn, "an attribute delete callback returned %d", rc);
-    }
-    return MPI_SUCCESS;
+    return rc ? attr_failed(fn, rc, "delete") : MPI_SUCCESS;
 }
 APTUS_ALIAS(Type_free)
 
@@ -906,23 +874,18 @@ int PMPI_Type_size(MPI_Datatype datatype, int *size)
 }
 APTUS_ALIAS(Type_size)
 
-int PMPI_Type_size_c(MPI_Datatype datatype, MPI_Count *size)
-{
-    GET_ANY_DTYPE(d, datatype, "MPI_Type_size_c");
-    CHK_PTR(size, "size", "MPI_Type_size_c");
-    *size = (MPI_Count)d->size;
-    return MPI_SUCCESS;
-}
-APTUS_ALIAS(Type_size_c)
+#define SIZE_COUNT_FN(NAME)                                                                                            \
+    int PMPI_##NAME(MPI_Datatype datatype, MPI_Count *size)                                                            \
+    {                                                                                                                  \
+        GET_ANY_DTYPE(d, datatype, "MPI_" #NAME);                                                                      \
+        CHK_PTR(size, "size", "MPI_" #NAME);                                                                           \
+        *size = (MPI_Count)d->size;                                                                                    \
+        return MPI_SUCCESS;                                                                                            \
+    }                                                                                                                  \
+    APTUS_ALIAS(NAME)
 
-int PMPI_Type_size_x(MPI_Datatype datatype, MPI_Count *size)
-{
-    GET_ANY_DTYPE(d, datatype, "MPI_Type_size_x");
-    CHK_PTR(size, "size", "MPI_Type_size_x");
-    *size = (MPI_Count)d->size;
-    return MPI_SUCCESS;
-}
-APTUS_ALIAS(Type_size_x)
+SIZE_COUNT_FN(Type_size_c)
+SIZE_COUNT_FN(Type_size_x)
 
 #define EXTENT_FN(NAME, T, LB, EXT)                                                                                    \
     int PMPI_##NAME(MPI_Datatype datatype, T *lb, T *extent)                                                           \
@@ -1143,27 +1106,26 @@ static MPI_Datatype real_kind(int p, int r, int cplx)
     return MPI_DATATYPE_NULL;
 }
 
-int PMPI_Type_create_f90_real(int p, int r, MPI_Datatype *newtype)
+static int f90_real_kind(const char *fn, int cplx, int p, int r, MPI_Datatype *newtype)
 {
-    const char *fn = "MPI_Type_create_f90_real";
     if (p == MPI_UNDEFINED && r == MPI_UNDEFINED)
         return aptus_error(NULL, MPI_ERR_ARG, fn, "p and r cannot both be MPI_UNDEFINED");
-    MPI_Datatype b = real_kind(p, r, 0);
+    MPI_Datatype b = real_kind(p, r, cplx);
     if (b == MPI_DATATYPE_NULL)
-        return aptus_error(NULL, MPI_ERR_ARG, fn, "no real type has precision %d and range %d", p, r);
-    return f90_type(MPI_COMBINER_F90_REAL, p, r, b, newtype, fn);
+        return aptus_error(NULL, MPI_ERR_ARG, fn, "no %s type has precision %d and range %d", cplx ? "complex" : "real",
+                           p, r);
+    return f90_type(cplx ? MPI_COMBINER_F90_COMPLEX : MPI_COMBINER_F90_REAL, p, r, b, newtype, fn);
+}
+
+int PMPI_Type_create_f90_real(int p, int r, MPI_Datatype *newtype)
+{
+    return f90_real_kind("MPI_Type_create_f90_real", 0, p, r, newtype);
 }
 APTUS_ALIAS(Type_create_f90_real)
 
 int PMPI_Type_create_f90_complex(int p, int r, MPI_Datatype *newtype)
 {
-    const char *fn = "MPI_Type_create_f90_complex";
-    if (p == MPI_UNDEFINED && r == MPI_UNDEFINED)
-        return aptus_error(NULL, MPI_ERR_ARG, fn, "p and r cannot both be MPI_UNDEFINED");
-    MPI_Datatype b = real_kind(p, r, 1);
-    if (b == MPI_DATATYPE_NULL)
-        return aptus_error(NULL, MPI_ERR_ARG, fn, "no complex type has precision %d and range %d", p, r);
-    return f90_type(MPI_COMBINER_F90_COMPLEX, p, r, b, newtype, fn);
+    return f90_real_kind("MPI_Type_create_f90_complex", 1, p, r, newtype);
 }
 APTUS_ALIAS(Type_create_f90_complex)
 

@@ -8,29 +8,50 @@
 #include "api/check.h"
 #include "core/datatype.h"
 
-/* ---- native ---- */
+/* The engine calls, [external32][unpack]: each copies count elements `from` -> `to`. */
+static void (*const convert[2][2])(const void *from, size_t count, const struct aptus_dtype *dt, void *to) = {
+    { aptus_dt_pack, aptus_dt_unpack },
+    { aptus_dt_ext32_pack, aptus_dt_ext32_unpack },
+};
 
-static int pack_any(const char *fn, const void *inbuf, MPI_Count incount, MPI_Datatype datatype, void *outbuf,
-                    MPI_Count outsize, MPI_Count *position, MPI_Comm comm)
+/* What every pack and unpack call does once its datatype is checked: `packed` is the packed
+ * buffer of `size` bytes (outbuf of a pack, inbuf of an unpack) and *position the offset in it;
+ * `user` holds count elements of d, each `unit` bytes in the packed form. */
+static int transfer(const char *fn, struct aptus_comm *c, int ext, int unpack, const struct aptus_dtype *d, size_t unit,
+                    const void *user, MPI_Count count, const void *packed, MPI_Count size, MPI_Count *position)
 {
-    GET_COMM(c, comm, fn);
-    CHK_COUNT(c, incount, fn);
-    GET_DTYPE(d, datatype, c, fn);
     if (!position)
         return aptus_error(c, MPI_ERR_ARG, fn, "null position argument");
-    if (outsize < 0 || *position < 0 || *position > outsize)
-        return aptus_error(c, MPI_ERR_ARG, fn, "position %lld outside the output buffer of %lld bytes",
-                           (long long)*position, (long long)outsize);
-    size_t need = (size_t)incount * d->size;
-    if (need > (size_t)(outsize - *position))
+    if (size < 0 || *position < 0 || *position > size)
+        return aptus_error(c, MPI_ERR_ARG, fn, "position %lld outside the %s buffer of %lld bytes",
+                           (long long)*position, unpack ? "input" : "output", (long long)size);
+    size_t need = (size_t)count * unit;
+    if (need > (size_t)(size - *position))
         return aptus_error(c, MPI_ERR_TRUNCATE, fn,
-                           "output buffer too small: %zu bytes to pack at position %lld, outsize %lld", need,
-                           (long long)*position, (long long)outsize);
-    CHK_BUF(c, outbuf, need, fn);
-    if (need)
-        aptus_dt_pack(inbuf, (size_t)incount, d, (char *)outbuf + *position);
+                           unpack ? "input buffer too short: %zu bytes to unpack at position %lld, insize %lld"
+                                  : "output buffer too small: %zu bytes to pack at position %lld, outsize %lld",
+                           need, (long long)*position, (long long)size);
+    CHK_BUF(c, packed, need, fn);
+    if (need) {
+        const char *at = (const char *)packed + *position;
+        if (unpack)
+            convert[ext][1](at, (size_t)count, d, (void *)user);
+        else
+            convert[ext][0](user, (size_t)count, d, (void *)at);
+    }
     *position += (MPI_Count)need;
     return MPI_SUCCESS;
+}
+
+/* ---- native ---- */
+
+static int native(const char *fn, int unpack, const void *user, MPI_Count count, MPI_Datatype datatype,
+                  const void *packed, MPI_Count size, MPI_Count *position, MPI_Comm comm)
+{
+    GET_COMM(c, comm, fn);
+    CHK_COUNT(c, count, fn);
+    GET_DTYPE(d, datatype, c, fn);
+    return transfer(fn, c, 0, unpack, d, d->size, user, count, packed, size, position);
 }
 
 int PMPI_Pack(const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf, int outsize, int *position,
@@ -39,7 +60,7 @@ int PMPI_Pack(const void *inbuf, int incount, MPI_Datatype datatype, void *outbu
     if (!position)
         return aptus_error(NULL, MPI_ERR_ARG, "MPI_Pack", "null position argument");
     MPI_Count pos = *position;
-    int rc = pack_any("MPI_Pack", inbuf, incount, datatype, outbuf, outsize, &pos, comm);
+    int rc = native("MPI_Pack", 0, inbuf, incount, datatype, outbuf, outsize, &pos, comm);
     if (rc == MPI_SUCCESS)
         *position = (int)pos;
     return rc;
@@ -49,32 +70,9 @@ APTUS_ALIAS(Pack)
 int PMPI_Pack_c(const void *inbuf, MPI_Count incount, MPI_Datatype datatype, void *outbuf, MPI_Count outsize,
                 MPI_Count *position, MPI_Comm comm)
 {
-    return pack_any("MPI_Pack_c", inbuf, incount, datatype, outbuf, outsize, position, comm);
+    return native("MPI_Pack_c", 0, inbuf, incount, datatype, outbuf, outsize, position, comm);
 }
 APTUS_ALIAS(Pack_c)
-
-static int unpack_any(const char *fn, const void *inbuf, MPI_Count insize, MPI_Count *position, void *outbuf,
-                      MPI_Count outcount, MPI_Datatype datatype, MPI_Comm comm)
-{
-    GET_COMM(c, comm, fn);
-    CHK_COUNT(c, outcount, fn);
-    GET_DTYPE(d, datatype, c, fn);
-    if (!position)
-        return aptus_error(c, MPI_ERR_ARG, fn, "null position argument");
-    if (insize < 0 || *position < 0 || *position > insize)
-        return aptus_error(c, MPI_ERR_ARG, fn, "position %lld outside the input buffer of %lld bytes",
-                           (long long)*position, (long long)insize);
-    size_t need = (size_t)outcount * d->size;
-    if (need > (size_t)(insize - *position))
-        return aptus_error(c, MPI_ERR_TRUNCATE, fn,
-                           "input buffer too short: %zu bytes to unpack at position %lld, insize %lld", need,
-                           (long long)*position, (long long)insize);
-    CHK_BUF(c, inbuf, need, fn);
-    if (need)
-        aptus_dt_unpack((const char *)inbuf + *position, (size_t)outcount, d, outbuf);
-    *position += (MPI_Count)need;
-    return MPI_SUCCESS;
-}
 
 int PMPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf, int outcount, MPI_Datatype datatype,
                 MPI_Comm comm)
@@ -82,7 +80,7 @@ int PMPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf, int 
     if (!position)
         return aptus_error(NULL, MPI_ERR_ARG, "MPI_Unpack", "null position argument");
     MPI_Count pos = *position;
-    int rc = unpack_any("MPI_Unpack", inbuf, insize, &pos, outbuf, outcount, datatype, comm);
+    int rc = native("MPI_Unpack", 1, outbuf, outcount, datatype, inbuf, insize, &pos, comm);
     if (rc == MPI_SUCCESS)
         *position = (int)pos;
     return rc;
@@ -92,7 +90,7 @@ APTUS_ALIAS(Unpack)
 int PMPI_Unpack_c(const void *inbuf, MPI_Count insize, MPI_Count *position, void *outbuf, MPI_Count outcount,
                   MPI_Datatype datatype, MPI_Comm comm)
 {
-    return unpack_any("MPI_Unpack_c", inbuf, insize, position, outbuf, outcount, datatype, comm);
+    return native("MPI_Unpack_c", 1, outbuf, outcount, datatype, inbuf, insize, position, comm);
 }
 APTUS_ALIAS(Unpack_c)
 
@@ -112,11 +110,9 @@ static int pack_size(const char *fn, MPI_Count incount, MPI_Datatype datatype, M
 int PMPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int *size)
 {
     MPI_Count n = 0;
-    int rc = pack_size("MPI_Pack_size", incount, datatype, comm, &n);
+    int rc = pack_size("MPI_Pack_size", incount, datatype, comm, size ? &n : NULL);
     if (rc)
         return rc;
-    if (!size)
-        return aptus_error(NULL, MPI_ERR_ARG, "MPI_Pack_size", "null size argument");
     if (n > INT_MAX)
         return aptus_error(aptus_comm_get(comm), MPI_ERR_COUNT, "MPI_Pack_size",
                            "%lld bytes do not fit in an int (use MPI_Pack_size_c)", (long long)n);
@@ -156,29 +152,15 @@ static int check_ext(const char *fn, const char *datarep, MPI_Count count, MPI_D
     return MPI_SUCCESS;
 }
 
-static int pack_ext(const char *fn, const char *datarep, const void *inbuf, MPI_Count incount, MPI_Datatype datatype,
-                    void *outbuf, MPI_Count outsize, MPI_Count *position)
+static int external(const char *fn, int unpack, const char *datarep, const void *user, MPI_Count count,
+                    MPI_Datatype datatype, const void *packed, MPI_Count size, MPI_Count *position)
 {
     struct aptus_dtype *d;
     size_t es;
-    int rc = check_ext(fn, datarep, incount, datatype, &d, &es, 1);
+    int rc = check_ext(fn, datarep, count, datatype, &d, &es, 1);
     if (rc)
         return rc;
-    if (!position)
-        return aptus_error(NULL, MPI_ERR_ARG, fn, "null position argument");
-    if (outsize < 0 || *position < 0 || *position > outsize)
-        return aptus_error(NULL, MPI_ERR_ARG, fn, "position %lld outside the output buffer of %lld bytes",
-                           (long long)*position, (long long)outsize);
-    size_t need = (size_t)incount * es;
-    if (need > (size_t)(outsize - *position))
-        return aptus_error(NULL, MPI_ERR_TRUNCATE, fn,
-                           "output buffer too small: %zu bytes to pack at position %lld, outsize %lld", need,
-                           (long long)*position, (long long)outsize);
-    CHK_BUF(NULL, outbuf, need, fn);
-    if (need)
-        aptus_dt_ext32_pack(inbuf, (size_t)incount, d, (char *)outbuf + *position);
-    *position += (MPI_Count)need;
-    return MPI_SUCCESS;
+    return transfer(fn, NULL, 1, unpack, d, es, user, count, packed, size, position);
 }
 
 int PMPI_Pack_external(const char datarep[], const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf,
@@ -187,7 +169,7 @@ int PMPI_Pack_external(const char datarep[], const void *inbuf, int incount, MPI
     if (!position)
         return aptus_error(NULL, MPI_ERR_ARG, "MPI_Pack_external", "null position argument");
     MPI_Count pos = *position;
-    int rc = pack_ext("MPI_Pack_external", datarep, inbuf, incount, datatype, outbuf, outsize, &pos);
+    int rc = external("MPI_Pack_external", 0, datarep, inbuf, incount, datatype, outbuf, outsize, &pos);
     if (rc == MPI_SUCCESS)
         *position = (MPI_Aint)pos;
     return rc;
@@ -197,34 +179,9 @@ APTUS_ALIAS(Pack_external)
 int PMPI_Pack_external_c(const char datarep[], const void *inbuf, MPI_Count incount, MPI_Datatype datatype,
                          void *outbuf, MPI_Count outsize, MPI_Count *position)
 {
-    return pack_ext("MPI_Pack_external_c", datarep, inbuf, incount, datatype, outbuf, outsize, position);
+    return external("MPI_Pack_external_c", 0, datarep, inbuf, incount, datatype, outbuf, outsize, position);
 }
 APTUS_ALIAS(Pack_external_c)
-
-static int unpack_ext(const char *fn, const char *datarep, const void *inbuf, MPI_Count insize, MPI_Count *position,
-                      void *outbuf, MPI_Count outcount, MPI_Datatype datatype)
-{
-    struct aptus_dtype *d;
-    size_t es;
-    int rc = check_ext(fn, datarep, outcount, datatype, &d, &es, 1);
-    if (rc)
-        return rc;
-    if (!position)
-        return aptus_error(NULL, MPI_ERR_ARG, fn, "null position argument");
-    if (insize < 0 || *position < 0 || *position > insize)
-        return aptus_error(NULL, MPI_ERR_ARG, fn, "position %lld outside the input buffer of %lld bytes",
-                           (long long)*position, (long long)insize);
-    size_t need = (size_t)outcount * es;
-    if (need > (size_t)(insize - *position))
-        return aptus_error(NULL, MPI_ERR_TRUNCATE, fn,
-                           "input buffer too short: %zu bytes to unpack at position %lld, insize %lld", need,
-                           (long long)*position, (long long)insize);
-    CHK_BUF(NULL, inbuf, need, fn);
-    if (need)
-        aptus_dt_ext32_unpack((const char *)inbuf + *position, (size_t)outcount, d, outbuf);
-    *position += (MPI_Count)need;
-    return MPI_SUCCESS;
-}
 
 int PMPI_Unpack_external(const char datarep[], const void *inbuf, MPI_Aint insize, MPI_Aint *position, void *outbuf,
                          int outcount, MPI_Datatype datatype)
@@ -232,7 +189,7 @@ int PMPI_Unpack_external(const char datarep[], const void *inbuf, MPI_Aint insiz
     if (!position)
         return aptus_error(NULL, MPI_ERR_ARG, "MPI_Unpack_external", "null position argument");
     MPI_Count pos = *position;
-    int rc = unpack_ext("MPI_Unpack_external", datarep, inbuf, insize, &pos, outbuf, outcount, datatype);
+    int rc = external("MPI_Unpack_external", 1, datarep, outbuf, outcount, datatype, inbuf, insize, &pos);
     if (rc == MPI_SUCCESS)
         *position = (MPI_Aint)pos;
     return rc;
@@ -242,28 +199,12 @@ APTUS_ALIAS(Unpack_external)
 int PMPI_Unpack_external_c(const char datarep[], const void *inbuf, MPI_Count insize, MPI_Count *position, void *outbuf,
                            MPI_Count outcount, MPI_Datatype datatype)
 {
-    return unpack_ext("MPI_Unpack_external_c", datarep, inbuf, insize, position, outbuf, outcount, datatype);
+    return external("MPI_Unpack_external_c", 1, datarep, outbuf, outcount, datatype, inbuf, insize, position);
 }
 APTUS_ALIAS(Unpack_external_c)
 
-int PMPI_Pack_external_size(const char datarep[], int incount, MPI_Datatype datatype, MPI_Aint *size)
+static int ext_size(const char *fn, const char *datarep, MPI_Count incount, MPI_Datatype datatype, MPI_Count *size)
 {
-    const char *fn = "MPI_Pack_external_size";
-    struct aptus_dtype *d;
-    size_t es;
-    int rc = check_ext(fn, datarep, incount, datatype, &d, &es, 0);
-    if (rc)
-        return rc;
-    if (!size)
-        return aptus_error(NULL, MPI_ERR_ARG, fn, "null size argument");
-    *size = (MPI_Aint)((size_t)incount * es);
-    return MPI_SUCCESS;
-}
-APTUS_ALIAS(Pack_external_size)
-
-int PMPI_Pack_external_size_c(const char datarep[], MPI_Count incount, MPI_Datatype datatype, MPI_Count *size)
-{
-    const char *fn = "MPI_Pack_external_size_c";
     struct aptus_dtype *d;
     size_t es;
     int rc = check_ext(fn, datarep, incount, datatype, &d, &es, 0);
@@ -273,5 +214,20 @@ int PMPI_Pack_external_size_c(const char datarep[], MPI_Count incount, MPI_Datat
         return aptus_error(NULL, MPI_ERR_ARG, fn, "null size argument");
     *size = (MPI_Count)((size_t)incount * es);
     return MPI_SUCCESS;
+}
+
+int PMPI_Pack_external_size(const char datarep[], int incount, MPI_Datatype datatype, MPI_Aint *size)
+{
+    MPI_Count n = 0;
+    int rc = ext_size("MPI_Pack_external_size", datarep, incount, datatype, size ? &n : NULL);
+    if (rc == MPI_SUCCESS)
+        *size = (MPI_Aint)n;
+    return rc;
+}
+APTUS_ALIAS(Pack_external_size)
+
+int PMPI_Pack_external_size_c(const char datarep[], MPI_Count incount, MPI_Datatype datatype, MPI_Count *size)
+{
+    return ext_size("MPI_Pack_external_size_c", datarep, incount, datatype, size);
 }
 APTUS_ALIAS(Pack_external_size_c)

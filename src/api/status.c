@@ -6,7 +6,10 @@
 #include "core/datatype.h"
 #include "pt2pt/pt2pt.h"
 
-static int count_of(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count, const char *fn)
+/* MPI_Get_count (elements = 0): whole elements of datatype in the received bytes, and
+ * MPI_Get_elements (elements = 1): basic elements (the pair types such as MPI_2INT hold two
+ * each); MPI_UNDEFINED when the data ends inside an element (a basic element). */
+static int count_of(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count, int elements, const char *fn)
 {
     if (!status || status == MPI_STATUS_IGNORE)
         return aptus_error(NULL, MPI_ERR_ARG, fn, "status must not be NULL or MPI_STATUS_IGNORE");
@@ -16,66 +19,54 @@ static int count_of(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *
     if (!d)
         return aptus_error(NULL, MPI_ERR_TYPE, fn, "invalid datatype");
     size_t bytes = aptus_status_bytes(status); /* packed bytes: count * size */
-    if (d->size == 0)
-        *count = 0;
+    MPI_Count n;
+    if (elements)
+        n = aptus_dt_elements(d, bytes);
+    else if (d->size == 0)
+        n = 0;
     else
-        *count = bytes % d->size ? MPI_UNDEFINED : (MPI_Count)(bytes / d->size);
+        n = bytes % d->size ? -1 : (MPI_Count)(bytes / d->size);
+    *count = n < 0 ? MPI_UNDEFINED : n;
     return MPI_SUCCESS;
+}
+
+/* The int forms: MPI_UNDEFINED when the count does not fit. */
+static int count_of_int(const MPI_Status *status, MPI_Datatype datatype, int *count, int elements, const char *fn)
+{
+    MPI_Count n = 0;
+    int rc = count_of(status, datatype, count ? &n : NULL, elements, fn);
+    if (rc == MPI_SUCCESS)
+        *count = n > INT_MAX ? MPI_UNDEFINED : (int)n;
+    return rc;
 }
 
 int PMPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count)
 {
-    MPI_Count n = 0;
-    int rc = count_of(status, datatype, &n, "MPI_Get_count");
-    if (rc)
-        return rc;
-    *count = n > INT_MAX ? MPI_UNDEFINED : (int)n;
-    return MPI_SUCCESS;
+    return count_of_int(status, datatype, count, 0, "MPI_Get_count");
 }
 APTUS_ALIAS(Get_count)
 
 int PMPI_Get_count_c(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count)
 {
-    return count_of(status, datatype, count, "MPI_Get_count_c");
+    return count_of(status, datatype, count, 0, "MPI_Get_count_c");
 }
 APTUS_ALIAS(Get_count_c)
 
-/* Basic elements (the pair types such as MPI_2INT hold two each) in the received bytes;
- * MPI_UNDEFINED when the data ends inside a basic element. */
-static int elements_of(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count, const char *fn)
-{
-    if (!status || status == MPI_STATUS_IGNORE)
-        return aptus_error(NULL, MPI_ERR_ARG, fn, "status must not be NULL or MPI_STATUS_IGNORE");
-    if (!count)
-        return aptus_error(NULL, MPI_ERR_ARG, fn, "null count argument");
-    struct aptus_dtype *d = aptus_dtype_get(datatype);
-    if (!d)
-        return aptus_error(NULL, MPI_ERR_TYPE, fn, "invalid datatype");
-    MPI_Count n = aptus_dt_elements(d, aptus_status_bytes(status));
-    *count = n < 0 ? MPI_UNDEFINED : n;
-    return MPI_SUCCESS;
-}
-
 int PMPI_Get_elements(const MPI_Status *status, MPI_Datatype datatype, int *count)
 {
-    MPI_Count n = 0;
-    int rc = elements_of(status, datatype, &n, "MPI_Get_elements");
-    if (rc)
-        return rc;
-    *count = n > INT_MAX ? MPI_UNDEFINED : (int)n;
-    return MPI_SUCCESS;
+    return count_of_int(status, datatype, count, 1, "MPI_Get_elements");
 }
 APTUS_ALIAS(Get_elements)
 
 int PMPI_Get_elements_c(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count)
 {
-    return elements_of(status, datatype, count, "MPI_Get_elements_c");
+    return count_of(status, datatype, count, 1, "MPI_Get_elements_c");
 }
 APTUS_ALIAS(Get_elements_c)
 
 int PMPI_Get_elements_x(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count)
 {
-    return elements_of(status, datatype, count, "MPI_Get_elements_x");
+    return count_of(status, datatype, count, 1, "MPI_Get_elements_x");
 }
 APTUS_ALIAS(Get_elements_x)
 

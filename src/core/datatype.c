@@ -142,7 +142,6 @@ struct aptus_dt_priv {
     int markers;       /* bounds were set explicitly (resized) somewhere in the type */
     size_t ext32_size; /* bytes of one element in external32 (0 when a type has none) */
     int ext32_ok;      /* every basic type has an external32 form */
-    int map_oom;       /* building the map failed for lack of memory */
     size_t pair_first; /* pair types: bytes of the first member */
     int handles;       /* references held by the user: the constructor's, MPI_Type_get_contents' */
 
@@ -564,7 +563,6 @@ int aptus_dt_flatten(struct aptus_dtype *d)
     size_t *pos = l.oom ? NULL : malloc((l.n + 1) * sizeof *pos);
     if (!pos) {
         free(l.v);
-        p->map_oom = 1;
         return MPI_ERR_NO_MEM;
     }
     if (l.n == 0) {
@@ -645,11 +643,6 @@ int aptus_dt_handle_free(struct aptus_dtype *dt)
     dt->priv->handles--;
     aptus_dtype_release(dt);
     return 0;
-}
-
-int aptus_dt_markers(const struct aptus_dtype *dt)
-{
-    return dt->priv->markers;
 }
 
 /* The parts of a derived type for walks over its structure (external32). */

@@ -106,8 +106,6 @@ int aptus_dt_set_contents(struct aptus_dtype *dt, int combiner, int large, int n
 void aptus_dt_handle_out(struct aptus_dtype *dt);
 int aptus_dt_handle_free(struct aptus_dtype *dt);
 int aptus_dt_handles(const struct aptus_dtype *dt);
-/* Bounds set explicitly (MPI_Type_create_resized) somewhere in the type. */
-int aptus_dt_markers(const struct aptus_dtype *dt);
 
 /* The structure of a type, for walks over its basic elements: returns 0 for a predefined
  * type; 1 for `count` blocks of (*bl, or 1 when bl is NULL) copies of old, block i at

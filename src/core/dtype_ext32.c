@@ -67,7 +67,7 @@ static int comps(MPI_Datatype h, struct comp c[2])
     case (uintptr_t)MPI_UINT8_T:
     case (uintptr_t)MPI_C_BOOL:
     case (uintptr_t)MPI_CXX_BOOL:
-    case (uintptr_t)MPI_LOGICAL1: ONE(C_UINT, sizeof(_Bool) == 1 ? 1 : sizeof(_Bool), 1);
+    case (uintptr_t)MPI_LOGICAL1: ONE(C_UINT, sizeof(_Bool), 1);
     case (uintptr_t)MPI_WCHAR: ONE(C_UINT, sizeof(wchar_t), 2);
     case (uintptr_t)MPI_SHORT:
     case (uintptr_t)MPI_INT16_T:
@@ -151,19 +151,21 @@ static uint64_t load_be(const unsigned char *in, size_t n)
     return v;
 }
 
-static uint64_t load_native(const unsigned char *p, size_t n, int is_signed)
+/* The low bytes of a value in memory (n = 1, 2, 4 or 8); external32 sizes are never larger
+ * than the memory ones, so no sign extension is needed here. */
+static uint64_t load_native(const unsigned char *p, size_t n)
 {
     switch (n) {
-    case 1: return is_signed ? (uint64_t)(int64_t) * (const int8_t *)p : *p;
+    case 1: return *p;
     case 2: {
         uint16_t v;
         memcpy(&v, p, 2);
-        return is_signed ? (uint64_t)(int64_t)(int16_t)v : v;
+        return v;
     }
     case 4: {
         uint32_t v;
         memcpy(&v, p, 4);
-        return is_signed ? (uint64_t)(int64_t)(int32_t)v : v;
+        return v;
     }
     default: {
         uint64_t v;
@@ -258,19 +260,21 @@ static void ld_from_ext(const unsigned char *in, unsigned char *mem)
 #endif
 }
 
-static unsigned char *comp_pack(const struct comp *c, const unsigned char *mem, unsigned char *out)
+/* One basic value: memory -> external32. Integers and IEEE floating point are the same bits,
+ * byte-swapped (and cut to the external32 size); C_FLOAT differs from C_UINT in name only. */
+static void comp_pack(const struct comp *c, const unsigned char *mem, unsigned char *out)
 {
     switch (c->kind) {
     case C_BYTES: memcpy(out, mem, c->mem); break;
     case C_INT:
-    case C_UINT: store_be(out, load_native(mem, c->mem, c->kind == C_INT), c->ext); break;
-    case C_FLOAT: store_be(out, load_native(mem, c->mem, 0), c->ext); break;
+    case C_UINT:
+    case C_FLOAT: store_be(out, load_native(mem, c->mem), c->ext); break;
     case C_LDOUBLE: ld_to_ext(mem, out); break;
     }
-    return out + c->ext;
 }
 
-static const unsigned char *comp_unpack(const struct comp *c, const unsigned char *in, unsigned char *mem)
+/* One basic value: external32 -> memory (signed integers are sign-extended). */
+static void comp_unpack(const struct comp *c, const unsigned char *in, unsigned char *mem)
 {
     switch (c->kind) {
     case C_BYTES: memcpy(mem, in, c->mem); break;
@@ -285,71 +289,55 @@ static const unsigned char *comp_unpack(const struct comp *c, const unsigned cha
     case C_FLOAT: store_native(mem, c->mem, load_be(in, c->ext)); break;
     case C_LDOUBLE: ld_from_ext(in, mem); break;
     }
-    return in + c->ext;
 }
 
 /* ---- walks over the structure of a type ---- */
 
-static void pack_rec(const struct aptus_dtype *dt, uintptr_t base, unsigned char **out)
+/* Converts every basic value of one element of dt at base, in type-map order, between memory
+ * and the external32 stream at *ext (to external32, or back when `unpack`). */
+static void walk(const struct aptus_dtype *dt, uintptr_t base, unsigned char **ext, int unpack)
 {
     struct aptus_dt_parts p;
     switch (aptus_dt_parts(dt, &p)) {
     case 0: {
         struct comp c[2];
         int n = comps(dt->reduce_type, c); /* a predefined type's reduce type is itself */
-        for (int i = 0; i < n; i++)
-            *out = comp_pack(&c[i], (const unsigned char *)(base + c[i].off), *out);
+        for (int i = 0; i < n; i++) {
+            unsigned char *mem = (unsigned char *)(base + c[i].off);
+            if (unpack)
+                comp_unpack(&c[i], *ext, mem);
+            else
+                comp_pack(&c[i], mem, *ext);
+            *ext += c[i].ext;
+        }
         return;
     }
     case 1: {
         size_t bl = p.bl ? *p.bl : 1;
         for (size_t i = 0; i < p.count; i++)
             for (size_t k = 0; k < bl; k++)
-                pack_rec(p.old, base + (uintptr_t)((MPI_Aint)i * p.stride + (MPI_Aint)k * p.old->extent), out);
+                walk(p.old, base + (uintptr_t)((MPI_Aint)i * p.stride + (MPI_Aint)k * p.old->extent), ext, unpack);
         return;
     }
     default:
         for (size_t j = 0; j < p.n; j++)
             for (size_t k = 0; k < p.bl[j]; k++)
-                pack_rec(p.types[j], base + (uintptr_t)(p.disps[j] + (MPI_Aint)k * p.types[j]->extent), out);
+                walk(p.types[j], base + (uintptr_t)(p.disps[j] + (MPI_Aint)k * p.types[j]->extent), ext, unpack);
     }
 }
 
-static void unpack_rec(const struct aptus_dtype *dt, uintptr_t base, const unsigned char **in)
+static void walk_all(const struct aptus_dtype *dt, size_t count, const void *buf, unsigned char *ext, int unpack)
 {
-    struct aptus_dt_parts p;
-    switch (aptus_dt_parts(dt, &p)) {
-    case 0: {
-        struct comp c[2];
-        int n = comps(dt->reduce_type, c);
-        for (int i = 0; i < n; i++)
-            *in = comp_unpack(&c[i], *in, (unsigned char *)(base + c[i].off));
-        return;
-    }
-    case 1: {
-        size_t bl = p.bl ? *p.bl : 1;
-        for (size_t i = 0; i < p.count; i++)
-            for (size_t k = 0; k < bl; k++)
-                unpack_rec(p.old, base + (uintptr_t)((MPI_Aint)i * p.stride + (MPI_Aint)k * p.old->extent), in);
-        return;
-    }
-    default:
-        for (size_t j = 0; j < p.n; j++)
-            for (size_t k = 0; k < p.bl[j]; k++)
-                unpack_rec(p.types[j], base + (uintptr_t)(p.disps[j] + (MPI_Aint)k * p.types[j]->extent), in);
-    }
+    for (size_t e = 0; e < count; e++)
+        walk(dt, (uintptr_t)buf + (uintptr_t)((MPI_Aint)e * dt->extent), &ext, unpack);
 }
 
 void aptus_dt_ext32_pack(const void *buf, size_t count, const struct aptus_dtype *dt, void *out)
 {
-    unsigned char *o = out;
-    for (size_t e = 0; e < count; e++)
-        pack_rec(dt, (uintptr_t)buf + (uintptr_t)((MPI_Aint)e * dt->extent), &o);
+    walk_all(dt, count, buf, out, 0);
 }
 
 void aptus_dt_ext32_unpack(const void *in, size_t count, const struct aptus_dtype *dt, void *buf)
 {
-    const unsigned char *i = in;
-    for (size_t e = 0; e < count; e++)
-        unpack_rec(dt, (uintptr_t)buf + (uintptr_t)((MPI_Aint)e * dt->extent), &i);
+    walk_all(dt, count, buf, (unsigned char *)in, 1);
 }

@@ -341,6 +341,8 @@ int main(int argc, char **argv)
         MPI_CHECK(MPI_Type_create_f90_complex(15, MPI_UNDEFINED, &t));
         MPI_CHECK(MPI_Type_size(t, &s));
         CHECK(s == 16, "f90 complex p=15 has size %d", s);
+        MPI_CHECK(MPI_Type_get_envelope(t, &gi, &ga, &gd, &gc));
+        CHECK(gc == MPI_COMBINER_F90_COMPLEX && gi == 2, "f90 complex envelope");
         /* usable in communication without commit */
         double d[2] = { 1.5, -2.5 }, r[2] = { 0, 0 };
         MPI_CHECK(MPI_Sendrecv(d, 1, t, 0, 5, r, 1, t, 0, 5, MPI_COMM_SELF, MPI_STATUS_IGNORE));
@@ -425,6 +427,9 @@ int main(int argc, char **argv)
     if (!mtest_known_bug("f90_errclass")) { /* MPICH 4.0 raises MPI_ERR_OTHER */
         CHECK_ERRCLASS(MPI_Type_create_f90_integer(40, &t), MPI_ERR_ARG, "f90 integer r=40");
         CHECK_ERRCLASS(MPI_Type_create_f90_real(40, MPI_UNDEFINED, &t), MPI_ERR_ARG, "f90 real p=40");
+        CHECK_ERRCLASS(MPI_Type_create_f90_complex(40, MPI_UNDEFINED, &t), MPI_ERR_ARG, "f90 complex p=40");
+        CHECK_ERRCLASS(MPI_Type_create_f90_complex(MPI_UNDEFINED, MPI_UNDEFINED, &t), MPI_ERR_ARG,
+                       "f90 complex with p and r MPI_UNDEFINED");
     }
     CHECK_ERRCLASS(MPI_Type_match_size(MPI_TYPECLASS_INTEGER, 3, &t), MPI_ERR_ARG, "match_size integer 3");
     /* a second free of a handle whose object a containing type keeps alive */

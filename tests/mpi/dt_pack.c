@@ -192,9 +192,17 @@ int main(int argc, char **argv)
             pos = 0;
             int rc = MPI_Pack(d, 1, v, buf, 40, &pos, MPI_COMM_WORLD);
             CHECK(rc != MPI_SUCCESS, "MPI_Pack into a 40-byte buffer succeeded (needs 48)");
+            CHECK(pos == 0, "a failed MPI_Pack moved the position to %d", pos);
             upos = 0;
             rc = MPI_Unpack(buf, 40, &upos, back, 1, v, MPI_COMM_WORLD);
             CHECK(rc != MPI_SUCCESS, "MPI_Unpack from a 40-byte buffer succeeded (needs 48)");
+            CHECK(upos == 0, "a failed MPI_Unpack moved the position to %d", upos);
+            pos = 41;
+            CHECK_ERRCLASS(MPI_Pack(d, 1, MPI_DOUBLE, buf, 40, &pos, MPI_COMM_WORLD), MPI_ERR_ARG,
+                           "MPI_Pack at a position past outsize");
+            MPI_Count cupos = 0;
+            CHECK_ERRCLASS(MPI_Unpack_c(buf, 40, &cupos, back, 1, v, MPI_COMM_WORLD), MPI_ERR_TRUNCATE,
+                           "MPI_Unpack_c from a 40-byte buffer");
         }
         MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
         MPI_CHECK(MPI_Type_free(&v));
@@ -327,6 +335,11 @@ int main(int argc, char **argv)
             pos = 0;
             int rc = MPI_Pack_external("external32", vi, 3, MPI_INT, buf, 8, &pos);
             CHECK(rc != MPI_SUCCESS, "Pack_external of 12 bytes into 8 succeeded");
+            CHECK(pos == 0, "a failed Pack_external moved the position to %ld", (long)pos);
+            upos = 0;
+            CHECK_ERRCLASS(MPI_Unpack_external("external32", buf, 8, &upos, vi, 3, MPI_INT), MPI_ERR_TRUNCATE,
+                           "Unpack_external of 12 bytes from 8");
+            CHECK(upos == 0, "a failed Unpack_external moved the position to %ld", (long)upos);
         }
         MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
         MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_ARE_FATAL);
@@ -363,6 +376,15 @@ int main(int argc, char **argv)
         CHECK(nc == 7, "Get_elements_x = %lld", (long long)nc);
         MPI_CHECK(MPI_Get_elements_c(&st, c3, &nc));
         CHECK(nc == 7, "Get_elements_c = %lld", (long long)nc);
+        MPI_CHECK(MPI_Get_count_c(&st, c3, &nc));
+        CHECK(nc == MPI_UNDEFINED, "Get_count_c(contiguous 3 ints) = %lld on 7 ints", (long long)nc);
+        /* a null count is an error, not a crash */
+        MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+        CHECK(MPI_Get_count(&st, MPI_INT, NULL) != MPI_SUCCESS, "Get_count with a null count succeeded");
+        CHECK(MPI_Get_elements(&st, MPI_INT, NULL) != MPI_SUCCESS, "Get_elements with a null count succeeded");
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+        MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_ARE_FATAL);
         /* 4 + 8 + 4 bytes as struct {int, double}: one whole (2 elements) and an int */
         MPI_CHECK(MPI_Isend(sbuf, 16, MPI_BYTE, 0, 2, MPI_COMM_SELF, &rq));
         MPI_CHECK(MPI_Recv(rbuf, 256, MPI_BYTE, 0, 2, MPI_COMM_SELF, &st));
