@@ -42,19 +42,6 @@ static int check_keyval(struct aptus_comm *c, int kind, int keyval, int predef_o
     return why ? aptus_error(c, MPI_ERR_KEYVAL, fn, "keyval %d %s", keyval, why) : MPI_SUCCESS;
 }
 
-/* A set or delete failed: either our own problem (MPI_ERR_NO_MEM) or the code a user delete
- * callback returned, which goes to the error handler as it is. */
-static int callback_failed(struct aptus_comm *c, int rc, const char *fn)
-{
-    if (rc == MPI_ERR_NO_MEM)
-        return aptus_error(c, MPI_ERR_NO_MEM, fn, "out of memory");
-    if (aptus_error_class_of(rc) > 0) {
-        aptus_error_invoke(c, rc, fn);
-        return rc;
-    }
-    return aptus_error(c, MPI_ERR_OTHER, fn, "the attribute delete callback returned %d", rc);
-}
-
 /* ---- keyvals ---- */
 
 static int create_keyval(int kind, void (*copy)(void), void (*del)(void), int *keyval, void *extra, const char *fn)
@@ -74,11 +61,9 @@ static int free_keyval(int kind, int *keyval, const char *fn)
     int k = *keyval;
     if (is_comm_predef_key(k) || is_win_predef_key(k))
         return aptus_error(NULL, MPI_ERR_KEYVAL, fn, "keyval %d is predefined and cannot be freed", k);
-    if (k == MPI_KEYVAL_INVALID)
-        return aptus_error(NULL, MPI_ERR_KEYVAL, fn, "MPI_KEYVAL_INVALID is not a valid keyval");
-    const char *why = aptus_keyval_problem(kind, k);
-    if (why)
-        return aptus_error(NULL, MPI_ERR_KEYVAL, fn, "keyval %d %s", k, why);
+    int rc = check_keyval(NULL, kind, k, 0, fn);
+    if (rc)
+        return rc;
     aptus_keyval_free(kind, k);
     *keyval = MPI_KEYVAL_INVALID;
     return MPI_SUCCESS;
@@ -165,45 +150,60 @@ static int *predef_value(int keyval)
     }
 }
 
-static int comm_set(MPI_Comm comm, int keyval, void *value, const char *fn)
+/* Set, get and delete on the attribute list `list` of the object with handle h (c: the
+ * communicator errors are raised on, NULL for datatypes). */
+static int set_attr(struct aptus_comm *c, int kind, void *h, struct aptus_attr **list, int keyval, void *value,
+                    const char *fn)
 {
-    GET_COMM(c, comm, fn);
-    int rc = check_keyval(c, APTUS_ATTR_COMM, keyval, 0, fn);
+    int rc = check_keyval(c, kind, keyval, 0, fn);
     if (rc)
         return rc;
-    rc = aptus_attr_set(APTUS_ATTR_COMM, (void *)c->handle, &c->attrs, keyval, value);
-    return rc ? callback_failed(c, rc, fn) : MPI_SUCCESS;
+    rc = aptus_attr_set(kind, h, list, keyval, value);
+    return rc ? aptus_error_callback(c, rc, fn, "the attribute delete callback") : MPI_SUCCESS;
 }
 
-static int comm_get(MPI_Comm comm, int keyval, void *value, int *flag, const char *fn)
+static int get_attr(struct aptus_comm *c, int kind, struct aptus_attr *list, int keyval, void *value, int *flag,
+                    const char *fn)
 {
-    GET_COMM(c, comm, fn);
     if (!value || !flag)
         return aptus_error(c, MPI_ERR_ARG, fn, "null %s argument", value ? "flag" : "attribute_val");
-    int rc = check_keyval(c, APTUS_ATTR_COMM, keyval, 1, fn);
+    int rc = check_keyval(c, kind, keyval, kind == APTUS_ATTR_COMM, fn);
     if (rc)
         return rc;
-    int *p = predef_value(keyval);
+    int *p = kind == APTUS_ATTR_COMM ? predef_value(keyval) : NULL;
     if (p) {
         *(int **)value = p;
         *flag = 1;
         return MPI_SUCCESS;
     }
-    void *v = NULL;
-    aptus_attr_get(c->attrs, keyval, &v, flag);
-    if (*flag)
-        *(void **)value = v;
-    return MPI_SUCCESS;
+    return aptus_attr_get(list, keyval, (void **)value, flag);
+}
+
+static int delete_attr(struct aptus_comm *c, int kind, void *h, struct aptus_attr **list, int keyval, const char *fn)
+{
+    int rc = check_keyval(c, kind, keyval, 0, fn);
+    if (rc)
+        return rc;
+    rc = aptus_attr_delete(kind, h, list, keyval);
+    return rc ? aptus_error_callback(c, rc, fn, "the attribute delete callback") : MPI_SUCCESS;
+}
+
+static int comm_set(MPI_Comm comm, int keyval, void *value, const char *fn)
+{
+    GET_COMM(c, comm, fn);
+    return set_attr(c, APTUS_ATTR_COMM, (void *)c->handle, &c->attrs, keyval, value, fn);
+}
+
+static int comm_get(MPI_Comm comm, int keyval, void *value, int *flag, const char *fn)
+{
+    GET_COMM(c, comm, fn);
+    return get_attr(c, APTUS_ATTR_COMM, c->attrs, keyval, value, flag, fn);
 }
 
 static int comm_delete(MPI_Comm comm, int keyval, const char *fn)
 {
     GET_COMM(c, comm, fn);
-    int rc = check_keyval(c, APTUS_ATTR_COMM, keyval, 0, fn);
-    if (rc)
-        return rc;
-    rc = aptus_attr_delete(APTUS_ATTR_COMM, (void *)c->handle, &c->attrs, keyval);
-    return rc ? callback_failed(c, rc, fn) : MPI_SUCCESS;
+    return delete_attr(c, APTUS_ATTR_COMM, (void *)c->handle, &c->attrs, keyval, fn);
 }
 
 int PMPI_Comm_set_attr(MPI_Comm comm, int keyval, void *attribute_val)
@@ -255,38 +255,20 @@ APTUS_ALIAS(Attr_delete)
 int PMPI_Type_set_attr(MPI_Datatype datatype, int keyval, void *attribute_val)
 {
     GET_ATTR_DTYPE(d, datatype, "MPI_Type_set_attr");
-    int rc = check_keyval(NULL, APTUS_ATTR_TYPE, keyval, 0, "MPI_Type_set_attr");
-    if (rc)
-        return rc;
-    rc = aptus_attr_set(APTUS_ATTR_TYPE, (void *)datatype, &d->attrs, keyval, attribute_val);
-    return rc ? callback_failed(NULL, rc, "MPI_Type_set_attr") : MPI_SUCCESS;
+    return set_attr(NULL, APTUS_ATTR_TYPE, (void *)datatype, &d->attrs, keyval, attribute_val, "MPI_Type_set_attr");
 }
 APTUS_ALIAS(Type_set_attr)
 
 int PMPI_Type_get_attr(MPI_Datatype datatype, int keyval, void *attribute_val, int *flag)
 {
     GET_ATTR_DTYPE(d, datatype, "MPI_Type_get_attr");
-    if (!attribute_val || !flag)
-        return aptus_error(NULL, MPI_ERR_ARG, "MPI_Type_get_attr", "null %s argument",
-                           attribute_val ? "flag" : "attribute_val");
-    int rc = check_keyval(NULL, APTUS_ATTR_TYPE, keyval, 0, "MPI_Type_get_attr");
-    if (rc)
-        return rc;
-    void *v = NULL;
-    aptus_attr_get(d->attrs, keyval, &v, flag);
-    if (*flag)
-        *(void **)attribute_val = v;
-    return MPI_SUCCESS;
+    return get_attr(NULL, APTUS_ATTR_TYPE, d->attrs, keyval, attribute_val, flag, "MPI_Type_get_attr");
 }
 APTUS_ALIAS(Type_get_attr)
 
 int PMPI_Type_delete_attr(MPI_Datatype datatype, int keyval)
 {
     GET_ATTR_DTYPE(d, datatype, "MPI_Type_delete_attr");
-    int rc = check_keyval(NULL, APTUS_ATTR_TYPE, keyval, 0, "MPI_Type_delete_attr");
-    if (rc)
-        return rc;
-    rc = aptus_attr_delete(APTUS_ATTR_TYPE, (void *)datatype, &d->attrs, keyval);
-    return rc ? callback_failed(NULL, rc, "MPI_Type_delete_attr") : MPI_SUCCESS;
+    return delete_attr(NULL, APTUS_ATTR_TYPE, (void *)datatype, &d->attrs, keyval, "MPI_Type_delete_attr");
 }
 APTUS_ALIAS(Type_delete_attr)

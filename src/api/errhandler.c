@@ -3,17 +3,49 @@
 
 #include "api/check.h"
 
-static struct aptus_errhandler *errh_new(enum aptus_errh_obj obj)
+/* MPI_<Kind>_create_errhandler: `user_fn` is the user's function of the type for `obj`. */
+static int errh_create(enum aptus_errh_obj obj, void (*user_fn)(void), MPI_Errhandler *errhandler, const char *fn)
 {
+    if (!user_fn || !errhandler)
+        return aptus_error(NULL, MPI_ERR_ARG, fn, "null %s argument", user_fn ? "errhandler" : "function");
     struct aptus_errhandler *e = calloc(1, sizeof *e);
-    if (e) {
-        e->magic = APTUS_MAGIC_ERRH;
-        e->kind = APTUS_ERRH_USER;
-        e->refcount = 1;
-        e->obj = obj;
+    if (!e)
+        return aptus_error(NULL, MPI_ERR_NO_MEM, fn, "out of memory");
+    e->magic = APTUS_MAGIC_ERRH;
+    e->kind = APTUS_ERRH_USER;
+    e->refcount = 1;
+    e->obj = obj;
+    switch (obj) {
+    case APTUS_ERRH_FOR_COMM: e->comm_fn = (MPI_Comm_errhandler_function *)user_fn; break;
+    case APTUS_ERRH_FOR_FILE: e->file_fn = (MPI_File_errhandler_function *)user_fn; break;
+    case APTUS_ERRH_FOR_WIN: e->win_fn = (MPI_Win_errhandler_function *)user_fn; break;
+    case APTUS_ERRH_FOR_SESSION: e->session_fn = (MPI_Session_errhandler_function *)user_fn; break;
     }
-    return e;
+    *errhandler = (MPI_Errhandler)e;
+    return MPI_SUCCESS;
 }
+
+/* Attaches e where *slot held another handler (each holder keeps a reference). */
+static void errh_attach(struct aptus_errhandler **slot, struct aptus_errhandler *e)
+{
+    e->refcount++;
+    struct aptus_errhandler *old = *slot;
+    *slot = e;
+    aptus_errh_release(old);
+}
+
+/* A new reference to e, as the handle MPI_<Kind>_get_errhandler returns. */
+static MPI_Errhandler errh_ref(struct aptus_errhandler *e)
+{
+    e->refcount++;
+    return aptus_errh_handle(e);
+}
+
+/* There is no MPI-IO yet: MPI_FILE_NULL is the only file handle. */
+#define CHK_FILE_NULL(f, FN)                                                                                           \
+    if ((f) != MPI_FILE_NULL)                                                                                          \
+    return aptus_error(NULL, MPI_ERR_FILE, FN,                                                                         \
+                       "invalid file handle (MPI-IO is not implemented: only MPI_FILE_NULL exists)")
 
 static const char *obj_name(enum aptus_errh_obj obj)
 {
@@ -50,15 +82,7 @@ static struct aptus_errhandler *errh_arg(MPI_Errhandler h, enum aptus_errh_obj o
 int PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function *fn, MPI_Errhandler *errhandler)
 {
     API_INIT("MPI_Comm_create_errhandler");
-    if (!fn || !errhandler)
-        return aptus_error(NULL, MPI_ERR_ARG, "MPI_Comm_create_errhandler", "null %s argument",
-                           fn ? "errhandler" : "function");
-    struct aptus_errhandler *e = errh_new(APTUS_ERRH_FOR_COMM);
-    if (!e)
-        return aptus_error(NULL, MPI_ERR_NO_MEM, "MPI_Comm_create_errhandler", "out of memory");
-    e->comm_fn = fn;
-    *errhandler = (MPI_Errhandler)e;
-    return MPI_SUCCESS;
+    return errh_create(APTUS_ERRH_FOR_COMM, (void (*)(void))fn, errhandler, "MPI_Comm_create_errhandler");
 }
 APTUS_ALIAS(Comm_create_errhandler)
 
@@ -69,10 +93,7 @@ int PMPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler)
     struct aptus_errhandler *e = errh_arg(errhandler, APTUS_ERRH_FOR_COMM, c, "MPI_Comm_set_errhandler", &rc);
     if (!e)
         return rc;
-    e->refcount++;
-    struct aptus_errhandler *old = c->errh;
-    c->errh = e;
-    aptus_errh_release(old);
+    errh_attach(&c->errh, e);
     return MPI_SUCCESS;
 }
 APTUS_ALIAS(Comm_set_errhandler)
@@ -82,8 +103,7 @@ int PMPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler)
     GET_COMM(c, comm, "MPI_Comm_get_errhandler");
     if (!errhandler)
         return aptus_error(c, MPI_ERR_ARG, "MPI_Comm_get_errhandler", "null errhandler argument");
-    c->errh->refcount++;
-    *errhandler = aptus_errh_handle(c->errh);
+    *errhandler = errh_ref(c->errh);
     return MPI_SUCCESS;
 }
 APTUS_ALIAS(Comm_get_errhandler)
@@ -122,32 +142,19 @@ APTUS_ALIAS(Errhandler_free)
 int PMPI_File_create_errhandler(MPI_File_errhandler_function *fn, MPI_Errhandler *errhandler)
 {
     API_INIT("MPI_File_create_errhandler");
-    if (!fn || !errhandler)
-        return aptus_error(NULL, MPI_ERR_ARG, "MPI_File_create_errhandler", "null %s argument",
-                           fn ? "errhandler" : "function");
-    struct aptus_errhandler *e = errh_new(APTUS_ERRH_FOR_FILE);
-    if (!e)
-        return aptus_error(NULL, MPI_ERR_NO_MEM, "MPI_File_create_errhandler", "out of memory");
-    e->file_fn = fn;
-    *errhandler = (MPI_Errhandler)e;
-    return MPI_SUCCESS;
+    return errh_create(APTUS_ERRH_FOR_FILE, (void (*)(void))fn, errhandler, "MPI_File_create_errhandler");
 }
 APTUS_ALIAS(File_create_errhandler)
 
 int PMPI_File_set_errhandler(MPI_File file, MPI_Errhandler errhandler)
 {
     API_INIT("MPI_File_set_errhandler");
-    if (file != MPI_FILE_NULL)
-        return aptus_error(NULL, MPI_ERR_FILE, "MPI_File_set_errhandler",
-                           "invalid file handle (MPI-IO is not implemented: only MPI_FILE_NULL exists)");
+    CHK_FILE_NULL(file, "MPI_File_set_errhandler");
     int rc;
     struct aptus_errhandler *e = errh_arg(errhandler, APTUS_ERRH_FOR_FILE, NULL, "MPI_File_set_errhandler", &rc);
     if (!e)
         return rc;
-    e->refcount++;
-    struct aptus_errhandler *old = aptus_file_default_errh;
-    aptus_file_default_errh = e;
-    aptus_errh_release(old);
+    errh_attach(&aptus_file_default_errh, e);
     return MPI_SUCCESS;
 }
 APTUS_ALIAS(File_set_errhandler)
@@ -155,13 +162,10 @@ APTUS_ALIAS(File_set_errhandler)
 int PMPI_File_get_errhandler(MPI_File file, MPI_Errhandler *errhandler)
 {
     API_INIT("MPI_File_get_errhandler");
-    if (file != MPI_FILE_NULL)
-        return aptus_error(NULL, MPI_ERR_FILE, "MPI_File_get_errhandler",
-                           "invalid file handle (MPI-IO is not implemented: only MPI_FILE_NULL exists)");
+    CHK_FILE_NULL(file, "MPI_File_get_errhandler");
     if (!errhandler)
         return aptus_error(NULL, MPI_ERR_ARG, "MPI_File_get_errhandler", "null errhandler argument");
-    aptus_file_default_errh->refcount++;
-    *errhandler = aptus_errh_handle(aptus_file_default_errh);
+    *errhandler = errh_ref(aptus_file_default_errh);
     return MPI_SUCCESS;
 }
 APTUS_ALIAS(File_get_errhandler)
@@ -172,30 +176,14 @@ APTUS_ALIAS(File_get_errhandler)
 int PMPI_Win_create_errhandler(MPI_Win_errhandler_function *fn, MPI_Errhandler *errhandler)
 {
     API_INIT("MPI_Win_create_errhandler");
-    if (!fn || !errhandler)
-        return aptus_error(NULL, MPI_ERR_ARG, "MPI_Win_create_errhandler", "null %s argument",
-                           fn ? "errhandler" : "function");
-    struct aptus_errhandler *e = errh_new(APTUS_ERRH_FOR_WIN);
-    if (!e)
-        return aptus_error(NULL, MPI_ERR_NO_MEM, "MPI_Win_create_errhandler", "out of memory");
-    e->win_fn = fn;
-    *errhandler = (MPI_Errhandler)e;
-    return MPI_SUCCESS;
+    return errh_create(APTUS_ERRH_FOR_WIN, (void (*)(void))fn, errhandler, "MPI_Win_create_errhandler");
 }
 APTUS_ALIAS(Win_create_errhandler)
 
 int PMPI_Session_create_errhandler(MPI_Session_errhandler_function *fn, MPI_Errhandler *errhandler)
 {
     /* May be called at any time (MPI 4.1, table 9). */
-    if (!fn || !errhandler)
-        return aptus_error(NULL, MPI_ERR_ARG, "MPI_Session_create_errhandler", "null %s argument",
-                           fn ? "errhandler" : "function");
-    struct aptus_errhandler *e = errh_new(APTUS_ERRH_FOR_SESSION);
-    if (!e)
-        return aptus_error(NULL, MPI_ERR_NO_MEM, "MPI_Session_create_errhandler", "out of memory");
-    e->session_fn = fn;
-    *errhandler = (MPI_Errhandler)e;
-    return MPI_SUCCESS;
+    return errh_create(APTUS_ERRH_FOR_SESSION, (void (*)(void))fn, errhandler, "MPI_Session_create_errhandler");
 }
 APTUS_ALIAS(Session_create_errhandler)
 
@@ -278,19 +266,10 @@ APTUS_ALIAS(Remove_error_string)
 int PMPI_File_call_errhandler(MPI_File fh, int errorcode)
 {
     API_INIT("MPI_File_call_errhandler");
-    if (fh != MPI_FILE_NULL)
-        return aptus_error(NULL, MPI_ERR_FILE, "MPI_File_call_errhandler",
-                           "invalid file handle (MPI-IO is not implemented: only MPI_FILE_NULL exists)");
+    CHK_FILE_NULL(fh, "MPI_File_call_errhandler");
     if (aptus_error_class_of(errorcode) < 0)
         return aptus_error(NULL, MPI_ERR_ARG, "MPI_File_call_errhandler", "%d is not a valid error code", errorcode);
-    struct aptus_errhandler *e = aptus_file_default_errh;
-    if (e->kind == APTUS_ERRH_FATAL || e->kind == APTUS_ERRH_ABORT)
-        aptus_error_fatal(errorcode, "MPI_File_call_errhandler");
-    if (e->kind == APTUS_ERRH_USER && e->file_fn) {
-        MPI_File h = fh;
-        int c = errorcode;
-        e->file_fn(&h, &c);
-    }
+    aptus_errh_invoke(aptus_file_default_errh, (void *)fh, errorcode, "MPI_File_call_errhandler");
     return MPI_SUCCESS;
 }
 APTUS_ALIAS(File_call_errhandler)

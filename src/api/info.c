@@ -28,6 +28,16 @@
     if ((i)->predefined)                                                                                               \
     return aptus_error(NULL, MPI_ERR_INFO, FN, "MPI_INFO_ENV cannot be changed")
 
+/* Copies at most max characters of v to buf, null-terminated. */
+static void copy_value(char *buf, const char *v, size_t max)
+{
+    size_t n = strlen(v);
+    if (n > max)
+        n = max;
+    memcpy(buf, v, n);
+    buf[n] = 0;
+}
+
 int PMPI_Info_create(MPI_Info *info)
 {
     if (!info)
@@ -119,14 +129,8 @@ int PMPI_Info_get(MPI_Info info, const char *key, int valuelen, char *value, int
         return aptus_error(NULL, MPI_ERR_ARG, "MPI_Info_get", "null %s argument", flag ? "value" : "flag");
     const char *v = aptus_info_lookup(i, key);
     *flag = v != NULL;
-    if (v && value) {
-        /* At most valuelen characters, plus the terminating null (the buffer has valuelen + 1). */
-        size_t n = strlen(v);
-        if (n > (size_t)valuelen)
-            n = (size_t)valuelen;
-        memcpy(value, v, n);
-        value[n] = 0;
-    }
+    if (v && value) /* at most valuelen characters, plus the null (the buffer has valuelen + 1) */
+        copy_value(value, v, (size_t)valuelen);
     return MPI_SUCCESS;
 }
 APTUS_ALIAS(Info_get)
@@ -146,13 +150,9 @@ int PMPI_Info_get_string(MPI_Info info, const char *key, int *buflen, char *valu
     if (!v)
         return MPI_SUCCESS;
     /* Copies what fits (always null-terminated); returns the full size with the null. */
-    size_t n = strlen(v);
-    if (*buflen > 0) {
-        size_t m = n < (size_t)*buflen - 1 ? n : (size_t)*buflen - 1;
-        memcpy(value, v, m);
-        value[m] = 0;
-    }
-    *buflen = (int)n + 1;
+    if (*buflen > 0)
+        copy_value(value, v, (size_t)*buflen - 1);
+    *buflen = (int)strlen(v) + 1;
     return MPI_SUCCESS;
 }
 APTUS_ALIAS(Info_get_string)
@@ -212,18 +212,19 @@ int PMPI_Abi_get_info(MPI_Info *info)
 {
     if (!info)
         return aptus_error(NULL, MPI_ERR_ARG, "MPI_Abi_get_info", "null info argument");
+    static const struct {
+        const char *key;
+        size_t size;
+    } sizes[] = { { "mpi_aint_size", sizeof(MPI_Aint) },
+                  { "mpi_count_size", sizeof(MPI_Count) },
+                  { "mpi_offset_size", sizeof(MPI_Offset) } };
     struct aptus_info *i = aptus_info_new();
-    char v[8];
     int rc = i ? MPI_SUCCESS : MPI_ERR_NO_MEM;
-    snprintf(v, sizeof v, "%zu", sizeof(MPI_Aint));
-    if (!rc)
-        rc = aptus_info_set(i, "mpi_aint_size", v);
-    snprintf(v, sizeof v, "%zu", sizeof(MPI_Count));
-    if (!rc)
-        rc = aptus_info_set(i, "mpi_count_size", v);
-    snprintf(v, sizeof v, "%zu", sizeof(MPI_Offset));
-    if (!rc)
-        rc = aptus_info_set(i, "mpi_offset_size", v);
+    for (size_t k = 0; !rc && k < sizeof sizes / sizeof *sizes; k++) {
+        char v[8];
+        snprintf(v, sizeof v, "%zu", sizes[k].size);
+        rc = aptus_info_set(i, sizes[k].key, v);
+    }
     if (rc) {
         aptus_info_destroy(i);
         return aptus_error(NULL, MPI_ERR_NO_MEM, "MPI_Abi_get_info", "out of memory");

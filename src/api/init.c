@@ -46,8 +46,7 @@ int PMPI_Finalize(void)
     /* MPI_COMM_SELF's attributes are deleted first, as if it were freed (MPI 4.1, 11.2.2). */
     int arc = aptus_attr_delete_all(APTUS_ATTR_COMM, MPI_COMM_SELF, &aptus_comm_self_obj.attrs);
     if (arc)
-        aptus_error(NULL, aptus_error_class_of(arc) > 0 ? aptus_error_class_of(arc) : MPI_ERR_OTHER, "MPI_Finalize",
-                    "an attribute delete callback of MPI_COMM_SELF returned error code %d", arc);
+        aptus_error_callback(NULL, arc, "MPI_Finalize", "an attribute delete callback of MPI_COMM_SELF");
     int rc = aptus_runtime_finalize();
     return rc ? aptus_error(NULL, rc, "MPI_Finalize", "finalization failed") : MPI_SUCCESS;
 }

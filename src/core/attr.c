@@ -30,6 +30,13 @@ static struct aptus_keyval *kv_lookup(int keyval)
     return keyvals[keyval - APTUS_KEYVAL_FIRST];
 }
 
+/* The keyval if it is a live (not freed) user keyval of `kind`, else NULL. */
+static struct aptus_keyval *kv_live(int kind, int keyval)
+{
+    struct aptus_keyval *k = kv_lookup(keyval);
+    return k && !k->freed && k->kind == kind ? k : NULL;
+}
+
 static void kv_release(int keyval)
 {
     struct aptus_keyval *k = kv_lookup(keyval);
@@ -64,12 +71,6 @@ int aptus_keyval_create(int kind, void (*copy)(void), void (*del)(void), void *e
     return MPI_SUCCESS;
 }
 
-int aptus_keyval_check(int kind, int keyval)
-{
-    struct aptus_keyval *k = kv_lookup(keyval);
-    return k && !k->freed && k->kind == kind ? MPI_SUCCESS : MPI_ERR_KEYVAL;
-}
-
 const char *aptus_keyval_problem(int kind, int keyval)
 {
     static const char *const for_kind[] = { "", "is a communicator keyval", "is a datatype keyval",
@@ -86,10 +87,10 @@ const char *aptus_keyval_problem(int kind, int keyval)
 
 int aptus_keyval_free(int kind, int keyval)
 {
-    int rc = aptus_keyval_check(kind, keyval);
-    if (rc)
-        return rc;
-    kv_lookup(keyval)->freed = 1;
+    struct aptus_keyval *k = kv_live(kind, keyval);
+    if (!k)
+        return MPI_ERR_KEYVAL;
+    k->freed = 1;
     kv_release(keyval);
     return MPI_SUCCESS;
 }
@@ -196,14 +197,13 @@ int aptus_attr_get(struct aptus_attr *list, int keyval, void **value, int *flag)
 
 int aptus_attr_set(int kind, void *handle, struct aptus_attr **list, int keyval, void *value)
 {
-    int rc = aptus_keyval_check(kind, keyval);
-    if (rc)
-        return rc;
-    struct aptus_keyval *k = kv_lookup(keyval);
+    struct aptus_keyval *k = kv_live(kind, keyval);
+    if (!k)
+        return MPI_ERR_KEYVAL;
     for (struct aptus_attr *a = *list; a; a = a->next)
         if (a->keyval == keyval) {
             /* Replacing a value deletes the old one first (its callback may refuse). */
-            rc = call_delete(k, kind, handle, keyval, a->value);
+            int rc = call_delete(k, kind, handle, keyval, a->value);
             if (rc != MPI_SUCCESS)
                 return rc;
             a->value = value;
@@ -222,14 +222,13 @@ int aptus_attr_set(int kind, void *handle, struct aptus_attr **list, int keyval,
 
 int aptus_attr_delete(int kind, void *handle, struct aptus_attr **list, int keyval)
 {
-    int rc = aptus_keyval_check(kind, keyval);
-    if (rc)
-        return rc;
-    struct aptus_keyval *k = kv_lookup(keyval);
+    struct aptus_keyval *k = kv_live(kind, keyval);
+    if (!k)
+        return MPI_ERR_KEYVAL;
     for (struct aptus_attr **p = list; *p; p = &(*p)->next)
         if ((*p)->keyval == keyval) {
             struct aptus_attr *a = *p;
-            rc = call_delete(k, kind, handle, keyval, a->value);
+            int rc = call_delete(k, kind, handle, keyval, a->value);
             if (rc != MPI_SUCCESS)
                 return rc; /* the attribute stays, as the standard requires */
             *p = a->next;

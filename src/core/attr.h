@@ -38,13 +38,12 @@ int aptus_attr_delete_all(int kind, void *handle, struct aptus_attr **list);
 int aptus_keyval_create(int kind, void (*copy)(void), void (*del)(void), void *extra, int *keyval);
 /* Marks a keyval freed; it lives on until no attribute uses it. Returns an MPI error class. */
 int aptus_keyval_free(int kind, int keyval);
-/* Checks that keyval is a live user keyval of `kind`: 0 or MPI_ERR_KEYVAL. */
-int aptus_keyval_check(int kind, int keyval);
 /* NULL when keyval is a live user keyval of `kind`, else why not ("was freed", ...). */
 const char *aptus_keyval_problem(int kind, int keyval);
-/* Sets, gets and deletes one attribute. Return MPI_ERR_KEYVAL, MPI_ERR_NO_MEM, or the code a
- * user delete callback returned (the attribute is then left unchanged). Deleting an attribute
- * the object does not have succeeds. */
+/* Sets, gets and deletes one attribute. Set and delete return MPI_ERR_KEYVAL, MPI_ERR_NO_MEM, or
+ * the code a user delete callback returned (the attribute is then left unchanged); deleting an
+ * attribute the object does not have succeeds. Get writes *value only when the attribute is
+ * there (*flag = 1) and returns 0. */
 int aptus_attr_set(int kind, void *handle, struct aptus_attr **list, int keyval, void *value);
 int aptus_attr_get(struct aptus_attr *list, int keyval, void **value, int *flag);
 int aptus_attr_delete(int kind, void *handle, struct aptus_attr **list, int keyval);

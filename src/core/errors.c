@@ -52,6 +52,13 @@ static int is_predef_class(int v)
     return v > 0 && v <= MPI_ERR_LASTCODE && aptus_error_class_string(v) != NULL;
 }
 
+static int valid_class(int cls)
+{
+    struct user_err *u = user_entry(cls);
+    return is_predef_class(cls) || (u && u->kind == USER_CLASS);
+}
+
+/* A new class (cls ignored: a class is its own class) or code of class cls. */
 static int user_new(int kind, int cls, int *out, const char **why)
 {
     if (APTUS_ERR_USER_FIRST + nuerr >= APTUS_ERR_USER_LIMIT) {
@@ -68,8 +75,8 @@ static int user_new(int kind, int cls, int *out, const char **why)
         uerr = n;
         capuerr = ncap;
     }
-    uerr[nuerr] = (struct user_err){ kind, cls, NULL };
-    *out = APTUS_ERR_USER_FIRST + nuerr++;
+    *out = APTUS_ERR_USER_FIRST + nuerr;
+    uerr[nuerr++] = (struct user_err){ kind, kind == USER_CLASS ? *out : cls, NULL };
     if (kind == USER_CLASS)
         lastused = *out; /* MPI_LASTUSEDCODE: the largest error class */
     return MPI_SUCCESS;
@@ -77,16 +84,12 @@ static int user_new(int kind, int cls, int *out, const char **why)
 
 int aptus_error_add_class(int *cls, const char **why)
 {
-    int rc = user_new(USER_CLASS, 0, cls, why);
-    if (rc == MPI_SUCCESS)
-        uerr[*cls - APTUS_ERR_USER_FIRST].cls = *cls;
-    return rc;
+    return user_new(USER_CLASS, 0, cls, why);
 }
 
 int aptus_error_add_code(int cls, int *code, const char **why)
 {
-    struct user_err *u = user_entry(cls);
-    if (!is_predef_class(cls) && !(u && u->kind == USER_CLASS)) {
+    if (!valid_class(cls)) {
         *why = "not a valid error class (predefined or added by MPI_Add_error_class)";
         return MPI_ERR_ARG;
     }
@@ -173,14 +176,6 @@ int *aptus_error_lastused(void)
 
 /* ---- codes to classes and strings ---- */
 
-static int valid_class(int cls)
-{
-    if (is_predef_class(cls))
-        return 1;
-    struct user_err *u = user_entry(cls);
-    return u && u->kind == USER_CLASS;
-}
-
 int aptus_error_class_of(int code)
 {
     if (code == MPI_SUCCESS)
@@ -197,14 +192,14 @@ int aptus_error_class_of(int code)
     return u ? u->cls : -1;
 }
 
-static const char *class_text(int cls)
+/* The description of a predefined class, or the string added for a user class or code ("" if
+ * none was added: the standard's default). */
+static const char *own_text(int v)
 {
-    if (cls == MPI_SUCCESS)
-        return "no error";
-    const char *s = aptus_error_class_string(cls);
+    const char *s = aptus_error_class_string(v);
     if (s)
         return s;
-    struct user_err *u = user_entry(cls);
+    struct user_err *u = user_entry(v);
     return u && u->str ? u->str : "";
 }
 
@@ -218,13 +213,9 @@ int aptus_error_string(int code, char *buf, int *len)
         unsigned slot = ((unsigned)code >> CLASS_BITS) & 0x3ff;
         if (slot < ERR_SLOTS && err_ring[slot].code == code)
             detail = err_ring[slot].msg;
-        desc = class_text(cls);
-    } else if (code > MPI_ERR_LASTCODE) {
-        /* A user code or class: its own string, "" if none was added (the standard's default). */
-        struct user_err *u = user_entry(code);
-        desc = u->str ? u->str : "";
+        desc = own_text(cls);
     } else {
-        desc = class_text(cls);
+        desc = own_text(code); /* a user code has its own string, not its class's */
     }
     int n = detail && *desc ? snprintf(buf, MPI_MAX_ERROR_STRING, "%s (%s)", detail, desc)
             : detail        ? snprintf(buf, MPI_MAX_ERROR_STRING, "%s", detail)
@@ -255,7 +246,9 @@ static int exit_status(int cls)
     return cls > 0 && cls < 256 ? cls : 1;
 }
 
-_Noreturn void aptus_error_fatal(int code, const char *fn)
+/* What a fatal error handler does with an error code: print it (with `fn` for codes that carry
+ * no message of their own) and end the job. */
+static _Noreturn void aptus_error_fatal(int code, const char *fn)
 {
     char text[MPI_MAX_ERROR_STRING], msg[MPI_MAX_ERROR_STRING + 64];
     int len;
@@ -267,18 +260,37 @@ _Noreturn void aptus_error_fatal(int code, const char *fn)
     aptus_abort_job(exit_status(aptus_error_class_of(code)), msg);
 }
 
+void aptus_errh_invoke(struct aptus_errhandler *eh, void *obj, int code, const char *fn)
+{
+    if (!aptus_rt.initialized || !eh || eh->kind == APTUS_ERRH_FATAL || eh->kind == APTUS_ERRH_ABORT)
+        aptus_error_fatal(code, fn);
+    if (eh->kind != APTUS_ERRH_USER)
+        return;
+    int c = code;
+    if (eh->obj == APTUS_ERRH_FOR_COMM) {
+        MPI_Comm h = obj;
+        eh->comm_fn(&h, &c);
+    } else if (eh->obj == APTUS_ERRH_FOR_FILE) {
+        MPI_File h = obj;
+        eh->file_fn(&h, &c);
+    }
+}
+
 void aptus_error_invoke(struct aptus_comm *comm, int code, const char *fn)
 {
     if (!comm)
         comm = &aptus_comm_self_obj;
-    struct aptus_errhandler *eh = comm->errh;
-    if (!aptus_rt.initialized || !eh || eh->kind == APTUS_ERRH_FATAL || eh->kind == APTUS_ERRH_ABORT)
-        aptus_error_fatal(code, fn);
-    if (eh->kind == APTUS_ERRH_USER && eh->comm_fn) {
-        MPI_Comm h = comm->handle;
-        int c = code;
-        eh->comm_fn(&h, &c);
-    }
+    aptus_errh_invoke(comm->errh, (void *)comm->handle, code, fn);
+}
+
+int aptus_error_callback(struct aptus_comm *comm, int rc, const char *fn, const char *what)
+{
+    if (rc == MPI_ERR_NO_MEM)
+        return aptus_error(comm, MPI_ERR_NO_MEM, fn, "out of memory");
+    if (aptus_error_class_of(rc) <= 0)
+        return aptus_error(comm, MPI_ERR_OTHER, fn, "%s returned %d", what, rc);
+    aptus_error_invoke(comm, rc, fn);
+    return rc;
 }
 
 int aptus_error(struct aptus_comm *comm, int errclass, const char *fn, const char *fmt, ...)
@@ -303,7 +315,6 @@ int aptus_not_implemented(const char *fn)
 
 /* ---- error handler objects ---- */
 
-extern struct aptus_errhandler aptus_errh_fatal, aptus_errh_abort, aptus_errh_return;
 struct aptus_errhandler *aptus_file_default_errh = &aptus_errh_return;
 
 void aptus_errh_release(struct aptus_errhandler *e)

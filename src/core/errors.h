@@ -26,9 +26,14 @@ int aptus_error(struct aptus_comm *comm, int errclass, const char *fn, const cha
 /* Invokes comm's error handler (NULL: MPI_COMM_SELF's) with an existing error code as it is
  * (MPI_Comm_call_errhandler). Fatal handlers print `fn` and the code's message and end the job. */
 void aptus_error_invoke(struct aptus_comm *comm, int code, const char *fn);
-/* What a fatal error handler does with an error code: print it (with `fn` for codes that carry
- * no message of their own) and end the job. */
-_Noreturn void aptus_error_fatal(int code, const char *fn);
+/* Invokes error handler `eh` for the object with handle `obj` (an MPI_Comm or MPI_File, per the
+ * kind the handler was created for); NULL or a fatal handler ends the job as above. */
+void aptus_errh_invoke(struct aptus_errhandler *eh, void *obj, int code, const char *fn);
+/* A user callback (an attribute copy or delete function) returned `rc` != MPI_SUCCESS, or our
+ * own MPI_ERR_NO_MEM came back in its place: raises it on comm and returns the code. A valid
+ * error code goes to the error handler as it is; anything else becomes MPI_ERR_OTHER with the
+ * message "<what> returned <rc>". */
+int aptus_error_callback(struct aptus_comm *comm, int rc, const char *fn, const char *what);
 /* MPI_ERR_UNSUPPORTED_OPERATION: "<fn>: not implemented in Aptus MPI". */
 int aptus_not_implemented(const char *fn);
 /* The class of any error code (0 for MPI_SUCCESS, -1 if not a valid code). */
@@ -54,6 +59,8 @@ int *aptus_error_lastused(void);
 void aptus_errh_release(struct aptus_errhandler *e);
 /* The handle of an error handler object (the predefined ones map back to their constants). */
 MPI_Errhandler aptus_errh_handle(struct aptus_errhandler *e);
+/* The predefined error handlers (core/handles.c). */
+extern struct aptus_errhandler aptus_errh_fatal, aptus_errh_abort, aptus_errh_return;
 /* The error handler of MPI_FILE_NULL: the default for files opened later (MPI_ERRORS_RETURN). */
 extern struct aptus_errhandler *aptus_file_default_errh;
 

@@ -1,7 +1,7 @@
 /* Handle <-> object conversion and the predefined objects. */
 #include <stddef.h>
 
-#include "core/objects.h"
+#include "core/errors.h"
 
 struct aptus_errhandler aptus_errh_fatal = { .magic = APTUS_MAGIC_ERRH, .kind = APTUS_ERRH_FATAL, .refcount = 1 };
 struct aptus_errhandler aptus_errh_abort = { .magic = APTUS_MAGIC_ERRH, .kind = APTUS_ERRH_ABORT, .refcount = 1 };

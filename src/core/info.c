@@ -7,27 +7,34 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "core/objects.h"
 #include "runtime/runtime.h"
 
 static struct aptus_info env_info = { .magic = APTUS_MAGIC_INFO, .predefined = 1 };
 static int env_built = -1; /* the aptus_rt.initialized state it was built in */
+
+/* Frees every key and value (the arrays stay). */
+static void clear(struct aptus_info *info)
+{
+    for (int i = 0; i < info->n; i++) {
+        free(info->keys[i]);
+        free(info->vals[i]);
+    }
+    info->n = 0;
+}
 
 struct aptus_info *aptus_info_get(MPI_Info h)
 {
     if (h == MPI_INFO_ENV) {
         /* Some keys (maxprocs, thread_level) are known only once MPI is initialized. */
         if (env_built != aptus_rt.initialized) {
-            for (int i = 0; i < env_info.n; i++) {
-                free(env_info.keys[i]);
-                free(env_info.vals[i]);
-            }
-            env_info.n = 0;
+            clear(&env_info);
             aptus_info_fill_env(&env_info, 0, NULL);
             env_built = aptus_rt.initialized;
         }
         return &env_info;
     }
-    if (h == MPI_INFO_NULL || (uintptr_t)h < 0x400)
+    if (APTUS_IS_PREDEF(h)) /* MPI_INFO_NULL included */
         return NULL;
     struct aptus_info *i = (struct aptus_info *)h;
     return i->magic == APTUS_MAGIC_INFO ? i : NULL;
@@ -59,10 +66,7 @@ void aptus_info_destroy(struct aptus_info *info)
 {
     if (!info || info->predefined)
         return;
-    for (int i = 0; i < info->n; i++) {
-        free(info->keys[i]);
-        free(info->vals[i]);
-    }
+    clear(info);
     free(info->keys);
     free(info->vals);
     info->magic = 0;

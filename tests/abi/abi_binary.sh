@@ -6,8 +6,9 @@
 #
 #   abi_binary.sh BUILD_DIR MPIEXEC OUR_LIBMPI_ABI_SONAME_FILE
 #
-# 1. Unpacks the wheel (cached in BUILD_DIR/abi-reference, shared with check_constants.sh;
-#    APTUS_ABI_WHEEL=/path/to/mpich-5.0.2-*.whl uses a local copy instead of downloading).
+# 1. Unpacks the wheel (mpich_wheel.sh: cached in BUILD_DIR/abi-reference, shared with
+#    check_constants.sh; APTUS_ABI_WHEEL=/path/to/mpich-5.0.2-*.whl uses a local copy instead
+#    of downloading).
 # 2. Compiles tests/abi/abi_prog.c and tests/mpi/{p2p_basic,coll_basic,comm,errors,env}.c with
 #    the wheel's mpicc_abi, and checks that each binary was built with the wheel's header (not
 #    ours) and NEEDs exactly the wheel's libmpi_abi SONAME.
@@ -36,57 +37,15 @@ fail() { say "FAIL: $*"; exit 1; }
 for tool in readelf ldd; do
     command -v $tool >/dev/null || { say "SKIP: $tool not available"; exit 77; }
 done
-py=$(command -v python3 || true)
-[ -n "$py" ] || { say "SKIP: python3 is needed to unpack the wheel"; exit 77; }
 
 # ---- 1. the wheel, unpacked ---------------------------------------------------
-whl=${APTUS_ABI_WHEEL:-}
-if [ -z "$whl" ]; then
-    whl=$(ls "$cache"/download/mpich-5.0.2-*.whl 2>/dev/null | head -n 1)
-fi
-if [ -z "$whl" ]; then
-    mkdir -p "$cache/download"
-    if ! "$py" -m pip --version >/dev/null 2>&1; then
-        say "SKIP: python3 -m pip is not available to fetch the mpich wheel"
-        exit 77
-    fi
-    if ! "$py" -m pip download --quiet --no-deps --only-binary=:all: \
-            -d "$cache/download" mpich==5.0.2 >"$cache/pip-binary.log" 2>&1; then
-        say "SKIP: could not download mpich==5.0.2 (see $cache/pip-binary.log)"
-        exit 77
-    fi
-    whl=$(ls "$cache"/download/mpich-5.0.2-*.whl 2>/dev/null | head -n 1)
-fi
-[ -f "$whl" ] || { say "SKIP: no mpich 5.0.2 wheel"; exit 77; }
+. "$here/mpich_wheel.sh"
+mpich_wheel "$cache" || exit $?
+whl=$mpich_wheel_file prefix=$mpich_wheel_prefix
 case "$(uname -m)" in
 x86_64) ;;
 *) say "SKIP: the mpich wheel is built for x86_64, this is $(uname -m)"; exit 77 ;;
 esac
-
-tree=$cache/wheel
-prefix=$tree/mpich-5.0.2.data/data
-if [ ! -x "$prefix/bin/mpicc_abi" ] || [ "$whl" -nt "$prefix/bin/mpicc_abi" ]; then
-    rm -rf "$tree"
-    mkdir -p "$tree"
-    # The wrapper, the headers and the ABI library with the libraries it needs (lib/mpich).
-    if ! "$py" - "$whl" "$tree" <<'EOF'
-import os, sys, zipfile
-whl, dest = sys.argv[1], sys.argv[2]
-want = ('/bin/mpicc_abi', '/include/', '/lib/libmpi_abi.so', '/lib/mpich/')
-with zipfile.ZipFile(whl) as z:
-    names = [n for n in z.namelist() if n.startswith('mpich-5.0.2.data/data/') and any(w in n for w in want)]
-    if not any(n.endswith('/bin/mpicc_abi') for n in names):
-        sys.exit(1)
-    for n in names:
-        z.extract(n, dest)
-os.chmod(os.path.join(dest, 'mpich-5.0.2.data/data/bin/mpicc_abi'), 0o755)
-EOF
-    then
-        rm -rf "$tree"
-        say "SKIP: the wheel holds no mpicc_abi"
-        exit 77
-    fi
-fi
 mpicc_abi=$prefix/bin/mpicc_abi
 wheel_lib=$(ls "$prefix"/lib/libmpi_abi.so.* 2>/dev/null | head -n 1)
 [ -n "$wheel_lib" ] || fail "no libmpi_abi.so.* in the wheel"

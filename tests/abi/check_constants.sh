@@ -10,8 +10,9 @@
 # constant name and every function name that the reference header defines
 # must also be present in ours.
 #
-# The reference header is cached under BUILD_DIR/abi-reference.  Set
-# APTUS_ABI_REF_HEADER to use an existing mpi_abi.h instead of downloading.
+# The reference header comes from the wheel cached under BUILD_DIR/abi-reference
+# (mpich_wheel.sh, shared with abi_binary.sh).  Set APTUS_ABI_REF_HEADER to use an
+# existing mpi_abi.h instead of downloading.
 #
 # Exit status: 0 = identical, 1 = difference found, 77 = skipped (the
 # reference header could not be obtained), 2 = usage / build error.
@@ -32,41 +33,9 @@ say() { printf 'check_constants: %s\n' "$*"; }
 # ---- 1. obtain the reference header ------------------------------------
 ref=${APTUS_ABI_REF_HEADER:-}
 if [ -z "$ref" ]; then
-    ref=$cache/include/mpi_abi.h
-    if [ ! -f "$ref" ]; then
-        mkdir -p "$cache/download" "$cache/include"
-        py=$(command -v python3 || true)
-        if [ -z "$py" ] || ! "$py" -m pip --version >/dev/null 2>&1; then
-            say "SKIP: python3 -m pip is not available to fetch the reference header"
-            exit 77
-        fi
-        if ! "$py" -m pip download --quiet --no-deps --only-binary=:all: \
-                -d "$cache/download" mpich==5.0.2 >"$cache/pip.log" 2>&1; then
-            say "SKIP: could not download mpich==5.0.2 (see $cache/pip.log)"
-            exit 77
-        fi
-        whl=$(ls "$cache"/download/mpich-5.0.2-*.whl 2>/dev/null | head -n 1)
-        if [ -z "$whl" ]; then
-            say "SKIP: no mpich 5.0.2 wheel in $cache/download"
-            exit 77
-        fi
-        # Pull the single header out of the wheel (a zip archive).
-        if ! "$py" - "$whl" "$ref" <<'EOF'
-import sys, zipfile
-whl, dest = sys.argv[1], sys.argv[2]
-with zipfile.ZipFile(whl) as z:
-    names = [n for n in z.namelist() if n.endswith('/include/mpi_abi.h')]
-    if not names:
-        sys.exit(1)
-    with open(dest, 'wb') as out:
-        out.write(z.read(names[0]))
-EOF
-        then
-            rm -f "$ref"
-            say "SKIP: the mpich wheel holds no include/mpi_abi.h"
-            exit 77
-        fi
-    fi
+    . "$here/mpich_wheel.sh"
+    mpich_wheel "$cache" || exit $?
+    ref=$mpich_wheel_prefix/include/mpi_abi.h
 fi
 if [ ! -f "$ref" ]; then
     say "SKIP: reference header $ref not found"
