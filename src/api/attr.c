@@ -246,11 +246,7 @@ APTUS_ALIAS(Attr_delete)
 
 #define GET_ATTR_DTYPE(d, h, FN)                                                                                       \
     API_INIT(FN);                                                                                                      \
-    struct aptus_dtype *d = aptus_dtype_get(h);                                                                        \
-    if (!d)                                                                                                            \
-        return aptus_error(NULL, MPI_ERR_TYPE, FN,                                                                     \
-                           (h) == MPI_DATATYPE_NULL ? "MPI_DATATYPE_NULL is not a valid datatype"                      \
-                                                    : "invalid datatype handle");
+    GET_ANY_DTYPE(d, h, FN)
 
 int PMPI_Type_set_attr(MPI_Datatype datatype, int keyval, void *attribute_val)
 {

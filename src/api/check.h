@@ -39,12 +39,18 @@ int aptus_api_not_initialized(const char *fn);
     if (__builtin_expect((n) < 0, 0))                                                                                  \
     return aptus_error(c, MPI_ERR_COUNT, FN, "negative count %lld", (long long)(n))
 
-#define GET_DTYPE(d, h, c, FN)                                                                                         \
+/* Any datatype handle, committed or not (queries, constructors, attributes). */
+#define GET_ANY_DTYPE_ON(d, h, c, FN)                                                                                  \
     struct aptus_dtype *d = aptus_dtype_get(h);                                                                        \
     if (__builtin_expect(!d, 0))                                                                                       \
-        return aptus_error(c, MPI_ERR_TYPE, FN,                                                                        \
-                           (h) == MPI_DATATYPE_NULL ? "MPI_DATATYPE_NULL is not a valid datatype"                      \
-                                                    : "invalid datatype handle");                                      \
+    return aptus_error(c, MPI_ERR_TYPE, FN,                                                                            \
+                       (h) == MPI_DATATYPE_NULL ? "MPI_DATATYPE_NULL is not a valid datatype"                          \
+                                                : "invalid datatype handle")
+#define GET_ANY_DTYPE(d, h, FN) GET_ANY_DTYPE_ON(d, h, NULL, FN)
+
+/* A datatype that may carry data: committed. */
+#define GET_DTYPE(d, h, c, FN)                                                                                         \
+    GET_ANY_DTYPE_ON(d, h, c, FN);                                                                                     \
     if (__builtin_expect(!d->committed, 0))                                                                            \
     return aptus_error(c, MPI_ERR_TYPE, FN, "datatype is not committed (call MPI_Type_commit first)")
 

@@ -19,11 +19,7 @@ static int create_failed(struct aptus_comm *c, int rc, const char *fn)
         return aptus_error(c, rc, fn, "no context id is free on every member (too many communicators)");
     if (rc > 0 && rc <= MPI_ERR_LASTCODE)
         return aptus_error(c, rc, fn, "could not create the communicator");
-    if (aptus_error_class_of(rc) > 0) {
-        aptus_error_invoke(c, rc, fn);
-        return rc;
-    }
-    return aptus_error(c, MPI_ERR_OTHER, fn, "an attribute copy callback returned %d", rc);
+    return aptus_error_callback(c, rc, fn, "an attribute copy callback");
 }
 
 #define NEED_INTRA(c, FN)                                                                                              \
@@ -407,15 +403,8 @@ int PMPI_Comm_free(MPI_Comm *comm)
         return aptus_error(NULL, MPI_ERR_COMM, "MPI_Comm_free",
                            *comm == MPI_COMM_NULL ? "MPI_COMM_NULL cannot be freed" : "invalid communicator handle");
     int rc = c->attrs ? aptus_attr_delete_all(APTUS_ATTR_COMM, (void *)c->handle, &c->attrs) : MPI_SUCCESS;
-    if (rc) {
-        if (rc == MPI_ERR_NO_MEM)
-            return aptus_error(c, rc, "MPI_Comm_free", "out of memory");
-        if (aptus_error_class_of(rc) > 0) {
-            aptus_error_invoke(c, rc, "MPI_Comm_free");
-            return rc;
-        }
-        return aptus_error(c, MPI_ERR_OTHER, "MPI_Comm_free", "an attribute delete callback returned %d", rc);
-    }
+    if (rc)
+        return aptus_error_callback(c, rc, "MPI_Comm_free", "an attribute delete callback");
     if (c->info != MPI_INFO_NULL) {
         aptus_info_destroy(aptus_info_get(c->info));
         c->info = MPI_INFO_NULL;

@@ -12,13 +12,6 @@
 #include "core/datatype.h"
 
 /* A datatype argument that may be uncommitted (constructors, queries). */
-#define GET_ANY_DTYPE(d, h, FN)                                                                                        \
-    struct aptus_dtype *d = aptus_dtype_get(h);                                                                        \
-    if (!d)                                                                                                            \
-    return aptus_error(NULL, MPI_ERR_TYPE, FN,                                                                         \
-                       (h) == MPI_DATATYPE_NULL ? "MPI_DATATYPE_NULL is not a valid datatype"                          \
-                                                : "invalid datatype handle")
-
 #define CHK_PTR(p, what, FN)                                                                                           \
     if (!(p))                                                                                                          \
     return aptus_error(NULL, MPI_ERR_ARG, FN, "null %s argument", what)
@@ -51,17 +44,6 @@ static int no_mem(const char *fn)
 
 /* An attribute copy (MPI_Type_dup) or delete (MPI_Type_free) failed: out of memory, or the
  * code a user callback returned, which goes to the error handler as it is. */
-static int attr_failed(const char *fn, int rc, const char *which)
-{
-    if (rc == MPI_ERR_NO_MEM)
-        return no_mem(fn);
-    if (aptus_error_class_of(rc) > 0) {
-        aptus_error_invoke(NULL, rc, fn);
-        return rc;
-    }
-    return aptus_error(NULL, MPI_ERR_OTHER, fn, "an attribute %s callback returned %d", which, rc);
-}
-
 /* Hands a new type to the user with its contents; on failure frees it. */
 static int finish(struct aptus_dtype *d, MPI_Datatype *newtype, const char *fn, int combiner, int large, int ni,
                   const int *ints, int na, const MPI_Aint *addrs, int nc, const MPI_Count *counts, int nd,
@@ -820,7 +802,7 @@ int PMPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)
     rc = aptus_attr_copy_all(APTUS_ATTR_TYPE, (void *)oldtype, old->attrs, (void *)h, &d->attrs);
     if (rc) {
         aptus_dtype_release(d);
-        return attr_failed(fn, rc, "copy");
+        return aptus_error_callback(NULL, rc, fn, "an attribute copy callback");
     }
     *newtype = h;
     return MPI_SUCCESS;
@@ -858,7 +840,7 @@ int PMPI_Type_free(MPI_Datatype *datatype)
         rc = aptus_attr_delete_all(APTUS_ATTR_TYPE, (void *)*datatype, &d->attrs);
     aptus_dt_handle_free(d);
     *datatype = MPI_DATATYPE_NULL;
-    return rc ? attr_failed(fn, rc, "delete") : MPI_SUCCESS;
+    return rc ? aptus_error_callback(NULL, rc, fn, "an attribute delete callback") : MPI_SUCCESS;
 }
 APTUS_ALIAS(Type_free)
 

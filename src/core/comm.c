@@ -14,8 +14,6 @@
 #include "pt2pt/pt2pt.h"
 #include "runtime/runtime.h"
 
-extern struct aptus_errhandler aptus_errh_fatal;
-
 struct aptus_comm aptus_comm_world_obj, aptus_comm_self_obj;
 
 /* Context-id slots. Slot s gives the contexts 4s .. 4s+3 (core/comm.h). Slot 0 is
