@@ -1,0 +1,1 @@
+# Tests registered by the conformance_p2p work (see tests/mpi/CMakeLists.txt for aptus_mpi_test).
