@@ -17,6 +17,13 @@ set(APTUS_UNIMPLEMENTED_C ${CMAKE_BINARY_DIR}/generated/unimplemented.c)
 
 # The definitions are read from the compiled objects of aptus_core (nm), so functions written
 # through macros count too.
+#
+# Dependencies, for every generator: the target name aptus_core in DEPENDS makes every target
+# that uses this command (aptus_stubs) wait until aptus_core is built -- without it the Makefiles
+# generator may run the command before the objects exist, and fails with "No rule to make target
+# .../pmi.c.o", since one target's makefile has no rules for another's objects. The object files
+# themselves (file-level dependencies) then make the command run again whenever one of them was
+# rebuilt: by then they exist, so make only compares their times.
 add_custom_command(
   OUTPUT ${APTUS_UNIMPLEMENTED_C}
   COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tools/gen_unimplemented.py
@@ -24,7 +31,8 @@ add_custom_command(
           --header ${PROJECT_SOURCE_DIR}/include/mpi.h
           ${APTUS_UNIMPLEMENTED_C}
           --objects $<TARGET_OBJECTS:aptus_core>
-  DEPENDS ${PROJECT_SOURCE_DIR}/tools/gen_unimplemented.py
+  DEPENDS aptus_core
+          ${PROJECT_SOURCE_DIR}/tools/gen_unimplemented.py
           ${PROJECT_SOURCE_DIR}/include/mpi.h
           $<TARGET_OBJECTS:aptus_core>
   COMMENT "Generating stubs for the MPI functions not implemented yet"

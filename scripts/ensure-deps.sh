@@ -6,10 +6,19 @@ need=""
 have() { command -v "$1" >/dev/null 2>&1; }
 have cmake || need="$need cmake"
 have ninja || need="$need ninja-build"
+have make || need="$need make"  # the plain build of the README (build.makefiles test)
 have cc || need="$need gcc"
 have c++ || need="$need g++"
 have python3 || need="$need python3"
+# python3's pip (the standard-ABI tests fetch a wheel), venv and C headers (ctest -L mpi4py
+# builds mpi4py from source in a virtual environment); Debian splits them off python3.
+pyok() { have python3 && python3 -c "$1" >/dev/null 2>&1; }
+pyok 'import pip' || need="$need python3-pip"
+pyok 'import venv, ensurepip' || need="$need python3-venv"
+pyok 'import os, sys, sysconfig; sys.exit(not os.path.exists(sysconfig.get_paths()["include"] + "/Python.h"))' ||
+  need="$need python3-dev"
 have pgrep || need="$need procps"
+have mpiexec.mpich || need="$need mpich"  # MPICH's Hydra launcher (ctest -L hydra)
 have nm || need="$need binutils"
 have clang-format || need="$need clang-format"
 have git || need="$need git"

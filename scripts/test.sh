@@ -1,6 +1,10 @@
 #!/bin/sh
 # Builds Aptus MPI twice -- optimised with warnings as errors, and with AddressSanitizer +
-# UndefinedBehaviorSanitizer -- and runs the whole test suite on both.
+# UndefinedBehaviorSanitizer -- and runs the whole test suite on both. The optimised run also
+# builds the tree once more from scratch with the Unix Makefiles generator (test
+# build.makefiles, label nosan), the plain `cmake -B build && cmake --build build` of a new user.
+# It also runs mpi4py's own test suite against the build (test external.mpi4py, labels
+# mpi4py;nosan: the uninstrumented Python interpreter cannot load the sanitized library).
 set -e
 cd "$(dirname "$0")/.."
 scripts/ensure-deps.sh

@@ -21,8 +21,9 @@ static const char *kind_name(int kind)
 }
 
 /* Checks a keyval argument of a set/get/delete call on an object of `kind`: 0, or the raised
- * error. Predefined keyvals are accepted only when `predef_ok` (get on a communicator). */
-static int check_keyval(struct aptus_comm *c, int kind, int keyval, int predef_ok, const char *fn)
+ * error. Predefined keyvals are accepted only when `predef_ok` (get on a communicator); a keyval
+ * the user freed while attributes still hold it only when `freed_ok` (get and delete). */
+static int check_keyval(struct aptus_comm *c, int kind, int keyval, int predef_ok, int freed_ok, const char *fn)
 {
     if (keyval == MPI_KEYVAL_INVALID)
         return aptus_error(c, MPI_ERR_KEYVAL, fn, "MPI_KEYVAL_INVALID is not a valid keyval");
@@ -38,7 +39,7 @@ static int check_keyval(struct aptus_comm *c, int kind, int keyval, int predef_o
                                keyval);
         return MPI_SUCCESS;
     }
-    const char *why = aptus_keyval_problem(kind, keyval);
+    const char *why = aptus_keyval_problem(kind, keyval, freed_ok);
     return why ? aptus_error(c, MPI_ERR_KEYVAL, fn, "keyval %d %s", keyval, why) : MPI_SUCCESS;
 }
 
@@ -61,10 +62,11 @@ static int free_keyval(int kind, int *keyval, const char *fn)
     int k = *keyval;
     if (is_comm_predef_key(k) || is_win_predef_key(k))
         return aptus_error(NULL, MPI_ERR_KEYVAL, fn, "keyval %d is predefined and cannot be freed", k);
-    int rc = check_keyval(NULL, kind, k, 0, fn);
-    if (rc)
-        return rc;
-    aptus_keyval_free(kind, k);
+    if (k == MPI_KEYVAL_INVALID)
+        return aptus_error(NULL, MPI_ERR_KEYVAL, fn, "MPI_KEYVAL_INVALID is not a valid keyval");
+    /* A keyval freed before (through another copy of its handle) is let pass, as in MPICH. */
+    if (aptus_keyval_free(kind, k) != MPI_SUCCESS)
+        return aptus_error(NULL, MPI_ERR_KEYVAL, fn, "keyval %d %s", k, aptus_keyval_problem(kind, k, 1));
     *keyval = MPI_KEYVAL_INVALID;
     return MPI_SUCCESS;
 }
@@ -155,7 +157,7 @@ static int *predef_value(int keyval)
 static int set_attr(struct aptus_comm *c, int kind, void *h, struct aptus_attr **list, int keyval, void *value,
                     const char *fn)
 {
-    int rc = check_keyval(c, kind, keyval, 0, fn);
+    int rc = check_keyval(c, kind, keyval, 0, 0, fn);
     if (rc)
         return rc;
     rc = aptus_attr_set(kind, h, list, keyval, value);
@@ -167,7 +169,7 @@ static int get_attr(struct aptus_comm *c, int kind, struct aptus_attr *list, int
 {
     if (!value || !flag)
         return aptus_error(c, MPI_ERR_ARG, fn, "null %s argument", value ? "flag" : "attribute_val");
-    int rc = check_keyval(c, kind, keyval, kind == APTUS_ATTR_COMM, fn);
+    int rc = check_keyval(c, kind, keyval, kind == APTUS_ATTR_COMM, 1, fn);
     if (rc)
         return rc;
     int *p = kind == APTUS_ATTR_COMM ? predef_value(keyval) : NULL;
@@ -181,7 +183,7 @@ static int get_attr(struct aptus_comm *c, int kind, struct aptus_attr *list, int
 
 static int delete_attr(struct aptus_comm *c, int kind, void *h, struct aptus_attr **list, int keyval, const char *fn)
 {
-    int rc = check_keyval(c, kind, keyval, 0, fn);
+    int rc = check_keyval(c, kind, keyval, 0, 1, fn);
     if (rc)
         return rc;
     rc = aptus_attr_delete(kind, h, list, keyval);

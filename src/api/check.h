@@ -76,6 +76,23 @@ int aptus_api_not_initialized(const char *fn);
     if (__builtin_expect(!(b) && (bytes) > 0, 0))                                                                      \
     return aptus_error(c, MPI_ERR_BUFFER, FN, "null buffer for %zu bytes of data", (size_t)(bytes))
 
+/* A null buffer holding `bytes` bytes of data of datatype d. In the standard ABI MPI_BOTTOM is
+ * the null pointer, and a datatype whose displacements are absolute addresses (MPI_Get_address)
+ * is used with it: its data then starts away from 0 (true_lb != 0), and the null buffer is
+ * fine. */
+static inline int aptus_buf_missing(const void *b, size_t bytes, const struct aptus_dtype *d)
+{
+    return !b && bytes > 0 && d->true_lb == 0;
+}
+
+#define CHK_DATA_BUF(c, b, d, bytes, FN)                                                                               \
+    if (__builtin_expect(aptus_buf_missing(b, bytes, d), 0))                                                           \
+    return aptus_error(c, MPI_ERR_BUFFER, FN, "null buffer for %zu bytes of data", (size_t)(bytes))
+
+/* GET_DTYPE for a message buffer: count 0 of MPI_DATATYPE_NULL is an empty message (the reading
+ * MPICH and Open MPI take, docs/DESIGN.md) and stands for 0 bytes. */
+#define GET_MSG_DTYPE(d, h, n, c, FN) GET_DTYPE(d, (h) == MPI_DATATYPE_NULL && (n) == 0 ? MPI_BYTE : (h), c, FN)
+
 #define CHK_ROOT(c, r, FN)                                                                                             \
     if ((r) < 0 || (r) >= (c)->size)                                                                                   \
     return aptus_error(c, MPI_ERR_ROOT, FN, "invalid root %d (communicator %s has %d ranks)", (int)(r), (c)->name,     \

@@ -58,13 +58,13 @@ static int count_arg(struct aptus_comm *c, MPI_Count n, const char *fn, const ch
 }
 
 /* A buffer for count elements of d: never MPI_IN_PLACE here, and not NULL when it holds data
- * (unless the type's data starts away from 0: MPI_BOTTOM with absolute addresses). */
+ * (unless the type's data starts away from 0: MPI_BOTTOM with absolute addresses, check.h). */
 static int buf_arg(struct aptus_comm *c, const void *buf, MPI_Count count, const struct aptus_dtype *d, const char *fn,
                    const char *what)
 {
     if (buf == MPI_IN_PLACE)
         return aptus_error(c, MPI_ERR_BUFFER, fn, "MPI_IN_PLACE is not allowed as the %s here", what);
-    if (!buf && count > 0 && d->size > 0 && d->true_lb == 0)
+    if (aptus_buf_missing(buf, (size_t)count * d->size, d))
         return aptus_error(c, MPI_ERR_BUFFER, fn, "null %s for %lld elements of %s", what, (long long)count,
                            aptus_dtype_name(d));
     return 0;
@@ -844,10 +844,13 @@ static int alltoallvw_any(const char *fn, const void *sbuf, const void *scounts,
                            "send")) != 0)
             goto out;
     }
+    /* A null buffer with a non-zero displacement is MPI_BOTTOM with an absolute address. */
     for (int i = 0; i < n; i++) {
-        if (rcnt[i] && (rc = buf_arg(c, rbuf, (MPI_Count)rcnt[i], rdt[i], fn, "receive buffer")) != 0)
+        if (rcnt[i] && (rbuf || !rdisp[i]) &&
+            (rc = buf_arg(c, rbuf, (MPI_Count)rcnt[i], rdt[i], fn, "receive buffer")) != 0)
             goto out;
-        if (!in_place && scnt[i] && (rc = buf_arg(c, sbuf, (MPI_Count)scnt[i], sdt[i], fn, "send buffer")) != 0)
+        if (!in_place && scnt[i] && (sbuf || !sdisp[i]) &&
+            (rc = buf_arg(c, sbuf, (MPI_Count)scnt[i], sdt[i], fn, "send buffer")) != 0)
             goto out;
     }
     if (in_place)

@@ -214,7 +214,6 @@ int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, 
 {
     const char *fn = "MPI_Comm_split_type";
     GET_COMM(c, comm, fn);
-    NEED_INTRA(c, fn);
     CHK_INFO(c, info, fn);
     if (!newcomm)
         return aptus_error(c, MPI_ERR_ARG, fn, "null newcomm argument");
@@ -247,7 +246,7 @@ int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, 
     int rc = aptus_comm_split_node(c, color, key, &n);
     if (rc)
         return create_failed(c, rc, fn);
-    if (n && hw == 2 && n->size == c->size) {
+    if (n && hw == 2 && n->size == c->size && n->npeers == c->npeers) {
         /* not a strict subset: every member of this group sees the same */
         aptus_comm_release(n);
         n = NULL;
@@ -443,6 +442,14 @@ APTUS_ALIAS(Comm_set_name)
 
 int PMPI_Comm_get_name(MPI_Comm comm, char *name, int *resultlen)
 {
+    if (comm == MPI_COMM_NULL) { /* MPI 4.1: the null handle has a name too */
+        API_INIT("MPI_Comm_get_name");
+        if (!name || !resultlen)
+            return aptus_error(NULL, MPI_ERR_ARG, "MPI_Comm_get_name", "null name or resultlen argument");
+        strcpy(name, "MPI_COMM_NULL");
+        *resultlen = (int)strlen(name);
+        return MPI_SUCCESS;
+    }
     GET_COMM(c, comm, "MPI_Comm_get_name");
     if (!name || !resultlen)
         return aptus_error(c, MPI_ERR_ARG, "MPI_Comm_get_name", "null name or resultlen argument");

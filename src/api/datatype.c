@@ -197,16 +197,29 @@ int PMPI_Type_vector_c(MPI_Count count, MPI_Count blocklength, MPI_Count stride,
 }
 APTUS_ALIAS(Type_vector_c)
 
+/* MPI_Type_create_hvector and MPI-1's MPI_Type_hvector. */
+static int hvector_int(const char *fn, int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype,
+                       MPI_Datatype *newtype)
+{
+    CTOR_START(fn, count, oldtype, newtype);
+    CHK_BL(blocklength, fn);
+    CHK_TOO_BIG(count, blocklength, old, fn);
+    int ints[2] = { count, blocklength };
+    return finish(make_hvector(count, blocklength, stride, old), newtype, fn, MPI_COMBINER_HVECTOR, 0, 2, ints, 1,
+                  &stride, 0, NULL, 1, &oldtype);
+}
+
 int PMPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
-    CTOR_START("MPI_Type_create_hvector", count, oldtype, newtype);
-    CHK_BL(blocklength, "MPI_Type_create_hvector");
-    CHK_TOO_BIG(count, blocklength, old, "MPI_Type_create_hvector");
-    int ints[2] = { count, blocklength };
-    return finish(make_hvector(count, blocklength, stride, old), newtype, "MPI_Type_create_hvector",
-                  MPI_COMBINER_HVECTOR, 0, 2, ints, 1, &stride, 0, NULL, 1, &oldtype);
+    return hvector_int("MPI_Type_create_hvector", count, blocklength, stride, oldtype, newtype);
 }
 APTUS_ALIAS(Type_create_hvector)
+
+int PMPI_Type_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype, MPI_Datatype *newtype)
+{
+    return hvector_int("MPI_Type_hvector", count, blocklength, stride, oldtype, newtype);
+}
+APTUS_ALIAS(Type_hvector)
 
 int PMPI_Type_create_hvector_c(MPI_Count count, MPI_Count blocklength, MPI_Count stride, MPI_Datatype oldtype,
                                MPI_Datatype *newtype)
@@ -303,6 +316,14 @@ int PMPI_Type_create_hindexed(int count, const int array_of_blocklengths[], cons
                        array_of_displacements, oldtype, newtype);
 }
 APTUS_ALIAS(Type_create_hindexed)
+
+int PMPI_Type_hindexed(int count, int *array_of_blocklengths, MPI_Aint *array_of_displacements, MPI_Datatype oldtype,
+                       MPI_Datatype *newtype)
+{
+    return indexed_int("MPI_Type_hindexed", MPI_COMBINER_HINDEXED, count, array_of_blocklengths, 0, NULL,
+                       array_of_displacements, oldtype, newtype);
+}
+APTUS_ALIAS(Type_hindexed)
 
 int PMPI_Type_create_indexed_block(int count, int blocklength, const int array_of_displacements[], MPI_Datatype oldtype,
                                    MPI_Datatype *newtype)
@@ -414,6 +435,14 @@ int PMPI_Type_create_struct(int count, const int array_of_blocklengths[], const 
                          array_of_types, newtype);
 }
 APTUS_ALIAS(Type_create_struct)
+
+int PMPI_Type_struct(int count, int *array_of_blocklengths, MPI_Aint *array_of_displacements,
+                     MPI_Datatype *array_of_types, MPI_Datatype *newtype)
+{
+    return create_struct("MPI_Type_struct", 0, count, array_of_blocklengths, array_of_displacements, NULL, NULL,
+                         array_of_types, newtype);
+}
+APTUS_ALIAS(Type_struct)
 
 int PMPI_Type_create_struct_c(MPI_Count count, const MPI_Count array_of_blocklengths[],
                               const MPI_Count array_of_displacements[], const MPI_Datatype array_of_types[],
@@ -902,6 +931,12 @@ APTUS_ALIAS(Type_set_name)
 
 int PMPI_Type_get_name(MPI_Datatype datatype, char *type_name, int *resultlen)
 {
+    if (datatype == MPI_DATATYPE_NULL) { /* MPI 4.1: the null handle has a name too */
+        CHK_PTR(type_name && resultlen, "type_name or resultlen", "MPI_Type_get_name");
+        strcpy(type_name, "MPI_DATATYPE_NULL");
+        *resultlen = (int)strlen(type_name);
+        return MPI_SUCCESS;
+    }
     GET_ANY_DTYPE(d, datatype, "MPI_Type_get_name");
     CHK_PTR(type_name && resultlen, "type_name or resultlen", "MPI_Type_get_name");
     strcpy(type_name, d->name);
@@ -1017,24 +1052,28 @@ int PMPI_Type_match_size(int typeclass, int size, MPI_Datatype *datatype)
     CHK_PTR(datatype, "datatype", fn);
     MPI_Datatype t = MPI_DATATYPE_NULL;
     switch (typeclass) {
+    /* every size each class has among the named types of mpi.h (the Fortran sized ones) */
     case MPI_TYPECLASS_INTEGER:
-        t = size == 1   ? MPI_INTEGER1
-            : size == 2 ? MPI_INTEGER2
-            : size == 4 ? MPI_INTEGER4
-            : size == 8 ? MPI_INTEGER8
-                        : MPI_DATATYPE_NULL;
+        t = size == 1    ? MPI_INTEGER1
+            : size == 2  ? MPI_INTEGER2
+            : size == 4  ? MPI_INTEGER4
+            : size == 8  ? MPI_INTEGER8
+            : size == 16 ? MPI_INTEGER16
+                         : MPI_DATATYPE_NULL;
         break;
     case MPI_TYPECLASS_REAL:
-        t = size == 4                          ? MPI_REAL4
-            : size == 8                        ? MPI_REAL8
-            : size == (int)sizeof(long double) ? MPI_LONG_DOUBLE
-                                               : MPI_DATATYPE_NULL;
+        t = size == 2    ? MPI_REAL2
+            : size == 4  ? MPI_REAL4
+            : size == 8  ? MPI_REAL8
+            : size == 16 ? MPI_REAL16
+                         : MPI_DATATYPE_NULL;
         break;
     case MPI_TYPECLASS_COMPLEX:
-        t = size == 8                                   ? MPI_COMPLEX8
-            : size == 16                                ? MPI_COMPLEX16
-            : size == (int)sizeof(long double _Complex) ? MPI_C_LONG_DOUBLE_COMPLEX
-                                                        : MPI_DATATYPE_NULL;
+        t = size == 4    ? MPI_COMPLEX4
+            : size == 8  ? MPI_COMPLEX8
+            : size == 16 ? MPI_COMPLEX16
+            : size == 32 ? MPI_COMPLEX32
+                         : MPI_DATATYPE_NULL;
         break;
     default:
         return aptus_error(NULL, MPI_ERR_ARG, fn,

@@ -86,27 +86,60 @@ int PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function *fn, MPI_Errhandler
 }
 APTUS_ALIAS(Comm_create_errhandler)
 
-int PMPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler)
+/* MPI_Comm_set_errhandler and MPI-1's MPI_Errhandler_set. */
+static int comm_set_errh(MPI_Comm comm, MPI_Errhandler errhandler, const char *fn)
 {
-    GET_COMM(c, comm, "MPI_Comm_set_errhandler");
+    GET_COMM(c, comm, fn);
     int rc;
-    struct aptus_errhandler *e = errh_arg(errhandler, APTUS_ERRH_FOR_COMM, c, "MPI_Comm_set_errhandler", &rc);
+    struct aptus_errhandler *e = errh_arg(errhandler, APTUS_ERRH_FOR_COMM, c, fn, &rc);
     if (!e)
         return rc;
     errh_attach(&c->errh, e);
+    aptus_errh_user_set(c);
     return MPI_SUCCESS;
+}
+
+/* MPI_Comm_get_errhandler and MPI-1's MPI_Errhandler_get. */
+static int comm_get_errh(MPI_Comm comm, MPI_Errhandler *errhandler, const char *fn)
+{
+    GET_COMM(c, comm, fn);
+    if (!errhandler)
+        return aptus_error(c, MPI_ERR_ARG, fn, "null errhandler argument");
+    *errhandler = errh_ref(c->errh);
+    return MPI_SUCCESS;
+}
+
+int PMPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler)
+{
+    return comm_set_errh(comm, errhandler, "MPI_Comm_set_errhandler");
 }
 APTUS_ALIAS(Comm_set_errhandler)
 
 int PMPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler)
 {
-    GET_COMM(c, comm, "MPI_Comm_get_errhandler");
-    if (!errhandler)
-        return aptus_error(c, MPI_ERR_ARG, "MPI_Comm_get_errhandler", "null errhandler argument");
-    *errhandler = errh_ref(c->errh);
-    return MPI_SUCCESS;
+    return comm_get_errh(comm, errhandler, "MPI_Comm_get_errhandler");
 }
 APTUS_ALIAS(Comm_get_errhandler)
+
+/* The MPI-1 names, removed in MPI 3.0 (see mpi.h, section 16). */
+int PMPI_Errhandler_create(MPI_Handler_function *function, MPI_Errhandler *errhandler)
+{
+    API_INIT("MPI_Errhandler_create");
+    return errh_create(APTUS_ERRH_FOR_COMM, (void (*)(void))function, errhandler, "MPI_Errhandler_create");
+}
+APTUS_ALIAS(Errhandler_create)
+
+int PMPI_Errhandler_set(MPI_Comm comm, MPI_Errhandler errhandler)
+{
+    return comm_set_errh(comm, errhandler, "MPI_Errhandler_set");
+}
+APTUS_ALIAS(Errhandler_set)
+
+int PMPI_Errhandler_get(MPI_Comm comm, MPI_Errhandler *errhandler)
+{
+    return comm_get_errh(comm, errhandler, "MPI_Errhandler_get");
+}
+APTUS_ALIAS(Errhandler_get)
 
 int PMPI_Comm_call_errhandler(MPI_Comm comm, int errorcode)
 {

@@ -9,20 +9,28 @@
 
 int aptus_api_not_initialized(const char *fn)
 {
-    fprintf(stderr, "Aptus MPI: %s called %s\n", fn, aptus_rt.finalized ? "after MPI_Finalize" : "before MPI_Init");
+    fprintf(stderr, "Aptus MPI: %s called %s\n", fn,
+            aptus_rt.finalized ? "after MPI_Finalize (and the last MPI_Session_finalize)"
+                               : "before MPI_Init (or MPI_Session_init)");
     fflush(stderr);
     _exit(MPI_ERR_OTHER);
 }
 
+/* The world model: MPI_Init starts the runtime unless a session already did (core/session.h). */
 static int do_init(int required, int *provided, const char *fn)
 {
-    if (aptus_rt.initialized || aptus_rt.finalized)
+    if (aptus_rt.world_initialized || aptus_rt.world_finalized)
         return aptus_error(NULL, MPI_ERR_OTHER, fn, "MPI is already %s",
-                           aptus_rt.finalized ? "finalized" : "initialized");
-    int rc = aptus_runtime_init(required, provided);
+                           aptus_rt.world_finalized ? "finalized" : "initialized");
+    int level;
+    int rc = aptus_runtime_acquire(required, &level);
     if (rc) {
         aptus_abort_job(rc, "MPI initialization failed (see the message above)");
     }
+    aptus_rt.thread_level = level;
+    if (provided)
+        *provided = level;
+    aptus_rt.world_initialized = 1;
     return MPI_SUCCESS;
 }
 
@@ -43,25 +51,31 @@ APTUS_ALIAS(Init_thread)
 int PMPI_Finalize(void)
 {
     API_INIT("MPI_Finalize");
+    if (!aptus_rt.world_initialized || aptus_rt.world_finalized)
+        return aptus_error(NULL, MPI_ERR_OTHER, "MPI_Finalize", "%s",
+                           aptus_rt.world_finalized ? "MPI_Finalize was already called"
+                                                    : "MPI_Init was not called (only sessions are open)");
     /* MPI_COMM_SELF's attributes are deleted first, as if it were freed (MPI 4.1, 11.2.2). */
     int arc = aptus_attr_delete_all(APTUS_ATTR_COMM, MPI_COMM_SELF, &aptus_comm_self_obj.attrs);
     if (arc)
         aptus_error_callback(NULL, arc, "MPI_Finalize", "an attribute delete callback of MPI_COMM_SELF");
-    int rc = aptus_runtime_finalize();
+    aptus_rt.world_finalized = 1;
+    /* the runtime stays up while sessions are open; the last user tears it down */
+    int rc = aptus_runtime_release();
     return rc ? aptus_error(NULL, rc, "MPI_Finalize", "finalization failed") : MPI_SUCCESS;
 }
 APTUS_ALIAS(Finalize)
 
 int PMPI_Initialized(int *flag)
 {
-    *flag = aptus_rt.initialized;
+    *flag = aptus_rt.world_initialized;
     return MPI_SUCCESS;
 }
 APTUS_ALIAS(Initialized)
 
 int PMPI_Finalized(int *flag)
 {
-    *flag = aptus_rt.finalized;
+    *flag = aptus_rt.world_finalized;
     return MPI_SUCCESS;
 }
 APTUS_ALIAS(Finalized)

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "api/check.h"
+#include "api/grequest.h"
 #include "pt2pt/pt2pt.h"
 
 #define REQ(h) ((struct aptus_request *)(h))
@@ -23,10 +24,14 @@ static int req_check(MPI_Request h, const char *fn)
 static int bsend_copy(struct aptus_comm *c, const char *fn, const struct aptus_request *src, int dest, int tag)
 {
     size_t bytes = src->bytes;
-    void *piece = aptus_bsend_alloc(bytes);
+    struct aptus_bsend_pool *pool = aptus_bsend_pool_of(c);
+    void *piece = aptus_bsend_alloc(pool, bytes);
     if (!piece)
         return aptus_error(c, MPI_ERR_BUFFER, fn,
-                           "the attached buffer has no room for %zu more bytes (MPI_Buffer_attach a larger one)",
+                           aptus_bsend_attached(pool)
+                               ? "the attached buffer has no room for %zu more bytes (attach a larger one)"
+                               : "no buffer is attached for the %zu bytes of a buffered send (MPI_Buffer_attach, "
+                                 "MPI_Comm_attach_buffer or MPI_Session_attach_buffer)",
                            bytes);
     if (src->nc)
         aptus_dt_pack(src->buf, src->count, src->dt, piece);
@@ -81,11 +86,11 @@ static inline __attribute__((always_inline)) int send_any(const char *fn, const 
 {
     GET_COMM(c, comm, fn);
     CHK_COUNT(c, count, fn);
-    GET_DTYPE(d, dtype, c, fn);
+    GET_MSG_DTYPE(d, dtype, count, c, fn);
     CHK_DEST(c, dest, fn);
     CHK_SEND_TAG(c, tag, fn);
     size_t bytes = aptus_dt_bytes(d, count);
-    CHK_BUF(c, buf, bytes, fn);
+    CHK_DATA_BUF(c, buf, d, bytes, fn);
     if (!req && __builtin_expect(d->contig, 1)) {
         if (dest == MPI_PROC_NULL)
             return MPI_SUCCESS;
@@ -184,11 +189,11 @@ static inline __attribute__((always_inline)) int recv_any(const char *fn, void *
 {
     GET_COMM(c, comm, fn);
     CHK_COUNT(c, count, fn);
-    GET_DTYPE(d, dtype, c, fn);
+    GET_MSG_DTYPE(d, dtype, count, c, fn);
     CHK_SRC(c, source, fn);
     CHK_RECV_TAG(c, tag, fn);
     size_t bytes = aptus_dt_bytes(d, count);
-    CHK_BUF(c, buf, bytes, fn);
+    CHK_DATA_BUF(c, buf, d, bytes, fn);
     struct aptus_request local, *r;
     if (req) {
         r = aptus_req_new(APTUS_REQ_RECV);
@@ -276,15 +281,39 @@ static int req_finish(MPI_Request *h, MPI_Status *status)
     if (r->persistent) {
         r->active = 0;
     } else {
+        if (r->kind == APTUS_REQ_GREQ) {
+            int frc = aptus_greq_free(r); /* after the query (req_query), as the standard says */
+            err = err ? err : frc;
+        }
         aptus_req_free(r);
         *h = MPI_REQUEST_NULL;
     }
     return err;
 }
 
+/* A request found complete is about to report its status: a generalized request asks the
+ * user's query function for it. */
+static inline void req_query(struct aptus_request *r)
+{
+    if (r->kind == APTUS_REQ_GREQ)
+        aptus_greq_query(r);
+}
+
+/* req_finish for single-completion calls: reports the request's error (computed before, in
+ * code) or else a failure of a generalized request's free function. */
+static int req_finish_one(MPI_Request *h, MPI_Status *status, int code, const char *fn)
+{
+    int err = req_finish(h, status);
+    if (!code && err)
+        code = aptus_error_callback(NULL, err, fn, "the generalized request's free function");
+    return code;
+}
+
 static int req_error(struct aptus_request *r, int err, const char *fn)
 {
-    if (r->kind == APTUS_REQ_GENERIC)
+    if (r->kind == APTUS_REQ_GREQ)
+        return aptus_error_callback(r->comm, err, fn, "the generalized request's query function");
+    if (r->kind == APTUS_REQ_GENERIC && err != MPI_ERR_TRUNCATE)
         return aptus_error(r->comm, err, fn, "the nonblocking operation behind this request failed");
     return aptus_error(r->comm, err, fn,
                        "message of %llu bytes from rank %d (tag %d) is larger than the %zu-byte receive buffer",
@@ -310,9 +339,9 @@ int PMPI_Wait(MPI_Request *request, MPI_Status *status)
         return rc;
     struct aptus_request *r = REQ(*request);
     aptus_wait(r);
+    req_query(r);
     int code = r->st_error ? req_error(r, r->st_error, "MPI_Wait") : MPI_SUCCESS;
-    req_finish(request, status);
-    return code;
+    return req_finish_one(request, status, code, "MPI_Wait");
 }
 APTUS_ALIAS(Wait)
 
@@ -335,9 +364,9 @@ int PMPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
     *flag = r->complete;
     if (!r->complete)
         return MPI_SUCCESS;
+    req_query(r);
     int code = r->st_error ? req_error(r, r->st_error, "MPI_Test") : MPI_SUCCESS;
-    req_finish(request, status);
-    return code;
+    return req_finish_one(request, status, code, "MPI_Test");
 }
 APTUS_ALIAS(Test)
 
@@ -380,9 +409,9 @@ static int finish_any(int count, MPI_Request reqs[], int i, int *index, MPI_Stat
         return MPI_SUCCESS;
     }
     struct aptus_request *r = REQ(reqs[i]);
+    req_query(r);
     int code = r->st_error ? req_error(r, r->st_error, fn) : MPI_SUCCESS;
-    req_finish(&reqs[i], status);
-    return code;
+    return req_finish_one(&reqs[i], status, code, fn);
 }
 
 int PMPI_Waitany(int count, MPI_Request reqs[], int *index, MPI_Status *status)
@@ -425,11 +454,15 @@ static int finish_all(int count, MPI_Request reqs[], MPI_Status statuses[], cons
 {
     int any_err = 0;
     struct aptus_comm *err_comm = NULL;
-    for (int i = 0; i < count; i++)
-        if (!null_or_inactive(reqs[i]) && REQ(reqs[i])->st_error) {
+    for (int i = 0; i < count; i++) {
+        if (null_or_inactive(reqs[i]))
+            continue;
+        req_query(REQ(reqs[i]));
+        if (REQ(reqs[i])->st_error) {
             any_err = 1;
             err_comm = REQ(reqs[i])->comm;
         }
+    }
     for (int i = 0; i < count; i++) {
         MPI_Status *st = statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[i];
         int err = 0;
@@ -437,6 +470,11 @@ static int finish_all(int count, MPI_Request reqs[], MPI_Status statuses[], cons
             aptus_status_empty(st);
         else
             err = req_finish(&reqs[i], st);
+        if (err && !any_err) { /* a generalized request's free function failed */
+            any_err = 1;
+            for (int j = 0; j < i && statuses != MPI_STATUSES_IGNORE; j++)
+                statuses[j].MPI_ERROR = MPI_SUCCESS;
+        }
         if (any_err && st != MPI_STATUS_IGNORE)
             st->MPI_ERROR = err;
     }
@@ -524,6 +562,7 @@ static int some(int incount, MPI_Request reqs[], int *outcount, int indices[], M
     for (int i = 0; i < incount; i++) {
         if (null_or_inactive(reqs[i]) || !REQ(reqs[i])->complete)
             continue;
+        req_query(REQ(reqs[i]));
         if (REQ(reqs[i])->st_error)
             err_comm = REQ(reqs[i])->comm;
         MPI_Status *st = statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[n];
@@ -567,11 +606,133 @@ int PMPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
     if (!REQ(request)->complete)
         aptus_progress();
     *flag = REQ(request)->complete;
-    if (*flag)
+    if (*flag) {
+        req_query(REQ(request));
         aptus_status_fill(status, REQ(request));
+    }
     return MPI_SUCCESS;
 }
 APTUS_ALIAS(Request_get_status)
+
+/* MPI 4.1: the statuses of Testall / Testany / Testsome without freeing or deactivating the
+ * requests. */
+int PMPI_Request_get_status_all(int count, const MPI_Request reqs[], int *flag, MPI_Status statuses[])
+{
+    const char *fn = "MPI_Request_get_status_all";
+    API_INIT(fn);
+    MPI_Request *rq = (MPI_Request *)reqs;
+    int rc = check_array(count, rq, fn);
+    if (rc)
+        return rc;
+    if (!flag)
+        return aptus_error(NULL, MPI_ERR_ARG, fn, "null flag argument");
+    if (!all_complete(count, rq))
+        aptus_progress();
+    *flag = all_complete(count, rq);
+    if (!*flag)
+        return MPI_SUCCESS;
+    int any_err = 0;
+    struct aptus_comm *err_comm = NULL;
+    for (int i = 0; i < count; i++) {
+        if (null_or_inactive(rq[i]))
+            continue;
+        req_query(REQ(rq[i]));
+        if (REQ(rq[i])->st_error) {
+            any_err = 1;
+            err_comm = REQ(rq[i])->comm;
+        }
+    }
+    for (int i = 0; statuses != MPI_STATUSES_IGNORE && i < count; i++) {
+        if (null_or_inactive(rq[i])) {
+            aptus_status_empty(&statuses[i]);
+        } else {
+            aptus_status_fill(&statuses[i], REQ(rq[i]));
+            if (any_err)
+                statuses[i].MPI_ERROR = REQ(rq[i])->st_error;
+        }
+    }
+    if (any_err) {
+        aptus_error(err_comm, MPI_ERR_IN_STATUS, fn, "at least one request failed; see the statuses");
+        return MPI_ERR_IN_STATUS;
+    }
+    return MPI_SUCCESS;
+}
+APTUS_ALIAS(Request_get_status_all)
+
+int PMPI_Request_get_status_any(int count, const MPI_Request reqs[], int *index, int *flag, MPI_Status *status)
+{
+    const char *fn = "MPI_Request_get_status_any";
+    API_INIT(fn);
+    MPI_Request *rq = (MPI_Request *)reqs;
+    int rc = check_array(count, rq, fn);
+    if (rc)
+        return rc;
+    if (!index || !flag)
+        return aptus_error(NULL, MPI_ERR_ARG, fn, "null index or flag argument");
+    int i = scan_any(count, rq);
+    if (i == -1) {
+        aptus_progress();
+        i = scan_any(count, rq);
+    }
+    *index = MPI_UNDEFINED;
+    *flag = i != -1;
+    if (i == -1)
+        return MPI_SUCCESS;
+    if (i == MPI_UNDEFINED) {
+        aptus_status_empty(status);
+        return MPI_SUCCESS;
+    }
+    *index = i;
+    struct aptus_request *r = REQ(rq[i]);
+    req_query(r);
+    aptus_status_fill(status, r);
+    return r->st_error ? req_error(r, r->st_error, fn) : MPI_SUCCESS;
+}
+APTUS_ALIAS(Request_get_status_any)
+
+int PMPI_Request_get_status_some(int incount, const MPI_Request reqs[], int *outcount, int indices[],
+                                 MPI_Status statuses[])
+{
+    const char *fn = "MPI_Request_get_status_some";
+    API_INIT(fn);
+    MPI_Request *rq = (MPI_Request *)reqs;
+    int rc = check_array(incount, rq, fn);
+    if (rc)
+        return rc;
+    if (!outcount)
+        return aptus_error(NULL, MPI_ERR_ARG, fn, "null outcount argument");
+    int i = scan_any(incount, rq);
+    if (i == MPI_UNDEFINED) {
+        *outcount = MPI_UNDEFINED;
+        return MPI_SUCCESS;
+    }
+    if (i == -1)
+        aptus_progress();
+    int n = 0, any_err = 0;
+    struct aptus_comm *err_comm = NULL;
+    for (i = 0; i < incount; i++) {
+        if (null_or_inactive(rq[i]) || !REQ(rq[i])->complete)
+            continue;
+        struct aptus_request *r = REQ(rq[i]);
+        req_query(r);
+        if (r->st_error) {
+            any_err = 1;
+            err_comm = r->comm;
+        }
+        if (statuses != MPI_STATUSES_IGNORE) {
+            aptus_status_fill(&statuses[n], r);
+            statuses[n].MPI_ERROR = r->st_error;
+        }
+        indices[n++] = i;
+    }
+    *outcount = n;
+    if (any_err) {
+        aptus_error(err_comm, MPI_ERR_IN_STATUS, fn, "at least one request failed; see the statuses");
+        return MPI_ERR_IN_STATUS;
+    }
+    return MPI_SUCCESS;
+}
+APTUS_ALIAS(Request_get_status_some)
 
 int PMPI_Request_free(MPI_Request *request)
 {
@@ -582,11 +743,18 @@ int PMPI_Request_free(MPI_Request *request)
     if (rc)
         return rc;
     struct aptus_request *r = REQ(*request);
+    *request = MPI_REQUEST_NULL;
+    if (r->kind == APTUS_REQ_GREQ && r->complete) {
+        /* a generalized request goes once both this and MPI_Grequest_complete were called */
+        int frc = aptus_greq_free(r);
+        aptus_req_free(r);
+        return frc ? aptus_error_callback(NULL, frc, "MPI_Request_free", "the generalized request's free function")
+                   : MPI_SUCCESS;
+    }
     if (r->complete && !(r->persistent && r->active))
         aptus_req_free(r);
     else
         r->free_on_complete = 1;
-    *request = MPI_REQUEST_NULL;
     return MPI_SUCCESS;
 }
 APTUS_ALIAS(Request_free)
@@ -600,6 +768,11 @@ int PMPI_Cancel(MPI_Request *request)
     if (rc)
         return rc;
     struct aptus_request *r = REQ(*request);
+    if (r->kind == APTUS_REQ_GREQ) {
+        int crc = aptus_greq_cancel(r);
+        return crc ? aptus_error_callback(r->comm, crc, "MPI_Cancel", "the generalized request's cancel function")
+                   : MPI_SUCCESS;
+    }
     /* Receives not yet matched are cancelled; a send is never cancelled (the standard allows
      * a cancel to fail): it completes normally and MPI_Test_cancelled reports false. */
     if (r->kind == APTUS_REQ_RECV && !r->complete)
@@ -633,6 +806,8 @@ static int start_one(MPI_Request *h, const char *fn)
     r->complete = 0;
     r->st_error = 0;
     r->cancelled = 0;
+    if (r->part)
+        return aptus_part_start(r, fn);
     if (r->peer == MPI_PROC_NULL) {
         r->complete = 1;
         r->st_source = MPI_PROC_NULL;
@@ -677,47 +852,235 @@ APTUS_ALIAS(Startall)
 
 /* ---------------- combined ---------------- */
 
+/* Starts the receive and the send of a send-receive: *rr and *sr are internal requests. */
+static int sendrecv_start(const char *fn, const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest,
+                          int sendtag, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int source,
+                          int recvtag, MPI_Comm comm, MPI_Request *rr, MPI_Request *sr)
+{
+    int rc = recv_any(fn, recvbuf, recvcount, recvtype, source, recvtag, comm, 0, rr, NULL);
+    if (rc)
+        return rc;
+    rc = send_any(fn, sendbuf, sendcount, sendtype, dest, sendtag, comm, APTUS_MODE_STANDARD, 0, sr);
+    if (rc) {
+        aptus_recv_cancel(REQ(*rr));
+        aptus_req_free(REQ(*rr));
+    }
+    return rc;
+}
+
+static int sendrecv_any(const char *fn, const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest,
+                        int sendtag, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag,
+                        MPI_Comm comm, MPI_Status *status)
+{
+    MPI_Request rr, sr;
+    int rc = sendrecv_start(fn, sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source,
+                            recvtag, comm, &rr, &sr);
+    if (rc)
+        return rc;
+    struct aptus_request *s = REQ(sr), *r = REQ(rr);
+    aptus_wait(s);
+    aptus_wait(r);
+    aptus_status_fill(status, r);
+    int serr = s->st_error, rerr = r->st_error;
+    size_t msg = r->msg_bytes, bytes = r->bytes;
+    int src = r->st_source, tag = r->st_tag;
+    struct aptus_comm *c = r->comm;
+    aptus_req_free(s);
+    aptus_req_free(r);
+    if (serr)
+        return aptus_error(c, serr, fn, "send to rank %d failed", dest);
+    if (rerr)
+        return aptus_error(c, rerr, fn,
+                           "message of %zu bytes from rank %d (tag %d) does not fit the %zu-byte receive buffer", msg,
+                           src, tag, bytes);
+    return MPI_SUCCESS;
+}
+
 int PMPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf,
                   int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status *status)
 {
-    MPI_Request rr, sr;
-    int rc = recv_any("MPI_Sendrecv", recvbuf, recvcount, recvtype, source, recvtag, comm, 0, &rr, NULL);
-    if (rc)
-        return rc;
-    rc = send_any("MPI_Sendrecv", sendbuf, sendcount, sendtype, dest, sendtag, comm, APTUS_MODE_STANDARD, 0, &sr);
-    if (rc) {
-        aptus_recv_cancel(REQ(rr));
-        aptus_req_free(REQ(rr));
-        return rc;
-    }
-    rc = PMPI_Wait(&sr, MPI_STATUS_IGNORE);
-    int rc2 = PMPI_Wait(&rr, status);
-    return rc ? rc : rc2;
+    return sendrecv_any("MPI_Sendrecv", sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype,
+                        source, recvtag, comm, status);
 }
 APTUS_ALIAS(Sendrecv)
+
+int PMPI_Sendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+                    void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm,
+                    MPI_Status *status)
+{
+    return sendrecv_any("MPI_Sendrecv_c", sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype,
+                        source, recvtag, comm, status);
+}
+APTUS_ALIAS(Sendrecv_c)
+
+/* The outgoing data of a replacing send-receive, packed into a copy (sent as bytes; it arrives
+ * as the receiver's datatype) in *copy, to be freed by the caller. */
+static int replace_copy(const char *fn, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Comm comm,
+                        void **copy, size_t *bytes_out)
+{
+    GET_COMM(c, comm, fn);
+    CHK_COUNT(c, count, fn);
+    GET_MSG_DTYPE(d, datatype, count, c, fn);
+    size_t bytes = aptus_dt_bytes(d, count);
+    CHK_DATA_BUF(c, buf, d, bytes, fn);
+    *copy = malloc(bytes ? bytes : 1);
+    if (!*copy)
+        return aptus_error(c, MPI_ERR_NO_MEM, fn, "out of memory for %zu bytes", bytes);
+    if (bytes)
+        aptus_dt_pack(buf, (size_t)count, d, *copy);
+    *bytes_out = bytes;
+    return MPI_SUCCESS;
+}
+
+static int sendrecv_replace_any(const char *fn, void *buf, MPI_Count count, MPI_Datatype datatype, int dest,
+                                int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Status *status)
+{
+    size_t bytes = 0;
+    void *copy = NULL;
+    int rc = replace_copy(fn, buf, count, datatype, comm, &copy, &bytes);
+    if (rc)
+        return rc;
+    rc = sendrecv_any(fn, copy, (MPI_Count)bytes, MPI_BYTE, dest, sendtag, buf, count, datatype, source, recvtag, comm,
+                      status);
+    free(copy);
+    return rc;
+}
 
 int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag,
                           MPI_Comm comm, MPI_Status *status)
 {
-    GET_COMM(c, comm, "MPI_Sendrecv_replace");
-    CHK_COUNT(c, count, "MPI_Sendrecv_replace");
-    GET_DTYPE(d, datatype, c, "MPI_Sendrecv_replace");
-    size_t bytes = aptus_dt_bytes(d, count);
-    CHK_BUF(c, buf, bytes, "MPI_Sendrecv_replace");
-    if (bytes > INT_MAX)
-        return aptus_error(c, MPI_ERR_COUNT, "MPI_Sendrecv_replace", "%zu bytes is too large", bytes);
-    void *copy = malloc(bytes ? bytes : 1);
-    if (!copy)
-        return aptus_error(c, MPI_ERR_NO_MEM, "MPI_Sendrecv_replace", "out of memory for %zu bytes", bytes);
-    /* The outgoing data travels packed, as bytes; it arrives as the receiver's datatype. */
-    if (bytes)
-        aptus_dt_pack(buf, (size_t)count, d, copy);
-    int rc =
-        PMPI_Sendrecv(copy, (int)bytes, MPI_BYTE, dest, sendtag, buf, count, datatype, source, recvtag, comm, status);
-    free(copy);
-    return rc;
+    return sendrecv_replace_any("MPI_Sendrecv_replace", buf, count, datatype, dest, sendtag, source, recvtag, comm,
+                                status);
 }
 APTUS_ALIAS(Sendrecv_replace)
+
+int PMPI_Sendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int sendtag, int source,
+                            int recvtag, MPI_Comm comm, MPI_Status *status)
+{
+    return sendrecv_replace_any("MPI_Sendrecv_replace_c", buf, count, datatype, dest, sendtag, source, recvtag, comm,
+                                status);
+}
+APTUS_ALIAS(Sendrecv_replace_c)
+
+/* Nonblocking send-receive (MPI 4.0): a GENERIC request that a background task completes once
+ * both halves have; its status is the receive's. The replacing form owns the packed copy of
+ * the outgoing data and frees it then. */
+struct isendrecv {
+    struct aptus_request *user, *s, *r;
+    void *copy;
+    int dest;
+};
+
+static int isendrecv_poll(void *arg)
+{
+    struct isendrecv *op = arg;
+    if (!op->s->complete || !op->r->complete)
+        return 0;
+    struct aptus_request *u = op->user, *r = op->r;
+    u->st_source = r->st_source;
+    u->st_tag = r->st_tag;
+    u->st_bytes = r->st_bytes;
+    u->msg_bytes = r->msg_bytes;
+    u->bytes = r->bytes;
+    u->st_error = op->s->st_error ? op->s->st_error : r->st_error;
+    aptus_req_free(op->s);
+    aptus_req_free(op->r);
+    free(op->copy);
+    free(op);
+    aptus_req_complete(u); /* may free u (MPI_Request_free before completion) */
+    return 1;
+}
+
+static int isendrecv_any(const char *fn, const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest,
+                         int sendtag, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int source,
+                         int recvtag, MPI_Comm comm, MPI_Request *request, void *copy)
+{
+    if (!request) {
+        free(copy);
+        return aptus_error(NULL, MPI_ERR_ARG, fn, "null request pointer");
+    }
+    struct isendrecv *op = calloc(1, sizeof *op);
+    struct aptus_request *u = aptus_req_new(APTUS_REQ_GENERIC);
+    if (!op || !u) {
+        free(op);
+        free(copy);
+        if (u)
+            aptus_req_free(u);
+        return aptus_error(aptus_comm_get(comm), MPI_ERR_NO_MEM, fn, "out of memory");
+    }
+    MPI_Request rr, sr;
+    int rc = sendrecv_start(fn, sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source,
+                            recvtag, comm, &rr, &sr);
+    if (rc) {
+        free(op);
+        free(copy);
+        aptus_req_free(u);
+        return rc;
+    }
+    u->comm = REQ(rr)->comm;
+    u->peer = source;
+    u->st_source = MPI_ANY_SOURCE;
+    u->st_tag = MPI_ANY_TAG;
+    op->user = u;
+    op->s = REQ(sr);
+    op->r = REQ(rr);
+    op->copy = copy;
+    op->dest = dest;
+    *request = (MPI_Request)u;
+    if (isendrecv_poll(op))
+        return MPI_SUCCESS;
+    if (aptus_bg_add(isendrecv_poll, op)) {
+        unsigned idle = 0; /* no room for a background task: finish here */
+        while (!isendrecv_poll(op))
+            aptus_wait_step(&idle);
+    }
+    return MPI_SUCCESS;
+}
+
+int PMPI_Isendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf,
+                   int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Request *request)
+{
+    return isendrecv_any("MPI_Isendrecv", sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype,
+                         source, recvtag, comm, request, NULL);
+}
+APTUS_ALIAS(Isendrecv)
+
+int PMPI_Isendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+                     void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm,
+                     MPI_Request *request)
+{
+    return isendrecv_any("MPI_Isendrecv_c", sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype,
+                         source, recvtag, comm, request, NULL);
+}
+APTUS_ALIAS(Isendrecv_c)
+
+static int isendrecv_replace_any(const char *fn, void *buf, MPI_Count count, MPI_Datatype datatype, int dest,
+                                 int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Request *request)
+{
+    size_t bytes = 0;
+    void *copy = NULL;
+    int rc = replace_copy(fn, buf, count, datatype, comm, &copy, &bytes);
+    if (rc)
+        return rc;
+    return isendrecv_any(fn, copy, (MPI_Count)bytes, MPI_BYTE, dest, sendtag, buf, count, datatype, source, recvtag,
+                         comm, request, copy);
+}
+
+int PMPI_Isendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag,
+                           MPI_Comm comm, MPI_Request *request)
+{
+    return isendrecv_replace_any("MPI_Isendrecv_replace", buf, count, datatype, dest, sendtag, source, recvtag, comm,
+                                 request);
+}
+APTUS_ALIAS(Isendrecv_replace)
+
+int PMPI_Isendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int sendtag, int source,
+                             int recvtag, MPI_Comm comm, MPI_Request *request)
+{
+    return isendrecv_replace_any("MPI_Isendrecv_replace_c", buf, count, datatype, dest, sendtag, source, recvtag, comm,
+                                 request);
+}
+APTUS_ALIAS(Isendrecv_replace_c)
 
 /* ---------------- probe ---------------- */
 
@@ -731,8 +1094,11 @@ static int probe_any(const char *fn, int source, int tag, MPI_Comm comm, int *fl
         if (flag)
             *flag = 1;
         if (status != MPI_STATUS_IGNORE) {
+            /* a single status: MPI_ERROR is left alone, as by MPI_Recv */
+            int err = status->MPI_ERROR;
             aptus_status_empty(status);
             status->MPI_SOURCE = MPI_PROC_NULL;
+            status->MPI_ERROR = err;
         }
         if (message)
             *message = MPI_MESSAGE_NO_PROC;
@@ -792,8 +1158,9 @@ static int mrecv_any(const char *fn, void *buf, MPI_Count count, MPI_Datatype da
     if (!message || *message == MPI_MESSAGE_NULL)
         return aptus_error(NULL, MPI_ERR_REQUEST, fn, "MPI_MESSAGE_NULL is not a matched message");
     CHK_COUNT(NULL, count, fn);
-    GET_DTYPE(d, datatype, NULL, fn);
+    GET_MSG_DTYPE(d, datatype, count, NULL, fn);
     size_t bytes = aptus_dt_bytes(d, count);
+    CHK_DATA_BUF(NULL, buf, d, bytes, fn);
     struct aptus_request local, *r = req ? aptus_req_new(APTUS_REQ_RECV) : &local;
     if (!r)
         return aptus_error(NULL, MPI_ERR_NO_MEM, fn, "out of memory");
@@ -838,28 +1205,16 @@ int PMPI_Imrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *messag
 }
 APTUS_ALIAS(Imrecv)
 
-/* ---------------- buffered-send buffer ---------------- */
-
-int PMPI_Buffer_attach(void *buffer, int size)
+int PMPI_Mrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message, MPI_Status *status)
 {
-    API_INIT("MPI_Buffer_attach");
-    if (size < 0 || (!buffer && size > 0))
-        return aptus_error(NULL, MPI_ERR_BUFFER, "MPI_Buffer_attach", "invalid buffer (size %d)", size);
-    if (aptus_bsend_attach(buffer, (size_t)size))
-        return aptus_error(NULL, MPI_ERR_BUFFER, "MPI_Buffer_attach", "a buffer is already attached");
-    return MPI_SUCCESS;
+    return mrecv_any("MPI_Mrecv_c", buf, count, datatype, message, NULL, status);
 }
-APTUS_ALIAS(Buffer_attach)
+APTUS_ALIAS(Mrecv_c)
 
-int PMPI_Buffer_detach(void *buffer_addr, int *size)
+int PMPI_Imrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message, MPI_Request *request)
 {
-    API_INIT("MPI_Buffer_detach");
-    void *b;
-    size_t s;
-    if (aptus_bsend_detach(&b, &s))
-        return aptus_error(NULL, MPI_ERR_BUFFER, "MPI_Buffer_detach", "no buffer is attached");
-    *(void **)buffer_addr = b;
-    *size = (int)s;
-    return MPI_SUCCESS;
+    if (!request)
+        return aptus_error(NULL, MPI_ERR_ARG, "MPI_Imrecv_c", "null request pointer");
+    return mrecv_any("MPI_Imrecv_c", buf, count, datatype, message, request, NULL);
 }
-APTUS_ALIAS(Buffer_detach)
+APTUS_ALIAS(Imrecv_c)

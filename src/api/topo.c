@@ -652,13 +652,16 @@ static int nbr_blocking_marker;
     if (!(c)->topo)                                                                                                    \
     return aptus_error(c, MPI_ERR_TOPOLOGY, FN, "the communicator has no virtual topology")
 
-static int chk_buf(struct aptus_comm *c, const void *buf, MPI_Count count, const struct aptus_dtype *d, const char *fn)
+/* off: the block's displacement; a null buffer with a non-zero one is MPI_BOTTOM with an absolute
+ * address. */
+static int chk_buf(struct aptus_comm *c, const void *buf, MPI_Aint off, MPI_Count count, const struct aptus_dtype *d,
+                   const char *fn)
 {
     if (buf == MPI_IN_PLACE)
         return aptus_error(c, MPI_ERR_BUFFER, fn, "MPI_IN_PLACE is not allowed in neighborhood collectives");
     if (count < 0)
         return aptus_error(c, MPI_ERR_COUNT, fn, "negative count %lld", (long long)count);
-    if (!buf && count > 0 && d->size > 0)
+    if (off == 0 && aptus_buf_missing(buf, (size_t)count * d->size, d))
         return aptus_error(c, MPI_ERR_BUFFER, fn, "null buffer for %lld elements", (long long)count);
     return MPI_SUCCESS;
 }
@@ -700,9 +703,9 @@ static int nbr_equal(const void *sbuf, MPI_Count scount, MPI_Datatype stype, voi
     CHK_REQ_ARG(c, req, fn);
     GET_DTYPE(sd, stype, c, fn);
     GET_DTYPE(rd, rtype, c, fn);
-    int rc = chk_buf(c, sbuf, scount, sd, fn);
+    int rc = chk_buf(c, sbuf, 0, scount, sd, fn);
     if (!rc)
-        rc = chk_buf(c, rbuf, rcount, rd, fn);
+        rc = chk_buf(c, rbuf, 0, rcount, rd, fn);
     struct aptus_nbr_buf *s, *r;
     if (rc || (rc = blocks(c, &s, &r, fn)))
         return rc;
@@ -742,7 +745,7 @@ static int nbr_vary(const void *sbuf, MPI_Count scount, int svary, const MPI_Cou
         }
         MPI_Count n = svary ? scounts[j] : scount;
         MPI_Aint off = !svary ? 0 : stypes ? sdispls[j] : sdispls[j] * d->extent;
-        if ((rc = chk_buf(c, sbuf, n, d, fn)))
+        if ((rc = chk_buf(c, sbuf, off, n, d, fn)))
             break;
         s[j] = (struct aptus_nbr_buf){ (const char *)sbuf + off, (size_t)n, d };
     }
@@ -754,7 +757,7 @@ static int nbr_vary(const void *sbuf, MPI_Count scount, int svary, const MPI_Cou
             break;
         }
         MPI_Aint off = rtypes ? rdispls[j] : rdispls[j] * d->extent;
-        if ((rc = chk_buf(c, rbuf, rcounts[j], d, fn)))
+        if ((rc = chk_buf(c, rbuf, off, rcounts[j], d, fn)))
             break;
         r[j] = (struct aptus_nbr_buf){ (char *)rbuf + off, (size_t)rcounts[j], d };
     }

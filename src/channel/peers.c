@@ -3,6 +3,7 @@
 #include <stdlib.h>
 
 #include "channel/channel.h"
+#include "coll/coll.h"
 #include "core/errors.h"
 #include "pt2pt/pt2pt.h"
 #include "runtime/config.h"
@@ -74,5 +75,6 @@ void aptus_stats_print(void)
            : cma       ? "one-sided only"
            : copy      ? "copy only"
                        : "none");
+    aptus_coll_stats_print(aptus_rt.rank);
     fflush(stdout);
 }

@@ -76,6 +76,7 @@ int aptus_coll_allgather(const void *sbuf, void *rbuf, size_t blk, struct aptus_
                                                                   : ALG_BRUCK;
     else if (alg == ALG_RECURSIVE_DOUBLING && !pow2)
         alg = ALG_BRUCK;
+    aptus_coll_ran(COLL_ALLGATHER, alg);
     switch (alg) {
     case ALG_RING: return allgather_ring(rbuf, NULL, NULL, blk, c, tag);
     case ALG_RECURSIVE_DOUBLING: return allgather_recursive_doubling(rbuf, blk, c, tag);

@@ -144,6 +144,7 @@ int aptus_coll_alltoall(const void *sbuf, void *rbuf, size_t blk, struct aptus_c
         alg = (blk <= aptus_config.coll_alltoall_short && n >= 4)  ? ALG_BRUCK
               : (blk >= aptus_config.coll_alltoall_long || n == 2) ? ALG_PAIRWISE
                                                                    : ALG_LINEAR;
+    aptus_coll_ran(COLL_ALLTOALL, alg);
     switch (alg) {
     case ALG_BRUCK: return alltoall_bruck(sbuf, rbuf, blk, c, tag);
     case ALG_PAIRWISE: return alltoall_pairwise(sbuf, rbuf, blk, c, tag);
@@ -166,6 +167,7 @@ int aptus_coll_alltoallv(const char *const *sptr, const size_t *sbytes, char *co
             most = sbytes[i] > most ? sbytes[i] : most;
         alg = most >= aptus_config.coll_alltoall_long ? ALG_PAIRWISE : ALG_LINEAR;
     }
+    aptus_coll_ran(COLL_ALLTOALL, alg == ALG_PAIRWISE ? ALG_PAIRWISE : ALG_LINEAR);
     return alg == ALG_PAIRWISE ? alltoallv_pairwise(sptr, sbytes, rptr, rbytes, c, tag)
                                : alltoallv_linear(sptr, sbytes, rptr, rbytes, c, tag);
 }

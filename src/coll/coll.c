@@ -333,6 +333,7 @@ int aptus_coll_bcast(void *buf, size_t bytes, int root, struct aptus_comm *c, co
         return rc;
     if (alg != ALG_BINOMIAL && alg != ALG_SCATTER_ALLGATHER)
         alg = (bytes >= aptus_config.coll_bcast_long && n > 2) ? ALG_SCATTER_ALLGATHER : ALG_BINOMIAL;
+    aptus_coll_ran(COLL_BCAST, alg);
     if (alg == ALG_SCATTER_ALLGATHER)
         return bcast_scatter_allgather(buf, bytes, root, c, tag);
     return bcast_binomial(buf, bytes, root, c, tag);

@@ -21,5 +21,7 @@ int aptus_allreduce_u32(struct aptus_comm *c, uint32_t *words, size_t count, int
 /* Gathers `bytes` from every rank into rbuf (rank order), MPI_Allgather semantics: on an
  * intercommunicator rbuf receives the remote group's blocks. */
 int aptus_allgather_internal(struct aptus_comm *c, const void *sbuf, void *rbuf, size_t bytes);
+/* Prints how often each collective algorithm ran on this rank (APTUS_STATS=1). */
+void aptus_coll_stats_print(int rank);
 
 #endif

@@ -81,6 +81,8 @@ enum coll_alg {
 /* The algorithm forced by APTUS_COLL_<KIND>_ALG (ALG_AUTO when unset or "auto"). An invalid
  * name is reported once as an error of the calling function: returns -1 and *rc is set. */
 int aptus_coll_forced(int kind, struct aptus_comm *c, const char *fn, int *rc);
+/* Counts one run of algorithm `alg` of collective `kind` for the statistics (select.c). */
+void aptus_coll_ran(int kind, int alg);
 const char *aptus_coll_alg_name(int alg);
 
 /* ---- reduction data ------------------------------------------------------------------------- */

@@ -96,6 +96,7 @@ int aptus_coll_gather(const void *sbuf, void *rbuf, size_t blk, int root, struct
         return rc;
     if (alg == ALG_AUTO)
         alg = blk >= aptus_config.coll_gather_long ? ALG_LINEAR : ALG_BINOMIAL;
+    aptus_coll_ran(COLL_GATHER, alg == ALG_LINEAR ? ALG_LINEAR : ALG_BINOMIAL);
     return alg == ALG_LINEAR ? gather_linear(sbuf, rbuf, blk, root, c, tag)
                              : gather_binomial(sbuf, rbuf, blk, root, c, tag);
 }
@@ -199,6 +200,7 @@ int aptus_coll_scatter(const void *sbuf, void *rbuf, size_t blk, int root, struc
         return rc;
     if (alg == ALG_AUTO)
         alg = blk >= aptus_config.coll_scatter_long ? ALG_LINEAR : ALG_BINOMIAL;
+    aptus_coll_ran(COLL_SCATTER, alg == ALG_LINEAR ? ALG_LINEAR : ALG_BINOMIAL);
     return alg == ALG_LINEAR ? scatter_linear(sbuf, rbuf, blk, root, c, tag)
                              : scatter_binomial(sbuf, rbuf, blk, root, c, tag);
 }

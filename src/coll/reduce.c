@@ -258,7 +258,9 @@ int aptus_coll_reduce(const void *sbuf, void *rbuf, size_t n, const struct coll_
     if (alg == ALG_AUTO)
         alg = (rab_ok && c->size > 2 && red_bytes(R, n) >= aptus_config.coll_reduce_long) ? ALG_RABENSEIFNER
                                                                                           : ALG_BINOMIAL;
-    if (alg == ALG_RABENSEIFNER && rab_ok)
+    alg = alg == ALG_RABENSEIFNER && rab_ok ? ALG_RABENSEIFNER : ALG_BINOMIAL;
+    aptus_coll_ran(COLL_REDUCE, alg);
+    if (alg == ALG_RABENSEIFNER)
         return reduce_rabenseifner(src, rbuf, n, R, root, c, tag);
     return reduce_binomial(src, rbuf, n, R, root, c, tag);
 }
@@ -363,6 +365,7 @@ int aptus_coll_allreduce(const void *sbuf, void *rbuf, size_t n, const struct co
                        : (R->commute ? ALG_RECURSIVE_DOUBLING : ALG_REDUCE_BCAST);
     else if (alg == ALG_RABENSEIFNER && !rab_ok)
         alg = R->commute ? ALG_RECURSIVE_DOUBLING : ALG_REDUCE_BCAST;
+    aptus_coll_ran(COLL_ALLREDUCE, alg);
     switch (alg) {
     case ALG_RABENSEIFNER: return allreduce_rabenseifner(rbuf, n, R, c, tag);
     case ALG_REDUCE_BCAST:
@@ -439,18 +442,17 @@ int aptus_coll_reduce_scatter(const void *sbuf, void *rbuf, const size_t *counts
     int halving_ok = R->commute && !R->whole;
     if (alg == ALG_AUTO || (alg == ALG_RECURSIVE_HALVING && !halving_ok))
         alg = halving_ok ? ALG_RECURSIVE_HALVING : ALG_REDUCE_SCATTERV;
+    aptus_coll_ran(COLL_REDUCE_SCATTER, alg);
     if (alg == ALG_RECURSIVE_HALVING) {
-        /* in place, the input vector in rbuf can be the work vector */
-        W = sbuf ? aptus_coll_red_alloc(R, total) : rbuf;
+        /* The work vector is always our own: in place, rbuf holds the whole input vector, and
+         * only my block at its start may change (the rest is the user's). */
+        W = aptus_coll_red_alloc(R, total);
         if (!W) {
             rc = MPI_ERR_NO_MEM;
             goto out;
         }
-        if (sbuf)
-            copy_elems(R, W, src, 0, total);
+        copy_elems(R, W, src, 0, total);
         rc = reduce_scatter_rhalving(W, rbuf, counts, disp, R, c, tag);
-        if (W == rbuf)
-            W = NULL;
         goto out;
     }
     /* reduce to rank 0, then scatter the blocks */

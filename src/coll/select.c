@@ -1,8 +1,10 @@
 /* Algorithm names and the APTUS_COLL_<KIND>_ALG variables that force one (docs/TUNING.md).
  * The automatic choice by message size and communicator size is made by each collective. */
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "coll/coll.h"
 #include "coll/coll_internal.h"
 #include "core/errors.h"
 #include "runtime/config.h"
@@ -28,21 +30,49 @@ const char *aptus_coll_alg_name(int alg)
     return alg >= 0 && alg < (int)(sizeof alg_names / sizeof alg_names[0]) ? alg_names[alg] : "?";
 }
 
+#define ALG_COUNT ((int)(sizeof alg_names / sizeof alg_names[0]))
+
 struct kind_desc {
     const char *var;
-    int algs[4]; /* the algorithms that may be forced, 0-terminated */
+    const char *name; /* in the statistics */
+    int algs[4];      /* the algorithms that may be forced, 0-terminated */
 };
 
 static const struct kind_desc kinds[COLL_KIND_COUNT] = {
-    [COLL_BCAST] = { "APTUS_COLL_BCAST_ALG", { ALG_BINOMIAL, ALG_SCATTER_ALLGATHER } },
-    [COLL_REDUCE] = { "APTUS_COLL_REDUCE_ALG", { ALG_BINOMIAL, ALG_RABENSEIFNER } },
-    [COLL_ALLREDUCE] = { "APTUS_COLL_ALLREDUCE_ALG", { ALG_RECURSIVE_DOUBLING, ALG_RABENSEIFNER, ALG_REDUCE_BCAST } },
-    [COLL_ALLGATHER] = { "APTUS_COLL_ALLGATHER_ALG", { ALG_RECURSIVE_DOUBLING, ALG_BRUCK, ALG_RING } },
-    [COLL_ALLTOALL] = { "APTUS_COLL_ALLTOALL_ALG", { ALG_BRUCK, ALG_LINEAR, ALG_PAIRWISE } },
-    [COLL_GATHER] = { "APTUS_COLL_GATHER_ALG", { ALG_BINOMIAL, ALG_LINEAR } },
-    [COLL_SCATTER] = { "APTUS_COLL_SCATTER_ALG", { ALG_BINOMIAL, ALG_LINEAR } },
-    [COLL_REDUCE_SCATTER] = { "APTUS_COLL_REDUCE_SCATTER_ALG", { ALG_RECURSIVE_HALVING, ALG_REDUCE_SCATTERV } },
+    [COLL_BCAST] = { "APTUS_COLL_BCAST_ALG", "bcast", { ALG_BINOMIAL, ALG_SCATTER_ALLGATHER } },
+    [COLL_REDUCE] = { "APTUS_COLL_REDUCE_ALG", "reduce", { ALG_BINOMIAL, ALG_RABENSEIFNER } },
+    [COLL_ALLREDUCE] = { "APTUS_COLL_ALLREDUCE_ALG",
+                         "allreduce",
+                         { ALG_RECURSIVE_DOUBLING, ALG_RABENSEIFNER, ALG_REDUCE_BCAST } },
+    [COLL_ALLGATHER] = { "APTUS_COLL_ALLGATHER_ALG", "allgather", { ALG_RECURSIVE_DOUBLING, ALG_BRUCK, ALG_RING } },
+    [COLL_ALLTOALL] = { "APTUS_COLL_ALLTOALL_ALG", "alltoall", { ALG_BRUCK, ALG_LINEAR, ALG_PAIRWISE } },
+    [COLL_GATHER] = { "APTUS_COLL_GATHER_ALG", "gather", { ALG_BINOMIAL, ALG_LINEAR } },
+    [COLL_SCATTER] = { "APTUS_COLL_SCATTER_ALG", "scatter", { ALG_BINOMIAL, ALG_LINEAR } },
+    [COLL_REDUCE_SCATTER] = { "APTUS_COLL_REDUCE_SCATTER_ALG",
+                              "reduce_scatter",
+                              { ALG_RECURSIVE_HALVING, ALG_REDUCE_SCATTERV } },
 };
+
+/* How often each algorithm of each kind ran on this rank (APTUS_STATS=1 prints them): one
+ * relaxed atomic add per collective call, never on the point-to-point path. */
+static uint64_t alg_runs[COLL_KIND_COUNT][ALG_COUNT];
+
+void aptus_coll_ran(int kind, int alg)
+{
+    if (kind >= 0 && kind < COLL_KIND_COUNT && alg >= 0 && alg < ALG_COUNT)
+        __atomic_fetch_add(&alg_runs[kind][alg], 1, __ATOMIC_RELAXED);
+}
+
+void aptus_coll_stats_print(int rank)
+{
+    for (int k = 0; k < COLL_KIND_COUNT; k++)
+        for (int a = 0; a < ALG_COUNT; a++) {
+            uint64_t n = __atomic_load_n(&alg_runs[k][a], __ATOMIC_RELAXED);
+            if (n)
+                printf("[aptus stats] rank %d: collective %s %s: %llu\n", rank, kinds[k].name, alg_names[a],
+                       (unsigned long long)n);
+        }
+}
 
 static const char *kind_value(int kind)
 {

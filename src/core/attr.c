@@ -37,12 +37,26 @@ static struct aptus_keyval *kv_live(int kind, int keyval)
     return k && !k->freed && k->kind == kind ? k : NULL;
 }
 
+/* What a slot holds once its keyval is gone: a marker per object kind, so that a second free
+ * through a copy of the handle is recognised (and tolerated) and every other use is refused as
+ * "was freed". Slots are not reused. */
+/* (indexed by kind; 0 unused) */
+static struct aptus_keyval gone[4] = { { .freed = 1 },
+                                       { .kind = APTUS_ATTR_COMM, .freed = 1 },
+                                       { .kind = APTUS_ATTR_TYPE, .freed = 1 },
+                                       { .kind = APTUS_ATTR_WIN, .freed = 1 } };
+
+static int is_gone(const struct aptus_keyval *k)
+{
+    return k >= gone && k < gone + 4;
+}
+
 static void kv_release(int keyval)
 {
     struct aptus_keyval *k = kv_lookup(keyval);
-    if (k && --k->refcount == 0) {
+    if (k && !is_gone(k) && --k->refcount == 0) {
+        keyvals[keyval - APTUS_KEYVAL_FIRST] = &gone[k->kind];
         free(k);
-        keyvals[keyval - APTUS_KEYVAL_FIRST] = NULL;
     }
 }
 
@@ -71,25 +85,29 @@ int aptus_keyval_create(int kind, void (*copy)(void), void (*del)(void), void *e
     return MPI_SUCCESS;
 }
 
-const char *aptus_keyval_problem(int kind, int keyval)
+const char *aptus_keyval_problem(int kind, int keyval, int freed_ok)
 {
     static const char *const for_kind[] = { "", "is a communicator keyval", "is a datatype keyval",
                                             "is a window keyval" };
     struct aptus_keyval *k = kv_lookup(keyval);
     if (!k)
         return "does not exist";
-    if (k->freed)
-        return "was freed";
     if (k->kind != kind)
         return for_kind[k->kind];
+    if (is_gone(k))
+        return "was freed";
+    if (k->freed && !freed_ok)
+        return "was freed";
     return NULL;
 }
 
 int aptus_keyval_free(int kind, int keyval)
 {
-    struct aptus_keyval *k = kv_live(kind, keyval);
-    if (!k)
+    struct aptus_keyval *k = kv_lookup(keyval);
+    if (!k || k->kind != kind)
         return MPI_ERR_KEYVAL;
+    if (k->freed)
+        return MPI_SUCCESS; /* freed before, through a copy of the handle: nothing to do */
     k->freed = 1;
     kv_release(keyval);
     return MPI_SUCCESS;
@@ -133,7 +151,7 @@ int aptus_attr_copy_all(int kind, void *old_handle, struct aptus_attr *src, void
     int rc = MPI_SUCCESS;
     for (struct aptus_attr *a = src; a; a = a->next) {
         struct aptus_keyval *k = kv_lookup(a->keyval);
-        if (!k)
+        if (!k || is_gone(k))
             continue;
         void *out = NULL;
         int flag = 0;
@@ -172,7 +190,7 @@ int aptus_attr_delete_all(int kind, void *handle, struct aptus_attr **list)
         struct aptus_attr *a = *list;
         *list = a->next; /* unlinked first: a callback may look at the remaining attributes */
         struct aptus_keyval *k = kv_lookup(a->keyval);
-        if (k) {
+        if (k && !is_gone(k)) {
             int r = call_delete(k, kind, handle, a->keyval, a->value);
             if (r != MPI_SUCCESS && rc == MPI_SUCCESS)
                 rc = r;
@@ -222,8 +240,9 @@ int aptus_attr_set(int kind, void *handle, struct aptus_attr **list, int keyval,
 
 int aptus_attr_delete(int kind, void *handle, struct aptus_attr **list, int keyval)
 {
-    struct aptus_keyval *k = kv_live(kind, keyval);
-    if (!k)
+    /* A freed keyval stays usable here while attributes hold it (MPI 4.1, section 7.7.2). */
+    struct aptus_keyval *k = kv_lookup(keyval);
+    if (!k || is_gone(k) || k->kind != kind)
         return MPI_ERR_KEYVAL;
     for (struct aptus_attr **p = list; *p; p = &(*p)->next)
         if ((*p)->keyval == keyval) {

@@ -36,11 +36,16 @@ int aptus_attr_delete_all(int kind, void *handle, struct aptus_attr **list);
 /* Creates a keyval of object kind `kind`. copy/del are the user's callbacks cast to the generic
  * form, or the predefined constants (NULL_COPY_FN = 0, DUP_FN = 1, NULL_DELETE_FN = 0). */
 int aptus_keyval_create(int kind, void (*copy)(void), void (*del)(void), void *extra, int *keyval);
-/* Marks a keyval freed; it lives on until no attribute uses it. Returns an MPI error class. */
+/* Marks a keyval freed; it lives on until no attribute uses it. Freeing it again (through a copy
+ * of the handle) succeeds and does nothing. Returns MPI_ERR_KEYVAL for a keyval that never
+ * existed or is of another kind, else 0. */
 int aptus_keyval_free(int kind, int keyval);
-/* NULL when keyval is a live user keyval of `kind`, else why not ("was freed", ...). */
-const char *aptus_keyval_problem(int kind, int keyval);
-/* Sets, gets and deletes one attribute. Set and delete return MPI_ERR_KEYVAL, MPI_ERR_NO_MEM, or
+/* NULL when keyval is a user keyval of `kind` that may be used, else why not ("was freed", ...).
+ * With freed_ok, a keyval the user freed but attributes still hold is accepted (to read and
+ * delete those attributes). */
+const char *aptus_keyval_problem(int kind, int keyval, int freed_ok);
+/* Sets, gets and deletes one attribute (delete accepts a freed keyval still held by attributes).
+ * Set and delete return MPI_ERR_KEYVAL, MPI_ERR_NO_MEM, or
  * the code a user delete callback returned (the attribute is then left unchanged); deleting an
  * attribute the object does not have succeeds. Get writes *value only when the attribute is
  * there (*flag = 1) and returns 0. */

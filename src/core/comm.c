@@ -3,6 +3,7 @@
  * and topologies", explains the context agreement. */
 #include "core/comm.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,6 +11,7 @@
 #include "coll/coll_internal.h"
 #include "core/attr.h"
 #include "core/errors.h"
+#include "core/session.h"
 #include "core/topo.h"
 #include "pt2pt/pt2pt.h"
 #include "runtime/runtime.h"
@@ -74,6 +76,7 @@ void aptus_comm_init(void)
     memset(ctx_locked, 0, sizeof ctx_locked);
     ctx_mark(0, 1);
     ctx_mark(1, 1);
+    ctx_mark(APTUS_SLOT_RUNTIME, 1);
     struct aptus_comm *w = &aptus_comm_world_obj, *s = &aptus_comm_self_obj;
     memset(w, 0, sizeof *w);
     memset(s, 0, sizeof *s);
@@ -374,6 +377,24 @@ static int *member_list(const struct aptus_comm *c)
     return l;
 }
 
+/* A communicator made from `parent` derives from the same session (core/session.h). */
+static void inherit_session(struct aptus_comm *c, const struct aptus_comm *parent)
+{
+    if (!c)
+        return;
+    aptus_comm_set_session(c, parent->session);
+}
+
+void aptus_comm_set_session(struct aptus_comm *c, struct aptus_session *s)
+{
+    aptus_session_retain(s);
+    c->session = s;
+    if (c->local_comm) {
+        aptus_session_retain(s);
+        c->local_comm->session = s;
+    }
+}
+
 int aptus_comm_create_from(struct aptus_comm *parent, const int *world, int n, struct aptus_comm **out)
 {
     int slot;
@@ -384,6 +405,7 @@ int aptus_comm_create_from(struct aptus_comm *parent, const int *world, int n, s
     *out = comm_alloc(parent->errh, world, n, NULL, 0);
     if (!*out)
         return MPI_ERR_NO_MEM;
+    inherit_session(*out, parent);
     comm_set_slot(*out, slot);
     return MPI_SUCCESS;
 }
@@ -404,6 +426,7 @@ int aptus_comm_create_group(struct aptus_comm *parent, const int *world, int n, 
     *out = comm_alloc(parent->errh, world, n, NULL, 0);
     if (!*out)
         return MPI_ERR_NO_MEM;
+    inherit_session(*out, parent);
     comm_set_slot(*out, slot);
     return MPI_SUCCESS;
 }
@@ -420,6 +443,7 @@ static int dup_object(struct aptus_comm *c, struct aptus_comm **out)
     free(l);
     if (!n)
         return MPI_ERR_NO_MEM;
+    inherit_session(n, c);
     int ok;
     n->topo = aptus_topo_dup(c->topo, &ok);
     if (!ok) {
@@ -696,6 +720,7 @@ static int split_inter(struct aptus_comm *c, int color, int key, struct aptus_co
         int rn = split_members(rt, m, color, c, 1, rw, e);
         if (ln > 0 && rn > 0) {
             *out = inter_new(c->errh, lw, ln, rw, rn, s);
+            inherit_session(*out, c);
             if (!*out)
                 rc = MPI_ERR_NO_MEM;
         }
@@ -737,6 +762,17 @@ int aptus_comm_split(struct aptus_comm *c, int color, int key, struct aptus_comm
 
 int aptus_comm_split_node(struct aptus_comm *c, int color, int key, struct aptus_comm **out)
 {
+    if (c->is_inter) {
+        /* MPI 4.1: each side is split by the type; a part of one group on a node pairs with the
+         * part of the other group on the same node (same color), as MPI_Comm_split pairs
+         * colors. The node and the color make one color: colors here are below size + npeers
+         * + 2 (mpi://SELF gives rank + 1), the same bound on both sides. */
+        long stride = (long)c->size + c->npeers + 2;
+        long nc = (long)aptus_rt.node * stride + color;
+        if (color != MPI_UNDEFINED && nc > INT_MAX)
+            return MPI_ERR_INTERN;
+        return split_inter(c, color == MPI_UNDEFINED ? MPI_UNDEFINED : (int)nc, key, out);
+    }
     /* The members on this node, in c's rank order: who they are is known here, so only they
      * talk. One agreement among them carries the context masks (ANDed; a member staying out
      * contributes all ones) and every member's (in, color, key) (ORed into its own words). A
@@ -787,6 +823,7 @@ int aptus_comm_split_node(struct aptus_comm *c, int color, int key, struct aptus
             for (int i = 0; i < m; i++)
                 w[i] = l[e[i].rank];
             *out = comm_alloc(c->errh, w, m, NULL, 0);
+            inherit_session(*out, c);
         }
         if (*out)
             comm_set_slot(*out, slot);
@@ -832,6 +869,7 @@ int aptus_comm_create_inter(struct aptus_comm *c, const int *world, int n, struc
         in |= world[i] == aptus_rt.rank;
     if (!rc && in && n > 0 && m > 0) {
         *out = inter_new(c->errh, world, n, rw, m, s);
+        inherit_session(*out, c);
         if (!*out)
             rc = MPI_ERR_NO_MEM;
     }
@@ -900,6 +938,7 @@ int aptus_intercomm_create(struct aptus_comm *local, int local_leader, struct ap
         rc = local_err; /* this member's own failure (the leader's is in info[0]) */
     if (!rc) {
         *out = inter_new(local->errh, lw, n, rw, info[3], info + 1);
+        inherit_session(*out, local);
         if (!*out)
             rc = MPI_ERR_NO_MEM;
     }
@@ -935,6 +974,7 @@ int aptus_intercomm_merge(struct aptus_comm *c, int high, struct aptus_comm **ou
     rc = agree_slots(l, n, me, (uint16_t)(c->ctx + APTUS_CTX_MGMT), APTUS_TAG_SEQ(seq, 0), 1, &slot);
     if (!rc) {
         *out = comm_alloc(c->errh, l, n, NULL, 0);
+        inherit_session(*out, c);
         if (*out)
             comm_set_slot(*out, slot);
         else
@@ -942,6 +982,61 @@ int aptus_intercomm_merge(struct aptus_comm *c, int high, struct aptus_comm **ou
     }
     free(l);
     return rc;
+}
+
+/* ---------------- from groups, without a parent (MPI 4) ---------------- */
+
+/* A communicator from groups has no parent to talk on: the members agree on the runtime's own
+ * context (APTUS_CTX_FROM_GROUP, reserved slot APTUS_SLOT_RUNTIME, which spans every process),
+ * with a tag that the caller derives from the string tag and the groups. Only the members talk,
+ * so processes outside the groups are not involved. */
+static int from_group_list(const int *world, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (world[i] == aptus_rt.rank)
+            return i;
+    return -1;
+}
+
+int aptus_comm_from_group(const int *world, int n, int tag, struct aptus_errhandler *errh, struct aptus_comm **out)
+{
+    int slot, me = from_group_list(world, n);
+    *out = NULL;
+    if (me < 0)
+        return MPI_ERR_GROUP;
+    int rc = agree_slots((int *)world, n, me, APTUS_CTX_FROM_GROUP, tag, 1, &slot);
+    if (rc)
+        return rc;
+    *out = comm_alloc(errh, world, n, NULL, 0);
+    if (!*out)
+        return MPI_ERR_NO_MEM;
+    comm_set_slot(*out, slot);
+    return MPI_SUCCESS;
+}
+
+int aptus_intercomm_from_groups(const int *local, int n, const int *remote, int m, int tag,
+                                struct aptus_errhandler *errh, struct aptus_comm **out)
+{
+    *out = NULL;
+    int me = from_group_list(local, n);
+    if (me < 0 || n == 0 || m == 0)
+        return MPI_ERR_GROUP;
+    /* both sides list the union the same way: the group holding the lower first member first */
+    int *l = malloc((size_t)(n + m) * sizeof(int));
+    if (!l)
+        return MPI_ERR_NO_MEM;
+    int local_first = local[0] < remote[0];
+    memcpy(l + (local_first ? 0 : m), local, (size_t)n * sizeof(int));
+    memcpy(l + (local_first ? n : 0), remote, (size_t)m * sizeof(int));
+    if (!local_first)
+        me += m;
+    int s[2];
+    int rc = agree_slots(l, n + m, me, APTUS_CTX_FROM_GROUP, tag, 2, s);
+    free(l);
+    if (rc)
+        return rc;
+    *out = inter_new(errh, local, n, remote, m, s);
+    return *out ? MPI_SUCCESS : MPI_ERR_NO_MEM;
 }
 
 /* ---------------- release, compare ---------------- */
@@ -955,10 +1050,12 @@ void aptus_comm_release(struct aptus_comm *c)
     if (c->ctx_slot)
         ctx_mark(c->ctx_slot, 0);
     c->magic = 0;
+    aptus_bsend_pool_drop(c->bsend_pool); /* pt2pt/bsend.c: lives on until its sends have left */
     aptus_topo_free(c->topo);
     if (c->local_comm)
         aptus_comm_release(c->local_comm);
     aptus_errh_release(c->errh);
+    aptus_session_release(c->session);
     if (c->peers != c->world)
         free(c->peers);
     free(c->world);

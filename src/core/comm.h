@@ -5,7 +5,7 @@
  *   ctx + 1  collectives (coll/)
  *   ctx + 2  communicator management (context agreement, leader exchanges) and neighborhood
  *            collectives (coll/neighbor.c); tag ranges below
- *   ctx + 3  spare
+ *   ctx + 3  partitioned communication (api/part.c)
  * An intercommunicator's contexts are shared by both groups; its local_comm has its own slot. */
 #ifndef APTUS_CORE_COMM_H
 #define APTUS_CORE_COMM_H
@@ -15,6 +15,12 @@
 #define APTUS_CTX_PER_SLOT 4
 #define APTUS_CTX_COLL     1
 #define APTUS_CTX_MGMT     2
+#define APTUS_CTX_PART     3 /* partitioned communication (api/part.c): the spare context */
+/* Slot 2 is the runtime's own (spanning every process, never a user's communicator): its first
+ * context carries the agreements of MPI_Comm_create_from_group and
+ * MPI_Intercomm_create_from_groups, which have no parent communicator. */
+#define APTUS_SLOT_RUNTIME   2
+#define APTUS_CTX_FROM_GROUP (APTUS_CTX_PER_SLOT * APTUS_SLOT_RUNTIME)
 
 /* Tags on the management context (ctx + 2), all >= 0 (neighborhood collectives use < 0):
  *   (phase << 28) | (seq & 0x0fffffff)   step `phase` (0..3) of the seq-th creation call over
@@ -61,7 +67,9 @@ int aptus_comm_idup(struct aptus_comm *c, struct aptus_comm **out, struct aptus_
 int aptus_comm_split(struct aptus_comm *c, int color, int key, struct aptus_comm **out);
 /* MPI_Comm_split of an intracommunicator within each node (MPI_Comm_split_type): the new
  * communicators hold the members of this node with the same color; only the members on each
- * node talk to each other. color MPI_UNDEFINED: this process takes part but gets NULL. */
+ * node talk to each other. color MPI_UNDEFINED: this process takes part but gets NULL. On an
+ * intercommunicator, an MPI_Comm_split by (node, color): each side's members on a node with the
+ * other side's members on the same node (NULL when the other side has none there). */
 int aptus_comm_split_node(struct aptus_comm *c, int color, int key, struct aptus_comm **out);
 /* MPI_Comm_create on an intercommunicator: `world` is this side's subgroup (n may be 0). */
 int aptus_comm_create_inter(struct aptus_comm *c, const int *world, int n, struct aptus_comm **out);
@@ -70,6 +78,14 @@ int aptus_comm_create_inter(struct aptus_comm *c, const int *world, int n, struc
  * *why names the problem when the result is not MPI_SUCCESS. */
 int aptus_intercomm_create(struct aptus_comm *local, int local_leader, struct aptus_comm *peer, int remote_leader,
                            int tag, int leader_err, struct aptus_comm **out, const char **why);
+/* MPI_Comm_create_from_group / MPI_Intercomm_create_from_groups: collective over the members
+ * only (this process in `world` / `local`), agreeing on the runtime's context with `tag` (>= 0,
+ * derived from the string tag and the groups). MPI_ERR_GROUP: this process is not a member. */
+int aptus_comm_from_group(const int *world, int n, int tag, struct aptus_errhandler *errh, struct aptus_comm **out);
+int aptus_intercomm_from_groups(const int *local, int n, const int *remote, int m, int tag,
+                                struct aptus_errhandler *errh, struct aptus_comm **out);
+/* Records that c (and its local_comm) derives from session s (a reference each; NULL: none). */
+void aptus_comm_set_session(struct aptus_comm *c, struct aptus_session *s);
 int aptus_intercomm_merge(struct aptus_comm *c, int high, struct aptus_comm **out);
 /* Drops a reference; the last one frees the communicator, its topology and its local_comm.
  * (Attributes are deleted by MPI_Comm_free before this.) */

@@ -27,16 +27,24 @@ static struct {
 } err_ring[ERR_SLOTS];
 static unsigned err_next;
 
-/* ---- user classes and codes ---- */
+/* ---- user classes and codes ----
+ *
+ * One table for both: value = APTUS_ERR_USER_FIRST + index. Removed entries go on a FIFO free
+ * list and are handed out again (oldest first) before the table grows, so adding and removing
+ * in a loop takes O(1) per call and the values stay below APTUS_ERR_USER_FIRST + the most
+ * classes and codes ever alive at once. */
 
 enum { USER_NONE, USER_CLASS, USER_CODE };
 struct user_err {
     int kind;
-    int cls;   /* USER_CODE: its class */
-    char *str; /* MPI_Add_error_string, or NULL */
+    int cls;    /* USER_CODE: its class */
+    int ncodes; /* USER_CLASS: how many codes it has */
+    int next;   /* USER_NONE: the next free index, or -1 */
+    char *str;  /* MPI_Add_error_string, or NULL */
 };
 static struct user_err *uerr; /* index: value - APTUS_ERR_USER_FIRST */
 static int nuerr, capuerr;
+static int free_head = -1, free_tail = -1;
 static int lastused = MPI_ERR_LASTCODE;
 
 static struct user_err *user_entry(int v)
@@ -61,25 +69,50 @@ static int valid_class(int cls)
 /* A new class (cls ignored: a class is its own class) or code of class cls. */
 static int user_new(int kind, int cls, int *out, const char **why)
 {
-    if (APTUS_ERR_USER_FIRST + nuerr >= APTUS_ERR_USER_LIMIT) {
-        *why = "no more error classes and codes can be added";
-        return MPI_ERR_OTHER;
-    }
-    if (nuerr == capuerr) {
-        int ncap = capuerr ? 2 * capuerr : 32;
-        struct user_err *n = realloc(uerr, (size_t)ncap * sizeof *n);
-        if (!n) {
-            *why = "out of memory";
-            return MPI_ERR_NO_MEM;
+    int i;
+    if (free_head >= 0) {
+        i = free_head;
+        free_head = uerr[i].next;
+        if (free_head < 0)
+            free_tail = -1;
+    } else {
+        if (APTUS_ERR_USER_FIRST + nuerr >= APTUS_ERR_USER_LIMIT) {
+            *why = "no more error classes and codes can be added (remove some first)";
+            return MPI_ERR_OTHER;
         }
-        uerr = n;
-        capuerr = ncap;
+        if (nuerr == capuerr) {
+            int ncap = capuerr ? 2 * capuerr : 32;
+            struct user_err *n = realloc(uerr, (size_t)ncap * sizeof *n);
+            if (!n) {
+                *why = "out of memory";
+                return MPI_ERR_NO_MEM;
+            }
+            uerr = n;
+            capuerr = ncap;
+        }
+        i = nuerr++;
     }
-    *out = APTUS_ERR_USER_FIRST + nuerr;
-    uerr[nuerr++] = (struct user_err){ kind, kind == USER_CLASS ? *out : cls, NULL };
-    if (kind == USER_CLASS)
-        lastused = *out; /* MPI_LASTUSEDCODE: the largest error class */
+    *out = APTUS_ERR_USER_FIRST + i;
+    uerr[i] = (struct user_err){ kind, kind == USER_CLASS ? *out : cls, 0, -1, NULL };
+    if (kind == USER_CLASS) {
+        if (*out > lastused)
+            lastused = *out; /* MPI_LASTUSEDCODE: the largest error class handed out */
+    } else if (cls > MPI_ERR_LASTCODE) {
+        user_entry(cls)->ncodes++;
+    }
     return MPI_SUCCESS;
+}
+
+/* Puts entry u back on the free list. */
+static void user_release(struct user_err *u)
+{
+    int i = (int)(u - uerr);
+    *u = (struct user_err){ USER_NONE, 0, 0, -1, NULL };
+    if (free_tail >= 0)
+        uerr[free_tail].next = i;
+    else
+        free_head = i;
+    free_tail = i;
 }
 
 int aptus_error_add_class(int *cls, const char **why)
@@ -132,13 +165,15 @@ int aptus_error_remove_class(int cls, const char **why)
         *why = "not an error class added by MPI_Add_error_class";
         return MPI_ERR_ARG;
     }
-    for (int i = 0; i < nuerr; i++)
-        if (uerr[i].kind == USER_CODE && uerr[i].cls == cls) {
-            *why = "error codes of this class have not been removed";
-            return MPI_ERR_ARG;
-        }
-    free(u->str);
-    *u = (struct user_err){ USER_NONE, 0, NULL };
+    if (u->ncodes) {
+        *why = "error codes of this class have not been removed (MPI_Remove_error_code)";
+        return MPI_ERR_ARG;
+    }
+    if (u->str) {
+        *why = "the error string of this class has not been removed (MPI_Remove_error_string)";
+        return MPI_ERR_ARG;
+    }
+    user_release(u);
     return MPI_SUCCESS;
 }
 
@@ -153,7 +188,9 @@ int aptus_error_remove_code(int code, const char **why)
         *why = "the error string of this code has not been removed (MPI_Remove_error_string)";
         return MPI_ERR_ARG;
     }
-    *u = (struct user_err){ USER_NONE, 0, NULL };
+    if (u->cls > MPI_ERR_LASTCODE)
+        user_entry(u->cls)->ncodes--;
+    user_release(u);
     return MPI_SUCCESS;
 }
 
@@ -273,13 +310,29 @@ void aptus_errh_invoke(struct aptus_errhandler *eh, void *obj, int code, const c
     } else if (eh->obj == APTUS_ERRH_FOR_FILE) {
         MPI_File h = obj;
         eh->file_fn(&h, &c);
+    } else if (eh->obj == APTUS_ERRH_FOR_SESSION) {
+        MPI_Session h = obj;
+        eh->session_fn(&h, &c);
     }
+}
+
+/* Whether the program set an error handler on MPI_COMM_SELF / MPI_COMM_WORLD. */
+static int self_errh_set, world_errh_set;
+
+void aptus_errh_user_set(struct aptus_comm *comm)
+{
+    if (comm == &aptus_comm_self_obj)
+        self_errh_set = 1;
+    else if (comm == &aptus_comm_world_obj)
+        world_errh_set = 1;
 }
 
 void aptus_error_invoke(struct aptus_comm *comm, int code, const char *fn)
 {
+    /* No communicator: MPI_COMM_SELF's handler (MPI 4.0), or MPI_COMM_WORLD's when the program
+     * set one only there, as programs written before MPI 4.0 expect (MPICH does the same). */
     if (!comm)
-        comm = &aptus_comm_self_obj;
+        comm = world_errh_set && !self_errh_set ? &aptus_comm_world_obj : &aptus_comm_self_obj;
     aptus_errh_invoke(comm->errh, (void *)comm->handle, code, fn);
 }
 
@@ -305,6 +358,22 @@ int aptus_error(struct aptus_comm *comm, int errclass, const char *fn, const cha
     va_end(ap);
     err_ring[slot].code = code;
     aptus_error_invoke(comm, code, fn);
+    return code;
+}
+
+int aptus_error_on(struct aptus_errhandler *eh, void *obj, int errclass, const char *fn, const char *fmt, ...)
+{
+    unsigned slot = err_next++ % ERR_SLOTS;
+    int code = APTUS_ERR_RAISED | (int)(slot << CLASS_BITS) | (errclass & CLASS_MASK);
+    int n = snprintf(err_ring[slot].msg, ERR_MSG, "%s: ", fn);
+    va_list ap;
+    va_start(ap, fmt);
+    if (n > 0 && n < ERR_MSG)
+        vsnprintf(err_ring[slot].msg + n, ERR_MSG - (size_t)n, fmt, ap);
+    va_end(ap);
+    err_ring[slot].code = code;
+    if (!eh || eh->kind != APTUS_ERRH_RETURN)
+        aptus_errh_invoke(eh, obj, code, fn);
     return code;
 }
 

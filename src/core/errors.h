@@ -4,7 +4,8 @@
  *   0                              MPI_SUCCESS
  *   1 .. MPI_ERR_LASTCODE          predefined classes (those with a description in errstr.c)
  *   APTUS_ERR_USER_FIRST ..        classes and codes added by MPI_Add_error_class/_code, one
- *     APTUS_ERR_USER_LIMIT - 1     counter for both (MPI_LASTUSEDCODE is the largest class)
+ *     APTUS_ERR_USER_LIMIT - 1     table for both; removed values are handed out again
+ *                                  (MPI_LASTUSEDCODE: the largest class handed out so far)
  *   APTUS_ERR_RAISED | slot << 20 | class
  *                                  a raised error: the class plus a ring slot holding the
  *                                  detailed message (see aptus_error). */
@@ -18,14 +19,23 @@
 #define APTUS_ERR_RAISED     0x40000000
 
 /* Raises error class `errclass` found in MPI function `fn` (e.g. "MPI_Send") on communicator
- * `comm` (NULL: an error not tied to a communicator, raised on MPI_COMM_SELF as MPI-4 says).
+ * `comm` (NULL: an error not tied to a communicator, raised on MPI_COMM_SELF as MPI-4 says, see
+ * aptus_error_invoke).
  * Formats the message, stores it behind a fresh error code, invokes the error handler
  * (ERRORS_ARE_FATAL/ABORT print it and end the job) and returns the error code. */
 int aptus_error(struct aptus_comm *comm, int errclass, const char *fn, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
-/* Invokes comm's error handler (NULL: MPI_COMM_SELF's) with an existing error code as it is
- * (MPI_Comm_call_errhandler). Fatal handlers print `fn` and the code's message and end the job. */
+/* Like aptus_error, on error handler eh of the object with handle obj (a session, for example:
+ * eh->obj says which kind); NULL or a fatal handler ends the job. */
+int aptus_error_on(struct aptus_errhandler *eh, void *obj, int errclass, const char *fn, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+/* Invokes comm's error handler with an existing error code as it is (MPI_Comm_call_errhandler).
+ * Fatal handlers print `fn` and the code's message and end the job. comm NULL (an error tied to
+ * no object): MPI_COMM_SELF's handler, or MPI_COMM_WORLD's when the program set a handler on
+ * MPI_COMM_WORLD and never on MPI_COMM_SELF (see aptus_errh_user_set). */
 void aptus_error_invoke(struct aptus_comm *comm, int code, const char *fn);
+/* Notes that the program set the error handler of comm (MPI_Comm_set_errhandler). */
+void aptus_errh_user_set(struct aptus_comm *comm);
 /* Invokes error handler `eh` for the object with handle `obj` (an MPI_Comm or MPI_File, per the
  * kind the handler was created for); NULL or a fatal handler ends the job as above. */
 void aptus_errh_invoke(struct aptus_errhandler *eh, void *obj, int code, const char *fn);
@@ -51,8 +61,10 @@ int aptus_error_add_string(int code, const char *str, const char **why);
 int aptus_error_remove_class(int cls, const char **why);
 int aptus_error_remove_code(int code, const char **why);
 int aptus_error_remove_string(int code, const char **why);
-/* The MPI_LASTUSEDCODE attribute value (the largest error class, user classes included): a
- * stable pointer, updated by aptus_error_add_class. */
+/* The MPI_LASTUSEDCODE attribute value: the largest error class handed out so far (user classes
+ * included; MPI_ERR_LASTCODE before any). It does not go down when classes are removed, so every
+ * class in use is at most this value; as removed values are reused first it stays bounded by
+ * the most classes and codes alive at once. A stable pointer, updated by aptus_error_add_class. */
 int *aptus_error_lastused(void);
 
 /* Drops one reference to an error handler; frees a user handler at zero. */

@@ -1,6 +1,7 @@
 /* Info objects and MPI_INFO_ENV (see core/info.h). */
 #include "core/info.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,7 +12,7 @@
 #include "runtime/runtime.h"
 
 static struct aptus_info env_info = { .magic = APTUS_MAGIC_INFO, .predefined = 1 };
-static int env_built = -1; /* the aptus_rt.initialized state it was built in */
+static int env_built; /* built on first use (the same before and after MPI_Init) */
 
 /* Frees every key and value (the arrays stay). */
 static void clear(struct aptus_info *info)
@@ -26,11 +27,10 @@ static void clear(struct aptus_info *info)
 struct aptus_info *aptus_info_get(MPI_Info h)
 {
     if (h == MPI_INFO_ENV) {
-        /* Some keys (maxprocs, thread_level) are known only once MPI is initialized. */
-        if (env_built != aptus_rt.initialized) {
+        if (!env_built) {
             clear(&env_info);
             aptus_info_fill_env(&env_info, 0, NULL);
-            env_built = aptus_rt.initialized;
+            env_built = 1;
         }
         return &env_info;
     }
@@ -182,9 +182,16 @@ int aptus_info_fill_env(struct aptus_info *info, int argc, char **argv)
             }
         }
     }
-    if (aptus_rt.initialized) {
-        snprintf(val, sizeof val, "%d", aptus_rt.size);
+    /* The same before and after MPI_Init: from what the launcher gave the process (PMI_SIZE), or
+     * 1 for a process started without one (a singleton). */
+    const char *np = getenv("PMI_SIZE");
+    char *end;
+    long n = np && *np ? strtol(np, &end, 10) : 0;
+    if (np && *np && !*end && n > 0 && n <= INT_MAX) {
+        snprintf(val, sizeof val, "%ld", n);
         PUT("maxprocs", val);
+    } else if (!getenv("PMI_FD")) {
+        PUT("maxprocs", "1");
     }
     char host[256];
     if (gethostname(host, sizeof host) == 0) {
@@ -196,13 +203,8 @@ int aptus_info_fill_env(struct aptus_info *info, int argc, char **argv)
         PUT("arch", u.machine);
     if (getcwd(val, sizeof val))
         PUT("wdir", val);
-    if (aptus_rt.initialized) {
-        int t = aptus_rt.thread_level;
-        PUT("thread_level", t == MPI_THREAD_MULTIPLE     ? "MPI_THREAD_MULTIPLE"
-                            : t == MPI_THREAD_SERIALIZED ? "MPI_THREAD_SERIALIZED"
-                            : t == MPI_THREAD_FUNNELED   ? "MPI_THREAD_FUNNELED"
-                                                         : "MPI_THREAD_SINGLE");
-    }
+        /* No "thread_level": the standard gives it the level requested before the program started
+         * (e.g. by an mpiexec option), and no launcher asks for one. */
 #undef PUT
     return rc;
 }

@@ -47,6 +47,8 @@ struct aptus_group {
 /* ---- communicators ---- */
 struct aptus_attr; /* attribute list (core/attr.h) */
 struct aptus_topo; /* virtual topology (Cartesian, graph, distributed graph) */
+/* a session (core/session.h) */
+struct aptus_session;
 
 struct aptus_comm {
     uint32_t magic;
@@ -61,13 +63,16 @@ struct aptus_comm {
     struct aptus_topo *topo;
     struct aptus_attr *attrs;
     uint16_t ctx;      /* point-to-point context; collectives use ctx + 1, communicator management and
-                          neighborhood collectives ctx + 2, ctx + 3 is spare (core/comm.h) */
+                          neighborhood collectives ctx + 2, partitioned communication ctx + 3 (core/comm.h) */
     uint16_t ctx_slot; /* context-id slot, freed with the communicator */
     int coll_seq;      /* sequence for internal collective tags */
     uint32_t mgmt_seq; /* communicator-creation calls so far (tags on ctx + 2; core/comm.c) */
     MPI_Info info;     /* hints (MPI_Comm_set_info), or MPI_INFO_NULL */
     struct aptus_errhandler *errh;
-    MPI_Comm handle; /* the handle the user sees */
+    /* the session it derives from (core/session.h); NULL: the world model */
+    struct aptus_session *session;
+    struct aptus_bsend_pool *bsend_pool; /* MPI_Comm_attach_buffer's (pt2pt/bsend.c), or NULL */
+    MPI_Comm handle;                     /* the handle the user sees */
     char name[MPI_MAX_OBJECT_NAME];
 };
 

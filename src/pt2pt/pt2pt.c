@@ -134,6 +134,8 @@ void aptus_req_free(struct aptus_request *r)
 {
     if (r->nc)
         aptus_dtype_release((struct aptus_dtype *)r->dt);
+    free(r->part);
+    r->part = NULL;
     r->magic = 0;
     r->next = mq.free_reqs;
     mq.free_reqs = r;

@@ -13,8 +13,9 @@
 #include "core/datatype.h"
 #include "core/objects.h"
 
-/* GENERIC: a request completed by a background task (e.g. MPI_Comm_idup), not by a message. */
-enum aptus_req_kind { APTUS_REQ_SEND = 1, APTUS_REQ_RECV, APTUS_REQ_GENERIC };
+/* GENERIC: a request completed by a background task (e.g. MPI_Comm_idup), not by a message.
+ * GREQ: a generalized request (MPI_Grequest_start, api/grequest.c), completed by the user. */
+enum aptus_req_kind { APTUS_REQ_SEND = 1, APTUS_REQ_RECV, APTUS_REQ_GENERIC, APTUS_REQ_GREQ };
 enum aptus_send_mode { APTUS_MODE_STANDARD, APTUS_MODE_SYNC, APTUS_MODE_READY, APTUS_MODE_BUFFERED };
 
 struct aptus_unexp;
@@ -51,7 +52,14 @@ struct aptus_request {
     void *bsend_piece;
     /* non-contiguous receive: where the streamed copy unpacks next */
     struct aptus_dt_cursor cur;
+    /* generalized request: the user's callbacks (api/grequest.c) */
+    struct aptus_greq *greq;
+    /* partitioned send or receive (api/part.c): its partitions' state, freed with the request */
+    struct aptus_part *part;
 };
+
+/* MPI_Start of a partitioned request (api/part.c); r is marked active. Returns an MPI error code. */
+int aptus_part_start(struct aptus_request *r, const char *fn);
 
 /* Points a request at `count` elements of dt at buf: a contiguous type becomes plain bytes at
  * buf + true_lb, any other keeps its layout for the cursor. A request from aptus_req_new
@@ -119,10 +127,28 @@ void aptus_status_set_bytes(MPI_Status *st, size_t bytes);
  * copy, for the statistics. */
 void aptus_pt2pt_rndv_counts(uint64_t *one_sided, uint64_t *copied);
 
-/* Buffered sends (MPI_Buffer_attach). */
-int aptus_bsend_attach(void *buf, size_t size);
-int aptus_bsend_detach(void **buf, size_t *size);
-void *aptus_bsend_alloc(size_t bytes);
+/* Buffered sends (pt2pt/bsend.c): pools of attached buffers, the process's
+ * (MPI_Buffer_attach), a communicator's (aptus_comm.bsend_pool) or a session's
+ * (aptus_session.bsend_pool); a pool that is not the process's is made by aptus_bsend_pool_new
+ * and given up by its owner with aptus_bsend_pool_drop (it lives on until its sends have left). */
+struct aptus_bsend_pool;
+struct aptus_bsend_pool *aptus_bsend_process_pool(void);
+struct aptus_bsend_pool *aptus_bsend_pool_new(void);
+void aptus_bsend_pool_drop(struct aptus_bsend_pool *p);
+/* The pool a buffered send on c uses: c's, else its session's, else the process's. */
+struct aptus_bsend_pool *aptus_bsend_pool_of(struct aptus_comm *c);
+int aptus_bsend_attached(const struct aptus_bsend_pool *p);
+/* buf may be MPI_BUFFER_AUTOMATIC. Returns 0 or MPI_ERR_BUFFER (one is attached already). */
+int aptus_bsend_attach(struct aptus_bsend_pool *p, void *buf, size_t size);
+/* Waits for the pool's sends, then detaches. MPI_ERR_BUFFER: none attached; MPI_ERR_COUNT: its
+ * size is above max (nothing detached). */
+int aptus_bsend_detach(struct aptus_bsend_pool *p, void **buf, size_t *size, size_t max);
+/* Waits until the sends buffered so far have left. */
+void aptus_bsend_flush(struct aptus_bsend_pool *p);
+/* The same, nonblocking: a GENERIC request. Returns 0 or MPI_ERR_NO_MEM. */
+int aptus_bsend_iflush(struct aptus_bsend_pool *p, struct aptus_request **req);
+/* A piece of `bytes` for one buffered send, released when the send completes; NULL: no room. */
+void *aptus_bsend_alloc(struct aptus_bsend_pool *p, size_t bytes);
 void aptus_bsend_release(void *piece);
 
 #endif

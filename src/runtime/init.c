@@ -115,3 +115,30 @@ int aptus_runtime_finalize(void)
     aptus_rt.finalized = 1;
     return rc;
 }
+
+int aptus_runtime_acquire(int required, int *provided)
+{
+    if (aptus_rt.finalized) {
+        fprintf(stderr, "Aptus MPI: the runtime was shut down (by the last MPI_Finalize or MPI_Session_finalize) "
+                        "and cannot be started again\n");
+        return MPI_ERR_OTHER;
+    }
+    if (!aptus_rt.initialized) {
+        int rc = aptus_runtime_init(required, provided);
+        if (rc)
+            return rc;
+    } else if (provided) {
+        *provided = required < MPI_THREAD_SERIALIZED ? required : MPI_THREAD_SERIALIZED;
+        if (*provided != MPI_THREAD_SINGLE && *provided != MPI_THREAD_FUNNELED && *provided != MPI_THREAD_SERIALIZED)
+            *provided = MPI_THREAD_SINGLE;
+    }
+    aptus_rt.users++;
+    return MPI_SUCCESS;
+}
+
+int aptus_runtime_release(void)
+{
+    if (--aptus_rt.users > 0)
+        return MPI_SUCCESS;
+    return aptus_runtime_finalize();
+}

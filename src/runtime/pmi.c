@@ -18,6 +18,19 @@
  * under srun must not contain ';' (our mpiexec handles it). Slurm's key space is global (the
  * srcid of kvs-get is ignored), so keys should be unique per rank, e.g. carry the rank.
  *
+ * MPICH's Hydra (read in its public source; 4.0.x is Debian 12's mpiexec.mpich):
+ *  - kvs-fence is lazy, as the PMI-2 definition allows: the server answers at once and only
+ *    counts the rank's fences; a kvs-get of a key it does not have is held until every rank
+ *    has made at least as many fences, then answered (found or not). So a fence orders the
+ *    key space and nothing else: aptus_pmi_barrier makes a barrier out of put, fence, get.
+ *  - Hydra 4.0.x has no PMI-2 abort: the command is refused ("Unrecognized PMI command") and
+ *    the job ends with 255. Hydra reads the framing of every message afresh (a message that
+ *    starts with "cmd=" is a PMI-1 line, whatever the handshake said), and its PMI-1 abort
+ *    ("cmd=abort exitcode=N\n") kills the job and makes mpiexec exit with N, in every Hydra
+ *    version. So under Hydra the abort goes in that form. Hydra is recognised by what its
+ *    proxy puts in the environment (MPI_LOCALNRANKS, and no PMI_JOBID, which our mpiexec and
+ *    Slurm set).
+ *
  * Singleton (no PMI_FD): rank 0 of 1 with a local key table.
  *
  * Only C11 + POSIX. All entry points are serialised by one mutex. */
@@ -25,11 +38,14 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -55,6 +71,7 @@ struct local_kv {
 static struct {
     int initialized;
     int singleton;
+    int hydra; /* the server is MPICH's Hydra: abort in the PMI-1 form */
     int fd;
     int rank;
     int size;
@@ -352,6 +369,7 @@ static int init_server(struct aptus_pmi_info *info, const char *fdstr)
         return -1;
     }
     pmi.fd = fd;
+    pmi.hydra = getenv("MPI_LOCALNRANKS") != NULL && getenv("PMI_JOBID") == NULL;
     if (handshake() != 0)
         return -1;
 
@@ -567,6 +585,37 @@ int aptus_pmi_get(int src_rank, const char *key, char *value, size_t maxlen)
     return rc;
 }
 
+int aptus_pmi_barrier(const char *name, int ok, const int *peers, int npeers, int *failed_peer)
+{
+    char key[APTUS_PMI_MAX_KEY], val[16];
+    if (!name || strlen(name) > 40 || npeers < 0 || (npeers > 0 && !peers)) {
+        pmi_err("barrier: bad arguments");
+        return -1;
+    }
+    /* Nobody reads the vote of a rank that reads none (votes are read by node-local peers). */
+    if (npeers > 0) {
+        snprintf(key, sizeof key, "%s-%d", name, pmi.rank);
+        if (aptus_pmi_put(key, ok ? "ok" : "failed") != 0)
+            return -1;
+    }
+    if (aptus_pmi_fence() != 0)
+        return -1;
+    for (int i = 0; i < npeers; i++) {
+        /* With a lazy fence this get is what waits for the peer. */
+        snprintf(key, sizeof key, "%s-%d", name, peers[i]);
+        if (aptus_pmi_get(peers[i], key, val, sizeof val) != 0) {
+            pmi_err("barrier %s: rank %d published no vote after the fence", name, peers[i]);
+            return -1;
+        }
+        if (strcmp(val, "ok") != 0) {
+            if (failed_peer)
+                *failed_peer = peers[i];
+            return 1;
+        }
+    }
+    return 0;
+}
+
 /* ---------- process mapping ---------- */
 
 static const char *skip_ws(const char *s)
@@ -673,13 +722,49 @@ int aptus_pmi_get_node_map(int *node_of, int size)
 
 /* ---------- abort / finalize ---------- */
 
+/* Waits (2 s at most) until the launcher has read what this rank wrote to stdout and stderr,
+ * when they are pipes. Hydra's proxy forwards output and PMI commands over one connection in
+ * the order it reads them, and mpiexec exits as soon as it handles an abort: an abort read in
+ * the same round as the last output overtakes it, and the output (typically the message
+ * saying why the job aborts) is lost. A pipe with nothing left in it has been forwarded. */
+static void wait_output_taken(void)
+{
+    for (int fd = 1; fd <= 2; fd++) {
+        struct stat st;
+        if (fstat(fd, &st) != 0 || !S_ISFIFO(st.st_mode))
+            continue;
+        for (int ms = 0; ms < 2000; ms++) {
+            int unread = 0;
+            if (ioctl(fd, FIONREAD, &unread) != 0 || unread <= 0)
+                break;
+            struct timespec ts = { 0, 1000000L };
+            nanosleep(&ts, NULL);
+        }
+    }
+}
+
 void aptus_pmi_abort(int code, const char *msg)
 {
     struct builder b;
     /* No lock wait: abort may come from a thread while another holds the lock (e.g. blocked
      * in a fence). A trylock keeps the message well-formed when possible. */
     int locked = pthread_mutex_trylock(&pmi_lock) == 0;
-    if (pmi.initialized && !pmi.singleton && pmi.fd >= 0) {
+    if (pmi.initialized && !pmi.singleton && pmi.fd >= 0 && pmi.hydra) {
+        /* Hydra: the PMI-1 abort line (see the top of this file). The message was printed by
+         * the caller; Hydra's abort carries none. Written whole, from its own buffer, so it
+         * is well-formed even when another thread holds the lock. */
+        char line[64];
+        int n = snprintf(line, sizeof line, "cmd=abort exitcode=%d\n", code);
+        fflush(stdout);
+        fflush(stderr);
+        wait_output_taken();
+        if (n > 0 && n < (int)sizeof line && write_all(pmi.fd, line, (size_t)n) == 0) {
+            /* Hydra answers by killing the job: wait for it (as MPICH's own client does, for
+             * an answer that never comes), a bounded time, then exit anyway. */
+            struct pollfd pfd = { .fd = pmi.fd, .events = POLLIN };
+            (void)poll(&pfd, 1, 10000);
+        }
+    } else if (pmi.initialized && !pmi.singleton && pmi.fd >= 0) {
         if (!locked) {
             /* Another thread owns the scratch buffers (it may be blocked in a fence): send a
              * minimal message from a separate buffer. */

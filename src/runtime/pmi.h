@@ -21,17 +21,32 @@ struct aptus_pmi_info {
 
 /* Connects (or becomes a singleton). Returns 0 or -1 with a message on stderr. */
 int aptus_pmi_init(struct aptus_pmi_info *info);
-/* Publishes key=value for this rank; visible to others after the next fence. */
+/* Publishes key=value for this rank; visible to others after the next fence. Keys should be
+ * unique per rank (Slurm's and Hydra's key spaces are global). */
 int aptus_pmi_put(const char *key, const char *value);
-/* Collective over all ranks of the job: makes every put before it visible. */
+/* Collective over all ranks of the job: every put made before a rank's fence is visible to
+ * every get made after the matching fence of any rank. It is NOT a barrier: the PMI-2
+ * definition allows a lazy fence, and Hydra's returns at once (a later get of a key not yet
+ * put waits there until every rank has reached the same fence). To order anything else
+ * across ranks, use aptus_pmi_barrier. */
 int aptus_pmi_fence(void);
 /* Reads a key published by rank src_rank (-1: any). Returns 0, or -1 if not found. */
 int aptus_pmi_get(int src_rank, const char *key, char *value, size_t maxlen);
+/* A barrier with a vote, correct under any PMI-2 server (lazy fences included): collective
+ * over all ranks of the job, every rank passing the same name (at most 40 characters, unique
+ * for each use). Each rank publishes whether it is ok, fences, and reads the vote of each of
+ * the npeers ranks in peers[] (a rank that reads no votes publishes none). On return every
+ * listed peer has reached this call, so what it did before it is done.
+ * Returns 0 when every listed peer voted ok, 1 when one did not (*failed_peer, if not NULL,
+ * names it), -1 on a PMI error (with a message). The caller's own vote is not counted. */
+int aptus_pmi_barrier(const char *name, int ok, const int *peers, int npeers, int *failed_peer);
 /* Fills node_of[i] (i < size) with the node index of rank i, from the launcher's
  * PMI_process_mapping job attribute; never from host names. Singleton: node_of[0] = 0.
  * Returns 0, or -1 if the launcher gave no usable mapping. */
 int aptus_pmi_get_node_map(int *node_of, int size);
-/* Tells the launcher to abort the whole job with this exit code, then exits. */
+/* Tells the launcher to abort the whole job with this exit code, then exits with it. Under
+ * Hydra the abort is sent in the PMI-1 form (see pmi.c), which carries no message: callers
+ * print msg themselves. */
 void aptus_pmi_abort(int code, const char *msg);
 int aptus_pmi_finalize(void);
 

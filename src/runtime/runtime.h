@@ -11,7 +11,11 @@
 struct aptus_peer;
 
 struct aptus_runtime {
-    int initialized, finalized;
+    int initialized, finalized; /* the runtime is up / has been torn down (any user) */
+    /* The world model (MPI_Init / MPI_Finalize), what MPI_Initialized and MPI_Finalized say,
+     * and the runtime's users: the world model while initialized, and every open session. */
+    int world_initialized, world_finalized;
+    int users;
     int rank, size; /* in MPI_COMM_WORLD */
     int thread_level;
     pid_t pid;
@@ -29,6 +33,13 @@ extern struct aptus_runtime aptus_rt;
 /* MPI_Init / MPI_Finalize bodies. Return an MPI error class, after printing the reason. */
 int aptus_runtime_init(int required, int *provided);
 int aptus_runtime_finalize(void);
+/* A new user of the runtime (MPI_Init, MPI_Session_init): starts it if it is not up. Returns an
+ * MPI error class after printing the reason; MPI_ERR_OTHER without starting anything if the
+ * runtime was already torn down (it cannot be restarted). */
+int aptus_runtime_acquire(int required, int *provided);
+/* A user is done (MPI_Finalize, MPI_Session_finalize): the last one tears the runtime down,
+ * collectively over all processes. Returns an MPI error class. */
+int aptus_runtime_release(void);
 /* Removes anything this process left in /dev/shm; safe to call from error paths. */
 void aptus_runtime_emergency_cleanup(void);
 /* Seconds since an arbitrary point (monotonic). */

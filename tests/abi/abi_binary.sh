@@ -18,7 +18,8 @@
 #    libmpi_abi.so.1 to our file (ldd), every rank prints Aptus MPI's statistics at finalize
 #    (APTUS_STATS=1), and abi_prog prints MPI_Get_library_version = "Aptus MPI ...".
 #
-# Exit status: 0 = all passed, 1 = failure, 77 = skipped (wheel unavailable), 2 = usage error.
+# Exit status: 0 = all passed, 1 = failure (the wheel's download failed included), 77 = skipped
+# (no network to download the wheel, or not x86_64), 2 = usage error.
 set -u
 
 here=$(cd "$(dirname "$0")" && pwd)

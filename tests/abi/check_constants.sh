@@ -14,8 +14,8 @@
 # (mpich_wheel.sh, shared with abi_binary.sh).  Set APTUS_ABI_REF_HEADER to use an
 # existing mpi_abi.h instead of downloading.
 #
-# Exit status: 0 = identical, 1 = difference found, 77 = skipped (the
-# reference header could not be obtained), 2 = usage / build error.
+# Exit status: 0 = identical, 1 = difference found or the reference header could not be
+# obtained, 77 = skipped (no network to download it), 2 = usage / build error.
 set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -38,8 +38,8 @@ if [ -z "$ref" ]; then
     ref=$mpich_wheel_prefix/include/mpi_abi.h
 fi
 if [ ! -f "$ref" ]; then
-    say "SKIP: reference header $ref not found"
-    exit 77
+    say "FAIL: reference header $ref not found"
+    exit 1
 fi
 say "reference header: $ref"
 

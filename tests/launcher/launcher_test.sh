@@ -82,6 +82,18 @@ kvs4)
     expect_no_orphans
     ;;
 
+barrier)
+    # aptus_pmi_barrier: nobody passes it before every rank reached it (rank 0 comes late),
+    # and a vote against is seen by every other rank.
+    run -n 4 "$PROBE" "$TAG" init r0:sleep=300 mark="$WORK/m" barrier checkmarks="$WORK/m" barrier=2 finalize
+    expect_rc 0
+    expect_count "barrier 1 ok$" 4
+    expect_count "marks ok$" 4
+    expect_count "barrier 2 failed 2$" 3
+    expect_out "^rank 2 barrier 2 ok$"
+    expect_no_orphans
+    ;;
+
 exit_codes)
     run -n 2 "$PROBE" "$TAG" init fence finalize
     expect_rc 0

@@ -9,6 +9,13 @@
  *   fence           aptus_pmi_fence
  *   getall          gets k<r> of every rank r and checks it; prints "rank R getall ok"
  *   getmissing      checks that an unknown key is not found
+ *   barrier         aptus_pmi_barrier over all ranks (a new name each time), every rank voting
+ *                   ok; prints "rank R barrier N ok" (N counts the barriers)
+ *   barrier=F       the same with rank F voting failed: the others print "rank R barrier N
+ *                   failed F", rank F "rank F barrier N ok" (its own vote is not counted)
+ *   mark=P          creates the file P.R (R: this rank)
+ *   unmark=P        removes the file P.R if it exists
+ *   checkmarks=P    checks that P.r exists for every rank r; prints "rank R marks ok"
  *   map             prints "rank R map n0,n1,... env_node N"
  *   shm             creates /aptus-<jobid>-probe<R> with shm_open and never unlinks it
  *   abort=C         aptus_pmi_abort(C, ...)
@@ -139,6 +146,46 @@ int main(int argc, char **argv)
             if (aptus_pmi_get(-1, "no-such-key", got, sizeof got) == 0)
                 die("unknown key was found");
             printf("rank %d getmissing ok\n", my_rank);
+        } else if (!strcmp(act, "barrier") || !strncmp(act, "barrier=", 8)) {
+            static int nbar = 0;
+            int bad_rank = eq ? atoi(val) : -1, failed = -1, np = 0;
+            int *peers = calloc((size_t)my_size, sizeof *peers);
+            char name[32];
+            if (!peers)
+                die("calloc");
+            for (int r = 0; r < my_size; r++)
+                if (r != my_rank)
+                    peers[np++] = r;
+            snprintf(name, sizeof name, "probe-bar%d", ++nbar);
+            int rc = aptus_pmi_barrier(name, my_rank != bad_rank, peers, np, &failed);
+            free(peers);
+            if (rc < 0)
+                die("barrier");
+            if (rc == 0)
+                printf("rank %d barrier %d ok\n", my_rank, nbar);
+            else
+                printf("rank %d barrier %d failed %d\n", my_rank, nbar, failed);
+        } else if (!strncmp(act, "mark=", 5)) {
+            char path[4096];
+            snprintf(path, sizeof path, "%s.%d", val, my_rank);
+            FILE *f = fopen(path, "w");
+            if (!f)
+                die("mark");
+            fclose(f);
+        } else if (!strncmp(act, "unmark=", 7)) {
+            char path[4096];
+            snprintf(path, sizeof path, "%s.%d", val, my_rank);
+            (void)remove(path);
+        } else if (!strncmp(act, "checkmarks=", 11)) {
+            for (int r = 0; r < my_size; r++) {
+                char path[4096];
+                snprintf(path, sizeof path, "%s.%d", val, r);
+                if (access(path, F_OK) != 0) {
+                    fprintf(stderr, "probe rank %d: %s does not exist yet\n", my_rank, path);
+                    die("checkmarks");
+                }
+            }
+            printf("rank %d marks ok\n", my_rank);
         } else if (!strcmp(act, "map")) {
             int *map = calloc((size_t)my_size, sizeof *map);
             if (!map || aptus_pmi_get_node_map(map, my_size) != 0)

@@ -137,10 +137,12 @@ done
 srun --mpi=list 2>&1 | grep -q pmi2 || skip "this Slurm has no mpi/pmi2 plugin"
 
 srun --mpi=pmi2 -n 4 --overcommit -t 2 "$PROBE" plain init put fence getall getmissing map \
-    finalize >"$T/out" 2>"$T/err"
+    barrier barrier=2 finalize >"$T/out" 2>"$T/err"
 RC=$?
 [ $RC -eq 0 ] || fail "srun exited with $RC"
 [ "$(grep -c 'getall ok$' "$T/out")" -eq 4 ] || fail "not every rank saw every key"
+[ "$(grep -c 'barrier 1 ok$' "$T/out")" -eq 4 ] || fail "aptus_pmi_barrier failed"
+[ "$(grep -c 'barrier 2 failed 2$' "$T/out")" -eq 3 ] || fail "aptus_pmi_barrier missed a vote against"
 for r in 0 1 2 3; do
     grep -q "^rank $r size 4 singleton 0 jobid " "$T/out" || fail "rank $r missing or wrong size"
     grep -q "^rank $r map 0,0,0,0 " "$T/out" || fail "rank $r: wrong process mapping"

@@ -17,4 +17,4 @@ foreach(np 1 2 4)
 endforeach()
 # A user error class raised under MPI_ERRORS_ARE_FATAL: the job fails and prints the user's string.
 aptus_mpi_test(NAME err_user_fatal_np2 SOURCE err_user_fatal.c NP 2 LABELS attr
-  EXPECT_NONZERO EXPECT_OUTPUT "the frobnicator is jammed")
+  EXPECT_NONZERO EXPECT_ERROR "the frobnicator is jammed")

@@ -3,7 +3,11 @@
 # Collectives: every test runs at 1..4 ranks with the automatic algorithm choice, then at 3 and
 # 4 ranks (not a power of two, and a power of two) with each algorithm forced through the
 # APTUS_COLL_*_ALG variables, and with the size limits lowered so that the automatic choice
-# switches on small messages.
+# switches on small messages. Each forced variant proves through the statistics (APTUS_STATS=1,
+# "collective <kind> <algorithm>: <runs>" on every rank, docs/TUNING.md) that the algorithms it
+# forces, or the ones its lowered limits select, really ran on every rank, and, where the forced
+# algorithm never falls back (docs/TUNING.md), that no rank ran the others of that collective --
+# the data alone cannot tell one algorithm from another.
 
 # Data movement: Bcast, Gather(v), Scatter(v), Allgather(v), Alltoall(v/w).
 foreach(np 1 2 3 4)
@@ -16,10 +20,32 @@ set(coll_move_alg_b APTUS_COLL_BCAST_ALG=scatter_allgather APTUS_COLL_GATHER_ALG
 set(coll_move_alg_c APTUS_COLL_ALLGATHER_ALG=recursive_doubling APTUS_COLL_ALLTOALL_ALG=linear
   APTUS_COLL_BCAST_LONG=1K APTUS_COLL_GATHER_LONG=64 APTUS_COLL_SCATTER_LONG=64
   APTUS_COLL_ALLGATHER_LONG=1K APTUS_COLL_ALLTOALL_SHORT=16 APTUS_COLL_ALLTOALL_LONG=512)
+set(coll_move_ran_a "collective bcast binomial:" "collective gather binomial:"
+  "collective scatter binomial:" "collective allgather bruck:" "collective alltoall bruck:")
+set(coll_move_ran_b "collective bcast scatter_allgather:" "collective gather linear:"
+  "collective scatter linear:" "collective allgather ring:" "collective alltoall pairwise:")
+# recursive doubling needs a power of two: on 3 ranks the allgather falls back to Bruck's
+set(coll_move_ran_c "collective alltoall linear:" "collective bcast scatter_allgather:"
+  "collective gather linear:" "collective scatter linear:")
+set(coll_move_not_a "collective bcast scatter_allgather:" "collective gather linear:"
+  "collective scatter linear:" "collective allgather recursive_doubling:" "collective allgather ring:")
+set(coll_move_not_b "collective gather binomial:" "collective scatter binomial:"
+  "collective allgather bruck:" "collective allgather recursive_doubling:"
+  "collective alltoall linear:" "collective alltoall bruck:")
+set(coll_move_not_c "collective alltoall bruck:" "collective alltoall pairwise:"
+  "collective allgather ring:")
 foreach(np 3 4)
   foreach(v a b c)
+    set(ran ${coll_move_ran_${v}})
+    set(not ${coll_move_not_${v}})
+    if(v STREQUAL "c" AND np EQUAL 4)
+      list(APPEND ran "collective allgather recursive_doubling:")
+      list(APPEND not "collective allgather bruck:")
+    elseif(v STREQUAL "c")
+      list(APPEND ran "collective allgather bruck:")
+    endif()
     aptus_mpi_test(NAME coll_move_alg_${v}_np${np} SOURCE coll_move.c NP ${np} ARGS quick LABELS coll
-      ENV ${coll_move_alg_${v}})
+      ENV ${coll_move_alg_${v}} EXPECT_STATS ${ran} EXPECT_NO_STATS ${not})
   endforeach()
 endforeach()
 
@@ -33,10 +59,21 @@ set(coll_reduce_alg_b APTUS_COLL_REDUCE_ALG=rabenseifner APTUS_COLL_ALLREDUCE_AL
   APTUS_COLL_REDUCE_SCATTER_ALG=recursive_halving)
 set(coll_reduce_alg_c APTUS_COLL_ALLREDUCE_ALG=reduce_bcast APTUS_COLL_REDUCE_LONG=64
   APTUS_COLL_BCAST_LONG=64 APTUS_COLL_SCATTER_ALG=binomial)
+set(coll_reduce_ran_a "collective reduce binomial:" "collective allreduce recursive_doubling:"
+  "collective reduce_scatter reduce_scatterv:")
+set(coll_reduce_ran_b "collective reduce rabenseifner:" "collective allreduce rabenseifner:"
+  "collective reduce_scatter recursive_halving:")
+set(coll_reduce_ran_c "collective allreduce reduce_bcast:" "collective reduce rabenseifner:"
+  "collective bcast scatter_allgather:")
+set(coll_reduce_not_a "collective reduce rabenseifner:" "collective allreduce rabenseifner:"
+  "collective allreduce reduce_bcast:" "collective reduce_scatter recursive_halving:")
+set(coll_reduce_not_b "")
+set(coll_reduce_not_c "collective allreduce recursive_doubling:" "collective allreduce rabenseifner:")
 foreach(np 3 4)
   foreach(v a b c)
     aptus_mpi_test(NAME coll_reduce_alg_${v}_np${np} SOURCE coll_reduce.c NP ${np} ARGS quick LABELS coll
-      ENV ${coll_reduce_alg_${v}})
+      ENV ${coll_reduce_alg_${v}} EXPECT_STATS ${coll_reduce_ran_${v}}
+      EXPECT_NO_STATS ${coll_reduce_not_${v}})
   endforeach()
 endforeach()
 

@@ -1,1 +1,22 @@
 # Tests registered by the mpi4_sessions work (see tests/mpi/CMakeLists.txt for aptus_mpi_test).
+
+# Sessions (MPI 4.1, 11.3): without MPI_Init, with MPI_Init after and before the session.
+foreach(np 1 2 4)
+  aptus_mpi_test(NAME mpi4_session_np${np} SOURCE mpi4_session.c NP ${np} LABELS mpi4)
+  aptus_mpi_test(NAME mpi4_session_after_np${np} SOURCE mpi4_session.c NP ${np} ARGS after LABELS mpi4)
+  aptus_mpi_test(NAME mpi4_session_before_np${np} SOURCE mpi4_session.c NP ${np} ARGS before LABELS mpi4)
+endforeach()
+
+# Partitioned communication (MPI 4.1, 4.2).
+foreach(np 1 2 4)
+  aptus_mpi_test(NAME mpi4_part_np${np} SOURCE mpi4_part.c NP ${np} LABELS mpi4)
+endforeach()
+
+# The same under Hydra (MPICH's mpiexec; see hydra.cmake): a session starts the runtime there too.
+foreach(mode only after before)
+  add_test(NAME hydra.mpi4_session_${mode}_np4
+    COMMAND ${APTUS_SH} ${PROJECT_SOURCE_DIR}/tests/launcher/hydra_check.sh --
+            -n 4 $<TARGET_FILE:mpitest_mpi4_session> ${mode})
+  set_tests_properties(hydra.mpi4_session_${mode}_np4 PROPERTIES
+    LABELS "mpi;hydra" PROCESSORS 4 SKIP_RETURN_CODE 77 TIMEOUT 300)
+endforeach()

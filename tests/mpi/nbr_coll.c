@@ -6,13 +6,6 @@
  * Any number of ranks. */
 #include "mtest.h"
 
-/* MPI_UNWEIGHTED is a small constant pointer: GCC takes it for a zero-sized array. */
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wpragmas"
-#pragma GCC diagnostic ignored "-Wstringop-overflow"
-#pragma GCC diagnostic ignored "-Wstringop-overread"
-#endif
-
 static int rank, size;
 
 #define SENTINEL (-99)

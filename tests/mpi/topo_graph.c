@@ -6,13 +6,6 @@
  * of ranks. */
 #include "mtest.h"
 
-/* MPI_UNWEIGHTED is a small constant pointer: GCC takes it for a zero-sized array. */
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wpragmas"
-#pragma GCC diagnostic ignored "-Wstringop-overflow"
-#pragma GCC diagnostic ignored "-Wstringop-overread"
-#endif
-
 /* The standard names no class for this error: either of two is right. */
 #define CHECK_ERRCLASS2(rc, c1, c2, what)                                                                              \
     do {                                                                                                               \

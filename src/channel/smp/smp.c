@@ -4,7 +4,8 @@
  * Each rank owns one segment holding the blocks it receives into, one per local sender:
  *   [segment header: owner pid][ctrl 0][block 0][ctrl 1][block 1]...
  * Block j is written only by the local rank with index j. Segments are created 0600 with
- * unique names, mapped by every local rank, then unlinked at once (after a PMI fence). */
+ * names unique to the job, mapped by every local rank, and unlinked as soon as all are mapped
+ * (see aptus_smp_init for the order, which holds under any PMI-2 server). */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -45,7 +46,8 @@ static struct {
     struct aptus_peer **rx; /* peers polled, excluding self */
     int nrx;
     char name[128];
-    int name_linked;
+    int names_linked; /* this rank's name exists */
+    int starting;     /* in the start-up: any local rank's name may exist */
 } smp;
 
 static void seg_name(char *buf, size_t len, int world_rank)
@@ -68,13 +70,111 @@ int aptus_smp_reaches(int world_rank)
     return smp.active && aptus_rt.node_of[world_rank] == aptus_rt.node;
 }
 
+/* Creates, sizes and maps this rank's segment and initialises its blocks. */
+static int seg_create(int n)
+{
+    seg_name(smp.name, sizeof smp.name, aptus_rt.rank);
+    int fd = shm_open(smp.name, O_CREAT | O_EXCL | O_RDWR, 0600);
+    if (fd < 0) {
+        fprintf(stderr, "Aptus MPI: rank %d: cannot create shared memory %s: %s\n", aptus_rt.rank, smp.name,
+                strerror(errno));
+        return -1;
+    }
+    smp.names_linked = 1;
+    if (ftruncate(fd, (off_t)smp.seg_size) != 0) {
+        fprintf(stderr, "Aptus MPI: rank %d: cannot size shared memory %s to %zu bytes: %s\n", aptus_rt.rank, smp.name,
+                smp.seg_size, strerror(errno));
+        close(fd);
+        return -1;
+    }
+    void *p = mmap(NULL, smp.seg_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    if (p == MAP_FAILED) {
+        fprintf(stderr, "Aptus MPI: rank %d: cannot map shared memory %s (%zu bytes): %s\n", aptus_rt.rank, smp.name,
+                smp.seg_size, strerror(errno));
+        return -1;
+    }
+    smp.mine = p;
+    struct smp_seg_header *h = smp.mine;
+    h->pid = (int32_t)aptus_rt.pid;
+    h->nlocal = (uint32_t)n;
+    h->block_size = smp.block_size;
+    for (int j = 0; j < n; j++)
+        vb_block_init(seg_block(smp.mine, j), smp.block_size, seg_ctrl(smp.mine, j));
+    return 0;
+}
+
+/* Maps the segment of every other local rank (all created: the "made" vote is behind us). */
+static int seg_map_peers(int n)
+{
+    for (int j = 0; j < n; j++) {
+        int w = smp.local_world[j];
+        if (w == aptus_rt.rank) {
+            smp.mapped[j] = smp.mine;
+            continue;
+        }
+        char name[128];
+        struct stat st;
+        seg_name(name, sizeof name, w);
+        int fd = shm_open(name, O_RDWR, 0);
+        if (fd < 0) {
+            fprintf(stderr, "Aptus MPI: rank %d: cannot open the shared memory of rank %d (%s): %s\n", aptus_rt.rank, w,
+                    name, strerror(errno));
+            return -1;
+        }
+        if (fstat(fd, &st) != 0 || (size_t)st.st_size != smp.seg_size) {
+            fprintf(stderr,
+                    "Aptus MPI: rank %d: the shared memory of rank %d has %lld bytes, expected %zu (do all ranks "
+                    "have the same APTUS_SMP_BLOCK_SIZE?)\n",
+                    aptus_rt.rank, w, (long long)st.st_size, smp.seg_size);
+            close(fd);
+            return -1;
+        }
+        void *p = mmap(NULL, smp.seg_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        close(fd);
+        if (p == MAP_FAILED) {
+            fprintf(stderr, "Aptus MPI: rank %d: cannot map the shared memory of rank %d (%s): %s\n", aptus_rt.rank, w,
+                    name, strerror(errno));
+            return -1;
+        }
+        smp.mapped[j] = p;
+    }
+    return 0;
+}
+
+/* After a vote: 0 to go on, -1 when this rank or a peer failed (the peer is named). */
+static int vote_result(int ok, int r, int bad, const char *step)
+{
+    if (r == 1)
+        fprintf(stderr, "Aptus MPI: rank %d: shared-memory start-up failed on rank %d (%s; see its message)\n",
+                aptus_rt.rank, bad, step);
+    else if (r < 0)
+        fprintf(stderr, "Aptus MPI: rank %d: shared-memory start-up: the launcher's key-value space failed (%s)\n",
+                aptus_rt.rank, step);
+    return ok && r == 0 ? 0 : -1;
+}
+
+/* Start-up in three votes among the ranks of the node. A PMI fence alone orders nothing (it
+ * may be lazy: Hydra's returns at once), so each step ends with aptus_pmi_barrier, which
+ * returns only when every local peer has finished the step, and says whether all succeeded:
+ *   1. "ready": every local rank got here. Nothing exists yet, so a rank that failed earlier
+ *      (its peers wait here until the launcher ends the job) leaves nothing behind.
+ *   2. "made":  every local rank created its segment.
+ *   3. "mapped": every local rank mapped every segment; then every rank removes every local
+ *      name at once (so a peer killed right after the vote leaves nothing either).
+ * A failure anywhere makes every local rank fail, after removing every name. The names exist
+ * only between steps 2 and 3. Every rank of the job votes three times (the votes are
+ * collective over the job), even one alone on its node. */
 int aptus_smp_init(void)
 {
     int n = aptus_rt.local_size;
+    int ok = 1, bad = -1, r;
     size_t bs = aptus_config.smp_block_size;
     if (bs < 1024 || bs > (1u << 30) || bs % 64) {
-        fprintf(stderr, "Aptus MPI: APTUS_SMP_BLOCK_SIZE=%zu must be a multiple of 64 between 1K and 1G\n", bs);
-        return -1;
+        fprintf(stderr, "Aptus MPI: rank %d: APTUS_SMP_BLOCK_SIZE=%zu must be a multiple of 64 between 1K and 1G\n",
+                aptus_rt.rank, bs);
+        ok = 0;
+        bs = 1024;
     }
     smp.block_size = (uint32_t)bs;
     smp.stride = sizeof(struct vb_ctrl) + bs;
@@ -82,73 +182,41 @@ int aptus_smp_init(void)
     smp.local_world = calloc((size_t)n, sizeof(int));
     smp.mapped = calloc((size_t)n, sizeof(void *));
     smp.rx = calloc((size_t)n, sizeof(*smp.rx));
-    if (!smp.local_world || !smp.mapped || !smp.rx)
+    int *peers = calloc((size_t)n, sizeof(int));
+    int npeers = 0;
+    if (!smp.local_world || !smp.mapped || !smp.rx || !peers) {
+        fprintf(stderr, "Aptus MPI: rank %d: out of memory in the shared-memory start-up\n", aptus_rt.rank);
+        free(peers);
         return -1;
-    for (int r = 0, k = 0; r < aptus_rt.size; r++)
-        if (aptus_rt.node_of[r] == aptus_rt.node)
-            smp.local_world[k++] = r;
-
-    int rc = 0;
-    if (n > 1) {
-        seg_name(smp.name, sizeof smp.name, aptus_rt.rank);
-        int fd = shm_open(smp.name, O_CREAT | O_EXCL | O_RDWR, 0600);
-        if (fd < 0) {
-            fprintf(stderr, "Aptus MPI: shm_open(%s): %s\n", smp.name, strerror(errno));
-            rc = -1;
-        } else {
-            smp.name_linked = 1;
-            if (ftruncate(fd, (off_t)smp.seg_size) != 0) {
-                fprintf(stderr, "Aptus MPI: cannot size shared memory %s to %zu bytes: %s\n", smp.name, smp.seg_size,
-                        strerror(errno));
-                rc = -1;
-            } else {
-                smp.mine = mmap(NULL, smp.seg_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-                if (smp.mine == MAP_FAILED) {
-                    smp.mine = NULL;
-                    rc = -1;
-                }
-            }
-            close(fd);
-        }
-        if (smp.mine) {
-            struct smp_seg_header *h = smp.mine;
-            h->pid = (int32_t)aptus_rt.pid;
-            h->nlocal = (uint32_t)n;
-            h->block_size = smp.block_size;
-            for (int j = 0; j < n; j++)
-                vb_block_init(seg_block(smp.mine, j), smp.block_size, seg_ctrl(smp.mine, j));
-        }
     }
-    /* Everyone has created its segment. */
-    if (aptus_pmi_fence() != 0)
-        return -1;
-    for (int j = 0; j < n && n > 1 && rc == 0; j++) {
-        int w = smp.local_world[j];
-        if (w == aptus_rt.rank) {
-            smp.mapped[j] = smp.mine;
+    for (int w = 0, k = 0; w < aptus_rt.size; w++) {
+        if (aptus_rt.node_of[w] != aptus_rt.node)
             continue;
-        }
-        char name[128];
-        seg_name(name, sizeof name, w);
-        int fd = shm_open(name, O_RDWR, 0);
-        if (fd < 0) {
-            fprintf(stderr, "Aptus MPI: cannot open the shared memory of rank %d (%s): %s\n", w, name, strerror(errno));
-            rc = -1;
-            break;
-        }
-        void *p = mmap(NULL, smp.seg_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-        close(fd);
-        if (p == MAP_FAILED) {
-            rc = -1;
-            break;
-        }
-        smp.mapped[j] = p;
+        smp.local_world[k++] = w;
+        if (w != aptus_rt.rank)
+            peers[npeers++] = w;
     }
-    /* Everyone has mapped every segment: the names can go. */
-    if (aptus_pmi_fence() != 0)
-        rc = -1;
+
+    r = aptus_pmi_barrier("aptus-smp-ready", ok, peers, npeers, &bad);
+    if (vote_result(ok, r, bad, "before creating segments") != 0) {
+        free(peers);
+        return -1;
+    }
+    smp.starting = 1; /* from here until step 3, names may exist */
+    if (n > 1)
+        ok = seg_create(n) == 0;
+    r = aptus_pmi_barrier("aptus-smp-made", ok, peers, npeers, &bad);
+    if (vote_result(ok, r, bad, "creating segments") != 0) {
+        aptus_smp_cleanup_files();
+        free(peers);
+        return -1;
+    }
+    if (n > 1)
+        ok = seg_map_peers(n) == 0;
+    r = aptus_pmi_barrier("aptus-smp-mapped", ok, peers, npeers, &bad);
     aptus_smp_cleanup_files();
-    if (rc != 0)
+    free(peers);
+    if (vote_result(ok, r, bad, "mapping segments") != 0)
         return -1;
 
     smp.active = 1;
@@ -172,12 +240,22 @@ int aptus_smp_init(void)
     return 0;
 }
 
+/* Removes the segment names. During the start-up every local rank's name is removed, not only
+ * this rank's: this runs once all segments are mapped, or when the start-up (or the job)
+ * fails, and the names are unique to the job. Also called by the emergency clean-up. */
 void aptus_smp_cleanup_files(void)
 {
-    if (smp.name_linked) {
-        shm_unlink(smp.name);
-        smp.name_linked = 0;
+    if (smp.starting && smp.local_world) {
+        char name[128];
+        for (int j = 0; j < aptus_rt.local_size; j++) {
+            seg_name(name, sizeof name, smp.local_world[j]);
+            (void)shm_unlink(name);
+        }
+    } else if (smp.names_linked) {
+        (void)shm_unlink(smp.name);
     }
+    smp.starting = 0;
+    smp.names_linked = 0;
 }
 
 void aptus_smp_finalize(void)
