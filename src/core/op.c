@@ -222,7 +222,8 @@ int aptus_op_allowed(int op, MPI_Datatype type, int for_rma)
     case APTUS_OP_PROD: return (g & (G_CINT | G_FINT | G_FLOAT | G_COMPLEX | G_MULTI)) != 0;
     case APTUS_OP_LAND:
     case APTUS_OP_LOR:
-    case APTUS_OP_LXOR: return (g & (G_CINT | G_LOGICAL)) != 0;
+    case APTUS_OP_LXOR: /* + the multi-language integers: an extension MPICH has too */
+        return (g & (G_CINT | G_LOGICAL | G_MULTI)) != 0;
     case APTUS_OP_BAND:
     case APTUS_OP_BOR:
     case APTUS_OP_BXOR: return (g & (G_CINT | G_FINT | G_BYTE | G_MULTI)) != 0;

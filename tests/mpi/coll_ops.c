@@ -143,7 +143,8 @@ static int allowed(int o, int g)
     case OPROD: return g == G_CINT || g == G_FINT || g == G_FLOAT || g == G_COMPLEX || g == G_MULTI;
     case OLAND:
     case OLOR:
-    case OLXOR: return g == G_CINT || g == G_LOGICAL;
+    case OLXOR: /* the standard: C integer and logical; Aptus (as MPICH) also the multi-language types */
+        return g == G_CINT || g == G_LOGICAL || g == G_MULTI;
     case OBAND:
     case OBOR:
     case OBXOR: return g == G_CINT || g == G_FINT || g == G_BYTE || g == G_MULTI;

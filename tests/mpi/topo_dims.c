@@ -48,6 +48,9 @@ static const struct row table[] = {
     { 97 * 89, 2, { 0, 0 }, { 97, 89 } },
     { 120, 5, { 0, 0, 0, 0, 0 }, { 5, 3, 2, 2, 2 } },
     { 8, 6, { 0, 0, 2, 0, 0, 0 }, { 2, 2, 2, 1, 1, 1 } },
+    /* equal spreads: the larger smallest factor wins (as in MPICH's table) */
+    { 5040, 3, { 0, 0, 0 }, { 21, 16, 15 } },
+    { 5616, 4, { 0, 0, 0, 0 }, { 13, 9, 8, 6 } },
 };
 
 static int spread_of(const int *d, const int *in, int nd)
