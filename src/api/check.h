@@ -90,8 +90,18 @@ static inline int aptus_buf_missing(const void *b, size_t bytes, const struct ap
     return aptus_error(c, MPI_ERR_BUFFER, FN, "null buffer for %zu bytes of data", (size_t)(bytes))
 
 /* GET_DTYPE for a message buffer: count 0 of MPI_DATATYPE_NULL is an empty message (the reading
- * MPICH and Open MPI take, docs/DESIGN.md) and stands for 0 bytes. */
-#define GET_MSG_DTYPE(d, h, n, c, FN) GET_DTYPE(d, (h) == MPI_DATATYPE_NULL && (n) == 0 ? MPI_BYTE : (h), c, FN)
+ * MPICH and Open MPI take, docs/DESIGN.md) and stands for 0 bytes. The null handle is looked at
+ * only once the lookup has failed, so the point-to-point fast path pays nothing for it. */
+#define GET_MSG_DTYPE(d, h, n, c, FN)                                                                                  \
+    struct aptus_dtype *d = aptus_dtype_get(h);                                                                        \
+    if (__builtin_expect(!d, 0) && (h) == MPI_DATATYPE_NULL && (n) == 0)                                               \
+        d = aptus_dtype_get(MPI_BYTE);                                                                                 \
+    if (__builtin_expect(!d, 0))                                                                                       \
+        return aptus_error(c, MPI_ERR_TYPE, FN,                                                                        \
+                           (h) == MPI_DATATYPE_NULL ? "MPI_DATATYPE_NULL is not a valid datatype"                      \
+                                                    : "invalid datatype handle");                                      \
+    if (__builtin_expect(!d->committed, 0))                                                                            \
+    return aptus_error(c, MPI_ERR_TYPE, FN, "datatype is not committed (call MPI_Type_commit first)")
 
 #define CHK_ROOT(c, r, FN)                                                                                             \
     if ((r) < 0 || (r) >= (c)->size)                                                                                   \
@@ -104,5 +114,21 @@ static inline size_t aptus_dt_bytes(const struct aptus_dtype *d, MPI_Count count
 {
     return (size_t)count * d->size;
 }
+
+/* Whether n elements of d (n >= 0) from a large-count (_c) call take more bytes than a size_t
+ * holds. The int forms (n <= INT_MAX, known where this is inlined) pay nothing. */
+static inline int aptus_dt_bytes_overflow(const struct aptus_dtype *d, MPI_Count n)
+{
+    size_t b;
+    return __builtin_expect(n > INT_MAX, 0) && __builtin_mul_overflow((size_t)n, d->size, &b);
+}
+
+/* size_t bytes = aptus_dt_bytes(d, n), refused with MPI_ERR_COUNT when it does not fit a size_t:
+ * a wrapped size would send or copy the wrong amount. */
+#define GET_BYTES(bytes, c, d, n, FN)                                                                                  \
+    if (__builtin_expect(aptus_dt_bytes_overflow(d, n), 0))                                                            \
+        return aptus_error(c, MPI_ERR_COUNT, FN, "%lld elements of %zu bytes each are too large a message",            \
+                           (long long)(n), (size_t)(d)->size);                                                         \
+    size_t bytes = aptus_dt_bytes(d, n)
 
 #endif

@@ -109,17 +109,17 @@ static int comm_get_errh(MPI_Comm comm, MPI_Errhandler *errhandler, const char *
     return MPI_SUCCESS;
 }
 
-int PMPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler)
-{
-    return comm_set_errh(comm, errhandler, "MPI_Comm_set_errhandler");
-}
-APTUS_ALIAS(Comm_set_errhandler)
+/* MPI_<NAME>(comm, errhandler) as body(comm, errhandler, "MPI_<NAME>"): the MPI-2 names and
+ * the MPI-1 ones of the same calls. */
+#define COMM_ERRH_CALL(NAME, ARG_T, body)                                                                              \
+    int PMPI_##NAME(MPI_Comm comm, ARG_T errhandler)                                                                   \
+    {                                                                                                                  \
+        return body(comm, errhandler, "MPI_" #NAME);                                                                   \
+    }                                                                                                                  \
+    APTUS_ALIAS(NAME)
 
-int PMPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler)
-{
-    return comm_get_errh(comm, errhandler, "MPI_Comm_get_errhandler");
-}
-APTUS_ALIAS(Comm_get_errhandler)
+COMM_ERRH_CALL(Comm_set_errhandler, MPI_Errhandler, comm_set_errh)
+COMM_ERRH_CALL(Comm_get_errhandler, MPI_Errhandler *, comm_get_errh)
 
 /* The MPI-1 names, removed in MPI 3.0 (see mpi.h, section 16). */
 int PMPI_Errhandler_create(MPI_Handler_function *function, MPI_Errhandler *errhandler)
@@ -129,17 +129,8 @@ int PMPI_Errhandler_create(MPI_Handler_function *function, MPI_Errhandler *errha
 }
 APTUS_ALIAS(Errhandler_create)
 
-int PMPI_Errhandler_set(MPI_Comm comm, MPI_Errhandler errhandler)
-{
-    return comm_set_errh(comm, errhandler, "MPI_Errhandler_set");
-}
-APTUS_ALIAS(Errhandler_set)
-
-int PMPI_Errhandler_get(MPI_Comm comm, MPI_Errhandler *errhandler)
-{
-    return comm_get_errh(comm, errhandler, "MPI_Errhandler_get");
-}
-APTUS_ALIAS(Errhandler_get)
+COMM_ERRH_CALL(Errhandler_set, MPI_Errhandler, comm_set_errh)
+COMM_ERRH_CALL(Errhandler_get, MPI_Errhandler *, comm_get_errh)
 
 int PMPI_Comm_call_errhandler(MPI_Comm comm, int errorcode)
 {

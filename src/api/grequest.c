@@ -48,7 +48,7 @@ int PMPI_Grequest_start(MPI_Grequest_query_function *query_fn, MPI_Grequest_free
     if (!request)
         return aptus_error(NULL, MPI_ERR_ARG, "MPI_Grequest_start", "null request pointer");
     struct aptus_greq *g = malloc(sizeof *g);
-    struct aptus_request *r = aptus_req_new(APTUS_REQ_GREQ);
+    struct aptus_request *r = aptus_req_new_nomsg(APTUS_REQ_GREQ);
     if (!g || !r) {
         free(g);
         if (r)
@@ -57,9 +57,6 @@ int PMPI_Grequest_start(MPI_Grequest_query_function *query_fn, MPI_Grequest_free
     }
     *g = (struct aptus_greq){ query_fn, free_fn, cancel_fn, extra_state };
     r->greq = g;
-    r->peer = MPI_ANY_SOURCE;
-    r->st_source = MPI_ANY_SOURCE;
-    r->st_tag = MPI_ANY_TAG;
     *request = (MPI_Request)r;
     return MPI_SUCCESS;
 }

@@ -94,10 +94,7 @@ APTUS_ALIAS(Precv_init)
 static int part_send(struct aptus_request *r, const char *fn)
 {
     if (r->peer == MPI_PROC_NULL) {
-        r->st_source = MPI_PROC_NULL;
-        r->st_tag = MPI_ANY_TAG;
-        r->st_bytes = 0;
-        r->complete = 1;
+        aptus_req_done_proc_null(r);
         return MPI_SUCCESS;
     }
     int rc = aptus_send_start(r);
@@ -112,14 +109,10 @@ int aptus_part_start(struct aptus_request *r, const char *fn)
         p->nready = 0;
         return MPI_SUCCESS; /* complete stays 0 until the last partition is ready and sent */
     }
-    if (r->peer == MPI_PROC_NULL) {
-        r->st_source = MPI_PROC_NULL;
-        r->st_tag = MPI_ANY_TAG;
-        r->st_bytes = 0;
-        r->complete = 1;
-        return MPI_SUCCESS;
-    }
-    aptus_recv_start(r);
+    if (r->peer == MPI_PROC_NULL)
+        aptus_req_done_proc_null(r);
+    else
+        aptus_recv_start(r);
     return MPI_SUCCESS;
 }
 
@@ -164,9 +157,13 @@ static int pready(MPI_Request request, const int *list, int low, int high, const
                            "the partitioned send is not active (MPI_Start it first; it is inactive again after it "
                            "completes)");
     struct aptus_part *p = r->part;
+    if (!list) { /* a range: both ends in range before counting it (no overflow) */
+        if ((rc = chk_partition(r, low, fn)) || (rc = chk_partition(r, high, fn)))
+            return rc;
+        if (high < low)
+            return aptus_error(r->comm, MPI_ERR_ARG, fn, "partition_low %d is above partition_high %d", low, high);
+    }
     int n = list ? high : high - low + 1;
-    if (!list && high < low)
-        return aptus_error(r->comm, MPI_ERR_ARG, fn, "partition_low %d is above partition_high %d", low, high);
     for (int i = 0; i < n; i++) {
         int k = list ? list[i] : low + i;
         if ((rc = chk_partition(r, k, fn)))

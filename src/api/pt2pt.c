@@ -89,7 +89,7 @@ static inline __attribute__((always_inline)) int send_any(const char *fn, const 
     GET_MSG_DTYPE(d, dtype, count, c, fn);
     CHK_DEST(c, dest, fn);
     CHK_SEND_TAG(c, tag, fn);
-    size_t bytes = aptus_dt_bytes(d, count);
+    GET_BYTES(bytes, c, d, count, fn);
     CHK_DATA_BUF(c, buf, d, bytes, fn);
     if (!req && __builtin_expect(d->contig, 1)) {
         if (dest == MPI_PROC_NULL)
@@ -192,7 +192,7 @@ static inline __attribute__((always_inline)) int recv_any(const char *fn, void *
     GET_MSG_DTYPE(d, dtype, count, c, fn);
     CHK_SRC(c, source, fn);
     CHK_RECV_TAG(c, tag, fn);
-    size_t bytes = aptus_dt_bytes(d, count);
+    GET_BYTES(bytes, c, d, count, fn);
     CHK_DATA_BUF(c, buf, d, bytes, fn);
     struct aptus_request local, *r;
     if (req) {
@@ -273,7 +273,15 @@ IRECV_FN(Recv_init, 1)
 /* ---------------- completion ---------------- */
 
 /* Finishes a completed request: status, error, and release (or deactivation if persistent). */
-static int req_finish(MPI_Request *h, MPI_Status *status)
+/* The end of a generalized request in req_finish: its free function runs after the query
+ * (req_query), as the standard says. Out of line, off the path of ordinary requests. */
+static __attribute__((noinline, cold)) int greq_finish(struct aptus_request *r, int err)
+{
+    int frc = aptus_greq_free(r);
+    return err ? err : frc;
+}
+
+static inline int req_finish(MPI_Request *h, MPI_Status *status)
 {
     struct aptus_request *r = REQ(*h);
     aptus_status_fill(status, r);
@@ -281,10 +289,8 @@ static int req_finish(MPI_Request *h, MPI_Status *status)
     if (r->persistent) {
         r->active = 0;
     } else {
-        if (r->kind == APTUS_REQ_GREQ) {
-            int frc = aptus_greq_free(r); /* after the query (req_query), as the standard says */
-            err = err ? err : frc;
-        }
+        if (__builtin_expect(r->kind == APTUS_REQ_GREQ, 0))
+            err = greq_finish(r, err);
         aptus_req_free(r);
         *h = MPI_REQUEST_NULL;
     }
@@ -450,19 +456,28 @@ int PMPI_Testany(int count, MPI_Request reqs[], int *index, int *flag, MPI_Statu
 APTUS_ALIAS(Testany)
 
 /* Completes every request in the list; returns MPI_ERR_IN_STATUS if any failed. */
-static int finish_all(int count, MPI_Request reqs[], MPI_Status statuses[], const char *fn)
+/* The active requests of reqs[0..count), all complete, get their statuses (generalized ones from
+ * their query functions). Returns whether one failed; *err_comm is then the last failed one's
+ * communicator. */
+static int query_all(int count, MPI_Request reqs[], struct aptus_comm **err_comm)
 {
     int any_err = 0;
-    struct aptus_comm *err_comm = NULL;
     for (int i = 0; i < count; i++) {
         if (null_or_inactive(reqs[i]))
             continue;
         req_query(REQ(reqs[i]));
         if (REQ(reqs[i])->st_error) {
             any_err = 1;
-            err_comm = REQ(reqs[i])->comm;
+            *err_comm = REQ(reqs[i])->comm;
         }
     }
+    return any_err;
+}
+
+static int finish_all(int count, MPI_Request reqs[], MPI_Status statuses[], const char *fn)
+{
+    struct aptus_comm *err_comm = NULL;
+    int any_err = query_all(count, reqs, &err_comm);
     for (int i = 0; i < count; i++) {
         MPI_Status *st = statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[i];
         int err = 0;
@@ -631,17 +646,8 @@ int PMPI_Request_get_status_all(int count, const MPI_Request reqs[], int *flag, 
     *flag = all_complete(count, rq);
     if (!*flag)
         return MPI_SUCCESS;
-    int any_err = 0;
     struct aptus_comm *err_comm = NULL;
-    for (int i = 0; i < count; i++) {
-        if (null_or_inactive(rq[i]))
-            continue;
-        req_query(REQ(rq[i]));
-        if (REQ(rq[i])->st_error) {
-            any_err = 1;
-            err_comm = REQ(rq[i])->comm;
-        }
-    }
+    int any_err = query_all(count, rq, &err_comm);
     for (int i = 0; statuses != MPI_STATUSES_IGNORE && i < count; i++) {
         if (null_or_inactive(rq[i])) {
             aptus_status_empty(&statuses[i]);
@@ -744,6 +750,10 @@ int PMPI_Request_free(MPI_Request *request)
         return rc;
     struct aptus_request *r = REQ(*request);
     *request = MPI_REQUEST_NULL;
+    /* a partitioned request's record goes now: only calls given its handle use it (MPI_Start,
+     * MPI_Pready*, MPI_Parrived), and the handle is gone */
+    free(r->part);
+    r->part = NULL;
     if (r->kind == APTUS_REQ_GREQ && r->complete) {
         /* a generalized request goes once both this and MPI_Grequest_complete were called */
         int frc = aptus_greq_free(r);
@@ -809,10 +819,7 @@ static int start_one(MPI_Request *h, const char *fn)
     if (r->part)
         return aptus_part_start(r, fn);
     if (r->peer == MPI_PROC_NULL) {
-        r->complete = 1;
-        r->st_source = MPI_PROC_NULL;
-        r->st_tag = MPI_ANY_TAG;
-        r->st_bytes = 0;
+        aptus_req_done_proc_null(r);
         return MPI_SUCCESS;
     }
     if (r->kind == APTUS_REQ_RECV) {
@@ -921,7 +928,7 @@ static int replace_copy(const char *fn, const void *buf, MPI_Count count, MPI_Da
     GET_COMM(c, comm, fn);
     CHK_COUNT(c, count, fn);
     GET_MSG_DTYPE(d, datatype, count, c, fn);
-    size_t bytes = aptus_dt_bytes(d, count);
+    GET_BYTES(bytes, c, d, count, fn);
     CHK_DATA_BUF(c, buf, d, bytes, fn);
     *copy = malloc(bytes ? bytes : 1);
     if (!*copy)
@@ -1000,7 +1007,7 @@ static int isendrecv_any(const char *fn, const void *sendbuf, MPI_Count sendcoun
         return aptus_error(NULL, MPI_ERR_ARG, fn, "null request pointer");
     }
     struct isendrecv *op = calloc(1, sizeof *op);
-    struct aptus_request *u = aptus_req_new(APTUS_REQ_GENERIC);
+    struct aptus_request *u = aptus_req_new_nomsg(APTUS_REQ_GENERIC);
     if (!op || !u) {
         free(op);
         free(copy);
@@ -1019,8 +1026,6 @@ static int isendrecv_any(const char *fn, const void *sendbuf, MPI_Count sendcoun
     }
     u->comm = REQ(rr)->comm;
     u->peer = source;
-    u->st_source = MPI_ANY_SOURCE;
-    u->st_tag = MPI_ANY_TAG;
     op->user = u;
     op->s = REQ(sr);
     op->r = REQ(rr);
@@ -1159,7 +1164,7 @@ static int mrecv_any(const char *fn, void *buf, MPI_Count count, MPI_Datatype da
         return aptus_error(NULL, MPI_ERR_REQUEST, fn, "MPI_MESSAGE_NULL is not a matched message");
     CHK_COUNT(NULL, count, fn);
     GET_MSG_DTYPE(d, datatype, count, NULL, fn);
-    size_t bytes = aptus_dt_bytes(d, count);
+    GET_BYTES(bytes, NULL, d, count, fn);
     CHK_DATA_BUF(NULL, buf, d, bytes, fn);
     struct aptus_request local, *r = req ? aptus_req_new(APTUS_REQ_RECV) : &local;
     if (!r)

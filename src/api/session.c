@@ -99,6 +99,12 @@ int PMPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *ses
                               "info key thread_level is \"%s\": not one of MPI_THREAD_SINGLE, MPI_THREAD_FUNNELED, "
                               "MPI_THREAD_SERIALIZED, MPI_THREAD_MULTIPLE",
                               aptus_info_lookup(aptus_info_get(info), "thread_level"));
+    /* MPI allows a new session once all are finalized; Aptus cannot start its runtime twice */
+    if (aptus_rt.finalized)
+        return aptus_error_on(early, NULL, MPI_ERR_UNSUPPORTED_OPERATION, fn,
+                              "the MPI runtime of this process was shut down by the last MPI_Session_finalize or "
+                              "MPI_Finalize, and Aptus MPI cannot start it again (keep a session open to start "
+                              "others later)");
     struct aptus_session *s = calloc(1, sizeof *s);
     struct aptus_info *hints = info == MPI_INFO_NULL ? aptus_info_new() : aptus_info_dup(aptus_info_get(info));
     if (!s || !hints) {
@@ -361,6 +367,21 @@ static int chk_stringtag(struct aptus_errhandler *e, const char *tag, const char
     return MPI_SUCCESS;
 }
 
+/* The arguments every from-group call checks after its groups: the string tag, the info and
+ * the pointer for the new communicator (`out_name` names it). */
+static int chk_new_args(struct aptus_errhandler *e, const char *stringtag, MPI_Info info, const MPI_Comm *out,
+                        const char *out_name, const char *fn)
+{
+    int rc = chk_stringtag(e, stringtag, fn);
+    if (rc)
+        return rc;
+    if (info != MPI_INFO_NULL && !aptus_info_get(info))
+        return NEW_ERR(e, MPI_ERR_INFO, fn, "invalid info handle");
+    if (!out)
+        return NEW_ERR(e, MPI_ERR_ARG, fn, "null %s argument", out_name);
+    return MPI_SUCCESS;
+}
+
 /* Gives the new communicator a copy of the hints. Returns 0 or MPI_ERR_NO_MEM. */
 static int take_hints(struct aptus_comm *c, MPI_Info info)
 {
@@ -373,28 +394,11 @@ static int take_hints(struct aptus_comm *c, MPI_Info info)
     return 0;
 }
 
-int PMPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info info, MPI_Errhandler errhandler,
-                                MPI_Comm *newcomm)
+/* The end of a from-group call: rc is the creation's result; on success c gets the hints and
+ * the newest open session, and *out its handle. */
+static int new_comm_done(struct aptus_errhandler *e, int rc, struct aptus_comm *c, MPI_Info info, MPI_Comm *out,
+                         const char *fn)
 {
-    const char *fn = "MPI_Comm_create_from_group";
-    API_INIT(fn);
-    GET_NEW_ERRH(e, errhandler, fn);
-    GET_GROUP(g, group, NULL, fn);
-    int rc = chk_stringtag(e, stringtag, fn);
-    if (rc)
-        return rc;
-    if (info != MPI_INFO_NULL && !aptus_info_get(info))
-        return NEW_ERR(e, MPI_ERR_INFO, fn, "invalid info handle");
-    if (!newcomm)
-        return NEW_ERR(e, MPI_ERR_ARG, fn, "null newcomm argument");
-    if (g->size == 0) {
-        *newcomm = MPI_COMM_NULL;
-        return MPI_SUCCESS;
-    }
-    if (aptus_group_index(g, aptus_rt.rank) == MPI_UNDEFINED)
-        return NEW_ERR(e, MPI_ERR_GROUP, fn, "the calling process is not a member of the group");
-    struct aptus_comm *c;
-    rc = aptus_comm_from_group(g->world, g->size, group_tag(stringtag, g->world, g->size, NULL, 0), e, &c);
     if (!rc && take_hints(c, info)) {
         aptus_comm_release(c);
         rc = MPI_ERR_NO_MEM;
@@ -405,8 +409,29 @@ int PMPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info
                                             : "the members could not agree on a context id (all in use, or the "
                                               "exchange failed)");
     aptus_comm_set_session(c, current_session());
-    *newcomm = c->handle;
+    *out = c->handle;
     return MPI_SUCCESS;
+}
+
+int PMPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info info, MPI_Errhandler errhandler,
+                                MPI_Comm *newcomm)
+{
+    const char *fn = "MPI_Comm_create_from_group";
+    API_INIT(fn);
+    GET_NEW_ERRH(e, errhandler, fn);
+    GET_GROUP(g, group, NULL, fn);
+    int rc = chk_new_args(e, stringtag, info, newcomm, "newcomm", fn);
+    if (rc)
+        return rc;
+    if (g->size == 0) {
+        *newcomm = MPI_COMM_NULL;
+        return MPI_SUCCESS;
+    }
+    if (aptus_group_index(g, aptus_rt.rank) == MPI_UNDEFINED)
+        return NEW_ERR(e, MPI_ERR_GROUP, fn, "the calling process is not a member of the group");
+    struct aptus_comm *c;
+    rc = aptus_comm_from_group(g->world, g->size, group_tag(stringtag, g->world, g->size, NULL, 0), e, &c);
+    return new_comm_done(e, rc, c, info, newcomm, fn);
 }
 APTUS_ALIAS(Comm_create_from_group)
 
@@ -419,13 +444,9 @@ int PMPI_Intercomm_create_from_groups(MPI_Group local_group, int local_leader, M
     GET_NEW_ERRH(e, errhandler, fn);
     GET_GROUP(lg, local_group, NULL, fn);
     GET_GROUP(rg, remote_group, NULL, fn);
-    int rc = chk_stringtag(e, stringtag, fn);
+    int rc = chk_new_args(e, stringtag, info, newintercomm, "newintercomm", fn);
     if (rc)
         return rc;
-    if (info != MPI_INFO_NULL && !aptus_info_get(info))
-        return NEW_ERR(e, MPI_ERR_INFO, fn, "invalid info handle");
-    if (!newintercomm)
-        return NEW_ERR(e, MPI_ERR_ARG, fn, "null newintercomm argument");
     if (lg->size == 0 || rg->size == 0)
         return NEW_ERR(e, MPI_ERR_GROUP, fn, "the %s group is empty", lg->size == 0 ? "local" : "remote");
     if (local_leader < 0 || local_leader >= lg->size)
@@ -446,17 +467,6 @@ int PMPI_Intercomm_create_from_groups(MPI_Group local_group, int local_leader, M
                  : group_tag(stringtag, rg->world, rg->size, lg->world, lg->size);
     struct aptus_comm *c;
     rc = aptus_intercomm_from_groups(lg->world, lg->size, rg->world, rg->size, tag, e, &c);
-    if (!rc && take_hints(c, info)) {
-        aptus_comm_release(c);
-        rc = MPI_ERR_NO_MEM;
-    }
-    if (rc)
-        return NEW_ERR(e, rc, fn, "%s",
-                       rc == MPI_ERR_NO_MEM ? "out of memory"
-                                            : "the members could not agree on context ids (all in use, or the "
-                                              "exchange failed)");
-    aptus_comm_set_session(c, current_session());
-    *newintercomm = c->handle;
-    return MPI_SUCCESS;
+    return new_comm_done(e, rc, c, info, newintercomm, fn);
 }
 APTUS_ALIAS(Intercomm_create_from_groups)

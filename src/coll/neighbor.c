@@ -113,16 +113,13 @@ int aptus_neighbor_iexchange(struct aptus_comm *c, const struct aptus_nbr_buf *s
 {
     *req = NULL;
     struct nbr_op *op = malloc(sizeof *op + (size_t)(c->topo->nin + c->topo->nout + 1) * sizeof op->reqs[0]);
-    struct aptus_request *u = aptus_req_new(APTUS_REQ_GENERIC);
+    struct aptus_request *u = aptus_req_new_nomsg(APTUS_REQ_GENERIC);
     if (!op || !u) {
         free(op);
         if (u)
             aptus_req_free(u);
         return MPI_ERR_NO_MEM;
     }
-    u->st_source = MPI_ANY_SOURCE;
-    u->st_tag = MPI_ANY_TAG;
-    u->peer = MPI_ANY_SOURCE;
     op->user = u;
     op->c = c;
     c->refcount++; /* the communicator may be freed before the operation ends */

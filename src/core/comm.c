@@ -101,6 +101,11 @@ void aptus_comm_init(void)
 
 void aptus_comm_finalize(void)
 {
+    /* the predefined communicators are never released: their buffers (MPI_Comm_attach_buffer)
+     * are given up here */
+    aptus_bsend_pool_drop(aptus_comm_world_obj.bsend_pool);
+    aptus_bsend_pool_drop(aptus_comm_self_obj.bsend_pool);
+    aptus_comm_world_obj.bsend_pool = aptus_comm_self_obj.bsend_pool = NULL;
     free(aptus_comm_self_obj.world);
     aptus_comm_self_obj.world = aptus_comm_self_obj.peers = NULL;
 }
@@ -608,14 +613,11 @@ int aptus_comm_idup(struct aptus_comm *c, struct aptus_comm **out, struct aptus_
     /* From here on this process takes part in the agreement whatever happens, so that the other
      * members' idup completes and every member's mgmt_seq stays in step; a failed copy is
      * reported at once and the task runs without a communicator or a request. */
-    struct aptus_request *r = aptus_req_new(APTUS_REQ_GENERIC);
+    struct aptus_request *r = aptus_req_new_nomsg(APTUS_REQ_GENERIC);
     int rc = r ? dup_object(c, &d->newc) : MPI_ERR_NO_MEM;
     if (rc && r)
         aptus_req_free(r);
     if (!rc) {
-        r->st_source = MPI_ANY_SOURCE;
-        r->st_tag = MPI_ANY_TAG;
-        r->peer = MPI_ANY_SOURCE;
         d->req = r;
         *out = d->newc;
         *req = r;

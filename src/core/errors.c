@@ -346,32 +346,34 @@ int aptus_error_callback(struct aptus_comm *comm, int rc, const char *fn, const 
     return rc;
 }
 
-int aptus_error(struct aptus_comm *comm, int errclass, const char *fn, const char *fmt, ...)
+/* Stores "fn: message" in a fresh ring slot and returns the error code that refers to it. */
+static __attribute__((format(printf, 3, 0))) int error_store(int errclass, const char *fn, const char *fmt, va_list ap)
 {
     unsigned slot = err_next++ % ERR_SLOTS;
     int code = APTUS_ERR_RAISED | (int)(slot << CLASS_BITS) | (errclass & CLASS_MASK);
     int n = snprintf(err_ring[slot].msg, ERR_MSG, "%s: ", fn);
-    va_list ap;
-    va_start(ap, fmt);
     if (n > 0 && n < ERR_MSG)
         vsnprintf(err_ring[slot].msg + n, ERR_MSG - (size_t)n, fmt, ap);
-    va_end(ap);
     err_ring[slot].code = code;
+    return code;
+}
+
+int aptus_error(struct aptus_comm *comm, int errclass, const char *fn, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int code = error_store(errclass, fn, fmt, ap);
+    va_end(ap);
     aptus_error_invoke(comm, code, fn);
     return code;
 }
 
 int aptus_error_on(struct aptus_errhandler *eh, void *obj, int errclass, const char *fn, const char *fmt, ...)
 {
-    unsigned slot = err_next++ % ERR_SLOTS;
-    int code = APTUS_ERR_RAISED | (int)(slot << CLASS_BITS) | (errclass & CLASS_MASK);
-    int n = snprintf(err_ring[slot].msg, ERR_MSG, "%s: ", fn);
     va_list ap;
     va_start(ap, fmt);
-    if (n > 0 && n < ERR_MSG)
-        vsnprintf(err_ring[slot].msg + n, ERR_MSG - (size_t)n, fmt, ap);
+    int code = error_store(errclass, fn, fmt, ap);
     va_end(ap);
-    err_ring[slot].code = code;
     if (!eh || eh->kind != APTUS_ERRH_RETURN)
         aptus_errh_invoke(eh, obj, code, fn);
     return code;

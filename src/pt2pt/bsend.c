@@ -159,7 +159,7 @@ static int iflush_poll(void *arg)
 
 int aptus_bsend_iflush(struct aptus_bsend_pool *p, struct aptus_request **out)
 {
-    struct aptus_request *r = aptus_req_new(APTUS_REQ_GENERIC);
+    struct aptus_request *r = aptus_req_new_nomsg(APTUS_REQ_GENERIC);
     struct iflush *f = malloc(sizeof *f);
     if (!r || !f) {
         if (r)
@@ -167,9 +167,6 @@ int aptus_bsend_iflush(struct aptus_bsend_pool *p, struct aptus_request **out)
         free(f);
         return MPI_ERR_NO_MEM;
     }
-    r->st_source = MPI_ANY_SOURCE;
-    r->st_tag = MPI_ANY_TAG;
-    r->peer = MPI_ANY_SOURCE;
     f->pool = p;
     f->req = r;
     f->upto = p->seq;

@@ -130,12 +130,21 @@ struct aptus_request *aptus_req_new(int kind)
     return r;
 }
 
+struct aptus_request *aptus_req_new_nomsg(int kind)
+{
+    struct aptus_request *r = aptus_req_new(kind);
+    if (r) {
+        r->peer = MPI_ANY_SOURCE;
+        r->st_source = MPI_ANY_SOURCE;
+        r->st_tag = MPI_ANY_TAG;
+    }
+    return r;
+}
+
 void aptus_req_free(struct aptus_request *r)
 {
     if (r->nc)
         aptus_dtype_release((struct aptus_dtype *)r->dt);
-    free(r->part);
-    r->part = NULL;
     r->magic = 0;
     r->next = mq.free_reqs;
     mq.free_reqs = r;

@@ -54,12 +54,22 @@ struct aptus_request {
     struct aptus_dt_cursor cur;
     /* generalized request: the user's callbacks (api/grequest.c) */
     struct aptus_greq *greq;
-    /* partitioned send or receive (api/part.c): its partitions' state, freed with the request */
+    /* partitioned send or receive (api/part.c): its partitions' state, freed by MPI_Request_free */
     struct aptus_part *part;
 };
 
 /* MPI_Start of a partitioned request (api/part.c); r is marked active. Returns an MPI error code. */
 int aptus_part_start(struct aptus_request *r, const char *fn);
+
+/* Completes a started persistent request whose peer is MPI_PROC_NULL: an empty status from
+ * MPI_PROC_NULL. */
+static inline void aptus_req_done_proc_null(struct aptus_request *r)
+{
+    r->complete = 1;
+    r->st_source = MPI_PROC_NULL;
+    r->st_tag = MPI_ANY_TAG;
+    r->st_bytes = 0;
+}
 
 /* Points a request at `count` elements of dt at buf: a contiguous type becomes plain bytes at
  * buf + true_lb, any other keeps its layout for the cursor. A request from aptus_req_new
@@ -85,6 +95,9 @@ void aptus_pt2pt_init(void);
 void aptus_pt2pt_finalize(void);
 
 struct aptus_request *aptus_req_new(int kind);
+/* A request that no message completes (GENERIC, GREQ): until its task or the user completes it,
+ * its status is the empty one (MPI_ANY_SOURCE, MPI_ANY_TAG). NULL when out of memory. */
+struct aptus_request *aptus_req_new_nomsg(int kind);
 void aptus_req_free(struct aptus_request *r);
 /* Starts a send / receive described by r's argument fields. Returns 0 or an MPI error class
  * (the API layer reports it). */

@@ -42,6 +42,16 @@ static int check_rule_channels(void)
     return 0;
 }
 
+/* The thread level provided for `required`: at most MPI_THREAD_SERIALIZED (docs/DESIGN.md,
+ * "Threads"); a value that names no level gets MPI_THREAD_SINGLE. */
+static int level_provided(int required)
+{
+    int level = required < MPI_THREAD_SERIALIZED ? required : MPI_THREAD_SERIALIZED;
+    if (level != MPI_THREAD_SINGLE && level != MPI_THREAD_FUNNELED && level != MPI_THREAD_SERIALIZED)
+        level = MPI_THREAD_SINGLE;
+    return level;
+}
+
 int aptus_runtime_init(int required, int *provided)
 {
     char err[512];
@@ -84,10 +94,7 @@ int aptus_runtime_init(int required, int *provided)
         return MPI_ERR_OTHER;
     aptus_comm_init();
     aptus_rt.t0 = aptus_wtime();
-    aptus_rt.thread_level = required < MPI_THREAD_SERIALIZED ? required : MPI_THREAD_SERIALIZED;
-    if (aptus_rt.thread_level != MPI_THREAD_SINGLE && aptus_rt.thread_level != MPI_THREAD_FUNNELED &&
-        aptus_rt.thread_level != MPI_THREAD_SERIALIZED)
-        aptus_rt.thread_level = MPI_THREAD_SINGLE;
+    aptus_rt.thread_level = level_provided(required);
     if (provided)
         *provided = aptus_rt.thread_level;
     aptus_rt.initialized = 1;
@@ -128,9 +135,7 @@ int aptus_runtime_acquire(int required, int *provided)
         if (rc)
             return rc;
     } else if (provided) {
-        *provided = required < MPI_THREAD_SERIALIZED ? required : MPI_THREAD_SERIALIZED;
-        if (*provided != MPI_THREAD_SINGLE && *provided != MPI_THREAD_FUNNELED && *provided != MPI_THREAD_SERIALIZED)
-            *provided = MPI_THREAD_SINGLE;
+        *provided = level_provided(required);
     }
     aptus_rt.users++;
     return MPI_SUCCESS;

@@ -24,3 +24,8 @@ aptus_mpi_test(NAME mpi4_bsend_nocma_np2 SOURCE mpi4_bsend.c NP 2 LABELS p2p mpi
 # malloc must return NULL for it instead of aborting the process.
 aptus_mpi_test(NAME mpi4_grequest_np1 SOURCE mpi4_grequest.c NP 1 LABELS p2p mpi4
   ENV ASAN_OPTIONS=allocator_may_return_null=1:detect_leaks=1)
+# Large counts whose byte size overflows a size_t: MPI_ERR_COUNT, not a wrapped size.
+aptus_mpi_test(NAME mpi4_count_overflow_np1 SOURCE mpi4_count_overflow.c NP 1 LABELS p2p mpi4)
+# Buffers attached to the predefined communicators are given up at MPI_Finalize (no leak).
+aptus_mpi_test(NAME mpi4_bsend_world_np2 SOURCE mpi4_bsend_world.c NP 2 LABELS p2p mpi4
+  ENV ASAN_OPTIONS=detect_leaks=1)

@@ -3,6 +3,8 @@
  * MPI_Parrived; different partitionings on the two sides; partitioned messages never match
  * ordinary receives; MPI_PROC_NULL; bad partition numbers and inactive requests.
  * Ranks are paired (0-1, 2-3, ...); an odd last rank (and a single rank) sends to itself. */
+#include <limits.h>
+
 #include "mtest.h"
 
 #define NPART 8
@@ -131,6 +133,11 @@ static void errors(MPI_Comm self)
     CHECK(MPI_Pready(4, s) != MPI_SUCCESS, "MPI_Pready of partition 4 of 4 must fail");
     CHECK(MPI_Pready(-1, s) != MPI_SUCCESS, "MPI_Pready of partition -1 must fail");
     CHECK(MPI_Pready_range(2, 9, s) != MPI_SUCCESS, "MPI_Pready_range beyond the partitions must fail");
+    /* a range whose length does not fit an int is refused, not taken for an empty one */
+    int rc = MPI_Pready_range(-1, INT_MAX, s), cls = MPI_SUCCESS;
+    if (rc != MPI_SUCCESS)
+        MPI_CHECK(MPI_Error_class(rc, &cls));
+    CHECK(cls == MPI_ERR_ARG, "MPI_Pready_range(-1, INT_MAX): class %d, expected MPI_ERR_ARG", cls);
     int bad[2] = { 1, 7 };
     CHECK(MPI_Pready_list(2, bad, s) != MPI_SUCCESS, "MPI_Pready_list with partition 7 of 4 must fail");
     CHECK(MPI_Parrived(r, 4, &(int){ 0 }) != MPI_SUCCESS, "MPI_Parrived of partition 4 of 4 must fail");

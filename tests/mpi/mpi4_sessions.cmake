@@ -20,3 +20,6 @@ foreach(mode only after before)
   set_tests_properties(hydra.mpi4_session_${mode}_np4 PROPERTIES
     LABELS "mpi;hydra" PROCESSORS 4 SKIP_RETURN_CODE 77 TIMEOUT 300)
 endforeach()
+
+# A session after the last one was finalized: refused clearly (the runtime cannot restart).
+aptus_mpi_test(NAME mpi4_session_reinit_np2 SOURCE mpi4_session_reinit.c NP 2 LABELS mpi4)
