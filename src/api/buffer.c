@@ -70,12 +70,25 @@ static int detach(struct target t, void *buffer_addr, MPI_Count *size, MPI_Count
     return MPI_SUCCESS;
 }
 
-static int flush(struct target t, MPI_Request *request, const char *fn)
+/* The int forms of detach: a buffer larger than INT_MAX stays attached (MPI_ERR_VALUE_TOO_LARGE). */
+static int detach_int(struct target t, void *buffer_addr, int *size, const char *fn)
 {
+    MPI_Count n = 0;
+    int rc = detach(t, buffer_addr, size ? &n : NULL, INT_MAX, fn);
+    if (!rc)
+        *size = (int)n;
+    return rc;
+}
+
+/* A blocking flush (nonblocking 0) or a nonblocking one, whose request goes to *request. */
+static int flush(struct target t, int nonblocking, MPI_Request *request, const char *fn)
+{
+    if (nonblocking && !request)
+        return T_ERR(t, MPI_ERR_ARG, fn, "null request pointer");
     struct aptus_bsend_pool *p = pool_of(t, 1);
     if (!p)
         return T_ERR(t, MPI_ERR_NO_MEM, fn, "out of memory");
-    if (!request) {
+    if (!nonblocking) {
         aptus_bsend_flush(p);
         return MPI_SUCCESS;
     }
@@ -108,11 +121,7 @@ APTUS_ALIAS(Buffer_attach_c)
 int PMPI_Buffer_detach(void *buffer_addr, int *size)
 {
     API_INIT("MPI_Buffer_detach");
-    MPI_Count n = 0;
-    int rc = detach(PROCESS, buffer_addr, size ? &n : NULL, INT_MAX, "MPI_Buffer_detach");
-    if (!rc)
-        *size = (int)n;
-    return rc;
+    return detach_int(PROCESS, buffer_addr, size, "MPI_Buffer_detach");
 }
 APTUS_ALIAS(Buffer_detach)
 
@@ -126,16 +135,14 @@ APTUS_ALIAS(Buffer_detach_c)
 int PMPI_Buffer_flush(void)
 {
     API_INIT("MPI_Buffer_flush");
-    return flush(PROCESS, NULL, "MPI_Buffer_flush");
+    return flush(PROCESS, 0, NULL, "MPI_Buffer_flush");
 }
 APTUS_ALIAS(Buffer_flush)
 
 int PMPI_Buffer_iflush(MPI_Request *request)
 {
     API_INIT("MPI_Buffer_iflush");
-    if (!request)
-        return aptus_error(NULL, MPI_ERR_ARG, "MPI_Buffer_iflush", "null request pointer");
-    return flush(PROCESS, request, "MPI_Buffer_iflush");
+    return flush(PROCESS, 1, request, "MPI_Buffer_iflush");
 }
 APTUS_ALIAS(Buffer_iflush)
 
@@ -158,11 +165,7 @@ APTUS_ALIAS(Comm_attach_buffer_c)
 int PMPI_Comm_detach_buffer(MPI_Comm comm, void *buffer_addr, int *size)
 {
     GET_COMM(c, comm, "MPI_Comm_detach_buffer");
-    MPI_Count n = 0;
-    int rc = detach((struct target){ c, NULL }, buffer_addr, size ? &n : NULL, INT_MAX, "MPI_Comm_detach_buffer");
-    if (!rc)
-        *size = (int)n;
-    return rc;
+    return detach_int((struct target){ c, NULL }, buffer_addr, size, "MPI_Comm_detach_buffer");
 }
 APTUS_ALIAS(Comm_detach_buffer)
 
@@ -176,16 +179,14 @@ APTUS_ALIAS(Comm_detach_buffer_c)
 int PMPI_Comm_flush_buffer(MPI_Comm comm)
 {
     GET_COMM(c, comm, "MPI_Comm_flush_buffer");
-    return flush((struct target){ c, NULL }, NULL, "MPI_Comm_flush_buffer");
+    return flush((struct target){ c, NULL }, 0, NULL, "MPI_Comm_flush_buffer");
 }
 APTUS_ALIAS(Comm_flush_buffer)
 
 int PMPI_Comm_iflush_buffer(MPI_Comm comm, MPI_Request *request)
 {
     GET_COMM(c, comm, "MPI_Comm_iflush_buffer");
-    if (!request)
-        return aptus_error(c, MPI_ERR_ARG, "MPI_Comm_iflush_buffer", "null request pointer");
-    return flush((struct target){ c, NULL }, request, "MPI_Comm_iflush_buffer");
+    return flush((struct target){ c, NULL }, 1, request, "MPI_Comm_iflush_buffer");
 }
 APTUS_ALIAS(Comm_iflush_buffer)
 
@@ -215,11 +216,7 @@ APTUS_ALIAS(Session_attach_buffer_c)
 int PMPI_Session_detach_buffer(MPI_Session session, void *buffer_addr, int *size)
 {
     GET_SESSION_T(t, session, "MPI_Session_detach_buffer");
-    MPI_Count n = 0;
-    int rc = detach(t, buffer_addr, size ? &n : NULL, INT_MAX, "MPI_Session_detach_buffer");
-    if (!rc)
-        *size = (int)n;
-    return rc;
+    return detach_int(t, buffer_addr, size, "MPI_Session_detach_buffer");
 }
 APTUS_ALIAS(Session_detach_buffer)
 
@@ -233,15 +230,13 @@ APTUS_ALIAS(Session_detach_buffer_c)
 int PMPI_Session_flush_buffer(MPI_Session session)
 {
     GET_SESSION_T(t, session, "MPI_Session_flush_buffer");
-    return flush(t, NULL, "MPI_Session_flush_buffer");
+    return flush(t, 0, NULL, "MPI_Session_flush_buffer");
 }
 APTUS_ALIAS(Session_flush_buffer)
 
 int PMPI_Session_iflush_buffer(MPI_Session session, MPI_Request *request)
 {
     GET_SESSION_T(t, session, "MPI_Session_iflush_buffer");
-    if (!request)
-        return T_ERR(t, MPI_ERR_ARG, "MPI_Session_iflush_buffer", "null request pointer");
-    return flush(t, request, "MPI_Session_iflush_buffer");
+    return flush(t, 1, request, "MPI_Session_iflush_buffer");
 }
 APTUS_ALIAS(Session_iflush_buffer)

@@ -118,9 +118,7 @@ static inline __attribute__((always_inline)) int send_any(const char *fn, const 
         return MPI_SUCCESS;
     }
     if (dest == MPI_PROC_NULL) {
-        r->complete = 1;
-        r->st_source = MPI_PROC_NULL;
-        r->st_tag = MPI_ANY_TAG;
+        aptus_req_done_proc_null(r);
         return MPI_SUCCESS;
     }
     if (mode == APTUS_MODE_BUFFERED) {
@@ -219,13 +217,10 @@ static inline __attribute__((always_inline)) int recv_any(const char *fn, void *
         r->complete = 1;
         return MPI_SUCCESS;
     }
-    if (source == MPI_PROC_NULL) {
-        r->complete = 1;
-        r->st_source = MPI_PROC_NULL;
-        r->st_tag = MPI_ANY_TAG;
-    } else {
+    if (source == MPI_PROC_NULL)
+        aptus_req_done_proc_null(r);
+    else
         aptus_recv_start(r);
-    }
     if (req)
         return MPI_SUCCESS;
     aptus_wait(r);
@@ -272,7 +267,6 @@ IRECV_FN(Recv_init, 1)
 
 /* ---------------- completion ---------------- */
 
-/* Finishes a completed request: status, error, and release (or deactivation if persistent). */
 /* The end of a generalized request in req_finish: its free function runs after the query
  * (req_query), as the standard says. Out of line, off the path of ordinary requests. */
 static __attribute__((noinline, cold)) int greq_finish(struct aptus_request *r, int err)
@@ -281,6 +275,7 @@ static __attribute__((noinline, cold)) int greq_finish(struct aptus_request *r, 
     return err ? err : frc;
 }
 
+/* Finishes a completed request: status, error, and release (or deactivation if persistent). */
 static inline int req_finish(MPI_Request *h, MPI_Status *status)
 {
     struct aptus_request *r = REQ(*h);
@@ -903,22 +898,40 @@ static int sendrecv_any(const char *fn, const void *sendbuf, MPI_Count sendcount
     return MPI_SUCCESS;
 }
 
-int PMPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf,
-                  int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status *status)
-{
-    return sendrecv_any("MPI_Sendrecv", sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype,
-                        source, recvtag, comm, status);
-}
-APTUS_ALIAS(Sendrecv)
+/* The int and large-count (_c) forms of a send-receive call, both ANY(fn, ..., last). */
+#define SENDRECV_FN(NAME, ANY, LAST_T)                                                                                 \
+    int PMPI_##NAME(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf,   \
+                    int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, LAST_T last)         \
+    {                                                                                                                  \
+        return ANY("MPI_" #NAME, sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source,    \
+                   recvtag, comm, last);                                                                               \
+    }                                                                                                                  \
+    APTUS_ALIAS(NAME)                                                                                                  \
+    int PMPI_##NAME##_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest, int sendtag,        \
+                        void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag,            \
+                        MPI_Comm comm, LAST_T last)                                                                    \
+    {                                                                                                                  \
+        return ANY("MPI_" #NAME "_c", sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype,       \
+                   source, recvtag, comm, last);                                                                       \
+    }                                                                                                                  \
+    APTUS_ALIAS(NAME##_c)
 
-int PMPI_Sendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest, int sendtag,
-                    void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm,
-                    MPI_Status *status)
-{
-    return sendrecv_any("MPI_Sendrecv_c", sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype,
-                        source, recvtag, comm, status);
-}
-APTUS_ALIAS(Sendrecv_c)
+/* The same for a replacing send-receive. */
+#define REPLACE_FN(NAME, ANY, LAST_T)                                                                                  \
+    int PMPI_##NAME(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag,       \
+                    MPI_Comm comm, LAST_T last)                                                                        \
+    {                                                                                                                  \
+        return ANY("MPI_" #NAME, buf, count, datatype, dest, sendtag, source, recvtag, comm, last);                    \
+    }                                                                                                                  \
+    APTUS_ALIAS(NAME)                                                                                                  \
+    int PMPI_##NAME##_c(void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int sendtag, int source,          \
+                        int recvtag, MPI_Comm comm, LAST_T last)                                                       \
+    {                                                                                                                  \
+        return ANY("MPI_" #NAME "_c", buf, count, datatype, dest, sendtag, source, recvtag, comm, last);               \
+    }                                                                                                                  \
+    APTUS_ALIAS(NAME##_c)
+
+SENDRECV_FN(Sendrecv, sendrecv_any, MPI_Status *)
 
 /* The outgoing data of a replacing send-receive, packed into a copy (sent as bytes; it arrives
  * as the receiver's datatype) in *copy, to be freed by the caller. */
@@ -953,21 +966,7 @@ static int sendrecv_replace_any(const char *fn, void *buf, MPI_Count count, MPI_
     return rc;
 }
 
-int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag,
-                          MPI_Comm comm, MPI_Status *status)
-{
-    return sendrecv_replace_any("MPI_Sendrecv_replace", buf, count, datatype, dest, sendtag, source, recvtag, comm,
-                                status);
-}
-APTUS_ALIAS(Sendrecv_replace)
-
-int PMPI_Sendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int sendtag, int source,
-                            int recvtag, MPI_Comm comm, MPI_Status *status)
-{
-    return sendrecv_replace_any("MPI_Sendrecv_replace_c", buf, count, datatype, dest, sendtag, source, recvtag, comm,
-                                status);
-}
-APTUS_ALIAS(Sendrecv_replace_c)
+REPLACE_FN(Sendrecv_replace, sendrecv_replace_any, MPI_Status *)
 
 /* Nonblocking send-receive (MPI 4.0): a GENERIC request that a background task completes once
  * both halves have; its status is the receive's. The replacing form owns the packed copy of
@@ -975,7 +974,6 @@ APTUS_ALIAS(Sendrecv_replace_c)
 struct isendrecv {
     struct aptus_request *user, *s, *r;
     void *copy;
-    int dest;
 };
 
 static int isendrecv_poll(void *arg)
@@ -998,7 +996,8 @@ static int isendrecv_poll(void *arg)
     return 1;
 }
 
-static int isendrecv_any(const char *fn, const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest,
+/* copy: the replacing form's packed outgoing data (sendbuf), which the operation then owns. */
+static int isendrecv_own(const char *fn, const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest,
                          int sendtag, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int source,
                          int recvtag, MPI_Comm comm, MPI_Request *request, void *copy)
 {
@@ -1030,7 +1029,6 @@ static int isendrecv_any(const char *fn, const void *sendbuf, MPI_Count sendcoun
     op->s = REQ(sr);
     op->r = REQ(rr);
     op->copy = copy;
-    op->dest = dest;
     *request = (MPI_Request)u;
     if (isendrecv_poll(op))
         return MPI_SUCCESS;
@@ -1042,22 +1040,15 @@ static int isendrecv_any(const char *fn, const void *sendbuf, MPI_Count sendcoun
     return MPI_SUCCESS;
 }
 
-int PMPI_Isendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf,
-                   int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Request *request)
+static int isendrecv_any(const char *fn, const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest,
+                         int sendtag, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int source,
+                         int recvtag, MPI_Comm comm, MPI_Request *request)
 {
-    return isendrecv_any("MPI_Isendrecv", sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype,
-                         source, recvtag, comm, request, NULL);
+    return isendrecv_own(fn, sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag,
+                         comm, request, NULL);
 }
-APTUS_ALIAS(Isendrecv)
 
-int PMPI_Isendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest, int sendtag,
-                     void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm,
-                     MPI_Request *request)
-{
-    return isendrecv_any("MPI_Isendrecv_c", sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype,
-                         source, recvtag, comm, request, NULL);
-}
-APTUS_ALIAS(Isendrecv_c)
+SENDRECV_FN(Isendrecv, isendrecv_any, MPI_Request *)
 
 static int isendrecv_replace_any(const char *fn, void *buf, MPI_Count count, MPI_Datatype datatype, int dest,
                                  int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Request *request)
@@ -1067,25 +1058,11 @@ static int isendrecv_replace_any(const char *fn, void *buf, MPI_Count count, MPI
     int rc = replace_copy(fn, buf, count, datatype, comm, &copy, &bytes);
     if (rc)
         return rc;
-    return isendrecv_any(fn, copy, (MPI_Count)bytes, MPI_BYTE, dest, sendtag, buf, count, datatype, source, recvtag,
+    return isendrecv_own(fn, copy, (MPI_Count)bytes, MPI_BYTE, dest, sendtag, buf, count, datatype, source, recvtag,
                          comm, request, copy);
 }
 
-int PMPI_Isendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag,
-                           MPI_Comm comm, MPI_Request *request)
-{
-    return isendrecv_replace_any("MPI_Isendrecv_replace", buf, count, datatype, dest, sendtag, source, recvtag, comm,
-                                 request);
-}
-APTUS_ALIAS(Isendrecv_replace)
-
-int PMPI_Isendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int sendtag, int source,
-                             int recvtag, MPI_Comm comm, MPI_Request *request)
-{
-    return isendrecv_replace_any("MPI_Isendrecv_replace_c", buf, count, datatype, dest, sendtag, source, recvtag, comm,
-                                 request);
-}
-APTUS_ALIAS(Isendrecv_replace_c)
+REPLACE_FN(Isendrecv_replace, isendrecv_replace_any, MPI_Request *)
 
 /* ---------------- probe ---------------- */
 
@@ -1176,13 +1153,10 @@ static int mrecv_any(const char *fn, void *buf, MPI_Count count, MPI_Datatype da
     if (req)
         aptus_req_hold_type(r);
     r->comm = &aptus_comm_self_obj;
-    if (*message == MPI_MESSAGE_NO_PROC) {
-        r->complete = 1;
-        r->st_source = MPI_PROC_NULL;
-        r->st_tag = MPI_ANY_TAG;
-    } else {
+    if (*message == MPI_MESSAGE_NO_PROC)
+        aptus_req_done_proc_null(r);
+    else
         aptus_recv_taken(r, (struct aptus_unexp *)*message);
-    }
     *message = MPI_MESSAGE_NULL;
     if (req) {
         *req = (MPI_Request)r;

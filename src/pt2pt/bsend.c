@@ -50,10 +50,17 @@ struct aptus_bsend_pool *aptus_bsend_pool_new(void)
     return p;
 }
 
+/* A pool goes once it has no owner, no nonblocking flush and no piece in use. */
+static void pool_free_if_unused(struct aptus_bsend_pool *p)
+{
+    if (p->refs == 0 && p->in_use == 0 && p != &process_pool)
+        free(p);
+}
+
 static void pool_unref(struct aptus_bsend_pool *p)
 {
-    if (--p->refs == 0 && p->in_use == 0 && p != &process_pool)
-        free(p);
+    p->refs--;
+    pool_free_if_unused(p);
 }
 
 void aptus_bsend_pool_drop(struct aptus_bsend_pool *p)
@@ -97,7 +104,7 @@ int aptus_bsend_attach(struct aptus_bsend_pool *p, void *buf, size_t size)
     return 0;
 }
 
-/* Waits until no piece taken before sequence number `upto` is in use. */
+/* Whether no piece taken before sequence number `upto` is in use. */
 static int pool_flushed(const struct aptus_bsend_pool *p, uint32_t upto)
 {
     if (p->in_use == 0)
@@ -234,8 +241,8 @@ void aptus_bsend_release(void *data)
         }
     if (q->automatic)
         free(q);
-    if (--p->in_use == 0 && p->refs == 0 && p != &process_pool)
-        free(p);
+    p->in_use--;
+    pool_free_if_unused(p);
 }
 
 /* MPI_Session_finalize (core/session.h): the session's buffered sends complete, then its pool

@@ -61,8 +61,8 @@ struct aptus_request {
 /* MPI_Start of a partitioned request (api/part.c); r is marked active. Returns an MPI error code. */
 int aptus_part_start(struct aptus_request *r, const char *fn);
 
-/* Completes a started persistent request whose peer is MPI_PROC_NULL: an empty status from
- * MPI_PROC_NULL. */
+/* Completes a request whose peer is MPI_PROC_NULL (or a message from MPI_Mprobe of it): an
+ * empty status from MPI_PROC_NULL. */
 static inline void aptus_req_done_proc_null(struct aptus_request *r)
 {
     r->complete = 1;
