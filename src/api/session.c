@@ -144,8 +144,7 @@ int PMPI_Session_finalize(MPI_Session *session)
     if (!session)
         return aptus_error(NULL, MPI_ERR_ARG, fn, "null session argument");
     GET_SESSION(s, *session, fn);
-    if (aptus_bsend_session_finalize)
-        aptus_bsend_session_finalize(s);
+    aptus_bsend_session_finalize(s);
     s->magic = 0;
     for (int i = 0; i < n_open; i++)
         if (open_sessions[i] == s) {

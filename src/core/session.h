@@ -37,9 +37,8 @@ void aptus_session_release(struct aptus_session *s);
 
 /* Errors on a session go to its handler: aptus_error_on(s->errh, s, ...) (core/errors.h). */
 
-/* Called by MPI_Session_finalize, before the session is freed, when pt2pt/bsend.c defines it:
- * completes the buffered sends of the session's buffer (MPI 4.1: finalizing a session flushes
- * its buffer). */
-void aptus_bsend_session_finalize(struct aptus_session *s) __attribute__((weak));
+/* Called by MPI_Session_finalize, before the session is freed (pt2pt/bsend.c): completes the
+ * buffered sends of the session's buffer (MPI 4.1: finalizing a session flushes its buffer). */
+void aptus_bsend_session_finalize(struct aptus_session *s);
 
 #endif

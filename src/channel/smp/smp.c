@@ -45,9 +45,7 @@ static struct {
     int *local_world;       /* world rank by local index */
     struct aptus_peer **rx; /* peers polled, excluding self */
     int nrx;
-    char name[128];
-    int names_linked; /* this rank's name exists */
-    int starting;     /* in the start-up: any local rank's name may exist */
+    int starting; /* in the start-up: any local rank's name may exist (only then do names exist) */
 } smp;
 
 static void seg_name(char *buf, size_t len, int world_rank)
@@ -73,16 +71,16 @@ int aptus_smp_reaches(int world_rank)
 /* Creates, sizes and maps this rank's segment and initialises its blocks. */
 static int seg_create(int n)
 {
-    seg_name(smp.name, sizeof smp.name, aptus_rt.rank);
-    int fd = shm_open(smp.name, O_CREAT | O_EXCL | O_RDWR, 0600);
+    char name[128];
+    seg_name(name, sizeof name, aptus_rt.rank);
+    int fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0600);
     if (fd < 0) {
-        fprintf(stderr, "Aptus MPI: rank %d: cannot create shared memory %s: %s\n", aptus_rt.rank, smp.name,
+        fprintf(stderr, "Aptus MPI: rank %d: cannot create shared memory %s: %s\n", aptus_rt.rank, name,
                 strerror(errno));
         return -1;
     }
-    smp.names_linked = 1;
     if (ftruncate(fd, (off_t)smp.seg_size) != 0) {
-        fprintf(stderr, "Aptus MPI: rank %d: cannot size shared memory %s to %zu bytes: %s\n", aptus_rt.rank, smp.name,
+        fprintf(stderr, "Aptus MPI: rank %d: cannot size shared memory %s to %zu bytes: %s\n", aptus_rt.rank, name,
                 smp.seg_size, strerror(errno));
         close(fd);
         return -1;
@@ -90,7 +88,7 @@ static int seg_create(int n)
     void *p = mmap(NULL, smp.seg_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     close(fd);
     if (p == MAP_FAILED) {
-        fprintf(stderr, "Aptus MPI: rank %d: cannot map shared memory %s (%zu bytes): %s\n", aptus_rt.rank, smp.name,
+        fprintf(stderr, "Aptus MPI: rank %d: cannot map shared memory %s (%zu bytes): %s\n", aptus_rt.rank, name,
                 smp.seg_size, strerror(errno));
         return -1;
     }
@@ -251,11 +249,8 @@ void aptus_smp_cleanup_files(void)
             seg_name(name, sizeof name, smp.local_world[j]);
             (void)shm_unlink(name);
         }
-    } else if (smp.names_linked) {
-        (void)shm_unlink(smp.name);
     }
     smp.starting = 0;
-    smp.names_linked = 0;
 }
 
 void aptus_smp_finalize(void)
