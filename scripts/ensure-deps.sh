@@ -17,6 +17,8 @@ pyok 'import pip' || need="$need python3-pip"
 pyok 'import venv, ensurepip' || need="$need python3-venv"
 pyok 'import os, sys, sysconfig; sys.exit(not os.path.exists(sysconfig.get_paths()["include"] + "/Python.h"))' ||
   need="$need python3-dev"
+# The certificates for HTTPS to PyPI (the ABI tests' wheel, mpi4py): a fresh Debian has none.
+[ -s /etc/ssl/certs/ca-certificates.crt ] || need="$need ca-certificates"
 have pgrep || need="$need procps"
 have mpiexec.mpich || need="$need mpich"  # MPICH's Hydra launcher (ctest -L hydra)
 have nm || need="$need binutils"

@@ -24,7 +24,7 @@
 #   CC                         the C compiler the mpicc wrapper uses (APTUS_CC)
 #
 # Exit status: 0 when every test that is run passes at every rank count; 77 (skipped) only when
-# PyPI cannot be reached and what is needed is not cached; 1 otherwise (any failure, error, crash or
+# there is no network to reach PyPI (pip's log says so) and what is needed is not cached; 1 otherwise (any failure, error, crash or
 # timeout; also when python3's venv/pip/headers are missing: scripts/ensure-deps.sh installs
 # them on Debian -- packages python3-venv, python3-pip, python3-dev).
 set -u
@@ -84,6 +84,17 @@ exclude_tests=(
 
 say() { echo "mpi4py.sh: $*"; }
 fail() { say "FAIL: $*"; exit 1; }
+# A pip step that could not reach PyPI: skipped (77) only when pip's log (argument 1) shows that
+# there is no network (no name resolution, no route, refused or timed out); any other failure
+# (an HTTP error, no such version, a broken proxy) fails, so that CI cannot skip by accident.
+pip_failed() {
+    tail -n 5 "$1"
+    if grep -qE 'Temporary failure in name resolution|Name or service not known|No address associated|Network is unreachable|No route to host|Connection refused|timed out|Read timed out' "$1"; then
+        say "SKIP: no network to reach PyPI: $2"
+        exit 77
+    fi
+    fail "$2 (see $1)"
+}
 
 [ $# -ge 3 ] || { echo "usage: $0 BUILD_DIR SOURCE_DIR MPIEXEC [NP...]" >&2; exit 2; }
 build=$(cd "$1" && pwd) || exit 1
@@ -130,9 +141,8 @@ if [ ! -f "$sdist" ]; then
     # setuptools (--no-binary :all: would build those from source too, for minutes).
     if ! pip download --no-deps --no-binary mpi4py -d "$cache/download" "mpi4py==$version" \
         >"$cache/logs/download.log" 2>&1 || [ ! -f "$sdist" ]; then
-        tail -n 5 "$cache/logs/download.log"
-        say "SKIP: cannot download mpi4py==$version from PyPI and nothing is cached (set APTUS_MPI4PY_SDIST to a local copy)"
-        exit 77
+        pip_failed "$cache/logs/download.log" \
+            "cannot download mpi4py==$version from PyPI and nothing is cached (set APTUS_MPI4PY_SDIST to a local copy)"
     fi
 fi
 sum=$(sha256sum "$sdist" | cut -d' ' -f1)
@@ -159,11 +169,9 @@ if [ -z "$whl" ]; then
     # wheels itself (older ones need the package wheel; Python 3.12's venv has none at all),
     # and Cython >= 3.0.1 (the sdist holds no generated C).
     if ! "$vpy" -c 'import setuptools.command.bdist_wheel, Cython' 2>/dev/null; then
-        pip install --upgrade 'setuptools>=70.1' 'cython>=3.0.1' >"$cache/logs/tools.log" 2>&1 || {
-            tail -n 5 "$cache/logs/tools.log"
-            say "SKIP: cannot install setuptools and Cython from PyPI into $venv, and no wheel is cached"
-            exit 77
-        }
+        pip install --upgrade 'setuptools>=70.1' 'cython>=3.0.1' >"$cache/logs/tools.log" 2>&1 ||
+            pip_failed "$cache/logs/tools.log" \
+                "cannot install setuptools and Cython from PyPI into $venv, and no wheel is cached"
     fi
     rm -rf "$cache/wheel"
     mkdir -p "$wheeldir.tmp"

@@ -22,7 +22,7 @@ foreach(np 3 4)
   foreach(alg recursive_halving reduce_scatterv)
     aptus_mpi_test(NAME conf_rs_inplace_${alg}_np${np} SOURCE conf_rs_inplace.c NP ${np}
       LABELS coll conformance ENV APTUS_COLL_REDUCE_SCATTER_ALG=${alg}
-      EXPECT_STATS "collective reduce_scatter ${alg}")
+      EXPECT_STATS "collective reduce_scatter ${alg}:")
   endforeach()
 endforeach()
 

@@ -1,14 +1,10 @@
 #!/bin/sh
 # Runs an MPI job (or any command) and checks how it ended and what it printed.
-#   expect_exit.sh [--exit N | --nonzero] [--allow-timeout] [--grep TEXT]... [--error TEXT]...
+#   expect_exit.sh [--exit N | --nonzero] [--grep TEXT]... [--error TEXT]...
 #                  [--each-rank N TEXT]... [--stats-any TEXT]... [--stats-none TEXT]...
 #                  -- command [args...]
 # --exit N           the command's exit status must be exactly N
 # --nonzero          the exit status must be non-zero (the default)
-# --allow-timeout    accept a job that timed out; without it a timeout always fails the check:
-#                    exit status 124 (what mpiexec --timeout and timeout(1) return, unless
-#                    --exit 124 asks for it) or the launcher's timeout message in the output.
-#                    A job that hangs has not shown the behaviour its test expects.
 # --grep TEXT        some line of the combined stdout+stderr contains TEXT (a fixed string);
 #                    the tests' own failure messages ("FAIL file:line: ...", tests/mpi/mtest.h)
 #                    do not count
@@ -20,9 +16,11 @@
 #                    not just on one of them
 # --stats-any TEXT   some rank printed a statistics line that contains TEXT
 # --stats-none TEXT  no rank printed a statistics line that contains TEXT
+# A timeout always fails the check: exit status 124 (what mpiexec --timeout and timeout(1)
+# return, unless --exit 124 asks for it) or the launcher's timeout message in the output. A job
+# that hangs has not shown the behaviour its test expects.
 # The command's output is passed through so that CTest logs show it.
 want=nonzero
-allow_timeout=0
 checks=$(mktemp) || exit 2
 out=$(mktemp) || exit 2
 trap 'rm -f "$checks" "$out"' EXIT
@@ -31,7 +29,6 @@ while [ $# -gt 0 ]; do
     case "$1" in
     --exit) [ $# -ge 2 ] || usage "--exit needs a value"; want=$2; shift 2 ;;
     --nonzero) want=nonzero; shift ;;
-    --allow-timeout) allow_timeout=1; shift ;;
     --grep | --error | --stats-any | --stats-none)
         [ $# -ge 2 ] || usage "$1 needs a text"
         printf '%s\n%s\n' "${1#--}" "$2" >>"$checks"; shift 2 ;;
@@ -53,7 +50,7 @@ fail() {
     echo "expect_exit.sh: FAIL: $*" >&2
     status=1
 }
-if [ $allow_timeout -eq 0 ] && [ "$want" != 124 ]; then
+if [ "$want" != 124 ]; then
     if [ $rc -eq 124 ]; then
         fail "the job timed out (exit 124): a hang is not the expected ending"
     elif grep -q '^mpiexec: timeout: job did not finish' "$out"; then

@@ -16,11 +16,7 @@ static void check_status(const MPI_Status *st, int src, int tag, MPI_Datatype dt
 {
     if (isendrecv_status_bug && strncmp(what, "MPI_Isendrecv", 13) == 0)
         return;
-    MPI_Count n = -1;
-    MPI_CHECK(MPI_Get_count_c(st, dt, &n));
-    CHECK(st->MPI_SOURCE == src, "%s: source %d, want %d", what, st->MPI_SOURCE, src);
-    CHECK(st->MPI_TAG == tag, "%s: tag %d, want %d", what, st->MPI_TAG, tag);
-    CHECK(n == count, "%s: count %lld, want %lld", what, (long long)n, (long long)count);
+    mtest_check_status(st, src, tag, dt, count, what);
 }
 
 int main(int argc, char **argv)

@@ -7,15 +7,6 @@
 
 #define N 3000 /* ints: above the eager limit with 4-byte ints (12000 bytes) only for some */
 
-static void check_status(const MPI_Status *st, int src, int tag, MPI_Datatype dt, MPI_Count count, const char *what)
-{
-    MPI_Count n = -1;
-    MPI_CHECK(MPI_Get_count_c(st, dt, &n));
-    CHECK(st->MPI_SOURCE == src, "%s: source %d, want %d", what, st->MPI_SOURCE, src);
-    CHECK(st->MPI_TAG == tag, "%s: tag %d, want %d", what, st->MPI_TAG, tag);
-    CHECK(n == count, "%s: count %lld, want %lld", what, (long long)n, (long long)count);
-}
-
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -35,7 +26,7 @@ int main(int argc, char **argv)
         MPI_CHECK(MPI_Isend_c(out, n, MPI_INT, right, 40 + k, MPI_COMM_WORLD, &sr));
         MPI_Message msg;
         MPI_CHECK(MPI_Mprobe(left, 40 + k, MPI_COMM_WORLD, &msg, &st));
-        check_status(&st, left, 40 + k, MPI_INT, n, "MPI_Mprobe");
+        mtest_check_status(&st, left, 40 + k, MPI_INT, n, "MPI_Mprobe");
         in[n] = -7;
         if (k == 0) {
             MPI_CHECK(MPI_Mrecv_c(in, (MPI_Count)n + 1, MPI_INT, &msg, &st));
@@ -46,7 +37,7 @@ int main(int argc, char **argv)
             CHECK(rr == MPI_REQUEST_NULL, "MPI_Wait left the request");
         }
         CHECK(msg == MPI_MESSAGE_NULL, "matched receive did not set the message to MPI_MESSAGE_NULL");
-        check_status(&st, left, 40 + k, MPI_INT, n, k ? "MPI_Imrecv_c" : "MPI_Mrecv_c");
+        mtest_check_status(&st, left, 40 + k, MPI_INT, n, k ? "MPI_Imrecv_c" : "MPI_Mrecv_c");
         for (int i = 0; i < n; i++)
             CHECK(in[i] == left * 1000003 + i, "Mrecv_c data [%d] = %d", i, in[i]);
         CHECK(in[n] == -7, "Mrecv_c wrote past the message");
@@ -64,14 +55,14 @@ int main(int argc, char **argv)
         st.MPI_ERROR = 12345;
         MPI_CHECK(MPI_Mrecv_c(&x, 1, MPI_INT, &msg, &st));
         CHECK(msg == MPI_MESSAGE_NULL, "Mrecv_c of MPI_MESSAGE_NO_PROC left the message");
-        check_status(&st, MPI_PROC_NULL, MPI_ANY_TAG, MPI_INT, 0, "Mrecv_c of MPI_MESSAGE_NO_PROC");
+        mtest_check_status(&st, MPI_PROC_NULL, MPI_ANY_TAG, MPI_INT, 0, "Mrecv_c of MPI_MESSAGE_NO_PROC");
         CHECK(st.MPI_ERROR == 12345, "Mrecv_c changed MPI_ERROR of a single status");
         CHECK(x == 5, "Mrecv_c of MPI_MESSAGE_NO_PROC wrote data");
         MPI_Request rr;
         msg = MPI_MESSAGE_NO_PROC;
         MPI_CHECK(MPI_Imrecv_c(&x, 1, MPI_INT, &msg, &rr));
         MPI_CHECK(MPI_Wait(&rr, &st));
-        check_status(&st, MPI_PROC_NULL, MPI_ANY_TAG, MPI_INT, 0, "Imrecv_c of MPI_MESSAGE_NO_PROC");
+        mtest_check_status(&st, MPI_PROC_NULL, MPI_ANY_TAG, MPI_INT, 0, "Imrecv_c of MPI_MESSAGE_NO_PROC");
     }
 
     /* MPI_Sendrecv_c around the ring, with an MPI_Count count. */
@@ -83,13 +74,13 @@ int main(int argc, char **argv)
         }
         MPI_CHECK(MPI_Sendrecv_c(out, (MPI_Count)N, MPI_INT, right, 7, in, (MPI_Count)N, MPI_INT, left, 7,
                                  MPI_COMM_WORLD, &st));
-        check_status(&st, left, 7, MPI_INT, N, "MPI_Sendrecv_c");
+        mtest_check_status(&st, left, 7, MPI_INT, N, "MPI_Sendrecv_c");
         for (int i = 0; i < N; i++)
             CHECK(in[i] == left + 17 * i, "Sendrecv_c data [%d] = %d", i, in[i]);
         /* MPI_PROC_NULL on both sides */
         MPI_CHECK(
             MPI_Sendrecv_c(out, 1, MPI_INT, MPI_PROC_NULL, 0, in, 1, MPI_INT, MPI_PROC_NULL, 0, MPI_COMM_WORLD, &st));
-        check_status(&st, MPI_PROC_NULL, MPI_ANY_TAG, MPI_INT, 0, "Sendrecv_c with MPI_PROC_NULL");
+        mtest_check_status(&st, MPI_PROC_NULL, MPI_ANY_TAG, MPI_INT, 0, "Sendrecv_c with MPI_PROC_NULL");
 
         /* MPI_Sendrecv_replace_c with a non-contiguous type (every other int) */
         MPI_Datatype vec;
@@ -98,12 +89,12 @@ int main(int argc, char **argv)
         for (int i = 0; i < N; i++)
             in[i] = i % 2 ? -3 : rank * 7 + i;
         MPI_CHECK(MPI_Sendrecv_replace_c(in, 1, vec, right, 8, left, 8, MPI_COMM_WORLD, &st));
-        check_status(&st, left, 8, MPI_INT, N / 2, "MPI_Sendrecv_replace_c");
+        mtest_check_status(&st, left, 8, MPI_INT, N / 2, "MPI_Sendrecv_replace_c");
         for (int i = 0; i < N; i++)
             CHECK(in[i] == (i % 2 ? -3 : left * 7 + i), "Sendrecv_replace_c data [%d] = %d", i, in[i]);
         MPI_CHECK(MPI_Type_free(&vec));
         MPI_CHECK(MPI_Sendrecv_replace_c(in, 1, MPI_INT, MPI_PROC_NULL, 0, MPI_PROC_NULL, 0, MPI_COMM_WORLD, &st));
-        check_status(&st, MPI_PROC_NULL, MPI_ANY_TAG, MPI_INT, 0, "Sendrecv_replace_c with MPI_PROC_NULL");
+        mtest_check_status(&st, MPI_PROC_NULL, MPI_ANY_TAG, MPI_INT, 0, "Sendrecv_replace_c with MPI_PROC_NULL");
         free(out);
         free(in);
     }
@@ -156,7 +147,7 @@ int main(int argc, char **argv)
         MPI_CHECK(MPI_Bsend_c(v, 4, MPI_INT, 0, 11, MPI_COMM_SELF));
         v[0] = -1;
         MPI_CHECK(MPI_Recv_c(w, 4, MPI_INT, 0, 11, MPI_COMM_SELF, &st));
-        check_status(&st, 0, 11, MPI_INT, 4, "Bsend_c through an MPI_Buffer_attach_c buffer");
+        mtest_check_status(&st, 0, 11, MPI_INT, 4, "Bsend_c through an MPI_Buffer_attach_c buffer");
         CHECK(w[0] == 9 && w[3] == 6, "buffered data wrong: %d %d", w[0], w[3]);
         MPI_CHECK(MPI_Buffer_detach_c(&b, &csz));
         CHECK(b == buf && csz == (MPI_Count)bsz, "MPI_Buffer_detach_c returned %p / %lld", b, (long long)csz);

@@ -26,6 +26,8 @@ aptus_mpi_test(NAME mpi4_grequest_np1 SOURCE mpi4_grequest.c NP 1 LABELS p2p mpi
   ENV ASAN_OPTIONS=allocator_may_return_null=1:detect_leaks=1)
 # Large counts whose byte size overflows a size_t: MPI_ERR_COUNT, not a wrapped size.
 aptus_mpi_test(NAME mpi4_count_overflow_np1 SOURCE mpi4_count_overflow.c NP 1 LABELS p2p mpi4)
-# Buffers attached to the predefined communicators are given up at MPI_Finalize (no leak).
+# Buffers attached to the predefined communicators (attach/detach on MPI_COMM_WORLD, an automatic
+# buffer on MPI_COMM_SELF left attached through MPI_Finalize). LeakSanitizer cannot see a pool
+# left on these static objects, so this does not prove the release at finalize (see the source).
 aptus_mpi_test(NAME mpi4_bsend_world_np2 SOURCE mpi4_bsend_world.c NP 2 LABELS p2p mpi4
   ENV ASAN_OPTIONS=detect_leaks=1)

@@ -14,11 +14,7 @@ endforeach()
 
 # The same under Hydra (MPICH's mpiexec; see hydra.cmake): a session starts the runtime there too.
 foreach(mode only after before)
-  add_test(NAME hydra.mpi4_session_${mode}_np4
-    COMMAND ${APTUS_SH} ${PROJECT_SOURCE_DIR}/tests/launcher/hydra_check.sh --
-            -n 4 $<TARGET_FILE:mpitest_mpi4_session> ${mode})
-  set_tests_properties(hydra.mpi4_session_${mode}_np4 PROPERTIES
-    LABELS "mpi;hydra" PROCESSORS 4 SKIP_RETURN_CODE 77 TIMEOUT 300)
+  aptus_hydra_test(NAME mpi4_session_${mode}_np4 NP 4 RUN -n 4 $<TARGET_FILE:mpitest_mpi4_session> ${mode})
 endforeach()
 
 # A session after the last one was finalized: refused clearly (the runtime cannot restart).

@@ -144,6 +144,31 @@ static void *mtest_malloc(size_t n)
     return p;
 }
 
+/* The status of a completed receive: source, tag and the element count of dt (MPI_Get_count_c). */
+static void mtest_check_status(const MPI_Status *st, int src, int tag, MPI_Datatype dt, MPI_Count count,
+                               const char *what) MTEST_UNUSED;
+static void mtest_check_status(const MPI_Status *st, int src, int tag, MPI_Datatype dt, MPI_Count count,
+                               const char *what)
+{
+    MPI_Count n = -1;
+    MPI_CHECK(MPI_Get_count_c(st, dt, &n));
+    CHECK(st->MPI_SOURCE == src, "%s: source %d, want %d", what, st->MPI_SOURCE, src);
+    CHECK(st->MPI_TAG == tag, "%s: tag %d, want %d", what, st->MPI_TAG, tag);
+    CHECK(n == count, "%s: count %lld, want %lld", what, (long long)n, (long long)count);
+}
+
+/* The status of a receive or probe of MPI_PROC_NULL: source MPI_PROC_NULL, tag MPI_ANY_TAG,
+ * count 0 (MPI 4.1, 3.11). */
+static void mtest_check_null_status(const MPI_Status *st, const char *what) MTEST_UNUSED;
+static void mtest_check_null_status(const MPI_Status *st, const char *what)
+{
+    int n = -1;
+    CHECK(st->MPI_SOURCE == MPI_PROC_NULL, "%s: source %d, want MPI_PROC_NULL", what, st->MPI_SOURCE);
+    CHECK(st->MPI_TAG == MPI_ANY_TAG, "%s: tag %d, want MPI_ANY_TAG", what, st->MPI_TAG);
+    MPI_CHECK(MPI_Get_count(st, MPI_BYTE, &n));
+    CHECK(n == 0, "%s: count %d, want 0", what, n);
+}
+
 /* Known bugs of a reference implementation can be skipped at run time:
  * MTEST_KNOWN_BUGS is a comma-separated list of bug names (set by
  * run_with_mpich.sh only).  The Aptus registration never sets it. */

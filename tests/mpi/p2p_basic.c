@@ -277,15 +277,6 @@ static void test_sendrecv(void)
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
-static void check_null_status(const MPI_Status *st, const char *what)
-{
-    int n = -1;
-    CHECK(st->MPI_SOURCE == MPI_PROC_NULL, "%s: source %d, want MPI_PROC_NULL", what, st->MPI_SOURCE);
-    CHECK(st->MPI_TAG == MPI_ANY_TAG, "%s: tag %d, want MPI_ANY_TAG", what, st->MPI_TAG);
-    MPI_CHECK(MPI_Get_count(st, MPI_INT, &n));
-    CHECK(n == 0, "%s: count %d, want 0", what, n);
-}
-
 static void test_proc_null(void)
 {
     int buf[4] = { 7, 7, 7, 7 };
@@ -299,7 +290,7 @@ static void test_proc_null(void)
 
     memset(&st, 0x5a, sizeof st);
     MPI_CHECK(MPI_Recv(buf, 4, MPI_INT, MPI_PROC_NULL, 1, MPI_COMM_WORLD, &st));
-    check_null_status(&st, "Recv from PROC_NULL");
+    mtest_check_null_status(&st, "Recv from PROC_NULL");
     CHECK(buf[0] == 7 && buf[3] == 7, "Recv from PROC_NULL modified the buffer");
 
     MPI_CHECK(MPI_Irecv(buf, 4, MPI_INT, MPI_PROC_NULL, MPI_ANY_TAG, MPI_COMM_WORLD, &rq));
@@ -307,7 +298,7 @@ static void test_proc_null(void)
     MPI_CHECK(MPI_Wait(&rq, &st));
     /* MPICH < 4.2 leaves source/tag unset here (pmodels/mpich#6805) */
     if (!mtest_known_bug("proc_null_nb_status"))
-        check_null_status(&st, "Irecv from PROC_NULL");
+        mtest_check_null_status(&st, "Irecv from PROC_NULL");
 
     MPI_CHECK(MPI_Isend(buf, 4, MPI_INT, MPI_PROC_NULL, 1, MPI_COMM_WORLD, &rq));
     int flag = 0;
@@ -324,7 +315,7 @@ static void test_proc_null(void)
 
     memset(&st, 0x5a, sizeof st);
     MPI_CHECK(MPI_Sendrecv(buf, 4, MPI_INT, MPI_PROC_NULL, 3, buf, 4, MPI_INT, MPI_PROC_NULL, 3, MPI_COMM_WORLD, &st));
-    check_null_status(&st, "Sendrecv with PROC_NULL");
+    mtest_check_null_status(&st, "Sendrecv with PROC_NULL");
 
     /* ring shift with PROC_NULL at the ends (non-periodic) */
     {
@@ -334,7 +325,7 @@ static void test_proc_null(void)
         MPI_CHECK(MPI_Sendrecv(&out, 1, MPI_INT, right, 4, &in, 1, MPI_INT, left, 4, MPI_COMM_WORLD, &st));
         if (rank == 0) {
             CHECK(in == -99, "rank 0 received %d from PROC_NULL", in);
-            check_null_status(&st, "shift from PROC_NULL");
+            mtest_check_null_status(&st, "shift from PROC_NULL");
         } else {
             CHECK(in == (rank - 1) * 3 + 1, "shift got %d", in);
             CHECK(st.MPI_SOURCE == left, "shift source %d", st.MPI_SOURCE);

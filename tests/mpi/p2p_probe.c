@@ -145,15 +145,6 @@ static void test_mprobe(void)
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
-static void check_null_status(const MPI_Status *st, const char *what)
-{
-    int n = -1;
-    CHECK(st->MPI_SOURCE == MPI_PROC_NULL, "%s: source %d, want MPI_PROC_NULL", what, st->MPI_SOURCE);
-    CHECK(st->MPI_TAG == MPI_ANY_TAG, "%s: tag %d, want MPI_ANY_TAG", what, st->MPI_TAG);
-    MPI_CHECK(MPI_Get_count(st, MPI_BYTE, &n));
-    CHECK(n == 0, "%s: count %d, want 0", what, n);
-}
-
 static void test_proc_null(void)
 {
     MPI_Message m = MPI_MESSAGE_NULL;
@@ -161,18 +152,18 @@ static void test_proc_null(void)
     int flag = 0, buf = 5;
 
     MPI_CHECK(MPI_Probe(MPI_PROC_NULL, 3, MPI_COMM_WORLD, &st));
-    check_null_status(&st, "Probe(PROC_NULL)");
+    mtest_check_null_status(&st, "Probe(PROC_NULL)");
     MPI_CHECK(MPI_Iprobe(MPI_PROC_NULL, 3, MPI_COMM_WORLD, &flag, &st));
     CHECK(flag, "Iprobe(PROC_NULL) flag false");
-    check_null_status(&st, "Iprobe(PROC_NULL)");
+    mtest_check_null_status(&st, "Iprobe(PROC_NULL)");
 
     MPI_CHECK(MPI_Mprobe(MPI_PROC_NULL, 3, MPI_COMM_WORLD, &m, &st));
     CHECK(m == MPI_MESSAGE_NO_PROC, "Mprobe(PROC_NULL) did not return MPI_MESSAGE_NO_PROC");
-    check_null_status(&st, "Mprobe(PROC_NULL)");
+    mtest_check_null_status(&st, "Mprobe(PROC_NULL)");
     MPI_CHECK(MPI_Mrecv(&buf, 1, MPI_INT, &m, &st));
     CHECK(m == MPI_MESSAGE_NULL, "Mrecv(NO_PROC) did not set MPI_MESSAGE_NULL");
     CHECK(buf == 5, "Mrecv(NO_PROC) wrote the buffer");
-    check_null_status(&st, "Mrecv(NO_PROC)");
+    mtest_check_null_status(&st, "Mrecv(NO_PROC)");
 
     flag = 0;
     m = MPI_MESSAGE_NULL;
@@ -183,7 +174,7 @@ static void test_proc_null(void)
     MPI_CHECK(MPI_Imrecv(&buf, 1, MPI_INT, &m, &rq));
     CHECK(m == MPI_MESSAGE_NULL, "Imrecv(NO_PROC) did not set MPI_MESSAGE_NULL");
     MPI_CHECK(MPI_Wait(&rq, &st));
-    check_null_status(&st, "Imrecv(NO_PROC)");
+    mtest_check_null_status(&st, "Imrecv(NO_PROC)");
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
