@@ -1,6 +1,18 @@
-/* The channel interface: every way of moving bytes to a peer (self, smp, and later the
- * UD/RC channels over libfabric) is a table of operations, so that the send rule chain, the
- * statistics and the protocols treat all channels alike. */
+/* The channel interface, version 2. A channel is a way of moving bytes to peers (self, smp, and
+ * the UD/RC channels over libfabric): a table of operations plus its capabilities as data.
+ * The layers above never test which channel they talk to: the protocol choice and the send
+ * rule chain read the capabilities, and frames are handed up through registered handlers
+ * (channel/am.h), so a channel never calls the message layer by name.
+ *
+ * Status convention of every channel operation (enum aptus_status):
+ *   APTUS_OK          done; buffers may be reused
+ *   APTUS_INPROGRESS  accepted; the completion passed in is updated when done
+ *   APTUS_NORES       no resources now (no room, no credits): nothing happened, retry later
+ *   APTUS_ERR         failed (the channel has said why); for a peer it gives up on, it also
+ *                     calls aptus_peer_fail
+ *
+ * Adding a channel: one folder under src/channel/ with its table, and one line in
+ * src/channel/channels.def. */
 #ifndef APTUS_CHANNEL_CHANNEL_H
 #define APTUS_CHANNEL_CHANNEL_H
 
@@ -9,77 +21,207 @@
 
 #include <sys/uio.h>
 
+#include "channel/am.h"
 #include "channel/rules.h"
 #include "runtime/runtime.h"
 
-struct aptus_peer;
-struct aptus_pending;
 struct aptus_dt_cursor;
+struct aptus_peer;
+struct aptus_ep;
+struct aptus_memh;
 
-/* Room reserved in a frame for the message layer's largest eager header. */
-#define APTUS_EAGER_HEADER_MAX 48
+enum aptus_status { APTUS_ERR = -1, APTUS_OK = 0, APTUS_INPROGRESS = 1, APTUS_NORES = 2 };
+
+/* Counts outstanding operations and carries their status: the initiator sets count (one per
+ * operation that returned APTUS_INPROGRESS) and func; each such operation calls
+ * aptus_completion_done once, and func runs when count reaches zero. */
+struct aptus_completion {
+    void (*func)(struct aptus_completion *self);
+    int count;
+    int status; /* APTUS_OK, or the first failure */
+};
+
+static inline void aptus_completion_done(struct aptus_completion *c, int status)
+{
+    if (status != APTUS_OK && c->status == APTUS_OK)
+        c->status = status;
+    if (--c->count == 0 && c->func)
+        c->func(c);
+}
+
+/* Capabilities. */
+enum aptus_cap_flag {
+    APTUS_CAP_PUT = 1u << 0,          /* put: one-sided write into the peer's memory */
+    APTUS_CAP_GET = 1u << 1,          /* get: one-sided read of the peer's memory */
+    APTUS_CAP_ATOMIC = 1u << 2,       /* remote atomics */
+    APTUS_CAP_ORDERED = 1u << 3,      /* frames to one peer arrive in the order sent */
+    APTUS_CAP_REMOTE_DATA = 1u << 4,  /* a put can carry data that completes at the target */
+    APTUS_CAP_NEEDS_REG = 1u << 5,    /* put/get need registered memory (mem_reg, keys) */
+    APTUS_CAP_CONNECTED = 1u << 6,    /* endpoints are connections (costly; limited) */
+    APTUS_CAP_ZCOPY_SEND = 1u << 7,   /* send_zcopy sends from the user's buffer */
+    APTUS_CAP_RELIABLE = 1u << 8,     /* delivery is guaranteed by the channel */
+    APTUS_CAP_REMOTE_FLUSH = 1u << 9, /* flush waits for remote placement, not only local */
+};
+
+struct aptus_chan_caps {
+    uint32_t flags;      /* enum aptus_cap_flag */
+    uint32_t key_size;   /* bytes of a remote key (0: put/get need no key) */
+    size_t frame_max;    /* largest frame, header + payload */
+    size_t eager_max;    /* largest message sent eagerly (payload) */
+    size_t put_max;      /* largest single put (0: none) */
+    size_t get_max;      /* largest single get (0: none) */
+    int iov_max;         /* pieces in one put/get list */
+    size_t chunk;        /* piece of a streamed copy (payload per DATA frame) */
+    size_t get_min;      /* rendezvous messages at least this large: the receiver reads them */
+    size_t get_busy_min; /* ... and at least this large while the receiver has a rendezvous
+                            send of its own in flight (both directions busy) */
+};
 
 struct aptus_channel {
-    const char *name;
-    int id; /* enum aptus_channel_id */
-    /* Sends one frame made of hdr followed by payload. Returns 0 when the frame has been
-     * handed over (buffers may be reused), 1 when there is no room now (retry later). */
-    int (*send_frame)(struct aptus_peer *p, const void *hdr, size_t hdrlen, const void *payload, size_t len);
-    /* The same with a non-contiguous payload: len bytes packed from the cursor straight into
-     * the frame (the cursor advances only when the frame is sent). */
-    int (*send_frame_packed)(struct aptus_peer *p, const void *hdr, size_t hdrlen, struct aptus_dt_cursor *cur,
+    const char *name;            /* as written in the send rules */
+    int id;                      /* enum aptus_channel_id, set by the registry from the name */
+    struct aptus_chan_caps caps; /* filled by init */
+
+    /* Life cycle. init returns APTUS_OK (usable or not: see reaches), or APTUS_ERR after
+     * printing why (the job cannot start). cleanup removes anything that would outlive the
+     * process (files); it may run at any time, from error paths too. */
+    int (*init)(void);
+    void (*finalize)(void);
+    void (*cleanup)(void);
+
+    /* Endpoints: per peer, opened on first use and closed at finalize (or when the channel
+     * closes them, e.g. to stay within a per-process limit). reaches says whether this channel
+     * can reach a world rank at all. ep_open returns APTUS_OK with *ep set, APTUS_NORES when
+     * no endpoint can be opened now (limit), APTUS_ERR. addr_export writes this process's
+     * address for the channel (what a peer needs to connect); addr_connect uses a peer's.
+     * Both NULL when the launcher's information is enough. */
+    int (*reaches)(int world_rank);
+    int (*ep_open)(struct aptus_peer *p, struct aptus_ep **ep);
+    void (*ep_close)(struct aptus_ep *ep);
+    int (*addr_export)(void *buf, size_t *len);
+    int (*addr_connect)(struct aptus_ep *ep, const void *addr, size_t len);
+
+    /* Frames: hdr followed by payload (bytes, or len bytes packed from a datatype cursor, which
+     * advances only when the frame is sent), at most caps.frame_max in all. APTUS_OK when
+     * handed over (buffers may be reused), APTUS_NORES when there is no room now. */
+    int (*send_frame)(struct aptus_ep *ep, const void *hdr, size_t hdrlen, const void *payload, size_t len);
+    int (*send_frame_packed)(struct aptus_ep *ep, const void *hdr, size_t hdrlen, struct aptus_dt_cursor *cur,
                              size_t len);
-    /* Largest hdr + payload one frame may carry to this peer. */
-    size_t (*max_frame)(struct aptus_peer *p);
-    /* One-sided copy from the peer's memory into ours (rendezvous). 0 on success, -1 when not
-     * possible (the caller falls back to a copy through frames). NULL if unsupported. */
-    int (*rdma_read)(struct aptus_peer *p, void *local, uint64_t remote_addr, size_t len);
-    /* The same into a list of local pieces (scratch: the channel may modify it), len bytes in
-     * all, from one contiguous remote range. NULL if unsupported. */
-    int (*rdma_readv)(struct aptus_peer *p, struct iovec *local, int n, uint64_t remote_addr, size_t len);
-    /* Polls for incoming frames, handing each to aptus_frame_arrived. Returns frames seen. */
+    /* A frame whose payload is sent from the caller's buffers: they stay in use until comp is
+     * updated (APTUS_INPROGRESS), or may be reused at once (APTUS_OK). NULL: not supported. */
+    int (*send_zcopy)(struct aptus_ep *ep, const void *hdr, size_t hdrlen, const struct iovec *iov, int n,
+                      struct aptus_completion *comp);
+
+    /* One-sided: write the local pieces to / read into them from one contiguous remote range
+     * at (remote address, key). The local list may be modified (scratch) and need only stay valid
+     * during the call (a channel that completes later keeps its own copy). NULL: not supported
+     * (see caps). */
+    int (*put)(struct aptus_ep *ep, struct iovec *local, int n, uint64_t raddr, uint64_t rkey,
+               struct aptus_completion *comp);
+    int (*get)(struct aptus_ep *ep, struct iovec *local, int n, uint64_t raddr, uint64_t rkey,
+               struct aptus_completion *comp);
+    /* Memory registration (NULL when caps say none is needed): *rkey is what a peer passes to
+     * put/get for this range. The registration cache lives above, with the RC channels. */
+    int (*mem_reg)(void *addr, size_t len, struct aptus_memh **mh, uint64_t *rkey);
+    void (*mem_dereg)(struct aptus_memh *mh);
+    /* Completes when every operation started so far on ep (every endpoint: NULL) is done. */
+    int (*flush)(struct aptus_ep *ep, struct aptus_completion *comp);
+
+    /* Polls for arrivals (handing each frame to aptus_am_dispatch) and completions. Returns
+     * events seen. Registered with the progress engine by the registry; enabled by the channel
+     * while it has something to poll (aptus_channel_poll_enable). */
     int (*progress)(void);
     /* Bytes of memory this channel holds, for the statistics. */
     size_t (*memory_in_use)(void);
 };
 
-/* Per-peer state: small, created on first contact. */
+/* An open endpoint; channels embed it first in their own per-peer state. */
+struct aptus_ep {
+    struct aptus_ep *next; /* the peer's next open endpoint */
+    struct aptus_channel *ch;
+    struct aptus_peer *peer;
+    uint8_t chan;
+    uint8_t failed;
+};
+
+/* Per-peer state, created on first contact: deliberately small (tests/unit/test_peer checks
+ * its size). Routes are shared by every peer reached the same way; endpoints are opened on
+ * demand; counters exist only with APTUS_STATS. */
 struct aptus_peer {
-    int world_rank;
-    int node;
-    struct aptus_route route;
-    struct aptus_smp_peer *smp;                  /* shared-memory channel state, if on our node */
-    struct aptus_pending *pend_head, *pend_tail; /* frames waiting for room, in order */
-    struct aptus_peer *pend_next;                /* link in the list of peers with pending frames */
-    int in_pend_list;
-    uint32_t eager_max[APTUS_CH_COUNT]; /* largest eager payload per channel */
+    int32_t world_rank;
+    uint8_t failed; /* a channel gave up on this peer */
+    uint8_t queued; /* in the message layer's list of peers with waiting frames */
+    uint16_t nopen; /* endpoints open */
+    const struct aptus_route *route;
+    struct aptus_ep *ep;            /* open endpoints, the most recently used channel first */
+    struct aptus_sendq *sq;         /* message layer: frames waiting for room (NULL: never any) */
+    uint32_t send_seq, recv_seq;    /* message layer: matching order (next to send / to match) */
+    struct aptus_early *early;      /* message layer: frames that arrived ahead of recv_seq */
+    struct aptus_peer_stats *stats; /* APTUS_STATS only */
+};
+
+struct aptus_peer_stats {
     uint64_t msgs[APTUS_CH_COUNT];
     uint64_t bytes[APTUS_CH_COUNT];
 };
 
-extern const struct aptus_channel *aptus_channels[APTUS_CH_COUNT];
+/* The send rule chain (APTUS_SEND_RULES), parsed at start-up. */
+extern struct aptus_rule_chain aptus_rules;
 
-/* The peer structure for a world rank, created on first use (NULL only when out of memory).
- * A peer that no channel reaches ends the job with a message: it could never be talked to. */
+/* The registered channels, by id (NULL: not in this build or not usable here). */
+extern struct aptus_channel *aptus_channels[APTUS_CH_COUNT];
+
+/* Registry: initialises every channel of the build (registering its poller and clean-up hook),
+ * and finalizes them. Returns 0, or -1 after printing why. */
+int aptus_channels_init(void);
+void aptus_channels_finalize(void);
+/* Comma-separated names of the channels in this build (for messages). */
+const char *aptus_channels_available(void);
+/* Enables or disables a channel's poller (a channel with nothing to poll is not polled). */
+void aptus_channel_poll_enable(const struct aptus_channel *ch, int on);
+
+/* The peer for a world rank, created on first use (NULL only when out of memory). A peer that
+ * no channel reaches ends the job with a message: it could never be talked to. */
 struct aptus_peer *aptus_peer_create(int world_rank);
 static inline struct aptus_peer *aptus_peer_get(int world_rank)
 {
     struct aptus_peer *p = aptus_rt.peers[world_rank];
     return __builtin_expect(p != NULL, 1) ? p : aptus_peer_create(world_rank);
 }
+/* Frees every peer and closes every endpoint (finalize). */
+void aptus_peers_finalize(void);
 
-/* Called by channels for every frame that arrives. */
-void aptus_frame_arrived(struct aptus_peer *from, const void *frame, size_t len);
+/* The endpoint of channel chan to p, opened on first use (NULL: cannot be opened, the reason
+ * printed; the peer is then failed). */
+struct aptus_ep *aptus_peer_ep_slow(struct aptus_peer *p, int chan);
+static inline struct aptus_ep *aptus_peer_ep(struct aptus_peer *p, int chan)
+{
+    struct aptus_ep *e = p->ep;
+    if (__builtin_expect(e != NULL && e->chan == chan, 1))
+        return e;
+    return aptus_peer_ep_slow(p, chan);
+}
 
-/* Channel set-up and tear-down (runtime). */
-int aptus_self_init(void);
-int aptus_smp_init(void);
-void aptus_smp_finalize(void);
-void aptus_smp_cleanup_files(void);
-int aptus_smp_reaches(int world_rank);
-extern const struct aptus_channel aptus_channel_self, aptus_channel_smp;
+/* Failure path: a channel that gives up on a peer calls this once. The peer is marked failed
+ * and the registered failure handlers run (the message layer completes the requests that
+ * depend on the peer with an error); by policy (APTUS_PEER_FAILURE=abort, the default) the job
+ * then ends, from here. */
+void aptus_peer_fail(struct aptus_peer *p, const struct aptus_channel *ch, const char *why);
+void aptus_peer_fail_handler_set(void (*fn)(struct aptus_peer *p, const char *why));
 
-/* Prints the per-peer, per-channel counters (APTUS_STATS=1). */
-void aptus_stats_print(void);
+/* A route refinement hook: the message layer's protocol selector fills route->proto[] for
+ * each size range from the channel's capabilities (and may split ranges). */
+void aptus_route_refine_set(void (*fn)(struct aptus_route *route));
+
+/* Statistics. */
+static inline void aptus_peer_count(struct aptus_peer *p, int chan, uint64_t bytes)
+{
+    if (__builtin_expect(p->stats != NULL, 0)) {
+        p->stats->msgs[chan]++;
+        p->stats->bytes[chan] += bytes;
+    }
+}
+/* Prints the per-peer, per-channel counters and the channels' memory. */
+void aptus_channel_stats_print(void);
 
 #endif

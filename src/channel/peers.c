@@ -1,17 +1,59 @@
-/* Peer table, channel registry and per-peer, per-channel statistics. */
+/* Peers: per-peer records, the routes they share, endpoints opened on demand, the failure path
+ * and the per-peer, per-channel statistics. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "channel/channel.h"
-#include "coll/coll.h"
 #include "core/errors.h"
-#include "pt2pt/pt2pt.h"
 #include "runtime/config.h"
 #include "runtime/runtime.h"
 
-const struct aptus_channel *aptus_channels[APTUS_CH_COUNT];
+struct aptus_rule_chain aptus_rules;
+static struct aptus_route *routes; /* one per set of reaching channels */
+static void (*route_refine)(struct aptus_route *route);
+static void (*fail_handler)(struct aptus_peer *p, const char *why);
 
-static void aptus_peer_limits(struct aptus_peer *p);
+void aptus_route_refine_set(void (*fn)(struct aptus_route *route))
+{
+    route_refine = fn;
+}
+
+void aptus_peer_fail_handler_set(void (*fn)(struct aptus_peer *p, const char *why))
+{
+    fail_handler = fn;
+}
+
+/* The shared route for peers reached by the channels in `reach` (bit per channel id). */
+static const struct aptus_route *route_for(uint8_t reach, int world_rank)
+{
+    for (struct aptus_route *r = routes; r; r = r->next)
+        if (r->reach == reach)
+            return r;
+    struct aptus_route *r = calloc(1, sizeof *r);
+    if (!r)
+        return NULL;
+    uint8_t can[APTUS_CH_COUNT];
+    for (int c = 0; c < APTUS_CH_COUNT; c++)
+        can[c] = (reach >> c) & 1;
+    if (aptus_rules_route(&aptus_rules, aptus_rt.size, can, r) != 0) {
+        /* Channels are fixed at start-up: this peer can never be reached, and every message to
+         * or from it would wait forever. End the job instead of hanging. */
+        char msg[320];
+        snprintf(msg, sizeof msg,
+                 "no channel of the send rule chain (APTUS_SEND_RULES) reaches rank %d on node %d for every "
+                 "message size (channels in this build: %s; a job spanning nodes needs a network channel)",
+                 world_rank, aptus_rt.node_of[world_rank], aptus_channels_available());
+        free(r);
+        aptus_abort_job(MPI_ERR_OTHER, msg);
+    }
+    r->reach = reach;
+    if (route_refine)
+        route_refine(r);
+    r->next = routes;
+    routes = r;
+    return r;
+}
 
 struct aptus_peer *aptus_peer_create(int world_rank)
 {
@@ -19,38 +61,89 @@ struct aptus_peer *aptus_peer_create(int world_rank)
     if (!p)
         return NULL;
     p->world_rank = world_rank;
-    p->node = aptus_rt.node_of[world_rank];
-    uint8_t reach[APTUS_CH_COUNT] = { 0 };
-    reach[APTUS_CH_SELF] = world_rank == aptus_rt.rank;
-    reach[APTUS_CH_SMP] = world_rank != aptus_rt.rank && aptus_smp_reaches(world_rank);
-    if (aptus_rules_route(&aptus_rt.rules, aptus_rt.size, reach, &p->route) != 0) {
-        /* Channels are fixed at start-up: this peer can never be reached, and every message to
-         * or from it would wait forever. End the job instead of hanging. */
-        char msg[256];
-        snprintf(msg, sizeof msg,
-                 "no channel of the send rule chain (APTUS_SEND_RULES) reaches rank %d on node %d for every "
-                 "message size (only self and smp exist: a job spanning nodes needs a network channel)",
-                 world_rank, p->node);
+    uint8_t reach = 0;
+    for (int c = 0; c < APTUS_CH_COUNT; c++)
+        if (aptus_channels[c] && aptus_channels[c]->reaches(world_rank))
+            reach |= (uint8_t)(1u << c);
+    p->route = route_for(reach, world_rank);
+    if (aptus_config.stats)
+        p->stats = calloc(1, sizeof *p->stats);
+    if (!p->route || (aptus_config.stats && !p->stats)) {
+        free(p->stats);
         free(p);
-        aptus_abort_job(MPI_ERR_OTHER, msg);
+        return NULL;
     }
-    aptus_peer_limits(p);
     aptus_rt.peers[world_rank] = p;
     return p;
 }
 
-/* The largest eager message each channel takes to this peer. */
-static void aptus_peer_limits(struct aptus_peer *p)
+struct aptus_ep *aptus_peer_ep_slow(struct aptus_peer *p, int chan)
 {
-    for (int c = 0; c < APTUS_CH_COUNT; c++) {
-        if (!aptus_channels[c])
+    /* An open endpoint further down the list moves to the front: the next lookup is one test. */
+    for (struct aptus_ep **pp = &p->ep; *pp; pp = &(*pp)->next) {
+        struct aptus_ep *e = *pp;
+        if (e->chan != chan)
             continue;
-        size_t room = aptus_channels[c]->max_frame(p) - APTUS_EAGER_HEADER_MAX;
-        p->eager_max[c] = (uint32_t)(aptus_config.smp_eager_max < room ? aptus_config.smp_eager_max : room);
+        *pp = e->next;
+        e->next = p->ep;
+        p->ep = e;
+        return e;
+    }
+    struct aptus_channel *ch = aptus_channels[chan];
+    struct aptus_ep *e = NULL;
+    if (p->failed || !ch)
+        return NULL;
+    int rc = ch->ep_open(p, &e);
+    if (rc != APTUS_OK)
+        return NULL;
+    e->ch = ch;
+    e->peer = p;
+    e->chan = (uint8_t)chan;
+    e->next = p->ep;
+    p->ep = e;
+    p->nopen++;
+    return e;
+}
+
+void aptus_peer_fail(struct aptus_peer *p, const struct aptus_channel *ch, const char *why)
+{
+    if (p->failed)
+        return;
+    p->failed = 1;
+    for (struct aptus_ep *e = p->ep; e; e = e->next)
+        if (e->ch == ch)
+            e->failed = 1;
+    char msg[384];
+    snprintf(msg, sizeof msg, "channel %s gave up on rank %d: %s", ch ? ch->name : "?", p->world_rank, why);
+    if (!aptus_config.peer_failure_errors)
+        aptus_abort_job(MPI_ERR_OTHER, msg);
+    if (fail_handler)
+        fail_handler(p, msg);
+}
+
+void aptus_peers_finalize(void)
+{
+    for (int r = 0; r < aptus_rt.size && aptus_rt.peers; r++) {
+        struct aptus_peer *p = aptus_rt.peers[r];
+        if (!p)
+            continue;
+        while (p->ep) {
+            struct aptus_ep *e = p->ep;
+            p->ep = e->next;
+            e->ch->ep_close(e);
+        }
+        free(p->stats);
+        free(p);
+        aptus_rt.peers[r] = NULL;
+    }
+    while (routes) {
+        struct aptus_route *r = routes;
+        routes = r->next;
+        free(r);
     }
 }
 
-void aptus_stats_print(void)
+void aptus_channel_stats_print(void)
 {
     size_t mem = 0;
     for (int c = 0; c < APTUS_CH_COUNT; c++)
@@ -60,21 +153,11 @@ void aptus_stats_print(void)
     printf("[aptus stats] rank %d: %-6s %-8s %12s %16s\n", aptus_rt.rank, "peer", "channel", "messages", "bytes");
     for (int r = 0; r < aptus_rt.size; r++) {
         struct aptus_peer *p = aptus_rt.peers[r];
-        if (!p)
+        if (!p || !p->stats)
             continue;
         for (int c = 0; c < APTUS_CH_COUNT; c++)
-            if (p->msgs[c])
+            if (p->stats->msgs[c])
                 printf("[aptus stats] rank %d: %-6d %-8s %12llu %16llu\n", aptus_rt.rank, r, aptus_channel_name(c),
-                       (unsigned long long)p->msgs[c], (unsigned long long)p->bytes[c]);
+                       (unsigned long long)p->stats->msgs[c], (unsigned long long)p->stats->bytes[c]);
     }
-    uint64_t cma, copy;
-    aptus_pt2pt_rndv_counts(&cma, &copy);
-    printf("[aptus stats] rank %d: rendezvous receives: one-sided %llu, copy %llu (%s)\n", aptus_rt.rank,
-           (unsigned long long)cma, (unsigned long long)copy,
-           cma && copy ? "mixed"
-           : cma       ? "one-sided only"
-           : copy      ? "copy only"
-                       : "none");
-    aptus_coll_stats_print(aptus_rt.rank);
-    fflush(stdout);
 }

@@ -21,6 +21,14 @@ const char *aptus_channel_name(int id)
     return channel_names[id];
 }
 
+int aptus_channel_id_of(const char *name)
+{
+    for (int id = 0; id < APTUS_CH_COUNT; id++)
+        if (aptus_text_eq_nocase(name, strlen(name), channel_names[id]))
+            return id;
+    return -1;
+}
+
 /* ---- parsing ------------------------------------------------------------------------ */
 
 /* A piece of the input: [s, s+n). */
@@ -382,7 +390,7 @@ int aptus_rules_route(const struct aptus_rule_chain *c, int nranks, const uint8_
             route->size_max[route->n - 1] = hi;
             continue;
         }
-        if (route->n == APTUS_ROUTE_MAX) {
+        if (route->n == APTUS_RULES_MAX) {
             overflow = 1;
             break;
         }

@@ -31,17 +31,23 @@ struct aptus_rule_chain {
     struct aptus_rule rule[APTUS_RULES_MAX];
 };
 
-/* A chain specialised for one peer: the rules that can reach it, reduced to size ranges.
- * Lookup is a short scan: the first segment with size <= max wins. */
-#define APTUS_ROUTE_MAX APTUS_RULES_MAX
+/* A chain specialised for the peers reached the same way: the rules that can reach them,
+ * reduced to size ranges, each with its channel and (filled by the message layer's protocol
+ * selector) its protocol. Lookup is a short scan. Routes are shared between peers. */
+#define APTUS_ROUTE_MAX (2 * APTUS_RULES_MAX)
 struct aptus_route {
     uint8_t n;
+    uint8_t reach; /* bit mask of the channels that reach these peers */
     uint8_t channel[APTUS_ROUTE_MAX];
+    uint8_t proto[APTUS_ROUTE_MAX]; /* message layer's protocol for the range */
     uint64_t size_min[APTUS_ROUTE_MAX];
     uint64_t size_max[APTUS_ROUTE_MAX];
+    struct aptus_route *next; /* in the cache of routes */
 };
 
 const char *aptus_channel_name(int id);
+/* The id of a channel name (case-insensitive), or -1. */
+int aptus_channel_id_of(const char *name);
 /* Parses e.g. "self;smp;size<=8K&ranks<=64:rc-fp;size<2048:ud-sr;*:rc-rdma".
  * Grammar: RULE (';' RULE)*, RULE = [COND ':'] CHANNEL, COND = '*' | TERM ('&' TERM)*,
  * TERM = ('size'|'ranks') ('<'|'<='|'>'|'>='|'==') NUMBER[K|M|G]. A bare CHANNEL is unconditional.
@@ -53,13 +59,20 @@ int aptus_rules_parse(const char *text, struct aptus_rule_chain *out, char *err,
  * the peer for some size. */
 int aptus_rules_route(const struct aptus_rule_chain *c, int nranks, const uint8_t reachable[APTUS_CH_COUNT],
                       struct aptus_route *route);
+/* The range of a message of `bytes` bytes (-1 if none). Ranges are in size order, so the
+ * first whose top is not below the size is the one. */
+static inline int aptus_route_find(const struct aptus_route *r, uint64_t bytes)
+{
+    for (unsigned i = 0; i < r->n; i++)
+        if (bytes <= r->size_max[i])
+            return bytes >= r->size_min[i] ? (int)i : -1;
+    return -1;
+}
 /* The channel for a message of `bytes` bytes (-1 if none). */
 static inline int aptus_route_pick(const struct aptus_route *r, uint64_t bytes)
 {
-    for (unsigned i = 0; i < r->n; i++)
-        if (bytes >= r->size_min[i] && bytes <= r->size_max[i])
-            return r->channel[i];
-    return -1;
+    int i = aptus_route_find(r, bytes);
+    return i < 0 ? -1 : r->channel[i];
 }
 
 #endif

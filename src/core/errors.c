@@ -8,6 +8,7 @@
 
 #include "core/errstr.h"
 #include "runtime/pmi.h"
+#include "runtime/progress.h"
 #include "runtime/runtime.h"
 
 /* Raised errors: APTUS_ERR_RAISED | slot << 20 | class (see errors.h), where slot names a ring
@@ -271,7 +272,7 @@ _Noreturn void aptus_abort_job(int code, const char *msg)
         fprintf(stderr, "Aptus MPI: rank %d: %s\n", aptus_rt.rank, msg);
     fflush(stdout);
     fflush(stderr);
-    aptus_runtime_emergency_cleanup();
+    aptus_cleanup_run();
     if (!aptus_rt.pmi.singleton)
         aptus_pmi_abort(code, msg ? msg : "MPI_Abort");
     _exit(code);

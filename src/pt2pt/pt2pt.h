@@ -12,6 +12,7 @@
 
 #include "core/datatype.h"
 #include "core/objects.h"
+#include "runtime/progress.h"
 
 /* GENERIC: a request completed by a background task (e.g. MPI_Comm_idup), not by a message.
  * GREQ: a generalized request (MPI_Grequest_start, api/grequest.c), completed by the user. */
@@ -28,6 +29,8 @@ struct aptus_request {
     uint8_t active;     /* persistent: started and not yet waited for */
     uint8_t rndv_out;   /* a rendezvous send in flight (counted in the message layer) */
     uint8_t nc;         /* buf holds `count` elements of non-contiguous dt (else: bytes at buf) */
+    uint8_t posted;     /* in the posted-receive queue */
+    uint8_t rwait;      /* in the list of requests waiting for a peer's answer */
     volatile int complete;
     int cancelled;
     int free_on_complete; /* MPI_Request_free while in flight */
@@ -44,8 +47,12 @@ struct aptus_request {
     int st_source, st_tag, st_error;
     size_t st_bytes;
     uint64_t msg_bytes; /* bytes the sender sent (reported on truncation) */
-    /* queue links */
+    /* queue links, and the posted receive's order stamp (matching order across queues) */
     struct aptus_request *next, *prev;
+    uint64_t stamp;
+    /* waiting for a peer's answer (failure path): the peer's world rank, links */
+    int wpeer;
+    struct aptus_request *rw_next, *rw_prev;
     /* rendezvous (receiver side): bytes expected / received by streamed copy */
     size_t expect, recvd;
     /* buffered send: the piece of the attached buffer to release on completion */
@@ -91,7 +98,10 @@ static inline void aptus_req_hold_type(struct aptus_request *r)
         aptus_dtype_retain((struct aptus_dtype *)r->dt);
 }
 
+/* Set-up registers the message layer's frame handlers, pollers, protocol selector and failure
+ * handler; peers_release frees its per-peer state (before the peers go), finalize the rest. */
 void aptus_pt2pt_init(void);
+void aptus_pt2pt_peers_release(void);
 void aptus_pt2pt_finalize(void);
 
 struct aptus_request *aptus_req_new(int kind);
@@ -107,17 +117,9 @@ int aptus_recv_start(struct aptus_request *r);
  * has completed); otherwise falls back to a request internally. */
 int aptus_send_now(const void *buf, size_t bytes, int dst, int tag, struct aptus_comm *c, uint16_t ctx, int mode);
 
-/* Progress: polls every channel once and pushes queued frames. Returns events seen. */
-int aptus_progress(void);
-/* One step of a waiting loop: progress, spinning first and then yielding the CPU. */
-void aptus_wait_step(unsigned *idle);
+/* Waits for r, driving the progress engine (runtime/progress.h: aptus_progress,
+ * aptus_wait_step, aptus_bg_add for background tasks). */
 void aptus_wait(struct aptus_request *r);
-
-/* Background work driven by the progress engine: nonblocking operations made of several
- * steps (e.g. MPI_Comm_idup). poll(arg) runs on every progress call until it returns nonzero,
- * then is dropped. It must not block or wait (it may start sends and receives and test them).
- * Returns 0 or MPI_ERR_NO_MEM. */
-int aptus_bg_add(int (*poll)(void *arg), void *arg);
 /* Completes a request (for background tasks finishing a GENERIC request). */
 void aptus_req_complete(struct aptus_request *r);
 

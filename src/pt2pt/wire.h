@@ -1,28 +1,34 @@
 /* Frame formats of the message layer (documented in docs/PROTOCOL.md). Every frame starts
- * with a one-byte type and says how long its payload is: a channel may deliver a frame with
- * trailing padding. All fields are in host byte order: frames never leave a node yet. */
+ * with a one-byte type (a handler registered in the channel layer's table, channel/am.h) and
+ * says how long its payload is: a channel may deliver a frame with trailing padding. All fields
+ * are in host byte order: frames never leave a node yet. */
 #ifndef APTUS_PT2PT_WIRE_H
 #define APTUS_PT2PT_WIRE_H
 
 #include <stdint.h>
 
+#include "channel/am.h"
+
 enum aptus_frame_type {
-    APTUS_F_EAGER = 1,  /* aptus_f_msg + payload */
-    APTUS_F_EAGER_SYNC, /* aptus_f_sync + payload; receiver answers SYNC_ACK on match */
-    APTUS_F_RTS,        /* aptus_f_rts: rendezvous request to send */
-    APTUS_F_CTS,        /* aptus_f_ctrl: receiver wants `len` bytes streamed as DATA */
-    APTUS_F_DATA,       /* aptus_f_data + chunk: one piece of a streamed message */
-    APTUS_F_FIN,        /* aptus_f_ctrl: receiver has read the data (one-sided copy) */
-    APTUS_F_SYNC_ACK,   /* aptus_f_ctrl: a synchronous eager send has been matched */
+    APTUS_F_EAGER = APTUS_AM_PT2PT, /* aptus_f_msg + payload */
+    APTUS_F_EAGER_SYNC,             /* aptus_f_sync + payload; receiver answers SYNC_ACK on match */
+    APTUS_F_RTS,                    /* aptus_f_rts: rendezvous request to send */
+    APTUS_F_CTS,                    /* aptus_f_cts: receiver wants `len` bytes streamed as DATA */
+    APTUS_F_DATA,                   /* aptus_f_data + chunk: one piece of a streamed message */
+    APTUS_F_FIN,                    /* aptus_f_ctrl: receiver has read the data (one-sided copy) */
+    APTUS_F_SYNC_ACK,               /* aptus_f_ctrl: a synchronous eager send has been matched */
 };
 
+/* Header of the frames that are matched (EAGER, EAGER_SYNC, RTS). `seq` counts them per
+ * ordered pair of processes: the receiver matches them in that order, whichever channels they
+ * took (those that arrive early wait). */
 struct aptus_f_msg {
     uint8_t type;
     uint8_t flags;
     uint16_t ctx; /* communicator context */
     int32_t src;  /* sender's rank in the communicator */
     int32_t tag;
-    uint32_t reserved;
+    uint32_t seq;
     uint64_t len; /* message bytes */
 };
 
@@ -34,15 +40,28 @@ struct aptus_f_sync {
 struct aptus_f_rts {
     struct aptus_f_msg m;
     uint64_t sreq; /* sender's request, echoed in CTS / FIN */
-    uint64_t addr; /* sender's buffer, for the one-sided copy */
+    uint64_t addr; /* sender's buffer for a one-sided read (0: not readable, stream it) */
+    uint64_t key;  /* remote key of that buffer on `chan` (channels that need registration) */
+    uint8_t chan;  /* the channel the sender chose (the read goes over it) */
+    uint8_t proto; /* the sender's route's protocol for this size (enum aptus_proto) */
+    uint8_t pad[6];
+};
+
+struct aptus_f_cts {
+    uint8_t type;
+    uint8_t chan; /* the channel the receiver wants the data on */
+    uint8_t pad[6];
+    uint64_t sreq;
+    uint64_t rreq;
+    uint64_t len;
+    uint64_t addr; /* receiver's buffer for a one-sided write (0: stream DATA frames) */
+    uint64_t key;
 };
 
 struct aptus_f_ctrl {
     uint8_t type;
     uint8_t pad[7];
     uint64_t sreq;
-    uint64_t rreq;
-    uint64_t len;
 };
 
 struct aptus_f_data {

@@ -5,7 +5,6 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "channel/rules.h"
 #include "runtime/pmi.h"
 
 struct aptus_peer;
@@ -24,13 +23,13 @@ struct aptus_runtime {
     int node;                   /* this process's node */
     int local_size, local_rank; /* ranks on this node, and our index among them */
     struct aptus_peer **peers;  /* world rank -> peer state, created on first use */
-    struct aptus_rule_chain rules;
     double t0;
 };
 
 extern struct aptus_runtime aptus_rt;
 
-/* MPI_Init / MPI_Finalize bodies. Return an MPI error class, after printing the reason. */
+/* MPI_Init / MPI_Finalize bodies (api/startup.c: the one place that wires every layer).
+ * Return an MPI error class, after printing the reason. */
 int aptus_runtime_init(int required, int *provided);
 int aptus_runtime_finalize(void);
 /* A new user of the runtime (MPI_Init, MPI_Session_init): starts it if it is not up. Returns an
@@ -40,8 +39,6 @@ int aptus_runtime_acquire(int required, int *provided);
 /* A user is done (MPI_Finalize, MPI_Session_finalize): the last one tears the runtime down,
  * collectively over all processes. Returns an MPI error class. */
 int aptus_runtime_release(void);
-/* Removes anything this process left in /dev/shm; safe to call from error paths. */
-void aptus_runtime_emergency_cleanup(void);
 /* Seconds since an arbitrary point (monotonic). */
 double aptus_wtime(void);
 

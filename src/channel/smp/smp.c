@@ -17,36 +17,63 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include <linux/futex.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <sys/syscall.h>
+#include <time.h>
+
 #include "channel/channel.h"
 #include "channel/fastpath/veloblock.h"
 #include "core/datatype.h"
 #include "runtime/config.h"
 #include "runtime/pmi.h"
+#include "runtime/progress.h"
 #include "runtime/runtime.h"
 
-struct aptus_smp_peer {
+/* The endpoint to one local peer: our block in its segment, and its block in ours. */
+struct smp_ep {
+    struct aptus_ep ep;
     struct vb_sender tx;   /* our block inside the peer's segment */
     struct vb_receiver rx; /* the peer's block inside our segment */
+    struct smp_seg_header *peer_hdr;
     pid_t pid;
     int cma_ok;
 };
 
+/* Head of each segment: the owner, then the doorbell (the owner says it is going to sleep;
+ * senders then ring), then the list of local ranks that have opened an endpoint to the owner
+ * (so the owner polls only their blocks). */
 struct smp_seg_header {
     _Alignas(64) int32_t pid;
     uint32_t nlocal, block_size;
+    _Alignas(64) _Atomic uint32_t sleeping;
+    _Atomic uint32_t bell;
+    _Alignas(64) _Atomic uint32_t nsenders;
+    _Atomic uint32_t senders[]; /* local index + 1 of each sender, in the order they came */
 };
 
 static struct {
     int active;
+    int doorbell; /* waiting ranks block: senders check the receiver's doorbell */
     uint32_t block_size;
-    size_t stride, seg_size;
+    size_t hdr_size, stride, seg_size;
     void *mine;
-    void **mapped;          /* by local index */
-    int *local_world;       /* world rank by local index */
-    struct aptus_peer **rx; /* peers polled, excluding self */
+    void **mapped;      /* by local index */
+    int *local_world;   /* world rank by local index */
+    struct smp_ep **rx; /* open endpoints: the blocks polled */
     int nrx;
-    int starting; /* in the start-up: any local rank's name may exist (only then do names exist) */
+    uint32_t known;     /* senders of our segment's list already opened */
+    uint32_t bell_seen; /* doorbell value when we announced a sleep */
+    int starting;       /* in the start-up: any local rank's name may exist (only then do names exist) */
 } smp;
+
+extern struct aptus_channel aptus_channel_smp;
+
+static struct smp_seg_header *seg_hdr(void *seg)
+{
+    return seg;
+}
 
 static void seg_name(char *buf, size_t len, int world_rank)
 {
@@ -55,7 +82,7 @@ static void seg_name(char *buf, size_t len, int world_rank)
 
 static struct vb_ctrl *seg_ctrl(void *seg, int idx)
 {
-    return (struct vb_ctrl *)((char *)seg + sizeof(struct smp_seg_header) + (size_t)idx * smp.stride);
+    return (struct vb_ctrl *)((char *)seg + smp.hdr_size + (size_t)idx * smp.stride);
 }
 
 static void *seg_block(void *seg, int idx)
@@ -63,9 +90,9 @@ static void *seg_block(void *seg, int idx)
     return (char *)seg_ctrl(seg, idx) + sizeof(struct vb_ctrl);
 }
 
-int aptus_smp_reaches(int world_rank)
+static int smp_reaches(int world_rank)
 {
-    return smp.active && aptus_rt.node_of[world_rank] == aptus_rt.node;
+    return smp.active && world_rank != aptus_rt.rank && aptus_rt.node_of[world_rank] == aptus_rt.node;
 }
 
 /* Creates, sizes and maps this rank's segment and initialises its blocks. */
@@ -163,7 +190,11 @@ static int vote_result(int ok, int r, int bad, const char *step)
  * A failure anywhere makes every local rank fail, after removing every name. The names exist
  * only between steps 2 and 3. Every rank of the job votes three times (the votes are
  * collective over the job), even one alone on its node. */
-int aptus_smp_init(void)
+static const struct aptus_waiter smp_waiter;
+static void smp_set_caps(void);
+static void smp_cleanup_files(void);
+
+static int smp_init(void)
 {
     int n = aptus_rt.local_size;
     int ok = 1, bad = -1, r;
@@ -176,7 +207,8 @@ int aptus_smp_init(void)
     }
     smp.block_size = (uint32_t)bs;
     smp.stride = sizeof(struct vb_ctrl) + bs;
-    smp.seg_size = sizeof(struct smp_seg_header) + (size_t)n * smp.stride;
+    smp.hdr_size = (offsetof(struct smp_seg_header, senders) + (size_t)n * sizeof(uint32_t) + 63) & ~(size_t)63;
+    smp.seg_size = smp.hdr_size + (size_t)n * smp.stride;
     smp.local_world = calloc((size_t)n, sizeof(int));
     smp.mapped = calloc((size_t)n, sizeof(void *));
     smp.rx = calloc((size_t)n, sizeof(*smp.rx));
@@ -185,7 +217,7 @@ int aptus_smp_init(void)
     if (!smp.local_world || !smp.mapped || !smp.rx || !peers) {
         fprintf(stderr, "Aptus MPI: rank %d: out of memory in the shared-memory start-up\n", aptus_rt.rank);
         free(peers);
-        return -1;
+        return APTUS_ERR;
     }
     for (int w = 0, k = 0; w < aptus_rt.size; w++) {
         if (aptus_rt.node_of[w] != aptus_rt.node)
@@ -198,50 +230,42 @@ int aptus_smp_init(void)
     r = aptus_pmi_barrier("aptus-smp-ready", ok, peers, npeers, &bad);
     if (vote_result(ok, r, bad, "before creating segments") != 0) {
         free(peers);
-        return -1;
+        return APTUS_ERR;
     }
     smp.starting = 1; /* from here until step 3, names may exist */
     if (n > 1)
         ok = seg_create(n) == 0;
     r = aptus_pmi_barrier("aptus-smp-made", ok, peers, npeers, &bad);
     if (vote_result(ok, r, bad, "creating segments") != 0) {
-        aptus_smp_cleanup_files();
+        smp_cleanup_files();
         free(peers);
-        return -1;
+        return APTUS_ERR;
     }
     if (n > 1)
         ok = seg_map_peers(n) == 0;
     r = aptus_pmi_barrier("aptus-smp-mapped", ok, peers, npeers, &bad);
-    aptus_smp_cleanup_files();
+    smp_cleanup_files();
     free(peers);
     if (vote_result(ok, r, bad, "mapping segments") != 0)
-        return -1;
+        return APTUS_ERR;
 
     smp.active = 1;
-    for (int j = 0; j < n && n > 1; j++) {
-        int w = smp.local_world[j];
-        if (w == aptus_rt.rank)
-            continue;
-        struct aptus_peer *p = aptus_peer_get(w);
-        struct aptus_smp_peer *sp = calloc(1, sizeof *sp);
-        if (!p || !sp)
-            return -1;
-        /* We write block [our local index] of the peer's segment; we read block [j] of ours. */
-        vb_sender_init(&sp->tx, seg_block(smp.mapped[j], aptus_rt.local_rank), smp.block_size,
-                       seg_ctrl(smp.mapped[j], aptus_rt.local_rank));
-        vb_receiver_init(&sp->rx, seg_block(smp.mine, j), smp.block_size, seg_ctrl(smp.mine, j));
-        sp->pid = ((struct smp_seg_header *)smp.mapped[j])->pid;
-        sp->cma_ok = aptus_config.smp_cma;
-        p->smp = sp;
-        smp.rx[smp.nrx++] = p;
+    smp_set_caps();
+    if (n > 1) {
+        /* Frames can come from any local rank before we talk to it: poll our segment's list of
+         * senders (and the blocks of those with an endpoint). */
+        aptus_channel_poll_enable(&aptus_channel_smp, 1);
+        smp.doorbell = aptus_wait_blocks;
+        if (smp.doorbell)
+            aptus_waiter_set(&smp_waiter);
     }
-    return 0;
+    return APTUS_OK;
 }
 
 /* Removes the segment names. During the start-up every local rank's name is removed, not only
  * this rank's: this runs once all segments are mapped, or when the start-up (or the job)
  * fails, and the names are unique to the job. Also called by the emergency clean-up. */
-void aptus_smp_cleanup_files(void)
+static void smp_cleanup_files(void)
 {
     if (smp.starting && smp.local_world) {
         char name[128];
@@ -253,21 +277,109 @@ void aptus_smp_cleanup_files(void)
     smp.starting = 0;
 }
 
-void aptus_smp_finalize(void)
+/* After every endpoint has been closed (aptus_peers_finalize). */
+static void smp_finalize(void)
 {
     for (int j = 0; j < aptus_rt.local_size && smp.mapped; j++)
         if (smp.mapped[j] && smp.mapped[j] != smp.mine)
             munmap(smp.mapped[j], smp.seg_size);
     if (smp.mine)
         munmap(smp.mine, smp.seg_size);
-    for (int i = 0; i < smp.nrx; i++) {
-        free(smp.rx[i]->smp);
-        smp.rx[i]->smp = NULL;
-    }
+    if (smp.doorbell)
+        aptus_waiter_set(NULL);
+    aptus_channel_poll_enable(&aptus_channel_smp, 0);
     free(smp.mapped);
     free(smp.local_world);
     free(smp.rx);
     memset(&smp, 0, sizeof smp);
+}
+
+/* The local index of a world rank on our node (local_world is in rank order). */
+static int local_index(int world_rank)
+{
+    int lo = 0, hi = aptus_rt.local_size - 1;
+    while (lo <= hi) {
+        int mid = (lo + hi) / 2;
+        if (smp.local_world[mid] == world_rank)
+            return mid;
+        if (smp.local_world[mid] < world_rank)
+            lo = mid + 1;
+        else
+            hi = mid - 1;
+    }
+    return -1;
+}
+
+/* Opens the endpoint to a local peer: we write block [our local index] of its segment and read
+ * block [its index] of ours, and we add ourselves to its list of senders so that it polls us. */
+static int smp_ep_open(struct aptus_peer *p, struct aptus_ep **out)
+{
+    int j = local_index(p->world_rank);
+    if (!smp.active || j < 0 || p->world_rank == aptus_rt.rank)
+        return APTUS_ERR;
+    struct smp_ep *e = calloc(1, sizeof *e);
+    if (!e)
+        return APTUS_ERR;
+    vb_sender_init(&e->tx, seg_block(smp.mapped[j], aptus_rt.local_rank), smp.block_size,
+                   seg_ctrl(smp.mapped[j], aptus_rt.local_rank));
+    vb_receiver_init(&e->rx, seg_block(smp.mine, j), smp.block_size, seg_ctrl(smp.mine, j));
+    e->peer_hdr = seg_hdr(smp.mapped[j]);
+    e->pid = e->peer_hdr->pid;
+    e->cma_ok = aptus_config.smp_cma;
+    uint32_t slot = atomic_fetch_add_explicit(&e->peer_hdr->nsenders, 1, memory_order_relaxed);
+    atomic_store_explicit(&e->peer_hdr->senders[slot], (uint32_t)aptus_rt.local_rank + 1, memory_order_release);
+    smp.rx[smp.nrx++] = e;
+    *out = &e->ep;
+    return APTUS_OK;
+}
+
+static void smp_ep_close(struct aptus_ep *ep)
+{
+    struct smp_ep *e = (struct smp_ep *)ep;
+    for (int i = 0; i < smp.nrx; i++)
+        if (smp.rx[i] == e) {
+            smp.rx[i] = smp.rx[--smp.nrx];
+            break;
+        }
+    free(e);
+}
+
+/* The doorbell. A receiver about to sleep sets `sleeping` (then polls once more: the progress
+ * engine does); a sender that finds it set after publishing a frame rings. The fences on both
+ * sides make sure that either the receiver's last poll sees the frame or the sender sees the
+ * flag. Only used when waiting ranks block (smp.doorbell): otherwise senders never look. */
+static int smp_wait_arm(void)
+{
+    struct smp_seg_header *h = seg_hdr(smp.mine);
+    smp.bell_seen = atomic_load_explicit(&h->bell, memory_order_relaxed);
+    atomic_store_explicit(&h->sleeping, 1, memory_order_relaxed);
+    atomic_thread_fence(memory_order_seq_cst);
+    return 0;
+}
+
+static void smp_wait_sleep(double timeout)
+{
+    struct smp_seg_header *h = seg_hdr(smp.mine);
+    struct timespec ts = { (time_t)timeout, (long)((timeout - (double)(time_t)timeout) * 1e9) };
+    (void)syscall(SYS_futex, &h->bell, FUTEX_WAIT, smp.bell_seen, &ts, NULL, 0);
+}
+
+static void smp_wait_disarm(void)
+{
+    atomic_store_explicit(&seg_hdr(smp.mine)->sleeping, 0, memory_order_relaxed);
+}
+
+static const struct aptus_waiter smp_waiter = { smp_wait_arm, smp_wait_sleep, smp_wait_disarm };
+
+static inline void smp_ring(struct smp_ep *e)
+{
+    if (!smp.doorbell)
+        return;
+    atomic_thread_fence(memory_order_seq_cst);
+    if (atomic_load_explicit(&e->peer_hdr->sleeping, memory_order_relaxed)) {
+        atomic_fetch_add_explicit(&e->peer_hdr->bell, 1, memory_order_relaxed);
+        (void)syscall(SYS_futex, &e->peer_hdr->bell, FUTEX_WAKE, 1, NULL, NULL, 0);
+    }
 }
 
 /* 4K aliasing: a copy whose destination lies a little above its source modulo 4096 stalls,
@@ -290,9 +402,9 @@ static uint32_t smp_alias_pad(const struct vb_sender *tx, size_t hdrlen, size_t 
     return (uint32_t)((off - 2048u) & 4095u) & ~(VB_ALIGN - 1);
 }
 
-static int smp_send_frame(struct aptus_peer *p, const void *hdr, size_t hdrlen, const void *payload, size_t len)
+static int smp_send_frame(struct aptus_ep *ep, const void *hdr, size_t hdrlen, const void *payload, size_t len)
 {
-    struct aptus_smp_peer *sp = p->smp;
+    struct smp_ep *sp = (struct smp_ep *)ep;
     uint32_t total = (uint32_t)(hdrlen + len);
     if (len >= APTUS_SMP_ALIAS_MIN && smp.block_size >= APTUS_SMP_ALIAS_BLOCK_MIN) {
         uint32_t pad = smp_alias_pad(&sp->tx, hdrlen, len, payload);
@@ -301,7 +413,7 @@ static int smp_send_frame(struct aptus_peer *p, const void *hdr, size_t hdrlen, 
     }
     char *dst = vb_reserve(&sp->tx, total);
     if (!dst)
-        return 1;
+        return APTUS_NORES;
     /* The common header size and small payloads are copied inline, without a call. */
     if (hdrlen == 24)
         memcpy(dst, hdr, 24);
@@ -323,60 +435,60 @@ static int smp_send_frame(struct aptus_peer *p, const void *hdr, size_t hdrlen, 
         memcpy(d, src, len);
     }
     vb_commit(&sp->tx, total, 0);
-    return 0;
+    smp_ring(sp);
+    return APTUS_OK;
 }
 
 /* A non-contiguous payload is packed by the cursor straight into the reserved frame. */
-static int smp_send_frame_packed(struct aptus_peer *p, const void *hdr, size_t hdrlen, struct aptus_dt_cursor *cur,
+static int smp_send_frame_packed(struct aptus_ep *ep, const void *hdr, size_t hdrlen, struct aptus_dt_cursor *cur,
                                  size_t len)
 {
-    struct aptus_smp_peer *sp = p->smp;
+    struct smp_ep *sp = (struct smp_ep *)ep;
     uint32_t total = (uint32_t)(hdrlen + len);
     char *dst = vb_reserve(&sp->tx, total);
     if (!dst)
-        return 1;
+        return APTUS_NORES;
     memcpy(dst, hdr, hdrlen);
     aptus_dt_pack_some(cur, dst + hdrlen, len);
     vb_commit(&sp->tx, total, 0);
-    return 0;
+    smp_ring(sp);
+    return APTUS_OK;
 }
 
-static size_t smp_max_frame(struct aptus_peer *p)
+/* One-sided copy between a list of local pieces and one remote range with Cross Memory
+ * Attach: process_vm_readv/writev take at most IOV_MAX pieces per call and may stop early, so
+ * the list is consumed as the bytes move. */
+static int smp_cma(struct smp_ep *sp, struct iovec *local, int n, uint64_t raddr, int write)
 {
-    return vb_max_payload(smp.block_size);
-}
-
-/* One-sided copy into a list of local pieces: process_vm_readv takes at most IOV_MAX of them
- * per call and may stop early, so the list is consumed as the bytes arrive. */
-static int smp_rdma_readv(struct aptus_peer *p, struct iovec *local, int n, uint64_t remote_addr, size_t len)
-{
-    struct aptus_smp_peer *sp = p->smp;
+    size_t len = 0, done = 0;
+    for (int i = 0; i < n; i++)
+        len += local[i].iov_len;
     if (!sp->cma_ok)
-        return -1;
-    size_t done = 0;
+        return APTUS_ERR;
     int first = 0;
     while (done < len) {
         int k = n - first < IOV_MAX ? n - first : IOV_MAX;
         size_t want = 0;
         for (int i = 0; i < k; i++)
             want += local[first + i].iov_len;
-        struct iovec r = { (void *)(uintptr_t)(remote_addr + done), want };
-        ssize_t got = process_vm_readv(sp->pid, local + first, (unsigned long)k, &r, 1, 0);
+        struct iovec r = { (void *)(uintptr_t)(raddr + done), want };
+        ssize_t got = write ? process_vm_writev(sp->pid, local + first, (unsigned long)k, &r, 1, 0)
+                            : process_vm_readv(sp->pid, local + first, (unsigned long)k, &r, 1, 0);
         if (got <= 0) {
             if (got < 0 && errno == EINTR)
                 continue;
             if (done == 0) {
                 /* Not permitted here (or not supported): use the copy path from now on. */
                 sp->cma_ok = 0;
-                return -1;
+                return APTUS_ERR;
             }
-            /* A partial read followed by a failure means the peer's buffer went away. */
-            fprintf(stderr, "Aptus MPI: rank %d: cross-memory read from pid %d failed after %zu of %zu bytes: %s\n",
-                    aptus_rt.rank, (int)sp->pid, done, len, strerror(errno));
-            return -1;
+            /* A partial copy followed by a failure means the peer's buffer went away. */
+            fprintf(stderr, "Aptus MPI: rank %d: cross-memory %s of pid %d failed after %zu of %zu bytes: %s\n",
+                    aptus_rt.rank, write ? "write" : "read", (int)sp->pid, done, len, strerror(errno));
+            return APTUS_ERR;
         }
         done += (size_t)got;
-        /* Skip the pieces filled; trim the one filled in part. */
+        /* Skip the pieces done; trim the one done in part. */
         size_t g = (size_t)got;
         while (first < n && g >= local[first].iov_len) {
             g -= local[first].iov_len;
@@ -387,27 +499,59 @@ static int smp_rdma_readv(struct aptus_peer *p, struct iovec *local, int n, uint
             local[first].iov_len -= g;
         }
     }
-    return 0;
+    return APTUS_OK;
 }
 
-static int smp_rdma_read(struct aptus_peer *p, void *local, uint64_t remote_addr, size_t len)
+static int smp_get(struct aptus_ep *ep, struct iovec *local, int n, uint64_t raddr, uint64_t rkey,
+                   struct aptus_completion *comp)
 {
-    struct iovec l = { local, len };
-    return smp_rdma_readv(p, &l, 1, remote_addr, len);
+    return smp_cma((struct smp_ep *)ep, local, n, raddr, 0);
+}
+
+static int smp_put(struct aptus_ep *ep, struct iovec *local, int n, uint64_t raddr, uint64_t rkey,
+                   struct aptus_completion *comp)
+{
+    return smp_cma((struct smp_ep *)ep, local, n, raddr, 1);
+}
+
+static int smp_flush(struct aptus_ep *ep, struct aptus_completion *comp)
+{
+    return APTUS_OK; /* frames and copies are complete when handed over */
+}
+
+/* Opens an endpoint to every local rank that has opened one to us since the last look. */
+static int smp_discover(struct smp_seg_header *h)
+{
+    uint32_t n = atomic_load_explicit(&h->nsenders, memory_order_acquire);
+    int found = 0;
+    while (smp.known < n) {
+        uint32_t v = atomic_load_explicit(&h->senders[smp.known], memory_order_acquire);
+        if (v == 0)
+            break; /* its slot is taken but not written yet */
+        struct aptus_peer *p = aptus_peer_get(smp.local_world[v - 1]);
+        if (!p || !aptus_peer_ep(p, aptus_channel_smp.id))
+            break;
+        smp.known++;
+        found++;
+    }
+    return found;
 }
 
 static int smp_progress(void)
 {
     int seen = 0;
+    struct smp_seg_header *h = seg_hdr(smp.mine);
+    if (atomic_load_explicit(&h->nsenders, memory_order_relaxed) != smp.known)
+        seen += smp_discover(h);
     for (int i = 0; i < smp.nrx; i++) {
-        struct aptus_peer *p = smp.rx[i];
-        struct vb_receiver *rx = &p->smp->rx;
+        struct smp_ep *e = smp.rx[i];
+        struct vb_receiver *rx = &e->rx;
         uint32_t len;
         uint16_t aux;
         const void *f;
         int budget = 32;
         while (budget-- && (f = vb_peek(rx, &len, &aux)) != NULL) {
-            aptus_frame_arrived(p, f, len);
+            aptus_am_dispatch(e->ep.peer, f, len);
             vb_release(rx);
             seen++;
         }
@@ -420,14 +564,35 @@ static size_t smp_memory(void)
     return smp.mine ? smp.seg_size : 0;
 }
 
-const struct aptus_channel aptus_channel_smp = {
+static void smp_set_caps(void)
+{
+    struct aptus_chan_caps *c = &aptus_channel_smp.caps;
+    c->flags = APTUS_CAP_ORDERED | APTUS_CAP_RELIABLE;
+    if (aptus_config.smp_cma)
+        c->flags |= APTUS_CAP_PUT | APTUS_CAP_GET | APTUS_CAP_REMOTE_FLUSH;
+    c->key_size = 0;
+    c->frame_max = vb_max_payload(smp.block_size);
+    c->eager_max = aptus_config.smp_eager_max;
+    c->put_max = c->get_max = aptus_config.smp_cma ? SIZE_MAX : 0;
+    c->iov_max = 1 << 20;
+    c->chunk = aptus_config.smp_chunk;
+    c->get_min = aptus_config.smp_cma_min;
+    c->get_busy_min = aptus_config.smp_cma_busy_min;
+}
+
+struct aptus_channel aptus_channel_smp = {
     .name = "smp",
-    .id = APTUS_CH_SMP,
+    .init = smp_init,
+    .finalize = smp_finalize,
+    .cleanup = smp_cleanup_files,
+    .reaches = smp_reaches,
+    .ep_open = smp_ep_open,
+    .ep_close = smp_ep_close,
     .send_frame = smp_send_frame,
     .send_frame_packed = smp_send_frame_packed,
-    .max_frame = smp_max_frame,
-    .rdma_read = smp_rdma_read,
-    .rdma_readv = smp_rdma_readv,
+    .put = smp_put,
+    .get = smp_get,
+    .flush = smp_flush,
     .progress = smp_progress,
     .memory_in_use = smp_memory,
 };

@@ -1,4 +1,6 @@
-/* MPI_Init / MPI_Finalize: wire-up, channel set-up and tear-down. */
+/* Start-up and shut-down: the one place that wires every layer together (runtime, channels,
+ * message layer, objects, collectives). Everything below reaches the others only through
+ * registrations (progress engine pollers, frame handlers, clean-up hooks). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,35 +13,57 @@
 #include "core/datatype.h"
 #include "pt2pt/pt2pt.h"
 #include "runtime/config.h"
+#include "runtime/progress.h"
 #include "runtime/runtime.h"
-
-struct aptus_runtime aptus_rt;
-
-double aptus_wtime(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-void aptus_runtime_emergency_cleanup(void)
-{
-    aptus_smp_cleanup_files();
-}
 
 static int check_rule_channels(void)
 {
-    for (int i = 0; i < aptus_rt.rules.n; i++) {
-        int ch = aptus_rt.rules.rule[i].channel;
+    for (int i = 0; i < aptus_rules.n; i++) {
+        int ch = aptus_rules.rule[i].channel;
         if (!aptus_channels[ch]) {
             fprintf(stderr,
                     "Aptus MPI: APTUS_SEND_RULES: rule %d uses channel '%s', which is not available in this build "
-                    "(available: self, smp)\n",
-                    i + 1, aptus_channel_name(ch));
+                    "(available: %s)\n",
+                    i + 1, aptus_channel_name(ch), aptus_channels_available());
             return -1;
         }
     }
     return 0;
+}
+
+/* Whether waiting ranks block (APTUS_WAIT_BLOCK): auto blocks when this node has more ranks
+ * than the machine has cores, where spinning only takes the core from the rank that would
+ * send what we wait for. */
+static int wait_mode(void)
+{
+    const char *w = aptus_config.wait_block;
+    if (!strcmp(w, "1") || !strcmp(w, "yes")) {
+        aptus_wait_blocks = 1;
+    } else if (!strcmp(w, "0") || !strcmp(w, "no")) {
+        aptus_wait_blocks = 0;
+    } else if (!strcmp(w, "auto")) {
+        long cores = sysconf(_SC_NPROCESSORS_ONLN);
+        aptus_wait_blocks = cores > 0 && aptus_rt.local_size > cores;
+    } else {
+        fprintf(stderr, "Aptus MPI: APTUS_WAIT_BLOCK: '%s' is not one of auto, 0, 1\n", w);
+        return -1;
+    }
+    return 0;
+}
+
+static void stats_print(void)
+{
+    aptus_channel_stats_print();
+    uint64_t one_sided, copied;
+    aptus_pt2pt_rndv_counts(&one_sided, &copied);
+    printf("[aptus stats] rank %d: rendezvous receives: one-sided %llu, copy %llu (%s)\n", aptus_rt.rank,
+           (unsigned long long)one_sided, (unsigned long long)copied,
+           one_sided && copied ? "mixed"
+           : one_sided         ? "one-sided only"
+           : copied            ? "copy only"
+                               : "none");
+    aptus_coll_stats_print(aptus_rt.rank);
+    fflush(stdout);
 }
 
 /* The thread level provided for `required`: at most MPI_THREAD_SERIALIZED (docs/DESIGN.md,
@@ -60,14 +84,10 @@ int aptus_runtime_init(int required, int *provided)
         fprintf(stderr, "Aptus MPI: %s\n", err);
         return MPI_ERR_OTHER;
     }
-    if (aptus_rules_parse(aptus_config.send_rules, &aptus_rt.rules, err, sizeof err) != 0) {
+    if (aptus_rules_parse(aptus_config.send_rules, &aptus_rules, err, sizeof err) != 0) {
         fprintf(stderr, "Aptus MPI: %s\n", err);
         return MPI_ERR_OTHER;
     }
-    aptus_channels[APTUS_CH_SELF] = &aptus_channel_self;
-    aptus_channels[APTUS_CH_SMP] = &aptus_channel_smp;
-    if (check_rule_channels() != 0)
-        return MPI_ERR_OTHER;
     if (aptus_pmi_init(&aptus_rt.pmi) != 0)
         return MPI_ERR_OTHER;
     aptus_rt.rank = aptus_rt.pmi.rank;
@@ -88,9 +108,11 @@ int aptus_runtime_init(int required, int *provided)
             aptus_rt.local_rank = aptus_rt.local_size;
         aptus_rt.local_size++;
     }
+    if (wait_mode() != 0)
+        return MPI_ERR_OTHER;
     aptus_pt2pt_init();
     aptus_datatype_init();
-    if (aptus_smp_init() != 0)
+    if (aptus_channels_init() != 0 || check_rule_channels() != 0)
         return MPI_ERR_OTHER;
     aptus_comm_init();
     aptus_rt.t0 = aptus_wtime();
@@ -107,14 +129,15 @@ int aptus_runtime_finalize(void)
      * frame this rank sent has been handed over. */
     int rc = aptus_barrier(&aptus_comm_world_obj);
     if (aptus_config.stats)
-        aptus_stats_print();
-    aptus_smp_finalize();
+        stats_print();
     aptus_pmi_finalize();
     aptus_comm_finalize();
+    aptus_pt2pt_peers_release();
+    aptus_peers_finalize();
+    aptus_channels_finalize();
     aptus_pt2pt_finalize();
+    aptus_progress_reset();
     aptus_datatype_finalize();
-    for (int r = 0; r < aptus_rt.size; r++)
-        free(aptus_rt.peers[r]);
     free(aptus_rt.peers);
     free(aptus_rt.node_of);
     aptus_rt.peers = NULL;

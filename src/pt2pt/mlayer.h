@@ -1,0 +1,152 @@
+/* Internals shared by the files of the message layer (not used outside src/pt2pt/):
+ *   request.c    requests, completion, status
+ *   match.c      posted and unexpected queues (hashed), matching order
+ *   recv.c       arrival of matching frames: sequence numbers, reorder list; receives, probes
+ *   sendq.c      per-peer queue of frames waiting for room, streams
+ *   proto.c      protocol selector (per route size range) and the send entry points
+ *   eager.c      eager and synchronous eager
+ *   rndv.c       rendezvous: RTS, the receiver's choice, FIN
+ *   rndv_read.c  rendezvous by one-sided read (get with completion)
+ *   rndv_copy.c  rendezvous by streamed copy (CTS, DATA)
+ *   fail.c       requests that depend on a failed peer */
+#ifndef APTUS_PT2PT_MLAYER_H
+#define APTUS_PT2PT_MLAYER_H
+
+#include <stdint.h>
+#include <string.h>
+
+#include "channel/channel.h"
+#include "pt2pt/pt2pt.h"
+#include "pt2pt/wire.h"
+
+/* Room reserved in a frame for the largest eager header. */
+#define APTUS_EAGER_HEADER_MAX 48
+
+/* Protocols, chosen per route size range by proto.c. */
+enum aptus_proto {
+    APTUS_PROTO_EAGER = 0,
+    APTUS_PROTO_RNDV_COPY,      /* rendezvous, streamed copy */
+    APTUS_PROTO_RNDV_READ_BUSY, /* rendezvous, read one-sidedly when the receiver is sending too */
+    APTUS_PROTO_RNDV_READ,      /* rendezvous, read one-sidedly */
+};
+
+/* A message that arrived before its receive was posted: in its hash bucket and in the list of
+ * all unexpected messages in arrival order (for wildcard receives). */
+struct aptus_unexp {
+    struct aptus_unexp *next, *prev;   /* arrival order */
+    struct aptus_unexp *bnext, *bprev; /* hash bucket */
+    struct aptus_peer *from;
+    uint8_t type;
+    uint8_t chan, proto; /* RTS: where the data can be read */
+    uint16_t ctx;
+    int src, tag;
+    uint64_t len;
+    uint64_t sreq, addr, key;
+    struct aptus_comm *comm; /* set when taken by a matched probe */
+    char data[];             /* eager payload */
+};
+
+/* A frame waiting for room on its channel, or a streamed message being sent piece by piece. */
+struct aptus_pending {
+    struct aptus_pending *next;
+    int chan;
+    size_t hdrlen;
+    _Alignas(8) char hdr[64];
+    const char *payload;
+    size_t len;
+    struct aptus_request *req; /* completes once the frame (or stream) is out */
+    /* stream */
+    int stream;
+    uint64_t rreq;
+    size_t off;
+    /* non-contiguous payload: packed from this cursor instead of read at `payload` */
+    int nc;
+    struct aptus_dt_cursor cur;
+};
+
+struct aptus_sendq {
+    struct aptus_pending *head, *tail;
+    struct aptus_peer *next_peer; /* in the list of peers with waiting frames */
+};
+
+/* State of the message layer. */
+struct aptus_mlayer {
+    struct aptus_request *free_reqs;
+    struct aptus_peer *queued_peers; /* peers with waiting frames */
+    int sendq_poller;
+    uint64_t rndv_read, rndv_copy;     /* rendezvous receives by protocol */
+    int rndv_out;                      /* rendezvous sends in flight from this rank */
+    struct aptus_request *remote_wait; /* requests waiting for a peer's answer (failure path) */
+};
+extern struct aptus_mlayer aptus_ml;
+
+/* request.c */
+void aptus_req_done(struct aptus_request *r);
+/* Links a request into the list of those waiting for the peer's answer (world rank wpeer). */
+void aptus_req_wait_remote(struct aptus_request *r, int wpeer);
+
+/* match.c: the queues. */
+void aptus_match_init(void);
+void aptus_match_finalize(void);
+/* The earliest posted receive matching (ctx, src, tag), removed from the queue; or NULL. */
+struct aptus_request *aptus_posted_take(uint16_t ctx, int src, int tag);
+void aptus_posted_add(struct aptus_request *r);
+int aptus_posted_remove(struct aptus_request *r); /* 1 if it was posted */
+/* Visits every posted receive (fn may remove the one it is given). */
+void aptus_posted_each(void (*fn)(struct aptus_request *r, void *arg), void *arg);
+/* The earliest unexpected message matching (ctx, src, tag) (wildcards allowed); not removed. */
+struct aptus_unexp *aptus_unexp_find(uint16_t ctx, int src, int tag);
+void aptus_unexp_add(struct aptus_unexp *u);
+void aptus_unexp_remove(struct aptus_unexp *u);
+
+/* sendq.c. frame_out sends a frame now if nothing waits before it and there is room, else
+ * queues it (the payload must then stay valid until req completes; req == NULL: payload must
+ * be NULL). Returns APTUS_OK (sent), APTUS_INPROGRESS (queued) or APTUS_ERR (no memory). */
+int aptus_frame_out(struct aptus_peer *p, int chan, const void *hdr, size_t hdrlen, const void *payload,
+                    struct aptus_dt_cursor *cur, size_t len, struct aptus_request *req);
+/* A control frame: must not be lost (out of memory ends the job). */
+void aptus_send_ctrl(struct aptus_peer *p, const void *hdr, size_t hdrlen);
+/* Starts streaming len bytes of s as DATA frames for the receiver's request rreq. */
+void aptus_stream_start(struct aptus_peer *p, int chan, struct aptus_request *s, uint64_t rreq, size_t len);
+/* Drops p's waiting frames, completing their requests with err (failure path). */
+void aptus_sendq_drop(struct aptus_peer *p, int err);
+void aptus_sendq_init(void);
+
+static inline int aptus_chan_send(struct aptus_ep *ep, const void *hdr, size_t hdrlen, const void *payload,
+                                  struct aptus_dt_cursor *cur, size_t len)
+{
+    return cur ? ep->ch->send_frame_packed(ep, hdr, hdrlen, cur, len)
+               : ep->ch->send_frame(ep, hdr, hdrlen, payload, len);
+}
+
+/* recv.c */
+void aptus_recv_init(void);
+void aptus_recv_peer_free(struct aptus_peer *p); /* its frames that arrived early */
+/* The envelope of a matched message into r; returns the bytes that will be delivered. */
+size_t aptus_set_envelope(struct aptus_request *r, int src, int tag, uint64_t len);
+
+/* eager.c */
+int aptus_eager_send(struct aptus_request *r, struct aptus_peer *p, int chan);
+void aptus_eager_deliver(struct aptus_request *r, struct aptus_peer *from, const struct aptus_f_msg *m,
+                         const void *payload, uint64_t sreq);
+void aptus_eager_init(void);
+
+/* rndv.c */
+int aptus_rndv_send(struct aptus_request *r, struct aptus_peer *p, int chan, int proto);
+/* The receiver's side once an RTS has matched r (envelope set). */
+void aptus_rndv_matched(struct aptus_request *r, struct aptus_peer *from, const struct aptus_unexp *rts);
+void aptus_rndv_init(void);
+/* rndv_read.c: reads the data one-sidedly; 0 when started (r completes and FIN goes out when
+ * done), -1 when the channel cannot (the caller streams instead). */
+int aptus_rndv_read(struct aptus_request *r, struct aptus_peer *from, const struct aptus_unexp *rts, size_t n);
+/* rndv_copy.c */
+void aptus_rndv_copy_request(struct aptus_request *r, struct aptus_peer *from, const struct aptus_unexp *rts, size_t n);
+void aptus_rndv_copy_init(void);
+
+/* proto.c */
+void aptus_proto_init(void);
+
+/* fail.c */
+void aptus_fail_init(void);
+
+#endif

@@ -1,0 +1,52 @@
+/* Rendezvous: the sender offers the message with an RTS carrying its buffer's address, the
+ * channel it chose and the key a one-sided read needs; when the RTS matches, the receiver
+ * reads the data one-sidedly (rndv_read.c, answered by FIN) or asks for a streamed copy
+ * (rndv_copy.c, CTS then DATA frames). */
+#include "pt2pt/mlayer.h"
+
+int aptus_rndv_send(struct aptus_request *r, struct aptus_peer *p, int chan, int proto)
+{
+    /* A non-contiguous sender offers no address: the receiver then asks for a streamed copy,
+     * which packs straight into the frames. */
+    struct aptus_f_rts h = { .m = { APTUS_F_RTS, 0, r->ctx, r->comm->rank, r->tag, p->send_seq, r->bytes },
+                             .sreq = (uint64_t)(uintptr_t)r,
+                             .addr = r->nc ? 0 : (uint64_t)(uintptr_t)r->buf,
+                             .key = 0,
+                             .chan = (uint8_t)chan,
+                             .proto = (uint8_t)proto };
+    r->rndv_out = 1;
+    aptus_ml.rndv_out++;
+    int rc = aptus_frame_out(p, chan, &h, sizeof h, NULL, NULL, 0, NULL);
+    if (rc == APTUS_ERR) {
+        r->rndv_out = 0;
+        aptus_ml.rndv_out--;
+        return p->failed ? MPI_ERR_PROC_ABORTED : MPI_ERR_NO_MEM;
+    }
+    p->send_seq++;
+    aptus_req_wait_remote(r, p->world_rank);
+    return 0;
+}
+
+/* The one-sided read costs this core one copy and the sender none; the streamed copy costs
+ * each side one. So the read is taken where the sender's route says so (very large messages),
+ * and where it says "when busy" while this rank is itself sending a rendezvous message (both
+ * directions at once: half the copies per core). */
+void aptus_rndv_matched(struct aptus_request *r, struct aptus_peer *from, const struct aptus_unexp *rts)
+{
+    size_t n = r->st_bytes;
+    int read = rts->addr && (rts->proto == APTUS_PROTO_RNDV_READ ||
+                             (rts->proto == APTUS_PROTO_RNDV_READ_BUSY && aptus_ml.rndv_out > 0));
+    if (read && aptus_rndv_read(r, from, rts, n) == 0)
+        return;
+    aptus_rndv_copy_request(r, from, rts, n);
+}
+
+static void on_fin(struct aptus_peer *from, const void *frame, size_t len)
+{
+    aptus_req_done((struct aptus_request *)(uintptr_t)((const struct aptus_f_ctrl *)frame)->sreq);
+}
+
+void aptus_rndv_init(void)
+{
+    aptus_am_register(APTUS_F_FIN, on_fin);
+}

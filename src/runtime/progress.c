@@ -1,0 +1,236 @@
+/* The progress engine (see progress.h). */
+#include "runtime/progress.h"
+
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/config.h"
+#include "runtime/runtime.h"
+
+struct poller {
+    const char *name;
+    int (*poll)(void);
+    int enabled, used;
+};
+
+struct bg_task {
+    int (*poll)(void *);
+    void *arg;
+};
+
+static struct {
+    struct poller pollers[APTUS_POLLERS_MAX];
+    int (*active[APTUS_POLLERS_MAX])(void); /* the enabled pollers, in registration order */
+    int nactive;
+    struct bg_task *bg;
+    int nbg, bg_cap;
+    int in_bg;                  /* running the background tasks (no re-entry) */
+    struct aptus_timer *timers; /* sorted by deadline */
+    int in_timers;
+    const struct aptus_waiter *waiter;
+    int awake_holds;
+} pe;
+
+int aptus_wait_blocks;
+
+#define APTUS_CLEANUP_MAX 8
+static void (*cleanups[APTUS_CLEANUP_MAX])(void);
+static int ncleanups;
+
+static void rebuild_active(void)
+{
+    pe.nactive = 0;
+    for (int i = 0; i < APTUS_POLLERS_MAX; i++)
+        if (pe.pollers[i].used && pe.pollers[i].enabled)
+            pe.active[pe.nactive++] = pe.pollers[i].poll;
+}
+
+int aptus_poller_add(const char *name, int (*poll)(void), int enabled)
+{
+    for (int i = 0; i < APTUS_POLLERS_MAX; i++) {
+        if (pe.pollers[i].used)
+            continue;
+        pe.pollers[i] = (struct poller){ name, poll, enabled != 0, 1 };
+        rebuild_active();
+        return i;
+    }
+    return -1;
+}
+
+void aptus_poller_enable(int id, int on)
+{
+    if (id < 0 || id >= APTUS_POLLERS_MAX || pe.pollers[id].enabled == (on != 0))
+        return;
+    pe.pollers[id].enabled = on != 0;
+    rebuild_active();
+}
+
+void aptus_poller_remove(int id)
+{
+    if (id < 0 || id >= APTUS_POLLERS_MAX)
+        return;
+    memset(&pe.pollers[id], 0, sizeof pe.pollers[id]);
+    rebuild_active();
+}
+
+int aptus_bg_add(int (*poll)(void *arg), void *arg)
+{
+    if (pe.nbg == pe.bg_cap) {
+        int cap = pe.bg_cap ? 2 * pe.bg_cap : 8;
+        struct bg_task *t = realloc(pe.bg, (size_t)cap * sizeof *t);
+        if (!t)
+            return -1;
+        pe.bg = t;
+        pe.bg_cap = cap;
+    }
+    pe.bg[pe.nbg++] = (struct bg_task){ poll, arg };
+    return 0;
+}
+
+static int bg_run(void)
+{
+    int done = 0;
+    pe.in_bg = 1;
+    for (int i = 0; i < pe.nbg;) {
+        if (pe.bg[i].poll(pe.bg[i].arg)) {
+            pe.bg[i] = pe.bg[--pe.nbg];
+            done++;
+        } else {
+            i++;
+        }
+    }
+    pe.in_bg = 0;
+    return done;
+}
+
+void aptus_timer_arm(struct aptus_timer *t, double deadline)
+{
+    if (t->armed)
+        aptus_timer_cancel(t);
+    t->deadline = deadline;
+    t->armed = 1;
+    struct aptus_timer **pp = &pe.timers;
+    while (*pp && (*pp)->deadline <= deadline)
+        pp = &(*pp)->next;
+    t->next = *pp;
+    *pp = t;
+}
+
+void aptus_timer_cancel(struct aptus_timer *t)
+{
+    if (!t->armed)
+        return;
+    for (struct aptus_timer **pp = &pe.timers; *pp; pp = &(*pp)->next) {
+        if (*pp == t) {
+            *pp = t->next;
+            break;
+        }
+    }
+    t->armed = 0;
+    t->next = NULL;
+}
+
+static int timers_run(void)
+{
+    int fired = 0;
+    double now = aptus_wtime();
+    pe.in_timers = 1;
+    while (pe.timers && pe.timers->deadline <= now) {
+        struct aptus_timer *t = pe.timers;
+        pe.timers = t->next;
+        t->armed = 0;
+        t->next = NULL;
+        t->fire(t); /* may re-arm t */
+        fired++;
+    }
+    pe.in_timers = 0;
+    return fired;
+}
+
+void aptus_waiter_set(const struct aptus_waiter *w)
+{
+    pe.waiter = w;
+}
+
+void aptus_progress_hold_awake(int delta)
+{
+    pe.awake_holds += delta;
+}
+
+int aptus_cleanup_add(void (*fn)(void))
+{
+    for (int i = 0; i < ncleanups; i++)
+        if (cleanups[i] == fn)
+            return 0;
+    if (ncleanups == APTUS_CLEANUP_MAX)
+        return -1;
+    cleanups[ncleanups++] = fn;
+    return 0;
+}
+
+void aptus_cleanup_run(void)
+{
+    for (int i = ncleanups - 1; i >= 0; i--)
+        cleanups[i]();
+}
+
+int aptus_progress(void)
+{
+    int n = 0;
+    for (int i = 0; i < pe.nactive; i++)
+        n += pe.active[i]();
+    if (pe.timers && !pe.in_timers)
+        n += timers_run();
+    if (pe.nbg && !pe.in_bg)
+        n += bg_run();
+    return n;
+}
+
+/* The longest a rank sleeps without being woken: a guard, so that a wake-up lost to a bug
+ * costs time instead of hanging the job. */
+#define APTUS_SLEEP_MAX 0.05
+
+static void block_once(void)
+{
+    const struct aptus_waiter *w = pe.waiter;
+    if (!w || pe.awake_holds > 0 || pe.nbg) {
+        sched_yield();
+        return;
+    }
+    if (w->arm()) {
+        w->disarm();
+        return;
+    }
+    /* Anything that arrived before the announcement is seen by this pass. */
+    if (aptus_progress() == 0) {
+        double timeout = APTUS_SLEEP_MAX;
+        if (pe.timers) {
+            double left = pe.timers->deadline - aptus_wtime();
+            timeout = left < timeout ? (left > 0 ? left : 0) : timeout;
+        }
+        if (timeout > 0)
+            w->sleep(timeout);
+    }
+    w->disarm();
+}
+
+void aptus_wait_step(unsigned *idle)
+{
+    if (aptus_progress() > 0) {
+        *idle = 0;
+        return;
+    }
+    if (++*idle <= (unsigned)aptus_config.spin_count)
+        return;
+    if (aptus_wait_blocks)
+        block_once();
+    else
+        sched_yield();
+}
+
+void aptus_progress_reset(void)
+{
+    free(pe.bg);
+    memset(&pe, 0, sizeof pe);
+}

@@ -1,0 +1,73 @@
+/* The progress engine: what makes operations move. It knows nothing of channels or messages;
+ * the layers above register what it runs:
+ *   - pollers (a channel's receive poll, the message layer's queue of waiting frames), each
+ *     enabled only while it has something to look at;
+ *   - background tasks (operations made of several steps, e.g. MPI_Comm_idup);
+ *   - timers (retransmissions of the reliability engine);
+ *   - wait objects: how a rank with nothing to do blocks instead of spinning (the smp
+ *     doorbell), used after a bounded spin;
+ *   - clean-up hooks, run when the job ends abnormally (files in /dev/shm, ...).
+ * Nothing here includes from a layer above: everything above reaches it through these
+ * registrations. */
+#ifndef APTUS_RUNTIME_PROGRESS_H
+#define APTUS_RUNTIME_PROGRESS_H
+
+#include <stdint.h>
+
+#define APTUS_POLLERS_MAX 16
+
+/* Registers a poller (returns its id, or -1 when the table is full). poll returns the number
+ * of events it handled (anything that may let a waiting operation complete). */
+int aptus_poller_add(const char *name, int (*poll)(void), int enabled);
+void aptus_poller_enable(int id, int on);
+void aptus_poller_remove(int id);
+
+/* Background work: poll(arg) runs on every progress call until it returns nonzero, then is
+ * dropped. It must not block or wait (it may start and test operations). Returns 0, or -1
+ * when out of memory. */
+int aptus_bg_add(int (*poll)(void *arg), void *arg);
+
+/* Timers: the callback runs from the progress engine once aptus_wtime() >= deadline. A timer
+ * is owned by its caller (no allocation); it may be re-armed from its own callback. */
+struct aptus_timer {
+    double deadline;
+    void (*fire)(struct aptus_timer *t);
+    struct aptus_timer *next;
+    int armed;
+};
+void aptus_timer_arm(struct aptus_timer *t, double deadline);
+void aptus_timer_cancel(struct aptus_timer *t);
+
+/* A wait object: how a layer lets a waiting rank sleep. arm() announces the sleep (from then on
+ * the peers that bring work wake us) and returns nonzero when work is already there; sleep()
+ * blocks for at most timeout seconds or until woken; disarm() ends it. */
+struct aptus_waiter {
+    int (*arm)(void);
+    void (*sleep)(double timeout);
+    void (*disarm)(void);
+};
+/* Registers the wait object (one: the smp doorbell today). */
+void aptus_waiter_set(const struct aptus_waiter *w);
+/* Whether waiting ranks block after their spin (set by the runtime from APTUS_WAIT_BLOCK); a
+ * layer whose wake-ups cost something on its hot path (the smp sender's doorbell check) reads
+ * it. */
+extern int aptus_wait_blocks;
+/* Something that a sleeping rank could not be woken for (frames waiting for room) holds the
+ * engine awake while the count is nonzero. */
+void aptus_progress_hold_awake(int delta);
+
+/* Clean-up hooks, run (most recent first) by aptus_cleanup_run when the job ends abnormally;
+ * each must be safe to call at any time, more than once. Returns -1 when the table is full. */
+int aptus_cleanup_add(void (*fn)(void));
+void aptus_cleanup_run(void);
+
+/* One progress pass: every enabled poller, due timers, background tasks. Returns events seen. */
+int aptus_progress(void);
+/* One step of a waiting loop: progress; after APTUS_SPIN_COUNT idle steps, yields the CPU or
+ * blocks on the wait object (see aptus_wait_blocks). */
+void aptus_wait_step(unsigned *idle);
+
+/* Drops every registration (MPI_Finalize). Clean-up hooks stay. */
+void aptus_progress_reset(void);
+
+#endif
