@@ -4,8 +4,8 @@
 #include <string.h>
 
 #include "api/check.h"
+#include "comm/comm.h"
 #include "core/attr.h"
-#include "core/comm.h"
 #include "core/info.h"
 #include "pt2pt/pt2pt.h"
 

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "api/check.h"
-#include "core/comm.h"
+#include "comm/comm.h"
 
 /* index_of[w] = position of world rank w in g, or -1. NULL: out of memory. */
 static int *index_map(const struct aptus_group *g)

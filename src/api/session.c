@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "api/check.h"
-#include "core/comm.h"
+#include "comm/comm.h"
 #include "core/info.h"
 #include "core/session.h"
 

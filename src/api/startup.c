@@ -8,8 +8,9 @@
 #include <unistd.h>
 
 #include "channel/channel.h"
+#include "channel/fault/fault.h"
 #include "coll/coll.h"
-#include "core/comm.h"
+#include "comm/comm.h"
 #include "core/datatype.h"
 #include "pt2pt/pt2pt.h"
 #include "runtime/config.h"
@@ -54,6 +55,7 @@ static int wait_mode(void)
 static void stats_print(void)
 {
     aptus_channel_stats_print();
+    aptus_fault_stats_print();
     uint64_t one_sided, copied;
     aptus_pt2pt_rndv_counts(&one_sided, &copied);
     printf("[aptus stats] rank %d: rendezvous receives: one-sided %llu, copy %llu (%s)\n", aptus_rt.rank,
@@ -128,6 +130,7 @@ int aptus_runtime_finalize(void)
     /* The barrier's frames queue behind anything still pending, so once it completes every
      * frame this rank sent has been handed over. */
     int rc = aptus_barrier(&aptus_comm_world_obj);
+    aptus_fault_drain(); /* frames held by APTUS_CHANNEL_FAULTS count as handed over: send them */
     if (aptus_config.stats)
         stats_print();
     aptus_pmi_finalize();

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "channel/channel.h"
+#include "channel/fault/fault.h"
 #include "core/errors.h"
 #include "runtime/progress.h"
 
@@ -45,6 +46,8 @@ int aptus_channels_init(void)
         poller_of[ch->id] = ch->progress ? aptus_poller_add(ch->name, ch->progress, 0) : -1;
         aptus_channels[ch->id] = ch;
         if (ch->init && ch->init() != APTUS_OK)
+            return -1;
+        if (aptus_fault_wrap(ch) != 0) /* APTUS_CHANNEL_FAULTS (testing); nothing when unset */
             return -1;
     }
     return 0;

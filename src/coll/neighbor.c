@@ -103,7 +103,7 @@ static int nbr_poll(void *arg)
             return 0;
     op->user->st_error = finish_all(op->reqs, op->n, op->err);
     aptus_req_complete(op->user);
-    aptus_comm_release(op->c);
+    aptus_comm_unref(op->c);
     free(op);
     return 1;
 }

@@ -70,3 +70,15 @@ struct aptus_group *aptus_comm_group(const struct aptus_comm *c, int remote)
     free(w);
     return g;
 }
+
+static void (*comm_release)(struct aptus_comm *c);
+
+void aptus_comm_release_set(void (*release)(struct aptus_comm *c))
+{
+    comm_release = release;
+}
+
+void aptus_comm_unref(struct aptus_comm *c)
+{
+    comm_release(c);
+}

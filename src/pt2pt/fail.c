@@ -2,7 +2,6 @@
  * APTUS_PEER_FAILURE_ERRORS=1), every request that depends on that peer completes with
  * MPI_ERR_PROC_ABORTED instead of waiting forever: frames queued to it, sends and receives
  * waiting for its answer (rendezvous, synchronous sends), and receives posted for it by rank. */
-#include "core/comm.h"
 #include "pt2pt/mlayer.h"
 
 static void fail_posted(struct aptus_request *r, void *arg)

@@ -1,7 +1,7 @@
 /* Communicators: context ids, creation (dup, idup, split, create, create_group), intercommunicators
  * (create, merge, split, create), release and comparison. docs/DESIGN.md, "Communicators, groups
  * and topologies", explains the context agreement. */
-#include "core/comm.h"
+#include "comm/comm.h"
 
 #include <limits.h>
 #include <stdlib.h>
@@ -72,6 +72,7 @@ static int pick_slots(const uint32_t *mask, int nwords, int w0, int want, int *s
 
 void aptus_comm_init(void)
 {
+    aptus_comm_release_set(aptus_comm_release);
     memset(ctx_free, 0xff, sizeof ctx_free);
     memset(ctx_locked, 0, sizeof ctx_locked);
     ctx_mark(0, 1);
