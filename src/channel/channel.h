@@ -202,6 +202,11 @@ static inline struct aptus_ep *aptus_peer_ep(struct aptus_peer *p, int chan)
     return aptus_peer_ep_slow(p, chan);
 }
 
+/* Closes one endpoint (a channel keeping within a per-process limit, or tests): it leaves the
+ * peer's list and the channel's ep_close frees it. The next use opens a new one. The caller
+ * makes sure nothing is in flight on it (flush). */
+void aptus_peer_ep_close(struct aptus_ep *ep);
+
 /* Failure path: a channel that gives up on a peer calls this once. The peer is marked failed
  * and the registered failure handlers run (the message layer completes the requests that
  * depend on the peer with an error); by policy (APTUS_PEER_FAILURE=abort, the default) the job

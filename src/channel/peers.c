@@ -105,6 +105,19 @@ struct aptus_ep *aptus_peer_ep_slow(struct aptus_peer *p, int chan)
     return e;
 }
 
+void aptus_peer_ep_close(struct aptus_ep *ep)
+{
+    struct aptus_peer *p = ep->peer;
+    for (struct aptus_ep **pp = &p->ep; *pp; pp = &(*pp)->next) {
+        if (*pp == ep) {
+            *pp = ep->next;
+            p->nopen--;
+            ep->ch->ep_close(ep);
+            return;
+        }
+    }
+}
+
 void aptus_peer_fail(struct aptus_peer *p, const struct aptus_channel *ch, const char *why)
 {
     if (p->failed)

@@ -59,9 +59,10 @@ static struct {
     uint32_t block_size;
     size_t hdr_size, stride, seg_size;
     void *mine;
-    void **mapped;      /* by local index */
-    int *local_world;   /* world rank by local index */
-    struct smp_ep **rx; /* open endpoints: the blocks polled */
+    void **mapped;       /* by local index */
+    int *local_world;    /* world rank by local index */
+    struct smp_ep **rx;  /* open endpoints: the blocks polled */
+    struct smp_ep **eps; /* by local index, kept until finalize */
     int nrx;
     uint32_t known;     /* senders of our segment's list already opened */
     uint32_t bell_seen; /* doorbell value when we announced a sleep */
@@ -212,9 +213,10 @@ static int smp_init(void)
     smp.local_world = calloc((size_t)n, sizeof(int));
     smp.mapped = calloc((size_t)n, sizeof(void *));
     smp.rx = calloc((size_t)n, sizeof(*smp.rx));
+    smp.eps = calloc((size_t)n, sizeof(*smp.eps));
     int *peers = calloc((size_t)n, sizeof(int));
     int npeers = 0;
-    if (!smp.local_world || !smp.mapped || !smp.rx || !peers) {
+    if (!smp.local_world || !smp.mapped || !smp.rx || !smp.eps || !peers) {
         fprintf(stderr, "Aptus MPI: rank %d: out of memory in the shared-memory start-up\n", aptus_rt.rank);
         free(peers);
         return APTUS_ERR;
@@ -288,6 +290,9 @@ static void smp_finalize(void)
     if (smp.doorbell)
         aptus_waiter_set(NULL);
     aptus_channel_poll_enable(&aptus_channel_smp, 0);
+    for (int j = 0; j < aptus_rt.local_size && smp.eps; j++)
+        free(smp.eps[j]);
+    free(smp.eps);
     free(smp.mapped);
     free(smp.local_world);
     free(smp.rx);
@@ -317,9 +322,15 @@ static int smp_ep_open(struct aptus_peer *p, struct aptus_ep **out)
     int j = local_index(p->world_rank);
     if (!smp.active || j < 0 || p->world_rank == aptus_rt.rank)
         return APTUS_ERR;
-    struct smp_ep *e = calloc(1, sizeof *e);
+    struct smp_ep *e = smp.eps[j];
+    if (e) { /* reopened after a close: the block state lives on */
+        *out = &e->ep;
+        return APTUS_OK;
+    }
+    e = calloc(1, sizeof *e);
     if (!e)
         return APTUS_ERR;
+    smp.eps[j] = e;
     vb_sender_init(&e->tx, seg_block(smp.mapped[j], aptus_rt.local_rank), smp.block_size,
                    seg_ctrl(smp.mapped[j], aptus_rt.local_rank));
     vb_receiver_init(&e->rx, seg_block(smp.mine, j), smp.block_size, seg_ctrl(smp.mine, j));
@@ -333,15 +344,11 @@ static int smp_ep_open(struct aptus_peer *p, struct aptus_ep **out)
     return APTUS_OK;
 }
 
+/* An smp endpoint costs no resource worth freeing early, and its block's state (positions,
+ * credits) must survive: closing keeps it (and keeps polling its block, where the peer may
+ * still write) until finalize. */
 static void smp_ep_close(struct aptus_ep *ep)
 {
-    struct smp_ep *e = (struct smp_ep *)ep;
-    for (int i = 0; i < smp.nrx; i++)
-        if (smp.rx[i] == e) {
-            smp.rx[i] = smp.rx[--smp.nrx];
-            break;
-        }
-    free(e);
 }
 
 /* The doorbell. A receiver about to sleep sets `sleeping` (then polls once more: the progress
