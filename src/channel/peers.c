@@ -123,9 +123,15 @@ void aptus_peer_fail(struct aptus_peer *p, const struct aptus_channel *ch, const
     if (p->failed)
         return;
     p->failed = 1;
-    for (struct aptus_ep *e = p->ep; e; e = e->next)
-        if (e->ch == ch)
-            e->failed = 1;
+    /* Its endpoints go: every later send to it takes the slow path, which refuses a failed
+     * peer, so the fast path needs no test of its own. */
+    while (p->ep) {
+        struct aptus_ep *e = p->ep;
+        p->ep = e->next;
+        e->failed = 1;
+        e->ch->ep_close(e);
+        p->nopen--;
+    }
     char msg[384];
     snprintf(msg, sizeof msg, "channel %s gave up on rank %d: %s", ch ? ch->name : "?", p->world_rank, why);
     if (!aptus_config.peer_failure_errors)
