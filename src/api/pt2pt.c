@@ -75,8 +75,12 @@ static __attribute__((noinline)) int send_blocking_slow(const char *fn, struct a
     if (mode == APTUS_MODE_BUFFERED)
         return bsend_copy(c, fn, &r, dest, tag);
     int rc = aptus_send_start(&r);
-    if (rc == 0)
+    if (rc == 0) {
         aptus_wait(&r);
+        rc = r.st_error;
+    }
+    if (rc == MPI_ERR_PROC_ABORTED)
+        return aptus_error(c, rc, fn, "rank %d failed: a channel gave up on it", dest);
     return rc ? aptus_error(c, rc, fn, "send to rank %d failed", dest) : MPI_SUCCESS;
 }
 
@@ -96,7 +100,11 @@ static inline __attribute__((always_inline)) int send_any(const char *fn, const 
             return MPI_SUCCESS;
         if (mode != APTUS_MODE_BUFFERED) {
             int rc = aptus_send_now((const char *)buf + d->true_lb, bytes, dest, tag, c, c->ctx, mode);
-            return rc ? aptus_error(c, rc, fn, "send to rank %d failed", dest) : MPI_SUCCESS;
+            if (__builtin_expect(rc != 0, 0))
+                return rc == MPI_ERR_PROC_ABORTED
+                           ? aptus_error(c, rc, fn, "rank %d failed: a channel gave up on it", dest)
+                           : aptus_error(c, rc, fn, "send to rank %d failed", dest);
+            return MPI_SUCCESS;
         }
     }
     if (!req)
@@ -225,6 +233,8 @@ static inline __attribute__((always_inline)) int recv_any(const char *fn, void *
         return MPI_SUCCESS;
     aptus_wait(r);
     aptus_status_fill(status, r);
+    if (r->st_error == MPI_ERR_PROC_ABORTED)
+        return aptus_error(c, r->st_error, fn, "rank %d failed: a channel gave up on it", source);
     if (r->st_error)
         return aptus_error(c, r->st_error, fn,
                            "message of %llu bytes from rank %d (tag %d) does not fit the %zu-byte receive buffer",
@@ -316,6 +326,8 @@ static int req_error(struct aptus_request *r, int err, const char *fn)
         return aptus_error_callback(r->comm, err, fn, "the generalized request's query function");
     if (r->kind == APTUS_REQ_GENERIC && err != MPI_ERR_TRUNCATE)
         return aptus_error(r->comm, err, fn, "the nonblocking operation behind this request failed");
+    if (err == MPI_ERR_PROC_ABORTED)
+        return aptus_error(r->comm, err, fn, "rank %d failed: a channel gave up on it (tag %d)", r->peer, r->tag);
     return aptus_error(r->comm, err, fn,
                        "message of %llu bytes from rank %d (tag %d) is larger than the %zu-byte receive buffer",
                        (unsigned long long)r->msg_bytes, r->st_source, r->st_tag, r->bytes);

@@ -1,7 +1,7 @@
 /* Sessions (MPI 4.1, 11.3) and communicators from groups (7.4.2, 7.6.2).
  *
  * A session is a user of the runtime: the first of MPI_Session_init and MPI_Init starts it, the
- * last of MPI_Session_finalize and MPI_Finalize tears it down (runtime/init.c). The process sets
+ * last of MPI_Session_finalize and MPI_Finalize tears it down (api/startup.c). The process sets
  * are "mpi://WORLD" (every process of the job) and "mpi://SELF". Groups are lists of world ranks
  * whatever model made them, so a group from a session and one from MPI_COMM_WORLD are the same
  * kind of object and both can make communicators. docs/DESIGN.md, "Sessions", explains the
