@@ -194,6 +194,8 @@ static int vote_result(int ok, int r, int bad, const char *step)
 static const struct aptus_waiter smp_waiter;
 static void smp_set_caps(void);
 static void smp_cleanup_files(void);
+static int smp_send_frame(struct aptus_ep *ep, const void *hdr, size_t hdrlen, const void *payload, size_t len);
+static int smp_send_frame_bell(struct aptus_ep *ep, const void *hdr, size_t hdrlen, const void *payload, size_t len);
 
 static int smp_init(void)
 {
@@ -258,6 +260,7 @@ static int smp_init(void)
          * senders (and the blocks of those with an endpoint). */
         aptus_channel_poll_enable(&aptus_channel_smp, 1);
         smp.doorbell = aptus_wait_blocks;
+        aptus_channel_smp.send_frame = smp.doorbell ? smp_send_frame_bell : smp_send_frame;
         if (smp.doorbell)
             aptus_waiter_set(&smp_waiter);
     }
@@ -389,6 +392,16 @@ static inline void smp_ring(struct smp_ep *e)
     }
 }
 
+/* No room: the reservation may have published a WRAP marker (vb_reserve_slow wraps before it
+ * checks the frame's credits), and only the receiver consuming it frees the skipped bytes. A
+ * receiver asleep would not be woken for it (only a committed frame rings): ring now, or every
+ * wrap of a full block costs a sleep timeout (APTUS_SLEEP_MAX). */
+static int smp_no_room(struct smp_ep *sp)
+{
+    smp_ring(sp);
+    return APTUS_NORES;
+}
+
 /* 4K aliasing: a copy whose destination lies a little above its source modulo 4096 stalls,
  * because loads seem to depend on the stores just issued. The payload of a frame sits right
  * after its header, so its address is fixed by the ring position; padding added after the
@@ -409,7 +422,11 @@ static uint32_t smp_alias_pad(const struct vb_sender *tx, size_t hdrlen, size_t 
     return (uint32_t)((off - 2048u) & 4095u) & ~(VB_ALIGN - 1);
 }
 
-static int smp_send_frame(struct aptus_ep *ep, const void *hdr, size_t hdrlen, const void *payload, size_t len)
+/* The frame send, in two copies: without the doorbell check (waiting ranks do not block: the
+ * default unless oversubscribed) and with it; init puts the right one in the table, so the
+ * common case pays nothing for the doorbell. */
+static inline __attribute__((always_inline)) int
+smp_send_frame_body(struct aptus_ep *ep, const void *hdr, size_t hdrlen, const void *payload, size_t len, int bell)
 {
     struct smp_ep *sp = (struct smp_ep *)ep;
     uint32_t total = (uint32_t)(hdrlen + len);
@@ -420,7 +437,7 @@ static int smp_send_frame(struct aptus_ep *ep, const void *hdr, size_t hdrlen, c
     }
     char *dst = vb_reserve(&sp->tx, total);
     if (!dst)
-        return APTUS_NORES;
+        return smp_no_room(sp);
     /* The common header size and small payloads are copied inline, without a call. */
     if (hdrlen == 24)
         memcpy(dst, hdr, 24);
@@ -442,8 +459,19 @@ static int smp_send_frame(struct aptus_ep *ep, const void *hdr, size_t hdrlen, c
         memcpy(d, src, len);
     }
     vb_commit(&sp->tx, total, 0);
-    smp_ring(sp);
+    if (bell)
+        smp_ring(sp);
     return APTUS_OK;
+}
+
+static int smp_send_frame(struct aptus_ep *ep, const void *hdr, size_t hdrlen, const void *payload, size_t len)
+{
+    return smp_send_frame_body(ep, hdr, hdrlen, payload, len, 0);
+}
+
+static int smp_send_frame_bell(struct aptus_ep *ep, const void *hdr, size_t hdrlen, const void *payload, size_t len)
+{
+    return smp_send_frame_body(ep, hdr, hdrlen, payload, len, 1);
 }
 
 /* A non-contiguous payload is packed by the cursor straight into the reserved frame. */
@@ -454,7 +482,7 @@ static int smp_send_frame_packed(struct aptus_ep *ep, const void *hdr, size_t hd
     uint32_t total = (uint32_t)(hdrlen + len);
     char *dst = vb_reserve(&sp->tx, total);
     if (!dst)
-        return APTUS_NORES;
+        return smp_no_room(sp);
     memcpy(dst, hdr, hdrlen);
     aptus_dt_pack_some(cur, dst + hdrlen, len);
     vb_commit(&sp->tx, total, 0);
