@@ -209,7 +209,7 @@ void aptus_peer_ep_close(struct aptus_ep *ep);
 
 /* Failure path: a channel that gives up on a peer calls this once. The peer is marked failed
  * and the registered failure handlers run (the message layer completes the requests that
- * depend on the peer with an error); by policy (APTUS_PEER_FAILURE=abort, the default) the job
+ * depend on the peer with an error); by policy (APTUS_PEER_FAILURE_ERRORS=0, the default) the job
  * then ends, from here. */
 void aptus_peer_fail(struct aptus_peer *p, const struct aptus_channel *ch, const char *why);
 void aptus_peer_fail_handler_set(void (*fn)(struct aptus_peer *p, const char *why));

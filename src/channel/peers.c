@@ -94,6 +94,8 @@ struct aptus_ep *aptus_peer_ep_slow(struct aptus_peer *p, int chan)
     if (p->failed || !ch)
         return NULL;
     int rc = ch->ep_open(p, &e);
+    if (rc == APTUS_ERR)
+        aptus_peer_fail(p, ch, "cannot open an endpoint to it");
     if (rc != APTUS_OK)
         return NULL;
     e->ch = ch;

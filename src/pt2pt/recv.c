@@ -150,6 +150,18 @@ int aptus_recv_start(struct aptus_request *r)
         free(u);
         return 0;
     }
+    /* A failed peer sends nothing more: a receive from it could never match. */
+    if (r->peer >= 0 && r->comm) {
+        struct aptus_peer *p = aptus_rt.peers[aptus_comm_peer_world(r->comm, r->peer)];
+        if (__builtin_expect(p && p->failed, 0)) {
+            r->st_source = r->peer;
+            r->st_tag = r->tag;
+            r->st_bytes = 0;
+            r->st_error = MPI_ERR_PROC_ABORTED;
+            aptus_req_done(r);
+            return 0;
+        }
+    }
     aptus_posted_add(r);
     return 0;
 }
