@@ -10,11 +10,15 @@
  * the buffer of Bcast (MPI_BYTE, root 0), the block each rank sends to each other rank in
  * Alltoall, the block each rank contributes to Allgather. Barrier has one row (size 0).
  *
- * Usage: coll_latency [-m MAXSIZE] [-n MINSIZE] [-i ITERS] [-r REPS] [-c LIST]
+ * Usage: coll_latency [-m MAXSIZE] [-n MINSIZE] [-i ITERS] [-r REPS] [-T SECONDS] [-c LIST]
  *   -m MAXSIZE  largest size, default 1M (sizes MINSIZE, 2 MINSIZE, ... MAXSIZE)
  *   -n MINSIZE  smallest size, default 8 (at least 8: one double)
  *   -i ITERS    calls per timed loop for sizes <= 8 KiB (default 1000)
  *   -r REPS     timed loops per size (default 5)
+ *   -T SECONDS  time limit per timed loop (default 0: none); with it the warm-up runs batches of
+ *               1, 2, 4, ... calls until one takes 50 ms (or ITERS/10 calls), and a loop runs
+ *               fewer calls (at least 5) when the warm-up's estimate says ITERS would take longer
+ *               (for slow cases, e.g. MPICH oversubscribed); column 2 shows the calls run
  *   -c LIST     comma-separated collectives, default allreduce,bcast,alltoall,reduce,allgather,barrier
  * Sizes accept K/M/G suffixes (binary). Plain MPI; builds with any mpicc:
  *     mpicc -O2 -std=c11 -o coll_latency coll_latency.c */
@@ -29,7 +33,7 @@ static int rank, nranks;
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: coll_latency [-m MAXSIZE] [-n MINSIZE] [-i ITERS] [-r REPS] [-c LIST]\n"
+    fprintf(stderr, "usage: coll_latency [-m MAXSIZE] [-n MINSIZE] [-i ITERS] [-r REPS] [-T SECONDS] [-c LIST]\n"
                     "  LIST: comma-separated subset of allreduce,bcast,alltoall,reduce,allgather,barrier\n");
 }
 
@@ -110,13 +114,21 @@ int main(int argc, char **argv)
     size_t maxsize = BENCH_MIB, minsize = 8;
     long iters = 1000;
     int reps = 5, want[NCOLL] = { 1, 1, 1, 1, 1, 1 };
+    double limit = 0.0;
     int opt;
-    while ((opt = getopt(argc, argv, "m:n:i:r:c:h")) != -1) {
+    while ((opt = getopt(argc, argv, "m:n:i:r:T:c:h")) != -1) {
         switch (opt) {
         case 'm': maxsize = bench_parse_size(optarg, "maximum size (-m)"); break;
         case 'n': minsize = bench_parse_size(optarg, "minimum size (-n)"); break;
         case 'i': iters = bench_parse_int(optarg, "iterations (-i)", 1); break;
         case 'r': reps = bench_parse_int(optarg, "repetitions (-r)", 1); break;
+        case 'T': {
+            char *end = NULL;
+            limit = strtod(optarg, &end);
+            if (end == optarg || *end != '\0' || !(limit >= 0.0))
+                bench_die("bad time limit (-T) '%s'", optarg);
+            break;
+        }
         case 'c': {
             memset(want, 0, sizeof want);
             char *list = optarg, *tok, *save = NULL;
@@ -174,8 +186,24 @@ int main(int argc, char **argv)
              size = size ? size * 2 : 1) {
             long n = iters_for(size, iters);
             check_once(c, size, sbuf, rbuf);
-            for (long i = 0; i < (n / 10 > 2 ? n / 10 : 2); i++) /* warm-up */
-                run_once(c, size, sbuf, rbuf);
+            if (limit > 0.0) { /* warm-up that estimates the time per call (slowest rank) */
+                double est = 0.0;
+                for (long w = 1;; w *= 2) {
+                    MPI_Barrier(MPI_COMM_WORLD);
+                    double t0 = MPI_Wtime();
+                    for (long i = 0; i < w; i++)
+                        run_once(c, size, sbuf, rbuf);
+                    double mine = (MPI_Wtime() - t0) / (double)w;
+                    MPI_Allreduce(&mine, &est, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+                    if (est * (double)w >= 0.05 || w >= n / 10)
+                        break;
+                }
+                if (est * (double)n > limit)
+                    n = (long)(limit / est) < 5 ? 5 : (long)(limit / est);
+            } else {
+                for (long i = 0; i < (n / 10 > 2 ? n / 10 : 2); i++) /* warm-up */
+                    run_once(c, size, sbuf, rbuf);
+            }
             for (int r = 0; r < reps; r++) {
                 MPI_Barrier(MPI_COMM_WORLD);
                 double t0 = MPI_Wtime();
