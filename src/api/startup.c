@@ -32,19 +32,25 @@ static int check_rule_channels(void)
     return 0;
 }
 
+#define APTUS_OVERSUB_SPIN_MAX 50
+
 /* Whether waiting ranks block (APTUS_WAIT_BLOCK): auto blocks when this node has more ranks
  * than the machine has cores, where spinning only takes the core from the rank that would
  * send what we wait for. */
 static int wait_mode(void)
 {
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    int oversubscribed = cores > 0 && aptus_rt.local_size > cores;
+    /* Measured (docs/BENCHMARKS.md): 4 ranks on 2 cores run a ring + allreduce + barrier loop
+     * 3-10x faster with a spin of at most 50 polls than with 2000. */
+    aptus_wait_spin_cap = oversubscribed ? APTUS_OVERSUB_SPIN_MAX : -1;
     const char *w = aptus_config.wait_block;
     if (!strcmp(w, "1") || !strcmp(w, "yes")) {
         aptus_wait_blocks = 1;
     } else if (!strcmp(w, "0") || !strcmp(w, "no")) {
         aptus_wait_blocks = 0;
     } else if (!strcmp(w, "auto")) {
-        long cores = sysconf(_SC_NPROCESSORS_ONLN);
-        aptus_wait_blocks = cores > 0 && aptus_rt.local_size > cores;
+        aptus_wait_blocks = oversubscribed;
     } else {
         fprintf(stderr, "Aptus MPI: APTUS_WAIT_BLOCK: '%s' is not one of auto, 0, 1\n", w);
         return -1;

@@ -33,6 +33,7 @@ static struct {
 } pe;
 
 int aptus_wait_blocks;
+int aptus_wait_spin_cap = -1;
 
 #define APTUS_CLEANUP_MAX 8
 static void (*cleanups[APTUS_CLEANUP_MAX])(void);
@@ -221,9 +222,14 @@ void aptus_wait_step(unsigned *idle)
         *idle = 0;
         return;
     }
-    if (++*idle <= (unsigned)aptus_config.spin_count)
+    /* Spin, then yield the CPU on each step (another rank on this core may be the one that
+     * would send what we wait for), then, when blocking is on, sleep on the wait object. */
+    unsigned spin = (unsigned)aptus_config.spin_count;
+    if (aptus_wait_spin_cap >= 0 && spin > (unsigned)aptus_wait_spin_cap)
+        spin = (unsigned)aptus_wait_spin_cap;
+    if (++*idle <= spin)
         return;
-    if (aptus_wait_blocks)
+    if (aptus_wait_blocks && *idle > spin + (unsigned)aptus_config.yield_count)
         block_once();
     else
         sched_yield();

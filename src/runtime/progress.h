@@ -52,6 +52,10 @@ void aptus_waiter_set(const struct aptus_waiter *w);
  * layer whose wake-ups cost something on its hot path (the smp sender's doorbell check) reads
  * it. */
 extern int aptus_wait_blocks;
+/* At most this many idle polls before yielding (-1: APTUS_SPIN_COUNT as it is); the runtime
+ * caps the spin on an oversubscribed node, where spinning takes the core from a rank that has
+ * work. */
+extern int aptus_wait_spin_cap;
 /* Something that a sleeping rank could not be woken for (frames waiting for room) holds the
  * engine awake while the count is nonzero. */
 void aptus_progress_hold_awake(int delta);
@@ -63,8 +67,9 @@ void aptus_cleanup_run(void);
 
 /* One progress pass: every enabled poller, due timers, background tasks. Returns events seen. */
 int aptus_progress(void);
-/* One step of a waiting loop: progress; after APTUS_SPIN_COUNT idle steps, yields the CPU or
- * blocks on the wait object (see aptus_wait_blocks). */
+/* One step of a waiting loop: progress; after APTUS_SPIN_COUNT idle steps yields the CPU on
+ * each step, and after APTUS_YIELD_COUNT more, when aptus_wait_blocks, blocks on the wait
+ * object. */
 void aptus_wait_step(unsigned *idle);
 
 /* Drops every registration (MPI_Finalize). Clean-up hooks stay. */
