@@ -159,6 +159,7 @@ static void on_fire_plain(struct aptus_timer *t)
 static void test_waiting(void)
 {
     aptus_config.spin_count = 5;
+    aptus_config.yield_count = 0;
     unsigned idle = 0;
     /* yield mode: never touches the wait object */
     aptus_waiter_set(&waiter);
@@ -166,10 +167,12 @@ static void test_waiting(void)
     for (int i = 0; i < 20; i++)
         aptus_wait_step(&idle);
     CHECK(arms == 0 && sleeps == 0);
-    /* block mode: spins spin_count steps, then arms, sleeps, disarms on every further step */
+    /* block mode: spins spin_count steps, yields yield_count steps, then arms, sleeps, disarms
+     * on every further step */
     aptus_wait_blocks = 1;
+    aptus_config.yield_count = 3;
     idle = 0;
-    for (int i = 0; i < 5; i++)
+    for (int i = 0; i < 5 + 3; i++)
         aptus_wait_step(&idle);
     CHECK(arms == 0);
     aptus_wait_step(&idle);
@@ -194,6 +197,16 @@ static void test_waiting(void)
     aptus_wait_step(&idle);
     CHECK(sleeps == 3 && last_timeout <= 0.01 + 1e-9);
     aptus_timer_cancel(&t);
+    /* the spin cap of an oversubscribed node */
+    aptus_wait_spin_cap = 1;
+    aptus_config.yield_count = 0;
+    idle = 0;
+    int before = arms;
+    aptus_wait_step(&idle);
+    CHECK(arms == before);
+    aptus_wait_step(&idle);
+    CHECK(arms == before + 1);
+    aptus_wait_spin_cap = -1;
     /* progress resets the idle count */
     int p = aptus_poller_add("a", poll_a, 1);
     events_a = 1;
