@@ -99,6 +99,32 @@ static inline int bench_parse_int(const char *s, const char *what, int min)
     return (int)v;
 }
 
+/* A time in seconds, >= 0 (e.g. the -T cap). */
+static inline double bench_parse_seconds(const char *s, const char *what)
+{
+    char *end = NULL;
+    double v = strtod(s, &end);
+    if (end == s || *end != '\0' || !(v >= 0.0))
+        bench_die("bad %s '%s'", what, s);
+    return v;
+}
+
+/* A comma-separated choice among names[0..n-1] (modifies list): want[i] = 1 for each named,
+ * 0 for the others. */
+static inline void bench_parse_choice(char *list, const char *const *names, int n, int *want, const char *what)
+{
+    memset(want, 0, (size_t)n * sizeof *want);
+    char *save = NULL;
+    for (char *tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        int found = 0;
+        for (int i = 0; i < n; i++)
+            if (strcmp(tok, names[i]) == 0)
+                want[i] = found = 1;
+        if (!found)
+            bench_die("unknown %s '%s'", what, tok);
+    }
+}
+
 /* First line of MPI_Get_library_version, whitespace runs collapsed to one space. */
 static inline void bench_library_name(char *out, size_t outlen)
 {

@@ -122,26 +122,8 @@ int main(int argc, char **argv)
         case 'n': minsize = bench_parse_size(optarg, "minimum size (-n)"); break;
         case 'i': iters = bench_parse_int(optarg, "iterations (-i)", 1); break;
         case 'r': reps = bench_parse_int(optarg, "repetitions (-r)", 1); break;
-        case 'T': {
-            char *end = NULL;
-            limit = strtod(optarg, &end);
-            if (end == optarg || *end != '\0' || !(limit >= 0.0))
-                bench_die("bad time limit (-T) '%s'", optarg);
-            break;
-        }
-        case 'c': {
-            memset(want, 0, sizeof want);
-            char *list = optarg, *tok, *save = NULL;
-            for (tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-                int found = 0;
-                for (int c = 0; c < NCOLL; c++)
-                    if (strcmp(tok, cname[c]) == 0)
-                        want[c] = found = 1;
-                if (!found)
-                    bench_die("unknown collective '%s' in -c", tok);
-            }
-            break;
-        }
+        case 'T': limit = bench_parse_seconds(optarg, "time limit (-T)"); break;
+        case 'c': bench_parse_choice(optarg, cname, NCOLL, want, "collective in -c"); break;
         case 'h':
             if (rank == 0)
                 usage();

@@ -137,19 +137,7 @@ int main(int argc, char **argv)
         }
         case 'i': msgs = bench_parse_int(optarg, "messages per loop (-i)", 1); break;
         case 'r': reps = bench_parse_int(optarg, "repetitions (-r)", 1); break;
-        case 'm': {
-            memset(want, 0, sizeof want);
-            char *tok, *save = NULL;
-            for (tok = strtok_r(optarg, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-                int found = 0;
-                for (int m = 0; m < N_MODES; m++)
-                    if (strcmp(tok, mode_name[m]) == 0)
-                        want[m] = found = 1;
-                if (!found)
-                    bench_die("unknown mode '%s' in -m (posted, unexpected)", tok);
-            }
-            break;
-        }
+        case 'm': bench_parse_choice(optarg, mode_name, N_MODES, want, "mode in -m (posted, unexpected)"); break;
         case 'h':
             if (rank == 0)
                 usage();

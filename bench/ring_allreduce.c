@@ -100,26 +100,8 @@ int main(int argc, char **argv)
         switch (opt) {
         case 'i': iters = bench_parse_int(optarg, "iterations (-i)", 1); break;
         case 'r': reps = bench_parse_int(optarg, "repetitions (-r)", 1); break;
-        case 'T': {
-            char *end = NULL;
-            limit = strtod(optarg, &end);
-            if (end == optarg || *end != '\0' || !(limit >= 0.0))
-                bench_die("bad time limit (-T) '%s'", optarg);
-            break;
-        }
-        case 'c': {
-            memset(want, 0, sizeof want);
-            char *tok, *save = NULL;
-            for (tok = strtok_r(optarg, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-                int found = 0;
-                for (int t = 0; t < NTAB; t++)
-                    if (strcmp(tok, tname[t]) == 0)
-                        want[t] = found = 1;
-                if (!found)
-                    bench_die("unknown table '%s' in -c", tok);
-            }
-            break;
-        }
+        case 'T': limit = bench_parse_seconds(optarg, "time limit (-T)"); break;
+        case 'c': bench_parse_choice(optarg, tname, NTAB, want, "table in -c"); break;
         case 'h':
             if (rank == 0)
                 usage();
