@@ -77,7 +77,9 @@ void aptus_req_free(struct aptus_request *r)
 
 void aptus_req_wait_remote(struct aptus_request *r, int wpeer)
 {
-    if (r->rwait)
+    /* A request can be complete already: to oneself (self channel) the answer comes back
+     * inside the send. */
+    if (r->rwait || r->complete)
         return;
     r->rwait = 1;
     r->wpeer = wpeer;

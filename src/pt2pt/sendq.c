@@ -156,6 +156,13 @@ static int sendq_flush(void)
     while (*pp) {
         struct aptus_peer *p = *pp;
         sent += flush_peer(p);
+        /* A channel may deliver inside a send (self; a held frame released by the fault layer),
+         * and the handlers may queue frames to a peer that was not queued: pushed at the head,
+         * so p's link may have moved. Unlinking through a stale link would drop that peer from
+         * the list while it stays marked queued, and its frames would never go. */
+        if (*pp != p)
+            for (pp = &aptus_ml.queued_peers; *pp != p;)
+                pp = &(*pp)->sq->next_peer;
         if (!p->sq->head) {
             p->queued = 0;
             *pp = p->sq->next_peer;
