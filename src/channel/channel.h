@@ -212,6 +212,8 @@ void aptus_peer_ep_close(struct aptus_ep *ep);
  * depend on the peer with an error); by policy (APTUS_PEER_FAILURE_ERRORS=0, the default) the job
  * then ends, from here. */
 void aptus_peer_fail(struct aptus_peer *p, const struct aptus_channel *ch, const char *why);
+/* Peers failed so far (0 in a healthy job: paths that must check a peer test this first). */
+extern int aptus_peers_failed;
 void aptus_peer_fail_handler_set(void (*fn)(struct aptus_peer *p, const char *why));
 
 /* A route refinement hook: the message layer's protocol selector fills route->proto[] for

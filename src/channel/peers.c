@@ -12,6 +12,7 @@
 struct aptus_rule_chain aptus_rules;
 static struct aptus_route *routes; /* one per set of reaching channels */
 static void (*route_refine)(struct aptus_route *route);
+int aptus_peers_failed;
 static void (*fail_handler)(struct aptus_peer *p, const char *why);
 
 void aptus_route_refine_set(void (*fn)(struct aptus_route *route))
@@ -125,6 +126,7 @@ void aptus_peer_fail(struct aptus_peer *p, const struct aptus_channel *ch, const
     if (p->failed)
         return;
     p->failed = 1;
+    aptus_peers_failed++;
     /* Its endpoints go: every later send to it takes the slow path, which refuses a failed
      * peer, so the fast path needs no test of its own. */
     while (p->ep) {

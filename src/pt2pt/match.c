@@ -85,6 +85,7 @@ void aptus_match_finalize(void)
 
 static void pbucket_append(struct pbucket *b, struct aptus_request *r)
 {
+    r->bucket = b;
     r->next = NULL;
     r->prev = b->tail;
     if (b->tail)
@@ -107,7 +108,7 @@ static void pbucket_unlink(struct pbucket *b, struct aptus_request *r)
     r->next = r->prev = NULL;
 }
 
-static void posted_grow(void)
+static __attribute__((noinline, cold)) void posted_grow(void)
 {
     uint32_t n = 2 * (mt.pmask + 1);
     struct pbucket *t = calloc(n, sizeof *t);
@@ -126,27 +127,27 @@ static void posted_grow(void)
     mt.pmask = n - 1;
 }
 
-static inline struct pbucket *posted_bucket(const struct aptus_request *r)
-{
-    return is_wild(r) ? &mt.wild : &mt.posted[key_hash(r->ctx, r->peer, r->tag) & mt.pmask];
-}
-
 void aptus_posted_add(struct aptus_request *r)
 {
     r->stamp = ++mt.stamp;
     r->posted = 1;
-    if (!is_wild(r) && ++mt.pcount > 2 * (mt.pmask + 1))
+    if (is_wild(r)) {
+        pbucket_append(&mt.wild, r);
+        return;
+    }
+    if (++mt.pcount > 2 * (mt.pmask + 1))
         posted_grow();
-    pbucket_append(posted_bucket(r), r);
+    pbucket_append(&mt.posted[key_hash(r->ctx, r->peer, r->tag) & mt.pmask], r);
 }
 
 int aptus_posted_remove(struct aptus_request *r)
 {
     if (!r->posted)
         return 0;
-    if (!is_wild(r))
+    struct pbucket *b = r->bucket;
+    if (b != &mt.wild)
         mt.pcount--;
-    pbucket_unlink(posted_bucket(r), r);
+    pbucket_unlink(b, r);
     r->posted = 0;
     return 1;
 }
@@ -154,6 +155,8 @@ int aptus_posted_remove(struct aptus_request *r)
 struct aptus_request *aptus_posted_take(uint16_t ctx, int src, int tag)
 {
     struct aptus_request *exact = NULL, *wild = NULL;
+    if (!mt.pcount && !mt.wild.head)
+        return NULL;
     struct pbucket *b = &mt.posted[key_hash(ctx, src, tag) & mt.pmask];
     for (struct aptus_request *r = b->head; r; r = r->next)
         if (r->ctx == ctx && r->peer == src && r->tag == tag) {
@@ -195,7 +198,7 @@ static void ubucket_append(struct ubucket *b, struct aptus_unexp *u)
     b->tail = u;
 }
 
-static void unexp_grow(void)
+static __attribute__((noinline, cold)) void unexp_grow(void)
 {
     uint32_t n = 2 * (mt.umask + 1);
     struct ubucket *t = calloc(n, sizeof *t);
@@ -253,6 +256,8 @@ void aptus_unexp_remove(struct aptus_unexp *u)
 
 struct aptus_unexp *aptus_unexp_find(uint16_t ctx, int src, int tag)
 {
+    if (!mt.ucount)
+        return NULL;
     if (src != MPI_ANY_SOURCE && tag != MPI_ANY_TAG) {
         for (struct aptus_unexp *u = mt.unexp[key_hash(ctx, src, tag) & mt.umask].head; u; u = u->bnext)
             if (u->ctx == ctx && u->src == src && u->tag == tag)

@@ -49,6 +49,7 @@ struct aptus_request {
     uint64_t msg_bytes; /* bytes the sender sent (reported on truncation) */
     /* queue links, and the posted receive's order stamp (matching order across queues) */
     struct aptus_request *next, *prev;
+    void *bucket; /* the posted queue's list it is in */
     uint64_t stamp;
     /* waiting for a peer's answer (failure path): the peer's world rank, links */
     int wpeer;

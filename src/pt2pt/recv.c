@@ -151,7 +151,7 @@ int aptus_recv_start(struct aptus_request *r)
         return 0;
     }
     /* A failed peer sends nothing more: a receive from it could never match. */
-    if (r->peer >= 0 && r->comm) {
+    if (__builtin_expect(aptus_peers_failed != 0, 0) && r->peer >= 0 && r->comm) {
         struct aptus_peer *p = aptus_rt.peers[aptus_comm_peer_world(r->comm, r->peer)];
         if (__builtin_expect(p && p->failed, 0)) {
             r->st_source = r->peer;
