@@ -1,14 +1,16 @@
-/* The posted and unexpected queues, hashed by (context, source, tag).
+/* The posted and unexpected queues: one ordered list each while matches are found near the
+ * front (the common case, and the cheapest), hashed by (context, source, tag) once a search
+ * has had to walk far, back to the list when the queue empties.
  *
- * Posted receives with a full envelope go to the bucket of their key; receives with
- * MPI_ANY_SOURCE or MPI_ANY_TAG go to one wildcard list. Every posted receive carries an order
- * stamp: an arriving message takes the first match of its bucket and the first match of the
- * wildcard list, whichever was posted first, which is exactly MPI's order.
+ * Hashed posted queue: receives with a full envelope go to the bucket of their key; receives
+ * with MPI_ANY_SOURCE or MPI_ANY_TAG go to one wildcard list. Every posted receive carries an
+ * order stamp: an arriving message takes the first match of its bucket and the first match of
+ * the wildcard list, whichever was posted first, which is exactly MPI's order.
  *
- * Unexpected messages always have a full envelope: each sits in its key's bucket and in one
- * list in arrival order. A receive with a full envelope takes the first message of its key
- * in the bucket (the bucket keeps arrival order among equal keys); a wildcard receive scans
- * the arrival list.
+ * Hashed unexpected queue: messages always have a full envelope; each sits in its key's bucket
+ * and in the list in arrival order (kept in both modes). A receive with a full envelope takes
+ * the first message of its key in the bucket (the bucket keeps arrival order among equal keys);
+ * a wildcard receive scans the arrival list.
  *
  * Both tables double when they hold more than two entries per bucket; rehashing keeps the
  * order of equal keys, the only order that matters. */
@@ -18,6 +20,8 @@
 #include "pt2pt/mlayer.h"
 
 #define TABLE_MIN 64
+/* A search that walks more entries than this switches its queue to hashing. */
+#define SCAN_MAX 32
 
 struct pbucket {
     struct aptus_request *head, *tail;
@@ -27,10 +31,16 @@ struct ubucket {
 };
 
 static struct {
+    /* posted receives */
+    int phashed;         /* 0: all in `lin`, in order */
+    struct pbucket lin;  /* linear mode */
+    struct pbucket wild; /* hashed mode: the wildcard receives */
     struct pbucket *posted;
-    uint32_t pmask, pcount;
-    struct pbucket wild;
+    uint32_t pmask, pcount; /* hashed mode: table, entries in the table */
+    uint32_t pall;          /* posted receives in all */
     uint64_t stamp;
+    /* unexpected messages */
+    int uhashed;
     struct ubucket *unexp;
     uint32_t umask, ucount;
     struct aptus_unexp *uhead, *utail; /* arrival order */
@@ -52,21 +62,9 @@ static inline int matches(const struct aptus_request *r, uint16_t ctx, int src, 
     return r->ctx == ctx && (r->peer == src || r->peer == MPI_ANY_SOURCE) && (r->tag == tag || r->tag == MPI_ANY_TAG);
 }
 
-static void *table_new(uint32_t n, size_t each)
-{
-    void *t = calloc(n, each);
-    if (!t)
-        aptus_abort_job(MPI_ERR_NO_MEM, "out of memory for the matching queues");
-    return t;
-}
-
 void aptus_match_init(void)
 {
     memset(&mt, 0, sizeof mt);
-    mt.posted = table_new(TABLE_MIN, sizeof *mt.posted);
-    mt.pmask = TABLE_MIN - 1;
-    mt.unexp = table_new(TABLE_MIN, sizeof *mt.unexp);
-    mt.umask = TABLE_MIN - 1;
 }
 
 void aptus_match_finalize(void)
@@ -83,7 +81,7 @@ void aptus_match_finalize(void)
 
 /* ---- posted receives ---- */
 
-static void pbucket_append(struct pbucket *b, struct aptus_request *r)
+static inline void pbucket_append(struct pbucket *b, struct aptus_request *r)
 {
     r->bucket = b;
     r->next = NULL;
@@ -95,7 +93,7 @@ static void pbucket_append(struct pbucket *b, struct aptus_request *r)
     b->tail = r;
 }
 
-static void pbucket_unlink(struct pbucket *b, struct aptus_request *r)
+static inline void pbucket_unlink(struct pbucket *b, struct aptus_request *r)
 {
     if (r->prev)
         r->prev->next = r->next;
@@ -108,76 +106,128 @@ static void pbucket_unlink(struct pbucket *b, struct aptus_request *r)
     r->next = r->prev = NULL;
 }
 
-static __attribute__((noinline, cold)) void posted_grow(void)
+static inline void phash_insert(struct aptus_request *r)
 {
-    uint32_t n = 2 * (mt.pmask + 1);
-    struct pbucket *t = calloc(n, sizeof *t);
+    if (is_wild(r)) {
+        pbucket_append(&mt.wild, r);
+    } else {
+        mt.pcount++;
+        pbucket_append(&mt.posted[key_hash(r->ctx, r->peer, r->tag) & mt.pmask], r);
+    }
+}
+
+/* Rehashes into a table of n buckets (keeps the order of equal keys). 0, or -1 (no memory:
+ * the queue stays as it is, slower but correct). */
+static __attribute__((noinline, cold)) int posted_rehash(uint32_t n)
+{
+    struct pbucket *t = calloc(n, sizeof *t), *old = mt.posted;
     if (!t)
-        return; /* stay at this size: slower, still correct */
-    for (uint32_t i = 0; i <= mt.pmask; i++) {
-        struct aptus_request *r = mt.posted[i].head;
+        return -1;
+    uint32_t oldn = mt.posted ? mt.pmask + 1 : 0;
+    mt.posted = t;
+    mt.pmask = n - 1;
+    mt.pcount = 0;
+    for (uint32_t i = 0; i < oldn; i++) {
+        struct aptus_request *r = old[i].head;
         while (r) {
             struct aptus_request *next = r->next;
-            pbucket_append(&t[key_hash(r->ctx, r->peer, r->tag) & (n - 1)], r);
+            phash_insert(r);
             r = next;
         }
     }
-    free(mt.posted);
-    mt.posted = t;
-    mt.pmask = n - 1;
+    free(old);
+    return 0;
+}
+
+/* The linear list becomes the hashed queue (wildcards to their list), in order. */
+static __attribute__((noinline, cold)) void posted_to_hash(void)
+{
+    uint32_t n = TABLE_MIN;
+    while (2 * n < mt.pall)
+        n *= 2;
+    if ((!mt.posted || mt.pmask + 1 < n) && posted_rehash(n) != 0)
+        return;
+    struct aptus_request *r = mt.lin.head;
+    mt.lin.head = mt.lin.tail = NULL;
+    while (r) {
+        struct aptus_request *next = r->next;
+        phash_insert(r);
+        r = next;
+    }
+    mt.phashed = 1;
 }
 
 void aptus_posted_add(struct aptus_request *r)
 {
     r->stamp = ++mt.stamp;
     r->posted = 1;
-    if (is_wild(r)) {
-        pbucket_append(&mt.wild, r);
+    mt.pall++;
+    if (!mt.phashed) {
+        pbucket_append(&mt.lin, r);
         return;
     }
-    if (++mt.pcount > 2 * (mt.pmask + 1))
-        posted_grow();
-    pbucket_append(&mt.posted[key_hash(r->ctx, r->peer, r->tag) & mt.pmask], r);
+    phash_insert(r);
+    if (mt.pcount > 2 * (mt.pmask + 1))
+        posted_rehash(2 * (mt.pmask + 1));
+}
+
+static inline void posted_unlink(struct aptus_request *r)
+{
+    struct pbucket *b = r->bucket;
+    if (b != &mt.lin && b != &mt.wild)
+        mt.pcount--;
+    pbucket_unlink(b, r);
+    r->posted = 0;
+    if (--mt.pall == 0)
+        mt.phashed = 0; /* empty: back to the cheap list */
 }
 
 int aptus_posted_remove(struct aptus_request *r)
 {
     if (!r->posted)
         return 0;
-    struct pbucket *b = r->bucket;
-    if (b != &mt.wild)
-        mt.pcount--;
-    pbucket_unlink(b, r);
-    r->posted = 0;
+    posted_unlink(r);
     return 1;
 }
 
 struct aptus_request *aptus_posted_take(uint16_t ctx, int src, int tag)
 {
-    struct aptus_request *exact = NULL, *wild = NULL;
-    if (!mt.pcount && !mt.wild.head)
+    if (!mt.pall)
         return NULL;
-    struct pbucket *b = &mt.posted[key_hash(ctx, src, tag) & mt.pmask];
-    for (struct aptus_request *r = b->head; r; r = r->next)
+    struct aptus_request *r;
+    if (!mt.phashed) {
+        int walked = 0;
+        for (r = mt.lin.head; r; r = r->next, walked++)
+            if (matches(r, ctx, src, tag))
+                break;
+        if (r)
+            posted_unlink(r);
+        if (walked > SCAN_MAX && mt.pall)
+            posted_to_hash();
+        return r;
+    }
+    struct aptus_request *exact = NULL, *wild = NULL;
+    for (r = mt.posted[key_hash(ctx, src, tag) & mt.pmask].head; r; r = r->next)
         if (r->ctx == ctx && r->peer == src && r->tag == tag) {
             exact = r;
             break;
         }
-    for (struct aptus_request *r = mt.wild.head; r; r = r->next)
+    for (r = mt.wild.head; r; r = r->next)
         if (matches(r, ctx, src, tag)) {
             wild = r;
             break;
         }
-    struct aptus_request *r = !wild ? exact : !exact ? wild : exact->stamp < wild->stamp ? exact : wild;
+    r = !wild ? exact : !exact ? wild : exact->stamp < wild->stamp ? exact : wild;
     if (r)
-        aptus_posted_remove(r);
+        posted_unlink(r);
     return r;
 }
 
 void aptus_posted_each(void (*fn)(struct aptus_request *r, void *arg), void *arg)
 {
-    for (uint32_t i = 0; i <= mt.pmask + 1; i++) {
-        struct pbucket *b = i <= mt.pmask ? &mt.posted[i] : &mt.wild;
+    uint32_t n = mt.posted ? mt.pmask + 1 : 0;
+    for (uint32_t i = 0; i < n + 2; i++) {
+        struct pbucket *b = i < n ? &mt.posted[i] : i == n ? &mt.wild : &mt.lin;
         for (struct aptus_request *r = b->head, *next; r; r = next) {
             next = r->next;
             fn(r, arg);
@@ -187,7 +237,7 @@ void aptus_posted_each(void (*fn)(struct aptus_request *r, void *arg), void *arg
 
 /* ---- unexpected messages ---- */
 
-static void ubucket_append(struct ubucket *b, struct aptus_unexp *u)
+static inline void ubucket_append(struct ubucket *b, struct aptus_unexp *u)
 {
     u->bnext = NULL;
     u->bprev = b->tail;
@@ -198,30 +248,22 @@ static void ubucket_append(struct ubucket *b, struct aptus_unexp *u)
     b->tail = u;
 }
 
-static __attribute__((noinline, cold)) void unexp_grow(void)
+/* (Re)builds the buckets, n of them, from the arrival list (so equal keys keep their order). */
+static __attribute__((noinline, cold)) void unexp_rehash(uint32_t n)
 {
-    uint32_t n = 2 * (mt.umask + 1);
     struct ubucket *t = calloc(n, sizeof *t);
     if (!t)
-        return;
-    for (uint32_t i = 0; i <= mt.umask; i++) {
-        struct aptus_unexp *u = mt.unexp[i].head;
-        while (u) {
-            struct aptus_unexp *next = u->bnext;
-            ubucket_append(&t[key_hash(u->ctx, u->src, u->tag) & (n - 1)], u);
-            u = next;
-        }
-    }
+        return; /* stay as it is: slower, still correct */
     free(mt.unexp);
     mt.unexp = t;
     mt.umask = n - 1;
+    for (struct aptus_unexp *u = mt.uhead; u; u = u->next)
+        ubucket_append(&t[key_hash(u->ctx, u->src, u->tag) & (n - 1)], u);
+    mt.uhashed = 1;
 }
 
 void aptus_unexp_add(struct aptus_unexp *u)
 {
-    if (++mt.ucount > 2 * (mt.umask + 1))
-        unexp_grow();
-    ubucket_append(&mt.unexp[key_hash(u->ctx, u->src, u->tag) & mt.umask], u);
     u->next = NULL;
     u->prev = mt.utail;
     if (mt.utail)
@@ -229,19 +271,27 @@ void aptus_unexp_add(struct aptus_unexp *u)
     else
         mt.uhead = u;
     mt.utail = u;
+    mt.ucount++;
+    if (!mt.uhashed)
+        return;
+    ubucket_append(&mt.unexp[key_hash(u->ctx, u->src, u->tag) & mt.umask], u);
+    if (mt.ucount > 2 * (mt.umask + 1))
+        unexp_rehash(2 * (mt.umask + 1));
 }
 
 void aptus_unexp_remove(struct aptus_unexp *u)
 {
-    struct ubucket *b = &mt.unexp[key_hash(u->ctx, u->src, u->tag) & mt.umask];
-    if (u->bprev)
-        u->bprev->bnext = u->bnext;
-    else
-        b->head = u->bnext;
-    if (u->bnext)
-        u->bnext->bprev = u->bprev;
-    else
-        b->tail = u->bprev;
+    if (mt.uhashed) {
+        struct ubucket *b = &mt.unexp[key_hash(u->ctx, u->src, u->tag) & mt.umask];
+        if (u->bprev)
+            u->bprev->bnext = u->bnext;
+        else
+            b->head = u->bnext;
+        if (u->bnext)
+            u->bnext->bprev = u->bprev;
+        else
+            b->tail = u->bprev;
+    }
     if (u->prev)
         u->prev->next = u->next;
     else
@@ -251,21 +301,34 @@ void aptus_unexp_remove(struct aptus_unexp *u)
     else
         mt.utail = u->prev;
     u->next = u->prev = u->bnext = u->bprev = NULL;
-    mt.ucount--;
+    if (--mt.ucount == 0 && mt.uhashed) {
+        /* empty: back to the list alone (the table is kept for next time) */
+        memset(mt.unexp, 0, (mt.umask + 1) * sizeof *mt.unexp);
+        mt.uhashed = 0;
+    }
 }
 
 struct aptus_unexp *aptus_unexp_find(uint16_t ctx, int src, int tag)
 {
     if (!mt.ucount)
         return NULL;
-    if (src != MPI_ANY_SOURCE && tag != MPI_ANY_TAG) {
+    int wild = src == MPI_ANY_SOURCE || tag == MPI_ANY_TAG;
+    if (mt.uhashed && !wild) {
         for (struct aptus_unexp *u = mt.unexp[key_hash(ctx, src, tag) & mt.umask].head; u; u = u->bnext)
             if (u->ctx == ctx && u->src == src && u->tag == tag)
                 return u;
         return NULL;
     }
-    for (struct aptus_unexp *u = mt.uhead; u; u = u->next)
+    int walked = 0;
+    struct aptus_unexp *u;
+    for (u = mt.uhead; u; u = u->next, walked++)
         if (u->ctx == ctx && (src == MPI_ANY_SOURCE || u->src == src) && (tag == MPI_ANY_TAG || u->tag == tag))
-            return u;
-    return NULL;
+            break;
+    if (walked > SCAN_MAX && !wild && !mt.uhashed) {
+        uint32_t n = mt.unexp ? mt.umask + 1 : TABLE_MIN;
+        while (2 * n < mt.ucount)
+            n *= 2;
+        unexp_rehash(n);
+    }
+    return u;
 }

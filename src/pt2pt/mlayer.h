@@ -123,7 +123,16 @@ static inline int aptus_chan_send(struct aptus_ep *ep, const void *hdr, size_t h
 void aptus_recv_init(void);
 void aptus_recv_peer_free(struct aptus_peer *p); /* its frames that arrived early */
 /* The envelope of a matched message into r; returns the bytes that will be delivered. */
-size_t aptus_set_envelope(struct aptus_request *r, int src, int tag, uint64_t len);
+static inline size_t aptus_set_envelope(struct aptus_request *r, int src, int tag, uint64_t len)
+{
+    r->st_source = src;
+    r->st_tag = tag;
+    r->msg_bytes = len;
+    size_t n = len <= r->bytes ? (size_t)len : r->bytes;
+    r->st_bytes = n;
+    r->st_error = len > r->bytes ? MPI_ERR_TRUNCATE : MPI_SUCCESS;
+    return n;
+}
 
 /* eager.c */
 int aptus_eager_send(struct aptus_request *r, struct aptus_peer *p, int chan);

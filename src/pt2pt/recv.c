@@ -13,17 +13,6 @@ struct aptus_early {
     _Alignas(16) char frame[];
 };
 
-size_t aptus_set_envelope(struct aptus_request *r, int src, int tag, uint64_t len)
-{
-    r->st_source = src;
-    r->st_tag = tag;
-    r->msg_bytes = len;
-    size_t n = len <= r->bytes ? (size_t)len : r->bytes;
-    r->st_bytes = n;
-    r->st_error = len > r->bytes ? MPI_ERR_TRUNCATE : MPI_SUCCESS;
-    return n;
-}
-
 /* An RTS or message header in the form the queues keep (payload not copied). */
 static void describe(struct aptus_unexp *u, struct aptus_peer *from, const struct aptus_f_msg *m, const char *frame)
 {
@@ -66,18 +55,15 @@ static void deliver(struct aptus_request *r, const struct aptus_unexp *u, const 
     }
 }
 
-static void message(struct aptus_peer *from, const struct aptus_f_msg *m, const char *frame)
+/* A matched frame that no posted receive wants (yet), or one that is not plain eager. */
+static __attribute__((noinline)) void message_slow(struct aptus_peer *from, const struct aptus_f_msg *m,
+                                                   const char *frame, struct aptus_request *r)
 {
-    struct aptus_request *r = aptus_posted_take(m->ctx, m->src, m->tag);
     size_t hl = header_len(m->type);
     if (r) {
-        if (m->type == APTUS_F_EAGER) {
-            aptus_eager_deliver(r, from, m, frame + hl, 0);
-        } else {
-            struct aptus_unexp u;
-            describe(&u, from, m, frame);
-            deliver(r, &u, frame + hl);
-        }
+        struct aptus_unexp u;
+        describe(&u, from, m, frame);
+        deliver(r, &u, frame + hl);
         return;
     }
     size_t keep = m->type == APTUS_F_RTS ? 0 : (size_t)m->len;
@@ -88,6 +74,15 @@ static void message(struct aptus_peer *from, const struct aptus_f_msg *m, const 
     if (keep)
         memcpy(u->data, frame + hl, keep);
     aptus_unexp_add(u);
+}
+
+static inline void message(struct aptus_peer *from, const struct aptus_f_msg *m, const char *frame)
+{
+    struct aptus_request *r = aptus_posted_take(m->ctx, m->src, m->tag);
+    if (__builtin_expect(r && m->type == APTUS_F_EAGER, 1))
+        aptus_eager_deliver(r, from, m, frame + sizeof(struct aptus_f_msg), 0);
+    else
+        message_slow(from, m, frame, r);
 }
 
 static void stash(struct aptus_peer *from, const struct aptus_f_msg *m, size_t len)
