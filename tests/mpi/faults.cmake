@@ -115,3 +115,4 @@ aptus_mpi_test(NAME faults_bad_setting_np2 SOURCE p2p_basic.c NP 2 LABELS errors
   ENV APTUS_CHANNEL_FAULTS=noroom=1.5 EXPECT_NONZERO EXPECT_ERROR "APTUS_CHANNEL_FAULTS: noroom='1.5'")
 aptus_mpi_test(NAME faults_bad_key_np1 SOURCE p2p_basic.c NP 1 LABELS errors faults
   ENV APTUS_CHANNEL_FAULTS=lose=0.1 EXPECT_NONZERO EXPECT_ERROR "unknown key 'lose'")
+aptus_mpi_test(NAME faults_p2p_match_deep_np2 SOURCE p2p_match_deep.c NP 2 LABELS p2p faults ENV ${APTUS_FAULTS})
