@@ -99,6 +99,16 @@ static inline int bench_parse_int(const char *s, const char *what, int min)
     return (int)v;
 }
 
+/* -h (code 0) or a bad option (code 1): rank 0 prints the usage, every rank finalizes; the
+ * caller returns the code from main. */
+static inline int bench_usage_exit(int rank, void (*usage)(void), int code)
+{
+    if (rank == 0)
+        usage();
+    MPI_Finalize();
+    return code;
+}
+
 /* A time in seconds, >= 0 (e.g. the -T cap). */
 static inline double bench_parse_seconds(const char *s, const char *what)
 {

@@ -124,16 +124,8 @@ int main(int argc, char **argv)
         case 'r': reps = bench_parse_int(optarg, "repetitions (-r)", 1); break;
         case 'T': limit = bench_parse_seconds(optarg, "time limit (-T)"); break;
         case 'c': bench_parse_choice(optarg, cname, NCOLL, want, "collective in -c"); break;
-        case 'h':
-            if (rank == 0)
-                usage();
-            MPI_Finalize();
-            return 0;
-        default:
-            if (rank == 0)
-                usage();
-            MPI_Finalize();
-            return 1;
+        case 'h': return bench_usage_exit(rank, usage, 0);
+        default: return bench_usage_exit(rank, usage, 1);
         }
     }
     if (reps > BENCH_MAX_REPS)

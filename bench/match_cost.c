@@ -138,16 +138,8 @@ int main(int argc, char **argv)
         case 'i': msgs = bench_parse_int(optarg, "messages per loop (-i)", 1); break;
         case 'r': reps = bench_parse_int(optarg, "repetitions (-r)", 1); break;
         case 'm': bench_parse_choice(optarg, mode_name, N_MODES, want, "mode in -m (posted, unexpected)"); break;
-        case 'h':
-            if (rank == 0)
-                usage();
-            MPI_Finalize();
-            return 0;
-        default:
-            if (rank == 0)
-                usage();
-            MPI_Finalize();
-            return 1;
+        case 'h': return bench_usage_exit(rank, usage, 0);
+        default: return bench_usage_exit(rank, usage, 1);
         }
     }
     if (reps > BENCH_MAX_REPS)

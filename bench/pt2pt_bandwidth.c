@@ -164,16 +164,8 @@ int main(int argc, char **argv)
             do_bi = 1;
             do_uni = 0;
             break;
-        case 'h':
-            if (rank == 0)
-                usage();
-            MPI_Finalize();
-            return 0;
-        default:
-            if (rank == 0)
-                usage();
-            MPI_Finalize();
-            return 1;
+        case 'h': return bench_usage_exit(rank, usage, 0);
+        default: return bench_usage_exit(rank, usage, 1);
         }
     }
     if (reps > BENCH_MAX_REPS)

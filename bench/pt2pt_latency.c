@@ -93,16 +93,8 @@ int main(int argc, char **argv)
             break;
         case 'i': iters = bench_parse_int(optarg, "iterations (-i)", 1); break;
         case 'r': reps = bench_parse_int(optarg, "repetitions (-r)", 1); break;
-        case 'h':
-            if (rank == 0)
-                usage();
-            MPI_Finalize();
-            return 0;
-        default:
-            if (rank == 0)
-                usage();
-            MPI_Finalize();
-            return 1;
+        case 'h': return bench_usage_exit(rank, usage, 0);
+        default: return bench_usage_exit(rank, usage, 1);
         }
     }
     if (reps > BENCH_MAX_REPS)
