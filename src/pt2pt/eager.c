@@ -30,8 +30,8 @@ int aptus_eager_send(struct aptus_request *r, struct aptus_peer *p, int chan)
     return rc == APTUS_ERR ? (p->failed ? MPI_ERR_PROC_ABORTED : MPI_ERR_NO_MEM) : 0;
 }
 
-void aptus_eager_deliver(struct aptus_request *r, struct aptus_peer *from, const struct aptus_f_msg *m,
-                         const void *payload, uint64_t sreq)
+void aptus_eager_deliver_slow(struct aptus_request *r, struct aptus_peer *from, const struct aptus_f_msg *m,
+                              const void *payload, uint64_t sreq)
 {
     size_t n = aptus_set_envelope(r, m->src, m->tag, m->len);
     if (r->nc) {

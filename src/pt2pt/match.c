@@ -157,7 +157,7 @@ static __attribute__((noinline, cold)) void posted_to_hash(void)
     mt.phashed = 1;
 }
 
-void aptus_posted_add(struct aptus_request *r)
+static inline __attribute__((always_inline)) void posted_add(struct aptus_request *r)
 {
     r->stamp = ++mt.stamp;
     r->posted = 1;
@@ -279,7 +279,7 @@ void aptus_unexp_add(struct aptus_unexp *u)
         unexp_rehash(2 * (mt.umask + 1));
 }
 
-void aptus_unexp_remove(struct aptus_unexp *u)
+static inline __attribute__((always_inline)) void unexp_remove(struct aptus_unexp *u)
 {
     if (mt.uhashed) {
         struct ubucket *b = &mt.unexp[key_hash(u->ctx, u->src, u->tag) & mt.umask];
@@ -308,7 +308,7 @@ void aptus_unexp_remove(struct aptus_unexp *u)
     }
 }
 
-struct aptus_unexp *aptus_unexp_find(uint16_t ctx, int src, int tag)
+static inline __attribute__((always_inline)) struct aptus_unexp *unexp_find(uint16_t ctx, int src, int tag)
 {
     if (!mt.ucount)
         return NULL;
@@ -330,5 +330,30 @@ struct aptus_unexp *aptus_unexp_find(uint16_t ctx, int src, int tag)
             n *= 2;
         unexp_rehash(n);
     }
+    return u;
+}
+
+void aptus_posted_add(struct aptus_request *r)
+{
+    posted_add(r);
+}
+
+struct aptus_unexp *aptus_unexp_find(uint16_t ctx, int src, int tag)
+{
+    return unexp_find(ctx, src, tag);
+}
+
+void aptus_unexp_remove(struct aptus_unexp *u)
+{
+    unexp_remove(u);
+}
+
+struct aptus_unexp *aptus_unexp_take_or_post(struct aptus_request *r)
+{
+    struct aptus_unexp *u = mt.ucount ? unexp_find(r->ctx, r->peer, r->tag) : NULL;
+    if (u)
+        unexp_remove(u);
+    else
+        posted_add(r);
     return u;
 }

@@ -81,7 +81,15 @@ struct aptus_mlayer {
 extern struct aptus_mlayer aptus_ml;
 
 /* request.c */
-void aptus_req_done(struct aptus_request *r);
+void aptus_req_done_slow(struct aptus_request *r);
+/* Completes a request: the common case (nothing to release or unlink) inline. */
+static inline void aptus_req_done(struct aptus_request *r)
+{
+    if (__builtin_expect((r->rwait | r->rndv_out) == 0 && !r->bsend_piece && !r->free_on_complete, 1))
+        r->complete = 1;
+    else
+        aptus_req_done_slow(r);
+}
 /* Links a request into the list of those waiting for the peer's answer (world rank wpeer). */
 void aptus_req_wait_remote(struct aptus_request *r, int wpeer);
 
@@ -97,6 +105,9 @@ void aptus_posted_each(void (*fn)(struct aptus_request *r, void *arg), void *arg
 /* The earliest unexpected message matching (ctx, src, tag) (wildcards allowed); not removed. */
 struct aptus_unexp *aptus_unexp_find(uint16_t ctx, int src, int tag);
 void aptus_unexp_add(struct aptus_unexp *u);
+/* A receive starting: the earliest unexpected message it matches, removed from the queue; or
+ * NULL after posting r. */
+struct aptus_unexp *aptus_unexp_take_or_post(struct aptus_request *r);
 void aptus_unexp_remove(struct aptus_unexp *u);
 
 /* sendq.c. frame_out sends a frame now if nothing waits before it and there is room, else
@@ -136,8 +147,29 @@ static inline size_t aptus_set_envelope(struct aptus_request *r, int src, int ta
 
 /* eager.c */
 int aptus_eager_send(struct aptus_request *r, struct aptus_peer *p, int chan);
-void aptus_eager_deliver(struct aptus_request *r, struct aptus_peer *from, const struct aptus_f_msg *m,
-                         const void *payload, uint64_t sreq);
+/* Delivers an eager payload into r (envelope, copy or unpack); a synchronous one is answered. */
+void aptus_eager_deliver_slow(struct aptus_request *r, struct aptus_peer *from, const struct aptus_f_msg *m,
+                              const void *payload, uint64_t sreq);
+static inline void aptus_eager_deliver(struct aptus_request *r, struct aptus_peer *from, const struct aptus_f_msg *m,
+                                       const void *payload, uint64_t sreq)
+{
+    if (__builtin_expect(r->nc || m->type != APTUS_F_EAGER, 0)) {
+        aptus_eager_deliver_slow(r, from, m, payload, sreq);
+        return;
+    }
+    size_t n = aptus_set_envelope(r, m->src, m->tag, m->len);
+    if (n >= 8 && n <= 16) {
+        /* Small payloads without a call: two overlapping 8-byte words. */
+        uint64_t a, b;
+        memcpy(&a, payload, 8);
+        memcpy(&b, (const char *)payload + n - 8, 8);
+        memcpy(r->buf, &a, 8);
+        memcpy((char *)r->buf + n - 8, &b, 8);
+    } else if (n) {
+        memcpy(r->buf, payload, n);
+    }
+    aptus_req_done(r);
+}
 void aptus_eager_init(void);
 
 /* rndv.c */

@@ -134,30 +134,40 @@ void aptus_recv_peer_free(struct aptus_peer *p)
     }
 }
 
+/* A receive from a failed peer (after its messages that had arrived): it could never match. */
+static int recv_from_failed(struct aptus_request *r)
+{
+    if (r->peer < 0 || !r->comm)
+        return 0;
+    struct aptus_peer *p = aptus_rt.peers[aptus_comm_peer_world(r->comm, r->peer)];
+    if (!p || !p->failed)
+        return 0;
+    r->st_source = r->peer;
+    r->st_tag = r->tag;
+    r->st_bytes = 0;
+    r->st_error = MPI_ERR_PROC_ABORTED;
+    aptus_req_done(r);
+    return 1;
+}
+
 int aptus_recv_start(struct aptus_request *r)
 {
     r->complete = 0;
     r->cancelled = 0;
-    struct aptus_unexp *u = aptus_unexp_find(r->ctx, r->peer, r->tag);
+    struct aptus_unexp *u;
+    if (__builtin_expect(aptus_peers_failed == 0, 1)) {
+        u = aptus_unexp_take_or_post(r);
+    } else {
+        u = aptus_unexp_find(r->ctx, r->peer, r->tag);
+        if (u)
+            aptus_unexp_remove(u);
+        else if (!recv_from_failed(r))
+            aptus_posted_add(r);
+    }
     if (u) {
-        aptus_unexp_remove(u);
         deliver(r, u, u->data);
         free(u);
-        return 0;
     }
-    /* A failed peer sends nothing more: a receive from it could never match. */
-    if (__builtin_expect(aptus_peers_failed != 0, 0) && r->peer >= 0 && r->comm) {
-        struct aptus_peer *p = aptus_rt.peers[aptus_comm_peer_world(r->comm, r->peer)];
-        if (__builtin_expect(p && p->failed, 0)) {
-            r->st_source = r->peer;
-            r->st_tag = r->tag;
-            r->st_bytes = 0;
-            r->st_error = MPI_ERR_PROC_ABORTED;
-            aptus_req_done(r);
-            return 0;
-        }
-    }
-    aptus_posted_add(r);
     return 0;
 }
 

@@ -101,7 +101,7 @@ static void remote_wait_unlink(struct aptus_request *r)
     r->rwait = 0;
 }
 
-void aptus_req_done(struct aptus_request *r)
+void aptus_req_done_slow(struct aptus_request *r)
 {
     if (r->rwait)
         remote_wait_unlink(r);
