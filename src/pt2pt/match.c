@@ -23,28 +23,8 @@
 /* A search that walks more entries than this switches its queue to hashing. */
 #define SCAN_MAX 32
 
-struct pbucket {
-    struct aptus_request *head, *tail;
-};
-struct ubucket {
-    struct aptus_unexp *head, *tail;
-};
-
-static struct {
-    /* posted receives */
-    int phashed;         /* 0: all in `lin`, in order */
-    struct pbucket lin;  /* linear mode */
-    struct pbucket wild; /* hashed mode: the wildcard receives */
-    struct pbucket *posted;
-    uint32_t pmask, pcount; /* hashed mode: table, entries in the table */
-    uint32_t pall;          /* posted receives in all */
-    uint64_t stamp;
-    /* unexpected messages */
-    int uhashed;
-    struct ubucket *unexp;
-    uint32_t umask, ucount;
-    struct aptus_unexp *uhead, *utail; /* arrival order */
-} mt;
+#define mt aptus_mt
+struct aptus_match_state aptus_mt;
 
 static inline uint32_t key_hash(uint16_t ctx, int src, int tag)
 {
@@ -348,7 +328,7 @@ void aptus_unexp_remove(struct aptus_unexp *u)
     unexp_remove(u);
 }
 
-struct aptus_unexp *aptus_unexp_take_or_post(struct aptus_request *r)
+struct aptus_unexp *aptus_unexp_take_or_post_slow(struct aptus_request *r)
 {
     struct aptus_unexp *u = mt.ucount ? unexp_find(r->ctx, r->peer, r->tag) : NULL;
     if (u)

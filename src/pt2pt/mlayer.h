@@ -105,9 +105,51 @@ void aptus_posted_each(void (*fn)(struct aptus_request *r, void *arg), void *arg
 /* The earliest unexpected message matching (ctx, src, tag) (wildcards allowed); not removed. */
 struct aptus_unexp *aptus_unexp_find(uint16_t ctx, int src, int tag);
 void aptus_unexp_add(struct aptus_unexp *u);
+/* State of the queues (match.c owns it; the fast path below reads it). */
+struct pbucket {
+    struct aptus_request *head, *tail;
+};
+struct ubucket {
+    struct aptus_unexp *head, *tail;
+};
+struct aptus_match_state {
+    /* posted receives */
+    int phashed;         /* 0: all in `lin`, in order */
+    struct pbucket lin;  /* linear mode */
+    struct pbucket wild; /* hashed mode: the wildcard receives */
+    struct pbucket *posted;
+    uint32_t pmask, pcount; /* hashed mode: table, entries in the table */
+    uint32_t pall;          /* posted receives in all */
+    uint64_t stamp;
+    /* unexpected messages */
+    int uhashed;
+    struct ubucket *unexp;
+    uint32_t umask, ucount;
+    struct aptus_unexp *uhead, *utail; /* arrival order */
+};
+extern struct aptus_match_state aptus_mt;
+
 /* A receive starting: the earliest unexpected message it matches, removed from the queue; or
- * NULL after posting r. */
-struct aptus_unexp *aptus_unexp_take_or_post(struct aptus_request *r);
+ * NULL after posting r. The common case (nothing unexpected, the list mode) inline. */
+struct aptus_unexp *aptus_unexp_take_or_post_slow(struct aptus_request *r);
+static inline struct aptus_unexp *aptus_unexp_take_or_post(struct aptus_request *r)
+{
+    if (__builtin_expect(aptus_mt.ucount != 0 || aptus_mt.phashed, 0))
+        return aptus_unexp_take_or_post_slow(r);
+    r->stamp = ++aptus_mt.stamp;
+    r->posted = 1;
+    aptus_mt.pall++;
+    struct pbucket *b = &aptus_mt.lin;
+    r->bucket = b;
+    r->next = NULL;
+    r->prev = b->tail;
+    if (b->tail)
+        b->tail->next = r;
+    else
+        b->head = r;
+    b->tail = r;
+    return NULL;
+}
 void aptus_unexp_remove(struct aptus_unexp *u);
 
 /* sendq.c. frame_out sends a frame now if nothing waits before it and there is room, else
