@@ -37,15 +37,8 @@ void aptus_eager_deliver_slow(struct aptus_request *r, struct aptus_peer *from, 
     if (r->nc) {
         aptus_dt_cursor_init(&r->cur, r->buf, r->count, r->dt);
         aptus_dt_unpack_some(&r->cur, payload, n);
-    } else if (n >= 8 && n <= 16) {
-        /* Small payloads inline, without a call: two overlapping 8-byte words. */
-        uint64_t a, b;
-        memcpy(&a, payload, 8);
-        memcpy(&b, (const char *)payload + n - 8, 8);
-        memcpy(r->buf, &a, 8);
-        memcpy((char *)r->buf + n - 8, &b, 8);
-    } else if (n) {
-        memcpy(r->buf, payload, n);
+    } else {
+        aptus_copy_payload(r->buf, payload, n);
     }
     if (m->type == APTUS_F_EAGER_SYNC) {
         struct aptus_f_ctrl c = { .type = APTUS_F_SYNC_ACK, .sreq = sreq };

@@ -61,18 +61,6 @@ void aptus_match_finalize(void)
 
 /* ---- posted receives ---- */
 
-static inline void pbucket_append(struct pbucket *b, struct aptus_request *r)
-{
-    r->bucket = b;
-    r->next = NULL;
-    r->prev = b->tail;
-    if (b->tail)
-        b->tail->next = r;
-    else
-        b->head = r;
-    b->tail = r;
-}
-
 static inline void pbucket_unlink(struct pbucket *b, struct aptus_request *r)
 {
     if (r->prev)
@@ -89,10 +77,10 @@ static inline void pbucket_unlink(struct pbucket *b, struct aptus_request *r)
 static inline void phash_insert(struct aptus_request *r)
 {
     if (is_wild(r)) {
-        pbucket_append(&mt.wild, r);
+        aptus_pbucket_append(&mt.wild, r);
     } else {
         mt.pcount++;
-        pbucket_append(&mt.posted[key_hash(r->ctx, r->peer, r->tag) & mt.pmask], r);
+        aptus_pbucket_append(&mt.posted[key_hash(r->ctx, r->peer, r->tag) & mt.pmask], r);
     }
 }
 
@@ -139,11 +127,9 @@ static __attribute__((noinline, cold)) void posted_to_hash(void)
 
 static inline __attribute__((always_inline)) void posted_add(struct aptus_request *r)
 {
-    r->stamp = ++mt.stamp;
-    r->posted = 1;
-    mt.pall++;
+    aptus_posted_stamp(r);
     if (!mt.phashed) {
-        pbucket_append(&mt.lin, r);
+        aptus_pbucket_append(&mt.lin, r);
         return;
     }
     phash_insert(r);

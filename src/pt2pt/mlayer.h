@@ -132,14 +132,9 @@ extern struct aptus_match_state aptus_mt;
 /* A receive starting: the earliest unexpected message it matches, removed from the queue; or
  * NULL after posting r. The common case (nothing unexpected, the list mode) inline. */
 struct aptus_unexp *aptus_unexp_take_or_post_slow(struct aptus_request *r);
-static inline struct aptus_unexp *aptus_unexp_take_or_post(struct aptus_request *r)
+/* Appends r to a posted-queue list (in posting order) / gives it its order stamp. */
+static inline void aptus_pbucket_append(struct pbucket *b, struct aptus_request *r)
 {
-    if (__builtin_expect(aptus_mt.ucount != 0 || aptus_mt.phashed, 0))
-        return aptus_unexp_take_or_post_slow(r);
-    r->stamp = ++aptus_mt.stamp;
-    r->posted = 1;
-    aptus_mt.pall++;
-    struct pbucket *b = &aptus_mt.lin;
     r->bucket = b;
     r->next = NULL;
     r->prev = b->tail;
@@ -148,6 +143,21 @@ static inline struct aptus_unexp *aptus_unexp_take_or_post(struct aptus_request 
     else
         b->head = r;
     b->tail = r;
+}
+
+static inline void aptus_posted_stamp(struct aptus_request *r)
+{
+    r->stamp = ++aptus_mt.stamp;
+    r->posted = 1;
+    aptus_mt.pall++;
+}
+
+static inline struct aptus_unexp *aptus_unexp_take_or_post(struct aptus_request *r)
+{
+    if (__builtin_expect(aptus_mt.ucount != 0 || aptus_mt.phashed, 0))
+        return aptus_unexp_take_or_post_slow(r);
+    aptus_posted_stamp(r);
+    aptus_pbucket_append(&aptus_mt.lin, r);
     return NULL;
 }
 void aptus_unexp_remove(struct aptus_unexp *u);
@@ -189,6 +199,21 @@ static inline size_t aptus_set_envelope(struct aptus_request *r, int src, int ta
 
 /* eager.c */
 int aptus_eager_send(struct aptus_request *r, struct aptus_peer *p, int chan);
+/* Copies n bytes of a contiguous payload: small ones without a call (8..16 bytes: two
+ * overlapping 8-byte words). */
+static inline void aptus_copy_payload(void *dst, const void *src, size_t n)
+{
+    if (n >= 8 && n <= 16) {
+        uint64_t a, b;
+        memcpy(&a, src, 8);
+        memcpy(&b, (const char *)src + n - 8, 8);
+        memcpy(dst, &a, 8);
+        memcpy((char *)dst + n - 8, &b, 8);
+    } else if (n) {
+        memcpy(dst, src, n);
+    }
+}
+
 /* Delivers an eager payload into r (envelope, copy or unpack); a synchronous one is answered. */
 void aptus_eager_deliver_slow(struct aptus_request *r, struct aptus_peer *from, const struct aptus_f_msg *m,
                               const void *payload, uint64_t sreq);
@@ -199,17 +224,7 @@ static inline void aptus_eager_deliver(struct aptus_request *r, struct aptus_pee
         aptus_eager_deliver_slow(r, from, m, payload, sreq);
         return;
     }
-    size_t n = aptus_set_envelope(r, m->src, m->tag, m->len);
-    if (n >= 8 && n <= 16) {
-        /* Small payloads without a call: two overlapping 8-byte words. */
-        uint64_t a, b;
-        memcpy(&a, payload, 8);
-        memcpy(&b, (const char *)payload + n - 8, 8);
-        memcpy(r->buf, &a, 8);
-        memcpy((char *)r->buf + n - 8, &b, 8);
-    } else if (n) {
-        memcpy(r->buf, payload, n);
-    }
+    aptus_copy_payload(r->buf, payload, aptus_set_envelope(r, m->src, m->tag, m->len));
     aptus_req_done(r);
 }
 void aptus_eager_init(void);
