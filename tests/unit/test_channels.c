@@ -56,7 +56,6 @@
  * Every check prints "FAIL file:line: ..." and ends the job non-zero. At the end, one line per
  * channel and part. */
 #include <sched.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -73,27 +72,13 @@
 #include "runtime/progress.h"
 #include "runtime/runtime.h"
 
+#include "mtest.h"
+
 static int me = -1, nprocs, partner;
 
-static void fail_at(const char *file, int line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void fail_at(const char *file, int line, const char *fmt, ...)
-{
-    char msg[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    fprintf(stderr, "FAIL %s:%d: [rank %d] %s\n", file, line, me, msg);
-    fflush(stderr);
-    MPI_Abort(MPI_COMM_WORLD, 1);
-    exit(1);
-}
-#define FAIL(...) fail_at(__FILE__, __LINE__, __VA_ARGS__)
-#define CHECK(cond, ...)                                                                                               \
-    do {                                                                                                               \
-        if (!(cond))                                                                                                   \
-            FAIL(__VA_ARGS__);                                                                                         \
-    } while (0)
+/* FAIL(fmt, ...) and CHECK(cond, fmt, ...) of the MPI tests: print "FAIL file:line: [rank] ...",
+ * then end the job. */
+#define FAIL FAILF
 
 #define TIMEOUT 60.0 /* seconds any one wait may take before the test calls it a hang */
 
