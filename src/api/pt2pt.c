@@ -63,9 +63,7 @@ static __attribute__((noinline)) int send_blocking_slow(const char *fn, struct a
     if (dest == MPI_PROC_NULL)
         return MPI_SUCCESS;
     struct aptus_request r;
-    memset(&r, 0, sizeof r);
-    r.magic = APTUS_MAGIC_REQ;
-    r.kind = APTUS_REQ_SEND;
+    aptus_req_init(&r, APTUS_REQ_SEND);
     aptus_req_set_data(&r, buf, count, d);
     r.peer = dest;
     r.tag = tag;
@@ -207,9 +205,7 @@ static inline __attribute__((always_inline)) int recv_any(const char *fn, void *
             return aptus_error(c, MPI_ERR_NO_MEM, fn, "out of memory");
     } else {
         r = &local;
-        memset(r, 0, sizeof *r);
-        r->magic = APTUS_MAGIC_REQ;
-        r->kind = APTUS_REQ_RECV;
+        aptus_req_init(r, APTUS_REQ_RECV);
     }
     aptus_req_set_data(r, buf, (size_t)count, d);
     if (req)
@@ -1158,9 +1154,7 @@ static int mrecv_any(const char *fn, void *buf, MPI_Count count, MPI_Datatype da
     struct aptus_request local, *r = req ? aptus_req_new(APTUS_REQ_RECV) : &local;
     if (!r)
         return aptus_error(NULL, MPI_ERR_NO_MEM, fn, "out of memory");
-    memset(r, 0, sizeof *r);
-    r->magic = APTUS_MAGIC_REQ;
-    r->kind = APTUS_REQ_RECV;
+    aptus_req_init(r, APTUS_REQ_RECV);
     aptus_req_set_data(r, buf, (size_t)count, d);
     if (req)
         aptus_req_hold_type(r);

@@ -21,7 +21,7 @@ static void on_peer_failed(struct aptus_peer *p, const char *why)
 {
     aptus_sendq_drop(p, MPI_ERR_PROC_ABORTED);
     for (struct aptus_request *r = aptus_ml.remote_wait, *next; r; r = next) {
-        next = r->rw_next;
+        next = r->next;
         if (r->wpeer != p->world_rank)
             continue;
         r->st_error = MPI_ERR_PROC_ABORTED;

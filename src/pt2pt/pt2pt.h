@@ -9,6 +9,7 @@
 #include <mpi.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "core/datatype.h"
 #include "core/objects.h"
@@ -47,24 +48,37 @@ struct aptus_request {
     int st_source, st_tag, st_error;
     size_t st_bytes;
     uint64_t msg_bytes; /* bytes the sender sent (reported on truncation) */
-    /* queue links, and the posted receive's order stamp (matching order across queues) */
+    /* links: the posted queue's (a posted receive), the list of requests waiting for a peer's
+     * answer (a matched receive or a send: never posted at the same time), or the free list */
     struct aptus_request *next, *prev;
-    void *bucket; /* the posted queue's list it is in */
-    uint64_t stamp;
-    /* waiting for a peer's answer (failure path): the peer's world rank, links */
-    int wpeer;
-    struct aptus_request *rw_next, *rw_prev;
-    /* rendezvous (receiver side): bytes expected / received by streamed copy */
-    size_t expect, recvd;
+    union {
+        struct {
+            void *bucket;   /* the posted queue's list it is in */
+            uint64_t stamp; /* order stamp (matching order across queues) */
+        };
+        int wpeer; /* waiting for a peer's answer (failure path): the peer's world rank */
+    };
     /* buffered send: the piece of the attached buffer to release on completion */
     void *bsend_piece;
-    /* non-contiguous receive: where the streamed copy unpacks next */
-    struct aptus_dt_cursor cur;
     /* generalized request: the user's callbacks (api/grequest.c) */
     struct aptus_greq *greq;
     /* partitioned send or receive (api/part.c): its partitions' state, freed by MPI_Request_free */
     struct aptus_part *part;
+    /* Not zeroed by aptus_req_init: set by whoever uses them. */
+    /* rendezvous (receiver side): bytes expected / received by streamed copy */
+    size_t expect, recvd;
+    /* non-contiguous data: where the streamed copy or an eager unpack goes next */
+    struct aptus_dt_cursor cur;
 };
+
+/* A fresh request of the given kind: every field zero up to `expect` (the fields after it are
+ * set before they are read), so that a request on the stack costs no more than it needs. */
+static inline void aptus_req_init(struct aptus_request *r, int kind)
+{
+    memset(r, 0, offsetof(struct aptus_request, expect));
+    r->magic = APTUS_MAGIC_REQ;
+    r->kind = (uint8_t)kind;
+}
 
 /* MPI_Start of a partitioned request (api/part.c); r is marked active. Returns an MPI error code. */
 int aptus_part_start(struct aptus_request *r, const char *fn);

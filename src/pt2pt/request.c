@@ -49,9 +49,7 @@ struct aptus_request *aptus_req_new(int kind)
         aptus_ml.free_reqs = r->next;
     else if (!(r = malloc(sizeof *r)))
         return NULL;
-    memset(r, 0, sizeof *r);
-    r->magic = APTUS_MAGIC_REQ;
-    r->kind = (uint8_t)kind;
+    aptus_req_init(r, kind);
     return r;
 }
 
@@ -83,21 +81,21 @@ void aptus_req_wait_remote(struct aptus_request *r, int wpeer)
         return;
     r->rwait = 1;
     r->wpeer = wpeer;
-    r->rw_prev = NULL;
-    r->rw_next = aptus_ml.remote_wait;
+    r->prev = NULL;
+    r->next = aptus_ml.remote_wait;
     if (aptus_ml.remote_wait)
-        aptus_ml.remote_wait->rw_prev = r;
+        aptus_ml.remote_wait->prev = r;
     aptus_ml.remote_wait = r;
 }
 
 static void remote_wait_unlink(struct aptus_request *r)
 {
-    if (r->rw_prev)
-        r->rw_prev->rw_next = r->rw_next;
+    if (r->prev)
+        r->prev->next = r->next;
     else
-        aptus_ml.remote_wait = r->rw_next;
-    if (r->rw_next)
-        r->rw_next->rw_prev = r->rw_prev;
+        aptus_ml.remote_wait = r->next;
+    if (r->next)
+        r->next->prev = r->prev;
     r->rwait = 0;
 }
 
