@@ -24,6 +24,12 @@ have mpiexec.mpich || need="$need mpich"  # MPICH's Hydra launcher (ctest -L hyd
 have nm || need="$need binutils"
 have clang-format || need="$need clang-format"
 have git || need="$need git"
+# The network channels: libfabric (found with pkg-config); network namespaces for the multi-node
+# tests (iproute2) and real packet loss in them (nftables).
+have pkg-config || need="$need pkg-config"
+dpkg -s libfabric-dev >/dev/null 2>&1 || need="$need libfabric-dev"
+have ip || need="$need iproute2"
+have nft || need="$need nftables"
 for p in "$@"; do
   dpkg -s "$p" >/dev/null 2>&1 || need="$need $p"
 done

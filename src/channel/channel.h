@@ -88,6 +88,9 @@ struct aptus_channel {
     int (*init)(void);
     void (*finalize)(void);
     void (*cleanup)(void);
+    /* After the last barrier of MPI_Finalize, before endpoints close: settles what is still in
+     * flight (a channel with its own acknowledgements waits for them). NULL: nothing to do. */
+    void (*quiesce)(void);
 
     /* Endpoints: per peer, opened on first use and closed at finalize (or when the channel
      * closes them, e.g. to stay within a per-process limit). reaches says whether this channel
@@ -133,6 +136,8 @@ struct aptus_channel {
     int (*progress)(void);
     /* Bytes of memory this channel holds, for the statistics. */
     size_t (*memory_in_use)(void);
+    /* Prints the channel's own statistics lines (APTUS_STATS); NULL: none. */
+    void (*stats_print)(void);
 };
 
 /* An open endpoint; channels embed it first in their own per-peer state. */
@@ -175,6 +180,8 @@ extern struct aptus_channel *aptus_channels[APTUS_CH_COUNT];
  * and finalizes them. Returns 0, or -1 after printing why. */
 int aptus_channels_init(void);
 void aptus_channels_finalize(void);
+/* Runs every channel's quiesce (MPI_Finalize, after its barrier). */
+void aptus_channels_quiesce(void);
 /* Comma-separated names of the channels in this build (for messages). */
 const char *aptus_channels_available(void);
 /* Enables or disables a channel's poller (a channel with nothing to poll is not polled). */

@@ -173,6 +173,9 @@ void aptus_channel_stats_print(void)
         if (aptus_channels[c] && aptus_channels[c]->memory_in_use)
             mem += aptus_channels[c]->memory_in_use();
     printf("[aptus stats] rank %d: channel memory %zu bytes\n", aptus_rt.rank, mem);
+    for (int c = 0; c < APTUS_CH_COUNT; c++)
+        if (aptus_channels[c] && aptus_channels[c]->stats_print)
+            aptus_channels[c]->stats_print();
     printf("[aptus stats] rank %d: %-6s %-8s %12s %16s\n", aptus_rt.rank, "peer", "channel", "messages", "bytes");
     for (int r = 0; r < aptus_rt.size; r++) {
         struct aptus_peer *p = aptus_rt.peers[r];

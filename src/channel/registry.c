@@ -63,6 +63,13 @@ void aptus_channels_finalize(void)
     }
 }
 
+void aptus_channels_quiesce(void)
+{
+    for (int i = 0; i < NREGISTERED; i++)
+        if (registry[i]->quiesce)
+            registry[i]->quiesce();
+}
+
 void aptus_channel_poll_enable(const struct aptus_channel *ch, int on)
 {
     aptus_poller_enable(poller_of[ch->id], on);

@@ -250,6 +250,15 @@ static int parse_rule(struct span rule, int index, struct aptus_rule *r, char *e
     return 0;
 }
 
+/* The next rule separator in [p, end), or NULL. */
+static const char *rule_sep(const char *p, const char *end)
+{
+    for (; p < end; p++)
+        if (*p == ';' || *p == ',')
+            return p;
+    return NULL;
+}
+
 int aptus_rules_parse(const char *text, struct aptus_rule_chain *out, char *err, size_t errlen)
 {
     char scratch[256];
@@ -264,7 +273,8 @@ int aptus_rules_parse(const char *text, struct aptus_rule_chain *out, char *err,
         return -1;
     }
 
-    /* Split on ';'. One trailing ';' is tolerated; other empty rules are errors. */
+    /* Split on ';' (or ',', for places where ';' is special: CMake lists, some shells). One
+     * trailing separator is tolerated; other empty rules are errors. */
     struct span rules[APTUS_RULES_MAX];
     int n = 0;
     const char *p = text, *end = text + strlen(text);
@@ -274,7 +284,7 @@ int aptus_rules_parse(const char *text, struct aptus_rule_chain *out, char *err,
     }
     int total = 0;
     for (const char *q = text;;) {
-        const char *semi = memchr(q, ';', (size_t)(end - q));
+        const char *semi = rule_sep(q, end);
         if (trim((struct span){ q, (size_t)((semi ? semi : end) - q) }).n > 0)
             total++;
         if (!semi)
@@ -286,14 +296,14 @@ int aptus_rules_parse(const char *text, struct aptus_rule_chain *out, char *err,
         return -1;
     }
     for (;;) {
-        const char *semi = memchr(p, ';', (size_t)(end - p));
+        const char *semi = rule_sep(p, end);
         struct span rule = trim((struct span){ p, (size_t)((semi ? semi : end) - p) });
         int index = n;
         if (rule.n == 0) {
             /* Empty after the last ';' (a trailing separator): fine. */
             if (!semi && n > 0)
                 break;
-            RULE_ERROR("empty rule (rules are separated by ';')");
+            RULE_ERROR("empty rule (rules are separated by ';' or ',')");
             return -1;
         }
         if (n == APTUS_RULES_MAX) /* cannot happen: counted above */

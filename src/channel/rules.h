@@ -49,7 +49,7 @@ const char *aptus_channel_name(int id);
 /* The id of a channel name (case-insensitive), or -1. */
 int aptus_channel_id_of(const char *name);
 /* Parses e.g. "self;smp;size<=8K&ranks<=64:rc-fp;size<2048:ud-sr;*:rc-rdma".
- * Grammar: RULE (';' RULE)*, RULE = [COND ':'] CHANNEL, COND = '*' | TERM ('&' TERM)*,
+ * Grammar: RULE ((';' | ',') RULE)*, RULE = [COND ':'] CHANNEL, COND = '*' | TERM ('&' TERM)*,
  * TERM = ('size'|'ranks') ('<'|'<='|'>'|'>='|'==') NUMBER[K|M|G]. A bare CHANNEL is unconditional.
  * The last rule must be unconditional. Returns 0, or -1 with a message naming the rule and
  * the problem in err. */

@@ -42,6 +42,14 @@ static const char *const launcher_vars[] = {
     "APTUS_PPN",        /* read by mpiexec: processes per node (default for --ppn) */
 };
 
+const char *aptus_config_default(const char *name)
+{
+    for (int i = 0; i < CVAR_COUNT; i++)
+        if (!strcmp(cvar_table[i].name, name))
+            return cvar_table[i].default_text;
+    return NULL;
+}
+
 const struct aptus_cvar_desc *aptus_config_table(int *count)
 {
     if (count)

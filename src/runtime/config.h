@@ -28,6 +28,8 @@ struct aptus_cvar_desc {
  * names the variable and the problem into err (e.g. "APTUS_SMP_BLOCK_SIZE: 'abc' is not a
  * size"). Sizes accept K/M/G suffixes (powers of 1024). */
 int aptus_config_init(char *err, size_t errlen);
+/* The default text of a variable of the table (NULL: no such variable). */
+const char *aptus_config_default(const char *name);
 /* The table, for listing. */
 const struct aptus_cvar_desc *aptus_config_table(int *count);
 

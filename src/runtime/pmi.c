@@ -31,13 +31,20 @@
  *    proxy puts in the environment (MPI_LOCALNRANKS, and no PMI_JOBID, which our mpiexec and
  *    Slurm set).
  *
- * Singleton (no PMI_FD): rank 0 of 1 with a local key table.
+ * Transport: the socket named by PMI_FD (our mpiexec on one host, Slurm, Hydra), or, without
+ * PMI_FD, a TCP connection to PMI_PORT=host:port (our mpiexec's ranks on other hosts, and
+ * Hydra's -pmi-port mode, which names the same variable). The protocol on it is the same.
+ *
+ * Singleton (neither PMI_FD nor PMI_PORT): rank 0 of 1 with a local key table.
  *
  * Only C11 + POSIX. All entry points are serialised by one mutex. */
 #include "runtime/pmi.h"
 
 #include <errno.h>
 #include <limits.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -45,6 +52,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -360,12 +368,77 @@ static int handshake(void)
     return 0;
 }
 
-static int init_server(struct aptus_pmi_info *info, const char *fdstr)
+/* Connects to PMI_PORT: "host:port" or "[v6addr]:port". Returns the socket or -1. */
+static int connect_port(const char *spec)
+{
+    char host[256];
+    const char *port;
+    if (spec[0] == '[') {
+        const char *rb = strchr(spec, ']');
+        if (!rb || rb[1] != ':' || (size_t)(rb - spec - 1) >= sizeof host)
+            goto bad;
+        memcpy(host, spec + 1, (size_t)(rb - spec - 1));
+        host[rb - spec - 1] = '\0';
+        port = rb + 2;
+    } else {
+        const char *colon = strrchr(spec, ':');
+        if (!colon || colon == spec || (size_t)(colon - spec) >= sizeof host)
+            goto bad;
+        memcpy(host, spec, (size_t)(colon - spec));
+        host[colon - spec] = '\0';
+        port = colon + 1;
+    }
+    if (!*port)
+        goto bad;
+    struct addrinfo hints, *res = NULL;
+    memset(&hints, 0, sizeof hints);
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    int gai = getaddrinfo(host, port, &hints, &res);
+    if (gai != 0) {
+        pmi_err("PMI_PORT='%s': cannot resolve '%s': %s", spec, host, gai_strerror(gai));
+        return -1;
+    }
+    int fd = -1, err = 0;
+    for (struct addrinfo *a = res; a; a = a->ai_next) {
+        fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
+        if (fd < 0) {
+            err = errno;
+            continue;
+        }
+        int rc;
+        do
+            rc = connect(fd, a->ai_addr, a->ai_addrlen);
+        while (rc != 0 && errno == EINTR);
+        if (rc == 0)
+            break;
+        err = errno;
+        close(fd);
+        fd = -1;
+    }
+    freeaddrinfo(res);
+    if (fd < 0) {
+        pmi_err("PMI_PORT='%s': cannot connect: %s", spec, strerror(err));
+        return -1;
+    }
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    return fd;
+bad:
+    pmi_err("PMI_PORT='%s' is not of the form host:port", spec);
+    return -1;
+}
+
+static int init_server(struct aptus_pmi_info *info, const char *fdstr, const char *portstr)
 {
     struct builder b;
     int fd;
-    if (parse_int(fdstr, &fd) != 0 || fd < 0) {
-        pmi_err("PMI_FD='%s' is not a file descriptor", fdstr);
+    if (fdstr) {
+        if (parse_int(fdstr, &fd) != 0 || fd < 0) {
+            pmi_err("PMI_FD='%s' is not a file descriptor", fdstr);
+            return -1;
+        }
+    } else if ((fd = connect_port(portstr)) < 0) {
         return -1;
     }
     pmi.fd = fd;
@@ -428,9 +501,12 @@ int aptus_pmi_init(struct aptus_pmi_info *info)
     }
     memset(info, 0, sizeof *info);
     const char *fdstr = getenv("PMI_FD");
-    if (fdstr && *fdstr) {
+    const char *portstr = getenv("PMI_PORT");
+    if (fdstr && !*fdstr)
+        fdstr = NULL;
+    if ((fdstr) || (portstr && *portstr)) {
         pmi.singleton = 0;
-        if (init_server(info, fdstr) != 0) {
+        if (init_server(info, fdstr, portstr) != 0) {
             if (pmi.fd >= 0)
                 close(pmi.fd);
             pmi.fd = -1;

@@ -1,8 +1,9 @@
 /* PMI-2 client: wire-up through the launcher's key-value space.
  *
  * Speaks the PMI-2 wire protocol on the file descriptor named by PMI_FD (as served by
- * our mpiexec, Slurm's `srun --mpi=pmi2` and MPICH's Hydra). Without PMI_FD the process is a
- * singleton: rank 0 of 1, and put/get/fence work on a local table. */
+ * our mpiexec, Slurm's `srun --mpi=pmi2` and MPICH's Hydra), or, without PMI_FD, over a TCP
+ * connection to PMI_PORT=host:port (our mpiexec's ranks on other hosts). Without either the
+ * process is a singleton: rank 0 of 1, and put/get/fence work on a local table. */
 #ifndef APTUS_RUNTIME_PMI_H
 #define APTUS_RUNTIME_PMI_H
 

@@ -28,7 +28,8 @@ static struct {
     int in_bg;                  /* running the background tasks (no re-entry) */
     struct aptus_timer *timers; /* sorted by deadline */
     int in_timers;
-    const struct aptus_waiter *waiter;
+    const struct aptus_waiter *waiters[APTUS_WAITERS_MAX];
+    int nwaiters;
     int awake_holds;
 } pe;
 
@@ -151,7 +152,15 @@ static int timers_run(void)
 
 void aptus_waiter_set(const struct aptus_waiter *w)
 {
-    pe.waiter = w;
+    if (!w) {
+        pe.nwaiters = 0;
+        return;
+    }
+    for (int i = 0; i < pe.nwaiters; i++)
+        if (pe.waiters[i] == w)
+            return;
+    if (pe.nwaiters < APTUS_WAITERS_MAX)
+        pe.waiters[pe.nwaiters++] = w;
 }
 
 void aptus_progress_hold_awake(int delta)
@@ -192,28 +201,32 @@ int aptus_progress(void)
  * costs time instead of hanging the job. */
 #define APTUS_SLEEP_MAX 0.05
 
+/* With several wait objects the rank sleeps on the last one registered, and at most this long,
+ * since the others cannot wake it (the smp doorbell is a futex, the UD channel's a file
+ * descriptor): a bound on how late a frame on another one is seen by a sleeping rank. */
+#define APTUS_SLEEP_SHARED 0.001
+
 static void block_once(void)
 {
-    const struct aptus_waiter *w = pe.waiter;
-    if (!w || pe.awake_holds > 0 || pe.nbg) {
+    int n = pe.nwaiters, armed = 0, ready = 0;
+    if (!n || pe.awake_holds > 0 || pe.nbg) {
         sched_yield();
         return;
     }
-    if (w->arm()) {
-        w->disarm();
-        return;
-    }
-    /* Anything that arrived before the announcement is seen by this pass. */
-    if (aptus_progress() == 0) {
-        double timeout = APTUS_SLEEP_MAX;
+    while (armed < n && !ready)
+        ready = pe.waiters[armed++]->arm();
+    /* Anything that arrived before the announcements is seen by this pass. */
+    if (!ready && aptus_progress() == 0) {
+        double timeout = n > 1 ? APTUS_SLEEP_SHARED : APTUS_SLEEP_MAX;
         if (pe.timers) {
             double left = pe.timers->deadline - aptus_wtime();
             timeout = left < timeout ? (left > 0 ? left : 0) : timeout;
         }
         if (timeout > 0)
-            w->sleep(timeout);
+            pe.waiters[n - 1]->sleep(timeout);
     }
-    w->disarm();
+    while (armed > 0)
+        pe.waiters[--armed]->disarm();
 }
 
 void aptus_wait_step(unsigned *idle)

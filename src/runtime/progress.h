@@ -46,7 +46,10 @@ struct aptus_waiter {
     void (*sleep)(double timeout);
     void (*disarm)(void);
 };
-/* Registers the wait object (one: the smp doorbell today). */
+/* Registers a wait object (the smp doorbell, the UD channel's completion queue); NULL drops
+ * them all. A sleeping rank sleeps on the last one registered; with several, for at most 1 ms
+ * at a time, since the others cannot wake it. */
+#define APTUS_WAITERS_MAX 4
 void aptus_waiter_set(const struct aptus_waiter *w);
 /* Whether waiting ranks block after their spin (set by the runtime from APTUS_WAIT_BLOCK); a
  * layer whose wake-ups cost something on its hot path (the smp sender's doorbell check) reads

@@ -304,6 +304,262 @@ stdin)
     expect_count "^from-stdin$" 1
     ;;
 
+hosts_fork)
+    # A host list with the fork launcher: everything on this machine, nodes follow the hosts.
+    run --launcher fork --hosts a,b -ppn 2 -n 5 "$PROBE" init map where finalize
+    expect_rc 0
+    expect_count " map 0,0,1,1,0 " 5
+    expect_out "^rank 4 netns .* local 2/3 nodes 2 via fd$"
+    expect_out "^rank 3 netns .* local 1/2 nodes 2 via fd$"
+    # Slots without -ppn: a:2 takes 0-1, b:1 takes 2, then around again.
+    run --launcher fork --hosts a:2,b -n 5 "$PROBE" init map finalize
+    expect_rc 0
+    expect_count " map 0,0,1,0,0 " 5
+    # A name given twice is one host (one node); localhost alone defaults to fork.
+    run --hosts localhost,localhost -n 3 "$PROBE" init map where finalize
+    expect_rc 0
+    expect_count " map 0,0,0 " 3
+    expect_count " via fd$" 3
+    # Hostfile: comments, blank lines, slots.
+    printf '# hosts\n\nx:3   # three\ny\n  z:1\n' >"$WORK/hf"
+    run --launcher fork -f "$WORK/hf" -n 6 "$PROBE" init map finalize
+    expect_rc 0
+    expect_count " map 0,0,0,1,2,0 " 6
+    expect_no_orphans
+    ;;
+
+hosts_errors)
+    printf 'x:0\n' >"$WORK/hf"
+    run -f "$WORK/hf" -n 2 "$PROBE"
+    expect_rc 2
+    expect_err "hostfile '$WORK/hf' line 1: bad slot count '0'"
+    printf 'a\nb c\n' >"$WORK/hf"
+    run -f "$WORK/hf" -n 2 "$PROBE"
+    expect_rc 2
+    expect_err "line 2: expected 'host' or 'host:slots', got 'b c'"
+    printf '# nothing\n\n' >"$WORK/hf"
+    run -f "$WORK/hf" -n 2 "$PROBE"
+    expect_rc 2
+    expect_err "names no host"
+    run -f "$WORK/no-such-hostfile" -n 2 "$PROBE"
+    expect_rc 2
+    expect_err "cannot read hostfile"
+    run --hosts a,,b -n 2 "$PROBE"
+    expect_rc 2
+    expect_err "empty host name"
+    run --hosts 'a;b' -n 2 "$PROBE"
+    expect_rc 2
+    expect_err "host name 'a;b'"
+    run --hosts a:x -n 2 "$PROBE"
+    expect_rc 2
+    expect_err "bad slot count 'x' for host 'a'"
+    run --launcher rsh --hosts a -n 2 "$PROBE"
+    expect_rc 2
+    expect_err "unknown launcher 'rsh'"
+    run --launcher netns -n 2 "$PROBE"
+    expect_rc 2
+    expect_err "netns launcher needs hosts"
+    run --launcher netns --launcher-exec ssh --hosts a -n 2 "$PROBE"
+    expect_rc 2
+    expect_err "launcher-exec goes with the ssh launcher"
+    run --launcher ssh --iface aptus-no-such-if0 --hosts localhost -n 1 "$PROBE"
+    expect_rc 2
+    expect_err "no interface 'aptus-no-such-if0'"
+    ;;
+
+proxy_local)
+    # The ssh launcher with hosts that are this machine: one proxy per host, forked without
+    # ssh, ranks reaching the PMI server over TCP (loopback).
+    run --launcher ssh --hosts localhost:2,127.0.0.1:2 -n 4 "$PROBE" "$TAG" init put fence getall map where barrier finalize
+    expect_rc 0
+    expect_count "getall ok$" 4
+    expect_count " map 0,0,1,1 " 4
+    expect_count " via port$" 4
+    expect_count "barrier 1 ok$" 4
+    run --launcher ssh --hosts localhost,127.0.0.1 -n 2 --prefix "$PROBE" print=hello eprint=oops partial
+    expect_rc 0
+    expect_out "^\[0\] hello from 0$"
+    expect_out "^\[1\] part1-1-part2$"
+    grep -q "^\[1\] oops from 1$" "$ERR" || fail "stderr lacks a prefixed line"
+    run --launcher ssh --hosts localhost,127.0.0.1 -n 4 "$PROBE" "$TAG" init fence r3:forkchild r3:kill=9 fence finalize
+    expect_rc 137
+    expect_err "rank 3 (pid [0-9]* on host 127.0.0.1) was killed by signal 9"
+    expect_no_orphans
+    run --launcher ssh --hosts localhost,127.0.0.1 -n 3 "$PROBE" "$TAG" init fence r2:abort=7 fence finalize
+    expect_rc 7
+    expect_err "rank 2 called abort with exit code 7"
+    run --launcher ssh --hosts localhost,127.0.0.1 -n 2 "$PROBE" "$TAG" r1:exit=5 r0:hang
+    expect_rc 5
+    expect_err "rank 1 (pid [0-9]* on host 127.0.0.1) exited with code 5"
+    expect_no_orphans
+    ;;
+
+netns_place)
+    HA=$APTUS_NETNS_H0 HB=$APTUS_NETNS_H1
+    IA=$(stat -L -c %i "/run/netns/$HA") IB=$(stat -L -c %i "/run/netns/$HB")
+    run --launcher netns --hosts "$HA,$HB" -ppn 2 -n 4 "$PROBE" "$TAG" init put fence getall map where barrier finalize
+    expect_rc 0
+    expect_count "getall ok$" 4
+    expect_count "barrier 1 ok$" 4
+    expect_count " map 0,0,1,1 " 4
+    for r in 0 1; do expect_out "^rank $r netns $IA local $r/2 nodes 2 via port$"; done
+    for r in 2 3; do expect_out "^rank $r netns $IB local $((r - 2))/2 nodes 2 via port$"; done
+    # host:slots, wrapping around: A takes 0-1, B 2, A 3-4.
+    run --launcher netns --hosts "$HA:2,$HB:1" -n 5 "$PROBE" init map where finalize
+    expect_rc 0
+    expect_count " map 0,0,1,0,0 " 5
+    for r in 0 1 3 4; do expect_out "^rank $r netns $IA "; done
+    expect_out "^rank 2 netns $IB local 0/1 "
+    # A hostfile, and -ppn with more ranks than places (wraps): A, B, A.
+    printf '%s\n%s # second\n' "$HA" "$HB" >"$WORK/hf"
+    run --launcher netns -f "$WORK/hf" -ppn 1 -n 3 "$PROBE" init map where finalize
+    expect_rc 0
+    expect_count " map 0,1,0 " 3
+    expect_out "^rank 2 netns $IA local 1/2 "
+    expect_no_orphans
+    ;;
+
+netns_failures)
+    H=$APTUS_NETNS_HOSTS
+    run --launcher netns --hosts "$H" -n 4 "$PROBE" "$TAG" init fence r3:forkchild r3:shm r3:kill=9 fence finalize
+    expect_rc 137
+    expect_err "rank 3 (pid [0-9]* on host $APTUS_NETNS_H1) was killed by signal 9"
+    expect_no_orphans
+    JOBID=$(sed -n 's/^rank 0 size 4 singleton 0 jobid //p' "$OUT")
+    [ -n "$JOBID" ] || fail "no jobid"
+    [ ! -e "/dev/shm/aptus-$JOBID-probe3" ] || fail "shared memory of the killed job left behind"
+    run --launcher netns --hosts "$H" -n 4 "$PROBE" "$TAG" init fence r2:abort=9 fence finalize
+    expect_rc 9
+    expect_err "rank 2 called abort with exit code 9"
+    expect_no_orphans
+    run --launcher netns --hosts "$H" -n 2 "$PROBE" "$TAG" init fence finalize r1:exit=3
+    expect_rc 3
+    run --launcher netns --hosts "$H" -n 2 "$PROBE" "$TAG" init fence r1:exit=0 r0:fence
+    [ "$RC" -ne 0 ] || fail "exit without finalize was not an error"
+    expect_err "rank 1 .*without calling finalize"
+    # A program that does not exist: each rank's exec fails on its host.
+    run --launcher netns --hosts "$H" -n 2 "$WORK/does-not-exist"
+    expect_rc 127
+    expect_no_orphans
+    ;;
+
+netns_signals)
+    H=$APTUS_NETNS_HOSTS
+    "$MPIEXEC" --timeout 60 --launcher netns --hosts "$H" -n 4 "$PROBE" "$TAG" init trapterm fence ready hang >"$OUT" 2>"$ERR" &
+    BGPID=$!
+    wait_for ready_count 4 || fail "ranks never became ready"
+    kill -TERM "$BGPID"
+    wait "$BGPID"
+    RC=$?
+    BGPID=
+    expect_rc 143
+    for r in 0 1 2 3; do expect_out "^rank $r got SIGTERM$"; done
+    expect_no_orphans
+    # mpiexec SIGKILLed: the proxies lose their connection and kill their ranks (and the
+    # ranks' children); no shared memory is left.
+    "$MPIEXEC" --timeout 60 --launcher netns --hosts "$H" -n 4 "$PROBE" "$TAG" init forkchild shm fence ready hang >"$OUT" 2>"$ERR" &
+    BGPID=$!
+    wait_for ready_count 4 || fail "ranks never became ready"
+    kill -KILL "$BGPID"
+    wait "$BGPID" 2>/dev/null
+    BGPID=
+    expect_no_orphans
+    JOBID=$(sed -n 's/^rank 0 size 4 singleton 0 jobid //p' "$OUT")
+    [ -n "$JOBID" ] || fail "no jobid"
+    shm_gone() { ! ls /dev/shm/ | grep -q "^aptus-$JOBID-"; }
+    wait_for shm_gone || fail "shared memory left behind: $(ls /dev/shm | grep "^aptus-$JOBID-")"
+    # A proxy killed: its ranks die with it (PDEATHSIG) and mpiexec ends the job.
+    "$MPIEXEC" --timeout 60 --launcher netns --hosts "$H" -n 4 "$PROBE" "$TAG" init fence ready hang >"$OUT" 2>"$ERR" &
+    BGPID=$!
+    wait_for ready_count 4 || fail "ranks never became ready"
+    pkill -KILL -f -- "--proxy .* $APTUS_NETNS_H1\$"
+    wait "$BGPID"
+    RC=$?
+    BGPID=
+    [ "$RC" -ne 0 ] || fail "job with a lost proxy exited 0"
+    expect_err "host $APTUS_NETNS_H1: lost the connection to its proxy"
+    expect_no_orphans
+    ;;
+
+netns_errors)
+    H=$APTUS_NETNS_HOSTS
+    run --launcher netns --hosts "$H,aptus-no-such-ns" -n 3 "$PROBE" "$TAG" init fence finalize
+    expect_rc 1
+    expect_err "host aptus-no-such-ns: no network namespace named 'aptus-no-such-ns'"
+    # Through a launcher command standing in for ssh, the failure shows at run time: the
+    # launcher exits before its proxy connects; the job ends with a message naming the host.
+    printf '#!/bin/sh\nh=$1; shift; exec ip netns exec "$h" "$@"\n' >"$WORK/fake-ssh"
+    chmod +x "$WORK/fake-ssh"
+    run --launcher-exec "$WORK/fake-ssh" --hosts "$H,aptus-no-such-ns" -n 3 "$PROBE" "$TAG" init fence hang
+    expect_rc 1
+    expect_err "host aptus-no-such-ns: .*fake-ssh aptus-no-such-ns' exited with code [0-9]* before its proxy connected"
+    expect_no_orphans
+    ;;
+
+netns_ssh)
+    # --launcher-exec: a script called as "CMD host command..." in place of ssh.
+    HA=$APTUS_NETNS_H0 HB=$APTUS_NETNS_H1
+    IA=$(stat -L -c %i "/run/netns/$HA") IB=$(stat -L -c %i "/run/netns/$HB")
+    printf '#!/bin/sh\necho "$1" >>"%s/fake-ssh.log"\nh=$1; shift; exec ip netns exec "$h" "$@"\n' "$WORK" >"$WORK/fake-ssh"
+    chmod +x "$WORK/fake-ssh"
+    run --launcher-exec "$WORK/fake-ssh" --hosts "$HA,$HB" -ppn 2 -n 4 "$PROBE" "$TAG" init put fence getall where finalize
+    expect_rc 0
+    expect_count "getall ok$" 4
+    for r in 0 1; do expect_out "^rank $r netns $IA "; done
+    for r in 2 3; do expect_out "^rank $r netns $IB "; done
+    [ "$(sort "$WORK/fake-ssh.log" | tr '\n' ' ')" = "$HA $HB " ] || fail "fake-ssh was not called once per host"
+    run --launcher-exec "$WORK/fake-ssh" --hosts "$HA,$HB" -n 4 "$PROBE" "$TAG" init fence r3:kill=9 fence finalize
+    expect_rc 137
+    expect_no_orphans
+    ;;
+
+netns_inside)
+    # mpiexec inside one of the namespaces: the others reach it through the bridge.
+    HA=$APTUS_NETNS_H0 HB=$APTUS_NETNS_H1
+    IA=$(stat -L -c %i "/run/netns/$HA") IB=$(stat -L -c %i "/run/netns/$HB")
+    ip netns exec "$HA" "$MPIEXEC" --timeout 60 --launcher netns --hosts "$HA,$HB" -ppn 2 -n 4 "$PROBE" "$TAG" \
+        init put fence getall where finalize >"$OUT" 2>"$ERR"
+    RC=$?
+    expect_rc 0
+    expect_count "getall ok$" 4
+    for r in 2 3; do expect_out "^rank $r netns $IB "; done
+    # --iface: the bridge's address from the root namespace.
+    run --launcher netns --iface "$APTUS_NETNS_BRIDGE" --hosts "$HA,$HB" -n 2 "$PROBE" "$TAG" init fence where finalize
+    expect_rc 0
+    expect_out "^rank 1 netns $IB "
+    expect_no_orphans
+    ;;
+
+netns_mpi)
+    # A real MPI program with one rank per namespace. Until a network channel exists the job
+    # must end at once with the library's message, cleanly; with one, it must run correctly.
+    MPIPROG=$4
+    run --launcher netns --hosts "$APTUS_NETNS_HOSTS" -ppn 2 -n 4 "$MPIPROG" "$TAG"
+    if [ "$RC" -eq 0 ]; then
+        expect_count "^node_size 2 world 4$" 4
+        expect_out "^sum ok$"
+    else
+        expect_err "a job spanning nodes needs a network channel"
+        grep -q "node allreduce wrong" "$OUT" && fail "wrong result inside a node"
+    fi
+    expect_no_orphans
+    JOBID=$(sed -n 's/^jobid //p' "$OUT")
+    [ -n "$JOBID" ] || fail "no jobid"
+    shm_gone() { ! ls /dev/shm/ | grep -q "^aptus-$JOBID-"; }
+    wait_for shm_gone || fail "shared memory left behind: $(ls /dev/shm | grep "^aptus-$JOBID-")"
+    # Without a network channel in the send rule chain the job ends cleanly with the message.
+    APTUS_SEND_RULES="self;smp" "$MPIEXEC" --timeout 60 --launcher netns --hosts "$APTUS_NETNS_HOSTS" -ppn 2 -n 4 \
+        "$MPIPROG" "$TAG" >"$OUT" 2>"$ERR"
+    RC=$?
+    [ "$RC" -ne 0 ] && [ "$RC" -ne 124 ] || fail "exit code $RC, expected a failure other than the timeout"
+    expect_err "a job spanning nodes needs a network channel"
+    grep -q "^sum ok$" "$OUT" && fail "the allreduce across nodes cannot have worked"
+    expect_no_orphans
+    JOBID=$(sed -n 's/^jobid //p' "$OUT")
+    [ -n "$JOBID" ] || fail "no jobid"
+    wait_for shm_gone || fail "shared memory left behind: $(ls /dev/shm | grep "^aptus-$JOBID-")"
+    ;;
+
 *)
     echo "unknown case $CASE"
     exit 2

@@ -17,6 +17,9 @@
  *   unmark=P        removes the file P.R if it exists
  *   checkmarks=P    checks that P.r exists for every rank r; prints "rank R marks ok"
  *   map             prints "rank R map n0,n1,... env_node N"
+ *   where           prints "rank R netns I local L/S nodes N via V": I the inode of its network
+ *                   namespace (/proc/self/ns/net), L/S/N from APTUS_LOCAL_RANK, APTUS_LOCAL_SIZE
+ *                   and APTUS_NUM_NODES, V "fd" (PMI_FD) or "port" (PMI_PORT)
  *   shm             creates /aptus-<jobid>-probe<R> with shm_open and never unlinks it
  *   abort=C         aptus_pmi_abort(C, ...)
  *   exit=C          exit(C)
@@ -196,6 +199,17 @@ int main(int argc, char **argv)
             const char *en = getenv("APTUS_NODE_ID");
             printf(" env_node %s\n", en ? en : "none");
             free(map);
+        } else if (!strcmp(act, "where")) {
+            struct stat st;
+            const char *lr = getenv("APTUS_LOCAL_RANK"), *ls = getenv("APTUS_LOCAL_SIZE");
+            const char *nn = getenv("APTUS_NUM_NODES");
+            if (stat("/proc/self/ns/net", &st) != 0)
+                die("stat /proc/self/ns/net");
+            printf("rank %d netns %lu local %s/%s nodes %s via %s\n", my_rank, (unsigned long)st.st_ino,
+                   lr ? lr : "none", ls ? ls : "none", nn ? nn : "none",
+                   getenv("PMI_FD")     ? "fd"
+                   : getenv("PMI_PORT") ? "port"
+                                        : "none");
         } else if (!strcmp(act, "shm")) {
             char name[128];
             snprintf(name, sizeof name, "/aptus-%s-probe%d", info.jobid, my_rank);

@@ -204,8 +204,19 @@ static void test_errors(void)
     PARSE_ERR("", "APTUS_SEND_RULES: the rule chain is empty");
     PARSE_ERR("   ", "APTUS_SEND_RULES: the rule chain is empty");
     PARSE_ERR(NULL, "APTUS_SEND_RULES: no rule chain given");
-    PARSE_ERR("self;;smp", "APTUS_SEND_RULES: rule 2 '': empty rule (rules are separated by ';')");
-    PARSE_ERR(";smp", "APTUS_SEND_RULES: rule 1 '': empty rule (rules are separated by ';')");
+    /* ',' separates rules as ';' does. */
+    {
+        struct aptus_rule_chain a, b;
+        char e[256];
+        CHECK(aptus_rules_parse("self,size<=1K:smp,ud-sr", &a, e, sizeof e) == 0);
+        CHECK(aptus_rules_parse("self;size<=1K:smp;ud-sr", &b, e, sizeof e) == 0);
+        CHECK(a.n == 3 && b.n == 3);
+        for (int i = 0; i < 3; i++)
+            CHECK(a.rule[i].channel == b.rule[i].channel && a.rule[i].size_min == b.rule[i].size_min &&
+                  a.rule[i].size_max == b.rule[i].size_max && a.rule[i].unconditional == b.rule[i].unconditional);
+    }
+    PARSE_ERR("self;;smp", "APTUS_SEND_RULES: rule 2 '': empty rule (rules are separated by ';' or ',')");
+    PARSE_ERR(";smp", "APTUS_SEND_RULES: rule 1 '': empty rule (rules are separated by ';' or ',')");
     PARSE_ERR(":smp", "APTUS_SEND_RULES: rule 1 ':smp': empty condition before ':' "
                       "(write '*' for a rule that always applies)");
     PARSE_ERR("size<1K:;smp", "APTUS_SEND_RULES: rule 1 'size<1K:': no channel after ':'");

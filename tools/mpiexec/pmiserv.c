@@ -67,9 +67,36 @@ int pmisrv_init(struct pmisrv *s, int size, const int *fds, const char *jobid, c
     s->buckets = calloc(s->nbuckets, sizeof *s->buckets);
     if (!s->conn || !s->buckets)
         return -1;
-    for (int i = 0; i < size; i++)
+    for (int i = 0; i < size; i++) {
         s->conn[i].fd = fds[i];
+        s->conn[i].adopted = fds[i] >= 0;
+    }
     return 0;
+}
+
+static int process_buffer(struct pmisrv *s, int rank);
+
+int pmisrv_adopt(struct pmisrv *s, int rank, int fd, const char *data, size_t n)
+{
+    struct pmisrv_conn *c = &s->conn[rank];
+    if (c->adopted)
+        return -1;
+    size_t cap = 8192;
+    while (cap < n + 4096)
+        cap *= 2;
+    c->buf = malloc(cap);
+    if (!c->buf)
+        return -1;
+    c->cap = cap;
+    memcpy(c->buf, data, n);
+    c->len = n;
+    c->fd = fd;
+    c->adopted = 1;
+    if (process_buffer(s, rank) != 0) {
+        pmisrv_close(s, rank);
+        return 0;
+    }
+    return pmisrv_service(s, rank);
 }
 
 void pmisrv_close(struct pmisrv *s, int rank)

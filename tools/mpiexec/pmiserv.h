@@ -1,13 +1,15 @@
-/* PMI-2 server side of mpiexec: one connection per rank (a socketpair end), one key-value
- * space for the job, fence = barrier over all ranks. */
+/* PMI-2 server side of mpiexec: one connection per rank (a socketpair end, or a TCP
+ * connection adopted once the rank said who it is), one key-value space for the job,
+ * fence = barrier over all ranks. */
 #ifndef APTUS_MPIEXEC_PMISERV_H
 #define APTUS_MPIEXEC_PMISERV_H
 
 #include <stddef.h>
 
 struct pmisrv_conn {
-    int fd;    /* our end, non-blocking; -1 once closed */
-    char *buf; /* bytes received, not yet consumed */
+    int fd;      /* our end, non-blocking; -1 before adoption and once closed */
+    int adopted; /* a connection was given (at init or by pmisrv_adopt) */
+    char *buf;   /* bytes received, not yet consumed */
     size_t len, cap;
     int handshaken;  /* PMI-1 style "cmd=init" line answered */
     int initialized; /* fullinit done */
@@ -41,6 +43,10 @@ int pmisrv_init(struct pmisrv *s, int size, const int *fds, const char *jobid, c
 /* Reads whatever is available on rank's connection and answers complete requests.
  * Returns 1 while the connection is open, 0 once it is closed (EOF, error, protocol error). */
 int pmisrv_service(struct pmisrv *s, int rank);
+/* Gives rank (whose slot has no connection yet: fds[rank] was -1) the connection fd, with
+ * the bytes already read from it (data[0..n)), and answers what they hold. Returns 1 while
+ * the connection is open, 0 once closed, -1 when the slot is taken or memory is short. */
+int pmisrv_adopt(struct pmisrv *s, int rank, int fd, const char *data, size_t n);
 /* Closes rank's connection (after the process is gone). */
 void pmisrv_close(struct pmisrv *s, int rank);
 void pmisrv_destroy(struct pmisrv *s);

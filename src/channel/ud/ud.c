@@ -1,0 +1,796 @@
+/* The UD send/receive channel (ud-sr, seed 000 sections 3 and 5): eager frames over
+ * connection-less datagrams, made reliable and ordered by the reliability engine
+ * (channel/reliab/), segmented at the datagram size and reassembled in order.
+ *
+ * One datagram endpoint and one pool of posted receive buffers per process, shared by every
+ * peer: what grows with the number of peers is only the small record of a peer we talk to
+ * (its address-vector entry and engine link), created on first contact. A peer's address is
+ * read from its business card (PMI) on first contact, never all at start-up.
+ *
+ * Datagram: [struct ud_hdr][engine header][payload]. A frame (the message layer's header and
+ * payload) travels as one or more engine payloads; the first carries the frame's length in
+ * front (4 bytes), the others are plain continuation bytes: the engine delivers a link's
+ * payloads exactly once and in order, so a frame's pieces arrive back to back. A frame that
+ * fits one datagram is handed up straight from the receive buffer; a longer one is assembled
+ * in a buffer of the peer's that lives only while it is incomplete. */
+#ifdef APTUS_HAVE_LIBFABRIC
+
+#include <inttypes.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "channel/channel.h"
+#include "channel/reliab/reliab.h"
+#include "core/datatype.h"
+#include "core/errors.h"
+#include "fabric/fabric.h"
+#include "runtime/config.h"
+#include "runtime/progress.h"
+#include "runtime/runtime.h"
+
+#define UD_CARD          "ud"
+#define UD_CQ_BATCH      16
+#define UD_FRAME_MAX     (64 * 1024 + 256) /* the message layer's largest frame over UD */
+#define UD_HEADER_ROOM   256               /* of a frame, kept for the message layer's header */
+#define UD_LINGER_NS     20000000ull       /* finalize: quiet time before leaving (see ud_quiesce) */
+#define UD_QUIESCE_MAXNS 5000000000ull     /* finalize: at most this long waiting for acks */
+
+/* In front of every datagram. */
+struct ud_hdr {
+    uint32_t src; /* sender's world rank */
+    uint32_t job; /* a hash of the job id: datagrams of another job are dropped */
+};
+
+/* The per-peer record: an endpoint of the channel interface, with the engine's link. */
+struct ud_ep {
+    struct aptus_ep base; /* first: the channel interface's view */
+    struct aptus_rel_link link;
+    fi_addr_t addr;
+    struct ud_ep *next_ep; /* the channel's list of open endpoints */
+    char *asm_buf;         /* a frame being assembled (NULL: none) */
+    uint32_t asm_len, asm_have;
+};
+
+/* A send buffer handed to the provider (sends too large for fi_inject). */
+struct ud_txbuf {
+    struct aptus_fab_ctx ctx; /* first: the completion's context */
+    struct ud_txbuf *next_free;
+    char data[];
+};
+
+/* A posted receive buffer. */
+struct ud_rxbuf {
+    struct aptus_fab_ctx ctx;
+    char data[];
+};
+
+enum { UD_CTX_RX = 1, UD_CTX_TX };
+
+static struct {
+    int active;
+    struct aptus_fab_dgram d;
+    struct aptus_rel eng;
+    uint32_t job;
+    size_t dgram_max; /* bytes of a datagram (after the provider's prefix) */
+    size_t frame_max; /* largest frame (frame_limit) */
+    size_t piece_max; /* engine payload bytes of one datagram */
+    char *rx_pool;    /* nrx receive buffers */
+    size_t rx_stride; /* bytes of one, prefix included */
+    int nrx;
+    struct fid_mr *rx_mr;
+    void *rx_desc;
+    struct ud_txbuf *tx_free;
+    size_t tx_stride;
+    size_t ntx, ntx_out; /* send buffers in all / with the provider */
+    struct ud_ep *eps;   /* open endpoints */
+    int neps;
+    char scratch[UD_FRAME_MAX + 4]; /* a packed frame, length first */
+    uint64_t last_rx_ns;
+    struct aptus_timer timer; /* the engine's next deadline, so that a sleeping rank wakes */
+    uint64_t timer_due;
+} ud;
+
+extern struct aptus_channel aptus_channel_ud_sr;
+
+static uint64_t now_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+static struct ud_ep *ep_of_link(struct aptus_rel_link *l)
+{
+    return aptus_rel_link_user(l);
+}
+
+/* ---- sending ---------------------------------------------------------------------------- */
+
+static struct ud_txbuf *txbuf_get(void)
+{
+    struct ud_txbuf *b = ud.tx_free;
+    if (b) {
+        ud.tx_free = b->next_free;
+        return b;
+    }
+    if (ud.ntx >= ud.d.tx_depth)
+        return NULL;
+    if (!(b = malloc(ud.tx_stride)))
+        return NULL;
+    ud.ntx++;
+    return b;
+}
+
+static void txbuf_put(struct ud_txbuf *b)
+{
+    b->next_free = ud.tx_free;
+    ud.tx_free = b;
+}
+
+/* Hands one datagram (b->data: prefix, then len bytes) to the provider; b is given back. */
+static int post_tx(struct ud_txbuf *b, size_t len, fi_addr_t to)
+{
+    ssize_t rc;
+    if (len + ud.d.prefix <= ud.d.inject_max) {
+        rc = fi_inject(ud.d.ep, b->data, len + ud.d.prefix, to);
+        txbuf_put(b);
+    } else {
+        b->ctx.kind = UD_CTX_TX;
+        rc = fi_send(ud.d.ep, b->data, len + ud.d.prefix, NULL, to, &b->ctx);
+        if (rc == 0)
+            ud.ntx_out++;
+        else
+            txbuf_put(b);
+    }
+    /* No room in the provider now (or a transient error): the engine sends it again later. */
+    return rc == 0 ? APTUS_OK : APTUS_NORES;
+}
+
+/* ---- the test-only impairment stage (APTUS_UD_IMPAIR) ----------------------------------- */
+
+static struct {
+    int on;
+    double loss, dup, reorder;
+    uint64_t rng;
+    struct ud_txbuf *held; /* a datagram held back, sent after the next one (or the next poll) */
+    size_t held_len;
+    fi_addr_t held_to;
+    uint64_t lost, duplicated, reordered;
+} imp;
+
+static double imp_rand(void)
+{
+    imp.rng ^= imp.rng << 13; /* xorshift64 */
+    imp.rng ^= imp.rng >> 7;
+    imp.rng ^= imp.rng << 17;
+    return (double)(imp.rng >> 11) / 9007199254740992.0;
+}
+
+/* "loss=P,dup=P,reorder=P,seed=S". Returns 0, or -1 with a message in err. */
+static int imp_parse(const char *text, char *err, size_t errlen)
+{
+    memset(&imp, 0, sizeof imp);
+    imp.rng = 88172645463325252ull;
+    if (!*text)
+        return 0;
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", text);
+    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(t, '='), *end;
+        if (!eq) {
+            snprintf(err, errlen, "APTUS_UD_IMPAIR: '%s' is not KEY=VALUE", t);
+            return -1;
+        }
+        *eq = 0;
+        double v = strtod(eq + 1, &end);
+        if (end == eq + 1 || *end || v < 0 || (strcmp(t, "seed") && v > 1)) {
+            snprintf(err, errlen, "APTUS_UD_IMPAIR: %s='%s' is not a probability (0..1)", t, eq + 1);
+            return -1;
+        }
+        if (!strcmp(t, "loss"))
+            imp.loss = v;
+        else if (!strcmp(t, "dup"))
+            imp.dup = v;
+        else if (!strcmp(t, "reorder"))
+            imp.reorder = v;
+        else if (!strcmp(t, "seed"))
+            imp.rng = (uint64_t)v * 2654435761u + 1;
+        else {
+            snprintf(err, errlen, "APTUS_UD_IMPAIR: unknown key '%s' (loss, dup, reorder, seed)", t);
+            return -1;
+        }
+    }
+    imp.rng += (uint64_t)aptus_rt.rank * 0x9e3779b97f4a7c15ull; /* each rank its own stream */
+    imp.on = 1;
+    return 0;
+}
+
+static void imp_release_held(void)
+{
+    if (imp.held) {
+        struct ud_txbuf *h = imp.held;
+        imp.held = NULL;
+        post_tx(h, imp.held_len, imp.held_to);
+    }
+}
+
+/* The stage: drops, holds back or duplicates a datagram on its way to the provider. */
+static int imp_tx(struct ud_txbuf *b, size_t len, fi_addr_t to)
+{
+    if (imp_rand() < imp.loss) {
+        imp.lost++;
+        txbuf_put(b);
+        return APTUS_OK;
+    }
+    if (!imp.held && imp_rand() < imp.reorder) {
+        imp.reordered++;
+        imp.held = b;
+        imp.held_len = len;
+        imp.held_to = to;
+        return APTUS_OK;
+    }
+    struct ud_txbuf *d = imp_rand() < imp.dup ? txbuf_get() : NULL;
+    if (d) {
+        imp.duplicated++;
+        memcpy(d->data, b->data, ud.d.prefix + len);
+    }
+    int rc = post_tx(b, len, to);
+    if (d)
+        post_tx(d, len, to);
+    imp_release_held();
+    return rc;
+}
+
+/* The engine's transmit: one datagram to the link's peer. */
+static int ud_xmit(struct aptus_rel_link *l, const struct iovec *iov, int n)
+{
+    struct ud_ep *e = ep_of_link(l);
+    struct ud_txbuf *b = txbuf_get();
+    if (!b)
+        return APTUS_NORES;
+    char *p = b->data + ud.d.prefix;
+    struct ud_hdr h = { (uint32_t)aptus_rt.rank, ud.job };
+    memcpy(p, &h, sizeof h);
+    size_t len = sizeof h;
+    for (int i = 0; i < n; i++) {
+        memcpy(p + len, iov[i].iov_base, iov[i].iov_len);
+        len += iov[i].iov_len;
+    }
+    return __builtin_expect(imp.on, 0) ? imp_tx(b, len, e->addr) : post_tx(b, len, e->addr);
+}
+
+/* Room in the link's window for `pieces` datagrams of `bytes` payload bytes in all. */
+static int window_room(const struct ud_ep *e, unsigned pieces, size_t bytes)
+{
+    const struct aptus_rel_cfg *c = &ud.eng.cfg;
+    uint32_t inflight = e->link.snd_nxt - e->link.snd_una;
+    size_t held = e->link.fl ? e->link.fl->bytes : 0;
+    return inflight + pieces <= c->window_pkts && held + bytes <= c->window_bytes;
+}
+
+/* Sends a whole frame (length in front at frame - 4... see below) as engine payloads. `frame`
+ * points at `len` bytes; all of its datagrams go, or none (APTUS_NORES). */
+static int send_pieces(struct ud_ep *e, const struct iovec *parts, int nparts, size_t len)
+{
+    size_t total = len + 4;
+    unsigned pieces = (unsigned)((total + ud.piece_max - 1) / ud.piece_max);
+    if (aptus_rel_link_dead(&e->link))
+        return APTUS_ERR;
+    if (!window_room(e, pieces, total))
+        return APTUS_NORES;
+    uint32_t len32 = (uint32_t)len;
+    uint64_t now = now_ns();
+    /* Walk the parts (length word first), cutting them at piece_max. */
+    struct iovec src[4];
+    int ns = 0;
+    src[ns++] = (struct iovec){ &len32, 4 };
+    for (int i = 0; i < nparts && ns < 4; i++)
+        if (parts[i].iov_len)
+            src[ns++] = parts[i];
+    int si = 0;
+    size_t soff = 0;
+    for (unsigned k = 0; k < pieces; k++) {
+        struct iovec v[4];
+        int nv = 0;
+        size_t room = ud.piece_max;
+        while (room && si < ns) {
+            size_t take = src[si].iov_len - soff;
+            if (take > room)
+                take = room;
+            v[nv++] = (struct iovec){ (char *)src[si].iov_base + soff, take };
+            room -= take;
+            soff += take;
+            if (soff == src[si].iov_len) {
+                si++;
+                soff = 0;
+            }
+        }
+        int rc = aptus_rel_send(&ud.eng, &e->link, v, nv, now);
+        if (rc != APTUS_OK) /* the window was checked: only a dead link or no memory */
+            return APTUS_ERR;
+    }
+    return APTUS_OK;
+}
+
+static int ud_send_frame(struct aptus_ep *ep, const void *hdr, size_t hdrlen, const void *payload, size_t len)
+{
+    if (hdrlen + len > ud.frame_max)
+        return APTUS_ERR;
+    struct iovec parts[2] = { { (void *)hdr, hdrlen }, { (void *)payload, len } };
+    return send_pieces((struct ud_ep *)ep, parts, 2, hdrlen + len);
+}
+
+static int ud_send_frame_packed(struct aptus_ep *ep, const void *hdr, size_t hdrlen, struct aptus_dt_cursor *cur,
+                                size_t len)
+{
+    struct ud_ep *e = (struct ud_ep *)ep;
+    size_t total = hdrlen + len + 4;
+    if (hdrlen + len > ud.frame_max)
+        return APTUS_ERR;
+    if (!window_room(e, (unsigned)((total + ud.piece_max - 1) / ud.piece_max), total))
+        return APTUS_NORES; /* the cursor moves only when the frame goes */
+    memcpy(ud.scratch, hdr, hdrlen);
+    aptus_dt_pack_some(cur, ud.scratch + hdrlen, len);
+    struct iovec part = { ud.scratch, hdrlen + len };
+    return send_pieces(e, &part, 1, hdrlen + len);
+}
+
+/* ---- receiving -------------------------------------------------------------------------- */
+
+static void frame_in(struct ud_ep *e, const char *frame, size_t len)
+{
+    aptus_am_dispatch(e->base.peer, frame, len);
+}
+
+/* The engine's delivery: the next payload of the link, in order. */
+static void ud_deliver(struct aptus_rel_link *l, const void *data, size_t len)
+{
+    struct ud_ep *e = ep_of_link(l);
+    const char *p = data;
+    if (!e->asm_buf) {
+        uint32_t flen;
+        if (len < 4) {
+            aptus_peer_fail(e->base.peer, &aptus_channel_ud_sr, "a frame piece without its length");
+            return;
+        }
+        memcpy(&flen, p, 4);
+        if (flen == 0 || flen > UD_FRAME_MAX) {
+            aptus_peer_fail(e->base.peer, &aptus_channel_ud_sr, "a frame of impossible length");
+            return;
+        }
+        if (len - 4 == flen) { /* the whole frame in one datagram: no copy */
+            frame_in(e, p + 4, flen);
+            return;
+        }
+        if (len - 4 > flen || !(e->asm_buf = malloc(flen))) {
+            aptus_peer_fail(e->base.peer, &aptus_channel_ud_sr,
+                            len - 4 > flen ? "a frame piece longer than its frame" : "out of memory");
+            return;
+        }
+        e->asm_len = flen;
+        e->asm_have = 0;
+        p += 4;
+        len -= 4;
+    }
+    if (len > e->asm_len - e->asm_have) {
+        aptus_peer_fail(e->base.peer, &aptus_channel_ud_sr, "a frame piece beyond its frame");
+        return;
+    }
+    memcpy(e->asm_buf + e->asm_have, p, len);
+    e->asm_have += (uint32_t)len;
+    if (e->asm_have == e->asm_len) {
+        char *f = e->asm_buf;
+        e->asm_buf = NULL;
+        frame_in(e, f, e->asm_len);
+        free(f);
+    }
+}
+
+static void ud_dead(struct aptus_rel_link *l)
+{
+    struct ud_ep *e = ep_of_link(l);
+    char why[128];
+    snprintf(why, sizeof why, "no answer from it over UD for %d s (APTUS_PEER_TIMEOUT)", aptus_config.peer_timeout);
+    aptus_peer_fail(e->base.peer, &aptus_channel_ud_sr, why);
+}
+
+static int rx_post(struct ud_rxbuf *b)
+{
+    b->ctx.kind = UD_CTX_RX;
+    /* A buffer goes back where one was just taken (or at start-up, within the queue's depth):
+     * the provider has room for it. */
+    return fi_recv(ud.d.ep, b->data, ud.rx_stride - sizeof *b, ud.rx_desc, FI_ADDR_UNSPEC, &b->ctx) == 0 ? 0 : -1;
+}
+
+static void rx_handle(struct ud_rxbuf *b, size_t len)
+{
+    const char *p = b->data + ud.d.prefix;
+    struct ud_hdr h;
+    if (len < ud.d.prefix + sizeof h + APTUS_REL_HDR)
+        return;
+    len -= ud.d.prefix;
+    memcpy(&h, p, sizeof h);
+    if (h.job != ud.job || h.src >= (uint32_t)aptus_rt.size || h.src == (uint32_t)aptus_rt.rank)
+        return;
+    struct aptus_peer *peer = aptus_peer_get((int)h.src);
+    if (!peer || peer->failed)
+        return;
+    struct ud_ep *e = (struct ud_ep *)aptus_peer_ep(peer, APTUS_CH_UD_SR);
+    if (!e)
+        return;
+    uint64_t now = now_ns();
+    ud.last_rx_ns = now;
+    aptus_rel_input(&ud.eng, &e->link, p + sizeof h, len - sizeof h, now);
+}
+
+static void ud_cq_error(void)
+{
+    struct fi_cq_err_entry err;
+    memset(&err, 0, sizeof err);
+    if (fi_cq_readerr(ud.d.cq, &err, 0) != 1)
+        return;
+    struct aptus_fab_ctx *c = err.op_context;
+    if (c && c->kind == UD_CTX_RX) {
+        if (rx_post((struct ud_rxbuf *)c) != 0)
+            aptus_abort_job(MPI_ERR_OTHER, "UD channel: cannot post a receive buffer again");
+    } else if (c && c->kind == UD_CTX_TX) {
+        ud.ntx_out--;
+        txbuf_put((struct ud_txbuf *)c); /* a lost datagram: the engine retransmits it */
+    }
+}
+
+static int ud_progress(void)
+{
+    struct fi_cq_msg_entry ent[UD_CQ_BATCH];
+    int events = 0;
+    for (;;) {
+        ssize_t n = fi_cq_read(ud.d.cq, ent, UD_CQ_BATCH);
+        if (n == -FI_EAVAIL) {
+            ud_cq_error();
+            continue;
+        }
+        if (n <= 0)
+            break;
+        for (ssize_t i = 0; i < n; i++) {
+            struct aptus_fab_ctx *c = ent[i].op_context;
+            if (c->kind == UD_CTX_RX) {
+                rx_handle((struct ud_rxbuf *)c, ent[i].len);
+                if (rx_post((struct ud_rxbuf *)c) != 0)
+                    aptus_abort_job(MPI_ERR_OTHER, "UD channel: cannot post a receive buffer again");
+            } else {
+                ud.ntx_out--;
+                txbuf_put((struct ud_txbuf *)c);
+            }
+        }
+        events += (int)n;
+        if (n < UD_CQ_BATCH)
+            break;
+    }
+    if (imp.held)
+        imp_release_held();
+    uint64_t now = now_ns();
+    if (aptus_rel_due(&ud.eng, now)) {
+        aptus_rel_tick(&ud.eng, now);
+        events++;
+    }
+    /* The progress engine's timer follows the engine's next deadline (a sleeping rank wakes
+     * for retransmissions and delayed acks). */
+    if (ud.eng.next_due != ud.timer_due) {
+        ud.timer_due = ud.eng.next_due;
+        if (ud.timer_due == UINT64_MAX)
+            aptus_timer_cancel(&ud.timer);
+        else
+            aptus_timer_arm(&ud.timer, (double)ud.timer_due * 1e-9);
+    }
+    return events;
+}
+
+static void ud_timer_fire(struct aptus_timer *t)
+{
+    ud.timer_due = 0; /* disarmed by the engine: re-armed by the pass below */
+    ud_progress();
+}
+
+/* The wait object: the completion queue's file descriptor. */
+static int ud_wait_arm(void)
+{
+    struct fid *f = &ud.d.cq->fid;
+    return ud.d.wait_fd < 0 || fi_trywait(ud.d.fabric, &f, 1) != FI_SUCCESS;
+}
+
+static void ud_wait_sleep(double timeout)
+{
+    struct pollfd pfd = { .fd = ud.d.wait_fd, .events = POLLIN };
+    struct timespec ts = { (time_t)timeout, (long)((timeout - (double)(time_t)timeout) * 1e9) };
+    (void)ppoll(&pfd, 1, &ts, NULL);
+}
+
+static void ud_wait_disarm(void)
+{
+}
+
+static const struct aptus_waiter ud_waiter = { ud_wait_arm, ud_wait_sleep, ud_wait_disarm };
+
+/* ---- endpoints -------------------------------------------------------------------------- */
+
+static int ud_reaches(int world_rank)
+{
+    return ud.active && world_rank != aptus_rt.rank;
+}
+
+static int ud_ep_open(struct aptus_peer *p, struct aptus_ep **out)
+{
+    char addr[APTUS_FAB_ADDR_MAX];
+    size_t alen = sizeof addr;
+    if (aptus_fab_card_get(UD_CARD, p->world_rank, addr, &alen) != 0) {
+        fprintf(stderr, "Aptus MPI: rank %d: UD channel: rank %d published no address\n", aptus_rt.rank, p->world_rank);
+        return APTUS_ERR;
+    }
+    struct ud_ep *e = calloc(1, sizeof *e);
+    if (!e)
+        return APTUS_ERR;
+    if (aptus_fab_av_insert(&ud.d, addr, alen, &e->addr) != 0) {
+        fprintf(stderr, "Aptus MPI: rank %d: UD channel: cannot add rank %d's address\n", aptus_rt.rank, p->world_rank);
+        free(e);
+        return APTUS_ERR;
+    }
+    aptus_rel_link_init(&ud.eng, &e->link, e);
+    e->next_ep = ud.eps;
+    ud.eps = e;
+    ud.neps++;
+    *out = &e->base;
+    return APTUS_OK;
+}
+
+static void ud_ep_close(struct aptus_ep *ep)
+{
+    struct ud_ep *e = (struct ud_ep *)ep;
+    for (struct ud_ep **pp = &ud.eps; *pp; pp = &(*pp)->next_ep)
+        if (*pp == e) {
+            *pp = e->next_ep;
+            ud.neps--;
+            break;
+        }
+    aptus_rel_link_fini(&ud.eng, &e->link);
+    free(e->asm_buf);
+    free(e);
+}
+
+/* ---- life cycle ------------------------------------------------------------------------- */
+
+static uint32_t job_hash(const char *s)
+{
+    uint32_t h = 2166136261u; /* FNV-1a */
+    for (; *s; s++)
+        h = (h ^ (uint8_t)*s) * 16777619u;
+    return h;
+}
+
+/* Whether the job needs this channel: it spans nodes, or the send rules name it (a test of UD
+ * on one node). The same answer on every rank: the start-up below is collective. */
+static int ud_wanted(void)
+{
+    for (int r = 0; r < aptus_rt.size; r++)
+        if (aptus_rt.node_of[r] != aptus_rt.node)
+            return 1;
+    /* One node: only if a rule takes ud-sr before an unconditional smp rule ends the chain for
+     * every other rank (a test of UD on one node: APTUS_SEND_RULES=self;ud-sr). */
+    for (int i = 0; aptus_rt.size > 1 && i < aptus_rules.n; i++) {
+        if (aptus_rules.rule[i].channel == APTUS_CH_UD_SR)
+            return 1;
+        if (aptus_rules.rule[i].channel == APTUS_CH_SMP && aptus_rules.rule[i].unconditional)
+            return 0;
+    }
+    return 0;
+}
+
+static size_t frame_limit(void);
+
+static int ud_setup(char *err, size_t errlen)
+{
+    if (imp_parse(aptus_config.ud_impair, err, errlen) != 0)
+        return -1;
+    if (aptus_fab_dgram_open(&ud.d, aptus_config.fabric_provider, aptus_config.fabric_iface, err, errlen) != 0)
+        return -1;
+    size_t mtu = aptus_config.ud_mtu ? aptus_config.ud_mtu : ud.d.mtu;
+    if (mtu > 65535 - ud.d.prefix)
+        mtu = 65535 - ud.d.prefix;
+    if (mtu < sizeof(struct ud_hdr) + APTUS_REL_HDR + 64) {
+        snprintf(err, errlen, "APTUS_UD_MTU=%zu is too small (at least %zu)", mtu,
+                 sizeof(struct ud_hdr) + APTUS_REL_HDR + 64);
+        return -1;
+    }
+    ud.dgram_max = mtu;
+    ud.piece_max = mtu - sizeof(struct ud_hdr) - APTUS_REL_HDR;
+
+    struct aptus_rel_cfg cfg;
+    aptus_rel_cfg_default(&cfg);
+    cfg.max_payload = ud.piece_max;
+    cfg.crc = aptus_config.crc;
+    cfg.link_stats = aptus_config.stats;
+    cfg.peer_timeout_ns = (uint64_t)aptus_config.peer_timeout * 1000000000ull;
+    cfg.window_pkts = (uint32_t)aptus_config.ud_window;
+    cfg.window_bytes = aptus_config.ud_window_bytes;
+    cfg.ack_delay_ns = (uint64_t)aptus_config.ud_ack_delay_us * 1000u;
+    cfg.rto_min_ns = (uint64_t)aptus_config.ud_rto_min_us * 1000u;
+    cfg.rto_max_ns = (uint64_t)aptus_config.ud_rto_max_us * 1000u;
+    static const struct aptus_rel_ops ops = { ud_xmit, ud_deliver, ud_dead };
+    if (aptus_rel_init(&ud.eng, &ops, &cfg) != APTUS_OK) {
+        snprintf(err, errlen, "the reliability engine refused its configuration (APTUS_UD_*)");
+        return -1;
+    }
+
+    ud.frame_max = frame_limit();
+    if (ud.frame_max < 2 * UD_HEADER_ROOM) {
+        snprintf(err, errlen,
+                 "the window (APTUS_UD_WINDOW=%d datagrams of %zu bytes, APTUS_UD_WINDOW_BYTES=%zu) holds no frame "
+                 "of %d bytes",
+                 aptus_config.ud_window, ud.piece_max, aptus_config.ud_window_bytes, 2 * UD_HEADER_ROOM);
+        return -1;
+    }
+    /* Receive buffers: one region, posted once, reposted as they are consumed. */
+    ud.nrx = aptus_config.ud_recv_bufs;
+    if ((size_t)ud.nrx > ud.d.rx_depth)
+        ud.nrx = (int)ud.d.rx_depth;
+    ud.rx_stride = (sizeof(struct ud_rxbuf) + ud.d.prefix + ud.dgram_max + 63) & ~(size_t)63;
+    ud.tx_stride = sizeof(struct ud_txbuf) + ud.d.prefix + ud.dgram_max;
+    if (!(ud.rx_pool = aligned_alloc(64, (size_t)ud.nrx * ud.rx_stride))) {
+        snprintf(err, errlen, "out of memory for %d receive buffers", ud.nrx);
+        return -1;
+    }
+    if (aptus_fab_mr_reg(&ud.d, ud.rx_pool, (size_t)ud.nrx * ud.rx_stride, &ud.rx_mr, &ud.rx_desc) != 0) {
+        snprintf(err, errlen, "cannot register the receive buffers");
+        return -1;
+    }
+    for (int i = 0; i < ud.nrx; i++)
+        if (rx_post((struct ud_rxbuf *)(ud.rx_pool + (size_t)i * ud.rx_stride)) != 0) {
+            snprintf(err, errlen, "cannot post receive buffer %d", i);
+            return -1;
+        }
+    if (aptus_fab_card_put(UD_CARD, ud.d.addr, ud.d.addrlen) != 0) {
+        snprintf(err, errlen, "cannot publish this rank's address");
+        return -1;
+    }
+    return 0;
+}
+
+/* The largest frame: the message layer's, within what the link's window takes at once (a
+ * frame goes whole or not at all, so it must fit an empty window). */
+static size_t frame_limit(void)
+{
+    size_t by_pkts = (size_t)ud.eng.cfg.window_pkts * ud.piece_max - 4;
+    size_t by_bytes = ud.eng.cfg.window_bytes - 4;
+    size_t m = UD_FRAME_MAX;
+    return m < by_pkts ? (m < by_bytes ? m : by_bytes) : (by_pkts < by_bytes ? by_pkts : by_bytes);
+}
+
+static void ud_set_caps(void)
+{
+    struct aptus_chan_caps *c = &aptus_channel_ud_sr.caps;
+    c->flags = APTUS_CAP_ORDERED | APTUS_CAP_RELIABLE;
+    c->frame_max = ud.frame_max;
+    /* Room for the message layer's largest header in front of a payload. */
+    c->chunk = ud.frame_max - UD_HEADER_ROOM;
+    c->eager_max = aptus_config.ud_eager_max < c->chunk ? aptus_config.ud_eager_max : c->chunk;
+    c->put_max = c->get_max = 0;
+    c->iov_max = 0;
+}
+
+static int ud_init(void)
+{
+    if (!ud_wanted())
+        return APTUS_OK;
+    char err[640];
+    ud.job = job_hash(aptus_rt.pmi.jobid);
+    if (ud_setup(err, sizeof err) != 0) {
+        fprintf(stderr, "Aptus MPI: rank %d: UD channel: %s\n", aptus_rt.rank, err);
+        return APTUS_ERR;
+    }
+    /* Every card is readable after this fence; peers look them up on first contact. */
+    if (aptus_pmi_fence() != 0) {
+        fprintf(stderr, "Aptus MPI: rank %d: UD channel: the launcher's key-value space failed\n", aptus_rt.rank);
+        return APTUS_ERR;
+    }
+    ud.active = 1;
+    ud_set_caps();
+    aptus_channel_poll_enable(&aptus_channel_ud_sr, 1);
+    ud.timer.fire = ud_timer_fire;
+    ud.timer_due = UINT64_MAX;
+    if (ud.d.wait_fd >= 0)
+        aptus_waiter_set(&ud_waiter);
+    return APTUS_OK;
+}
+
+/* After the last barrier of MPI_Finalize, before endpoints close: what this rank sent must be
+ * acknowledged (a peer may still need a retransmission), and a peer whose last datagrams we
+ * acknowledged may not have heard the ack. So: progress until nothing of ours is unacked, then
+ * until the link has been quiet for a while (answering retransmissions), within a bound. */
+static void ud_quiesce(void)
+{
+    if (!ud.active)
+        return;
+    uint64_t start = now_ns();
+    for (;;) {
+        ud_progress();
+        uint64_t now = now_ns();
+        int busy = 0;
+        for (struct ud_ep *e = ud.eps; e && !busy; e = e->next_ep)
+            busy = e->link.snd_nxt != e->link.snd_una && !aptus_rel_link_dead(&e->link);
+        if (now - start > UD_QUIESCE_MAXNS)
+            break;
+        if (!busy && now - ud.last_rx_ns > UD_LINGER_NS && now - start > UD_LINGER_NS)
+            break;
+    }
+}
+
+static void ud_finalize(void)
+{
+    if (!ud.active)
+        return;
+    aptus_channel_poll_enable(&aptus_channel_ud_sr, 0);
+    aptus_timer_cancel(&ud.timer);
+    ud.active = 0;
+    if (imp.held)
+        txbuf_put(imp.held);
+    aptus_fab_dgram_close(&ud.d); /* the provider lets go of our buffers first */
+    aptus_rel_fini(&ud.eng);
+    free(ud.rx_pool);
+    while (ud.tx_free) {
+        struct ud_txbuf *b = ud.tx_free;
+        ud.tx_free = b->next_free;
+        free(b);
+    }
+    memset(&ud, 0, sizeof ud);
+}
+
+static size_t ud_memory(void)
+{
+    if (!ud.active)
+        return 0;
+    size_t held, pooled;
+    aptus_rel_mem(&ud.eng, &held, &pooled);
+    return (size_t)ud.nrx * ud.rx_stride + ud.ntx * ud.tx_stride + held + pooled +
+           (size_t)ud.neps * sizeof(struct ud_ep);
+}
+
+static void ud_stats_print(void)
+{
+    if (!ud.active)
+        return;
+    const struct aptus_rel_stats *t = aptus_rel_stats(&ud.eng);
+    size_t held, pooled;
+    aptus_rel_mem(&ud.eng, &held, &pooled);
+    printf(
+        "[aptus stats] rank %d: ud-sr engine: datagrams %" PRIu64 ", retransmitted %" PRIu64 " (timeout) %" PRIu64
+        " (fast), acks sent %" PRIu64 ", duplicates dropped %" PRIu64 ", out of order %" PRIu64
+        ", out of window %" PRIu64 ", crc failures %" PRIu64 "; memory: receive pool %zu, send buffers %zu, engine %zu "
+        "held + %zu pooled, %d peers x %zu\n",
+        aptus_rt.rank, t->sent, t->retx_timeout, t->retx_fast, t->acks_sent, t->dups, t->out_of_order, t->out_of_window,
+        t->crc_fail, (size_t)ud.nrx * ud.rx_stride, ud.ntx * ud.tx_stride, held, pooled, ud.neps, sizeof(struct ud_ep));
+    if (imp.on)
+        printf("[aptus stats] rank %d: ud-sr impairment: lost %" PRIu64 ", duplicated %" PRIu64 ", reordered %" PRIu64
+               " (impaired)\n",
+               aptus_rt.rank, imp.lost, imp.duplicated, imp.reordered);
+}
+
+struct aptus_channel aptus_channel_ud_sr = {
+    .name = "ud-sr",
+    .init = ud_init,
+    .finalize = ud_finalize,
+    .quiesce = ud_quiesce,
+    .reaches = ud_reaches,
+    .ep_open = ud_ep_open,
+    .ep_close = ud_ep_close,
+    .send_frame = ud_send_frame,
+    .send_frame_packed = ud_send_frame_packed,
+    .progress = ud_progress,
+    .memory_in_use = ud_memory,
+    .stats_print = ud_stats_print,
+};
+
+#else
+typedef int aptus_ud_unused;
+#endif

@@ -1,0 +1,341 @@
+/* The fabric layer: opening a datagram endpoint, registration, address vector, cards. */
+#ifdef APTUS_HAVE_LIBFABRIC
+
+#include "fabric/fabric.h"
+
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rdma/fi_errno.h>
+
+#include "runtime/pmi.h"
+#include "runtime/runtime.h"
+
+#define FAB_API_VERSION FI_VERSION(1, 9)
+
+const char *aptus_fab_strerror(int rc)
+{
+    return fi_strerror(rc < 0 ? -rc : rc);
+}
+
+/* The hints: a datagram endpoint for messages, and every mode and mr_mode bit we handle. */
+static struct fi_info *dgram_hints(const char *prov)
+{
+    struct fi_info *h = fi_allocinfo();
+    if (!h)
+        return NULL;
+    h->ep_attr->type = FI_EP_DGRAM;
+    h->caps = FI_MSG;
+    h->mode = FI_CONTEXT | FI_CONTEXT2 | FI_MSG_PREFIX;
+    h->domain_attr->mr_mode =
+        FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY | FI_MR_ENDPOINT | FI_MR_RAW;
+    h->domain_attr->threading = FI_THREAD_DOMAIN;
+    h->domain_attr->control_progress = FI_PROGRESS_MANUAL;
+    h->domain_attr->data_progress = FI_PROGRESS_MANUAL;
+    if (prov && *prov && !(h->fabric_attr->prov_name = strdup(prov))) {
+        fi_freeinfo(h);
+        return NULL;
+    }
+    return h;
+}
+
+/* Whether `name` is a network interface of this host, and if so whether it is up and not the
+ * loopback (a name that is no interface -- an RDMA device -- counts as usable). */
+static int iface_usable(const char *name)
+{
+    struct ifaddrs *ifs, *i;
+    int known = 0, usable = 0;
+    if (getifaddrs(&ifs) != 0)
+        return 1;
+    for (i = ifs; i; i = i->ifa_next) {
+        if (!i->ifa_name || strcmp(i->ifa_name, name) != 0)
+            continue;
+        known = 1;
+        if ((i->ifa_flags & IFF_UP) && !(i->ifa_flags & IFF_LOOPBACK))
+            usable = 1;
+    }
+    freeifaddrs(ifs);
+    return !known || usable;
+}
+
+/* A domain name matches an interface name exactly, or as "<iface>-<suffix>" (verbs names its
+ * datagram domains "<device>-dgram"). */
+static int domain_matches(const char *domain, const char *iface)
+{
+    size_t n = strlen(iface);
+    return strncmp(domain, iface, n) == 0 && (domain[n] == 0 || domain[n] == '-');
+}
+
+static int link_local6(const struct fi_info *i)
+{
+    if (i->addr_format != FI_SOCKADDR_IN6 || !i->src_addr)
+        return 0;
+    const struct sockaddr_in6 *a = i->src_addr;
+    return IN6_IS_ADDR_LINKLOCAL(&a->sin6_addr);
+}
+
+/* The entry for the interface: asked for by name, or the first usable one; IPv4 addresses
+ * before IPv6 ones, link-local IPv6 never. */
+static struct fi_info *pick(struct fi_info *list, const char *iface)
+{
+    int any = !iface || !*iface || !strcmp(iface, "auto");
+    for (int pass = 0; pass < 2; pass++) {
+        for (struct fi_info *i = list; i; i = i->next) {
+            const char *dom = i->domain_attr && i->domain_attr->name ? i->domain_attr->name : "";
+            if (link_local6(i) || (pass == 0 && i->addr_format == FI_SOCKADDR_IN6))
+                continue;
+            if (any ? iface_usable(dom) : domain_matches(dom, iface))
+                return i;
+        }
+    }
+    return NULL;
+}
+
+/* "a, b, c": the distinct domain names of a list (for messages). */
+static void domain_names(const struct fi_info *list, char *out, size_t len)
+{
+    out[0] = 0;
+    for (const struct fi_info *i = list; i; i = i->next) {
+        const char *dom = i->domain_attr && i->domain_attr->name ? i->domain_attr->name : "?";
+        int seen = 0;
+        for (const struct fi_info *j = list; j != i; j = j->next)
+            seen |= j->domain_attr && j->domain_attr->name && !strcmp(j->domain_attr->name, dom);
+        if (seen)
+            continue;
+        size_t used = strlen(out);
+        snprintf(out + used, len - used, "%s%s", used ? ", " : "", dom);
+    }
+}
+
+/* The providers offering datagram endpoints here (for messages). */
+static void provider_names(char *out, size_t len)
+{
+    struct fi_info *h = dgram_hints(NULL), *list = NULL;
+    out[0] = 0;
+    if (h && fi_getinfo(FAB_API_VERSION, NULL, NULL, 0, h, &list) == 0) {
+        for (const struct fi_info *i = list; i; i = i->next) {
+            const char *p = i->fabric_attr->prov_name;
+            if (!p || strstr(out, p))
+                continue;
+            size_t used = strlen(out);
+            snprintf(out + used, len - used, "%s%s", used ? ", " : "", p);
+        }
+        fi_freeinfo(list);
+    }
+    if (h)
+        fi_freeinfo(h);
+    if (!out[0])
+        snprintf(out, len, "none");
+}
+
+static int getinfo(const char *prov, struct fi_info **list)
+{
+    struct fi_info *h = dgram_hints(prov);
+    if (!h)
+        return -FI_ENOMEM;
+    int rc = fi_getinfo(FAB_API_VERSION, NULL, NULL, 0, h, list);
+    fi_freeinfo(h);
+    return rc;
+}
+
+int aptus_fab_dgram_open(struct aptus_fab_dgram *d, const char *prov, const char *iface, char *err, size_t errlen)
+{
+    memset(d, 0, sizeof *d);
+    d->wait_fd = -1;
+    struct fi_info *list = NULL;
+    int rc;
+    int autoprov = !prov || !*prov || !strcmp(prov, "auto");
+    if (autoprov) {
+        /* verbs when present (an InfiniBand cluster), else UDP. */
+        rc = getinfo("verbs", &list);
+        if (rc != 0 || !pick(list, iface)) {
+            if (list)
+                fi_freeinfo(list);
+            list = NULL;
+            rc = getinfo("udp", &list);
+        }
+    } else {
+        rc = getinfo(prov, &list);
+    }
+    if (rc != 0) {
+        char avail[256];
+        provider_names(avail, sizeof avail);
+        snprintf(err, errlen,
+                 "APTUS_FABRIC_PROVIDER=%s: no such libfabric provider offers datagram endpoints here (%s; "
+                 "available: %s)",
+                 autoprov ? "auto" : prov, aptus_fab_strerror(rc), avail);
+        return -1;
+    }
+    struct fi_info *i = pick(list, iface);
+    if (!i) {
+        char names[512];
+        domain_names(list, names, sizeof names);
+        snprintf(err, errlen, "APTUS_FABRIC_IFACE=%s: provider %s has no %s here (its interfaces: %s)",
+                 iface && *iface ? iface : "auto", list->fabric_attr->prov_name,
+                 iface && *iface && strcmp(iface, "auto") ? "interface of that name"
+                                                          : "usable (up, non-loopback) interface",
+                 names);
+        fi_freeinfo(list);
+        return -1;
+    }
+    d->info = fi_dupinfo(i);
+    fi_freeinfo(list);
+    if (!d->info) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    i = d->info;
+    snprintf(d->prov, sizeof d->prov, "%s", i->fabric_attr->prov_name);
+    snprintf(d->iface, sizeof d->iface, "%s", i->domain_attr->name ? i->domain_attr->name : "?");
+    d->prefix = (i->mode & FI_MSG_PREFIX) ? i->ep_attr->msg_prefix_size : 0;
+    d->mtu = i->ep_attr->max_msg_size;
+    d->inject_max = i->tx_attr->inject_size;
+    d->tx_depth = i->tx_attr->size;
+    d->rx_depth = i->rx_attr->size;
+    d->mr_mode = i->domain_attr->mr_mode;
+    d->mr_local = (d->mr_mode & FI_MR_LOCAL) != 0 || (i->mode & FI_LOCAL_MR) != 0;
+
+    const char *step = "fi_fabric";
+    rc = fi_fabric(i->fabric_attr, &d->fabric, NULL);
+    if (rc == 0) {
+        step = "fi_domain";
+        rc = fi_domain(d->fabric, i, &d->domain, NULL);
+    }
+    if (rc == 0) {
+        struct fi_cq_attr cq = { .size = d->tx_depth + d->rx_depth,
+                                 .format = FI_CQ_FORMAT_MSG,
+                                 .wait_obj = FI_WAIT_FD };
+        step = "fi_cq_open";
+        rc = fi_cq_open(d->domain, &cq, &d->cq, NULL);
+        if (rc != 0) { /* no file descriptor to block on: poll only */
+            cq.wait_obj = FI_WAIT_NONE;
+            rc = fi_cq_open(d->domain, &cq, &d->cq, NULL);
+        } else if (fi_control(&d->cq->fid, FI_GETWAIT, &d->wait_fd) != 0) {
+            d->wait_fd = -1;
+        }
+    }
+    if (rc == 0) {
+        struct fi_av_attr av = { .type =
+                                     i->domain_attr->av_type != FI_AV_UNSPEC ? i->domain_attr->av_type : FI_AV_TABLE };
+        step = "fi_av_open";
+        rc = fi_av_open(d->domain, &av, &d->av, NULL);
+    }
+    if (rc == 0) {
+        step = "fi_endpoint";
+        rc = fi_endpoint(d->domain, i, &d->ep, NULL);
+    }
+    if (rc == 0) {
+        step = "fi_ep_bind";
+        rc = fi_ep_bind(d->ep, &d->av->fid, 0);
+        if (rc == 0)
+            rc = fi_ep_bind(d->ep, &d->cq->fid, FI_TRANSMIT | FI_RECV);
+    }
+    if (rc == 0) {
+        step = "fi_enable";
+        rc = fi_enable(d->ep);
+    }
+    if (rc == 0) {
+        step = "fi_getname";
+        d->addrlen = sizeof d->addr;
+        rc = fi_getname(&d->ep->fid, d->addr, &d->addrlen);
+    }
+    if (rc != 0) {
+        snprintf(err, errlen, "provider %s, interface %s: %s failed: %s", d->prov, d->iface, step,
+                 aptus_fab_strerror(rc));
+        aptus_fab_dgram_close(d);
+        return -1;
+    }
+    return 0;
+}
+
+void aptus_fab_dgram_close(struct aptus_fab_dgram *d)
+{
+    if (d->ep)
+        fi_close(&d->ep->fid);
+    if (d->av)
+        fi_close(&d->av->fid);
+    if (d->cq)
+        fi_close(&d->cq->fid);
+    if (d->domain)
+        fi_close(&d->domain->fid);
+    if (d->fabric)
+        fi_close(&d->fabric->fid);
+    if (d->info)
+        fi_freeinfo(d->info);
+    memset(d, 0, sizeof *d);
+    d->wait_fd = -1;
+}
+
+int aptus_fab_mr_reg(struct aptus_fab_dgram *d, void *buf, size_t len, struct fid_mr **mr, void **desc)
+{
+    *mr = NULL;
+    *desc = NULL;
+    if (!d->mr_local)
+        return 0;
+    static uint64_t next_key = 1;
+    uint64_t key = (d->mr_mode & FI_MR_PROV_KEY) ? 0 : next_key++;
+    if (fi_mr_reg(d->domain, buf, len, FI_SEND | FI_RECV, 0, key, 0, mr, NULL) != 0)
+        return -1;
+    if (d->mr_mode & FI_MR_ENDPOINT) {
+        if (fi_mr_bind(*mr, &d->ep->fid, 0) != 0 || fi_mr_enable(*mr) != 0) {
+            fi_close(&(*mr)->fid);
+            *mr = NULL;
+            return -1;
+        }
+    }
+    *desc = fi_mr_desc(*mr);
+    return 0;
+}
+
+int aptus_fab_av_insert(struct aptus_fab_dgram *d, const void *addr, size_t len, fi_addr_t *out)
+{
+    return fi_av_insert(d->av, addr, 1, out, 0, NULL) == 1 ? 0 : -1;
+}
+
+int aptus_fab_card_put(const char *chan, const void *addr, size_t len)
+{
+    char key[APTUS_PMI_MAX_KEY], val[2 * APTUS_FAB_ADDR_MAX + 1];
+    static const char hex[] = "0123456789abcdef";
+    if (len > APTUS_FAB_ADDR_MAX)
+        return -1;
+    for (size_t k = 0; k < len; k++) {
+        val[2 * k] = hex[((const unsigned char *)addr)[k] >> 4];
+        val[2 * k + 1] = hex[((const unsigned char *)addr)[k] & 15];
+    }
+    val[2 * len] = 0;
+    snprintf(key, sizeof key, "aptus-%s-%d", chan, aptus_rt.rank);
+    return aptus_pmi_put(key, val);
+}
+
+static int hexval(char c)
+{
+    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+int aptus_fab_card_get(const char *chan, int rank, void *addr, size_t *len)
+{
+    char key[APTUS_PMI_MAX_KEY], val[APTUS_PMI_MAX_VAL];
+    snprintf(key, sizeof key, "aptus-%s-%d", chan, rank);
+    if (aptus_pmi_get(rank, key, val, sizeof val) != 0)
+        return -1;
+    size_t n = strlen(val);
+    if (n % 2 || n / 2 > *len)
+        return -1;
+    for (size_t k = 0; k < n / 2; k++) {
+        int hi = hexval(val[2 * k]), lo = hexval(val[2 * k + 1]);
+        if (hi < 0 || lo < 0)
+            return -1;
+        ((unsigned char *)addr)[k] = (unsigned char)(hi << 4 | lo);
+    }
+    *len = n / 2;
+    return 0;
+}
+
+#else
+/* Built without libfabric: no network channel (an ISO C translation unit needs a declaration). */
+typedef int aptus_fabric_unused;
+#endif

@@ -1,0 +1,58 @@
+# The UD send/receive channel (src/channel/ud/) on one node: APTUS_SEND_RULES="self;ud-sr"
+# sends every message between ranks over UDP datagrams through libfabric, the reliability
+# engine and the segmentation, with no namespaces needed. The same programs run again with the
+# test-only impairment stage (APTUS_UD_IMPAIR: 5 % of datagrams lost, 25 % held back and sent
+# after later ones, 1 % duplicated), which every run proves was applied ("(impaired)"), and
+# with CRC32C on and a small datagram size (many pieces per frame). Jobs across network
+# namespaces (real nodes) are in tests/launcher (label netns).
+if(NOT APTUS_HAVE_UD)
+  return()
+endif()
+set(APTUS_UD "APTUS_SEND_RULES=self,ud-sr") # ',' separates rules too: ';' would split the CMake list
+set(APTUS_UD_BAD "APTUS_UD_IMPAIR=loss=0.05,reorder=0.25,dup=0.01,seed=11")
+
+foreach(np 2 3)
+  aptus_mpi_test(NAME ud_p2p_basic_np${np} SOURCE p2p_basic.c NP ${np} LABELS p2p ud ENV ${APTUS_UD})
+endforeach()
+foreach(prog p2p_order p2p_noncontig p2p_persistent p2p_truncate p2p_wait selfmsg p2p_match_deep mpi4_isendrecv
+        dt_p2p)
+  aptus_mpi_test(NAME ud_${prog}_np2 SOURCE ${prog}.c NP 2 LABELS p2p ud ENV ${APTUS_UD})
+endforeach()
+foreach(prog p2p_probe p2p_anysource coll_basic coll_reduce comm)
+  aptus_mpi_test(NAME ud_${prog}_np4 SOURCE ${prog}.c NP 4 LABELS ud ENV ${APTUS_UD})
+endforeach()
+foreach(prog p2p_reorder coll_move coll_ops)
+  aptus_mpi_test(NAME ud_${prog}_np3 SOURCE ${prog}.c NP 3 LABELS ud ENV ${APTUS_UD})
+endforeach()
+# Frames of many datagrams: a 256-byte datagram size, CRC32C on.
+aptus_mpi_test(NAME ud_p2p_basic_mtu256_crc_np2 SOURCE p2p_basic.c NP 2 LABELS p2p ud
+  ENV ${APTUS_UD} APTUS_UD_MTU=256 APTUS_CRC=1)
+# Small messages by smp, large ones by UD on the same pairs: consecutive messages on one tag
+# take different channels, and the non-overtaking rule must hold (p2p_order, p2p_reorder).
+# (p2p_order is a 2-rank program: its by-tag phase leaves rank 2 out of a barrier.)
+aptus_mpi_test(NAME ud_mixed_p2p_order_np2 SOURCE p2p_order.c NP 2 LABELS p2p ud
+  ENV "APTUS_SEND_RULES=self,size<=1K:smp,ud-sr" EXPECT_STATS "ud-sr engine:")
+aptus_mpi_test(NAME ud_mixed_p2p_reorder_np3 SOURCE p2p_reorder.c NP 3 LABELS p2p ud
+  ENV "APTUS_SEND_RULES=self,size<=1K:smp,ud-sr" EXPECT_STATS "ud-sr engine:")
+
+# Under impairment: loss, reordering and duplication between the channel and the provider.
+aptus_mpi_test(NAME ud_impair_p2p_order_np2 SOURCE p2p_order.c NP 2 LABELS p2p ud
+  ENV ${APTUS_UD} ${APTUS_UD_BAD} EXPECT_STATS "(impaired)")
+foreach(prog p2p_basic p2p_reorder p2p_noncontig)
+  aptus_mpi_test(NAME ud_impair_${prog}_np3 SOURCE ${prog}.c NP 3 LABELS p2p ud
+    ENV ${APTUS_UD} ${APTUS_UD_BAD} EXPECT_STATS "(impaired)")
+endforeach()
+foreach(prog p2p_probe coll_basic coll_move coll_reduce)
+  aptus_mpi_test(NAME ud_impair_${prog}_np4 SOURCE ${prog}.c NP 4 LABELS ud
+    ENV ${APTUS_UD} ${APTUS_UD_BAD} EXPECT_STATS "(impaired)")
+endforeach()
+aptus_mpi_test(NAME ud_impair_crc_p2p_basic_np2 SOURCE p2p_basic.c NP 2 LABELS p2p ud
+  ENV ${APTUS_UD} ${APTUS_UD_BAD} APTUS_CRC=1 APTUS_UD_MTU=512 EXPECT_STATS "(impaired)")
+
+# Bad settings end the job at start-up with a message naming the problem.
+aptus_mpi_test(NAME ud_bad_provider_np2 SOURCE p2p_basic.c NP 2 LABELS errors ud
+  ENV ${APTUS_UD} APTUS_FABRIC_PROVIDER=nosuch EXPECT_NONZERO EXPECT_ERROR "APTUS_FABRIC_PROVIDER=nosuch")
+aptus_mpi_test(NAME ud_bad_iface_np2 SOURCE p2p_basic.c NP 2 LABELS errors ud
+  ENV ${APTUS_UD} APTUS_FABRIC_IFACE=nosuch0 EXPECT_NONZERO EXPECT_ERROR "APTUS_FABRIC_IFACE=nosuch0")
+aptus_mpi_test(NAME ud_bad_impair_np2 SOURCE p2p_basic.c NP 2 LABELS errors ud
+  ENV ${APTUS_UD} APTUS_UD_IMPAIR=loss=2 EXPECT_NONZERO EXPECT_ERROR "APTUS_UD_IMPAIR: loss='2'")
