@@ -35,6 +35,13 @@ aptus_mpi_test(NAME ud_mixed_p2p_order_np2 SOURCE p2p_order.c NP 2 LABELS p2p ud
 aptus_mpi_test(NAME ud_mixed_p2p_reorder_np3 SOURCE p2p_reorder.c NP 3 LABELS p2p ud
   ENV "APTUS_SEND_RULES=self,size<=1K:smp,ud-sr" EXPECT_STATS "ud-sr engine:")
 
+# Two simulated nodes of two ranks (APTUS_PPN=2) with the default rule chain: smp inside a
+# node, UD between them, chosen by the chain alone.
+foreach(prog coll_basic p2p_reorder comm)
+  aptus_mpi_test(NAME ud_ppn2_${prog}_np4 SOURCE ${prog}.c NP 4 LABELS ud ENV APTUS_PPN=2
+    EXPECT_STATS "ud-sr engine:")
+endforeach()
+
 # Under impairment: loss, reordering and duplication between the channel and the provider.
 aptus_mpi_test(NAME ud_impair_p2p_order_np2 SOURCE p2p_order.c NP 2 LABELS p2p ud
   ENV ${APTUS_UD} ${APTUS_UD_BAD} EXPECT_STATS "(impaired)")

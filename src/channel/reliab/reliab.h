@@ -129,6 +129,11 @@ void aptus_rel_link_rtt(const struct aptus_rel *e, const struct aptus_rel_link *
 static inline int aptus_rel_send(struct aptus_rel *e, struct aptus_rel_link *l, const struct iovec *iov, int n,
                                  uint64_t now);
 
+/* Whether the link's window has room now for `pkts` more datagrams carrying `bytes` payload
+ * bytes in all (a channel that sends a unit of several datagrams whole checks first). */
+static inline int aptus_rel_room(const struct aptus_rel *e, const struct aptus_rel_link *l, uint32_t pkts,
+                                 size_t bytes);
+
 /* A datagram arrived for this link (engine header first; the channel has found the link). */
 void aptus_rel_input(struct aptus_rel *e, struct aptus_rel_link *l, const void *dgram, size_t len, uint64_t now);
 
@@ -262,6 +267,12 @@ static inline size_t aptus_rel_header_size(const struct aptus_rel *e)
 {
     (void)e;
     return APTUS_REL_HDR;
+}
+
+static inline int aptus_rel_room(const struct aptus_rel *e, const struct aptus_rel_link *l, uint32_t pkts, size_t bytes)
+{
+    size_t held = l->fl ? l->fl->bytes : 0;
+    return l->snd_nxt - l->snd_una + pkts <= e->cfg.window_pkts && held + bytes <= e->cfg.window_bytes;
 }
 
 static inline int aptus_rel_due(const struct aptus_rel *e, uint64_t now)

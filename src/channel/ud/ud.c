@@ -262,15 +262,6 @@ static int ud_xmit(struct aptus_rel_link *l, const struct iovec *iov, int n)
     return __builtin_expect(imp.on, 0) ? imp_tx(b, len, e->addr) : post_tx(b, len, e->addr);
 }
 
-/* Room in the link's window for `pieces` datagrams of `bytes` payload bytes in all. */
-static int window_room(const struct ud_ep *e, unsigned pieces, size_t bytes)
-{
-    const struct aptus_rel_cfg *c = &ud.eng.cfg;
-    uint32_t inflight = e->link.snd_nxt - e->link.snd_una;
-    size_t held = e->link.fl ? e->link.fl->bytes : 0;
-    return inflight + pieces <= c->window_pkts && held + bytes <= c->window_bytes;
-}
-
 /* Sends a whole frame (length in front at frame - 4... see below) as engine payloads. `frame`
  * points at `len` bytes; all of its datagrams go, or none (APTUS_NORES). */
 static int send_pieces(struct ud_ep *e, const struct iovec *parts, int nparts, size_t len)
@@ -279,7 +270,7 @@ static int send_pieces(struct ud_ep *e, const struct iovec *parts, int nparts, s
     unsigned pieces = (unsigned)((total + ud.piece_max - 1) / ud.piece_max);
     if (aptus_rel_link_dead(&e->link))
         return APTUS_ERR;
-    if (!window_room(e, pieces, total))
+    if (!aptus_rel_room(&ud.eng, &e->link, pieces, total))
         return APTUS_NORES;
     uint32_t len32 = (uint32_t)len;
     uint64_t now = now_ns();
@@ -330,7 +321,7 @@ static int ud_send_frame_packed(struct aptus_ep *ep, const void *hdr, size_t hdr
     size_t total = hdrlen + len + 4;
     if (hdrlen + len > ud.frame_max)
         return APTUS_ERR;
-    if (!window_room(e, (unsigned)((total + ud.piece_max - 1) / ud.piece_max), total))
+    if (!aptus_rel_room(&ud.eng, &e->link, (uint32_t)((total + ud.piece_max - 1) / ud.piece_max), total))
         return APTUS_NORES; /* the cursor moves only when the frame goes */
     memcpy(ud.scratch, hdr, hdrlen);
     aptus_dt_pack_some(cur, ud.scratch + hdrlen, len);
@@ -616,6 +607,7 @@ static int ud_setup(char *err, size_t errlen)
     cfg.window_bytes = aptus_config.ud_window_bytes;
     cfg.ack_delay_ns = (uint64_t)aptus_config.ud_ack_delay_us * 1000u;
     cfg.rto_min_ns = (uint64_t)aptus_config.ud_rto_min_us * 1000u;
+    cfg.rto_init_ns = (uint64_t)aptus_config.ud_rto_init_us * 1000u;
     cfg.rto_max_ns = (uint64_t)aptus_config.ud_rto_max_us * 1000u;
     static const struct aptus_rel_ops ops = { ud_xmit, ud_deliver, ud_dead };
     if (aptus_rel_init(&ud.eng, &ops, &cfg) != APTUS_OK) {
