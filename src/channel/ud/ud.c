@@ -34,6 +34,7 @@
 #define UD_CARD          "ud"
 #define UD_CQ_BATCH      16
 #define UD_FRAME_MAX     (64 * 1024 + 256) /* the message layer's largest frame over UD */
+#define UD_FRAME_WORD    8                 /* in front of a frame's first piece: its length, then 4 bytes 0 */
 #define UD_HEADER_ROOM   256               /* of a frame, kept for the message layer's header */
 #define UD_LINGER_NS     20000000ull       /* finalize: quiet time before leaving (see ud_quiesce) */
 #define UD_QUIESCE_MAXNS 5000000000ull     /* finalize: at most this long waiting for acks */
@@ -64,7 +65,7 @@ struct ud_txbuf {
 /* A posted receive buffer. */
 struct ud_rxbuf {
     struct aptus_fab_ctx ctx;
-    char data[];
+    _Alignas(16) char data[]; /* frames handed up from here must be 8-aligned */
 };
 
 enum { UD_CTX_RX = 1, UD_CTX_TX };
@@ -87,7 +88,7 @@ static struct {
     size_t ntx, ntx_out; /* send buffers in all / with the provider */
     struct ud_ep *eps;   /* open endpoints */
     int neps;
-    char scratch[UD_FRAME_MAX + 4]; /* a packed frame, length first */
+    char scratch[UD_FRAME_MAX]; /* a packed frame */
     uint64_t last_rx_ns;
     struct aptus_timer timer; /* the engine's next deadline, so that a sleeping rank wakes */
     uint64_t timer_due;
@@ -262,22 +263,22 @@ static int ud_xmit(struct aptus_rel_link *l, const struct iovec *iov, int n)
     return __builtin_expect(imp.on, 0) ? imp_tx(b, len, e->addr) : post_tx(b, len, e->addr);
 }
 
-/* Sends a whole frame (length in front at frame - 4... see below) as engine payloads. `frame`
+/* Sends a whole frame (its length word in front of the first piece) as engine payloads. `frame`
  * points at `len` bytes; all of its datagrams go, or none (APTUS_NORES). */
 static int send_pieces(struct ud_ep *e, const struct iovec *parts, int nparts, size_t len)
 {
-    size_t total = len + 4;
+    size_t total = len + UD_FRAME_WORD;
     unsigned pieces = (unsigned)((total + ud.piece_max - 1) / ud.piece_max);
     if (aptus_rel_link_dead(&e->link))
         return APTUS_ERR;
     if (!aptus_rel_room(&ud.eng, &e->link, pieces, total))
         return APTUS_NORES;
-    uint32_t len32 = (uint32_t)len;
+    uint32_t word[2] = { (uint32_t)len, 0 };
     uint64_t now = now_ns();
     /* Walk the parts (length word first), cutting them at piece_max. */
     struct iovec src[4];
     int ns = 0;
-    src[ns++] = (struct iovec){ &len32, 4 };
+    src[ns++] = (struct iovec){ word, UD_FRAME_WORD };
     for (int i = 0; i < nparts && ns < 4; i++)
         if (parts[i].iov_len)
             src[ns++] = parts[i];
@@ -318,7 +319,7 @@ static int ud_send_frame_packed(struct aptus_ep *ep, const void *hdr, size_t hdr
                                 size_t len)
 {
     struct ud_ep *e = (struct ud_ep *)ep;
-    size_t total = hdrlen + len + 4;
+    size_t total = hdrlen + len + UD_FRAME_WORD;
     if (hdrlen + len > ud.frame_max)
         return APTUS_ERR;
     if (!aptus_rel_room(&ud.eng, &e->link, (uint32_t)((total + ud.piece_max - 1) / ud.piece_max), total))
@@ -343,7 +344,7 @@ static void ud_deliver(struct aptus_rel_link *l, const void *data, size_t len)
     const char *p = data;
     if (!e->asm_buf) {
         uint32_t flen;
-        if (len < 4) {
+        if (len < UD_FRAME_WORD) {
             aptus_peer_fail(e->base.peer, &aptus_channel_ud_sr, "a frame piece without its length");
             return;
         }
@@ -352,19 +353,23 @@ static void ud_deliver(struct aptus_rel_link *l, const void *data, size_t len)
             aptus_peer_fail(e->base.peer, &aptus_channel_ud_sr, "a frame of impossible length");
             return;
         }
-        if (len - 4 == flen) { /* the whole frame in one datagram: no copy */
-            frame_in(e, p + 4, flen);
+        p += UD_FRAME_WORD;
+        len -= UD_FRAME_WORD;
+        /* The whole frame in one datagram: handed up from the receive buffer, where it is
+         * 8-aligned as the message layer's headers need (receive buffers are 16-aligned and the
+         * prefix, our header, the engine's and the frame word are multiples of 8) -- unless a
+         * provider's prefix is not: then it is copied like a frame of several pieces. */
+        if (len == flen && ((uintptr_t)p & 7) == 0) {
+            frame_in(e, p, flen);
             return;
         }
-        if (len - 4 > flen || !(e->asm_buf = malloc(flen))) {
+        if (len > flen || !(e->asm_buf = malloc(flen))) {
             aptus_peer_fail(e->base.peer, &aptus_channel_ud_sr,
-                            len - 4 > flen ? "a frame piece longer than its frame" : "out of memory");
+                            len > flen ? "a frame piece longer than its frame" : "out of memory");
             return;
         }
         e->asm_len = flen;
         e->asm_have = 0;
-        p += 4;
-        len -= 4;
     }
     if (len > e->asm_len - e->asm_have) {
         aptus_peer_fail(e->base.peer, &aptus_channel_ud_sr, "a frame piece beyond its frame");
@@ -653,8 +658,8 @@ static int ud_setup(char *err, size_t errlen)
  * frame goes whole or not at all, so it must fit an empty window). */
 static size_t frame_limit(void)
 {
-    size_t by_pkts = (size_t)ud.eng.cfg.window_pkts * ud.piece_max - 4;
-    size_t by_bytes = ud.eng.cfg.window_bytes - 4;
+    size_t by_pkts = (size_t)ud.eng.cfg.window_pkts * ud.piece_max - UD_FRAME_WORD;
+    size_t by_bytes = ud.eng.cfg.window_bytes - UD_FRAME_WORD;
     size_t m = UD_FRAME_MAX;
     return m < by_pkts ? (m < by_bytes ? m : by_bytes) : (by_pkts < by_bytes ? by_pkts : by_bytes);
 }
