@@ -236,7 +236,8 @@ static int is_known_name(const char *name, size_t len)
     for (size_t i = 0; i < sizeof launcher_vars / sizeof launcher_vars[0]; i++)
         if (strlen(launcher_vars[i]) == len && memcmp(launcher_vars[i], name, len) == 0)
             return 1;
-    return 0;
+    /* scripts/netns.sh exports the names of the namespaces it made (APTUS_NETNS_HOSTS, ...). */
+    return len > 12 && memcmp(name, "APTUS_NETNS_", 12) == 0;
 }
 
 /* Edit distance between a[0..alen) and b, capped at 9 (only small distances matter). */
