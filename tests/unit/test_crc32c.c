@@ -9,15 +9,7 @@
 
 #include "runtime/crc32c.h"
 
-static int failures;
-
-#define CHECK(cond)                                                                                                    \
-    do {                                                                                                               \
-        if (!(cond)) {                                                                                                 \
-            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);                                   \
-            failures++;                                                                                                \
-        }                                                                                                              \
-    } while (0)
+#include "unit_check.h"
 
 /* Bit at a time, straight from the definition. */
 static uint32_t crc_ref(uint32_t crc, const void *buf, size_t len)

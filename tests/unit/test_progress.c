@@ -11,15 +11,7 @@
 #include "runtime/config.h"
 #include "runtime/runtime.h"
 
-static int failures;
-
-#define CHECK(cond)                                                                                                    \
-    do {                                                                                                               \
-        if (!(cond)) {                                                                                                 \
-            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);                                   \
-            failures++;                                                                                                \
-        }                                                                                                              \
-    } while (0)
+#include "unit_check.h"
 
 static int calls_a, calls_b, events_a;
 static int poll_a(void)

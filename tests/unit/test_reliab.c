@@ -23,15 +23,7 @@
 
 #include "channel/reliab/reliab.h"
 
-static int failures;
-
-#define CHECK(cond)                                                                                                    \
-    do {                                                                                                               \
-        if (!(cond)) {                                                                                                 \
-            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);                                   \
-            failures++;                                                                                                \
-        }                                                                                                              \
-    } while (0)
+#include "unit_check.h"
 
 #define MS  1000000ull
 #define US  1000ull

@@ -7,15 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int failures;
-
-#define CHECK(cond)                                                                                                    \
-    do {                                                                                                               \
-        if (!(cond)) {                                                                                                 \
-            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);                                   \
-            failures++;                                                                                                \
-        }                                                                                                              \
-    } while (0)
+#include "unit_check.h"
 
 static const uint8_t ALL[APTUS_CH_COUNT] = { 1, 1, 1, 1, 1, 1, 1 };
 
