@@ -267,19 +267,7 @@ int aptus_rel_send_slow(struct aptus_rel *e, struct aptus_rel_link *l, const str
         flight_maybe_put(e, l);
         return APTUS_ERR;
     }
-    uint8_t *p = buf + APTUS_REL_HDR;
-    for (int i = 0; i < n; i++) {
-        memcpy(p, iov[i].iov_base, iov[i].iov_len);
-        p += iov[i].iov_len;
-    }
-    if (l->snd_nxt == l->snd_una)
-        fl->progress = now;
-    struct rel_txslot *s = &fl->tx[l->snd_nxt++ & e->mask];
-    s->buf = buf;
-    s->len = (uint32_t)len;
-    s->ntx = 0;
-    s->fast = 0;
-    fl->bytes += len;
+    rel_enqueue(e, l, fl, buf, iov, n, len, now);
     REL_COUNT(e, l, sent, 1);
     REL_COUNT(e, l, bytes_sent, len);
     /* Behind datagrams still unsent (the channel said NORES), it waits its turn. */

@@ -280,6 +280,26 @@ static inline int aptus_rel_due(const struct aptus_rel *e, uint64_t now)
     return now >= e->next_due;
 }
 
+/* Copies a payload behind its header in buf and gives it the link's next sequence number (both
+ * send paths; counting and transmitting are theirs). */
+static inline void rel_enqueue(struct aptus_rel *e, struct aptus_rel_link *l, struct rel_flight *fl, uint8_t *buf,
+                               const struct iovec *iov, int n, size_t len, uint64_t now)
+{
+    uint8_t *p = buf + APTUS_REL_HDR;
+    for (int i = 0; i < n; i++) {
+        memcpy(p, iov[i].iov_base, iov[i].iov_len);
+        p += iov[i].iov_len;
+    }
+    if (l->snd_nxt == l->snd_una)
+        fl->progress = now; /* the dead-peer clock starts with the flight */
+    struct rel_txslot *s = &fl->tx[l->snd_nxt++ & e->mask];
+    s->buf = buf;
+    s->len = (uint32_t)len;
+    s->ntx = 0;
+    s->fast = 0;
+    fl->bytes += len;
+}
+
 /* The fast path: the link has a ring (traffic in flight), the windows have room, a pooled
  * buffer is there, the payload fits and nothing waits unsent. Everything else (first datagram
  * of a burst, full window, dead link, ...) goes to aptus_rel_send_slow. */
@@ -298,19 +318,7 @@ static inline int aptus_rel_send(struct aptus_rel *e, struct aptus_rel_link *l, 
     memcpy(&e->buf_free, buf, sizeof(void *));
     e->nbuf_free--;
     e->nbuf_used++;
-    uint8_t *p = buf + APTUS_REL_HDR;
-    for (int i = 0; i < n; i++) {
-        memcpy(p, iov[i].iov_base, iov[i].iov_len);
-        p += iov[i].iov_len;
-    }
-    if (l->snd_nxt == l->snd_una)
-        fl->progress = now; /* the dead-peer clock starts with the flight */
-    struct rel_txslot *s = &fl->tx[l->snd_nxt++ & e->mask];
-    s->buf = buf;
-    s->len = (uint32_t)len;
-    s->ntx = 0;
-    s->fast = 0;
-    fl->bytes += len;
+    rel_enqueue(e, l, fl, buf, iov, n, len, now);
     e->st.sent++;
     e->st.bytes_sent += len;
     rel_flush_unsent(e, l, now); /* transmits it (fl->unsent was the new number) */
