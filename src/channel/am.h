@@ -14,6 +14,7 @@ enum aptus_am_range {
     APTUS_AM_RMA = 32,     /* 32..63: one-sided communication */
     APTUS_AM_RELIAB = 64,  /* 64..95: reliability engine (acknowledgements) */
     APTUS_AM_CONNECT = 96, /* 96..127: connection set-up */
+    APTUS_AM_CHANNEL = 128, /* 128..223: channels' own control frames (e.g. UD zero-copy) */
     APTUS_AM_TEST = 224,   /* 224..255: tests */
 };
 

@@ -11,6 +11,7 @@ enum aptus_channel_id {
     APTUS_CH_SMP,
     APTUS_CH_UD_SR,
     APTUS_CH_UD_ZCOPY,
+    APTUS_CH_UD_COPY,
     APTUS_CH_RC_SR,
     APTUS_CH_RC_FP,
     APTUS_CH_RC_RDMA,

@@ -252,6 +252,25 @@ int aptus_fab_dgram_open(struct aptus_fab_dgram *d, const char *prov, const char
     return 0;
 }
 
+int aptus_fab_dgram_ep_open(struct aptus_fab_dgram *d, struct fid_ep **ep, void *addr, size_t *addrlen)
+{
+    int rc = fi_endpoint(d->domain, d->info, ep, NULL);
+    if (rc != 0)
+        return rc;
+    rc = fi_ep_bind(*ep, &d->av->fid, 0);
+    if (rc == 0)
+        rc = fi_ep_bind(*ep, &d->cq->fid, FI_TRANSMIT | FI_RECV);
+    if (rc == 0)
+        rc = fi_enable(*ep);
+    if (rc == 0)
+        rc = fi_getname(&(*ep)->fid, addr, addrlen);
+    if (rc != 0) {
+        fi_close(&(*ep)->fid);
+        *ep = NULL;
+    }
+    return rc;
+}
+
 void aptus_fab_dgram_close(struct aptus_fab_dgram *d)
 {
     if (d->ep)

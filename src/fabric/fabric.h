@@ -62,6 +62,11 @@ struct aptus_fab_dgram {
 int aptus_fab_dgram_open(struct aptus_fab_dgram *d, const char *prov, const char *iface, char *err, size_t errlen);
 void aptus_fab_dgram_close(struct aptus_fab_dgram *d);
 
+/* Another datagram endpoint on d's domain, address vector and completion queue (a receive
+ * queue of its own, e.g. for zero-copy receives). *addrlen: room in addr, then its length.
+ * Returns 0 or a negative libfabric error code. */
+int aptus_fab_dgram_ep_open(struct aptus_fab_dgram *d, struct fid_ep **ep, void *addr, size_t *addrlen);
+
 /* Registers buf for local use (FI_MR_LOCAL). *desc is what send/receive take (NULL when the
  * provider needs none: then *mr is NULL too). Returns 0 or -1. */
 int aptus_fab_mr_reg(struct aptus_fab_dgram *d, void *buf, size_t len, struct fid_mr **mr, void **desc);

@@ -9,7 +9,7 @@
 
 #include "unit_check.h"
 
-static const uint8_t ALL[APTUS_CH_COUNT] = { 1, 1, 1, 1, 1, 1, 1 };
+static const uint8_t ALL[APTUS_CH_COUNT] = { 1, 1, 1, 1, 1, 1, 1, 1 };
 
 /* Parses a chain that must be valid. */
 static struct aptus_rule_chain parse_ok(const char *text)
@@ -67,7 +67,7 @@ static void route_is(const char *text, int nranks, const uint8_t reach[APTUS_CH_
 
 static void test_channel_names(void)
 {
-    static const char *const names[] = { "self", "smp", "ud-sr", "ud-zcopy", "rc-sr", "rc-fp", "rc-rdma" };
+    static const char *const names[] = { "self", "smp", "ud-sr", "ud-zcopy", "ud-copy", "rc-sr", "rc-fp", "rc-rdma" };
     for (int i = 0; i < APTUS_CH_COUNT; i++)
         CHECK(strcmp(aptus_channel_name(i), names[i]) == 0);
     CHECK(strcmp(aptus_channel_name(-1), "unknown") == 0);
@@ -101,9 +101,9 @@ static void test_parse_valid(void)
     CHECK(c.n == 2 && c.rule[0].unconditional && c.rule[1].unconditional);
 
     /* Every channel name. */
-    c = parse_ok("self;smp;ud-sr;ud-zcopy;rc-sr;rc-fp;rc-rdma");
-    CHECK(c.n == 7);
-    for (int i = 0; i < 7; i++)
+    c = parse_ok("self;smp;ud-sr;ud-zcopy;ud-copy;rc-sr;rc-fp;rc-rdma");
+    CHECK(c.n == 8);
+    for (int i = 0; i < 8; i++)
         CHECK(c.rule[i].channel == i);
 
     /* Exactly APTUS_RULES_MAX rules are fine. */
@@ -163,7 +163,7 @@ static void test_errors(void)
     /* The examples from the brief, word for word. */
     PARSE_ERR("self;smp;size<=abc:smp;smp", "APTUS_SEND_RULES: rule 3 'size<=abc:smp': 'abc' is not a number");
     PARSE_ERR("self;foo", "APTUS_SEND_RULES: rule 2 'foo': unknown channel 'foo' "
-                          "(known: self, smp, ud-sr, ud-zcopy, rc-sr, rc-fp, rc-rdma)");
+                          "(known: self, smp, ud-sr, ud-zcopy, ud-copy, rc-sr, rc-fp, rc-rdma)");
     PARSE_ERR("size<=1K:rc-fp;ranks<4:smp;size<8K:smp",
               "APTUS_SEND_RULES: rule 3 'size<8K:smp': the last rule must be unconditional "
               "(write '*:CHANNEL' or just CHANNEL)");
@@ -221,7 +221,7 @@ static void test_errors(void)
     PARSE_ERR("size>18446744073709551615:smp;smp",
               "APTUS_SEND_RULES: rule 1 'size>18446744073709551615:smp': the condition is never true");
     PARSE_ERR("size<1K:smp:rc-fp;smp", "APTUS_SEND_RULES: rule 1 'size<1K:smp:rc-fp': unknown channel 'smp:rc-fp' "
-                                       "(known: self, smp, ud-sr, ud-zcopy, rc-sr, rc-fp, rc-rdma)");
+                                       "(known: self, smp, ud-sr, ud-zcopy, ud-copy, rc-sr, rc-fp, rc-rdma)");
     PARSE_ERR("  size <= 1K : rc-fp  ",
               "APTUS_SEND_RULES: rule 1 'size <= 1K : rc-fp': the last rule must be unconditional "
               "(write '*:CHANNEL' or just CHANNEL)");

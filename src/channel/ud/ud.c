@@ -30,78 +30,15 @@
 #include "runtime/config.h"
 #include "runtime/progress.h"
 #include "runtime/runtime.h"
+#include "channel/ud/ud_int.h"
 
-#define UD_CARD          "ud"
-#define UD_CQ_BATCH      16
-#define UD_FRAME_MAX     (64 * 1024 + 256) /* the message layer's largest frame over UD */
-#define UD_FRAME_WORD    8                 /* in front of a frame's first piece: its length, then 4 bytes 0 */
-#define UD_HEADER_ROOM   256               /* of a frame, kept for the message layer's header */
-#define UD_LINGER_NS     20000000ull       /* finalize: quiet time before leaving (see ud_quiesce) */
-#define UD_QUIESCE_MAXNS 5000000000ull     /* finalize: at most this long waiting for acks */
+#define ud  aptus_ud
+#define imp aptus_ud_imp
 
-/* In front of every datagram. */
-struct ud_hdr {
-    uint32_t src; /* sender's world rank */
-    uint32_t job; /* a hash of the job id: datagrams of another job are dropped */
-};
+struct ud_state aptus_ud;
+struct ud_imp aptus_ud_imp;
 
-/* The per-peer record: an endpoint of the channel interface, with the engine's link. */
-struct ud_ep {
-    struct aptus_ep base; /* first: the channel interface's view */
-    struct aptus_rel_link link;
-    fi_addr_t addr;
-    struct ud_ep *next_ep; /* the channel's list of open endpoints */
-    char *asm_buf;         /* a frame being assembled (NULL: none) */
-    uint32_t asm_len, asm_have;
-};
-
-/* A send buffer handed to the provider (sends too large for fi_inject). */
-struct ud_txbuf {
-    struct aptus_fab_ctx ctx; /* first: the completion's context */
-    struct ud_txbuf *next_free;
-    char data[];
-};
-
-/* A posted receive buffer. */
-struct ud_rxbuf {
-    struct aptus_fab_ctx ctx;
-    _Alignas(16) char data[]; /* frames handed up from here must be 8-aligned */
-};
-
-enum { UD_CTX_RX = 1, UD_CTX_TX };
-
-static struct {
-    int active;
-    struct aptus_fab_dgram d;
-    struct aptus_rel eng;
-    uint32_t job;
-    size_t dgram_max; /* bytes of a datagram (after the provider's prefix) */
-    size_t frame_max; /* largest frame (frame_limit) */
-    size_t piece_max; /* engine payload bytes of one datagram */
-    char *rx_pool;    /* nrx receive buffers */
-    size_t rx_stride; /* bytes of one, prefix included */
-    int nrx;
-    struct fid_mr *rx_mr;
-    void *rx_desc;
-    struct ud_txbuf *tx_free;
-    size_t tx_stride;
-    size_t ntx, ntx_out; /* send buffers in all / with the provider */
-    struct ud_ep *eps;   /* open endpoints */
-    int neps;
-    char scratch[UD_FRAME_MAX]; /* a packed frame */
-    uint64_t last_rx_ns;
-    struct aptus_timer timer; /* the engine's next deadline, so that a sleeping rank wakes */
-    uint64_t timer_due;
-} ud;
-
-extern struct aptus_channel aptus_channel_ud_sr;
-
-static uint64_t now_ns(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
-}
+#define now_ns ud_now_ns
 
 static struct ud_ep *ep_of_link(struct aptus_rel_link *l)
 {
@@ -110,7 +47,7 @@ static struct ud_ep *ep_of_link(struct aptus_rel_link *l)
 
 /* ---- sending ---------------------------------------------------------------------------- */
 
-static struct ud_txbuf *txbuf_get(void)
+struct ud_txbuf *aptus_ud_txbuf_get(void)
 {
     struct ud_txbuf *b = ud.tx_free;
     if (b) {
@@ -125,7 +62,7 @@ static struct ud_txbuf *txbuf_get(void)
     return b;
 }
 
-static void txbuf_put(struct ud_txbuf *b)
+void aptus_ud_txbuf_put(struct ud_txbuf *b)
 {
     b->next_free = ud.tx_free;
     ud.tx_free = b;
@@ -137,14 +74,14 @@ static int post_tx(struct ud_txbuf *b, size_t len, fi_addr_t to)
     ssize_t rc;
     if (len + ud.d.prefix <= ud.d.inject_max) {
         rc = fi_inject(ud.d.ep, b->data, len + ud.d.prefix, to);
-        txbuf_put(b);
+        aptus_ud_txbuf_put(b);
     } else {
         b->ctx.kind = UD_CTX_TX;
         rc = fi_send(ud.d.ep, b->data, len + ud.d.prefix, NULL, to, &b->ctx);
         if (rc == 0)
             ud.ntx_out++;
         else
-            txbuf_put(b);
+            aptus_ud_txbuf_put(b);
     }
     /* No room in the provider now (or a transient error): the engine sends it again later. */
     return rc == 0 ? APTUS_OK : APTUS_NORES;
@@ -152,17 +89,8 @@ static int post_tx(struct ud_txbuf *b, size_t len, fi_addr_t to)
 
 /* ---- the test-only impairment stage (APTUS_UD_IMPAIR) ----------------------------------- */
 
-static struct {
-    int on;
-    double loss, dup, reorder;
-    uint64_t rng;
-    struct ud_txbuf *held; /* a datagram held back, sent after the next one (or the next poll) */
-    size_t held_len;
-    fi_addr_t held_to;
-    uint64_t lost, duplicated, reordered;
-} imp;
 
-static double imp_rand(void)
+double aptus_ud_imp_rand(void)
 {
     imp.rng ^= imp.rng << 13; /* xorshift64 */
     imp.rng ^= imp.rng >> 7;
@@ -221,19 +149,19 @@ static void imp_release_held(void)
 /* The stage: drops, holds back or duplicates a datagram on its way to the provider. */
 static int imp_tx(struct ud_txbuf *b, size_t len, fi_addr_t to)
 {
-    if (imp_rand() < imp.loss) {
+    if (aptus_ud_imp_rand() < imp.loss) {
         imp.lost++;
-        txbuf_put(b);
+        aptus_ud_txbuf_put(b);
         return APTUS_OK;
     }
-    if (!imp.held && imp_rand() < imp.reorder) {
+    if (!imp.held && aptus_ud_imp_rand() < imp.reorder) {
         imp.reordered++;
         imp.held = b;
         imp.held_len = len;
         imp.held_to = to;
         return APTUS_OK;
     }
-    struct ud_txbuf *d = imp_rand() < imp.dup ? txbuf_get() : NULL;
+    struct ud_txbuf *d = aptus_ud_imp_rand() < imp.dup ? aptus_ud_txbuf_get() : NULL;
     if (d) {
         imp.duplicated++;
         memcpy(d->data, b->data, ud.d.prefix + len);
@@ -249,7 +177,7 @@ static int imp_tx(struct ud_txbuf *b, size_t len, fi_addr_t to)
 static int ud_xmit(struct aptus_rel_link *l, const struct iovec *iov, int n)
 {
     struct ud_ep *e = ep_of_link(l);
-    struct ud_txbuf *b = txbuf_get();
+    struct ud_txbuf *b = aptus_ud_txbuf_get();
     if (!b)
         return APTUS_NORES;
     char *p = b->data + ud.d.prefix;
@@ -307,18 +235,22 @@ static int send_pieces(struct ud_ep *e, const struct iovec *parts, int nparts, s
     return APTUS_OK;
 }
 
-static int ud_send_frame(struct aptus_ep *ep, const void *hdr, size_t hdrlen, const void *payload, size_t len)
+int aptus_ud_send_frame(struct ud_ep *e, const void *hdr, size_t hdrlen, const void *payload, size_t len)
 {
     if (hdrlen + len > ud.frame_max)
         return APTUS_ERR;
     struct iovec parts[2] = { { (void *)hdr, hdrlen }, { (void *)payload, len } };
-    return send_pieces((struct ud_ep *)ep, parts, 2, hdrlen + len);
+    return send_pieces(e, parts, 2, hdrlen + len);
 }
 
-static int ud_send_frame_packed(struct aptus_ep *ep, const void *hdr, size_t hdrlen, struct aptus_dt_cursor *cur,
-                                size_t len)
+static int ud_send_frame(struct aptus_ep *ep, const void *hdr, size_t hdrlen, const void *payload, size_t len)
 {
-    struct ud_ep *e = (struct ud_ep *)ep;
+    return aptus_ud_send_frame((struct ud_ep *)ep, hdr, hdrlen, payload, len);
+}
+
+int aptus_ud_send_frame_packed(struct ud_ep *e, const void *hdr, size_t hdrlen, struct aptus_dt_cursor *cur,
+                               size_t len)
+{
     size_t total = hdrlen + len + UD_FRAME_WORD;
     if (hdrlen + len > ud.frame_max)
         return APTUS_ERR;
@@ -328,6 +260,12 @@ static int ud_send_frame_packed(struct aptus_ep *ep, const void *hdr, size_t hdr
     aptus_dt_pack_some(cur, ud.scratch + hdrlen, len);
     struct iovec part = { ud.scratch, hdrlen + len };
     return send_pieces(e, &part, 1, hdrlen + len);
+}
+
+static int ud_send_frame_packed(struct aptus_ep *ep, const void *hdr, size_t hdrlen, struct aptus_dt_cursor *cur,
+                                size_t len)
+{
+    return aptus_ud_send_frame_packed((struct ud_ep *)ep, hdr, hdrlen, cur, len);
 }
 
 /* ---- receiving -------------------------------------------------------------------------- */
@@ -422,45 +360,53 @@ static void rx_handle(struct ud_rxbuf *b, size_t len)
     aptus_rel_input(&ud.eng, &e->link, p + sizeof h, len - sizeof h, now);
 }
 
-static void ud_cq_error(void)
+void aptus_ud_cq_error(void)
 {
     struct fi_cq_err_entry err;
     memset(&err, 0, sizeof err);
     if (fi_cq_readerr(ud.d.cq, &err, 0) != 1)
         return;
     struct aptus_fab_ctx *c = err.op_context;
-    if (c && c->kind == UD_CTX_RX) {
+    if (c && c->kind == UD_CTX_ZRX) {
+        aptus_udz_rx_done(c, 0, 1);
+    } else if (c && c->kind == UD_CTX_RX) {
         if (rx_post((struct ud_rxbuf *)c) != 0)
             aptus_abort_job(MPI_ERR_OTHER, "UD channel: cannot post a receive buffer again");
     } else if (c && c->kind == UD_CTX_TX) {
         ud.ntx_out--;
-        txbuf_put((struct ud_txbuf *)c); /* a lost datagram: the engine retransmits it */
+        aptus_ud_txbuf_put((struct ud_txbuf *)c); /* a lost datagram: the engine retransmits it */
+    }
+}
+
+void aptus_ud_cq_entry(const struct fi_cq_msg_entry *ent)
+{
+    struct aptus_fab_ctx *c = ent->op_context;
+    if (c->kind == UD_CTX_RX) {
+        rx_handle((struct ud_rxbuf *)c, ent->len);
+        if (rx_post((struct ud_rxbuf *)c) != 0)
+            aptus_abort_job(MPI_ERR_OTHER, "UD channel: cannot post a receive buffer again");
+    } else if (c->kind == UD_CTX_ZRX) {
+        aptus_udz_rx_done(c, ent->len, 0);
+    } else {
+        ud.ntx_out--;
+        aptus_ud_txbuf_put((struct ud_txbuf *)c);
     }
 }
 
 static int ud_progress(void)
 {
+    int events = aptus_udz_deferred();
     struct fi_cq_msg_entry ent[UD_CQ_BATCH];
-    int events = 0;
     for (;;) {
         ssize_t n = fi_cq_read(ud.d.cq, ent, UD_CQ_BATCH);
         if (n == -FI_EAVAIL) {
-            ud_cq_error();
+            aptus_ud_cq_error();
             continue;
         }
         if (n <= 0)
             break;
-        for (ssize_t i = 0; i < n; i++) {
-            struct aptus_fab_ctx *c = ent[i].op_context;
-            if (c->kind == UD_CTX_RX) {
-                rx_handle((struct ud_rxbuf *)c, ent[i].len);
-                if (rx_post((struct ud_rxbuf *)c) != 0)
-                    aptus_abort_job(MPI_ERR_OTHER, "UD channel: cannot post a receive buffer again");
-            } else {
-                ud.ntx_out--;
-                txbuf_put((struct ud_txbuf *)c);
-            }
-        }
+        for (ssize_t i = 0; i < n; i++)
+            aptus_ud_cq_entry(&ent[i]);
         events += (int)n;
         if (n < UD_CQ_BATCH)
             break;
@@ -472,10 +418,15 @@ static int ud_progress(void)
         aptus_rel_tick(&ud.eng, now);
         events++;
     }
-    /* The progress engine's timer follows the engine's next deadline (a sleeping rank wakes
-     * for retransmissions and delayed acks). */
-    if (ud.eng.next_due != ud.timer_due) {
-        ud.timer_due = ud.eng.next_due;
+    events += aptus_udz_progress(now);
+    /* The progress engine's timer follows the next deadline of the engine and the zero-copy
+     * streams (a sleeping rank wakes for retransmissions, delayed acks and requests for lost
+     * pieces). */
+    uint64_t due = aptus_udz_next_due();
+    if (ud.eng.next_due < due)
+        due = ud.eng.next_due;
+    if (due != ud.timer_due) {
+        ud.timer_due = due;
         if (ud.timer_due == UINT64_MAX)
             aptus_timer_cancel(&ud.timer);
         else
@@ -512,7 +463,12 @@ static const struct aptus_waiter ud_waiter = { ud_wait_arm, ud_wait_sleep, ud_wa
 
 /* ---- endpoints -------------------------------------------------------------------------- */
 
-static int ud_reaches(int world_rank)
+struct ud_ep *aptus_ud_ep_of(struct aptus_peer *p)
+{
+    return (struct ud_ep *)aptus_peer_ep(p, APTUS_CH_UD_SR);
+}
+
+int aptus_ud_reaches(int world_rank)
 {
     return ud.active && world_rank != aptus_rt.rank;
 }
@@ -550,8 +506,10 @@ static void ud_ep_close(struct aptus_ep *ep)
             ud.neps--;
             break;
         }
+    aptus_udz_ep_closing(e);
     aptus_rel_link_fini(&ud.eng, &e->link);
     free(e->asm_buf);
+    free(e->zaddr);
     free(e);
 }
 
@@ -575,7 +533,8 @@ static int ud_wanted(void)
     /* One node: only if a rule takes ud-sr before an unconditional smp rule ends the chain for
      * every other rank (a test of UD on one node: APTUS_SEND_RULES=self;ud-sr). */
     for (int i = 0; aptus_rt.size > 1 && i < aptus_rules.n; i++) {
-        if (aptus_rules.rule[i].channel == APTUS_CH_UD_SR)
+        int c = aptus_rules.rule[i].channel;
+        if (c == APTUS_CH_UD_SR || c == APTUS_CH_UD_ZCOPY || c == APTUS_CH_UD_COPY)
             return 1;
         if (aptus_rules.rule[i].channel == APTUS_CH_SMP && aptus_rules.rule[i].unconditional)
             return 0;
@@ -647,6 +606,8 @@ static int ud_setup(char *err, size_t errlen)
             snprintf(err, errlen, "cannot post receive buffer %d", i);
             return -1;
         }
+    if (aptus_udz_setup(err, errlen) != 0)
+        return -1;
     if (aptus_fab_card_put(UD_CARD, ud.d.addr, ud.d.addrlen) != 0) {
         snprintf(err, errlen, "cannot publish this rank's address");
         return -1;
@@ -716,6 +677,7 @@ static void ud_quiesce(void)
         int busy = 0;
         for (struct ud_ep *e = ud.eps; e && !busy; e = e->next_ep)
             busy = e->link.snd_nxt != e->link.snd_una && !aptus_rel_link_dead(&e->link);
+        busy = busy || aptus_udz_busy();
         if (now - start > UD_QUIESCE_MAXNS)
             break;
         if (!busy && now - ud.last_rx_ns > UD_LINGER_NS && now - start > UD_LINGER_NS)
@@ -731,7 +693,8 @@ static void ud_finalize(void)
     aptus_timer_cancel(&ud.timer);
     ud.active = 0;
     if (imp.held)
-        txbuf_put(imp.held);
+        aptus_ud_txbuf_put(imp.held);
+    aptus_udz_finalize();
     aptus_fab_dgram_close(&ud.d); /* the provider lets go of our buffers first */
     aptus_rel_fini(&ud.eng);
     free(ud.rx_pool);
@@ -750,7 +713,7 @@ static size_t ud_memory(void)
     size_t held, pooled;
     aptus_rel_mem(&ud.eng, &held, &pooled);
     return (size_t)ud.nrx * ud.rx_stride + ud.ntx * ud.tx_stride + held + pooled +
-           (size_t)ud.neps * sizeof(struct ud_ep);
+           (size_t)ud.neps * sizeof(struct ud_ep) + aptus_udz_memory();
 }
 
 static void ud_stats_print(void)
@@ -771,6 +734,7 @@ static void ud_stats_print(void)
         printf("[aptus stats] rank %d: ud-sr impairment: lost %" PRIu64 ", duplicated %" PRIu64 ", reordered %" PRIu64
                " (impaired)\n",
                aptus_rt.rank, imp.lost, imp.duplicated, imp.reordered);
+    aptus_udz_stats_print();
 }
 
 struct aptus_channel aptus_channel_ud_sr = {
@@ -778,7 +742,7 @@ struct aptus_channel aptus_channel_ud_sr = {
     .init = ud_init,
     .finalize = ud_finalize,
     .quiesce = ud_quiesce,
-    .reaches = ud_reaches,
+    .reaches = aptus_ud_reaches,
     .ep_open = ud_ep_open,
     .ep_close = ud_ep_close,
     .send_frame = ud_send_frame,
