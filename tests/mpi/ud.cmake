@@ -63,3 +63,46 @@ aptus_mpi_test(NAME ud_bad_iface_np2 SOURCE p2p_basic.c NP 2 LABELS errors ud
   ENV ${APTUS_UD} APTUS_FABRIC_IFACE=nosuch0 EXPECT_NONZERO EXPECT_ERROR "APTUS_FABRIC_IFACE=nosuch0")
 aptus_mpi_test(NAME ud_bad_impair_np2 SOURCE p2p_basic.c NP 2 LABELS errors ud
   ENV ${APTUS_UD} APTUS_UD_IMPAIR=loss=2 EXPECT_NONZERO EXPECT_ERROR "APTUS_UD_IMPAIR: loss='2'")
+
+# Rendezvous over UD (seed 000, section 3.2). ud-zcopy: the receiver pulls the message into its
+# own buffer (receives posted straight into it, pieces streamed from the sender's buffer);
+# "(one-sided only)" proves every rendezvous receive went that way. ud-copy: the copy-based
+# rendezvous (CTS, then the data in eager frames): "(copy only)".
+set(APTUS_UDZ "APTUS_SEND_RULES=self,size<=8K:ud-sr,ud-zcopy")
+foreach(prog p2p_basic p2p_order p2p_large dt_p2p p2p_noncontig)
+  aptus_mpi_test(NAME udz_${prog}_np2 SOURCE ${prog}.c NP 2 LABELS p2p ud ENV ${APTUS_UDZ})
+endforeach()
+aptus_mpi_test(NAME udz_p2p_large_onesided_np2 SOURCE p2p_large.c NP 2 LABELS p2p ud ENV ${APTUS_UDZ}
+  EXPECT_STATS "(one-sided only)" "ud-zcopy: received")
+aptus_mpi_test(NAME udc_p2p_basic_np2 SOURCE p2p_basic.c NP 2 LABELS p2p ud
+  ENV "APTUS_SEND_RULES=self,size<=8K:ud-sr,ud-copy" EXPECT_STATS "(copy only)")
+# Small by smp, middle by ud-sr, large by ud-zcopy, interleaved on one tag (non-overtaking).
+aptus_mpi_test(NAME udz_mixed_p2p_order_np2 SOURCE p2p_order.c NP 2 LABELS p2p ud
+  ENV "APTUS_SEND_RULES=self,size<=1K:smp,size<=8K:ud-sr,ud-zcopy" EXPECT_STATS "ud-zcopy: received")
+aptus_mpi_test(NAME udz_mixed_p2p_reorder_np3 SOURCE p2p_reorder.c NP 3 LABELS p2p ud
+  ENV "APTUS_SEND_RULES=self,size<=1K:smp,size<=8K:ud-sr,ud-zcopy")
+# Impaired: lost, held back and duplicated pieces are moved, kept aside, asked for again;
+# endpoints with receives left over are reopened.
+aptus_mpi_test(NAME udz_impair_p2p_order_np2 SOURCE p2p_order.c NP 2 LABELS p2p ud
+  ENV ${APTUS_UDZ} ${APTUS_UD_BAD} EXPECT_STATS "(impaired)" "(one-sided only)")
+foreach(prog p2p_basic p2p_reorder)
+  aptus_mpi_test(NAME udz_impair_${prog}_np3 SOURCE ${prog}.c NP 3 LABELS p2p ud
+    ENV ${APTUS_UDZ} ${APTUS_UD_BAD} EXPECT_STATS "(impaired)")
+endforeach()
+aptus_mpi_test(NAME udz_impair_coll_move_np4 SOURCE coll_move.c NP 4 LABELS ud
+  ENV ${APTUS_UDZ} ${APTUS_UD_BAD} EXPECT_STATS "(impaired)")
+# Many small pieces (one Ethernet frame each, a 16K window): long NACK lists, credit updates.
+aptus_mpi_test(NAME udz_impair_mtu1472_p2p_large_np2 SOURCE p2p_large.c NP 2 LABELS p2p ud
+  ENV ${APTUS_UDZ} ${APTUS_UD_BAD} APTUS_UD_ZCOPY_MTU=1472 APTUS_UD_ZCOPY_WINDOW_BYTES=16K APTUS_CRC=1
+  EXPECT_STATS "(impaired)" "(one-sided only)")
+# One receive endpoint: messages wait for it in turn.
+aptus_mpi_test(NAME udz_eps1_p2p_order_np2 SOURCE p2p_order.c NP 2 LABELS p2p ud
+  ENV ${APTUS_UDZ} APTUS_UD_ZCOPY_EPS=1 EXPECT_STATS "(one-sided only)")
+# No endpoints: ud-zcopy streams copies.
+aptus_mpi_test(NAME udz_eps0_p2p_basic_np2 SOURCE p2p_basic.c NP 2 LABELS p2p ud
+  ENV ${APTUS_UDZ} APTUS_UD_ZCOPY_EPS=0 EXPECT_STATS "(copy only)")
+# The default chain on two simulated nodes: smp inside, ud-sr and ud-zcopy between.
+aptus_mpi_test(NAME udz_ppn2_coll_move_np4 SOURCE coll_move.c NP 4 LABELS ud ENV APTUS_PPN=2
+  EXPECT_STATS "ud-zcopy: received")
+aptus_mpi_test(NAME udz_bad_eps_np2 SOURCE p2p_basic.c NP 2 LABELS errors ud
+  ENV ${APTUS_UDZ} APTUS_UD_ZCOPY_EPS=300 EXPECT_NONZERO EXPECT_ERROR "APTUS_UD_ZCOPY_EPS=300")
