@@ -92,7 +92,7 @@ endforeach()
 aptus_mpi_test(NAME udz_impair_coll_move_np4 SOURCE coll_move.c NP 4 LABELS ud
   ENV ${APTUS_UDZ} ${APTUS_UD_BAD} EXPECT_STATS "(impaired)")
 # Many small pieces (one Ethernet frame each, a 16K window): long NACK lists, credit updates.
-aptus_mpi_test(NAME udz_impair_mtu1472_p2p_large_np2 SOURCE p2p_large.c NP 2 LABELS p2p ud
+aptus_mpi_test(NAME udz_impair_mtu1472_p2p_basic_np2 SOURCE p2p_basic.c NP 2 LABELS p2p ud
   ENV ${APTUS_UDZ} ${APTUS_UD_BAD} APTUS_UD_ZCOPY_MTU=1472 APTUS_UD_ZCOPY_WINDOW_BYTES=16K APTUS_CRC=1
   EXPECT_STATS "(impaired)" "(one-sided only)")
 # One receive endpoint: messages wait for it in turn.
