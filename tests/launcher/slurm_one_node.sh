@@ -14,127 +14,26 @@
 set -u
 
 PROBE=${1:?usage: slurm_one_node.sh PROBE}
-SKIP=77
+. "$(dirname "$0")/slurm_common.sh"
 
-skip() { echo "SKIP: $*"; exit $SKIP; }
-fail() {
-    echo "FAIL: $*"
-    for f in "$T"/out "$T"/err "$T"/slurmctld.log "$T"/slurmd.log "$T"/munged.log; do
-        [ -s "$f" ] && { echo "---- $f (tail) ----"; tail -n 30 "$f"; }
-    done
-    exit 1
-}
-
-[ "$(id -u)" -eq 0 ] || skip "needs root"
+slurm_need_root
 case "$PROBE" in /*) ;; *) PROBE=$(cd "$(dirname "$PROBE")" && pwd)/$(basename "$PROBE") ;; esac
 [ -x "$PROBE" ] || skip "probe '$PROBE' not executable"
-
-have_slurm() {
-    command -v slurmctld >/dev/null 2>&1 && command -v slurmd >/dev/null 2>&1 &&
-        command -v srun >/dev/null 2>&1 && command -v munged >/dev/null 2>&1
-}
-
-if ! have_slurm; then
-    [ "${APTUS_SLURM_INSTALL:-1}" != 0 ] || skip "Slurm not installed and APTUS_SLURM_INSTALL=0"
-    command -v apt-get >/dev/null 2>&1 || skip "Slurm not installed and no apt-get"
-    echo "Installing slurm-wlm and munge with apt-get..."
-    # Keep the packages from starting their system services.
-    POLICY=/usr/sbin/policy-rc.d
-    ADDED_POLICY=
-    if [ ! -e "$POLICY" ]; then
-        printf '#!/bin/sh\nexit 101\n' >"$POLICY" && chmod +x "$POLICY" && ADDED_POLICY=1
-    fi
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
-        slurm-wlm munge >/tmp/aptus-slurm-apt.log 2>&1 ||
-        { apt-get update -q >/dev/null 2>&1 &&
-          DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
-              slurm-wlm munge >/tmp/aptus-slurm-apt.log 2>&1; }
-    [ -n "$ADDED_POLICY" ] && rm -f "$POLICY"
-    have_slurm || skip "could not install slurm-wlm/munge (see /tmp/aptus-slurm-apt.log)"
-fi
-
-T=$(mktemp -d /tmp/aptus-slurm.XXXXXX) || exit 1
-chmod 755 "$T"
-PIDS=
-cleanup() {
-    for p in $PIDS; do kill -TERM "$p" 2>/dev/null; done
-    sleep 1
-    for p in $PIDS; do kill -KILL "$p" 2>/dev/null; done
-    rm -rf "$T"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM
-
-# Private munge: own key, socket, logs. munged refuses root without --force.
-MUNGE_SOCK=$T/munge/munge.socket
-mkdir -p "$T/munge" && chmod 700 "$T/munge"
-dd if=/dev/urandom of="$T/munge/munge.key" bs=1024 count=1 2>/dev/null
-chmod 400 "$T/munge/munge.key"
-munged --force --key-file="$T/munge/munge.key" --socket="$MUNGE_SOCK" \
-    --pid-file="$T/munge/munged.pid" --log-file="$T/munged.log" \
-    --seed-file="$T/munge/munge.seed" >/dev/null 2>&1 ||
-    skip "munged would not start"
-PIDS="$PIDS $(cat "$T/munge/munged.pid" 2>/dev/null)"
-
-HOST=$(hostname -s)
-NCPU=$(nproc)
-# Ports away from the defaults (6817/6818) so a real Slurm on this machine is unaffected.
-BASE=$((20000 + $$ % 20000))
-mkdir -p "$T/state" "$T/spool"
-cat >"$T/slurm.conf" <<EOF
-ClusterName=aptustest
-SlurmctldHost=$HOST(127.0.0.1)
-SlurmctldPort=$BASE
-SlurmdPort=$((BASE + 1))
-SlurmUser=root
-SlurmdUser=root
-AuthType=auth/munge
-AuthInfo=socket=$MUNGE_SOCK
-CredType=cred/munge
-StateSaveLocation=$T/state
-SlurmdSpoolDir=$T/spool/%n
-SlurmctldPidFile=$T/slurmctld.pid
-SlurmdPidFile=$T/slurmd.pid
-SlurmctldLogFile=$T/slurmctld.log
-SlurmdLogFile=$T/slurmd.log
-SlurmctldDebug=info
-SlurmdDebug=info
-ProctrackType=proctrack/pgid
-TaskPlugin=task/none
-JobAcctGatherType=jobacct_gather/none
-AccountingStorageType=accounting_storage/none
-JobCompType=jobcomp/none
-SwitchType=switch/none
-MpiDefault=none
-SchedulerType=sched/builtin
-SelectType=select/cons_tres
-SelectTypeParameters=CR_CPU
-ReturnToService=2
-MailProg=/bin/true
-NodeName=aptusnode NodeHostname=$HOST NodeAddr=127.0.0.1 CPUs=$NCPU RealMemory=100 State=UNKNOWN
+slurm_install
+slurm_setup_tmp
+slurm_start_munge
+slurm_write_conf 127.0.0.1
+cat >>"$SLURM_CONF" <<EOF
+NodeName=aptusnode NodeHostname=$(hostname -s) NodeAddr=127.0.0.1 CPUs=$(nproc) RealMemory=100 State=UNKNOWN
 PartitionName=aptus Nodes=aptusnode Default=YES MaxTime=INFINITE State=UP OverSubscribe=YES
 EOF
-export SLURM_CONF="$T/slurm.conf"
-
-slurmctld -D -i -f "$SLURM_CONF" >"$T/slurmctld.out" 2>&1 &
-PIDS="$PIDS $!"
+slurm_start_ctld
 slurmd -D -N aptusnode -f "$SLURM_CONF" >"$T/slurmd.out" 2>&1 &
 PIDS="$PIDS $!"
 
 # Bounded wait for the node to come up.
-i=0
-until [ "$(sinfo -h -n aptusnode -o %t 2>/dev/null)" = idle ]; do
-    i=$((i + 1))
-    if [ $i -gt 60 ]; then
-        cat "$T/slurmctld.out" "$T/slurmd.out" >>"$T/err" 2>/dev/null
-        fail_state=$(sinfo -h -N -o '%N %t %E' 2>&1)
-        echo "node state: $fail_state"
-        skip "the one-node Slurm did not come up (logs in $T are removed on exit)"
-    fi
-    sleep 1
-done
-
-srun --mpi=list 2>&1 | grep -q pmi2 || skip "this Slurm has no mpi/pmi2 plugin"
+slurm_wait_idle 60 1 || skip "the one-node Slurm did not come up"
+slurm_need_pmi2
 
 srun --mpi=pmi2 -n 4 --overcommit -t 2 "$PROBE" plain init put fence getall getmissing map \
     barrier barrier=2 finalize >"$T/out" 2>"$T/err"
