@@ -41,6 +41,9 @@ set -o pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/.." && pwd)
+# shellcheck source=bench/bench_lib.sh
+. "$here/bench_lib.sh"
+bl_name=compare.sh
 
 rounds=${ROUNDS:-3}
 np=2
@@ -90,23 +93,18 @@ src="$here/$bench.c"
 command -v taskset >/dev/null || { echo "compare.sh: taskset (util-linux) is needed" >&2; exit 2; }
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/aptus-compare.XXXXXX")
-cleanup() { if [ "$keep" = 1 ]; then echo "compare.sh: temp dir kept: $tmp" >&2; else rm -rf "$tmp"; fi; }
+cleanup() {
+    bl_stop_run
+    if [ "$keep" = 1 ]; then echo "compare.sh: temp dir kept: $tmp" >&2; else rm -rf "$tmp"; fi
+}
 trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 [ -n "$outdir" ] || outdir="$tmp/out"
 mkdir -p "$outdir"
 
 # --- cores -----------------------------------------------------------------
-expand_cpus() { # "0-3,6" -> "0 1 2 3 6"
-    local part out=""
-    for part in $(echo "$1" | tr ',' ' '); do
-        case $part in
-        *-*) out="$out $(seq "${part%-*}" "${part#*-}" | tr '\n' ' ')" ;;
-        *) out="$out $part" ;;
-        esac
-    done
-    echo $out
-}
-cpus=${BENCH_CPUS:-$(expand_cpus "$(awk '/^Cpus_allowed_list/ {print $2}' /proc/self/status)")}
+cpus=$(bl_cpus)
 ncpus=$(echo $cpus | wc -w)
 [ "$ncpus" -ge 1 ] || { echo "compare.sh: no usable cpus" >&2; exit 2; }
 if [ "$np" -gt "$ncpus" ]; then
@@ -118,109 +116,38 @@ if [ "$unpinned" = 1 ]; then
 else
     pin() { echo "$tmp/pin.sh $* --"; }
 fi
-
-# Wrapper: pin.sh RANKVAR... -- program args
-cat >"$tmp/pin.sh" <<EOF
-#!/bin/sh
-cpus="$cpus"
-ncpus=$ncpus
-r=""
-while [ \$# -gt 0 ] && [ "\$1" != "--" ]; do
-    eval "v=\\\${\$1:-}"
-    if [ -z "\$r" ] && [ -n "\$v" ]; then r=\$v; fi
-    shift
-done
-shift
-if [ -z "\$r" ]; then
-    echo "pin.sh: no rank found in the environment; refusing to run unpinned" >&2
-    exit 97
-fi
-i=\$(( r % ncpus + 1 ))
-cpu=\$(echo \$cpus | cut -d' ' -f\$i)
-echo "pin.sh: rank \$r -> cpu \$cpu" >&2
-exec taskset -c "\$cpu" "\$@"
-EOF
-chmod +x "$tmp/pin.sh"
+bl_write_pin "$tmp/pin.sh" "$cpus"
 
 # --- libraries ---------------------------------------------------------------
-is_root=0
-[ "$(id -u)" = 0 ] && is_root=1
-apt_updated=0
-ensure_pkgs() { # ensure_pkgs CMD... -- PKG...
-    local cmds=() pkgs=() missing=0 c
-    while [ "$1" != "--" ]; do cmds+=("$1"); shift; done
-    shift
-    pkgs=("$@")
-    for c in "${cmds[@]}"; do command -v "$c" >/dev/null || missing=1; done
-    [ $missing = 0 ] && return 0
-    if [ $is_root = 1 ] && command -v apt-get >/dev/null; then
-        echo "compare.sh: installing ${pkgs[*]}" >&2
-        if ! DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${pkgs[@]}" >"$tmp/apt.log" 2>&1; then
-            if [ $apt_updated = 0 ]; then
-                apt_updated=1
-                apt-get update -q >>"$tmp/apt.log" 2>&1
-                DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${pkgs[@]}" >>"$tmp/apt.log" 2>&1
-            fi
-        fi
-    fi
-    for c in "${cmds[@]}"; do
-        command -v "$c" >/dev/null || { echo "compare.sh: $c not found (packages: ${pkgs[*]})" >&2; return 1; }
-    done
-}
-
 cflags=${CFLAGS:--O2}
 declare -A launch note label
 active=()
 for lib in $libs; do
     case $lib in
     aptus)
-        mpiexec=${APTUS_MPIEXEC:-}
-        if [ -z "$mpiexec" ]; then
-            for c in "$build/tools/mpiexec/mpiexec" "$build/mpiexec/mpiexec" "$build/bin/mpiexec" "$build/mpiexec"; do
-                [ -f "$c" ] && [ -x "$c" ] && { mpiexec=$c; break; }
-            done
-        fi
-        if [ -z "$mpiexec" ] && [ -d "$build" ]; then
-            mpiexec=$(find "$build" -maxdepth 3 -name mpiexec -type f -perm -u+x 2>/dev/null | head -n 1)
-        fi
+        mpiexec=$(bl_aptus_mpiexec "$build")
         if [ -z "$mpiexec" ]; then
             note[aptus]="skipped: no mpiexec in build dir $build (build Aptus first)"
             continue
         fi
-        bin="$build/bench/$bench"
-        if [ ! -x "$bin" ] && command -v cmake >/dev/null; then
-            cmake --build "$build" --target "$bench" >"$tmp/aptus-build.log" 2>&1 || true
-        fi
-        if [ ! -x "$bin" ]; then
-            note[aptus]="skipped: $bin not built (cmake --build $build --target $bench)"
+        if ! bin=$(bl_aptus_bench "$build" "$bench"); then
+            note[aptus]="skipped: $build/bench/$bench not built (cmake --build $build --target $bench)"
             continue
         fi
         launch[aptus]="$mpiexec -n $np $(pin PMI_RANK MPI_LOCALRANKID) $bin"
         ;;
     mpich)
-        if ! ensure_pkgs mpicc.mpich mpiexec.mpich -- mpich libmpich-dev; then
-            note[mpich]="skipped: MPICH not installed (apt-get install mpich libmpich-dev)"
-            continue
-        fi
-        mkdir -p "$tmp/mpich"
-        if ! mpicc.mpich $cflags -std=c11 -o "$tmp/mpich/$bench" "$src" >"$tmp/mpich/build.log" 2>&1; then
-            note[mpich]="skipped: compile failed: $(tail -n 3 "$tmp/mpich/build.log" | tr '\n' ' ')"
+        if ! note[mpich]=$(bl_mpich_ok) || ! note[mpich]=$(bl_mpicc mpicc.mpich "$src" "$tmp/mpich/$bench"); then
             continue
         fi
         launch[mpich]="mpiexec.mpich -bind-to none -n $np $(pin PMI_RANK) $tmp/mpich/$bench"
         ;;
     openmpi)
-        if ! ensure_pkgs mpicc.openmpi mpiexec.openmpi -- openmpi-bin libopenmpi-dev; then
-            note[openmpi]="skipped: Open MPI not installed (apt-get install openmpi-bin libopenmpi-dev)"
-            continue
-        fi
-        mkdir -p "$tmp/openmpi"
-        if ! mpicc.openmpi $cflags -std=c11 -o "$tmp/openmpi/$bench" "$src" >"$tmp/openmpi/build.log" 2>&1; then
-            note[openmpi]="skipped: compile failed: $(tail -n 3 "$tmp/openmpi/build.log" | tr '\n' ' ')"
+        if ! note[openmpi]=$(bl_openmpi_ok) || ! note[openmpi]=$(bl_mpicc mpicc.openmpi "$src" "$tmp/openmpi/$bench"); then
             continue
         fi
         extra="--bind-to none"
-        [ $is_root = 1 ] && extra="$extra --allow-run-as-root"
+        [ $bl_is_root = 1 ] && extra="$extra --allow-run-as-root"
         [ "$np" -gt "$ncpus" ] && extra="$extra --oversubscribe"
         launch[openmpi]="mpiexec.openmpi $extra -n $np $(pin OMPI_COMM_WORLD_RANK PMIX_RANK) $tmp/openmpi/$bench"
         ;;
@@ -251,15 +178,7 @@ for ((r = 1; r <= rounds; r++)); do
         echo
         echo "=== round $r/$rounds: $lib ==="
         # shellcheck disable=SC2086
-        timeout "$run_limit" ${launch[$lib]} "${bench_args[@]}" >"$out" 2>"$outdir/$lib.round$r.err"
-        rc=$?
-        cat "$out"
-        if [ $rc -ne 0 ]; then
-            failed=1
-            echo "!!! $lib round $r failed (exit $rc); stderr:"
-            tail -n 20 "$outdir/$lib.round$r.err" | sed 's/^/!!!   /'
-            mv "$out" "$out.failed"
-        fi
+        bl_run_one "$run_limit" "$out" "$outdir/$lib.round$r.err" "$lib round $r" ${launch[$lib]} "${bench_args[@]}" || failed=1
     done
 done
 
@@ -275,50 +194,6 @@ for lib in "${active[@]}"; do
     done
 done
 [ ${#files[@]} -gt 0 ] || { echo "no successful run"; exit 1; }
-awk -v libs="${active[*]}" '
-function libof(path,   n, p) { n = split(path, p, "/"); sub(/\.round[0-9]+\.txt$/, "", p[n]); return p[n] }
-function isort(a, n,   i, j, t) { for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t } }
-function median(s,   a, n, i) { n = split(s, a, " "); for (i = 1; i <= n; i++) a[i] += 0; isort(a, n); return (n % 2) ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }
-FNR == 1 { lib = libof(FILENAME); table = "" }
-/^# benchmark:/ { if (!(lib in libname)) { s = $0; sub(/.*library: /, "", s); sub(/ \| .*/, "", s); libname[lib] = s } next }
-/^# table:/ {
-    table = $3; unit = ""; better = "lower"
-    for (i = 4; i < NF; i++) { if ($i == "unit:") unit = $(i + 1); if ($i == "better:") better = $(i + 1) }
-    if (!(table in tunit)) { ntables++; torder[ntables] = table; tunit[table] = unit; tbetter[table] = better }
-    next
-}
-/^#/ || NF < 4 || table == "" { next }
-{
-    size = $1; key = table SUBSEP size
-    if (!(key in seen)) { seen[key] = 1; nsz[table]++; szorder[table, nsz[table]] = size }
-    k = key SUBSEP lib
-    b = $3 + 0
-    if (!(k in best)) best[k] = b
-    else if ((tbetter[table] == "higher" && b > best[k]) || (tbetter[table] != "higher" && b < best[k])) best[k] = b
-    meds[k] = meds[k] " " $4; nrounds[k]++
-}
-END {
-    nl = split(libs, L, " ")
-    for (i = 1; i <= nl; i++) if (L[i] in libname) printf "# %-8s = %s\n", L[i], libname[L[i]]
-    for (t = 1; t <= ntables; t++) {
-        table = torder[t]
-        printf "\n# table: %s  unit: %s  better: %s\n", table, tunit[table], tbetter[table]
-        printf "# %10s", "size"
-        for (i = 1; i <= nl; i++) printf " %15s %15s", L[i] "_best", L[i] "_median"
-        printf "\n"
-        for (s = 1; s <= nsz[table]; s++) {
-            size = szorder[table, s]
-            printf "  %10s", size
-            for (i = 1; i <= nl; i++) {
-                k = table SUBSEP size SUBSEP L[i]
-                if (k in best) {
-                    fmt = (tunit[table] == "us") ? " %15.3f %15.3f" : (tunit[table] == "msgs/s" ? " %15.0f %15.0f" : " %15.2f %15.2f")
-                    printf fmt, best[k], median(meds[k])
-                } else printf " %15s %15s", "-", "-"
-            }
-            printf "\n"
-        }
-    }
-}' "${files[@]}"
+bl_summary "${active[*]}" "${files[@]}"
 [ "$outdir" != "$tmp/out" ] && echo "# outputs kept in $outdir"
 exit $failed

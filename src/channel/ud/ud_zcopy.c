@@ -119,6 +119,9 @@ struct udz_rx {
     uint32_t sender_np;           /* ... and how far its first pass has gone (pieces below were sent) */
     uint32_t arrived;             /* datagrams of this stream received (duplicates too) */
     uint32_t low;                 /* no piece below is missing */
+    uint32_t seen;                /* 1 + the highest piece received: those below were sent */
+    uint32_t fast_upto;           /* a hole below this has been asked for already */
+    uint8_t fast;                 /* a hole appeared: ask for it at once */
     uint64_t nack_at;             /* UINT64_MAX: not armed */
     uint8_t need_pull, need_credit, need_done, done;
     struct fid_mr *mr;
@@ -518,8 +521,18 @@ void aptus_udz_rx_done(struct aptus_fab_ctx *c, size_t len, int failed)
         place_stash(s, k);
     if (ok) {
         s->arrived++;
-        if (s->nack_at != UINT64_MAX)
+        if (h.piece >= s->seen)
+            s->seen = h.piece + 1;
+        /* A piece ahead of its place: the one before it was lost (or overtaken). Ask for the
+         * hole at once rather than after SENT -- the sooner it is filled, the sooner arriving
+         * pieces land in their own places again. */
+        if (h.piece > k && h.piece > s->fast_upto && s->have + 1 < s->npieces) {
+            s->fast = 1;
+            s->nack_at = 0;
+            z.retry = 1;
+        } else if (s->nack_at != UINT64_MAX) {
             nack_arm(s);
+        }
     }
     if (s->have == s->npieces) {
         rx_complete(s);
@@ -538,7 +551,8 @@ static uint32_t nack_list(struct udz_rx *s, uint32_t *list)
     while (s->low < s->npieces && (s->st[s->low] & (P_HAVE | P_STASH)))
         s->low++;
     refill(s);
-    for (uint32_t k = s->low; k < s->sender_np && n < UDZ_NACK_MAX && n < (uint32_t)s->zep->posted; k++)
+    uint32_t sent = s->sender_np > s->seen ? s->sender_np : s->seen;
+    for (uint32_t k = s->low; k < sent && n < UDZ_NACK_MAX && n < (uint32_t)s->zep->posted; k++)
         if (!(s->st[k] & (P_HAVE | P_STASH)))
             list[n++] = k;
     return n;
@@ -575,9 +589,14 @@ static int rx_push(struct udz_rx *s, uint64_t now)
     if (s->nack_at <= now) {
         uint32_t list[UDZ_NACK_MAX];
         uint32_t n = nack_list(s, list);
-        uint32_t limit = s->sender_sent + (uint32_t)s->zep->posted;
+        /* After SENT: all sent is accounted, receives still posted are free. A hole found on
+         * the way: its receive is still free, one per piece asked for. */
+        uint32_t limit = s->fast ? s->credit_sent + n : s->sender_sent + (uint32_t)s->zep->posted;
         if ((n || limit > s->credit_sent) && send_ctl(s->e, UDZ_F_NACK, s->token, limit, list, n) != APTUS_OK)
             return (z.retry = 1), ev;
+        if (s->fast)
+            s->fast_upto = s->seen;
+        s->fast = 0;
         if (limit > s->credit_sent)
             s->credit_sent = limit;
         z.st.nacks += n != 0;
