@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include "api/check.h"
+#include "channel/channel.h"
 #include "core/attr.h"
 #include "runtime/runtime.h"
 
@@ -114,8 +115,11 @@ APTUS_ALIAS(Get_version)
 
 int PMPI_Get_library_version(char *version, int *resultlen)
 {
-    int n = snprintf(version, MPI_MAX_LIBRARY_VERSION_STRING,
-                     "Aptus MPI 0.1.0 (MPI 5.0 standard ABI; channels: self, smp)");
+    /* The channels of this build (a build without libfabric has no network channel). */
+    int n = snprintf(version, MPI_MAX_LIBRARY_VERSION_STRING, "Aptus MPI 0.1.0 (MPI 5.0 standard ABI; channels: %s)",
+                     aptus_channels_available());
+    if (n >= MPI_MAX_LIBRARY_VERSION_STRING)
+        n = MPI_MAX_LIBRARY_VERSION_STRING - 1;
     *resultlen = n;
     return MPI_SUCCESS;
 }
