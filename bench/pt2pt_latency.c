@@ -8,11 +8,17 @@
  * REPS per-loop averages, in microseconds. Ranks other than 0 and 1 wait in a
  * final barrier.
  *
- * Usage: pt2pt_latency [-m MAXSIZE] [-s SIZE] [-i ITERS] [-r REPS]
+ * With -d, every round trip is also timed on its own, and the table adds the
+ * distribution of the one-way latencies of all timed round trips: median, mean,
+ * 99th percentile and maximum (the figures a lossy link changes: most round
+ * trips are fast, a few wait for a retransmission).
+ *
+ * Usage: pt2pt_latency [-m MAXSIZE] [-s SIZE] [-i ITERS] [-r REPS] [-d]
  *   -m MAXSIZE  largest size, default 4M (sizes 0, 1, 2, 4, ... MAXSIZE)
  *   -s SIZE     measure only this size
  *   -i ITERS    round trips per timed loop for sizes <= 8 KiB (default 10000)
  *   -r REPS     timed loops per size (default 5)
+ *   -d          per-round-trip distribution (median, mean, p99, max)
  * Sizes accept K/M/G suffixes (binary). Plain MPI; builds with any mpicc. */
 #include "bench_common.h"
 
@@ -23,7 +29,7 @@
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: pt2pt_latency [-m MAXSIZE] [-s SIZE] [-i ITERS] [-r REPS]\n");
+    fprintf(stderr, "usage: pt2pt_latency [-m MAXSIZE] [-s SIZE] [-i ITERS] [-r REPS] [-d]\n");
 }
 
 static long iters_for(size_t size, long iters)
@@ -48,6 +54,28 @@ static void round_trips(int me, unsigned char *sbuf, unsigned char *rbuf, int co
             MPI_Send(sbuf, count, MPI_BYTE, 0, TAG_PONG, comm);
         }
     }
+}
+
+/* Rank 0 times each round trip (one-way microseconds into lat); rank 1 answers. */
+static void round_trips_timed(int me, unsigned char *sbuf, unsigned char *rbuf, int count, long n, MPI_Comm comm,
+                              double *lat)
+{
+    if (me != 0) {
+        round_trips(me, sbuf, rbuf, count, n, comm);
+        return;
+    }
+    for (long i = 0; i < n; i++) {
+        double t0 = MPI_Wtime();
+        MPI_Send(sbuf, count, MPI_BYTE, 1, TAG_PING, comm);
+        MPI_Recv(rbuf, count, MPI_BYTE, 1, TAG_PONG, comm, MPI_STATUS_IGNORE);
+        lat[i] = (MPI_Wtime() - t0) * 1e6 / 2.0;
+    }
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
 }
 
 /* Untimed exchange with distinct patterns in each direction, verified on both sides. */
@@ -83,9 +111,10 @@ int main(int argc, char **argv)
     int have_single = 0;
     long iters = 10000;
     int reps = 5;
-    int opt;
-    while ((opt = getopt(argc, argv, "m:s:i:r:h")) != -1) {
+    int opt, dist = 0;
+    while ((opt = getopt(argc, argv, "m:s:i:r:dh")) != -1) {
         switch (opt) {
+        case 'd': dist = 1; break;
         case 'm': maxsize = bench_parse_size(optarg, "maximum size (-m)"); break;
         case 's':
             single = bench_parse_size(optarg, "size (-s)");
@@ -123,7 +152,11 @@ int main(int argc, char **argv)
                    "(scaled down above 8 KiB)\n",
                    lib, nranks, reps, iters);
             printf("# table: latency  unit: us  better: lower  (one-way = round trip / 2)\n");
-            printf("# %10s %9s %12s %12s\n", "size", "iters", "best_us", "median_us");
+            if (dist)
+                printf("# %10s %9s %12s %12s %12s %12s %12s %12s\n", "size", "iters", "best_us", "median_us", "p50_us",
+                       "mean_us", "p99_us", "max_us");
+            else
+                printf("# %10s %9s %12s %12s\n", "size", "iters", "best_us", "median_us");
             fflush(stdout);
         }
         for (int k = 0; k < nsizes; k++) {
@@ -133,17 +166,34 @@ int main(int argc, char **argv)
 
             check_once(rank, sbuf, rbuf, size, pair);
             round_trips(rank, sbuf, rbuf, count, n / 10 > 2 ? n / 10 : 2, pair); /* warm-up */
+            double *lat = dist && rank == 0 ? malloc((size_t)n * (size_t)reps * sizeof *lat) : NULL;
+            if (dist && rank == 0 && !lat)
+                bench_die("out of memory for %ld latencies", n * reps);
             for (int r = 0; r < reps; r++) {
                 MPI_Barrier(pair);
                 double t0 = MPI_Wtime();
-                round_trips(rank, sbuf, rbuf, count, n, pair);
+                if (dist)
+                    round_trips_timed(rank, sbuf, rbuf, count, n, pair, lat ? lat + (size_t)r * (size_t)n : NULL);
+                else
+                    round_trips(rank, sbuf, rbuf, count, n, pair);
                 double t1 = MPI_Wtime();
                 t[r] = (t1 - t0) * 1e6 / (2.0 * (double)n);
             }
             if (rank == 0) {
                 double best = bench_min(t, reps);
                 double med = bench_median(t, reps);
-                printf("  %10zu %9ld %12.3f %12.3f\n", size, n, best, med);
+                if (lat) {
+                    size_t m = (size_t)n * (size_t)reps;
+                    double sum = 0;
+                    for (size_t i = 0; i < m; i++)
+                        sum += lat[i];
+                    qsort(lat, m, sizeof *lat, cmp_double);
+                    printf("  %10zu %9ld %12.3f %12.3f %12.3f %12.3f %12.3f %12.3f\n", size, n, best, med, lat[m / 2],
+                           sum / (double)m, lat[(size_t)((double)(m - 1) * 0.99)], lat[m - 1]);
+                    free(lat);
+                } else {
+                    printf("  %10zu %9ld %12.3f %12.3f\n", size, n, best, med);
+                }
                 fflush(stdout);
             }
         }

@@ -84,6 +84,8 @@ static int post_tx(struct ud_txbuf *b, size_t len, fi_addr_t to)
             aptus_ud_txbuf_put(b);
     }
     /* No room in the provider now (or a transient error): the engine sends it again later. */
+    if (rc != 0)
+        ud.refused++;
     return rc == 0 ? APTUS_OK : APTUS_NORES;
 }
 
@@ -178,8 +180,10 @@ static int ud_xmit(struct aptus_rel_link *l, const struct iovec *iov, int n)
 {
     struct ud_ep *e = ep_of_link(l);
     struct ud_txbuf *b = aptus_ud_txbuf_get();
-    if (!b)
+    if (!b) {
+        ud.refused++;
         return APTUS_NORES;
+    }
     char *p = b->data + ud.d.prefix;
     struct ud_hdr h = { (uint32_t)aptus_rt.rank, ud.job };
     memcpy(p, &h, sizeof h);
@@ -550,7 +554,10 @@ static int ud_setup(char *err, size_t errlen)
         return -1;
     if (aptus_fab_dgram_open(&ud.d, aptus_config.fabric_provider, aptus_config.fabric_iface, err, errlen) != 0)
         return -1;
-    size_t mtu = aptus_config.ud_mtu ? aptus_config.ud_mtu : ud.d.mtu;
+    /* udp: 9000 bytes (one jumbo frame, IP-fragmented on a 1500-byte link) measured faster than
+     * one Ethernet frame from 2 KiB up and as fast below (docs/BENCHMARKS.md); under verbs
+     * the provider's size is the path MTU. */
+    size_t mtu = aptus_config.ud_mtu ? aptus_config.ud_mtu : !strcmp(ud.d.prov, "udp") ? UD_UDP_MTU : ud.d.mtu;
     if (mtu > 65535 - ud.d.prefix)
         mtu = 65535 - ud.d.prefix;
     if (mtu < sizeof(struct ud_hdr) + APTUS_REL_HDR + 64) {
@@ -727,9 +734,10 @@ static void ud_stats_print(void)
         "[aptus stats] rank %d: ud-sr engine: datagrams %" PRIu64 ", retransmitted %" PRIu64 " (timeout) %" PRIu64
         " (fast), acks sent %" PRIu64 ", duplicates dropped %" PRIu64 ", out of order %" PRIu64
         ", out of window %" PRIu64 ", crc failures %" PRIu64 "; memory: receive pool %zu, send buffers %zu, engine %zu "
-        "held + %zu pooled, %d peers x %zu\n",
+        "held + %zu pooled, %d peers x %zu; sends refused for room %" PRIu64 "\n",
         aptus_rt.rank, t->sent, t->retx_timeout, t->retx_fast, t->acks_sent, t->dups, t->out_of_order, t->out_of_window,
-        t->crc_fail, (size_t)ud.nrx * ud.rx_stride, ud.ntx * ud.tx_stride, held, pooled, ud.neps, sizeof(struct ud_ep));
+        t->crc_fail, (size_t)ud.nrx * ud.rx_stride, ud.ntx * ud.tx_stride, held, pooled, ud.neps, sizeof(struct ud_ep),
+        ud.refused);
     if (imp.on)
         printf("[aptus stats] rank %d: ud-sr impairment: lost %" PRIu64 ", duplicated %" PRIu64 ", reordered %" PRIu64
                " (impaired)\n",

@@ -16,6 +16,7 @@
 
 #define UD_CARD        "ud"
 #define UD_CQ_BATCH    16
+#define UD_UDP_MTU     9000 /* default datagram size over the udp provider */
 #define UD_FRAME_MAX   (64 * 1024 + 256) /* the message layer's largest frame over UD */
 #define UD_FRAME_WORD  8                 /* in front of a frame's first piece: its length, then 4 bytes 0 */
 #define UD_HEADER_ROOM 256               /* of a frame, kept for the message layer's header */
@@ -78,6 +79,7 @@ struct ud_state {
     int neps;
     char scratch[UD_FRAME_MAX]; /* a packed frame */
     uint64_t last_rx_ns;
+    uint64_t refused; /* datagrams the provider (or the send buffers) had no room for */
     struct aptus_timer timer; /* the next deadline (engine, zero-copy), so that a sleeping rank wakes */
     uint64_t timer_due;
 };
