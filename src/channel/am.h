@@ -10,12 +10,12 @@
 struct aptus_peer;
 
 enum aptus_am_range {
-    APTUS_AM_PT2PT = 1,    /* 1..31: the message layer (pt2pt/wire.h) */
-    APTUS_AM_RMA = 32,     /* 32..63: one-sided communication */
-    APTUS_AM_RELIAB = 64,  /* 64..95: reliability engine (acknowledgements) */
-    APTUS_AM_CONNECT = 96, /* 96..127: connection set-up */
+    APTUS_AM_PT2PT = 1,     /* 1..31: the message layer (pt2pt/wire.h) */
+    APTUS_AM_RMA = 32,      /* 32..63: one-sided communication */
+    APTUS_AM_RELIAB = 64,   /* 64..95: reliability engine (acknowledgements) */
+    APTUS_AM_CONNECT = 96,  /* 96..127: connection set-up */
     APTUS_AM_CHANNEL = 128, /* 128..223: channels' own control frames (e.g. UD zero-copy) */
-    APTUS_AM_TEST = 224,   /* 224..255: tests */
+    APTUS_AM_TEST = 224,    /* 224..255: tests */
 };
 
 typedef void (*aptus_am_handler)(struct aptus_peer *from, const void *frame, size_t len);

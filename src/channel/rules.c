@@ -9,9 +9,9 @@
 #include <string.h>
 
 static const char *const channel_names[APTUS_CH_COUNT] = {
-    [APTUS_CH_SELF] = "self",         [APTUS_CH_SMP] = "smp",     [APTUS_CH_UD_SR] = "ud-sr",
-    [APTUS_CH_UD_ZCOPY] = "ud-zcopy", [APTUS_CH_UD_COPY] = "ud-copy", [APTUS_CH_RC_SR] = "rc-sr", [APTUS_CH_RC_FP] = "rc-fp",
-    [APTUS_CH_RC_RDMA] = "rc-rdma",
+    [APTUS_CH_SELF] = "self",         [APTUS_CH_SMP] = "smp",         [APTUS_CH_UD_SR] = "ud-sr",
+    [APTUS_CH_UD_ZCOPY] = "ud-zcopy", [APTUS_CH_UD_COPY] = "ud-copy", [APTUS_CH_RC_SR] = "rc-sr",
+    [APTUS_CH_RC_FP] = "rc-fp",       [APTUS_CH_RC_RDMA] = "rc-rdma",
 };
 
 const char *aptus_channel_name(int id)

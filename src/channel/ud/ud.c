@@ -24,13 +24,13 @@
 
 #include "channel/channel.h"
 #include "channel/reliab/reliab.h"
+#include "channel/ud/ud_int.h"
 #include "core/datatype.h"
 #include "core/errors.h"
 #include "fabric/fabric.h"
 #include "runtime/config.h"
 #include "runtime/progress.h"
 #include "runtime/runtime.h"
-#include "channel/ud/ud_int.h"
 
 #define ud  aptus_ud
 #define imp aptus_ud_imp
@@ -90,7 +90,6 @@ static int post_tx(struct ud_txbuf *b, size_t len, fi_addr_t to)
 }
 
 /* ---- the test-only impairment stage (APTUS_UD_IMPAIR) ----------------------------------- */
-
 
 double aptus_ud_imp_rand(void)
 {
@@ -252,8 +251,7 @@ static int ud_send_frame(struct aptus_ep *ep, const void *hdr, size_t hdrlen, co
     return aptus_ud_send_frame((struct ud_ep *)ep, hdr, hdrlen, payload, len);
 }
 
-int aptus_ud_send_frame_packed(struct ud_ep *e, const void *hdr, size_t hdrlen, struct aptus_dt_cursor *cur,
-                               size_t len)
+int aptus_ud_send_frame_packed(struct ud_ep *e, const void *hdr, size_t hdrlen, struct aptus_dt_cursor *cur, size_t len)
 {
     size_t total = hdrlen + len + UD_FRAME_WORD;
     if (hdrlen + len > ud.frame_max)
@@ -730,14 +728,14 @@ static void ud_stats_print(void)
     const struct aptus_rel_stats *t = aptus_rel_stats(&ud.eng);
     size_t held, pooled;
     aptus_rel_mem(&ud.eng, &held, &pooled);
-    printf(
-        "[aptus stats] rank %d: ud-sr engine: datagrams %" PRIu64 ", retransmitted %" PRIu64 " (timeout) %" PRIu64
-        " (fast), acks sent %" PRIu64 ", duplicates dropped %" PRIu64 ", out of order %" PRIu64
-        ", out of window %" PRIu64 ", crc failures %" PRIu64 "; memory: receive pool %zu, send buffers %zu, engine %zu "
-        "held + %zu pooled, %d peers x %zu; sends refused for room %" PRIu64 "\n",
-        aptus_rt.rank, t->sent, t->retx_timeout, t->retx_fast, t->acks_sent, t->dups, t->out_of_order, t->out_of_window,
-        t->crc_fail, (size_t)ud.nrx * ud.rx_stride, ud.ntx * ud.tx_stride, held, pooled, ud.neps, sizeof(struct ud_ep),
-        ud.refused);
+    printf("[aptus stats] rank %d: ud-sr engine: datagrams %" PRIu64 ", retransmitted %" PRIu64 " (timeout) %" PRIu64
+           " (fast), acks sent %" PRIu64 ", duplicates dropped %" PRIu64 ", out of order %" PRIu64
+           ", out of window %" PRIu64 ", crc failures %" PRIu64
+           "; memory: receive pool %zu, send buffers %zu, engine %zu "
+           "held + %zu pooled, %d peers x %zu; sends refused for room %" PRIu64 "\n",
+           aptus_rt.rank, t->sent, t->retx_timeout, t->retx_fast, t->acks_sent, t->dups, t->out_of_order,
+           t->out_of_window, t->crc_fail, (size_t)ud.nrx * ud.rx_stride, ud.ntx * ud.tx_stride, held, pooled, ud.neps,
+           sizeof(struct ud_ep), ud.refused);
     if (imp.on)
         printf("[aptus stats] rank %d: ud-sr impairment: lost %" PRIu64 ", duplicated %" PRIu64 ", reordered %" PRIu64
                " (impaired)\n",

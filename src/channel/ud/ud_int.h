@@ -14,14 +14,14 @@
 #include "fabric/fabric.h"
 #include "runtime/progress.h"
 
-#define UD_CARD        "ud"
-#define UD_CQ_BATCH    16
-#define UD_UDP_MTU     9000 /* default datagram size over the udp provider */
-#define UD_FRAME_MAX   (64 * 1024 + 256) /* the message layer's largest frame over UD */
-#define UD_FRAME_WORD  8                 /* in front of a frame's first piece: its length, then 4 bytes 0 */
-#define UD_HEADER_ROOM 256               /* of a frame, kept for the message layer's header */
-#define UD_LINGER_NS   20000000ull       /* finalize: quiet time before leaving (see ud_quiesce) */
-#define UD_QUIESCE_MAXNS 5000000000ull   /* finalize: at most this long waiting for acks */
+#define UD_CARD          "ud"
+#define UD_CQ_BATCH      16
+#define UD_UDP_MTU       9000              /* default datagram size over the udp provider */
+#define UD_FRAME_MAX     (64 * 1024 + 256) /* the message layer's largest frame over UD */
+#define UD_FRAME_WORD    8                 /* in front of a frame's first piece: its length, then 4 bytes 0 */
+#define UD_HEADER_ROOM   256               /* of a frame, kept for the message layer's header */
+#define UD_LINGER_NS     20000000ull       /* finalize: quiet time before leaving (see ud_quiesce) */
+#define UD_QUIESCE_MAXNS 5000000000ull     /* finalize: at most this long waiting for acks */
 
 /* In front of every datagram. */
 struct ud_hdr {
@@ -79,7 +79,7 @@ struct ud_state {
     int neps;
     char scratch[UD_FRAME_MAX]; /* a packed frame */
     uint64_t last_rx_ns;
-    uint64_t refused; /* datagrams the provider (or the send buffers) had no room for */
+    uint64_t refused;         /* datagrams the provider (or the send buffers) had no room for */
     struct aptus_timer timer; /* the next deadline (engine, zero-copy), so that a sleeping rank wakes */
     uint64_t timer_due;
 };

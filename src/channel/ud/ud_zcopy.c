@@ -39,9 +39,9 @@
 #define ud  aptus_ud
 #define imp aptus_ud_imp
 
-#define UDZ_PEER_ADDRS 16   /* per peer: cached addresses of its zero-copy endpoints */
-#define UDZ_NACK_MAX   256  /* pieces listed in one NACK */
-#define UDZ_UDP_MTU    32768 /* default datagram over udp (see docs/BENCHMARKS.md) */
+#define UDZ_PEER_ADDRS 16        /* per peer: cached addresses of its zero-copy endpoints */
+#define UDZ_NACK_MAX   256       /* pieces listed in one NACK */
+#define UDZ_UDP_MTU    32768     /* default datagram over udp (see docs/BENCHMARKS.md) */
 #define UDZ_RETRY_NS   100000ull /* a control frame refused for room: tried again after this */
 
 enum { UDZ_F_PULL = APTUS_AM_CHANNEL, UDZ_F_CREDIT, UDZ_F_SENT, UDZ_F_NACK, UDZ_F_DONE };
@@ -155,7 +155,7 @@ struct udz_tx {
     const char *buf;
     size_t len;
     fi_addr_t to;
-    uint32_t limit, sent, np; /* may send in all / sent in all / next piece of the first pass */
+    uint32_t limit, sent, np;  /* may send in all / sent in all / next piece of the first pass */
     uint32_t *rq, nrq, rq_pos; /* pieces asked for again */
     int sent_due;
     struct fid_mr *mr;
@@ -174,12 +174,11 @@ static struct {
     struct udz_rx *finishing;              /* complete; DONE not yet sent */
     struct udz_tx *tx;
     uint32_t serial;
-    int retry; /* something was refused for room: progress soon */
+    int retry;                  /* something was refused for room: progress soon */
     struct fi_cq_msg_entry *dq; /* entries set aside by a retirement */
     int ndq, capdq;
     struct {
-        uint64_t rx_msgs, rx_bytes, tx_msgs, tx_bytes, in_place, misplaced, stashed, nacks, retx, retired, waits,
-            bad;
+        uint64_t rx_msgs, rx_bytes, tx_msgs, tx_bytes, in_place, misplaced, stashed, nacks, retx, retired, waits, bad;
     } st;
 } z;
 
@@ -245,7 +244,8 @@ static int zep_init(struct udz_zep *zp, int idx)
     zp->hdrs = aligned_alloc(64, ((size_t)z.nslots * z.hdr_len + 63) & ~(size_t)63);
     if (!zp->slots || !zp->hdrs)
         return -1;
-    if (ud.d.mr_local && aptus_fab_mr_reg(&ud.d, zp->hdrs, (size_t)z.nslots * z.hdr_len, &zp->hdr_mr, &zp->hdr_desc) != 0)
+    if (ud.d.mr_local &&
+        aptus_fab_mr_reg(&ud.d, zp->hdrs, (size_t)z.nslots * z.hdr_len, &zp->hdr_mr, &zp->hdr_desc) != 0)
         return -1;
     for (int i = 0; i < z.nslots; i++) {
         zp->slots[i].ctx.kind = UD_CTX_ZRX;
@@ -655,7 +655,8 @@ static int send_piece(struct udz_tx *t, uint32_t k)
     memcpy(b->data + ud.d.prefix, &h, sizeof h);
     b->ctx.kind = UD_CTX_TX;
     size_t off = (size_t)k * t->pz;
-    struct iovec iov[2] = { { b->data, z.hdr_len }, { (char *)t->buf + off, t->len - off < t->pz ? t->len - off : t->pz } };
+    struct iovec iov[2] = { { b->data, z.hdr_len },
+                            { (char *)t->buf + off, t->len - off < t->pz ? t->len - off : t->pz } };
     void *desc[2] = { NULL, t->desc };
     if (fi_sendv(ud.d.ep, iov, desc, 2, t->to, &b->ctx) != 0) {
         aptus_ud_txbuf_put(b);
@@ -947,9 +948,10 @@ void aptus_udz_stats_print(void)
     if (!z.on)
         return;
     printf("[aptus stats] rank %d: ud-zcopy: received %" PRIu64 " messages (%" PRIu64 " bytes), sent %" PRIu64
-           " (%" PRIu64 " bytes); pieces in place %" PRIu64 ", misplaced (copied) %" PRIu64 " of which kept aside %" PRIu64
-           ", bad %" PRIu64 "; NACKs %" PRIu64 ", pieces sent again %" PRIu64 ", endpoints reopened %" PRIu64
-           ", waits for an endpoint %" PRIu64 "; %d endpoints x %d receives of %zu bytes\n",
+           " (%" PRIu64 " bytes); pieces in place %" PRIu64 ", misplaced (copied) %" PRIu64
+           " of which kept aside %" PRIu64 ", bad %" PRIu64 "; NACKs %" PRIu64 ", pieces sent again %" PRIu64
+           ", endpoints reopened %" PRIu64 ", waits for an endpoint %" PRIu64
+           "; %d endpoints x %d receives of %zu bytes\n",
            aptus_rt.rank, z.st.rx_msgs, z.st.rx_bytes, z.st.tx_msgs, z.st.tx_bytes, z.st.in_place, z.st.misplaced,
            z.st.stashed, z.st.bad, z.st.nacks, z.st.retx, z.st.retired, z.st.waits, z.nzep, z.nslots, z.pz);
 }
