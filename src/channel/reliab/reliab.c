@@ -291,6 +291,8 @@ static void rel_sack_input(struct aptus_rel *e, struct aptus_rel_link *l, uint64
 {
     struct rel_flight *fl = l->fl;
     uint32_t sent = fl->unsent - l->snd_una; /* numbers snd_una .. unsent-1 were sent */
+    if (sent == 0)
+        return; /* nothing sent yet: no bit can be ours */
     if (sent - 1 < 64)
         sack &= (1ull << (sent - 1)) - 1; /* ignore bits for numbers never sent */
     if (!sack)
