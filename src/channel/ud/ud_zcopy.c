@@ -989,8 +989,12 @@ int aptus_udz_setup(char *err, size_t errlen)
     z.nslots = w < 1 ? 1 : w > 1024 ? 1024 : (int)w;
     if ((size_t)z.nslots > ud.d.rx_depth)
         z.nslots = (int)ud.d.rx_depth;
-    /* Zero-copy needs receives of two pieces (header, place) and sends of two. */
-    if (neps == 0 || ud.d.info->rx_attr->iov_limit < 2 || ud.d.info->tx_attr->iov_limit < 2 ||
+    /* Endpoints only where a rule can pick ud-zcopy; zero-copy needs receives of two pieces
+     * (header, place) and sends of two. */
+    int named = 0;
+    for (int i = 0; i < aptus_rules.n; i++)
+        named |= aptus_rules.rule[i].channel == APTUS_CH_UD_ZCOPY;
+    if (neps == 0 || !named || ud.d.info->rx_attr->iov_limit < 2 || ud.d.info->tx_attr->iov_limit < 2 ||
         (ud.d.mr_local && (ud.d.mr_mode & FI_MR_ENDPOINT)))
         return 0; /* ud-zcopy streams copies (its caps say so) */
     if (!(z.zeps = calloc((size_t)neps, sizeof *z.zeps))) {
