@@ -123,7 +123,7 @@ struct udz_rx {
     uint32_t fast_upto;           /* a hole below this has been asked for already */
     uint8_t fast;                 /* a hole appeared: ask for it at once */
     uint64_t nack_at;             /* UINT64_MAX: not armed */
-    uint8_t need_pull, need_credit, need_done, done;
+    uint8_t need_pull, need_credit;
     struct fid_mr *mr;
     void *desc;
     char **stash;
@@ -175,6 +175,7 @@ static struct {
     struct udz_tx *tx;
     uint32_t serial;
     int retry;                  /* something was refused for room: progress soon */
+    int nrx;                    /* receive streams running: none, no deadline to watch */
     struct fi_cq_msg_entry *dq; /* entries set aside by a retirement */
     int ndq, capdq;
     struct {
@@ -188,20 +189,6 @@ static size_t piece_len(size_t len, uint32_t k)
 {
     size_t off = (size_t)k * z.pz;
     return len - off < z.pz ? len - off : z.pz;
-}
-
-/* Registers a user buffer where the provider needs it (FI_MR_LOCAL; FI_MR_ENDPOINT providers
- * get no zero-copy, see aptus_udz_setup). Returns 0 or -1. */
-static int reg(void *buf, size_t len, uint64_t access, struct fid_mr **mr, void **desc)
-{
-    *mr = NULL;
-    *desc = NULL;
-    if (!ud.d.mr_local)
-        return 0;
-    if (fi_mr_reg(ud.d.domain, buf, len, access, 0, 0, 0, mr, NULL) != 0)
-        return -1;
-    *desc = fi_mr_desc(*mr);
-    return 0;
 }
 
 static void unreg(struct fid_mr **mr)
@@ -244,8 +231,7 @@ static int zep_init(struct udz_zep *zp, int idx)
     zp->hdrs = aligned_alloc(64, ((size_t)z.nslots * z.hdr_len + 63) & ~(size_t)63);
     if (!zp->slots || !zp->hdrs)
         return -1;
-    if (ud.d.mr_local &&
-        aptus_fab_mr_reg(&ud.d, zp->hdrs, (size_t)z.nslots * z.hdr_len, &zp->hdr_mr, &zp->hdr_desc) != 0)
+    if (aptus_fab_mr_reg(&ud.d, zp->hdrs, (size_t)z.nslots * z.hdr_len, &zp->hdr_mr, &zp->hdr_desc) != 0)
         return -1;
     for (int i = 0; i < z.nslots; i++) {
         zp->slots[i].ctx.kind = UD_CTX_ZRX;
@@ -386,9 +372,8 @@ static void rx_complete(struct udz_rx *s)
         if (s->st[k] & P_STASH)
             place_stash(s, k);
     zp->rx = NULL;
+    z.nrx--;
     s->zep = NULL;
-    s->done = 1;
-    s->need_done = 1;
     s->nack_at = UINT64_MAX;
     z.st.rx_msgs++;
     z.st.rx_bytes += s->len;
@@ -401,6 +386,7 @@ static void rx_start(struct udz_rx *s, struct udz_zep *zp)
 {
     s->zep = zp;
     zp->rx = s;
+    z.nrx++;
     s->token = (++z.serial << 8) | (uint32_t)zp->idx;
     refill(s);
     s->need_pull = 1;
@@ -448,7 +434,7 @@ static int udz_get(struct aptus_ep *ep, struct iovec *local, int n, uint64_t rad
     s->raddr = raddr;
     s->npieces = (uint32_t)np;
     s->nack_at = UINT64_MAX;
-    if (reg(s->buf, len, FI_RECV, &s->mr, &s->desc) != 0) {
+    if (aptus_fab_mr_reg(&ud.d, s->buf, len, &s->mr, &s->desc) != 0) {
         free(s);
         return APTUS_ERR;
     }
@@ -771,7 +757,7 @@ static void on_pull(struct aptus_peer *from, const void *frame, size_t len)
     t->limit = p.limit;
     t->sent_due = 1;
     t->to = peer_zaddr(e, &p);
-    if (t->to == FI_ADDR_NOTAVAIL || reg((void *)t->buf, t->len, FI_SEND, &t->mr, &t->desc) != 0) {
+    if (t->to == FI_ADDR_NOTAVAIL || aptus_fab_mr_reg(&ud.d, (void *)t->buf, t->len, &t->mr, &t->desc) != 0) {
         free(t);
         aptus_peer_fail(from, &aptus_channel_ud_zcopy, "cannot reach its zero-copy endpoint");
         return;
@@ -849,7 +835,7 @@ static int nack_deadlines(uint64_t now)
 int aptus_udz_progress(uint64_t now)
 {
     if (!z.retry && !z.finishing)
-        return nack_deadlines(now);
+        return z.nrx ? nack_deadlines(now) : 0; /* the common case: one test per progress pass */
     z.retry = 0;
     int ev = 0;
     for (int i = 0; i < z.nzep; i++)
@@ -896,6 +882,8 @@ int aptus_udz_progress(uint64_t now)
 uint64_t aptus_udz_next_due(void)
 {
     uint64_t due = UINT64_MAX;
+    if (!z.retry && !z.finishing && !z.nrx)
+        return due;
     if (z.retry || z.finishing)
         due = ud_now_ns() + UDZ_RETRY_NS;
     for (int i = 0; i < z.nzep; i++)
@@ -919,6 +907,7 @@ void aptus_udz_ep_closing(struct ud_ep *e)
             if (z.zeps[i].posted)
                 zep_retire(&z.zeps[i]);
             z.zeps[i].rx = NULL;
+            z.nrx--;
             rx_release(s);
         }
     }
@@ -945,8 +934,8 @@ size_t aptus_udz_memory(void)
 
 void aptus_udz_stats_print(void)
 {
-    if (!z.on)
-        return;
+    if (!z.st.rx_msgs && !z.st.tx_msgs)
+        return; /* no zero-copy message to or from this rank */
     printf("[aptus stats] rank %d: ud-zcopy: received %" PRIu64 " messages (%" PRIu64 " bytes), sent %" PRIu64
            " (%" PRIu64 " bytes); pieces in place %" PRIu64 ", misplaced (copied) %" PRIu64
            " of which kept aside %" PRIu64 ", bad %" PRIu64 "; NACKs %" PRIu64 ", pieces sent again %" PRIu64
