@@ -40,35 +40,22 @@ static long iters_for(size_t size, long iters)
     return n < 10 ? 10 : n;
 }
 
-/* One round trip; rank 0 starts. */
-static void round_trips(int me, unsigned char *sbuf, unsigned char *rbuf, int count, long n, MPI_Comm comm)
+/* n round trips; rank 0 starts and, with lat, times each (one-way microseconds). */
+static void round_trips(int me, unsigned char *sbuf, unsigned char *rbuf, int count, long n, MPI_Comm comm, double *lat)
 {
     if (me == 0) {
         for (long i = 0; i < n; i++) {
+            double t0 = lat ? MPI_Wtime() : 0;
             MPI_Send(sbuf, count, MPI_BYTE, 1, TAG_PING, comm);
             MPI_Recv(rbuf, count, MPI_BYTE, 1, TAG_PONG, comm, MPI_STATUS_IGNORE);
+            if (lat)
+                lat[i] = (MPI_Wtime() - t0) * 1e6 / 2.0;
         }
     } else {
         for (long i = 0; i < n; i++) {
             MPI_Recv(rbuf, count, MPI_BYTE, 0, TAG_PING, comm, MPI_STATUS_IGNORE);
             MPI_Send(sbuf, count, MPI_BYTE, 0, TAG_PONG, comm);
         }
-    }
-}
-
-/* Rank 0 times each round trip (one-way microseconds into lat); rank 1 answers. */
-static void round_trips_timed(int me, unsigned char *sbuf, unsigned char *rbuf, int count, long n, MPI_Comm comm,
-                              double *lat)
-{
-    if (me != 0) {
-        round_trips(me, sbuf, rbuf, count, n, comm);
-        return;
-    }
-    for (long i = 0; i < n; i++) {
-        double t0 = MPI_Wtime();
-        MPI_Send(sbuf, count, MPI_BYTE, 1, TAG_PING, comm);
-        MPI_Recv(rbuf, count, MPI_BYTE, 1, TAG_PONG, comm, MPI_STATUS_IGNORE);
-        lat[i] = (MPI_Wtime() - t0) * 1e6 / 2.0;
     }
 }
 
@@ -165,17 +152,14 @@ int main(int argc, char **argv)
             long n = iters_for(size, iters);
 
             check_once(rank, sbuf, rbuf, size, pair);
-            round_trips(rank, sbuf, rbuf, count, n / 10 > 2 ? n / 10 : 2, pair); /* warm-up */
+            round_trips(rank, sbuf, rbuf, count, n / 10 > 2 ? n / 10 : 2, pair, NULL); /* warm-up */
             double *lat = dist && rank == 0 ? malloc((size_t)n * (size_t)reps * sizeof *lat) : NULL;
             if (dist && rank == 0 && !lat)
                 bench_die("out of memory for %ld latencies", n * reps);
             for (int r = 0; r < reps; r++) {
                 MPI_Barrier(pair);
                 double t0 = MPI_Wtime();
-                if (dist)
-                    round_trips_timed(rank, sbuf, rbuf, count, n, pair, lat ? lat + (size_t)r * (size_t)n : NULL);
-                else
-                    round_trips(rank, sbuf, rbuf, count, n, pair);
+                round_trips(rank, sbuf, rbuf, count, n, pair, lat ? lat + (size_t)r * (size_t)n : NULL);
                 double t1 = MPI_Wtime();
                 t[r] = (t1 - t0) * 1e6 / (2.0 * (double)n);
             }
