@@ -34,6 +34,8 @@
 #   --gso-segs N  set gso_max_segs N on both namespaces' eth0 (1: TCP in MTU-sized packets,
 #                 so that the loss rule drops frames alike for TCP and UDP; this VM then moves
 #                 TCP several times slower); default: left as made (65535)
+#   --mtu N       the links' MTU (scripts/netns.sh -m; default 1500): 9000 for jumbo frames,
+#                 65520 for an IP-over-InfiniBand-like link where a 32 KiB datagram is one frame
 #   --quick       tiny iteration counts, for a smoke test (time limit per run 120 s)
 #   -u            unpinned (the ranks still report their namespace)
 #   --pin-oversub pin the 4-rank runs too (rank r on the (r mod 2)-th core; default unpinned)
@@ -101,6 +103,7 @@ unpinned=0
 pin_oversub=0
 verify=1
 gso_segs=""
+link_mtu=""
 outdir=""
 keep=0
 run_limit=""
@@ -128,6 +131,7 @@ while [ $# -gt 0 ]; do
     --loss) [ $# -ge 2 ] || die "--loss needs a percentage"; loss=$2; shift 2 ;;
     --quick) quick=1; shift ;;
     --gso-segs) [ $# -ge 2 ] || die "--gso-segs needs a number"; gso_segs=$2; shift 2 ;;
+    --mtu) [ $# -ge 2 ] || die "--mtu needs a number"; link_mtu=$2; shift 2 ;;
     -u) unpinned=1; shift ;;
     --pin-oversub) pin_oversub=1; shift ;;
     --no-verify) verify=0; shift ;;
@@ -226,7 +230,7 @@ trap 'exit 129' HUP
 # `netns.sh gc` removes once this script's process is gone (also after a kill -9).
 sh "$netns_sh" gc
 PREFIX=$(printf 'ar%sx%s' $$ "$(od -An -N4 -tx1 /dev/urandom | tr -d ' \n')" | cut -c1-10)
-vars=$(sh "$netns_sh" up -n 2 -p "$PREFIX")
+vars=$(sh "$netns_sh" up -n 2 -p "$PREFIX" ${link_mtu:+-m "$link_mtu"})
 rc=$?
 if [ $rc -ne 0 ]; then
     echo "net_compare.sh: scripts/netns.sh up failed ($rc)" >&2

@@ -2,12 +2,14 @@
 # Network namespaces joined by a bridge: several "hosts" on this machine, for the launcher
 # tests, the benchmarks and users (mpiexec --launcher netns --hosts ...).
 #
-#   scripts/netns.sh up [-n COUNT] [-p PREFIX]   make COUNT namespaces (default 2); prints
+#   scripts/netns.sh up [-n COUNT] [-p PREFIX] [-m MTU]
+#                                                make COUNT namespaces (default 2); prints
 #                                                shell assignments (eval "$(... up)"):
 #       APTUS_NETNS_PREFIX=P  APTUS_NETNS_HOSTS=P-h0,P-h1,...  APTUS_NETNS_BRIDGE_ADDR=10.A.B.254
 #       APTUS_NETNS_H0=P-h0   APTUS_NETNS_ADDR0=10.A.B.1   ... (one pair per namespace)
 #   scripts/netns.sh down PREFIX                 remove them (namespaces, veths, bridge)
-#   scripts/netns.sh run [-n COUNT] -- cmd...    make them, export the variables above, run
+#   scripts/netns.sh run [-n COUNT] [-m MTU] -- cmd...
+#                                                make them, export the variables above, run
 #                                                cmd, remove everything (also when cmd fails or
 #                                                this script is interrupted); exits with cmd's code
 #   scripts/netns.sh gc                          remove the sets of `run`s whose process is gone
@@ -16,6 +18,8 @@
 # the root namespace, which has 10.A.B.254 so that a program there (mpiexec) is reachable. The
 # /24 is chosen per set, among those no interface or route of this machine uses. There is no
 # default route: traffic stays between the namespaces and the root namespace, on this machine.
+# -m MTU sets the links' MTU (veths and bridge; default 1500, as made): 9000 is an Ethernet
+# with jumbo frames, 65520 the largest IP-over-InfiniBand (connected mode) MTU.
 # Needs root and iproute2; exits 77 (skip) where namespaces cannot be made.
 set -u
 
@@ -61,10 +65,11 @@ subnet_free() {
         ! ip -4 route show table all 2>/dev/null | grep -q "10\.$1\.$2\."
 }
 
-# up COUNT PREFIX: prints the assignments; on failure removes what it made and exits 77.
+# up COUNT PREFIX [MTU]: prints the assignments; on failure removes what it made and exits 77.
 up() {
     count=$1
     p=$2
+    mtu=${3:-}
     ip netns list 2>/dev/null | awk '{print $1}' | grep -q -E "^$p-h[0-9]+$" && die "namespaces with prefix $p exist already"
     # Choose the /24 under a lock, so that parallel runs do not pick the same one.
     exec 9>/run/aptus-netns.lock 2>/dev/null || exec 9>/tmp/aptus-netns.lock
@@ -94,6 +99,9 @@ up() {
         ip link set "$v" master "$br" && ip link set "$v" up || fail "cannot attach $v to $br"
         ip -n "$ns" link set lo up && ip -n "$ns" addr add "$net.$((i + 1))/24" dev eth0 &&
             ip -n "$ns" link set eth0 up || fail "cannot configure $ns"
+        if [ -n "$mtu" ]; then
+            ip link set "$v" mtu "$mtu" && ip -n "$ns" link set eth0 mtu "$mtu" || fail "cannot set MTU $mtu on $v"
+        fi
         hosts="$hosts${hosts:+,}$ns"
         i=$((i + 1))
     done
@@ -109,6 +117,12 @@ up() {
     done
 }
 
+check_mtu() {
+    [ -z "$1" ] && return 0
+    case "$1" in *[!0-9]*) die "-m needs a number, got '$1'" ;; esac
+    [ "$1" -ge 576 ] && [ "$1" -le 65535 ] || die "-m must be 576..65535, got $1"
+}
+
 check_count() {
     case "$1" in '' | *[!0-9]*) die "-n needs a number, got '$1'" ;; esac
     [ "$1" -ge 1 ] && [ "$1" -le 200 ] || die "-n must be 1..200, got $1"
@@ -118,19 +132,21 @@ cmd=${1:-}
 [ $# -gt 0 ] && shift
 case "$cmd" in
 up)
-    count=2 prefix=
+    count=2 prefix= mtu=
     while [ $# -gt 0 ]; do
         case "$1" in
         -n) count=${2:-}; shift 2 || die "-n needs a value" ;;
         -p) prefix=${2:-}; shift 2 || die "-p needs a value" ;;
+        -m) mtu=${2:-}; shift 2 || die "-m needs a value" ;;
         *) die "unknown argument '$1'" ;;
         esac
     done
     check_count "$count"
+    check_mtu "$mtu"
     [ -n "$prefix" ] || prefix="an$(rand_hex 3)"
     echo "$prefix" | grep -q -E '^[a-z][a-z0-9]{0,9}$' || die "-p: 1 to 10 lower-case letters and digits, starting with a letter"
     need_tools
-    up "$count" "$prefix"
+    up "$count" "$prefix" "$mtu"
     ;;
 down)
     [ $# -eq 1 ] || die "usage: netns.sh down PREFIX"
@@ -142,20 +158,22 @@ gc)
     gc
     ;;
 run)
-    count=2
+    count=2 mtu=
     while [ $# -gt 0 ]; do
         case "$1" in
         -n) count=${2:-}; shift 2 || die "-n needs a value" ;;
+        -m) mtu=${2:-}; shift 2 || die "-m needs a value" ;;
         --) shift; break ;;
-        *) die "unknown argument '$1' (usage: netns.sh run [-n COUNT] -- cmd...)" ;;
+        *) die "unknown argument '$1' (usage: netns.sh run [-n COUNT] [-m MTU] -- cmd...)" ;;
         esac
     done
     [ $# -gt 0 ] || die "run: no command given"
     check_count "$count"
+    check_mtu "$mtu"
     need_tools
     gc
     prefix="ar$$x$(rand_hex 1)"
-    vars=$(up "$count" "$prefix") || exit $?
+    vars=$(up "$count" "$prefix" "$mtu") || exit $?
     trap 'down "$prefix"' EXIT
     trap 'exit 130' INT
     trap 'exit 143' TERM
@@ -166,7 +184,7 @@ run)
     exit $rc
     ;;
 *)
-    echo "usage: netns.sh up [-n COUNT] [-p PREFIX] | down PREFIX | run [-n COUNT] -- cmd... | gc" >&2
+    echo "usage: netns.sh up [-n COUNT] [-p PREFIX] [-m MTU] | down PREFIX | run [-n COUNT] [-m MTU] -- cmd... | gc" >&2
     exit 2
     ;;
 esac

@@ -206,9 +206,8 @@ int aptus_fab_dgram_open(struct aptus_fab_dgram *d, const char *prov, const char
         rc = fi_domain(d->fabric, i, &d->domain, NULL);
     }
     if (rc == 0) {
-        struct fi_cq_attr cq = { .size = d->tx_depth + d->rx_depth,
-                                 .format = FI_CQ_FORMAT_MSG,
-                                 .wait_obj = FI_WAIT_FD };
+        d->cq_size = d->tx_depth + d->rx_depth;
+        struct fi_cq_attr cq = { .size = d->cq_size, .format = FI_CQ_FORMAT_MSG, .wait_obj = FI_WAIT_FD };
         step = "fi_cq_open";
         rc = fi_cq_open(d->domain, &cq, &d->cq, NULL);
         if (rc != 0) { /* no file descriptor to block on: poll only */

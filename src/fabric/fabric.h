@@ -47,6 +47,11 @@ struct aptus_fab_dgram {
     size_t mtu;        /* largest datagram (payload after the prefix) */
     size_t inject_max; /* largest datagram fi_inject takes (0: none) */
     size_t tx_depth, rx_depth;
+    /* Entries the completion queue holds. Every posted operation (on any endpoint bound to
+     * it) can leave one entry there; a provider may not check for room when a receive
+     * completes (udp writes past a full queue, losing the oldest entry), so the channels keep
+     * sends in flight + receives posted, over all endpoints, within it. */
+    size_t cq_size;
     uint64_t mr_mode;
     int mr_local; /* buffers need registration and a descriptor */
     int wait_fd;  /* the completion queue's file descriptor to block on (-1: none) */

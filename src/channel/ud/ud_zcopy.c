@@ -122,7 +122,8 @@ struct udz_rx {
     uint32_t seen;                /* 1 + the highest piece received: those below were sent */
     uint32_t fast_upto;           /* a hole below this has been asked for already */
     uint8_t fast;                 /* a hole appeared: ask for it at once */
-    uint64_t nack_at;             /* UINT64_MAX: not armed */
+    uint64_t nack_at;             /* next NACK due: 0 after a hole (fast), else sent_at */
+    uint64_t sent_at;             /* a SENT is to be answered then (UINT64_MAX: none is) */
     uint8_t need_pull, need_credit;
     struct fid_mr *mr;
     void *desc;
@@ -358,7 +359,9 @@ static void rx_release(struct udz_rx *s);
  * it may go (receives whose datagram was lost are still posted and usable). */
 static void nack_arm(struct udz_rx *s)
 {
-    s->nack_at = s->arrived >= s->sender_sent ? 0 : ud_now_ns() + z.nack_ns;
+    s->sent_at = s->arrived >= s->sender_sent ? 0 : ud_now_ns() + z.nack_ns;
+    if (!s->fast)
+        s->nack_at = s->sent_at;
 }
 
 /* Everything is here: no receive may stay posted into the buffer, stashed pieces go to their
@@ -374,7 +377,7 @@ static void rx_complete(struct udz_rx *s)
     zp->rx = NULL;
     z.nrx--;
     s->zep = NULL;
-    s->nack_at = UINT64_MAX;
+    s->nack_at = s->sent_at = UINT64_MAX;
     z.st.rx_msgs++;
     z.st.rx_bytes += s->len;
     s->next = z.finishing;
@@ -433,7 +436,7 @@ static int udz_get(struct aptus_ep *ep, struct iovec *local, int n, uint64_t rad
     s->len = len;
     s->raddr = raddr;
     s->npieces = (uint32_t)np;
-    s->nack_at = UINT64_MAX;
+    s->nack_at = s->sent_at = UINT64_MAX;
     if (aptus_fab_mr_reg(&ud.d, s->buf, len, &s->mr, &s->desc) != 0) {
         free(s);
         return APTUS_ERR;
@@ -516,7 +519,7 @@ void aptus_udz_rx_done(struct aptus_fab_ctx *c, size_t len, int failed)
             s->fast = 1;
             s->nack_at = 0;
             z.retry = 1;
-        } else if (s->nack_at != UINT64_MAX) {
+        } else if (s->sent_at != UINT64_MAX) {
             nack_arm(s);
         }
     }
@@ -575,10 +578,16 @@ static int rx_push(struct udz_rx *s, uint64_t now)
     if (s->nack_at <= now) {
         uint32_t list[UDZ_NACK_MAX];
         uint32_t n = nack_list(s, list);
-        /* After SENT: all sent is accounted, receives still posted are free. A hole found on
-         * the way: its receive is still free, one per piece asked for. */
-        uint32_t limit = s->fast ? s->credit_sent + n : s->sender_sent + (uint32_t)s->zep->posted;
-        if ((n || limit > s->credit_sent) && send_ctl(s->e, UDZ_F_NACK, s->token, limit, list, n) != APTUS_OK)
+        /* A hole found on the way: its receive is still free, one per piece asked for. After
+         * SENT (the sender may send no more): all it sent is accounted, the receives still
+         * posted are free. A SENT is always answered when its time comes, also when a hole
+         * was asked for meanwhile: the sender waits for that answer. */
+        uint32_t limit = s->fast ? s->credit_sent + n : s->credit_sent;
+        int answer = s->sent_at <= now;
+        if (answer && s->sender_sent + (uint32_t)s->zep->posted > limit)
+            limit = s->sender_sent + (uint32_t)s->zep->posted;
+        int nack = n || limit > s->credit_sent;
+        if (nack && send_ctl(s->e, UDZ_F_NACK, s->token, limit, list, n) != APTUS_OK)
             return (z.retry = 1), ev;
         if (s->fast)
             s->fast_upto = s->seen;
@@ -586,7 +595,11 @@ static int rx_push(struct udz_rx *s, uint64_t now)
         if (limit > s->credit_sent)
             s->credit_sent = limit;
         z.st.nacks += n != 0;
-        s->nack_at = UINT64_MAX; /* armed again by the next SENT */
+        /* A NACK makes the sender say SENT again once it may send no more: that SENT arms
+         * the next answer. */
+        if (nack || answer)
+            s->sent_at = UINT64_MAX;
+        s->nack_at = s->sent_at;
         ev++;
     }
     return ev;
@@ -978,6 +991,20 @@ int aptus_udz_setup(char *err, size_t errlen)
     z.nslots = w < 1 ? 1 : w > 1024 ? 1024 : (int)w;
     if ((size_t)z.nslots > ud.d.rx_depth)
         z.nslots = (int)ud.d.rx_depth;
+    /* The completion queue is shared: sends in flight + the main receives + every zero-copy
+     * endpoint's receives must fit in it (see cq_size). */
+    if (neps > 0) {
+        size_t room = ud.d.cq_size - ud.d.tx_depth - (size_t)ud.nrx, per = room / (size_t)neps;
+        if (ud.d.cq_size < ud.d.tx_depth + (size_t)ud.nrx || per < 1) {
+            snprintf(err, errlen,
+                     "APTUS_UD_ZCOPY_EPS=%d: the completion queue (%zu entries) has no room for the receives of %d "
+                     "endpoints beside %zu sends and %d receives",
+                     neps, ud.d.cq_size, neps, ud.d.tx_depth, ud.nrx);
+            return -1;
+        }
+        if ((size_t)z.nslots > per)
+            z.nslots = (int)per;
+    }
     /* Endpoints only where a rule can pick ud-zcopy; zero-copy needs receives of two pieces
      * (header, place) and sends of two. */
     int named = 0;
