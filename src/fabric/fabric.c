@@ -22,14 +22,15 @@ const char *aptus_fab_strerror(int rc)
     return fi_strerror(rc < 0 ? -rc : rc);
 }
 
-/* The hints: a datagram endpoint for messages, and every mode and mr_mode bit we handle. */
-static struct fi_info *dgram_hints(const char *prov)
+/* The hints: a datagram endpoint for messages (FI_EP_DGRAM), or a connected one for messages
+ * and RMA (FI_EP_MSG), and every mode and mr_mode bit we handle. */
+static struct fi_info *ep_hints(int type, const char *prov)
 {
     struct fi_info *h = fi_allocinfo();
     if (!h)
         return NULL;
-    h->ep_attr->type = FI_EP_DGRAM;
-    h->caps = FI_MSG;
+    h->ep_attr->type = type;
+    h->caps = type == FI_EP_MSG ? FI_MSG | FI_RMA | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE : FI_MSG;
     h->mode = FI_CONTEXT | FI_CONTEXT2 | FI_MSG_PREFIX;
     h->domain_attr->mr_mode =
         FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY | FI_MR_ENDPOINT | FI_MR_RAW;
@@ -111,10 +112,10 @@ static void domain_names(const struct fi_info *list, char *out, size_t len)
     }
 }
 
-/* The providers offering datagram endpoints here (for messages). */
-static void provider_names(char *out, size_t len)
+/* The providers offering endpoints of this type here (for messages). */
+static void provider_names(int type, char *out, size_t len)
 {
-    struct fi_info *h = dgram_hints(NULL), *list = NULL;
+    struct fi_info *h = ep_hints(type, NULL), *list = NULL;
     out[0] = 0;
     if (h && fi_getinfo(FAB_API_VERSION, NULL, NULL, 0, h, &list) == 0) {
         for (const struct fi_info *i = list; i; i = i->next) {
@@ -132,9 +133,9 @@ static void provider_names(char *out, size_t len)
         snprintf(out, len, "none");
 }
 
-static int getinfo(const char *prov, struct fi_info **list)
+static int getinfo(int type, const char *prov, struct fi_info **list)
 {
-    struct fi_info *h = dgram_hints(prov);
+    struct fi_info *h = ep_hints(type, prov);
     if (!h)
         return -FI_ENOMEM;
     int rc = fi_getinfo(FAB_API_VERSION, NULL, NULL, 0, h, list);
@@ -142,33 +143,34 @@ static int getinfo(const char *prov, struct fi_info **list)
     return rc;
 }
 
-int aptus_fab_dgram_open(struct aptus_fab_dgram *d, const char *prov, const char *iface, char *err, size_t errlen)
+/* The fi_info of provider `prov` ("" or "auto": verbs when present, else `fallback`) for
+ * endpoints of `type` on interface `iface` (see pick), duplicated; NULL with a message. */
+static struct fi_info *choose(int type, const char *prov, const char *fallback, const char *iface, char *err,
+                              size_t errlen)
 {
-    memset(d, 0, sizeof *d);
-    d->wait_fd = -1;
     struct fi_info *list = NULL;
     int rc;
     int autoprov = !prov || !*prov || !strcmp(prov, "auto");
+    const char *kind = type == FI_EP_MSG ? "connected" : "datagram";
     if (autoprov) {
-        /* verbs when present (an InfiniBand cluster), else UDP. */
-        rc = getinfo("verbs", &list);
+        /* verbs when present (an InfiniBand cluster), else the sockets provider. */
+        rc = getinfo(type, "verbs", &list);
         if (rc != 0 || !pick(list, iface)) {
             if (list)
                 fi_freeinfo(list);
             list = NULL;
-            rc = getinfo("udp", &list);
+            rc = getinfo(type, fallback, &list);
         }
     } else {
-        rc = getinfo(prov, &list);
+        rc = getinfo(type, prov, &list);
     }
     if (rc != 0) {
         char avail[256];
-        provider_names(avail, sizeof avail);
+        provider_names(type, avail, sizeof avail);
         snprintf(err, errlen,
-                 "APTUS_FABRIC_PROVIDER=%s: no such libfabric provider offers datagram endpoints here (%s; "
-                 "available: %s)",
-                 autoprov ? "auto" : prov, aptus_fab_strerror(rc), avail);
-        return -1;
+                 "APTUS_FABRIC_PROVIDER=%s: no such libfabric provider offers %s endpoints here (%s; available: %s)",
+                 autoprov ? "auto" : prov, kind, aptus_fab_strerror(rc), avail);
+        return NULL;
     }
     struct fi_info *i = pick(list, iface);
     if (!i) {
@@ -180,15 +182,23 @@ int aptus_fab_dgram_open(struct aptus_fab_dgram *d, const char *prov, const char
                                                           : "usable (up, non-loopback) interface",
                  names);
         fi_freeinfo(list);
-        return -1;
+        return NULL;
     }
-    d->info = fi_dupinfo(i);
+    i = fi_dupinfo(i);
     fi_freeinfo(list);
-    if (!d->info) {
+    if (!i)
         snprintf(err, errlen, "out of memory");
+    return i;
+}
+
+int aptus_fab_dgram_open(struct aptus_fab_dgram *d, const char *prov, const char *iface, char *err, size_t errlen)
+{
+    memset(d, 0, sizeof *d);
+    d->wait_fd = -1;
+    int rc;
+    if (!(d->info = choose(FI_EP_DGRAM, prov, "udp", iface, err, errlen)))
         return -1;
-    }
-    i = d->info;
+    struct fi_info *i = d->info;
     snprintf(d->prov, sizeof d->prov, "%s", i->fabric_attr->prov_name);
     snprintf(d->iface, sizeof d->iface, "%s", i->domain_attr->name ? i->domain_attr->name : "?");
     d->prefix = (i->mode & FI_MSG_PREFIX) ? i->ep_attr->msg_prefix_size : 0;
@@ -306,6 +316,249 @@ int aptus_fab_mr_reg(struct aptus_fab_dgram *d, void *buf, size_t len, struct fi
         }
     }
     *desc = fi_mr_desc(*mr);
+    return 0;
+}
+
+/* ---- connected endpoints -------------------------------------------------------------- */
+
+static void rc_wait_fd(fid_t fid, int *fd)
+{
+    if (fi_control(fid, FI_GETWAIT, fd) != 0)
+        *fd = -1;
+}
+
+int aptus_fab_rc_open(struct aptus_fab_rc *r, const char *prov, const char *iface, int srx, char *err, size_t errlen)
+{
+    memset(r, 0, sizeof *r);
+    r->eq_fd = r->cq_fd = -1;
+    if (!(r->info = choose(FI_EP_MSG, prov, "tcp", iface, err, errlen)))
+        return -1;
+    struct fi_info *i = r->info;
+    snprintf(r->prov, sizeof r->prov, "%s", i->fabric_attr->prov_name);
+    snprintf(r->iface, sizeof r->iface, "%s", i->domain_attr->name ? i->domain_attr->name : "?");
+    r->inject_max = i->tx_attr->inject_size;
+    r->tx_depth = i->tx_attr->size;
+    r->rx_depth = i->rx_attr->size;
+    r->cq_data = i->domain_attr->cq_data_size;
+    r->max_msg = i->ep_attr->max_msg_size;
+    r->mr_mode = i->domain_attr->mr_mode;
+    r->mr_local = (r->mr_mode & FI_MR_LOCAL) != 0 || (i->mode & FI_LOCAL_MR) != 0;
+    if (r->mr_mode & FI_MR_ENDPOINT) {
+        /* Regions bound to one endpoint each: the RC channels register once for all. */
+        snprintf(err, errlen, "provider %s, interface %s: connected endpoints with FI_MR_ENDPOINT are not supported",
+                 r->prov, r->iface);
+        aptus_fab_rc_close(r);
+        return -1;
+    }
+    const char *step = "fi_fabric";
+    int rc = fi_fabric(i->fabric_attr, &r->fabric, NULL);
+    if (rc == 0) {
+        step = "fi_eq_open";
+        struct fi_eq_attr eq = { .size = 64, .wait_obj = FI_WAIT_FD };
+        rc = fi_eq_open(r->fabric, &eq, &r->eq, NULL);
+        if (rc != 0) {
+            eq.wait_obj = FI_WAIT_NONE;
+            rc = fi_eq_open(r->fabric, &eq, &r->eq, NULL);
+        } else {
+            rc_wait_fd(&r->eq->fid, &r->eq_fd);
+        }
+    }
+    if (rc == 0) {
+        step = "fi_domain";
+        rc = fi_domain(r->fabric, i, &r->domain, NULL);
+    }
+    if (rc == 0) {
+        step = "fi_cq_open";
+        struct fi_cq_attr cq = { .size = 4 * (r->tx_depth + r->rx_depth),
+                                 .format = FI_CQ_FORMAT_DATA,
+                                 .wait_obj = FI_WAIT_FD };
+        rc = fi_cq_open(r->domain, &cq, &r->cq, NULL);
+        if (rc != 0) {
+            cq.wait_obj = FI_WAIT_NONE;
+            rc = fi_cq_open(r->domain, &cq, &r->cq, NULL);
+        } else {
+            rc_wait_fd(&r->cq->fid, &r->cq_fd);
+        }
+    }
+    if (rc == 0 && srx && i->domain_attr->max_ep_srx_ctx > 0) {
+        step = "fi_srx_context";
+        rc = fi_srx_context(r->domain, i->rx_attr, &r->srx, NULL);
+        if (rc == 0)
+            i->ep_attr->rx_ctx_cnt = FI_SHARED_CONTEXT; /* every endpoint made from info shares it */
+    }
+    if (rc == 0) {
+        step = "fi_passive_ep";
+        rc = fi_passive_ep(r->fabric, i, &r->pep, NULL);
+    }
+    if (rc == 0) {
+        step = "fi_pep_bind";
+        rc = fi_pep_bind(r->pep, &r->eq->fid, 0);
+    }
+    if (rc == 0) {
+        step = "fi_listen";
+        rc = fi_listen(r->pep);
+    }
+    if (rc == 0) {
+        step = "fi_getname";
+        r->addrlen = sizeof r->addr;
+        rc = fi_getname(&r->pep->fid, r->addr, &r->addrlen);
+    }
+    if (rc != 0) {
+        snprintf(err, errlen, "provider %s, interface %s: %s failed: %s", r->prov, r->iface, step,
+                 aptus_fab_strerror(rc));
+        aptus_fab_rc_close(r);
+        return -1;
+    }
+    return 0;
+}
+
+void aptus_fab_rc_close(struct aptus_fab_rc *r)
+{
+    if (r->pep)
+        fi_close(&r->pep->fid);
+    if (r->srx)
+        fi_close(&r->srx->fid);
+    if (r->cq)
+        fi_close(&r->cq->fid);
+    if (r->domain)
+        fi_close(&r->domain->fid);
+    if (r->eq)
+        fi_close(&r->eq->fid);
+    if (r->fabric)
+        fi_close(&r->fabric->fid);
+    if (r->info)
+        fi_freeinfo(r->info);
+    memset(r, 0, sizeof *r);
+    r->eq_fd = r->cq_fd = -1;
+}
+
+/* An endpoint from `info`, bound to the event queue, the completion queue and the shared
+ * receive context, enabled. */
+static int rc_ep_make(struct aptus_fab_rc *r, struct fi_info *info, void *ctx, struct fid_ep **ep)
+{
+    int rc = fi_endpoint(r->domain, info, ep, ctx);
+    if (rc != 0) {
+        *ep = NULL;
+        return rc;
+    }
+    rc = fi_ep_bind(*ep, &r->eq->fid, 0);
+    if (rc == 0)
+        rc = fi_ep_bind(*ep, &r->cq->fid, FI_TRANSMIT | FI_RECV);
+    if (rc == 0 && r->srx)
+        rc = fi_ep_bind(*ep, &r->srx->fid, 0);
+    if (rc == 0)
+        rc = fi_enable(*ep);
+    if (rc != 0) {
+        fi_close(&(*ep)->fid);
+        *ep = NULL;
+    }
+    return rc;
+}
+
+int aptus_fab_rc_connect(struct aptus_fab_rc *r, const void *addr, size_t addrlen, const void *param, size_t plen,
+                         void *ctx, struct fid_ep **ep)
+{
+    (void)addrlen;
+    if (plen > APTUS_FAB_CM_PARAM)
+        return -FI_EINVAL;
+    int rc = rc_ep_make(r, r->info, ctx, ep);
+    if (rc != 0)
+        return rc;
+    rc = fi_connect(*ep, addr, param, plen);
+    if (rc != 0) {
+        fi_close(&(*ep)->fid);
+        *ep = NULL;
+    }
+    return rc;
+}
+
+int aptus_fab_rc_accept(struct aptus_fab_rc *r, struct fi_info *req, const void *param, size_t plen, void *ctx,
+                        struct fid_ep **ep)
+{
+    int rc = plen > APTUS_FAB_CM_PARAM ? -FI_EINVAL : 0;
+    if (rc == 0 && r->srx)
+        req->ep_attr->rx_ctx_cnt = FI_SHARED_CONTEXT;
+    if (rc == 0)
+        rc = rc_ep_make(r, req, ctx, ep);
+    if (rc == 0 && (rc = fi_accept(*ep, param, plen)) != 0) {
+        fi_close(&(*ep)->fid);
+        *ep = NULL;
+    }
+    if (rc != 0)
+        fi_reject(r->pep, req->handle, NULL, 0);
+    fi_freeinfo(req);
+    return rc;
+}
+
+void aptus_fab_rc_reject(struct aptus_fab_rc *r, struct fi_info *req)
+{
+    fi_reject(r->pep, req->handle, NULL, 0);
+    fi_freeinfo(req);
+}
+
+int aptus_fab_rc_event(struct aptus_fab_rc *r, struct aptus_fab_cm_event *ev)
+{
+    union {
+        struct fi_eq_cm_entry cm;
+        char bytes[sizeof(struct fi_eq_cm_entry) + APTUS_FAB_CM_PARAM + 64];
+    } u;
+    uint32_t event = 0;
+    memset(ev, 0, sizeof *ev);
+    ssize_t n = fi_eq_read(r->eq, &event, &u, sizeof u, 0);
+    if (n == -FI_EAGAIN)
+        return 0;
+    if (n == -FI_EAVAIL) {
+        struct fi_eq_err_entry e;
+        memset(&e, 0, sizeof e);
+        if (fi_eq_readerr(r->eq, &e, 0) < 0)
+            return -FI_EOTHER;
+        ev->kind = APTUS_FAB_CM_ERROR;
+        ev->ctx = e.fid ? e.fid->context : NULL;
+        ev->err = e.err ? -e.err : -FI_EOTHER;
+        return 1;
+    }
+    if (n < 0)
+        return (int)n;
+    size_t plen = (size_t)n > sizeof u.cm ? (size_t)n - sizeof u.cm : 0;
+    if (plen > APTUS_FAB_CM_PARAM)
+        plen = APTUS_FAB_CM_PARAM;
+    ev->plen = plen;
+    memcpy(ev->param, u.cm.data, plen);
+    switch (event) {
+    case FI_CONNREQ:
+        ev->kind = APTUS_FAB_CM_CONNREQ;
+        ev->req = u.cm.info;
+        break;
+    case FI_CONNECTED:
+        ev->kind = APTUS_FAB_CM_CONNECTED;
+        ev->ctx = u.cm.fid->context;
+        break;
+    case FI_SHUTDOWN:
+        ev->kind = APTUS_FAB_CM_SHUTDOWN;
+        ev->ctx = u.cm.fid->context;
+        break;
+    default:
+        ev->kind = APTUS_FAB_CM_ERROR;
+        ev->ctx = u.cm.fid ? u.cm.fid->context : NULL;
+        ev->err = -FI_EOTHER;
+        break;
+    }
+    return 1;
+}
+
+int aptus_fab_rc_mr_reg(struct aptus_fab_rc *r, void *buf, size_t len, uint64_t access, struct fid_mr **mr, void **desc,
+                        uint64_t *rkey, uint64_t *raddr)
+{
+    static uint64_t next_key = 1;
+    uint64_t key = (r->mr_mode & FI_MR_PROV_KEY) ? 0 : next_key++;
+    int rc = fi_mr_reg(r->domain, buf, len, access, 0, key, 0, mr, NULL);
+    if (rc != 0) {
+        *mr = NULL;
+        return rc;
+    }
+    *desc = r->mr_local ? fi_mr_desc(*mr) : NULL;
+    *rkey = fi_mr_key(*mr);
+    *raddr = (r->mr_mode & FI_MR_VIRT_ADDR) ? (uint64_t)(uintptr_t)buf : 0;
     return 0;
 }
 

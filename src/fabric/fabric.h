@@ -84,6 +84,74 @@ int aptus_fab_av_insert(struct aptus_fab_dgram *d, const void *addr, size_t len,
 int aptus_fab_card_put(const char *chan, const void *addr, size_t len);
 int aptus_fab_card_get(const char *chan, int rank, void *addr, size_t *len);
 
+/* ---- connected endpoints (FI_EP_MSG: verbs RC queue pairs, tcp sockets here) ---------- */
+
+/* The connected side of the fabric layer, one per process: a passive endpoint listening for
+ * connection requests (its address is the process's RC card), an event queue for the
+ * connection events of every endpoint, one completion queue for all of their operations and,
+ * where the provider has them, one shared receive context (receive buffers shared by every
+ * connection). Endpoints are made on demand: aptus_fab_rc_connect on one side, the
+ * connection request seen by aptus_fab_rc_event and answered by aptus_fab_rc_accept (or
+ * _reject) on the other; both then see APTUS_FAB_CM_CONNECTED. */
+struct aptus_fab_rc {
+    struct fi_info *info;
+    struct fid_fabric *fabric;
+    struct fid_domain *domain;
+    struct fid_eq *eq;
+    struct fid_cq *cq;
+    struct fid_pep *pep;
+    struct fid_ep *srx; /* shared receive context (NULL: receives are posted per endpoint) */
+    size_t inject_max;  /* largest fi_inject (0: none) */
+    size_t tx_depth, rx_depth;
+    size_t cq_data; /* bytes of remote CQ data fi_writedata carries (0: none) */
+    size_t max_msg; /* largest message */
+    uint64_t mr_mode;
+    int mr_local;                  /* local buffers need registration and a descriptor */
+    int eq_fd, cq_fd;              /* descriptors to block on (-1: none) */
+    char addr[APTUS_FAB_ADDR_MAX]; /* the listening address */
+    size_t addrlen;
+    char prov[32];
+    char iface[64];
+};
+
+/* Opens the connected side: provider `prov` ("" or "auto": verbs when present, else tcp) on
+ * interface `iface` (as for datagrams); a shared receive context when `srx` is nonzero and
+ * the provider has one. Returns 0, or -1 with a message in err. */
+int aptus_fab_rc_open(struct aptus_fab_rc *r, const char *prov, const char *iface, int srx, char *err, size_t errlen);
+void aptus_fab_rc_close(struct aptus_fab_rc *r);
+
+/* Starts a connection to the passive endpoint at addr, with `param` (at most
+ * APTUS_FAB_CM_PARAM bytes) for the other side's connection request; the endpoint's
+ * context (fid.context, in events) is ctx. Returns 0 or a negative libfabric error code. */
+#define APTUS_FAB_CM_PARAM 56
+int aptus_fab_rc_connect(struct aptus_fab_rc *r, const void *addr, size_t addrlen, const void *param, size_t plen,
+                         void *ctx, struct fid_ep **ep);
+
+enum { APTUS_FAB_CM_CONNREQ = 1, APTUS_FAB_CM_CONNECTED, APTUS_FAB_CM_SHUTDOWN, APTUS_FAB_CM_ERROR };
+struct aptus_fab_cm_event {
+    int kind;
+    void *ctx;                      /* the endpoint's context (CONNECTED, SHUTDOWN, ERROR) */
+    struct fi_info *req;            /* CONNREQ: answer with aptus_fab_rc_accept or _reject (they free it) */
+    char param[APTUS_FAB_CM_PARAM]; /* CONNREQ, CONNECTED: the other side's param */
+    size_t plen;
+    int err; /* ERROR: a negative libfabric error code */
+};
+/* The next connection event, without blocking: 1 (filled in), 0 (none) or a negative error. */
+int aptus_fab_rc_event(struct aptus_fab_rc *r, struct aptus_fab_cm_event *ev);
+/* Accepts a request (its endpoint bound to the shared receive context, if any). Returns 0 or
+ * a negative libfabric error code; req is freed either way. */
+int aptus_fab_rc_accept(struct aptus_fab_rc *r, struct fi_info *req, const void *param, size_t plen, void *ctx,
+                        struct fid_ep **ep);
+void aptus_fab_rc_reject(struct aptus_fab_rc *r, struct fi_info *req);
+
+/* Registers buf with `access` (FI_SEND | FI_RECV | FI_READ | FI_WRITE | FI_REMOTE_READ |
+ * FI_REMOTE_WRITE). *desc is for local operations (NULL when the provider needs none), *rkey
+ * what a peer names it by in RMA (the provider's key with FI_MR_PROV_KEY, otherwise a key
+ * unique in this process), *raddr the address a peer uses (the buffer's with FI_MR_VIRT_ADDR,
+ * else 0 = its start). Returns 0 or a negative libfabric error code. */
+int aptus_fab_rc_mr_reg(struct aptus_fab_rc *r, void *buf, size_t len, uint64_t access, struct fid_mr **mr, void **desc,
+                        uint64_t *rkey, uint64_t *raddr);
+
 /* A libfabric error code as text, for messages. */
 const char *aptus_fab_strerror(int rc);
 
