@@ -513,6 +513,36 @@ netns_ssh)
     expect_no_orphans
     ;;
 
+netns_ssh_default)
+    # The default launcher for other hosts: plain "ssh -x -o BatchMode=yes host command...".
+    # An ssh stand-in first in PATH does what ssh does with the command: joins the words with
+    # spaces and hands the string to a shell on the host (here: in its namespace). mpiexec runs
+    # from a folder whose name has a space and a quote, so the words must arrive quoted.
+    HA=$APTUS_NETNS_H0 HB=$APTUS_NETNS_H1
+    IA=$(stat -L -c %i "/run/netns/$HA") IB=$(stat -L -c %i "/run/netns/$HB")
+    mkdir -p "$WORK/bin" "$WORK/it's here"
+    cat >"$WORK/bin/ssh" <<EOF
+#!/bin/sh
+while [ \$# -gt 0 ]; do
+    case "\$1" in -x) shift ;; -o) shift 2 ;; *) break ;; esac
+done
+h=\$1; shift
+echo "\$h" >>"$WORK/ssh.log"
+exec ip netns exec "\$h" sh -c "\$*"
+EOF
+    chmod +x "$WORK/bin/ssh"
+    cp "$MPIEXEC" "$WORK/it's here/mpiexec"
+    PATH="$WORK/bin:$PATH" "$WORK/it's here/mpiexec" --timeout 60 --hosts "$HA,$HB" -ppn 2 -n 4 "$PROBE" "$TAG" \
+        init put fence getall where finalize >"$OUT" 2>"$ERR"
+    RC=$?
+    expect_rc 0
+    expect_count "getall ok$" 4
+    for r in 0 1; do expect_out "^rank $r netns $IA "; done
+    for r in 2 3; do expect_out "^rank $r netns $IB "; done
+    [ "$(sort "$WORK/ssh.log" | tr '\n' ' ')" = "$HA $HB " ] || fail "ssh was not called once per host"
+    expect_no_orphans
+    ;;
+
 netns_inside)
     # mpiexec inside one of the namespaces: the others reach it through the bridge.
     HA=$APTUS_NETNS_H0 HB=$APTUS_NETNS_H1

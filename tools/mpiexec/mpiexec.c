@@ -1127,6 +1127,33 @@ static const char *launcher_desc(int h)
     return d;
 }
 
+/* s as one word for a POSIX shell: itself when it has nothing the shell treats specially,
+ * else in single quotes (each ' written as '\''). ssh hands its command to the remote user's
+ * shell as one string, so every word of it goes through this. Returns s or a new string. */
+static char *shell_word(const char *s)
+{
+    size_t n = 0, q = 0;
+    for (const char *c = s; *c; c++, n++)
+        q += *c == '\'';
+    if (n && strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./-=,:@+%") == n)
+        return (char *)s;
+    char *w = malloc(n + 3 * q + 3), *o = w;
+    if (!w)
+        return (char *)s;
+    *o++ = '\'';
+    for (const char *c = s; *c; c++) {
+        if (*c == '\'') {
+            memcpy(o, "'\\''", 4);
+            o += 4;
+        } else {
+            *o++ = *c;
+        }
+    }
+    *o++ = '\'';
+    *o = 0;
+    return w;
+}
+
 /* Starts host h's proxy through the launcher. Returns 0 or -1. */
 static int launch_host(int h)
 {
@@ -1153,6 +1180,7 @@ static int launch_host(int h)
         }
         av[ac++] = name;
     }
+    int first = ac;
     av[ac++] = self_exe;
     av[ac++] = "--proxy";
     av[ac++] = J.addrs;
@@ -1161,6 +1189,7 @@ static int launch_host(int h)
     av[ac++] = J.cookie;
     av[ac++] = name;
     av[ac] = NULL;
+    int quote = J.launcher != LAUNCH_NETNS && !host_is_local(name) && !J.lexec;
     pid_t me = getpid();
     pid_t pid = fork();
     if (pid < 0) {
@@ -1180,6 +1209,9 @@ static int launch_host(int h)
             dup2(dn, 0);
             close(dn);
         }
+        /* Plain ssh runs the command through the remote shell: quote what it must not split. */
+        for (int k = first; quote && k < ac; k++)
+            av[k] = shell_word(av[k]);
         execvp(av[0], av);
         {
             char what[PATH_MAX + 32];
