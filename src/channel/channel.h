@@ -209,6 +209,11 @@ static inline struct aptus_ep *aptus_peer_ep(struct aptus_peer *p, int chan)
     return aptus_peer_ep_slow(p, chan);
 }
 
+/* The channels reaching a peer changed (an RC connection came up or went): its route is
+ * made again from the send rules. Messages already on their way keep their channel; the
+ * per-peer sequence numbers keep the order. */
+void aptus_peer_reroute(struct aptus_peer *p);
+
 /* Closes one endpoint (a channel keeping within a per-process limit, or tests): it leaves the
  * peer's list and the channel's ep_close frees it. The next use opens a new one. The caller
  * makes sure nothing is in flight on it (flush). */

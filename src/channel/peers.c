@@ -56,17 +56,23 @@ static const struct aptus_route *route_for(uint8_t reach, int world_rank)
     return r;
 }
 
+/* The channels that reach a rank now. */
+static uint8_t reach_of(int world_rank)
+{
+    uint8_t reach = 0;
+    for (int c = 0; c < APTUS_CH_COUNT; c++)
+        if (aptus_channels[c] && aptus_channels[c]->reaches(world_rank))
+            reach |= (uint8_t)(1u << c);
+    return reach;
+}
+
 struct aptus_peer *aptus_peer_create(int world_rank)
 {
     struct aptus_peer *p = calloc(1, sizeof *p);
     if (!p)
         return NULL;
     p->world_rank = world_rank;
-    uint8_t reach = 0;
-    for (int c = 0; c < APTUS_CH_COUNT; c++)
-        if (aptus_channels[c] && aptus_channels[c]->reaches(world_rank))
-            reach |= (uint8_t)(1u << c);
-    p->route = route_for(reach, world_rank);
+    p->route = route_for(reach_of(world_rank), world_rank);
     if (aptus_config.stats)
         p->stats = calloc(1, sizeof *p->stats);
     if (!p->route || (aptus_config.stats && !p->stats)) {
@@ -76,6 +82,16 @@ struct aptus_peer *aptus_peer_create(int world_rank)
     }
     aptus_rt.peers[world_rank] = p;
     return p;
+}
+
+void aptus_peer_reroute(struct aptus_peer *p)
+{
+    uint8_t reach = reach_of(p->world_rank);
+    if (p->route && p->route->reach == reach)
+        return;
+    const struct aptus_route *r = route_for(reach, p->world_rank);
+    if (r)
+        p->route = r;
 }
 
 struct aptus_ep *aptus_peer_ep_slow(struct aptus_peer *p, int chan)

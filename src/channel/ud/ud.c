@@ -23,6 +23,7 @@
 #include <time.h>
 
 #include "channel/channel.h"
+#include "channel/rc/rc.h"
 #include "channel/reliab/reliab.h"
 #include "channel/ud/ud_int.h"
 #include "core/datatype.h"
@@ -243,7 +244,10 @@ int aptus_ud_send_frame(struct ud_ep *e, const void *hdr, size_t hdrlen, const v
     if (hdrlen + len > ud.frame_max)
         return APTUS_ERR;
     struct iovec parts[2] = { { (void *)hdr, hdrlen }, { (void *)payload, len } };
-    return send_pieces(e, parts, 2, hdrlen + len);
+    int r = send_pieces(e, parts, 2, hdrlen + len);
+    if (r == APTUS_OK)
+        aptus_rc_note(e->base.peer);
+    return r;
 }
 
 static int ud_send_frame(struct aptus_ep *ep, const void *hdr, size_t hdrlen, const void *payload, size_t len)
@@ -261,7 +265,10 @@ int aptus_ud_send_frame_packed(struct ud_ep *e, const void *hdr, size_t hdrlen, 
     memcpy(ud.scratch, hdr, hdrlen);
     aptus_dt_pack_some(cur, ud.scratch + hdrlen, len);
     struct iovec part = { ud.scratch, hdrlen + len };
-    return send_pieces(e, &part, 1, hdrlen + len);
+    int r = send_pieces(e, &part, 1, hdrlen + len);
+    if (r == APTUS_OK)
+        aptus_rc_note(e->base.peer);
+    return r;
 }
 
 static int ud_send_frame_packed(struct aptus_ep *ep, const void *hdr, size_t hdrlen, struct aptus_dt_cursor *cur,
@@ -274,6 +281,7 @@ static int ud_send_frame_packed(struct aptus_ep *ep, const void *hdr, size_t hdr
 
 static void frame_in(struct ud_ep *e, const char *frame, size_t len)
 {
+    aptus_rc_note(e->base.peer);
     aptus_am_dispatch(e->base.peer, frame, len);
 }
 

@@ -1,0 +1,862 @@
+/* The RC send/receive channel (rc-sr; seed 000 sections 3 and 5.4, seed 002 III-C): frames over
+ * reliable connections (libfabric FI_EP_MSG: verbs RC queue pairs on a cluster, tcp sockets
+ * here), opened on demand.
+ *
+ * A job starts with UD only: no connection exists after MPI_Init. Every frame exchanged with a
+ * peer over UD counts toward it (the UD channel calls aptus_rc_note); at APTUS_RC_THRESHOLD
+ * this rank asks for a connection, within APTUS_RC_MAX per process (a request beyond it is
+ * refused, counted, and the peer stays on UD). The lower rank of a pair always makes the
+ * connection: a higher rank asks it over UD (RC_ASK), the lower one connects (its request
+ * names rank and job) -- so when both sides want it at once there is still exactly one
+ * connection, and no endpoint is left over. A request the other side cannot take (its limit)
+ * is answered with RC_NAK over UD or a rejected connection: the peer stays on UD, counted.
+ * Once connected, rc-sr reaches the peer and its route is made again from the send rules, so
+ * the next messages take it; those still on their way over UD keep their channel, and the
+ * per-peer sequence numbers of the message layer keep the order.
+ *
+ * Frames: an 8-byte header (sender's rank, length) and the frame, copied into a send buffer;
+ * receive buffers of APTUS_RC_BUF_SIZE bytes are posted once to the shared receive context
+ * (one pool for all connections; the header says whose frame it is). A provider without a
+ * shared receive context needs per-connection credits: not built yet (rc-sr is then not
+ * offered, with a message). Frames never exceed the receive buffers, so the provider never
+ * sees a truncating receive. */
+#ifdef APTUS_HAVE_LIBFABRIC
+
+#include <inttypes.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <rdma/fi_errno.h>
+
+#include "channel/am.h"
+#include "channel/channel.h"
+#include "channel/rc/rc.h"
+#include "core/datatype.h"
+#include "core/errors.h"
+#include "fabric/fabric.h"
+#include "runtime/config.h"
+#include "runtime/pmi.h"
+#include "runtime/progress.h"
+#include "runtime/runtime.h"
+
+#define RC_CARD        "rc"
+#define RC_CQ_BATCH    16
+#define RC_HEADER_ROOM 256 /* of a frame, kept for the message layer's header */
+#define RC_MAGIC       0x41524331u
+#define RC_TRIES_MAX   4 /* refusals of one peer before this rank stops asking */
+
+/* Control frames over UD (the channels' range of channel/am.h). */
+enum { RC_F_ASK = APTUS_AM_CHANNEL + 16, RC_F_NAK };
+
+/* Per-rank connection state. */
+enum { RC_NONE = 0, RC_ASKING, RC_ASKED, RC_CONNECTING, RC_UP, RC_REFUSED, RC_CLOSED };
+
+enum { RC_CTX_RX = 1, RC_CTX_TX };
+
+/* In front of every frame. */
+struct rc_hdr {
+    uint32_t src; /* sender's world rank */
+    uint32_t len; /* frame bytes that follow */
+};
+
+/* A connection's parameters (fi_connect / fi_accept). */
+struct rc_param {
+    uint32_t magic, job, rank, pad;
+};
+
+struct rc_ep {
+    struct aptus_ep base; /* first: the channel interface's view */
+    struct fid_ep *ep;
+    int rank;
+    int handed; /* given to the peer record by ep_open (then ep_close frees it) */
+    int initiator;
+};
+
+struct rc_buf {
+    struct aptus_fab_ctx ctx; /* first: the completion's context */
+    struct rc_buf *next_free; /* free list, or the queue of frames the provider refused */
+    struct rc_ep *to;         /* queued: where it goes */
+    size_t len;               /* queued: frame bytes */
+    char data[];              /* struct rc_hdr, then the frame */
+};
+
+extern struct aptus_channel aptus_channel_rc_sr;
+
+static struct {
+    int active;
+    struct aptus_fab_rc r;
+    uint32_t job;
+    size_t buf_size, frame_max;
+    uint8_t *state;            /* per world rank */
+    uint16_t *count;           /* frames over UD per world rank, until the threshold */
+    uint8_t *tries;            /* per world rank: refusals so far (the next try waits longer) */
+    struct rc_ep **conn;       /* per world rank: the connection (being) made */
+    int nconn, npending;       /* up / being made (both count toward APTUS_RC_MAX) */
+    int ask_retry;             /* an RC_ASK could not be sent: try again */
+    struct rc_buf *q, *q_tail; /* frames the provider refused for now, in order */
+    char *rx_pool;
+    size_t stride;
+    int nrx;
+    struct fid_mr *rx_mr, *tx_mr;
+    void *rx_desc;
+    struct rc_buf *tx_free;
+    int ntx, ntx_out;
+    int finishing;
+    struct {
+        uint64_t opened_by_me, opened_by_peer, refused_limit, refused_by_peer, failed, closed, frames_out, frames_in;
+    } st;
+} rc;
+
+/* ---- sending ---------------------------------------------------------------------------- */
+
+static struct rc_buf *tx_get(void)
+{
+    struct rc_buf *b = rc.tx_free;
+    if (b) {
+        rc.tx_free = b->next_free;
+        return b;
+    }
+    if ((size_t)rc.ntx >= rc.r.tx_depth)
+        return NULL;
+    if (!(b = malloc(sizeof *b + rc.buf_size)))
+        return NULL;
+    rc.ntx++;
+    return b;
+}
+
+static void tx_put(struct rc_buf *b)
+{
+    b->next_free = rc.tx_free;
+    rc.tx_free = b;
+}
+
+/* Hands b (header + its frame) to the provider: 0, or -FI_EAGAIN / another error. */
+static ssize_t tx_go(struct rc_buf *b)
+{
+    b->ctx.kind = RC_CTX_TX;
+    ssize_t r = fi_send(b->to->ep, b->data, sizeof(struct rc_hdr) + b->len, NULL, 0, &b->ctx);
+    if (r == 0) {
+        rc.ntx_out++;
+        rc.st.frames_out++;
+    }
+    return r;
+}
+
+/* Sends the frame in b on e. Once the frame is in b it goes: when the provider has no room,
+ * it waits in the queue (behind any frame already there, so the order holds). */
+static int post_tx(struct rc_ep *e, struct rc_buf *b, size_t len)
+{
+    struct rc_hdr h = { (uint32_t)aptus_rt.rank, (uint32_t)len };
+    memcpy(b->data, &h, sizeof h);
+    b->to = e;
+    b->len = len;
+    ssize_t r = rc.q ? -FI_EAGAIN : tx_go(b);
+    if (r == -FI_EAGAIN) {
+        b->next_free = NULL;
+        if (rc.q_tail)
+            rc.q_tail->next_free = b;
+        else
+            rc.q = b;
+        rc.q_tail = b;
+        aptus_progress_hold_awake(rc.q == b ? 1 : 0); /* no wake-up comes for room */
+        return APTUS_OK;
+    }
+    if (r != 0) {
+        tx_put(b);
+        return APTUS_ERR;
+    }
+    return APTUS_OK;
+}
+
+/* The queue, as far as the provider takes it. */
+static int tx_flush(void)
+{
+    int n = 0;
+    while (rc.q) {
+        struct rc_buf *b = rc.q;
+        ssize_t r = tx_go(b);
+        if (r == -FI_EAGAIN)
+            break;
+        rc.q = b->next_free;
+        if (!rc.q) {
+            rc.q_tail = NULL;
+            aptus_progress_hold_awake(-1);
+        }
+        if (r != 0)
+            tx_put(b); /* the connection broke: its event says so */
+        n++;
+    }
+    return n;
+}
+
+static int rc_send_frame(struct aptus_ep *ep, const void *hdr, size_t hdrlen, const void *payload, size_t len)
+{
+    struct rc_ep *e = (struct rc_ep *)ep;
+    if (hdrlen + len > rc.frame_max)
+        return APTUS_ERR;
+    struct rc_buf *b = tx_get();
+    if (!b)
+        return APTUS_NORES;
+    char *p = b->data + sizeof(struct rc_hdr);
+    memcpy(p, hdr, hdrlen);
+    if (len)
+        memcpy(p + hdrlen, payload, len);
+    return post_tx(e, b, hdrlen + len);
+}
+
+static int rc_send_frame_packed(struct aptus_ep *ep, const void *hdr, size_t hdrlen, struct aptus_dt_cursor *cur,
+                                size_t len)
+{
+    struct rc_ep *e = (struct rc_ep *)ep;
+    if (hdrlen + len > rc.frame_max)
+        return APTUS_ERR;
+    struct rc_buf *b = tx_get();
+    if (!b)
+        return APTUS_NORES; /* the cursor moves only when the frame goes */
+    char *p = b->data + sizeof(struct rc_hdr);
+    memcpy(p, hdr, hdrlen);
+    aptus_dt_pack_some(cur, p + hdrlen, len);
+    return post_tx(e, b, hdrlen + len);
+}
+
+/* ---- connections ------------------------------------------------------------------------ */
+
+static const char *state_name(int s)
+{
+    static const char *const n[] = { "none", "asking", "asked", "connecting", "up", "refused", "closed" };
+    return s >= 0 && s <= RC_CLOSED ? n[s] : "?";
+}
+
+static void set_state(int rank, int s)
+{
+    int old = rc.state[rank];
+    if (s == RC_REFUSED && old != RC_REFUSED && rc.tries[rank] < 255)
+        rc.tries[rank]++;
+    if (old == RC_ASKING || old == RC_ASKED || old == RC_CONNECTING)
+        rc.npending--;
+    if (old == RC_UP)
+        rc.nconn--;
+    if (s == RC_ASKING || s == RC_ASKED || s == RC_CONNECTING)
+        rc.npending++;
+    if (s == RC_UP)
+        rc.nconn++;
+    rc.state[rank] = (uint8_t)s;
+}
+
+static int room(void)
+{
+    return rc.nconn + rc.npending < aptus_config.rc_max;
+}
+
+static struct rc_ep *conn_new(int rank, int initiator)
+{
+    struct rc_ep *e = calloc(1, sizeof *e);
+    if (e) {
+        e->rank = rank;
+        e->initiator = initiator;
+        rc.conn[rank] = e;
+    }
+    return e;
+}
+
+static void conn_drop(int rank)
+{
+    struct rc_ep *e = rc.conn[rank];
+    rc.conn[rank] = NULL;
+    if (!e)
+        return;
+    if (e->ep)
+        fi_close(&e->ep->fid);
+    e->ep = NULL;
+    if (!e->handed)
+        free(e);
+}
+
+/* The connection to `rank` cannot be had: it stays on UD. */
+static void give_up(int rank, const char *why)
+{
+    (void)why; /* counted by the caller; the statistics show the peer's state */
+    conn_drop(rank);
+    set_state(rank, RC_REFUSED);
+}
+
+static void connect_to(int rank)
+{
+    char addr[APTUS_FAB_ADDR_MAX];
+    size_t alen = sizeof addr;
+    struct rc_ep *e = conn_new(rank, 1);
+    if (!e || aptus_fab_card_get(RC_CARD, rank, addr, &alen) != 0) {
+        rc.st.failed++;
+        give_up(rank, e ? "no RC address published" : "out of memory");
+        return;
+    }
+    struct rc_param prm = { RC_MAGIC, rc.job, (uint32_t)aptus_rt.rank, 0 };
+    int r = aptus_fab_rc_connect(&rc.r, addr, alen, &prm, sizeof prm, e, &e->ep);
+    if (r != 0) {
+        rc.st.failed++;
+        give_up(rank, aptus_fab_strerror(r));
+        return;
+    }
+    set_state(rank, RC_CONNECTING);
+}
+
+static int send_ctl(int rank, uint8_t type)
+{
+    struct aptus_peer *p = aptus_peer_get(rank);
+    struct aptus_ep *ep = p ? aptus_peer_ep(p, APTUS_CH_UD_SR) : NULL;
+    uint8_t f[8] = { type };
+    if (!ep)
+        return APTUS_ERR;
+    return ep->ch->send_frame(ep, f, sizeof f, NULL, 0);
+}
+
+/* This rank wants a connection to `rank` (the threshold was reached). */
+static void want(int rank)
+{
+    if (rc.state[rank] != RC_NONE)
+        return;
+    if (!room()) {
+        rc.st.refused_limit++;
+        set_state(rank, RC_REFUSED);
+        return;
+    }
+    if (aptus_rt.rank < rank) {
+        connect_to(rank);
+        return;
+    }
+    /* The lower rank connects: ask it. */
+    int r = send_ctl(rank, RC_F_ASK);
+    if (r == APTUS_ERR) {
+        rc.st.failed++;
+        set_state(rank, RC_REFUSED);
+        return;
+    }
+    set_state(rank, r == APTUS_NORES ? RC_ASKING : RC_ASKED); /* ASKING: sent from progress */
+    if (r == APTUS_NORES)
+        rc.ask_retry = 1;
+}
+
+/* Frames before the next try: the threshold, doubled after each refusal (a peer that was
+ * refused is asked again later, in case the refusal was a moment's contention: both sides
+ * holding their last slot for attempts of their own). */
+static uint32_t threshold(int rank)
+{
+    unsigned t = rc.tries[rank] < 8 ? rc.tries[rank] : 8;
+    uint32_t n = (uint32_t)aptus_config.rc_threshold << t;
+    return n > 65535 ? 65535 : n;
+}
+
+void aptus_rc_note(struct aptus_peer *p)
+{
+    int rank = p->world_rank;
+    if (!rc.active)
+        return;
+    int s = rc.state[rank];
+    if (s != RC_NONE && s != RC_REFUSED)
+        return;
+    if (rc.count[rank] < 65535)
+        rc.count[rank]++;
+    if (rc.count[rank] < threshold(rank) || (s == RC_REFUSED && rc.tries[rank] >= RC_TRIES_MAX))
+        return;
+    rc.count[rank] = 0;
+    if (s == RC_REFUSED)
+        set_state(rank, RC_NONE);
+    want(rank);
+}
+
+/* RC_ASK from a higher rank: it wants a connection, which we make. */
+static void on_ask(struct aptus_peer *from, const void *frame, size_t len)
+{
+    (void)frame;
+    (void)len;
+    int rank = from->world_rank;
+    if (!rc.active || rank < aptus_rt.rank)
+        return;
+    int s = rc.state[rank];
+    if (s == RC_CONNECTING || s == RC_UP)
+        return; /* ours is on its way, or there already */
+    if (s == RC_CLOSED || !room()) {
+        if (s != RC_CLOSED) {
+            rc.st.refused_limit++;
+            set_state(rank, RC_REFUSED);
+        }
+        (void)send_ctl(rank, RC_F_NAK); /* lost for room: the asker asks again later */
+        return;
+    }
+    if (s == RC_REFUSED)
+        set_state(rank, RC_NONE);
+    connect_to(rank);
+}
+
+static void on_nak(struct aptus_peer *from, const void *frame, size_t len)
+{
+    (void)frame;
+    (void)len;
+    int rank = from->world_rank;
+    if (rc.active && rc.state[rank] == RC_ASKED) {
+        rc.st.refused_by_peer++;
+        set_state(rank, RC_REFUSED);
+    }
+}
+
+static void up(struct rc_ep *e)
+{
+    set_state(e->rank, RC_UP);
+    if (e->initiator)
+        rc.st.opened_by_me++;
+    else
+        rc.st.opened_by_peer++;
+    struct aptus_peer *p = aptus_peer_get(e->rank);
+    if (p)
+        aptus_peer_reroute(p);
+}
+
+static void on_connreq(struct aptus_fab_cm_event *ev)
+{
+    struct rc_param prm;
+    memset(&prm, 0, sizeof prm);
+    memcpy(&prm, ev->param, ev->plen < sizeof prm ? ev->plen : sizeof prm);
+    int rank = (int)prm.rank;
+    if (prm.magic != RC_MAGIC || prm.job != rc.job || rank < 0 || rank >= aptus_rt.rank) {
+        aptus_fab_rc_reject(&rc.r, ev->req); /* not of this job, or not the lower rank */
+        return;
+    }
+    int s = rc.state[rank];
+    if (!(s == RC_ASKED || s == RC_ASKING || ((s == RC_NONE || s == RC_REFUSED) && room()))) {
+        if (s == RC_NONE || s == RC_REFUSED) {
+            rc.st.refused_limit++;
+            set_state(rank, RC_REFUSED);
+        }
+        aptus_fab_rc_reject(&rc.r, ev->req);
+        return;
+    }
+    if (s == RC_REFUSED)
+        set_state(rank, RC_NONE);
+    struct rc_ep *e = conn_new(rank, 0);
+    if (!e) {
+        aptus_fab_rc_reject(&rc.r, ev->req);
+        give_up(rank, "out of memory");
+        return;
+    }
+    struct rc_param mine = { RC_MAGIC, rc.job, (uint32_t)aptus_rt.rank, 0 };
+    int r = aptus_fab_rc_accept(&rc.r, ev->req, &mine, sizeof mine, e, &e->ep);
+    if (r != 0) {
+        rc.st.failed++;
+        give_up(rank, aptus_fab_strerror(r));
+        return;
+    }
+    set_state(rank, RC_CONNECTING);
+}
+
+/* A connection went (the other side finished, or died): the peer goes back to UD. While the
+ * job runs a dead peer is the launcher's and UD's to report. */
+static void closed(struct rc_ep *e)
+{
+    int rank = e->rank;
+    if (rc.conn[rank] != e)
+        return;
+    rc.st.closed++;
+    set_state(rank, RC_CLOSED);
+    struct aptus_peer *p = aptus_peer_get(rank);
+    if (p)
+        aptus_peer_reroute(p);
+    if (!e->handed)
+        conn_drop(rank);
+    else if (p && !rc.finishing)
+        aptus_peer_ep_close(&e->base); /* rc_ep_close frees it */
+}
+
+static int cm_progress(void)
+{
+    int ev_n = 0;
+    struct aptus_fab_cm_event ev;
+    while (aptus_fab_rc_event(&rc.r, &ev) == 1) {
+        ev_n++;
+        struct rc_ep *e = ev.ctx;
+        switch (ev.kind) {
+        case APTUS_FAB_CM_CONNREQ: on_connreq(&ev); break;
+        case APTUS_FAB_CM_CONNECTED:
+            if (e && rc.conn[e->rank] == e && rc.state[e->rank] == RC_CONNECTING)
+                up(e);
+            break;
+        case APTUS_FAB_CM_SHUTDOWN:
+            if (e)
+                closed(e);
+            break;
+        default: /* a refused or failed connection attempt */
+            if (e && rc.conn[e->rank] == e) {
+                if (rc.state[e->rank] == RC_UP) {
+                    closed(e);
+                } else {
+                    rc.st.refused_by_peer++;
+                    give_up(e->rank, aptus_fab_strerror(ev.err));
+                }
+            }
+            break;
+        }
+    }
+    return ev_n;
+}
+
+/* ---- receiving and progress ------------------------------------------------------------- */
+
+static int rx_post(struct rc_buf *b)
+{
+    b->ctx.kind = RC_CTX_RX;
+    return fi_recv(rc.r.srx, b->data, rc.buf_size, rc.rx_desc, FI_ADDR_UNSPEC, &b->ctx) == 0 ? 0 : -1;
+}
+
+static void rx_handle(struct rc_buf *b, size_t len)
+{
+    struct rc_hdr h;
+    if (len < sizeof h)
+        return;
+    memcpy(&h, b->data, sizeof h);
+    if (h.src >= (uint32_t)aptus_rt.size || h.len != len - sizeof h)
+        return;
+    struct aptus_peer *p = aptus_peer_get((int)h.src);
+    if (!p || p->failed)
+        return;
+    rc.st.frames_in++;
+    aptus_am_dispatch(p, b->data + sizeof h, h.len);
+}
+
+static int rc_progress(void)
+{
+    int events = 0;
+    if (rc.npending || rc.nconn || rc.finishing)
+        events += cm_progress();
+    if (rc.q)
+        events += tx_flush();
+    if (rc.ask_retry) {
+        rc.ask_retry = 0;
+        for (int r = 0; r < aptus_rt.size; r++)
+            if (rc.state[r] == RC_ASKING) {
+                int s = send_ctl(r, RC_F_ASK);
+                if (s == APTUS_NORES)
+                    rc.ask_retry = 1;
+                else
+                    set_state(r, s == APTUS_OK ? RC_ASKED : RC_REFUSED);
+            }
+    }
+    struct fi_cq_data_entry ent[RC_CQ_BATCH];
+    for (;;) {
+        ssize_t n = fi_cq_read(rc.r.cq, ent, RC_CQ_BATCH);
+        if (n == -FI_EAVAIL) {
+            struct fi_cq_err_entry err;
+            memset(&err, 0, sizeof err);
+            if (fi_cq_readerr(rc.r.cq, &err, 0) != 1)
+                break;
+            struct aptus_fab_ctx *c = err.op_context;
+            if (c && c->kind == RC_CTX_TX) {
+                rc.ntx_out--;
+                tx_put((struct rc_buf *)c); /* the connection broke: reported by its event */
+            } else if (c && c->kind == RC_CTX_RX && !rc.finishing && rx_post((struct rc_buf *)c) != 0) {
+                aptus_abort_job(MPI_ERR_OTHER, "rc-sr: cannot post a receive buffer again");
+            }
+            events++;
+            continue;
+        }
+        if (n <= 0)
+            break;
+        for (ssize_t i = 0; i < n; i++) {
+            struct aptus_fab_ctx *c = ent[i].op_context;
+            if (!c)
+                continue;
+            if (c->kind == RC_CTX_RX) {
+                rx_handle((struct rc_buf *)c, ent[i].len);
+                if (rx_post((struct rc_buf *)c) != 0)
+                    aptus_abort_job(MPI_ERR_OTHER, "rc-sr: cannot post a receive buffer again");
+            } else {
+                rc.ntx_out--;
+                tx_put((struct rc_buf *)c);
+            }
+        }
+        events += (int)n;
+        if (n < RC_CQ_BATCH)
+            break;
+    }
+    return events;
+}
+
+/* The wait object: the completion queue's and the event queue's descriptors. */
+static int rc_wait_arm(void)
+{
+    struct fid *f[2] = { &rc.r.cq->fid, &rc.r.eq->fid };
+    return rc.r.cq_fd < 0 || rc.r.eq_fd < 0 || fi_trywait(rc.r.fabric, f, 2) != FI_SUCCESS;
+}
+
+static void rc_wait_sleep(double timeout)
+{
+    struct pollfd pfd[2] = { { .fd = rc.r.cq_fd, .events = POLLIN }, { .fd = rc.r.eq_fd, .events = POLLIN } };
+    struct timespec ts = { (time_t)timeout, (long)((timeout - (double)(time_t)timeout) * 1e9) };
+    (void)ppoll(pfd, 2, &ts, NULL);
+}
+
+static void rc_wait_disarm(void)
+{
+}
+
+static const struct aptus_waiter rc_waiter = { rc_wait_arm, rc_wait_sleep, rc_wait_disarm };
+
+/* ---- endpoints -------------------------------------------------------------------------- */
+
+static int rc_reaches(int world_rank)
+{
+    return rc.active && rc.state[world_rank] == RC_UP;
+}
+
+static int rc_ep_open(struct aptus_peer *p, struct aptus_ep **out)
+{
+    struct rc_ep *e = rc.conn[p->world_rank];
+    if (!e || rc.state[p->world_rank] != RC_UP)
+        return APTUS_NORES;
+    e->handed = 1;
+    *out = &e->base;
+    return APTUS_OK;
+}
+
+static void rc_ep_close(struct aptus_ep *ep)
+{
+    struct rc_ep *e = (struct rc_ep *)ep;
+    if (rc.active && rc.conn[e->rank] == e)
+        rc.conn[e->rank] = NULL;
+    if (e->ep)
+        fi_close(&e->ep->fid);
+    free(e);
+}
+
+/* ---- life cycle ------------------------------------------------------------------------- */
+
+/* Whether a send rule names an RC channel (the same answer on every rank). */
+static int rc_wanted(void)
+{
+    if (aptus_rt.size < 2)
+        return 0;
+    for (int i = 0; i < aptus_rules.n; i++)
+        if (aptus_rules.rule[i].channel == APTUS_CH_RC_SR)
+            return 1;
+    return 0;
+}
+
+static uint32_t job_hash(const char *s)
+{
+    uint32_t h = 2166136261u; /* FNV-1a */
+    for (; *s; s++)
+        h = (h ^ (uint8_t)*s) * 16777619u;
+    return h;
+}
+
+static int rc_setup(char *err, size_t errlen)
+{
+    if (aptus_config.rc_max < 0) {
+        snprintf(err, errlen, "APTUS_RC_MAX=%d must be 0 or more", aptus_config.rc_max);
+        return -1;
+    }
+    if (aptus_config.rc_threshold < 1 || aptus_config.rc_threshold > 65534) {
+        snprintf(err, errlen, "APTUS_RC_THRESHOLD=%d must be 1..65534", aptus_config.rc_threshold);
+        return -1;
+    }
+    if (aptus_config.rc_buf_size < 2 * RC_HEADER_ROOM || aptus_config.rc_buf_size > (64u << 20)) {
+        snprintf(err, errlen, "APTUS_RC_BUF_SIZE=%zu must be %d..64M", aptus_config.rc_buf_size, 2 * RC_HEADER_ROOM);
+        return -1;
+    }
+    if (aptus_fab_rc_open(&rc.r, aptus_config.fabric_rc_provider, aptus_config.fabric_iface, 1, err, errlen) != 0)
+        return -1;
+    if (!rc.r.srx) {
+        snprintf(err, errlen,
+                 "provider %s has no shared receive context; the credit-based receive path rc-sr needs then is not "
+                 "implemented yet (leave rc-sr out of APTUS_SEND_RULES)",
+                 rc.r.prov);
+        return -1;
+    }
+    rc.buf_size = aptus_config.rc_buf_size;
+    if (rc.buf_size > rc.r.max_msg)
+        rc.buf_size = rc.r.max_msg;
+    rc.frame_max = rc.buf_size - sizeof(struct rc_hdr);
+    rc.stride = (sizeof(struct rc_buf) + rc.buf_size + 63) & ~(size_t)63;
+    rc.nrx = aptus_config.rc_recv_bufs;
+    if (rc.nrx < 1 || (size_t)rc.nrx > rc.r.rx_depth)
+        rc.nrx = rc.nrx < 1 ? 1 : (int)rc.r.rx_depth;
+    size_t n = (size_t)aptus_rt.size;
+    rc.state = calloc(n, 1);
+    rc.count = calloc(n, sizeof *rc.count);
+    rc.tries = calloc(n, 1);
+    rc.conn = calloc(n, sizeof *rc.conn);
+    rc.rx_pool = aligned_alloc(64, (size_t)rc.nrx * rc.stride);
+    if (!rc.state || !rc.count || !rc.tries || !rc.conn || !rc.rx_pool) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    if (rc.r.mr_local) {
+        uint64_t k, a;
+        if (aptus_fab_rc_mr_reg(&rc.r, rc.rx_pool, (size_t)rc.nrx * rc.stride, FI_RECV, &rc.rx_mr, &rc.rx_desc, &k,
+                                &a) != 0) {
+            snprintf(err, errlen, "cannot register the receive buffers");
+            return -1;
+        }
+        /* Send buffers come from malloc one by one: a provider asking for local registration
+         * would need them registered too. */
+        snprintf(err, errlen, "provider %s needs registered send buffers (FI_MR_LOCAL): not implemented yet",
+                 rc.r.prov);
+        return -1;
+    }
+    for (int i = 0; i < rc.nrx; i++)
+        if (rx_post((struct rc_buf *)(rc.rx_pool + (size_t)i * rc.stride)) != 0) {
+            snprintf(err, errlen, "cannot post receive buffer %d", i);
+            return -1;
+        }
+    if (aptus_fab_card_put(RC_CARD, rc.r.addr, rc.r.addrlen) != 0) {
+        snprintf(err, errlen, "cannot publish this rank's RC address");
+        return -1;
+    }
+    return 0;
+}
+
+static void rc_release(void)
+{
+    for (int r = 0; rc.conn && r < aptus_rt.size; r++)
+        if (rc.conn[r]) {
+            struct rc_ep *e = rc.conn[r];
+            rc.conn[r] = NULL;
+            if (e->ep)
+                fi_close(&e->ep->fid);
+            if (!e->handed)
+                free(e);
+            else
+                e->ep = NULL;
+        }
+    if (rc.rx_mr)
+        fi_close(&rc.rx_mr->fid);
+    aptus_fab_rc_close(&rc.r);
+    free(rc.rx_pool);
+    free(rc.state);
+    free(rc.count);
+    free(rc.tries);
+    free(rc.conn);
+    if (rc.q)
+        aptus_progress_hold_awake(-1);
+    while (rc.q) {
+        struct rc_buf *b = rc.q;
+        rc.q = b->next_free;
+        free(b);
+    }
+    while (rc.tx_free) {
+        struct rc_buf *b = rc.tx_free;
+        rc.tx_free = b->next_free;
+        free(b);
+    }
+    memset(&rc, 0, sizeof rc);
+}
+
+static void rc_set_caps(void)
+{
+    struct aptus_chan_caps *c = &aptus_channel_rc_sr.caps;
+    c->flags = APTUS_CAP_ORDERED | APTUS_CAP_RELIABLE | APTUS_CAP_CONNECTED;
+    c->frame_max = rc.frame_max;
+    c->chunk = rc.frame_max - RC_HEADER_ROOM;
+    c->eager_max = c->chunk;
+    c->put_max = c->get_max = 0;
+    c->iov_max = 0;
+}
+
+static int rc_init(void)
+{
+    aptus_am_register(RC_F_ASK, on_ask);
+    aptus_am_register(RC_F_NAK, on_nak);
+    if (!rc_wanted())
+        return APTUS_OK;
+    char err[640];
+    rc.job = job_hash(aptus_rt.pmi.jobid);
+    if (rc_setup(err, sizeof err) != 0) {
+        fprintf(stderr, "Aptus MPI: rank %d: rc-sr channel: %s\n", aptus_rt.rank, err);
+        rc_release();
+        return APTUS_ERR;
+    }
+    if (aptus_pmi_fence() != 0) {
+        fprintf(stderr, "Aptus MPI: rank %d: rc-sr channel: the launcher's key-value space failed\n", aptus_rt.rank);
+        rc_release();
+        return APTUS_ERR;
+    }
+    rc.active = 1;
+    rc_set_caps();
+    aptus_channel_poll_enable(&aptus_channel_rc_sr, 1);
+    if (rc.r.cq_fd >= 0 && rc.r.eq_fd >= 0)
+        aptus_waiter_set(&rc_waiter);
+    return APTUS_OK;
+}
+
+/* After the last barrier of MPI_Finalize: sends still in the provider's hands complete; from
+ * now on a connection that ends is the other side finishing too. */
+static void rc_quiesce(void)
+{
+    if (!rc.active)
+        return;
+    rc.finishing = 1;
+    struct timespec t0, t;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    while (rc.ntx_out > 0 || rc.q) {
+        rc_progress();
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        if (t.tv_sec - t0.tv_sec > 5)
+            break;
+    }
+}
+
+static void rc_finalize(void)
+{
+    if (!rc.active)
+        return;
+    aptus_channel_poll_enable(&aptus_channel_rc_sr, 0);
+    rc.finishing = 1;
+    rc_release();
+}
+
+static size_t rc_memory(void)
+{
+    if (!rc.active)
+        return 0;
+    return (size_t)rc.nrx * rc.stride + (size_t)rc.ntx * (sizeof(struct rc_buf) + rc.buf_size) +
+           (size_t)(rc.nconn + rc.npending) * sizeof(struct rc_ep) +
+           (size_t)aptus_rt.size * (2 + sizeof *rc.count + sizeof *rc.conn);
+}
+
+static void rc_stats_print(void)
+{
+    if (!rc.active)
+        return;
+    printf("[aptus stats] rank %d: rc-sr: connections opened %" PRIu64 " by this rank, %" PRIu64
+           " by peers, up %d; refused by the limit (APTUS_RC_MAX=%d) %" PRIu64 ", by peers %" PRIu64 ", failed %" PRIu64
+           ", closed %" PRIu64 "; frames out %" PRIu64 ", in %" PRIu64
+           "; memory: receive pool %zu, send buffers %zu%s%s\n",
+           aptus_rt.rank, rc.st.opened_by_me, rc.st.opened_by_peer, rc.nconn, aptus_config.rc_max, rc.st.refused_limit,
+           rc.st.refused_by_peer, rc.st.failed, rc.st.closed, rc.st.frames_out, rc.st.frames_in,
+           (size_t)rc.nrx * rc.stride, (size_t)rc.ntx * (sizeof(struct rc_buf) + rc.buf_size),
+           rc.st.frames_in && rc.st.frames_out ? " (frames both ways)" : "",
+           rc.st.refused_limit ? " (limit reached)" : "");
+    for (int r = 0; r < aptus_rt.size; r++)
+        if (rc.state[r] != RC_NONE)
+            printf("[aptus stats] rank %d: rc-sr: peer %d %s\n", aptus_rt.rank, r, state_name(rc.state[r]));
+}
+
+struct aptus_channel aptus_channel_rc_sr = {
+    .name = "rc-sr",
+    .init = rc_init,
+    .finalize = rc_finalize,
+    .quiesce = rc_quiesce,
+    .reaches = rc_reaches,
+    .ep_open = rc_ep_open,
+    .ep_close = rc_ep_close,
+    .send_frame = rc_send_frame,
+    .send_frame_packed = rc_send_frame_packed,
+    .progress = rc_progress,
+    .memory_in_use = rc_memory,
+    .stats_print = rc_stats_print,
+};
+
+#else
+typedef int aptus_rc_unused;
+#endif

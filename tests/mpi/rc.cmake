@@ -1,0 +1,45 @@
+# The RC send/receive channel (src/channel/rc/) on one node: with APTUS_SEND_RULES="self;rc-sr;
+# ud-sr" a job starts on UD, and each rank asks for a connection to a peer once it exchanged
+# APTUS_RC_THRESHOLD frames with it over UD (1 here: at once, so that both sides of most pairs
+# ask at the same moment -- the race the lower-rank-connects rule settles); messages then move
+# to the connection while earlier ones are still on UD. "(frames both ways)" proves a rank sent
+# and received frames over rc-sr. Connections go over libfabric's tcp provider on the loopback
+# interface here (jobs across namespaces: tests/netns).
+if(NOT APTUS_HAVE_UD)
+  return()
+endif()
+set(APTUS_RC "APTUS_SEND_RULES=self,rc-sr,ud-sr" APTUS_FABRIC_IFACE=lo)
+set(APTUS_RC_USED EXPECT_STATS "(frames both ways)")
+
+foreach(prog p2p_order p2p_window p2p_large dt_p2p p2p_noncontig p2p_truncate p2p_persistent)
+  aptus_mpi_test(NAME rc_${prog}_np2 SOURCE ${prog}.c NP 2 LABELS p2p rc
+    ENV ${APTUS_RC} APTUS_RC_THRESHOLD=1 ${APTUS_RC_USED})
+endforeach()
+foreach(prog p2p_basic p2p_reorder coll_move coll_ops)
+  aptus_mpi_test(NAME rc_${prog}_np3 SOURCE ${prog}.c NP 3 LABELS rc ENV ${APTUS_RC} APTUS_RC_THRESHOLD=1 ${APTUS_RC_USED})
+endforeach()
+foreach(prog coll_basic coll_reduce p2p_anysource p2p_probe comm)
+  aptus_mpi_test(NAME rc_${prog}_np4 SOURCE ${prog}.c NP 4 LABELS rc ENV ${APTUS_RC} APTUS_RC_THRESHOLD=1 ${APTUS_RC_USED})
+endforeach()
+# The default threshold (16 frames): pairs move to RC at different times, mid-run.
+aptus_mpi_test(NAME rc_default_threshold_coll_basic_np4 SOURCE coll_basic.c NP 4 LABELS rc ENV ${APTUS_RC}
+  ${APTUS_RC_USED})
+# The connection requests travel over UD under loss, reordering and duplication.
+aptus_mpi_test(NAME rc_impair_coll_basic_np4 SOURCE coll_basic.c NP 4 LABELS rc
+  ENV ${APTUS_RC} APTUS_RC_THRESHOLD=1 "APTUS_UD_IMPAIR=loss=0.05,reorder=0.25,dup=0.01,seed=5" ${APTUS_RC_USED})
+# Small receive buffers: most messages are rendezvous streamed in 1 KiB frames.
+aptus_mpi_test(NAME rc_buf1k_p2p_large_np2 SOURCE p2p_large.c NP 2 LABELS rc
+  ENV ${APTUS_RC} APTUS_RC_THRESHOLD=2 APTUS_RC_BUF_SIZE=1K ${APTUS_RC_USED})
+# The per-process limit: one connection per rank, the other peers stay on UD (all data
+# checked); "(limit reached)": the rank refused a connection for the limit.
+aptus_mpi_test(NAME rc_max1_coll_basic_np4 SOURCE coll_basic.c NP 4 LABELS rc
+  ENV ${APTUS_RC} APTUS_RC_THRESHOLD=1 APTUS_RC_MAX=1 EXPECT_STATS "(limit reached)" "ud-sr engine:")
+aptus_mpi_test(NAME rc_max0_p2p_reorder_np3 SOURCE p2p_reorder.c NP 3 LABELS rc
+  ENV ${APTUS_RC} APTUS_RC_THRESHOLD=1 APTUS_RC_MAX=0 EXPECT_STATS "(limit reached)" "ud-sr engine:")
+# Bad settings end the job at start-up with a message naming them.
+aptus_mpi_test(NAME rc_bad_threshold_np2 SOURCE p2p_basic.c NP 2 LABELS errors rc
+  ENV ${APTUS_RC} APTUS_RC_THRESHOLD=0 EXPECT_NONZERO EXPECT_ERROR "APTUS_RC_THRESHOLD=0")
+aptus_mpi_test(NAME rc_bad_max_np2 SOURCE p2p_basic.c NP 2 LABELS errors rc
+  ENV ${APTUS_RC} APTUS_RC_MAX=-1 EXPECT_NONZERO EXPECT_ERROR "APTUS_RC_MAX=-1")
+aptus_mpi_test(NAME rc_bad_provider_np2 SOURCE p2p_basic.c NP 2 LABELS errors rc
+  ENV ${APTUS_RC} APTUS_FABRIC_RC_PROVIDER=nosuch EXPECT_NONZERO EXPECT_ERROR "APTUS_FABRIC_PROVIDER=nosuch")
