@@ -43,3 +43,6 @@ aptus_mpi_test(NAME rc_bad_max_np2 SOURCE p2p_basic.c NP 2 LABELS errors rc
   ENV ${APTUS_RC} APTUS_RC_MAX=-1 EXPECT_NONZERO EXPECT_ERROR "APTUS_RC_MAX=-1")
 aptus_mpi_test(NAME rc_bad_provider_np2 SOURCE p2p_basic.c NP 2 LABELS errors rc
   ENV ${APTUS_RC} APTUS_FABRIC_RC_PROVIDER=nosuch EXPECT_NONZERO EXPECT_ERROR "APTUS_FABRIC_PROVIDER=nosuch")
+# A rank killed while its connections are up: the job ends, non-zero, nothing left behind.
+aptus_mpi_test(NAME rc_rank_killed_np3 SOURCE rank_killed.c NP 3 LABELS faults rc
+  ENV ${APTUS_RC} APTUS_RC_THRESHOLD=1 EXPECT_NONZERO)

@@ -49,7 +49,7 @@
 #define RC_TRIES_MAX   4 /* refusals of one peer before this rank stops asking */
 
 /* Control frames over UD (the channels' range of channel/am.h). */
-enum { RC_F_ASK = APTUS_AM_CHANNEL + 16, RC_F_NAK };
+enum { RC_F_ASK = APTUS_AM_CHANNEL + 16, RC_F_NAK, RC_F_PING };
 
 /* Per-rank connection state. */
 enum { RC_NONE = 0, RC_ASKING, RC_ASKED, RC_CONNECTING, RC_UP, RC_REFUSED, RC_CLOSED };
@@ -73,6 +73,7 @@ struct rc_ep {
     int rank;
     int handed; /* given to the peer record by ep_open (then ep_close frees it) */
     int initiator;
+    uint64_t heard; /* when a frame last came over the connection, or a ping went */
 };
 
 struct rc_buf {
@@ -105,10 +106,18 @@ static struct {
     struct rc_buf *tx_free;
     int ntx, ntx_out;
     int finishing;
+    uint64_t ping_ns, next_check; /* liveness: see ping_silent */
     struct {
         uint64_t opened_by_me, opened_by_peer, refused_limit, refused_by_peer, failed, closed, frames_out, frames_in;
     } st;
 } rc;
+
+static uint64_t now_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
 
 /* ---- sending ---------------------------------------------------------------------------- */
 
@@ -405,6 +414,7 @@ static void on_nak(struct aptus_peer *from, const void *frame, size_t len)
 static void up(struct rc_ep *e)
 {
     set_state(e->rank, RC_UP);
+    e->heard = now_ns();
     if (e->initiator)
         rc.st.opened_by_me++;
     else
@@ -509,6 +519,26 @@ static int rx_post(struct rc_buf *b)
     return fi_recv(rc.r.srx, b->data, rc.buf_size, rc.rx_desc, FI_ADDR_UNSPEC, &b->ctx) == 0 ? 0 : -1;
 }
 
+/* Liveness. A connection says nothing when its peer's node is cut off (a TCP connection waits
+ * for minutes; a rank blocked in a receive would wait for ever). So a connection silent for
+ * ping_ns gets a ping over UD, whose reliability engine declares the peer dead after
+ * APTUS_PEER_TIMEOUT without an answer -- and the job ends with a message naming it. At most
+ * one ping per connection per ping_ns, only while it is silent. */
+static void ping_silent(uint64_t now)
+{
+    rc.next_check = now + rc.ping_ns / 4;
+    for (int r = 0; r < aptus_rt.size; r++) {
+        struct rc_ep *e = rc.conn[r];
+        if (e && rc.state[r] == RC_UP && now - e->heard > rc.ping_ns && send_ctl(r, RC_F_PING) != APTUS_NORES)
+            e->heard = now;
+    }
+}
+
+static void on_ping(struct aptus_peer *from, const void *frame, size_t len)
+{
+    (void)from, (void)frame, (void)len; /* the UD engine's acknowledgement is the answer */
+}
+
 static void rx_handle(struct rc_buf *b, size_t len)
 {
     struct rc_hdr h;
@@ -521,6 +551,9 @@ static void rx_handle(struct rc_buf *b, size_t len)
     if (!p || p->failed)
         return;
     rc.st.frames_in++;
+    struct rc_ep *e = rc.conn[h.src];
+    if (e)
+        e->heard = now_ns();
     aptus_am_dispatch(p, b->data + sizeof h, h.len);
 }
 
@@ -531,6 +564,11 @@ static int rc_progress(void)
         events += cm_progress();
     if (rc.q)
         events += tx_flush();
+    if (rc.nconn && !rc.finishing) {
+        uint64_t now = now_ns();
+        if (now >= rc.next_check)
+            ping_silent(now);
+    }
     if (rc.ask_retry) {
         rc.ask_retry = 0;
         for (int r = 0; r < aptus_rt.size; r++)
@@ -673,6 +711,13 @@ static int rc_setup(char *err, size_t errlen)
                  rc.r.prov);
         return -1;
     }
+    /* A third of the peer timeout, at most 10 s: a cut-off peer is found within about
+     * APTUS_PEER_TIMEOUT + ping_ns. */
+    rc.ping_ns = (uint64_t)aptus_config.peer_timeout * 1000000000ull / 3;
+    if (rc.ping_ns > 10000000000ull)
+        rc.ping_ns = 10000000000ull;
+    if (rc.ping_ns < 100000000ull)
+        rc.ping_ns = 100000000ull;
     rc.buf_size = aptus_config.rc_buf_size;
     if (rc.buf_size > rc.r.max_msg)
         rc.buf_size = rc.r.max_msg;
@@ -767,6 +812,7 @@ static int rc_init(void)
 {
     aptus_am_register(RC_F_ASK, on_ask);
     aptus_am_register(RC_F_NAK, on_nak);
+    aptus_am_register(RC_F_PING, on_ping);
     if (!rc_wanted())
         return APTUS_OK;
     char err[640];
