@@ -239,6 +239,8 @@ static const char *state_name(int s)
     return s >= 0 && s <= RC_CLOSED ? n[s] : "?";
 }
 
+int aptus_rc_connected;
+
 static void set_state(int rank, int s)
 {
     int old = rc.state[rank];
@@ -253,6 +255,7 @@ static void set_state(int rank, int s)
     if (s == RC_UP)
         rc.nconn++;
     rc.state[rank] = (uint8_t)s;
+    aptus_rc_connected = rc.nconn > 0;
 }
 
 static int room(void)
@@ -795,6 +798,7 @@ static void rc_release(void)
         free(b);
     }
     memset(&rc, 0, sizeof rc);
+    aptus_rc_connected = 0;
 }
 
 static void rc_set_caps(void)

@@ -403,11 +403,22 @@ void aptus_ud_cq_entry(const struct fi_cq_msg_entry *ent)
     }
 }
 
+/* Whether the completion queue may have something: always, unless RC connections carry most
+ * of the traffic (aptus_rc_connected) and nothing of ours awaits a completion -- then its
+ * descriptor (level-triggered: a datagram waiting on any endpoint, a completion written) says. */
+static int cq_worth_reading(void)
+{
+    if (!aptus_rc_connected || ud.d.wait_fd < 0 || ud.ntx_out > 0)
+        return 1;
+    struct pollfd pfd = { .fd = ud.d.wait_fd, .events = POLLIN };
+    return poll(&pfd, 1, 0) != 0;
+}
+
 static int ud_progress(void)
 {
     int events = aptus_udz_deferred();
     struct fi_cq_msg_entry ent[UD_CQ_BATCH];
-    for (;;) {
+    for (int go = cq_worth_reading(); go;) {
         ssize_t n = fi_cq_read(ud.d.cq, ent, UD_CQ_BATCH);
         if (n == -FI_EAVAIL) {
             aptus_ud_cq_error();
