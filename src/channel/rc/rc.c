@@ -683,14 +683,6 @@ static int rc_wanted(void)
     return 0;
 }
 
-static uint32_t job_hash(const char *s)
-{
-    uint32_t h = 2166136261u; /* FNV-1a */
-    for (; *s; s++)
-        h = (h ^ (uint8_t)*s) * 16777619u;
-    return h;
-}
-
 static int rc_setup(char *err, size_t errlen)
 {
     if (aptus_config.rc_max < 0) {
@@ -820,7 +812,7 @@ static int rc_init(void)
     if (!rc_wanted())
         return APTUS_OK;
     char err[640];
-    rc.job = job_hash(aptus_rt.pmi.jobid);
+    rc.job = aptus_fab_job_hash();
     if (rc_setup(err, sizeof err) != 0) {
         fprintf(stderr, "Aptus MPI: rank %d: rc-sr channel: %s\n", aptus_rt.rank, err);
         rc_release();

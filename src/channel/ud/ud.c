@@ -536,14 +536,6 @@ static void ud_ep_close(struct aptus_ep *ep)
 
 /* ---- life cycle ------------------------------------------------------------------------- */
 
-static uint32_t job_hash(const char *s)
-{
-    uint32_t h = 2166136261u; /* FNV-1a */
-    for (; *s; s++)
-        h = (h ^ (uint8_t)*s) * 16777619u;
-    return h;
-}
-
 /* Whether the job needs this channel: it spans nodes, or the send rules name it (a test of UD
  * on one node). The same answer on every rank: the start-up below is collective. */
 static int ud_wanted(void)
@@ -666,7 +658,7 @@ static int ud_init(void)
     if (!ud_wanted())
         return APTUS_OK;
     char err[640];
-    ud.job = job_hash(aptus_rt.pmi.jobid);
+    ud.job = aptus_fab_job_hash();
     if (ud_setup(err, sizeof err) != 0) {
         fprintf(stderr, "Aptus MPI: rank %d: UD channel: %s\n", aptus_rt.rank, err);
         return APTUS_ERR;
