@@ -79,19 +79,59 @@ static int link_local6(const struct fi_info *i)
     return IN6_IS_ADDR_LINKLOCAL(&a->sin6_addr);
 }
 
-/* The entry for the interface: asked for by name, or the first usable one; IPv4 addresses
- * before IPv6 ones, link-local IPv6 never. */
+/* The interface of the IPv4 default route ("" when there is none), from /proc/net/route. */
+static void default_route_iface(char *out, size_t len)
+{
+    out[0] = 0;
+    FILE *f = fopen("/proc/net/route", "r");
+    if (!f)
+        return;
+    char line[256], name[64];
+    unsigned long dest, gw, flags;
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "%63s %lx %lx %lx", name, &dest, &gw, &flags) == 4 && dest == 0 && (flags & 1)) {
+            snprintf(out, len, "%s", name);
+            break;
+        }
+    fclose(f);
+}
+
+/* The entry for the interface: asked for by name, or (auto) the usable one that carries the
+ * default route, else the usable one with the lowest interface index -- the oldest, so that a
+ * bridge or veth made later (containers, virtual machines, our own namespace tests) is never
+ * taken over the node's network: providers list the newest interfaces first, and an interface
+ * that goes away under a running job takes its traffic with it. IPv4 addresses before IPv6
+ * ones, link-local IPv6 never. */
 static struct fi_info *pick(struct fi_info *list, const char *iface)
 {
     int any = !iface || !*iface || !strcmp(iface, "auto");
+    char route[64] = "";
+    if (any)
+        default_route_iface(route, sizeof route);
     for (int pass = 0; pass < 2; pass++) {
+        struct fi_info *best = NULL;
+        unsigned best_idx = 0;
         for (struct fi_info *i = list; i; i = i->next) {
             const char *dom = i->domain_attr && i->domain_attr->name ? i->domain_attr->name : "";
             if (link_local6(i) || (pass == 0 && i->addr_format == FI_SOCKADDR_IN6))
                 continue;
-            if (any ? iface_usable(dom) : domain_matches(dom, iface))
+            if (!any) {
+                if (domain_matches(dom, iface))
+                    return i;
+                continue;
+            }
+            if (!iface_usable(dom))
+                continue;
+            if (route[0] && domain_matches(dom, route))
                 return i;
+            unsigned idx = if_nametoindex(dom); /* 0: not a network interface (an RDMA device) */
+            if (!best || (idx && (!best_idx || idx < best_idx))) {
+                best = i;
+                best_idx = idx;
+            }
         }
+        if (best)
+            return best;
     }
     return NULL;
 }

@@ -84,9 +84,19 @@ static int post_tx(struct ud_txbuf *b, size_t len, fi_addr_t to)
         else
             aptus_ud_txbuf_put(b);
     }
-    /* No room in the provider now (or a transient error): the engine sends it again later. */
-    if (rc != 0)
+    /* No room in the provider now (or another error): the engine sends it again later. An
+     * error that is not about room and lasts (the interface went away) ends the job, from
+     * ud_progress. */
+    if (rc != 0) {
         ud.refused++;
+        if (rc != -FI_EAGAIN) {
+            ud.hard_rc = (int)rc;
+            if (!ud.hard_since)
+                ud.hard_since = now_ns();
+        }
+    } else {
+        ud.hard_since = 0;
+    }
     return rc == 0 ? APTUS_OK : APTUS_NORES;
 }
 
@@ -435,6 +445,15 @@ static int ud_progress(void)
     if (imp.held)
         imp_release_held();
     uint64_t now = now_ns();
+    if (__builtin_expect(ud.hard_since != 0, 0) && now - ud.hard_since > UD_HARD_FAIL_NS) {
+        char msg[320];
+        snprintf(
+            msg, sizeof msg,
+            "UD channel: every datagram sent for %llu s failed: %s (provider %s, interface %s: did the interface go "
+            "away? APTUS_FABRIC_IFACE chooses it)",
+            UD_HARD_FAIL_NS / 1000000000ull, aptus_fab_strerror(ud.hard_rc), ud.d.prov, ud.d.iface);
+        aptus_abort_job(MPI_ERR_OTHER, msg);
+    }
     if (aptus_rel_due(&ud.eng, now)) {
         aptus_rel_tick(&ud.eng, now);
         events++;
@@ -739,14 +758,14 @@ static void ud_stats_print(void)
     const struct aptus_rel_stats *t = aptus_rel_stats(&ud.eng);
     size_t held, pooled;
     aptus_rel_mem(&ud.eng, &held, &pooled);
-    printf("[aptus stats] rank %d: ud-sr engine: datagrams %" PRIu64 ", retransmitted %" PRIu64 " (timeout) %" PRIu64
-           " (fast), acks sent %" PRIu64 ", duplicates dropped %" PRIu64 ", out of order %" PRIu64
-           ", out of window %" PRIu64 ", crc failures %" PRIu64
-           "; memory: receive pool %zu, send buffers %zu, engine %zu "
+    printf("[aptus stats] rank %d: ud-sr engine: provider %s, interface %s; datagrams %" PRIu64
+           ", retransmitted %" PRIu64 " (timeout) %" PRIu64 " (fast), acks sent %" PRIu64
+           ", duplicates dropped %" PRIu64 ", out of order %" PRIu64 ", out of window %" PRIu64
+           ", crc failures %" PRIu64 "; memory: receive pool %zu, send buffers %zu, engine %zu "
            "held + %zu pooled, %d peers x %zu; sends refused for room %" PRIu64 "\n",
-           aptus_rt.rank, t->sent, t->retx_timeout, t->retx_fast, t->acks_sent, t->dups, t->out_of_order,
-           t->out_of_window, t->crc_fail, (size_t)ud.nrx * ud.rx_stride, ud.ntx * ud.tx_stride, held, pooled, ud.neps,
-           sizeof(struct ud_ep), ud.refused);
+           aptus_rt.rank, ud.d.prov, ud.d.iface, t->sent, t->retx_timeout, t->retx_fast, t->acks_sent, t->dups,
+           t->out_of_order, t->out_of_window, t->crc_fail, (size_t)ud.nrx * ud.rx_stride, ud.ntx * ud.tx_stride, held,
+           pooled, ud.neps, sizeof(struct ud_ep), ud.refused);
     if (imp.on)
         printf("[aptus stats] rank %d: ud-sr impairment: lost %" PRIu64 ", duplicated %" PRIu64 ", reordered %" PRIu64
                " (impaired)\n",

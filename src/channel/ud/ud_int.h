@@ -22,6 +22,7 @@
 #define UD_HEADER_ROOM   256               /* of a frame, kept for the message layer's header */
 #define UD_LINGER_NS     20000000ull       /* finalize: quiet time before leaving (see ud_quiesce) */
 #define UD_QUIESCE_MAXNS 5000000000ull     /* finalize: at most this long waiting for acks */
+#define UD_HARD_FAIL_NS  5000000000ull     /* every send failing this long: the interface is gone */
 
 /* In front of every datagram. */
 struct ud_hdr {
@@ -80,6 +81,8 @@ struct ud_state {
     char scratch[UD_FRAME_MAX]; /* a packed frame */
     uint64_t last_rx_ns;
     uint64_t refused;         /* datagrams the provider (or the send buffers) had no room for */
+    uint64_t hard_since;      /* sends have failed (not for room) since then; 0: the last one went */
+    int hard_rc;              /* ... with this provider error */
     struct aptus_timer timer; /* the next deadline (engine, zero-copy), so that a sleeping rank wakes */
     uint64_t timer_due;
 };
