@@ -164,7 +164,7 @@ for r in 0 1 2 3; do
         ! grep -q -E "^\[aptus stats\] rank $r: $p +$not +[1-9]" "$T/out" ||
             fail "rank $r's statistics show messages to rank $p going by $not"
     done
-    grep -q -E "^\[aptus stats\] rank $r: ud-sr engine: datagrams [1-9]" "$T/out" ||
+    grep -q -E "^\[aptus stats\] rank $r: ud-sr engine: (provider [^;]*; )?datagrams [1-9]" "$T/out" ||
         fail "rank $r's statistics show no UD datagrams"
 done
 
