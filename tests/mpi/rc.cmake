@@ -46,3 +46,5 @@ aptus_mpi_test(NAME rc_bad_provider_np2 SOURCE p2p_basic.c NP 2 LABELS errors rc
 # A rank killed while its connections are up: the job ends, non-zero, nothing left behind.
 aptus_mpi_test(NAME rc_rank_killed_np3 SOURCE rank_killed.c NP 3 LABELS faults rc
   ENV ${APTUS_RC} APTUS_RC_THRESHOLD=1 EXPECT_NONZERO)
+aptus_mpi_test(NAME rc_bad_recv_bufs_np2 SOURCE p2p_basic.c NP 2 LABELS errors rc
+  ENV ${APTUS_RC} APTUS_RC_RECV_BUFS=0 EXPECT_NONZERO EXPECT_ERROR "APTUS_RC_RECV_BUFS=0")

@@ -73,14 +73,16 @@ struct rc_ep {
     int rank;
     int handed; /* given to the peer record by ep_open (then ep_close frees it) */
     int initiator;
-    uint64_t heard; /* when a frame last came over the connection, or a ping went */
+    uint32_t rx_frames, rx_seen; /* frames received; as counted at the last liveness check */
+    double heard;                /* when frames were last seen coming, or a ping went */
 };
 
 struct rc_buf {
     struct aptus_fab_ctx ctx; /* first: the completion's context */
     struct rc_buf *next_free; /* free list, or the queue of frames the provider refused */
-    struct rc_ep *to;         /* queued: where it goes */
-    size_t len;               /* queued: frame bytes */
+    struct rc_ep *to;         /* where it goes (while queued: the endpoint is live) */
+    int rank;                 /* ... the peer's world rank (what an error completion names) */
+    size_t len;               /* frame bytes */
     char data[];              /* struct rc_hdr, then the frame */
 };
 
@@ -101,23 +103,14 @@ static struct {
     char *rx_pool;
     size_t stride;
     int nrx;
-    struct fid_mr *rx_mr, *tx_mr;
-    void *rx_desc;
     struct rc_buf *tx_free;
     int ntx, ntx_out;
     int finishing;
-    uint64_t ping_ns, next_check; /* liveness: see ping_silent */
+    double ping_s, next_check; /* liveness: see ping_silent */
     struct {
         uint64_t opened_by_me, opened_by_peer, refused_limit, refused_by_peer, failed, closed, frames_out, frames_in;
     } st;
 } rc;
-
-static uint64_t now_ns(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
-}
 
 /* ---- sending ---------------------------------------------------------------------------- */
 
@@ -142,6 +135,38 @@ static void tx_put(struct rc_buf *b)
     rc.tx_free = b;
 }
 
+/* A frame handed over will never arrive (its connection broke, or closed with it queued). While
+ * the job runs that is a lost message: the peer is failed (by default the job ends) rather than
+ * the loss going unnoticed. At the end of the job a closing peer has nothing left to receive. */
+static void tx_lost(int rank)
+{
+    struct aptus_peer *p = aptus_peer_get(rank);
+    if (!rc.finishing && p)
+        aptus_peer_fail(p, &aptus_channel_rc_sr, "a frame sent over its connection was lost (the connection broke)");
+}
+
+/* Takes the frames queued for e out of the queue (e is closing); returns how many. */
+static int q_drop(struct rc_ep *e)
+{
+    int n = 0;
+    struct rc_buf **pp = &rc.q, *last = NULL;
+    while (*pp) {
+        struct rc_buf *b = *pp;
+        if (b->to == e) {
+            *pp = b->next_free;
+            tx_put(b);
+            n++;
+        } else {
+            last = b;
+            pp = &b->next_free;
+        }
+    }
+    rc.q_tail = last;
+    if (n && !rc.q)
+        aptus_progress_hold_awake(-1);
+    return n;
+}
+
 /* Hands b (header + its frame) to the provider: 0, or -FI_EAGAIN / another error. */
 static ssize_t tx_go(struct rc_buf *b)
 {
@@ -161,6 +186,7 @@ static int post_tx(struct rc_ep *e, struct rc_buf *b, size_t len)
     struct rc_hdr h = { (uint32_t)aptus_rt.rank, (uint32_t)len };
     memcpy(b->data, &h, sizeof h);
     b->to = e;
+    b->rank = e->rank;
     b->len = len;
     ssize_t r = rc.q ? -FI_EAGAIN : tx_go(b);
     if (r == -FI_EAGAIN) {
@@ -194,8 +220,11 @@ static int tx_flush(void)
             rc.q_tail = NULL;
             aptus_progress_hold_awake(-1);
         }
-        if (r != 0)
-            tx_put(b); /* the connection broke: its event says so */
+        if (r != 0) {
+            int rank = b->rank;
+            tx_put(b);
+            tx_lost(rank);
+        }
         n++;
     }
     return n;
@@ -287,10 +316,10 @@ static void conn_drop(int rank)
         free(e);
 }
 
-/* The connection to `rank` cannot be had: it stays on UD. */
-static void give_up(int rank, const char *why)
+/* The connection to `rank` cannot be had (counted by the caller; the statistics show the
+ * peer's state): it stays on UD. */
+static void give_up(int rank)
 {
-    (void)why; /* counted by the caller; the statistics show the peer's state */
     conn_drop(rank);
     set_state(rank, RC_REFUSED);
 }
@@ -302,14 +331,14 @@ static void connect_to(int rank)
     struct rc_ep *e = conn_new(rank, 1);
     if (!e || aptus_fab_card_get(RC_CARD, rank, addr, &alen) != 0) {
         rc.st.failed++;
-        give_up(rank, e ? "no RC address published" : "out of memory");
+        give_up(rank);
         return;
     }
     struct rc_param prm = { RC_MAGIC, rc.job, (uint32_t)aptus_rt.rank, 0 };
     int r = aptus_fab_rc_connect(&rc.r, addr, alen, &prm, sizeof prm, e, &e->ep);
     if (r != 0) {
         rc.st.failed++;
-        give_up(rank, aptus_fab_strerror(r));
+        give_up(rank);
         return;
     }
     set_state(rank, RC_CONNECTING);
@@ -417,7 +446,7 @@ static void on_nak(struct aptus_peer *from, const void *frame, size_t len)
 static void up(struct rc_ep *e)
 {
     set_state(e->rank, RC_UP);
-    e->heard = now_ns();
+    e->heard = aptus_wtime();
     if (e->initiator)
         rc.st.opened_by_me++;
     else
@@ -451,14 +480,14 @@ static void on_connreq(struct aptus_fab_cm_event *ev)
     struct rc_ep *e = conn_new(rank, 0);
     if (!e) {
         aptus_fab_rc_reject(&rc.r, ev->req);
-        give_up(rank, "out of memory");
+        give_up(rank);
         return;
     }
     struct rc_param mine = { RC_MAGIC, rc.job, (uint32_t)aptus_rt.rank, 0 };
     int r = aptus_fab_rc_accept(&rc.r, ev->req, &mine, sizeof mine, e, &e->ep);
     if (r != 0) {
         rc.st.failed++;
-        give_up(rank, aptus_fab_strerror(r));
+        give_up(rank);
         return;
     }
     set_state(rank, RC_CONNECTING);
@@ -505,7 +534,7 @@ static int cm_progress(void)
                     closed(e);
                 } else {
                     rc.st.refused_by_peer++;
-                    give_up(e->rank, aptus_fab_strerror(ev.err));
+                    give_up(e->rank);
                 }
             }
             break;
@@ -519,21 +548,28 @@ static int cm_progress(void)
 static int rx_post(struct rc_buf *b)
 {
     b->ctx.kind = RC_CTX_RX;
-    return fi_recv(rc.r.srx, b->data, rc.buf_size, rc.rx_desc, FI_ADDR_UNSPEC, &b->ctx) == 0 ? 0 : -1;
+    return fi_recv(rc.r.srx, b->data, rc.buf_size, NULL, FI_ADDR_UNSPEC, &b->ctx) == 0 ? 0 : -1;
 }
 
 /* Liveness. A connection says nothing when its peer's node is cut off (a TCP connection waits
  * for minutes; a rank blocked in a receive would wait for ever). So a connection silent for
- * ping_ns gets a ping over UD, whose reliability engine declares the peer dead after
+ * ping_s gets a ping over UD, whose reliability engine declares the peer dead after
  * APTUS_PEER_TIMEOUT without an answer -- and the job ends with a message naming it. At most
- * one ping per connection per ping_ns, only while it is silent. */
-static void ping_silent(uint64_t now)
+ * one ping per connection per ping_s, only while it is silent (frames seen coming are counted
+ * on the receive path and looked at here: no clock read per frame). */
+static void ping_silent(double now)
 {
-    rc.next_check = now + rc.ping_ns / 4;
+    rc.next_check = now + rc.ping_s / 4;
     for (int r = 0; r < aptus_rt.size; r++) {
         struct rc_ep *e = rc.conn[r];
-        if (e && rc.state[r] == RC_UP && now - e->heard > rc.ping_ns && send_ctl(r, RC_F_PING) != APTUS_NORES)
+        if (!e || rc.state[r] != RC_UP)
+            continue;
+        if (e->rx_frames != e->rx_seen) {
+            e->rx_seen = e->rx_frames;
             e->heard = now;
+        } else if (now - e->heard > rc.ping_s && send_ctl(r, RC_F_PING) != APTUS_NORES) {
+            e->heard = now;
+        }
     }
 }
 
@@ -556,7 +592,7 @@ static void rx_handle(struct rc_buf *b, size_t len)
     rc.st.frames_in++;
     struct rc_ep *e = rc.conn[h.src];
     if (e)
-        e->heard = now_ns();
+        e->rx_frames++;
     aptus_am_dispatch(p, b->data + sizeof h, h.len);
 }
 
@@ -568,7 +604,7 @@ static int rc_progress(void)
     if (rc.q)
         events += tx_flush();
     if (rc.nconn && !rc.finishing) {
-        uint64_t now = now_ns();
+        double now = aptus_wtime();
         if (now >= rc.next_check)
             ping_silent(now);
     }
@@ -593,8 +629,10 @@ static int rc_progress(void)
                 break;
             struct aptus_fab_ctx *c = err.op_context;
             if (c && c->kind == RC_CTX_TX) {
+                int rank = ((struct rc_buf *)c)->rank;
                 rc.ntx_out--;
-                tx_put((struct rc_buf *)c); /* the connection broke: reported by its event */
+                tx_put((struct rc_buf *)c);
+                tx_lost(rank);
             } else if (c && c->kind == RC_CTX_RX && !rc.finishing && rx_post((struct rc_buf *)c) != 0) {
                 aptus_abort_job(MPI_ERR_OTHER, "rc-sr: cannot post a receive buffer again");
             }
@@ -663,6 +701,8 @@ static int rc_ep_open(struct aptus_peer *p, struct aptus_ep **out)
 static void rc_ep_close(struct aptus_ep *ep)
 {
     struct rc_ep *e = (struct rc_ep *)ep;
+    if (rc.active && q_drop(e))
+        tx_lost(e->rank);
     if (rc.active && rc.conn[e->rank] == e)
         rc.conn[e->rank] = NULL;
     if (e->ep)
@@ -699,6 +739,11 @@ static int rc_setup(char *err, size_t errlen)
     }
     if (aptus_fab_rc_open(&rc.r, aptus_config.fabric_rc_provider, aptus_config.fabric_iface, 1, err, errlen) != 0)
         return -1;
+    if (rc.r.mr_local) {
+        snprintf(err, errlen,
+                 "provider %s needs registered send and receive buffers (FI_MR_LOCAL): not implemented yet", rc.r.prov);
+        return -1;
+    }
     if (!rc.r.srx) {
         snprintf(err, errlen,
                  "provider %s has no shared receive context; the credit-based receive path rc-sr needs then is not "
@@ -707,20 +752,22 @@ static int rc_setup(char *err, size_t errlen)
         return -1;
     }
     /* A third of the peer timeout, at most 10 s: a cut-off peer is found within about
-     * APTUS_PEER_TIMEOUT + ping_ns. */
-    rc.ping_ns = (uint64_t)aptus_config.peer_timeout * 1000000000ull / 3;
-    if (rc.ping_ns > 10000000000ull)
-        rc.ping_ns = 10000000000ull;
-    if (rc.ping_ns < 100000000ull)
-        rc.ping_ns = 100000000ull;
+     * APTUS_PEER_TIMEOUT + ping_s. */
+    rc.ping_s = aptus_config.peer_timeout / 3.0;
+    if (rc.ping_s > 10)
+        rc.ping_s = 10;
+    if (rc.ping_s < 0.1)
+        rc.ping_s = 0.1;
     rc.buf_size = aptus_config.rc_buf_size;
     if (rc.buf_size > rc.r.max_msg)
         rc.buf_size = rc.r.max_msg;
     rc.frame_max = rc.buf_size - sizeof(struct rc_hdr);
     rc.stride = (sizeof(struct rc_buf) + rc.buf_size + 63) & ~(size_t)63;
-    rc.nrx = aptus_config.rc_recv_bufs;
-    if (rc.nrx < 1 || (size_t)rc.nrx > rc.r.rx_depth)
-        rc.nrx = rc.nrx < 1 ? 1 : (int)rc.r.rx_depth;
+    if (aptus_config.rc_recv_bufs < 1) {
+        snprintf(err, errlen, "APTUS_RC_RECV_BUFS=%d must be at least 1", aptus_config.rc_recv_bufs);
+        return -1;
+    }
+    rc.nrx = (size_t)aptus_config.rc_recv_bufs > rc.r.rx_depth ? (int)rc.r.rx_depth : aptus_config.rc_recv_bufs;
     size_t n = (size_t)aptus_rt.size;
     rc.state = calloc(n, 1);
     rc.count = calloc(n, sizeof *rc.count);
@@ -729,19 +776,6 @@ static int rc_setup(char *err, size_t errlen)
     rc.rx_pool = aligned_alloc(64, (size_t)rc.nrx * rc.stride);
     if (!rc.state || !rc.count || !rc.tries || !rc.conn || !rc.rx_pool) {
         snprintf(err, errlen, "out of memory");
-        return -1;
-    }
-    if (rc.r.mr_local) {
-        uint64_t k, a;
-        if (aptus_fab_rc_mr_reg(&rc.r, rc.rx_pool, (size_t)rc.nrx * rc.stride, FI_RECV, &rc.rx_mr, &rc.rx_desc, &k,
-                                &a) != 0) {
-            snprintf(err, errlen, "cannot register the receive buffers");
-            return -1;
-        }
-        /* Send buffers come from malloc one by one: a provider asking for local registration
-         * would need them registered too. */
-        snprintf(err, errlen, "provider %s needs registered send buffers (FI_MR_LOCAL): not implemented yet",
-                 rc.r.prov);
         return -1;
     }
     for (int i = 0; i < rc.nrx; i++)
@@ -769,8 +803,6 @@ static void rc_release(void)
             else
                 e->ep = NULL;
         }
-    if (rc.rx_mr)
-        fi_close(&rc.rx_mr->fid);
     aptus_fab_rc_close(&rc.r);
     free(rc.rx_pool);
     free(rc.state);
@@ -838,14 +870,9 @@ static void rc_quiesce(void)
     if (!rc.active)
         return;
     rc.finishing = 1;
-    struct timespec t0, t;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    while (rc.ntx_out > 0 || rc.q) {
+    double t0 = aptus_wtime();
+    while ((rc.ntx_out > 0 || rc.q) && aptus_wtime() - t0 < 5)
         rc_progress();
-        clock_gettime(CLOCK_MONOTONIC, &t);
-        if (t.tv_sec - t0.tv_sec > 5)
-            break;
-    }
 }
 
 static void rc_finalize(void)
