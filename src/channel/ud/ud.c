@@ -424,24 +424,32 @@ static int cq_worth_reading(void)
     return poll(&pfd, 1, 0) != 0;
 }
 
-static int ud_progress(void)
+/* Handles what the completion queue holds; returns the entries. */
+static int cq_drain(void)
 {
-    int events = aptus_udz_deferred();
+    int events = 0;
     struct fi_cq_msg_entry ent[UD_CQ_BATCH];
-    for (int go = cq_worth_reading(); go;) {
+    for (;;) {
         ssize_t n = fi_cq_read(ud.d.cq, ent, UD_CQ_BATCH);
         if (n == -FI_EAVAIL) {
             aptus_ud_cq_error();
             continue;
         }
         if (n <= 0)
-            break;
+            return events;
         for (ssize_t i = 0; i < n; i++)
             aptus_ud_cq_entry(&ent[i]);
         events += (int)n;
         if (n < UD_CQ_BATCH)
-            break;
+            return events;
     }
+}
+
+static int ud_progress(void)
+{
+    int events = aptus_udz_deferred();
+    if (cq_worth_reading())
+        events += cq_drain();
     if (imp.held)
         imp_release_held();
     uint64_t now = now_ns();
