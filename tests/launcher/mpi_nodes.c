@@ -16,7 +16,7 @@ int main(int argc, char **argv)
     if (rank == 0) {
         const char *j = getenv("PMI_JOBID");
         printf("jobid %s\n", j ? j : "none");
-        fflush(stdout); /* before any rank can end the job (the test needs the id) */
+        fflush(stdout);
     }
     MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
     MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, node);

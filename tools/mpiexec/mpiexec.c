@@ -1800,7 +1800,8 @@ static int proxy_main(int argc, char **argv)
     /* The ranks get mpiexec's environment and working directory. */
     clearenv();
     for (int k = 0; k < nenv; k++)
-        putenv(envs[k]);
+        putenv(envs[k]); /* the strings now belong to the environment; the array does not */
+    free(envs);
     if (cwd && *cwd && chdir(cwd) != 0)
         msg("mpiexec proxy on host %s: cannot change to directory %s: %s", J.proxy_host, cwd, strerror(errno));
 
@@ -1839,6 +1840,9 @@ static int proxy_main(int argc, char **argv)
     }
     if (J.ctl_fd >= 0)
         close(J.ctl_fd);
+    free(mine);
+    free(rinfo);
+    free(cwd);
     return 0;
 }
 
