@@ -61,6 +61,8 @@ enum aptus_cap_flag {
     APTUS_CAP_ZCOPY_SEND = 1u << 7,   /* send_zcopy sends from the user's buffer */
     APTUS_CAP_RELIABLE = 1u << 8,     /* delivery is guaranteed by the channel */
     APTUS_CAP_REMOTE_FLUSH = 1u << 9, /* flush waits for remote placement, not only local */
+    APTUS_CAP_RNDV_WRITE = 1u << 10,  /* rendezvous: the sender writes into the receiver's buffer
+                                         (put_notify) instead of the receiver reading (get) */
 };
 
 struct aptus_chan_caps {
@@ -123,9 +125,16 @@ struct aptus_channel {
                struct aptus_completion *comp);
     int (*get)(struct aptus_ep *ep, struct iovec *local, int n, uint64_t raddr, uint64_t rkey,
                struct aptus_completion *comp);
-    /* Memory registration (NULL when caps say none is needed): *rkey is what a peer passes to
-     * put/get for this range. The registration cache lives above, with the RC channels. */
-    int (*mem_reg)(void *addr, size_t len, struct aptus_memh **mh, uint64_t *rkey);
+    /* A put the target is told of: once these bytes -- and those of every put issued before
+     * on ep -- are in place at the target, its channel calls aptus_rdma_noted(note) there
+     * (remote completion data where the provider has it, else a frame after delivery). comp
+     * completes when the local pieces may be reused. NULL: not supported. */
+    int (*put_notify)(struct aptus_ep *ep, struct iovec *local, int n, uint64_t raddr, uint64_t rkey, uint64_t note,
+                      struct aptus_completion *comp);
+    /* Memory registration (NULL when caps say none is needed): *raddr and *rkey are what a peer
+     * passes to put/get for addr. A channel may keep registrations in a cache (the RC channels'
+     * registration cache): mem_dereg then only releases this use. */
+    int (*mem_reg)(void *addr, size_t len, struct aptus_memh **mh, uint64_t *raddr, uint64_t *rkey);
     void (*mem_dereg)(struct aptus_memh *mh);
     /* Completes when every operation started so far on ep (every endpoint: NULL) is done. */
     int (*flush)(struct aptus_ep *ep, struct aptus_completion *comp);
@@ -138,6 +147,9 @@ struct aptus_channel {
     size_t (*memory_in_use)(void);
     /* Prints the channel's own statistics lines (APTUS_STATS); NULL: none. */
     void (*stats_print)(void);
+    /* A counter of the channel by name (MPIX_Aptus_counter): 0 with *value set, or -1 when the
+     * name is not one of its own. NULL: none. */
+    int (*counter)(const char *name, uint64_t *value);
 };
 
 /* An open endpoint; channels embed it first in their own per-peer state. */
@@ -232,6 +244,11 @@ void aptus_peer_fail_handler_set(void (*fn)(struct aptus_peer *p, const char *wh
  * each size range from the channel's capabilities (and may split ranges). */
 void aptus_route_refine_set(void (*fn)(struct aptus_route *route));
 
+/* The target's side of put_notify: the message layer registers the handler; a channel calls
+ * aptus_rdma_noted when a put's note arrives. */
+void aptus_rdma_note_handler_set(void (*fn)(uint64_t note));
+void aptus_rdma_noted(uint64_t note);
+
 /* Statistics. */
 static inline void aptus_peer_count(struct aptus_peer *p, int chan, uint64_t bytes)
 {
@@ -242,5 +259,11 @@ static inline void aptus_peer_count(struct aptus_peer *p, int chan, uint64_t byt
 }
 /* Prints the per-peer, per-channel counters and the channels' memory. */
 void aptus_channel_stats_print(void);
+/* A counter by name, readable at run time: "memory" (bytes the channels hold), "memory.CHANNEL",
+ * "memhooks.active", "memhooks.reports" and the channels' own (rc.*, rcache.*). 0 with *value
+ * set, or -1 (unknown name). */
+int aptus_channel_counter(const char *name, uint64_t *value);
+/* The names aptus_channel_counter knows, for messages. */
+const char *aptus_channel_counter_names(void);
 
 #endif

@@ -7,6 +7,7 @@
 #include "channel/channel.h"
 #include "core/errors.h"
 #include "runtime/config.h"
+#include "runtime/memhooks.h"
 #include "runtime/runtime.h"
 
 struct aptus_rule_chain aptus_rules;
@@ -182,13 +183,23 @@ void aptus_peers_finalize(void)
     }
 }
 
+static size_t channel_memory(int c)
+{
+    return aptus_channels[c] && aptus_channels[c]->memory_in_use ? aptus_channels[c]->memory_in_use() : 0;
+}
+
 void aptus_channel_stats_print(void)
 {
     size_t mem = 0;
-    for (int c = 0; c < APTUS_CH_COUNT; c++)
-        if (aptus_channels[c] && aptus_channels[c]->memory_in_use)
-            mem += aptus_channels[c]->memory_in_use();
-    printf("[aptus stats] rank %d: channel memory %zu bytes\n", aptus_rt.rank, mem);
+    char parts[256] = "";
+    for (int c = 0; c < APTUS_CH_COUNT; c++) {
+        size_t m = channel_memory(c);
+        mem += m;
+        size_t used = strlen(parts);
+        if (m && used < sizeof parts)
+            snprintf(parts + used, sizeof parts - used, "%s%s %zu", used ? ", " : "", aptus_channel_name(c), m);
+    }
+    printf("[aptus stats] rank %d: channel memory %zu bytes (%s)\n", aptus_rt.rank, mem, mem ? parts : "none");
     for (int c = 0; c < APTUS_CH_COUNT; c++)
         if (aptus_channels[c] && aptus_channels[c]->stats_print)
             aptus_channels[c]->stats_print();
@@ -202,4 +213,42 @@ void aptus_channel_stats_print(void)
                 printf("[aptus stats] rank %d: %-6d %-8s %12llu %16llu\n", aptus_rt.rank, r, aptus_channel_name(c),
                        (unsigned long long)p->stats->msgs[c], (unsigned long long)p->stats->bytes[c]);
     }
+}
+
+int aptus_channel_counter(const char *name, uint64_t *value)
+{
+    if (!strcmp(name, "memory")) {
+        size_t mem = 0;
+        for (int c = 0; c < APTUS_CH_COUNT; c++)
+            mem += channel_memory(c);
+        *value = mem;
+        return 0;
+    }
+    if (!strncmp(name, "memory.", 7)) {
+        int c = aptus_channel_id_of(name + 7);
+        if (c < 0)
+            return -1;
+        *value = channel_memory(c);
+        return 0;
+    }
+    if (!strcmp(name, "memhooks.active")) {
+        *value = (uint64_t)aptus_memhooks_active();
+        return 0;
+    }
+    if (!strcmp(name, "memhooks.reports")) {
+        *value = aptus_memhooks_reports();
+        return 0;
+    }
+    for (int c = 0; c < APTUS_CH_COUNT; c++)
+        if (aptus_channels[c] && aptus_channels[c]->counter && aptus_channels[c]->counter(name, value) == 0)
+            return 0;
+    return -1;
+}
+
+const char *aptus_channel_counter_names(void)
+{
+    return "memory, memory.CHANNEL (self, smp, ud-sr, ud-zcopy, ud-copy, rc-sr, rc-rdma), memhooks.active, "
+           "memhooks.reports, rc.connections, rc.opened, rc.refused_limit, rc.frames_out, rc.frames_in, rcache.hits, "
+           "rcache.misses, rcache.evictions, rcache.invalidations, rcache.failures, rcache.entries, rcache.bytes, "
+           "rcache.in_use, rdma.writes, rdma.reads";
 }

@@ -75,6 +75,28 @@ void aptus_channel_poll_enable(const struct aptus_channel *ch, int on)
     aptus_poller_enable(poller_of[ch->id], on);
 }
 
+/* ---- notes of put_notify ---- */
+
+static void note_unexpected(uint64_t note)
+{
+    char msg[128];
+    snprintf(msg, sizeof msg, "a one-sided write's note (0x%llx) arrived with no handler for it",
+             (unsigned long long)note);
+    aptus_abort_job(MPI_ERR_INTERN, msg);
+}
+
+static void (*note_handler)(uint64_t note) = note_unexpected;
+
+void aptus_rdma_note_handler_set(void (*fn)(uint64_t note))
+{
+    note_handler = fn ? fn : note_unexpected;
+}
+
+void aptus_rdma_noted(uint64_t note)
+{
+    note_handler(note);
+}
+
 /* ---- frame handlers ---- */
 
 static void am_unknown(struct aptus_peer *from, const void *frame, size_t len)

@@ -103,8 +103,10 @@ struct aptus_fab_rc {
     struct fid_ep *srx; /* shared receive context (NULL: receives are posted per endpoint) */
     size_t inject_max;  /* largest fi_inject (0: none) */
     size_t tx_depth, rx_depth;
-    size_t cq_data; /* bytes of remote CQ data fi_writedata carries (0: none) */
-    size_t max_msg; /* largest message */
+    size_t cq_data;     /* bytes of remote CQ data fi_writedata carries (0: none) */
+    size_t max_msg;     /* largest message (and RMA operation) */
+    size_t iov_limit;   /* local pieces in one operation */
+    uint64_t msg_order; /* FI_ORDER_* the provider keeps between operations of an endpoint */
     uint64_t mr_mode;
     int mr_local;                  /* local buffers need registration and a descriptor */
     int eq_fd, cq_fd;              /* descriptors to block on (-1: none) */

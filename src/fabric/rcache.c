@@ -93,6 +93,15 @@ static void release(struct aptus_rcache *c, struct aptus_rreg *r)
     free(r);
 }
 
+static void unlink_entry(struct aptus_rcache *c, struct aptus_rreg *r)
+{
+    for (size_t i = upper(c, r->base); i-- > 0;)
+        if (c->v[i] == r) {
+            remove_at(c, i);
+            break;
+        }
+}
+
 /* Deregisters unused entries, least recently used first, while over a limit. */
 static void evict(struct aptus_rcache *c)
 {
@@ -100,11 +109,7 @@ static void evict(struct aptus_rcache *c)
                            (c->cfg.max_bytes && c->st.bytes > c->cfg.max_bytes))) {
         struct aptus_rreg *r = c->lru_tail;
         lru_remove(c, r);
-        for (size_t i = upper(c, r->base); i-- > 0;)
-            if (c->v[i] == r) {
-                remove_at(c, i);
-                break;
-            }
+        unlink_entry(c, r);
         c->st.evictions++;
         release(c, r);
     }
@@ -116,7 +121,7 @@ struct aptus_rreg *aptus_rcache_get(struct aptus_rcache *c, const void *addr, si
 {
     uintptr_t a = (uintptr_t)addr, end = a + (len ? len : 1);
     /* An entry covering [a, end) starts at or before a, and no earlier than a - longest. */
-    for (size_t i = upper(c, a); i-- > 0;) {
+    for (size_t i = c->cfg.off ? 0 : upper(c, a); i-- > 0;) {
         struct aptus_rreg *r = c->v[i];
         if (a - r->base > c->longest)
             break;
@@ -160,6 +165,11 @@ void aptus_rcache_put(struct aptus_rcache *c, struct aptus_rreg *r)
         return;
     c->st.in_use--;
     if (r->invalid) {
+        release(c, r);
+        return;
+    }
+    if (c->cfg.off) {
+        unlink_entry(c, r);
         release(c, r);
         return;
     }

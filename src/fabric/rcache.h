@@ -30,6 +30,8 @@ struct aptus_rcache_cfg {
     size_t max_entries; /* unused entries are evicted beyond this many in all (0: no limit) */
     size_t max_bytes;   /* ... or beyond this many bytes registered (0: no limit) */
     size_t align;       /* registrations cover whole units of this (a power of two; 0: 4096) */
+    int off;            /* 1: no caching -- every get registers, every last put deregisters
+                           (to measure what the cache saves) */
 };
 
 struct aptus_rcache_stats {

@@ -6,7 +6,7 @@
  *   proto.c      protocol selector (per route size range) and the send entry points
  *   eager.c      eager and synchronous eager
  *   rndv.c       rendezvous: RTS, the receiver's choice, FIN
- *   rndv_read.c  rendezvous by one-sided read (get with completion)
+ *   rndv_read.c  rendezvous by one-sided read (get with completion) and write (put_notify)
  *   rndv_copy.c  rendezvous by streamed copy (CTS, DATA)
  *   fail.c       requests that depend on a failed peer */
 #ifndef APTUS_PT2PT_MLAYER_H
@@ -28,6 +28,7 @@ enum aptus_proto {
     APTUS_PROTO_RNDV_COPY,      /* rendezvous, streamed copy */
     APTUS_PROTO_RNDV_READ_BUSY, /* rendezvous, read one-sidedly when the receiver is sending too */
     APTUS_PROTO_RNDV_READ,      /* rendezvous, read one-sidedly */
+    APTUS_PROTO_RNDV_WRITE,     /* rendezvous, written one-sidedly by the sender (put_notify) */
 };
 
 /* A message that arrived before its receive was posted: in its hash bucket and in the list of
@@ -38,6 +39,7 @@ struct aptus_unexp {
     struct aptus_peer *from;
     uint8_t type;
     uint8_t chan, proto; /* RTS: where the data can be read */
+    uint8_t readable;    /* RTS: addr and key are valid */
     uint16_t ctx;
     int src, tag;
     uint64_t len;
@@ -74,9 +76,9 @@ struct aptus_mlayer {
     struct aptus_request *free_reqs;
     struct aptus_peer *queued_peers; /* peers with waiting frames */
     int sendq_poller;
-    uint64_t rndv_read, rndv_copy;     /* rendezvous receives by protocol */
-    int rndv_out;                      /* rendezvous sends in flight from this rank */
-    struct aptus_request *remote_wait; /* requests waiting for a peer's answer (failure path) */
+    uint64_t rndv_read, rndv_write, rndv_copy; /* rendezvous receives by protocol */
+    int rndv_out;                              /* rendezvous sends in flight from this rank */
+    struct aptus_request *remote_wait;         /* requests waiting for a peer's answer (failure path) */
 };
 extern struct aptus_mlayer aptus_ml;
 
@@ -237,6 +239,22 @@ void aptus_rndv_init(void);
 /* rndv_read.c: reads the data one-sidedly; 0 when started (r completes and FIN goes out when
  * done), -1 when the channel cannot (the caller streams instead). */
 int aptus_rndv_read(struct aptus_request *r, struct aptus_peer *from, const struct aptus_unexp *rts, size_t n);
+/* The receiver's side of a write: registers r's buffer and asks the sender (CTS with address
+ * and key) to write it; 0 when asked (r completes when the write's note arrives), -1 when the
+ * buffer cannot be written one-sidedly (the caller streams instead). */
+int aptus_rndv_write_request(struct aptus_request *r, struct aptus_peer *from, const struct aptus_unexp *rts, size_t n);
+/* The sender's side: writes s into the receiver's buffer (CTS c); s completes when its buffer
+ * may be reused. */
+void aptus_rndv_write(struct aptus_peer *to, struct aptus_request *s, const struct aptus_f_cts *c);
+void aptus_rndv_write_init(void);
+/* Releases the registration a rendezvous request holds (if any). */
+static inline void aptus_rndv_release(struct aptus_request *r)
+{
+    if (__builtin_expect(r->memh != NULL, 0)) {
+        aptus_channels[r->memch]->mem_dereg(r->memh);
+        r->memh = NULL;
+    }
+}
 /* rndv_copy.c */
 void aptus_rndv_copy_request(struct aptus_request *r, struct aptus_peer *from, const struct aptus_unexp *rts, size_t n);
 void aptus_rndv_copy_init(void);

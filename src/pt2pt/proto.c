@@ -6,6 +6,7 @@
  *     below get_busy_min                         rendezvous, streamed copy
  *     from get_busy_min, below get_min           rendezvous, read when the receiver is busy
  *     from get_min                               rendezvous, read
+ *   on a channel that writes rendezvous messages  rendezvous, written by the sender
  *   on a channel without get                     rendezvous, streamed copy */
 #include "pt2pt/mlayer.h"
 
@@ -25,6 +26,14 @@ static int pieces(const struct aptus_channel *ch, uint64_t lo, uint64_t hi, stru
     if (get_busy > get)
         get_busy = get;
     int has_get = (c->flags & APTUS_CAP_GET) && ch->get;
+    if ((c->flags & APTUS_CAP_RNDV_WRITE) && ch->put_notify) {
+        int n = 0;
+        if (lo <= eager)
+            out[n++] = (struct piece){ lo, eager < hi ? eager : hi, APTUS_PROTO_EAGER };
+        if (hi > eager)
+            out[n++] = (struct piece){ lo > eager ? lo : eager + 1, hi, APTUS_PROTO_RNDV_WRITE };
+        return n;
+    }
     struct piece all[4] = {
         { 0, eager, APTUS_PROTO_EAGER },
         { eager + 1, has_get ? get_busy - 1 : UINT64_MAX, APTUS_PROTO_RNDV_COPY },

@@ -22,6 +22,8 @@ enum aptus_send_mode { APTUS_MODE_STANDARD, APTUS_MODE_SYNC, APTUS_MODE_READY, A
 
 struct aptus_unexp;
 
+struct aptus_memh;
+
 struct aptus_request {
     uint32_t magic;
     uint8_t kind;       /* enum aptus_req_kind */
@@ -64,6 +66,10 @@ struct aptus_request {
     struct aptus_greq *greq;
     /* partitioned send or receive (api/part.c): its partitions' state, freed by MPI_Request_free */
     struct aptus_part *part;
+    /* rendezvous over a channel that needs registration: this request's use of it, and the
+     * channel (mem_dereg when the rendezvous ends) */
+    struct aptus_memh *memh;
+    uint8_t memch;
     /* Not zeroed by aptus_req_init: set by whoever uses them. */
     /* rendezvous (receiver side): bytes expected / received by streamed copy */
     size_t expect, recvd;

@@ -23,7 +23,7 @@ static void describe(struct aptus_unexp *u, struct aptus_peer *from, const struc
     u->tag = m->tag;
     u->len = m->len;
     u->sreq = u->addr = u->key = 0;
-    u->chan = u->proto = 0;
+    u->chan = u->proto = u->readable = 0;
     u->comm = NULL;
     if (m->type == APTUS_F_EAGER_SYNC) {
         u->sreq = ((const struct aptus_f_sync *)frame)->sreq;
@@ -34,6 +34,7 @@ static void describe(struct aptus_unexp *u, struct aptus_peer *from, const struc
         u->key = t->key;
         u->chan = t->chan;
         u->proto = t->proto;
+        u->readable = t->readable;
     }
 }
 

@@ -15,6 +15,7 @@ void aptus_pt2pt_init(void)
     aptus_eager_init();
     aptus_rndv_init();
     aptus_rndv_copy_init();
+    aptus_rndv_write_init();
     aptus_proto_init();
     aptus_fail_init();
 }
@@ -162,6 +163,6 @@ void aptus_status_empty(MPI_Status *st)
 
 void aptus_pt2pt_rndv_counts(uint64_t *one_sided, uint64_t *copied)
 {
-    *one_sided = aptus_ml.rndv_read;
+    *one_sided = aptus_ml.rndv_read + aptus_ml.rndv_write;
     *copied = aptus_ml.rndv_copy;
 }

@@ -1,8 +1,28 @@
 /* Rendezvous: the sender offers the message with an RTS carrying its buffer's address, the
  * channel it chose and the key a one-sided read needs; when the RTS matches, the receiver
- * reads the data one-sidedly (rndv_read.c, answered by FIN) or asks for a streamed copy
- * (rndv_copy.c, CTS then DATA frames). */
+ * reads the data one-sidedly (rndv_read.c, answered by FIN), asks the sender to write it
+ * (CTS with its buffer's address and key; the write's note completes the receive) or asks for
+ * a streamed copy (rndv_copy.c, CTS then DATA frames). */
 #include "pt2pt/mlayer.h"
+
+/* A contiguous buffer registered for a one-sided read by the peer (channels that need it):
+ * its address and key for the RTS, the registration held by r until FIN. 0, or -1 when it
+ * cannot be registered (the message is then streamed). */
+static int offer_read(struct aptus_request *r, int chan, struct aptus_f_rts *h)
+{
+    const struct aptus_channel *ch = aptus_channels[chan];
+    if (!(ch->caps.flags & APTUS_CAP_NEEDS_REG) || !r->bytes)
+        return 0;
+    uint64_t raddr, rkey;
+    if (ch->mem_reg(r->buf, r->bytes, &r->memh, &raddr, &rkey) != APTUS_OK) {
+        r->memh = NULL;
+        return -1;
+    }
+    r->memch = (uint8_t)chan;
+    h->addr = raddr;
+    h->key = rkey;
+    return 0;
+}
 
 int aptus_rndv_send(struct aptus_request *r, struct aptus_peer *p, int chan, int proto)
 {
@@ -13,11 +33,16 @@ int aptus_rndv_send(struct aptus_request *r, struct aptus_peer *p, int chan, int
                              .addr = r->nc ? 0 : (uint64_t)(uintptr_t)r->buf,
                              .key = 0,
                              .chan = (uint8_t)chan,
-                             .proto = (uint8_t)proto };
+                             .proto = (uint8_t)proto,
+                             .readable = !r->nc };
+    if (h.readable && (proto == APTUS_PROTO_RNDV_READ || proto == APTUS_PROTO_RNDV_READ_BUSY) &&
+        offer_read(r, chan, &h) != 0)
+        h.readable = 0;
     r->rndv_out = 1;
     aptus_ml.rndv_out++;
     int rc = aptus_frame_out(p, chan, &h, sizeof h, NULL, NULL, 0, NULL);
     if (rc == APTUS_ERR) {
+        aptus_rndv_release(r);
         r->rndv_out = 0;
         aptus_ml.rndv_out--;
         return p->failed ? MPI_ERR_PROC_ABORTED : MPI_ERR_NO_MEM;
@@ -34,8 +59,10 @@ int aptus_rndv_send(struct aptus_request *r, struct aptus_peer *p, int chan, int
 void aptus_rndv_matched(struct aptus_request *r, struct aptus_peer *from, const struct aptus_unexp *rts)
 {
     size_t n = r->st_bytes;
-    int read = rts->addr && (rts->proto == APTUS_PROTO_RNDV_READ ||
-                             (rts->proto == APTUS_PROTO_RNDV_READ_BUSY && aptus_ml.rndv_out > 0));
+    if (rts->proto == APTUS_PROTO_RNDV_WRITE && aptus_rndv_write_request(r, from, rts, n) == 0)
+        return;
+    int read = rts->readable && (rts->proto == APTUS_PROTO_RNDV_READ ||
+                                 (rts->proto == APTUS_PROTO_RNDV_READ_BUSY && aptus_ml.rndv_out > 0));
     if (read && aptus_rndv_read(r, from, rts, n) == 0)
         return;
     aptus_rndv_copy_request(r, from, rts, n);
@@ -43,7 +70,9 @@ void aptus_rndv_matched(struct aptus_request *r, struct aptus_peer *from, const 
 
 static void on_fin(struct aptus_peer *from, const void *frame, size_t len)
 {
-    aptus_req_done((struct aptus_request *)(uintptr_t)((const struct aptus_f_ctrl *)frame)->sreq);
+    struct aptus_request *s = (struct aptus_request *)(uintptr_t)((const struct aptus_f_ctrl *)frame)->sreq;
+    aptus_rndv_release(s);
+    aptus_req_done(s);
 }
 
 void aptus_rndv_init(void)

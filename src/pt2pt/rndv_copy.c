@@ -29,6 +29,10 @@ static void on_cts(struct aptus_peer *from, const void *frame, size_t len)
         aptus_req_done(s);
         return;
     }
+    if (c->write) {
+        aptus_rndv_write(from, s, c);
+        return;
+    }
     aptus_stream_start(from, c->chan, s, c->rreq, (size_t)c->len);
 }
 
@@ -45,8 +49,10 @@ static void on_data(struct aptus_peer *from, const void *frame, size_t len)
         memcpy((char *)r->buf + d->offset, (const char *)frame + sizeof *d, n);
     }
     r->recvd += n;
-    if (r->recvd == r->expect)
+    if (r->recvd == r->expect) {
+        aptus_rndv_release(r); /* a write the sender streamed instead */
         aptus_req_done(r);
+    }
 }
 
 void aptus_rndv_copy_init(void)

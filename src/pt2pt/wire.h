@@ -39,22 +39,24 @@ struct aptus_f_sync {
 
 struct aptus_f_rts {
     struct aptus_f_msg m;
-    uint64_t sreq; /* sender's request, echoed in CTS / FIN */
-    uint64_t addr; /* sender's buffer for a one-sided read (0: not readable, stream it) */
-    uint64_t key;  /* remote key of that buffer on `chan` (channels that need registration) */
-    uint8_t chan;  /* the channel the sender chose (the read goes over it) */
-    uint8_t proto; /* the sender's route's protocol for this size (enum aptus_proto) */
-    uint8_t pad[6];
+    uint64_t sreq;    /* sender's request, echoed in CTS / FIN */
+    uint64_t addr;    /* sender's buffer for a one-sided read, as `chan` names it */
+    uint64_t key;     /* remote key of that buffer on `chan` (channels that need registration) */
+    uint8_t chan;     /* the channel the sender chose (the read goes over it) */
+    uint8_t proto;    /* the sender's route's protocol for this size (enum aptus_proto) */
+    uint8_t readable; /* addr and key are valid (0: not readable, stream it) */
+    uint8_t pad[5];
 };
 
 struct aptus_f_cts {
     uint8_t type;
-    uint8_t chan; /* the channel the receiver wants the data on */
-    uint8_t pad[6];
+    uint8_t chan;  /* the channel the receiver wants the data on */
+    uint8_t write; /* 1: write it one-sidedly to (addr, key); 0: stream DATA frames */
+    uint8_t pad[5];
     uint64_t sreq;
     uint64_t rreq;
     uint64_t len;
-    uint64_t addr; /* receiver's buffer for a one-sided write (0: stream DATA frames) */
+    uint64_t addr; /* receiver's buffer for a one-sided write, as `chan` names it */
     uint64_t key;
 };
 

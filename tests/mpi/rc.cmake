@@ -48,3 +48,43 @@ aptus_mpi_test(NAME rc_rank_killed_np3 SOURCE rank_killed.c NP 3 LABELS faults r
   ENV ${APTUS_RC} APTUS_RC_THRESHOLD=1 EXPECT_NONZERO)
 aptus_mpi_test(NAME rc_bad_recv_bufs_np2 SOURCE p2p_basic.c NP 2 LABELS errors rc
   ENV ${APTUS_RC} APTUS_RC_RECV_BUFS=0 EXPECT_NONZERO EXPECT_ERROR "APTUS_RC_RECV_BUFS=0")
+
+# rc-rdma (src/channel/rc/rc_rdma.c): rendezvous messages over the connection one-sidedly --
+# written by the sender (notes as remote CQ data, or as frames after delivery) or read by the
+# receiver -- with contiguous and non-contiguous buffers on either side. "(frames both ways)"
+# shows the connection carried frames; the rc-rdma statistics line that the mode really ran.
+set(APTUS_RCR "APTUS_SEND_RULES=self,size<=8K:rc-sr,rc-rdma,ud-sr" APTUS_FABRIC_IFACE=lo APTUS_RC_THRESHOLD=1)
+foreach(prog p2p_large dt_p2p p2p_noncontig p2p_window p2p_truncate p2p_persistent)
+  aptus_mpi_test(NAME rcr_write_${prog}_np2 SOURCE ${prog}.c NP 2 LABELS p2p rc
+    ENV ${APTUS_RCR} APTUS_RC_RDMA_MODE=write EXPECT_STATS "rc-rdma: mode write (notes as remote CQ data)")
+  aptus_mpi_test(NAME rcr_read_${prog}_np2 SOURCE ${prog}.c NP 2 LABELS p2p rc
+    ENV ${APTUS_RCR} APTUS_RC_RDMA_MODE=read EXPECT_STATS "rc-rdma: mode read")
+endforeach()
+foreach(prog p2p_large p2p_noncontig p2p_window)
+  aptus_mpi_test(NAME rcr_frame_${prog}_np2 SOURCE ${prog}.c NP 2 LABELS p2p rc
+    ENV ${APTUS_RCR} APTUS_RC_RDMA_NOTE=frame EXPECT_STATS "rc-rdma: mode write (notes as frames)")
+endforeach()
+foreach(prog coll_move coll_ops p2p_reorder)
+  aptus_mpi_test(NAME rcr_${prog}_np3 SOURCE ${prog}.c NP 3 LABELS rc ENV ${APTUS_RCR} EXPECT_STATS "rc-rdma: mode")
+endforeach()
+# Only rc-rdma in the chain (its frames carry the small messages too).
+aptus_mpi_test(NAME rcr_only_coll_basic_np4 SOURCE coll_basic.c NP 4 LABELS rc
+  ENV "APTUS_SEND_RULES=self,rc-rdma,ud-sr" APTUS_FABRIC_IFACE=lo APTUS_RC_THRESHOLD=1 EXPECT_STATS "rc-rdma: mode")
+# The registration cache against released memory (free, munmap, realloc, madvise): a buffer at
+# a used address is registered anew, never found stale; eviction under a small limit; and
+# without the cache (APTUS_RCACHE=0) every message registers.
+aptus_mpi_test(NAME rcr_rcache_reuse_write_np2 SOURCE rcache_reuse.c NP 2 LABELS rc
+  ENV ${APTUS_RCR} APTUS_RC_RDMA_MODE=write EXPECT_EXIT 0 EXPECT_OUTPUT "rcache_reuse: ok")
+aptus_mpi_test(NAME rcr_rcache_reuse_read_np2 SOURCE rcache_reuse.c NP 2 LABELS rc
+  ENV ${APTUS_RCR} APTUS_RC_RDMA_MODE=read EXPECT_EXIT 0 EXPECT_OUTPUT "rcache_reuse: ok")
+aptus_mpi_test(NAME rcr_rcache_evict_np2 SOURCE rcache_reuse.c NP 2 ARGS evict 3 LABELS rc
+  ENV ${APTUS_RCR} APTUS_RCACHE_MAX_ENTRIES=3 EXPECT_EXIT 0 EXPECT_OUTPUT "rcache_reuse: ok")
+aptus_mpi_test(NAME rcr_rcache_off_p2p_large_np2 SOURCE p2p_large.c NP 2 LABELS rc
+  ENV ${APTUS_RCR} APTUS_RCACHE=0 EXPECT_STATS "registration cache (off: APTUS_RCACHE=0): hits 0")
+# Bad settings.
+aptus_mpi_test(NAME rcr_bad_mode_np2 SOURCE p2p_basic.c NP 2 LABELS errors rc
+  ENV ${APTUS_RCR} APTUS_RC_RDMA_MODE=sideways EXPECT_NONZERO EXPECT_ERROR "APTUS_RC_RDMA_MODE=sideways")
+aptus_mpi_test(NAME rcr_bad_note_np2 SOURCE p2p_basic.c NP 2 LABELS errors rc
+  ENV ${APTUS_RCR} APTUS_RC_RDMA_NOTE=smoke EXPECT_NONZERO EXPECT_ERROR "APTUS_RC_RDMA_NOTE=smoke")
+aptus_mpi_test(NAME rcr_bad_rcache_np2 SOURCE p2p_basic.c NP 2 LABELS errors rc
+  ENV ${APTUS_RCR} APTUS_RCACHE_MAX_ENTRIES=-1 EXPECT_NONZERO EXPECT_ERROR "APTUS_RCACHE_MAX_ENTRIES=-1")

@@ -688,12 +688,12 @@ static void part_putget(struct target *t, char *report, size_t rlen)
 
     /* Registration (channels that need it) and the exchange of addresses and keys. */
     struct aptus_memh *mh = NULL, *mh2 = NULL;
-    uint64_t key = 0, key2 = 0;
+    uint64_t key = 0, key2 = 0, a1 = (uint64_t)(uintptr_t)win, a2 = (uint64_t)(uintptr_t)win2;
     if ((c->flags & APTUS_CAP_NEEDS_REG) && ch->mem_reg) {
-        CHECK(ch->mem_reg(win, wlen, &mh, &key) == APTUS_OK, "%s: mem_reg", ch->name);
-        CHECK(ch->mem_reg(win2, wlen, &mh2, &key2) == APTUS_OK, "%s: mem_reg", ch->name);
+        CHECK(ch->mem_reg(win, wlen, &mh, &a1, &key) == APTUS_OK, "%s: mem_reg", ch->name);
+        CHECK(ch->mem_reg(win2, wlen, &mh2, &a2, &key2) == APTUS_OK, "%s: mem_reg", ch->name);
     }
-    uint64_t raddr = swap_u64(t, (uint64_t)(uintptr_t)win), raddr2 = swap_u64(t, (uint64_t)(uintptr_t)win2);
+    uint64_t raddr = swap_u64(t, a1), raddr2 = swap_u64(t, a2);
     uint64_t rkey = swap_u64(t, key), rkey2 = swap_u64(t, key2);
     char gets[160] = "", puts_[160] = "";
 

@@ -73,7 +73,7 @@ static int covers(const struct aptus_rreg *r, uintptr_t a, size_t len)
 static void basics(void)
 {
     struct aptus_rcache c;
-    struct aptus_rcache_cfg cfg = { 0, 0, PG };
+    struct aptus_rcache_cfg cfg = { 0, 0, PG, 0 };
     CHECK(aptus_rcache_init(&c, &ops, NULL, &cfg) == 0, "init");
     struct aptus_rreg *r1 = aptus_rcache_get(&c, (void *)A(100), 5000);
     CHECK(r1 && covers(r1, A(100), 5000) && r1->base == A(0) && r1->len == 2 * PG,
@@ -111,7 +111,7 @@ static void basics(void)
 static void eviction(void)
 {
     struct aptus_rcache c;
-    struct aptus_rcache_cfg cfg = { 3, 0, PG };
+    struct aptus_rcache_cfg cfg = { 3, 0, PG, 0 };
     aptus_rcache_init(&c, &ops, NULL, &cfg);
     struct aptus_rreg *r[5];
     for (int i = 0; i < 5; i++)
@@ -129,7 +129,7 @@ static void eviction(void)
     aptus_rcache_put(&c, y);
     aptus_rcache_fini(&c);
     /* By bytes. */
-    struct aptus_rcache_cfg cfgb = { 0, 8 * PG, PG };
+    struct aptus_rcache_cfg cfgb = { 0, 8 * PG, PG, 0 };
     aptus_rcache_init(&c, &ops, NULL, &cfgb);
     for (int i = 0; i < 6; i++)
         aptus_rcache_put(&c, aptus_rcache_get(&c, (void *)A((uintptr_t)i * 10 * PG), 3 * PG));
@@ -138,11 +138,28 @@ static void eviction(void)
     CHECK(nlive == 0, "fini deregisters everything");
 }
 
+/* cfg.off: no caching -- every get registers, the last put deregisters; two uses of one range
+ * at once each have their own registration. */
+static void off(void)
+{
+    struct aptus_rcache c;
+    struct aptus_rcache_cfg cfg = { 0, 0, PG, 1 };
+    aptus_rcache_init(&c, &ops, NULL, &cfg);
+    struct aptus_rreg *a = aptus_rcache_get(&c, (void *)A(100), 10), *b = aptus_rcache_get(&c, (void *)A(100), 10);
+    CHECK(a && b && a != b && covers(a, A(100), 10) && covers(b, A(100), 10) && nlive == 2,
+          "off: each get registers (%d live)", nlive);
+    aptus_rcache_put(&c, a);
+    CHECK(nlive == 1 && covers(b, A(100), 10), "off: a put deregisters that use only (%d live)", nlive);
+    aptus_rcache_put(&c, b);
+    CHECK(nlive == 0 && c.st.entries == 0 && c.st.misses == 2 && c.st.hits == 0, "off: nothing kept (%d live)", nlive);
+    aptus_rcache_fini(&c);
+}
+
 /* Random gets, puts and invalidations over a small address range, checked at every step. */
 static void random_run(unsigned seed)
 {
     struct aptus_rcache c;
-    struct aptus_rcache_cfg cfg = { 16, 64 * PG, PG };
+    struct aptus_rcache_cfg cfg = { 16, 64 * PG, PG, 0 };
     aptus_rcache_init(&c, &ops, NULL, &cfg);
     struct aptus_rreg *held[32] = { 0 };
     uintptr_t hbase[32];
@@ -205,6 +222,8 @@ int main(void)
     basics();
     nregs = 0;
     eviction();
+    nregs = 0;
+    off();
     for (unsigned s = 1; s <= 3; s++) {
         nregs = 0;
         random_run(s);

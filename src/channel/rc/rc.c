@@ -34,6 +34,7 @@
 #include "channel/am.h"
 #include "channel/channel.h"
 #include "channel/rc/rc.h"
+#include "channel/rc/rc_int.h"
 #include "core/datatype.h"
 #include "core/errors.h"
 #include "fabric/fabric.h"
@@ -48,13 +49,8 @@
 #define RC_MAGIC       0x41524331u
 #define RC_TRIES_MAX   4 /* refusals of one peer before this rank stops asking */
 
-/* Control frames over UD (the channels' range of channel/am.h). */
-enum { RC_F_ASK = APTUS_AM_CHANNEL + 16, RC_F_NAK, RC_F_PING };
-
 /* Per-rank connection state. */
 enum { RC_NONE = 0, RC_ASKING, RC_ASKED, RC_CONNECTING, RC_UP, RC_REFUSED, RC_CLOSED };
-
-enum { RC_CTX_RX = 1, RC_CTX_TX };
 
 /* In front of every frame. */
 struct rc_hdr {
@@ -65,16 +61,6 @@ struct rc_hdr {
 /* A connection's parameters (fi_connect / fi_accept). */
 struct rc_param {
     uint32_t magic, job, rank, pad;
-};
-
-struct rc_ep {
-    struct aptus_ep base; /* first: the channel interface's view */
-    struct fid_ep *ep;
-    int rank;
-    int handed; /* given to the peer record by ep_open (then ep_close frees it) */
-    int initiator;
-    uint32_t rx_frames, rx_seen; /* frames received; as counted at the last liveness check */
-    double heard;                /* when frames were last seen coming, or a ping went */
 };
 
 struct rc_buf {
@@ -138,11 +124,16 @@ static void tx_put(struct rc_buf *b)
 /* A frame handed over will never arrive (its connection broke, or closed with it queued). While
  * the job runs that is a lost message: the peer is failed (by default the job ends) rather than
  * the loss going unnoticed. At the end of the job a closing peer has nothing left to receive. */
-static void tx_lost(int rank)
+void aptus_rc_lost(int rank, const char *why)
 {
     struct aptus_peer *p = aptus_peer_get(rank);
     if (!rc.finishing && p)
-        aptus_peer_fail(p, &aptus_channel_rc_sr, "a frame sent over its connection was lost (the connection broke)");
+        aptus_peer_fail(p, &aptus_channel_rc_sr, why);
+}
+
+static void tx_lost(int rank)
+{
+    aptus_rc_lost(rank, "a frame sent over its connection was lost (the connection broke)");
 }
 
 /* Takes the frames queued for e out of the queue (e is closing); returns how many. */
@@ -505,10 +496,15 @@ static void closed(struct rc_ep *e)
     struct aptus_peer *p = aptus_peer_get(rank);
     if (p)
         aptus_peer_reroute(p);
-    if (!e->handed)
+    if (!e->handed) {
         conn_drop(rank);
-    else if (p && !rc.finishing)
-        aptus_peer_ep_close(&e->base); /* rc_ep_close frees it */
+    } else if (p && !rc.finishing) {
+        int views = e->handed; /* each ep_close lets go of one; the last frees e */
+        if (views & RC_HANDED_RDMA)
+            aptus_peer_ep_close(&e->rdma);
+        if (views & RC_HANDED_SR)
+            aptus_peer_ep_close(&e->base);
+    }
 }
 
 static int cm_progress(void)
@@ -603,6 +599,8 @@ static int rc_progress(void)
         events += cm_progress();
     if (rc.q)
         events += tx_flush();
+    if (aptus_rcr_waiting)
+        events += aptus_rcr_progress();
     if (rc.nconn && !rc.finishing) {
         double now = aptus_wtime();
         if (now >= rc.next_check)
@@ -633,6 +631,8 @@ static int rc_progress(void)
                 rc.ntx_out--;
                 tx_put((struct rc_buf *)c);
                 tx_lost(rank);
+            } else if (c && c->kind == RC_CTX_RMA) {
+                aptus_rcr_completion(c, 0);
             } else if (c && c->kind == RC_CTX_RX && !rc.finishing && rx_post((struct rc_buf *)c) != 0) {
                 aptus_abort_job(MPI_ERR_OTHER, "rc-sr: cannot post a receive buffer again");
             }
@@ -643,9 +643,18 @@ static int rc_progress(void)
             break;
         for (ssize_t i = 0; i < n; i++) {
             struct aptus_fab_ctx *c = ent[i].op_context;
+            if (ent[i].flags & FI_REMOTE_CQ_DATA) {
+                /* A write's note (rc-rdma); a provider may have used a posted receive for it. */
+                if (c && c->kind == RC_CTX_RX && rx_post((struct rc_buf *)c) != 0)
+                    aptus_abort_job(MPI_ERR_OTHER, "rc-sr: cannot post a receive buffer again");
+                aptus_rdma_noted(ent[i].data);
+                continue;
+            }
             if (!c)
                 continue;
-            if (c->kind == RC_CTX_RX) {
+            if (c->kind == RC_CTX_RMA) {
+                aptus_rcr_completion(c, 1);
+            } else if (c->kind == RC_CTX_RX) {
                 rx_handle((struct rc_buf *)c, ent[i].len);
                 if (rx_post((struct rc_buf *)c) != 0)
                     aptus_abort_job(MPI_ERR_OTHER, "rc-sr: cannot post a receive buffer again");
@@ -693,16 +702,25 @@ static int rc_ep_open(struct aptus_peer *p, struct aptus_ep **out)
     struct rc_ep *e = rc.conn[p->world_rank];
     if (!e || rc.state[p->world_rank] != RC_UP)
         return APTUS_NORES;
-    e->handed = 1;
+    e->handed |= RC_HANDED_SR;
     *out = &e->base;
     return APTUS_OK;
 }
 
 static void rc_ep_close(struct aptus_ep *ep)
 {
-    struct rc_ep *e = (struct rc_ep *)ep;
+    aptus_rc_ep_release((struct rc_ep *)ep, RC_HANDED_SR);
+}
+
+void aptus_rc_ep_release(struct rc_ep *e, int view)
+{
+    e->handed &= ~view;
+    if (e->handed)
+        return;
     if (rc.active && q_drop(e))
         tx_lost(e->rank);
+    if (rc.active && aptus_rcr_ep_drop(e))
+        aptus_rc_lost(e->rank, "a one-sided operation over its connection was lost (the connection broke)");
     if (rc.active && rc.conn[e->rank] == e)
         rc.conn[e->rank] = NULL;
     if (e->ep)
@@ -718,9 +736,47 @@ static int rc_wanted(void)
     if (aptus_rt.size < 2)
         return 0;
     for (int i = 0; i < aptus_rules.n; i++)
-        if (aptus_rules.rule[i].channel == APTUS_CH_RC_SR)
+        if (aptus_rules.rule[i].channel == APTUS_CH_RC_SR || aptus_rules.rule[i].channel == APTUS_CH_RC_RDMA)
             return 1;
     return 0;
+}
+
+int aptus_rc_rdma_named(void)
+{
+    for (int i = 0; i < aptus_rules.n; i++)
+        if (aptus_rules.rule[i].channel == APTUS_CH_RC_RDMA)
+            return 1;
+    return 0;
+}
+
+struct aptus_fab_rc *aptus_rc_fabric(void)
+{
+    return rc.active ? &rc.r : NULL;
+}
+
+struct rc_ep *aptus_rc_up(int rank)
+{
+    return rc.active && rc.state[rank] == RC_UP ? rc.conn[rank] : NULL;
+}
+
+int aptus_rc_finishing(void)
+{
+    return rc.finishing;
+}
+
+int aptus_rc_frame(struct rc_ep *e, const void *hdr, size_t hdrlen, const void *payload, size_t len)
+{
+    return rc_send_frame(&e->base, hdr, hdrlen, payload, len);
+}
+
+int aptus_rc_frame_packed(struct rc_ep *e, const void *hdr, size_t hdrlen, struct aptus_dt_cursor *cur, size_t len)
+{
+    return rc_send_frame_packed(&e->base, hdr, hdrlen, cur, len);
+}
+
+const struct aptus_chan_caps *aptus_rc_frame_caps(void)
+{
+    return &aptus_channel_rc_sr.caps;
 }
 
 static int rc_setup(char *err, size_t errlen)
@@ -871,7 +927,7 @@ static void rc_quiesce(void)
         return;
     rc.finishing = 1;
     double t0 = aptus_wtime();
-    while ((rc.ntx_out > 0 || rc.q) && aptus_wtime() - t0 < 5)
+    while ((rc.ntx_out > 0 || rc.q || aptus_rcr_busy()) && aptus_wtime() - t0 < 5)
         rc_progress();
 }
 
@@ -911,6 +967,26 @@ static void rc_stats_print(void)
             printf("[aptus stats] rank %d: rc-sr: peer %d %s\n", aptus_rt.rank, r, state_name(rc.state[r]));
 }
 
+static int rc_counter(const char *name, uint64_t *value)
+{
+    if (!rc.active)
+        return -1;
+    const struct {
+        const char *name;
+        uint64_t v;
+    } t[] = { { "rc.connections", (uint64_t)rc.nconn },
+              { "rc.opened", rc.st.opened_by_me + rc.st.opened_by_peer },
+              { "rc.refused_limit", rc.st.refused_limit },
+              { "rc.frames_out", rc.st.frames_out },
+              { "rc.frames_in", rc.st.frames_in } };
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
+        if (!strcmp(name, t[i].name)) {
+            *value = t[i].v;
+            return 0;
+        }
+    return -1;
+}
+
 struct aptus_channel aptus_channel_rc_sr = {
     .name = "rc-sr",
     .init = rc_init,
@@ -924,6 +1000,7 @@ struct aptus_channel aptus_channel_rc_sr = {
     .progress = rc_progress,
     .memory_in_use = rc_memory,
     .stats_print = rc_stats_print,
+    .counter = rc_counter,
 };
 
 #else

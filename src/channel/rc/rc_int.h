@@ -1,0 +1,77 @@
+/* Internals shared by the RC channels: rc.c (connections on demand and rc-sr, the frames) and
+ * rc_rdma.c (rc-rdma: one-sided reads and writes over the same connections, the registration
+ * cache). Not used outside src/channel/rc/. */
+#ifndef APTUS_CHANNEL_RC_RC_INT_H
+#define APTUS_CHANNEL_RC_RC_INT_H
+#ifdef APTUS_HAVE_LIBFABRIC
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "channel/channel.h"
+#include "fabric/fabric.h"
+
+/* Kinds of completion context on the shared completion queue. */
+enum { RC_CTX_RX = 1, RC_CTX_TX, RC_CTX_RMA };
+
+/* Control frames over UD (ASK, NAK, PING) and over the connection (NOTE), in the channels'
+ * range of channel/am.h. */
+enum { RC_F_ASK = APTUS_AM_CHANNEL + 16, RC_F_NAK, RC_F_PING, RC_F_NOTE };
+
+/* Which channel's endpoint the peer record holds (rc_ep.handed). */
+enum { RC_HANDED_SR = 1, RC_HANDED_RDMA = 2 };
+
+struct rcr_op;
+
+/* One connection: the endpoint both RC channels use, with an aptus_ep for each. */
+struct rc_ep {
+    struct aptus_ep base; /* first: rc-sr's view */
+    struct aptus_ep rdma; /* rc-rdma's view */
+    struct fid_ep *ep;
+    int rank;
+    int handed; /* RC_HANDED_*: given to the peer record by ep_open (the last ep_close frees it) */
+    int initiator;
+    uint32_t rx_frames, rx_seen; /* frames received; as counted at the last liveness check */
+    double heard;                /* when frames were last seen coming, or a ping went */
+    /* rc-rdma: operations not yet (fully) handed to the provider, in order; and, where notes go
+     * as frames, those handed over whose completion a note waits for, in order */
+    struct rcr_op *wait_head, *wait_tail;
+    struct rcr_op *fifo_head, *fifo_tail;
+    int rma_out; /* operations of this endpoint the provider holds */
+};
+
+static inline struct rc_ep *rc_ep_of_rdma(struct aptus_ep *ep)
+{
+    return (struct rc_ep *)((char *)ep - offsetof(struct rc_ep, rdma));
+}
+
+/* rc.c, for rc_rdma.c */
+struct aptus_fab_rc *aptus_rc_fabric(void); /* NULL while rc-sr is not active */
+struct rc_ep *aptus_rc_up(int rank);        /* the connection to rank when it is up, else NULL */
+int aptus_rc_finishing(void);
+/* A frame over the connection (as rc-sr's send_frame). */
+int aptus_rc_frame(struct rc_ep *e, const void *hdr, size_t hdrlen, const void *payload, size_t len);
+int aptus_rc_frame_packed(struct rc_ep *e, const void *hdr, size_t hdrlen, struct aptus_dt_cursor *cur, size_t len);
+/* rc-sr's capabilities for frames (rc-rdma sends its frames the same way). */
+const struct aptus_chan_caps *aptus_rc_frame_caps(void);
+/* The peer record lets go of one of e's views (RC_HANDED_*): the last one closes it. */
+void aptus_rc_ep_release(struct rc_ep *e, int view);
+/* Whether a send rule names rc-rdma (the same answer on every rank). */
+int aptus_rc_rdma_named(void);
+/* A connection failed on e while operations were in flight: the peer is failed. */
+void aptus_rc_lost(int rank, const char *why);
+
+/* rc_rdma.c, for rc.c */
+extern struct aptus_channel aptus_channel_rc_rdma;
+/* Completion (ok) or error completion (!ok) of an operation of rc-rdma. */
+void aptus_rcr_completion(struct aptus_fab_ctx *ctx, int ok);
+/* Issues what waits (operations the provider had no room for, notes). Returns events. */
+int aptus_rcr_progress(void);
+extern int aptus_rcr_waiting; /* operations or notes wait for room */
+/* e is closing: what it still holds is dropped (the caller fails the peer when it matters). */
+int aptus_rcr_ep_drop(struct rc_ep *e);
+/* Operations in flight (quiesce waits for them). */
+int aptus_rcr_busy(void);
+
+#endif
+#endif
