@@ -95,7 +95,8 @@ int aptus_runtime_init(int required, int *provided)
         fprintf(stderr, "Aptus MPI: %s\n", err);
         return MPI_ERR_OTHER;
     }
-    if (aptus_rules_parse(aptus_config.send_rules, &aptus_rules, err, sizeof err) != 0) {
+    if (aptus_rules_parse(aptus_config.send_rules, &aptus_rules, err, sizeof err) != 0 ||
+        aptus_rules_check_start(&aptus_rules, aptus_config.send_rules, err, sizeof err) != 0) {
         fprintf(stderr, "Aptus MPI: %s\n", err);
         return MPI_ERR_OTHER;
     }

@@ -244,6 +244,16 @@ void aptus_peer_fail_handler_set(void (*fn)(struct aptus_peer *p, const char *wh
  * each size range from the channel's capabilities (and may split ranges). */
 void aptus_route_refine_set(void (*fn)(struct aptus_route *route));
 
+/* Allocation (seed 000 section 5.4): every message sent to or received from a peer is noted;
+ * the RC channels register the hook while they may open connections, and count the messages
+ * of peers not yet connected by the allocation rules (APTUS_ALLOC_RULES). */
+extern void (*aptus_alloc_hook)(struct aptus_peer *p, uint64_t bytes);
+static inline void aptus_alloc_note(struct aptus_peer *p, uint64_t bytes)
+{
+    if (__builtin_expect(aptus_alloc_hook != NULL, 0))
+        aptus_alloc_hook(p, bytes);
+}
+
 /* The target's side of put_notify: the message layer registers the handler; a channel calls
  * aptus_rdma_noted when a put's note arrives. */
 void aptus_rdma_note_handler_set(void (*fn)(uint64_t note));

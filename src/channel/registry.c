@@ -75,6 +75,8 @@ void aptus_channel_poll_enable(const struct aptus_channel *ch, int on)
     aptus_poller_enable(poller_of[ch->id], on);
 }
 
+void (*aptus_alloc_hook)(struct aptus_peer *p, uint64_t bytes);
+
 /* ---- notes of put_notify ---- */
 
 static void note_unexpected(uint64_t note)

@@ -62,10 +62,13 @@ static int span_eq(struct span t, const char *word)
 /* Longest piece of user text quoted in a message. */
 #define QUOTE_MAX 80
 
-/* Writes "APTUS_SEND_RULES: rule N 'TEXT': " + the formatted problem. */
+/* The variable being parsed, for messages. */
+static const char *rules_var = "APTUS_SEND_RULES";
+
+/* Writes "VARIABLE: rule N 'TEXT': " + the formatted problem. */
 #define RULE_ERROR(...)                                                                                                \
     do {                                                                                                               \
-        int used_ = snprintf(err, errlen, "APTUS_SEND_RULES: rule %d '%.*s': ", index + 1,                             \
+        int used_ = snprintf(err, errlen, "%s: rule %d '%.*s': ", rules_var, index + 1,                                \
                              (int)(rule.n > QUOTE_MAX ? QUOTE_MAX : rule.n), rule.s);                                  \
         if (used_ >= 0 && (size_t)used_ < errlen)                                                                      \
             snprintf(err + used_, errlen - (size_t)used_, __VA_ARGS__);                                                \
@@ -117,7 +120,10 @@ static void narrow(uint64_t *lo, uint64_t *hi, enum cmp op, uint64_t v)
     *hi = b;
 }
 
-static int parse_rule(struct span rule, int index, struct aptus_rule *r, char *err, size_t errlen)
+/* A rule; with_threshold: CHANNEL may be followed by '@' N (allocation rules), default_threshold
+ * when it is not. */
+static int parse_rule(struct span rule, int index, struct aptus_rule *r, int with_threshold, int default_threshold,
+                      char *err, size_t errlen)
 {
     struct span cond = { rule.s, 0 }, chan = rule;
     const char *colon = memchr(rule.s, ':', rule.n);
@@ -129,6 +135,23 @@ static int parse_rule(struct span rule, int index, struct aptus_rule *r, char *e
     }
     cond = trim(cond);
     chan = trim(chan);
+    r->threshold = 0;
+    if (with_threshold) {
+        const char *at = memchr(chan.s, '@', chan.n);
+        r->threshold = default_threshold;
+        if (at) {
+            struct span num = trim((struct span){ at + 1, (size_t)(chan.s + chan.n - at - 1) });
+            uint64_t v = 0;
+            if (parse_number(num, &v) != 0 || v < 1 || v > 65534) {
+                RULE_ERROR("threshold '%.*s' after '@' must be a number 1..65534",
+                           (int)(num.n > QUOTE_MAX ? QUOTE_MAX : num.n), num.s);
+                return -1;
+            }
+            r->threshold = (int)v;
+            chan.n = (size_t)(at - chan.s);
+            chan = trim(chan);
+        }
+    }
 
     /* The channel. */
     if (chan.n == 0) {
@@ -259,7 +282,8 @@ static const char *rule_sep(const char *p, const char *end)
     return NULL;
 }
 
-int aptus_rules_parse(const char *text, struct aptus_rule_chain *out, char *err, size_t errlen)
+static int parse_chain(const char *text, struct aptus_rule_chain *out, int alloc, int default_threshold, char *err,
+                       size_t errlen)
 {
     char scratch[256];
     if (!err || errlen == 0) {
@@ -269,7 +293,7 @@ int aptus_rules_parse(const char *text, struct aptus_rule_chain *out, char *err,
     err[0] = '\0';
     out->n = 0;
     if (!text) {
-        snprintf(err, errlen, "APTUS_SEND_RULES: no rule chain given");
+        snprintf(err, errlen, "%s: no rule chain given", rules_var);
         return -1;
     }
 
@@ -279,7 +303,7 @@ int aptus_rules_parse(const char *text, struct aptus_rule_chain *out, char *err,
     int n = 0;
     const char *p = text, *end = text + strlen(text);
     if (trim((struct span){ text, (size_t)(end - text) }).n == 0) {
-        snprintf(err, errlen, "APTUS_SEND_RULES: the rule chain is empty");
+        snprintf(err, errlen, "%s: the rule chain is empty", rules_var);
         return -1;
     }
     int total = 0;
@@ -292,7 +316,7 @@ int aptus_rules_parse(const char *text, struct aptus_rule_chain *out, char *err,
         q = semi + 1;
     }
     if (total > APTUS_RULES_MAX) {
-        snprintf(err, errlen, "APTUS_SEND_RULES: more than %d rules (%d given)", APTUS_RULES_MAX, total);
+        snprintf(err, errlen, "%s: more than %d rules (%d given)", rules_var, APTUS_RULES_MAX, total);
         return -1;
     }
     for (;;) {
@@ -317,11 +341,18 @@ int aptus_rules_parse(const char *text, struct aptus_rule_chain *out, char *err,
     struct aptus_rule_chain chain;
     chain.n = 0;
     for (int index = 0; index < n; index++) {
-        if (parse_rule(rules[index], index, &chain.rule[index], err, errlen))
+        if (parse_rule(rules[index], index, &chain.rule[index], alloc, default_threshold, err, errlen))
             return -1;
+        int c = chain.rule[index].channel;
+        if (alloc && c != APTUS_CH_RC_SR && c != APTUS_CH_RC_RDMA && c != APTUS_CH_RC_FP) {
+            struct span rule = rules[index];
+            RULE_ERROR("'%s' is not opened on demand (allocation rules name rc-sr, rc-rdma or rc-fp)",
+                       channel_names[c]);
+            return -1;
+        }
         chain.n++;
     }
-    if (!chain.rule[n - 1].unconditional) {
+    if (!alloc && !chain.rule[n - 1].unconditional) {
         int index = n - 1;
         struct span rule = rules[index];
         RULE_ERROR("the last rule must be unconditional (write '*:CHANNEL' or just CHANNEL)");
@@ -329,6 +360,45 @@ int aptus_rules_parse(const char *text, struct aptus_rule_chain *out, char *err,
     }
     *out = chain;
     return 0;
+}
+
+int aptus_rules_parse(const char *text, struct aptus_rule_chain *out, char *err, size_t errlen)
+{
+    rules_var = "APTUS_SEND_RULES";
+    return parse_chain(text, out, 0, 0, err, errlen);
+}
+
+int aptus_alloc_rules_parse(const char *text, int default_threshold, struct aptus_rule_chain *out, char *err,
+                            size_t errlen)
+{
+    rules_var = "APTUS_ALLOC_RULES";
+    int rc = parse_chain(text, out, 1, default_threshold, err, errlen);
+    rules_var = "APTUS_SEND_RULES";
+    return rc;
+}
+
+int aptus_rules_check_start(const struct aptus_rule_chain *c, const char *text, char *err, size_t errlen)
+{
+    int last = c->rule[c->n - 1].channel;
+    if (last == APTUS_CH_RC_SR || last == APTUS_CH_RC_RDMA || last == APTUS_CH_RC_FP) {
+        snprintf(err, errlen,
+                 "APTUS_SEND_RULES=%s: the last rule names %s, a channel opened on demand that reaches no peer before "
+                 "its connection is up; end the chain with a channel that reaches every peer from the start (ud-sr, "
+                 "ud-zcopy or ud-copy)",
+                 text, channel_names[last]);
+        return -1;
+    }
+    return 0;
+}
+
+int aptus_alloc_rules_find(const struct aptus_rule_chain *c, uint64_t bytes, int nranks)
+{
+    for (int i = 0; i < c->n; i++) {
+        const struct aptus_rule *r = &c->rule[i];
+        if (bytes >= r->size_min && bytes <= r->size_max && nranks >= r->ranks_min && nranks <= r->ranks_max)
+            return i;
+    }
+    return -1;
 }
 
 /* ---- specialising for a peer -------------------------------------------------------- */

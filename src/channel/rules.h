@@ -25,6 +25,7 @@ struct aptus_rule {
     int ranks_min, ranks_max;    /* job size, inclusive */
     int channel;                 /* enum aptus_channel_id */
     int unconditional;           /* written as "*" or a bare channel name */
+    int threshold;               /* allocation rules: messages before the channel is asked for */
 };
 
 struct aptus_rule_chain {
@@ -55,6 +56,20 @@ int aptus_channel_id_of(const char *name);
  * The last rule must be unconditional. Returns 0, or -1 with a message naming the rule and
  * the problem in err. */
 int aptus_rules_parse(const char *text, struct aptus_rule_chain *out, char *err, size_t errlen);
+/* The send chain can start a job: its last rule names a channel that reaches every peer from
+ * the start (not one opened on demand). 0, or -1 with a message naming the variable. */
+int aptus_rules_check_start(const struct aptus_rule_chain *c, const char *text, char *err, size_t errlen);
+
+/* Allocation rules (APTUS_ALLOC_RULES; seed 000 section 5.4): which messages exchanged with a
+ * peer count toward opening which connected channel to it, and after how many. Same grammar
+ * as the send rules, with CHANNEL an RC channel optionally followed by '@' N (the threshold,
+ * 1..65534; default_threshold when left out); the last rule need not be unconditional (a
+ * message no rule takes does not count). 0, or -1 with a message naming the rule. */
+int aptus_alloc_rules_parse(const char *text, int default_threshold, struct aptus_rule_chain *out, char *err,
+                            size_t errlen);
+/* The index of the first allocation rule that takes a message of `bytes` in a job of nranks, or -1. */
+int aptus_alloc_rules_find(const struct aptus_rule_chain *c, uint64_t bytes, int nranks);
+
 /* Specialises the chain for a peer. reachable[ch] says whether channel ch can reach this peer
  * (self only for oneself, smp only on the same node, ...). Returns 0, or -1 if no rule reaches
  * the peer for some size. */

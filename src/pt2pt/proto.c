@@ -83,6 +83,7 @@ int aptus_send_start(struct aptus_request *r)
         return MPI_ERR_OTHER;
     int chan = p->route->channel[i], proto = p->route->proto[i];
     aptus_peer_count(p, chan, r->bytes);
+    aptus_alloc_note(p, r->bytes);
     r->complete = 0;
     if (proto == APTUS_PROTO_EAGER)
         return aptus_eager_send(r, p, chan);
@@ -103,6 +104,7 @@ int aptus_send_now(const void *buf, size_t bytes, int dst, int tag, struct aptus
             if (ep && ep->ch->send_frame(ep, &h, sizeof h, buf, bytes) == APTUS_OK) {
                 p->send_seq++;
                 aptus_peer_count(p, chan, bytes);
+                aptus_alloc_note(p, bytes);
                 return 0;
             }
         }

@@ -104,6 +104,7 @@ static void stash(struct aptus_peer *from, const struct aptus_f_msg *m, size_t l
 static void on_message(struct aptus_peer *from, const void *frame, size_t len)
 {
     const struct aptus_f_msg *m = frame;
+    aptus_alloc_note(from, m->len);
     if (__builtin_expect(m->seq != from->recv_seq, 0)) {
         stash(from, m, len);
         return;

@@ -88,3 +88,15 @@ aptus_mpi_test(NAME rcr_bad_note_np2 SOURCE p2p_basic.c NP 2 LABELS errors rc
   ENV ${APTUS_RCR} APTUS_RC_RDMA_NOTE=smoke EXPECT_NONZERO EXPECT_ERROR "APTUS_RC_RDMA_NOTE=smoke")
 aptus_mpi_test(NAME rcr_bad_rcache_np2 SOURCE p2p_basic.c NP 2 LABELS errors rc
   ENV ${APTUS_RCR} APTUS_RCACHE_MAX_ENTRIES=-1 EXPECT_NONZERO EXPECT_ERROR "APTUS_RCACHE_MAX_ENTRIES=-1")
+
+# Allocation rules: only messages of 64 KiB or more count (3 of them); small ones never open a
+# connection. The statistics name the rule that asked.
+aptus_mpi_test(NAME rc_alloc_rules_np2 SOURCE alloc_rules.c NP 2 LABELS rc
+  ENV ${APTUS_RCR} "APTUS_ALLOC_RULES=size>=64K:rc-rdma@3" EXPECT_EXIT 0 EXPECT_OUTPUT "alloc_rules: ok")
+aptus_mpi_test(NAME rc_bad_alloc_rules_np2 SOURCE p2p_basic.c NP 2 LABELS errors rc
+  ENV ${APTUS_RCR} "APTUS_ALLOC_RULES=rc-sr@0" EXPECT_NONZERO
+  EXPECT_ERROR "APTUS_ALLOC_RULES: rule 1 'rc-sr@0': threshold '0' after '@' must be a number 1..65534")
+# A send chain ending with an RC channel is refused at MPI_Init.
+aptus_mpi_test(NAME rc_chain_rc_last_np2 SOURCE p2p_basic.c NP 2 LABELS errors rc
+  ENV "APTUS_SEND_RULES=self,rc-sr" APTUS_FABRIC_IFACE=lo EXPECT_NONZERO
+  EXPECT_ERROR "the last rule names rc-sr, a channel opened on demand")

@@ -27,6 +27,7 @@
 #   --error-re RE      ... contains a match of the extended regular expression RE (repeatable)
 #   --grep TEXT        the output contains TEXT, outside the program's FAIL lines (repeatable)
 #   --each-rank TEXT   every rank's statistics contain TEXT (sets APTUS_STATS=1)
+#   --any-rank TEXT    some rank's statistics contain TEXT (sets APTUS_STATS=1; repeatable)
 #   --channel R:P:CH   rank R's statistics say that its messages to rank P went by channel CH
 #                      (sets APTUS_STATS=1; repeatable)
 # Exit status: 0 when every check passed, 1 when one failed, 2 on bad usage, 77 (skip) where
@@ -42,6 +43,7 @@ num() { case "$2" in '' | *[!0-9]*) usage "$1 needs a number, got '$2'" ;; esac;
 NETNS_SH= MPIEXEC= NODES= NP= PPN= TIMEOUT=120 LOSS= LOSS_ON= DOWN= WANT=0
 CHANNELS=
 ERROR_RES=$(mktemp) || exit 2
+ANY_RANK=$(mktemp) || exit 2
 PREFIX= WORK= DOWN_PID=
 TAG=
 # Texts with spaces are kept as "option\ntext" pairs in a file, replayed into expect_exit.sh.
@@ -55,7 +57,7 @@ cleanup() {
     [ -n "$TAG" ] && for pid in $(tagged_pids); do kill -KILL "$pid" 2>/dev/null; done
     [ -n "$PREFIX" ] && sh "$NETNS_SH" down "$PREFIX"
     [ -n "$WORK" ] && rm -rf "$WORK"
-    rm -f "$CHECKS" "$JOBENV" "$ERROR_RES"
+    rm -f "$CHECKS" "$JOBENV" "$ERROR_RES" "$ANY_RANK"
 }
 trap cleanup EXIT
 trap 'exit 130' INT
@@ -87,6 +89,9 @@ while [ $# -gt 0 ]; do
     --each-rank)
         [ $# -ge 2 ] || usage "$1 needs a text"
         STATS=1; printf '%s\n%s\n' "$1" "$2" >>"$CHECKS"; shift 2 ;;
+    --any-rank)
+        [ $# -ge 2 ] || usage "$1 needs a text"
+        STATS=1; printf '%s\n' "$2" >>"$ANY_RANK"; shift 2 ;;
     --channel)
         echo "${2:-}" | grep -q -E '^[0-9]+:[0-9]+:[a-z0-9-]+$' || usage "--channel needs RANK:PEER:CHANNEL"
         STATS=1; CHANNELS="$CHANNELS $2"; shift 2 ;;
@@ -216,6 +221,10 @@ while IFS= read -r re; do
     grep '^Aptus MPI: ' "$WORK/out" | grep -q -E -- "$re" ||
         fail "no message of the library (a line \"Aptus MPI: ...\") matches \"$re\""
 done <"$ERROR_RES"
+while IFS= read -r text; do
+    grep '^\[aptus stats\] rank [0-9]*: ' "$WORK/out" | grep -q -F -- "$text" ||
+        fail "no rank's statistics contain \"$text\""
+done <"$ANY_RANK"
 for c in $CHANNELS; do
     r=${c%%:*} rest=${c#*:}
     p=${rest%%:*} ch=${rest#*:}

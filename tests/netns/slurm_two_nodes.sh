@@ -11,7 +11,7 @@
 # with a real MPI program of tests/mpi that exchanges messages between all ranks and checks
 # them. Every task first says where it runs (SLURM_PROCID, SLURMD_NODENAME, its network
 # namespace). Checks: the job succeeded; each node ran 2 of the 4 ranks, in its own namespace;
-# every rank's statistics show its messages to the ranks of the other node going by ud-sr (the
+# every rank's statistics show its messages to the ranks of the other node going by ud-sr or RC (the
 # UD channel: the network between the namespaces) and to the rank of its own node by smp; no
 # process of the job is left on either node, and no shared memory. Everything it started is
 # stopped, the namespaces removed and the temporary directory deleted on exit, also on failure or
@@ -151,14 +151,15 @@ for n in node0 node1; do
 done
 
 # How the ranks' messages went (one line per peer and channel: "[aptus stats] rank R: P CHANNEL
-# MESSAGES BYTES"): to the other node's ranks by UD (ud-sr, and no smp), to the own node's by
-# smp (and no UD channel).
+# MESSAGES BYTES"): to the other node's ranks over the network (ud-sr, or rc-sr / rc-rdma once
+# the default chain's connection is up; no smp), to the own node's by smp (and no network
+# channel); every rank sent UD datagrams (the job starts on UD).
 echo "---- statistics ----"
 grep '^\[aptus stats\] rank [0-3]: \(peer\|[0-9]\|ud-sr engine\)' "$T/out" | sort -s -n -k 4,4
 for r in 0 1 2 3; do
     for p in 0 1 2 3; do
         [ $p -eq $r ] && continue
-        if [ "$(node_of $r)" = "$(node_of $p)" ]; then ch=smp not='ud-[a-z]*'; else ch=ud-sr not=smp; fi
+        if [ "$(node_of $r)" = "$(node_of $p)" ]; then ch=smp not='(ud|rc)-[a-z]*'; else ch='(ud-sr|rc-sr|rc-rdma)' not=smp; fi
         grep -q -E "^\[aptus stats\] rank $r: $p +$ch +[1-9][0-9]* +[0-9]" "$T/out" ||
             fail "rank $r's statistics do not show messages to rank $p going by $ch"
         ! grep -q -E "^\[aptus stats\] rank $r: $p +$not +[1-9]" "$T/out" ||

@@ -403,8 +403,58 @@ static void test_random_chains(void)
     CHECK(tried > 500);
 }
 
+/* Allocation rules: thresholds, defaults, which message a rule takes, errors word for word; and
+ * the start check of send chains (an RC channel last). */
+static void test_alloc_rules(void)
+{
+    struct aptus_rule_chain c;
+    char err[512] = "";
+    CHECK(aptus_alloc_rules_parse("size>=64K:rc-rdma@2;*:rc-sr", 16, &c, err, sizeof err) == 0);
+    CHECK(c.n == 2 && c.rule[0].channel == APTUS_CH_RC_RDMA && c.rule[0].threshold == 2 &&
+          c.rule[1].channel == APTUS_CH_RC_SR && c.rule[1].threshold == 16);
+    CHECK(aptus_alloc_rules_find(&c, 65536, 4) == 0 && aptus_alloc_rules_find(&c, 65535, 4) == 1);
+    /* The last rule may be conditional: a message no rule takes does not count. */
+    CHECK(aptus_alloc_rules_parse("size<=1K:rc-sr@8", 16, &c, err, sizeof err) == 0);
+    CHECK(aptus_alloc_rules_find(&c, 1024, 2) == 0 && aptus_alloc_rules_find(&c, 1025, 2) == -1);
+    CHECK(aptus_alloc_rules_parse("ranks>=64:rc-sr@1;rc-sr@65534", 16, &c, err, sizeof err) == 0);
+    CHECK(aptus_alloc_rules_find(&c, 1, 64) == 0 && aptus_alloc_rules_find(&c, 1, 63) == 1 &&
+          c.rule[1].threshold == 65534);
+    static const struct {
+        const char *text, *msg;
+    } bad[] = {
+        { "rc-sr@0", "APTUS_ALLOC_RULES: rule 1 'rc-sr@0': threshold '0' after '@' must be a number 1..65534" },
+        { "*:rc-sr@70000", "APTUS_ALLOC_RULES: rule 1 '*:rc-sr@70000': threshold '70000' after '@' must be a number "
+                           "1..65534" },
+        { "rc-sr@x", "APTUS_ALLOC_RULES: rule 1 'rc-sr@x': threshold 'x' after '@' must be a number 1..65534" },
+        { "size>1K:ud-sr@2", "APTUS_ALLOC_RULES: rule 1 'size>1K:ud-sr@2': 'ud-sr' is not opened on demand "
+                             "(allocation rules name rc-sr, rc-rdma or rc-fp)" },
+        { "rc-sr;size<=x:rc-rdma", "APTUS_ALLOC_RULES: rule 2 'size<=x:rc-rdma': 'x' is not a number" },
+        { "", "APTUS_ALLOC_RULES: the rule chain is empty" },
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        err[0] = 0;
+        int rc = aptus_alloc_rules_parse(bad[i].text, 16, &c, err, sizeof err);
+        if (rc == 0 || strcmp(err, bad[i].msg) != 0) {
+            fprintf(stderr, "alloc rules \"%s\"\n  message:  %s\n  expected: %s\n", bad[i].text, rc ? err : "(parsed)",
+                    bad[i].msg);
+            failures++;
+        }
+    }
+    /* The send rules' messages still name APTUS_SEND_RULES afterwards. */
+    PARSE_ERR("size<=abc:smp;smp", "APTUS_SEND_RULES: rule 1 'size<=abc:smp': 'abc' is not a number");
+    /* A send chain ending with an RC channel cannot start a job. */
+    c = parse_ok("self;rc-sr");
+    CHECK(aptus_rules_check_start(&c, "self;rc-sr", err, sizeof err) == -1);
+    CHECK(!strcmp(err, "APTUS_SEND_RULES=self;rc-sr: the last rule names rc-sr, a channel opened on demand that "
+                       "reaches no peer before its connection is up; end the chain with a channel that reaches every "
+                       "peer from the start (ud-sr, ud-zcopy or ud-copy)"));
+    c = parse_ok("self;smp;size<=8K:rc-sr;rc-rdma;size<=8K:ud-sr;ud-zcopy");
+    CHECK(aptus_rules_check_start(&c, "x", err, sizeof err) == 0);
+}
+
 int main(void)
 {
+    test_alloc_rules();
     test_channel_names();
     test_parse_valid();
     test_boundaries_and_suffixes();

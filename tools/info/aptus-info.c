@@ -183,7 +183,10 @@ static void print_rules(const struct aptus_rule_chain *chain)
             if (r->ranks_min > 1 || r->ranks_max < INT32_MAX)
                 printf(", ranks %d..%d", r->ranks_min, r->ranks_max);
         }
-        printf(" -> %s\n", aptus_channel_name(r->channel));
+        printf(" -> %s", aptus_channel_name(r->channel));
+        if (r->threshold)
+            printf(" after %d messages", r->threshold);
+        printf("\n");
     }
 }
 
@@ -293,11 +296,26 @@ int main(int argc, char **argv)
     }
     printf("send rule chain: %s\n", rules);
     print_rules(&chain);
+    struct aptus_rule_chain alloc;
+    if (aptus_alloc_rules_parse(aptus_config.alloc_rules, aptus_config.rc_threshold, &alloc, err, sizeof err) != 0) {
+        fprintf(stderr, "%s\n", err);
+        return 2;
+    }
+    printf("allocation rules (APTUS_ALLOC_RULES: which messages over UD count toward an RC connection to a peer): "
+           "%s\n",
+           aptus_config.alloc_rules);
+    print_rules(&alloc);
+    printf("  connections per process at most: %d (APTUS_RC_MAX)\n", aptus_config.rc_max);
     printf("routes for a job of %d rank%s (first matching rule whose channel reaches the peer):\n", nranks,
            nranks == 1 ? "" : "s");
+    /* A remote peer before its connection is up: the channels opened on demand do not reach it. */
+    uint8_t reach_unconnected[APTUS_CH_COUNT];
+    memcpy(reach_unconnected, reach_remote, sizeof reach_unconnected);
+    reach_unconnected[APTUS_CH_RC_SR] = reach_unconnected[APTUS_CH_RC_FP] = reach_unconnected[APTUS_CH_RC_RDMA] = 0;
     int missing = 0;
     missing |= print_route("self", &chain, nranks, reach_self);
     missing |= print_route("local peer", &chain, nranks, reach_local);
-    missing |= print_route("remote peer", &chain, nranks, reach_remote);
+    missing |= print_route("remote peer, connected", &chain, nranks, reach_remote);
+    missing |= print_route("remote peer, before its connection", &chain, nranks, reach_unconnected);
     return missing ? 1 : 0;
 }

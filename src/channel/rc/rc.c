@@ -79,13 +79,16 @@ static struct {
     struct aptus_fab_rc r;
     uint32_t job;
     size_t buf_size, frame_max;
-    uint8_t *state;            /* per world rank */
-    uint16_t *count;           /* frames over UD per world rank, until the threshold */
-    uint8_t *tries;            /* per world rank: refusals so far (the next try waits longer) */
-    struct rc_ep **conn;       /* per world rank: the connection (being) made */
-    int nconn, npending;       /* up / being made (both count toward APTUS_RC_MAX) */
-    int ask_retry;             /* an RC_ASK could not be sent: try again */
-    struct rc_buf *q, *q_tail; /* frames the provider refused for now, in order */
+    uint8_t *state;                /* per world rank */
+    struct aptus_rule_chain alloc; /* the allocation rules (APTUS_ALLOC_RULES) */
+    uint16_t *count;               /* messages per allocation rule and world rank, until its threshold */
+    uint32_t *seen;                /* per world rank: messages exchanged before the connection was asked */
+    uint8_t *why;                  /* per world rank: the allocation rule that asked (1-based; 0: the peer) */
+    uint8_t *tries;                /* per world rank: refusals so far (the next try waits longer) */
+    struct rc_ep **conn;           /* per world rank: the connection (being) made */
+    int nconn, npending;           /* up / being made (both count toward APTUS_RC_MAX) */
+    int ask_retry;                 /* an RC_ASK could not be sent: try again */
+    struct rc_buf *q, *q_tail;     /* frames the provider refused for now, in order */
     char *rx_pool;
     size_t stride;
     int nrx;
@@ -371,29 +374,42 @@ static void want(int rank)
         rc.ask_retry = 1;
 }
 
-/* Frames before the next try: the threshold, doubled after each refusal (a peer that was
- * refused is asked again later, in case the refusal was a moment's contention: both sides
+/* Messages before the next try: the rule's threshold, doubled after each refusal (a peer that
+ * was refused is asked again later, in case the refusal was a moment's contention: both sides
  * holding their last slot for attempts of their own). */
-static uint32_t threshold(int rank)
+static uint32_t threshold(int rank, int rule)
 {
     unsigned t = rc.tries[rank] < 8 ? rc.tries[rank] : 8;
-    uint32_t n = (uint32_t)aptus_config.rc_threshold << t;
+    uint32_t n = (uint32_t)rc.alloc.rule[rule].threshold << t;
     return n > 65535 ? 65535 : n;
 }
 
-void aptus_rc_note(struct aptus_peer *p)
+/* The allocation hook (channel.h): a message to or from p. Only messages that this rank's
+ * route to p sends over UD count (not those of peers reached by self or smp, nor of peers
+ * connected or being connected); the first allocation rule that takes the message counts it,
+ * and at its threshold the connection is asked for. */
+static void alloc_note(struct aptus_peer *p, uint64_t bytes)
 {
     int rank = p->world_rank;
-    if (!rc.active)
-        return;
     int s = rc.state[rank];
     if (s != RC_NONE && s != RC_REFUSED)
         return;
-    if (rc.count[rank] < 65535)
-        rc.count[rank]++;
-    if (rc.count[rank] < threshold(rank) || (s == RC_REFUSED && rc.tries[rank] >= RC_TRIES_MAX))
+    int ch = p->route ? aptus_route_pick(p->route, bytes) : -1;
+    if (ch != APTUS_CH_UD_SR && ch != APTUS_CH_UD_ZCOPY && ch != APTUS_CH_UD_COPY)
         return;
-    rc.count[rank] = 0;
+    if (rc.seen[rank] < UINT32_MAX)
+        rc.seen[rank]++;
+    int k = aptus_alloc_rules_find(&rc.alloc, bytes, aptus_rt.size);
+    if (k < 0)
+        return;
+    uint16_t *c = &rc.count[(size_t)k * (size_t)aptus_rt.size + (size_t)rank];
+    if (*c < 65535)
+        (*c)++;
+    if (*c < threshold(rank, k) || (s == RC_REFUSED && rc.tries[rank] >= RC_TRIES_MAX))
+        return;
+    for (int i = 0; i < rc.alloc.n; i++)
+        rc.count[(size_t)i * (size_t)aptus_rt.size + (size_t)rank] = 0;
+    rc.why[rank] = (uint8_t)(k + 1);
     if (s == RC_REFUSED)
         set_state(rank, RC_NONE);
     want(rank);
@@ -730,15 +746,29 @@ void aptus_rc_ep_release(struct rc_ep *e, int view)
 
 /* ---- life cycle ------------------------------------------------------------------------- */
 
-/* Whether a send rule names an RC channel (the same answer on every rank). */
+/* Whether a send rule names an RC channel that some peer may take (the same answer on every
+ * rank): the job spans nodes, or (a test of RC on one node) an RC rule comes before an
+ * unconditional smp rule ends the chain for every other rank. */
 static int rc_wanted(void)
 {
     if (aptus_rt.size < 2)
         return 0;
-    for (int i = 0; i < aptus_rules.n; i++)
-        if (aptus_rules.rule[i].channel == APTUS_CH_RC_SR || aptus_rules.rule[i].channel == APTUS_CH_RC_RDMA)
+    int named = 0, before_smp = 0, smp_ends = 0;
+    for (int i = 0; i < aptus_rules.n; i++) {
+        int c = aptus_rules.rule[i].channel;
+        if (c == APTUS_CH_RC_SR || c == APTUS_CH_RC_RDMA) {
+            named = 1;
+            before_smp |= !smp_ends;
+        }
+        if (c == APTUS_CH_SMP && aptus_rules.rule[i].unconditional)
+            smp_ends = 1;
+    }
+    if (!named)
+        return 0;
+    for (int r = 0; r < aptus_rt.size; r++)
+        if (aptus_rt.node_of[r] != aptus_rt.node)
             return 1;
-    return 0;
+    return before_smp;
 }
 
 int aptus_rc_rdma_named(void)
@@ -825,12 +855,16 @@ static int rc_setup(char *err, size_t errlen)
     }
     rc.nrx = (size_t)aptus_config.rc_recv_bufs > rc.r.rx_depth ? (int)rc.r.rx_depth : aptus_config.rc_recv_bufs;
     size_t n = (size_t)aptus_rt.size;
+    if (aptus_alloc_rules_parse(aptus_config.alloc_rules, aptus_config.rc_threshold, &rc.alloc, err, errlen) != 0)
+        return -1;
     rc.state = calloc(n, 1);
-    rc.count = calloc(n, sizeof *rc.count);
+    rc.count = calloc(n * (size_t)rc.alloc.n, sizeof *rc.count);
+    rc.seen = calloc(n, sizeof *rc.seen);
+    rc.why = calloc(n, 1);
     rc.tries = calloc(n, 1);
     rc.conn = calloc(n, sizeof *rc.conn);
     rc.rx_pool = aligned_alloc(64, (size_t)rc.nrx * rc.stride);
-    if (!rc.state || !rc.count || !rc.tries || !rc.conn || !rc.rx_pool) {
+    if (!rc.state || !rc.count || !rc.seen || !rc.why || !rc.tries || !rc.conn || !rc.rx_pool) {
         snprintf(err, errlen, "out of memory");
         return -1;
     }
@@ -863,6 +897,9 @@ static void rc_release(void)
     free(rc.rx_pool);
     free(rc.state);
     free(rc.count);
+    free(rc.seen);
+    free(rc.why);
+    aptus_alloc_hook = NULL;
     free(rc.tries);
     free(rc.conn);
     if (rc.q)
@@ -912,6 +949,7 @@ static int rc_init(void)
         return APTUS_ERR;
     }
     rc.active = 1;
+    aptus_alloc_hook = alloc_note;
     rc_set_caps();
     aptus_channel_poll_enable(&aptus_channel_rc_sr, 1);
     if (rc.r.cq_fd >= 0 && rc.r.eq_fd >= 0)
@@ -946,7 +984,7 @@ static size_t rc_memory(void)
         return 0;
     return (size_t)rc.nrx * rc.stride + (size_t)rc.ntx * (sizeof(struct rc_buf) + rc.buf_size) +
            (size_t)(rc.nconn + rc.npending) * sizeof(struct rc_ep) +
-           (size_t)aptus_rt.size * (2 + sizeof *rc.count + sizeof *rc.conn);
+           (size_t)aptus_rt.size * (3 + sizeof *rc.seen + (size_t)rc.alloc.n * sizeof *rc.count + sizeof *rc.conn);
 }
 
 static void rc_stats_print(void)
@@ -962,9 +1000,20 @@ static void rc_stats_print(void)
            (size_t)rc.nrx * rc.stride, (size_t)rc.ntx * (sizeof(struct rc_buf) + rc.buf_size),
            rc.st.frames_in && rc.st.frames_out ? " (frames both ways)" : "",
            rc.st.refused_limit ? " (limit reached)" : "");
-    for (int r = 0; r < aptus_rt.size; r++)
-        if (rc.state[r] != RC_NONE)
-            printf("[aptus stats] rank %d: rc-sr: peer %d %s\n", aptus_rt.rank, r, state_name(rc.state[r]));
+    for (int r = 0; r < aptus_rt.size; r++) {
+        if (rc.state[r] == RC_NONE)
+            continue;
+        char why[96];
+        if (rc.why[r]) {
+            const struct aptus_rule *a = &rc.alloc.rule[rc.why[r] - 1];
+            snprintf(why, sizeof why, "this rank asked after %u messages, allocation rule %d (%s@%d)", rc.seen[r],
+                     rc.why[r], aptus_channel_name(a->channel), a->threshold);
+        } else {
+            snprintf(why, sizeof why, "the peer asked (after %u messages here)", rc.seen[r]);
+        }
+        printf("[aptus stats] rank %d: rc-sr: peer %d %s%s: %s\n", aptus_rt.rank, r, state_name(rc.state[r]),
+               rc.tries[r] ? " (after refusals)" : "", why);
+    }
 }
 
 static int rc_counter(const char *name, uint64_t *value)

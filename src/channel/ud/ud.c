@@ -254,10 +254,7 @@ int aptus_ud_send_frame(struct ud_ep *e, const void *hdr, size_t hdrlen, const v
     if (hdrlen + len > ud.frame_max)
         return APTUS_ERR;
     struct iovec parts[2] = { { (void *)hdr, hdrlen }, { (void *)payload, len } };
-    int r = send_pieces(e, parts, 2, hdrlen + len);
-    if (r == APTUS_OK)
-        aptus_rc_note(e->base.peer);
-    return r;
+    return send_pieces(e, parts, 2, hdrlen + len);
 }
 
 static int ud_send_frame(struct aptus_ep *ep, const void *hdr, size_t hdrlen, const void *payload, size_t len)
@@ -275,10 +272,7 @@ int aptus_ud_send_frame_packed(struct ud_ep *e, const void *hdr, size_t hdrlen, 
     memcpy(ud.scratch, hdr, hdrlen);
     aptus_dt_pack_some(cur, ud.scratch + hdrlen, len);
     struct iovec part = { ud.scratch, hdrlen + len };
-    int r = send_pieces(e, &part, 1, hdrlen + len);
-    if (r == APTUS_OK)
-        aptus_rc_note(e->base.peer);
-    return r;
+    return send_pieces(e, &part, 1, hdrlen + len);
 }
 
 static int ud_send_frame_packed(struct aptus_ep *ep, const void *hdr, size_t hdrlen, struct aptus_dt_cursor *cur,
@@ -291,7 +285,6 @@ static int ud_send_frame_packed(struct aptus_ep *ep, const void *hdr, size_t hdr
 
 static void frame_in(struct ud_ep *e, const char *frame, size_t len)
 {
-    aptus_rc_note(e->base.peer);
     aptus_am_dispatch(e->base.peer, frame, len);
 }
 
