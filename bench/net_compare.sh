@@ -9,7 +9,8 @@
 #   -r ROUNDS     rounds (default 3, with --quick 1; env ROUNDS)
 #   -l LIBS       libraries, comma-separated, in column order (default aptus,ompi,mpich,raw);
 #                 raw = fi_pingpong -p udp -e dgram (1-byte latency, a column of the latency
-#                 table; always run without loss: a lost datagram would hang it)
+#                 table; always run without loss: a lost datagram would hang it); rawtcp =
+#                 fi_pingpong -p tcp -e msg (the connected endpoints rc-sr runs on)
 #   -V SPEC       a column: LIB[:LABEL][=VAR=VAL[ VAR=VAL...]] (repeatable), e.g.
 #                   -V aptus  -V 'aptus:zcopy=APTUS_SEND_RULES=self;smp;ud-zcopy'
 #                   -V 'aptus:spin50=APTUS_SPIN_COUNT=50 APTUS_WAIT_BLOCK=1'
@@ -296,7 +297,7 @@ cflags=${CFLAGS:--O2}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 declare -A note col_lib col_env col_desc
 cols=()
-raw=0
+raw=0 rawtcp=0
 progs=$(for b in "${blist[@]}"; do echo "${b_prog[$b]}"; done | sort -u)
 progs="$progs pt2pt_bandwidth" # the check run
 lib_ok() { # lib_ok LIB: "" when usable (binaries built), else why not
@@ -313,21 +314,22 @@ lib_ok() { # lib_ok LIB: "" when usable (binaries built), else why not
         [ "$1" = ompi ] && { bl_openmpi_ok || return; cc=mpicc.openmpi; }
         [ "$1" = mpich ] && { bl_mpich_ok || return; }
         for p in $progs; do bl_mpicc $cc "$here/$p.c" "$tmp/$1/$p" || return; done ;;
-    raw)
+    raw | rawtcp)
         bl_ensure_pkgs fi_pingpong -- libfabric-bin ||
             echo "skipped: fi_pingpong not installed (apt-get install libfabric-bin)" ;;
     esac
 }
 for lib in $(echo "$libs" | tr ',' ' '); do
     case $lib in
-    aptus | ompi | mpich | raw) ;;
+    aptus | ompi | mpich | raw | rawtcp) ;;
     openmpi) lib=ompi ;;
-    *) die "unknown library '$lib' (aptus, ompi, mpich, raw)" ;;
+    *) die "unknown library '$lib' (aptus, ompi, mpich, raw, rawtcp)" ;;
     esac
     note[$lib]=$(lib_ok "$lib")
     [ -z "${note[$lib]}" ] || continue
     [ "$lib" = aptus ] && mpiexec=$(bl_aptus_mpiexec "$build")
     if [ "$lib" = raw ]; then raw=1; continue; fi
+    if [ "$lib" = rawtcp ]; then rawtcp=1; continue; fi
     n=0
     for s in "${specs[@]}"; do
         head=${s%%=*}
@@ -403,11 +405,12 @@ else
 fi
 echo "# veth: $(ip -n "$H0" -d link show eth0 | grep -o -E 'mtu [0-9]+' | head -1), $(ip -n "$H0" -d link show eth0 | grep -o -E 'gso_max_segs [0-9]+')"
 echo "# host: $(uname -n), $(nproc) cpus online, $(date -u '+%Y-%m-%d %H:%M UTC'), load average: $(cut -d' ' -f1-3 /proc/loadavg)"
-for lib in aptus ompi mpich raw; do [ -n "${note[$lib]:-}" ] && echo "# $lib: ${note[$lib]}"; done
+for lib in aptus ompi mpich raw rawtcp; do [ -n "${note[$lib]:-}" ] && echo "# $lib: ${note[$lib]}"; done
 for col in "${cols[@]}"; do echo "# $col: ${col_desc[$col]}"; done
 [ $raw = 1 ] && echo "# raw-udp: fi_pingpong -p udp -e dgram (libfabric ${fab_version:-?}), server in $H1 on cpu $cpu1, client in $H0 on cpu $cpu0; 1 byte, one-way = usec/xfer; run with the loss rules off"
 for b in "${blist[@]}"; do echo "# $b: ${b_prog[$b]} ${b_args[$b]}  ($((2 * b_ppn[$b])) ranks, ${b_ppn[$b]} per namespace)"; done
-[ ${#cols[@]} -gt 0 ] || [ $raw = 1 ] || { echo "net_compare.sh: no library to run" >&2; exit 1; }
+[ $rawtcp = 1 ] && echo "# raw-tcp: fi_pingpong -p tcp -e msg (libfabric ${fab_version:-?}), as raw-udp"
+[ ${#cols[@]} -gt 0 ] || [ $raw = 1 ] || [ $rawtcp = 1 ] || { echo "net_compare.sh: no library to run" >&2; exit 1; }
 
 # --- one run -----------------------------------------------------------------------------------
 # placement ERR NP: checks the wrapper's lines: ranks below NP/2 in H0, the others in H1.
@@ -452,23 +455,27 @@ run_col() {
     return $rc
 }
 
-# raw ROUND: fi_pingpong, REPS runs of ITERS round trips at 1 byte, as a bench_common.h table.
+# raw ROUND [udp|tcp]: fi_pingpong, REPS runs of ITERS round trips at 1 byte, as a bench_common.h
+# table (udp: -e dgram; tcp: -e msg, connected endpoints).
 raw_run() {
-    local r=$1 out="$outdir/latency/raw-udp.round$r.txt" reps=5 iters=10000 i v vals=() port srv t0
+    local r=$1 kind=${2:-udp} reps=5 iters=10000 i v vals=() port srv t0
+    local out="$outdir/latency/raw-$kind.round$r.txt" ep=dgram
+    [ "$kind" = tcp ] && ep=msg
     [ $quick = 1 ] && { reps=2; iters=200; }
     port=$((47592 + r))
+    [ "$kind" = tcp ] && port=$((port + 100))
     loss_off
     t0=$(date +%s.%N)
     for ((i = 0; i < reps; i++)); do
         env NET_COMPARE_TAG="$TAG" timeout 60 ip netns exec "$H1" taskset -c "$cpu1" \
-            fi_pingpong -p udp -e dgram -I "$iters" -S 1 -B "$port" >"$tmp/raw.srv" 2>&1 &
+            fi_pingpong -p "$kind" -e "$ep" -I "$iters" -S 1 -B "$port" >"$tmp/raw.srv" 2>&1 &
         srv=$!
         for _ in $(seq 50); do
             ip netns exec "$H1" ss -ltnH "sport = :$port" 2>/dev/null | grep -q . && break
             sleep 0.1
         done
         v=$(env NET_COMPARE_TAG="$TAG" timeout 60 ip netns exec "$H0" taskset -c "$cpu0" \
-            fi_pingpong -p udp -e dgram -I "$iters" -S 1 -P "$port" "$A1" 2>"$tmp/raw.err" |
+            fi_pingpong -p "$kind" -e "$ep" -I "$iters" -S 1 -P "$port" "$A1" 2>"$tmp/raw.err" |
             awk '$1 == 1 { print $7 }')
         wait $srv
         [ -n "$v" ] && vals+=("$v")
@@ -476,14 +483,14 @@ raw_run() {
     loss_on
     kill_leftovers
     {
-        echo "# benchmark: fi_pingpong | library: fi_pingpong -p udp -e dgram (libfabric ${fab_version:-?}) | reps: $reps | iters: $iters"
+        echo "# benchmark: fi_pingpong | library: fi_pingpong -p $kind -e $ep (libfabric ${fab_version:-?}) | reps: $reps | iters: $iters"
         echo "# table: latency  unit: us  better: lower  (usec/xfer)"
         if [ ${#vals[@]} -gt 0 ]; then
             printf '%s\n' "${vals[@]}" | sort -g | awk -v it="$iters" '{ v[NR] = $1 }
                 END { m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2; printf "%12d %9d %12.3f %12.3f\n", 1, it, v[1], m }'
         fi
     } >"$out"
-    printf 'latency raw-udp round %s: %s, %s s, %d of %d runs\n' "$r" \
+    printf 'latency raw-%s round %s: %s, %s s, %d of %d runs\n' "$kind" "$r" \
         "$([ ${#vals[@]} = "$reps" ] && echo ok || echo FAILED)" "$(since "$t0")" \
         "${#vals[@]}" "$reps" | tee -a "$outdir/runs.log"
     if [ ${#vals[@]} != "$reps" ]; then
@@ -538,7 +545,8 @@ for ((r = 1; r <= rounds; r++)); do
     echo
     echo "=== round $r/$rounds ==="
     for b in "${blist[@]}"; do
-        [ "$b" = latency ] && [ $raw = 1 ] && raw_run "$r"
+        [ "$b" = latency ] && [ $raw = 1 ] && raw_run "$r" udp
+        [ "$b" = latency ] && [ $rawtcp = 1 ] && raw_run "$r" tcp
         for col in "${cols[@]}"; do
             # shellcheck disable=SC2086
             run_col "$col" "$b" "$r" "$outdir/$b/$col.round$r" ${b_args[$b]}
@@ -554,10 +562,11 @@ echo "# load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
 for b in "${blist[@]}"; do
     keys=()
     [ "$b" = latency ] && [ $raw = 1 ] && keys+=(raw-udp)
+    [ "$b" = latency ] && [ $rawtcp = 1 ] && keys+=(raw-tcp)
     keys+=("${cols[@]}")
     files=()
     # raw-udp (one size) is read last, so that the rows keep the order of the MPI benchmarks
-    for k in "${cols[@]}" raw-udp; do
+    for k in "${cols[@]}" raw-udp raw-tcp; do
         for ((r = 1; r <= rounds; r++)); do
             [ -f "$outdir/$b/$k.round$r.txt" ] && files+=("$outdir/$b/$k.round$r.txt")
         done

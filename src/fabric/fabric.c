@@ -383,6 +383,7 @@ int aptus_fab_rc_open(struct aptus_fab_rc *r, const char *prov, const char *ifac
     r->max_msg = i->ep_attr->max_msg_size;
     r->iov_limit = i->tx_attr->iov_limit;
     r->msg_order = i->tx_attr->msg_order;
+    r->rx_cq_data = (i->mode & FI_RX_CQ_DATA) != 0;
     r->mr_mode = i->domain_attr->mr_mode;
     r->mr_local = (r->mr_mode & FI_MR_LOCAL) != 0 || (i->mode & FI_LOCAL_MR) != 0;
     if (r->mr_mode & FI_MR_ENDPOINT) {

@@ -107,6 +107,7 @@ struct aptus_fab_rc {
     size_t max_msg;     /* largest message (and RMA operation) */
     size_t iov_limit;   /* local pieces in one operation */
     uint64_t msg_order; /* FI_ORDER_* the provider keeps between operations of an endpoint */
+    int rx_cq_data;     /* FI_RX_CQ_DATA: remote CQ data consumes a posted receive */
     uint64_t mr_mode;
     int mr_local;                  /* local buffers need registration and a descriptor */
     int eq_fd, cq_fd;              /* descriptors to block on (-1: none) */

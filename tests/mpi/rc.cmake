@@ -100,3 +100,21 @@ aptus_mpi_test(NAME rc_bad_alloc_rules_np2 SOURCE p2p_basic.c NP 2 LABELS errors
 aptus_mpi_test(NAME rc_chain_rc_last_np2 SOURCE p2p_basic.c NP 2 LABELS errors rc
   ENV "APTUS_SEND_RULES=self,rc-sr" APTUS_FABRIC_IFACE=lo EXPECT_NONZERO
   EXPECT_ERROR "the last rule names rc-sr, a channel opened on demand")
+
+# The credit path (APTUS_RC_SRX=0: receive buffers per connection, credits returned with frames
+# going back or by credit frames), with the default 16 buffers and with 2 (every other frame
+# waits for credits; credit frames must flow for both sides to go on).
+foreach(prog p2p_order p2p_window p2p_large p2p_noncontig)
+  aptus_mpi_test(NAME rc_credit_${prog}_np2 SOURCE ${prog}.c NP 2 LABELS p2p rc
+    ENV ${APTUS_RC} APTUS_RC_THRESHOLD=1 APTUS_RC_SRX=0 ${APTUS_RC_USED} "rc-sr: credit path")
+  aptus_mpi_test(NAME rc_credit2_${prog}_np2 SOURCE ${prog}.c NP 2 LABELS p2p rc
+    ENV ${APTUS_RC} APTUS_RC_THRESHOLD=1 APTUS_RC_SRX=0 APTUS_RC_CONN_BUFS=2 ${APTUS_RC_USED} "rc-sr: credit path")
+endforeach()
+foreach(prog coll_basic p2p_anysource)
+  aptus_mpi_test(NAME rc_credit2_${prog}_np4 SOURCE ${prog}.c NP 4 LABELS rc
+    ENV ${APTUS_RC} APTUS_RC_THRESHOLD=1 APTUS_RC_SRX=0 APTUS_RC_CONN_BUFS=2 ${APTUS_RC_USED} "rc-sr: credit path")
+endforeach()
+aptus_mpi_test(NAME rcr_credit_write_p2p_window_np2 SOURCE p2p_window.c NP 2 LABELS p2p rc
+  ENV ${APTUS_RCR} APTUS_RC_SRX=0 APTUS_RC_CONN_BUFS=2 EXPECT_STATS "rc-sr: credit path" "rc-rdma: mode write")
+aptus_mpi_test(NAME rc_bad_conn_bufs_np2 SOURCE p2p_basic.c NP 2 LABELS errors rc
+  ENV ${APTUS_RC} APTUS_RC_SRX=0 APTUS_RC_CONN_BUFS=1 EXPECT_NONZERO EXPECT_ERROR "APTUS_RC_CONN_BUFS=1")

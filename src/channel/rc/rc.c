@@ -43,19 +43,21 @@
 #include "runtime/progress.h"
 #include "runtime/runtime.h"
 
-#define RC_CARD        "rc"
-#define RC_CQ_BATCH    16
-#define RC_HEADER_ROOM 256 /* of a frame, kept for the message layer's header */
-#define RC_MAGIC       0x41524331u
-#define RC_TRIES_MAX   4 /* refusals of one peer before this rank stops asking */
+#define RC_CARD         "rc"
+#define RC_CQ_BATCH     16
+#define RC_HEADER_ROOM  256 /* of a frame, kept for the message layer's header */
+#define RC_MAGIC        0x41524331u
+#define RC_TRIES_MAX    4 /* refusals of one peer before this rank stops asking */
+#define RC_CREDIT_SLACK 2 /* the credit path: receive buffers posted beyond the credits, for credit frames */
 
 /* Per-rank connection state. */
 enum { RC_NONE = 0, RC_ASKING, RC_ASKED, RC_CONNECTING, RC_UP, RC_REFUSED, RC_CLOSED };
 
 /* In front of every frame. */
 struct rc_hdr {
-    uint32_t src; /* sender's world rank */
-    uint32_t len; /* frame bytes that follow */
+    uint32_t src;     /* sender's world rank */
+    uint32_t len;     /* frame bytes that follow (0: a credit frame, nothing to hand up) */
+    uint32_t credits; /* the credit path: receive buffers the sender reposted for us */
 };
 
 /* A connection's parameters (fi_connect / fi_accept). */
@@ -96,8 +98,14 @@ static struct {
     int ntx, ntx_out;
     int finishing;
     double ping_s, next_check; /* liveness: see ping_silent */
+    int credit_path;           /* no shared receive context: per-connection buffers and credits */
+    int conn_bufs;             /* ... receive buffers per connection (APTUS_RC_CONN_BUFS) */
+    int owing;                 /* a credit frame could not go: try again from progress */
+    char **retired;            /* receive pools of closed connections (completions may still name them) */
+    int nretired;
     struct {
         uint64_t opened_by_me, opened_by_peer, refused_limit, refused_by_peer, failed, closed, frames_out, frames_in;
+        uint64_t no_credit, credit_frames;
     } st;
 } rc;
 
@@ -177,7 +185,13 @@ static ssize_t tx_go(struct rc_buf *b)
  * it waits in the queue (behind any frame already there, so the order holds). */
 static int post_tx(struct rc_ep *e, struct rc_buf *b, size_t len)
 {
-    struct rc_hdr h = { (uint32_t)aptus_rt.rank, (uint32_t)len };
+    struct rc_hdr h = { (uint32_t)aptus_rt.rank, (uint32_t)len, 0 };
+    if (rc.credit_path) {
+        if (len)
+            e->credits--; /* a credit frame costs none: see conn_post_rx */
+        h.credits = (uint32_t)e->owed;
+        e->owed = 0;
+    }
     memcpy(b->data, &h, sizeof h);
     b->to = e;
     b->rank = e->rank;
@@ -224,11 +238,22 @@ static int tx_flush(void)
     return n;
 }
 
+/* The credit path: a frame may go while the peer has a buffer free for it. */
+static int no_credit(struct rc_ep *e)
+{
+    if (!rc.credit_path || e->credits > 0)
+        return 0;
+    rc.st.no_credit++;
+    return 1;
+}
+
 static int rc_send_frame(struct aptus_ep *ep, const void *hdr, size_t hdrlen, const void *payload, size_t len)
 {
     struct rc_ep *e = (struct rc_ep *)ep;
     if (hdrlen + len > rc.frame_max)
         return APTUS_ERR;
+    if (no_credit(e))
+        return APTUS_NORES;
     struct rc_buf *b = tx_get();
     if (!b)
         return APTUS_NORES;
@@ -245,9 +270,11 @@ static int rc_send_frame_packed(struct aptus_ep *ep, const void *hdr, size_t hdr
     struct rc_ep *e = (struct rc_ep *)ep;
     if (hdrlen + len > rc.frame_max)
         return APTUS_ERR;
+    if (no_credit(e))
+        return APTUS_NORES; /* the cursor moves only when the frame goes */
     struct rc_buf *b = tx_get();
     if (!b)
-        return APTUS_NORES; /* the cursor moves only when the frame goes */
+        return APTUS_NORES;
     char *p = b->data + sizeof(struct rc_hdr);
     memcpy(p, hdr, hdrlen);
     aptus_dt_pack_some(cur, p + hdrlen, len);
@@ -286,6 +313,53 @@ static int room(void)
     return rc.nconn + rc.npending < aptus_config.rc_max;
 }
 
+/* Closes e's endpoint and frees e. Its own receive buffers (the credit path) are kept until
+ * the channel finalizes, marked dead: completions already queued may still name them. */
+static void conn_free(struct rc_ep *e)
+{
+    if (e->ep)
+        fi_close(&e->ep->fid);
+    e->ep = NULL;
+    if (e->rx_pool) {
+        for (int i = 0; i < rc.conn_bufs + RC_CREDIT_SLACK; i++)
+            ((struct rc_buf *)(e->rx_pool + (size_t)i * rc.stride))->to = NULL;
+        char **v = realloc(rc.retired, sizeof *v * (size_t)(rc.nretired + 1));
+        if (v) {
+            rc.retired = v;
+            rc.retired[rc.nretired++] = e->rx_pool;
+        } /* else: leaked rather than freed under a completion */
+        e->rx_pool = NULL;
+    }
+    free(e);
+}
+
+static int rx_post(struct rc_buf *b);
+
+/* The credit path: the connection's own receive buffers, posted once its endpoint exists; the
+ * peer does the same, so each side starts with conn_bufs credits. Credit frames cost no credit
+ * and are owed nothing back (that would make each answer the other's, for ever): two more
+ * buffers are posted for them -- a rank sends one only after half its buffers' worth of data
+ * frames, so no more than two are in flight -- and one arriving before a buffer is free waits
+ * in the connection (the stream of tcp, RNR retries of verbs RC) until the receiver, handing up
+ * the frames before it, posts one again. 0, or -1. */
+static int conn_post_rx(struct rc_ep *e)
+{
+    if (!rc.credit_path)
+        return 0;
+    int n = rc.conn_bufs + RC_CREDIT_SLACK;
+    e->rx_pool = aligned_alloc(64, (size_t)n * rc.stride);
+    if (!e->rx_pool)
+        return -1;
+    for (int i = 0; i < n; i++) {
+        struct rc_buf *b = (struct rc_buf *)(e->rx_pool + (size_t)i * rc.stride);
+        b->to = e;
+        if (rx_post(b) != 0)
+            return -1;
+    }
+    e->credits = rc.conn_bufs;
+    return 0;
+}
+
 static struct rc_ep *conn_new(int rank, int initiator)
 {
     struct rc_ep *e = calloc(1, sizeof *e);
@@ -303,11 +377,12 @@ static void conn_drop(int rank)
     rc.conn[rank] = NULL;
     if (!e)
         return;
-    if (e->ep)
+    if (!e->handed) {
+        conn_free(e);
+    } else if (e->ep) {
         fi_close(&e->ep->fid);
-    e->ep = NULL;
-    if (!e->handed)
-        free(e);
+        e->ep = NULL;
+    }
 }
 
 /* The connection to `rank` cannot be had (counted by the caller; the statistics show the
@@ -330,6 +405,8 @@ static void connect_to(int rank)
     }
     struct rc_param prm = { RC_MAGIC, rc.job, (uint32_t)aptus_rt.rank, 0 };
     int r = aptus_fab_rc_connect(&rc.r, addr, alen, &prm, sizeof prm, e, &e->ep);
+    if (r == 0 && conn_post_rx(e) != 0)
+        r = -FI_ENOMEM;
     if (r != 0) {
         rc.st.failed++;
         give_up(rank);
@@ -492,6 +569,8 @@ static void on_connreq(struct aptus_fab_cm_event *ev)
     }
     struct rc_param mine = { RC_MAGIC, rc.job, (uint32_t)aptus_rt.rank, 0 };
     int r = aptus_fab_rc_accept(&rc.r, ev->req, &mine, sizeof mine, e, &e->ep);
+    if (r == 0 && conn_post_rx(e) != 0)
+        r = -FI_ENOMEM;
     if (r != 0) {
         rc.st.failed++;
         give_up(rank);
@@ -560,7 +639,35 @@ static int cm_progress(void)
 static int rx_post(struct rc_buf *b)
 {
     b->ctx.kind = RC_CTX_RX;
+    if (rc.credit_path) {
+        if (!b->to || !b->to->ep)
+            return 0; /* its connection is gone: the buffer rests */
+        return fi_recv(b->to->ep, b->data, rc.buf_size, NULL, FI_ADDR_UNSPEC, &b->ctx) == 0 ? 0 : -1;
+    }
     return fi_recv(rc.r.srx, b->data, rc.buf_size, NULL, FI_ADDR_UNSPEC, &b->ctx) == 0 ? 0 : -1;
+}
+
+/* The credit path: a header-only frame returning what e owes. 0 when sent or nothing is owed,
+ * -1 when it must wait (no send buffer now). */
+static int credit_frame(struct rc_ep *e)
+{
+    if (!e->owed || !e->ep)
+        return 0;
+    struct rc_buf *b = tx_get();
+    if (!b)
+        return -1;
+    rc.st.credit_frames++;
+    (void)post_tx(e, b, 0); /* a failure is the connection's: its close reports it */
+    return 0;
+}
+
+/* After a buffer of e was handed up and posted again: return credits when half the buffers
+ * are owed (a frame going back would carry them anyway). */
+static void credit_owed(struct rc_ep *e)
+{
+    e->owed++;
+    if (e->owed >= (rc.conn_bufs + 1) / 2 && credit_frame(e) != 0)
+        rc.owing = 1;
 }
 
 /* Liveness. A connection says nothing when its peer's node is cut off (a TCP connection waits
@@ -590,22 +697,40 @@ static void on_ping(struct aptus_peer *from, const void *frame, size_t len)
     (void)from, (void)frame, (void)len; /* the UD engine's acknowledgement is the answer */
 }
 
-static void rx_handle(struct rc_buf *b, size_t len)
+/* Hands up a received frame; returns 1 for a data frame (its buffer is owed back on the credit
+ * path), 0 for a credit frame or one dropped. */
+static int rx_handle(struct rc_buf *b, size_t len)
 {
     struct rc_hdr h;
     if (len < sizeof h)
-        return;
+        return 0;
     memcpy(&h, b->data, sizeof h);
     if (h.src >= (uint32_t)aptus_rt.size || h.len != len - sizeof h)
-        return;
+        return 0;
+    struct rc_ep *e = rc.credit_path ? b->to : rc.conn[h.src];
+    if (rc.credit_path && e)
+        e->credits += (int)h.credits;
+    if (!h.len)
+        return 0; /* a credit frame */
     struct aptus_peer *p = aptus_peer_get((int)h.src);
     if (!p || p->failed)
-        return;
+        return 1;
     rc.st.frames_in++;
-    struct rc_ep *e = rc.conn[h.src];
     if (e)
         e->rx_frames++;
     aptus_am_dispatch(p, b->data + sizeof h, h.len);
+    return 1;
+}
+
+/* A receive buffer handed up: posted again (and, on the credit path, owed to the peer when a
+ * data frame had it). */
+static void rx_again(struct rc_buf *b, int data)
+{
+    struct rc_ep *e = rc.credit_path ? b->to : NULL;
+    if (rx_post(b) != 0)
+        aptus_abort_job(MPI_ERR_OTHER, "rc-sr: cannot post a receive buffer again");
+    if (data && e && e->ep)
+        credit_owed(e);
 }
 
 static int rc_progress(void)
@@ -615,6 +740,12 @@ static int rc_progress(void)
         events += cm_progress();
     if (rc.q)
         events += tx_flush();
+    if (rc.owing) {
+        rc.owing = 0;
+        for (int r = 0; r < aptus_rt.size; r++)
+            if (rc.conn[r] && rc.conn[r]->owed >= (rc.conn_bufs + 1) / 2 && credit_frame(rc.conn[r]) != 0)
+                rc.owing = 1;
+    }
     if (aptus_rcr_waiting)
         events += aptus_rcr_progress();
     if (rc.nconn && !rc.finishing) {
@@ -671,9 +802,8 @@ static int rc_progress(void)
             if (c->kind == RC_CTX_RMA) {
                 aptus_rcr_completion(c, 1);
             } else if (c->kind == RC_CTX_RX) {
-                rx_handle((struct rc_buf *)c, ent[i].len);
-                if (rx_post((struct rc_buf *)c) != 0)
-                    aptus_abort_job(MPI_ERR_OTHER, "rc-sr: cannot post a receive buffer again");
+                int data = rx_handle((struct rc_buf *)c, ent[i].len);
+                rx_again((struct rc_buf *)c, data);
             } else {
                 rc.ntx_out--;
                 tx_put((struct rc_buf *)c);
@@ -739,9 +869,7 @@ void aptus_rc_ep_release(struct rc_ep *e, int view)
         aptus_rc_lost(e->rank, "a one-sided operation over its connection was lost (the connection broke)");
     if (rc.active && rc.conn[e->rank] == e)
         rc.conn[e->rank] = NULL;
-    if (e->ep)
-        fi_close(&e->ep->fid);
-    free(e);
+    conn_free(e);
 }
 
 /* ---- life cycle ------------------------------------------------------------------------- */
@@ -823,20 +951,24 @@ static int rc_setup(char *err, size_t errlen)
         snprintf(err, errlen, "APTUS_RC_BUF_SIZE=%zu must be %d..64M", aptus_config.rc_buf_size, 2 * RC_HEADER_ROOM);
         return -1;
     }
-    if (aptus_fab_rc_open(&rc.r, aptus_config.fabric_rc_provider, aptus_config.fabric_iface, 1, err, errlen) != 0)
+    if (aptus_config.rc_conn_bufs < 2 || aptus_config.rc_conn_bufs > 65536) {
+        snprintf(err, errlen, "APTUS_RC_CONN_BUFS=%d must be 2..65536", aptus_config.rc_conn_bufs);
+        return -1;
+    }
+    if (aptus_fab_rc_open(&rc.r, aptus_config.fabric_rc_provider, aptus_config.fabric_iface, aptus_config.rc_srx, err,
+                          errlen) != 0)
         return -1;
     if (rc.r.mr_local) {
         snprintf(err, errlen,
                  "provider %s needs registered send and receive buffers (FI_MR_LOCAL): not implemented yet", rc.r.prov);
         return -1;
     }
-    if (!rc.r.srx) {
-        snprintf(err, errlen,
-                 "provider %s has no shared receive context; the credit-based receive path rc-sr needs then is not "
-                 "implemented yet (leave rc-sr out of APTUS_SEND_RULES)",
-                 rc.r.prov);
-        return -1;
-    }
+    /* Without a shared receive context (the provider has none, or APTUS_RC_SRX=0): receive
+     * buffers per connection, and credits. */
+    rc.credit_path = rc.r.srx == NULL;
+    rc.conn_bufs = aptus_config.rc_conn_bufs;
+    if ((size_t)rc.conn_bufs > rc.r.rx_depth)
+        rc.conn_bufs = (int)rc.r.rx_depth;
     /* A third of the peer timeout, at most 10 s: a cut-off peer is found within about
      * APTUS_PEER_TIMEOUT + ping_s. */
     rc.ping_s = aptus_config.peer_timeout / 3.0;
@@ -854,6 +986,8 @@ static int rc_setup(char *err, size_t errlen)
         return -1;
     }
     rc.nrx = (size_t)aptus_config.rc_recv_bufs > rc.r.rx_depth ? (int)rc.r.rx_depth : aptus_config.rc_recv_bufs;
+    if (rc.credit_path)
+        rc.nrx = 0; /* no shared pool */
     size_t n = (size_t)aptus_rt.size;
     if (aptus_alloc_rules_parse(aptus_config.alloc_rules, aptus_config.rc_threshold, &rc.alloc, err, errlen) != 0)
         return -1;
@@ -863,8 +997,8 @@ static int rc_setup(char *err, size_t errlen)
     rc.why = calloc(n, 1);
     rc.tries = calloc(n, 1);
     rc.conn = calloc(n, sizeof *rc.conn);
-    rc.rx_pool = aligned_alloc(64, (size_t)rc.nrx * rc.stride);
-    if (!rc.state || !rc.count || !rc.seen || !rc.why || !rc.tries || !rc.conn || !rc.rx_pool) {
+    rc.rx_pool = rc.nrx ? aligned_alloc(64, (size_t)rc.nrx * rc.stride) : NULL;
+    if (!rc.state || !rc.count || !rc.seen || !rc.why || !rc.tries || !rc.conn || (rc.nrx && !rc.rx_pool)) {
         snprintf(err, errlen, "out of memory");
         return -1;
     }
@@ -886,14 +1020,17 @@ static void rc_release(void)
         if (rc.conn[r]) {
             struct rc_ep *e = rc.conn[r];
             rc.conn[r] = NULL;
-            if (e->ep)
+            if (!e->handed) {
+                conn_free(e);
+            } else if (e->ep) {
                 fi_close(&e->ep->fid);
-            if (!e->handed)
-                free(e);
-            else
                 e->ep = NULL;
+            }
         }
     aptus_fab_rc_close(&rc.r);
+    for (int i = 0; i < rc.nretired; i++)
+        free(rc.retired[i]);
+    free(rc.retired);
     free(rc.rx_pool);
     free(rc.state);
     free(rc.count);
@@ -982,8 +1119,10 @@ static size_t rc_memory(void)
 {
     if (!rc.active)
         return 0;
+    size_t pool = (size_t)(rc.conn_bufs + RC_CREDIT_SLACK) * rc.stride;
+    size_t per_conn = sizeof(struct rc_ep) + (rc.credit_path ? pool : 0);
     return (size_t)rc.nrx * rc.stride + (size_t)rc.ntx * (sizeof(struct rc_buf) + rc.buf_size) +
-           (size_t)(rc.nconn + rc.npending) * sizeof(struct rc_ep) +
+           (size_t)(rc.nconn + rc.npending) * per_conn + (size_t)rc.nretired * pool +
            (size_t)aptus_rt.size * (3 + sizeof *rc.seen + (size_t)rc.alloc.n * sizeof *rc.count + sizeof *rc.conn);
 }
 
@@ -1000,6 +1139,15 @@ static void rc_stats_print(void)
            (size_t)rc.nrx * rc.stride, (size_t)rc.ntx * (sizeof(struct rc_buf) + rc.buf_size),
            rc.st.frames_in && rc.st.frames_out ? " (frames both ways)" : "",
            rc.st.refused_limit ? " (limit reached)" : "");
+    if (rc.credit_path)
+        printf("[aptus stats] rank %d: rc-sr: credit path (no shared receive context): %d receive buffers per "
+               "connection (%zu bytes each connection); frames held for credits %" PRIu64 ", credit frames %" PRIu64
+               "\n",
+               aptus_rt.rank, rc.conn_bufs, (size_t)(rc.conn_bufs + RC_CREDIT_SLACK) * rc.stride, rc.st.no_credit,
+               rc.st.credit_frames);
+    else
+        printf("[aptus stats] rank %d: rc-sr: shared receive context: %d buffers of %zu bytes for every connection\n",
+               aptus_rt.rank, rc.nrx, rc.buf_size);
     for (int r = 0; r < aptus_rt.size; r++) {
         if (rc.state[r] == RC_NONE)
             continue;

@@ -38,6 +38,11 @@ struct rc_ep {
     struct rcr_op *wait_head, *wait_tail;
     struct rcr_op *fifo_head, *fifo_tail;
     int rma_out; /* operations of this endpoint the provider holds */
+    /* The credit path (no shared receive context): receive buffers of its own, frames this rank
+     * may still send (the peer's buffers free for them), buffers reposted since the last frame
+     * to the peer (returned with the next one, or by a credit frame) */
+    char *rx_pool;
+    int credits, owed;
 };
 
 static inline struct rc_ep *rc_ep_of_rdma(struct aptus_ep *ep)

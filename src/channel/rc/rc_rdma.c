@@ -524,15 +524,18 @@ static int rcr_setup(struct aptus_fab_rc *r, char *err, size_t errlen)
         snprintf(err, errlen, "APTUS_RC_RDMA_MODE=%s: must be write or read", mode);
         return -1;
     }
-    int data_ok = r->cq_data >= 8 && (r->msg_order & FI_ORDER_WAW);
+    /* A provider whose remote CQ data takes a posted receive would take one the rc-sr credits do
+     * not count: frames then. */
+    int data_ok = r->cq_data >= 8 && (r->msg_order & FI_ORDER_WAW) && !r->rx_cq_data;
     if (!strcmp(note, "auto")) {
         rcr.note_data = data_ok;
     } else if (!strcmp(note, "data")) {
         if (!data_ok) {
             snprintf(err, errlen,
-                     "APTUS_RC_RDMA_NOTE=data: provider %s carries %zu bytes of remote CQ data%s (8 and ordered "
-                     "writes needed); use frame or auto",
-                     r->prov, r->cq_data, (r->msg_order & FI_ORDER_WAW) ? "" : " and does not keep writes in order");
+                     "APTUS_RC_RDMA_NOTE=data: provider %s carries %zu bytes of remote CQ data%s%s (8, ordered "
+                     "writes and no receive taken needed); use frame or auto",
+                     r->prov, r->cq_data, (r->msg_order & FI_ORDER_WAW) ? "" : ", does not keep writes in order",
+                     r->rx_cq_data ? ", takes a posted receive for it" : "");
             return -1;
         }
         rcr.note_data = 1;
