@@ -89,6 +89,7 @@ int main(int argc, char **argv)
     double mine[4] = { (double)status_kb("VmRSS") / 1024.0, (double)status_kb("VmHWM") / 1024.0, -1, -1 };
 #ifdef MPIX_APTUS_COUNTERS
     unsigned long long v;
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN); /* rc.* exist only where RC is in use */
     if (MPIX_Aptus_counter("memory", &v) == MPI_SUCCESS)
         mine[2] = (double)v / (1024.0 * 1024.0);
     mine[3] = MPIX_Aptus_counter("rc.connections", &v) == MPI_SUCCESS ? (double)v : 0;

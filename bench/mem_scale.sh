@@ -9,7 +9,9 @@
 #            APTUS_RC_MAX=100000): UD carries only the first messages
 #   UD-only  APTUS_SEND_RULES=self;smp;size<=8K:ud-sr;ud-zcopy
 #   default  the default chain and allocation (connections after 16 messages, at most 16)
-# usage: bench/mem_scale.sh [-s "8 16 32 64"] [-c "rc ud default"] [-r ROUNDS] [BUILD_DIR]
+#   rc-credit RC-only without the shared receive context (APTUS_RC_SRX=0: receive buffers
+#            per connection): what the shared receive context saves (not run by default)
+# usage: bench/mem_scale.sh [-s "8 16 32 64"] [-c "rc ud default rc-credit"] [-r ROUNDS] [BUILD_DIR]
 # (root: network namespaces; BUILD_DIR default <repo>/build-bench, with bench/mem_scale built)
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -31,7 +33,8 @@ mpiexec=$build/tools/mpiexec/mpiexec prog=$build/bench/mem_scale
 env_of() {
     case $1 in
     rc) echo "APTUS_RC_THRESHOLD=1 APTUS_RC_MAX=100000" ;;
-    ud) echo "APTUS_SEND_RULES=self;smp;size<=8K:ud-sr;ud-zcopy" ;;
+    ud) echo "'APTUS_SEND_RULES=self;smp;size<=8K:ud-sr;ud-zcopy'" ;;
+    rc-credit) echo "APTUS_RC_THRESHOLD=1 APTUS_RC_MAX=100000 APTUS_RC_SRX=0" ;;
     default) echo "" ;;
     esac
 }

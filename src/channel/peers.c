@@ -213,6 +213,28 @@ void aptus_channel_stats_print(void)
                 printf("[aptus stats] rank %d: %-6d %-8s %12llu %16llu\n", aptus_rt.rank, r, aptus_channel_name(c),
                        (unsigned long long)p->stats->msgs[c], (unsigned long long)p->stats->bytes[c]);
     }
+    /* The shares of each channel in what this rank sent (seed 000, Table 2 / Figure 7). */
+    uint64_t msgs[APTUS_CH_COUNT] = { 0 }, bytes[APTUS_CH_COUNT] = { 0 }, tm = 0, tb = 0;
+    for (int r = 0; r < aptus_rt.size; r++) {
+        struct aptus_peer *p = aptus_rt.peers[r];
+        for (int c = 0; p && p->stats && c < APTUS_CH_COUNT; c++) {
+            msgs[c] += p->stats->msgs[c];
+            bytes[c] += p->stats->bytes[c];
+            tm += p->stats->msgs[c];
+            tb += p->stats->bytes[c];
+        }
+    }
+    char line[512] = "";
+    for (int c = 0; c < APTUS_CH_COUNT; c++) {
+        size_t used = strlen(line);
+        if (msgs[c] && used < sizeof line)
+            snprintf(line + used, sizeof line - used, "%s%s %.1f%% of messages, %.1f%% of bytes", used ? "; " : "",
+                     aptus_channel_name(c), 100.0 * (double)msgs[c] / (double)tm,
+                     tb ? 100.0 * (double)bytes[c] / (double)tb : 0.0);
+    }
+    if (tm)
+        printf("[aptus stats] rank %d: channel shares of %llu messages sent: %s\n", aptus_rt.rank,
+               (unsigned long long)tm, line);
 }
 
 int aptus_channel_counter(const char *name, uint64_t *value)
