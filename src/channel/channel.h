@@ -273,6 +273,12 @@ void aptus_channel_stats_print(void);
  * "memhooks.active", "memhooks.reports" and the channels' own (rc.*, rcache.*). 0 with *value
  * set, or -1 (unknown name). */
 int aptus_channel_counter(const char *name, uint64_t *value);
+/* A channel's counter op over a table of its counters: 0 with *value set, or -1. */
+struct aptus_counter {
+    const char *name;
+    uint64_t value;
+};
+int aptus_counter_lookup(const struct aptus_counter *t, size_t n, const char *name, uint64_t *value);
 /* The names aptus_channel_counter knows, for messages. */
 const char *aptus_channel_counter_names(void);
 

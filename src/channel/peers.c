@@ -237,6 +237,16 @@ void aptus_channel_stats_print(void)
                (unsigned long long)tm, line);
 }
 
+int aptus_counter_lookup(const struct aptus_counter *t, size_t n, const char *name, uint64_t *value)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(name, t[i].name)) {
+            *value = t[i].value;
+            return 0;
+        }
+    return -1;
+}
+
 int aptus_channel_counter(const char *name, uint64_t *value)
 {
     if (!strcmp(name, "memory")) {

@@ -40,36 +40,55 @@ static void read_done(struct aptus_completion *comp)
     free(op);
 }
 
-/* Issues the gets for n bytes; returns APTUS_OK (all done), APTUS_INPROGRESS (op->comp counts
- * those outstanding) or APTUS_ERR (nothing was read). */
-static int issue(struct aptus_ep *ep, struct aptus_request *r, uint64_t addr, uint64_t key, size_t n,
-                 struct read_op *op)
+/* One list of local pieces for a one-sided operation: `off` bytes into the message, `last` for
+ * the list that ends it. Returns a channel status. */
+typedef int (*piece_op)(struct aptus_ep *ep, struct iovec *iov, int k, size_t off, int last, void *arg,
+                        struct aptus_completion *comp);
+
+/* Issues op over the n bytes of r's buffer -- one list when it is contiguous, lists of its runs
+ * (at most the channel's iov_max) otherwise. Returns APTUS_OK (all done), APTUS_INPROGRESS (comp
+ * counts those outstanding) or APTUS_ERR (nothing was issued); a failure part way ends the job
+ * (what, for the message). */
+static int issue_pieces(struct aptus_ep *ep, struct aptus_request *r, size_t n, piece_op op, void *arg,
+                        struct aptus_completion *comp, const char *what)
 {
-    int pending = 0;
     if (!r->nc) {
         struct iovec v = { r->buf, n };
-        int rc = ep->ch->get(ep, &v, 1, addr, key, &op->comp);
-        return rc == APTUS_INPROGRESS ? (op->comp.count++, APTUS_INPROGRESS) : rc;
+        int rc = op(ep, &v, 1, 0, 1, arg, comp);
+        return rc == APTUS_INPROGRESS ? (comp->count++, APTUS_INPROGRESS) : rc;
     }
     struct iovec iov[READ_IOV];
     struct aptus_dt_cursor cur;
+    int pending = 0;
     aptus_dt_cursor_init(&cur, r->buf, r->count, r->dt);
     for (size_t done = 0; done < n;) {
         size_t b;
         int k = aptus_dt_iov_some(&cur, iov, READ_IOV < ep->ch->caps.iov_max ? READ_IOV : ep->ch->caps.iov_max,
                                   n - done, &b);
-        int rc = ep->ch->get(ep, iov, k, addr + done, key, &op->comp);
+        int rc = op(ep, iov, k, done, done + b == n, arg, comp);
         if (rc == APTUS_INPROGRESS) {
-            op->comp.count++;
+            comp->count++;
             pending = 1;
         } else if (rc != APTUS_OK) {
             if (done == 0 && !pending)
                 return APTUS_ERR;
-            aptus_abort_job(MPI_ERR_OTHER, "a one-sided read of a rendezvous message failed part way");
+            aptus_abort_job(MPI_ERR_OTHER, what);
         }
         done += b;
     }
     return pending ? APTUS_INPROGRESS : APTUS_OK;
+}
+
+struct remote {
+    uint64_t addr, key;
+};
+
+static int get_op(struct aptus_ep *ep, struct iovec *iov, int k, size_t off, int last, void *arg,
+                  struct aptus_completion *comp)
+{
+    (void)last;
+    const struct remote *rm = arg;
+    return ep->ch->get(ep, iov, k, rm->addr + off, rm->key, comp);
 }
 
 int aptus_rndv_read(struct aptus_request *r, struct aptus_peer *from, const struct aptus_unexp *rts, size_t n)
@@ -85,7 +104,8 @@ int aptus_rndv_read(struct aptus_request *r, struct aptus_peer *from, const stru
     if (!op)
         return -1;
     *op = (struct read_op){ { read_done, 1, APTUS_OK }, r, from, rts->sreq };
-    int rc = issue(ep, r, rts->addr, rts->key, n, op);
+    struct remote rm = { rts->addr, rts->key };
+    int rc = issue_pieces(ep, r, n, get_op, &rm, &op->comp, "a one-sided read of a rendezvous message failed part way");
     if (rc == APTUS_ERR) {
         free(op);
         return -1;
@@ -153,36 +173,13 @@ static void write_done(struct aptus_completion *comp)
     free(op);
 }
 
-/* Issues the puts of n bytes of s, the last with the note; as issue() above. */
-static int write_issue(struct aptus_ep *ep, struct aptus_request *s, const struct aptus_f_cts *c, size_t n,
-                       struct write_op *op)
+/* A list of the sender's pieces: the last carries the note (the receive request). */
+static int put_op(struct aptus_ep *ep, struct iovec *iov, int k, size_t off, int last, void *arg,
+                  struct aptus_completion *comp)
 {
-    if (!s->nc) {
-        struct iovec v = { s->buf, n };
-        int rc = ep->ch->put_notify(ep, &v, 1, c->addr, c->key, c->rreq, &op->comp);
-        return rc == APTUS_INPROGRESS ? (op->comp.count++, APTUS_INPROGRESS) : rc;
-    }
-    struct iovec iov[READ_IOV];
-    struct aptus_dt_cursor cur;
-    int pending = 0;
-    aptus_dt_cursor_init(&cur, s->buf, s->count, s->dt);
-    for (size_t done = 0; done < n;) {
-        size_t b;
-        int k = aptus_dt_iov_some(&cur, iov, READ_IOV < ep->ch->caps.iov_max ? READ_IOV : ep->ch->caps.iov_max,
-                                  n - done, &b);
-        int rc = done + b < n ? ep->ch->put(ep, iov, k, c->addr + done, c->key, &op->comp)
-                              : ep->ch->put_notify(ep, iov, k, c->addr + done, c->key, c->rreq, &op->comp);
-        if (rc == APTUS_INPROGRESS) {
-            op->comp.count++;
-            pending = 1;
-        } else if (rc != APTUS_OK) {
-            if (done == 0 && !pending)
-                return APTUS_ERR;
-            aptus_abort_job(MPI_ERR_OTHER, "a one-sided write of a rendezvous message failed part way");
-        }
-        done += b;
-    }
-    return pending ? APTUS_INPROGRESS : APTUS_OK;
+    const struct aptus_f_cts *c = arg;
+    return last ? ep->ch->put_notify(ep, iov, k, c->addr + off, c->key, c->rreq, comp)
+                : ep->ch->put(ep, iov, k, c->addr + off, c->key, comp);
 }
 
 void aptus_rndv_write(struct aptus_peer *to, struct aptus_request *s, const struct aptus_f_cts *c)
@@ -195,7 +192,8 @@ void aptus_rndv_write(struct aptus_peer *to, struct aptus_request *s, const stru
         return;
     }
     *op = (struct write_op){ { write_done, 1, APTUS_OK }, s };
-    if (write_issue(ep, s, c, n, op) == APTUS_ERR) {
+    if (issue_pieces(ep, s, n, put_op, (void *)c, &op->comp,
+                     "a one-sided write of a rendezvous message failed part way") == APTUS_ERR) {
         free(op);
         aptus_stream_start(to, c->chan, s, c->rreq, n);
         return;

@@ -1168,20 +1168,12 @@ static int rc_counter(const char *name, uint64_t *value)
 {
     if (!rc.active)
         return -1;
-    const struct {
-        const char *name;
-        uint64_t v;
-    } t[] = { { "rc.connections", (uint64_t)rc.nconn },
-              { "rc.opened", rc.st.opened_by_me + rc.st.opened_by_peer },
-              { "rc.refused_limit", rc.st.refused_limit },
-              { "rc.frames_out", rc.st.frames_out },
-              { "rc.frames_in", rc.st.frames_in } };
-    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
-        if (!strcmp(name, t[i].name)) {
-            *value = t[i].v;
-            return 0;
-        }
-    return -1;
+    const struct aptus_counter t[] = { { "rc.connections", (uint64_t)rc.nconn },
+                                       { "rc.opened", rc.st.opened_by_me + rc.st.opened_by_peer },
+                                       { "rc.refused_limit", rc.st.refused_limit },
+                                       { "rc.frames_out", rc.st.frames_out },
+                                       { "rc.frames_in", rc.st.frames_in } };
+    return aptus_counter_lookup(t, sizeof t / sizeof t[0], name, value);
 }
 
 struct aptus_channel aptus_channel_rc_sr = {

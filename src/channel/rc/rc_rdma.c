@@ -640,25 +640,17 @@ static int rcr_counter(const char *name, uint64_t *value)
     if (!rcr.active)
         return -1;
     const struct aptus_rcache_stats *s = aptus_rcache_stats(&rcr.cache);
-    const struct {
-        const char *name;
-        uint64_t v;
-    } t[] = { { "rcache.hits", s->hits },
-              { "rcache.misses", s->misses },
-              { "rcache.evictions", s->evictions },
-              { "rcache.invalidations", s->invalidations },
-              { "rcache.failures", s->reg_failures },
-              { "rcache.entries", s->entries },
-              { "rcache.bytes", s->bytes },
-              { "rcache.in_use", s->in_use },
-              { "rdma.writes", rcr.st.writes },
-              { "rdma.reads", rcr.st.reads } };
-    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
-        if (!strcmp(name, t[i].name)) {
-            *value = t[i].v;
-            return 0;
-        }
-    return -1;
+    const struct aptus_counter t[] = { { "rcache.hits", s->hits },
+                                       { "rcache.misses", s->misses },
+                                       { "rcache.evictions", s->evictions },
+                                       { "rcache.invalidations", s->invalidations },
+                                       { "rcache.failures", s->reg_failures },
+                                       { "rcache.entries", s->entries },
+                                       { "rcache.bytes", s->bytes },
+                                       { "rcache.in_use", s->in_use },
+                                       { "rdma.writes", rcr.st.writes },
+                                       { "rdma.reads", rcr.st.reads } };
+    return aptus_counter_lookup(t, sizeof t / sizeof t[0], name, value);
 }
 
 struct aptus_channel aptus_channel_rc_rdma = {
