@@ -733,10 +733,15 @@ static void rx_again(struct rc_buf *b, int data)
         credit_owed(e);
 }
 
+/* Connection events are read on every pass while connections are being made, and on one pass
+ * in RC_CM_IDLE_PASSES otherwise (a request from a new peer, a connection ending: nothing that
+ * a few passes' delay hurts, while reading the event queue costs the frames' latency). */
+#define RC_CM_IDLE_PASSES 16
 static int rc_progress(void)
 {
+    static unsigned pass;
     int events = 0;
-    if (rc.npending || rc.nconn || rc.finishing)
+    if (rc.npending || rc.finishing || (rc.nconn && ++pass % RC_CM_IDLE_PASSES == 0))
         events += cm_progress();
     if (rc.q)
         events += tx_flush();

@@ -408,11 +408,17 @@ void aptus_ud_cq_entry(const struct fi_cq_msg_entry *ent)
 
 /* Whether the completion queue may have something: always, unless RC connections carry most
  * of the traffic (aptus_rc_connected) and nothing of ours awaits a completion -- then its
- * descriptor (level-triggered: a datagram waiting on any endpoint, a completion written) says. */
+ * descriptor (level-triggered: a datagram waiting on any endpoint, a completion written) says,
+ * asked on one progress pass in UD_IDLE_PASSES (a system call per pass would cost the RC
+ * channels' latency more than a datagram's few passes of delay). */
+#define UD_IDLE_PASSES 8
 static int cq_worth_reading(void)
 {
+    static unsigned pass;
     if (!aptus_rc_connected || ud.d.wait_fd < 0 || ud.ntx_out > 0)
         return 1;
+    if (++pass % UD_IDLE_PASSES)
+        return 0;
     struct pollfd pfd = { .fd = ud.d.wait_fd, .events = POLLIN };
     return poll(&pfd, 1, 0) != 0;
 }
