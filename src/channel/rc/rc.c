@@ -58,7 +58,10 @@ struct rc_hdr {
     uint32_t src;     /* sender's world rank */
     uint32_t len;     /* frame bytes that follow (0: a credit frame, nothing to hand up) */
     uint32_t credits; /* the credit path: receive buffers the sender reposted for us */
+    uint32_t pad;     /* frames start 8-byte aligned, as the layers above read them */
 };
+
+_Static_assert(sizeof(struct rc_hdr) % 8 == 0, "rc-sr frames must start 8-byte aligned");
 
 /* A connection's parameters (fi_connect / fi_accept). */
 struct rc_param {
@@ -185,7 +188,7 @@ static ssize_t tx_go(struct rc_buf *b)
  * it waits in the queue (behind any frame already there, so the order holds). */
 static int post_tx(struct rc_ep *e, struct rc_buf *b, size_t len)
 {
-    struct rc_hdr h = { (uint32_t)aptus_rt.rank, (uint32_t)len, 0 };
+    struct rc_hdr h = { (uint32_t)aptus_rt.rank, (uint32_t)len, 0, 0 };
     if (rc.credit_path) {
         if (len)
             e->credits--; /* a credit frame costs none: see conn_post_rx */
