@@ -545,6 +545,10 @@ static void up(struct rc_ep *e)
 
 static void on_connreq(struct aptus_fab_cm_event *ev)
 {
+    if (rc.finishing) { /* the job is ending: no new connection */
+        aptus_fab_rc_reject(&rc.r, ev->req);
+        return;
+    }
     struct rc_param prm;
     memset(&prm, 0, sizeof prm);
     memcpy(&prm, ev->param, ev->plen < sizeof prm ? ev->plen : sizeof prm);
@@ -1035,6 +1039,12 @@ static void rc_release(void)
                 e->ep = NULL;
             }
         }
+    /* Connection requests still queued (a peer that asked as the job ended): answered, so that
+     * the provider frees what it made for them. */
+    struct aptus_fab_cm_event ev;
+    while (rc.r.eq && aptus_fab_rc_event(&rc.r, &ev) == 1)
+        if (ev.kind == APTUS_FAB_CM_CONNREQ)
+            aptus_fab_rc_reject(&rc.r, ev.req);
     aptus_fab_rc_close(&rc.r);
     for (int i = 0; i < rc.nretired; i++)
         free(rc.retired[i]);
