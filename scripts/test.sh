@@ -15,4 +15,5 @@ cmake --build build
 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DAPTUS_WERROR=ON \
   -DAPTUS_SANITIZE=address,undefined >/dev/null
 cmake --build build-asan
-(cd build-asan && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j "$jobs" --timeout 900 -LE "nosan|slurm")
+(cd build-asan && ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS="suppressions=$PWD/../tests/lsan.supp" \
+  ctest --output-on-failure -j "$jobs" --timeout 900 -LE "nosan|slurm")
