@@ -245,9 +245,10 @@ static void wait_pop(struct rc_ep *e)
     wait_count(-1);
 }
 
-/* Takes finished operations off the head of e's list, sending the NOTE frames they carry;
- * stops at the first one not finished (or whose note finds no room). */
-static void drain(struct rc_ep *e)
+/* Takes finished operations off the head of e's list (freeing them), sending the NOTE frames
+ * they carry; stops at the first one not finished, or whose note finds no room (returns 1:
+ * that one waits, retried from progress). */
+static int drain(struct rc_ep *e)
 {
     struct rcr_op *op;
     while ((op = e->fifo_head) && op->done) {
@@ -262,7 +263,7 @@ static void drain(struct rc_ep *e)
             if (r == APTUS_NORES) {
                 if (!op->waiting) /* retried from progress */
                     wait_push(e, op);
-                return;
+                return 1;
             }
             if (r != APTUS_OK)
                 aptus_rc_lost(e->rank, "a write's note could not be sent over its connection");
@@ -274,6 +275,7 @@ static void drain(struct rc_ep *e)
             e->fifo_tail = NULL;
         free(op);
     }
+    return 0;
 }
 
 /* Every piece of op is complete. */
@@ -286,7 +288,7 @@ static void finish(struct rcr_op *op)
         op->comp = NULL;
     }
     if (op->e)
-        drain(op->e);
+        (void)drain(op->e);
     else
         free(op);
 }
@@ -366,10 +368,9 @@ static int kick(struct rc_ep *e)
 {
     struct rcr_op *op;
     while ((op = e->wait_head)) {
-        if (op->done) { /* a note that found no room */
+        if (op->done) { /* a note that found no room (drain may free op) */
             wait_pop(e);
-            drain(e);
-            if (op->waiting)
+            if (drain(e))
                 return 0; /* still none */
             continue;
         }
