@@ -231,7 +231,8 @@ static struct fi_info *choose(int type, const char *prov, const char *fallback, 
     return i;
 }
 
-int aptus_fab_dgram_open(struct aptus_fab_dgram *d, const char *prov, const char *iface, char *err, size_t errlen)
+int aptus_fab_dgram_open(struct aptus_fab_dgram *d, const char *prov, const char *iface, int wait, char *err,
+                         size_t errlen)
 {
     memset(d, 0, sizeof *d);
     d->wait_fd = -1;
@@ -257,13 +258,15 @@ int aptus_fab_dgram_open(struct aptus_fab_dgram *d, const char *prov, const char
     }
     if (rc == 0) {
         d->cq_size = d->tx_depth + d->rx_depth;
-        struct fi_cq_attr cq = { .size = d->cq_size, .format = FI_CQ_FORMAT_MSG, .wait_obj = FI_WAIT_FD };
+        struct fi_cq_attr cq = { .size = d->cq_size,
+                                 .format = FI_CQ_FORMAT_MSG,
+                                 .wait_obj = wait ? FI_WAIT_FD : FI_WAIT_NONE };
         step = "fi_cq_open";
         rc = fi_cq_open(d->domain, &cq, &d->cq, NULL);
         if (rc != 0) { /* no file descriptor to block on: poll only */
             cq.wait_obj = FI_WAIT_NONE;
             rc = fi_cq_open(d->domain, &cq, &d->cq, NULL);
-        } else if (fi_control(&d->cq->fid, FI_GETWAIT, &d->wait_fd) != 0) {
+        } else if (wait && fi_control(&d->cq->fid, FI_GETWAIT, &d->wait_fd) != 0) {
             d->wait_fd = -1;
         }
     }
@@ -367,7 +370,8 @@ static void rc_wait_fd(fid_t fid, int *fd)
         *fd = -1;
 }
 
-int aptus_fab_rc_open(struct aptus_fab_rc *r, const char *prov, const char *iface, int srx, char *err, size_t errlen)
+int aptus_fab_rc_open(struct aptus_fab_rc *r, const char *prov, const char *iface, int srx, int wait, char *err,
+                      size_t errlen)
 {
     memset(r, 0, sizeof *r);
     r->eq_fd = r->cq_fd = -1;
@@ -414,12 +418,12 @@ int aptus_fab_rc_open(struct aptus_fab_rc *r, const char *prov, const char *ifac
         step = "fi_cq_open";
         struct fi_cq_attr cq = { .size = 4 * (r->tx_depth + r->rx_depth),
                                  .format = FI_CQ_FORMAT_DATA,
-                                 .wait_obj = FI_WAIT_FD };
+                                 .wait_obj = wait ? FI_WAIT_FD : FI_WAIT_NONE };
         rc = fi_cq_open(r->domain, &cq, &r->cq, NULL);
         if (rc != 0) {
             cq.wait_obj = FI_WAIT_NONE;
             rc = fi_cq_open(r->domain, &cq, &r->cq, NULL);
-        } else {
+        } else if (wait) {
             rc_wait_fd(&r->cq->fid, &r->cq_fd);
         }
     }

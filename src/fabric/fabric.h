@@ -62,9 +62,13 @@ struct aptus_fab_dgram {
 };
 
 /* Opens a datagram endpoint of provider `prov` ("" or "auto": verbs when present, else udp)
- * on interface/domain `iface` ("" or "auto": the first non-loopback interface that is up).
- * Returns 0, or -1 with a message naming the problem (and what is available) in err. */
-int aptus_fab_dgram_open(struct aptus_fab_dgram *d, const char *prov, const char *iface, char *err, size_t errlen);
+ * on interface/domain `iface` ("" or "auto": the first non-loopback interface that is up);
+ * its completion queue gets a file descriptor to wait on when `wait` is nonzero (a provider
+ * then signals it on every completion written: a system call each, which a rank that never
+ * sleeps need not pay). Returns 0, or -1 with a message naming the problem (and what is
+ * available) in err. */
+int aptus_fab_dgram_open(struct aptus_fab_dgram *d, const char *prov, const char *iface, int wait, char *err,
+                         size_t errlen);
 void aptus_fab_dgram_close(struct aptus_fab_dgram *d);
 
 /* Another datagram endpoint on d's domain, address vector and completion queue (a receive
@@ -119,8 +123,10 @@ struct aptus_fab_rc {
 
 /* Opens the connected side: provider `prov` ("" or "auto": verbs when present, else tcp) on
  * interface `iface` (as for datagrams); a shared receive context when `srx` is nonzero and
- * the provider has one. Returns 0, or -1 with a message in err. */
-int aptus_fab_rc_open(struct aptus_fab_rc *r, const char *prov, const char *iface, int srx, char *err, size_t errlen);
+ * the provider has one; a completion queue with a file descriptor when `wait` is nonzero (as
+ * for datagrams). Returns 0, or -1 with a message in err. */
+int aptus_fab_rc_open(struct aptus_fab_rc *r, const char *prov, const char *iface, int srx, int wait, char *err,
+                      size_t errlen);
 void aptus_fab_rc_close(struct aptus_fab_rc *r);
 
 /* Starts a connection to the passive endpoint at addr, with `param` (at most

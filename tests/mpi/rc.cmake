@@ -91,7 +91,7 @@ aptus_mpi_test(NAME rcr_bad_rcache_np2 SOURCE p2p_basic.c NP 2 LABELS errors rc
 
 # Allocation rules: only messages of 64 KiB or more count (3 of them); small ones never open a
 # connection. The statistics name the rule that asked.
-aptus_mpi_test(NAME rc_alloc_rules_np2 SOURCE alloc_rules.c NP 2 LABELS rc
+aptus_mpi_test(NAME rc_alloc_rules_np2 SOURCE alloc_rules.c NP 2 LABELS rc ARGS --inject
   ENV ${APTUS_RCR} "APTUS_ALLOC_RULES=size>=64K:rc-rdma@3" EXPECT_EXIT 0 EXPECT_OUTPUT "alloc_rules: ok")
 aptus_mpi_test(NAME rc_bad_alloc_rules_np2 SOURCE p2p_basic.c NP 2 LABELS errors rc
   ENV ${APTUS_RCR} "APTUS_ALLOC_RULES=rc-sr@0" EXPECT_NONZERO

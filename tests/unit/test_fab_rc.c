@@ -138,7 +138,7 @@ int main(int argc, char **argv)
 {
     const char *prov = argc > 1 ? argv[1] : "tcp", *iface = argc > 2 ? argv[2] : "lo";
     char err[512];
-    if (aptus_fab_rc_open(&R, prov, iface, 1, err, sizeof err) != 0) {
+    if (aptus_fab_rc_open(&R, prov, iface, 1, 1, err, sizeof err) != 0) {
         printf("test_fab_rc: skipped: %s\n", err);
         return 77;
     }
@@ -147,6 +147,7 @@ int main(int argc, char **argv)
            R.prov, R.iface, R.srx ? "yes" : "no", R.cq_data, (unsigned long long)R.mr_mode, R.inject_max);
     REQUIRE(R.srx, "the provider offers no shared receive context (this test needs one)");
     CHECK(R.addrlen > 0, "no listening address");
+    CHECK(R.cq_fd >= 0 && R.eq_fd >= 0, "asked for descriptors to wait on, the queues have none");
 
     struct fid_ep *a, *b;
     connect_pair(&ctx_a, &ctx_b, &a, &b);

@@ -108,7 +108,7 @@ static struct {
     int nretired;
     struct {
         uint64_t opened_by_me, opened_by_peer, refused_limit, refused_by_peer, failed, closed, frames_out, frames_in;
-        uint64_t no_credit, credit_frames;
+        uint64_t no_credit, credit_frames, injected;
     } st;
 } rc;
 
@@ -250,6 +250,41 @@ static int no_credit(struct rc_ep *e)
     return 1;
 }
 
+/* The largest frame (header included) sent by fi_inject, when the provider takes that much. */
+#define RC_INJECT_MAX 256
+
+/* A small frame goes by fi_inject when no frame waits before it: the provider copies it at
+ * once, so it needs no send buffer and leaves no completion to read (a latency-bound exchange
+ * of small messages then costs what a raw ping-pong does). 1: it went; 0: it takes the
+ * buffered path (too long, frames queued, or the provider has no room now); -1: an error. */
+static int tx_inject(struct rc_ep *e, const void *hdr, size_t hdrlen, const void *payload, size_t len)
+{
+    size_t n = sizeof(struct rc_hdr) + hdrlen + len;
+    if (rc.q || n > rc.r.inject_max || n > RC_INJECT_MAX)
+        return 0;
+    uint64_t frame[RC_INJECT_MAX / sizeof(uint64_t)];
+    struct rc_hdr h = { (uint32_t)aptus_rt.rank, (uint32_t)(hdrlen + len), 0, 0 };
+    if (rc.credit_path)
+        h.credits = (uint32_t)e->owed;
+    char *p = (char *)frame;
+    memcpy(p, &h, sizeof h);
+    memcpy(p + sizeof h, hdr, hdrlen);
+    if (len)
+        memcpy(p + sizeof h + hdrlen, payload, len);
+    ssize_t r = fi_inject(e->ep, frame, n, 0);
+    if (r == -FI_EAGAIN)
+        return 0;
+    if (r != 0)
+        return -1;
+    if (rc.credit_path) {
+        e->credits--;
+        e->owed = 0;
+    }
+    rc.st.frames_out++;
+    rc.st.injected++;
+    return 1;
+}
+
 static int rc_send_frame(struct aptus_ep *ep, const void *hdr, size_t hdrlen, const void *payload, size_t len)
 {
     struct rc_ep *e = (struct rc_ep *)ep;
@@ -257,6 +292,9 @@ static int rc_send_frame(struct aptus_ep *ep, const void *hdr, size_t hdrlen, co
         return APTUS_ERR;
     if (no_credit(e))
         return APTUS_NORES;
+    int inj = tx_inject(e, hdr, hdrlen, payload, len);
+    if (inj)
+        return inj > 0 ? APTUS_OK : APTUS_ERR;
     struct rc_buf *b = tx_get();
     if (!b)
         return APTUS_NORES;
@@ -889,7 +927,7 @@ void aptus_rc_ep_release(struct rc_ep *e, int view)
 /* Whether a send rule names an RC channel that some peer may take (the same answer on every
  * rank): the job spans nodes, or (a test of RC on one node) an RC rule comes before an
  * unconditional smp rule ends the chain for every other rank. */
-static int rc_wanted(void)
+int aptus_rc_wanted(void)
 {
     if (aptus_rt.size < 2)
         return 0;
@@ -967,8 +1005,10 @@ static int rc_setup(char *err, size_t errlen)
         snprintf(err, errlen, "APTUS_RC_CONN_BUFS=%d must be 2..65536", aptus_config.rc_conn_bufs);
         return -1;
     }
-    if (aptus_fab_rc_open(&rc.r, aptus_config.fabric_rc_provider, aptus_config.fabric_iface, aptus_config.rc_srx, err,
-                          errlen) != 0)
+    /* The completion queue's descriptor only for a rank that may sleep: the provider writes
+     * to it on every completion (measured: 1-byte rc-sr latency 6.7 -> 5.6 us without). */
+    if (aptus_fab_rc_open(&rc.r, aptus_config.fabric_rc_provider, aptus_config.fabric_iface, aptus_config.rc_srx,
+                          aptus_wait_blocks, err, errlen) != 0)
         return -1;
     if (rc.r.mr_local) {
         snprintf(err, errlen,
@@ -1089,7 +1129,7 @@ static int rc_init(void)
     aptus_am_register(RC_F_ASK, on_ask);
     aptus_am_register(RC_F_NAK, on_nak);
     aptus_am_register(RC_F_PING, on_ping);
-    if (!rc_wanted())
+    if (!aptus_rc_wanted())
         return APTUS_OK;
     char err[640];
     rc.job = aptus_fab_job_hash();
@@ -1150,10 +1190,10 @@ static void rc_stats_print(void)
         return;
     printf("[aptus stats] rank %d: rc-sr: connections opened %" PRIu64 " by this rank, %" PRIu64
            " by peers, up %d; refused by the limit (APTUS_RC_MAX=%d) %" PRIu64 ", by peers %" PRIu64 ", failed %" PRIu64
-           ", closed %" PRIu64 "; frames out %" PRIu64 ", in %" PRIu64
+           ", closed %" PRIu64 "; frames out %" PRIu64 " (%" PRIu64 " injected), in %" PRIu64
            "; memory: receive pool %zu, send buffers %zu%s%s\n",
            aptus_rt.rank, rc.st.opened_by_me, rc.st.opened_by_peer, rc.nconn, aptus_config.rc_max, rc.st.refused_limit,
-           rc.st.refused_by_peer, rc.st.failed, rc.st.closed, rc.st.frames_out, rc.st.frames_in,
+           rc.st.refused_by_peer, rc.st.failed, rc.st.closed, rc.st.frames_out, rc.st.injected, rc.st.frames_in,
            (size_t)rc.nrx * rc.stride, (size_t)rc.ntx * (sizeof(struct rc_buf) + rc.buf_size),
            rc.st.frames_in && rc.st.frames_out ? " (frames both ways)" : "",
            rc.st.refused_limit ? " (limit reached)" : "");
@@ -1186,11 +1226,11 @@ static int rc_counter(const char *name, uint64_t *value)
 {
     if (!rc.active)
         return -1;
-    const struct aptus_counter t[] = { { "rc.connections", (uint64_t)rc.nconn },
-                                       { "rc.opened", rc.st.opened_by_me + rc.st.opened_by_peer },
-                                       { "rc.refused_limit", rc.st.refused_limit },
-                                       { "rc.frames_out", rc.st.frames_out },
-                                       { "rc.frames_in", rc.st.frames_in } };
+    const struct aptus_counter t[] = {
+        { "rc.connections", (uint64_t)rc.nconn },    { "rc.opened", rc.st.opened_by_me + rc.st.opened_by_peer },
+        { "rc.refused_limit", rc.st.refused_limit }, { "rc.frames_out", rc.st.frames_out },
+        { "rc.frames_injected", rc.st.injected },    { "rc.frames_in", rc.st.frames_in }
+    };
     return aptus_counter_lookup(t, sizeof t / sizeof t[0], name, value);
 }
 

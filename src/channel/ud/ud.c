@@ -420,7 +420,13 @@ static int cq_worth_reading(void)
     if (++pass % UD_IDLE_PASSES)
         return 0;
     struct pollfd pfd = { .fd = ud.d.wait_fd, .events = POLLIN };
-    return poll(&pfd, 1, 0) != 0;
+    if (poll(&pfd, 1, 0) == 0)
+        return 0;
+    /* Readable may only mean that the provider signalled a completion written earlier (the
+     * signal stays set until a trywait clears it, and the descriptor with it): trywait says
+     * whether something is there, and clears a stale signal, so that later polls say no. */
+    struct fid *f = &ud.d.cq->fid;
+    return fi_trywait(ud.d.fabric, &f, 1) != FI_SUCCESS;
 }
 
 /* Handles what the completion queue holds; returns the entries. */
@@ -587,7 +593,10 @@ static int ud_setup(char *err, size_t errlen)
 {
     if (imp_parse(aptus_config.ud_impair, err, errlen) != 0)
         return -1;
-    if (aptus_fab_dgram_open(&ud.d, aptus_config.fabric_provider, aptus_config.fabric_iface, err, errlen) != 0)
+    /* A descriptor to wait on when the rank may sleep, or when RC connections may come (the
+     * progress pass then asks it whether a datagram waits: cq_worth_reading). */
+    int wait = aptus_wait_blocks || aptus_rc_wanted();
+    if (aptus_fab_dgram_open(&ud.d, aptus_config.fabric_provider, aptus_config.fabric_iface, wait, err, errlen) != 0)
         return -1;
     /* udp: 9000 bytes (one jumbo frame, IP-fragmented on a 1500-byte link) measured faster than
      * one Ethernet frame from 2 KiB up and as fast below (docs/BENCHMARKS.md); under verbs
