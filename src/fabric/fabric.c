@@ -12,6 +12,7 @@
 
 #include <rdma/fi_errno.h>
 
+#include "runtime/config.h"
 #include "runtime/pmi.h"
 #include "runtime/runtime.h"
 
@@ -248,7 +249,7 @@ int aptus_fab_dgram_open(struct aptus_fab_dgram *d, const char *prov, const char
     d->tx_depth = i->tx_attr->size;
     d->rx_depth = i->rx_attr->size;
     d->mr_mode = i->domain_attr->mr_mode;
-    d->mr_local = (d->mr_mode & FI_MR_LOCAL) != 0 || (i->mode & FI_LOCAL_MR) != 0;
+    d->mr_local = (d->mr_mode & FI_MR_LOCAL) != 0 || (i->mode & FI_LOCAL_MR) != 0 || aptus_config.fabric_mr_local;
 
     const char *step = "fi_fabric";
     rc = fi_fabric(i->fabric_attr, &d->fabric, NULL);
@@ -389,7 +390,7 @@ int aptus_fab_rc_open(struct aptus_fab_rc *r, const char *prov, const char *ifac
     r->msg_order = i->tx_attr->msg_order;
     r->rx_cq_data = (i->mode & FI_RX_CQ_DATA) != 0;
     r->mr_mode = i->domain_attr->mr_mode;
-    r->mr_local = (r->mr_mode & FI_MR_LOCAL) != 0 || (i->mode & FI_LOCAL_MR) != 0;
+    r->mr_local = (r->mr_mode & FI_MR_LOCAL) != 0 || (i->mode & FI_LOCAL_MR) != 0 || aptus_config.fabric_mr_local;
     if (r->mr_mode & FI_MR_ENDPOINT) {
         /* Regions bound to one endpoint each: the RC channels register once for all. */
         snprintf(err, errlen, "provider %s, interface %s: connected endpoints with FI_MR_ENDPOINT are not supported",

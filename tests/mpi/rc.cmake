@@ -118,3 +118,24 @@ aptus_mpi_test(NAME rcr_credit_write_p2p_window_np2 SOURCE p2p_window.c NP 2 LAB
   ENV ${APTUS_RCR} APTUS_RC_SRX=0 APTUS_RC_CONN_BUFS=2 EXPECT_STATS "rc-sr: credit path" "rc-rdma: mode write")
 aptus_mpi_test(NAME rc_bad_conn_bufs_np2 SOURCE p2p_basic.c NP 2 LABELS errors rc
   ENV ${APTUS_RC} APTUS_RC_SRX=0 APTUS_RC_CONN_BUFS=1 EXPECT_NONZERO EXPECT_ERROR "APTUS_RC_CONN_BUFS=1")
+
+# Registered send and receive buffers (FI_MR_LOCAL, what verbs asks for), forced on the tcp and
+# udp providers, which ask for none (APTUS_FABRIC_MR_LOCAL=1): every pool registered, its
+# descriptor passed, the local side of each RDMA operation registered through the cache.
+set(APTUS_MRL APTUS_FABRIC_MR_LOCAL=1)
+set(APTUS_MRL_RC EXPECT_STATS "rc-sr: send and receive buffers registered (FI_MR_LOCAL, forced")
+foreach(prog p2p_large dt_p2p p2p_noncontig)
+  aptus_mpi_test(NAME rcr_mrlocal_write_${prog}_np2 SOURCE ${prog}.c NP 2 LABELS p2p rc
+    ENV ${APTUS_RCR} ${APTUS_MRL} APTUS_RC_RDMA_MODE=write ${APTUS_MRL_RC} "rc-rdma: mode write")
+  aptus_mpi_test(NAME rcr_mrlocal_read_${prog}_np2 SOURCE ${prog}.c NP 2 LABELS p2p rc
+    ENV ${APTUS_RCR} ${APTUS_MRL} APTUS_RC_RDMA_MODE=read ${APTUS_MRL_RC} "rc-rdma: mode read")
+endforeach()
+aptus_mpi_test(NAME rcr_mrlocal_frame_p2p_window_np2 SOURCE p2p_window.c NP 2 LABELS p2p rc
+  ENV ${APTUS_RCR} ${APTUS_MRL} APTUS_RC_RDMA_NOTE=frame ${APTUS_MRL_RC} "rc-rdma: mode write (notes as frames)")
+aptus_mpi_test(NAME rc_mrlocal_credit_p2p_window_np2 SOURCE p2p_window.c NP 2 LABELS p2p rc
+  ENV ${APTUS_RC} ${APTUS_MRL} APTUS_RC_THRESHOLD=1 APTUS_RC_SRX=0 APTUS_RC_CONN_BUFS=2 ${APTUS_MRL_RC}
+  "rc-sr: credit path" "(frames both ways)")
+foreach(prog coll_ops p2p_anysource)
+  aptus_mpi_test(NAME rc_mrlocal_${prog}_np3 SOURCE ${prog}.c NP 3 LABELS rc
+    ENV ${APTUS_RC} ${APTUS_MRL} APTUS_RC_THRESHOLD=1 ${APTUS_MRL_RC} "(frames both ways)")
+endforeach()

@@ -72,6 +72,14 @@ set(APTUS_UDZ "APTUS_SEND_RULES=self,size<=8K:ud-sr,ud-zcopy")
 foreach(prog p2p_basic p2p_order p2p_large dt_p2p p2p_noncontig)
   aptus_mpi_test(NAME udz_${prog}_np2 SOURCE ${prog}.c NP 2 LABELS p2p ud ENV ${APTUS_UDZ})
 endforeach()
+# Registered buffers (FI_MR_LOCAL, what verbs asks for) forced on the udp provider: the
+# receive and send pools registered, descriptors passed with each datagram and zero-copy piece.
+set(APTUS_MRL_UD APTUS_FABRIC_MR_LOCAL=1 EXPECT_STATS "ud-sr: send and receive buffers registered (FI_MR_LOCAL, forced")
+foreach(prog p2p_large p2p_window)
+  aptus_mpi_test(NAME udz_mrlocal_${prog}_np2 SOURCE ${prog}.c NP 2 LABELS p2p ud ENV ${APTUS_UDZ} ${APTUS_MRL_UD}
+    "ud-zcopy: received")
+endforeach()
+aptus_mpi_test(NAME udz_mrlocal_dt_p2p_np2 SOURCE dt_p2p.c NP 2 LABELS p2p ud ENV ${APTUS_UDZ} ${APTUS_MRL_UD})
 # Windows of 64 messages both ways with a zero-copy window beyond the socket's receive
 # buffer: datagrams overflow it and are lost, credit goes to pieces that never arrive, and the
 # receiver must still answer each SENT (a run once stalled here for good).

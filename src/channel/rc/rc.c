@@ -81,6 +81,7 @@ extern struct aptus_channel aptus_channel_rc_sr;
 
 static struct {
     int active;
+    int refusing; /* RC wanted, but this rank could not set it up (RC_SETUP_NO_MEMORY) */
     struct aptus_fab_rc r;
     uint32_t job;
     size_t buf_size, frame_max;
@@ -97,6 +98,12 @@ static struct {
     char *rx_pool;
     size_t stride;
     int nrx;
+    /* FI_MR_LOCAL (verbs; APTUS_FABRIC_MR_LOCAL=1 anywhere): the shared receive pool and one
+     * pool of send buffers are registered, their descriptors passed with every operation. */
+    struct fid_mr *rx_mr, *tx_mr;
+    void *rx_desc, *tx_desc;
+    char *tx_pool;
+    size_t tx_cap; /* send buffers at most */
     struct rc_buf *tx_free;
     int ntx, ntx_out;
     int finishing;
@@ -108,7 +115,7 @@ static struct {
     int nretired;
     struct {
         uint64_t opened_by_me, opened_by_peer, refused_limit, refused_by_peer, failed, closed, frames_out, frames_in;
-        uint64_t no_credit, credit_frames, injected;
+        uint64_t no_credit, credit_frames, injected, reg_failed;
     } st;
 } rc;
 
@@ -121,9 +128,11 @@ static struct rc_buf *tx_get(void)
         rc.tx_free = b->next_free;
         return b;
     }
-    if ((size_t)rc.ntx >= rc.r.tx_depth)
+    if ((size_t)rc.ntx >= rc.tx_cap)
         return NULL;
-    if (!(b = malloc(sizeof *b + rc.buf_size)))
+    if (rc.tx_pool) /* registered: carved from the pool, never freed before the end */
+        b = (struct rc_buf *)(rc.tx_pool + (size_t)rc.ntx * rc.stride);
+    else if (!(b = malloc(sizeof *b + rc.buf_size)))
         return NULL;
     rc.ntx++;
     return b;
@@ -176,7 +185,7 @@ static int q_drop(struct rc_ep *e)
 static ssize_t tx_go(struct rc_buf *b)
 {
     b->ctx.kind = RC_CTX_TX;
-    ssize_t r = fi_send(b->to->ep, b->data, sizeof(struct rc_hdr) + b->len, NULL, 0, &b->ctx);
+    ssize_t r = fi_send(b->to->ep, b->data, sizeof(struct rc_hdr) + b->len, rc.tx_desc, 0, &b->ctx);
     if (r == 0) {
         rc.ntx_out++;
         rc.st.frames_out++;
@@ -361,6 +370,9 @@ static void conn_free(struct rc_ep *e)
     if (e->ep)
         fi_close(&e->ep->fid);
     e->ep = NULL;
+    if (e->rx_mr)
+        fi_close(&e->rx_mr->fid);
+    e->rx_mr = NULL;
     if (e->rx_pool) {
         for (int i = 0; i < rc.conn_bufs + RC_CREDIT_SLACK; i++)
             ((struct rc_buf *)(e->rx_pool + (size_t)i * rc.stride))->to = NULL;
@@ -375,6 +387,24 @@ static void conn_free(struct rc_ep *e)
 }
 
 static int rx_post(struct rc_buf *b);
+
+/* Send buffers registered at most (FI_MR_LOCAL: one pool, allocated at start). */
+#define RC_TX_LOCAL_MAX 256
+
+/* rc_setup could not register its buffers (locked memory): the rank goes on without RC. */
+#define RC_SETUP_NO_MEMORY (-2)
+
+/* FI_MR_LOCAL: registers a pool of buffers; 0 (also when the provider needs none), or a
+ * negative libfabric error code. */
+static int pool_reg(void *pool, size_t len, uint64_t access, struct fid_mr **mr, void **desc)
+{
+    *mr = NULL;
+    *desc = NULL;
+    if (!rc.r.mr_local)
+        return 0;
+    uint64_t key, raddr;
+    return aptus_fab_rc_mr_reg(&rc.r, pool, len, access, mr, desc, &key, &raddr);
+}
 
 /* The credit path: the connection's own receive buffers, posted once its endpoint exists; the
  * peer does the same, so each side starts with conn_bufs credits. Credit frames cost no credit
@@ -391,6 +421,10 @@ static int conn_post_rx(struct rc_ep *e)
     e->rx_pool = aligned_alloc(64, (size_t)n * rc.stride);
     if (!e->rx_pool)
         return -1;
+    if (pool_reg(e->rx_pool, (size_t)n * rc.stride, FI_RECV, &e->rx_mr, &e->rx_desc) != 0) {
+        rc.st.reg_failed++;
+        return -1; /* the connection fails: this peer stays on UD */
+    }
     for (int i = 0; i < n; i++) {
         struct rc_buf *b = (struct rc_buf *)(e->rx_pool + (size_t)i * rc.stride);
         b->to = e;
@@ -539,6 +573,10 @@ static void on_ask(struct aptus_peer *from, const void *frame, size_t len)
     (void)frame;
     (void)len;
     int rank = from->world_rank;
+    if (rc.refusing) {
+        (void)send_ctl(rank, RC_F_NAK);
+        return;
+    }
     if (!rc.active || rank < aptus_rt.rank)
         return;
     int s = rc.state[rank];
@@ -687,9 +725,9 @@ static int rx_post(struct rc_buf *b)
     if (rc.credit_path) {
         if (!b->to || !b->to->ep)
             return 0; /* its connection is gone: the buffer rests */
-        return fi_recv(b->to->ep, b->data, rc.buf_size, NULL, FI_ADDR_UNSPEC, &b->ctx) == 0 ? 0 : -1;
+        return fi_recv(b->to->ep, b->data, rc.buf_size, b->to->rx_desc, FI_ADDR_UNSPEC, &b->ctx) == 0 ? 0 : -1;
     }
-    return fi_recv(rc.r.srx, b->data, rc.buf_size, NULL, FI_ADDR_UNSPEC, &b->ctx) == 0 ? 0 : -1;
+    return fi_recv(rc.r.srx, b->data, rc.buf_size, rc.rx_desc, FI_ADDR_UNSPEC, &b->ctx) == 0 ? 0 : -1;
 }
 
 /* The credit path: a header-only frame returning what e owes. 0 when sent or nothing is owed,
@@ -1010,9 +1048,11 @@ static int rc_setup(char *err, size_t errlen)
     if (aptus_fab_rc_open(&rc.r, aptus_config.fabric_rc_provider, aptus_config.fabric_iface, aptus_config.rc_srx,
                           aptus_wait_blocks, err, errlen) != 0)
         return -1;
-    if (rc.r.mr_local) {
+    if (rc.r.mr_local && (rc.r.mr_mode & FI_MR_ENDPOINT)) {
         snprintf(err, errlen,
-                 "provider %s needs registered send and receive buffers (FI_MR_LOCAL): not implemented yet", rc.r.prov);
+                 "provider %s needs memory regions bound to each endpoint (FI_MR_ENDPOINT): not implemented for "
+                 "connected endpoints",
+                 rc.r.prov);
         return -1;
     }
     /* Without a shared receive context (the provider has none, or APTUS_RC_SRX=0): receive
@@ -1050,9 +1090,24 @@ static int rc_setup(char *err, size_t errlen)
     rc.tries = calloc(n, 1);
     rc.conn = calloc(n, sizeof *rc.conn);
     rc.rx_pool = rc.nrx ? aligned_alloc(64, (size_t)rc.nrx * rc.stride) : NULL;
-    if (!rc.state || !rc.count || !rc.seen || !rc.why || !rc.tries || !rc.conn || (rc.nrx && !rc.rx_pool)) {
+    rc.tx_cap = rc.r.tx_depth;
+    if (rc.r.mr_local) {
+        if (rc.tx_cap > RC_TX_LOCAL_MAX)
+            rc.tx_cap = RC_TX_LOCAL_MAX;
+        rc.tx_pool = aligned_alloc(64, rc.tx_cap * rc.stride);
+    }
+    if (!rc.state || !rc.count || !rc.seen || !rc.why || !rc.tries || !rc.conn || (rc.nrx && !rc.rx_pool) ||
+        (rc.r.mr_local && !rc.tx_pool)) {
         snprintf(err, errlen, "out of memory");
         return -1;
+    }
+    int reg = rc.nrx ? pool_reg(rc.rx_pool, (size_t)rc.nrx * rc.stride, FI_RECV, &rc.rx_mr, &rc.rx_desc) : 0;
+    if (reg == 0 && rc.tx_pool)
+        reg = pool_reg(rc.tx_pool, rc.tx_cap * rc.stride, FI_SEND, &rc.tx_mr, &rc.tx_desc);
+    if (reg != 0) {
+        snprintf(err, errlen, "cannot register %zu bytes of send and receive buffers (%s; ulimit -l?)",
+                 ((size_t)rc.nrx + rc.tx_cap) * rc.stride, aptus_fab_strerror(reg));
+        return RC_SETUP_NO_MEMORY;
     }
     for (int i = 0; i < rc.nrx; i++)
         if (rx_post((struct rc_buf *)(rc.rx_pool + (size_t)i * rc.stride)) != 0) {
@@ -1085,6 +1140,10 @@ static void rc_release(void)
     while (rc.r.eq && aptus_fab_rc_event(&rc.r, &ev) == 1)
         if (ev.kind == APTUS_FAB_CM_CONNREQ)
             aptus_fab_rc_reject(&rc.r, ev.req);
+    if (rc.rx_mr)
+        fi_close(&rc.rx_mr->fid);
+    if (rc.tx_mr)
+        fi_close(&rc.tx_mr->fid);
     aptus_fab_rc_close(&rc.r);
     for (int i = 0; i < rc.nretired; i++)
         free(rc.retired[i]);
@@ -1102,13 +1161,16 @@ static void rc_release(void)
     while (rc.q) {
         struct rc_buf *b = rc.q;
         rc.q = b->next_free;
-        free(b);
+        if (!rc.tx_pool)
+            free(b);
     }
     while (rc.tx_free) {
         struct rc_buf *b = rc.tx_free;
         rc.tx_free = b->next_free;
-        free(b);
+        if (!rc.tx_pool)
+            free(b);
     }
+    free(rc.tx_pool);
     memset(&rc, 0, sizeof rc);
     aptus_rc_connected = 0;
 }
@@ -1133,7 +1195,16 @@ static int rc_init(void)
         return APTUS_OK;
     char err[640];
     rc.job = aptus_fab_job_hash();
-    if (rc_setup(err, sizeof err) != 0) {
+    int setup = rc_setup(err, sizeof err);
+    if (setup == RC_SETUP_NO_MEMORY) {
+        /* No card published: peers that try to connect fail and keep this rank on UD (a
+         * counted fallback); its own requests are answered with a refusal. */
+        fprintf(stderr, "Aptus MPI: rank %d: rc-sr channel: %s: this rank's traffic stays on UD\n", aptus_rt.rank, err);
+        rc_release();
+        rc.refusing = 1;
+        return aptus_pmi_fence() == 0 ? APTUS_OK : APTUS_ERR;
+    }
+    if (setup != 0) {
         fprintf(stderr, "Aptus MPI: rank %d: rc-sr channel: %s\n", aptus_rt.rank, err);
         rc_release();
         return APTUS_ERR;
@@ -1166,6 +1237,7 @@ static void rc_quiesce(void)
 
 static void rc_finalize(void)
 {
+    rc.refusing = 0;
     if (!rc.active)
         return;
     aptus_channel_poll_enable(&aptus_channel_rc_sr, 0);
@@ -1206,6 +1278,11 @@ static void rc_stats_print(void)
     else
         printf("[aptus stats] rank %d: rc-sr: shared receive context: %d buffers of %zu bytes for every connection\n",
                aptus_rt.rank, rc.nrx, rc.buf_size);
+    if (rc.r.mr_local)
+        printf("[aptus stats] rank %d: rc-sr: send and receive buffers registered (FI_MR_LOCAL%s): %zu send buffers "
+               "at most; registrations failed %" PRIu64 "\n",
+               aptus_rt.rank, aptus_config.fabric_mr_local ? ", forced by APTUS_FABRIC_MR_LOCAL" : "", rc.tx_cap,
+               rc.st.reg_failed);
     for (int r = 0; r < aptus_rt.size; r++) {
         if (rc.state[r] == RC_NONE)
             continue;

@@ -42,6 +42,8 @@ struct rc_ep {
      * may still send (the peer's buffers free for them), buffers reposted since the last frame
      * to the peer (returned with the next one, or by a credit frame) */
     char *rx_pool;
+    struct fid_mr *rx_mr; /* ... registered (FI_MR_LOCAL), and its descriptor */
+    void *rx_desc;
     int credits, owed;
 };
 

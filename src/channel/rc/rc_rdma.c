@@ -55,12 +55,14 @@ struct rcr_op {
     /* what is still to be handed over: piece i from offset off; remote offset rdone */
     int n, i;
     size_t off, rdone;
+    struct aptus_rreg *lreg; /* FI_MR_LOCAL: the registration of the local pieces (else NULL) */
     struct iovec iov[];
 };
 
 struct rcr_mr {
     struct fid_mr *mr;
     uint64_t key, raddr; /* raddr: what a peer names the registration's start by */
+    void *desc;          /* the local descriptor where the provider asks for one (FI_MR_LOCAL) */
 };
 
 static struct {
@@ -92,6 +94,7 @@ static int reg_cb(void *ctx, void *addr, size_t len, void **handle)
         return -1;
     int rc = aptus_fab_rc_mr_reg(rcr.r, addr, len, FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE, &m->mr, &desc,
                                  &m->key, &m->raddr);
+    m->desc = desc;
     if (rc != 0) {
         if (!rcr.warned_reg++)
             fprintf(stderr,
@@ -151,6 +154,35 @@ static void rcr_mem_dereg(struct aptus_memh *mh)
 
 /* ---- operations ------------------------------------------------------------------------- */
 
+static void op_free(struct rcr_op *op)
+{
+    if (op->lreg)
+        rcr_mem_dereg((struct aptus_memh *)op->lreg);
+    free(op);
+}
+
+/* FI_MR_LOCAL: the local side of an operation registered too (through the cache: one
+ * registration over the hull of its pieces). 0, or -1 when it cannot be registered. */
+static int local_reg(struct rcr_op *op)
+{
+    if (!rcr.r->mr_local || op->n == 0)
+        return 0;
+    uintptr_t lo = UINTPTR_MAX, hi = 0;
+    for (int i = 0; i < op->n; i++) {
+        uintptr_t b = (uintptr_t)op->iov[i].iov_base, e = b + op->iov[i].iov_len;
+        if (op->iov[i].iov_len && b < lo)
+            lo = b;
+        if (op->iov[i].iov_len && e > hi)
+            hi = e;
+    }
+    if (hi <= lo)
+        return 0; /* only empty pieces */
+    aptus_memhooks_lock();
+    op->lreg = aptus_rcache_get(&rcr.cache, (void *)lo, hi - lo);
+    aptus_memhooks_unlock();
+    return op->lreg ? 0 : -1;
+}
+
 static void wait_count(int delta)
 {
     int was = aptus_rcr_waiting;
@@ -168,6 +200,7 @@ static int post(struct rcr_op *op)
     struct rc_ep *e = op->e;
     while (op->i < op->n) {
         struct iovec v[RCR_IOV_MAX];
+        void *descs[RCR_IOV_MAX];
         int k = 0, i = op->i;
         size_t bytes = 0, off = op->off;
         while (i < op->n && k < rcr.iov_limit && bytes < rcr.max_op) {
@@ -177,6 +210,7 @@ static int post(struct rcr_op *op)
             if (take) {
                 v[k].iov_base = (char *)op->iov[i].iov_base + off;
                 v[k].iov_len = take;
+                descs[k] = op->lreg ? ((const struct rcr_mr *)op->lreg->handle)->desc : NULL;
                 k++;
                 bytes += take;
                 off += take;
@@ -193,7 +227,7 @@ static int post(struct rcr_op *op)
         int last = i == op->n;
         struct fi_rma_iov rv = { op->raddr + op->rdone, bytes, op->rkey };
         struct fi_msg_rma m = { .msg_iov = v,
-                                .desc = NULL,
+                                .desc = op->lreg ? descs : NULL,
                                 .iov_count = (size_t)k,
                                 .addr = 0,
                                 .rma_iov = &rv,
@@ -273,7 +307,7 @@ static int drain(struct rc_ep *e)
         e->fifo_head = op->fnext;
         if (!e->fifo_head)
             e->fifo_tail = NULL;
-        free(op);
+        op_free(op);
     }
     return 0;
 }
@@ -290,7 +324,7 @@ static void finish(struct rcr_op *op)
     if (op->e)
         (void)drain(op->e);
     else
-        free(op);
+        op_free(op);
 }
 
 void aptus_rcr_completion(struct aptus_fab_ctx *ctx, int ok)
@@ -332,12 +366,16 @@ static int submit(struct rc_ep *e, int write, const struct iovec *local, int n, 
         op->bytes += local[i].iov_len;
     }
     if (with_note && !op->note_frame && !note) {
-        free(op);
+        op_free(op);
         return APTUS_ERR; /* a note of 0 cannot be told from none */
+    }
+    if (local_reg(op) != 0) {
+        op_free(op);
+        return APTUS_ERR;
     }
     int r = e->wait_head ? 0 : post(op);
     if (r < 0 && op->left == 0) {
-        free(op);
+        op_free(op);
         return APTUS_ERR;
     }
     if (r < 0)
@@ -414,7 +452,7 @@ int aptus_rcr_ep_drop(struct rc_ep *e)
         if (!op->done || op->note_frame)
             lost++;
         if (op->done) {
-            free(op);
+            op_free(op);
         } else {
             op->e = NULL;
             op->failed = 1;

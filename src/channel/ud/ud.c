@@ -48,6 +48,9 @@ static struct ud_ep *ep_of_link(struct aptus_rel_link *l)
 
 /* ---- sending ---------------------------------------------------------------------------- */
 
+/* Send buffers registered at most (FI_MR_LOCAL: one pool, allocated at start). */
+#define UD_TX_LOCAL_MAX 256
+
 struct ud_txbuf *aptus_ud_txbuf_get(void)
 {
     struct ud_txbuf *b = ud.tx_free;
@@ -55,9 +58,11 @@ struct ud_txbuf *aptus_ud_txbuf_get(void)
         ud.tx_free = b->next_free;
         return b;
     }
-    if (ud.ntx >= ud.d.tx_depth)
+    if (ud.ntx >= ud.tx_cap)
         return NULL;
-    if (!(b = malloc(ud.tx_stride)))
+    if (ud.tx_pool)
+        b = (struct ud_txbuf *)(ud.tx_pool + ud.ntx * ud.tx_stride);
+    else if (!(b = malloc(ud.tx_stride)))
         return NULL;
     ud.ntx++;
     return b;
@@ -78,7 +83,7 @@ static int post_tx(struct ud_txbuf *b, size_t len, fi_addr_t to)
         aptus_ud_txbuf_put(b);
     } else {
         b->ctx.kind = UD_CTX_TX;
-        rc = fi_send(ud.d.ep, b->data, len + ud.d.prefix, NULL, to, &b->ctx);
+        rc = fi_send(ud.d.ep, b->data, len + ud.d.prefix, ud.tx_desc, to, &b->ctx);
         if (rc == 0)
             ud.ntx_out++;
         else
@@ -643,13 +648,27 @@ static int ud_setup(char *err, size_t errlen)
     if ((size_t)ud.nrx > ud.d.rx_depth)
         ud.nrx = (int)ud.d.rx_depth;
     ud.rx_stride = (sizeof(struct ud_rxbuf) + ud.d.prefix + ud.dgram_max + 63) & ~(size_t)63;
-    ud.tx_stride = sizeof(struct ud_txbuf) + ud.d.prefix + ud.dgram_max;
+    ud.tx_stride = (sizeof(struct ud_txbuf) + ud.d.prefix + ud.dgram_max + 63) & ~(size_t)63;
+    ud.tx_cap = ud.d.tx_depth;
+    if (ud.d.mr_local) {
+        if (ud.tx_cap > UD_TX_LOCAL_MAX)
+            ud.tx_cap = UD_TX_LOCAL_MAX;
+        if (!(ud.tx_pool = aligned_alloc(64, ud.tx_cap * ud.tx_stride))) {
+            snprintf(err, errlen, "out of memory for %zu send buffers", ud.tx_cap);
+            return -1;
+        }
+        if (aptus_fab_mr_reg(&ud.d, ud.tx_pool, ud.tx_cap * ud.tx_stride, &ud.tx_mr, &ud.tx_desc) != 0) {
+            snprintf(err, errlen, "cannot register %zu bytes of send buffers (ulimit -l?)", ud.tx_cap * ud.tx_stride);
+            return -1;
+        }
+    }
     if (!(ud.rx_pool = aligned_alloc(64, (size_t)ud.nrx * ud.rx_stride))) {
         snprintf(err, errlen, "out of memory for %d receive buffers", ud.nrx);
         return -1;
     }
     if (aptus_fab_mr_reg(&ud.d, ud.rx_pool, (size_t)ud.nrx * ud.rx_stride, &ud.rx_mr, &ud.rx_desc) != 0) {
-        snprintf(err, errlen, "cannot register the receive buffers");
+        snprintf(err, errlen, "cannot register %zu bytes of receive buffers (ulimit -l?)",
+                 (size_t)ud.nrx * ud.rx_stride);
         return -1;
     }
     for (int i = 0; i < ud.nrx; i++)
@@ -746,14 +765,25 @@ static void ud_finalize(void)
     if (imp.held)
         aptus_ud_txbuf_put(imp.held);
     aptus_udz_finalize();
-    aptus_fab_dgram_close(&ud.d); /* the provider lets go of our buffers first */
+    /* The provider lets go of our buffers first (the endpoint closes), then their
+     * registrations go, then the domain. */
+    if (ud.d.ep)
+        fi_close(&ud.d.ep->fid);
+    ud.d.ep = NULL;
+    if (ud.rx_mr)
+        fi_close(&ud.rx_mr->fid);
+    if (ud.tx_mr)
+        fi_close(&ud.tx_mr->fid);
+    aptus_fab_dgram_close(&ud.d);
     aptus_rel_fini(&ud.eng);
     free(ud.rx_pool);
     while (ud.tx_free) {
         struct ud_txbuf *b = ud.tx_free;
         ud.tx_free = b->next_free;
-        free(b);
+        if (!ud.tx_pool)
+            free(b);
     }
+    free(ud.tx_pool);
     memset(&ud, 0, sizeof ud);
 }
 
@@ -782,6 +812,10 @@ static void ud_stats_print(void)
            aptus_rt.rank, ud.d.prov, ud.d.iface, t->sent, t->retx_timeout, t->retx_fast, t->acks_sent, t->dups,
            t->out_of_order, t->out_of_window, t->crc_fail, (size_t)ud.nrx * ud.rx_stride, ud.ntx * ud.tx_stride, held,
            pooled, ud.neps, sizeof(struct ud_ep), ud.refused);
+    if (ud.d.mr_local)
+        printf("[aptus stats] rank %d: ud-sr: send and receive buffers registered (FI_MR_LOCAL%s): %zu send "
+               "buffers at most\n",
+               aptus_rt.rank, aptus_config.fabric_mr_local ? ", forced by APTUS_FABRIC_MR_LOCAL" : "", ud.tx_cap);
     if (imp.on)
         printf("[aptus stats] rank %d: ud-sr impairment: lost %" PRIu64 ", duplicated %" PRIu64 ", reordered %" PRIu64
                " (impaired)\n",

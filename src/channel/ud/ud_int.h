@@ -73,6 +73,12 @@ struct ud_state {
     int nrx;
     struct fid_mr *rx_mr;
     void *rx_desc;
+    /* FI_MR_LOCAL: send buffers come from one registered pool of tx_cap (else malloc'd one by
+     * one, up to the provider's queue depth) */
+    char *tx_pool;
+    struct fid_mr *tx_mr;
+    void *tx_desc;
+    size_t tx_cap;
     struct ud_txbuf *tx_free;
     size_t tx_stride;
     size_t ntx, ntx_out; /* send buffers in all / with the provider */

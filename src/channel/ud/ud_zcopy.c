@@ -656,7 +656,7 @@ static int send_piece(struct udz_tx *t, uint32_t k)
     size_t off = (size_t)k * t->pz;
     struct iovec iov[2] = { { b->data, z.hdr_len },
                             { (char *)t->buf + off, t->len - off < t->pz ? t->len - off : t->pz } };
-    void *desc[2] = { NULL, t->desc };
+    void *desc[2] = { ud.tx_desc, t->desc };
     if (fi_sendv(ud.d.ep, iov, desc, 2, t->to, &b->ctx) != 0) {
         aptus_ud_txbuf_put(b);
         return -1;
