@@ -105,11 +105,33 @@ int aptus_memhooks_active(void)
     return 0;
 }
 
+int aptus_memhooks_bypassed(void)
+{
+    return 0;
+}
+
 #else
+
+static void mh_free(void *p);
+static int mh_munmap(void *addr, size_t len);
+
+/* The program's calls reach these definitions only when the program resolves free and munmap
+ * to this library: it was linked against it (mpicc), not loaded later with dlopen (Python,
+ * mpi4py: the C library's definitions come first in the global scope then, and the library
+ * sees only its own releases), and no other allocator was preloaded before it. */
+int aptus_memhooks_bypassed(void)
+{
+    static int known = -1;
+    if (known < 0) {
+        void *f = dlsym(RTLD_DEFAULT, "free"), *u = dlsym(RTLD_DEFAULT, "munmap");
+        known = f != (void *)mh_free || u != (void *)mh_munmap;
+    }
+    return known;
+}
 
 int aptus_memhooks_active(void)
 {
-    return 1;
+    return !aptus_memhooks_bypassed();
 }
 
 /* The next definitions, found on first use. While dlsym itself runs (it may free), the C
@@ -146,7 +168,9 @@ static inline int watched(const void *p)
     return a >= watch_lo && a < watch_hi;
 }
 
-void free(void *p)
+void free(void *p) __attribute__((alias("mh_free")));
+
+static void mh_free(void *p)
 {
     if (__builtin_expect(!next_free, 0)) {
         resolve();
@@ -172,7 +196,9 @@ void *realloc(void *p, size_t n)
     return next_realloc(p, n);
 }
 
-int munmap(void *addr, size_t len)
+int munmap(void *addr, size_t len) __attribute__((alias("mh_munmap")));
+
+static int mh_munmap(void *addr, size_t len)
 {
     report(addr, len);
     return (int)syscall(SYS_munmap, addr, len);

@@ -27,8 +27,13 @@ void aptus_memhooks_watch(const void *addr, size_t len);
  * own, inside the cache). */
 void aptus_memhooks_lock(void);
 void aptus_memhooks_unlock(void);
-/* 1 when releases are intercepted in this build. */
+/* 1 when the program's releases are intercepted: hooks built (not a sanitizer build) and not
+ * bypassed. */
 int aptus_memhooks_active(void);
+/* 1 when the hooks are built but the program's free/munmap resolve elsewhere (the library was
+ * loaded with dlopen, or another allocator preloaded): a registration cache cannot be told of
+ * the program's releases then. */
+int aptus_memhooks_bypassed(void);
 /* Ranges reported so far (statistics and tests). */
 unsigned long aptus_memhooks_reports(void);
 

@@ -77,6 +77,21 @@ aptus_mpi_test(NAME rcr_rcache_reuse_write_np2 SOURCE rcache_reuse.c NP 2 LABELS
   ENV ${APTUS_RCR} APTUS_RC_RDMA_MODE=write EXPECT_EXIT 0 EXPECT_OUTPUT "rcache_reuse: ok")
 aptus_mpi_test(NAME rcr_rcache_reuse_read_np2 SOURCE rcache_reuse.c NP 2 LABELS rc
   ENV ${APTUS_RCR} APTUS_RC_RDMA_MODE=read EXPECT_EXIT 0 EXPECT_OUTPUT "rcache_reuse: ok")
+# The library loaded with dlopen (Python's way): the program's frees bypass the memory hooks, so
+# the cache must be off (every message registers anew) -- the program is not linked against the
+# library (its own target, made before aptus_mpi_test would make one that is). Not in sanitizer
+# builds (their library cannot be dlopen'd by a program without the sanitizer runtime).
+add_executable(mpitest_dlopen_rcache dlopen_rcache.c)
+set_target_properties(mpitest_dlopen_rcache PROPERTIES OUTPUT_NAME dlopen_rcache
+  RUNTIME_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
+target_include_directories(mpitest_dlopen_rcache PRIVATE ${PROJECT_SOURCE_DIR}/include)
+target_link_libraries(mpitest_dlopen_rcache PRIVATE ${CMAKE_DL_LIBS})
+add_dependencies(mpitest_dlopen_rcache mpi_abi)
+foreach(mode write read)
+  aptus_mpi_test(NAME rcr_dlopen_rcache_${mode}_np2 SOURCE dlopen_rcache.c NP 2 ARGS $<TARGET_FILE:mpi_abi>
+    LABELS rc nosan ENV ${APTUS_RCR} APTUS_RC_RDMA_MODE=${mode} EXPECT_OUTPUT "dlopen_rcache: ok"
+    EXPECT_STATS "registration cache (off: the program's free and munmap do not reach this library")
+endforeach()
 aptus_mpi_test(NAME rcr_rcache_evict_np2 SOURCE rcache_reuse.c NP 2 ARGS evict 3 LABELS rc
   ENV ${APTUS_RCR} APTUS_RCACHE_MAX_ENTRIES=3 EXPECT_EXIT 0 EXPECT_OUTPUT "rcache_reuse: ok")
 aptus_mpi_test(NAME rcr_rcache_off_p2p_large_np2 SOURCE p2p_large.c NP 2 LABELS rc

@@ -74,7 +74,8 @@ static struct {
     int iov_limit;
     struct aptus_rcache cache;
     int cache_on;
-    int nout; /* operations not complete, every endpoint */
+    int cache_blind; /* off: the program's frees do not reach the memory hooks */
+    int nout;        /* operations not complete, every endpoint */
     int warned_reg;
     struct {
         uint64_t reads, writes, bytes_read, bytes_written, notes_data, notes_frame, waited;
@@ -591,8 +592,11 @@ static int rcr_setup(struct aptus_fab_rc *r, char *err, size_t errlen)
     if (rcr.max_op > ((size_t)1 << 30))
         rcr.max_op = (size_t)1 << 30;
     rcr.iov_limit = r->iov_limit < 1 ? 1 : r->iov_limit > RCR_IOV_MAX ? RCR_IOV_MAX : (int)r->iov_limit;
+    /* A cache that cannot hear of the program's frees would send from stale registrations
+     * (under verbs: pages pinned before, no longer the buffer's): off then. */
+    rcr.cache_blind = aptus_config.rcache && aptus_memhooks_bypassed();
     struct aptus_rcache_cfg cfg = { (size_t)aptus_config.rcache_max_entries, aptus_config.rcache_max_bytes, 0,
-                                    !aptus_config.rcache };
+                                    !aptus_config.rcache || rcr.cache_blind };
     if (aptus_rcache_init(&rcr.cache, &rcr_cache_ops, NULL, &cfg) != 0) {
         snprintf(err, errlen, "cannot set up the registration cache");
         return -1;
@@ -670,8 +674,12 @@ static void rcr_stats_print(void)
            rcr.st.waited);
     printf("[aptus stats] rank %d: registration cache%s: hits %" PRIu64 ", misses %" PRIu64 ", evictions %" PRIu64
            ", invalidations %" PRIu64 ", failures %" PRIu64 "; registered now %zu (%zu bytes), in use %zu\n",
-           aptus_rt.rank, rcr.cache.cfg.off ? " (off: APTUS_RCACHE=0)" : "", s->hits, s->misses, s->evictions,
-           s->invalidations, s->reg_failures, s->entries, s->bytes, s->in_use);
+           aptus_rt.rank,
+           rcr.cache_blind ? " (off: the program's free and munmap do not reach this library -- loaded with dlopen, or "
+                             "another allocator preloaded -- so every message registers its own)"
+           : rcr.cache.cfg.off ? " (off: APTUS_RCACHE=0)"
+                               : "",
+           s->hits, s->misses, s->evictions, s->invalidations, s->reg_failures, s->entries, s->bytes, s->in_use);
 }
 
 static int rcr_counter(const char *name, uint64_t *value)
