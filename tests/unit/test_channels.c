@@ -43,8 +43,14 @@
  *             must still see the original), APTUS_INPROGRESS that it is released by the
  *             completion;
  *   (between the parts the endpoint is flushed, closed with aptus_peer_ep_close and opened
- *   again: the next part runs on the reopened one; under APTUS_CHANNEL_FAULTS, which refuses
- *   room and holds and reorders frames, every part but no-room runs, unordered)
+ *   again: the next part runs on the reopened one -- except on a connected channel (caps
+ *   CONNECTED: rc-sr, rc-rdma), whose last endpoint closed ends its connection; under
+ *   APTUS_CHANNEL_FAULTS, which refuses room and holds and reorders frames, every part but
+ *   no-room runs, unordered)
+ *   --connect (2 ranks, a chain with RC channels and APTUS_RC_THRESHOLD=1): first exchange
+ *             messages until rc-sr reaches the partner on both ranks, then test the connected
+ *             channels only (rc-sr, rc-rdma); fails when no connection comes up in 20 s.
+ *             (The UD channels have no flush operation yet: not tested here.)
  *   failure   (--fail, 2 ranks, APTUS_PEER_FAILURE_ERRORS=1, last of all): each rank posts an
  *             MPI_Irecv from the other (a tag never sent) and calls aptus_peer_fail on its
  *             record of the other; the receive must complete with MPI_ERR_PROC_ABORTED, a
@@ -65,6 +71,7 @@
 #include "mpi.h"
 
 #include "channel/channel.h"
+#include "channel/rules.h"
 #include "core/datatype.h"
 #include "core/objects.h"
 #include "runtime/config.h"
@@ -534,6 +541,10 @@ static void flood_once(struct target *t, int sender, size_t len, const uint8_t *
         /* smp: the block is frame_max + 16 bytes, a frame takes round8(len) + 8 of it. */
         uint64_t fb = ((sizeof(struct thdr) + len + 7) & ~(size_t)7) + 8;
         int bound = !strcmp(ch->name, "smp") ? (int)((ch->caps.frame_max + 16) / fb) + 1 : 65536;
+        /* A connected channel over a byte stream (tcp) has the sockets' buffers in front of its
+         * own: megabytes, so many more small frames fit before the refusal. */
+        if ((ch->caps.flags & APTUS_CAP_CONNECTED) && (64u << 20) / (fb + 64) > (uint64_t)bound)
+            bound = (int)((64u << 20) / (fb + 64));
         int k = 0;
         while (send_try(t, K_FLOOD, sizeof(struct thdr), buf, len, seed) == APTUS_OK) {
             k++;
@@ -578,8 +589,9 @@ static void part_noroom(struct target *t, char *report, size_t rlen)
     }
     uint8_t *buf = malloc(pmax);
     CHECK(buf, "out of memory");
-    if (!ch->progress) {
-        /* No poller: delivery is synchronous, room is never short. */
+    if (!ch->progress && !(ch->caps.flags & APTUS_CAP_CONNECTED)) {
+        /* No poller: delivery is synchronous, room is never short. (rc-rdma has no poller of
+         * its own either, but its frames go over rc-sr's connection and progress.) */
         struct rxstate *s = rx_of(ch->id, t->rank);
         for (size_t k = 0; k < pmax; k++)
             buf[k] = pat(99, k);
@@ -1003,14 +1015,16 @@ static void body(struct aptus_channel *ch, int rank)
     part_caps(&t);
     part_frames(&t, rep, sizeof rep);
     printf("%s (%s, rank %d): %s\n", ch->name, to, me, rep);
-    reopen(&t); /* the next parts run on a reopened endpoint */
+    if (!(ch->caps.flags & APTUS_CAP_CONNECTED))
+        reopen(&t); /* the next parts run on a reopened endpoint */
     part_packed(&t, rep, sizeof rep);
     printf("%s (%s, rank %d): %s\n", ch->name, to, me, rep);
     part_noroom(&t, rep, sizeof rep);
     printf("%s (%s, rank %d): %s\n", ch->name, to, me, rep);
     part_putget(&t, rep, sizeof rep);
     printf("%s (%s, rank %d): %s\n", ch->name, to, me, rep);
-    reopen(&t);
+    if (!(ch->caps.flags & APTUS_CAP_CONNECTED))
+        reopen(&t);
     part_zcopy(&t, rep, sizeof rep);
     printf("%s (%s, rank %d): %s\n", ch->name, to, me, rep);
     fflush(stdout);
@@ -1018,14 +1032,16 @@ static void body(struct aptus_channel *ch, int rank)
 
 int main(int argc, char **argv)
 {
-    int fail_mode = 0, abort_policy = 0;
+    int fail_mode = 0, abort_policy = 0, connect = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--fail"))
             fail_mode = 1;
         else if (!strcmp(argv[i], "--fail-abort"))
             fail_mode = abort_policy = 1;
+        else if (!strcmp(argv[i], "--connect"))
+            connect = 1;
         else {
-            fprintf(stderr, "usage: test_channels [--fail | --fail-abort]\n");
+            fprintf(stderr, "usage: test_channels [--fail | --fail-abort | --connect]\n");
             return 2;
         }
     }
@@ -1035,13 +1051,27 @@ int main(int argc, char **argv)
     CHECK(nprocs <= 2, "run with 1 or 2 ranks (got %d)", nprocs);
     partner = nprocs == 2 ? 1 - me : me;
     CHECK(APTUS_CH_COUNT <= 32, "the test types cover 32 channels");
+    if (connect) {
+        const struct aptus_channel *rc = aptus_channels[APTUS_CH_RC_SR];
+        CHECK(partner != me && rc, "--connect needs 2 ranks and a build with the RC channels");
+        int all = 0;
+        double t0 = MPI_Wtime();
+        while (!all && MPI_Wtime() - t0 < 20) {
+            int x = me, y = -1, up;
+            MPI_Sendrecv(&x, 1, MPI_INT, partner, 7, &y, 1, MPI_INT, partner, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            CHECK(y == partner, "warm-up message from rank %d carried %d", partner, y);
+            up = rc->reaches(partner);
+            MPI_Allreduce(&up, &all, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+        }
+        CHECK(all, "no RC connection to rank %d within 20 s", partner);
+    }
     for (int c = 0; c < APTUS_CH_COUNT; c++)
         aptus_am_register((uint8_t)(APTUS_AM_TEST + c), on_frame);
 
     int tested = 0;
     for (int c = 0; c < APTUS_CH_COUNT; c++) {
         struct aptus_channel *ch = aptus_channels[c];
-        if (!ch)
+        if (!ch || (connect && !(ch->caps.flags & APTUS_CAP_CONNECTED)))
             continue;
         CHECK(ch->id == c, "channel %s registered at %d has id %d", ch->name, c, ch->id);
         int targets[2] = { me, partner }, any = 0;

@@ -79,6 +79,13 @@ struct rc_buf {
 
 extern struct aptus_channel aptus_channel_rc_sr;
 
+/* A flush waiting: for the frames to one rank (rank >= 0) or to every rank (-1). */
+struct rc_flush {
+    struct rc_flush *next;
+    int rank;
+    struct aptus_completion *comp;
+};
+
 static struct {
     int active;
     int refusing; /* RC wanted, but this rank could not set it up (RC_SETUP_NO_MEMORY) */
@@ -112,6 +119,8 @@ static struct {
     int conn_bufs;             /* ... receive buffers per connection (APTUS_RC_CONN_BUFS) */
     int owing;                 /* a credit frame could not go: try again from progress */
     char **retired;            /* receive pools of closed connections (completions may still name them) */
+    uint32_t *txo;             /* per world rank: buffered frames queued or with the provider (flush waits) */
+    struct rc_flush *flushes;  /* flushes waiting for frames to complete */
     int nretired;
     struct {
         uint64_t opened_by_me, opened_by_peer, refused_limit, refused_by_peer, failed, closed, frames_out, frames_in;
@@ -144,6 +153,13 @@ static void tx_put(struct rc_buf *b)
     rc.tx_free = b;
 }
 
+/* A buffered frame to `rank` is complete, or will never be: what a flush waits for. */
+static void tx_done(int rank)
+{
+    if (rc.txo && rc.txo[rank])
+        rc.txo[rank]--;
+}
+
 /* A frame handed over will never arrive (its connection broke, or closed with it queued). While
  * the job runs that is a lost message: the peer is failed (by default the job ends) rather than
  * the loss going unnoticed. At the end of the job a closing peer has nothing left to receive. */
@@ -169,6 +185,7 @@ static int q_drop(struct rc_ep *e)
         if (b->to == e) {
             *pp = b->next_free;
             tx_put(b);
+            tx_done(b->rank);
             n++;
         } else {
             last = b;
@@ -217,12 +234,14 @@ static int post_tx(struct rc_ep *e, struct rc_buf *b, size_t len)
             rc.q = b;
         rc.q_tail = b;
         aptus_progress_hold_awake(rc.q == b ? 1 : 0); /* no wake-up comes for room */
+        rc.txo[e->rank]++;
         return APTUS_OK;
     }
     if (r != 0) {
         tx_put(b);
         return APTUS_ERR;
     }
+    rc.txo[e->rank]++;
     return APTUS_OK;
 }
 
@@ -243,6 +262,7 @@ static int tx_flush(void)
         if (r != 0) {
             int rank = b->rank;
             tx_put(b);
+            tx_done(rank);
             tx_lost(rank);
         }
         n++;
@@ -262,6 +282,13 @@ static int no_credit(struct rc_ep *e)
 /* The largest frame (header included) sent by fi_inject, when the provider takes that much. */
 #define RC_INJECT_MAX 256
 
+/* Frames a connection sends by fi_inject in a row before one goes buffered and must complete:
+ * an inject leaves no completion, and a provider may queue injected frames without bound when
+ * the peer stops reading (tcp does: measured, 600000 frames accepted), so the buffered frame's
+ * completion -- the provider's queue drained up to it -- is the back-pressure (the send
+ * buffers run out when it does not come). */
+#define RC_INJECT_RUN 256
+
 /* A small frame goes by fi_inject when no frame waits before it: the provider copies it at
  * once, so it needs no send buffer and leaves no completion to read (a latency-bound exchange
  * of small messages then costs what a raw ping-pong does). 1: it went; 0: it takes the
@@ -269,7 +296,7 @@ static int no_credit(struct rc_ep *e)
 static int tx_inject(struct rc_ep *e, const void *hdr, size_t hdrlen, const void *payload, size_t len)
 {
     size_t n = sizeof(struct rc_hdr) + hdrlen + len;
-    if (rc.q || n > rc.r.inject_max || n > RC_INJECT_MAX)
+    if (rc.q || n > rc.r.inject_max || n > RC_INJECT_MAX || e->inj <= 0)
         return 0;
     uint64_t frame[RC_INJECT_MAX / sizeof(uint64_t)];
     struct rc_hdr h = { (uint32_t)aptus_rt.rank, (uint32_t)(hdrlen + len), 0, 0 };
@@ -289,6 +316,7 @@ static int tx_inject(struct rc_ep *e, const void *hdr, size_t hdrlen, const void
         e->credits--;
         e->owed = 0;
     }
+    e->inj--;
     rc.st.frames_out++;
     rc.st.injected++;
     return 1;
@@ -609,6 +637,7 @@ static void on_nak(struct aptus_peer *from, const void *frame, size_t len)
 static void up(struct rc_ep *e)
 {
     set_state(e->rank, RC_UP);
+    e->inj = RC_INJECT_RUN;
     e->heard = aptus_wtime();
     if (e->initiator)
         rc.st.opened_by_me++;
@@ -820,6 +849,7 @@ static void rx_again(struct rc_buf *b, int data)
  * in RC_CM_IDLE_PASSES otherwise (a request from a new peer, a connection ending: nothing that
  * a few passes' delay hurts, while reading the event queue costs the frames' latency). */
 #define RC_CM_IDLE_PASSES 16
+static int flushes_check(void);
 static int rc_progress(void)
 {
     static unsigned pass;
@@ -865,6 +895,7 @@ static int rc_progress(void)
                 int rank = ((struct rc_buf *)c)->rank;
                 rc.ntx_out--;
                 tx_put((struct rc_buf *)c);
+                tx_done(rank);
                 tx_lost(rank);
             } else if (c && c->kind == RC_CTX_RMA) {
                 aptus_rcr_completion(c, 0);
@@ -893,14 +924,20 @@ static int rc_progress(void)
                 int data = rx_handle((struct rc_buf *)c, ent[i].len);
                 rx_again((struct rc_buf *)c, data);
             } else {
+                int rank = ((struct rc_buf *)c)->rank;
                 rc.ntx_out--;
                 tx_put((struct rc_buf *)c);
+                tx_done(rank);
+                if (rc.conn[rank]) /* the provider's queue moved past it: injects may go again */
+                    rc.conn[rank]->inj = RC_INJECT_RUN;
             }
         }
         events += (int)n;
         if (n < RC_CQ_BATCH)
             break;
     }
+    if (rc.flushes)
+        events += flushes_check();
     return events;
 }
 
@@ -939,6 +976,40 @@ static int rc_ep_open(struct aptus_peer *p, struct aptus_ep **out)
     e->handed |= RC_HANDED_SR;
     *out = &e->base;
     return APTUS_OK;
+}
+
+/* Complete when every buffered frame handed over before it to the endpoint's rank (ep NULL:
+ * to any rank) has completed (frames sent by fi_inject are complete when handed over). */
+static int rc_flush(struct aptus_ep *ep, struct aptus_completion *comp)
+{
+    int rank = ep ? ((struct rc_ep *)ep)->rank : -1;
+    if (rank >= 0 ? rc.txo[rank] == 0 : (rc.ntx_out == 0 && !rc.q))
+        return APTUS_OK;
+    struct rc_flush *f = malloc(sizeof *f);
+    if (!f)
+        return APTUS_ERR;
+    *f = (struct rc_flush){ rc.flushes, rank, comp };
+    rc.flushes = f;
+    aptus_progress_hold_awake(1); /* a completion, not a wake-up, ends it */
+    return APTUS_INPROGRESS;
+}
+
+static int flushes_check(void)
+{
+    int done = 0;
+    for (struct rc_flush **pp = &rc.flushes; *pp;) {
+        struct rc_flush *f = *pp;
+        if (f->rank >= 0 ? rc.txo[f->rank] != 0 : (rc.ntx_out != 0 || rc.q != NULL)) {
+            pp = &f->next;
+            continue;
+        }
+        *pp = f->next;
+        aptus_progress_hold_awake(-1);
+        aptus_completion_done(f->comp, APTUS_OK);
+        free(f);
+        done++;
+    }
+    return done;
 }
 
 static void rc_ep_close(struct aptus_ep *ep)
@@ -1088,6 +1159,7 @@ static int rc_setup(char *err, size_t errlen)
     rc.seen = calloc(n, sizeof *rc.seen);
     rc.why = calloc(n, 1);
     rc.tries = calloc(n, 1);
+    rc.txo = calloc(n, sizeof *rc.txo);
     rc.conn = calloc(n, sizeof *rc.conn);
     rc.rx_pool = rc.nrx ? aligned_alloc(64, (size_t)rc.nrx * rc.stride) : NULL;
     rc.tx_cap = rc.r.tx_depth;
@@ -1096,7 +1168,7 @@ static int rc_setup(char *err, size_t errlen)
             rc.tx_cap = RC_TX_LOCAL_MAX;
         rc.tx_pool = aligned_alloc(64, rc.tx_cap * rc.stride);
     }
-    if (!rc.state || !rc.count || !rc.seen || !rc.why || !rc.tries || !rc.conn || (rc.nrx && !rc.rx_pool) ||
+    if (!rc.state || !rc.count || !rc.seen || !rc.why || !rc.tries || !rc.txo || !rc.conn || (rc.nrx && !rc.rx_pool) ||
         (rc.r.mr_local && !rc.tx_pool)) {
         snprintf(err, errlen, "out of memory");
         return -1;
@@ -1155,6 +1227,14 @@ static void rc_release(void)
     free(rc.why);
     aptus_alloc_hook = NULL;
     free(rc.tries);
+    while (rc.flushes) { /* the channel ends with them waiting: what they wait for is lost */
+        struct rc_flush *f = rc.flushes;
+        rc.flushes = f->next;
+        aptus_progress_hold_awake(-1);
+        aptus_completion_done(f->comp, APTUS_ERR);
+        free(f);
+    }
+    free(rc.txo);
     free(rc.conn);
     if (rc.q)
         aptus_progress_hold_awake(-1);
@@ -1321,6 +1401,7 @@ struct aptus_channel aptus_channel_rc_sr = {
     .ep_close = rc_ep_close,
     .send_frame = rc_send_frame,
     .send_frame_packed = rc_send_frame_packed,
+    .flush = rc_flush,
     .progress = rc_progress,
     .memory_in_use = rc_memory,
     .stats_print = rc_stats_print,

@@ -45,6 +45,7 @@ struct rc_ep {
     struct fid_mr *rx_mr; /* ... registered (FI_MR_LOCAL), and its descriptor */
     void *rx_desc;
     int credits, owed;
+    int inj; /* frames that may still go by fi_inject before a buffered one completes (rc.c) */
 };
 
 static inline struct rc_ep *rc_ep_of_rdma(struct aptus_ep *ep)
