@@ -1,9 +1,11 @@
 /* The progress engine (see progress.h). */
 #include "runtime/progress.h"
 
+#include <poll.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "runtime/config.h"
 #include "runtime/runtime.h"
@@ -206,6 +208,9 @@ int aptus_progress(void)
  * descriptor): a bound on how late a frame on another one is seen by a sleeping rank. */
 #define APTUS_SLEEP_SHARED 0.001
 
+/* Descriptors one sleep waits on at most (UD: 1, RC: 2). */
+#define APTUS_WAIT_FDS_MAX 8
+
 static void block_once(void)
 {
     int n = pe.nwaiters, armed = 0, ready = 0;
@@ -217,13 +222,28 @@ static void block_once(void)
         ready = pe.waiters[armed++]->arm();
     /* Anything that arrived before the announcements is seen by this pass. */
     if (!ready && aptus_progress() == 0) {
-        double timeout = n > 1 ? APTUS_SLEEP_SHARED : APTUS_SLEEP_MAX;
+        /* The last waiter has descriptors: sleep on every waiter's descriptors at once. */
+        struct pollfd pfd[APTUS_WAIT_FDS_MAX];
+        int nfd = 0, others = 0;
+        if (pe.waiters[n - 1]->fds) {
+            for (int i = 0; i < n; i++) {
+                if (pe.waiters[i]->fds)
+                    nfd += pe.waiters[i]->fds(pfd + nfd, APTUS_WAIT_FDS_MAX - nfd);
+                else
+                    others++;
+            }
+        }
+        double timeout = (nfd ? others : n > 1) ? APTUS_SLEEP_SHARED : APTUS_SLEEP_MAX;
         if (pe.timers) {
             double left = pe.timers->deadline - aptus_wtime();
             timeout = left < timeout ? (left > 0 ? left : 0) : timeout;
         }
-        if (timeout > 0)
+        if (timeout > 0 && nfd) {
+            struct timespec ts = { (time_t)timeout, (long)((timeout - (double)(time_t)timeout) * 1e9) };
+            (void)ppoll(pfd, (nfds_t)nfd, &ts, NULL);
+        } else if (timeout > 0) {
             pe.waiters[n - 1]->sleep(timeout);
+        }
     }
     while (armed > 0)
         pe.waiters[--armed]->disarm();

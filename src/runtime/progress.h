@@ -40,15 +40,21 @@ void aptus_timer_cancel(struct aptus_timer *t);
 
 /* A wait object: how a layer lets a waiting rank sleep. arm() announces the sleep (from then on
  * the peers that bring work wake us) and returns nonzero when work is already there; sleep()
- * blocks for at most timeout seconds or until woken; disarm() ends it. */
+ * blocks for at most timeout seconds or until woken; disarm() ends it. fds (optional: NULL
+ * for one that is no file descriptor, the smp doorbell's futex) fills at most max entries
+ * with the descriptors whose readability is its wake-up, returning how many: such waiters
+ * sleep together, in one ppoll. */
+struct pollfd;
 struct aptus_waiter {
     int (*arm)(void);
     void (*sleep)(double timeout);
     void (*disarm)(void);
+    int (*fds)(struct pollfd *out, int max);
 };
 /* Registers a wait object (the smp doorbell, the UD channel's completion queue); NULL drops
- * them all. A sleeping rank sleeps on the last one registered; with several, for at most 1 ms
- * at a time, since the others cannot wake it. */
+ * them all. A sleeping rank sleeps on every descriptor waiter at once when the last one
+ * registered has descriptors, else on the last one; while another waiter cannot wake that
+ * sleep (the doorbell and a descriptor), for at most 1 ms at a time. */
 #define APTUS_WAITERS_MAX 4
 void aptus_waiter_set(const struct aptus_waiter *w);
 /* Whether waiting ranks block after their spin (set by the runtime from APTUS_WAIT_BLOCK); a

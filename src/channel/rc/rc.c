@@ -959,7 +959,16 @@ static void rc_wait_disarm(void)
 {
 }
 
-static const struct aptus_waiter rc_waiter = { rc_wait_arm, rc_wait_sleep, rc_wait_disarm };
+static int rc_wait_fds(struct pollfd *out, int max)
+{
+    if (max < 2)
+        return 0;
+    out[0] = (struct pollfd){ .fd = rc.r.cq_fd, .events = POLLIN };
+    out[1] = (struct pollfd){ .fd = rc.r.eq_fd, .events = POLLIN };
+    return 2;
+}
+
+static const struct aptus_waiter rc_waiter = { rc_wait_arm, rc_wait_sleep, rc_wait_disarm, rc_wait_fds };
 
 /* ---- endpoints -------------------------------------------------------------------------- */
 

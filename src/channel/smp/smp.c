@@ -379,7 +379,7 @@ static void smp_wait_disarm(void)
     atomic_store_explicit(&seg_hdr(smp.mine)->sleeping, 0, memory_order_relaxed);
 }
 
-static const struct aptus_waiter smp_waiter = { smp_wait_arm, smp_wait_sleep, smp_wait_disarm };
+static const struct aptus_waiter smp_waiter = { smp_wait_arm, smp_wait_sleep, smp_wait_disarm, NULL };
 
 static inline void smp_ring(struct smp_ep *e)
 {

@@ -517,7 +517,15 @@ static void ud_wait_disarm(void)
 {
 }
 
-static const struct aptus_waiter ud_waiter = { ud_wait_arm, ud_wait_sleep, ud_wait_disarm };
+static int ud_wait_fds(struct pollfd *out, int max)
+{
+    if (max < 1 || ud.d.wait_fd < 0)
+        return 0;
+    out[0] = (struct pollfd){ .fd = ud.d.wait_fd, .events = POLLIN };
+    return 1;
+}
+
+static const struct aptus_waiter ud_waiter = { ud_wait_arm, ud_wait_sleep, ud_wait_disarm, ud_wait_fds };
 
 /* ---- endpoints -------------------------------------------------------------------------- */
 
