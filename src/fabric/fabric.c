@@ -342,6 +342,37 @@ void aptus_fab_dgram_close(struct aptus_fab_dgram *d)
     d->wait_fd = -1;
 }
 
+/* ---- registrations: counted against APTUS_FABRIC_REG_LIMIT ---------------------------- */
+
+static size_t reg_bytes;
+
+size_t aptus_fab_reg_bytes(void)
+{
+    return reg_bytes;
+}
+
+/* fi_mr_reg, refused with -FI_ENOMEM past the limit; the length rides in the region's context
+ * so that aptus_fab_mr_close can give it back. */
+static int reg(struct fid_domain *dom, void *buf, size_t len, uint64_t access, uint64_t key, struct fid_mr **mr)
+{
+    size_t limit = aptus_config.fabric_reg_limit;
+    if (limit && (len > limit || reg_bytes > limit - len))
+        return -FI_ENOMEM;
+    int rc = fi_mr_reg(dom, buf, len, access, 0, key, 0, mr, (void *)(uintptr_t)len);
+    if (rc == 0)
+        reg_bytes += len;
+    return rc;
+}
+
+void aptus_fab_mr_close(struct fid_mr *mr)
+{
+    if (!mr)
+        return;
+    size_t len = (size_t)(uintptr_t)mr->fid.context;
+    reg_bytes -= len <= reg_bytes ? len : reg_bytes;
+    fi_close(&mr->fid);
+}
+
 int aptus_fab_mr_reg(struct aptus_fab_dgram *d, void *buf, size_t len, struct fid_mr **mr, void **desc)
 {
     *mr = NULL;
@@ -350,11 +381,11 @@ int aptus_fab_mr_reg(struct aptus_fab_dgram *d, void *buf, size_t len, struct fi
         return 0;
     static uint64_t next_key = 1;
     uint64_t key = (d->mr_mode & FI_MR_PROV_KEY) ? 0 : next_key++;
-    if (fi_mr_reg(d->domain, buf, len, FI_SEND | FI_RECV, 0, key, 0, mr, NULL) != 0)
+    if (reg(d->domain, buf, len, FI_SEND | FI_RECV, key, mr) != 0)
         return -1;
     if (d->mr_mode & FI_MR_ENDPOINT) {
         if (fi_mr_bind(*mr, &d->ep->fid, 0) != 0 || fi_mr_enable(*mr) != 0) {
-            fi_close(&(*mr)->fid);
+            aptus_fab_mr_close(*mr);
             *mr = NULL;
             return -1;
         }
@@ -599,7 +630,7 @@ int aptus_fab_rc_mr_reg(struct aptus_fab_rc *r, void *buf, size_t len, uint64_t 
 {
     static uint64_t next_key = 1;
     uint64_t key = (r->mr_mode & FI_MR_PROV_KEY) ? 0 : next_key++;
-    int rc = fi_mr_reg(r->domain, buf, len, access, 0, key, 0, mr, NULL);
+    int rc = reg(r->domain, buf, len, access, key, mr);
     if (rc != 0) {
         *mr = NULL;
         return rc;

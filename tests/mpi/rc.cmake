@@ -154,3 +154,15 @@ foreach(prog coll_ops p2p_anysource)
   aptus_mpi_test(NAME rc_mrlocal_${prog}_np3 SOURCE ${prog}.c NP 3 LABELS rc
     ENV ${APTUS_RC} ${APTUS_MRL} APTUS_RC_THRESHOLD=1 ${APTUS_MRL_RC} "(frames both ways)")
 endforeach()
+
+# Out of registrable memory (APTUS_FABRIC_REG_LIMIT stands in for `ulimit -l`, which the tcp
+# provider's registrations do not touch): rc-rdma copies what it cannot register, with a
+# warning; a rank whose RC buffers cannot be registered (FI_MR_LOCAL forced; 5M leaves room for
+# UD's pools, not for RC's) stays on UD with a warning -- the job runs, its data checked.
+aptus_mpi_test(NAME rcr_reg_limit_p2p_large_np2 SOURCE p2p_large.c NP 2 LABELS p2p rc
+  ENV ${APTUS_RCR} APTUS_FABRIC_REG_LIMIT=64K EXPECT_EXIT 0
+  EXPECT_ERROR "rc-rdma: cannot register" EXPECT_STATS "(copy only)")
+aptus_mpi_test(NAME rc_mrlocal_reg_limit_p2p_reorder_np3 SOURCE p2p_reorder.c NP 3 LABELS rc
+  ENV ${APTUS_RC} ${APTUS_MRL} APTUS_RC_THRESHOLD=1 APTUS_FABRIC_REG_LIMIT=5M EXPECT_EXIT 0
+  EXPECT_ERROR "rc-sr channel: cannot register" "this rank's traffic stays on UD"
+  EXPECT_NO_STATS "(frames both ways)")

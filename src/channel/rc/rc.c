@@ -399,7 +399,7 @@ static void conn_free(struct rc_ep *e)
         fi_close(&e->ep->fid);
     e->ep = NULL;
     if (e->rx_mr)
-        fi_close(&e->rx_mr->fid);
+        aptus_fab_mr_close(e->rx_mr);
     e->rx_mr = NULL;
     if (e->rx_pool) {
         for (int i = 0; i < rc.conn_bufs + RC_CREDIT_SLACK; i++)
@@ -1186,7 +1186,8 @@ static int rc_setup(char *err, size_t errlen)
     if (reg == 0 && rc.tx_pool)
         reg = pool_reg(rc.tx_pool, rc.tx_cap * rc.stride, FI_SEND, &rc.tx_mr, &rc.tx_desc);
     if (reg != 0) {
-        snprintf(err, errlen, "cannot register %zu bytes of send and receive buffers (%s; ulimit -l?)",
+        snprintf(err, errlen,
+                 "cannot register %zu bytes of send and receive buffers (%s; ulimit -l, APTUS_FABRIC_REG_LIMIT?)",
                  ((size_t)rc.nrx + rc.tx_cap) * rc.stride, aptus_fab_strerror(reg));
         return RC_SETUP_NO_MEMORY;
     }
@@ -1222,9 +1223,9 @@ static void rc_release(void)
         if (ev.kind == APTUS_FAB_CM_CONNREQ)
             aptus_fab_rc_reject(&rc.r, ev.req);
     if (rc.rx_mr)
-        fi_close(&rc.rx_mr->fid);
+        aptus_fab_mr_close(rc.rx_mr);
     if (rc.tx_mr)
-        fi_close(&rc.tx_mr->fid);
+        aptus_fab_mr_close(rc.tx_mr);
     aptus_fab_rc_close(&rc.r);
     for (int i = 0; i < rc.nretired; i++)
         free(rc.retired[i]);

@@ -99,7 +99,8 @@ static int reg_cb(void *ctx, void *addr, size_t len, void **handle)
     if (rc != 0) {
         if (!rcr.warned_reg++)
             fprintf(stderr,
-                    "Aptus MPI: rank %d: rc-rdma: cannot register %zu bytes of memory (%s; ulimit -l?): such "
+                    "Aptus MPI: rank %d: rc-rdma: cannot register %zu bytes of memory (%s; ulimit -l, "
+                    "APTUS_FABRIC_REG_LIMIT?): such "
                     "messages are copied instead\n",
                     aptus_rt.rank, len, aptus_fab_strerror(rc));
         free(m);
@@ -114,7 +115,7 @@ static void dereg_cb(void *ctx, void *handle)
 {
     (void)ctx;
     struct rcr_mr *m = handle;
-    fi_close(&m->mr->fid);
+    aptus_fab_mr_close(m->mr);
     free(m);
 }
 

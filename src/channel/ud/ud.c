@@ -666,7 +666,8 @@ static int ud_setup(char *err, size_t errlen)
             return -1;
         }
         if (aptus_fab_mr_reg(&ud.d, ud.tx_pool, ud.tx_cap * ud.tx_stride, &ud.tx_mr, &ud.tx_desc) != 0) {
-            snprintf(err, errlen, "cannot register %zu bytes of send buffers (ulimit -l?)", ud.tx_cap * ud.tx_stride);
+            snprintf(err, errlen, "cannot register %zu bytes of send buffers (ulimit -l, APTUS_FABRIC_REG_LIMIT?)",
+                     ud.tx_cap * ud.tx_stride);
             return -1;
         }
     }
@@ -675,7 +676,7 @@ static int ud_setup(char *err, size_t errlen)
         return -1;
     }
     if (aptus_fab_mr_reg(&ud.d, ud.rx_pool, (size_t)ud.nrx * ud.rx_stride, &ud.rx_mr, &ud.rx_desc) != 0) {
-        snprintf(err, errlen, "cannot register %zu bytes of receive buffers (ulimit -l?)",
+        snprintf(err, errlen, "cannot register %zu bytes of receive buffers (ulimit -l, APTUS_FABRIC_REG_LIMIT?)",
                  (size_t)ud.nrx * ud.rx_stride);
         return -1;
     }
@@ -779,9 +780,9 @@ static void ud_finalize(void)
         fi_close(&ud.d.ep->fid);
     ud.d.ep = NULL;
     if (ud.rx_mr)
-        fi_close(&ud.rx_mr->fid);
+        aptus_fab_mr_close(ud.rx_mr);
     if (ud.tx_mr)
-        fi_close(&ud.tx_mr->fid);
+        aptus_fab_mr_close(ud.tx_mr);
     aptus_fab_dgram_close(&ud.d);
     aptus_rel_fini(&ud.eng);
     free(ud.rx_pool);

@@ -195,7 +195,7 @@ static size_t piece_len(size_t len, uint32_t k)
 static void unreg(struct fid_mr **mr)
 {
     if (*mr)
-        fi_close(&(*mr)->fid);
+        aptus_fab_mr_close(*mr);
     *mr = NULL;
 }
 
