@@ -346,11 +346,6 @@ void aptus_fab_dgram_close(struct aptus_fab_dgram *d)
 
 static size_t reg_bytes;
 
-size_t aptus_fab_reg_bytes(void)
-{
-    return reg_bytes;
-}
-
 /* fi_mr_reg, refused with -FI_ENOMEM past the limit; the length rides in the region's context
  * so that aptus_fab_mr_close can give it back. */
 static int reg(struct fid_domain *dom, void *buf, size_t len, uint64_t access, uint64_t key, struct fid_mr **mr)

@@ -80,8 +80,6 @@ int aptus_fab_dgram_ep_open(struct aptus_fab_dgram *d, struct fid_ep **ep, void 
  * provider needs none: then *mr is NULL too). Returns 0 or -1. */
 /* Closes a region registered here (giving its bytes back to APTUS_FABRIC_REG_LIMIT). */
 void aptus_fab_mr_close(struct fid_mr *mr);
-/* Bytes registered now. */
-size_t aptus_fab_reg_bytes(void);
 int aptus_fab_mr_reg(struct aptus_fab_dgram *d, void *buf, size_t len, struct fid_mr **mr, void **desc);
 
 /* Inserts a peer's address (from its card) into the address vector. Returns 0 or -1. */

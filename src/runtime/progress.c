@@ -241,7 +241,7 @@ static void block_once(void)
         if (timeout > 0 && nfd) {
             struct timespec ts = { (time_t)timeout, (long)((timeout - (double)(time_t)timeout) * 1e9) };
             (void)ppoll(pfd, (nfds_t)nfd, &ts, NULL);
-        } else if (timeout > 0) {
+        } else if (timeout > 0 && pe.waiters[n - 1]->sleep) {
             pe.waiters[n - 1]->sleep(timeout);
         }
     }

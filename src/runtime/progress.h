@@ -40,10 +40,10 @@ void aptus_timer_cancel(struct aptus_timer *t);
 
 /* A wait object: how a layer lets a waiting rank sleep. arm() announces the sleep (from then on
  * the peers that bring work wake us) and returns nonzero when work is already there; sleep()
- * blocks for at most timeout seconds or until woken; disarm() ends it. fds (optional: NULL
- * for one that is no file descriptor, the smp doorbell's futex) fills at most max entries
- * with the descriptors whose readability is its wake-up, returning how many: such waiters
- * sleep together, in one ppoll. */
+ * blocks for at most timeout seconds or until woken; disarm() ends it. A waiter that is file
+ * descriptors has fds instead of sleep: it fills at most max entries with the descriptors
+ * whose readability is its wake-up, returning how many, and all such waiters sleep together
+ * in one ppoll by the engine. The smp doorbell, a futex, has sleep and no fds. */
 struct pollfd;
 struct aptus_waiter {
     int (*arm)(void);

@@ -198,6 +198,26 @@ static int q_drop(struct rc_ep *e)
     return n;
 }
 
+/* The header of a frame of len bytes to e (on the credit path: the credits e owes back). */
+static struct rc_hdr hdr_for(const struct rc_ep *e, size_t len)
+{
+    struct rc_hdr h = { (uint32_t)aptus_rt.rank, (uint32_t)len, 0, 0 };
+    if (rc.credit_path)
+        h.credits = (uint32_t)e->owed;
+    return h;
+}
+
+/* A frame with that header went (or is queued to go): its credits are spent, what e owed is
+ * returned. A credit frame (len 0) costs none: see conn_post_rx. */
+static void hdr_sent(struct rc_ep *e, size_t len)
+{
+    if (!rc.credit_path)
+        return;
+    if (len)
+        e->credits--;
+    e->owed = 0;
+}
+
 /* Hands b (header + its frame) to the provider: 0, or -FI_EAGAIN / another error. */
 static ssize_t tx_go(struct rc_buf *b)
 {
@@ -214,13 +234,8 @@ static ssize_t tx_go(struct rc_buf *b)
  * it waits in the queue (behind any frame already there, so the order holds). */
 static int post_tx(struct rc_ep *e, struct rc_buf *b, size_t len)
 {
-    struct rc_hdr h = { (uint32_t)aptus_rt.rank, (uint32_t)len, 0, 0 };
-    if (rc.credit_path) {
-        if (len)
-            e->credits--; /* a credit frame costs none: see conn_post_rx */
-        h.credits = (uint32_t)e->owed;
-        e->owed = 0;
-    }
+    struct rc_hdr h = hdr_for(e, len);
+    hdr_sent(e, len);
     memcpy(b->data, &h, sizeof h);
     b->to = e;
     b->rank = e->rank;
@@ -299,9 +314,7 @@ static int tx_inject(struct rc_ep *e, const void *hdr, size_t hdrlen, const void
     if (rc.q || n > rc.r.inject_max || n > RC_INJECT_MAX || e->inj <= 0)
         return 0;
     uint64_t frame[RC_INJECT_MAX / sizeof(uint64_t)];
-    struct rc_hdr h = { (uint32_t)aptus_rt.rank, (uint32_t)(hdrlen + len), 0, 0 };
-    if (rc.credit_path)
-        h.credits = (uint32_t)e->owed;
+    struct rc_hdr h = hdr_for(e, hdrlen + len);
     char *p = (char *)frame;
     memcpy(p, &h, sizeof h);
     memcpy(p + sizeof h, hdr, hdrlen);
@@ -312,10 +325,7 @@ static int tx_inject(struct rc_ep *e, const void *hdr, size_t hdrlen, const void
         return 0;
     if (r != 0)
         return -1;
-    if (rc.credit_path) {
-        e->credits--;
-        e->owed = 0;
-    }
+    hdr_sent(e, hdrlen + len);
     e->inj--;
     rc.st.frames_out++;
     rc.st.injected++;
@@ -948,13 +958,6 @@ static int rc_wait_arm(void)
     return rc.r.cq_fd < 0 || rc.r.eq_fd < 0 || fi_trywait(rc.r.fabric, f, 2) != FI_SUCCESS;
 }
 
-static void rc_wait_sleep(double timeout)
-{
-    struct pollfd pfd[2] = { { .fd = rc.r.cq_fd, .events = POLLIN }, { .fd = rc.r.eq_fd, .events = POLLIN } };
-    struct timespec ts = { (time_t)timeout, (long)((timeout - (double)(time_t)timeout) * 1e9) };
-    (void)ppoll(pfd, 2, &ts, NULL);
-}
-
 static void rc_wait_disarm(void)
 {
 }
@@ -968,7 +971,7 @@ static int rc_wait_fds(struct pollfd *out, int max)
     return 2;
 }
 
-static const struct aptus_waiter rc_waiter = { rc_wait_arm, rc_wait_sleep, rc_wait_disarm, rc_wait_fds };
+static const struct aptus_waiter rc_waiter = { rc_wait_arm, NULL, rc_wait_disarm, rc_wait_fds };
 
 /* ---- endpoints -------------------------------------------------------------------------- */
 
@@ -987,12 +990,18 @@ static int rc_ep_open(struct aptus_peer *p, struct aptus_ep **out)
     return APTUS_OK;
 }
 
+/* Whether no buffered frame to `rank` (-1: to any rank) is queued or with the provider. */
+static int flushed(int rank)
+{
+    return rank >= 0 ? rc.txo[rank] == 0 : rc.ntx_out == 0 && !rc.q;
+}
+
 /* Complete when every buffered frame handed over before it to the endpoint's rank (ep NULL:
  * to any rank) has completed (frames sent by fi_inject are complete when handed over). */
 static int rc_flush(struct aptus_ep *ep, struct aptus_completion *comp)
 {
     int rank = ep ? ((struct rc_ep *)ep)->rank : -1;
-    if (rank >= 0 ? rc.txo[rank] == 0 : (rc.ntx_out == 0 && !rc.q))
+    if (flushed(rank))
         return APTUS_OK;
     struct rc_flush *f = malloc(sizeof *f);
     if (!f)
@@ -1008,7 +1017,7 @@ static int flushes_check(void)
     int done = 0;
     for (struct rc_flush **pp = &rc.flushes; *pp;) {
         struct rc_flush *f = *pp;
-        if (f->rank >= 0 ? rc.txo[f->rank] != 0 : (rc.ntx_out != 0 || rc.q != NULL)) {
+        if (!flushed(f->rank)) {
             pp = &f->next;
             continue;
         }
@@ -1335,15 +1344,22 @@ static void rc_finalize(void)
     rc_release();
 }
 
+/* Bytes of send buffers: the registered pool whole (FI_MR_LOCAL), else those made so far. */
+static size_t tx_bytes(void)
+{
+    return rc.tx_pool ? rc.tx_cap * rc.stride : (size_t)rc.ntx * (sizeof(struct rc_buf) + rc.buf_size);
+}
+
 static size_t rc_memory(void)
 {
     if (!rc.active)
         return 0;
     size_t pool = (size_t)(rc.conn_bufs + RC_CREDIT_SLACK) * rc.stride;
     size_t per_conn = sizeof(struct rc_ep) + (rc.credit_path ? pool : 0);
-    return (size_t)rc.nrx * rc.stride + (size_t)rc.ntx * (sizeof(struct rc_buf) + rc.buf_size) +
-           (size_t)(rc.nconn + rc.npending) * per_conn + (size_t)rc.nretired * pool +
-           (size_t)aptus_rt.size * (3 + sizeof *rc.seen + (size_t)rc.alloc.n * sizeof *rc.count + sizeof *rc.conn);
+    return (size_t)rc.nrx * rc.stride + tx_bytes() + (size_t)(rc.nconn + rc.npending) * per_conn +
+           (size_t)rc.nretired * pool +
+           (size_t)aptus_rt.size *
+               (3 + sizeof *rc.seen + sizeof *rc.txo + (size_t)rc.alloc.n * sizeof *rc.count + sizeof *rc.conn);
 }
 
 static void rc_stats_print(void)
@@ -1356,8 +1372,7 @@ static void rc_stats_print(void)
            "; memory: receive pool %zu, send buffers %zu%s%s\n",
            aptus_rt.rank, rc.st.opened_by_me, rc.st.opened_by_peer, rc.nconn, aptus_config.rc_max, rc.st.refused_limit,
            rc.st.refused_by_peer, rc.st.failed, rc.st.closed, rc.st.frames_out, rc.st.injected, rc.st.frames_in,
-           (size_t)rc.nrx * rc.stride, (size_t)rc.ntx * (sizeof(struct rc_buf) + rc.buf_size),
-           rc.st.frames_in && rc.st.frames_out ? " (frames both ways)" : "",
+           (size_t)rc.nrx * rc.stride, tx_bytes(), rc.st.frames_in && rc.st.frames_out ? " (frames both ways)" : "",
            rc.st.refused_limit ? " (limit reached)" : "");
     if (rc.credit_path)
         printf("[aptus stats] rank %d: rc-sr: credit path (no shared receive context): %d receive buffers per "

@@ -506,13 +506,6 @@ static int ud_wait_arm(void)
     return ud.d.wait_fd < 0 || fi_trywait(ud.d.fabric, &f, 1) != FI_SUCCESS;
 }
 
-static void ud_wait_sleep(double timeout)
-{
-    struct pollfd pfd = { .fd = ud.d.wait_fd, .events = POLLIN };
-    struct timespec ts = { (time_t)timeout, (long)((timeout - (double)(time_t)timeout) * 1e9) };
-    (void)ppoll(&pfd, 1, &ts, NULL);
-}
-
 static void ud_wait_disarm(void)
 {
 }
@@ -525,7 +518,7 @@ static int ud_wait_fds(struct pollfd *out, int max)
     return 1;
 }
 
-static const struct aptus_waiter ud_waiter = { ud_wait_arm, ud_wait_sleep, ud_wait_disarm, ud_wait_fds };
+static const struct aptus_waiter ud_waiter = { ud_wait_arm, NULL, ud_wait_disarm, ud_wait_fds };
 
 /* ---- endpoints -------------------------------------------------------------------------- */
 
@@ -796,14 +789,20 @@ static void ud_finalize(void)
     memset(&ud, 0, sizeof ud);
 }
 
+/* Bytes of send buffers: the registered pool whole (FI_MR_LOCAL), else those made so far. */
+static size_t ud_tx_bytes(void)
+{
+    return (ud.tx_pool ? ud.tx_cap : ud.ntx) * ud.tx_stride;
+}
+
 static size_t ud_memory(void)
 {
     if (!ud.active)
         return 0;
     size_t held, pooled;
     aptus_rel_mem(&ud.eng, &held, &pooled);
-    return (size_t)ud.nrx * ud.rx_stride + ud.ntx * ud.tx_stride + held + pooled +
-           (size_t)ud.neps * sizeof(struct ud_ep) + aptus_udz_memory();
+    return (size_t)ud.nrx * ud.rx_stride + ud_tx_bytes() + held + pooled + (size_t)ud.neps * sizeof(struct ud_ep) +
+           aptus_udz_memory();
 }
 
 static void ud_stats_print(void)
@@ -819,8 +818,8 @@ static void ud_stats_print(void)
            ", crc failures %" PRIu64 "; memory: receive pool %zu, send buffers %zu, engine %zu "
            "held + %zu pooled, %d peers x %zu; sends refused for room %" PRIu64 "\n",
            aptus_rt.rank, ud.d.prov, ud.d.iface, t->sent, t->retx_timeout, t->retx_fast, t->acks_sent, t->dups,
-           t->out_of_order, t->out_of_window, t->crc_fail, (size_t)ud.nrx * ud.rx_stride, ud.ntx * ud.tx_stride, held,
-           pooled, ud.neps, sizeof(struct ud_ep), ud.refused);
+           t->out_of_order, t->out_of_window, t->crc_fail, (size_t)ud.nrx * ud.rx_stride, ud_tx_bytes(), held, pooled,
+           ud.neps, sizeof(struct ud_ep), ud.refused);
     if (ud.d.mr_local)
         printf("[aptus stats] rank %d: ud-sr: send and receive buffers registered (FI_MR_LOCAL%s): %zu send "
                "buffers at most\n",
