@@ -3,7 +3,8 @@
 # Debian's Open MPI, interleaved (A B C A B C ...), and summarize.
 #
 # usage: bench/compare.sh [options] BENCH [BUILD_DIR] [-- BENCH_ARGS...]
-#   BENCH        pt2pt_latency | pt2pt_bandwidth | msg_rate | coll_latency (a bench/*.c name)
+#   BENCH        pt2pt_latency | pt2pt_bandwidth | msg_rate | coll_latency | nbc_overlap
+#                (a bench/*.c name)
 #   BUILD_DIR    Aptus build tree (default: <repo>/build); its mpiexec and
 #                bench/BENCH binary are used. Without an mpiexec there, the
 #                Aptus column is skipped with a note.
@@ -11,7 +12,9 @@
 # options:
 #   -r ROUNDS    rounds (default 3; env ROUNDS)
 #   -n NP        ranks (default 2)
-#   -l LIBS      libraries, in order (default "aptus mpich openmpi")
+#   -l LIBS      libraries, in order (default "aptus mpich openmpi"); aptus-async and
+#                mpich-async are the same with a progress thread (APTUS_ASYNC_PROGRESS=1,
+#                MPIR_CVAR_ASYNC_PROGRESS=1)
 #   -o DIR       keep every run's output and stderr in DIR (default: a temp dir,
 #                removed at the end unless -k)
 #   -k           keep the temp dir
@@ -136,11 +139,21 @@ for lib in $libs; do
         fi
         launch[aptus]="$mpiexec -n $np $(pin PMI_RANK MPI_LOCALRANKID) $bin"
         ;;
-    mpich)
-        if ! note[mpich]=$(bl_mpich_ok) || ! note[mpich]=$(bl_mpicc mpicc.mpich "$src" "$tmp/mpich/$bench"); then
+    aptus-async)
+        mpiexec=$(bl_aptus_mpiexec "$build")
+        if [ -z "$mpiexec" ] || ! bin=$(bl_aptus_bench "$build" "$bench"); then
+            note[aptus-async]="skipped: no mpiexec or $bench in build dir $build"
             continue
         fi
-        launch[mpich]="mpiexec.mpich -bind-to none -n $np $(pin PMI_RANK) $tmp/mpich/$bench"
+        launch[aptus-async]="env APTUS_ASYNC_PROGRESS=1 $mpiexec -n $np $(pin PMI_RANK MPI_LOCALRANKID) $bin"
+        ;;
+    mpich|mpich-async)
+        if ! note[$lib]=$(bl_mpich_ok) || ! note[$lib]=$(bl_mpicc mpicc.mpich "$src" "$tmp/mpich/$bench"); then
+            continue
+        fi
+        async=""
+        [ "$lib" = mpich-async ] && async="-genv MPIR_CVAR_ASYNC_PROGRESS 1"
+        launch[$lib]="mpiexec.mpich -bind-to none $async -n $np $(pin PMI_RANK) $tmp/mpich/$bench"
         ;;
     openmpi)
         if ! note[openmpi]=$(bl_openmpi_ok) || ! note[openmpi]=$(bl_mpicc mpicc.openmpi "$src" "$tmp/openmpi/$bench"); then
@@ -152,7 +165,7 @@ for lib in $libs; do
         launch[openmpi]="mpiexec.openmpi $extra -n $np $(pin OMPI_COMM_WORLD_RANK PMIX_RANK) $tmp/openmpi/$bench"
         ;;
     *)
-        echo "compare.sh: unknown library '$lib' (aptus, mpich, openmpi)" >&2
+        echo "compare.sh: unknown library '$lib' (aptus, aptus-async, mpich, mpich-async, openmpi)" >&2
         exit 2
         ;;
     esac

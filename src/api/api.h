@@ -10,4 +10,17 @@
 
 #define APTUS_ALIAS(fn) extern __typeof__(PMPI_##fn) MPI_##fn __attribute__((weak, alias("PMPI_" #fn)));
 
+/* Nonblocking and persistent collectives, recorded from the blocking forms' code (coll/nbc.h,
+ * api/coll.c): begin checks the request pointer and info and starts recording; end turns what
+ * the blocking form recorded (it returned rc, an error it reported already) into the request.
+ * APTUS_NB_BEGIN(FN, INFO) begins in a function with a `request` argument. */
+int aptus_api_nb_begin(MPI_Request *request, MPI_Info info, const char *fn);
+int aptus_api_nb_end(int rc, MPI_Comm comm, MPI_Request *request, int persistent, const char *fn);
+#define APTUS_NB_BEGIN(FN, INFO)                                                                                       \
+    do {                                                                                                               \
+        int nb_rc_ = aptus_api_nb_begin(request, INFO, FN);                                                            \
+        if (nb_rc_)                                                                                                    \
+            return nb_rc_;                                                                                             \
+    } while (0)
+
 #endif

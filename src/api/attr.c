@@ -4,6 +4,7 @@
 
 #include "api/check.h"
 #include "core/attr.h"
+#include "runtime/lock.h"
 
 static int is_comm_predef_key(int k)
 {
@@ -74,6 +75,7 @@ static int free_keyval(int kind, int *keyval, const char *fn)
 int PMPI_Comm_create_keyval(MPI_Comm_copy_attr_function *copy_fn, MPI_Comm_delete_attr_function *delete_fn, int *keyval,
                             void *extra_state)
 {
+    APTUS_API_LOCK();
     return create_keyval(APTUS_ATTR_COMM, (void (*)(void))copy_fn, (void (*)(void))delete_fn, keyval, extra_state,
                          "MPI_Comm_create_keyval");
 }
@@ -81,6 +83,7 @@ APTUS_ALIAS(Comm_create_keyval)
 
 int PMPI_Keyval_create(MPI_Copy_function *copy_fn, MPI_Delete_function *delete_fn, int *keyval, void *extra_state)
 {
+    APTUS_API_LOCK();
     return create_keyval(APTUS_ATTR_COMM, (void (*)(void))copy_fn, (void (*)(void))delete_fn, keyval, extra_state,
                          "MPI_Keyval_create");
 }
@@ -89,6 +92,7 @@ APTUS_ALIAS(Keyval_create)
 int PMPI_Type_create_keyval(MPI_Type_copy_attr_function *copy_fn, MPI_Type_delete_attr_function *delete_fn, int *keyval,
                             void *extra_state)
 {
+    APTUS_API_LOCK();
     return create_keyval(APTUS_ATTR_TYPE, (void (*)(void))copy_fn, (void (*)(void))delete_fn, keyval, extra_state,
                          "MPI_Type_create_keyval");
 }
@@ -97,6 +101,7 @@ APTUS_ALIAS(Type_create_keyval)
 int PMPI_Win_create_keyval(MPI_Win_copy_attr_function *copy_fn, MPI_Win_delete_attr_function *delete_fn, int *keyval,
                            void *extra_state)
 {
+    APTUS_API_LOCK();
     return create_keyval(APTUS_ATTR_WIN, (void (*)(void))copy_fn, (void (*)(void))delete_fn, keyval, extra_state,
                          "MPI_Win_create_keyval");
 }
@@ -104,24 +109,28 @@ APTUS_ALIAS(Win_create_keyval)
 
 int PMPI_Comm_free_keyval(int *keyval)
 {
+    APTUS_API_LOCK();
     return free_keyval(APTUS_ATTR_COMM, keyval, "MPI_Comm_free_keyval");
 }
 APTUS_ALIAS(Comm_free_keyval)
 
 int PMPI_Keyval_free(int *keyval)
 {
+    APTUS_API_LOCK();
     return free_keyval(APTUS_ATTR_COMM, keyval, "MPI_Keyval_free");
 }
 APTUS_ALIAS(Keyval_free)
 
 int PMPI_Type_free_keyval(int *keyval)
 {
+    APTUS_API_LOCK();
     return free_keyval(APTUS_ATTR_TYPE, keyval, "MPI_Type_free_keyval");
 }
 APTUS_ALIAS(Type_free_keyval)
 
 int PMPI_Win_free_keyval(int *keyval)
 {
+    APTUS_API_LOCK();
     return free_keyval(APTUS_ATTR_WIN, keyval, "MPI_Win_free_keyval");
 }
 APTUS_ALIAS(Win_free_keyval)
@@ -210,36 +219,42 @@ static int comm_delete(MPI_Comm comm, int keyval, const char *fn)
 
 int PMPI_Comm_set_attr(MPI_Comm comm, int keyval, void *attribute_val)
 {
+    APTUS_API_LOCK();
     return comm_set(comm, keyval, attribute_val, "MPI_Comm_set_attr");
 }
 APTUS_ALIAS(Comm_set_attr)
 
 int PMPI_Attr_put(MPI_Comm comm, int keyval, void *attribute_val)
 {
+    APTUS_API_LOCK();
     return comm_set(comm, keyval, attribute_val, "MPI_Attr_put");
 }
 APTUS_ALIAS(Attr_put)
 
 int PMPI_Comm_get_attr(MPI_Comm comm, int keyval, void *attribute_val, int *flag)
 {
+    APTUS_API_LOCK();
     return comm_get(comm, keyval, attribute_val, flag, "MPI_Comm_get_attr");
 }
 APTUS_ALIAS(Comm_get_attr)
 
 int PMPI_Attr_get(MPI_Comm comm, int keyval, void *attribute_val, int *flag)
 {
+    APTUS_API_LOCK();
     return comm_get(comm, keyval, attribute_val, flag, "MPI_Attr_get");
 }
 APTUS_ALIAS(Attr_get)
 
 int PMPI_Comm_delete_attr(MPI_Comm comm, int keyval)
 {
+    APTUS_API_LOCK();
     return comm_delete(comm, keyval, "MPI_Comm_delete_attr");
 }
 APTUS_ALIAS(Comm_delete_attr)
 
 int PMPI_Attr_delete(MPI_Comm comm, int keyval)
 {
+    APTUS_API_LOCK();
     return comm_delete(comm, keyval, "MPI_Attr_delete");
 }
 APTUS_ALIAS(Attr_delete)
@@ -252,6 +267,7 @@ APTUS_ALIAS(Attr_delete)
 
 int PMPI_Type_set_attr(MPI_Datatype datatype, int keyval, void *attribute_val)
 {
+    APTUS_API_LOCK();
     GET_ATTR_DTYPE(d, datatype, "MPI_Type_set_attr");
     return set_attr(NULL, APTUS_ATTR_TYPE, (void *)datatype, &d->attrs, keyval, attribute_val, "MPI_Type_set_attr");
 }
@@ -259,6 +275,7 @@ APTUS_ALIAS(Type_set_attr)
 
 int PMPI_Type_get_attr(MPI_Datatype datatype, int keyval, void *attribute_val, int *flag)
 {
+    APTUS_API_LOCK();
     GET_ATTR_DTYPE(d, datatype, "MPI_Type_get_attr");
     return get_attr(NULL, APTUS_ATTR_TYPE, d->attrs, keyval, attribute_val, flag, "MPI_Type_get_attr");
 }
@@ -266,6 +283,7 @@ APTUS_ALIAS(Type_get_attr)
 
 int PMPI_Type_delete_attr(MPI_Datatype datatype, int keyval)
 {
+    APTUS_API_LOCK();
     GET_ATTR_DTYPE(d, datatype, "MPI_Type_delete_attr");
     return delete_attr(NULL, APTUS_ATTR_TYPE, (void *)datatype, &d->attrs, keyval, "MPI_Type_delete_attr");
 }

@@ -6,6 +6,7 @@
 #include "api/check.h"
 #include "core/session.h"
 #include "pt2pt/pt2pt.h"
+#include "runtime/lock.h"
 
 #define APTUS_COUNT_MAX ((MPI_Count)INT64_MAX)
 
@@ -106,6 +107,7 @@ static int flush(struct target t, int nonblocking, MPI_Request *request, const c
 
 int PMPI_Buffer_attach(void *buffer, int size)
 {
+    APTUS_API_LOCK();
     API_INIT("MPI_Buffer_attach");
     return attach(PROCESS, buffer, size, "MPI_Buffer_attach");
 }
@@ -113,6 +115,7 @@ APTUS_ALIAS(Buffer_attach)
 
 int PMPI_Buffer_attach_c(void *buffer, MPI_Count size)
 {
+    APTUS_API_LOCK();
     API_INIT("MPI_Buffer_attach_c");
     return attach(PROCESS, buffer, size, "MPI_Buffer_attach_c");
 }
@@ -120,6 +123,7 @@ APTUS_ALIAS(Buffer_attach_c)
 
 int PMPI_Buffer_detach(void *buffer_addr, int *size)
 {
+    APTUS_API_LOCK();
     API_INIT("MPI_Buffer_detach");
     return detach_int(PROCESS, buffer_addr, size, "MPI_Buffer_detach");
 }
@@ -127,6 +131,7 @@ APTUS_ALIAS(Buffer_detach)
 
 int PMPI_Buffer_detach_c(void *buffer_addr, MPI_Count *size)
 {
+    APTUS_API_LOCK();
     API_INIT("MPI_Buffer_detach_c");
     return detach(PROCESS, buffer_addr, size, APTUS_COUNT_MAX, "MPI_Buffer_detach_c");
 }
@@ -134,6 +139,7 @@ APTUS_ALIAS(Buffer_detach_c)
 
 int PMPI_Buffer_flush(void)
 {
+    APTUS_API_LOCK();
     API_INIT("MPI_Buffer_flush");
     return flush(PROCESS, 0, NULL, "MPI_Buffer_flush");
 }
@@ -141,6 +147,7 @@ APTUS_ALIAS(Buffer_flush)
 
 int PMPI_Buffer_iflush(MPI_Request *request)
 {
+    APTUS_API_LOCK();
     API_INIT("MPI_Buffer_iflush");
     return flush(PROCESS, 1, request, "MPI_Buffer_iflush");
 }
@@ -150,6 +157,7 @@ APTUS_ALIAS(Buffer_iflush)
 
 int PMPI_Comm_attach_buffer(MPI_Comm comm, void *buffer, int size)
 {
+    APTUS_API_LOCK();
     GET_COMM(c, comm, "MPI_Comm_attach_buffer");
     return attach((struct target){ c, NULL }, buffer, size, "MPI_Comm_attach_buffer");
 }
@@ -157,6 +165,7 @@ APTUS_ALIAS(Comm_attach_buffer)
 
 int PMPI_Comm_attach_buffer_c(MPI_Comm comm, void *buffer, MPI_Count size)
 {
+    APTUS_API_LOCK();
     GET_COMM(c, comm, "MPI_Comm_attach_buffer_c");
     return attach((struct target){ c, NULL }, buffer, size, "MPI_Comm_attach_buffer_c");
 }
@@ -164,6 +173,7 @@ APTUS_ALIAS(Comm_attach_buffer_c)
 
 int PMPI_Comm_detach_buffer(MPI_Comm comm, void *buffer_addr, int *size)
 {
+    APTUS_API_LOCK();
     GET_COMM(c, comm, "MPI_Comm_detach_buffer");
     return detach_int((struct target){ c, NULL }, buffer_addr, size, "MPI_Comm_detach_buffer");
 }
@@ -171,6 +181,7 @@ APTUS_ALIAS(Comm_detach_buffer)
 
 int PMPI_Comm_detach_buffer_c(MPI_Comm comm, void *buffer_addr, MPI_Count *size)
 {
+    APTUS_API_LOCK();
     GET_COMM(c, comm, "MPI_Comm_detach_buffer_c");
     return detach((struct target){ c, NULL }, buffer_addr, size, APTUS_COUNT_MAX, "MPI_Comm_detach_buffer_c");
 }
@@ -178,6 +189,7 @@ APTUS_ALIAS(Comm_detach_buffer_c)
 
 int PMPI_Comm_flush_buffer(MPI_Comm comm)
 {
+    APTUS_API_LOCK();
     GET_COMM(c, comm, "MPI_Comm_flush_buffer");
     return flush((struct target){ c, NULL }, 0, NULL, "MPI_Comm_flush_buffer");
 }
@@ -185,6 +197,7 @@ APTUS_ALIAS(Comm_flush_buffer)
 
 int PMPI_Comm_iflush_buffer(MPI_Comm comm, MPI_Request *request)
 {
+    APTUS_API_LOCK();
     GET_COMM(c, comm, "MPI_Comm_iflush_buffer");
     return flush((struct target){ c, NULL }, 1, request, "MPI_Comm_iflush_buffer");
 }
@@ -201,6 +214,7 @@ APTUS_ALIAS(Comm_iflush_buffer)
 
 int PMPI_Session_attach_buffer(MPI_Session session, void *buffer, int size)
 {
+    APTUS_API_LOCK();
     GET_SESSION_T(t, session, "MPI_Session_attach_buffer");
     return attach(t, buffer, size, "MPI_Session_attach_buffer");
 }
@@ -208,6 +222,7 @@ APTUS_ALIAS(Session_attach_buffer)
 
 int PMPI_Session_attach_buffer_c(MPI_Session session, void *buffer, MPI_Count size)
 {
+    APTUS_API_LOCK();
     GET_SESSION_T(t, session, "MPI_Session_attach_buffer_c");
     return attach(t, buffer, size, "MPI_Session_attach_buffer_c");
 }
@@ -215,6 +230,7 @@ APTUS_ALIAS(Session_attach_buffer_c)
 
 int PMPI_Session_detach_buffer(MPI_Session session, void *buffer_addr, int *size)
 {
+    APTUS_API_LOCK();
     GET_SESSION_T(t, session, "MPI_Session_detach_buffer");
     return detach_int(t, buffer_addr, size, "MPI_Session_detach_buffer");
 }
@@ -222,6 +238,7 @@ APTUS_ALIAS(Session_detach_buffer)
 
 int PMPI_Session_detach_buffer_c(MPI_Session session, void *buffer_addr, MPI_Count *size)
 {
+    APTUS_API_LOCK();
     GET_SESSION_T(t, session, "MPI_Session_detach_buffer_c");
     return detach(t, buffer_addr, size, APTUS_COUNT_MAX, "MPI_Session_detach_buffer_c");
 }
@@ -229,6 +246,7 @@ APTUS_ALIAS(Session_detach_buffer_c)
 
 int PMPI_Session_flush_buffer(MPI_Session session)
 {
+    APTUS_API_LOCK();
     GET_SESSION_T(t, session, "MPI_Session_flush_buffer");
     return flush(t, 0, NULL, "MPI_Session_flush_buffer");
 }
@@ -236,6 +254,7 @@ APTUS_ALIAS(Session_flush_buffer)
 
 int PMPI_Session_iflush_buffer(MPI_Session session, MPI_Request *request)
 {
+    APTUS_API_LOCK();
     GET_SESSION_T(t, session, "MPI_Session_iflush_buffer");
     return flush(t, 1, request, "MPI_Session_iflush_buffer");
 }

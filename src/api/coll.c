@@ -6,8 +6,11 @@
 
 #include "api/check.h"
 #include "coll/coll_internal.h"
+#include "coll/nbc.h"
 #include "core/datatype.h"
+#include "core/info.h"
 #include "core/op.h"
+#include "runtime/lock.h"
 
 /* ---- argument checks -------------------------------------------------------------------------- */
 
@@ -259,10 +262,16 @@ static int v_side_args(struct aptus_comm *c, int n, const void *buf, const void 
 
 /* ---- Barrier, Bcast ------------------------------------------------------------------------------- */
 
+static int barrier_any(const char *fn, MPI_Comm comm)
+{
+    GET_COMM(c, comm, fn);
+    return fail(c, aptus_barrier(c), fn);
+}
+
 int PMPI_Barrier(MPI_Comm comm)
 {
-    GET_COMM(c, comm, "MPI_Barrier");
-    return fail(c, aptus_barrier(c), "MPI_Barrier");
+    APTUS_API_LOCK();
+    return barrier_any("MPI_Barrier", comm);
 }
 APTUS_ALIAS(Barrier)
 
@@ -296,11 +305,13 @@ static int bcast_any(const char *fn, void *buf, MPI_Count count, MPI_Datatype da
 
 int PMPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
 {
+    APTUS_API_LOCK();
     return bcast_any("MPI_Bcast", buffer, count, datatype, root, comm);
 }
 APTUS_ALIAS(Bcast)
 int PMPI_Bcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm)
 {
+    APTUS_API_LOCK();
     return bcast_any("MPI_Bcast_c", buffer, count, datatype, root, comm);
 }
 APTUS_ALIAS(Bcast_c)
@@ -396,8 +407,8 @@ static int gather_any(const char *fn, const void *sbuf, MPI_Count scount, MPI_Da
     if (A.am_root) {
         rc = aptus_coll_unpack_prep(rbuf, total, rd, &rp, &rtmp);
         if (rc == 0 && rtmp && A.in_place)
-            aptus_dt_pack((char *)rbuf + (MPI_Aint)c->rank * rcount * rd->extent, (size_t)rcount, rd,
-                          rp + (size_t)c->rank * rblk);
+            aptus_coll_pack((char *)rbuf + (MPI_Aint)c->rank * rcount * rd->extent, (size_t)rcount, rd,
+                            rp + (size_t)c->rank * rblk);
     }
     if (rc == 0)
         rc = aptus_coll_gather(A.in_place ? NULL : sp, rp, A.am_root ? rblk : sbytes, root, c);
@@ -410,12 +421,14 @@ static int gather_any(const char *fn, const void *sbuf, MPI_Count scount, MPI_Da
 int PMPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
                 MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
+    APTUS_API_LOCK();
     return gather_any("MPI_Gather", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
 }
 APTUS_ALIAS(Gather)
 int PMPI_Gather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
                   MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
+    APTUS_API_LOCK();
     return gather_any("MPI_Gather_c", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
 }
 APTUS_ALIAS(Gather_c)
@@ -442,6 +455,7 @@ static int gatherv_any(const char *fn, const void *sbuf, MPI_Count scount, MPI_D
 int PMPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
                  const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
+    APTUS_API_LOCK();
     return gatherv_any("MPI_Gatherv", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm,
                        0);
 }
@@ -450,6 +464,7 @@ int PMPI_Gatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendty
                    const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root,
                    MPI_Comm comm)
 {
+    APTUS_API_LOCK();
     return gatherv_any("MPI_Gatherv_c", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm,
                        1);
 }
@@ -533,12 +548,14 @@ static int scatter_any(const char *fn, const void *sbuf, MPI_Count scount, MPI_D
 int PMPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
                  MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
+    APTUS_API_LOCK();
     return scatter_any("MPI_Scatter", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
 }
 APTUS_ALIAS(Scatter)
 int PMPI_Scatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
                    MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
+    APTUS_API_LOCK();
     return scatter_any("MPI_Scatter_c", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
 }
 APTUS_ALIAS(Scatter_c)
@@ -565,6 +582,7 @@ static int scatterv_any(const char *fn, const void *sbuf, const void *scounts, c
 int PMPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void *recvbuf,
                   int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
+    APTUS_API_LOCK();
     return scatterv_any("MPI_Scatterv", sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm,
                         0);
 }
@@ -572,6 +590,7 @@ APTUS_ALIAS(Scatterv)
 int PMPI_Scatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], MPI_Datatype sendtype,
                     void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
+    APTUS_API_LOCK();
     return scatterv_any("MPI_Scatterv_c", sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root,
                         comm, 1);
 }
@@ -602,7 +621,7 @@ static int allgatherv_run(struct aptus_comm *c, const void *sbuf, MPI_Count scou
         } else if (sbytes > B.bytes[r]) {
             rc = MPI_ERR_TRUNCATE;
         } else if (sbytes) {
-            memmove(B.ptr[r], sp, sbytes);
+            aptus_coll_copy(B.ptr[r], sp, sbytes);
         }
         if (rc == 0)
             rc = aptus_coll_allgatherv(NULL, B.ptr, B.bytes, c);
@@ -653,9 +672,10 @@ static int allgather_any(const char *fn, const void *sbuf, MPI_Count scount, MPI
     rc = aptus_coll_unpack_prep(rbuf, total, rd, &rp, &rtmp);
     if (rc == 0 && rtmp) { /* my block goes into the packed buffer first */
         if (in_place)
-            aptus_dt_pack((char *)rbuf + (MPI_Aint)r * rcount * rd->extent, (size_t)rcount, rd, rp + (size_t)r * rblk);
+            aptus_coll_pack((char *)rbuf + (MPI_Aint)r * rcount * rd->extent, (size_t)rcount, rd,
+                            rp + (size_t)r * rblk);
         else
-            memcpy(rp + (size_t)r * rblk, sp, rblk);
+            aptus_coll_copy(rp + (size_t)r * rblk, sp, rblk);
     }
     if (rc == 0)
         rc = aptus_coll_allgather((in_place || rtmp) ? NULL : sp, rp, rblk, c);
@@ -667,12 +687,14 @@ static int allgather_any(const char *fn, const void *sbuf, MPI_Count scount, MPI
 int PMPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
                    MPI_Datatype recvtype, MPI_Comm comm)
 {
+    APTUS_API_LOCK();
     return allgather_any("MPI_Allgather", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 }
 APTUS_ALIAS(Allgather)
 int PMPI_Allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
                      MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
+    APTUS_API_LOCK();
     return allgather_any("MPI_Allgather_c", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 }
 APTUS_ALIAS(Allgather_c)
@@ -701,6 +723,7 @@ static int allgatherv_any(const char *fn, const void *sbuf, MPI_Count scount, MP
 int PMPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
                     const int displs[], MPI_Datatype recvtype, MPI_Comm comm)
 {
+    APTUS_API_LOCK();
     return allgatherv_any("MPI_Allgatherv", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm,
                           0);
 }
@@ -708,6 +731,7 @@ APTUS_ALIAS(Allgatherv)
 int PMPI_Allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
                       const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm)
 {
+    APTUS_API_LOCK();
     return allgatherv_any("MPI_Allgatherv_c", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm,
                           1);
 }
@@ -769,7 +793,7 @@ static int alltoall_any(const char *fn, const void *sbuf, MPI_Count scount, MPI_
         stmp = aptus_coll_buf(rblk * (size_t)n);
         rc = stmp ? 0 : MPI_ERR_NO_MEM;
         if (stmp)
-            aptus_dt_pack(rbuf, total, rd, stmp);
+            aptus_coll_pack(rbuf, total, rd, stmp);
         sp = stmp;
     } else {
         rc = aptus_coll_pack_in(sbuf, (size_t)scount * (size_t)n, sd, &sp, &stmp);
@@ -786,12 +810,14 @@ static int alltoall_any(const char *fn, const void *sbuf, MPI_Count scount, MPI_
 int PMPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
                   MPI_Datatype recvtype, MPI_Comm comm)
 {
+    APTUS_API_LOCK();
     return alltoall_any("MPI_Alltoall", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 }
 APTUS_ALIAS(Alltoall)
 int PMPI_Alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
                     MPI_Datatype recvtype, MPI_Comm comm)
 {
+    APTUS_API_LOCK();
     return alltoall_any("MPI_Alltoall_c", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 }
 APTUS_ALIAS(Alltoall_c)
@@ -879,6 +905,7 @@ out:
 int PMPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
                    void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
 {
+    APTUS_API_LOCK();
     return alltoallvw_any("MPI_Alltoallv", sendbuf, sendcounts, sdispls, &sendtype, recvbuf, recvcounts, rdispls,
                           &recvtype, comm, 0, 0);
 }
@@ -887,6 +914,7 @@ int PMPI_Alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MP
                      void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype,
                      MPI_Comm comm)
 {
+    APTUS_API_LOCK();
     return alltoallvw_any("MPI_Alltoallv_c", sendbuf, sendcounts, sdispls, &sendtype, recvbuf, recvcounts, rdispls,
                           &recvtype, comm, 1, 0);
 }
@@ -895,6 +923,7 @@ int PMPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispl
                    void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[],
                    MPI_Comm comm)
 {
+    APTUS_API_LOCK();
     return alltoallvw_any("MPI_Alltoallw", sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
                           recvtypes, comm, 0, 1);
 }
@@ -903,6 +932,7 @@ int PMPI_Alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MP
                      const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[],
                      const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
 {
+    APTUS_API_LOCK();
     return alltoallvw_any("MPI_Alltoallw_c", sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
                           recvtypes, comm, 1, 1);
 }
@@ -951,12 +981,14 @@ static int reduce_any(const char *fn, const void *sbuf, void *rbuf, MPI_Count co
 int PMPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root,
                 MPI_Comm comm)
 {
+    APTUS_API_LOCK();
     return reduce_any("MPI_Reduce", sendbuf, recvbuf, count, datatype, op, root, comm);
 }
 APTUS_ALIAS(Reduce)
 int PMPI_Reduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root,
                   MPI_Comm comm)
 {
+    APTUS_API_LOCK();
     return reduce_any("MPI_Reduce_c", sendbuf, recvbuf, count, datatype, op, root, comm);
 }
 APTUS_ALIAS(Reduce_c)
@@ -1007,32 +1039,38 @@ static int allreduce_any(const char *fn, const void *sbuf, void *rbuf, MPI_Count
 
 int PMPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
+    APTUS_API_LOCK();
     return allreduce_any("MPI_Allreduce", sendbuf, recvbuf, count, datatype, op, comm, RED_ALL);
 }
 APTUS_ALIAS(Allreduce)
 int PMPI_Allreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op,
                      MPI_Comm comm)
 {
+    APTUS_API_LOCK();
     return allreduce_any("MPI_Allreduce_c", sendbuf, recvbuf, count, datatype, op, comm, RED_ALL);
 }
 APTUS_ALIAS(Allreduce_c)
 int PMPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
+    APTUS_API_LOCK();
     return allreduce_any("MPI_Scan", sendbuf, recvbuf, count, datatype, op, comm, RED_SCAN);
 }
 APTUS_ALIAS(Scan)
 int PMPI_Scan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
+    APTUS_API_LOCK();
     return allreduce_any("MPI_Scan_c", sendbuf, recvbuf, count, datatype, op, comm, RED_SCAN);
 }
 APTUS_ALIAS(Scan_c)
 int PMPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
+    APTUS_API_LOCK();
     return allreduce_any("MPI_Exscan", sendbuf, recvbuf, count, datatype, op, comm, RED_EXSCAN);
 }
 APTUS_ALIAS(Exscan)
 int PMPI_Exscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
+    APTUS_API_LOCK();
     return allreduce_any("MPI_Exscan_c", sendbuf, recvbuf, count, datatype, op, comm, RED_EXSCAN);
 }
 APTUS_ALIAS(Exscan_c)
@@ -1116,33 +1154,41 @@ static int reduce_scatter_any(const char *fn, const void *sbuf, void *rbuf, cons
     return fail(c, rc, fn);
 }
 
+/* Reduce_scatter's forms: the counts array must be there. */
+static int reduce_scatter_v(const char *fn, const void *sbuf, void *rbuf, const void *counts, MPI_Datatype datatype,
+                            MPI_Op op, MPI_Comm comm, int large)
+{
+    GET_COMM(c, comm, fn);
+    if (!counts)
+        return aptus_error(c, MPI_ERR_ARG, fn, "null receive counts array");
+    return reduce_scatter_any(fn, sbuf, rbuf, counts, 0, datatype, op, comm, large);
+}
+
 int PMPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op,
                         MPI_Comm comm)
 {
-    GET_COMM(c, comm, "MPI_Reduce_scatter");
-    if (!recvcounts)
-        return aptus_error(c, MPI_ERR_ARG, "MPI_Reduce_scatter", "null receive counts array");
-    return reduce_scatter_any("MPI_Reduce_scatter", sendbuf, recvbuf, recvcounts, 0, datatype, op, comm, 0);
+    APTUS_API_LOCK();
+    return reduce_scatter_v("MPI_Reduce_scatter", sendbuf, recvbuf, recvcounts, datatype, op, comm, 0);
 }
 APTUS_ALIAS(Reduce_scatter)
 int PMPI_Reduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], MPI_Datatype datatype,
                           MPI_Op op, MPI_Comm comm)
 {
-    GET_COMM(c, comm, "MPI_Reduce_scatter_c");
-    if (!recvcounts)
-        return aptus_error(c, MPI_ERR_ARG, "MPI_Reduce_scatter_c", "null receive counts array");
-    return reduce_scatter_any("MPI_Reduce_scatter_c", sendbuf, recvbuf, recvcounts, 0, datatype, op, comm, 1);
+    APTUS_API_LOCK();
+    return reduce_scatter_v("MPI_Reduce_scatter_c", sendbuf, recvbuf, recvcounts, datatype, op, comm, 1);
 }
 APTUS_ALIAS(Reduce_scatter_c)
 int PMPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op,
                               MPI_Comm comm)
 {
+    APTUS_API_LOCK();
     return reduce_scatter_any("MPI_Reduce_scatter_block", sendbuf, recvbuf, NULL, recvcount, datatype, op, comm, 0);
 }
 APTUS_ALIAS(Reduce_scatter_block)
 int PMPI_Reduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount, MPI_Datatype datatype,
                                 MPI_Op op, MPI_Comm comm)
 {
+    APTUS_API_LOCK();
     return reduce_scatter_any("MPI_Reduce_scatter_block_c", sendbuf, recvbuf, NULL, recvcount, datatype, op, comm, 1);
 }
 APTUS_ALIAS(Reduce_scatter_block_c)
@@ -1174,11 +1220,13 @@ static int reduce_local_any(const char *fn, const void *inbuf, void *inoutbuf, M
 
 int PMPI_Reduce_local(const void *inbuf, void *inoutbuf, int count, MPI_Datatype datatype, MPI_Op op)
 {
+    APTUS_API_LOCK();
     return reduce_local_any("MPI_Reduce_local", inbuf, inoutbuf, count, datatype, op);
 }
 APTUS_ALIAS(Reduce_local)
 int PMPI_Reduce_local_c(const void *inbuf, void *inoutbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op)
 {
+    APTUS_API_LOCK();
     return reduce_local_any("MPI_Reduce_local_c", inbuf, inoutbuf, count, datatype, op);
 }
 APTUS_ALIAS(Reduce_local_c)
@@ -1204,17 +1252,20 @@ static int op_create_any(const char *fn, MPI_User_function *fn_i, MPI_User_funct
 
 int PMPI_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *op)
 {
+    APTUS_API_LOCK();
     return op_create_any("MPI_Op_create", user_fn, NULL, commute, op);
 }
 APTUS_ALIAS(Op_create)
 int PMPI_Op_create_c(MPI_User_function_c *user_fn, int commute, MPI_Op *op)
 {
+    APTUS_API_LOCK();
     return op_create_any("MPI_Op_create_c", NULL, user_fn, commute, op);
 }
 APTUS_ALIAS(Op_create_c)
 
 int PMPI_Op_free(MPI_Op *op)
 {
+    APTUS_API_LOCK();
     API_INIT("MPI_Op_free");
     struct aptus_op *o = op ? aptus_op_get(*op) : NULL;
     if (!o)
@@ -1222,8 +1273,9 @@ int PMPI_Op_free(MPI_Op *op)
     if (o->predefined)
         return aptus_error(NULL, MPI_ERR_OP, "MPI_Op_free", "%s is predefined and cannot be freed",
                            aptus_op_name(o->predefined));
-    o->magic = 0;
-    free(o);
+    o->magic = 0; /* the handle is gone; a pending nonblocking reduction may still hold the object */
+    if (--o->refcount == 0)
+        free(o);
     *op = MPI_OP_NULL;
     return MPI_SUCCESS;
 }
@@ -1231,6 +1283,7 @@ APTUS_ALIAS(Op_free)
 
 int PMPI_Op_commutative(MPI_Op op, int *commute)
 {
+    APTUS_API_LOCK();
     API_INIT("MPI_Op_commutative");
     struct aptus_op *o = aptus_op_get(op);
     if (!o)
@@ -1241,3 +1294,757 @@ int PMPI_Op_commutative(MPI_Op op, int *commute)
     return MPI_SUCCESS;
 }
 APTUS_ALIAS(Op_commutative)
+
+/* ---- Nonblocking and persistent forms (MPI standard, sections 6.12 and 6.13) ---------------------------- */
+
+/* Each runs the blocking form's code above in recording mode (coll/nbc.h): the same checks,
+ * reported by this call, and the same algorithms, recorded as a schedule that the progress
+ * engine executes (nonblocking forms) or that MPI_Start starts (persistent forms). */
+
+int aptus_api_nb_begin(MPI_Request *request, MPI_Info info, const char *fn)
+{
+    API_INIT(fn);
+    if (!request)
+        return aptus_error(NULL, MPI_ERR_ARG, fn, "null request pointer");
+    if (info != MPI_INFO_NULL && !aptus_info_get(info))
+        return aptus_error(NULL, MPI_ERR_INFO, fn, "invalid info handle");
+    if (aptus_nbc_recording())
+        return aptus_error(NULL, MPI_ERR_OTHER, fn,
+                           "called while another collective is being set up on this thread (from an error "
+                           "handler?)");
+    int rc = aptus_nbc_begin();
+    return rc ? aptus_error(NULL, rc, fn, "out of memory") : 0;
+}
+
+/* rc: what recording the blocking form returned (an error it reported already). */
+int aptus_api_nb_end(int rc, MPI_Comm comm, MPI_Request *request, int persistent, const char *fn)
+{
+    struct aptus_comm *c = rc ? NULL : aptus_comm_get(comm);
+    struct aptus_request *r;
+    int erc = aptus_nbc_end(rc, c, persistent, &r);
+    if (rc)
+        return rc;
+    if (erc)
+        return fail(c, erc, fn);
+    *request = (MPI_Request)r;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
+{
+    APTUS_API_LOCK();
+    APTUS_NB_BEGIN("MPI_Ibarrier", MPI_INFO_NULL);
+    return aptus_api_nb_end(barrier_any("MPI_Ibarrier", comm), comm, request, 0, "MPI_Ibarrier");
+}
+APTUS_ALIAS(Ibarrier)
+
+int PMPI_Barrier_init(MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    APTUS_API_LOCK();
+    APTUS_NB_BEGIN("MPI_Barrier_init", info);
+    return aptus_api_nb_end(barrier_any("MPI_Barrier_init", comm), comm, request, 1, "MPI_Barrier_init");
+}
+APTUS_ALIAS(Barrier_init)
+
+int PMPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request *request)
+{
+    APTUS_API_LOCK();
+    APTUS_NB_BEGIN("MPI_Ibcast", MPI_INFO_NULL);
+    return aptus_api_nb_end(bcast_any("MPI_Ibcast", buffer, count, datatype, root, comm), comm, request, 0,
+                            "MPI_Ibcast");
+}
+APTUS_ALIAS(Ibcast)
+
+int PMPI_Ibcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request *request)
+{
+    APTUS_API_LOCK();
+    APTUS_NB_BEGIN("MPI_Ibcast_c", MPI_INFO_NULL);
+    return aptus_api_nb_end(bcast_any("MPI_Ibcast_c", buffer, count, datatype, root, comm), comm, request, 0,
+                            "MPI_Ibcast_c");
+}
+APTUS_ALIAS(Ibcast_c)
+
+int PMPI_Bcast_init(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Info info,
+                    MPI_Request *request)
+{
+    APTUS_API_LOCK();
+    APTUS_NB_BEGIN("MPI_Bcast_init", info);
+    return aptus_api_nb_end(bcast_any("MPI_Bcast_init", buffer, count, datatype, root, comm), comm, request, 1,
+                            "MPI_Bcast_init");
+}
+APTUS_ALIAS(Bcast_init)
+
+int PMPI_Bcast_init_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Info info,
+                      MPI_Request *request)
+{
+    APTUS_API_LOCK();
+    APTUS_NB_BEGIN("MPI_Bcast_init_c", info);
+    return aptus_api_nb_end(bcast_any("MPI_Bcast_init_c", buffer, count, datatype, root, comm), comm, request, 1,
+                            "MPI_Bcast_init_c");
+}
+APTUS_ALIAS(Bcast_init_c)
+
+int PMPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                 MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
+{
+    APTUS_API_LOCK();
+    APTUS_NB_BEGIN("MPI_Igather", MPI_INFO_NULL);
+    return aptus_api_nb_end(
+        gather_any("MPI_Igather", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm), comm,
+        request, 0, "MPI_Igather");
+}
+APTUS_ALIAS(Igather)
+
+int PMPI_Igather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
+                   MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
+{
+    APTUS_API_LOCK();
+    APTUS_NB_BEGIN("MPI_Igather_c", MPI_INFO_NULL);
+    return aptus_api_nb_end(
+        gather_any("MPI_Igather_c", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm), comm,
+        request, 0, "MPI_Igather_c");
+}
+APTUS_ALIAS(Igather_c)
+
+int PMPI_Gather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                     MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    APTUS_API_LOCK();
+    APTUS_NB_BEGIN("MPI_Gather_init", info);
+    return aptus_api_nb_end(
+        gather_any("MPI_Gather_init", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm), comm,
+        request, 1, "MPI_Gather_init");
+}
+APTUS_ALIAS(Gather_init)
+
+int PMPI_Gather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                       MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info,
+                       MPI_Request *request)
+{
+    APTUS_API_LOCK();
+    APTUS_NB_BEGIN("MPI_Gather_init_c", info);
+    return aptus_api_nb_end(
+        gather_any("MPI_Gather_init_c", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm), comm,
+        request, 1, "MPI_Gather_init_c");
+}
+APTUS_ALIAS(Gather_init_c)
+
+int PMPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int *recvcounts,
+                  const int *displs, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
+{
+    APTUS_API_LOCK();
+    APTUS_NB_BEGIN("MPI_Igatherv", MPI_INFO_NULL);
+    return aptus_api_nb_end(
+        gatherv_any("MPI_Igatherv", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, 0),
+        comm, request, 0, "MPI_Igatherv");
+}
+APTUS_ALIAS(Igatherv)
+
+int PMPI_Igatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                    const MPI_Count *recvcounts, const MPI_Aint *displs, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                    MPI_Request *request)
+{
+    APTUS_API_LOCK();
+    APTUS_NB_BEGIN("MPI_Igatherv_c", MPI_INFO_NULL);
+    return aptus_api_nb_end(gatherv_any("MPI_Igatherv_c", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+                                        recvtype, root, comm, 1),
+                            comm, request, 0, "MPI_Igatherv_c");
+}
+APTUS_ALIAS(Igatherv_c)
+
+int PMPI_Gatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int *recvcounts,
+                      const int *displs, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info,
+                      MPI_Request *request)
+{
+    APTUS_API_LOCK();
+    APTUS_NB_BEGIN("MPI_Gatherv_init", info);
+    return aptus_api_nb_end(gatherv_any("MPI_Gatherv_init", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+                                        recvtype, root, comm, 0),
+                            comm, request, 1, "MPI_Gatherv_init");
+}
+APTUS_ALIAS(Gatherv_init)
+
+int PMPI_Gatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                        const MPI_Count *recvcounts, const MPI_Aint *displs, MPI_Datatype recvtype, int root,
+                        MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    APTUS_API_LOCK();
+    APTUS_NB_BEGIN("MPI_Gatherv_init_c", info);
+    return aptus_api_nb_end(gatherv_any("MPI_Gatherv_init_c", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+                                        recvtype, root, comm, 1),
+                            comm, request, 1, "MPI_Gatherv_init_c");
+}
+APTUS_ALIAS(Gatherv_init_c)
+
+int PMPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                  MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
+{
+    APTUS_API_LOCK();
+    APTUS_NB_BEGIN("MPI_Iscatter", MPI_INFO_NULL);
+    return aptus_api_nb_end(
+        scatter_any("MPI_Iscatter", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm), comm,
+        request, 0, "MPI_Iscatter");
+}
+APTUS_ALIAS(Iscatter)
+
+int PMPI_Iscatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
+                    MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
+{
+    APTUS_API_LOCK();
+    APTUS_NB_BEGIN("MPI_Iscatter_c", MPI_INFO_NULL);
+    return aptus_api_nb_end(
+        scatter_any("MPI_Iscatter_c", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm), comm,
+        request, 0, "MPI_Iscatter_c");
+}
+APTUS_ALIAS(Iscatter_c)
+
+int PMPI_Scatter_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                      MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    APTUS_API_LOCK();
+    APTUS_NB_BEGIN("MPI_Scatter_init", info);
+    return aptus_api_nb_end(
+        scatter_any("MPI_Scatter_init", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm), comm,
+        request, 1, "MPI_Scatter_init");
+}
+APTUS_ALIAS(Scatter_init)
+
+int PMPI_Scatter_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                        MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info,
+                        MPI_Request *request)
+{
+    APTUS_API_LOCK();
+    APTUS_NB_BEGIN("MPI_Scatter_init_c", info);
+    return aptus_api_nb_end(
+        scatter_any("MPI_Scatter_init_c", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm), comm,
+        request, 1, "MPI_Scatter_init_c");
+}
+APTUS_ALIAS(Scatter_init_c)
+
+int PMPI_Iscatterv(const void *sendbuf, const int *sendcounts, const int *displs, MPI_Datatype sendtype, void *recvbuf,
+                   int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
+{
+    APTUS_API_LOCK();
+    APTUS_NB_BEGIN("MPI_Iscatterv", MPI_INFO_NULL);
+    return aptus_api_nb_end(scatterv_any("MPI_Iscatterv", sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount,
+                                         recvtype, root, comm, 0),
+                            comm, request, 0, "MPI_Iscatterv");
+}
+APTUS_ALIAS(Iscatterv)
+
+int PMPI_Iscatterv_c(const void *sendbuf, const MPI_Count *sendcounts, const MPI_Aint *displs, MPI_Datatype sendtype,
+                     void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                     MPI_Request *request)
+{
+    APTUS_API_LOCK();
+    APTUS_NB_BEGIN("MPI_Iscatterv_c", MPI_INFO_NULL);
+    return aptus_api_nb_end(scatterv_any("MPI_Iscatterv_c", sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount,
+                                         recvtype, root, comm, 1),
+                            comm, request, 0, "MPI_Iscatterv_c");
+}
+APTUS_ALIAS(Iscatterv_c)
+
+int PMPI_Scatterv_init(const void *sendbuf, const int *sendcounts, const int *displs, MPI_Datatype sendtype,
+                       void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info,
+                       MPI_Request *request)
+{
+    APTUS_API_LOCK();
+    APTUS_NB_BEGIN("MPI_Scatterv_init", info);
+    return aptus_api_nb_end(scatterv_any("MPI_Scatterv_init", sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount,
+                                         recvtype, root, comm, 0),
+                            comm, request, 1, "MPI_Scatterv_init");
+}
+APTUS_ALIAS(Scatterv_init)
+
+int PMPI_Scatterv_init_c(const void *sendbuf, const MPI_Count *sendcounts, const MPI_Aint *displs,
+                         MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root,
+                         MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    APTUS_API_LOCK();
+    APTUS_NB_BEGIN("MPI_Scatterv_init_c", info);
+    return aptus_api_nb_end(scatterv_any("MPI_Scatterv_init_c", sendbuf, sendcounts, displs, sendtype, recvbuf,
+                                         recvcount, recvtype, root, comm, 1),
+                            comm, request, 1, "MPI_Scatterv_init_c");
+}
+APTUS_ALIAS(Scatterv_init_c)
+
+int PMPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                    MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    APTUS_API_LOCK();
+    APTUS_NB_BEGIN("MPI_Iallgather", MPI_INFO_NULL);
+    return aptus_api_nb_end(
+        allgather_any("MPI_Iallgather", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm), comm,
+        request, 0, "MPI_Iallgather");
+}
+APTUS_ALIAS(Iallgather)
+
+int PMPI_Iallgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                      MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    APTUS_API_LOCK();
+    APTUS_NB_BEGIN("MPI_Iallgather_c", MPI_INFO_NULL);
+    return aptus_api_nb_end(
+        allgather_any("MPI_Iallgather_c", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm), comm,
+        request, 0, "MPI_Iallgather_c");
+}
+APTUS_ALIAS(Iallgather_c)
+
+int PMPI_Allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                        MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    APTUS_API_LOCK();
+    APTUS_NB_BEGIN("MPI_Allgather_init", info);
+    return aptus_api_nb_end(
+        allgather_any("MPI_Allgather_init", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm), comm,
+        request, 1, "MPI_Allgather_init");
+}
+APTUS_ALIAS(Allgather_init)
+
+int PMPI_Allgather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                          MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                          MPI_Request *request)
+{
+    APTUS_API_LOCK();
+    APTUS_NB_BEGIN("MPI_Allgather_init_c", info);
+    return aptus_api_nb_end(
+        allgather_any("MPI_Allgather_init_c", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm), comm,
+        request, 1, "MPI_Allgather_init_c");
+}
+APTUS_ALIAS(Allgather_init_c)
+
+int PMPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int *recvcounts,
+                     const int *displs, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    APTUS_API_LOCK();
+    APTUS_NB_BEGIN("MPI_Iallgatherv", MPI_INFO_NULL);
+    return aptus_api_nb_end(
+        allgatherv_any("MPI_Iallgatherv", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, 0),
+        comm, request, 0, "MPI_Iallgatherv");
+}
+APTUS_ALIAS(Iallgatherv)
+
+int PMPI_Iallgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                       const MPI_Count *recvcounts, const MPI_Aint *displs, MPI_Datatype recvtype, MPI_Comm comm,
+                       MPI_Request *request)
+{
+    APTUS_API_LOCK();
+    APTUS_NB_BEGIN("MPI_Iallgatherv_c", MPI_INFO_NULL);
+    return aptus_api_nb_end(allgatherv_any("MPI_Iallgatherv_c", sendbuf, sendcount, sendtype, recvbuf, recvcounts,
+                                           displs, recvtype, comm, 1),
+                            comm, request, 0, "MPI_Iallgatherv_c");
+}
+APTUS_ALIAS(Iallgatherv_c)
+
+int PMPI_Allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                         const int *recvcounts, const int *displs, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                         MPI_Request *request)
+{
+    APTUS_API_LOCK();
+    APTUS_NB_BEGIN("MPI_Allgatherv_init", info);
+    return aptus_api_nb_end(allgatherv_any("MPI_Allgatherv_init", sendbuf, sendcount, sendtype, recvbuf, recvcounts,
+                                           displs, recvtype, comm, 0),
+                            comm, request, 1, "MPI_Allgatherv_init");
+}
+APTUS_ALIAS(Allgatherv_init)
+
+int PMPI_Allgatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                           const MPI_Count *recvcounts, const MPI_Aint *displs, MPI_Datatype recvtype, MPI_Comm comm,
+                           MPI_Info info, MPI_Request *request)
+{
+    APTUS_API_LOCK();
+    APTUS_NB_BEGIN("MPI_Allgatherv_init_c", info);
+    return aptus_api_nb_end(allgatherv_any("MPI_Allgatherv_init_c", sendbuf, sendcount, sendtype, recvbuf, recvcounts,
+                                           displs, recvtype, comm, 1),
+                            comm, request, 1, "MPI_Allgatherv_init_c");
+}
+APTUS_ALIAS(Allgatherv_init_c)
+
+int PMPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                   MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    APTUS_API_LOCK();
+    APTUS_NB_BEGIN("MPI_Ialltoall", MPI_INFO_NULL);
+    return aptus_api_nb_end(
+        alltoall_any("MPI_Ialltoall", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm), comm, request,
+        0, "MPI_Ialltoall");
+}
+APTUS_ALIAS(Ialltoall)
+
+int PMPI_Ialltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                     MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    APTUS_API_LOCK();
+    APTUS_NB_BEGIN("MPI_Ialltoall_c", MPI_INFO_NULL);
+    return aptus_api_nb_end(
+        alltoall_any("MPI_Ialltoall_c", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm), comm,
+        request, 0, "MPI_Ialltoall_c");
+}
+APTUS_ALIAS(Ialltoall_c)
+
+int PMPI_Alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                       MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    APTUS_API_LOCK();
+    APTUS_NB_BEGIN("MPI_Alltoall_init", info);
+    return aptus_api_nb_end(
+        alltoall_any("MPI_Alltoall_init", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm), comm,
+        request, 1, "MPI_Alltoall_init");
+}
+APTUS_ALIAS(Alltoall_init)
+
+int PMPI_Alltoall_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                         MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    APTUS_API_LOCK();
+    APTUS_NB_BEGIN("MPI_Alltoall_init_c", info);
+    return aptus_api_nb_end(
+        alltoall_any("MPI_Alltoall_init_c", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm), comm,
+        request, 1, "MPI_Alltoall_init_c");
+}
+APTUS_ALIAS(Alltoall_init_c)
+
+int PMPI_Ialltoallv(const void *sendbuf, const int *sendcounts, const int *sdispls, MPI_Datatype sendtype,
+                    void *recvbuf, const int *recvcounts, const int *rdispls, MPI_Datatype recvtype, MPI_Comm comm,
+                    MPI_Request *request)
+{
+    APTUS_API_LOCK();
+    APTUS_NB_BEGIN("MPI_Ialltoallv", MPI_INFO_NULL);
+    return aptus_api_nb_end(alltoallvw_any("MPI_Ialltoallv", sendbuf, sendcounts, sdispls, &sendtype, recvbuf,
+                                           recvcounts, rdispls, &recvtype, comm, 0, 0),
+                            comm, request, 0, "MPI_Ialltoallv");
+}
+APTUS_ALIAS(Ialltoallv)
+
+int PMPI_Ialltoallv_c(const void *sendbuf, const MPI_Count *sendcounts, const MPI_Aint *sdispls, MPI_Datatype sendtype,
+                      void *recvbuf, const MPI_Count *recvcounts, const MPI_Aint *rdispls, MPI_Datatype recvtype,
+                      MPI_Comm comm, MPI_Request *request)
+{
+    APTUS_API_LOCK();
+    APTUS_NB_BEGIN("MPI_Ialltoallv_c", MPI_INFO_NULL);
+    return aptus_api_nb_end(alltoallvw_any("MPI_Ialltoallv_c", sendbuf, sendcounts, sdispls, &sendtype, recvbuf,
+                                           recvcounts, rdispls, &recvtype, comm, 1, 0),
+                            comm, request, 0, "MPI_Ialltoallv_c");
+}
+APTUS_ALIAS(Ialltoallv_c)
+
+int PMPI_Alltoallv_init(const void *sendbuf, const int *sendcounts, const int *sdispls, MPI_Datatype sendtype,
+                        void *recvbuf, const int *recvcounts, const int *rdispls, MPI_Datatype recvtype, MPI_Comm comm,
+                        MPI_Info info, MPI_Request *request)
+{
+    APTUS_API_LOCK();
+    APTUS_NB_BEGIN("MPI_Alltoallv_init", info);
+    return aptus_api_nb_end(alltoallvw_any("MPI_Alltoallv_init", sendbuf, sendcounts, sdispls, &sendtype, recvbuf,
+                                           recvcounts, rdispls, &recvtype, comm, 0, 0),
+                            comm, request, 1, "MPI_Alltoallv_init");
+}
+APTUS_ALIAS(Alltoallv_init)
+
+int PMPI_Alltoallv_init_c(const void *sendbuf, const MPI_Count *sendcounts, const MPI_Aint *sdispls,
+                          MPI_Datatype sendtype, void *recvbuf, const MPI_Count *recvcounts, const MPI_Aint *rdispls,
+                          MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    APTUS_API_LOCK();
+    APTUS_NB_BEGIN("MPI_Alltoallv_init_c", info);
+    return aptus_api_nb_end(alltoallvw_any("MPI_Alltoallv_init_c", sendbuf, sendcounts, sdispls, &sendtype, recvbuf,
+                                           recvcounts, rdispls, &recvtype, comm, 1, 0),
+                            comm, request, 1, "MPI_Alltoallv_init_c");
+}
+APTUS_ALIAS(Alltoallv_init_c)
+
+int PMPI_Ialltoallw(const void *sendbuf, const int *sendcounts, const int *sdispls, const MPI_Datatype *sendtypes,
+                    void *recvbuf, const int *recvcounts, const int *rdispls, const MPI_Datatype *recvtypes,
+                    MPI_Comm comm, MPI_Request *request)
+{
+    APTUS_API_LOCK();
+    APTUS_NB_BEGIN("MPI_Ialltoallw", MPI_INFO_NULL);
+    return aptus_api_nb_end(alltoallvw_any("MPI_Ialltoallw", sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
+                                           recvcounts, rdispls, recvtypes, comm, 0, 1),
+                            comm, request, 0, "MPI_Ialltoallw");
+}
+APTUS_ALIAS(Ialltoallw)
+
+int PMPI_Ialltoallw_c(const void *sendbuf, const MPI_Count *sendcounts, const MPI_Aint *sdispls,
+                      const MPI_Datatype *sendtypes, void *recvbuf, const MPI_Count *recvcounts,
+                      const MPI_Aint *rdispls, const MPI_Datatype *recvtypes, MPI_Comm comm, MPI_Request *request)
+{
+    APTUS_API_LOCK();
+    APTUS_NB_BEGIN("MPI_Ialltoallw_c", MPI_INFO_NULL);
+    return aptus_api_nb_end(alltoallvw_any("MPI_Ialltoallw_c", sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
+                                           recvcounts, rdispls, recvtypes, comm, 1, 1),
+                            comm, request, 0, "MPI_Ialltoallw_c");
+}
+APTUS_ALIAS(Ialltoallw_c)
+
+int PMPI_Alltoallw_init(const void *sendbuf, const int *sendcounts, const int *sdispls, const MPI_Datatype *sendtypes,
+                        void *recvbuf, const int *recvcounts, const int *rdispls, const MPI_Datatype *recvtypes,
+                        MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    APTUS_API_LOCK();
+    APTUS_NB_BEGIN("MPI_Alltoallw_init", info);
+    return aptus_api_nb_end(alltoallvw_any("MPI_Alltoallw_init", sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
+                                           recvcounts, rdispls, recvtypes, comm, 0, 1),
+                            comm, request, 1, "MPI_Alltoallw_init");
+}
+APTUS_ALIAS(Alltoallw_init)
+
+int PMPI_Alltoallw_init_c(const void *sendbuf, const MPI_Count *sendcounts, const MPI_Aint *sdispls,
+                          const MPI_Datatype *sendtypes, void *recvbuf, const MPI_Count *recvcounts,
+                          const MPI_Aint *rdispls, const MPI_Datatype *recvtypes, MPI_Comm comm, MPI_Info info,
+                          MPI_Request *request)
+{
+    APTUS_API_LOCK();
+    APTUS_NB_BEGIN("MPI_Alltoallw_init_c", info);
+    return aptus_api_nb_end(alltoallvw_any("MPI_Alltoallw_init_c", sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
+                                           recvcounts, rdispls, recvtypes, comm, 1, 1),
+                            comm, request, 1, "MPI_Alltoallw_init_c");
+}
+APTUS_ALIAS(Alltoallw_init_c)
+
+int PMPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root,
+                 MPI_Comm comm, MPI_Request *request)
+{
+    APTUS_API_LOCK();
+    APTUS_NB_BEGIN("MPI_Ireduce", MPI_INFO_NULL);
+    return aptus_api_nb_end(reduce_any("MPI_Ireduce", sendbuf, recvbuf, count, datatype, op, root, comm), comm, request,
+                            0, "MPI_Ireduce");
+}
+APTUS_ALIAS(Ireduce)
+
+int PMPI_Ireduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root,
+                   MPI_Comm comm, MPI_Request *request)
+{
+    APTUS_API_LOCK();
+    APTUS_NB_BEGIN("MPI_Ireduce_c", MPI_INFO_NULL);
+    return aptus_api_nb_end(reduce_any("MPI_Ireduce_c", sendbuf, recvbuf, count, datatype, op, root, comm), comm,
+                            request, 0, "MPI_Ireduce_c");
+}
+APTUS_ALIAS(Ireduce_c)
+
+int PMPI_Reduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root,
+                     MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    APTUS_API_LOCK();
+    APTUS_NB_BEGIN("MPI_Reduce_init", info);
+    return aptus_api_nb_end(reduce_any("MPI_Reduce_init", sendbuf, recvbuf, count, datatype, op, root, comm), comm,
+                            request, 1, "MPI_Reduce_init");
+}
+APTUS_ALIAS(Reduce_init)
+
+int PMPI_Reduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root,
+                       MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    APTUS_API_LOCK();
+    APTUS_NB_BEGIN("MPI_Reduce_init_c", info);
+    return aptus_api_nb_end(reduce_any("MPI_Reduce_init_c", sendbuf, recvbuf, count, datatype, op, root, comm), comm,
+                            request, 1, "MPI_Reduce_init_c");
+}
+APTUS_ALIAS(Reduce_init_c)
+
+int PMPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                    MPI_Request *request)
+{
+    APTUS_API_LOCK();
+    APTUS_NB_BEGIN("MPI_Iallreduce", MPI_INFO_NULL);
+    return aptus_api_nb_end(allreduce_any("MPI_Iallreduce", sendbuf, recvbuf, count, datatype, op, comm, RED_ALL), comm,
+                            request, 0, "MPI_Iallreduce");
+}
+APTUS_ALIAS(Iallreduce)
+
+int PMPI_Iallreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op,
+                      MPI_Comm comm, MPI_Request *request)
+{
+    APTUS_API_LOCK();
+    APTUS_NB_BEGIN("MPI_Iallreduce_c", MPI_INFO_NULL);
+    return aptus_api_nb_end(allreduce_any("MPI_Iallreduce_c", sendbuf, recvbuf, count, datatype, op, comm, RED_ALL),
+                            comm, request, 0, "MPI_Iallreduce_c");
+}
+APTUS_ALIAS(Iallreduce_c)
+
+int PMPI_Allreduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                        MPI_Info info, MPI_Request *request)
+{
+    APTUS_API_LOCK();
+    APTUS_NB_BEGIN("MPI_Allreduce_init", info);
+    return aptus_api_nb_end(allreduce_any("MPI_Allreduce_init", sendbuf, recvbuf, count, datatype, op, comm, RED_ALL),
+                            comm, request, 1, "MPI_Allreduce_init");
+}
+APTUS_ALIAS(Allreduce_init)
+
+int PMPI_Allreduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op,
+                          MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    APTUS_API_LOCK();
+    APTUS_NB_BEGIN("MPI_Allreduce_init_c", info);
+    return aptus_api_nb_end(allreduce_any("MPI_Allreduce_init_c", sendbuf, recvbuf, count, datatype, op, comm, RED_ALL),
+                            comm, request, 1, "MPI_Allreduce_init_c");
+}
+APTUS_ALIAS(Allreduce_init_c)
+
+int PMPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int *recvcounts, MPI_Datatype datatype, MPI_Op op,
+                         MPI_Comm comm, MPI_Request *request)
+{
+    APTUS_API_LOCK();
+    APTUS_NB_BEGIN("MPI_Ireduce_scatter", MPI_INFO_NULL);
+    return aptus_api_nb_end(
+        reduce_scatter_v("MPI_Ireduce_scatter", sendbuf, recvbuf, recvcounts, datatype, op, comm, 0), comm, request, 0,
+        "MPI_Ireduce_scatter");
+}
+APTUS_ALIAS(Ireduce_scatter)
+
+int PMPI_Ireduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count *recvcounts, MPI_Datatype datatype,
+                           MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+    APTUS_API_LOCK();
+    APTUS_NB_BEGIN("MPI_Ireduce_scatter_c", MPI_INFO_NULL);
+    return aptus_api_nb_end(
+        reduce_scatter_v("MPI_Ireduce_scatter_c", sendbuf, recvbuf, recvcounts, datatype, op, comm, 1), comm, request,
+        0, "MPI_Ireduce_scatter_c");
+}
+APTUS_ALIAS(Ireduce_scatter_c)
+
+int PMPI_Reduce_scatter_init(const void *sendbuf, void *recvbuf, const int *recvcounts, MPI_Datatype datatype,
+                             MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    APTUS_API_LOCK();
+    APTUS_NB_BEGIN("MPI_Reduce_scatter_init", info);
+    return aptus_api_nb_end(
+        reduce_scatter_v("MPI_Reduce_scatter_init", sendbuf, recvbuf, recvcounts, datatype, op, comm, 0), comm, request,
+        1, "MPI_Reduce_scatter_init");
+}
+APTUS_ALIAS(Reduce_scatter_init)
+
+int PMPI_Reduce_scatter_init_c(const void *sendbuf, void *recvbuf, const MPI_Count *recvcounts, MPI_Datatype datatype,
+                               MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    APTUS_API_LOCK();
+    APTUS_NB_BEGIN("MPI_Reduce_scatter_init_c", info);
+    return aptus_api_nb_end(
+        reduce_scatter_v("MPI_Reduce_scatter_init_c", sendbuf, recvbuf, recvcounts, datatype, op, comm, 1), comm,
+        request, 1, "MPI_Reduce_scatter_init_c");
+}
+APTUS_ALIAS(Reduce_scatter_init_c)
+
+int PMPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op,
+                               MPI_Comm comm, MPI_Request *request)
+{
+    APTUS_API_LOCK();
+    APTUS_NB_BEGIN("MPI_Ireduce_scatter_block", MPI_INFO_NULL);
+    return aptus_api_nb_end(
+        reduce_scatter_any("MPI_Ireduce_scatter_block", sendbuf, recvbuf, NULL, recvcount, datatype, op, comm, 0), comm,
+        request, 0, "MPI_Ireduce_scatter_block");
+}
+APTUS_ALIAS(Ireduce_scatter_block)
+
+int PMPI_Ireduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount, MPI_Datatype datatype,
+                                 MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+    APTUS_API_LOCK();
+    APTUS_NB_BEGIN("MPI_Ireduce_scatter_block_c", MPI_INFO_NULL);
+    return aptus_api_nb_end(
+        reduce_scatter_any("MPI_Ireduce_scatter_block_c", sendbuf, recvbuf, NULL, recvcount, datatype, op, comm, 1),
+        comm, request, 0, "MPI_Ireduce_scatter_block_c");
+}
+APTUS_ALIAS(Ireduce_scatter_block_c)
+
+int PMPI_Reduce_scatter_block_init(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op,
+                                   MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    APTUS_API_LOCK();
+    APTUS_NB_BEGIN("MPI_Reduce_scatter_block_init", info);
+    return aptus_api_nb_end(
+        reduce_scatter_any("MPI_Reduce_scatter_block_init", sendbuf, recvbuf, NULL, recvcount, datatype, op, comm, 0),
+        comm, request, 1, "MPI_Reduce_scatter_block_init");
+}
+APTUS_ALIAS(Reduce_scatter_block_init)
+
+int PMPI_Reduce_scatter_block_init_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount, MPI_Datatype datatype,
+                                     MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    APTUS_API_LOCK();
+    APTUS_NB_BEGIN("MPI_Reduce_scatter_block_init_c", info);
+    return aptus_api_nb_end(
+        reduce_scatter_any("MPI_Reduce_scatter_block_init_c", sendbuf, recvbuf, NULL, recvcount, datatype, op, comm, 1),
+        comm, request, 1, "MPI_Reduce_scatter_block_init_c");
+}
+APTUS_ALIAS(Reduce_scatter_block_init_c)
+
+int PMPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+               MPI_Request *request)
+{
+    APTUS_API_LOCK();
+    APTUS_NB_BEGIN("MPI_Iscan", MPI_INFO_NULL);
+    return aptus_api_nb_end(allreduce_any("MPI_Iscan", sendbuf, recvbuf, count, datatype, op, comm, RED_SCAN), comm,
+                            request, 0, "MPI_Iscan");
+}
+APTUS_ALIAS(Iscan)
+
+int PMPI_Iscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                 MPI_Request *request)
+{
+    APTUS_API_LOCK();
+    APTUS_NB_BEGIN("MPI_Iscan_c", MPI_INFO_NULL);
+    return aptus_api_nb_end(allreduce_any("MPI_Iscan_c", sendbuf, recvbuf, count, datatype, op, comm, RED_SCAN), comm,
+                            request, 0, "MPI_Iscan_c");
+}
+APTUS_ALIAS(Iscan_c)
+
+int PMPI_Scan_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                   MPI_Info info, MPI_Request *request)
+{
+    APTUS_API_LOCK();
+    APTUS_NB_BEGIN("MPI_Scan_init", info);
+    return aptus_api_nb_end(allreduce_any("MPI_Scan_init", sendbuf, recvbuf, count, datatype, op, comm, RED_SCAN), comm,
+                            request, 1, "MPI_Scan_init");
+}
+APTUS_ALIAS(Scan_init)
+
+int PMPI_Scan_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op,
+                     MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    APTUS_API_LOCK();
+    APTUS_NB_BEGIN("MPI_Scan_init_c", info);
+    return aptus_api_nb_end(allreduce_any("MPI_Scan_init_c", sendbuf, recvbuf, count, datatype, op, comm, RED_SCAN),
+                            comm, request, 1, "MPI_Scan_init_c");
+}
+APTUS_ALIAS(Scan_init_c)
+
+int PMPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                 MPI_Request *request)
+{
+    APTUS_API_LOCK();
+    APTUS_NB_BEGIN("MPI_Iexscan", MPI_INFO_NULL);
+    return aptus_api_nb_end(allreduce_any("MPI_Iexscan", sendbuf, recvbuf, count, datatype, op, comm, RED_EXSCAN), comm,
+                            request, 0, "MPI_Iexscan");
+}
+APTUS_ALIAS(Iexscan)
+
+int PMPI_Iexscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                   MPI_Request *request)
+{
+    APTUS_API_LOCK();
+    APTUS_NB_BEGIN("MPI_Iexscan_c", MPI_INFO_NULL);
+    return aptus_api_nb_end(allreduce_any("MPI_Iexscan_c", sendbuf, recvbuf, count, datatype, op, comm, RED_EXSCAN),
+                            comm, request, 0, "MPI_Iexscan_c");
+}
+APTUS_ALIAS(Iexscan_c)
+
+int PMPI_Exscan_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                     MPI_Info info, MPI_Request *request)
+{
+    APTUS_API_LOCK();
+    APTUS_NB_BEGIN("MPI_Exscan_init", info);
+    return aptus_api_nb_end(allreduce_any("MPI_Exscan_init", sendbuf, recvbuf, count, datatype, op, comm, RED_EXSCAN),
+                            comm, request, 1, "MPI_Exscan_init");
+}
+APTUS_ALIAS(Exscan_init)
+
+int PMPI_Exscan_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op,
+                       MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    APTUS_API_LOCK();
+    APTUS_NB_BEGIN("MPI_Exscan_init_c", info);
+    return aptus_api_nb_end(allreduce_any("MPI_Exscan_init_c", sendbuf, recvbuf, count, datatype, op, comm, RED_EXSCAN),
+                            comm, request, 1, "MPI_Exscan_init_c");
+}
+APTUS_ALIAS(Exscan_init_c)

@@ -8,6 +8,7 @@
 #include "core/attr.h"
 #include "core/info.h"
 #include "pt2pt/pt2pt.h"
+#include "runtime/lock.h"
 
 /* A creation call failed in the core: out of memory, out of context ids, or an error code from
  * an attribute copy callback (which goes to the handler as it is). */
@@ -65,6 +66,7 @@ static int give(struct aptus_comm *c, struct aptus_comm *n, MPI_Info info, MPI_C
 
 int PMPI_Comm_rank(MPI_Comm comm, int *rank)
 {
+    APTUS_API_LOCK();
     GET_COMM(c, comm, "MPI_Comm_rank");
     if (!rank)
         return aptus_error(c, MPI_ERR_ARG, "MPI_Comm_rank", "null rank argument");
@@ -75,6 +77,7 @@ APTUS_ALIAS(Comm_rank)
 
 int PMPI_Comm_size(MPI_Comm comm, int *size)
 {
+    APTUS_API_LOCK();
     GET_COMM(c, comm, "MPI_Comm_size");
     if (!size)
         return aptus_error(c, MPI_ERR_ARG, "MPI_Comm_size", "null size argument");
@@ -85,6 +88,7 @@ APTUS_ALIAS(Comm_size)
 
 int PMPI_Comm_remote_size(MPI_Comm comm, int *size)
 {
+    APTUS_API_LOCK();
     GET_COMM(c, comm, "MPI_Comm_remote_size");
     NEED_INTER(c, "MPI_Comm_remote_size");
     if (!size)
@@ -96,6 +100,7 @@ APTUS_ALIAS(Comm_remote_size)
 
 int PMPI_Comm_test_inter(MPI_Comm comm, int *flag)
 {
+    APTUS_API_LOCK();
     GET_COMM(c, comm, "MPI_Comm_test_inter");
     if (!flag)
         return aptus_error(c, MPI_ERR_ARG, "MPI_Comm_test_inter", "null flag argument");
@@ -120,12 +125,14 @@ static int comm_group(MPI_Comm comm, MPI_Group *group, int remote, const char *f
 
 int PMPI_Comm_group(MPI_Comm comm, MPI_Group *group)
 {
+    APTUS_API_LOCK();
     return comm_group(comm, group, 0, "MPI_Comm_group");
 }
 APTUS_ALIAS(Comm_group)
 
 int PMPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group)
 {
+    APTUS_API_LOCK();
     return comm_group(comm, group, 1, "MPI_Comm_remote_group");
 }
 APTUS_ALIAS(Comm_remote_group)
@@ -148,12 +155,14 @@ static int dup_common(MPI_Comm comm, MPI_Info info, int with_info, MPI_Comm *new
 
 int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
 {
+    APTUS_API_LOCK();
     return dup_common(comm, MPI_INFO_NULL, 0, newcomm, "MPI_Comm_dup");
 }
 APTUS_ALIAS(Comm_dup)
 
 int PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
 {
+    APTUS_API_LOCK();
     return dup_common(comm, info, 1, newcomm, "MPI_Comm_dup_with_info");
 }
 APTUS_ALIAS(Comm_dup_with_info)
@@ -182,12 +191,14 @@ static int idup_common(MPI_Comm comm, MPI_Info info, int with_info, MPI_Comm *ne
 
 int PMPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
 {
+    APTUS_API_LOCK();
     return idup_common(comm, MPI_INFO_NULL, 0, newcomm, request, "MPI_Comm_idup");
 }
 APTUS_ALIAS(Comm_idup)
 
 int PMPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm, MPI_Request *request)
 {
+    APTUS_API_LOCK();
     return idup_common(comm, info, 1, newcomm, request, "MPI_Comm_idup_with_info");
 }
 APTUS_ALIAS(Comm_idup_with_info)
@@ -196,6 +207,7 @@ APTUS_ALIAS(Comm_idup_with_info)
 
 int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
 {
+    APTUS_API_LOCK();
     GET_COMM(c, comm, "MPI_Comm_split");
     if (color < 0 && color != MPI_UNDEFINED)
         return aptus_error(c, MPI_ERR_ARG, "MPI_Comm_split", "invalid color %d (must be >= 0 or MPI_UNDEFINED)", color);
@@ -212,6 +224,7 @@ APTUS_ALIAS(Comm_split)
 
 int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm)
 {
+    APTUS_API_LOCK();
     const char *fn = "MPI_Comm_split_type";
     GET_COMM(c, comm, fn);
     CHK_INFO(c, info, fn);
@@ -285,6 +298,7 @@ static int subset_check(struct aptus_comm *c, const struct aptus_group *g, const
 
 int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
 {
+    APTUS_API_LOCK();
     const char *fn = "MPI_Comm_create";
     GET_COMM(c, comm, fn);
     GET_GROUP(g, group, c, fn);
@@ -309,6 +323,7 @@ APTUS_ALIAS(Comm_create)
 
 int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm)
 {
+    APTUS_API_LOCK();
     const char *fn = "MPI_Comm_create_group";
     GET_COMM(c, comm, fn);
     NEED_INTRA(c, fn);
@@ -333,6 +348,7 @@ APTUS_ALIAS(Comm_create_group)
 int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm, int remote_leader, int tag,
                           MPI_Comm *newintercomm)
 {
+    APTUS_API_LOCK();
     const char *fn = "MPI_Intercomm_create";
     GET_COMM(c, local_comm, fn);
     NEED_INTRA(c, fn);
@@ -374,6 +390,7 @@ APTUS_ALIAS(Intercomm_create)
 
 int PMPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm)
 {
+    APTUS_API_LOCK();
     const char *fn = "MPI_Intercomm_merge";
     GET_COMM(c, intercomm, fn);
     NEED_INTER(c, fn);
@@ -392,6 +409,7 @@ APTUS_ALIAS(Intercomm_merge)
 
 int PMPI_Comm_free(MPI_Comm *comm)
 {
+    APTUS_API_LOCK();
     API_INIT("MPI_Comm_free");
     if (!comm)
         return aptus_error(NULL, MPI_ERR_ARG, "MPI_Comm_free", "null argument");
@@ -416,6 +434,7 @@ APTUS_ALIAS(Comm_free)
 
 int PMPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result)
 {
+    APTUS_API_LOCK();
     GET_COMM(a, comm1, "MPI_Comm_compare");
     struct aptus_comm *b = aptus_comm_get(comm2);
     if (!b)
@@ -431,6 +450,7 @@ APTUS_ALIAS(Comm_compare)
 
 int PMPI_Comm_set_name(MPI_Comm comm, const char *name)
 {
+    APTUS_API_LOCK();
     GET_COMM(c, comm, "MPI_Comm_set_name");
     if (!name)
         return aptus_error(c, MPI_ERR_ARG, "MPI_Comm_set_name", "null name argument");
@@ -442,6 +462,7 @@ APTUS_ALIAS(Comm_set_name)
 
 int PMPI_Comm_get_name(MPI_Comm comm, char *name, int *resultlen)
 {
+    APTUS_API_LOCK();
     if (comm == MPI_COMM_NULL) { /* MPI 4.1: the null handle has a name too */
         API_INIT("MPI_Comm_get_name");
         if (!name || !resultlen)
@@ -461,6 +482,7 @@ APTUS_ALIAS(Comm_get_name)
 
 int PMPI_Comm_set_info(MPI_Comm comm, MPI_Info info)
 {
+    APTUS_API_LOCK();
     GET_COMM(c, comm, "MPI_Comm_set_info");
     if (!aptus_info_get(info))
         return aptus_error(c, MPI_ERR_INFO, "MPI_Comm_set_info",
@@ -481,6 +503,7 @@ APTUS_ALIAS(Comm_set_info)
 
 int PMPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used)
 {
+    APTUS_API_LOCK();
     GET_COMM(c, comm, "MPI_Comm_get_info");
     if (!info_used)
         return aptus_error(c, MPI_ERR_ARG, "MPI_Comm_get_info", "null info_used argument");

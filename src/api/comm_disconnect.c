@@ -1,6 +1,7 @@
 /* MPI_Comm_disconnect (MPI 4.1, 11.10.4). It belongs to the dynamic-process chapter, but works
  * on every communicator, and programs that use sessions or want a collective free use it. */
 #include "api/check.h"
+#include "runtime/lock.h"
 
 /* The caller has completed (and matched) all communication on comm, as the standard requires;
  * the barrier makes the call collective -- no process returns before every other one has got
@@ -8,6 +9,7 @@
  * MPI_Comm_free (attribute delete callbacks included). */
 int PMPI_Comm_disconnect(MPI_Comm *comm)
 {
+    APTUS_API_LOCK();
     API_INIT("MPI_Comm_disconnect");
     if (!comm)
         return aptus_error(NULL, MPI_ERR_ARG, "MPI_Comm_disconnect", "null argument");

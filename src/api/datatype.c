@@ -10,6 +10,7 @@
 #include "api/check.h"
 #include "core/attr.h"
 #include "core/datatype.h"
+#include "runtime/lock.h"
 
 /* A datatype argument that may be uncommitted (constructors, queries). */
 #define CHK_PTR(p, what, FN)                                                                                           \
@@ -153,6 +154,7 @@ static struct aptus_dtype *make_blocks(const struct blocks *b)
 
 int PMPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
+    APTUS_API_LOCK();
     CTOR_START("MPI_Type_contiguous", count, oldtype, newtype);
     CHK_TOO_BIG(count, 1, old, "MPI_Type_contiguous");
     return finish(make_hvector(1, count, 0, old), newtype, "MPI_Type_contiguous", MPI_COMBINER_CONTIGUOUS, 0, 1, &count,
@@ -162,6 +164,7 @@ APTUS_ALIAS(Type_contiguous)
 
 int PMPI_Type_contiguous_c(MPI_Count count, MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
+    APTUS_API_LOCK();
     CTOR_START("MPI_Type_contiguous_c", count, oldtype, newtype);
     CHK_TOO_BIG(count, 1, old, "MPI_Type_contiguous_c");
     return finish(make_hvector(1, count, 0, old), newtype, "MPI_Type_contiguous_c", MPI_COMBINER_CONTIGUOUS, 1, 0, NULL,
@@ -176,6 +179,7 @@ APTUS_ALIAS(Type_contiguous_c)
 
 int PMPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
+    APTUS_API_LOCK();
     CTOR_START("MPI_Type_vector", count, oldtype, newtype);
     CHK_BL(blocklength, "MPI_Type_vector");
     CHK_TOO_BIG(count, blocklength, old, "MPI_Type_vector");
@@ -188,6 +192,7 @@ APTUS_ALIAS(Type_vector)
 int PMPI_Type_vector_c(MPI_Count count, MPI_Count blocklength, MPI_Count stride, MPI_Datatype oldtype,
                        MPI_Datatype *newtype)
 {
+    APTUS_API_LOCK();
     CTOR_START("MPI_Type_vector_c", count, oldtype, newtype);
     CHK_BL(blocklength, "MPI_Type_vector_c");
     CHK_TOO_BIG(count, blocklength, old, "MPI_Type_vector_c");
@@ -211,12 +216,14 @@ static int hvector_int(const char *fn, int count, int blocklength, MPI_Aint stri
 
 int PMPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
+    APTUS_API_LOCK();
     return hvector_int("MPI_Type_create_hvector", count, blocklength, stride, oldtype, newtype);
 }
 APTUS_ALIAS(Type_create_hvector)
 
 int PMPI_Type_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
+    APTUS_API_LOCK();
     return hvector_int("MPI_Type_hvector", count, blocklength, stride, oldtype, newtype);
 }
 APTUS_ALIAS(Type_hvector)
@@ -224,6 +231,7 @@ APTUS_ALIAS(Type_hvector)
 int PMPI_Type_create_hvector_c(MPI_Count count, MPI_Count blocklength, MPI_Count stride, MPI_Datatype oldtype,
                                MPI_Datatype *newtype)
 {
+    APTUS_API_LOCK();
     CTOR_START("MPI_Type_create_hvector_c", count, oldtype, newtype);
     CHK_BL(blocklength, "MPI_Type_create_hvector_c");
     CHK_TOO_BIG(count, blocklength, old, "MPI_Type_create_hvector_c");
@@ -304,6 +312,7 @@ static int indexed_int(const char *fn, int combiner, int count, const int *bls, 
 int PMPI_Type_indexed(int count, const int array_of_blocklengths[], const int array_of_displacements[],
                       MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
+    APTUS_API_LOCK();
     return indexed_int("MPI_Type_indexed", MPI_COMBINER_INDEXED, count, array_of_blocklengths, 0,
                        array_of_displacements, NULL, oldtype, newtype);
 }
@@ -312,6 +321,7 @@ APTUS_ALIAS(Type_indexed)
 int PMPI_Type_create_hindexed(int count, const int array_of_blocklengths[], const MPI_Aint array_of_displacements[],
                               MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
+    APTUS_API_LOCK();
     return indexed_int("MPI_Type_create_hindexed", MPI_COMBINER_HINDEXED, count, array_of_blocklengths, 0, NULL,
                        array_of_displacements, oldtype, newtype);
 }
@@ -320,6 +330,7 @@ APTUS_ALIAS(Type_create_hindexed)
 int PMPI_Type_hindexed(int count, int *array_of_blocklengths, MPI_Aint *array_of_displacements, MPI_Datatype oldtype,
                        MPI_Datatype *newtype)
 {
+    APTUS_API_LOCK();
     return indexed_int("MPI_Type_hindexed", MPI_COMBINER_HINDEXED, count, array_of_blocklengths, 0, NULL,
                        array_of_displacements, oldtype, newtype);
 }
@@ -328,6 +339,7 @@ APTUS_ALIAS(Type_hindexed)
 int PMPI_Type_create_indexed_block(int count, int blocklength, const int array_of_displacements[], MPI_Datatype oldtype,
                                    MPI_Datatype *newtype)
 {
+    APTUS_API_LOCK();
     return indexed_int("MPI_Type_create_indexed_block", MPI_COMBINER_INDEXED_BLOCK, count, NULL, blocklength,
                        array_of_displacements, NULL, oldtype, newtype);
 }
@@ -336,6 +348,7 @@ APTUS_ALIAS(Type_create_indexed_block)
 int PMPI_Type_create_hindexed_block(int count, int blocklength, const MPI_Aint array_of_displacements[],
                                     MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
+    APTUS_API_LOCK();
     return indexed_int("MPI_Type_create_hindexed_block", MPI_COMBINER_HINDEXED_BLOCK, count, NULL, blocklength, NULL,
                        array_of_displacements, oldtype, newtype);
 }
@@ -367,6 +380,7 @@ static int indexed_large(const char *fn, int combiner, MPI_Count count, const MP
 int PMPI_Type_indexed_c(MPI_Count count, const MPI_Count array_of_blocklengths[],
                         const MPI_Count array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
+    APTUS_API_LOCK();
     return indexed_large("MPI_Type_indexed_c", MPI_COMBINER_INDEXED, count, array_of_blocklengths, 0,
                          array_of_displacements, 0, oldtype, newtype);
 }
@@ -375,6 +389,7 @@ APTUS_ALIAS(Type_indexed_c)
 int PMPI_Type_create_hindexed_c(MPI_Count count, const MPI_Count array_of_blocklengths[],
                                 const MPI_Count array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
+    APTUS_API_LOCK();
     return indexed_large("MPI_Type_create_hindexed_c", MPI_COMBINER_HINDEXED, count, array_of_blocklengths, 0,
                          array_of_displacements, 1, oldtype, newtype);
 }
@@ -383,6 +398,7 @@ APTUS_ALIAS(Type_create_hindexed_c)
 int PMPI_Type_create_indexed_block_c(MPI_Count count, MPI_Count blocklength, const MPI_Count array_of_displacements[],
                                      MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
+    APTUS_API_LOCK();
     return indexed_large("MPI_Type_create_indexed_block_c", MPI_COMBINER_INDEXED_BLOCK, count, NULL, blocklength,
                          array_of_displacements, 0, oldtype, newtype);
 }
@@ -391,6 +407,7 @@ APTUS_ALIAS(Type_create_indexed_block_c)
 int PMPI_Type_create_hindexed_block_c(MPI_Count count, MPI_Count blocklength, const MPI_Count array_of_displacements[],
                                       MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
+    APTUS_API_LOCK();
     return indexed_large("MPI_Type_create_hindexed_block_c", MPI_COMBINER_HINDEXED_BLOCK, count, NULL, blocklength,
                          array_of_displacements, 1, oldtype, newtype);
 }
@@ -431,6 +448,7 @@ static int create_struct(const char *fn, int large, MPI_Count count, const int *
 int PMPI_Type_create_struct(int count, const int array_of_blocklengths[], const MPI_Aint array_of_displacements[],
                             const MPI_Datatype array_of_types[], MPI_Datatype *newtype)
 {
+    APTUS_API_LOCK();
     return create_struct("MPI_Type_create_struct", 0, count, array_of_blocklengths, array_of_displacements, NULL, NULL,
                          array_of_types, newtype);
 }
@@ -439,6 +457,7 @@ APTUS_ALIAS(Type_create_struct)
 int PMPI_Type_struct(int count, int *array_of_blocklengths, MPI_Aint *array_of_displacements,
                      MPI_Datatype *array_of_types, MPI_Datatype *newtype)
 {
+    APTUS_API_LOCK();
     return create_struct("MPI_Type_struct", 0, count, array_of_blocklengths, array_of_displacements, NULL, NULL,
                          array_of_types, newtype);
 }
@@ -448,6 +467,7 @@ int PMPI_Type_create_struct_c(MPI_Count count, const MPI_Count array_of_blocklen
                               const MPI_Count array_of_displacements[], const MPI_Datatype array_of_types[],
                               MPI_Datatype *newtype)
 {
+    APTUS_API_LOCK();
     return create_struct("MPI_Type_create_struct_c", 1, count, NULL, NULL, array_of_blocklengths,
                          array_of_displacements, array_of_types, newtype);
 }
@@ -467,12 +487,14 @@ static int resized(const char *fn, MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint e
 
 int PMPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent, MPI_Datatype *newtype)
 {
+    APTUS_API_LOCK();
     return resized("MPI_Type_create_resized", oldtype, lb, extent, newtype, 0);
 }
 APTUS_ALIAS(Type_create_resized)
 
 int PMPI_Type_create_resized_c(MPI_Datatype oldtype, MPI_Count lb, MPI_Count extent, MPI_Datatype *newtype)
 {
+    APTUS_API_LOCK();
     return resized("MPI_Type_create_resized_c", oldtype, (MPI_Aint)lb, (MPI_Aint)extent, newtype, 1);
 }
 APTUS_ALIAS(Type_create_resized_c)
@@ -626,6 +648,7 @@ out:
 int PMPI_Type_create_subarray(int ndims, const int array_of_sizes[], const int array_of_subsizes[],
                               const int array_of_starts[], int order, MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
+    APTUS_API_LOCK();
     return subarray("MPI_Type_create_subarray", ndims, array_of_sizes, array_of_subsizes, array_of_starts, NULL, NULL,
                     NULL, order, oldtype, newtype);
 }
@@ -635,6 +658,7 @@ int PMPI_Type_create_subarray_c(int ndims, const MPI_Count array_of_sizes[], con
                                 const MPI_Count array_of_starts[], int order, MPI_Datatype oldtype,
                                 MPI_Datatype *newtype)
 {
+    APTUS_API_LOCK();
     if (!array_of_sizes) /* keep `large` detection in subarray() meaningful */
         return aptus_error(NULL, MPI_ERR_ARG, "MPI_Type_create_subarray_c", "null array_of_sizes");
     return subarray("MPI_Type_create_subarray_c", ndims, NULL, NULL, NULL, array_of_sizes, array_of_subsizes,
@@ -789,6 +813,7 @@ int PMPI_Type_create_darray(int size, int rank, int ndims, const int array_of_gs
                             const int array_of_dargs[], const int array_of_psizes[], int order, MPI_Datatype oldtype,
                             MPI_Datatype *newtype)
 {
+    APTUS_API_LOCK();
     if (!array_of_gsizes)
         return aptus_error(NULL, MPI_ERR_ARG, "MPI_Type_create_darray", "null array_of_gsizes");
     return darray("MPI_Type_create_darray", size, rank, ndims, array_of_gsizes, NULL, array_of_distribs, array_of_dargs,
@@ -800,6 +825,7 @@ int PMPI_Type_create_darray_c(int size, int rank, int ndims, const MPI_Count arr
                               const int array_of_distribs[], const int array_of_dargs[], const int array_of_psizes[],
                               int order, MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
+    APTUS_API_LOCK();
     if (!array_of_gsizes)
         return aptus_error(NULL, MPI_ERR_ARG, "MPI_Type_create_darray_c", "null array_of_gsizes");
     return darray("MPI_Type_create_darray_c", size, rank, ndims, NULL, array_of_gsizes, array_of_distribs,
@@ -812,6 +838,7 @@ APTUS_ALIAS(Type_create_darray_c)
 
 int PMPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
+    APTUS_API_LOCK();
     const char *fn = "MPI_Type_dup";
     API_INIT(fn);
     GET_ANY_DTYPE(old, oldtype, fn);
@@ -840,6 +867,7 @@ APTUS_ALIAS(Type_dup)
 
 int PMPI_Type_commit(MPI_Datatype *datatype)
 {
+    APTUS_API_LOCK();
     const char *fn = "MPI_Type_commit";
     API_INIT(fn);
     CHK_PTR(datatype, "datatype", fn);
@@ -855,6 +883,7 @@ APTUS_ALIAS(Type_commit)
 
 int PMPI_Type_free(MPI_Datatype *datatype)
 {
+    APTUS_API_LOCK();
     const char *fn = "MPI_Type_free";
     API_INIT(fn);
     CHK_PTR(datatype, "datatype", fn);
@@ -878,6 +907,7 @@ APTUS_ALIAS(Type_free)
 
 int PMPI_Type_size(MPI_Datatype datatype, int *size)
 {
+    APTUS_API_LOCK();
     GET_ANY_DTYPE(d, datatype, "MPI_Type_size");
     CHK_PTR(size, "size", "MPI_Type_size");
     *size = d->size > INT_MAX ? MPI_UNDEFINED : (int)d->size;
@@ -888,6 +918,7 @@ APTUS_ALIAS(Type_size)
 #define SIZE_COUNT_FN(NAME)                                                                                            \
     int PMPI_##NAME(MPI_Datatype datatype, MPI_Count *size)                                                            \
     {                                                                                                                  \
+        APTUS_API_LOCK();                                                                                              \
         GET_ANY_DTYPE(d, datatype, "MPI_" #NAME);                                                                      \
         CHK_PTR(size, "size", "MPI_" #NAME);                                                                           \
         *size = (MPI_Count)d->size;                                                                                    \
@@ -901,6 +932,7 @@ SIZE_COUNT_FN(Type_size_x)
 #define EXTENT_FN(NAME, T, LB, EXT)                                                                                    \
     int PMPI_##NAME(MPI_Datatype datatype, T *lb, T *extent)                                                           \
     {                                                                                                                  \
+        APTUS_API_LOCK();                                                                                              \
         GET_ANY_DTYPE(d, datatype, "MPI_" #NAME);                                                                      \
         CHK_PTR(lb &&extent, "lb or extent", "MPI_" #NAME);                                                            \
         *lb = (T)d->LB;                                                                                                \
@@ -918,6 +950,7 @@ EXTENT_FN(Type_get_true_extent_x, MPI_Count, true_lb, true_extent)
 
 int PMPI_Type_set_name(MPI_Datatype datatype, const char *type_name)
 {
+    APTUS_API_LOCK();
     GET_ANY_DTYPE(d, datatype, "MPI_Type_set_name");
     CHK_PTR(type_name, "type_name", "MPI_Type_set_name");
     size_t n = strlen(type_name);
@@ -931,6 +964,7 @@ APTUS_ALIAS(Type_set_name)
 
 int PMPI_Type_get_name(MPI_Datatype datatype, char *type_name, int *resultlen)
 {
+    APTUS_API_LOCK();
     if (datatype == MPI_DATATYPE_NULL) { /* MPI 4.1: the null handle has a name too */
         CHK_PTR(type_name && resultlen, "type_name or resultlen", "MPI_Type_get_name");
         strcpy(type_name, "MPI_DATATYPE_NULL");
@@ -971,6 +1005,7 @@ static int envelope(MPI_Datatype datatype, MPI_Count *ni, MPI_Count *na, MPI_Cou
 int PMPI_Type_get_envelope(MPI_Datatype datatype, int *num_integers, int *num_addresses, int *num_datatypes,
                            int *combiner)
 {
+    APTUS_API_LOCK();
     const char *fn = "MPI_Type_get_envelope";
     CHK_PTR(num_integers && num_addresses && num_datatypes && combiner, "output", fn);
     MPI_Count ni, na, nc, nd;
@@ -987,6 +1022,7 @@ APTUS_ALIAS(Type_get_envelope)
 int PMPI_Type_get_envelope_c(MPI_Datatype datatype, MPI_Count *num_integers, MPI_Count *num_addresses,
                              MPI_Count *num_large_counts, MPI_Count *num_datatypes, int *combiner)
 {
+    APTUS_API_LOCK();
     const char *fn = "MPI_Type_get_envelope_c";
     CHK_PTR(num_integers && num_addresses && num_large_counts && num_datatypes && combiner, "output", fn);
     return envelope(datatype, num_integers, num_addresses, num_large_counts, num_datatypes, combiner, 1, fn);
@@ -1028,6 +1064,7 @@ static int contents(MPI_Datatype datatype, MPI_Count max_i, MPI_Count max_a, MPI
 int PMPI_Type_get_contents(MPI_Datatype datatype, int max_integers, int max_addresses, int max_datatypes,
                            int array_of_integers[], MPI_Aint array_of_addresses[], MPI_Datatype array_of_datatypes[])
 {
+    APTUS_API_LOCK();
     return contents(datatype, max_integers, max_addresses, 0, max_datatypes, array_of_integers, array_of_addresses,
                     NULL, array_of_datatypes, 0, "MPI_Type_get_contents");
 }
@@ -1038,6 +1075,7 @@ int PMPI_Type_get_contents_c(MPI_Datatype datatype, MPI_Count max_integers, MPI_
                              MPI_Aint array_of_addresses[], MPI_Count array_of_large_counts[],
                              MPI_Datatype array_of_datatypes[])
 {
+    APTUS_API_LOCK();
     return contents(datatype, max_integers, max_addresses, max_large_counts, max_datatypes, array_of_integers,
                     array_of_addresses, array_of_large_counts, array_of_datatypes, 1, "MPI_Type_get_contents_c");
 }
@@ -1048,6 +1086,7 @@ APTUS_ALIAS(Type_get_contents_c)
 
 int PMPI_Type_match_size(int typeclass, int size, MPI_Datatype *datatype)
 {
+    APTUS_API_LOCK();
     const char *fn = "MPI_Type_match_size";
     CHK_PTR(datatype, "datatype", fn);
     MPI_Datatype t = MPI_DATATYPE_NULL;
@@ -1100,6 +1139,7 @@ static int f90_type(int combiner, int p, int r, MPI_Datatype base, MPI_Datatype 
 
 int PMPI_Type_create_f90_integer(int r, MPI_Datatype *newtype)
 {
+    APTUS_API_LOCK();
     const char *fn = "MPI_Type_create_f90_integer";
     /* decimal exponent range: INTEGER*1 holds 10^2, *2 10^4, *4 10^9, *8 10^18 */
     MPI_Datatype b = r == MPI_UNDEFINED ? MPI_INTEGER4
@@ -1140,18 +1180,21 @@ static int f90_real_kind(const char *fn, int cplx, int p, int r, MPI_Datatype *n
 
 int PMPI_Type_create_f90_real(int p, int r, MPI_Datatype *newtype)
 {
+    APTUS_API_LOCK();
     return f90_real_kind("MPI_Type_create_f90_real", 0, p, r, newtype);
 }
 APTUS_ALIAS(Type_create_f90_real)
 
 int PMPI_Type_create_f90_complex(int p, int r, MPI_Datatype *newtype)
 {
+    APTUS_API_LOCK();
     return f90_real_kind("MPI_Type_create_f90_complex", 1, p, r, newtype);
 }
 APTUS_ALIAS(Type_create_f90_complex)
 
 int PMPI_Type_get_value_index(MPI_Datatype value_type, MPI_Datatype index_type, MPI_Datatype *pair_type)
 {
+    APTUS_API_LOCK();
     const char *fn = "MPI_Type_get_value_index";
     GET_ANY_DTYPE(v, value_type, fn);
     GET_ANY_DTYPE(x, index_type, fn);
@@ -1183,6 +1226,7 @@ APTUS_ALIAS(Type_get_value_index)
 
 int PMPI_Get_address(const void *location, MPI_Aint *address)
 {
+    APTUS_API_LOCK();
     CHK_PTR(address, "address", "MPI_Get_address");
     *address = (MPI_Aint)(uintptr_t)location;
     return MPI_SUCCESS;
@@ -1191,12 +1235,14 @@ APTUS_ALIAS(Get_address)
 
 MPI_Aint PMPI_Aint_add(MPI_Aint base, MPI_Aint disp)
 {
+    APTUS_API_LOCK();
     return (MPI_Aint)((uintptr_t)base + (uintptr_t)disp);
 }
 APTUS_ALIAS(Aint_add)
 
 MPI_Aint PMPI_Aint_diff(MPI_Aint addr1, MPI_Aint addr2)
 {
+    APTUS_API_LOCK();
     return (MPI_Aint)((uintptr_t)addr1 - (uintptr_t)addr2);
 }
 APTUS_ALIAS(Aint_diff)

@@ -5,11 +5,13 @@
 
 #include "api/check.h"
 #include "core/info.h"
+#include "runtime/lock.h"
 
 /* The profiling interface's hook: MPI itself does nothing with the level (the standard defines
  * MPI_Pcontrol as a no-op for the library; a profiling layer intercepts it). */
 int PMPI_Pcontrol(const int level, ...)
 {
+    APTUS_API_LOCK();
     (void)level;
     return MPI_SUCCESS;
 }
@@ -19,6 +21,7 @@ APTUS_ALIAS(Pcontrol)
  * parent. */
 int PMPI_Comm_get_parent(MPI_Comm *parent)
 {
+    APTUS_API_LOCK();
     API_INIT("MPI_Comm_get_parent");
     if (!parent)
         return aptus_error(NULL, MPI_ERR_ARG, "MPI_Comm_get_parent", "null parent argument");
@@ -32,6 +35,7 @@ APTUS_ALIAS(Comm_get_parent)
  * are checked and otherwise ignored. */
 int PMPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr)
 {
+    APTUS_API_LOCK();
     const char *fn = "MPI_Alloc_mem";
     API_INIT(fn);
     if (size < 0)
@@ -52,6 +56,7 @@ APTUS_ALIAS(Alloc_mem)
 
 int PMPI_Free_mem(void *base)
 {
+    APTUS_API_LOCK();
     API_INIT("MPI_Free_mem");
     free(base);
     return MPI_SUCCESS;

@@ -2,6 +2,7 @@
 #include <stdlib.h>
 
 #include "api/check.h"
+#include "runtime/lock.h"
 
 /* MPI_<Kind>_create_errhandler: `user_fn` is the user's function of the type for `obj`. */
 static int errh_create(enum aptus_errh_obj obj, void (*user_fn)(void), MPI_Errhandler *errhandler, const char *fn)
@@ -81,6 +82,7 @@ static struct aptus_errhandler *errh_arg(MPI_Errhandler h, enum aptus_errh_obj o
 
 int PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function *fn, MPI_Errhandler *errhandler)
 {
+    APTUS_API_LOCK();
     API_INIT("MPI_Comm_create_errhandler");
     return errh_create(APTUS_ERRH_FOR_COMM, (void (*)(void))fn, errhandler, "MPI_Comm_create_errhandler");
 }
@@ -114,6 +116,7 @@ static int comm_get_errh(MPI_Comm comm, MPI_Errhandler *errhandler, const char *
 #define COMM_ERRH_CALL(NAME, ARG_T, body)                                                                              \
     int PMPI_##NAME(MPI_Comm comm, ARG_T errhandler)                                                                   \
     {                                                                                                                  \
+        APTUS_API_LOCK();                                                                                              \
         return body(comm, errhandler, "MPI_" #NAME);                                                                   \
     }                                                                                                                  \
     APTUS_ALIAS(NAME)
@@ -124,6 +127,7 @@ COMM_ERRH_CALL(Comm_get_errhandler, MPI_Errhandler *, comm_get_errh)
 /* The MPI-1 names, removed in MPI 3.0 (see mpi.h, section 16). */
 int PMPI_Errhandler_create(MPI_Handler_function *function, MPI_Errhandler *errhandler)
 {
+    APTUS_API_LOCK();
     API_INIT("MPI_Errhandler_create");
     return errh_create(APTUS_ERRH_FOR_COMM, (void (*)(void))function, errhandler, "MPI_Errhandler_create");
 }
@@ -134,6 +138,7 @@ COMM_ERRH_CALL(Errhandler_get, MPI_Errhandler *, comm_get_errh)
 
 int PMPI_Comm_call_errhandler(MPI_Comm comm, int errorcode)
 {
+    APTUS_API_LOCK();
     GET_COMM(c, comm, "MPI_Comm_call_errhandler");
     if (aptus_error_class_of(errorcode) < 0)
         return aptus_error(c, MPI_ERR_ARG, "MPI_Comm_call_errhandler", "%d is not a valid error code", errorcode);
@@ -145,6 +150,7 @@ APTUS_ALIAS(Comm_call_errhandler)
 
 int PMPI_Errhandler_free(MPI_Errhandler *errhandler)
 {
+    APTUS_API_LOCK();
     /* May be called at any time (MPI 4.1, table 9). */
     if (!errhandler)
         return aptus_error(NULL, MPI_ERR_ARG, "MPI_Errhandler_free", "null argument");
@@ -165,6 +171,7 @@ APTUS_ALIAS(Errhandler_free)
 
 int PMPI_File_create_errhandler(MPI_File_errhandler_function *fn, MPI_Errhandler *errhandler)
 {
+    APTUS_API_LOCK();
     API_INIT("MPI_File_create_errhandler");
     return errh_create(APTUS_ERRH_FOR_FILE, (void (*)(void))fn, errhandler, "MPI_File_create_errhandler");
 }
@@ -172,6 +179,7 @@ APTUS_ALIAS(File_create_errhandler)
 
 int PMPI_File_set_errhandler(MPI_File file, MPI_Errhandler errhandler)
 {
+    APTUS_API_LOCK();
     API_INIT("MPI_File_set_errhandler");
     CHK_FILE_NULL(file, "MPI_File_set_errhandler");
     int rc;
@@ -185,6 +193,7 @@ APTUS_ALIAS(File_set_errhandler)
 
 int PMPI_File_get_errhandler(MPI_File file, MPI_Errhandler *errhandler)
 {
+    APTUS_API_LOCK();
     API_INIT("MPI_File_get_errhandler");
     CHK_FILE_NULL(file, "MPI_File_get_errhandler");
     if (!errhandler)
@@ -199,6 +208,7 @@ APTUS_ALIAS(File_get_errhandler)
 
 int PMPI_Win_create_errhandler(MPI_Win_errhandler_function *fn, MPI_Errhandler *errhandler)
 {
+    APTUS_API_LOCK();
     API_INIT("MPI_Win_create_errhandler");
     return errh_create(APTUS_ERRH_FOR_WIN, (void (*)(void))fn, errhandler, "MPI_Win_create_errhandler");
 }
@@ -206,6 +216,7 @@ APTUS_ALIAS(Win_create_errhandler)
 
 int PMPI_Session_create_errhandler(MPI_Session_errhandler_function *fn, MPI_Errhandler *errhandler)
 {
+    APTUS_API_LOCK();
     /* May be called at any time (MPI 4.1, table 9). */
     return errh_create(APTUS_ERRH_FOR_SESSION, (void (*)(void))fn, errhandler, "MPI_Session_create_errhandler");
 }
@@ -215,6 +226,7 @@ APTUS_ALIAS(Session_create_errhandler)
 
 int PMPI_Error_string(int errorcode, char *string, int *resultlen)
 {
+    APTUS_API_LOCK();
     if (!string || !resultlen)
         return aptus_error(NULL, MPI_ERR_ARG, "MPI_Error_string", "null %s argument", string ? "resultlen" : "string");
     if (aptus_error_string(errorcode, string, resultlen) != 0)
@@ -225,6 +237,7 @@ APTUS_ALIAS(Error_string)
 
 int PMPI_Error_class(int errorcode, int *errorclass)
 {
+    APTUS_API_LOCK();
     if (!errorclass)
         return aptus_error(NULL, MPI_ERR_ARG, "MPI_Error_class", "null errorclass argument");
     int cls = aptus_error_class_of(errorcode);
@@ -237,6 +250,7 @@ APTUS_ALIAS(Error_class)
 
 int PMPI_Add_error_class(int *errorclass)
 {
+    APTUS_API_LOCK();
     if (!errorclass)
         return aptus_error(NULL, MPI_ERR_ARG, "MPI_Add_error_class", "null errorclass argument");
     const char *why = "";
@@ -247,6 +261,7 @@ APTUS_ALIAS(Add_error_class)
 
 int PMPI_Add_error_code(int errorclass, int *errorcode)
 {
+    APTUS_API_LOCK();
     if (!errorcode)
         return aptus_error(NULL, MPI_ERR_ARG, "MPI_Add_error_code", "null errorcode argument");
     const char *why = "";
@@ -257,6 +272,7 @@ APTUS_ALIAS(Add_error_code)
 
 int PMPI_Add_error_string(int errorcode, const char *string)
 {
+    APTUS_API_LOCK();
     const char *why = "";
     int rc = aptus_error_add_string(errorcode, string, &why);
     return rc ? aptus_error(NULL, rc, "MPI_Add_error_string", "error code %d: %s", errorcode, why) : MPI_SUCCESS;
@@ -265,6 +281,7 @@ APTUS_ALIAS(Add_error_string)
 
 int PMPI_Remove_error_class(int errorclass)
 {
+    APTUS_API_LOCK();
     const char *why = "";
     int rc = aptus_error_remove_class(errorclass, &why);
     return rc ? aptus_error(NULL, rc, "MPI_Remove_error_class", "error class %d: %s", errorclass, why) : MPI_SUCCESS;
@@ -273,6 +290,7 @@ APTUS_ALIAS(Remove_error_class)
 
 int PMPI_Remove_error_code(int errorcode)
 {
+    APTUS_API_LOCK();
     const char *why = "";
     int rc = aptus_error_remove_code(errorcode, &why);
     return rc ? aptus_error(NULL, rc, "MPI_Remove_error_code", "error code %d: %s", errorcode, why) : MPI_SUCCESS;
@@ -281,6 +299,7 @@ APTUS_ALIAS(Remove_error_code)
 
 int PMPI_Remove_error_string(int errorcode)
 {
+    APTUS_API_LOCK();
     const char *why = "";
     int rc = aptus_error_remove_string(errorcode, &why);
     return rc ? aptus_error(NULL, rc, "MPI_Remove_error_string", "error code %d: %s", errorcode, why) : MPI_SUCCESS;
@@ -289,6 +308,7 @@ APTUS_ALIAS(Remove_error_string)
 
 int PMPI_File_call_errhandler(MPI_File fh, int errorcode)
 {
+    APTUS_API_LOCK();
     API_INIT("MPI_File_call_errhandler");
     CHK_FILE_NULL(fh, "MPI_File_call_errhandler");
     if (aptus_error_class_of(errorcode) < 0)

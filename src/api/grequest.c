@@ -7,6 +7,7 @@
 
 #include "api/check.h"
 #include "api/grequest.h"
+#include "runtime/lock.h"
 
 struct aptus_greq {
     MPI_Grequest_query_function *query_fn;
@@ -44,6 +45,7 @@ int aptus_greq_cancel(struct aptus_request *r)
 int PMPI_Grequest_start(MPI_Grequest_query_function *query_fn, MPI_Grequest_free_function *free_fn,
                         MPI_Grequest_cancel_function *cancel_fn, void *extra_state, MPI_Request *request)
 {
+    APTUS_API_LOCK();
     API_INIT("MPI_Grequest_start");
     if (!request)
         return aptus_error(NULL, MPI_ERR_ARG, "MPI_Grequest_start", "null request pointer");
@@ -64,6 +66,7 @@ APTUS_ALIAS(Grequest_start)
 
 int PMPI_Grequest_complete(MPI_Request request)
 {
+    APTUS_API_LOCK();
     API_INIT("MPI_Grequest_complete");
     struct aptus_request *r = (struct aptus_request *)request;
     if (request == MPI_REQUEST_NULL || APTUS_IS_PREDEF(request) || r->magic != APTUS_MAGIC_REQ ||

@@ -6,6 +6,7 @@
 
 #include "api/check.h"
 #include "comm/comm.h"
+#include "runtime/lock.h"
 
 /* index_of[w] = position of world rank w in g, or -1. NULL: out of memory. */
 static int *index_map(const struct aptus_group *g)
@@ -32,6 +33,7 @@ static int give(const int *world, int n, MPI_Group *newgroup, const char *fn)
 
 int PMPI_Group_size(MPI_Group group, int *size)
 {
+    APTUS_API_LOCK();
     API_INIT("MPI_Group_size");
     GET_GROUP(g, group, NULL, "MPI_Group_size");
     if (!size)
@@ -43,6 +45,7 @@ APTUS_ALIAS(Group_size)
 
 int PMPI_Group_rank(MPI_Group group, int *rank)
 {
+    APTUS_API_LOCK();
     API_INIT("MPI_Group_rank");
     GET_GROUP(g, group, NULL, "MPI_Group_rank");
     if (!rank)
@@ -54,6 +57,7 @@ APTUS_ALIAS(Group_rank)
 
 int PMPI_Group_free(MPI_Group *group)
 {
+    APTUS_API_LOCK();
     API_INIT("MPI_Group_free");
     if (!group)
         return aptus_error(NULL, MPI_ERR_ARG, "MPI_Group_free", "null group argument");
@@ -66,6 +70,7 @@ APTUS_ALIAS(Group_free)
 
 int PMPI_Group_translate_ranks(MPI_Group group1, int n, const int ranks1[], MPI_Group group2, int ranks2[])
 {
+    APTUS_API_LOCK();
     const char *fn = "MPI_Group_translate_ranks";
     API_INIT(fn);
     GET_GROUP(a, group1, NULL, fn);
@@ -96,6 +101,7 @@ APTUS_ALIAS(Group_translate_ranks)
 
 int PMPI_Group_compare(MPI_Group group1, MPI_Group group2, int *result)
 {
+    APTUS_API_LOCK();
     const char *fn = "MPI_Group_compare";
     API_INIT(fn);
     GET_GROUP(a, group1, NULL, fn);
@@ -161,18 +167,21 @@ static int set_op(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup, int o
 
 int PMPI_Group_union(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup)
 {
+    APTUS_API_LOCK();
     return set_op(group1, group2, newgroup, 0, "MPI_Group_union");
 }
 APTUS_ALIAS(Group_union)
 
 int PMPI_Group_intersection(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup)
 {
+    APTUS_API_LOCK();
     return set_op(group1, group2, newgroup, 1, "MPI_Group_intersection");
 }
 APTUS_ALIAS(Group_intersection)
 
 int PMPI_Group_difference(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup)
 {
+    APTUS_API_LOCK();
     return set_op(group1, group2, newgroup, 2, "MPI_Group_difference");
 }
 APTUS_ALIAS(Group_difference)
@@ -228,6 +237,7 @@ static int incl_excl(struct aptus_group *g, int n, const int *ranks, int excl, M
 
 int PMPI_Group_incl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup)
 {
+    APTUS_API_LOCK();
     API_INIT("MPI_Group_incl");
     GET_GROUP(g, group, NULL, "MPI_Group_incl");
     return incl_excl(g, n, ranks, 0, newgroup, "MPI_Group_incl");
@@ -236,6 +246,7 @@ APTUS_ALIAS(Group_incl)
 
 int PMPI_Group_excl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup)
 {
+    APTUS_API_LOCK();
     API_INIT("MPI_Group_excl");
     GET_GROUP(g, group, NULL, "MPI_Group_excl");
     return incl_excl(g, n, ranks, 1, newgroup, "MPI_Group_excl");
@@ -297,12 +308,14 @@ static int range_common(MPI_Group group, int n, int ranges[][3], int excl, MPI_G
 
 int PMPI_Group_range_incl(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup)
 {
+    APTUS_API_LOCK();
     return range_common(group, n, ranges, 0, newgroup, "MPI_Group_range_incl");
 }
 APTUS_ALIAS(Group_range_incl)
 
 int PMPI_Group_range_excl(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup)
 {
+    APTUS_API_LOCK();
     return range_common(group, n, ranges, 1, newgroup, "MPI_Group_range_excl");
 }
 APTUS_ALIAS(Group_range_excl)

@@ -5,6 +5,7 @@
 
 #include "api/check.h"
 #include "core/info.h"
+#include "runtime/lock.h"
 
 #define GET_INFO(i, h, FN)                                                                                             \
     struct aptus_info *i = aptus_info_get(h);                                                                          \
@@ -40,6 +41,7 @@ static void copy_value(char *buf, const char *v, size_t max)
 
 int PMPI_Info_create(MPI_Info *info)
 {
+    APTUS_API_LOCK();
     if (!info)
         return aptus_error(NULL, MPI_ERR_ARG, "MPI_Info_create", "null info argument");
     struct aptus_info *i = aptus_info_new();
@@ -52,6 +54,7 @@ APTUS_ALIAS(Info_create)
 
 int PMPI_Info_create_env(int argc, char *argv[], MPI_Info *info)
 {
+    APTUS_API_LOCK();
     if (!info)
         return aptus_error(NULL, MPI_ERR_ARG, "MPI_Info_create_env", "null info argument");
     struct aptus_info *i = aptus_info_new();
@@ -66,6 +69,7 @@ APTUS_ALIAS(Info_create_env)
 
 int PMPI_Info_free(MPI_Info *info)
 {
+    APTUS_API_LOCK();
     if (!info)
         return aptus_error(NULL, MPI_ERR_ARG, "MPI_Info_free", "null info argument");
     GET_INFO(i, *info, "MPI_Info_free");
@@ -79,6 +83,7 @@ APTUS_ALIAS(Info_free)
 
 int PMPI_Info_dup(MPI_Info info, MPI_Info *newinfo)
 {
+    APTUS_API_LOCK();
     GET_INFO(i, info, "MPI_Info_dup");
     if (!newinfo)
         return aptus_error(NULL, MPI_ERR_ARG, "MPI_Info_dup", "null newinfo argument");
@@ -92,6 +97,7 @@ APTUS_ALIAS(Info_dup)
 
 int PMPI_Info_set(MPI_Info info, const char *key, const char *value)
 {
+    APTUS_API_LOCK();
     GET_INFO(i, info, "MPI_Info_set");
     CHK_WRITABLE(i, "MPI_Info_set");
     CHK_KEY(key, "MPI_Info_set");
@@ -110,6 +116,7 @@ APTUS_ALIAS(Info_set)
 
 int PMPI_Info_delete(MPI_Info info, const char *key)
 {
+    APTUS_API_LOCK();
     GET_INFO(i, info, "MPI_Info_delete");
     CHK_WRITABLE(i, "MPI_Info_delete");
     CHK_KEY(key, "MPI_Info_delete");
@@ -121,6 +128,7 @@ APTUS_ALIAS(Info_delete)
 
 int PMPI_Info_get(MPI_Info info, const char *key, int valuelen, char *value, int *flag)
 {
+    APTUS_API_LOCK();
     GET_INFO(i, info, "MPI_Info_get");
     CHK_KEY(key, "MPI_Info_get");
     if (valuelen < 0)
@@ -137,6 +145,7 @@ APTUS_ALIAS(Info_get)
 
 int PMPI_Info_get_string(MPI_Info info, const char *key, int *buflen, char *value, int *flag)
 {
+    APTUS_API_LOCK();
     GET_INFO(i, info, "MPI_Info_get_string");
     CHK_KEY(key, "MPI_Info_get_string");
     if (!buflen || !flag)
@@ -159,6 +168,7 @@ APTUS_ALIAS(Info_get_string)
 
 int PMPI_Info_get_valuelen(MPI_Info info, const char *key, int *valuelen, int *flag)
 {
+    APTUS_API_LOCK();
     GET_INFO(i, info, "MPI_Info_get_valuelen");
     CHK_KEY(key, "MPI_Info_get_valuelen");
     if (!valuelen || !flag)
@@ -174,6 +184,7 @@ APTUS_ALIAS(Info_get_valuelen)
 
 int PMPI_Info_get_nkeys(MPI_Info info, int *nkeys)
 {
+    APTUS_API_LOCK();
     GET_INFO(i, info, "MPI_Info_get_nkeys");
     if (!nkeys)
         return aptus_error(NULL, MPI_ERR_ARG, "MPI_Info_get_nkeys", "null nkeys argument");
@@ -184,6 +195,7 @@ APTUS_ALIAS(Info_get_nkeys)
 
 int PMPI_Info_get_nthkey(MPI_Info info, int n, char *key)
 {
+    APTUS_API_LOCK();
     GET_INFO(i, info, "MPI_Info_get_nthkey");
     if (n < 0 || n >= i->n)
         return aptus_error(NULL, MPI_ERR_ARG, "MPI_Info_get_nthkey", "key number %d out of range (the object has %d)",
@@ -199,6 +211,7 @@ APTUS_ALIAS(Info_get_nthkey)
 
 int PMPI_Abi_get_version(int *abi_major, int *abi_minor)
 {
+    APTUS_API_LOCK();
     if (!abi_major || !abi_minor)
         return aptus_error(NULL, MPI_ERR_ARG, "MPI_Abi_get_version", "null %s argument",
                            abi_major ? "abi_minor" : "abi_major");
@@ -210,6 +223,7 @@ APTUS_ALIAS(Abi_get_version)
 
 int PMPI_Abi_get_info(MPI_Info *info)
 {
+    APTUS_API_LOCK();
     if (!info)
         return aptus_error(NULL, MPI_ERR_ARG, "MPI_Abi_get_info", "null info argument");
     static const struct {
@@ -236,6 +250,7 @@ APTUS_ALIAS(Abi_get_info)
 
 int PMPI_Abi_get_fortran_info(MPI_Info *info)
 {
+    APTUS_API_LOCK();
     /* No Fortran bindings: no Fortran ABI details (MPI_INFO_NULL, as the standard allows). */
     if (!info)
         return aptus_error(NULL, MPI_ERR_ARG, "MPI_Abi_get_fortran_info", "null info argument");

@@ -6,6 +6,7 @@
 #include "api/check.h"
 #include "channel/channel.h"
 #include "core/attr.h"
+#include "runtime/lock.h"
 #include "runtime/runtime.h"
 
 int aptus_api_not_initialized(const char *fn)
@@ -37,20 +38,22 @@ static int do_init(int required, int *provided, const char *fn)
 
 int PMPI_Init(int *argc, char ***argv)
 {
+    APTUS_API_LOCK();
     return do_init(MPI_THREAD_SINGLE, NULL, "MPI_Init");
 }
 APTUS_ALIAS(Init)
 
 int PMPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 {
-    /* Provided: up to MPI_THREAD_SERIALIZED. The library keeps no locks, so calls must not be
-     * made from two threads at once; MPI_THREAD_MULTIPLE is not offered. */
+    APTUS_API_LOCK();
+    /* Provided: the level asked for; MPI_THREAD_MULTIPLE turns the library's lock on. */
     return do_init(required, provided, "MPI_Init_thread");
 }
 APTUS_ALIAS(Init_thread)
 
 int PMPI_Finalize(void)
 {
+    APTUS_API_LOCK();
     API_INIT("MPI_Finalize");
     if (!aptus_rt.world_initialized || aptus_rt.world_finalized)
         return aptus_error(NULL, MPI_ERR_OTHER, "MPI_Finalize", "%s",
@@ -69,6 +72,7 @@ APTUS_ALIAS(Finalize)
 
 int PMPI_Initialized(int *flag)
 {
+    APTUS_API_LOCK();
     *flag = aptus_rt.world_initialized;
     return MPI_SUCCESS;
 }
@@ -76,6 +80,7 @@ APTUS_ALIAS(Initialized)
 
 int PMPI_Finalized(int *flag)
 {
+    APTUS_API_LOCK();
     *flag = aptus_rt.world_finalized;
     return MPI_SUCCESS;
 }
@@ -83,6 +88,7 @@ APTUS_ALIAS(Finalized)
 
 int PMPI_Query_thread(int *provided)
 {
+    APTUS_API_LOCK();
     API_INIT("MPI_Query_thread");
     *provided = aptus_rt.thread_level;
     return MPI_SUCCESS;
@@ -91,14 +97,16 @@ APTUS_ALIAS(Query_thread)
 
 int PMPI_Is_thread_main(int *flag)
 {
+    APTUS_API_LOCK();
     API_INIT("MPI_Is_thread_main");
-    *flag = 1; /* serialized use only: the caller is the thread that may call MPI */
+    *flag = pthread_equal(pthread_self(), aptus_rt.main_thread) != 0;
     return MPI_SUCCESS;
 }
 APTUS_ALIAS(Is_thread_main)
 
 int PMPI_Abort(MPI_Comm comm, int errorcode)
 {
+    APTUS_API_LOCK();
     char msg[128];
     snprintf(msg, sizeof msg, "MPI_Abort called with error code %d", errorcode);
     aptus_abort_job(errorcode, msg);
@@ -107,6 +115,7 @@ APTUS_ALIAS(Abort)
 
 int PMPI_Get_version(int *version, int *subversion)
 {
+    APTUS_API_LOCK();
     *version = MPI_VERSION;
     *subversion = MPI_SUBVERSION;
     return MPI_SUCCESS;
@@ -115,6 +124,7 @@ APTUS_ALIAS(Get_version)
 
 int PMPI_Get_library_version(char *version, int *resultlen)
 {
+    APTUS_API_LOCK();
     /* The channels of this build (a build without libfabric has no network channel). */
     int n = snprintf(version, MPI_MAX_LIBRARY_VERSION_STRING, "Aptus MPI 0.1.0 (MPI 5.0 standard ABI; channels: %s)",
                      aptus_channels_available());
@@ -127,6 +137,7 @@ APTUS_ALIAS(Get_library_version)
 
 int PMPI_Get_processor_name(char *name, int *resultlen)
 {
+    APTUS_API_LOCK();
     char host[MPI_MAX_PROCESSOR_NAME];
     if (gethostname(host, sizeof host) != 0)
         strcpy(host, "localhost");
@@ -139,12 +150,14 @@ APTUS_ALIAS(Get_processor_name)
 
 double PMPI_Wtime(void)
 {
+    APTUS_API_LOCK();
     return aptus_wtime() - aptus_rt.t0;
 }
 APTUS_ALIAS(Wtime)
 
 double PMPI_Wtick(void)
 {
+    APTUS_API_LOCK();
     return 1e-9;
 }
 APTUS_ALIAS(Wtick)

@@ -5,9 +5,11 @@
 #include <stdint.h>
 
 #include "api/check.h"
+#include "runtime/lock.h"
 
 int PMPI_Address(void *location, MPI_Aint *address)
 {
+    APTUS_API_LOCK();
     if (!address)
         return aptus_error(NULL, MPI_ERR_ARG, "MPI_Address", "null address argument");
     *address = (MPI_Aint)(uintptr_t)location;
@@ -30,18 +32,21 @@ static int bound(MPI_Datatype datatype, MPI_Aint *out, int which, const char *fn
 
 int PMPI_Type_extent(MPI_Datatype datatype, MPI_Aint *extent)
 {
+    APTUS_API_LOCK();
     return bound(datatype, extent, EXTENT, "MPI_Type_extent");
 }
 APTUS_ALIAS(Type_extent)
 
 int PMPI_Type_lb(MPI_Datatype datatype, MPI_Aint *displacement)
 {
+    APTUS_API_LOCK();
     return bound(datatype, displacement, LB, "MPI_Type_lb");
 }
 APTUS_ALIAS(Type_lb)
 
 int PMPI_Type_ub(MPI_Datatype datatype, MPI_Aint *displacement)
 {
+    APTUS_API_LOCK();
     return bound(datatype, displacement, UB, "MPI_Type_ub");
 }
 APTUS_ALIAS(Type_ub)

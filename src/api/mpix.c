@@ -4,9 +4,11 @@
 #include "api/check.h"
 #include "channel/channel.h"
 #include "mpix_aptus.h"
+#include "runtime/lock.h"
 
 int MPIX_Aptus_counter(const char *name, unsigned long long *value)
 {
+    APTUS_API_LOCK();
     static const char fn[] = "MPIX_Aptus_counter";
     API_INIT(fn);
     if (!name || !value)

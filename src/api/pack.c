@@ -7,6 +7,7 @@
 
 #include "api/check.h"
 #include "core/datatype.h"
+#include "runtime/lock.h"
 
 /* The engine calls, [external32][unpack]: each copies count elements `from` -> `to`. */
 static void (*const convert[2][2])(const void *from, size_t count, const struct aptus_dtype *dt, void *to) = {
@@ -57,6 +58,7 @@ static int native(const char *fn, int unpack, const void *user, MPI_Count count,
 int PMPI_Pack(const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf, int outsize, int *position,
               MPI_Comm comm)
 {
+    APTUS_API_LOCK();
     if (!position)
         return aptus_error(NULL, MPI_ERR_ARG, "MPI_Pack", "null position argument");
     MPI_Count pos = *position;
@@ -70,6 +72,7 @@ APTUS_ALIAS(Pack)
 int PMPI_Pack_c(const void *inbuf, MPI_Count incount, MPI_Datatype datatype, void *outbuf, MPI_Count outsize,
                 MPI_Count *position, MPI_Comm comm)
 {
+    APTUS_API_LOCK();
     return native("MPI_Pack_c", 0, inbuf, incount, datatype, outbuf, outsize, position, comm);
 }
 APTUS_ALIAS(Pack_c)
@@ -77,6 +80,7 @@ APTUS_ALIAS(Pack_c)
 int PMPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf, int outcount, MPI_Datatype datatype,
                 MPI_Comm comm)
 {
+    APTUS_API_LOCK();
     if (!position)
         return aptus_error(NULL, MPI_ERR_ARG, "MPI_Unpack", "null position argument");
     MPI_Count pos = *position;
@@ -90,6 +94,7 @@ APTUS_ALIAS(Unpack)
 int PMPI_Unpack_c(const void *inbuf, MPI_Count insize, MPI_Count *position, void *outbuf, MPI_Count outcount,
                   MPI_Datatype datatype, MPI_Comm comm)
 {
+    APTUS_API_LOCK();
     return native("MPI_Unpack_c", 1, outbuf, outcount, datatype, inbuf, insize, position, comm);
 }
 APTUS_ALIAS(Unpack_c)
@@ -109,6 +114,7 @@ static int pack_size(const char *fn, MPI_Count incount, MPI_Datatype datatype, M
 
 int PMPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int *size)
 {
+    APTUS_API_LOCK();
     MPI_Count n = 0;
     int rc = pack_size("MPI_Pack_size", incount, datatype, comm, size ? &n : NULL);
     if (rc)
@@ -123,6 +129,7 @@ APTUS_ALIAS(Pack_size)
 
 int PMPI_Pack_size_c(MPI_Count incount, MPI_Datatype datatype, MPI_Comm comm, MPI_Count *size)
 {
+    APTUS_API_LOCK();
     return pack_size("MPI_Pack_size_c", incount, datatype, comm, size);
 }
 APTUS_ALIAS(Pack_size_c)
@@ -166,6 +173,7 @@ static int external(const char *fn, int unpack, const char *datarep, const void 
 int PMPI_Pack_external(const char datarep[], const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf,
                        MPI_Aint outsize, MPI_Aint *position)
 {
+    APTUS_API_LOCK();
     if (!position)
         return aptus_error(NULL, MPI_ERR_ARG, "MPI_Pack_external", "null position argument");
     MPI_Count pos = *position;
@@ -179,6 +187,7 @@ APTUS_ALIAS(Pack_external)
 int PMPI_Pack_external_c(const char datarep[], const void *inbuf, MPI_Count incount, MPI_Datatype datatype,
                          void *outbuf, MPI_Count outsize, MPI_Count *position)
 {
+    APTUS_API_LOCK();
     return external("MPI_Pack_external_c", 0, datarep, inbuf, incount, datatype, outbuf, outsize, position);
 }
 APTUS_ALIAS(Pack_external_c)
@@ -186,6 +195,7 @@ APTUS_ALIAS(Pack_external_c)
 int PMPI_Unpack_external(const char datarep[], const void *inbuf, MPI_Aint insize, MPI_Aint *position, void *outbuf,
                          int outcount, MPI_Datatype datatype)
 {
+    APTUS_API_LOCK();
     if (!position)
         return aptus_error(NULL, MPI_ERR_ARG, "MPI_Unpack_external", "null position argument");
     MPI_Count pos = *position;
@@ -199,6 +209,7 @@ APTUS_ALIAS(Unpack_external)
 int PMPI_Unpack_external_c(const char datarep[], const void *inbuf, MPI_Count insize, MPI_Count *position, void *outbuf,
                            MPI_Count outcount, MPI_Datatype datatype)
 {
+    APTUS_API_LOCK();
     return external("MPI_Unpack_external_c", 1, datarep, outbuf, outcount, datatype, inbuf, insize, position);
 }
 APTUS_ALIAS(Unpack_external_c)
@@ -218,6 +229,7 @@ static int ext_size(const char *fn, const char *datarep, MPI_Count incount, MPI_
 
 int PMPI_Pack_external_size(const char datarep[], int incount, MPI_Datatype datatype, MPI_Aint *size)
 {
+    APTUS_API_LOCK();
     MPI_Count n = 0;
     int rc = ext_size("MPI_Pack_external_size", datarep, incount, datatype, size ? &n : NULL);
     if (rc == MPI_SUCCESS)
@@ -228,6 +240,7 @@ APTUS_ALIAS(Pack_external_size)
 
 int PMPI_Pack_external_size_c(const char datarep[], MPI_Count incount, MPI_Datatype datatype, MPI_Count *size)
 {
+    APTUS_API_LOCK();
     return ext_size("MPI_Pack_external_size_c", datarep, incount, datatype, size);
 }
 APTUS_ALIAS(Pack_external_size_c)

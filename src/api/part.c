@@ -14,6 +14,7 @@
 #include "comm/comm.h"
 #include "core/info.h"
 #include "pt2pt/pt2pt.h"
+#include "runtime/lock.h"
 
 struct aptus_part {
     int send;        /* a partitioned send (else a receive) */
@@ -79,6 +80,7 @@ static int part_init(const char *fn, int send, void *buf, int partitions, MPI_Co
 int PMPI_Psend_init(const void *buf, int partitions, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
                     MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
+    APTUS_API_LOCK();
     return part_init("MPI_Psend_init", 1, (void *)buf, partitions, count, datatype, dest, tag, comm, info, request);
 }
 APTUS_ALIAS(Psend_init)
@@ -86,6 +88,7 @@ APTUS_ALIAS(Psend_init)
 int PMPI_Precv_init(void *buf, int partitions, MPI_Count count, MPI_Datatype datatype, int source, int tag,
                     MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
+    APTUS_API_LOCK();
     return part_init("MPI_Precv_init", 0, buf, partitions, count, datatype, source, tag, comm, info, request);
 }
 APTUS_ALIAS(Precv_init)
@@ -183,18 +186,21 @@ static int pready(MPI_Request request, const int *list, int low, int high, const
 
 int PMPI_Pready(int partition, MPI_Request request)
 {
+    APTUS_API_LOCK();
     return pready(request, NULL, partition, partition, "MPI_Pready");
 }
 APTUS_ALIAS(Pready)
 
 int PMPI_Pready_range(int partition_low, int partition_high, MPI_Request request)
 {
+    APTUS_API_LOCK();
     return pready(request, NULL, partition_low, partition_high, "MPI_Pready_range");
 }
 APTUS_ALIAS(Pready_range)
 
 int PMPI_Pready_list(int length, const int array_of_partitions[], MPI_Request request)
 {
+    APTUS_API_LOCK();
     const char *fn = "MPI_Pready_list";
     API_INIT(fn);
     if (length < 0)
@@ -208,6 +214,7 @@ APTUS_ALIAS(Pready_list)
 
 int PMPI_Parrived(MPI_Request request, int partition, int *flag)
 {
+    APTUS_API_LOCK();
     const char *fn = "MPI_Parrived";
     API_INIT(fn);
     int rc = MPI_SUCCESS;

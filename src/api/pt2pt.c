@@ -4,7 +4,9 @@
 
 #include "api/check.h"
 #include "api/grequest.h"
+#include "coll/nbc.h"
 #include "pt2pt/pt2pt.h"
+#include "runtime/lock.h"
 
 #define REQ(h) ((struct aptus_request *)(h))
 
@@ -145,11 +147,13 @@ static inline __attribute__((always_inline)) int send_any(const char *fn, const 
 #define SEND_FN(NAME, MODE)                                                                                            \
     int PMPI_##NAME(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)               \
     {                                                                                                                  \
+        APTUS_API_LOCK();                                                                                              \
         return send_any("MPI_" #NAME, buf, count, datatype, dest, tag, comm, MODE, 0, NULL);                           \
     }                                                                                                                  \
     APTUS_ALIAS(NAME)                                                                                                  \
     int PMPI_##NAME##_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)     \
     {                                                                                                                  \
+        APTUS_API_LOCK();                                                                                              \
         return send_any("MPI_" #NAME "_c", buf, count, datatype, dest, tag, comm, MODE, 0, NULL);                      \
     }                                                                                                                  \
     APTUS_ALIAS(NAME##_c)
@@ -158,6 +162,7 @@ static inline __attribute__((always_inline)) int send_any(const char *fn, const 
     int PMPI_##NAME(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,               \
                     MPI_Request *request)                                                                              \
     {                                                                                                                  \
+        APTUS_API_LOCK();                                                                                              \
         if (!request)                                                                                                  \
             return aptus_error(NULL, MPI_ERR_ARG, "MPI_" #NAME, "null request pointer");                               \
         return send_any("MPI_" #NAME, buf, count, datatype, dest, tag, comm, MODE, PERSIST, request);                  \
@@ -166,6 +171,7 @@ static inline __attribute__((always_inline)) int send_any(const char *fn, const 
     int PMPI_##NAME##_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,     \
                         MPI_Request *request)                                                                          \
     {                                                                                                                  \
+        APTUS_API_LOCK();                                                                                              \
         if (!request)                                                                                                  \
             return aptus_error(NULL, MPI_ERR_ARG, "MPI_" #NAME "_c", "null request pointer");                          \
         return send_any("MPI_" #NAME "_c", buf, count, datatype, dest, tag, comm, MODE, PERSIST, request);             \
@@ -240,12 +246,14 @@ static inline __attribute__((always_inline)) int recv_any(const char *fn, void *
 
 int PMPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Status *status)
 {
+    APTUS_API_LOCK();
     return recv_any("MPI_Recv", buf, count, datatype, source, tag, comm, 0, NULL, status);
 }
 APTUS_ALIAS(Recv)
 int PMPI_Recv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
                 MPI_Status *status)
 {
+    APTUS_API_LOCK();
     return recv_any("MPI_Recv_c", buf, count, datatype, source, tag, comm, 0, NULL, status);
 }
 APTUS_ALIAS(Recv_c)
@@ -254,6 +262,7 @@ APTUS_ALIAS(Recv_c)
     int PMPI_##NAME(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,                   \
                     MPI_Request *request)                                                                              \
     {                                                                                                                  \
+        APTUS_API_LOCK();                                                                                              \
         if (!request)                                                                                                  \
             return aptus_error(NULL, MPI_ERR_ARG, "MPI_" #NAME, "null request pointer");                               \
         return recv_any("MPI_" #NAME, buf, count, datatype, source, tag, comm, PERSIST, request, NULL);                \
@@ -262,6 +271,7 @@ APTUS_ALIAS(Recv_c)
     int PMPI_##NAME##_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,         \
                         MPI_Request *request)                                                                          \
     {                                                                                                                  \
+        APTUS_API_LOCK();                                                                                              \
         if (!request)                                                                                                  \
             return aptus_error(NULL, MPI_ERR_ARG, "MPI_" #NAME "_c", "null request pointer");                          \
         return recv_any("MPI_" #NAME "_c", buf, count, datatype, source, tag, comm, PERSIST, request, NULL);           \
@@ -336,6 +346,7 @@ static int null_or_inactive(MPI_Request h)
 
 int PMPI_Wait(MPI_Request *request, MPI_Status *status)
 {
+    APTUS_API_LOCK();
     API_INIT("MPI_Wait");
     if (!request)
         return aptus_error(NULL, MPI_ERR_ARG, "MPI_Wait", "null request pointer");
@@ -356,6 +367,7 @@ APTUS_ALIAS(Wait)
 
 int PMPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
 {
+    APTUS_API_LOCK();
     API_INIT("MPI_Test");
     if (!request || !flag)
         return aptus_error(NULL, MPI_ERR_ARG, "MPI_Test", "null argument");
@@ -425,6 +437,7 @@ static int finish_any(int count, MPI_Request reqs[], int i, int *index, MPI_Stat
 
 int PMPI_Waitany(int count, MPI_Request reqs[], int *index, MPI_Status *status)
 {
+    APTUS_API_LOCK();
     API_INIT("MPI_Waitany");
     int rc = check_array(count, reqs, "MPI_Waitany");
     if (rc)
@@ -439,6 +452,7 @@ APTUS_ALIAS(Waitany)
 
 int PMPI_Testany(int count, MPI_Request reqs[], int *index, int *flag, MPI_Status *status)
 {
+    APTUS_API_LOCK();
     API_INIT("MPI_Testany");
     int rc = check_array(count, reqs, "MPI_Testany");
     if (rc)
@@ -513,6 +527,7 @@ static int all_complete(int count, MPI_Request reqs[])
 
 int PMPI_Waitall(int count, MPI_Request reqs[], MPI_Status statuses[])
 {
+    APTUS_API_LOCK();
     API_INIT("MPI_Waitall");
     int rc = check_array(count, reqs, "MPI_Waitall");
     if (rc)
@@ -526,6 +541,7 @@ APTUS_ALIAS(Waitall)
 
 int PMPI_Testall(int count, MPI_Request reqs[], int *flag, MPI_Status statuses[])
 {
+    APTUS_API_LOCK();
     API_INIT("MPI_Testall");
     int rc = check_array(count, reqs, "MPI_Testall");
     if (rc)
@@ -600,18 +616,21 @@ static int some(int incount, MPI_Request reqs[], int *outcount, int indices[], M
 
 int PMPI_Waitsome(int incount, MPI_Request reqs[], int *outcount, int indices[], MPI_Status statuses[])
 {
+    APTUS_API_LOCK();
     return some(incount, reqs, outcount, indices, statuses, 1, "MPI_Waitsome");
 }
 APTUS_ALIAS(Waitsome)
 
 int PMPI_Testsome(int incount, MPI_Request reqs[], int *outcount, int indices[], MPI_Status statuses[])
 {
+    APTUS_API_LOCK();
     return some(incount, reqs, outcount, indices, statuses, 0, "MPI_Testsome");
 }
 APTUS_ALIAS(Testsome)
 
 int PMPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
 {
+    APTUS_API_LOCK();
     API_INIT("MPI_Request_get_status");
     if (null_or_inactive(request)) {
         *flag = 1;
@@ -636,6 +655,7 @@ APTUS_ALIAS(Request_get_status)
  * requests. */
 int PMPI_Request_get_status_all(int count, const MPI_Request reqs[], int *flag, MPI_Status statuses[])
 {
+    APTUS_API_LOCK();
     const char *fn = "MPI_Request_get_status_all";
     API_INIT(fn);
     MPI_Request *rq = (MPI_Request *)reqs;
@@ -670,6 +690,7 @@ APTUS_ALIAS(Request_get_status_all)
 
 int PMPI_Request_get_status_any(int count, const MPI_Request reqs[], int *index, int *flag, MPI_Status *status)
 {
+    APTUS_API_LOCK();
     const char *fn = "MPI_Request_get_status_any";
     API_INIT(fn);
     MPI_Request *rq = (MPI_Request *)reqs;
@@ -702,6 +723,7 @@ APTUS_ALIAS(Request_get_status_any)
 int PMPI_Request_get_status_some(int incount, const MPI_Request reqs[], int *outcount, int indices[],
                                  MPI_Status statuses[])
 {
+    APTUS_API_LOCK();
     const char *fn = "MPI_Request_get_status_some";
     API_INIT(fn);
     MPI_Request *rq = (MPI_Request *)reqs;
@@ -745,6 +767,7 @@ APTUS_ALIAS(Request_get_status_some)
 
 int PMPI_Request_free(MPI_Request *request)
 {
+    APTUS_API_LOCK();
     API_INIT("MPI_Request_free");
     if (!request || *request == MPI_REQUEST_NULL)
         return aptus_error(NULL, MPI_ERR_REQUEST, "MPI_Request_free", "MPI_REQUEST_NULL cannot be freed");
@@ -755,8 +778,17 @@ int PMPI_Request_free(MPI_Request *request)
     *request = MPI_REQUEST_NULL;
     /* a partitioned request's record goes now: only calls given its handle use it (MPI_Start,
      * MPI_Pready*, MPI_Parrived), and the handle is gone */
-    free(r->part);
-    r->part = NULL;
+    if (r->kind == APTUS_REQ_GENERIC) {
+        /* a persistent collective's schedule goes with its request (now, or when the active
+         * operation ends) */
+        if (r->nbc && r->persistent && r->complete) {
+            aptus_nbc_free(r->nbc);
+            r->nbc = NULL;
+        }
+    } else {
+        free(r->part);
+        r->part = NULL;
+    }
     if (r->kind == APTUS_REQ_GREQ && r->complete) {
         /* a generalized request goes once both this and MPI_Grequest_complete were called */
         int frc = aptus_greq_free(r);
@@ -764,7 +796,8 @@ int PMPI_Request_free(MPI_Request *request)
         return frc ? aptus_error_callback(NULL, frc, "MPI_Request_free", "the generalized request's free function")
                    : MPI_SUCCESS;
     }
-    if (r->complete && !(r->persistent && r->active))
+    /* a completed request is in no queue any more, active or not */
+    if (r->complete)
         aptus_req_free(r);
     else
         r->free_on_complete = 1;
@@ -774,6 +807,7 @@ APTUS_ALIAS(Request_free)
 
 int PMPI_Cancel(MPI_Request *request)
 {
+    APTUS_API_LOCK();
     API_INIT("MPI_Cancel");
     if (!request || *request == MPI_REQUEST_NULL)
         return aptus_error(NULL, MPI_ERR_REQUEST, "MPI_Cancel", "MPI_REQUEST_NULL cannot be cancelled");
@@ -796,6 +830,7 @@ APTUS_ALIAS(Cancel)
 
 int PMPI_Test_cancelled(const MPI_Status *status, int *flag)
 {
+    APTUS_API_LOCK();
     if (!status || !flag)
         return aptus_error(NULL, MPI_ERR_ARG, "MPI_Test_cancelled", "null argument");
     *flag = status->MPI_internal[2] != 0;
@@ -819,6 +854,8 @@ static int start_one(MPI_Request *h, const char *fn)
     r->complete = 0;
     r->st_error = 0;
     r->cancelled = 0;
+    if (r->kind == APTUS_REQ_GENERIC)
+        return aptus_nbc_start(r);
     if (r->part)
         return aptus_part_start(r, fn);
     if (r->peer == MPI_PROC_NULL) {
@@ -839,6 +876,7 @@ static int start_one(MPI_Request *h, const char *fn)
 
 int PMPI_Start(MPI_Request *request)
 {
+    APTUS_API_LOCK();
     API_INIT("MPI_Start");
     if (!request)
         return aptus_error(NULL, MPI_ERR_ARG, "MPI_Start", "null request pointer");
@@ -848,6 +886,7 @@ APTUS_ALIAS(Start)
 
 int PMPI_Startall(int count, MPI_Request reqs[])
 {
+    APTUS_API_LOCK();
     API_INIT("MPI_Startall");
     if (count < 0)
         return aptus_error(NULL, MPI_ERR_COUNT, "MPI_Startall", "negative count %d", count);
@@ -911,6 +950,7 @@ static int sendrecv_any(const char *fn, const void *sendbuf, MPI_Count sendcount
     int PMPI_##NAME(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf,   \
                     int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, LAST_T last)         \
     {                                                                                                                  \
+        APTUS_API_LOCK();                                                                                              \
         return ANY("MPI_" #NAME, sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source,    \
                    recvtag, comm, last);                                                                               \
     }                                                                                                                  \
@@ -919,6 +959,7 @@ static int sendrecv_any(const char *fn, const void *sendbuf, MPI_Count sendcount
                         void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag,            \
                         MPI_Comm comm, LAST_T last)                                                                    \
     {                                                                                                                  \
+        APTUS_API_LOCK();                                                                                              \
         return ANY("MPI_" #NAME "_c", sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype,       \
                    source, recvtag, comm, last);                                                                       \
     }                                                                                                                  \
@@ -929,12 +970,14 @@ static int sendrecv_any(const char *fn, const void *sendbuf, MPI_Count sendcount
     int PMPI_##NAME(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag,       \
                     MPI_Comm comm, LAST_T last)                                                                        \
     {                                                                                                                  \
+        APTUS_API_LOCK();                                                                                              \
         return ANY("MPI_" #NAME, buf, count, datatype, dest, sendtag, source, recvtag, comm, last);                    \
     }                                                                                                                  \
     APTUS_ALIAS(NAME)                                                                                                  \
     int PMPI_##NAME##_c(void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int sendtag, int source,          \
                         int recvtag, MPI_Comm comm, LAST_T last)                                                       \
     {                                                                                                                  \
+        APTUS_API_LOCK();                                                                                              \
         return ANY("MPI_" #NAME "_c", buf, count, datatype, dest, sendtag, source, recvtag, comm, last);               \
     }                                                                                                                  \
     APTUS_ALIAS(NAME##_c)
@@ -1115,18 +1158,21 @@ static int probe_any(const char *fn, int source, int tag, MPI_Comm comm, int *fl
 
 int PMPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
 {
+    APTUS_API_LOCK();
     return probe_any("MPI_Probe", source, tag, comm, NULL, status, 1, NULL);
 }
 APTUS_ALIAS(Probe)
 
 int PMPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status)
 {
+    APTUS_API_LOCK();
     return probe_any("MPI_Iprobe", source, tag, comm, flag, status, 0, NULL);
 }
 APTUS_ALIAS(Iprobe)
 
 int PMPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status)
 {
+    APTUS_API_LOCK();
     if (!message)
         return aptus_error(NULL, MPI_ERR_ARG, "MPI_Mprobe", "null message pointer");
     return probe_any("MPI_Mprobe", source, tag, comm, NULL, status, 1, message);
@@ -1135,6 +1181,7 @@ APTUS_ALIAS(Mprobe)
 
 int PMPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message, MPI_Status *status)
 {
+    APTUS_API_LOCK();
     if (!message)
         return aptus_error(NULL, MPI_ERR_ARG, "MPI_Improbe", "null message pointer");
     return probe_any("MPI_Improbe", source, tag, comm, flag, status, 0, message);
@@ -1178,12 +1225,14 @@ static int mrecv_any(const char *fn, void *buf, MPI_Count count, MPI_Datatype da
 
 int PMPI_Mrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Status *status)
 {
+    APTUS_API_LOCK();
     return mrecv_any("MPI_Mrecv", buf, count, datatype, message, NULL, status);
 }
 APTUS_ALIAS(Mrecv)
 
 int PMPI_Imrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Request *request)
 {
+    APTUS_API_LOCK();
     if (!request)
         return aptus_error(NULL, MPI_ERR_ARG, "MPI_Imrecv", "null request pointer");
     return mrecv_any("MPI_Imrecv", buf, count, datatype, message, request, NULL);
@@ -1192,12 +1241,14 @@ APTUS_ALIAS(Imrecv)
 
 int PMPI_Mrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message, MPI_Status *status)
 {
+    APTUS_API_LOCK();
     return mrecv_any("MPI_Mrecv_c", buf, count, datatype, message, NULL, status);
 }
 APTUS_ALIAS(Mrecv_c)
 
 int PMPI_Imrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message, MPI_Request *request)
 {
+    APTUS_API_LOCK();
     if (!request)
         return aptus_error(NULL, MPI_ERR_ARG, "MPI_Imrecv_c", "null request pointer");
     return mrecv_any("MPI_Imrecv_c", buf, count, datatype, message, request, NULL);

@@ -15,6 +15,7 @@
 #include "comm/comm.h"
 #include "core/info.h"
 #include "core/session.h"
+#include "runtime/lock.h"
 
 static const char *const pset_names[] = { "mpi://WORLD", "mpi://SELF" };
 #define NPSETS ((int)(sizeof pset_names / sizeof *pset_names))
@@ -79,6 +80,7 @@ static const char *level_name(int level)
 
 int PMPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *session)
 {
+    APTUS_API_LOCK();
     const char *fn = "MPI_Session_init";
     /* Before the runtime is up the errors found here are fatal unless the handler given is
      * MPI_ERRORS_RETURN (a user handler is called once the runtime is up). */
@@ -139,6 +141,7 @@ APTUS_ALIAS(Session_init)
 
 int PMPI_Session_finalize(MPI_Session *session)
 {
+    APTUS_API_LOCK();
     const char *fn = "MPI_Session_finalize";
     API_INIT(fn);
     if (!session)
@@ -166,6 +169,7 @@ APTUS_ALIAS(Session_finalize)
 
 int PMPI_Session_get_info(MPI_Session session, MPI_Info *info_used)
 {
+    APTUS_API_LOCK();
     const char *fn = "MPI_Session_get_info";
     GET_SESSION(s, session, fn);
     if (!info_used)
@@ -184,6 +188,7 @@ APTUS_ALIAS(Session_get_info)
 
 int PMPI_Session_get_num_psets(MPI_Session session, MPI_Info info, int *npset_names)
 {
+    APTUS_API_LOCK();
     const char *fn = "MPI_Session_get_num_psets";
     GET_SESSION(s, session, fn);
     CHK_QUERY_INFO(s, info, fn);
@@ -196,6 +201,7 @@ APTUS_ALIAS(Session_get_num_psets)
 
 int PMPI_Session_get_nth_pset(MPI_Session session, MPI_Info info, int n, int *pset_len, char *pset_name)
 {
+    APTUS_API_LOCK();
     const char *fn = "MPI_Session_get_nth_pset";
     GET_SESSION(s, session, fn);
     CHK_QUERY_INFO(s, info, fn);
@@ -237,6 +243,7 @@ static int pset_index(const char *name)
 
 int PMPI_Session_get_pset_info(MPI_Session session, const char *pset_name, MPI_Info *info)
 {
+    APTUS_API_LOCK();
     const char *fn = "MPI_Session_get_pset_info";
     GET_SESSION(s, session, fn);
     GET_PSET(p, s, pset_name, fn);
@@ -257,6 +264,7 @@ APTUS_ALIAS(Session_get_pset_info)
 
 int PMPI_Group_from_session_pset(MPI_Session session, const char *pset_name, MPI_Group *newgroup)
 {
+    APTUS_API_LOCK();
     const char *fn = "MPI_Group_from_session_pset";
     GET_SESSION(s, session, fn);
     GET_PSET(p, s, pset_name, fn);
@@ -281,6 +289,7 @@ APTUS_ALIAS(Group_from_session_pset)
 
 int PMPI_Session_set_errhandler(MPI_Session session, MPI_Errhandler errhandler)
 {
+    APTUS_API_LOCK();
     const char *fn = "MPI_Session_set_errhandler";
     GET_SESSION(s, session, fn);
     struct aptus_errhandler *e = aptus_errh_get(errhandler);
@@ -299,6 +308,7 @@ APTUS_ALIAS(Session_set_errhandler)
 
 int PMPI_Session_get_errhandler(MPI_Session session, MPI_Errhandler *errhandler)
 {
+    APTUS_API_LOCK();
     const char *fn = "MPI_Session_get_errhandler";
     GET_SESSION(s, session, fn);
     if (!errhandler)
@@ -311,6 +321,7 @@ APTUS_ALIAS(Session_get_errhandler)
 
 int PMPI_Session_call_errhandler(MPI_Session session, int errorcode)
 {
+    APTUS_API_LOCK();
     const char *fn = "MPI_Session_call_errhandler";
     GET_SESSION(s, session, fn);
     if (aptus_error_class_of(errorcode) < 0)
@@ -415,6 +426,7 @@ static int new_comm_done(struct aptus_errhandler *e, int rc, struct aptus_comm *
 int PMPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info info, MPI_Errhandler errhandler,
                                 MPI_Comm *newcomm)
 {
+    APTUS_API_LOCK();
     const char *fn = "MPI_Comm_create_from_group";
     API_INIT(fn);
     GET_NEW_ERRH(e, errhandler, fn);
@@ -438,6 +450,7 @@ int PMPI_Intercomm_create_from_groups(MPI_Group local_group, int local_leader, M
                                       int remote_leader, const char *stringtag, MPI_Info info,
                                       MPI_Errhandler errhandler, MPI_Comm *newintercomm)
 {
+    APTUS_API_LOCK();
     const char *fn = "MPI_Intercomm_create_from_groups";
     API_INIT(fn);
     GET_NEW_ERRH(e, errhandler, fn);

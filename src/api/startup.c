@@ -10,10 +10,12 @@
 #include "channel/channel.h"
 #include "channel/fault/fault.h"
 #include "coll/coll.h"
+#include "coll/nbc.h"
 #include "comm/comm.h"
 #include "core/datatype.h"
 #include "pt2pt/pt2pt.h"
 #include "runtime/config.h"
+#include "runtime/lock.h"
 #include "runtime/progress.h"
 #include "runtime/runtime.h"
 
@@ -77,13 +79,17 @@ static void stats_print(void)
     fflush(stdout);
 }
 
-/* The thread level provided for `required`: at most MPI_THREAD_SERIALIZED (docs/DESIGN.md,
- * "Threads"); a value that names no level gets MPI_THREAD_SINGLE. */
+/* The thread level provided for `required`: what was asked (docs/DESIGN.md, "Threads"); a
+ * value that names no level gets MPI_THREAD_SINGLE. MPI_THREAD_MULTIPLE turns the library's
+ * lock on (runtime/lock.h) for the rest of the process's life. */
 static int level_provided(int required)
 {
-    int level = required < MPI_THREAD_SERIALIZED ? required : MPI_THREAD_SERIALIZED;
-    if (level != MPI_THREAD_SINGLE && level != MPI_THREAD_FUNNELED && level != MPI_THREAD_SERIALIZED)
+    int level = required;
+    if (level != MPI_THREAD_SINGLE && level != MPI_THREAD_FUNNELED && level != MPI_THREAD_SERIALIZED &&
+        level != MPI_THREAD_MULTIPLE)
         level = MPI_THREAD_SINGLE;
+    if (level == MPI_THREAD_MULTIPLE)
+        aptus_lock_enable();
     return level;
 }
 
@@ -131,7 +137,12 @@ int aptus_runtime_init(int required, int *provided)
     aptus_rt.thread_level = level_provided(required);
     if (provided)
         *provided = aptus_rt.thread_level;
+    aptus_rt.main_thread = pthread_self();
     aptus_rt.initialized = 1;
+    if (aptus_config.async_progress && aptus_progress_thread_start(err, sizeof err) != 0) {
+        fprintf(stderr, "Aptus MPI: %s\n", err);
+        return MPI_ERR_OTHER;
+    }
     return MPI_SUCCESS;
 }
 
@@ -139,6 +150,7 @@ int aptus_runtime_finalize(void)
 {
     /* The barrier's frames queue behind anything still pending, so once it completes every
      * frame this rank sent has been handed over. */
+    aptus_progress_thread_stop();
     int rc = aptus_barrier(&aptus_comm_world_obj);
     aptus_fault_drain();      /* frames held by APTUS_CHANNEL_FAULTS count as handed over: send them */
     aptus_channels_quiesce(); /* acknowledgements still owed or awaited (UD) */
@@ -149,6 +161,7 @@ int aptus_runtime_finalize(void)
     aptus_pt2pt_peers_release();
     aptus_peers_finalize();
     aptus_channels_finalize();
+    aptus_nbc_pool_drain();
     aptus_pt2pt_finalize();
     aptus_progress_reset();
     aptus_datatype_finalize();

@@ -5,6 +5,7 @@
 #include "api/check.h"
 #include "core/datatype.h"
 #include "pt2pt/pt2pt.h"
+#include "runtime/lock.h"
 
 /* MPI_Get_count (elements = 0): whole elements of datatype in the received bytes, and
  * MPI_Get_elements (elements = 1): basic elements (the pair types such as MPI_2INT hold two
@@ -42,30 +43,35 @@ static int count_of_int(const MPI_Status *status, MPI_Datatype datatype, int *co
 
 int PMPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count)
 {
+    APTUS_API_LOCK();
     return count_of_int(status, datatype, count, 0, "MPI_Get_count");
 }
 APTUS_ALIAS(Get_count)
 
 int PMPI_Get_count_c(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count)
 {
+    APTUS_API_LOCK();
     return count_of(status, datatype, count, 0, "MPI_Get_count_c");
 }
 APTUS_ALIAS(Get_count_c)
 
 int PMPI_Get_elements(const MPI_Status *status, MPI_Datatype datatype, int *count)
 {
+    APTUS_API_LOCK();
     return count_of_int(status, datatype, count, 1, "MPI_Get_elements");
 }
 APTUS_ALIAS(Get_elements)
 
 int PMPI_Get_elements_c(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count)
 {
+    APTUS_API_LOCK();
     return count_of(status, datatype, count, 1, "MPI_Get_elements_c");
 }
 APTUS_ALIAS(Get_elements_c)
 
 int PMPI_Get_elements_x(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count)
 {
+    APTUS_API_LOCK();
     return count_of(status, datatype, count, 1, "MPI_Get_elements_x");
 }
 APTUS_ALIAS(Get_elements_x)
@@ -89,24 +95,28 @@ static int set_elements(MPI_Status *status, MPI_Datatype datatype, MPI_Count cou
 
 int PMPI_Status_set_elements(MPI_Status *status, MPI_Datatype datatype, int count)
 {
+    APTUS_API_LOCK();
     return set_elements(status, datatype, count, "MPI_Status_set_elements");
 }
 APTUS_ALIAS(Status_set_elements)
 
 int PMPI_Status_set_elements_x(MPI_Status *status, MPI_Datatype datatype, MPI_Count count)
 {
+    APTUS_API_LOCK();
     return set_elements(status, datatype, count, "MPI_Status_set_elements_x");
 }
 APTUS_ALIAS(Status_set_elements_x)
 
 int PMPI_Status_set_elements_c(MPI_Status *status, MPI_Datatype datatype, MPI_Count count)
 {
+    APTUS_API_LOCK();
     return set_elements(status, datatype, count, "MPI_Status_set_elements_c");
 }
 APTUS_ALIAS(Status_set_elements_c)
 
 int PMPI_Status_set_cancelled(MPI_Status *status, int flag)
 {
+    APTUS_API_LOCK();
     if (!status)
         return aptus_error(NULL, MPI_ERR_ARG, "MPI_Status_set_cancelled", "null status");
     status->MPI_internal[2] = flag != 0;

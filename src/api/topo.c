@@ -11,6 +11,7 @@
 #include "core/op.h"
 #include "core/topo.h"
 #include "pt2pt/pt2pt.h"
+#include "runtime/lock.h"
 
 #define NEED_INTRA(c, FN)                                                                                              \
     if ((c)->is_inter)                                                                                                 \
@@ -80,6 +81,7 @@ static int check_grid(struct aptus_comm *c, int ndims, const int *dims, const in
 int PMPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int periods[], int reorder,
                      MPI_Comm *comm_cart)
 {
+    APTUS_API_LOCK();
     const char *fn = "MPI_Cart_create";
     GET_COMM(c, comm_old, fn);
     NEED_INTRA(c, fn);
@@ -101,6 +103,7 @@ APTUS_ALIAS(Cart_create)
 
 int PMPI_Cart_map(MPI_Comm comm, int ndims, const int dims[], const int periods[], int *newrank)
 {
+    APTUS_API_LOCK();
     const char *fn = "MPI_Cart_map";
     GET_COMM(c, comm, fn);
     NEED_INTRA(c, fn);
@@ -116,6 +119,7 @@ APTUS_ALIAS(Cart_map)
 
 int PMPI_Cartdim_get(MPI_Comm comm, int *ndims)
 {
+    APTUS_API_LOCK();
     GET_COMM(c, comm, "MPI_Cartdim_get");
     GET_TOPO(t, c, MPI_CART, "MPI_Cartdim_get");
     if (!ndims)
@@ -127,6 +131,7 @@ APTUS_ALIAS(Cartdim_get)
 
 int PMPI_Cart_get(MPI_Comm comm, int maxdims, int dims[], int periods[], int coords[])
 {
+    APTUS_API_LOCK();
     const char *fn = "MPI_Cart_get";
     GET_COMM(c, comm, fn);
     GET_TOPO(t, c, MPI_CART, fn);
@@ -145,6 +150,7 @@ APTUS_ALIAS(Cart_get)
 
 int PMPI_Cart_rank(MPI_Comm comm, const int coords[], int *rank)
 {
+    APTUS_API_LOCK();
     const char *fn = "MPI_Cart_rank";
     GET_COMM(c, comm, fn);
     GET_TOPO(t, c, MPI_CART, fn);
@@ -165,6 +171,7 @@ APTUS_ALIAS(Cart_rank)
 
 int PMPI_Cart_coords(MPI_Comm comm, int rank, int maxdims, int coords[])
 {
+    APTUS_API_LOCK();
     const char *fn = "MPI_Cart_coords";
     GET_COMM(c, comm, fn);
     GET_TOPO(t, c, MPI_CART, fn);
@@ -181,6 +188,7 @@ APTUS_ALIAS(Cart_coords)
 
 int PMPI_Cart_shift(MPI_Comm comm, int direction, int disp, int *rank_source, int *rank_dest)
 {
+    APTUS_API_LOCK();
     const char *fn = "MPI_Cart_shift";
     GET_COMM(c, comm, fn);
     GET_TOPO(t, c, MPI_CART, fn);
@@ -196,6 +204,7 @@ APTUS_ALIAS(Cart_shift)
 
 int PMPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm)
 {
+    APTUS_API_LOCK();
     const char *fn = "MPI_Cart_sub";
     GET_COMM(c, comm, fn);
     GET_TOPO(t, c, MPI_CART, fn);
@@ -225,6 +234,7 @@ APTUS_ALIAS(Cart_sub)
 
 int PMPI_Dims_create(int nnodes, int ndims, int dims[])
 {
+    APTUS_API_LOCK();
     const char *fn = "MPI_Dims_create";
     API_INIT(fn);
     if (ndims < 0)
@@ -267,6 +277,7 @@ static int check_graph(struct aptus_comm *c, int nnodes, const int *index, const
 int PMPI_Graph_create(MPI_Comm comm_old, int nnodes, const int index[], const int edges[], int reorder,
                       MPI_Comm *comm_graph)
 {
+    APTUS_API_LOCK();
     const char *fn = "MPI_Graph_create";
     GET_COMM(c, comm_old, fn);
     NEED_INTRA(c, fn);
@@ -289,6 +300,7 @@ APTUS_ALIAS(Graph_create)
 
 int PMPI_Graph_map(MPI_Comm comm, int nnodes, const int index[], const int edges[], int *newrank)
 {
+    APTUS_API_LOCK();
     const char *fn = "MPI_Graph_map";
     GET_COMM(c, comm, fn);
     NEED_INTRA(c, fn);
@@ -304,6 +316,7 @@ APTUS_ALIAS(Graph_map)
 
 int PMPI_Graphdims_get(MPI_Comm comm, int *nnodes, int *nedges)
 {
+    APTUS_API_LOCK();
     GET_COMM(c, comm, "MPI_Graphdims_get");
     GET_TOPO(t, c, MPI_GRAPH, "MPI_Graphdims_get");
     if (!nnodes || !nedges)
@@ -316,6 +329,7 @@ APTUS_ALIAS(Graphdims_get)
 
 int PMPI_Graph_get(MPI_Comm comm, int maxindex, int maxedges, int index[], int edges[])
 {
+    APTUS_API_LOCK();
     const char *fn = "MPI_Graph_get";
     GET_COMM(c, comm, fn);
     GET_TOPO(t, c, MPI_GRAPH, fn);
@@ -334,6 +348,7 @@ APTUS_ALIAS(Graph_get)
 
 int PMPI_Graph_neighbors_count(MPI_Comm comm, int rank, int *nneighbors)
 {
+    APTUS_API_LOCK();
     const char *fn = "MPI_Graph_neighbors_count";
     GET_COMM(c, comm, fn);
     GET_TOPO(t, c, MPI_GRAPH, fn);
@@ -348,6 +363,7 @@ APTUS_ALIAS(Graph_neighbors_count)
 
 int PMPI_Graph_neighbors(MPI_Comm comm, int rank, int maxneighbors, int neighbors[])
 {
+    APTUS_API_LOCK();
     const char *fn = "MPI_Graph_neighbors";
     GET_COMM(c, comm, fn);
     GET_TOPO(t, c, MPI_GRAPH, fn);
@@ -368,6 +384,7 @@ APTUS_ALIAS(Graph_neighbors)
 
 int PMPI_Topo_test(MPI_Comm comm, int *status)
 {
+    APTUS_API_LOCK();
     GET_COMM(c, comm, "MPI_Topo_test");
     if (!status)
         return aptus_error(c, MPI_ERR_ARG, "MPI_Topo_test", "null status argument");
@@ -416,6 +433,7 @@ int PMPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int s
                                     int outdegree, const int destinations[], const int destweights[], MPI_Info info,
                                     int reorder, MPI_Comm *comm_dist_graph)
 {
+    APTUS_API_LOCK();
     const char *fn = "MPI_Dist_graph_create_adjacent";
     GET_COMM(c, comm_old, fn);
     NEED_INTRA(c, fn);
@@ -538,6 +556,7 @@ static int dg_exchange(struct aptus_comm *n, int cnt, const int *sources, const 
 int PMPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[], const int degrees[], const int destinations[],
                            const int weights[], MPI_Info info, int reorder, MPI_Comm *comm_dist_graph)
 {
+    APTUS_API_LOCK();
     const char *fn = "MPI_Dist_graph_create";
     GET_COMM(c, comm_old, fn);
     NEED_INTRA(c, fn);
@@ -595,6 +614,7 @@ APTUS_ALIAS(Dist_graph_create)
 
 int PMPI_Dist_graph_neighbors_count(MPI_Comm comm, int *indegree, int *outdegree, int *weighted)
 {
+    APTUS_API_LOCK();
     const char *fn = "MPI_Dist_graph_neighbors_count";
     GET_COMM(c, comm, fn);
     GET_TOPO(t, c, MPI_DIST_GRAPH, fn);
@@ -610,6 +630,7 @@ APTUS_ALIAS(Dist_graph_neighbors_count)
 int PMPI_Dist_graph_neighbors(MPI_Comm comm, int maxindegree, int sources[], int sourceweights[], int maxoutdegree,
                               int destinations[], int destweights[])
 {
+    APTUS_API_LOCK();
     const char *fn = "MPI_Dist_graph_neighbors";
     GET_COMM(c, comm, fn);
     GET_TOPO(t, c, MPI_DIST_GRAPH, fn);
@@ -814,6 +835,7 @@ static void wide_free(struct wide *w)
     int PMPI_##NAME(const void *sendbuf, CT sendcount, MPI_Datatype sendtype, void *recvbuf, CT recvcount,             \
                     MPI_Datatype recvtype, MPI_Comm comm)                                                              \
     {                                                                                                                  \
+        APTUS_API_LOCK();                                                                                              \
         return nbr_equal(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, A2A, BLOCKING,              \
                          "MPI_" #NAME);                                                                                \
     }                                                                                                                  \
@@ -821,6 +843,7 @@ static void wide_free(struct wide *w)
     int PMPI_##INAME(const void *sendbuf, CT sendcount, MPI_Datatype sendtype, void *recvbuf, CT recvcount,            \
                      MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)                                       \
     {                                                                                                                  \
+        APTUS_API_LOCK();                                                                                              \
         return nbr_equal(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, A2A, request,               \
                          "MPI_" #INAME);                                                                               \
     }                                                                                                                  \
@@ -877,6 +900,7 @@ static int alltoallw_int(const void *sendbuf, const int sendcounts[], const MPI_
 int PMPI_Neighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                              const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm)
 {
+    APTUS_API_LOCK();
     return allgatherv_int(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, BLOCKING,
                           "MPI_Neighbor_allgatherv");
 }
@@ -886,6 +910,7 @@ int PMPI_Ineighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype s
                               const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm,
                               MPI_Request *request)
 {
+    APTUS_API_LOCK();
     return allgatherv_int(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request,
                           "MPI_Ineighbor_allgatherv");
 }
@@ -895,6 +920,7 @@ int PMPI_Neighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Dat
                                const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype,
                                MPI_Comm comm)
 {
+    APTUS_API_LOCK();
     return nbr_vary(sendbuf, sendcount, 0, NULL, NULL, NULL, sendtype, recvbuf, recvcounts, displs, NULL, recvtype,
                     comm, BLOCKING, "MPI_Neighbor_allgatherv_c");
 }
@@ -904,6 +930,7 @@ int PMPI_Ineighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Da
                                 const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype,
                                 MPI_Comm comm, MPI_Request *request)
 {
+    APTUS_API_LOCK();
     return nbr_vary(sendbuf, sendcount, 0, NULL, NULL, NULL, sendtype, recvbuf, recvcounts, displs, NULL, recvtype,
                     comm, request, "MPI_Ineighbor_allgatherv_c");
 }
@@ -913,6 +940,7 @@ int PMPI_Neighbor_alltoallv(const void *sendbuf, const int sendcounts[], const i
                             void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
                             MPI_Comm comm)
 {
+    APTUS_API_LOCK();
     return alltoallv_int(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, BLOCKING,
                          "MPI_Neighbor_alltoallv");
 }
@@ -922,6 +950,7 @@ int PMPI_Ineighbor_alltoallv(const void *sendbuf, const int sendcounts[], const 
                              void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
                              MPI_Comm comm, MPI_Request *request)
 {
+    APTUS_API_LOCK();
     return alltoallv_int(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request,
                          "MPI_Ineighbor_alltoallv");
 }
@@ -931,6 +960,7 @@ int PMPI_Neighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
                               MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[],
                               const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
 {
+    APTUS_API_LOCK();
     return nbr_vary(sendbuf, 0, 1, sendcounts, sdispls, NULL, sendtype, recvbuf, recvcounts, rdispls, NULL, recvtype,
                     comm, BLOCKING, "MPI_Neighbor_alltoallv_c");
 }
@@ -940,6 +970,7 @@ int PMPI_Ineighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[]
                                MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[],
                                const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
+    APTUS_API_LOCK();
     return nbr_vary(sendbuf, 0, 1, sendcounts, sdispls, NULL, sendtype, recvbuf, recvcounts, rdispls, NULL, recvtype,
                     comm, request, "MPI_Ineighbor_alltoallv_c");
 }
@@ -949,6 +980,7 @@ int PMPI_Neighbor_alltoallw(const void *sendbuf, const int sendcounts[], const M
                             const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
                             const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
 {
+    APTUS_API_LOCK();
     return alltoallw_int(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm,
                          BLOCKING, "MPI_Neighbor_alltoallw");
 }
@@ -959,6 +991,7 @@ int PMPI_Ineighbor_alltoallw(const void *sendbuf, const int sendcounts[], const 
                              const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
                              MPI_Request *request)
 {
+    APTUS_API_LOCK();
     return alltoallw_int(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm,
                          request, "MPI_Ineighbor_alltoallw");
 }
@@ -968,6 +1001,7 @@ int PMPI_Neighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[],
                               const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[],
                               const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
 {
+    APTUS_API_LOCK();
     return nbr_vary(sendbuf, 0, 1, sendcounts, sdispls, sendtypes, MPI_DATATYPE_NULL, recvbuf, recvcounts, rdispls,
                     recvtypes, MPI_DATATYPE_NULL, comm, BLOCKING, "MPI_Neighbor_alltoallw_c");
 }
@@ -978,7 +1012,133 @@ int PMPI_Ineighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[]
                                const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
                                MPI_Request *request)
 {
+    APTUS_API_LOCK();
     return nbr_vary(sendbuf, 0, 1, sendcounts, sdispls, sendtypes, MPI_DATATYPE_NULL, recvbuf, recvcounts, rdispls,
                     recvtypes, MPI_DATATYPE_NULL, comm, request, "MPI_Ineighbor_alltoallw_c");
 }
 APTUS_ALIAS(Ineighbor_alltoallw_c)
+
+/* Persistent forms (MPI_Neighbor_*_init): the blocking form recorded as a schedule (coll/nbc.h). */
+
+int PMPI_Neighbor_allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                                 int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                                 MPI_Request *request)
+{
+    APTUS_API_LOCK();
+    APTUS_NB_BEGIN("MPI_Neighbor_allgather_init", info);
+    return aptus_api_nb_end(nbr_equal(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, 0, BLOCKING,
+                                      "MPI_Neighbor_allgather_init"),
+                            comm, request, 1, "MPI_Neighbor_allgather_init");
+}
+APTUS_ALIAS(Neighbor_allgather_init)
+
+int PMPI_Neighbor_allgather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                                   MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                                   MPI_Request *request)
+{
+    APTUS_API_LOCK();
+    APTUS_NB_BEGIN("MPI_Neighbor_allgather_init_c", info);
+    return aptus_api_nb_end(nbr_equal(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, 0, BLOCKING,
+                                      "MPI_Neighbor_allgather_init_c"),
+                            comm, request, 1, "MPI_Neighbor_allgather_init_c");
+}
+APTUS_ALIAS(Neighbor_allgather_init_c)
+
+int PMPI_Neighbor_alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                                MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    APTUS_API_LOCK();
+    APTUS_NB_BEGIN("MPI_Neighbor_alltoall_init", info);
+    return aptus_api_nb_end(nbr_equal(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, 1, BLOCKING,
+                                      "MPI_Neighbor_alltoall_init"),
+                            comm, request, 1, "MPI_Neighbor_alltoall_init");
+}
+APTUS_ALIAS(Neighbor_alltoall_init)
+
+int PMPI_Neighbor_alltoall_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                                  MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                                  MPI_Request *request)
+{
+    APTUS_API_LOCK();
+    APTUS_NB_BEGIN("MPI_Neighbor_alltoall_init_c", info);
+    return aptus_api_nb_end(nbr_equal(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, 1, BLOCKING,
+                                      "MPI_Neighbor_alltoall_init_c"),
+                            comm, request, 1, "MPI_Neighbor_alltoall_init_c");
+}
+APTUS_ALIAS(Neighbor_alltoall_init_c)
+
+int PMPI_Neighbor_allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                                  const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm,
+                                  MPI_Info info, MPI_Request *request)
+{
+    APTUS_API_LOCK();
+    APTUS_NB_BEGIN("MPI_Neighbor_allgatherv_init", info);
+    return aptus_api_nb_end(allgatherv_int(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm,
+                                           BLOCKING, "MPI_Neighbor_allgatherv_init"),
+                            comm, request, 1, "MPI_Neighbor_allgatherv_init");
+}
+APTUS_ALIAS(Neighbor_allgatherv_init)
+
+int PMPI_Neighbor_allgatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                                    const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype,
+                                    MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    APTUS_API_LOCK();
+    APTUS_NB_BEGIN("MPI_Neighbor_allgatherv_init_c", info);
+    return aptus_api_nb_end(nbr_vary(sendbuf, sendcount, 0, NULL, NULL, NULL, sendtype, recvbuf, recvcounts, displs,
+                                     NULL, recvtype, comm, BLOCKING, "MPI_Neighbor_allgatherv_init_c"),
+                            comm, request, 1, "MPI_Neighbor_allgatherv_init_c");
+}
+APTUS_ALIAS(Neighbor_allgatherv_init_c)
+
+int PMPI_Neighbor_alltoallv_init(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                                 MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[],
+                                 MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    APTUS_API_LOCK();
+    APTUS_NB_BEGIN("MPI_Neighbor_alltoallv_init", info);
+    return aptus_api_nb_end(alltoallv_int(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+                                          recvtype, comm, BLOCKING, "MPI_Neighbor_alltoallv_init"),
+                            comm, request, 1, "MPI_Neighbor_alltoallv_init");
+}
+APTUS_ALIAS(Neighbor_alltoallv_init)
+
+int PMPI_Neighbor_alltoallv_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+                                   MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[],
+                                   const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                                   MPI_Request *request)
+{
+    APTUS_API_LOCK();
+    APTUS_NB_BEGIN("MPI_Neighbor_alltoallv_init_c", info);
+    return aptus_api_nb_end(nbr_vary(sendbuf, 0, 1, sendcounts, sdispls, NULL, sendtype, recvbuf, recvcounts, rdispls,
+                                     NULL, recvtype, comm, BLOCKING, "MPI_Neighbor_alltoallv_init_c"),
+                            comm, request, 1, "MPI_Neighbor_alltoallv_init_c");
+}
+APTUS_ALIAS(Neighbor_alltoallv_init_c)
+
+int PMPI_Neighbor_alltoallw_init(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
+                                 const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+                                 const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info,
+                                 MPI_Request *request)
+{
+    APTUS_API_LOCK();
+    APTUS_NB_BEGIN("MPI_Neighbor_alltoallw_init", info);
+    return aptus_api_nb_end(alltoallw_int(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
+                                          recvtypes, comm, BLOCKING, "MPI_Neighbor_alltoallw_init"),
+                            comm, request, 1, "MPI_Neighbor_alltoallw_init");
+}
+APTUS_ALIAS(Neighbor_alltoallw_init)
+
+int PMPI_Neighbor_alltoallw_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+                                   const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[],
+                                   const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
+                                   MPI_Info info, MPI_Request *request)
+{
+    APTUS_API_LOCK();
+    APTUS_NB_BEGIN("MPI_Neighbor_alltoallw_init_c", info);
+    return aptus_api_nb_end(nbr_vary(sendbuf, 0, 1, sendcounts, sdispls, sendtypes, MPI_DATATYPE_NULL, recvbuf,
+                                     recvcounts, rdispls, recvtypes, MPI_DATATYPE_NULL, comm, BLOCKING,
+                                     "MPI_Neighbor_alltoallw_init_c"),
+                            comm, request, 1, "MPI_Neighbor_alltoallw_init_c");
+}
+APTUS_ALIAS(Neighbor_alltoallw_init_c)

@@ -27,7 +27,7 @@ static int allgather_bruck(char *rbuf, size_t blk, struct aptus_comm *c, int tag
     if (!tmp)
         return MPI_ERR_NO_MEM;
     if (tmp != rbuf)
-        memcpy(tmp, rbuf + (size_t)r * blk, blk);
+        aptus_coll_copy(tmp, rbuf + (size_t)r * blk, blk);
     for (int d = 1; d < n && rc == 0; d <<= 1) {
         int cnt = n - d < d ? n - d : d;
         rc = aptus_coll_sendrecv(c, tmp, (size_t)cnt * blk, (r - d + n) % n, tmp + (size_t)d * blk, (size_t)cnt * blk,
@@ -35,8 +35,8 @@ static int allgather_bruck(char *rbuf, size_t blk, struct aptus_comm *c, int tag
     }
     if (rc == 0 && tmp != rbuf) { /* tmp[j] is rank (r + j) % n's block */
         size_t head = (size_t)(n - r) * blk;
-        memcpy(rbuf + (size_t)r * blk, tmp, head);
-        memcpy(rbuf, tmp + head, (size_t)r * blk);
+        aptus_coll_copy(rbuf + (size_t)r * blk, tmp, head);
+        aptus_coll_copy(rbuf, tmp + head, (size_t)r * blk);
     }
     if (tmp != rbuf)
         aptus_coll_buf_free(tmp);
@@ -63,7 +63,7 @@ int aptus_coll_allgather(const void *sbuf, void *rbuf, size_t blk, struct aptus_
     int tag = aptus_coll_tag(c), rc = 0;
     int n = c->size, r = c->rank;
     if (sbuf)
-        memmove((char *)rbuf + (size_t)r * blk, sbuf, blk);
+        aptus_coll_copy((char *)rbuf + (size_t)r * blk, sbuf, blk);
     if (n == 1 || blk == 0)
         return 0;
     int alg = aptus_coll_forced(COLL_ALLGATHER, c, "MPI_Allgather", &rc);
@@ -89,7 +89,7 @@ int aptus_coll_allgatherv(const void *sbuf, char *const *rptr, const size_t *byt
     int tag = aptus_coll_tag(c);
     int n = c->size, r = c->rank;
     if (sbuf && bytes[r])
-        memmove(rptr[r], sbuf, bytes[r]);
+        aptus_coll_copy(rptr[r], sbuf, bytes[r]);
     if (n == 1)
         return 0;
     return allgather_ring(NULL, rptr, bytes, 0, c, tag);

@@ -21,22 +21,22 @@ static int alltoall_bruck(const char *sbuf, char *rbuf, size_t blk, struct aptus
     }
     char *unpack = pack + (size_t)(n / 2 + 1) * blk;
     size_t head = (size_t)(n - r) * blk;
-    memcpy(tmp, sbuf + (size_t)r * blk, head);
-    memcpy(tmp + head, sbuf, (size_t)r * blk);
+    aptus_coll_copy(tmp, sbuf + (size_t)r * blk, head);
+    aptus_coll_copy(tmp + head, sbuf, (size_t)r * blk);
     for (int d = 1; d < n && rc == 0; d <<= 1) {
         size_t k = 0;
         for (int j = 1; j < n; j++)
             if (j & d)
-                memcpy(pack + (k++) * blk, tmp + (size_t)j * blk, blk);
+                aptus_coll_copy(pack + (k++) * blk, tmp + (size_t)j * blk, blk);
         rc = aptus_coll_sendrecv(c, pack, k * blk, (r + d) % n, unpack, k * blk, (r - d + n) % n, tag);
         k = 0;
         for (int j = 1; j < n && rc == 0; j++)
             if (j & d)
-                memcpy(tmp + (size_t)j * blk, unpack + (k++) * blk, blk);
+                aptus_coll_copy(tmp + (size_t)j * blk, unpack + (k++) * blk, blk);
     }
     /* tmp[j] came from rank r - j */
     for (int i = 0; i < n && rc == 0; i++)
-        memcpy(rbuf + (size_t)i * blk, tmp + (size_t)((r - i + n) % n) * blk, blk);
+        aptus_coll_copy(rbuf + (size_t)i * blk, tmp + (size_t)((r - i + n) % n) * blk, blk);
     aptus_coll_buf_free(tmp);
     aptus_coll_buf_free(pack);
     return rc;
@@ -66,7 +66,7 @@ static int alltoallv_linear(const char *const *sptr, const size_t *sbytes, char 
         if (sbytes[self] > rbytes[self])
             rc = MPI_ERR_TRUNCATE;
         else if (sbytes[self])
-            memmove(rptr[self], sptr[self], sbytes[self]);
+            aptus_coll_copy(rptr[self], sptr[self], sbytes[self]);
     }
     int rc2 = aptus_coll_waitall(q, 2 * n);
     free(q);
@@ -83,7 +83,7 @@ static int alltoallv_pairwise(const char *const *sptr, const size_t *sbytes, cha
     if (sbytes[r] > rbytes[r])
         return MPI_ERR_TRUNCATE;
     if (sbytes[r])
-        memmove(rptr[r], sptr[r], sbytes[r]);
+        aptus_coll_copy(rptr[r], sptr[r], sbytes[r]);
     for (int i = 1; i < n && rc == 0; i++) {
         int dst = pow2 ? r ^ i : (r + i) % n, src = pow2 ? r ^ i : (r - i + n) % n;
         rc = aptus_coll_sendrecv(c, sptr[dst], sbytes[dst], dst, rptr[src], rbytes[src], src, tag);
@@ -108,7 +108,7 @@ static int alltoall_linear(const char *sbuf, char *rbuf, size_t blk, struct aptu
         rc = aptus_coll_isend(c, sbuf + (size_t)p * blk, blk, p, tag, &q[k++]);
     }
     if (rc == 0)
-        memmove(rbuf + (size_t)r * blk, sbuf + (size_t)r * blk, blk);
+        aptus_coll_copy(rbuf + (size_t)r * blk, sbuf + (size_t)r * blk, blk);
     int rc2 = aptus_coll_waitall(q, k);
     if (q != local)
         free(q);
@@ -119,7 +119,7 @@ static int alltoall_pairwise(const char *sbuf, char *rbuf, size_t blk, struct ap
 {
     int n = c->size, r = c->rank, rc = 0;
     int pow2 = (n & (n - 1)) == 0;
-    memmove(rbuf + (size_t)r * blk, sbuf + (size_t)r * blk, blk);
+    aptus_coll_copy(rbuf + (size_t)r * blk, sbuf + (size_t)r * blk, blk);
     for (int i = 1; i < n && rc == 0; i++) {
         int dst = pow2 ? r ^ i : (r + i) % n, src = pow2 ? r ^ i : (r - i + n) % n;
         rc = aptus_coll_sendrecv(c, sbuf + (size_t)dst * blk, blk, dst, rbuf + (size_t)src * blk, blk, src, tag);
@@ -134,7 +134,7 @@ int aptus_coll_alltoall(const void *sbuf, void *rbuf, size_t blk, struct aptus_c
     if (blk == 0)
         return 0;
     if (n == 1) {
-        memmove(rbuf, sbuf, blk);
+        aptus_coll_copy(rbuf, sbuf, blk);
         return 0;
     }
     int alg = aptus_coll_forced(COLL_ALLTOALL, c, "MPI_Alltoall", &rc);

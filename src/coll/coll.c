@@ -5,6 +5,8 @@
 #include <string.h>
 
 #include "coll/coll_internal.h"
+#include "coll/nbc.h"
+#include "core/datatype.h"
 #include "runtime/config.h"
 
 /* ---- transport -------------------------------------------------------------------------------- */
@@ -21,6 +23,8 @@ int aptus_coll_tag(struct aptus_comm *c)
 static int start_on(int kind, struct aptus_comm *c, uint16_t ctx, void *buf, size_t bytes, int peer, int tag,
                     struct aptus_request **req)
 {
+    if (aptus_nbc_recording())
+        return aptus_nbc_msg(kind == APTUS_REQ_SEND, c, ctx, buf, bytes, NULL, 0, peer, tag, req);
     struct aptus_request *r = aptus_req_new(kind);
     *req = NULL;
     if (!r)
@@ -70,6 +74,8 @@ int aptus_coll_irecv(struct aptus_comm *c, void *buf, size_t bytes, int src, int
 
 int aptus_coll_waitall(struct aptus_request **reqs, int n)
 {
+    if (aptus_nbc_recording())
+        return aptus_nbc_wait(reqs, n);
     int rc = 0;
     for (int i = 0; i < n; i++) {
         struct aptus_request *r = reqs[i];
@@ -86,6 +92,11 @@ int aptus_coll_waitall(struct aptus_request **reqs, int n)
 
 int aptus_coll_send(struct aptus_comm *c, const void *buf, size_t bytes, int dst, int tag)
 {
+    if (aptus_nbc_recording()) {
+        struct aptus_request *r;
+        int rc = aptus_coll_isend(c, buf, bytes, dst, tag, &r);
+        return rc ? rc : aptus_nbc_wait(&r, 1);
+    }
     return aptus_send_now(buf, bytes, dst, tag, c, (uint16_t)(c->ctx + 1), APTUS_MODE_STANDARD);
 }
 
@@ -112,10 +123,30 @@ int aptus_coll_sendrecv(struct aptus_comm *c, const void *sbuf, size_t sbytes, i
 
 /* ---- reduction data ---------------------------------------------------------------------------- */
 
+struct red_args {
+    struct coll_red R;
+    const void *in;
+    void *inout;
+    size_t a, b;
+};
+
+static void red_step(const void *args)
+{
+    const struct red_args *x = args;
+    aptus_coll_red_apply(&x->R, x->in, x->inout, x->a, x->b);
+}
+
 void aptus_coll_red_apply(const struct coll_red *R, const void *in, void *inout, size_t a, size_t b)
 {
     if (b <= a)
         return;
+    if (aptus_nbc_recording()) {
+        struct red_args x = { *R, in, inout, a, b };
+        aptus_nbc_hold_op(R->op);
+        aptus_nbc_hold_type(R->dt);
+        aptus_nbc_local(red_step, &x, sizeof x);
+        return;
+    }
     const char *i = (const char *)in + a * R->ext;
     char *io = (char *)inout + a * R->ext;
     if (R->op->predefined) {
@@ -181,10 +212,21 @@ void *aptus_coll_buf(size_t bytes)
     return (char *)raw + BUF_HDR;
 }
 
+static void buf_release(void *p);
+
 void aptus_coll_buf_free(void *p)
 {
     if (!p)
         return;
+    if (aptus_nbc_recording()) { /* recorded steps may use it: released with the schedule */
+        aptus_nbc_defer(buf_release, p);
+        return;
+    }
+    buf_release(p);
+}
+
+static void buf_release(void *p)
+{
     char *raw = (char *)p - BUF_HDR;
     size_t cap = *(size_t *)raw;
     if (cap == BUF_SMALL && BUF_POOL_BYTES > 0 && buf_nsmall < BUF_SMALL_KEEP) {
@@ -225,6 +267,75 @@ void aptus_coll_buf_free(void *p)
         }
     }
     free(raw);
+}
+
+/* ---- local data steps ---------------------------------------------------------------------------- */
+
+struct copy_args {
+    void *dst;
+    const void *src;
+    size_t n;
+};
+
+static void copy_step(const void *args)
+{
+    const struct copy_args *x = args;
+    memmove(x->dst, x->src, x->n);
+}
+
+void aptus_coll_copy(void *dst, const void *src, size_t n)
+{
+    if (n == 0 || dst == src)
+        return;
+    if (aptus_nbc_recording()) {
+        struct copy_args x = { dst, src, n };
+        aptus_nbc_local(copy_step, &x, sizeof x);
+        return;
+    }
+    memmove(dst, src, n);
+}
+
+struct pack_args {
+    const void *from;
+    void *to;
+    size_t count;
+    const struct aptus_dtype *dt;
+};
+
+static void pack_step(const void *args)
+{
+    const struct pack_args *x = args;
+    aptus_dt_pack(x->from, x->count, x->dt, x->to);
+}
+
+static void unpack_step(const void *args)
+{
+    const struct pack_args *x = args;
+    aptus_dt_unpack(x->from, x->count, x->dt, x->to);
+}
+
+static void pack_record(void (*fn)(const void *), const void *from, size_t count, const struct aptus_dtype *dt,
+                        void *to)
+{
+    struct pack_args x = { from, to, count, dt };
+    aptus_nbc_hold_type(dt);
+    aptus_nbc_local(fn, &x, sizeof x);
+}
+
+void aptus_coll_pack(const void *buf, size_t count, const struct aptus_dtype *dt, void *packed)
+{
+    if (aptus_nbc_recording())
+        pack_record(pack_step, buf, count, dt, packed);
+    else
+        aptus_dt_pack(buf, count, dt, packed);
+}
+
+void aptus_coll_unpack(const void *packed, size_t count, const struct aptus_dtype *dt, void *buf)
+{
+    if (aptus_nbc_recording())
+        pack_record(unpack_step, packed, count, dt, buf);
+    else
+        aptus_dt_unpack(packed, count, dt, buf);
 }
 
 /* ---- barrier ---------------------------------------------------------------------------------- */

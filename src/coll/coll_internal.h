@@ -44,6 +44,13 @@ int aptus_coll_recv(struct aptus_comm *c, void *buf, size_t bytes, int src, int 
 int aptus_coll_sendrecv(struct aptus_comm *c, const void *sbuf, size_t sbytes, int dst, void *rbuf, size_t rbytes,
                         int src, int tag);
 
+/* Local data steps of the algorithms: every byte an algorithm moves in memory goes through
+ * these (and aptus_coll_red_apply), so that a schedule records them (coll/nbc.h). copy has
+ * memmove's semantics. */
+void aptus_coll_copy(void *dst, const void *src, size_t n);
+void aptus_coll_pack(const void *buf, size_t count, const struct aptus_dtype *dt, void *packed);
+void aptus_coll_unpack(const void *packed, size_t count, const struct aptus_dtype *dt, void *buf);
+
 /* Temporary data buffers (64-byte aligned); large ones are cached between calls. Release with
  * aptus_coll_buf_free, never free(). */
 void *aptus_coll_buf(size_t bytes);

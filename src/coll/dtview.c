@@ -20,7 +20,7 @@ int aptus_coll_pack_in(const void *buf, size_t count, const struct aptus_dtype *
     *tmp = aptus_coll_buf(bytes);
     if (!*tmp)
         return MPI_ERR_NO_MEM;
-    aptus_dt_pack(buf, count, dt, *tmp);
+    aptus_coll_pack(buf, count, dt, *tmp);
     *p = *tmp;
     return 0;
 }
@@ -45,7 +45,7 @@ void aptus_coll_unpack_done(void *buf, size_t count, const struct aptus_dtype *d
     if (!tmp)
         return;
     if (rc == 0)
-        aptus_dt_unpack(tmp, count, dt, buf);
+        aptus_coll_unpack(tmp, count, dt, buf);
     aptus_coll_buf_free(tmp);
 }
 
@@ -82,7 +82,7 @@ int aptus_coll_blocks_init(struct coll_blocks *B, int n, const void *buf, const 
         }
         B->ptr[i] = B->tmp + packed;
         if (pack)
-            aptus_dt_pack(base, counts[i], t, B->ptr[i]);
+            aptus_coll_pack(base, counts[i], t, B->ptr[i]);
         packed += B->bytes[i];
     }
     return 0;
@@ -98,7 +98,7 @@ void aptus_coll_blocks_pack_one(struct coll_blocks *B, int i, const void *buf, c
     const struct aptus_dtype *t = types ? types[i] : one;
     if (t->contig || counts[i] == 0)
         return;
-    aptus_dt_pack((const char *)buf + disp[i], counts[i], t, B->ptr[i]);
+    aptus_coll_pack((const char *)buf + disp[i], counts[i], t, B->ptr[i]);
 }
 
 void aptus_coll_blocks_unpack(struct coll_blocks *B, void *buf, const MPI_Aint *disp, const size_t *counts,
@@ -108,7 +108,7 @@ void aptus_coll_blocks_unpack(struct coll_blocks *B, void *buf, const MPI_Aint *
         const struct aptus_dtype *t = types ? types[i] : one;
         if (i == skip || t->contig || counts[i] == 0)
             continue;
-        aptus_dt_unpack(B->ptr[i], counts[i], t, (char *)buf + disp[i]);
+        aptus_coll_unpack(B->ptr[i], counts[i], t, (char *)buf + disp[i]);
     }
 }
 
@@ -165,17 +165,17 @@ static int copy_in(const struct coll_rsetup *S, const void *ubuf, char *work)
         return 0;
     const struct coll_red *R = &S->R;
     if (R->op->predefined && S->natural) {
-        aptus_dt_pack(ubuf, S->count, S->dt, work);
+        aptus_coll_pack(ubuf, S->count, S->dt, work);
         return 0;
     }
     void *tmp = aptus_coll_buf(S->count * S->dt->size);
     if (!tmp)
         return MPI_ERR_NO_MEM;
-    aptus_dt_pack(ubuf, S->count, S->dt, tmp);
+    aptus_coll_pack(ubuf, S->count, S->dt, tmp);
     if (R->op->predefined)
-        aptus_dt_unpack(tmp, S->n, R->dt, work);
+        aptus_coll_unpack(tmp, S->n, R->dt, work);
     else
-        aptus_dt_unpack(tmp, S->count, S->dt, work - R->lb);
+        aptus_coll_unpack(tmp, S->count, S->dt, work - R->lb);
     aptus_coll_buf_free(tmp);
     return 0;
 }
@@ -186,17 +186,17 @@ static int copy_out(const struct coll_rsetup *S, const char *work, void *ubuf)
         return 0;
     const struct coll_red *R = &S->R;
     if (R->op->predefined && S->natural) {
-        aptus_dt_unpack(work, S->count, S->dt, ubuf);
+        aptus_coll_unpack(work, S->count, S->dt, ubuf);
         return 0;
     }
     void *tmp = aptus_coll_buf(S->count * S->dt->size);
     if (!tmp)
         return MPI_ERR_NO_MEM;
     if (R->op->predefined)
-        aptus_dt_pack(work, S->n, R->dt, tmp);
+        aptus_coll_pack(work, S->n, R->dt, tmp);
     else
-        aptus_dt_pack(work - R->lb, S->count, S->dt, tmp);
-    aptus_dt_unpack(tmp, S->count, S->dt, ubuf);
+        aptus_coll_pack(work - R->lb, S->count, S->dt, tmp);
+    aptus_coll_unpack(tmp, S->count, S->dt, ubuf);
     aptus_coll_buf_free(tmp);
     return 0;
 }

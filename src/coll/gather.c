@@ -23,11 +23,11 @@ static void rotate(char *rank_order, char *rel_order, size_t blk, int root, int 
 {
     size_t head = (size_t)(n - root) * blk, tail = (size_t)root * blk;
     if (to_rel) {
-        memcpy(rel_order, rank_order + tail, head);
-        memcpy(rel_order + head, rank_order, tail);
+        aptus_coll_copy(rel_order, rank_order + tail, head);
+        aptus_coll_copy(rel_order + head, rank_order, tail);
     } else {
-        memcpy(rank_order + tail, rel_order, head);
-        memcpy(rank_order, rel_order + head, tail);
+        aptus_coll_copy(rank_order + tail, rel_order, head);
+        aptus_coll_copy(rank_order, rel_order + head, tail);
     }
 }
 
@@ -41,12 +41,12 @@ static int gather_binomial(const void *sbuf, void *rbuf, size_t blk, int root, s
     if (vr == 0 && root == 0) {
         buf = rbuf;
         if (sbuf)
-            memcpy(buf, sbuf, blk);
+            aptus_coll_copy(buf, sbuf, blk);
     } else if (sub > 1) {
         buf = aptus_coll_buf((size_t)sub * blk);
         if (!buf)
             return MPI_ERR_NO_MEM;
-        memcpy(buf, sbuf ? sbuf : (char *)rbuf + (size_t)root * blk, blk);
+        aptus_coll_copy(buf, sbuf ? sbuf : (char *)rbuf + (size_t)root * blk, blk);
     }
     for (int m = 1; m < sub && rc == 0; m <<= 1) {
         int cnt = sub - m < m ? sub - m : m; /* child vr + m's subtree */
@@ -75,7 +75,7 @@ static int gather_linear(const void *sbuf, void *rbuf, size_t blk, int root, str
         if (i != root)
             rc = aptus_coll_irecv(c, (char *)rbuf + (size_t)i * blk, blk, i, tag, &q[i]);
     if (sbuf)
-        memcpy((char *)rbuf + (size_t)root * blk, sbuf, blk);
+        aptus_coll_copy((char *)rbuf + (size_t)root * blk, sbuf, blk);
     int rc2 = aptus_coll_waitall(q, n);
     free(q);
     return rc ? rc : rc2;
@@ -88,7 +88,7 @@ int aptus_coll_gather(const void *sbuf, void *rbuf, size_t blk, int root, struct
         return 0;
     if (c->size == 1) {
         if (sbuf)
-            memcpy(rbuf, sbuf, blk);
+            aptus_coll_copy(rbuf, sbuf, blk);
         return 0;
     }
     int alg = aptus_coll_forced(COLL_GATHER, c, "MPI_Gather", &rc);
@@ -115,7 +115,7 @@ int aptus_coll_gatherv(const void *sbuf, size_t sbytes, char *const *rptr, const
         if (i != root)
             rc = aptus_coll_irecv(c, rptr[i], bytes[i], i, tag, &q[i]);
     if (sbuf && bytes[root])
-        memmove(rptr[root], sbuf, bytes[root] < sbytes ? bytes[root] : sbytes);
+        aptus_coll_copy(rptr[root], sbuf, bytes[root] < sbytes ? bytes[root] : sbytes);
     int rc2 = aptus_coll_waitall(q, n);
     free(q);
     if (rc == 0 && rc2 == 0 && sbuf && sbytes > bytes[root])
@@ -162,7 +162,7 @@ static int scatter_binomial(const void *sbuf, void *rbuf, size_t blk, int root, 
         rc = aptus_coll_send(c, buf + (size_t)m * blk, (size_t)cnt * blk, (vr + m + root) % n, tag);
     }
     if (rc == 0 && rbuf)
-        memcpy(rbuf, buf, blk);
+        aptus_coll_copy(rbuf, buf, blk);
     aptus_coll_buf_free(tmp);
     return rc;
 }
@@ -179,7 +179,7 @@ static int scatter_linear(const void *sbuf, void *rbuf, size_t blk, int root, st
         if (i != root)
             rc = aptus_coll_isend(c, (const char *)sbuf + (size_t)i * blk, blk, i, tag, &q[i]);
     if (rbuf)
-        memcpy(rbuf, (const char *)sbuf + (size_t)root * blk, blk);
+        aptus_coll_copy(rbuf, (const char *)sbuf + (size_t)root * blk, blk);
     int rc2 = aptus_coll_waitall(q, n);
     free(q);
     return rc ? rc : rc2;
@@ -192,7 +192,7 @@ int aptus_coll_scatter(const void *sbuf, void *rbuf, size_t blk, int root, struc
         return 0;
     if (c->size == 1) {
         if (rbuf)
-            memcpy(rbuf, sbuf, blk);
+            aptus_coll_copy(rbuf, sbuf, blk);
         return 0;
     }
     int alg = aptus_coll_forced(COLL_SCATTER, c, "MPI_Scatter", &rc);
@@ -219,7 +219,7 @@ int aptus_coll_scatterv(const char *const *sptr, const size_t *bytes, void *rbuf
         if (i != root)
             rc = aptus_coll_isend(c, sptr[i], bytes[i], i, tag, &q[i]);
     if (rbuf && bytes[root])
-        memmove(rbuf, sptr[root], bytes[root] < rbytes ? bytes[root] : rbytes);
+        aptus_coll_copy(rbuf, sptr[root], bytes[root] < rbytes ? bytes[root] : rbytes);
     int rc2 = aptus_coll_waitall(q, n);
     free(q);
     if (rc == 0 && rc2 == 0 && rbuf && bytes[root] > rbytes)

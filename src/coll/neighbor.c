@@ -5,6 +5,7 @@
  * exchanged with the same neighbour (a periodic dimension of size 1 or 2) land in the right
  * slots; on graphs repeated edges pair up in order. */
 #include "coll/neighbor.h"
+#include "coll/nbc.h"
 
 #include <stdlib.h>
 
@@ -72,8 +73,34 @@ static int finish_all(struct aptus_request **reqs, int n, int rc)
     return rc;
 }
 
+/* Recording a persistent neighborhood collective (coll/nbc.h): the same messages, in the same
+ * order, then one wait for all of them. */
+static int record_all(struct aptus_comm *c, const struct aptus_nbr_buf *sends, const struct aptus_nbr_buf *recvs)
+{
+    const struct aptus_topo *t = c->topo;
+    int cart = t->kind == MPI_CART, rc = 0, n = 0;
+    uint16_t ctx = (uint16_t)(c->ctx + APTUS_CTX_MGMT);
+    struct aptus_request **ph = malloc((size_t)(t->nin + t->nout + 1) * sizeof *ph);
+    if (!ph)
+        return MPI_ERR_NO_MEM;
+    for (int j = 0; j < t->nin && !rc; j++)
+        if (t->in[j] != MPI_PROC_NULL)
+            rc = aptus_nbc_msg(0, c, ctx, (void *)recvs[j].buf, 0, recvs[j].dt, recvs[j].count, t->in[j],
+                               cart ? APTUS_TAG_NBR - (j ^ 1) : APTUS_TAG_NBR, &ph[n++]);
+    for (int j = 0; j < t->nout && !rc; j++)
+        if (t->out[j] != MPI_PROC_NULL)
+            rc = aptus_nbc_msg(1, c, ctx, (void *)sends[j].buf, 0, sends[j].dt, sends[j].count, t->out[j],
+                               cart ? APTUS_TAG_NBR - j : APTUS_TAG_NBR, &ph[n++]);
+    if (!rc)
+        rc = aptus_nbc_wait(ph, n);
+    free(ph);
+    return rc;
+}
+
 int aptus_neighbor_exchange(struct aptus_comm *c, const struct aptus_nbr_buf *sends, const struct aptus_nbr_buf *recvs)
 {
+    if (aptus_nbc_recording())
+        return record_all(c, sends, recvs);
     int n;
     struct aptus_request **reqs = malloc((size_t)(c->topo->nin + c->topo->nout + 1) * sizeof *reqs);
     if (!reqs)
@@ -125,7 +152,7 @@ int aptus_neighbor_iexchange(struct aptus_comm *c, const struct aptus_nbr_buf *s
     c->refcount++; /* the communicator may be freed before the operation ends */
     /* a failure to start is reported through the request, once what did start has finished */
     op->err = start_all(c, sends, recvs, op->reqs, &op->n);
-    if (aptus_bg_add(nbr_poll, op)) {
+    if (aptus_bg_add_passive(nbr_poll, op)) {
         unsigned idle = 0; /* no room for a background task: finish here */
         while (!nbr_poll(op))
             aptus_wait_step(&idle);

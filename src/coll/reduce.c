@@ -54,7 +54,7 @@ static size_t block_disp(size_t n, int p, int b)
 static void copy_elems(const struct coll_red *R, void *dst, const void *src, size_t a, size_t b)
 {
     if (b > a && dst != src)
-        memmove((char *)dst + a * R->ext, (const char *)src + a * R->ext, coll_red_span(R, a, b));
+        aptus_coll_copy((char *)dst + a * R->ext, (const char *)src + a * R->ext, coll_red_span(R, a, b));
 }
 
 static int send_elems(struct aptus_comm *c, const struct coll_red *R, const void *buf, size_t a, size_t b, int dst,
@@ -405,7 +405,7 @@ static int reduce_scatter_rhalving(void *W, void *rbuf, const size_t *counts, co
         if (rc == 0 && r < 2 * rem) /* my pair's even rank gets its block from me */
             rc = send_elems(c, R, W, disp[r - 1], disp[r], r - 1, tag + PH_UNFOLD);
         if (rc == 0 && counts[r])
-            memmove(rbuf, (char *)W + disp[r] * R->ext, coll_red_span(R, disp[r], disp[r + 1]));
+            aptus_coll_copy(rbuf, (char *)W + disp[r] * R->ext, coll_red_span(R, disp[r], disp[r + 1]));
     } else if (rc == 0 && counts[r]) {
         rc = aptus_coll_recv(c, rbuf, coll_red_span(R, disp[r], disp[r + 1]), r + 1, tag + PH_UNFOLD);
     }

@@ -64,8 +64,13 @@ struct aptus_request {
     void *bsend_piece;
     /* generalized request: the user's callbacks (api/grequest.c) */
     struct aptus_greq *greq;
-    /* partitioned send or receive (api/part.c): its partitions' state, freed by MPI_Request_free */
-    struct aptus_part *part;
+    union {
+        /* partitioned send or receive (api/part.c): its partitions' state, freed by
+         * MPI_Request_free */
+        struct aptus_part *part;
+        /* GENERIC request of a nonblocking or persistent collective: its schedule (coll/nbc.h) */
+        struct aptus_nbc *nbc;
+    };
     /* rendezvous over a channel that needs registration: this request's use of it, and the
      * channel (mem_dereg when the rendezvous ends) */
     struct aptus_memh *memh;

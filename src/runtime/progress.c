@@ -2,12 +2,15 @@
 #include "runtime/progress.h"
 
 #include <poll.h>
+#include <pthread.h>
 #include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "runtime/config.h"
+#include "runtime/lock.h"
 #include "runtime/runtime.h"
 
 struct poller {
@@ -19,6 +22,7 @@ struct poller {
 struct bg_task {
     int (*poll)(void *);
     void *arg;
+    int passive; /* waits for messages only: the rank may sleep meanwhile */
 };
 
 static struct {
@@ -27,6 +31,7 @@ static struct {
     int nactive;
     struct bg_task *bg;
     int nbg, bg_cap;
+    int nbg_poll;               /* tasks that need polling (not passive): the rank does not sleep */
     int in_bg;                  /* running the background tasks (no re-entry) */
     struct aptus_timer *timers; /* sorted by deadline */
     int in_timers;
@@ -78,7 +83,7 @@ void aptus_poller_remove(int id)
     rebuild_active();
 }
 
-int aptus_bg_add(int (*poll)(void *arg), void *arg)
+static int bg_add(int (*poll)(void *arg), void *arg, int passive)
 {
     if (pe.nbg == pe.bg_cap) {
         int cap = pe.bg_cap ? 2 * pe.bg_cap : 8;
@@ -88,8 +93,20 @@ int aptus_bg_add(int (*poll)(void *arg), void *arg)
         pe.bg = t;
         pe.bg_cap = cap;
     }
-    pe.bg[pe.nbg++] = (struct bg_task){ poll, arg };
+    pe.bg[pe.nbg++] = (struct bg_task){ poll, arg, passive };
+    if (!passive)
+        pe.nbg_poll++;
     return 0;
+}
+
+int aptus_bg_add(int (*poll)(void *arg), void *arg)
+{
+    return bg_add(poll, arg, 0);
+}
+
+int aptus_bg_add_passive(int (*poll)(void *arg), void *arg)
+{
+    return bg_add(poll, arg, 1);
 }
 
 static int bg_run(void)
@@ -98,6 +115,8 @@ static int bg_run(void)
     pe.in_bg = 1;
     for (int i = 0; i < pe.nbg;) {
         if (pe.bg[i].poll(pe.bg[i].arg)) {
+            if (!pe.bg[i].passive)
+                pe.nbg_poll--;
             pe.bg[i] = pe.bg[--pe.nbg];
             done++;
         } else {
@@ -214,7 +233,7 @@ int aptus_progress(void)
 static void block_once(void)
 {
     int n = pe.nwaiters, armed = 0, ready = 0;
-    if (!n || pe.awake_holds > 0 || pe.nbg) {
+    if (!n || pe.awake_holds > 0 || pe.nbg_poll) {
         sched_yield();
         return;
     }
@@ -238,12 +257,16 @@ static void block_once(void)
             double left = pe.timers->deadline - aptus_wtime();
             timeout = left < timeout ? (left > 0 ? left : 0) : timeout;
         }
+        /* other threads may use the library while this one sleeps (the waiters stay armed:
+         * what they bring wakes us) */
+        int depth = aptus_lock_drop();
         if (timeout > 0 && nfd) {
             struct timespec ts = { (time_t)timeout, (long)((timeout - (double)(time_t)timeout) * 1e9) };
             (void)ppoll(pfd, (nfds_t)nfd, &ts, NULL);
         } else if (timeout > 0 && pe.waiters[n - 1]->sleep) {
             pe.waiters[n - 1]->sleep(timeout);
         }
+        aptus_lock_take(depth);
     }
     while (armed > 0)
         pe.waiters[--armed]->disarm();
@@ -251,6 +274,8 @@ static void block_once(void)
 
 void aptus_wait_step(unsigned *idle)
 {
+    if (__builtin_expect(aptus_lock_on, 0))
+        aptus_lock_pause(); /* another thread may be the one that sends what we wait for */
     if (aptus_progress() > 0) {
         *idle = 0;
         return;
@@ -262,10 +287,81 @@ void aptus_wait_step(unsigned *idle)
         spin = (unsigned)aptus_wait_spin_cap;
     if (++*idle <= spin)
         return;
-    if (aptus_wait_blocks && *idle > spin + (unsigned)aptus_config.yield_count)
+    /* With several threads in the library, only the progress thread sleeps: a thread asleep
+     * would not hear of what another thread's progress completes for it. */
+    if (aptus_wait_blocks && !aptus_lock_on && *idle > spin + (unsigned)aptus_config.yield_count)
         block_once();
     else
         sched_yield();
+}
+
+/* ---- the progress thread (APTUS_ASYNC_PROGRESS) --------------------------------------------- */
+
+static struct {
+    pthread_t tid;
+    int running, stop;
+} pt;
+
+static void *progress_main(void *arg)
+{
+    (void)arg;
+    unsigned idle = 0, spin = (unsigned)(aptus_config.async_progress_spin > 0 ? aptus_config.async_progress_spin : 0);
+    aptus_lock_take(1);
+    while (!__atomic_load_n(&pt.stop, __ATOMIC_ACQUIRE)) {
+        if (aptus_progress() > 0) {
+            idle = 0;
+        } else if (++idle > spin) {
+            /* sleeps on the wait objects (without the lock) until a frame, a timer or at most
+             * APTUS_SLEEP_MAX; where there is nothing to sleep on, yields */
+            block_once();
+            idle = 0;
+        }
+        aptus_lock_pause();
+    }
+    aptus_lock_drop();
+    return NULL;
+}
+
+int aptus_progress_thread_start(char *err, size_t errlen)
+{
+    if (pt.running)
+        return 0;
+    aptus_lock_enable();
+    pt.stop = 0;
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    int cpu = aptus_config.async_progress_cpu;
+    if (cpu >= 0) {
+        cpu_set_t set;
+        CPU_ZERO(&set);
+        CPU_SET(cpu, &set);
+        pthread_attr_setaffinity_np(&attr, sizeof set, &set);
+    }
+    int rc = pthread_create(&pt.tid, &attr, progress_main, NULL);
+    pthread_attr_destroy(&attr);
+    if (rc) {
+        snprintf(err, errlen, "APTUS_ASYNC_PROGRESS: cannot start the progress thread%s: %s",
+                 cpu >= 0 ? " on the CPU APTUS_ASYNC_PROGRESS_CPU names" : "", strerror(rc));
+        return -1;
+    }
+    pt.running = 1;
+    return 0;
+}
+
+void aptus_progress_thread_stop(void)
+{
+    if (!pt.running)
+        return;
+    __atomic_store_n(&pt.stop, 1, __ATOMIC_RELEASE);
+    int depth = aptus_lock_drop(); /* it takes the lock for its passes */
+    pthread_join(pt.tid, NULL);
+    aptus_lock_take(depth);
+    pt.running = 0;
+}
+
+int aptus_progress_thread_running(void)
+{
+    return pt.running;
 }
 
 void aptus_progress_reset(void)

@@ -81,6 +81,19 @@ int aptus_progress(void);
  * object. */
 void aptus_wait_step(unsigned *idle);
 
+/* A background task that only waits for messages (it advances when operations complete, which
+ * happens on progress passes that see frames): unlike the others it lets a waiting rank sleep. */
+int aptus_bg_add_passive(int (*poll)(void *arg), void *arg);
+
+/* The progress thread (APTUS_ASYNC_PROGRESS=1): runs progress passes while the application
+ * computes, taking the library's lock (runtime/lock.h) for them, and sleeps on the wait objects
+ * after APTUS_ASYNC_PROGRESS_SPIN idle passes. start turns locking on; returns -1 with a
+ * message in err when the thread cannot start. stop joins it (the caller may hold the lock). */
+#include <stddef.h>
+int aptus_progress_thread_start(char *err, size_t errlen);
+void aptus_progress_thread_stop(void);
+int aptus_progress_thread_running(void);
+
 /* Drops every registration (MPI_Finalize). Clean-up hooks stay. */
 void aptus_progress_reset(void);
 

@@ -2,6 +2,7 @@
 #ifndef APTUS_RUNTIME_RUNTIME_H
 #define APTUS_RUNTIME_RUNTIME_H
 
+#include <pthread.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -17,6 +18,7 @@ struct aptus_runtime {
     int users;
     int rank, size; /* in MPI_COMM_WORLD */
     int thread_level;
+    pthread_t main_thread; /* the thread that initialized MPI (MPI_Is_thread_main) */
     pid_t pid;
     struct aptus_pmi_info pmi;
     int *node_of;               /* node index of every world rank (from the launcher) */

@@ -42,14 +42,6 @@ exclude_modules=(
     '^test_win\.py$'
     '^test_rma\.py$'
     '^test_rma_nb\.py$'
-    # Non-blocking collectives (MPI_Ibarrier, MPI_Ibcast, ...; the modules call MPI_Ibarrier
-    # at import) -- their own issue.
-    '^test_cco_nb_buf\.py$'
-    '^test_cco_nb_vec\.py$'
-    # Persistent collectives (MPI_Barrier_init, MPI_Bcast_init, MPI_Neighbor_*_init, ...).
-    '^test_cco_pr_buf\.py$'
-    '^test_cco_pr_vec\.py$'
-    '^test_cco_pr_ngh_buf\.py$'
     # MPI-IO (MPI_File_*).
     '^test_io\.py$'
     '^test_file\.py$'
@@ -72,9 +64,6 @@ exclude_tests=(
     # MPI-IO: error handlers on a file (MPI_File_open); object model of an open file.
     'test_errhandler.TestErrhandlerFile'
     'test_objmodel.TestObjModel.testSafeFreeCreated'
-    # ULFM's Comm.Iagree: mpi4py's fallback without MPIX_Comm_iagree is MPI_Iallreduce, a
-    # non-blocking collective.
-    'test_ulfm.*.testIAgree'
     # mpi4py.util.pool.Pool runs its workers through mpi4py.futures, which starts them with
     # MPI_Comm_spawn (dynamic processes); without spawn its client thread fails and the test
     # waits forever. (The run also sets mpi4py's own switch MPI4PY_TEST_SPAWN=0, which makes

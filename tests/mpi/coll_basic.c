@@ -4,6 +4,7 @@
  * checked against a serial reference computed locally from the inputs that
  * every rank can regenerate. Works with any number of ranks (run 1..4). */
 #include "mtest.h"
+#include "nbc_wrap.h"
 #include <stdbool.h>
 
 static int rank, size;

@@ -5,6 +5,7 @@
  * for a message that never comes; everything is followed by a correct collective to show that no stale message disturbs
  * it. */
 #include "mtest.h"
+#include "nbc_wrap.h"
 
 static int rank, size;
 

@@ -5,6 +5,7 @@
  * remote group's reduction (a non-commutative op checks its rank order). Scan / Exscan and
  * MPI_IN_PLACE are errors on an intercommunicator. Needs at least 2 ranks. */
 #include "mtest.h"
+#include "nbc_wrap.h"
 
 static int wrank, wsize, g, lr, lsize, rsize;
 static MPI_Comm inter;

@@ -6,6 +6,7 @@
  *
  * Usage: coll_move [quick]   (quick: skip the largest counts). Works with any number of ranks. */
 #include "mtest.h"
+#include "nbc_wrap.h"
 
 static int rank, size, quick;
 

@@ -9,6 +9,7 @@
  * accepts some pairs the standard does not list), real16_is_long_double the binary128 kernels
  * (MPICH 4.0 computes MPI_REAL16 / MPI_COMPLEX32 as C long double). Uses GCC's __int128, _Float16, _Float128. */
 #include "mtest.h"
+#include "nbc_wrap.h"
 
 #include <complex.h>
 #include <stdbool.h>

@@ -17,6 +17,7 @@
  *
  * Usage: coll_reduce [quick]   (quick: skip the largest counts). Any number of ranks. */
 #include "mtest.h"
+#include "nbc_wrap.h"
 
 #include <complex.h>
 #include <stdbool.h>

@@ -8,6 +8,7 @@
  *  - intercommunicator (two halves of MPI_COMM_WORLD), block and vector forms.
  * Run with the algorithm forced (APTUS_COLL_REDUCE_SCATTER_ALG) as well. */
 #include "mtest.h"
+#include "nbc_wrap.h"
 
 #define CANARY (-7777)
 #define HOLE   (-5)

@@ -5,6 +5,7 @@
  * distributed graph with asymmetric edges. alltoallw receives into a strided derived datatype.
  * Any number of ranks. */
 #include "mtest.h"
+#include "nbc_wrap.h"
 
 static int rank, size;
 

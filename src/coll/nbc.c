@@ -1,0 +1,435 @@
+/* Schedules of nonblocking and persistent collectives: recording and execution (see nbc.h). */
+#include "coll/nbc.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "coll/coll_internal.h"
+#include "core/comm.h"
+#include "core/datatype.h"
+#include "pt2pt/pt2pt.h"
+
+_Thread_local struct aptus_nbc *aptus_nbc_rec __attribute__((tls_model("initial-exec")));
+
+enum { ST_SEND, ST_RECV, ST_WAIT, ST_LOCAL };
+
+struct nbc_step {
+    uint8_t kind;
+    union {
+        struct { /* ST_SEND, ST_RECV */
+            struct aptus_comm *c;
+            void *buf;
+            size_t bytes;
+            const struct aptus_dtype *dt; /* NULL: bytes of packed data */
+            size_t count;
+            int peer, tag;
+            uint16_t ctx;
+        } m;
+        struct { /* ST_WAIT: the message steps ids[first .. first + n) */
+            uint32_t first, n;
+        } w;
+        struct { /* ST_LOCAL: fn(arena + off) */
+            void (*fn)(const void *args);
+            size_t off;
+        } l;
+    };
+};
+
+struct nbc_defer {
+    void (*release)(void *p);
+    void *p;
+};
+
+struct aptus_nbc {
+    struct nbc_step *steps;
+    int nsteps, capsteps;
+    uint32_t *ids; /* step indices waited for by the ST_WAIT steps */
+    uint32_t nids, capids;
+    unsigned char *arena; /* arguments of the local steps */
+    size_t narena, caparena;
+    struct nbc_defer *defers;
+    int ndefers, capdefers;
+    int rec_err; /* recording ran out of memory */
+    /* execution */
+    struct aptus_request **reqs; /* per step: the message started by it, until waited for */
+    int capreqs;
+    struct aptus_request *user;
+    struct aptus_comm *comm; /* held while the schedule exists */
+    int pos, err, running;
+};
+
+static uint64_t nbc_started, nbc_steps;
+
+void aptus_nbc_counts(uint64_t *started, uint64_t *steps)
+{
+    *started = nbc_started;
+    *steps = nbc_steps;
+}
+
+/* Grows an array to hold at least `need` elements of `size` bytes (doubling). */
+static int grow(void **arr, size_t *cap, size_t need, size_t size)
+{
+    if (need <= *cap)
+        return 0;
+    size_t n = *cap ? *cap : 16;
+    while (n < need)
+        n *= 2;
+    void *p = realloc(*arr, n * size);
+    if (!p)
+        return -1;
+    *arr = p;
+    *cap = n;
+    return 0;
+}
+
+static struct nbc_step *step_add(struct aptus_nbc *s, int kind)
+{
+    size_t cap = (size_t)s->capsteps;
+    if (grow((void **)&s->steps, &cap, (size_t)s->nsteps + 1, sizeof *s->steps)) {
+        s->rec_err = MPI_ERR_NO_MEM;
+        return NULL;
+    }
+    s->capsteps = (int)cap;
+    struct nbc_step *st = &s->steps[s->nsteps++];
+    memset(st, 0, sizeof *st);
+    st->kind = (uint8_t)kind;
+    return st;
+}
+
+/* ---- recording ---------------------------------------------------------------------------------- */
+
+/* Placeholder requests are step numbers + 1 dressed as pointers: never dereferenced, only
+ * handed back to aptus_nbc_wait. */
+static struct aptus_request *placeholder(int step)
+{
+    return (struct aptus_request *)(uintptr_t)((size_t)step + 1);
+}
+
+int aptus_nbc_msg(int send, struct aptus_comm *c, uint16_t ctx, void *buf, size_t bytes, const struct aptus_dtype *dt,
+                  size_t count, int peer, int tag, struct aptus_request **req)
+{
+    struct aptus_nbc *s = aptus_nbc_rec;
+    *req = NULL;
+    struct nbc_step *st = step_add(s, send ? ST_SEND : ST_RECV);
+    if (!st)
+        return MPI_ERR_NO_MEM;
+    st->m.c = c;
+    st->m.ctx = ctx;
+    st->m.buf = buf;
+    st->m.bytes = bytes;
+    st->m.dt = dt;
+    st->m.count = count;
+    st->m.peer = peer;
+    st->m.tag = tag;
+    if (dt)
+        aptus_nbc_hold_type(dt);
+    *req = placeholder(s->nsteps - 1);
+    return 0;
+}
+
+int aptus_nbc_wait(struct aptus_request **reqs, int n)
+{
+    struct aptus_nbc *s = aptus_nbc_rec;
+    uint32_t first = s->nids, k = 0;
+    for (int i = 0; i < n; i++) {
+        if (!reqs[i])
+            continue;
+        size_t cap = s->capids;
+        if (grow((void **)&s->ids, &cap, (size_t)s->nids + 1, sizeof *s->ids)) {
+            s->rec_err = MPI_ERR_NO_MEM;
+            return MPI_ERR_NO_MEM;
+        }
+        s->capids = (uint32_t)cap;
+        s->ids[s->nids++] = (uint32_t)((uintptr_t)reqs[i] - 1);
+        reqs[i] = NULL;
+        k++;
+    }
+    if (k == 0)
+        return 0;
+    struct nbc_step *st = step_add(s, ST_WAIT);
+    if (!st)
+        return MPI_ERR_NO_MEM;
+    st->w.first = first;
+    st->w.n = k;
+    return 0;
+}
+
+void aptus_nbc_local(void (*fn)(const void *args), const void *args, size_t len)
+{
+    struct aptus_nbc *s = aptus_nbc_rec;
+    size_t off = (s->narena + 15) & ~(size_t)15;
+    if (grow((void **)&s->arena, &s->caparena, off + len, 1)) {
+        s->rec_err = MPI_ERR_NO_MEM;
+        return;
+    }
+    struct nbc_step *st = step_add(s, ST_LOCAL);
+    if (!st)
+        return;
+    memcpy(s->arena + off, args, len);
+    s->narena = off + len;
+    st->l.fn = fn;
+    st->l.off = off;
+}
+
+void aptus_nbc_defer(void (*release)(void *p), void *p)
+{
+    struct aptus_nbc *s = aptus_nbc_rec;
+    size_t cap = (size_t)s->capdefers;
+    if (grow((void **)&s->defers, &cap, (size_t)s->ndefers + 1, sizeof *s->defers)) {
+        /* cannot remember it: released now would leave a dangling step, so it leaks; the
+         * recording fails anyway */
+        s->rec_err = MPI_ERR_NO_MEM;
+        return;
+    }
+    s->capdefers = (int)cap;
+    s->defers[s->ndefers++] = (struct nbc_defer){ release, p };
+}
+
+static void type_release(void *p)
+{
+    aptus_dtype_release(p);
+}
+
+void aptus_nbc_hold_type(const struct aptus_dtype *dt)
+{
+    if (dt->predefined)
+        return;
+    aptus_dtype_retain((struct aptus_dtype *)dt);
+    aptus_nbc_defer(type_release, (void *)dt);
+}
+
+static void op_release(void *p)
+{
+    struct aptus_op *op = p;
+    if (--op->refcount == 0) {
+        op->magic = 0;
+        free(op);
+    }
+}
+
+void aptus_nbc_hold_op(const struct aptus_op *op)
+{
+    if (op->predefined)
+        return;
+    ((struct aptus_op *)op)->refcount++;
+    aptus_nbc_defer(op_release, (void *)op);
+}
+
+/* ---- life -------------------------------------------------------------------------------------- */
+
+/* Freed schedules keep their arrays for the next recording (a small collective records a
+ * dozen steps: reusing the arrays saves most of the allocations of a call). */
+#define NBC_POOL_KEEP 8
+static struct aptus_nbc *pool[NBC_POOL_KEEP];
+static int npool;
+
+void aptus_nbc_free(struct aptus_nbc *s)
+{
+    if (!s)
+        return;
+    for (int i = s->ndefers - 1; i >= 0; i--)
+        s->defers[i].release(s->defers[i].p);
+    if (s->comm)
+        aptus_comm_unref(s->comm);
+    if (npool < NBC_POOL_KEEP && s->capsteps <= 1024) {
+        s->nsteps = 0;
+        s->nids = 0;
+        s->narena = 0;
+        s->ndefers = 0;
+        s->rec_err = 0;
+        s->user = NULL;
+        s->comm = NULL;
+        pool[npool++] = s;
+        return;
+    }
+    free(s->steps);
+    free(s->ids);
+    free(s->arena);
+    free(s->defers);
+    free(s->reqs);
+    free(s);
+}
+
+int aptus_nbc_begin(void)
+{
+    struct aptus_nbc *s = npool ? pool[--npool] : calloc(1, sizeof *s);
+    if (!s)
+        return MPI_ERR_NO_MEM;
+    aptus_nbc_rec = s;
+    return 0;
+}
+
+void aptus_nbc_pool_drain(void)
+{
+    while (npool > 0) {
+        struct aptus_nbc *s = pool[--npool];
+        free(s->steps);
+        free(s->ids);
+        free(s->arena);
+        free(s->defers);
+        free(s->reqs);
+        free(s);
+    }
+}
+
+/* ---- execution --------------------------------------------------------------------------------- */
+
+static int start_msg(struct aptus_nbc *s, int i)
+{
+    const struct nbc_step *st = &s->steps[i];
+    struct aptus_request *r = aptus_req_new(st->kind == ST_SEND ? APTUS_REQ_SEND : APTUS_REQ_RECV);
+    if (!r)
+        return MPI_ERR_NO_MEM;
+    if (st->m.dt) {
+        aptus_req_set_data(r, st->m.buf, st->m.count, st->m.dt);
+        aptus_req_hold_type(r);
+    } else {
+        r->buf = st->m.buf;
+        r->bytes = st->m.bytes;
+    }
+    r->peer = st->m.peer;
+    r->tag = st->m.tag;
+    r->comm = st->m.c;
+    r->ctx = st->m.ctx;
+    int rc;
+    if (st->m.peer == MPI_PROC_NULL) {
+        aptus_req_done_proc_null(r);
+        rc = 0;
+    } else if (st->kind == ST_SEND) {
+        r->mode = APTUS_MODE_STANDARD;
+        rc = aptus_send_start(r);
+    } else {
+        rc = aptus_recv_start(r);
+    }
+    if (rc) {
+        aptus_req_free(r);
+        return rc;
+    }
+    s->reqs[i] = r;
+    return 0;
+}
+
+/* Whether the messages of a wait step have completed; if so they are freed (errors kept). */
+static int wait_done(struct aptus_nbc *s, const struct nbc_step *st)
+{
+    for (uint32_t k = 0; k < st->w.n; k++) {
+        struct aptus_request *r = s->reqs[s->ids[st->w.first + k]];
+        if (r && !r->complete)
+            return 0;
+    }
+    for (uint32_t k = 0; k < st->w.n; k++) {
+        uint32_t id = s->ids[st->w.first + k];
+        struct aptus_request *r = s->reqs[id];
+        if (!r)
+            continue;
+        if (!s->err && r->kind == APTUS_REQ_RECV && r->st_error)
+            s->err = r->st_error;
+        aptus_req_free(r);
+        s->reqs[id] = NULL;
+    }
+    return 1;
+}
+
+static void finish(struct aptus_nbc *s)
+{
+    struct aptus_request *u = s->user;
+    s->running = 0;
+    u->st_error = s->err;
+    if (!u->persistent || u->free_on_complete) {
+        u->nbc = NULL;
+        aptus_nbc_free(s);
+    }
+    aptus_req_complete(u);
+}
+
+/* Runs the schedule as far as it goes; returns 1 once it is finished (the user's request is
+ * then complete). After an error no new step starts; what was started is still waited for. */
+static int advance(void *arg)
+{
+    struct aptus_nbc *s = arg;
+    while (s->pos < s->nsteps) {
+        struct nbc_step *st = &s->steps[s->pos];
+        switch (st->kind) {
+        case ST_SEND:
+        case ST_RECV:
+            if (!s->err) {
+                int rc = start_msg(s, s->pos);
+                if (rc)
+                    s->err = rc;
+            }
+            break;
+        case ST_WAIT:
+            if (!wait_done(s, st))
+                return 0;
+            break;
+        default:
+            if (!s->err)
+                st->l.fn(s->arena + st->l.off);
+            break;
+        }
+        s->pos++;
+        nbc_steps++;
+    }
+    finish(s);
+    return 1;
+}
+
+static int run(struct aptus_nbc *s)
+{
+    s->pos = 0;
+    s->err = 0;
+    s->running = 1;
+    nbc_started++;
+    if (advance(s))
+        return 0;
+    if (aptus_bg_add_passive(advance, s)) {
+        unsigned idle = 0; /* no room for a background task: finish here */
+        while (!advance(s))
+            aptus_wait_step(&idle);
+    }
+    return 0;
+}
+
+int aptus_nbc_end(int rc, struct aptus_comm *c, int persistent, struct aptus_request **out)
+{
+    struct aptus_nbc *s = aptus_nbc_rec;
+    aptus_nbc_rec = NULL;
+    *out = NULL;
+    if (!rc)
+        rc = s->rec_err;
+    if (!rc && s->capreqs < s->nsteps) {
+        struct aptus_request **q = realloc(s->reqs, sizeof *q * (size_t)s->nsteps);
+        if (q) {
+            s->reqs = q;
+            s->capreqs = s->nsteps;
+        } else {
+            rc = MPI_ERR_NO_MEM;
+        }
+    }
+    if (!rc && s->nsteps)
+        memset(s->reqs, 0, sizeof *s->reqs * (size_t)s->nsteps);
+    struct aptus_request *u = rc ? NULL : aptus_req_new_nomsg(APTUS_REQ_GENERIC);
+    if (!rc && !u)
+        rc = MPI_ERR_NO_MEM;
+    if (rc) {
+        aptus_nbc_free(s);
+        return rc;
+    }
+    s->comm = c;
+    c->refcount++;
+    s->user = u;
+    u->comm = c;
+    u->nbc = s;
+    *out = u;
+    if (persistent) {
+        u->persistent = 1;
+        u->complete = 1; /* inactive until MPI_Start */
+        return 0;
+    }
+    return run(s);
+}
+
+int aptus_nbc_start(struct aptus_request *r)
+{
+    return run(r->nbc);
+}

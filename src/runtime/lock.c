@@ -1,0 +1,89 @@
+/* The library's lock (see lock.h). */
+#include "runtime/lock.h"
+
+#include <sched.h>
+
+struct aptus_lock aptus_big_lock = { PTHREAD_MUTEX_INITIALIZER, 0, 0, 0 };
+int aptus_lock_on;
+
+static _Thread_local char self_marker;
+
+uintptr_t aptus_lock_self(void)
+{
+    return (uintptr_t)&self_marker;
+}
+
+void aptus_lock_enable(void)
+{
+    __atomic_store_n(&aptus_lock_on, 1, __ATOMIC_SEQ_CST);
+}
+
+static void take_depth(uintptr_t me, int depth)
+{
+    struct aptus_lock *l = &aptus_big_lock;
+    if (pthread_mutex_trylock(&l->m) != 0) {
+        __atomic_add_fetch(&l->askers, 1, __ATOMIC_RELAXED);
+        pthread_mutex_lock(&l->m);
+        __atomic_sub_fetch(&l->askers, 1, __ATOMIC_RELAXED);
+    }
+    __atomic_store_n(&l->owner, me, __ATOMIC_RELAXED);
+    l->depth = depth;
+}
+
+void aptus_lock_take_slow(void)
+{
+    struct aptus_lock *l = &aptus_big_lock;
+    uintptr_t me = aptus_lock_self();
+    /* only the holder can find its own number there */
+    if (__atomic_load_n(&l->owner, __ATOMIC_RELAXED) == me) {
+        l->depth++;
+        return;
+    }
+    take_depth(me, 1);
+}
+
+void aptus_lock_release_slow(void)
+{
+    struct aptus_lock *l = &aptus_big_lock;
+    if (--l->depth > 0)
+        return;
+    __atomic_store_n(&l->owner, 0, __ATOMIC_RELAXED);
+    pthread_mutex_unlock(&l->m);
+}
+
+int aptus_lock_held(void)
+{
+    return __atomic_load_n(&aptus_lock_on, __ATOMIC_RELAXED) &&
+           __atomic_load_n(&aptus_big_lock.owner, __ATOMIC_RELAXED) == aptus_lock_self();
+}
+
+int aptus_lock_drop(void)
+{
+    if (!aptus_lock_held())
+        return 0;
+    struct aptus_lock *l = &aptus_big_lock;
+    int depth = l->depth;
+    l->depth = 0;
+    __atomic_store_n(&l->owner, 0, __ATOMIC_RELAXED);
+    pthread_mutex_unlock(&l->m);
+    return depth;
+}
+
+void aptus_lock_take(int depth)
+{
+    if (depth > 0)
+        take_depth(aptus_lock_self(), depth);
+}
+
+void aptus_lock_pause(void)
+{
+    if (!__atomic_load_n(&aptus_big_lock.askers, __ATOMIC_RELAXED))
+        return;
+    int depth = aptus_lock_drop();
+    if (!depth)
+        return;
+    /* the mutex is not fair: without the yield this thread would most often take it straight
+     * back while the woken one is still on its way */
+    sched_yield();
+    aptus_lock_take(depth);
+}

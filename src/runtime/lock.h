@@ -1,0 +1,73 @@
+/* The library's lock: what makes MPI_THREAD_MULTIPLE and the progress thread safe.
+ *
+ * One recursive lock guards all of the library's state; every MPI function takes it for its
+ * whole call (APTUS_API_LOCK at the top of each PMPI_ function: the lock is released by the
+ * compiler-generated clean-up on every return path). It is on only when some thread may call
+ * MPI concurrently with another -- MPI_THREAD_MULTIPLE was provided, or the progress thread
+ * runs (APTUS_ASYNC_PROGRESS) --; otherwise taking it costs one load and one untaken branch.
+ *
+ * A thread that waits (aptus_wait_step) hands the lock over for a moment whenever another
+ * thread asks for it (aptus_lock_pause), so that a thread blocked in MPI_Recv never keeps the
+ * thread that would send the message out; a thread that sleeps on the channels' wait objects
+ * drops it for the sleep (aptus_lock_drop / aptus_lock_take).
+ *
+ * The lock is a mutex with an owner and a depth (a thread may take it again: an MPI function
+ * called from an error handler or a reduction callback), and a count of threads asking for it,
+ * which is how the holder knows that pausing is worth a system call. */
+#ifndef APTUS_RUNTIME_LOCK_H
+#define APTUS_RUNTIME_LOCK_H
+
+#include <pthread.h>
+#include <stdint.h>
+
+struct aptus_lock {
+    pthread_mutex_t m;
+    uintptr_t owner; /* the holder's aptus_lock_self(), 0 when free (atomic loads/stores) */
+    int depth;       /* the holder's */
+    int askers;      /* threads blocked taking it (atomic) */
+};
+
+extern struct aptus_lock aptus_big_lock;
+/* Nonzero once locking is on (it never goes off again). */
+extern int aptus_lock_on;
+
+/* A number unique to the calling thread. */
+uintptr_t aptus_lock_self(void);
+
+/* Turns locking on (before a second thread may call MPI). */
+void aptus_lock_enable(void);
+
+void aptus_lock_take_slow(void);
+void aptus_lock_release_slow(void);
+
+/* Takes the lock if locking is on; returns whether it did (the value to give to the guard). */
+static inline int aptus_lock_acquire(void)
+{
+    if (__builtin_expect(!__atomic_load_n(&aptus_lock_on, __ATOMIC_RELAXED), 1))
+        return 0;
+    aptus_lock_take_slow();
+    return 1;
+}
+
+static inline void aptus_lock_guard_end(int *taken)
+{
+    if (*taken)
+        aptus_lock_release_slow();
+}
+
+/* At the top of every MPI function: the lock for the rest of the call. */
+#define APTUS_API_LOCK()                                                                                               \
+    __attribute__((cleanup(aptus_lock_guard_end))) int aptus_lock_guard_ = aptus_lock_acquire();                       \
+    (void)aptus_lock_guard_
+
+/* Whether the calling thread holds the lock. */
+int aptus_lock_held(void);
+/* If other threads ask for the lock and the caller holds it: lets them have it once, then
+ * takes it back (at the same depth). */
+void aptus_lock_pause(void);
+/* Releases the lock entirely if the caller holds it (returns the depth to restore), and takes it
+ * back at that depth. */
+int aptus_lock_drop(void);
+void aptus_lock_take(int depth);
+
+#endif

@@ -1,0 +1,18 @@
+# MPI_THREAD_MULTIPLE and the progress thread (runtime/lock.h, APTUS_ASYNC_PROGRESS).
+foreach(np 1 2 3)
+  aptus_mpi_test(NAME thread_multiple_np${np} SOURCE thread_multiple.c NP ${np} LABELS threads)
+endforeach()
+aptus_mpi_test(NAME thread_multiple_8t_np2 SOURCE thread_multiple.c NP 2 ARGS 8 100 LABELS threads)
+# The same with a progress thread per rank taking the lock too.
+aptus_mpi_test(NAME thread_multiple_async_np2 SOURCE thread_multiple.c NP 2 LABELS threads
+  ENV APTUS_ASYNC_PROGRESS=1)
+# Nonblocking collectives progressed by the progress thread (single-threaded programs).
+foreach(np 2 4)
+  aptus_mpi_test(NAME nbc_multi_async_np${np} SOURCE nbc_multi.c NP ${np} LABELS threads nbc
+    ENV APTUS_ASYNC_PROGRESS=1)
+endforeach()
+aptus_mpi_test(NAME nbc_i_coll_move_async_np3 SOURCE coll_move.c NP 3 LABELS threads nbc
+  ENV MTEST_NBC=i APTUS_ASYNC_PROGRESS=1)
+aptus_mpi_test(NAME nbc_p_coll_reduce_async_np3 SOURCE coll_reduce.c NP 3 LABELS threads nbc
+  ENV MTEST_NBC=p APTUS_ASYNC_PROGRESS=1)
+aptus_mpi_test(NAME p2p_basic_async_np2 SOURCE p2p_basic.c NP 2 LABELS threads p2p ENV APTUS_ASYNC_PROGRESS=1)
