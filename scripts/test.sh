@@ -1,6 +1,7 @@
 #!/bin/sh
 # Builds Aptus MPI twice -- optimised with warnings as errors, and with AddressSanitizer +
-# UndefinedBehaviorSanitizer -- and runs the whole test suite on both. The optimised run also
+# UndefinedBehaviorSanitizer -- and runs the whole test suite on both; then the threads tests
+# once more under ThreadSanitizer. The optimised run also
 # builds the tree once more from scratch with the Unix Makefiles generator (test
 # build.makefiles, label nosan), the plain `cmake -B build && cmake --build build` of a new user.
 # It also runs mpi4py's own test suite against the build (test external.mpi4py, labels
@@ -17,3 +18,9 @@ cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DAPTUS_WERROR=ON \
 cmake --build build-asan
 (cd build-asan && ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS="suppressions=$PWD/../tests/lsan.supp" \
   ctest --output-on-failure -j "$jobs" --timeout 900 -LE "nosan|slurm")
+# ThreadSanitizer on the tests of MPI_THREAD_MULTIPLE and of the progress thread (label threads);
+# only what those tests run is built.
+cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DAPTUS_WERROR=ON -DAPTUS_SANITIZE=thread >/dev/null
+cmake --build build-tsan --target mpiexec fft3d mpitest_thread_multiple mpitest_nbc_multi mpitest_coll_move \
+  mpitest_coll_reduce mpitest_p2p_basic
+(cd build-tsan && TSAN_OPTIONS="halt_on_error=1" ctest --output-on-failure -j "$jobs" --timeout 900 -L threads)

@@ -13,8 +13,17 @@
 
 int aptus_coll_tag(struct aptus_comm *c)
 {
-    /* 26 bits of sequence: tags stay positive and below 2^30; a tag comes back after 2^26
-     * collectives on the same communicator, long after its messages are gone. */
+    /* Blocking collectives: 26 bits of sequence, tags positive and below 2^30; a tag comes back
+     * after 2^26 collectives on the same communicator, long after its messages are gone.
+     * Nonblocking and persistent ones (recorded schedules) count apart, with tags from 2^30 up
+     * (25 bits of sequence): the two kinds never match each other's messages, so programs that
+     * start a nonblocking collective and call a blocking one in different orders on different
+     * ranks (which the standard forbids but other libraries tolerate) still work. */
+    if (aptus_nbc_recording()) {
+        unsigned seq = (unsigned)c->nbc_seq & 0x1ffffffu;
+        c->nbc_seq = (int)((seq + 1) & 0x1ffffffu);
+        return (int)(0x40000000u + seq * APTUS_COLL_PHASES);
+    }
     unsigned seq = (unsigned)c->coll_seq & 0x3ffffffu;
     c->coll_seq = (int)((seq + 1) & 0x3ffffffu);
     return (int)(seq * APTUS_COLL_PHASES);

@@ -66,6 +66,7 @@ struct aptus_comm {
                           neighborhood collectives ctx + 2, partitioned communication ctx + 3 (core/comm.h) */
     uint16_t ctx_slot; /* context-id slot, freed with the communicator */
     int coll_seq;      /* sequence for internal collective tags */
+    int nbc_seq;       /* the same for nonblocking and persistent collectives (coll/nbc.h) */
     uint32_t mgmt_seq; /* communicator-creation calls so far (tags on ctx + 2; comm/comm.c) */
     MPI_Info info;     /* hints (MPI_Comm_set_info), or MPI_INFO_NULL */
     struct aptus_errhandler *errh;
