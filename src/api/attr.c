@@ -75,63 +75,55 @@ static int free_keyval(int kind, int *keyval, const char *fn)
 int PMPI_Comm_create_keyval(MPI_Comm_copy_attr_function *copy_fn, MPI_Comm_delete_attr_function *delete_fn, int *keyval,
                             void *extra_state)
 {
-    APTUS_API_LOCK();
-    return create_keyval(APTUS_ATTR_COMM, (void (*)(void))copy_fn, (void (*)(void))delete_fn, keyval, extra_state,
-                         "MPI_Comm_create_keyval");
+    APTUS_API_LOCKED(create_keyval(APTUS_ATTR_COMM, (void (*)(void))copy_fn, (void (*)(void))delete_fn, keyval,
+                                   extra_state, "MPI_Comm_create_keyval"));
 }
 APTUS_ALIAS(Comm_create_keyval)
 
 int PMPI_Keyval_create(MPI_Copy_function *copy_fn, MPI_Delete_function *delete_fn, int *keyval, void *extra_state)
 {
-    APTUS_API_LOCK();
-    return create_keyval(APTUS_ATTR_COMM, (void (*)(void))copy_fn, (void (*)(void))delete_fn, keyval, extra_state,
-                         "MPI_Keyval_create");
+    APTUS_API_LOCKED(create_keyval(APTUS_ATTR_COMM, (void (*)(void))copy_fn, (void (*)(void))delete_fn, keyval,
+                                   extra_state, "MPI_Keyval_create"));
 }
 APTUS_ALIAS(Keyval_create)
 
 int PMPI_Type_create_keyval(MPI_Type_copy_attr_function *copy_fn, MPI_Type_delete_attr_function *delete_fn, int *keyval,
                             void *extra_state)
 {
-    APTUS_API_LOCK();
-    return create_keyval(APTUS_ATTR_TYPE, (void (*)(void))copy_fn, (void (*)(void))delete_fn, keyval, extra_state,
-                         "MPI_Type_create_keyval");
+    APTUS_API_LOCKED(create_keyval(APTUS_ATTR_TYPE, (void (*)(void))copy_fn, (void (*)(void))delete_fn, keyval,
+                                   extra_state, "MPI_Type_create_keyval"));
 }
 APTUS_ALIAS(Type_create_keyval)
 
 int PMPI_Win_create_keyval(MPI_Win_copy_attr_function *copy_fn, MPI_Win_delete_attr_function *delete_fn, int *keyval,
                            void *extra_state)
 {
-    APTUS_API_LOCK();
-    return create_keyval(APTUS_ATTR_WIN, (void (*)(void))copy_fn, (void (*)(void))delete_fn, keyval, extra_state,
-                         "MPI_Win_create_keyval");
+    APTUS_API_LOCKED(create_keyval(APTUS_ATTR_WIN, (void (*)(void))copy_fn, (void (*)(void))delete_fn, keyval,
+                                   extra_state, "MPI_Win_create_keyval"));
 }
 APTUS_ALIAS(Win_create_keyval)
 
 int PMPI_Comm_free_keyval(int *keyval)
 {
-    APTUS_API_LOCK();
-    return free_keyval(APTUS_ATTR_COMM, keyval, "MPI_Comm_free_keyval");
+    APTUS_API_LOCKED(free_keyval(APTUS_ATTR_COMM, keyval, "MPI_Comm_free_keyval"));
 }
 APTUS_ALIAS(Comm_free_keyval)
 
 int PMPI_Keyval_free(int *keyval)
 {
-    APTUS_API_LOCK();
-    return free_keyval(APTUS_ATTR_COMM, keyval, "MPI_Keyval_free");
+    APTUS_API_LOCKED(free_keyval(APTUS_ATTR_COMM, keyval, "MPI_Keyval_free"));
 }
 APTUS_ALIAS(Keyval_free)
 
 int PMPI_Type_free_keyval(int *keyval)
 {
-    APTUS_API_LOCK();
-    return free_keyval(APTUS_ATTR_TYPE, keyval, "MPI_Type_free_keyval");
+    APTUS_API_LOCKED(free_keyval(APTUS_ATTR_TYPE, keyval, "MPI_Type_free_keyval"));
 }
 APTUS_ALIAS(Type_free_keyval)
 
 int PMPI_Win_free_keyval(int *keyval)
 {
-    APTUS_API_LOCK();
-    return free_keyval(APTUS_ATTR_WIN, keyval, "MPI_Win_free_keyval");
+    APTUS_API_LOCKED(free_keyval(APTUS_ATTR_WIN, keyval, "MPI_Win_free_keyval"));
 }
 APTUS_ALIAS(Win_free_keyval)
 
@@ -219,43 +211,37 @@ static int comm_delete(MPI_Comm comm, int keyval, const char *fn)
 
 int PMPI_Comm_set_attr(MPI_Comm comm, int keyval, void *attribute_val)
 {
-    APTUS_API_LOCK();
-    return comm_set(comm, keyval, attribute_val, "MPI_Comm_set_attr");
+    APTUS_API_LOCKED(comm_set(comm, keyval, attribute_val, "MPI_Comm_set_attr"));
 }
 APTUS_ALIAS(Comm_set_attr)
 
 int PMPI_Attr_put(MPI_Comm comm, int keyval, void *attribute_val)
 {
-    APTUS_API_LOCK();
-    return comm_set(comm, keyval, attribute_val, "MPI_Attr_put");
+    APTUS_API_LOCKED(comm_set(comm, keyval, attribute_val, "MPI_Attr_put"));
 }
 APTUS_ALIAS(Attr_put)
 
 int PMPI_Comm_get_attr(MPI_Comm comm, int keyval, void *attribute_val, int *flag)
 {
-    APTUS_API_LOCK();
-    return comm_get(comm, keyval, attribute_val, flag, "MPI_Comm_get_attr");
+    APTUS_API_LOCKED(comm_get(comm, keyval, attribute_val, flag, "MPI_Comm_get_attr"));
 }
 APTUS_ALIAS(Comm_get_attr)
 
 int PMPI_Attr_get(MPI_Comm comm, int keyval, void *attribute_val, int *flag)
 {
-    APTUS_API_LOCK();
-    return comm_get(comm, keyval, attribute_val, flag, "MPI_Attr_get");
+    APTUS_API_LOCKED(comm_get(comm, keyval, attribute_val, flag, "MPI_Attr_get"));
 }
 APTUS_ALIAS(Attr_get)
 
 int PMPI_Comm_delete_attr(MPI_Comm comm, int keyval)
 {
-    APTUS_API_LOCK();
-    return comm_delete(comm, keyval, "MPI_Comm_delete_attr");
+    APTUS_API_LOCKED(comm_delete(comm, keyval, "MPI_Comm_delete_attr"));
 }
 APTUS_ALIAS(Comm_delete_attr)
 
 int PMPI_Attr_delete(MPI_Comm comm, int keyval)
 {
-    APTUS_API_LOCK();
-    return comm_delete(comm, keyval, "MPI_Attr_delete");
+    APTUS_API_LOCKED(comm_delete(comm, keyval, "MPI_Attr_delete"));
 }
 APTUS_ALIAS(Attr_delete)
 

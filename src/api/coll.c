@@ -270,8 +270,7 @@ static int barrier_any(const char *fn, MPI_Comm comm)
 
 int PMPI_Barrier(MPI_Comm comm)
 {
-    APTUS_API_LOCK();
-    return barrier_any("MPI_Barrier", comm);
+    APTUS_API_LOCKED(barrier_any("MPI_Barrier", comm));
 }
 APTUS_ALIAS(Barrier)
 
@@ -305,14 +304,12 @@ static int bcast_any(const char *fn, void *buf, MPI_Count count, MPI_Datatype da
 
 int PMPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
 {
-    APTUS_API_LOCK();
-    return bcast_any("MPI_Bcast", buffer, count, datatype, root, comm);
+    APTUS_API_LOCKED(bcast_any("MPI_Bcast", buffer, count, datatype, root, comm));
 }
 APTUS_ALIAS(Bcast)
 int PMPI_Bcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm)
 {
-    APTUS_API_LOCK();
-    return bcast_any("MPI_Bcast_c", buffer, count, datatype, root, comm);
+    APTUS_API_LOCKED(bcast_any("MPI_Bcast_c", buffer, count, datatype, root, comm));
 }
 APTUS_ALIAS(Bcast_c)
 
@@ -421,15 +418,14 @@ static int gather_any(const char *fn, const void *sbuf, MPI_Count scount, MPI_Da
 int PMPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
                 MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
-    APTUS_API_LOCK();
-    return gather_any("MPI_Gather", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+    APTUS_API_LOCKED(gather_any("MPI_Gather", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm));
 }
 APTUS_ALIAS(Gather)
 int PMPI_Gather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
                   MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
-    APTUS_API_LOCK();
-    return gather_any("MPI_Gather_c", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+    APTUS_API_LOCKED(
+        gather_any("MPI_Gather_c", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm));
 }
 APTUS_ALIAS(Gather_c)
 
@@ -455,18 +451,16 @@ static int gatherv_any(const char *fn, const void *sbuf, MPI_Count scount, MPI_D
 int PMPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
                  const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
-    APTUS_API_LOCK();
-    return gatherv_any("MPI_Gatherv", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm,
-                       0);
+    APTUS_API_LOCKED(
+        gatherv_any("MPI_Gatherv", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, 0));
 }
 APTUS_ALIAS(Gatherv)
 int PMPI_Gatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
                    const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root,
                    MPI_Comm comm)
 {
-    APTUS_API_LOCK();
-    return gatherv_any("MPI_Gatherv_c", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm,
-                       1);
+    APTUS_API_LOCKED(gatherv_any("MPI_Gatherv_c", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
+                                 root, comm, 1));
 }
 APTUS_ALIAS(Gatherv_c)
 
@@ -548,15 +542,15 @@ static int scatter_any(const char *fn, const void *sbuf, MPI_Count scount, MPI_D
 int PMPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
                  MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
-    APTUS_API_LOCK();
-    return scatter_any("MPI_Scatter", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+    APTUS_API_LOCKED(
+        scatter_any("MPI_Scatter", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm));
 }
 APTUS_ALIAS(Scatter)
 int PMPI_Scatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
                    MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
-    APTUS_API_LOCK();
-    return scatter_any("MPI_Scatter_c", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+    APTUS_API_LOCKED(
+        scatter_any("MPI_Scatter_c", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm));
 }
 APTUS_ALIAS(Scatter_c)
 
@@ -582,17 +576,15 @@ static int scatterv_any(const char *fn, const void *sbuf, const void *scounts, c
 int PMPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void *recvbuf,
                   int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
-    APTUS_API_LOCK();
-    return scatterv_any("MPI_Scatterv", sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm,
-                        0);
+    APTUS_API_LOCKED(scatterv_any("MPI_Scatterv", sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype,
+                                  root, comm, 0));
 }
 APTUS_ALIAS(Scatterv)
 int PMPI_Scatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], MPI_Datatype sendtype,
                     void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
-    APTUS_API_LOCK();
-    return scatterv_any("MPI_Scatterv_c", sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root,
-                        comm, 1);
+    APTUS_API_LOCKED(scatterv_any("MPI_Scatterv_c", sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype,
+                                  root, comm, 1));
 }
 APTUS_ALIAS(Scatterv_c)
 
@@ -687,15 +679,14 @@ static int allgather_any(const char *fn, const void *sbuf, MPI_Count scount, MPI
 int PMPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
                    MPI_Datatype recvtype, MPI_Comm comm)
 {
-    APTUS_API_LOCK();
-    return allgather_any("MPI_Allgather", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+    APTUS_API_LOCKED(allgather_any("MPI_Allgather", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm));
 }
 APTUS_ALIAS(Allgather)
 int PMPI_Allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
                      MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
-    APTUS_API_LOCK();
-    return allgather_any("MPI_Allgather_c", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+    APTUS_API_LOCKED(
+        allgather_any("MPI_Allgather_c", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm));
 }
 APTUS_ALIAS(Allgather_c)
 
@@ -723,17 +714,15 @@ static int allgatherv_any(const char *fn, const void *sbuf, MPI_Count scount, MP
 int PMPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
                     const int displs[], MPI_Datatype recvtype, MPI_Comm comm)
 {
-    APTUS_API_LOCK();
-    return allgatherv_any("MPI_Allgatherv", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm,
-                          0);
+    APTUS_API_LOCKED(
+        allgatherv_any("MPI_Allgatherv", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, 0));
 }
 APTUS_ALIAS(Allgatherv)
 int PMPI_Allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
                       const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm)
 {
-    APTUS_API_LOCK();
-    return allgatherv_any("MPI_Allgatherv_c", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm,
-                          1);
+    APTUS_API_LOCKED(allgatherv_any("MPI_Allgatherv_c", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+                                    recvtype, comm, 1));
 }
 APTUS_ALIAS(Allgatherv_c)
 
@@ -810,15 +799,13 @@ static int alltoall_any(const char *fn, const void *sbuf, MPI_Count scount, MPI_
 int PMPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
                   MPI_Datatype recvtype, MPI_Comm comm)
 {
-    APTUS_API_LOCK();
-    return alltoall_any("MPI_Alltoall", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+    APTUS_API_LOCKED(alltoall_any("MPI_Alltoall", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm));
 }
 APTUS_ALIAS(Alltoall)
 int PMPI_Alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
                     MPI_Datatype recvtype, MPI_Comm comm)
 {
-    APTUS_API_LOCK();
-    return alltoall_any("MPI_Alltoall_c", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+    APTUS_API_LOCKED(alltoall_any("MPI_Alltoall_c", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm));
 }
 APTUS_ALIAS(Alltoall_c)
 
@@ -905,36 +892,32 @@ out:
 int PMPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
                    void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
 {
-    APTUS_API_LOCK();
-    return alltoallvw_any("MPI_Alltoallv", sendbuf, sendcounts, sdispls, &sendtype, recvbuf, recvcounts, rdispls,
-                          &recvtype, comm, 0, 0);
+    APTUS_API_LOCKED(alltoallvw_any("MPI_Alltoallv", sendbuf, sendcounts, sdispls, &sendtype, recvbuf, recvcounts,
+                                    rdispls, &recvtype, comm, 0, 0));
 }
 APTUS_ALIAS(Alltoallv)
 int PMPI_Alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype,
                      void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype,
                      MPI_Comm comm)
 {
-    APTUS_API_LOCK();
-    return alltoallvw_any("MPI_Alltoallv_c", sendbuf, sendcounts, sdispls, &sendtype, recvbuf, recvcounts, rdispls,
-                          &recvtype, comm, 1, 0);
+    APTUS_API_LOCKED(alltoallvw_any("MPI_Alltoallv_c", sendbuf, sendcounts, sdispls, &sendtype, recvbuf, recvcounts,
+                                    rdispls, &recvtype, comm, 1, 0));
 }
 APTUS_ALIAS(Alltoallv_c)
 int PMPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[],
                    void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[],
                    MPI_Comm comm)
 {
-    APTUS_API_LOCK();
-    return alltoallvw_any("MPI_Alltoallw", sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
-                          recvtypes, comm, 0, 1);
+    APTUS_API_LOCKED(alltoallvw_any("MPI_Alltoallw", sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
+                                    rdispls, recvtypes, comm, 0, 1));
 }
 APTUS_ALIAS(Alltoallw)
 int PMPI_Alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
                      const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[],
                      const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
 {
-    APTUS_API_LOCK();
-    return alltoallvw_any("MPI_Alltoallw_c", sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
-                          recvtypes, comm, 1, 1);
+    APTUS_API_LOCKED(alltoallvw_any("MPI_Alltoallw_c", sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
+                                    rdispls, recvtypes, comm, 1, 1));
 }
 APTUS_ALIAS(Alltoallw_c)
 
@@ -981,15 +964,13 @@ static int reduce_any(const char *fn, const void *sbuf, void *rbuf, MPI_Count co
 int PMPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root,
                 MPI_Comm comm)
 {
-    APTUS_API_LOCK();
-    return reduce_any("MPI_Reduce", sendbuf, recvbuf, count, datatype, op, root, comm);
+    APTUS_API_LOCKED(reduce_any("MPI_Reduce", sendbuf, recvbuf, count, datatype, op, root, comm));
 }
 APTUS_ALIAS(Reduce)
 int PMPI_Reduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root,
                   MPI_Comm comm)
 {
-    APTUS_API_LOCK();
-    return reduce_any("MPI_Reduce_c", sendbuf, recvbuf, count, datatype, op, root, comm);
+    APTUS_API_LOCKED(reduce_any("MPI_Reduce_c", sendbuf, recvbuf, count, datatype, op, root, comm));
 }
 APTUS_ALIAS(Reduce_c)
 
@@ -1039,39 +1020,33 @@ static int allreduce_any(const char *fn, const void *sbuf, void *rbuf, MPI_Count
 
 int PMPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
-    APTUS_API_LOCK();
-    return allreduce_any("MPI_Allreduce", sendbuf, recvbuf, count, datatype, op, comm, RED_ALL);
+    APTUS_API_LOCKED(allreduce_any("MPI_Allreduce", sendbuf, recvbuf, count, datatype, op, comm, RED_ALL));
 }
 APTUS_ALIAS(Allreduce)
 int PMPI_Allreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op,
                      MPI_Comm comm)
 {
-    APTUS_API_LOCK();
-    return allreduce_any("MPI_Allreduce_c", sendbuf, recvbuf, count, datatype, op, comm, RED_ALL);
+    APTUS_API_LOCKED(allreduce_any("MPI_Allreduce_c", sendbuf, recvbuf, count, datatype, op, comm, RED_ALL));
 }
 APTUS_ALIAS(Allreduce_c)
 int PMPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
-    APTUS_API_LOCK();
-    return allreduce_any("MPI_Scan", sendbuf, recvbuf, count, datatype, op, comm, RED_SCAN);
+    APTUS_API_LOCKED(allreduce_any("MPI_Scan", sendbuf, recvbuf, count, datatype, op, comm, RED_SCAN));
 }
 APTUS_ALIAS(Scan)
 int PMPI_Scan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
-    APTUS_API_LOCK();
-    return allreduce_any("MPI_Scan_c", sendbuf, recvbuf, count, datatype, op, comm, RED_SCAN);
+    APTUS_API_LOCKED(allreduce_any("MPI_Scan_c", sendbuf, recvbuf, count, datatype, op, comm, RED_SCAN));
 }
 APTUS_ALIAS(Scan_c)
 int PMPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
-    APTUS_API_LOCK();
-    return allreduce_any("MPI_Exscan", sendbuf, recvbuf, count, datatype, op, comm, RED_EXSCAN);
+    APTUS_API_LOCKED(allreduce_any("MPI_Exscan", sendbuf, recvbuf, count, datatype, op, comm, RED_EXSCAN));
 }
 APTUS_ALIAS(Exscan)
 int PMPI_Exscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
-    APTUS_API_LOCK();
-    return allreduce_any("MPI_Exscan_c", sendbuf, recvbuf, count, datatype, op, comm, RED_EXSCAN);
+    APTUS_API_LOCKED(allreduce_any("MPI_Exscan_c", sendbuf, recvbuf, count, datatype, op, comm, RED_EXSCAN));
 }
 APTUS_ALIAS(Exscan_c)
 
@@ -1167,29 +1142,27 @@ static int reduce_scatter_v(const char *fn, const void *sbuf, void *rbuf, const 
 int PMPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op,
                         MPI_Comm comm)
 {
-    APTUS_API_LOCK();
-    return reduce_scatter_v("MPI_Reduce_scatter", sendbuf, recvbuf, recvcounts, datatype, op, comm, 0);
+    APTUS_API_LOCKED(reduce_scatter_v("MPI_Reduce_scatter", sendbuf, recvbuf, recvcounts, datatype, op, comm, 0));
 }
 APTUS_ALIAS(Reduce_scatter)
 int PMPI_Reduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], MPI_Datatype datatype,
                           MPI_Op op, MPI_Comm comm)
 {
-    APTUS_API_LOCK();
-    return reduce_scatter_v("MPI_Reduce_scatter_c", sendbuf, recvbuf, recvcounts, datatype, op, comm, 1);
+    APTUS_API_LOCKED(reduce_scatter_v("MPI_Reduce_scatter_c", sendbuf, recvbuf, recvcounts, datatype, op, comm, 1));
 }
 APTUS_ALIAS(Reduce_scatter_c)
 int PMPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op,
                               MPI_Comm comm)
 {
-    APTUS_API_LOCK();
-    return reduce_scatter_any("MPI_Reduce_scatter_block", sendbuf, recvbuf, NULL, recvcount, datatype, op, comm, 0);
+    APTUS_API_LOCKED(
+        reduce_scatter_any("MPI_Reduce_scatter_block", sendbuf, recvbuf, NULL, recvcount, datatype, op, comm, 0));
 }
 APTUS_ALIAS(Reduce_scatter_block)
 int PMPI_Reduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount, MPI_Datatype datatype,
                                 MPI_Op op, MPI_Comm comm)
 {
-    APTUS_API_LOCK();
-    return reduce_scatter_any("MPI_Reduce_scatter_block_c", sendbuf, recvbuf, NULL, recvcount, datatype, op, comm, 1);
+    APTUS_API_LOCKED(
+        reduce_scatter_any("MPI_Reduce_scatter_block_c", sendbuf, recvbuf, NULL, recvcount, datatype, op, comm, 1));
 }
 APTUS_ALIAS(Reduce_scatter_block_c)
 
@@ -1220,14 +1193,12 @@ static int reduce_local_any(const char *fn, const void *inbuf, void *inoutbuf, M
 
 int PMPI_Reduce_local(const void *inbuf, void *inoutbuf, int count, MPI_Datatype datatype, MPI_Op op)
 {
-    APTUS_API_LOCK();
-    return reduce_local_any("MPI_Reduce_local", inbuf, inoutbuf, count, datatype, op);
+    APTUS_API_LOCKED(reduce_local_any("MPI_Reduce_local", inbuf, inoutbuf, count, datatype, op));
 }
 APTUS_ALIAS(Reduce_local)
 int PMPI_Reduce_local_c(const void *inbuf, void *inoutbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op)
 {
-    APTUS_API_LOCK();
-    return reduce_local_any("MPI_Reduce_local_c", inbuf, inoutbuf, count, datatype, op);
+    APTUS_API_LOCKED(reduce_local_any("MPI_Reduce_local_c", inbuf, inoutbuf, count, datatype, op));
 }
 APTUS_ALIAS(Reduce_local_c)
 
@@ -1252,14 +1223,12 @@ static int op_create_any(const char *fn, MPI_User_function *fn_i, MPI_User_funct
 
 int PMPI_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *op)
 {
-    APTUS_API_LOCK();
-    return op_create_any("MPI_Op_create", user_fn, NULL, commute, op);
+    APTUS_API_LOCKED(op_create_any("MPI_Op_create", user_fn, NULL, commute, op));
 }
 APTUS_ALIAS(Op_create)
 int PMPI_Op_create_c(MPI_User_function_c *user_fn, int commute, MPI_Op *op)
 {
-    APTUS_API_LOCK();
-    return op_create_any("MPI_Op_create_c", NULL, user_fn, commute, op);
+    APTUS_API_LOCKED(op_create_any("MPI_Op_create_c", NULL, user_fn, commute, op));
 }
 APTUS_ALIAS(Op_create_c)
 

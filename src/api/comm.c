@@ -125,15 +125,13 @@ static int comm_group(MPI_Comm comm, MPI_Group *group, int remote, const char *f
 
 int PMPI_Comm_group(MPI_Comm comm, MPI_Group *group)
 {
-    APTUS_API_LOCK();
-    return comm_group(comm, group, 0, "MPI_Comm_group");
+    APTUS_API_LOCKED(comm_group(comm, group, 0, "MPI_Comm_group"));
 }
 APTUS_ALIAS(Comm_group)
 
 int PMPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group)
 {
-    APTUS_API_LOCK();
-    return comm_group(comm, group, 1, "MPI_Comm_remote_group");
+    APTUS_API_LOCKED(comm_group(comm, group, 1, "MPI_Comm_remote_group"));
 }
 APTUS_ALIAS(Comm_remote_group)
 
@@ -155,15 +153,13 @@ static int dup_common(MPI_Comm comm, MPI_Info info, int with_info, MPI_Comm *new
 
 int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
 {
-    APTUS_API_LOCK();
-    return dup_common(comm, MPI_INFO_NULL, 0, newcomm, "MPI_Comm_dup");
+    APTUS_API_LOCKED(dup_common(comm, MPI_INFO_NULL, 0, newcomm, "MPI_Comm_dup"));
 }
 APTUS_ALIAS(Comm_dup)
 
 int PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
 {
-    APTUS_API_LOCK();
-    return dup_common(comm, info, 1, newcomm, "MPI_Comm_dup_with_info");
+    APTUS_API_LOCKED(dup_common(comm, info, 1, newcomm, "MPI_Comm_dup_with_info"));
 }
 APTUS_ALIAS(Comm_dup_with_info)
 
@@ -191,15 +187,13 @@ static int idup_common(MPI_Comm comm, MPI_Info info, int with_info, MPI_Comm *ne
 
 int PMPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
 {
-    APTUS_API_LOCK();
-    return idup_common(comm, MPI_INFO_NULL, 0, newcomm, request, "MPI_Comm_idup");
+    APTUS_API_LOCKED(idup_common(comm, MPI_INFO_NULL, 0, newcomm, request, "MPI_Comm_idup"));
 }
 APTUS_ALIAS(Comm_idup)
 
 int PMPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm, MPI_Request *request)
 {
-    APTUS_API_LOCK();
-    return idup_common(comm, info, 1, newcomm, request, "MPI_Comm_idup_with_info");
+    APTUS_API_LOCKED(idup_common(comm, info, 1, newcomm, request, "MPI_Comm_idup_with_info"));
 }
 APTUS_ALIAS(Comm_idup_with_info)
 

@@ -216,15 +216,13 @@ static int hvector_int(const char *fn, int count, int blocklength, MPI_Aint stri
 
 int PMPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
-    APTUS_API_LOCK();
-    return hvector_int("MPI_Type_create_hvector", count, blocklength, stride, oldtype, newtype);
+    APTUS_API_LOCKED(hvector_int("MPI_Type_create_hvector", count, blocklength, stride, oldtype, newtype));
 }
 APTUS_ALIAS(Type_create_hvector)
 
 int PMPI_Type_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
-    APTUS_API_LOCK();
-    return hvector_int("MPI_Type_hvector", count, blocklength, stride, oldtype, newtype);
+    APTUS_API_LOCKED(hvector_int("MPI_Type_hvector", count, blocklength, stride, oldtype, newtype));
 }
 APTUS_ALIAS(Type_hvector)
 
@@ -312,45 +310,40 @@ static int indexed_int(const char *fn, int combiner, int count, const int *bls, 
 int PMPI_Type_indexed(int count, const int array_of_blocklengths[], const int array_of_displacements[],
                       MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
-    APTUS_API_LOCK();
-    return indexed_int("MPI_Type_indexed", MPI_COMBINER_INDEXED, count, array_of_blocklengths, 0,
-                       array_of_displacements, NULL, oldtype, newtype);
+    APTUS_API_LOCKED(indexed_int("MPI_Type_indexed", MPI_COMBINER_INDEXED, count, array_of_blocklengths, 0,
+                                 array_of_displacements, NULL, oldtype, newtype));
 }
 APTUS_ALIAS(Type_indexed)
 
 int PMPI_Type_create_hindexed(int count, const int array_of_blocklengths[], const MPI_Aint array_of_displacements[],
                               MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
-    APTUS_API_LOCK();
-    return indexed_int("MPI_Type_create_hindexed", MPI_COMBINER_HINDEXED, count, array_of_blocklengths, 0, NULL,
-                       array_of_displacements, oldtype, newtype);
+    APTUS_API_LOCKED(indexed_int("MPI_Type_create_hindexed", MPI_COMBINER_HINDEXED, count, array_of_blocklengths, 0,
+                                 NULL, array_of_displacements, oldtype, newtype));
 }
 APTUS_ALIAS(Type_create_hindexed)
 
 int PMPI_Type_hindexed(int count, int *array_of_blocklengths, MPI_Aint *array_of_displacements, MPI_Datatype oldtype,
                        MPI_Datatype *newtype)
 {
-    APTUS_API_LOCK();
-    return indexed_int("MPI_Type_hindexed", MPI_COMBINER_HINDEXED, count, array_of_blocklengths, 0, NULL,
-                       array_of_displacements, oldtype, newtype);
+    APTUS_API_LOCKED(indexed_int("MPI_Type_hindexed", MPI_COMBINER_HINDEXED, count, array_of_blocklengths, 0, NULL,
+                                 array_of_displacements, oldtype, newtype));
 }
 APTUS_ALIAS(Type_hindexed)
 
 int PMPI_Type_create_indexed_block(int count, int blocklength, const int array_of_displacements[], MPI_Datatype oldtype,
                                    MPI_Datatype *newtype)
 {
-    APTUS_API_LOCK();
-    return indexed_int("MPI_Type_create_indexed_block", MPI_COMBINER_INDEXED_BLOCK, count, NULL, blocklength,
-                       array_of_displacements, NULL, oldtype, newtype);
+    APTUS_API_LOCKED(indexed_int("MPI_Type_create_indexed_block", MPI_COMBINER_INDEXED_BLOCK, count, NULL, blocklength,
+                                 array_of_displacements, NULL, oldtype, newtype));
 }
 APTUS_ALIAS(Type_create_indexed_block)
 
 int PMPI_Type_create_hindexed_block(int count, int blocklength, const MPI_Aint array_of_displacements[],
                                     MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
-    APTUS_API_LOCK();
-    return indexed_int("MPI_Type_create_hindexed_block", MPI_COMBINER_HINDEXED_BLOCK, count, NULL, blocklength, NULL,
-                       array_of_displacements, oldtype, newtype);
+    APTUS_API_LOCKED(indexed_int("MPI_Type_create_hindexed_block", MPI_COMBINER_HINDEXED_BLOCK, count, NULL,
+                                 blocklength, NULL, array_of_displacements, oldtype, newtype));
 }
 APTUS_ALIAS(Type_create_hindexed_block)
 
@@ -380,36 +373,32 @@ static int indexed_large(const char *fn, int combiner, MPI_Count count, const MP
 int PMPI_Type_indexed_c(MPI_Count count, const MPI_Count array_of_blocklengths[],
                         const MPI_Count array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
-    APTUS_API_LOCK();
-    return indexed_large("MPI_Type_indexed_c", MPI_COMBINER_INDEXED, count, array_of_blocklengths, 0,
-                         array_of_displacements, 0, oldtype, newtype);
+    APTUS_API_LOCKED(indexed_large("MPI_Type_indexed_c", MPI_COMBINER_INDEXED, count, array_of_blocklengths, 0,
+                                   array_of_displacements, 0, oldtype, newtype));
 }
 APTUS_ALIAS(Type_indexed_c)
 
 int PMPI_Type_create_hindexed_c(MPI_Count count, const MPI_Count array_of_blocklengths[],
                                 const MPI_Count array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
-    APTUS_API_LOCK();
-    return indexed_large("MPI_Type_create_hindexed_c", MPI_COMBINER_HINDEXED, count, array_of_blocklengths, 0,
-                         array_of_displacements, 1, oldtype, newtype);
+    APTUS_API_LOCKED(indexed_large("MPI_Type_create_hindexed_c", MPI_COMBINER_HINDEXED, count, array_of_blocklengths, 0,
+                                   array_of_displacements, 1, oldtype, newtype));
 }
 APTUS_ALIAS(Type_create_hindexed_c)
 
 int PMPI_Type_create_indexed_block_c(MPI_Count count, MPI_Count blocklength, const MPI_Count array_of_displacements[],
                                      MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
-    APTUS_API_LOCK();
-    return indexed_large("MPI_Type_create_indexed_block_c", MPI_COMBINER_INDEXED_BLOCK, count, NULL, blocklength,
-                         array_of_displacements, 0, oldtype, newtype);
+    APTUS_API_LOCKED(indexed_large("MPI_Type_create_indexed_block_c", MPI_COMBINER_INDEXED_BLOCK, count, NULL,
+                                   blocklength, array_of_displacements, 0, oldtype, newtype));
 }
 APTUS_ALIAS(Type_create_indexed_block_c)
 
 int PMPI_Type_create_hindexed_block_c(MPI_Count count, MPI_Count blocklength, const MPI_Count array_of_displacements[],
                                       MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
-    APTUS_API_LOCK();
-    return indexed_large("MPI_Type_create_hindexed_block_c", MPI_COMBINER_HINDEXED_BLOCK, count, NULL, blocklength,
-                         array_of_displacements, 1, oldtype, newtype);
+    APTUS_API_LOCKED(indexed_large("MPI_Type_create_hindexed_block_c", MPI_COMBINER_HINDEXED_BLOCK, count, NULL,
+                                   blocklength, array_of_displacements, 1, oldtype, newtype));
 }
 APTUS_ALIAS(Type_create_hindexed_block_c)
 
@@ -448,18 +437,16 @@ static int create_struct(const char *fn, int large, MPI_Count count, const int *
 int PMPI_Type_create_struct(int count, const int array_of_blocklengths[], const MPI_Aint array_of_displacements[],
                             const MPI_Datatype array_of_types[], MPI_Datatype *newtype)
 {
-    APTUS_API_LOCK();
-    return create_struct("MPI_Type_create_struct", 0, count, array_of_blocklengths, array_of_displacements, NULL, NULL,
-                         array_of_types, newtype);
+    APTUS_API_LOCKED(create_struct("MPI_Type_create_struct", 0, count, array_of_blocklengths, array_of_displacements,
+                                   NULL, NULL, array_of_types, newtype));
 }
 APTUS_ALIAS(Type_create_struct)
 
 int PMPI_Type_struct(int count, int *array_of_blocklengths, MPI_Aint *array_of_displacements,
                      MPI_Datatype *array_of_types, MPI_Datatype *newtype)
 {
-    APTUS_API_LOCK();
-    return create_struct("MPI_Type_struct", 0, count, array_of_blocklengths, array_of_displacements, NULL, NULL,
-                         array_of_types, newtype);
+    APTUS_API_LOCKED(create_struct("MPI_Type_struct", 0, count, array_of_blocklengths, array_of_displacements, NULL,
+                                   NULL, array_of_types, newtype));
 }
 APTUS_ALIAS(Type_struct)
 
@@ -467,9 +454,8 @@ int PMPI_Type_create_struct_c(MPI_Count count, const MPI_Count array_of_blocklen
                               const MPI_Count array_of_displacements[], const MPI_Datatype array_of_types[],
                               MPI_Datatype *newtype)
 {
-    APTUS_API_LOCK();
-    return create_struct("MPI_Type_create_struct_c", 1, count, NULL, NULL, array_of_blocklengths,
-                         array_of_displacements, array_of_types, newtype);
+    APTUS_API_LOCKED(create_struct("MPI_Type_create_struct_c", 1, count, NULL, NULL, array_of_blocklengths,
+                                   array_of_displacements, array_of_types, newtype));
 }
 APTUS_ALIAS(Type_create_struct_c)
 
@@ -487,15 +473,13 @@ static int resized(const char *fn, MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint e
 
 int PMPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent, MPI_Datatype *newtype)
 {
-    APTUS_API_LOCK();
-    return resized("MPI_Type_create_resized", oldtype, lb, extent, newtype, 0);
+    APTUS_API_LOCKED(resized("MPI_Type_create_resized", oldtype, lb, extent, newtype, 0));
 }
 APTUS_ALIAS(Type_create_resized)
 
 int PMPI_Type_create_resized_c(MPI_Datatype oldtype, MPI_Count lb, MPI_Count extent, MPI_Datatype *newtype)
 {
-    APTUS_API_LOCK();
-    return resized("MPI_Type_create_resized_c", oldtype, (MPI_Aint)lb, (MPI_Aint)extent, newtype, 1);
+    APTUS_API_LOCKED(resized("MPI_Type_create_resized_c", oldtype, (MPI_Aint)lb, (MPI_Aint)extent, newtype, 1));
 }
 APTUS_ALIAS(Type_create_resized_c)
 
@@ -648,9 +632,8 @@ out:
 int PMPI_Type_create_subarray(int ndims, const int array_of_sizes[], const int array_of_subsizes[],
                               const int array_of_starts[], int order, MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
-    APTUS_API_LOCK();
-    return subarray("MPI_Type_create_subarray", ndims, array_of_sizes, array_of_subsizes, array_of_starts, NULL, NULL,
-                    NULL, order, oldtype, newtype);
+    APTUS_API_LOCKED(subarray("MPI_Type_create_subarray", ndims, array_of_sizes, array_of_subsizes, array_of_starts,
+                              NULL, NULL, NULL, order, oldtype, newtype));
 }
 APTUS_ALIAS(Type_create_subarray)
 
@@ -1064,9 +1047,8 @@ static int contents(MPI_Datatype datatype, MPI_Count max_i, MPI_Count max_a, MPI
 int PMPI_Type_get_contents(MPI_Datatype datatype, int max_integers, int max_addresses, int max_datatypes,
                            int array_of_integers[], MPI_Aint array_of_addresses[], MPI_Datatype array_of_datatypes[])
 {
-    APTUS_API_LOCK();
-    return contents(datatype, max_integers, max_addresses, 0, max_datatypes, array_of_integers, array_of_addresses,
-                    NULL, array_of_datatypes, 0, "MPI_Type_get_contents");
+    APTUS_API_LOCKED(contents(datatype, max_integers, max_addresses, 0, max_datatypes, array_of_integers,
+                              array_of_addresses, NULL, array_of_datatypes, 0, "MPI_Type_get_contents"));
 }
 APTUS_ALIAS(Type_get_contents)
 
@@ -1075,9 +1057,9 @@ int PMPI_Type_get_contents_c(MPI_Datatype datatype, MPI_Count max_integers, MPI_
                              MPI_Aint array_of_addresses[], MPI_Count array_of_large_counts[],
                              MPI_Datatype array_of_datatypes[])
 {
-    APTUS_API_LOCK();
-    return contents(datatype, max_integers, max_addresses, max_large_counts, max_datatypes, array_of_integers,
-                    array_of_addresses, array_of_large_counts, array_of_datatypes, 1, "MPI_Type_get_contents_c");
+    APTUS_API_LOCKED(contents(datatype, max_integers, max_addresses, max_large_counts, max_datatypes, array_of_integers,
+                              array_of_addresses, array_of_large_counts, array_of_datatypes, 1,
+                              "MPI_Type_get_contents_c"));
 }
 APTUS_ALIAS(Type_get_contents_c)
 
@@ -1180,15 +1162,13 @@ static int f90_real_kind(const char *fn, int cplx, int p, int r, MPI_Datatype *n
 
 int PMPI_Type_create_f90_real(int p, int r, MPI_Datatype *newtype)
 {
-    APTUS_API_LOCK();
-    return f90_real_kind("MPI_Type_create_f90_real", 0, p, r, newtype);
+    APTUS_API_LOCKED(f90_real_kind("MPI_Type_create_f90_real", 0, p, r, newtype));
 }
 APTUS_ALIAS(Type_create_f90_real)
 
 int PMPI_Type_create_f90_complex(int p, int r, MPI_Datatype *newtype)
 {
-    APTUS_API_LOCK();
-    return f90_real_kind("MPI_Type_create_f90_complex", 1, p, r, newtype);
+    APTUS_API_LOCKED(f90_real_kind("MPI_Type_create_f90_complex", 1, p, r, newtype));
 }
 APTUS_ALIAS(Type_create_f90_complex)
 
@@ -1235,14 +1215,12 @@ APTUS_ALIAS(Get_address)
 
 MPI_Aint PMPI_Aint_add(MPI_Aint base, MPI_Aint disp)
 {
-    APTUS_API_LOCK();
-    return (MPI_Aint)((uintptr_t)base + (uintptr_t)disp);
+    APTUS_API_LOCKED((MPI_Aint)((uintptr_t)base + (uintptr_t)disp));
 }
 APTUS_ALIAS(Aint_add)
 
 MPI_Aint PMPI_Aint_diff(MPI_Aint addr1, MPI_Aint addr2)
 {
-    APTUS_API_LOCK();
-    return (MPI_Aint)((uintptr_t)addr1 - (uintptr_t)addr2);
+    APTUS_API_LOCKED((MPI_Aint)((uintptr_t)addr1 - (uintptr_t)addr2));
 }
 APTUS_ALIAS(Aint_diff)

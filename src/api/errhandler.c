@@ -116,8 +116,7 @@ static int comm_get_errh(MPI_Comm comm, MPI_Errhandler *errhandler, const char *
 #define COMM_ERRH_CALL(NAME, ARG_T, body)                                                                              \
     int PMPI_##NAME(MPI_Comm comm, ARG_T errhandler)                                                                   \
     {                                                                                                                  \
-        APTUS_API_LOCK();                                                                                              \
-        return body(comm, errhandler, "MPI_" #NAME);                                                                   \
+        APTUS_API_LOCKED(body(comm, errhandler, "MPI_" #NAME));                                                        \
     }                                                                                                                  \
     APTUS_ALIAS(NAME)
 

@@ -40,26 +40,22 @@ static void *from_int(int v)
 #define CONVERT(KIND, T)                                                                                               \
     MPI_Fint PMPI_##KIND##_c2f(T h)                                                                                    \
     {                                                                                                                  \
-        APTUS_API_LOCK();                                                                                              \
-        return to_int((void *)h);                                                                                      \
+        APTUS_API_LOCKED(to_int((void *)h));                                                                           \
     }                                                                                                                  \
     APTUS_ALIAS(KIND##_c2f)                                                                                            \
     T PMPI_##KIND##_f2c(MPI_Fint v)                                                                                    \
     {                                                                                                                  \
-        APTUS_API_LOCK();                                                                                              \
-        return (T)from_int(v);                                                                                         \
+        APTUS_API_LOCKED((T)from_int(v));                                                                              \
     }                                                                                                                  \
     APTUS_ALIAS(KIND##_f2c)                                                                                            \
     int PMPI_##KIND##_toint(T h)                                                                                       \
     {                                                                                                                  \
-        APTUS_API_LOCK();                                                                                              \
-        return to_int((void *)h);                                                                                      \
+        APTUS_API_LOCKED(to_int((void *)h));                                                                           \
     }                                                                                                                  \
     APTUS_ALIAS(KIND##_toint)                                                                                          \
     T PMPI_##KIND##_fromint(int v)                                                                                     \
     {                                                                                                                  \
-        APTUS_API_LOCK();                                                                                              \
-        return (T)from_int(v);                                                                                         \
+        APTUS_API_LOCKED((T)from_int(v));                                                                              \
     }                                                                                                                  \
     APTUS_ALIAS(KIND##_fromint)
 

@@ -38,8 +38,7 @@ static int do_init(int required, int *provided, const char *fn)
 
 int PMPI_Init(int *argc, char ***argv)
 {
-    APTUS_API_LOCK();
-    return do_init(MPI_THREAD_SINGLE, NULL, "MPI_Init");
+    APTUS_API_LOCKED(do_init(MPI_THREAD_SINGLE, NULL, "MPI_Init"));
 }
 APTUS_ALIAS(Init)
 
@@ -150,14 +149,12 @@ APTUS_ALIAS(Get_processor_name)
 
 double PMPI_Wtime(void)
 {
-    APTUS_API_LOCK();
-    return aptus_wtime() - aptus_rt.t0;
+    APTUS_API_LOCKED(aptus_wtime() - aptus_rt.t0);
 }
 APTUS_ALIAS(Wtime)
 
 double PMPI_Wtick(void)
 {
-    APTUS_API_LOCK();
-    return 1e-9;
+    APTUS_API_LOCKED(1e-9);
 }
 APTUS_ALIAS(Wtick)

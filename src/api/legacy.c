@@ -32,21 +32,18 @@ static int bound(MPI_Datatype datatype, MPI_Aint *out, int which, const char *fn
 
 int PMPI_Type_extent(MPI_Datatype datatype, MPI_Aint *extent)
 {
-    APTUS_API_LOCK();
-    return bound(datatype, extent, EXTENT, "MPI_Type_extent");
+    APTUS_API_LOCKED(bound(datatype, extent, EXTENT, "MPI_Type_extent"));
 }
 APTUS_ALIAS(Type_extent)
 
 int PMPI_Type_lb(MPI_Datatype datatype, MPI_Aint *displacement)
 {
-    APTUS_API_LOCK();
-    return bound(datatype, displacement, LB, "MPI_Type_lb");
+    APTUS_API_LOCKED(bound(datatype, displacement, LB, "MPI_Type_lb"));
 }
 APTUS_ALIAS(Type_lb)
 
 int PMPI_Type_ub(MPI_Datatype datatype, MPI_Aint *displacement)
 {
-    APTUS_API_LOCK();
-    return bound(datatype, displacement, UB, "MPI_Type_ub");
+    APTUS_API_LOCKED(bound(datatype, displacement, UB, "MPI_Type_ub"));
 }
 APTUS_ALIAS(Type_ub)

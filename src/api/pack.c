@@ -72,8 +72,7 @@ APTUS_ALIAS(Pack)
 int PMPI_Pack_c(const void *inbuf, MPI_Count incount, MPI_Datatype datatype, void *outbuf, MPI_Count outsize,
                 MPI_Count *position, MPI_Comm comm)
 {
-    APTUS_API_LOCK();
-    return native("MPI_Pack_c", 0, inbuf, incount, datatype, outbuf, outsize, position, comm);
+    APTUS_API_LOCKED(native("MPI_Pack_c", 0, inbuf, incount, datatype, outbuf, outsize, position, comm));
 }
 APTUS_ALIAS(Pack_c)
 
@@ -94,8 +93,7 @@ APTUS_ALIAS(Unpack)
 int PMPI_Unpack_c(const void *inbuf, MPI_Count insize, MPI_Count *position, void *outbuf, MPI_Count outcount,
                   MPI_Datatype datatype, MPI_Comm comm)
 {
-    APTUS_API_LOCK();
-    return native("MPI_Unpack_c", 1, outbuf, outcount, datatype, inbuf, insize, position, comm);
+    APTUS_API_LOCKED(native("MPI_Unpack_c", 1, outbuf, outcount, datatype, inbuf, insize, position, comm));
 }
 APTUS_ALIAS(Unpack_c)
 
@@ -129,8 +127,7 @@ APTUS_ALIAS(Pack_size)
 
 int PMPI_Pack_size_c(MPI_Count incount, MPI_Datatype datatype, MPI_Comm comm, MPI_Count *size)
 {
-    APTUS_API_LOCK();
-    return pack_size("MPI_Pack_size_c", incount, datatype, comm, size);
+    APTUS_API_LOCKED(pack_size("MPI_Pack_size_c", incount, datatype, comm, size));
 }
 APTUS_ALIAS(Pack_size_c)
 
@@ -187,8 +184,7 @@ APTUS_ALIAS(Pack_external)
 int PMPI_Pack_external_c(const char datarep[], const void *inbuf, MPI_Count incount, MPI_Datatype datatype,
                          void *outbuf, MPI_Count outsize, MPI_Count *position)
 {
-    APTUS_API_LOCK();
-    return external("MPI_Pack_external_c", 0, datarep, inbuf, incount, datatype, outbuf, outsize, position);
+    APTUS_API_LOCKED(external("MPI_Pack_external_c", 0, datarep, inbuf, incount, datatype, outbuf, outsize, position));
 }
 APTUS_ALIAS(Pack_external_c)
 
@@ -209,8 +205,8 @@ APTUS_ALIAS(Unpack_external)
 int PMPI_Unpack_external_c(const char datarep[], const void *inbuf, MPI_Count insize, MPI_Count *position, void *outbuf,
                            MPI_Count outcount, MPI_Datatype datatype)
 {
-    APTUS_API_LOCK();
-    return external("MPI_Unpack_external_c", 1, datarep, outbuf, outcount, datatype, inbuf, insize, position);
+    APTUS_API_LOCKED(
+        external("MPI_Unpack_external_c", 1, datarep, outbuf, outcount, datatype, inbuf, insize, position));
 }
 APTUS_ALIAS(Unpack_external_c)
 
@@ -240,7 +236,6 @@ APTUS_ALIAS(Pack_external_size)
 
 int PMPI_Pack_external_size_c(const char datarep[], MPI_Count incount, MPI_Datatype datatype, MPI_Count *size)
 {
-    APTUS_API_LOCK();
-    return ext_size("MPI_Pack_external_size_c", datarep, incount, datatype, size);
+    APTUS_API_LOCKED(ext_size("MPI_Pack_external_size_c", datarep, incount, datatype, size));
 }
 APTUS_ALIAS(Pack_external_size_c)

@@ -80,16 +80,16 @@ static int part_init(const char *fn, int send, void *buf, int partitions, MPI_Co
 int PMPI_Psend_init(const void *buf, int partitions, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
                     MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    APTUS_API_LOCK();
-    return part_init("MPI_Psend_init", 1, (void *)buf, partitions, count, datatype, dest, tag, comm, info, request);
+    APTUS_API_LOCKED(
+        part_init("MPI_Psend_init", 1, (void *)buf, partitions, count, datatype, dest, tag, comm, info, request));
 }
 APTUS_ALIAS(Psend_init)
 
 int PMPI_Precv_init(void *buf, int partitions, MPI_Count count, MPI_Datatype datatype, int source, int tag,
                     MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    APTUS_API_LOCK();
-    return part_init("MPI_Precv_init", 0, buf, partitions, count, datatype, source, tag, comm, info, request);
+    APTUS_API_LOCKED(
+        part_init("MPI_Precv_init", 0, buf, partitions, count, datatype, source, tag, comm, info, request));
 }
 APTUS_ALIAS(Precv_init)
 
@@ -186,15 +186,13 @@ static int pready(MPI_Request request, const int *list, int low, int high, const
 
 int PMPI_Pready(int partition, MPI_Request request)
 {
-    APTUS_API_LOCK();
-    return pready(request, NULL, partition, partition, "MPI_Pready");
+    APTUS_API_LOCKED(pready(request, NULL, partition, partition, "MPI_Pready"));
 }
 APTUS_ALIAS(Pready)
 
 int PMPI_Pready_range(int partition_low, int partition_high, MPI_Request request)
 {
-    APTUS_API_LOCK();
-    return pready(request, NULL, partition_low, partition_high, "MPI_Pready_range");
+    APTUS_API_LOCKED(pready(request, NULL, partition_low, partition_high, "MPI_Pready_range"));
 }
 APTUS_ALIAS(Pready_range)
 

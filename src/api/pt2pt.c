@@ -145,37 +145,32 @@ static inline __attribute__((always_inline)) int send_any(const char *fn, const 
 }
 
 #define SEND_FN(NAME, MODE)                                                                                            \
-    int PMPI_##NAME(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)               \
-    {                                                                                                                  \
-        APTUS_API_LOCK();                                                                                              \
-        return send_any("MPI_" #NAME, buf, count, datatype, dest, tag, comm, MODE, 0, NULL);                           \
-    }                                                                                                                  \
+    APTUS_API_FN_HOT(int, PMPI_##NAME,                                                                                 \
+                     (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm),            \
+                     (buf, count, datatype, dest, tag, comm),                                                          \
+                     send_any("MPI_" #NAME, buf, count, datatype, dest, tag, comm, MODE, 0, NULL))                     \
     APTUS_ALIAS(NAME)                                                                                                  \
-    int PMPI_##NAME##_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)     \
-    {                                                                                                                  \
-        APTUS_API_LOCK();                                                                                              \
-        return send_any("MPI_" #NAME "_c", buf, count, datatype, dest, tag, comm, MODE, 0, NULL);                      \
-    }                                                                                                                  \
+    APTUS_API_FN_HOT(int, PMPI_##NAME##_c,                                                                             \
+                     (const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm),      \
+                     (buf, count, datatype, dest, tag, comm),                                                          \
+                     send_any("MPI_" #NAME "_c", buf, count, datatype, dest, tag, comm, MODE, 0, NULL))                \
     APTUS_ALIAS(NAME##_c)
 
 #define ISEND_FN(NAME, MODE, PERSIST)                                                                                  \
-    int PMPI_##NAME(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,               \
-                    MPI_Request *request)                                                                              \
-    {                                                                                                                  \
-        APTUS_API_LOCK();                                                                                              \
-        if (!request)                                                                                                  \
-            return aptus_error(NULL, MPI_ERR_ARG, "MPI_" #NAME, "null request pointer");                               \
-        return send_any("MPI_" #NAME, buf, count, datatype, dest, tag, comm, MODE, PERSIST, request);                  \
-    }                                                                                                                  \
+    APTUS_API_FN_HOT(                                                                                                  \
+        int, PMPI_##NAME,                                                                                              \
+        (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request),   \
+        (buf, count, datatype, dest, tag, comm, request),                                                              \
+        !request ? aptus_error(NULL, MPI_ERR_ARG, "MPI_" #NAME, "null request pointer")                                \
+                 : send_any("MPI_" #NAME, buf, count, datatype, dest, tag, comm, MODE, PERSIST, request))              \
     APTUS_ALIAS(NAME)                                                                                                  \
-    int PMPI_##NAME##_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,     \
-                        MPI_Request *request)                                                                          \
-    {                                                                                                                  \
-        APTUS_API_LOCK();                                                                                              \
-        if (!request)                                                                                                  \
-            return aptus_error(NULL, MPI_ERR_ARG, "MPI_" #NAME "_c", "null request pointer");                          \
-        return send_any("MPI_" #NAME "_c", buf, count, datatype, dest, tag, comm, MODE, PERSIST, request);             \
-    }                                                                                                                  \
+    APTUS_API_FN_HOT(int, PMPI_##NAME##_c,                                                                             \
+                     (const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,       \
+                      MPI_Request *request),                                                                           \
+                     (buf, count, datatype, dest, tag, comm, request),                                                 \
+                     !request                                                                                          \
+                         ? aptus_error(NULL, MPI_ERR_ARG, "MPI_" #NAME "_c", "null request pointer")                   \
+                         : send_any("MPI_" #NAME "_c", buf, count, datatype, dest, tag, comm, MODE, PERSIST, request)) \
     APTUS_ALIAS(NAME##_c)
 
 SEND_FN(Send, APTUS_MODE_STANDARD)
@@ -244,38 +239,32 @@ static inline __attribute__((always_inline)) int recv_any(const char *fn, void *
     return MPI_SUCCESS;
 }
 
-int PMPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Status *status)
-{
-    APTUS_API_LOCK();
-    return recv_any("MPI_Recv", buf, count, datatype, source, tag, comm, 0, NULL, status);
-}
+APTUS_API_FN_HOT(int, PMPI_Recv,
+                 (void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Status *status),
+                 (buf, count, datatype, source, tag, comm, status),
+                 recv_any("MPI_Recv", buf, count, datatype, source, tag, comm, 0, NULL, status))
 APTUS_ALIAS(Recv)
-int PMPI_Recv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
-                MPI_Status *status)
-{
-    APTUS_API_LOCK();
-    return recv_any("MPI_Recv_c", buf, count, datatype, source, tag, comm, 0, NULL, status);
-}
+APTUS_API_FN_HOT(int, PMPI_Recv_c,
+                 (void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+                  MPI_Status *status),
+                 (buf, count, datatype, source, tag, comm, status),
+                 recv_any("MPI_Recv_c", buf, count, datatype, source, tag, comm, 0, NULL, status))
 APTUS_ALIAS(Recv_c)
 
 #define IRECV_FN(NAME, PERSIST)                                                                                        \
-    int PMPI_##NAME(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,                   \
-                    MPI_Request *request)                                                                              \
-    {                                                                                                                  \
-        APTUS_API_LOCK();                                                                                              \
-        if (!request)                                                                                                  \
-            return aptus_error(NULL, MPI_ERR_ARG, "MPI_" #NAME, "null request pointer");                               \
-        return recv_any("MPI_" #NAME, buf, count, datatype, source, tag, comm, PERSIST, request, NULL);                \
-    }                                                                                                                  \
+    APTUS_API_FN_HOT(                                                                                                  \
+        int, PMPI_##NAME,                                                                                              \
+        (void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request *request),       \
+        (buf, count, datatype, source, tag, comm, request),                                                            \
+        !request ? aptus_error(NULL, MPI_ERR_ARG, "MPI_" #NAME, "null request pointer")                                \
+                 : recv_any("MPI_" #NAME, buf, count, datatype, source, tag, comm, PERSIST, request, NULL))            \
     APTUS_ALIAS(NAME)                                                                                                  \
-    int PMPI_##NAME##_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,         \
-                        MPI_Request *request)                                                                          \
-    {                                                                                                                  \
-        APTUS_API_LOCK();                                                                                              \
-        if (!request)                                                                                                  \
-            return aptus_error(NULL, MPI_ERR_ARG, "MPI_" #NAME "_c", "null request pointer");                          \
-        return recv_any("MPI_" #NAME "_c", buf, count, datatype, source, tag, comm, PERSIST, request, NULL);           \
-    }                                                                                                                  \
+    APTUS_API_FN_HOT(                                                                                                  \
+        int, PMPI_##NAME##_c,                                                                                          \
+        (void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request *request), \
+        (buf, count, datatype, source, tag, comm, request),                                                            \
+        !request ? aptus_error(NULL, MPI_ERR_ARG, "MPI_" #NAME "_c", "null request pointer")                           \
+                 : recv_any("MPI_" #NAME "_c", buf, count, datatype, source, tag, comm, PERSIST, request, NULL))       \
     APTUS_ALIAS(NAME##_c)
 
 IRECV_FN(Irecv, 0)
@@ -344,9 +333,8 @@ static int null_or_inactive(MPI_Request h)
     return h == MPI_REQUEST_NULL || (REQ(h)->persistent && !REQ(h)->active);
 }
 
-int PMPI_Wait(MPI_Request *request, MPI_Status *status)
+static int wait_one(MPI_Request *request, MPI_Status *status)
 {
-    APTUS_API_LOCK();
     API_INIT("MPI_Wait");
     if (!request)
         return aptus_error(NULL, MPI_ERR_ARG, "MPI_Wait", "null request pointer");
@@ -363,11 +351,13 @@ int PMPI_Wait(MPI_Request *request, MPI_Status *status)
     int code = r->st_error ? req_error(r, r->st_error, "MPI_Wait") : MPI_SUCCESS;
     return req_finish_one(request, status, code, "MPI_Wait");
 }
+
+APTUS_API_FN_HOT(int, PMPI_Wait, (MPI_Request * request, MPI_Status *status), (request, status),
+                 wait_one(request, status))
 APTUS_ALIAS(Wait)
 
-int PMPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
+static int test_one(MPI_Request *request, int *flag, MPI_Status *status)
 {
-    APTUS_API_LOCK();
     API_INIT("MPI_Test");
     if (!request || !flag)
         return aptus_error(NULL, MPI_ERR_ARG, "MPI_Test", "null argument");
@@ -389,6 +379,9 @@ int PMPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
     int code = r->st_error ? req_error(r, r->st_error, "MPI_Test") : MPI_SUCCESS;
     return req_finish_one(request, status, code, "MPI_Test");
 }
+
+APTUS_API_FN_HOT(int, PMPI_Test, (MPI_Request * request, int *flag, MPI_Status *status), (request, flag, status),
+                 test_one(request, flag, status))
 APTUS_ALIAS(Test)
 
 static int check_array(int count, MPI_Request reqs[], const char *fn)
@@ -616,15 +609,13 @@ static int some(int incount, MPI_Request reqs[], int *outcount, int indices[], M
 
 int PMPI_Waitsome(int incount, MPI_Request reqs[], int *outcount, int indices[], MPI_Status statuses[])
 {
-    APTUS_API_LOCK();
-    return some(incount, reqs, outcount, indices, statuses, 1, "MPI_Waitsome");
+    APTUS_API_LOCKED(some(incount, reqs, outcount, indices, statuses, 1, "MPI_Waitsome"));
 }
 APTUS_ALIAS(Waitsome)
 
 int PMPI_Testsome(int incount, MPI_Request reqs[], int *outcount, int indices[], MPI_Status statuses[])
 {
-    APTUS_API_LOCK();
-    return some(incount, reqs, outcount, indices, statuses, 0, "MPI_Testsome");
+    APTUS_API_LOCKED(some(incount, reqs, outcount, indices, statuses, 0, "MPI_Testsome"));
 }
 APTUS_ALIAS(Testsome)
 
@@ -950,18 +941,16 @@ static int sendrecv_any(const char *fn, const void *sendbuf, MPI_Count sendcount
     int PMPI_##NAME(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf,   \
                     int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, LAST_T last)         \
     {                                                                                                                  \
-        APTUS_API_LOCK();                                                                                              \
-        return ANY("MPI_" #NAME, sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source,    \
-                   recvtag, comm, last);                                                                               \
+        APTUS_API_LOCKED(ANY("MPI_" #NAME, sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype,  \
+                             source, recvtag, comm, last));                                                            \
     }                                                                                                                  \
     APTUS_ALIAS(NAME)                                                                                                  \
     int PMPI_##NAME##_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest, int sendtag,        \
                         void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag,            \
                         MPI_Comm comm, LAST_T last)                                                                    \
     {                                                                                                                  \
-        APTUS_API_LOCK();                                                                                              \
-        return ANY("MPI_" #NAME "_c", sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype,       \
-                   source, recvtag, comm, last);                                                                       \
+        APTUS_API_LOCKED(ANY("MPI_" #NAME "_c", sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount,       \
+                             recvtype, source, recvtag, comm, last));                                                  \
     }                                                                                                                  \
     APTUS_ALIAS(NAME##_c)
 
@@ -970,15 +959,13 @@ static int sendrecv_any(const char *fn, const void *sendbuf, MPI_Count sendcount
     int PMPI_##NAME(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag,       \
                     MPI_Comm comm, LAST_T last)                                                                        \
     {                                                                                                                  \
-        APTUS_API_LOCK();                                                                                              \
-        return ANY("MPI_" #NAME, buf, count, datatype, dest, sendtag, source, recvtag, comm, last);                    \
+        APTUS_API_LOCKED(ANY("MPI_" #NAME, buf, count, datatype, dest, sendtag, source, recvtag, comm, last));         \
     }                                                                                                                  \
     APTUS_ALIAS(NAME)                                                                                                  \
     int PMPI_##NAME##_c(void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int sendtag, int source,          \
                         int recvtag, MPI_Comm comm, LAST_T last)                                                       \
     {                                                                                                                  \
-        APTUS_API_LOCK();                                                                                              \
-        return ANY("MPI_" #NAME "_c", buf, count, datatype, dest, sendtag, source, recvtag, comm, last);               \
+        APTUS_API_LOCKED(ANY("MPI_" #NAME "_c", buf, count, datatype, dest, sendtag, source, recvtag, comm, last));    \
     }                                                                                                                  \
     APTUS_ALIAS(NAME##_c)
 
@@ -1158,15 +1145,13 @@ static int probe_any(const char *fn, int source, int tag, MPI_Comm comm, int *fl
 
 int PMPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
 {
-    APTUS_API_LOCK();
-    return probe_any("MPI_Probe", source, tag, comm, NULL, status, 1, NULL);
+    APTUS_API_LOCKED(probe_any("MPI_Probe", source, tag, comm, NULL, status, 1, NULL));
 }
 APTUS_ALIAS(Probe)
 
 int PMPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status)
 {
-    APTUS_API_LOCK();
-    return probe_any("MPI_Iprobe", source, tag, comm, flag, status, 0, NULL);
+    APTUS_API_LOCKED(probe_any("MPI_Iprobe", source, tag, comm, flag, status, 0, NULL));
 }
 APTUS_ALIAS(Iprobe)
 
@@ -1225,8 +1210,7 @@ static int mrecv_any(const char *fn, void *buf, MPI_Count count, MPI_Datatype da
 
 int PMPI_Mrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Status *status)
 {
-    APTUS_API_LOCK();
-    return mrecv_any("MPI_Mrecv", buf, count, datatype, message, NULL, status);
+    APTUS_API_LOCKED(mrecv_any("MPI_Mrecv", buf, count, datatype, message, NULL, status));
 }
 APTUS_ALIAS(Mrecv)
 
@@ -1241,8 +1225,7 @@ APTUS_ALIAS(Imrecv)
 
 int PMPI_Mrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message, MPI_Status *status)
 {
-    APTUS_API_LOCK();
-    return mrecv_any("MPI_Mrecv_c", buf, count, datatype, message, NULL, status);
+    APTUS_API_LOCKED(mrecv_any("MPI_Mrecv_c", buf, count, datatype, message, NULL, status));
 }
 APTUS_ALIAS(Mrecv_c)
 

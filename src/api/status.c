@@ -43,36 +43,31 @@ static int count_of_int(const MPI_Status *status, MPI_Datatype datatype, int *co
 
 int PMPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count)
 {
-    APTUS_API_LOCK();
-    return count_of_int(status, datatype, count, 0, "MPI_Get_count");
+    APTUS_API_LOCKED(count_of_int(status, datatype, count, 0, "MPI_Get_count"));
 }
 APTUS_ALIAS(Get_count)
 
 int PMPI_Get_count_c(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count)
 {
-    APTUS_API_LOCK();
-    return count_of(status, datatype, count, 0, "MPI_Get_count_c");
+    APTUS_API_LOCKED(count_of(status, datatype, count, 0, "MPI_Get_count_c"));
 }
 APTUS_ALIAS(Get_count_c)
 
 int PMPI_Get_elements(const MPI_Status *status, MPI_Datatype datatype, int *count)
 {
-    APTUS_API_LOCK();
-    return count_of_int(status, datatype, count, 1, "MPI_Get_elements");
+    APTUS_API_LOCKED(count_of_int(status, datatype, count, 1, "MPI_Get_elements"));
 }
 APTUS_ALIAS(Get_elements)
 
 int PMPI_Get_elements_c(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count)
 {
-    APTUS_API_LOCK();
-    return count_of(status, datatype, count, 1, "MPI_Get_elements_c");
+    APTUS_API_LOCKED(count_of(status, datatype, count, 1, "MPI_Get_elements_c"));
 }
 APTUS_ALIAS(Get_elements_c)
 
 int PMPI_Get_elements_x(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count)
 {
-    APTUS_API_LOCK();
-    return count_of(status, datatype, count, 1, "MPI_Get_elements_x");
+    APTUS_API_LOCKED(count_of(status, datatype, count, 1, "MPI_Get_elements_x"));
 }
 APTUS_ALIAS(Get_elements_x)
 
@@ -95,22 +90,19 @@ static int set_elements(MPI_Status *status, MPI_Datatype datatype, MPI_Count cou
 
 int PMPI_Status_set_elements(MPI_Status *status, MPI_Datatype datatype, int count)
 {
-    APTUS_API_LOCK();
-    return set_elements(status, datatype, count, "MPI_Status_set_elements");
+    APTUS_API_LOCKED(set_elements(status, datatype, count, "MPI_Status_set_elements"));
 }
 APTUS_ALIAS(Status_set_elements)
 
 int PMPI_Status_set_elements_x(MPI_Status *status, MPI_Datatype datatype, MPI_Count count)
 {
-    APTUS_API_LOCK();
-    return set_elements(status, datatype, count, "MPI_Status_set_elements_x");
+    APTUS_API_LOCKED(set_elements(status, datatype, count, "MPI_Status_set_elements_x"));
 }
 APTUS_ALIAS(Status_set_elements_x)
 
 int PMPI_Status_set_elements_c(MPI_Status *status, MPI_Datatype datatype, MPI_Count count)
 {
-    APTUS_API_LOCK();
-    return set_elements(status, datatype, count, "MPI_Status_set_elements_c");
+    APTUS_API_LOCKED(set_elements(status, datatype, count, "MPI_Status_set_elements_c"));
 }
 APTUS_ALIAS(Status_set_elements_c)
 

@@ -835,17 +835,15 @@ static void wide_free(struct wide *w)
     int PMPI_##NAME(const void *sendbuf, CT sendcount, MPI_Datatype sendtype, void *recvbuf, CT recvcount,             \
                     MPI_Datatype recvtype, MPI_Comm comm)                                                              \
     {                                                                                                                  \
-        APTUS_API_LOCK();                                                                                              \
-        return nbr_equal(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, A2A, BLOCKING,              \
-                         "MPI_" #NAME);                                                                                \
+        APTUS_API_LOCKED(                                                                                              \
+            nbr_equal(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, A2A, BLOCKING, "MPI_" #NAME)); \
     }                                                                                                                  \
     APTUS_ALIAS(NAME)                                                                                                  \
     int PMPI_##INAME(const void *sendbuf, CT sendcount, MPI_Datatype sendtype, void *recvbuf, CT recvcount,            \
                      MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)                                       \
     {                                                                                                                  \
-        APTUS_API_LOCK();                                                                                              \
-        return nbr_equal(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, A2A, request,               \
-                         "MPI_" #INAME);                                                                               \
+        APTUS_API_LOCKED(                                                                                              \
+            nbr_equal(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, A2A, request, "MPI_" #INAME)); \
     }                                                                                                                  \
     APTUS_ALIAS(INAME)
 
@@ -900,9 +898,8 @@ static int alltoallw_int(const void *sendbuf, const int sendcounts[], const MPI_
 int PMPI_Neighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                              const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm)
 {
-    APTUS_API_LOCK();
-    return allgatherv_int(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, BLOCKING,
-                          "MPI_Neighbor_allgatherv");
+    APTUS_API_LOCKED(allgatherv_int(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, BLOCKING,
+                                    "MPI_Neighbor_allgatherv"));
 }
 APTUS_ALIAS(Neighbor_allgatherv)
 
@@ -910,9 +907,8 @@ int PMPI_Ineighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype s
                               const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm,
                               MPI_Request *request)
 {
-    APTUS_API_LOCK();
-    return allgatherv_int(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request,
-                          "MPI_Ineighbor_allgatherv");
+    APTUS_API_LOCKED(allgatherv_int(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request,
+                                    "MPI_Ineighbor_allgatherv"));
 }
 APTUS_ALIAS(Ineighbor_allgatherv)
 
@@ -920,9 +916,8 @@ int PMPI_Neighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Dat
                                const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype,
                                MPI_Comm comm)
 {
-    APTUS_API_LOCK();
-    return nbr_vary(sendbuf, sendcount, 0, NULL, NULL, NULL, sendtype, recvbuf, recvcounts, displs, NULL, recvtype,
-                    comm, BLOCKING, "MPI_Neighbor_allgatherv_c");
+    APTUS_API_LOCKED(nbr_vary(sendbuf, sendcount, 0, NULL, NULL, NULL, sendtype, recvbuf, recvcounts, displs, NULL,
+                              recvtype, comm, BLOCKING, "MPI_Neighbor_allgatherv_c"));
 }
 APTUS_ALIAS(Neighbor_allgatherv_c)
 
@@ -930,9 +925,8 @@ int PMPI_Ineighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Da
                                 const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype,
                                 MPI_Comm comm, MPI_Request *request)
 {
-    APTUS_API_LOCK();
-    return nbr_vary(sendbuf, sendcount, 0, NULL, NULL, NULL, sendtype, recvbuf, recvcounts, displs, NULL, recvtype,
-                    comm, request, "MPI_Ineighbor_allgatherv_c");
+    APTUS_API_LOCKED(nbr_vary(sendbuf, sendcount, 0, NULL, NULL, NULL, sendtype, recvbuf, recvcounts, displs, NULL,
+                              recvtype, comm, request, "MPI_Ineighbor_allgatherv_c"));
 }
 APTUS_ALIAS(Ineighbor_allgatherv_c)
 
@@ -940,9 +934,8 @@ int PMPI_Neighbor_alltoallv(const void *sendbuf, const int sendcounts[], const i
                             void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
                             MPI_Comm comm)
 {
-    APTUS_API_LOCK();
-    return alltoallv_int(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, BLOCKING,
-                         "MPI_Neighbor_alltoallv");
+    APTUS_API_LOCKED(alltoallv_int(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm,
+                                   BLOCKING, "MPI_Neighbor_alltoallv"));
 }
 APTUS_ALIAS(Neighbor_alltoallv)
 
@@ -950,9 +943,8 @@ int PMPI_Ineighbor_alltoallv(const void *sendbuf, const int sendcounts[], const 
                              void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
                              MPI_Comm comm, MPI_Request *request)
 {
-    APTUS_API_LOCK();
-    return alltoallv_int(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request,
-                         "MPI_Ineighbor_alltoallv");
+    APTUS_API_LOCKED(alltoallv_int(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm,
+                                   request, "MPI_Ineighbor_alltoallv"));
 }
 APTUS_ALIAS(Ineighbor_alltoallv)
 
@@ -960,9 +952,8 @@ int PMPI_Neighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
                               MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[],
                               const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
 {
-    APTUS_API_LOCK();
-    return nbr_vary(sendbuf, 0, 1, sendcounts, sdispls, NULL, sendtype, recvbuf, recvcounts, rdispls, NULL, recvtype,
-                    comm, BLOCKING, "MPI_Neighbor_alltoallv_c");
+    APTUS_API_LOCKED(nbr_vary(sendbuf, 0, 1, sendcounts, sdispls, NULL, sendtype, recvbuf, recvcounts, rdispls, NULL,
+                              recvtype, comm, BLOCKING, "MPI_Neighbor_alltoallv_c"));
 }
 APTUS_ALIAS(Neighbor_alltoallv_c)
 
@@ -970,9 +961,8 @@ int PMPI_Ineighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[]
                                MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[],
                                const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
-    APTUS_API_LOCK();
-    return nbr_vary(sendbuf, 0, 1, sendcounts, sdispls, NULL, sendtype, recvbuf, recvcounts, rdispls, NULL, recvtype,
-                    comm, request, "MPI_Ineighbor_alltoallv_c");
+    APTUS_API_LOCKED(nbr_vary(sendbuf, 0, 1, sendcounts, sdispls, NULL, sendtype, recvbuf, recvcounts, rdispls, NULL,
+                              recvtype, comm, request, "MPI_Ineighbor_alltoallv_c"));
 }
 APTUS_ALIAS(Ineighbor_alltoallv_c)
 
@@ -980,9 +970,8 @@ int PMPI_Neighbor_alltoallw(const void *sendbuf, const int sendcounts[], const M
                             const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
                             const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
 {
-    APTUS_API_LOCK();
-    return alltoallw_int(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm,
-                         BLOCKING, "MPI_Neighbor_alltoallw");
+    APTUS_API_LOCKED(alltoallw_int(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes,
+                                   comm, BLOCKING, "MPI_Neighbor_alltoallw"));
 }
 APTUS_ALIAS(Neighbor_alltoallw)
 
@@ -991,9 +980,8 @@ int PMPI_Ineighbor_alltoallw(const void *sendbuf, const int sendcounts[], const 
                              const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
                              MPI_Request *request)
 {
-    APTUS_API_LOCK();
-    return alltoallw_int(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm,
-                         request, "MPI_Ineighbor_alltoallw");
+    APTUS_API_LOCKED(alltoallw_int(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes,
+                                   comm, request, "MPI_Ineighbor_alltoallw"));
 }
 APTUS_ALIAS(Ineighbor_alltoallw)
 
@@ -1001,9 +989,8 @@ int PMPI_Neighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[],
                               const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[],
                               const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
 {
-    APTUS_API_LOCK();
-    return nbr_vary(sendbuf, 0, 1, sendcounts, sdispls, sendtypes, MPI_DATATYPE_NULL, recvbuf, recvcounts, rdispls,
-                    recvtypes, MPI_DATATYPE_NULL, comm, BLOCKING, "MPI_Neighbor_alltoallw_c");
+    APTUS_API_LOCKED(nbr_vary(sendbuf, 0, 1, sendcounts, sdispls, sendtypes, MPI_DATATYPE_NULL, recvbuf, recvcounts,
+                              rdispls, recvtypes, MPI_DATATYPE_NULL, comm, BLOCKING, "MPI_Neighbor_alltoallw_c"));
 }
 APTUS_ALIAS(Neighbor_alltoallw_c)
 
@@ -1012,9 +999,8 @@ int PMPI_Ineighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[]
                                const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
                                MPI_Request *request)
 {
-    APTUS_API_LOCK();
-    return nbr_vary(sendbuf, 0, 1, sendcounts, sdispls, sendtypes, MPI_DATATYPE_NULL, recvbuf, recvcounts, rdispls,
-                    recvtypes, MPI_DATATYPE_NULL, comm, request, "MPI_Ineighbor_alltoallw_c");
+    APTUS_API_LOCKED(nbr_vary(sendbuf, 0, 1, sendcounts, sdispls, sendtypes, MPI_DATATYPE_NULL, recvbuf, recvcounts,
+                              rdispls, recvtypes, MPI_DATATYPE_NULL, comm, request, "MPI_Ineighbor_alltoallw_c"));
 }
 APTUS_ALIAS(Ineighbor_alltoallw_c)
 

@@ -60,6 +60,40 @@ static inline void aptus_lock_guard_end(int *taken)
     __attribute__((cleanup(aptus_lock_guard_end))) int aptus_lock_guard_ = aptus_lock_acquire();                       \
     (void)aptus_lock_guard_
 
+/* The form for a function whose body is `return EXPR;`: without locking, EXPR is returned
+ * straight (a tail call where the compiler can: nothing is left to do after it); with it,
+ * EXPR is evaluated under the lock. The hottest calls (MPI_Send, MPI_Recv, MPI_Isend, ...) use
+ * it, so that the unlocked path costs one load and one branch. */
+#define APTUS_API_LOCKED(EXPR)                                                                                         \
+    do {                                                                                                               \
+        if (__builtin_expect(!__atomic_load_n(&aptus_lock_on, __ATOMIC_RELAXED), 1))                                   \
+            return (EXPR);                                                                                             \
+        aptus_lock_take_slow();                                                                                        \
+        __typeof__(EXPR) aptus_locked_rc_ = (EXPR);                                                                    \
+        aptus_lock_release_slow();                                                                                     \
+        return aptus_locked_rc_;                                                                                       \
+    } while (0)
+
+/* Defines `RET NAME PARAMS` returning EXPR, for the hottest calls (MPI_Send, MPI_Recv,
+ * MPI_Isend, MPI_Wait, ...): the locked form lives in a separate cold function that the
+ * unlocked path reaches by a tail call, so the compiler lays the unlocked path out exactly as
+ * without locking, plus one load and one branch (callgrind: 8-byte MPI_Send, docs/BENCHMARKS.md).
+ * ARGS is PARAMS' names in parentheses. */
+#define APTUS_API_FN_HOT(RET, NAME, PARAMS, ARGS, EXPR)                                                                \
+    static __attribute__((noinline, cold)) RET NAME##_locked_ PARAMS                                                   \
+    {                                                                                                                  \
+        aptus_lock_take_slow();                                                                                        \
+        RET aptus_locked_rc_ = (EXPR);                                                                                 \
+        aptus_lock_release_slow();                                                                                     \
+        return aptus_locked_rc_;                                                                                       \
+    }                                                                                                                  \
+    RET NAME PARAMS                                                                                                    \
+    {                                                                                                                  \
+        if (__builtin_expect(__atomic_load_n(&aptus_lock_on, __ATOMIC_RELAXED), 0))                                    \
+            return NAME##_locked_ ARGS;                                                                                \
+        return (EXPR);                                                                                                 \
+    }
+
 /* Whether the calling thread holds the lock. */
 int aptus_lock_held(void);
 /* If other threads ask for the lock and the caller holds it: lets them have it once, then
