@@ -152,6 +152,12 @@ int aptus_runtime_finalize(void)
      * frame this rank sent has been handed over. */
     aptus_progress_thread_stop();
     int rc = aptus_barrier(&aptus_comm_world_obj);
+    /* Operations whose requests were freed while active (a persistent collective, ...) complete
+     * before the tear-down: every rank is here, progressing; one that cannot complete (a
+     * nonblocking collective some rank never started) is given up after a few seconds. */
+    double give_up = aptus_wtime() + 10.0;
+    for (unsigned idle = 0; aptus_bg_count() > 0 && aptus_wtime() < give_up;)
+        aptus_wait_step(&idle);
     aptus_fault_drain();      /* frames held by APTUS_CHANNEL_FAULTS count as handed over: send them */
     aptus_channels_quiesce(); /* acknowledgements still owed or awaited (UD) */
     if (aptus_config.stats)

@@ -109,6 +109,11 @@ int aptus_bg_add_passive(int (*poll)(void *arg), void *arg)
     return bg_add(poll, arg, 1);
 }
 
+int aptus_bg_count(void)
+{
+    return pe.nbg;
+}
+
 static int bg_run(void)
 {
     int done = 0;

@@ -84,6 +84,8 @@ void aptus_wait_step(unsigned *idle);
 /* A background task that only waits for messages (it advances when operations complete, which
  * happens on progress passes that see frames): unlike the others it lets a waiting rank sleep. */
 int aptus_bg_add_passive(int (*poll)(void *arg), void *arg);
+/* Background tasks still running. */
+int aptus_bg_count(void);
 
 /* The progress thread (APTUS_ASYNC_PROGRESS=1): runs progress passes while the application
  * computes, taking the library's lock (runtime/lock.h) for them, and sleeps on the wait objects
