@@ -60,6 +60,11 @@ static int wait_mode(void)
         fprintf(stderr, "Aptus MPI: APTUS_WAIT_BLOCK: '%s' is not one of auto, 0, 1\n", w);
         return -1;
     }
+    /* The progress thread sleeps on the wait objects between its passes: the peers must ring
+     * the doorbell (smp) and the network channels' queues need their descriptors. (Application
+     * threads do not sleep while locking is on: progress.c.) */
+    if (aptus_config.async_progress)
+        aptus_wait_blocks = 1;
     return 0;
 }
 
