@@ -29,23 +29,29 @@ int aptus_coll_tag(struct aptus_comm *c)
     return (int)(seq * APTUS_COLL_PHASES);
 }
 
-static int start_on(int kind, struct aptus_comm *c, uint16_t ctx, void *buf, size_t bytes, int peer, int tag,
-                    struct aptus_request **req)
+int aptus_coll_start_msg(int kind, struct aptus_comm *c, uint16_t ctx, void *buf, size_t bytes,
+                         const struct aptus_dtype *dt, size_t count, int peer, int tag, struct aptus_request **req)
 {
-    if (aptus_nbc_recording())
-        return aptus_nbc_msg(kind == APTUS_REQ_SEND, c, ctx, buf, bytes, NULL, 0, peer, tag, req);
     struct aptus_request *r = aptus_req_new(kind);
     *req = NULL;
     if (!r)
         return MPI_ERR_NO_MEM;
-    r->buf = buf;
-    r->bytes = bytes;
+    if (dt) {
+        aptus_req_set_data(r, buf, count, dt);
+        aptus_req_hold_type(r);
+    } else {
+        r->buf = buf;
+        r->bytes = bytes;
+    }
     r->peer = peer;
     r->tag = tag;
     r->comm = c;
     r->ctx = ctx;
     int rc;
-    if (kind == APTUS_REQ_SEND) {
+    if (peer == MPI_PROC_NULL) {
+        aptus_req_done_proc_null(r);
+        rc = 0;
+    } else if (kind == APTUS_REQ_SEND) {
         r->mode = APTUS_MODE_STANDARD;
         rc = aptus_send_start(r);
     } else {
@@ -57,6 +63,14 @@ static int start_on(int kind, struct aptus_comm *c, uint16_t ctx, void *buf, siz
     }
     *req = r;
     return 0;
+}
+
+static int start_on(int kind, struct aptus_comm *c, uint16_t ctx, void *buf, size_t bytes, int peer, int tag,
+                    struct aptus_request **req)
+{
+    if (aptus_nbc_recording())
+        return aptus_nbc_msg(kind == APTUS_REQ_SEND, c, ctx, buf, bytes, NULL, 0, peer, tag, req);
+    return aptus_coll_start_msg(kind, c, ctx, buf, bytes, NULL, 0, peer, tag, req);
 }
 
 int aptus_coll_isend_on(struct aptus_comm *c, uint16_t ctx, const void *buf, size_t bytes, int dst, int tag,

@@ -35,6 +35,11 @@ int aptus_coll_isend_on(struct aptus_comm *c, uint16_t ctx, const void *buf, siz
                         struct aptus_request **req);
 int aptus_coll_irecv_on(struct aptus_comm *c, uint16_t ctx, void *buf, size_t bytes, int src, int tag,
                         struct aptus_request **req);
+/* Starts a send (kind APTUS_REQ_SEND) or a receive of `bytes` packed bytes at buf, or (dt
+ * non-NULL) of `count` elements of dt, on context ctx of c; MPI_PROC_NULL completes at once.
+ * The schedules of coll/nbc.c start their messages with it too. */
+int aptus_coll_start_msg(int kind, struct aptus_comm *c, uint16_t ctx, void *buf, size_t bytes,
+                         const struct aptus_dtype *dt, size_t count, int peer, int tag, struct aptus_request **req);
 /* Waits for every non-NULL request, frees them (setting the entries to NULL) and returns the
  * first error (receive errors such as MPI_ERR_TRUNCATE included). */
 int aptus_coll_waitall(struct aptus_request **reqs, int n);

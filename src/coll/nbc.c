@@ -223,6 +223,16 @@ void aptus_nbc_hold_op(const struct aptus_op *op)
 static struct aptus_nbc *pool[NBC_POOL_KEEP];
 static int npool;
 
+static void destroy(struct aptus_nbc *s)
+{
+    free(s->steps);
+    free(s->ids);
+    free(s->arena);
+    free(s->defers);
+    free(s->reqs);
+    free(s);
+}
+
 void aptus_nbc_free(struct aptus_nbc *s)
 {
     if (!s)
@@ -242,12 +252,7 @@ void aptus_nbc_free(struct aptus_nbc *s)
         pool[npool++] = s;
         return;
     }
-    free(s->steps);
-    free(s->ids);
-    free(s->arena);
-    free(s->defers);
-    free(s->reqs);
-    free(s);
+    destroy(s);
 }
 
 int aptus_nbc_begin(void)
@@ -261,15 +266,8 @@ int aptus_nbc_begin(void)
 
 void aptus_nbc_pool_drain(void)
 {
-    while (npool > 0) {
-        struct aptus_nbc *s = pool[--npool];
-        free(s->steps);
-        free(s->ids);
-        free(s->arena);
-        free(s->defers);
-        free(s->reqs);
-        free(s);
-    }
+    while (npool > 0)
+        destroy(pool[--npool]);
 }
 
 /* ---- execution --------------------------------------------------------------------------------- */
@@ -277,36 +275,8 @@ void aptus_nbc_pool_drain(void)
 static int start_msg(struct aptus_nbc *s, int i)
 {
     const struct nbc_step *st = &s->steps[i];
-    struct aptus_request *r = aptus_req_new(st->kind == ST_SEND ? APTUS_REQ_SEND : APTUS_REQ_RECV);
-    if (!r)
-        return MPI_ERR_NO_MEM;
-    if (st->m.dt) {
-        aptus_req_set_data(r, st->m.buf, st->m.count, st->m.dt);
-        aptus_req_hold_type(r);
-    } else {
-        r->buf = st->m.buf;
-        r->bytes = st->m.bytes;
-    }
-    r->peer = st->m.peer;
-    r->tag = st->m.tag;
-    r->comm = st->m.c;
-    r->ctx = st->m.ctx;
-    int rc;
-    if (st->m.peer == MPI_PROC_NULL) {
-        aptus_req_done_proc_null(r);
-        rc = 0;
-    } else if (st->kind == ST_SEND) {
-        r->mode = APTUS_MODE_STANDARD;
-        rc = aptus_send_start(r);
-    } else {
-        rc = aptus_recv_start(r);
-    }
-    if (rc) {
-        aptus_req_free(r);
-        return rc;
-    }
-    s->reqs[i] = r;
-    return 0;
+    return aptus_coll_start_msg(st->kind == ST_SEND ? APTUS_REQ_SEND : APTUS_REQ_RECV, st->m.c, st->m.ctx, st->m.buf,
+                                st->m.bytes, st->m.dt, st->m.count, st->m.peer, st->m.tag, &s->reqs[i]);
 }
 
 /* Whether the messages of a wait step have completed; if so they are freed (errors kept). */
