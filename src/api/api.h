@@ -7,6 +7,7 @@
 #define APTUS_API_API_H
 
 #include <mpi.h>
+#include <stddef.h>
 
 #define APTUS_ALIAS(fn) extern __typeof__(PMPI_##fn) MPI_##fn __attribute__((weak, alias("PMPI_" #fn)));
 
@@ -15,7 +16,11 @@
  * the blocking form recorded (it returned rc, an error it reported already) into the request.
  * APTUS_NB_BEGIN(FN, INFO) begins in a function with a `request` argument. */
 int aptus_api_nb_begin(MPI_Request *request, MPI_Info info, const char *fn);
-int aptus_api_nb_end(int rc, MPI_Comm comm, MPI_Request *request, int persistent, const char *fn);
+int aptus_api_nb_end(int rc, MPI_Comm comm, MPI_Request *request, int persistent, const void *key, size_t klen,
+                     const char *fn);
+/* A nonblocking call whose schedule the cache holds (key: its arguments): started from there;
+ * returns 1 with *request set, else 0. */
+int aptus_api_nb_replay(const void *key, size_t klen, MPI_Comm comm, MPI_Request *request);
 #define APTUS_NB_BEGIN(FN, INFO)                                                                                       \
     do {                                                                                                               \
         int nb_rc_ = aptus_api_nb_begin(request, INFO, FN);                                                            \

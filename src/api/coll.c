@@ -1285,12 +1285,34 @@ int aptus_api_nb_begin(MPI_Request *request, MPI_Info info, const char *fn)
     return rc ? aptus_error(NULL, rc, fn, "out of memory") : 0;
 }
 
+int aptus_api_nb_replay(const void *key, size_t klen, MPI_Comm comm, MPI_Request *request)
+{
+    if (!aptus_rt.initialized || aptus_rt.finalized || !request)
+        return 0;
+    struct aptus_comm *c = aptus_comm_get(comm);
+    struct aptus_request *r;
+    if (!c || !aptus_nbc_replay(key, klen, c, &r))
+        return 0;
+    *request = (MPI_Request)r;
+    return 1;
+}
+
+/* The key of a nonblocking call for the schedule cache (coll/nbc.h): the function and its
+ * arguments' values. */
+#define NB_KEY_BEGIN(FN)                                                                                               \
+    unsigned char nbk_[96];                                                                                            \
+    size_t nbkl_ = 0;                                                                                                  \
+    const char *nbfn_ = (FN);                                                                                          \
+    NB_KEY(nbfn_)
+#define NB_KEY(X) (memcpy(nbk_ + nbkl_, &(X), sizeof(X)), nbkl_ += sizeof(X))
+
 /* rc: what recording the blocking form returned (an error it reported already). */
-int aptus_api_nb_end(int rc, MPI_Comm comm, MPI_Request *request, int persistent, const char *fn)
+int aptus_api_nb_end(int rc, MPI_Comm comm, MPI_Request *request, int persistent, const void *key, size_t klen,
+                     const char *fn)
 {
     struct aptus_comm *c = rc ? NULL : aptus_comm_get(comm);
     struct aptus_request *r;
-    int erc = aptus_nbc_end(rc, c, persistent, &r);
+    int erc = aptus_nbc_end(rc, c, persistent, key, klen, &r);
     if (rc)
         return rc;
     if (erc)
@@ -1302,8 +1324,12 @@ int aptus_api_nb_end(int rc, MPI_Comm comm, MPI_Request *request, int persistent
 int PMPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
 {
     APTUS_API_LOCK();
+    NB_KEY_BEGIN("MPI_Ibarrier");
+    NB_KEY(comm);
+    if (aptus_api_nb_replay(nbk_, nbkl_, comm, request))
+        return MPI_SUCCESS;
     APTUS_NB_BEGIN("MPI_Ibarrier", MPI_INFO_NULL);
-    return aptus_api_nb_end(barrier_any("MPI_Ibarrier", comm), comm, request, 0, "MPI_Ibarrier");
+    return aptus_api_nb_end(barrier_any("MPI_Ibarrier", comm), comm, request, 0, nbk_, nbkl_, "MPI_Ibarrier");
 }
 APTUS_ALIAS(Ibarrier)
 
@@ -1311,15 +1337,23 @@ int PMPI_Barrier_init(MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     APTUS_API_LOCK();
     APTUS_NB_BEGIN("MPI_Barrier_init", info);
-    return aptus_api_nb_end(barrier_any("MPI_Barrier_init", comm), comm, request, 1, "MPI_Barrier_init");
+    return aptus_api_nb_end(barrier_any("MPI_Barrier_init", comm), comm, request, 1, NULL, 0, "MPI_Barrier_init");
 }
 APTUS_ALIAS(Barrier_init)
 
 int PMPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request *request)
 {
     APTUS_API_LOCK();
+    NB_KEY_BEGIN("MPI_Ibcast");
+    NB_KEY(buffer);
+    NB_KEY(count);
+    NB_KEY(datatype);
+    NB_KEY(root);
+    NB_KEY(comm);
+    if (aptus_api_nb_replay(nbk_, nbkl_, comm, request))
+        return MPI_SUCCESS;
     APTUS_NB_BEGIN("MPI_Ibcast", MPI_INFO_NULL);
-    return aptus_api_nb_end(bcast_any("MPI_Ibcast", buffer, count, datatype, root, comm), comm, request, 0,
+    return aptus_api_nb_end(bcast_any("MPI_Ibcast", buffer, count, datatype, root, comm), comm, request, 0, nbk_, nbkl_,
                             "MPI_Ibcast");
 }
 APTUS_ALIAS(Ibcast)
@@ -1327,9 +1361,17 @@ APTUS_ALIAS(Ibcast)
 int PMPI_Ibcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request *request)
 {
     APTUS_API_LOCK();
+    NB_KEY_BEGIN("MPI_Ibcast_c");
+    NB_KEY(buffer);
+    NB_KEY(count);
+    NB_KEY(datatype);
+    NB_KEY(root);
+    NB_KEY(comm);
+    if (aptus_api_nb_replay(nbk_, nbkl_, comm, request))
+        return MPI_SUCCESS;
     APTUS_NB_BEGIN("MPI_Ibcast_c", MPI_INFO_NULL);
-    return aptus_api_nb_end(bcast_any("MPI_Ibcast_c", buffer, count, datatype, root, comm), comm, request, 0,
-                            "MPI_Ibcast_c");
+    return aptus_api_nb_end(bcast_any("MPI_Ibcast_c", buffer, count, datatype, root, comm), comm, request, 0, nbk_,
+                            nbkl_, "MPI_Ibcast_c");
 }
 APTUS_ALIAS(Ibcast_c)
 
@@ -1338,7 +1380,7 @@ int PMPI_Bcast_init(void *buffer, int count, MPI_Datatype datatype, int root, MP
 {
     APTUS_API_LOCK();
     APTUS_NB_BEGIN("MPI_Bcast_init", info);
-    return aptus_api_nb_end(bcast_any("MPI_Bcast_init", buffer, count, datatype, root, comm), comm, request, 1,
+    return aptus_api_nb_end(bcast_any("MPI_Bcast_init", buffer, count, datatype, root, comm), comm, request, 1, NULL, 0,
                             "MPI_Bcast_init");
 }
 APTUS_ALIAS(Bcast_init)
@@ -1348,8 +1390,8 @@ int PMPI_Bcast_init_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int 
 {
     APTUS_API_LOCK();
     APTUS_NB_BEGIN("MPI_Bcast_init_c", info);
-    return aptus_api_nb_end(bcast_any("MPI_Bcast_init_c", buffer, count, datatype, root, comm), comm, request, 1,
-                            "MPI_Bcast_init_c");
+    return aptus_api_nb_end(bcast_any("MPI_Bcast_init_c", buffer, count, datatype, root, comm), comm, request, 1, NULL,
+                            0, "MPI_Bcast_init_c");
 }
 APTUS_ALIAS(Bcast_init_c)
 
@@ -1357,10 +1399,21 @@ int PMPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
                  MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
     APTUS_API_LOCK();
+    NB_KEY_BEGIN("MPI_Igather");
+    NB_KEY(sendbuf);
+    NB_KEY(sendcount);
+    NB_KEY(sendtype);
+    NB_KEY(recvbuf);
+    NB_KEY(recvcount);
+    NB_KEY(recvtype);
+    NB_KEY(root);
+    NB_KEY(comm);
+    if (aptus_api_nb_replay(nbk_, nbkl_, comm, request))
+        return MPI_SUCCESS;
     APTUS_NB_BEGIN("MPI_Igather", MPI_INFO_NULL);
     return aptus_api_nb_end(
         gather_any("MPI_Igather", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm), comm,
-        request, 0, "MPI_Igather");
+        request, 0, nbk_, nbkl_, "MPI_Igather");
 }
 APTUS_ALIAS(Igather)
 
@@ -1368,10 +1421,21 @@ int PMPI_Igather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendty
                    MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
     APTUS_API_LOCK();
+    NB_KEY_BEGIN("MPI_Igather_c");
+    NB_KEY(sendbuf);
+    NB_KEY(sendcount);
+    NB_KEY(sendtype);
+    NB_KEY(recvbuf);
+    NB_KEY(recvcount);
+    NB_KEY(recvtype);
+    NB_KEY(root);
+    NB_KEY(comm);
+    if (aptus_api_nb_replay(nbk_, nbkl_, comm, request))
+        return MPI_SUCCESS;
     APTUS_NB_BEGIN("MPI_Igather_c", MPI_INFO_NULL);
     return aptus_api_nb_end(
         gather_any("MPI_Igather_c", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm), comm,
-        request, 0, "MPI_Igather_c");
+        request, 0, nbk_, nbkl_, "MPI_Igather_c");
 }
 APTUS_ALIAS(Igather_c)
 
@@ -1382,7 +1446,7 @@ int PMPI_Gather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, 
     APTUS_NB_BEGIN("MPI_Gather_init", info);
     return aptus_api_nb_end(
         gather_any("MPI_Gather_init", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm), comm,
-        request, 1, "MPI_Gather_init");
+        request, 1, NULL, 0, "MPI_Gather_init");
 }
 APTUS_ALIAS(Gather_init)
 
@@ -1394,7 +1458,7 @@ int PMPI_Gather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype se
     APTUS_NB_BEGIN("MPI_Gather_init_c", info);
     return aptus_api_nb_end(
         gather_any("MPI_Gather_init_c", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm), comm,
-        request, 1, "MPI_Gather_init_c");
+        request, 1, NULL, 0, "MPI_Gather_init_c");
 }
 APTUS_ALIAS(Gather_init_c)
 
@@ -1405,7 +1469,7 @@ int PMPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
     APTUS_NB_BEGIN("MPI_Igatherv", MPI_INFO_NULL);
     return aptus_api_nb_end(
         gatherv_any("MPI_Igatherv", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, 0),
-        comm, request, 0, "MPI_Igatherv");
+        comm, request, 0, NULL, 0, "MPI_Igatherv");
 }
 APTUS_ALIAS(Igatherv)
 
@@ -1417,7 +1481,7 @@ int PMPI_Igatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendt
     APTUS_NB_BEGIN("MPI_Igatherv_c", MPI_INFO_NULL);
     return aptus_api_nb_end(gatherv_any("MPI_Igatherv_c", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
                                         recvtype, root, comm, 1),
-                            comm, request, 0, "MPI_Igatherv_c");
+                            comm, request, 0, NULL, 0, "MPI_Igatherv_c");
 }
 APTUS_ALIAS(Igatherv_c)
 
@@ -1429,7 +1493,7 @@ int PMPI_Gatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
     APTUS_NB_BEGIN("MPI_Gatherv_init", info);
     return aptus_api_nb_end(gatherv_any("MPI_Gatherv_init", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
                                         recvtype, root, comm, 0),
-                            comm, request, 1, "MPI_Gatherv_init");
+                            comm, request, 1, NULL, 0, "MPI_Gatherv_init");
 }
 APTUS_ALIAS(Gatherv_init)
 
@@ -1441,7 +1505,7 @@ int PMPI_Gatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype s
     APTUS_NB_BEGIN("MPI_Gatherv_init_c", info);
     return aptus_api_nb_end(gatherv_any("MPI_Gatherv_init_c", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
                                         recvtype, root, comm, 1),
-                            comm, request, 1, "MPI_Gatherv_init_c");
+                            comm, request, 1, NULL, 0, "MPI_Gatherv_init_c");
 }
 APTUS_ALIAS(Gatherv_init_c)
 
@@ -1449,10 +1513,21 @@ int PMPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
                   MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
     APTUS_API_LOCK();
+    NB_KEY_BEGIN("MPI_Iscatter");
+    NB_KEY(sendbuf);
+    NB_KEY(sendcount);
+    NB_KEY(sendtype);
+    NB_KEY(recvbuf);
+    NB_KEY(recvcount);
+    NB_KEY(recvtype);
+    NB_KEY(root);
+    NB_KEY(comm);
+    if (aptus_api_nb_replay(nbk_, nbkl_, comm, request))
+        return MPI_SUCCESS;
     APTUS_NB_BEGIN("MPI_Iscatter", MPI_INFO_NULL);
     return aptus_api_nb_end(
         scatter_any("MPI_Iscatter", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm), comm,
-        request, 0, "MPI_Iscatter");
+        request, 0, nbk_, nbkl_, "MPI_Iscatter");
 }
 APTUS_ALIAS(Iscatter)
 
@@ -1460,10 +1535,21 @@ int PMPI_Iscatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendt
                     MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
     APTUS_API_LOCK();
+    NB_KEY_BEGIN("MPI_Iscatter_c");
+    NB_KEY(sendbuf);
+    NB_KEY(sendcount);
+    NB_KEY(sendtype);
+    NB_KEY(recvbuf);
+    NB_KEY(recvcount);
+    NB_KEY(recvtype);
+    NB_KEY(root);
+    NB_KEY(comm);
+    if (aptus_api_nb_replay(nbk_, nbkl_, comm, request))
+        return MPI_SUCCESS;
     APTUS_NB_BEGIN("MPI_Iscatter_c", MPI_INFO_NULL);
     return aptus_api_nb_end(
         scatter_any("MPI_Iscatter_c", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm), comm,
-        request, 0, "MPI_Iscatter_c");
+        request, 0, nbk_, nbkl_, "MPI_Iscatter_c");
 }
 APTUS_ALIAS(Iscatter_c)
 
@@ -1474,7 +1560,7 @@ int PMPI_Scatter_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
     APTUS_NB_BEGIN("MPI_Scatter_init", info);
     return aptus_api_nb_end(
         scatter_any("MPI_Scatter_init", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm), comm,
-        request, 1, "MPI_Scatter_init");
+        request, 1, NULL, 0, "MPI_Scatter_init");
 }
 APTUS_ALIAS(Scatter_init)
 
@@ -1486,7 +1572,7 @@ int PMPI_Scatter_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype s
     APTUS_NB_BEGIN("MPI_Scatter_init_c", info);
     return aptus_api_nb_end(
         scatter_any("MPI_Scatter_init_c", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm), comm,
-        request, 1, "MPI_Scatter_init_c");
+        request, 1, NULL, 0, "MPI_Scatter_init_c");
 }
 APTUS_ALIAS(Scatter_init_c)
 
@@ -1497,7 +1583,7 @@ int PMPI_Iscatterv(const void *sendbuf, const int *sendcounts, const int *displs
     APTUS_NB_BEGIN("MPI_Iscatterv", MPI_INFO_NULL);
     return aptus_api_nb_end(scatterv_any("MPI_Iscatterv", sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount,
                                          recvtype, root, comm, 0),
-                            comm, request, 0, "MPI_Iscatterv");
+                            comm, request, 0, NULL, 0, "MPI_Iscatterv");
 }
 APTUS_ALIAS(Iscatterv)
 
@@ -1509,7 +1595,7 @@ int PMPI_Iscatterv_c(const void *sendbuf, const MPI_Count *sendcounts, const MPI
     APTUS_NB_BEGIN("MPI_Iscatterv_c", MPI_INFO_NULL);
     return aptus_api_nb_end(scatterv_any("MPI_Iscatterv_c", sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount,
                                          recvtype, root, comm, 1),
-                            comm, request, 0, "MPI_Iscatterv_c");
+                            comm, request, 0, NULL, 0, "MPI_Iscatterv_c");
 }
 APTUS_ALIAS(Iscatterv_c)
 
@@ -1521,7 +1607,7 @@ int PMPI_Scatterv_init(const void *sendbuf, const int *sendcounts, const int *di
     APTUS_NB_BEGIN("MPI_Scatterv_init", info);
     return aptus_api_nb_end(scatterv_any("MPI_Scatterv_init", sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount,
                                          recvtype, root, comm, 0),
-                            comm, request, 1, "MPI_Scatterv_init");
+                            comm, request, 1, NULL, 0, "MPI_Scatterv_init");
 }
 APTUS_ALIAS(Scatterv_init)
 
@@ -1533,7 +1619,7 @@ int PMPI_Scatterv_init_c(const void *sendbuf, const MPI_Count *sendcounts, const
     APTUS_NB_BEGIN("MPI_Scatterv_init_c", info);
     return aptus_api_nb_end(scatterv_any("MPI_Scatterv_init_c", sendbuf, sendcounts, displs, sendtype, recvbuf,
                                          recvcount, recvtype, root, comm, 1),
-                            comm, request, 1, "MPI_Scatterv_init_c");
+                            comm, request, 1, NULL, 0, "MPI_Scatterv_init_c");
 }
 APTUS_ALIAS(Scatterv_init_c)
 
@@ -1541,10 +1627,20 @@ int PMPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, v
                     MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
     APTUS_API_LOCK();
+    NB_KEY_BEGIN("MPI_Iallgather");
+    NB_KEY(sendbuf);
+    NB_KEY(sendcount);
+    NB_KEY(sendtype);
+    NB_KEY(recvbuf);
+    NB_KEY(recvcount);
+    NB_KEY(recvtype);
+    NB_KEY(comm);
+    if (aptus_api_nb_replay(nbk_, nbkl_, comm, request))
+        return MPI_SUCCESS;
     APTUS_NB_BEGIN("MPI_Iallgather", MPI_INFO_NULL);
     return aptus_api_nb_end(
         allgather_any("MPI_Iallgather", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm), comm,
-        request, 0, "MPI_Iallgather");
+        request, 0, nbk_, nbkl_, "MPI_Iallgather");
 }
 APTUS_ALIAS(Iallgather)
 
@@ -1552,10 +1648,20 @@ int PMPI_Iallgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sen
                       MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
     APTUS_API_LOCK();
+    NB_KEY_BEGIN("MPI_Iallgather_c");
+    NB_KEY(sendbuf);
+    NB_KEY(sendcount);
+    NB_KEY(sendtype);
+    NB_KEY(recvbuf);
+    NB_KEY(recvcount);
+    NB_KEY(recvtype);
+    NB_KEY(comm);
+    if (aptus_api_nb_replay(nbk_, nbkl_, comm, request))
+        return MPI_SUCCESS;
     APTUS_NB_BEGIN("MPI_Iallgather_c", MPI_INFO_NULL);
     return aptus_api_nb_end(
         allgather_any("MPI_Iallgather_c", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm), comm,
-        request, 0, "MPI_Iallgather_c");
+        request, 0, nbk_, nbkl_, "MPI_Iallgather_c");
 }
 APTUS_ALIAS(Iallgather_c)
 
@@ -1566,7 +1672,7 @@ int PMPI_Allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtyp
     APTUS_NB_BEGIN("MPI_Allgather_init", info);
     return aptus_api_nb_end(
         allgather_any("MPI_Allgather_init", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm), comm,
-        request, 1, "MPI_Allgather_init");
+        request, 1, NULL, 0, "MPI_Allgather_init");
 }
 APTUS_ALIAS(Allgather_init)
 
@@ -1578,7 +1684,7 @@ int PMPI_Allgather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype
     APTUS_NB_BEGIN("MPI_Allgather_init_c", info);
     return aptus_api_nb_end(
         allgather_any("MPI_Allgather_init_c", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm), comm,
-        request, 1, "MPI_Allgather_init_c");
+        request, 1, NULL, 0, "MPI_Allgather_init_c");
 }
 APTUS_ALIAS(Allgather_init_c)
 
@@ -1589,7 +1695,7 @@ int PMPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, 
     APTUS_NB_BEGIN("MPI_Iallgatherv", MPI_INFO_NULL);
     return aptus_api_nb_end(
         allgatherv_any("MPI_Iallgatherv", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, 0),
-        comm, request, 0, "MPI_Iallgatherv");
+        comm, request, 0, NULL, 0, "MPI_Iallgatherv");
 }
 APTUS_ALIAS(Iallgatherv)
 
@@ -1601,7 +1707,7 @@ int PMPI_Iallgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype se
     APTUS_NB_BEGIN("MPI_Iallgatherv_c", MPI_INFO_NULL);
     return aptus_api_nb_end(allgatherv_any("MPI_Iallgatherv_c", sendbuf, sendcount, sendtype, recvbuf, recvcounts,
                                            displs, recvtype, comm, 1),
-                            comm, request, 0, "MPI_Iallgatherv_c");
+                            comm, request, 0, NULL, 0, "MPI_Iallgatherv_c");
 }
 APTUS_ALIAS(Iallgatherv_c)
 
@@ -1613,7 +1719,7 @@ int PMPI_Allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendty
     APTUS_NB_BEGIN("MPI_Allgatherv_init", info);
     return aptus_api_nb_end(allgatherv_any("MPI_Allgatherv_init", sendbuf, sendcount, sendtype, recvbuf, recvcounts,
                                            displs, recvtype, comm, 0),
-                            comm, request, 1, "MPI_Allgatherv_init");
+                            comm, request, 1, NULL, 0, "MPI_Allgatherv_init");
 }
 APTUS_ALIAS(Allgatherv_init)
 
@@ -1625,7 +1731,7 @@ int PMPI_Allgatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatyp
     APTUS_NB_BEGIN("MPI_Allgatherv_init_c", info);
     return aptus_api_nb_end(allgatherv_any("MPI_Allgatherv_init_c", sendbuf, sendcount, sendtype, recvbuf, recvcounts,
                                            displs, recvtype, comm, 1),
-                            comm, request, 1, "MPI_Allgatherv_init_c");
+                            comm, request, 1, NULL, 0, "MPI_Allgatherv_init_c");
 }
 APTUS_ALIAS(Allgatherv_init_c)
 
@@ -1633,10 +1739,20 @@ int PMPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
                    MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
     APTUS_API_LOCK();
+    NB_KEY_BEGIN("MPI_Ialltoall");
+    NB_KEY(sendbuf);
+    NB_KEY(sendcount);
+    NB_KEY(sendtype);
+    NB_KEY(recvbuf);
+    NB_KEY(recvcount);
+    NB_KEY(recvtype);
+    NB_KEY(comm);
+    if (aptus_api_nb_replay(nbk_, nbkl_, comm, request))
+        return MPI_SUCCESS;
     APTUS_NB_BEGIN("MPI_Ialltoall", MPI_INFO_NULL);
     return aptus_api_nb_end(
         alltoall_any("MPI_Ialltoall", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm), comm, request,
-        0, "MPI_Ialltoall");
+        0, nbk_, nbkl_, "MPI_Ialltoall");
 }
 APTUS_ALIAS(Ialltoall)
 
@@ -1644,10 +1760,20 @@ int PMPI_Ialltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype send
                      MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
     APTUS_API_LOCK();
+    NB_KEY_BEGIN("MPI_Ialltoall_c");
+    NB_KEY(sendbuf);
+    NB_KEY(sendcount);
+    NB_KEY(sendtype);
+    NB_KEY(recvbuf);
+    NB_KEY(recvcount);
+    NB_KEY(recvtype);
+    NB_KEY(comm);
+    if (aptus_api_nb_replay(nbk_, nbkl_, comm, request))
+        return MPI_SUCCESS;
     APTUS_NB_BEGIN("MPI_Ialltoall_c", MPI_INFO_NULL);
     return aptus_api_nb_end(
         alltoall_any("MPI_Ialltoall_c", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm), comm,
-        request, 0, "MPI_Ialltoall_c");
+        request, 0, nbk_, nbkl_, "MPI_Ialltoall_c");
 }
 APTUS_ALIAS(Ialltoall_c)
 
@@ -1658,7 +1784,7 @@ int PMPI_Alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype
     APTUS_NB_BEGIN("MPI_Alltoall_init", info);
     return aptus_api_nb_end(
         alltoall_any("MPI_Alltoall_init", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm), comm,
-        request, 1, "MPI_Alltoall_init");
+        request, 1, NULL, 0, "MPI_Alltoall_init");
 }
 APTUS_ALIAS(Alltoall_init)
 
@@ -1669,7 +1795,7 @@ int PMPI_Alltoall_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype 
     APTUS_NB_BEGIN("MPI_Alltoall_init_c", info);
     return aptus_api_nb_end(
         alltoall_any("MPI_Alltoall_init_c", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm), comm,
-        request, 1, "MPI_Alltoall_init_c");
+        request, 1, NULL, 0, "MPI_Alltoall_init_c");
 }
 APTUS_ALIAS(Alltoall_init_c)
 
@@ -1681,7 +1807,7 @@ int PMPI_Ialltoallv(const void *sendbuf, const int *sendcounts, const int *sdisp
     APTUS_NB_BEGIN("MPI_Ialltoallv", MPI_INFO_NULL);
     return aptus_api_nb_end(alltoallvw_any("MPI_Ialltoallv", sendbuf, sendcounts, sdispls, &sendtype, recvbuf,
                                            recvcounts, rdispls, &recvtype, comm, 0, 0),
-                            comm, request, 0, "MPI_Ialltoallv");
+                            comm, request, 0, NULL, 0, "MPI_Ialltoallv");
 }
 APTUS_ALIAS(Ialltoallv)
 
@@ -1693,7 +1819,7 @@ int PMPI_Ialltoallv_c(const void *sendbuf, const MPI_Count *sendcounts, const MP
     APTUS_NB_BEGIN("MPI_Ialltoallv_c", MPI_INFO_NULL);
     return aptus_api_nb_end(alltoallvw_any("MPI_Ialltoallv_c", sendbuf, sendcounts, sdispls, &sendtype, recvbuf,
                                            recvcounts, rdispls, &recvtype, comm, 1, 0),
-                            comm, request, 0, "MPI_Ialltoallv_c");
+                            comm, request, 0, NULL, 0, "MPI_Ialltoallv_c");
 }
 APTUS_ALIAS(Ialltoallv_c)
 
@@ -1705,7 +1831,7 @@ int PMPI_Alltoallv_init(const void *sendbuf, const int *sendcounts, const int *s
     APTUS_NB_BEGIN("MPI_Alltoallv_init", info);
     return aptus_api_nb_end(alltoallvw_any("MPI_Alltoallv_init", sendbuf, sendcounts, sdispls, &sendtype, recvbuf,
                                            recvcounts, rdispls, &recvtype, comm, 0, 0),
-                            comm, request, 1, "MPI_Alltoallv_init");
+                            comm, request, 1, NULL, 0, "MPI_Alltoallv_init");
 }
 APTUS_ALIAS(Alltoallv_init)
 
@@ -1717,7 +1843,7 @@ int PMPI_Alltoallv_init_c(const void *sendbuf, const MPI_Count *sendcounts, cons
     APTUS_NB_BEGIN("MPI_Alltoallv_init_c", info);
     return aptus_api_nb_end(alltoallvw_any("MPI_Alltoallv_init_c", sendbuf, sendcounts, sdispls, &sendtype, recvbuf,
                                            recvcounts, rdispls, &recvtype, comm, 1, 0),
-                            comm, request, 1, "MPI_Alltoallv_init_c");
+                            comm, request, 1, NULL, 0, "MPI_Alltoallv_init_c");
 }
 APTUS_ALIAS(Alltoallv_init_c)
 
@@ -1729,7 +1855,7 @@ int PMPI_Ialltoallw(const void *sendbuf, const int *sendcounts, const int *sdisp
     APTUS_NB_BEGIN("MPI_Ialltoallw", MPI_INFO_NULL);
     return aptus_api_nb_end(alltoallvw_any("MPI_Ialltoallw", sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
                                            recvcounts, rdispls, recvtypes, comm, 0, 1),
-                            comm, request, 0, "MPI_Ialltoallw");
+                            comm, request, 0, NULL, 0, "MPI_Ialltoallw");
 }
 APTUS_ALIAS(Ialltoallw)
 
@@ -1741,7 +1867,7 @@ int PMPI_Ialltoallw_c(const void *sendbuf, const MPI_Count *sendcounts, const MP
     APTUS_NB_BEGIN("MPI_Ialltoallw_c", MPI_INFO_NULL);
     return aptus_api_nb_end(alltoallvw_any("MPI_Ialltoallw_c", sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
                                            recvcounts, rdispls, recvtypes, comm, 1, 1),
-                            comm, request, 0, "MPI_Ialltoallw_c");
+                            comm, request, 0, NULL, 0, "MPI_Ialltoallw_c");
 }
 APTUS_ALIAS(Ialltoallw_c)
 
@@ -1753,7 +1879,7 @@ int PMPI_Alltoallw_init(const void *sendbuf, const int *sendcounts, const int *s
     APTUS_NB_BEGIN("MPI_Alltoallw_init", info);
     return aptus_api_nb_end(alltoallvw_any("MPI_Alltoallw_init", sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
                                            recvcounts, rdispls, recvtypes, comm, 0, 1),
-                            comm, request, 1, "MPI_Alltoallw_init");
+                            comm, request, 1, NULL, 0, "MPI_Alltoallw_init");
 }
 APTUS_ALIAS(Alltoallw_init)
 
@@ -1766,7 +1892,7 @@ int PMPI_Alltoallw_init_c(const void *sendbuf, const MPI_Count *sendcounts, cons
     APTUS_NB_BEGIN("MPI_Alltoallw_init_c", info);
     return aptus_api_nb_end(alltoallvw_any("MPI_Alltoallw_init_c", sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
                                            recvcounts, rdispls, recvtypes, comm, 1, 1),
-                            comm, request, 1, "MPI_Alltoallw_init_c");
+                            comm, request, 1, NULL, 0, "MPI_Alltoallw_init_c");
 }
 APTUS_ALIAS(Alltoallw_init_c)
 
@@ -1774,9 +1900,19 @@ int PMPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dat
                  MPI_Comm comm, MPI_Request *request)
 {
     APTUS_API_LOCK();
+    NB_KEY_BEGIN("MPI_Ireduce");
+    NB_KEY(sendbuf);
+    NB_KEY(recvbuf);
+    NB_KEY(count);
+    NB_KEY(datatype);
+    NB_KEY(op);
+    NB_KEY(root);
+    NB_KEY(comm);
+    if (aptus_api_nb_replay(nbk_, nbkl_, comm, request))
+        return MPI_SUCCESS;
     APTUS_NB_BEGIN("MPI_Ireduce", MPI_INFO_NULL);
     return aptus_api_nb_end(reduce_any("MPI_Ireduce", sendbuf, recvbuf, count, datatype, op, root, comm), comm, request,
-                            0, "MPI_Ireduce");
+                            0, nbk_, nbkl_, "MPI_Ireduce");
 }
 APTUS_ALIAS(Ireduce)
 
@@ -1784,9 +1920,19 @@ int PMPI_Ireduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Data
                    MPI_Comm comm, MPI_Request *request)
 {
     APTUS_API_LOCK();
+    NB_KEY_BEGIN("MPI_Ireduce_c");
+    NB_KEY(sendbuf);
+    NB_KEY(recvbuf);
+    NB_KEY(count);
+    NB_KEY(datatype);
+    NB_KEY(op);
+    NB_KEY(root);
+    NB_KEY(comm);
+    if (aptus_api_nb_replay(nbk_, nbkl_, comm, request))
+        return MPI_SUCCESS;
     APTUS_NB_BEGIN("MPI_Ireduce_c", MPI_INFO_NULL);
     return aptus_api_nb_end(reduce_any("MPI_Ireduce_c", sendbuf, recvbuf, count, datatype, op, root, comm), comm,
-                            request, 0, "MPI_Ireduce_c");
+                            request, 0, nbk_, nbkl_, "MPI_Ireduce_c");
 }
 APTUS_ALIAS(Ireduce_c)
 
@@ -1796,7 +1942,7 @@ int PMPI_Reduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype
     APTUS_API_LOCK();
     APTUS_NB_BEGIN("MPI_Reduce_init", info);
     return aptus_api_nb_end(reduce_any("MPI_Reduce_init", sendbuf, recvbuf, count, datatype, op, root, comm), comm,
-                            request, 1, "MPI_Reduce_init");
+                            request, 1, NULL, 0, "MPI_Reduce_init");
 }
 APTUS_ALIAS(Reduce_init)
 
@@ -1806,7 +1952,7 @@ int PMPI_Reduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_
     APTUS_API_LOCK();
     APTUS_NB_BEGIN("MPI_Reduce_init_c", info);
     return aptus_api_nb_end(reduce_any("MPI_Reduce_init_c", sendbuf, recvbuf, count, datatype, op, root, comm), comm,
-                            request, 1, "MPI_Reduce_init_c");
+                            request, 1, NULL, 0, "MPI_Reduce_init_c");
 }
 APTUS_ALIAS(Reduce_init_c)
 
@@ -1814,9 +1960,18 @@ int PMPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype 
                     MPI_Request *request)
 {
     APTUS_API_LOCK();
+    NB_KEY_BEGIN("MPI_Iallreduce");
+    NB_KEY(sendbuf);
+    NB_KEY(recvbuf);
+    NB_KEY(count);
+    NB_KEY(datatype);
+    NB_KEY(op);
+    NB_KEY(comm);
+    if (aptus_api_nb_replay(nbk_, nbkl_, comm, request))
+        return MPI_SUCCESS;
     APTUS_NB_BEGIN("MPI_Iallreduce", MPI_INFO_NULL);
     return aptus_api_nb_end(allreduce_any("MPI_Iallreduce", sendbuf, recvbuf, count, datatype, op, comm, RED_ALL), comm,
-                            request, 0, "MPI_Iallreduce");
+                            request, 0, nbk_, nbkl_, "MPI_Iallreduce");
 }
 APTUS_ALIAS(Iallreduce)
 
@@ -1824,9 +1979,18 @@ int PMPI_Iallreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_D
                       MPI_Comm comm, MPI_Request *request)
 {
     APTUS_API_LOCK();
+    NB_KEY_BEGIN("MPI_Iallreduce_c");
+    NB_KEY(sendbuf);
+    NB_KEY(recvbuf);
+    NB_KEY(count);
+    NB_KEY(datatype);
+    NB_KEY(op);
+    NB_KEY(comm);
+    if (aptus_api_nb_replay(nbk_, nbkl_, comm, request))
+        return MPI_SUCCESS;
     APTUS_NB_BEGIN("MPI_Iallreduce_c", MPI_INFO_NULL);
     return aptus_api_nb_end(allreduce_any("MPI_Iallreduce_c", sendbuf, recvbuf, count, datatype, op, comm, RED_ALL),
-                            comm, request, 0, "MPI_Iallreduce_c");
+                            comm, request, 0, nbk_, nbkl_, "MPI_Iallreduce_c");
 }
 APTUS_ALIAS(Iallreduce_c)
 
@@ -1836,7 +2000,7 @@ int PMPI_Allreduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datat
     APTUS_API_LOCK();
     APTUS_NB_BEGIN("MPI_Allreduce_init", info);
     return aptus_api_nb_end(allreduce_any("MPI_Allreduce_init", sendbuf, recvbuf, count, datatype, op, comm, RED_ALL),
-                            comm, request, 1, "MPI_Allreduce_init");
+                            comm, request, 1, NULL, 0, "MPI_Allreduce_init");
 }
 APTUS_ALIAS(Allreduce_init)
 
@@ -1846,7 +2010,7 @@ int PMPI_Allreduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, M
     APTUS_API_LOCK();
     APTUS_NB_BEGIN("MPI_Allreduce_init_c", info);
     return aptus_api_nb_end(allreduce_any("MPI_Allreduce_init_c", sendbuf, recvbuf, count, datatype, op, comm, RED_ALL),
-                            comm, request, 1, "MPI_Allreduce_init_c");
+                            comm, request, 1, NULL, 0, "MPI_Allreduce_init_c");
 }
 APTUS_ALIAS(Allreduce_init_c)
 
@@ -1857,7 +2021,7 @@ int PMPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int *recvcoun
     APTUS_NB_BEGIN("MPI_Ireduce_scatter", MPI_INFO_NULL);
     return aptus_api_nb_end(
         reduce_scatter_v("MPI_Ireduce_scatter", sendbuf, recvbuf, recvcounts, datatype, op, comm, 0), comm, request, 0,
-        "MPI_Ireduce_scatter");
+        NULL, 0, "MPI_Ireduce_scatter");
 }
 APTUS_ALIAS(Ireduce_scatter)
 
@@ -1868,7 +2032,7 @@ int PMPI_Ireduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count *
     APTUS_NB_BEGIN("MPI_Ireduce_scatter_c", MPI_INFO_NULL);
     return aptus_api_nb_end(
         reduce_scatter_v("MPI_Ireduce_scatter_c", sendbuf, recvbuf, recvcounts, datatype, op, comm, 1), comm, request,
-        0, "MPI_Ireduce_scatter_c");
+        0, NULL, 0, "MPI_Ireduce_scatter_c");
 }
 APTUS_ALIAS(Ireduce_scatter_c)
 
@@ -1879,7 +2043,7 @@ int PMPI_Reduce_scatter_init(const void *sendbuf, void *recvbuf, const int *recv
     APTUS_NB_BEGIN("MPI_Reduce_scatter_init", info);
     return aptus_api_nb_end(
         reduce_scatter_v("MPI_Reduce_scatter_init", sendbuf, recvbuf, recvcounts, datatype, op, comm, 0), comm, request,
-        1, "MPI_Reduce_scatter_init");
+        1, NULL, 0, "MPI_Reduce_scatter_init");
 }
 APTUS_ALIAS(Reduce_scatter_init)
 
@@ -1890,7 +2054,7 @@ int PMPI_Reduce_scatter_init_c(const void *sendbuf, void *recvbuf, const MPI_Cou
     APTUS_NB_BEGIN("MPI_Reduce_scatter_init_c", info);
     return aptus_api_nb_end(
         reduce_scatter_v("MPI_Reduce_scatter_init_c", sendbuf, recvbuf, recvcounts, datatype, op, comm, 1), comm,
-        request, 1, "MPI_Reduce_scatter_init_c");
+        request, 1, NULL, 0, "MPI_Reduce_scatter_init_c");
 }
 APTUS_ALIAS(Reduce_scatter_init_c)
 
@@ -1898,10 +2062,19 @@ int PMPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount
                                MPI_Comm comm, MPI_Request *request)
 {
     APTUS_API_LOCK();
+    NB_KEY_BEGIN("MPI_Ireduce_scatter_block");
+    NB_KEY(sendbuf);
+    NB_KEY(recvbuf);
+    NB_KEY(recvcount);
+    NB_KEY(datatype);
+    NB_KEY(op);
+    NB_KEY(comm);
+    if (aptus_api_nb_replay(nbk_, nbkl_, comm, request))
+        return MPI_SUCCESS;
     APTUS_NB_BEGIN("MPI_Ireduce_scatter_block", MPI_INFO_NULL);
     return aptus_api_nb_end(
         reduce_scatter_any("MPI_Ireduce_scatter_block", sendbuf, recvbuf, NULL, recvcount, datatype, op, comm, 0), comm,
-        request, 0, "MPI_Ireduce_scatter_block");
+        request, 0, nbk_, nbkl_, "MPI_Ireduce_scatter_block");
 }
 APTUS_ALIAS(Ireduce_scatter_block)
 
@@ -1909,10 +2082,19 @@ int PMPI_Ireduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count r
                                  MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
     APTUS_API_LOCK();
+    NB_KEY_BEGIN("MPI_Ireduce_scatter_block_c");
+    NB_KEY(sendbuf);
+    NB_KEY(recvbuf);
+    NB_KEY(recvcount);
+    NB_KEY(datatype);
+    NB_KEY(op);
+    NB_KEY(comm);
+    if (aptus_api_nb_replay(nbk_, nbkl_, comm, request))
+        return MPI_SUCCESS;
     APTUS_NB_BEGIN("MPI_Ireduce_scatter_block_c", MPI_INFO_NULL);
     return aptus_api_nb_end(
         reduce_scatter_any("MPI_Ireduce_scatter_block_c", sendbuf, recvbuf, NULL, recvcount, datatype, op, comm, 1),
-        comm, request, 0, "MPI_Ireduce_scatter_block_c");
+        comm, request, 0, nbk_, nbkl_, "MPI_Ireduce_scatter_block_c");
 }
 APTUS_ALIAS(Ireduce_scatter_block_c)
 
@@ -1923,7 +2105,7 @@ int PMPI_Reduce_scatter_block_init(const void *sendbuf, void *recvbuf, int recvc
     APTUS_NB_BEGIN("MPI_Reduce_scatter_block_init", info);
     return aptus_api_nb_end(
         reduce_scatter_any("MPI_Reduce_scatter_block_init", sendbuf, recvbuf, NULL, recvcount, datatype, op, comm, 0),
-        comm, request, 1, "MPI_Reduce_scatter_block_init");
+        comm, request, 1, NULL, 0, "MPI_Reduce_scatter_block_init");
 }
 APTUS_ALIAS(Reduce_scatter_block_init)
 
@@ -1934,7 +2116,7 @@ int PMPI_Reduce_scatter_block_init_c(const void *sendbuf, void *recvbuf, MPI_Cou
     APTUS_NB_BEGIN("MPI_Reduce_scatter_block_init_c", info);
     return aptus_api_nb_end(
         reduce_scatter_any("MPI_Reduce_scatter_block_init_c", sendbuf, recvbuf, NULL, recvcount, datatype, op, comm, 1),
-        comm, request, 1, "MPI_Reduce_scatter_block_init_c");
+        comm, request, 1, NULL, 0, "MPI_Reduce_scatter_block_init_c");
 }
 APTUS_ALIAS(Reduce_scatter_block_init_c)
 
@@ -1942,9 +2124,18 @@ int PMPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datat
                MPI_Request *request)
 {
     APTUS_API_LOCK();
+    NB_KEY_BEGIN("MPI_Iscan");
+    NB_KEY(sendbuf);
+    NB_KEY(recvbuf);
+    NB_KEY(count);
+    NB_KEY(datatype);
+    NB_KEY(op);
+    NB_KEY(comm);
+    if (aptus_api_nb_replay(nbk_, nbkl_, comm, request))
+        return MPI_SUCCESS;
     APTUS_NB_BEGIN("MPI_Iscan", MPI_INFO_NULL);
     return aptus_api_nb_end(allreduce_any("MPI_Iscan", sendbuf, recvbuf, count, datatype, op, comm, RED_SCAN), comm,
-                            request, 0, "MPI_Iscan");
+                            request, 0, nbk_, nbkl_, "MPI_Iscan");
 }
 APTUS_ALIAS(Iscan)
 
@@ -1952,9 +2143,18 @@ int PMPI_Iscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Dataty
                  MPI_Request *request)
 {
     APTUS_API_LOCK();
+    NB_KEY_BEGIN("MPI_Iscan_c");
+    NB_KEY(sendbuf);
+    NB_KEY(recvbuf);
+    NB_KEY(count);
+    NB_KEY(datatype);
+    NB_KEY(op);
+    NB_KEY(comm);
+    if (aptus_api_nb_replay(nbk_, nbkl_, comm, request))
+        return MPI_SUCCESS;
     APTUS_NB_BEGIN("MPI_Iscan_c", MPI_INFO_NULL);
     return aptus_api_nb_end(allreduce_any("MPI_Iscan_c", sendbuf, recvbuf, count, datatype, op, comm, RED_SCAN), comm,
-                            request, 0, "MPI_Iscan_c");
+                            request, 0, nbk_, nbkl_, "MPI_Iscan_c");
 }
 APTUS_ALIAS(Iscan_c)
 
@@ -1964,7 +2164,7 @@ int PMPI_Scan_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype d
     APTUS_API_LOCK();
     APTUS_NB_BEGIN("MPI_Scan_init", info);
     return aptus_api_nb_end(allreduce_any("MPI_Scan_init", sendbuf, recvbuf, count, datatype, op, comm, RED_SCAN), comm,
-                            request, 1, "MPI_Scan_init");
+                            request, 1, NULL, 0, "MPI_Scan_init");
 }
 APTUS_ALIAS(Scan_init)
 
@@ -1974,7 +2174,7 @@ int PMPI_Scan_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Da
     APTUS_API_LOCK();
     APTUS_NB_BEGIN("MPI_Scan_init_c", info);
     return aptus_api_nb_end(allreduce_any("MPI_Scan_init_c", sendbuf, recvbuf, count, datatype, op, comm, RED_SCAN),
-                            comm, request, 1, "MPI_Scan_init_c");
+                            comm, request, 1, NULL, 0, "MPI_Scan_init_c");
 }
 APTUS_ALIAS(Scan_init_c)
 
@@ -1982,9 +2182,18 @@ int PMPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dat
                  MPI_Request *request)
 {
     APTUS_API_LOCK();
+    NB_KEY_BEGIN("MPI_Iexscan");
+    NB_KEY(sendbuf);
+    NB_KEY(recvbuf);
+    NB_KEY(count);
+    NB_KEY(datatype);
+    NB_KEY(op);
+    NB_KEY(comm);
+    if (aptus_api_nb_replay(nbk_, nbkl_, comm, request))
+        return MPI_SUCCESS;
     APTUS_NB_BEGIN("MPI_Iexscan", MPI_INFO_NULL);
     return aptus_api_nb_end(allreduce_any("MPI_Iexscan", sendbuf, recvbuf, count, datatype, op, comm, RED_EXSCAN), comm,
-                            request, 0, "MPI_Iexscan");
+                            request, 0, nbk_, nbkl_, "MPI_Iexscan");
 }
 APTUS_ALIAS(Iexscan)
 
@@ -1992,9 +2201,18 @@ int PMPI_Iexscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Data
                    MPI_Request *request)
 {
     APTUS_API_LOCK();
+    NB_KEY_BEGIN("MPI_Iexscan_c");
+    NB_KEY(sendbuf);
+    NB_KEY(recvbuf);
+    NB_KEY(count);
+    NB_KEY(datatype);
+    NB_KEY(op);
+    NB_KEY(comm);
+    if (aptus_api_nb_replay(nbk_, nbkl_, comm, request))
+        return MPI_SUCCESS;
     APTUS_NB_BEGIN("MPI_Iexscan_c", MPI_INFO_NULL);
     return aptus_api_nb_end(allreduce_any("MPI_Iexscan_c", sendbuf, recvbuf, count, datatype, op, comm, RED_EXSCAN),
-                            comm, request, 0, "MPI_Iexscan_c");
+                            comm, request, 0, nbk_, nbkl_, "MPI_Iexscan_c");
 }
 APTUS_ALIAS(Iexscan_c)
 
@@ -2004,7 +2222,7 @@ int PMPI_Exscan_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype
     APTUS_API_LOCK();
     APTUS_NB_BEGIN("MPI_Exscan_init", info);
     return aptus_api_nb_end(allreduce_any("MPI_Exscan_init", sendbuf, recvbuf, count, datatype, op, comm, RED_EXSCAN),
-                            comm, request, 1, "MPI_Exscan_init");
+                            comm, request, 1, NULL, 0, "MPI_Exscan_init");
 }
 APTUS_ALIAS(Exscan_init)
 
@@ -2014,6 +2232,6 @@ int PMPI_Exscan_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_
     APTUS_API_LOCK();
     APTUS_NB_BEGIN("MPI_Exscan_init_c", info);
     return aptus_api_nb_end(allreduce_any("MPI_Exscan_init_c", sendbuf, recvbuf, count, datatype, op, comm, RED_EXSCAN),
-                            comm, request, 1, "MPI_Exscan_init_c");
+                            comm, request, 1, NULL, 0, "MPI_Exscan_init_c");
 }
 APTUS_ALIAS(Exscan_init_c)

@@ -168,6 +168,7 @@ int aptus_runtime_finalize(void)
     if (aptus_config.stats)
         stats_print();
     aptus_pmi_finalize();
+    aptus_nbc_cache_drain();
     aptus_comm_finalize();
     aptus_pt2pt_peers_release();
     aptus_peers_finalize();

@@ -1014,7 +1014,7 @@ int PMPI_Neighbor_allgather_init(const void *sendbuf, int sendcount, MPI_Datatyp
     APTUS_NB_BEGIN("MPI_Neighbor_allgather_init", info);
     return aptus_api_nb_end(nbr_equal(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, 0, BLOCKING,
                                       "MPI_Neighbor_allgather_init"),
-                            comm, request, 1, "MPI_Neighbor_allgather_init");
+                            comm, request, 1, NULL, 0, "MPI_Neighbor_allgather_init");
 }
 APTUS_ALIAS(Neighbor_allgather_init)
 
@@ -1026,7 +1026,7 @@ int PMPI_Neighbor_allgather_init_c(const void *sendbuf, MPI_Count sendcount, MPI
     APTUS_NB_BEGIN("MPI_Neighbor_allgather_init_c", info);
     return aptus_api_nb_end(nbr_equal(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, 0, BLOCKING,
                                       "MPI_Neighbor_allgather_init_c"),
-                            comm, request, 1, "MPI_Neighbor_allgather_init_c");
+                            comm, request, 1, NULL, 0, "MPI_Neighbor_allgather_init_c");
 }
 APTUS_ALIAS(Neighbor_allgather_init_c)
 
@@ -1037,7 +1037,7 @@ int PMPI_Neighbor_alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype
     APTUS_NB_BEGIN("MPI_Neighbor_alltoall_init", info);
     return aptus_api_nb_end(nbr_equal(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, 1, BLOCKING,
                                       "MPI_Neighbor_alltoall_init"),
-                            comm, request, 1, "MPI_Neighbor_alltoall_init");
+                            comm, request, 1, NULL, 0, "MPI_Neighbor_alltoall_init");
 }
 APTUS_ALIAS(Neighbor_alltoall_init)
 
@@ -1049,7 +1049,7 @@ int PMPI_Neighbor_alltoall_init_c(const void *sendbuf, MPI_Count sendcount, MPI_
     APTUS_NB_BEGIN("MPI_Neighbor_alltoall_init_c", info);
     return aptus_api_nb_end(nbr_equal(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, 1, BLOCKING,
                                       "MPI_Neighbor_alltoall_init_c"),
-                            comm, request, 1, "MPI_Neighbor_alltoall_init_c");
+                            comm, request, 1, NULL, 0, "MPI_Neighbor_alltoall_init_c");
 }
 APTUS_ALIAS(Neighbor_alltoall_init_c)
 
@@ -1061,7 +1061,7 @@ int PMPI_Neighbor_allgatherv_init(const void *sendbuf, int sendcount, MPI_Dataty
     APTUS_NB_BEGIN("MPI_Neighbor_allgatherv_init", info);
     return aptus_api_nb_end(allgatherv_int(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm,
                                            BLOCKING, "MPI_Neighbor_allgatherv_init"),
-                            comm, request, 1, "MPI_Neighbor_allgatherv_init");
+                            comm, request, 1, NULL, 0, "MPI_Neighbor_allgatherv_init");
 }
 APTUS_ALIAS(Neighbor_allgatherv_init)
 
@@ -1073,7 +1073,7 @@ int PMPI_Neighbor_allgatherv_init_c(const void *sendbuf, MPI_Count sendcount, MP
     APTUS_NB_BEGIN("MPI_Neighbor_allgatherv_init_c", info);
     return aptus_api_nb_end(nbr_vary(sendbuf, sendcount, 0, NULL, NULL, NULL, sendtype, recvbuf, recvcounts, displs,
                                      NULL, recvtype, comm, BLOCKING, "MPI_Neighbor_allgatherv_init_c"),
-                            comm, request, 1, "MPI_Neighbor_allgatherv_init_c");
+                            comm, request, 1, NULL, 0, "MPI_Neighbor_allgatherv_init_c");
 }
 APTUS_ALIAS(Neighbor_allgatherv_init_c)
 
@@ -1085,7 +1085,7 @@ int PMPI_Neighbor_alltoallv_init(const void *sendbuf, const int sendcounts[], co
     APTUS_NB_BEGIN("MPI_Neighbor_alltoallv_init", info);
     return aptus_api_nb_end(alltoallv_int(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
                                           recvtype, comm, BLOCKING, "MPI_Neighbor_alltoallv_init"),
-                            comm, request, 1, "MPI_Neighbor_alltoallv_init");
+                            comm, request, 1, NULL, 0, "MPI_Neighbor_alltoallv_init");
 }
 APTUS_ALIAS(Neighbor_alltoallv_init)
 
@@ -1098,7 +1098,7 @@ int PMPI_Neighbor_alltoallv_init_c(const void *sendbuf, const MPI_Count sendcoun
     APTUS_NB_BEGIN("MPI_Neighbor_alltoallv_init_c", info);
     return aptus_api_nb_end(nbr_vary(sendbuf, 0, 1, sendcounts, sdispls, NULL, sendtype, recvbuf, recvcounts, rdispls,
                                      NULL, recvtype, comm, BLOCKING, "MPI_Neighbor_alltoallv_init_c"),
-                            comm, request, 1, "MPI_Neighbor_alltoallv_init_c");
+                            comm, request, 1, NULL, 0, "MPI_Neighbor_alltoallv_init_c");
 }
 APTUS_ALIAS(Neighbor_alltoallv_init_c)
 
@@ -1111,7 +1111,7 @@ int PMPI_Neighbor_alltoallw_init(const void *sendbuf, const int sendcounts[], co
     APTUS_NB_BEGIN("MPI_Neighbor_alltoallw_init", info);
     return aptus_api_nb_end(alltoallw_int(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
                                           recvtypes, comm, BLOCKING, "MPI_Neighbor_alltoallw_init"),
-                            comm, request, 1, "MPI_Neighbor_alltoallw_init");
+                            comm, request, 1, NULL, 0, "MPI_Neighbor_alltoallw_init");
 }
 APTUS_ALIAS(Neighbor_alltoallw_init)
 
@@ -1125,6 +1125,6 @@ int PMPI_Neighbor_alltoallw_init_c(const void *sendbuf, const MPI_Count sendcoun
     return aptus_api_nb_end(nbr_vary(sendbuf, 0, 1, sendcounts, sdispls, sendtypes, MPI_DATATYPE_NULL, recvbuf,
                                      recvcounts, rdispls, recvtypes, MPI_DATATYPE_NULL, comm, BLOCKING,
                                      "MPI_Neighbor_alltoallw_init_c"),
-                            comm, request, 1, "MPI_Neighbor_alltoallw_init_c");
+                            comm, request, 1, NULL, 0, "MPI_Neighbor_alltoallw_init_c");
 }
 APTUS_ALIAS(Neighbor_alltoallw_init_c)

@@ -11,6 +11,13 @@
 
 /* ---- transport -------------------------------------------------------------------------------- */
 
+int aptus_coll_nbc_tag(struct aptus_comm *c)
+{
+    unsigned seq = (unsigned)c->nbc_seq & 0x1ffffffu;
+    c->nbc_seq = (int)((seq + 1) & 0x1ffffffu);
+    return (int)(0x40000000u + seq * APTUS_COLL_PHASES);
+}
+
 int aptus_coll_tag(struct aptus_comm *c)
 {
     /* Blocking collectives: 26 bits of sequence, tags positive and below 2^30; a tag comes back
@@ -20,9 +27,9 @@ int aptus_coll_tag(struct aptus_comm *c)
      * start a nonblocking collective and call a blocking one in different orders on different
      * ranks (which the standard forbids but other libraries tolerate) still work. */
     if (aptus_nbc_recording()) {
-        unsigned seq = (unsigned)c->nbc_seq & 0x1ffffffu;
-        c->nbc_seq = (int)((seq + 1) & 0x1ffffffu);
-        return (int)(0x40000000u + seq * APTUS_COLL_PHASES);
+        int base = aptus_coll_nbc_tag(c);
+        aptus_nbc_tag_taken(c, base);
+        return base;
     }
     unsigned seq = (unsigned)c->coll_seq & 0x3ffffffu;
     c->coll_seq = (int)((seq + 1) & 0x3ffffffu);

@@ -22,8 +22,10 @@
 
 #define APTUS_COLL_PHASES 16
 
-/* A fresh tag base for one collective call on c (advances c->coll_seq). */
+/* A fresh tag base for one collective call on c (advances c->coll_seq; while a schedule is
+ * recorded, the nonblocking collectives' sequence: aptus_coll_nbc_tag). */
 int aptus_coll_tag(struct aptus_comm *c);
+int aptus_coll_nbc_tag(struct aptus_comm *c);
 
 /* Point-to-point on c's collective context (ctx + 1); ranks are c's point-to-point ranks (the
  * remote group on an intercommunicator). Return 0 or an MPI error class. The nonblocking forms

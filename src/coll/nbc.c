@@ -13,6 +13,8 @@ _Thread_local struct aptus_nbc *aptus_nbc_rec __attribute__((tls_model("initial-
 
 enum { ST_SEND, ST_RECV, ST_WAIT, ST_LOCAL };
 
+#define NBC_TAGS_MAX 4
+
 struct nbc_step {
     uint8_t kind;
     union {
@@ -56,14 +58,24 @@ struct aptus_nbc {
     struct aptus_request *user;
     struct aptus_comm *comm; /* held while the schedule exists */
     int pos, err, running;
+    /* the tag bases the recording took (a replay takes new ones and moves the steps' tags) */
+    struct {
+        struct aptus_comm *c;
+        int base;
+    } tags[NBC_TAGS_MAX];
+    int ntags;  /* > NBC_TAGS_MAX: too many to replay */
+    int cached; /* in the cache (kept when it finishes) */
 };
 
 static uint64_t nbc_started, nbc_steps;
 
-void aptus_nbc_counts(uint64_t *started, uint64_t *steps)
+static uint64_t cache_hits;
+
+void aptus_nbc_counts(uint64_t *started, uint64_t *steps, uint64_t *replayed)
 {
     *started = nbc_started;
     *steps = nbc_steps;
+    *replayed = cache_hits;
 }
 
 /* Grows an array to hold at least `need` elements of `size` bytes (doubling). */
@@ -249,6 +261,8 @@ void aptus_nbc_free(struct aptus_nbc *s)
         s->rec_err = 0;
         s->user = NULL;
         s->comm = NULL;
+        s->ntags = 0;
+        s->cached = 0;
         pool[npool++] = s;
         return;
     }
@@ -304,8 +318,11 @@ static void finish(struct aptus_nbc *s)
 {
     struct aptus_request *u = s->user;
     s->running = 0;
+    s->user = NULL;
     u->st_error = s->err;
-    if (!u->persistent || u->free_on_complete) {
+    if (s->cached) {
+        u->nbc = NULL; /* the cache keeps it for the next identical call */
+    } else if (!u->persistent || u->free_on_complete) {
         u->nbc = NULL;
         aptus_nbc_free(s);
     }
@@ -360,7 +377,10 @@ static int run(struct aptus_nbc *s)
     return 0;
 }
 
-int aptus_nbc_end(int rc, struct aptus_comm *c, int persistent, struct aptus_request **out)
+static void cache_put(struct aptus_nbc *s, const void *key, size_t klen);
+
+int aptus_nbc_end(int rc, struct aptus_comm *c, int persistent, const void *key, size_t klen,
+                  struct aptus_request **out)
 {
     struct aptus_nbc *s = aptus_nbc_rec;
     aptus_nbc_rec = NULL;
@@ -396,10 +416,121 @@ int aptus_nbc_end(int rc, struct aptus_comm *c, int persistent, struct aptus_req
         u->complete = 1; /* inactive until MPI_Start */
         return 0;
     }
+    if (key)
+        cache_put(s, key, klen);
     return run(s);
+}
+
+/* ---- the cache of recorded schedules -------------------------------------------------------- */
+
+/* A program that repeats a nonblocking collective with the same arguments (the common case:
+ * the same buffers every iteration) gets the schedule recorded the first time, with fresh tags,
+ * instead of recording it again. The key is the call's arguments (values and handles; the API
+ * layer builds it for the collectives without count arrays). A cached schedule holds its
+ * communicator, datatypes and ops, so a handle in a key can only name the object it named when
+ * recorded; it runs once at a time (its temporary buffers are its own): while it runs, an
+ * identical call records anew. */
+#define NBC_CACHE   8
+#define NBC_KEY_MAX 96
+static struct {
+    struct aptus_nbc *s;
+    size_t klen;
+    uint64_t used;
+    unsigned char key[NBC_KEY_MAX];
+} cache[NBC_CACHE];
+static uint64_t cache_clock;
+
+static void cache_drop(int i)
+{
+    struct aptus_nbc *s = cache[i].s;
+    cache[i].s = NULL;
+    if (!s)
+        return;
+    s->cached = 0;
+    if (!s->running)
+        aptus_nbc_free(s); /* a running one is freed by finish() */
+}
+
+static void cache_put(struct aptus_nbc *s, const void *key, size_t klen)
+{
+    if (klen > NBC_KEY_MAX || s->ntags > NBC_TAGS_MAX)
+        return;
+    int slot = 0;
+    for (int i = 0; i < NBC_CACHE; i++) {
+        if (!cache[i].s) {
+            slot = i;
+            break;
+        }
+        if (cache[i].used < cache[slot].used)
+            slot = i;
+    }
+    cache_drop(slot);
+    cache[slot].s = s;
+    cache[slot].klen = klen;
+    cache[slot].used = ++cache_clock;
+    memcpy(cache[slot].key, key, klen);
+    s->cached = 1;
+}
+
+void aptus_nbc_tag_taken(struct aptus_comm *c, int base)
+{
+    struct aptus_nbc *s = aptus_nbc_rec;
+    if (s->ntags < NBC_TAGS_MAX) {
+        s->tags[s->ntags].c = c;
+        s->tags[s->ntags].base = base;
+    }
+    s->ntags++;
+}
+
+int aptus_nbc_replay(const void *key, size_t klen, struct aptus_comm *c, struct aptus_request **out)
+{
+    *out = NULL;
+    int hit = -1;
+    for (int i = 0; i < NBC_CACHE && hit < 0; i++)
+        if (cache[i].s && cache[i].klen == klen && !memcmp(cache[i].key, key, klen))
+            hit = i;
+    if (hit < 0 || cache[hit].s->running || cache[hit].s->comm != c)
+        return 0;
+    struct aptus_nbc *s = cache[hit].s;
+    struct aptus_request *u = aptus_req_new_nomsg(APTUS_REQ_GENERIC);
+    if (!u)
+        return 0;
+    /* new tag bases, taken in the recording's order from the same communicators, and the
+     * messages moved onto them */
+    int nb[NBC_TAGS_MAX];
+    for (int t = 0; t < s->ntags; t++)
+        nb[t] = aptus_coll_nbc_tag(s->tags[t].c);
+    for (int i = 0; i < s->nsteps; i++) {
+        struct nbc_step *st = &s->steps[i];
+        if (st->kind != ST_SEND && st->kind != ST_RECV)
+            continue;
+        for (int t = 0; t < s->ntags; t++)
+            if (st->m.c == s->tags[t].c && st->m.tag >= s->tags[t].base &&
+                st->m.tag < s->tags[t].base + APTUS_COLL_PHASES) {
+                st->m.tag += nb[t] - s->tags[t].base;
+                break;
+            }
+    }
+    for (int t = 0; t < s->ntags; t++)
+        s->tags[t].base = nb[t];
+    cache[hit].used = ++cache_clock;
+    cache_hits++;
+    s->user = u;
+    u->comm = c;
+    u->nbc = s;
+    *out = u;
+    run(s);
+    return 1;
+}
+
+void aptus_nbc_cache_drain(void)
+{
+    for (int i = 0; i < NBC_CACHE; i++)
+        cache_drop(i);
 }
 
 int aptus_nbc_start(struct aptus_request *r)
 {
+    r->nbc->user = r;
     return run(r->nbc);
 }

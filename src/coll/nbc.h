@@ -65,8 +65,17 @@ int aptus_nbc_begin(void);
 /* Ends the recording of a collective on c whose recording code returned rc. rc != 0: the
  * schedule is dropped and rc returned (the error was reported by the code that recorded).
  * Otherwise *out gets a GENERIC request running the schedule (persistent: an inactive one
- * that MPI_Start starts); returns 0 or MPI_ERR_NO_MEM. */
-int aptus_nbc_end(int rc, struct aptus_comm *c, int persistent, struct aptus_request **out);
+ * that MPI_Start starts); returns 0 or MPI_ERR_NO_MEM. A nonblocking call given a key (its
+ * arguments, klen bytes) leaves the schedule in the cache for aptus_nbc_replay. */
+int aptus_nbc_end(int rc, struct aptus_comm *c, int persistent, const void *key, size_t klen,
+                  struct aptus_request **out);
+/* The same call again: when the cache holds an idle schedule recorded with this key on c, runs
+ * it with fresh tags and returns 1 (*out: its request); else 0 (record it). */
+int aptus_nbc_replay(const void *key, size_t klen, struct aptus_comm *c, struct aptus_request **out);
+/* Recording: the collective took tag base `base` of c (coll.c; a replay moves its tags). */
+void aptus_nbc_tag_taken(struct aptus_comm *c, int base);
+/* Frees the cached schedules (MPI_Finalize, before the communicators go). */
+void aptus_nbc_cache_drain(void);
 
 /* MPI_Start of a persistent collective's request (active, not complete). Returns 0. */
 int aptus_nbc_start(struct aptus_request *r);
@@ -76,7 +85,7 @@ void aptus_nbc_free(struct aptus_nbc *s);
 /* Frees the schedules kept for reuse (MPI_Finalize). */
 void aptus_nbc_pool_drain(void);
 
-/* Steps run and schedules started, for the statistics. */
-void aptus_nbc_counts(uint64_t *started, uint64_t *steps);
+/* Schedules started, steps run and schedules replayed from the cache, for the statistics. */
+void aptus_nbc_counts(uint64_t *started, uint64_t *steps, uint64_t *replayed);
 
 #endif
