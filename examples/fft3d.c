@@ -104,7 +104,7 @@ static void fft_lines(cplx *a, size_t lines)
 static cplx input(int v, int x, int y, int z)
 {
     unsigned h =
-        (unsigned)(v * 73856093) ^ (unsigned)(x * 19349663) ^ (unsigned)(y * 83492791) ^ (unsigned)z * 2654435761u;
+        (unsigned)v * 73856093u ^ (unsigned)x * 19349663u ^ (unsigned)y * 83492791u ^ (unsigned)z * 2654435761u;
     h ^= h >> 13;
     h *= 0x5bd1e995u;
     h ^= h >> 15;
