@@ -5,6 +5,7 @@
 
 struct aptus_lock aptus_big_lock = { PTHREAD_MUTEX_INITIALIZER, 0, 0, 0 };
 int aptus_lock_on;
+int aptus_lock_app_inside;
 
 static _Thread_local char self_marker;
 
@@ -39,6 +40,7 @@ void aptus_lock_take_slow(void)
         l->depth++;
         return;
     }
+    __atomic_add_fetch(&aptus_lock_app_inside, 1, __ATOMIC_RELAXED);
     take_depth(me, 1);
 }
 
@@ -47,6 +49,7 @@ void aptus_lock_release_slow(void)
     struct aptus_lock *l = &aptus_big_lock;
     if (--l->depth > 0)
         return;
+    __atomic_sub_fetch(&aptus_lock_app_inside, 1, __ATOMIC_RELAXED);
     __atomic_store_n(&l->owner, 0, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&l->m);
 }

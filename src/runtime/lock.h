@@ -30,6 +30,10 @@ struct aptus_lock {
 extern struct aptus_lock aptus_big_lock;
 /* Nonzero once locking is on (it never goes off again). */
 extern int aptus_lock_on;
+/* Application threads inside an MPI call (taken through aptus_lock_take_slow, released at depth
+ * 0; a thread waiting in MPI counts while it hands the lock over): the progress thread stays out
+ * while there is one, since that thread makes progress itself. */
+extern int aptus_lock_app_inside;
 
 /* A number unique to the calling thread. */
 uintptr_t aptus_lock_self(void);

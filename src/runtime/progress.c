@@ -307,12 +307,28 @@ static struct {
     int running, stop;
 } pt;
 
+/* How often the progress thread looks whether the application has left MPI. */
+#define APTUS_PT_NAP 100e-6
+
 static void *progress_main(void *arg)
 {
     (void)arg;
     unsigned idle = 0, spin = (unsigned)(aptus_config.async_progress_spin > 0 ? aptus_config.async_progress_spin : 0);
     aptus_lock_take(1);
     while (!__atomic_load_n(&pt.stop, __ATOMIC_ACQUIRE)) {
+        if (__atomic_load_n(&aptus_lock_app_inside, __ATOMIC_RELAXED) > 0) {
+            /* An application thread is in MPI and progresses itself: stay off the lock and the
+             * core (no wait object armed, so peers do not ring for us), looking again every
+             * APTUS_PT_NAP seconds, until it leaves. */
+            aptus_lock_drop();
+            struct timespec nap = { 0, (long)(APTUS_PT_NAP * 1e9) };
+            while (__atomic_load_n(&aptus_lock_app_inside, __ATOMIC_RELAXED) > 0 &&
+                   !__atomic_load_n(&pt.stop, __ATOMIC_ACQUIRE))
+                nanosleep(&nap, NULL);
+            aptus_lock_take(1);
+            idle = 0;
+            continue;
+        }
         if (aptus_progress() > 0) {
             idle = 0;
         } else if (++idle > spin) {
