@@ -380,11 +380,6 @@ void aptus_progress_thread_stop(void)
     pt.running = 0;
 }
 
-int aptus_progress_thread_running(void)
-{
-    return pt.running;
-}
-
 void aptus_progress_reset(void)
 {
     free(pe.bg);

@@ -94,7 +94,6 @@ int aptus_bg_count(void);
 #include <stddef.h>
 int aptus_progress_thread_start(char *err, size_t errlen);
 void aptus_progress_thread_stop(void);
-int aptus_progress_thread_running(void);
 
 /* Drops every registration (MPI_Finalize). Clean-up hooks stay. */
 void aptus_progress_reset(void);
