@@ -12,6 +12,7 @@
 #ifndef APTUS_RUNTIME_PROGRESS_H
 #define APTUS_RUNTIME_PROGRESS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #define APTUS_POLLERS_MAX 16
@@ -91,7 +92,6 @@ int aptus_bg_count(void);
  * computes, taking the library's lock (runtime/lock.h) for them, and sleeps on the wait objects
  * after APTUS_ASYNC_PROGRESS_SPIN idle passes. start turns locking on; returns -1 with a
  * message in err when the thread cannot start. stop joins it (the caller may hold the lock). */
-#include <stddef.h>
 int aptus_progress_thread_start(char *err, size_t errlen);
 void aptus_progress_thread_stop(void);
 
