@@ -289,6 +289,13 @@ void aptus_nbc_pool_drain(void)
 static int start_msg(struct aptus_nbc *s, int i)
 {
     const struct nbc_step *st = &s->steps[i];
+    /* a small contiguous send goes out at once when it can, with no request (a wait step takes
+     * a missing request for a completed one), as the blocking collectives send */
+    if (st->kind == ST_SEND && !st->m.dt && st->m.peer >= 0 &&
+        aptus_send_eager_try(st->m.buf, st->m.bytes, st->m.peer, st->m.tag, st->m.c, st->m.ctx)) {
+        s->reqs[i] = NULL;
+        return 0;
+    }
     return aptus_coll_start_msg(st->kind == ST_SEND ? APTUS_REQ_SEND : APTUS_REQ_RECV, st->m.c, st->m.ctx, st->m.buf,
                                 st->m.bytes, st->m.dt, st->m.count, st->m.peer, st->m.tag, &s->reqs[i]);
 }

@@ -90,25 +90,29 @@ int aptus_send_start(struct aptus_request *r)
     return aptus_rndv_send(r, p, chan, proto);
 }
 
+int aptus_send_eager_try(const void *buf, size_t bytes, int dst, int tag, struct aptus_comm *c, uint16_t ctx)
+{
+    struct aptus_peer *p = aptus_peer_get(aptus_comm_peer_world(c, dst));
+    if (!p)
+        return 0;
+    int i = aptus_route_find(p->route, bytes);
+    if (i < 0 || p->route->proto[i] != APTUS_PROTO_EAGER || p->queued)
+        return 0;
+    int chan = p->route->channel[i];
+    struct aptus_ep *ep = aptus_peer_ep(p, chan);
+    struct aptus_f_msg h = { APTUS_F_EAGER, 0, ctx, c->rank, tag, p->send_seq, bytes };
+    if (!ep || ep->ch->send_frame(ep, &h, sizeof h, buf, bytes) != APTUS_OK)
+        return 0;
+    p->send_seq++;
+    aptus_peer_count(p, chan, bytes);
+    aptus_alloc_note(p, bytes);
+    return 1;
+}
+
 int aptus_send_now(const void *buf, size_t bytes, int dst, int tag, struct aptus_comm *c, uint16_t ctx, int mode)
 {
-    if (mode == APTUS_MODE_STANDARD || mode == APTUS_MODE_READY) {
-        struct aptus_peer *p = aptus_peer_get(aptus_comm_peer_world(c, dst));
-        if (!p)
-            return MPI_ERR_NO_MEM;
-        int i = aptus_route_find(p->route, bytes);
-        if (i >= 0 && p->route->proto[i] == APTUS_PROTO_EAGER && !p->queued) {
-            int chan = p->route->channel[i];
-            struct aptus_ep *ep = aptus_peer_ep(p, chan);
-            struct aptus_f_msg h = { APTUS_F_EAGER, 0, ctx, c->rank, tag, p->send_seq, bytes };
-            if (ep && ep->ch->send_frame(ep, &h, sizeof h, buf, bytes) == APTUS_OK) {
-                p->send_seq++;
-                aptus_peer_count(p, chan, bytes);
-                aptus_alloc_note(p, bytes);
-                return 0;
-            }
-        }
-    }
+    if ((mode == APTUS_MODE_STANDARD || mode == APTUS_MODE_READY) && aptus_send_eager_try(buf, bytes, dst, tag, c, ctx))
+        return 0;
     struct aptus_request *r = aptus_req_new(APTUS_REQ_SEND);
     if (!r)
         return MPI_ERR_NO_MEM;

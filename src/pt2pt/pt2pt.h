@@ -130,6 +130,11 @@ void aptus_pt2pt_init(void);
 void aptus_pt2pt_peers_release(void);
 void aptus_pt2pt_finalize(void);
 
+/* Sends a contiguous message at once, without a request, when its route is eager and the frame
+ * fits now (nothing queued for the peer, the channel takes it); returns 1 if it did, 0 if the
+ * caller must send it with a request. */
+int aptus_send_eager_try(const void *buf, size_t bytes, int dst, int tag, struct aptus_comm *c, uint16_t ctx);
+
 struct aptus_request *aptus_req_new(int kind);
 /* A request that no message completes (GENERIC, GREQ): until its task or the user completes it,
  * its status is the empty one (MPI_ANY_SOURCE, MPI_ANY_TAG). NULL when out of memory. */

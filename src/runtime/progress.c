@@ -235,7 +235,7 @@ int aptus_progress(void)
 /* Descriptors one sleep waits on at most (UD: 1, RC: 2). */
 #define APTUS_WAIT_FDS_MAX 8
 
-static void block_once(void)
+static void block_once(double max)
 {
     int n = pe.nwaiters, armed = 0, ready = 0;
     if (!n || pe.awake_holds > 0 || pe.nbg_poll) {
@@ -257,7 +257,7 @@ static void block_once(void)
                     others++;
             }
         }
-        double timeout = (nfd ? others : n > 1) ? APTUS_SLEEP_SHARED : APTUS_SLEEP_MAX;
+        double timeout = (nfd ? others : n > 1) ? APTUS_SLEEP_SHARED : max;
         if (pe.timers) {
             double left = pe.timers->deadline - aptus_wtime();
             timeout = left < timeout ? (left > 0 ? left : 0) : timeout;
@@ -295,7 +295,7 @@ void aptus_wait_step(unsigned *idle)
     /* With several threads in the library, only the progress thread sleeps: a thread asleep
      * would not hear of what another thread's progress completes for it. */
     if (aptus_wait_blocks && !aptus_lock_on && *idle > spin + (unsigned)aptus_config.yield_count)
-        block_once();
+        block_once(APTUS_SLEEP_MAX);
     else
         sched_yield();
 }
@@ -306,6 +306,10 @@ static struct {
     pthread_t tid;
     int running, stop;
 } pt;
+
+/* The progress thread's longest sleep: how long MPI_Finalize may wait for it to see that it
+ * must stop (nothing wakes it for that). */
+#define APTUS_PT_SLEEP_MAX 2e-3
 
 /* How often the progress thread looks whether the application has left MPI. */
 #define APTUS_PT_NAP 100e-6
@@ -334,7 +338,7 @@ static void *progress_main(void *arg)
         } else if (++idle > spin) {
             /* sleeps on the wait objects (without the lock) until a frame, a timer or at most
              * APTUS_SLEEP_MAX; where there is nothing to sleep on, yields */
-            block_once();
+            block_once(APTUS_PT_SLEEP_MAX);
             idle = 0;
         }
         aptus_lock_pause();
