@@ -4,6 +4,7 @@
 
 #include "api/check.h"
 #include "core/attr.h"
+#include "rma/rma.h"
 #include "runtime/lock.h"
 
 static int is_comm_predef_key(int k)
@@ -274,3 +275,80 @@ int PMPI_Type_delete_attr(MPI_Datatype datatype, int keyval)
     return delete_attr(NULL, APTUS_ATTR_TYPE, (void *)datatype, &d->attrs, keyval, "MPI_Type_delete_attr");
 }
 APTUS_ALIAS(Type_delete_attr)
+
+/* ---- window attributes (errors on the window's handler) ---- */
+
+#define GET_WIN_ATTR(w, h, FN)                                                                                         \
+    API_INIT(FN);                                                                                                      \
+    struct aptus_win *w = aptus_win_get(h);                                                                            \
+    if (!w)                                                                                                            \
+    return aptus_error(NULL, MPI_ERR_WIN, FN,                                                                          \
+                       (h) == MPI_WIN_NULL ? "MPI_WIN_NULL is not a valid window" : "invalid window handle")
+
+static int win_keyval(struct aptus_win *w, int keyval, int predef_ok, int freed_ok, const char *fn)
+{
+    if (keyval == MPI_KEYVAL_INVALID)
+        return aptus_win_error(w, MPI_ERR_KEYVAL, fn, "MPI_KEYVAL_INVALID is not a valid keyval");
+    if (is_comm_predef_key(keyval))
+        return aptus_win_error(w, MPI_ERR_KEYVAL, fn, "keyval %d is a predefined attribute of communicators", keyval);
+    if (is_win_predef_key(keyval))
+        return predef_ok ? MPI_SUCCESS
+                         : aptus_win_error(w, MPI_ERR_KEYVAL, fn,
+                                           "keyval %d is predefined: its attribute cannot be changed", keyval);
+    const char *why = aptus_keyval_problem(APTUS_ATTR_WIN, keyval, freed_ok);
+    return why ? aptus_win_error(w, MPI_ERR_KEYVAL, fn, "keyval %d %s", keyval, why) : MPI_SUCCESS;
+}
+
+int PMPI_Win_set_attr(MPI_Win win, int keyval, void *attribute_val)
+{
+    APTUS_API_LOCK();
+    const char *fn = "MPI_Win_set_attr";
+    GET_WIN_ATTR(w, win, fn);
+    int rc = win_keyval(w, keyval, 0, 0, fn);
+    if (rc)
+        return rc;
+    rc = aptus_attr_set(APTUS_ATTR_WIN, (void *)w->handle, &w->attrs, keyval, attribute_val);
+    return rc ? aptus_win_error(w, aptus_error_class_of(rc) > 0 ? aptus_error_class_of(rc) : MPI_ERR_OTHER, fn,
+                                "the attribute delete callback failed (%d)", rc)
+              : MPI_SUCCESS;
+}
+APTUS_ALIAS(Win_set_attr)
+
+int PMPI_Win_get_attr(MPI_Win win, int keyval, void *attribute_val, int *flag)
+{
+    APTUS_API_LOCK();
+    const char *fn = "MPI_Win_get_attr";
+    GET_WIN_ATTR(w, win, fn);
+    if (!attribute_val || !flag)
+        return aptus_win_error(w, MPI_ERR_ARG, fn, "null %s argument", attribute_val ? "flag" : "attribute_val");
+    int rc = win_keyval(w, keyval, 1, 1, fn);
+    if (rc)
+        return rc;
+    *flag = 1;
+    switch (keyval) {
+    case MPI_WIN_BASE: *(void **)attribute_val = w->base; return MPI_SUCCESS;
+    case MPI_WIN_SIZE: *(MPI_Aint **)attribute_val = &w->attr_size; return MPI_SUCCESS;
+    case MPI_WIN_DISP_UNIT: *(int **)attribute_val = &w->attr_disp_unit; return MPI_SUCCESS;
+    case MPI_WIN_CREATE_FLAVOR: *(int **)attribute_val = &w->attr_flavor; return MPI_SUCCESS;
+    case MPI_WIN_MODEL: *(int **)attribute_val = &w->attr_model; return MPI_SUCCESS;
+    default: break;
+    }
+    *flag = 0;
+    return aptus_attr_get(w->attrs, keyval, (void **)attribute_val, flag);
+}
+APTUS_ALIAS(Win_get_attr)
+
+int PMPI_Win_delete_attr(MPI_Win win, int keyval)
+{
+    APTUS_API_LOCK();
+    const char *fn = "MPI_Win_delete_attr";
+    GET_WIN_ATTR(w, win, fn);
+    int rc = win_keyval(w, keyval, 0, 1, fn);
+    if (rc)
+        return rc;
+    rc = aptus_attr_delete(APTUS_ATTR_WIN, (void *)w->handle, &w->attrs, keyval);
+    return rc ? aptus_win_error(w, aptus_error_class_of(rc) > 0 ? aptus_error_class_of(rc) : MPI_ERR_OTHER, fn,
+                                "the attribute delete callback failed (%d)", rc)
+              : MPI_SUCCESS;
+}
+APTUS_ALIAS(Win_delete_attr)

@@ -2,6 +2,7 @@
 #include <stdlib.h>
 
 #include "api/check.h"
+#include "rma/rma.h"
 #include "runtime/lock.h"
 
 /* MPI_<Kind>_create_errhandler: `user_fn` is the user's function of the type for `obj`. */
@@ -201,6 +202,50 @@ int PMPI_File_get_errhandler(MPI_File file, MPI_Errhandler *errhandler)
     return MPI_SUCCESS;
 }
 APTUS_ALIAS(File_get_errhandler)
+
+/* ---- windows ---- */
+
+#define GET_WIN_EH(w, h, FN)                                                                                           \
+    API_INIT(FN);                                                                                                      \
+    struct aptus_win *w = aptus_win_get(h);                                                                            \
+    if (!w)                                                                                                            \
+    return aptus_error(NULL, MPI_ERR_WIN, FN,                                                                          \
+                       (h) == MPI_WIN_NULL ? "MPI_WIN_NULL is not a valid window" : "invalid window handle")
+
+int PMPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler)
+{
+    APTUS_API_LOCK();
+    GET_WIN_EH(w, win, "MPI_Win_set_errhandler");
+    int rc;
+    struct aptus_errhandler *e = errh_arg(errhandler, APTUS_ERRH_FOR_WIN, NULL, "MPI_Win_set_errhandler", &rc);
+    if (!e)
+        return rc;
+    errh_attach(&w->errh, e);
+    return MPI_SUCCESS;
+}
+APTUS_ALIAS(Win_set_errhandler)
+
+int PMPI_Win_get_errhandler(MPI_Win win, MPI_Errhandler *errhandler)
+{
+    APTUS_API_LOCK();
+    GET_WIN_EH(w, win, "MPI_Win_get_errhandler");
+    if (!errhandler)
+        return aptus_win_error(w, MPI_ERR_ARG, "MPI_Win_get_errhandler", "null errhandler argument");
+    *errhandler = errh_ref(w->errh);
+    return MPI_SUCCESS;
+}
+APTUS_ALIAS(Win_get_errhandler)
+
+int PMPI_Win_call_errhandler(MPI_Win win, int errorcode)
+{
+    APTUS_API_LOCK();
+    GET_WIN_EH(w, win, "MPI_Win_call_errhandler");
+    if (aptus_error_class_of(errorcode) < 0)
+        return aptus_win_error(w, MPI_ERR_ARG, "MPI_Win_call_errhandler", "%d is not a valid error code", errorcode);
+    aptus_errh_invoke(w->errh, (void *)w->handle, errorcode, "MPI_Win_call_errhandler");
+    return MPI_SUCCESS;
+}
+APTUS_ALIAS(Win_call_errhandler)
 
 /* ---- windows and sessions: the handlers can be created (and freed); attaching them is up to
  * the window and session implementations. ---- */

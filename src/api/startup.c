@@ -14,6 +14,7 @@
 #include "comm/comm.h"
 #include "core/datatype.h"
 #include "pt2pt/pt2pt.h"
+#include "rma/rma.h"
 #include "runtime/config.h"
 #include "runtime/lock.h"
 #include "runtime/progress.h"
@@ -81,6 +82,7 @@ static void stats_print(void)
            : copied            ? "copy only"
                                : "none");
     aptus_coll_stats_print(aptus_rt.rank);
+    aptus_rma_stats_print(aptus_rt.rank);
     fflush(stdout);
 }
 
@@ -134,6 +136,7 @@ int aptus_runtime_init(int required, int *provided)
     if (wait_mode() != 0)
         return MPI_ERR_OTHER;
     aptus_pt2pt_init();
+    aptus_rma_init();
     aptus_datatype_init();
     if (aptus_channels_init() != 0 || check_rule_channels() != 0)
         return MPI_ERR_OTHER;
@@ -156,6 +159,7 @@ int aptus_runtime_finalize(void)
     /* The barrier's frames queue behind anything still pending, so once it completes every
      * frame this rank sent has been handed over. */
     aptus_progress_thread_stop();
+    aptus_rma_finalize();
     int rc = aptus_barrier(&aptus_comm_world_obj);
     /* Operations whose requests were freed while active (a persistent collective, ...) complete
      * before the tear-down: every rank is here, progressing; one that cannot complete (a

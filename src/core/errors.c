@@ -311,6 +311,9 @@ void aptus_errh_invoke(struct aptus_errhandler *eh, void *obj, int code, const c
     } else if (eh->obj == APTUS_ERRH_FOR_FILE) {
         MPI_File h = obj;
         eh->file_fn(&h, &c);
+    } else if (eh->obj == APTUS_ERRH_FOR_WIN) {
+        MPI_Win h = obj;
+        eh->win_fn(&h, &c);
     } else if (eh->obj == APTUS_ERRH_FOR_SESSION) {
         MPI_Session h = obj;
         eh->session_fn(&h, &c);

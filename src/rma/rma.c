@@ -1,0 +1,2200 @@
+/* One-sided communication: windows, epochs and data movement (see rma.h). */
+#include "rma/rma.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "channel/channel.h"
+#include "coll/coll.h"
+#include "coll/coll_internal.h"
+#include "comm/comm.h"
+#include "core/attr.h"
+#include "core/comm.h"
+#include "core/datatype.h"
+#include "core/errors.h"
+#include "core/info.h"
+#include "core/op.h"
+#include "pt2pt/pt2pt.h"
+#include "runtime/config.h"
+#include "runtime/progress.h"
+#include "runtime/runtime.h"
+
+/* ---- the node segment's control area ------------------------------------------------------- */
+
+#define RMA_REGIONS_MAX 32
+#define RMA_LOCK_EXCL   0x80000000u
+
+struct rma_ctrl {
+    uint32_t lock;     /* passive target: RMA_LOCK_EXCL, or the number of shared holders */
+    uint32_t acc;      /* accumulate lock (a spin lock) */
+    uint32_t nregions; /* dynamic window: attached regions */
+    uint32_t pad;
+    struct {
+        uint64_t base, size;
+    } region[RMA_REGIONS_MAX];
+};
+
+#define RMA_CTRL_STRIDE (((sizeof(struct rma_ctrl) + 63) / 64) * 64)
+
+/* internal lock codes (rma_target.lock) */
+enum { RL_SHARED = 1, RL_EXCL = 2 };
+
+/* Tags on the window's communicator (point-to-point context: only the library uses it). */
+enum { TAG_REQ = 1, TAG_POST = 2, TAG_REPLY0 = 16 };
+#define TAG_REPLY_SPAN 0x100000u
+
+/* active-message kinds */
+enum { AM_PUT = 1, AM_GET, AM_ACC, AM_GACC, AM_CAS, AM_LOCK, AM_UNLOCK, AM_FLUSH, AM_COMPLETE };
+
+struct rma_hdr {
+    uint8_t kind;
+    uint8_t lock; /* RL_* (lock, unlock) */
+    uint16_t op_id;
+    uint32_t reply_tag;
+    uint64_t basic; /* predefined datatype of the elements (accumulates) */
+    uint64_t nsegs; /* (offset, length) pairs that follow, then the data */
+    uint64_t bytes; /* data bytes after the pairs */
+};
+
+struct rma_seg {
+    uint64_t off, len;
+};
+
+struct rma_pend {
+    struct aptus_request *req;
+    void *tmp;
+};
+
+struct rma_agent {
+    int dead;                    /* the window was freed: the task ends at its next pass */
+    struct rma_agent *next_live; /* the agents of the windows not freed yet */
+    struct aptus_win *w;
+    struct aptus_request *rx; /* the message being received */
+    char *buf;
+    size_t cap;
+    struct rma_pend *out; /* replies in flight */
+    int nout, capout;
+    struct {
+        int origin;
+        uint8_t type;
+        uint32_t tag;
+    } * lockq; /* lock requests waiting */
+    int nlockq, caplockq;
+    int *err; /* first error per origin since its last flush */
+};
+
+/* statistics: operations by path, operations the agent applied, windows made */
+static uint64_t st_ops[5], st_agent, st_windows, st_lb_jobs;
+
+static inline void cpu_relax(void)
+{
+    __builtin_ia32_pause();
+}
+
+void aptus_rma_stats_print(int rank)
+{
+    if (!st_windows)
+        return;
+    printf("[aptus stats] rank %d: one-sided: %llu windows; operations by load/store %llu, by cross-memory copy %llu, "
+           "by active message %llu, by RDMA %llu; copies run by the copy agent %llu; operations applied for other "
+           "ranks by the agent %llu\n",
+           rank, (unsigned long long)st_windows, (unsigned long long)st_ops[RMA_PATH_SHARED],
+           (unsigned long long)st_ops[RMA_PATH_CMA], (unsigned long long)st_ops[RMA_PATH_AM],
+           (unsigned long long)st_ops[RMA_PATH_RDMA], (unsigned long long)st_lb_jobs, (unsigned long long)st_agent);
+}
+
+/* ---- names of segments being created (removed by the emergency clean-up) ------------------- */
+
+#define RMA_PENDING_NAMES 4
+static char pending_names[RMA_PENDING_NAMES][96];
+
+static void names_cleanup(void)
+{
+    for (int i = 0; i < RMA_PENDING_NAMES; i++)
+        if (pending_names[i][0]) {
+            (void)shm_unlink(pending_names[i]);
+            pending_names[i][0] = 0;
+        }
+}
+
+static int name_hold(const char *name)
+{
+    for (int i = 0; i < RMA_PENDING_NAMES; i++)
+        if (!pending_names[i][0]) {
+            snprintf(pending_names[i], sizeof pending_names[i], "%s", name);
+            return i;
+        }
+    return -1;
+}
+
+static void lb_stop(void);
+static struct rma_agent *live_agents;
+
+void aptus_rma_finalize(void)
+{
+    lb_stop();
+    /* windows the program did not free: their agents stop (MPI_Finalize waits for the
+     * background tasks) */
+    for (struct rma_agent *a = live_agents; a; a = a->next_live)
+        a->dead = 1;
+    live_agents = NULL;
+}
+
+void aptus_rma_init(void)
+{
+    static int done;
+    if (!done && aptus_cleanup_add(names_cleanup) == 0)
+        done = 1;
+}
+
+/* ---- small helpers ------------------------------------------------------------------------- */
+
+struct aptus_win *aptus_win_get(MPI_Win h)
+{
+    if (APTUS_IS_PREDEF(h))
+        return NULL;
+    struct aptus_win *w = (struct aptus_win *)h;
+    return w->magic == APTUS_MAGIC_WIN ? w : NULL;
+}
+
+int aptus_win_error(struct aptus_win *w, int errclass, const char *fn, const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (!w)
+        return aptus_error(NULL, errclass, fn, "%s", msg);
+    return aptus_error_on(w->errh, (void *)w->handle, errclass, fn, "%s", msg);
+}
+
+static int pend_add(struct aptus_win *w, struct aptus_request *r, void *tmp)
+{
+    if (w->npend == w->cappend) {
+        int cap = w->cappend ? 2 * w->cappend : 16;
+        struct rma_pend *p = realloc(w->pend, sizeof *p * (size_t)cap);
+        if (!p)
+            return MPI_ERR_NO_MEM;
+        w->pend = p;
+        w->cappend = cap;
+    }
+    w->pend[w->npend++] = (struct rma_pend){ r, tmp };
+    return 0;
+}
+
+/* Completes every pending request of the origin side; the first error is returned. */
+static void lb_drain(struct aptus_win *w);
+static int rdma_wait(struct aptus_win *w, int target);
+static const char *packed_of(const void *buf, size_t count, const struct aptus_dtype *dt, char **tmp);
+
+static int pend_wait_all(struct aptus_win *w)
+{
+    if (__atomic_load_n(&w->lb_pending, __ATOMIC_ACQUIRE))
+        lb_drain(w);
+    int rc = w->rdma_dirty_any ? rdma_wait(w, -1) : 0;
+    for (int i = 0; i < w->npend; i++) {
+        struct aptus_request *r = w->pend[i].req;
+        aptus_wait(r);
+        if (!rc && r->st_error)
+            rc = r->st_error;
+        aptus_req_free(r);
+        free(w->pend[i].tmp);
+    }
+    w->npend = 0;
+    return rc;
+}
+
+static uint32_t reply_tag(struct aptus_win *w)
+{
+    return TAG_REPLY0 + (w->reply_seq++ % TAG_REPLY_SPAN);
+}
+
+static int am_send(struct aptus_win *w, int target, void *buf, size_t len, int keep_buf)
+{
+    struct aptus_request *r;
+    int rc = aptus_coll_isend_on(w->comm, w->comm->ctx, buf, len, target, TAG_REQ, &r);
+    if (rc) {
+        if (keep_buf)
+            free(buf);
+        return rc;
+    }
+    rc = pend_add(w, r, keep_buf ? buf : NULL);
+    if (rc) {
+        aptus_wait(r);
+        aptus_req_free(r);
+        if (keep_buf)
+            free(buf);
+    }
+    return rc;
+}
+
+/* Posts the receive of a reply into (buf, count, dt) -- dt NULL: `bytes` bytes. */
+static int am_expect(struct aptus_win *w, int target, uint32_t tag, void *buf, size_t bytes,
+                     const struct aptus_dtype *dt, size_t count, struct aptus_request **out)
+{
+    struct aptus_request *r;
+    int rc = aptus_coll_start_msg(APTUS_REQ_RECV, w->comm, w->comm->ctx, buf, bytes, dt, count, target, (int)tag, &r);
+    if (rc)
+        return rc;
+    if (out) {
+        *out = r;
+        return 0;
+    }
+    rc = pend_add(w, r, NULL);
+    if (rc) {
+        aptus_wait(r);
+        aptus_req_free(r);
+    }
+    return rc;
+}
+
+/* Sends a control message (no segments, no data) and, with reply, waits for its answer (an int:
+ * an error class). */
+static int am_control(struct aptus_win *w, int target, int kind, int lock, int wait_reply)
+{
+    struct rma_hdr h = { (uint8_t)kind, (uint8_t)lock, 0, 0, 0, 0, 0 };
+    int answer = 0, rc = 0;
+    struct aptus_request *rr = NULL;
+    if (wait_reply) {
+        h.reply_tag = reply_tag(w);
+        rc = am_expect(w, target, h.reply_tag, &answer, sizeof answer, NULL, 0, &rr);
+        if (rc)
+            return rc;
+    }
+    void *buf = malloc(sizeof h);
+    if (!buf)
+        return MPI_ERR_NO_MEM;
+    memcpy(buf, &h, sizeof h);
+    rc = am_send(w, target, buf, sizeof h, 1);
+    if (rr) {
+        aptus_wait(rr);
+        if (!rc)
+            rc = rr->st_error;
+        aptus_req_free(rr);
+        if (!rc)
+            rc = answer;
+    }
+    return rc;
+}
+
+/* ---- lock words ---------------------------------------------------------------------------- */
+
+static int lock_try(uint32_t *word, int type)
+{
+    uint32_t v = __atomic_load_n(word, __ATOMIC_ACQUIRE);
+    if (type == RL_EXCL)
+        return v == 0 && __atomic_compare_exchange_n(word, &v, RMA_LOCK_EXCL, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+    while (!(v & RMA_LOCK_EXCL))
+        if (__atomic_compare_exchange_n(word, &v, v + 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+            return 1;
+    return 0;
+}
+
+static void lock_release(uint32_t *word, int type)
+{
+    if (type == RL_EXCL)
+        __atomic_store_n(word, 0, __ATOMIC_RELEASE);
+    else
+        __atomic_sub_fetch(word, 1, __ATOMIC_RELEASE);
+}
+
+static void acc_lock(struct rma_ctrl *c)
+{
+    while (__atomic_exchange_n(&c->acc, 1, __ATOMIC_ACQUIRE))
+        while (__atomic_load_n(&c->acc, __ATOMIC_RELAXED))
+            cpu_relax();
+}
+
+static void acc_unlock(struct rma_ctrl *c)
+{
+    __atomic_store_n(&c->acc, 0, __ATOMIC_RELEASE);
+}
+
+/* ---- element-wise accumulate ---------------------------------------------------------------- */
+
+/* Applies op to n elements of es bytes: tgt = in op tgt, the old values to old (if not NULL).
+ * Atomic per element with compare-and-swap (es of 1, 2, 4, 8, aligned). */
+#define CAS_LOOP(T)                                                                                                    \
+    do {                                                                                                               \
+        T *p = (T *)(void *)tgt;                                                                                       \
+        for (size_t i = 0; i < n; i++, p++) {                                                                          \
+            T cur = __atomic_load_n(p, __ATOMIC_ACQUIRE), nv;                                                          \
+            if (op_id == APTUS_OP_NO_OP) {                                                                             \
+                nv = cur;                                                                                              \
+            } else {                                                                                                   \
+                do {                                                                                                   \
+                    nv = cur;                                                                                          \
+                    aptus_op_apply_kernel(op_id, in ? in + i * sizeof(T) : NULL, &nv, 1, kernel);                      \
+                } while (!__atomic_compare_exchange_n(p, &cur, nv, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE));            \
+            }                                                                                                          \
+            if (old)                                                                                                   \
+                memcpy(old + i * sizeof(T), &cur, sizeof(T));                                                          \
+        }                                                                                                              \
+    } while (0)
+
+static void apply_atomic(int op_id, int kernel, size_t es, const char *in, char *tgt, char *old, size_t n)
+{
+    switch (es) {
+    case 1: CAS_LOOP(uint8_t); break;
+    case 2: CAS_LOOP(uint16_t); break;
+    case 4: CAS_LOOP(uint32_t); break;
+    default: CAS_LOOP(uint64_t); break;
+    }
+}
+
+static void apply_plain(int op_id, int kernel, size_t es, const char *in, char *tgt, char *old, size_t n)
+{
+    if (old)
+        memcpy(old, tgt, es * n);
+    if (op_id != APTUS_OP_NO_OP)
+        aptus_op_apply_kernel(op_id, in, tgt, n, kernel);
+}
+
+static int atomic_ok(const struct aptus_win *w, size_t es, const void *addr)
+{
+    return (w->flavor == MPI_WIN_FLAVOR_ALLOCATE || w->flavor == MPI_WIN_FLAVOR_SHARED) &&
+           (es == 1 || es == 2 || es == 4 || es == 8) && ((uintptr_t)addr % es) == 0;
+}
+
+/* ---- target layouts ------------------------------------------------------------------------ */
+
+/* The byte ranges of tcount elements of tdt at byte offset start (relative to the target's
+ * base, or an absolute address for dynamic windows), adjacent ranges merged. */
+static int build_segs(const struct aptus_dtype *dt, size_t count, int64_t start, struct rma_seg **out, size_t *nout)
+{
+    *out = NULL;
+    *nout = 0;
+    if (!count || !dt->size)
+        return 0;
+    if (dt->contig) {
+        struct rma_seg *s = malloc(sizeof *s);
+        if (!s)
+            return MPI_ERR_NO_MEM;
+        s->off = (uint64_t)(start + dt->true_lb);
+        s->len = (uint64_t)dt->size * count;
+        *out = s;
+        *nout = 1;
+        return 0;
+    }
+    size_t cap = 16, n = 0;
+    struct rma_seg *s = malloc(sizeof *s * cap);
+    if (!s)
+        return MPI_ERR_NO_MEM;
+    for (size_t e = 0; e < count; e++) {
+        int64_t ebase = start + (int64_t)e * dt->extent;
+        for (size_t k = 0; k < dt->nsegs; k++) {
+            const struct aptus_dt_seg *g = &dt->segs[k];
+            for (size_t r = 0; r < g->count; r++) {
+                uint64_t off = (uint64_t)(ebase + g->disp + (int64_t)r * g->stride);
+                if (n && s[n - 1].off + s[n - 1].len == off) {
+                    s[n - 1].len += g->len;
+                    continue;
+                }
+                if (n == cap) {
+                    cap *= 2;
+                    struct rma_seg *t = realloc(s, sizeof *s * cap);
+                    if (!t) {
+                        free(s);
+                        return MPI_ERR_NO_MEM;
+                    }
+                    s = t;
+                }
+                s[n++] = (struct rma_seg){ off, g->len };
+            }
+        }
+    }
+    *out = s;
+    *nout = n;
+    return 0;
+}
+
+/* Whether every range lies in [0, size) (signed offsets: a negative one wrapped around). */
+static int segs_in(const struct rma_seg *s, size_t n, uint64_t size)
+{
+    for (size_t i = 0; i < n; i++)
+        if ((int64_t)s[i].off < 0 || s[i].off > size || s[i].len > size - s[i].off)
+            return 0;
+    return 1;
+}
+
+/* Whether every range lies inside one of the attached regions. */
+static int segs_attached(const struct rma_seg *s, size_t n, const struct rma_ctrl *c)
+{
+    uint32_t nr = __atomic_load_n(&c->nregions, __ATOMIC_ACQUIRE);
+    for (size_t i = 0; i < n; i++) {
+        int ok = 0;
+        for (uint32_t k = 0; k < nr && k < RMA_REGIONS_MAX && !ok; k++)
+            ok = s[i].off >= c->region[k].base && s[i].len <= c->region[k].size &&
+                 s[i].off - c->region[k].base <= c->region[k].size - s[i].len;
+        if (!ok)
+            return 0;
+    }
+    return 1;
+}
+
+/* ---- moving bytes to and from a target's ranges -------------------------------------------- */
+
+/* Cross Memory Attach between a contiguous local buffer and the target's ranges. */
+static int cma_move(int pid, char *local, const struct rma_seg *s, size_t n, int write)
+{
+    struct iovec liov, riov[64];
+    size_t i = 0;
+    while (i < n) {
+        size_t k = 0, bytes = 0;
+        while (i + k < n && k < 64) {
+            riov[k].iov_base = (void *)(uintptr_t)s[i + k].off;
+            riov[k].iov_len = s[i + k].len;
+            bytes += s[i + k].len;
+            k++;
+        }
+        size_t done = 0;
+        while (done < bytes) {
+            liov.iov_base = local + done;
+            liov.iov_len = bytes - done;
+            /* skip the remote ranges already done */
+            size_t skip = done, first = 0;
+            while (skip >= riov[first].iov_len) {
+                skip -= riov[first].iov_len;
+                first++;
+            }
+            struct iovec save = riov[first];
+            riov[first].iov_base = (char *)riov[first].iov_base + skip;
+            riov[first].iov_len -= skip;
+            ssize_t got = write ? process_vm_writev(pid, &liov, 1, riov + first, (unsigned long)(k - first), 0)
+                                : process_vm_readv(pid, &liov, 1, riov + first, (unsigned long)(k - first), 0);
+            riov[first] = save;
+            if (got <= 0) {
+                if (got < 0 && errno == EINTR)
+                    continue;
+                return -1;
+            }
+            done += (size_t)got;
+        }
+        local += bytes;
+        i += k;
+    }
+    return 0;
+}
+
+/* Where a target's ranges are in this process (shared segment, or our own memory): the
+ * pointer for offset off. */
+static char *tgt_ptr(const struct aptus_win *w, const struct rma_target *t, uint64_t off)
+{
+    if (w->flavor == MPI_WIN_FLAVOR_DYNAMIC)
+        return (char *)(uintptr_t)off;
+    return (char *)(uintptr_t)((t->local ? (uint64_t)(uintptr_t)t->local : t->base) + off);
+}
+
+/* Data between a packed buffer and the target's ranges: write (put) or read (get). */
+static int move_direct(const struct aptus_win *w, const struct rma_target *t, char *packed, const struct rma_seg *s,
+                       size_t n, int write)
+{
+    if (t->path == RMA_PATH_CMA && t->pid != (int)aptus_rt.pid) {
+        if (w->flavor != MPI_WIN_FLAVOR_DYNAMIC) {
+            struct rma_seg local_s[16] = { { 0, 0 } }, *abs = n <= 16 ? local_s : malloc(sizeof *abs * n);
+            if (!abs)
+                return MPI_ERR_NO_MEM;
+            for (size_t i = 0; i < n; i++)
+                abs[i] = (struct rma_seg){ t->base + s[i].off, s[i].len };
+            int r = cma_move(t->pid, packed, abs, n, write);
+            if (abs != local_s)
+                free(abs);
+            return r ? MPI_ERR_RMA_RANGE : 0;
+        }
+        return cma_move(t->pid, packed, s, n, write) ? MPI_ERR_RMA_RANGE : 0;
+    }
+    for (size_t i = 0; i < n; i++) {
+        char *p = tgt_ptr(w, t, s[i].off);
+        if (write)
+            memcpy(p, packed, s[i].len);
+        else
+            memcpy(packed, p, s[i].len);
+        packed += s[i].len;
+    }
+    return 0;
+}
+
+/* Accumulate into the target's ranges from packed data `in` (NULL for MPI_NO_OP), the old
+ * values to `old` (packed, or NULL). */
+static int acc_direct(const struct aptus_win *w, const struct rma_target *t, int op_id, MPI_Datatype basic,
+                      const char *in, char *old, const struct rma_seg *s, size_t n)
+{
+    const struct aptus_dtype *bt = aptus_dtype_get(basic);
+    size_t es = bt->size;
+    int kernel = aptus_op_kernel(basic);
+    if (t->path == RMA_PATH_CMA && t->pid != (int)aptus_rt.pid) {
+        size_t total = 0;
+        for (size_t i = 0; i < n; i++)
+            total += s[i].len;
+        char *tmp = malloc(total ? total : 1);
+        if (!tmp)
+            return MPI_ERR_NO_MEM;
+        struct rma_seg local_s[16] = { { 0, 0 } }, *abs = n <= 16 ? local_s : malloc(sizeof *abs * n);
+        if (!abs) {
+            free(tmp);
+            return MPI_ERR_NO_MEM;
+        }
+        for (size_t i = 0; i < n; i++)
+            abs[i] = (struct rma_seg){ (w->flavor == MPI_WIN_FLAVOR_DYNAMIC ? 0 : t->base) + s[i].off, s[i].len };
+        acc_lock(t->ctrl);
+        int r = cma_move(t->pid, tmp, abs, n, 0);
+        if (!r) {
+            apply_plain(op_id, kernel, es, in, tmp, old, total / es);
+            if (op_id != APTUS_OP_NO_OP)
+                r = cma_move(t->pid, tmp, abs, n, 1);
+        }
+        acc_unlock(t->ctrl);
+        if (abs != local_s)
+            free(abs);
+        free(tmp);
+        return r ? MPI_ERR_RMA_RANGE : 0;
+    }
+    int locked = 0;
+    for (size_t i = 0; i < n; i++) {
+        char *p = tgt_ptr(w, t, s[i].off);
+        size_t k = s[i].len / es;
+        if (atomic_ok(w, es, p)) {
+            apply_atomic(op_id, kernel, es, in, p, old, k);
+        } else {
+            if (!locked)
+                acc_lock(t->ctrl);
+            locked = 1;
+            apply_plain(op_id, kernel, es, in, p, old, k);
+        }
+        if (in)
+            in += s[i].len;
+        if (old)
+            old += s[i].len;
+    }
+    if (locked)
+        acc_unlock(t->ctrl);
+    return 0;
+}
+
+static int cas_direct(const struct aptus_win *w, const struct rma_target *t, size_t es, const char *val,
+                      const char *cmp, char *old, const struct rma_seg *s)
+{
+    char *p = t->path == RMA_PATH_CMA && t->pid != (int)aptus_rt.pid ? NULL : tgt_ptr(w, t, s->off);
+    if (p && atomic_ok(w, es, p)) {
+        switch (es) {
+#define CAS_ONE(T)                                                                                                     \
+    do {                                                                                                               \
+        T e, v;                                                                                                        \
+        memcpy(&e, cmp, sizeof e);                                                                                     \
+        memcpy(&v, val, sizeof v);                                                                                     \
+        __atomic_compare_exchange_n((T *)(void *)p, &e, v, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);                     \
+        memcpy(old, &e, sizeof e);                                                                                     \
+    } while (0)
+        case 1: CAS_ONE(uint8_t); break;
+        case 2: CAS_ONE(uint16_t); break;
+        case 4: CAS_ONE(uint32_t); break;
+        default: CAS_ONE(uint64_t); break;
+#undef CAS_ONE
+        }
+        return 0;
+    }
+    acc_lock(t->ctrl);
+    int r = 0;
+    if (p) {
+        memcpy(old, p, es);
+        if (!memcmp(old, cmp, es))
+            memcpy(p, val, es);
+    } else {
+        struct rma_seg a = { (w->flavor == MPI_WIN_FLAVOR_DYNAMIC ? 0 : t->base) + s->off, es };
+        r = cma_move(t->pid, old, &a, 1, 0);
+        if (!r && !memcmp(old, cmp, es))
+            r = cma_move(t->pid, (char *)val, &a, 1, 1);
+    }
+    acc_unlock(t->ctrl);
+    return r ? MPI_ERR_RMA_RANGE : 0;
+}
+
+/* ---- the copy agent (APTUS_RMA_LOOPBACK) ---------------------------------------------------- */
+
+/* A thread of the rank that runs the copies of intra-node MPI_Put/MPI_Get handed to it: the
+ * application thread only queues them; they complete (each window counts its own) before the
+ * window's next flush or synchronization returns. The queue is a ring under a mutex; the
+ * thread spins a while after the last job, then sleeps on a condition variable. */
+struct lb_job {
+    char *local;                  /* origin side: contiguous bytes, or count elements of dt */
+    const struct aptus_dtype *dt; /* NULL: contiguous */
+    size_t count, len;            /* len: bytes moved */
+    struct rma_seg *segs, one;    /* target ranges (addresses; segs owned by the job, or &one) */
+    size_t nsegs;
+    int pid, write; /* pid: the target's process for Cross Memory Attach, 0: here */
+    int *pending;   /* the window's count */
+};
+
+#define LB_RING 1024
+static struct {
+    pthread_t tid;
+    pthread_mutex_t m;
+    pthread_cond_t c;
+    struct lb_job ring[LB_RING];
+    unsigned head, tail; /* tail: next to take */
+    int running, stop, sleeping;
+} lb = { .m = PTHREAD_MUTEX_INITIALIZER, .c = PTHREAD_COND_INITIALIZER };
+
+static void lb_run(struct lb_job *j)
+{
+    char *tmp = NULL, *data = j->local;
+    const struct rma_seg *sg = j->segs ? j->segs : &j->one;
+    if (j->dt) {
+        tmp = malloc(j->len ? j->len : 1);
+        if (tmp && j->write)
+            aptus_dt_pack(j->local, j->count, j->dt, tmp);
+        data = tmp;
+    }
+    if (data && j->pid) {
+        (void)cma_move(j->pid, data, sg, j->nsegs, j->write);
+    } else if (data) {
+        char *p = data;
+        for (size_t i = 0; i < j->nsegs; i++) {
+            void *addr = (void *)(uintptr_t)sg[i].off;
+            if (j->write)
+                memcpy(addr, p, sg[i].len);
+            else
+                memcpy(p, addr, sg[i].len);
+            p += sg[i].len;
+        }
+    }
+    if (tmp && !j->write)
+        aptus_dt_unpack(tmp, j->count, j->dt, j->local);
+    free(tmp);
+    free(j->segs);
+    __atomic_sub_fetch(j->pending, 1, __ATOMIC_RELEASE);
+}
+
+static void *lb_main(void *arg)
+{
+    (void)arg;
+    unsigned idle = 0;
+    pthread_mutex_lock(&lb.m);
+    while (!lb.stop) {
+        if (lb.tail == lb.head) {
+            if (++idle < 2000) {
+                pthread_mutex_unlock(&lb.m);
+                cpu_relax();
+                pthread_mutex_lock(&lb.m);
+                continue;
+            }
+            lb.sleeping = 1;
+            pthread_cond_wait(&lb.c, &lb.m);
+            lb.sleeping = 0;
+            idle = 0;
+            continue;
+        }
+        struct lb_job j = lb.ring[lb.tail % LB_RING];
+        lb.tail++;
+        pthread_mutex_unlock(&lb.m);
+        lb_run(&j);
+        idle = 0;
+        pthread_mutex_lock(&lb.m);
+    }
+    pthread_mutex_unlock(&lb.m);
+    return NULL;
+}
+
+static int lb_start(void)
+{
+    if (lb.running)
+        return 0;
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    if (aptus_config.rma_loopback_cpu >= 0) {
+        cpu_set_t set;
+        CPU_ZERO(&set);
+        CPU_SET(aptus_config.rma_loopback_cpu, &set);
+        pthread_attr_setaffinity_np(&attr, sizeof set, &set);
+    }
+    lb.stop = 0;
+    int rc = pthread_create(&lb.tid, &attr, lb_main, NULL);
+    pthread_attr_destroy(&attr);
+    if (rc)
+        return -1;
+    lb.running = 1;
+    return 0;
+}
+
+/* Hands a transfer to the agent: 1 if it took it (then it owns segs, and the window holds dt
+ * until the copy has run), 0: do it yourself. */
+static int lb_take(struct aptus_win *w, struct lb_job *j)
+{
+    if (!aptus_config.rma_loopback || j->len < aptus_config.rma_loopback_min || (!lb.running && lb_start()))
+        return 0;
+    if (j->dt) {
+        if (w->nlb_types == w->caplb_types) {
+            int cap = w->caplb_types ? 2 * w->caplb_types : 8;
+            const struct aptus_dtype **t = realloc(w->lb_types, sizeof *t * (size_t)cap);
+            if (!t)
+                return 0;
+            w->lb_types = t;
+            w->caplb_types = cap;
+        }
+        aptus_dtype_retain((struct aptus_dtype *)j->dt);
+        w->lb_types[w->nlb_types++] = j->dt;
+    }
+    pthread_mutex_lock(&lb.m);
+    if (lb.head - lb.tail >= LB_RING) {
+        pthread_mutex_unlock(&lb.m);
+        if (j->dt)
+            aptus_dtype_release((struct aptus_dtype *)w->lb_types[--w->nlb_types]);
+        return 0;
+    }
+    __atomic_add_fetch(&w->lb_pending, 1, __ATOMIC_RELAXED);
+    j->pending = &w->lb_pending;
+    lb.ring[lb.head % LB_RING] = *j;
+    lb.head++;
+    if (lb.sleeping)
+        pthread_cond_signal(&lb.c);
+    pthread_mutex_unlock(&lb.m);
+    st_lb_jobs++;
+    return 1;
+}
+
+/* One contiguous copy (the fast path's). */
+static int lb_take_bytes(struct aptus_win *w, char *local, uint64_t remote, size_t len, int pid, int write)
+{
+    struct lb_job j = { local, NULL, 0, len, NULL, { remote, len }, 1, pid, write, NULL };
+    return lb_take(w, &j);
+}
+
+/* Waits until the agent has run every copy of the window. */
+static void lb_drain(struct aptus_win *w)
+{
+    unsigned spins = 0;
+    while (__atomic_load_n(&w->lb_pending, __ATOMIC_ACQUIRE))
+        if (++spins < 1000)
+            cpu_relax();
+        else
+            sched_yield();
+    while (w->nlb_types > 0)
+        aptus_dtype_release((struct aptus_dtype *)w->lb_types[--w->nlb_types]);
+}
+
+static void lb_stop(void)
+{
+    if (!lb.running)
+        return;
+    pthread_mutex_lock(&lb.m);
+    lb.stop = 1;
+    pthread_cond_signal(&lb.c);
+    pthread_mutex_unlock(&lb.m);
+    pthread_join(lb.tid, NULL);
+    lb.running = 0;
+    lb.head = lb.tail = 0;
+}
+
+/* ---- RDMA over the RC channel ---------------------------------------------------------------- */
+
+/* Operations in flight on the RC channel, counted by one completion; their staging buffers
+ * (freed, or unpacked into the origin's datatype, once it reaches zero). */
+struct rma_rdma {
+    struct aptus_completion comp;
+    struct {
+        char *tmp;
+        void *ubuf; /* a get into a non-contiguous origin: unpack tmp here */
+        size_t count;
+        const struct aptus_dtype *dt;
+    } * stage;
+    int nstage, capstage;
+};
+
+static struct aptus_channel *rdma_channel(void)
+{
+    int id = aptus_channel_id_of("rc-rdma");
+    struct aptus_channel *ch = id >= 0 && id < APTUS_CH_COUNT ? aptus_channels[id] : NULL;
+    if (!ch || !ch->put || !ch->get || !ch->mem_reg || !ch->reaches ||
+        (ch->caps.flags & (APTUS_CAP_PUT | APTUS_CAP_GET)) != (APTUS_CAP_PUT | APTUS_CAP_GET))
+        return NULL;
+    return ch;
+}
+
+/* The RC endpoint to a target, when its connection is up now; NULL otherwise (active
+ * messages then, whose traffic counts toward opening a connection). */
+static struct aptus_ep *rdma_ep(const struct rma_target *t, struct aptus_channel **chp)
+{
+    if (!t->rdma_ok)
+        return NULL;
+    struct aptus_channel *ch = rdma_channel();
+    if (!ch || !ch->reaches(t->world))
+        return NULL;
+    struct aptus_peer *p = aptus_peer_get(t->world);
+    if (!p || p->failed)
+        return NULL;
+    *chp = ch;
+    return aptus_peer_ep(p, ch->id);
+}
+
+static int rdma_stage(struct aptus_win *w, char *tmp, void *ubuf, size_t count, const struct aptus_dtype *dt)
+{
+    struct rma_rdma *d = w->rdma;
+    if (d->nstage == d->capstage) {
+        int cap = d->capstage ? 2 * d->capstage : 8;
+        void *p = realloc(d->stage, sizeof *d->stage * (size_t)cap);
+        if (!p)
+            return MPI_ERR_NO_MEM;
+        d->stage = p;
+        d->capstage = cap;
+    }
+    if (dt)
+        aptus_dtype_retain((struct aptus_dtype *)dt);
+    d->stage[d->nstage].tmp = tmp;
+    d->stage[d->nstage].ubuf = ubuf;
+    d->stage[d->nstage].count = count;
+    d->stage[d->nstage].dt = dt;
+    d->nstage++;
+    return 0;
+}
+
+/* Puts or gets the target's ranges from/into the contiguous `data`, piece by piece (at most
+ * the channel's largest operation each); waits for room when the channel has none. */
+static int rdma_move(struct aptus_win *w, struct rma_target *t, struct aptus_channel *ch, struct aptus_ep *ep,
+                     char *data, const struct rma_seg *s, size_t n, int write)
+{
+    size_t max = write ? ch->caps.put_max : ch->caps.get_max;
+    if (!max)
+        max = SIZE_MAX;
+    for (size_t i = 0; i < n; i++) {
+        for (uint64_t done = 0; done < s[i].len;) {
+            size_t len = s[i].len - done < max ? (size_t)(s[i].len - done) : max;
+            struct iovec iov = { data, len };
+            unsigned idle = 0;
+            int st;
+            while ((st = write ? ch->put(ep, &iov, 1, t->rdma_addr + s[i].off + done, t->rdma_key, &w->rdma->comp)
+                               : ch->get(ep, &iov, 1, t->rdma_addr + s[i].off + done, t->rdma_key, &w->rdma->comp)) ==
+                   APTUS_NORES) {
+                iov = (struct iovec){ data, len };
+                aptus_wait_step(&idle);
+            }
+            if (st == APTUS_ERR)
+                return MPI_ERR_OTHER;
+            if (st == APTUS_INPROGRESS)
+                w->rdma->comp.count++;
+            data += len;
+            done += len;
+        }
+    }
+    if (write)
+        t->rdma_dirty = 1;
+    return 0;
+}
+
+/* Waits for the RDMA operations in flight, then for the placement of the writes at their
+ * targets (target -1: all), and settles the staging buffers. */
+static int rdma_wait(struct aptus_win *w, int target)
+{
+    struct rma_rdma *d = w->rdma;
+    if (!d)
+        return 0;
+    unsigned idle = 0;
+    while (d->comp.count > 0)
+        aptus_wait_step(&idle);
+    struct aptus_channel *ch = rdma_channel();
+    for (int r = 0; r < w->size && ch; r++) {
+        struct rma_target *t = &w->t[r];
+        if (!t->rdma_dirty || (target >= 0 && r != target))
+            continue;
+        t->rdma_dirty = 0;
+        struct aptus_ep *ep = rdma_ep(t, &ch);
+        if (ep && ch->flush && ch->flush(ep, &d->comp) == APTUS_INPROGRESS)
+            d->comp.count++;
+    }
+    while (d->comp.count > 0)
+        aptus_wait_step(&idle);
+    for (int i = 0; i < d->nstage; i++) {
+        if (d->stage[i].dt) {
+            aptus_dt_unpack(d->stage[i].tmp, d->stage[i].count, d->stage[i].dt, d->stage[i].ubuf);
+            aptus_dtype_release((struct aptus_dtype *)d->stage[i].dt);
+        }
+        free(d->stage[i].tmp);
+    }
+    d->nstage = 0;
+    int rc = d->comp.status != APTUS_OK ? MPI_ERR_OTHER : 0;
+    d->comp.status = APTUS_OK;
+    if (target < 0)
+        w->rdma_dirty_any = 0;
+    return rc;
+}
+
+/* A put or get to a target on another node by RDMA: 1 when done that way (*rc its result), 0
+ * when the target is not reachable so (no RC connection up, or not registered). */
+static int rdma_op(struct aptus_win *w, struct rma_target *t, const struct rma_op *op, const struct rma_seg *s,
+                   size_t ns, size_t bytes, int *rc)
+{
+    struct aptus_channel *ch = NULL;
+    struct aptus_ep *ep = w->rdma && w->flavor != MPI_WIN_FLAVOR_DYNAMIC ? rdma_ep(t, &ch) : NULL;
+    if (!ep)
+        return 0;
+    *rc = 0;
+    if (op->kind == RMA_PUT) {
+        char *tmp = NULL;
+        const char *data = packed_of(op->obuf, op->ocount, op->odt, &tmp);
+        if (!data && bytes)
+            *rc = MPI_ERR_NO_MEM;
+        if (!*rc)
+            *rc = rdma_move(w, t, ch, ep, (char *)data, s, ns, 1);
+        if (tmp && (*rc || rdma_stage(w, tmp, NULL, 0, NULL)))
+            free(tmp); /* (staging failed: the operation waits here) */
+        return 1;
+    }
+    int contig = op->rdt->contig;
+    char *out = contig ? (char *)op->rbuf + op->rdt->true_lb : malloc(bytes ? bytes : 1);
+    if (!out) {
+        *rc = MPI_ERR_NO_MEM;
+        return 1;
+    }
+    *rc = rdma_move(w, t, ch, ep, out, s, ns, 0);
+    if (!contig && (*rc || rdma_stage(w, out, op->rbuf, op->rcount, op->rdt))) {
+        if (!*rc) { /* no room to stage: complete it here */
+            *rc = rdma_wait(w, -1);
+            aptus_dt_unpack(out, op->rcount, op->rdt, op->rbuf);
+        }
+        free(out);
+    }
+    return 1;
+}
+
+/* ---- the target's agent (active messages) --------------------------------------------------- */
+
+static void agent_reply(struct rma_agent *a, int origin, uint32_t tag, void *buf, size_t len)
+{
+    struct aptus_win *w = a->w;
+    struct aptus_request *r;
+    if (aptus_coll_isend_on(w->comm, w->comm->ctx, buf, len, origin, (int)tag, &r)) {
+        free(buf);
+        return;
+    }
+    if (a->nout == a->capout) {
+        int cap = a->capout ? 2 * a->capout : 8;
+        struct rma_pend *p = realloc(a->out, sizeof *p * (size_t)cap);
+        if (!p) {
+            aptus_wait(r);
+            aptus_req_free(r);
+            free(buf);
+            return;
+        }
+        a->out = p;
+        a->capout = cap;
+    }
+    a->out[a->nout++] = (struct rma_pend){ r, buf };
+}
+
+static void agent_reply_int(struct rma_agent *a, int origin, uint32_t tag, int v)
+{
+    int *b = malloc(sizeof *b);
+    if (!b)
+        return;
+    *b = v;
+    agent_reply(a, origin, tag, b, sizeof *b);
+}
+
+static void agent_note(struct rma_agent *a, int origin, int err)
+{
+    if (err && !a->err[origin])
+        a->err[origin] = err;
+}
+
+static struct rma_ctrl *my_ctrl(struct aptus_win *w)
+{
+    return w->t[w->rank].ctrl;
+}
+
+/* Checks the ranges of a request against this rank's window. */
+static int agent_range(struct aptus_win *w, const struct rma_seg *s, size_t n)
+{
+    if (w->flavor == MPI_WIN_FLAVOR_DYNAMIC)
+        return segs_attached(s, n, my_ctrl(w));
+    return segs_in(s, n, (uint64_t)w->wsize);
+}
+
+static void agent_lockq_add(struct rma_agent *a, int origin, int type, uint32_t tag)
+{
+    if (a->nlockq == a->caplockq) {
+        int cap = a->caplockq ? 2 * a->caplockq : 8;
+        void *p = realloc(a->lockq, sizeof *a->lockq * (size_t)cap);
+        if (!p) {
+            agent_reply_int(a, origin, tag, MPI_ERR_NO_MEM);
+            return;
+        }
+        a->lockq = p;
+        a->caplockq = cap;
+    }
+    a->lockq[a->nlockq].origin = origin;
+    a->lockq[a->nlockq].type = (uint8_t)type;
+    a->lockq[a->nlockq].tag = tag;
+    a->nlockq++;
+}
+
+static void agent_handle(struct rma_agent *a, int origin, const char *msg, size_t len)
+{
+    struct aptus_win *w = a->w;
+    struct rma_hdr h;
+    if (len < sizeof h)
+        return;
+    memcpy(&h, msg, sizeof h);
+    const struct rma_seg *s = (const struct rma_seg *)(const void *)(msg + sizeof h);
+    const char *data = msg + sizeof h + h.nsegs * sizeof *s;
+    struct rma_target *me = &w->t[w->rank];
+    if (h.kind <= AM_CAS)
+        st_agent++;
+    size_t total = 0;
+    for (uint64_t i = 0; i < h.nsegs; i++)
+        total += s[i].len;
+    switch (h.kind) {
+    case AM_PUT:
+        if (!agent_range(w, s, h.nsegs))
+            agent_note(a, origin, MPI_ERR_RMA_RANGE);
+        else
+            move_direct(w, me, (char *)data, s, h.nsegs, 1);
+        break;
+    case AM_GET:
+    case AM_GACC:
+    case AM_CAS: {
+        char *out = malloc(total ? total : 1);
+        if (!out) {
+            agent_note(a, origin, MPI_ERR_NO_MEM);
+            break;
+        }
+        if (!agent_range(w, s, h.nsegs)) {
+            agent_note(a, origin, MPI_ERR_RMA_RANGE);
+            memset(out, 0, total);
+        } else if (h.kind == AM_GET) {
+            move_direct(w, me, out, s, h.nsegs, 0);
+        } else if (h.kind == AM_GACC) {
+            acc_direct(w, me, h.op_id, (MPI_Datatype)(uintptr_t)h.basic, h.op_id == APTUS_OP_NO_OP ? NULL : data, out,
+                       s, h.nsegs);
+        } else {
+            cas_direct(w, me, total, data, data + total, out, s);
+        }
+        agent_reply(a, origin, h.reply_tag, out, total);
+        break;
+    }
+    case AM_ACC:
+        if (!agent_range(w, s, h.nsegs))
+            agent_note(a, origin, MPI_ERR_RMA_RANGE);
+        else
+            acc_direct(w, me, h.op_id, (MPI_Datatype)(uintptr_t)h.basic, data, NULL, s, h.nsegs);
+        break;
+    case AM_LOCK:
+        if (lock_try(&my_ctrl(w)->lock, h.lock))
+            agent_reply_int(a, origin, h.reply_tag, 0);
+        else
+            agent_lockq_add(a, origin, h.lock, h.reply_tag);
+        break;
+    case AM_UNLOCK:
+        lock_release(&my_ctrl(w)->lock, h.lock);
+        /* the answer carries the errors, as a flush's */
+        __attribute__((fallthrough));
+    case AM_FLUSH:
+        agent_reply_int(a, origin, h.reply_tag, a->err[origin]);
+        a->err[origin] = 0;
+        break;
+    case AM_COMPLETE: w->completes++; break;
+    default: break;
+    }
+}
+
+static int agent_poll(void *arg)
+{
+    struct rma_agent *a = arg;
+    if (a->dead) {
+        for (int i = 0; i < a->nout; i++) {
+            aptus_wait(a->out[i].req);
+            aptus_req_free(a->out[i].req);
+            free(a->out[i].tmp);
+        }
+        free(a->out);
+        free(a->lockq);
+        free(a->buf);
+        free(a->err);
+        free(a);
+        return 1;
+    }
+    struct aptus_win *w = a->w;
+    /* replies sent */
+    for (int i = 0; i < a->nout;) {
+        if (a->out[i].req->complete) {
+            aptus_req_free(a->out[i].req);
+            free(a->out[i].tmp);
+            a->out[i] = a->out[--a->nout];
+        } else {
+            i++;
+        }
+    }
+    /* locks waiting */
+    for (int i = 0; i < a->nlockq;) {
+        if (lock_try(&my_ctrl(w)->lock, a->lockq[i].type)) {
+            agent_reply_int(a, a->lockq[i].origin, a->lockq[i].tag, 0);
+            memmove(a->lockq + i, a->lockq + i + 1, sizeof *a->lockq * (size_t)(a->nlockq - i - 1));
+            a->nlockq--;
+        } else {
+            i++;
+        }
+    }
+    for (;;) {
+        if (a->rx) {
+            if (!a->rx->complete)
+                break;
+            struct aptus_request *r = a->rx;
+            a->rx = NULL;
+            agent_handle(a, r->st_source, a->buf, r->st_bytes);
+            aptus_req_free(r);
+            continue;
+        }
+        MPI_Status st;
+        struct aptus_unexp *msg = NULL;
+        if (!aptus_probe_test(MPI_ANY_SOURCE, TAG_REQ, w->comm, w->comm->ctx, &st, 1, &msg))
+            break;
+        size_t len = aptus_status_bytes(&st);
+        if (len > a->cap) {
+            char *b = realloc(a->buf, len);
+            if (!b)
+                break; /* the message stays taken: it will be lost; out of memory is fatal soon */
+            a->buf = b;
+            a->cap = len;
+        }
+        struct aptus_request *r = aptus_req_new(APTUS_REQ_RECV);
+        if (!r)
+            break;
+        r->buf = a->buf;
+        r->bytes = len;
+        r->comm = w->comm;
+        aptus_recv_taken(r, msg);
+        a->rx = r;
+    }
+    return 0;
+}
+
+/* ---- creation ------------------------------------------------------------------------------- */
+
+struct rank_info {
+    uint64_t base, size;
+    int64_t disp_unit;
+    int32_t pid, node;
+};
+
+static size_t page_size(void)
+{
+    long p = sysconf(_SC_PAGESIZE);
+    return p > 0 ? (size_t)p : 4096;
+}
+
+static size_t round_up(size_t v, size_t a)
+{
+    return (v + a - 1) / a * a;
+}
+
+/* Maps the node segment of size bytes: created by the node's first rank (leader), opened by the
+ * others. Collective over w->comm (two agreements). */
+static int seg_setup(struct aptus_win *w, int leader_world, size_t bytes, int leader, const char **why)
+{
+    char name[96];
+    snprintf(name, sizeof name, "/aptus-%s-w%d-%u", aptus_rt.pmi.jobid, leader_world, (unsigned)w->comm->ctx);
+    uint32_t bad = 0;
+    int slot = -1;
+    void *p = MAP_FAILED;
+    if (leader) {
+        slot = name_hold(name);
+        int fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0600);
+        if (fd >= 0 && ftruncate(fd, (off_t)bytes) == 0)
+            p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        if (fd >= 0)
+            close(fd);
+        bad = p == MAP_FAILED;
+    }
+    int rc = aptus_allreduce_u32(w->comm, &bad, 1, APTUS_OP_MAX);
+    if (!rc && !bad && !leader) {
+        int fd = shm_open(name, O_RDWR, 0);
+        if (fd >= 0) {
+            p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+            close(fd);
+        }
+        bad = p == MAP_FAILED;
+    }
+    if (!rc && !bad)
+        rc = aptus_allreduce_u32(w->comm, &bad, 1, APTUS_OP_MAX);
+    if (leader) {
+        (void)shm_unlink(name);
+        if (slot >= 0)
+            pending_names[slot][0] = 0;
+    }
+    if (rc || bad) {
+        if (p != MAP_FAILED)
+            munmap(p, bytes);
+        *why = "cannot create the window's shared memory segment (/dev/shm full, or too little memory)";
+        return rc ? rc : MPI_ERR_NO_MEM;
+    }
+    w->seg = p;
+    w->seg_size = bytes;
+    return 0;
+}
+
+/* Whether this process may copy from and into other processes of the node with Cross Memory
+ * Attach: tried on the first other local rank's control slot (its address there). */
+static int cma_probe(struct aptus_win *w, const uint64_t *ctrl_addr)
+{
+    for (int r = 0; r < w->size; r++) {
+        if (r == w->rank || !w->t[r].ctrl)
+            continue;
+        uint32_t v;
+        struct iovec l = { &v, sizeof v }, rm = { (void *)(uintptr_t)ctrl_addr[r], sizeof v };
+        return process_vm_readv(w->t[r].pid, &l, 1, &rm, 1, 0) == (ssize_t)sizeof v;
+    }
+    return 1;
+}
+
+static void win_destroy(struct aptus_win *w)
+{
+    if (w->rdma) {
+        rdma_wait(w, -1);
+        free(w->rdma->stage);
+        free(w->rdma);
+    }
+    if (w->memh) {
+        struct aptus_channel *ch = rdma_channel();
+        if (ch && ch->mem_dereg)
+            ch->mem_dereg(w->memh);
+    }
+    if (w->agent) {
+        w->agent->dead = 1;
+        for (struct rma_agent **pp = &live_agents; *pp; pp = &(*pp)->next_live)
+            if (*pp == w->agent) {
+                *pp = w->agent->next_live;
+                break;
+            }
+    }
+    if (w->seg)
+        munmap(w->seg, w->seg_size);
+    if (w->alloc_owned)
+        free(w->base);
+    if (w->comm)
+        aptus_comm_release(w->comm);
+    if (w->info != MPI_INFO_NULL)
+        aptus_info_destroy(aptus_info_get(w->info));
+    free(w->pend);
+    free(w->lb_types);
+    free(w->start);
+    free(w->post);
+    free(w->t);
+    aptus_errh_release(w->errh);
+    w->magic = 0;
+    free(w);
+}
+
+int aptus_win_make(int flavor, void *base, MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, struct aptus_comm *comm,
+                   void *baseptr, struct aptus_win **out, const char **why)
+{
+    *out = NULL;
+    *why = "out of memory";
+    struct aptus_win *w = calloc(1, sizeof *w);
+    if (!w)
+        return MPI_ERR_NO_MEM;
+    w->magic = APTUS_MAGIC_WIN;
+    w->handle = (MPI_Win)w;
+    w->flavor = flavor;
+    w->model = MPI_WIN_UNIFIED;
+    w->info = MPI_INFO_NULL;
+    w->wsize = flavor == MPI_WIN_FLAVOR_DYNAMIC ? 0 : size;
+    w->disp_unit = disp_unit;
+    w->errh = &aptus_errh_fatal; /* a window's default handler (MPI 4.1, 9.3) */
+    w->errh->refcount++;
+    int n = comm->size;
+    int *world = malloc(sizeof *world * (size_t)n);
+    if (!world) {
+        free(w);
+        return MPI_ERR_NO_MEM;
+    }
+    for (int i = 0; i < n; i++)
+        world[i] = aptus_comm_world_rank(comm, i);
+    int rc = aptus_comm_create_from(comm, world, n, &w->comm);
+    free(world);
+    if (rc) {
+        free(w);
+        *why = "cannot make the window's communicator";
+        return rc;
+    }
+    w->rank = w->comm->rank;
+    w->size = w->comm->size;
+    snprintf(w->comm->name, sizeof w->comm->name, "window of %.100s", comm->name);
+    w->t = calloc((size_t)n, sizeof *w->t);
+    struct rank_info *ri = calloc((size_t)n, sizeof *ri);
+    uint64_t *ctrl_addr = calloc((size_t)n, sizeof *ctrl_addr);
+    if (!w->t || !ri || !ctrl_addr) {
+        free(ri);
+        free(ctrl_addr);
+        win_destroy(w);
+        return MPI_ERR_NO_MEM;
+    }
+    struct rank_info mine = { (uint64_t)(uintptr_t)base, (uint64_t)size, (int64_t)disp_unit, (int32_t)aptus_rt.pid,
+                              (int32_t)aptus_rt.node };
+    rc = aptus_allgather_internal(w->comm, &mine, ri, sizeof mine);
+    /* the node's ranks, in rank order: the layout of the segment */
+    int nlocal = 0, li = 0, leader = -1;
+    for (int r = 0; r < n && !rc; r++) {
+        w->t[r].size = ri[r].size;
+        w->t[r].disp_unit = ri[r].disp_unit;
+        w->t[r].world = aptus_comm_world_rank(w->comm, r);
+        w->t[r].pid = ri[r].pid;
+        w->t[r].base = ri[r].base;
+        if (ri[r].node == mine.node) {
+            if (leader < 0)
+                leader = r;
+            if (r == w->rank)
+                li = nlocal;
+            nlocal++;
+        }
+    }
+    w->nlocal = nlocal;
+    if (flavor == MPI_WIN_FLAVOR_SHARED && !rc && nlocal != n) {
+        free(ri);
+        free(ctrl_addr);
+        win_destroy(w);
+        *why = "the processes of the communicator are not all on one node (shared memory cannot span nodes)";
+        return MPI_ERR_RMA_SHARED;
+    }
+    /* segment: control slots, then the memory of the allocating flavors */
+    size_t pg = page_size(), ctrl_bytes = round_up((size_t)nlocal * RMA_CTRL_STRIDE, pg), total = ctrl_bytes;
+    size_t *off = calloc((size_t)n, sizeof *off);
+    int noncontig = 0;
+    const char *nc = info != MPI_INFO_NULL ? aptus_info_lookup(aptus_info_get(info), "alloc_shared_noncontig") : NULL;
+    if (nc && !strcmp(nc, "true"))
+        noncontig = 1;
+    if (!off && !rc)
+        rc = MPI_ERR_NO_MEM;
+    for (int r = 0; r < n && !rc; r++) {
+        if (ri[r].node != mine.node)
+            continue;
+        if (flavor == MPI_WIN_FLAVOR_ALLOCATE || (flavor == MPI_WIN_FLAVOR_SHARED && noncontig))
+            total = round_up(total, pg);
+        off[r] = total;
+        if (flavor == MPI_WIN_FLAVOR_ALLOCATE || flavor == MPI_WIN_FLAVOR_SHARED)
+            total += (size_t)ri[r].size;
+    }
+    if (!rc)
+        rc = seg_setup(w, leader >= 0 ? w->t[leader].world : aptus_rt.rank, total ? total : pg, w->rank == leader, why);
+    if (rc) {
+        free(ri);
+        free(ctrl_addr);
+        free(off);
+        win_destroy(w);
+        return rc;
+    }
+    int k = 0;
+    for (int r = 0; r < n; r++) {
+        struct rma_target *t = &w->t[r];
+        if (ri[r].node != mine.node) {
+            t->path = RMA_PATH_AM;
+            continue;
+        }
+        t->ctrl = (struct rma_ctrl *)(void *)(w->seg + (size_t)k * RMA_CTRL_STRIDE);
+        k++;
+        if (flavor == MPI_WIN_FLAVOR_ALLOCATE || flavor == MPI_WIN_FLAVOR_SHARED) {
+            t->path = RMA_PATH_SHARED;
+            t->local = w->seg + off[r];
+        } else {
+            t->path = RMA_PATH_CMA;
+        }
+    }
+    (void)li;
+    free(off);
+    if (flavor == MPI_WIN_FLAVOR_ALLOCATE || flavor == MPI_WIN_FLAVOR_SHARED) {
+        w->base = w->t[w->rank].local;
+        if (size == 0 && flavor == MPI_WIN_FLAVOR_ALLOCATE)
+            w->base = NULL;
+        *(void **)baseptr = w->base;
+        /* the address of the memory in each process differs: targets on the node are reached by
+         * `local`, the others by offsets */
+    } else {
+        w->base = base;
+    }
+    /* Cross Memory Attach, for create and dynamic windows: tried once */
+    if (flavor == MPI_WIN_FLAVOR_CREATE || flavor == MPI_WIN_FLAVOR_DYNAMIC) {
+        uint64_t a = (uint64_t)(uintptr_t)w->t[w->rank].ctrl;
+        rc = aptus_allgather_internal(w->comm, &a, ctrl_addr, sizeof a);
+        if (!rc && !cma_probe(w, ctrl_addr))
+            for (int r = 0; r < n; r++)
+                if (w->t[r].path == RMA_PATH_CMA && r != w->rank)
+                    w->t[r].path = RMA_PATH_AM;
+    }
+    /* RDMA: windows spanning nodes register their memory with the RC channel, if there is one */
+    int nodes_many = 0;
+    for (int r = 0; r < n; r++)
+        nodes_many |= ri[r].node != ri[0].node;
+    w->spans = nodes_many;
+    free(ri);
+    free(ctrl_addr);
+    struct aptus_channel *rch = rdma_channel();
+    if (!rc && nodes_many && rch && flavor != MPI_WIN_FLAVOR_DYNAMIC) {
+        struct {
+            uint64_t addr, key, ok;
+        } me = { 0, 0, 0 }, *all = calloc((size_t)n, sizeof *all);
+        w->rdma = calloc(1, sizeof *w->rdma);
+        if (w->base && size > 0 && rch->mem_reg(w->base, (size_t)size, &w->memh, &me.addr, &me.key) == APTUS_OK)
+            me.ok = 1;
+        if (!all || !w->rdma)
+            rc = MPI_ERR_NO_MEM; /* (out of memory here leaves the others in the allgather, as the
+                                    allocations before the first one do: see docs/DESIGN.md) */
+        else
+            rc = aptus_allgather_internal(w->comm, &me, all, sizeof me);
+        for (int r = 0; r < n && !rc; r++) {
+            w->t[r].rdma_ok = (uint8_t)all[r].ok;
+            w->t[r].rdma_addr = all[r].addr;
+            w->t[r].rdma_key = all[r].key;
+        }
+        free(all);
+    }
+    if (!rc) {
+        struct rma_agent *a = calloc(1, sizeof *a);
+        if (a)
+            a->err = calloc((size_t)n, sizeof *a->err);
+        if (!a || !a->err || aptus_bg_add_passive(agent_poll, a)) {
+            if (a)
+                free(a->err);
+            free(a);
+            rc = MPI_ERR_NO_MEM;
+        } else {
+            a->w = w;
+            w->agent = a;
+            a->next_live = live_agents;
+            live_agents = a;
+        }
+    }
+    if (!rc && info != MPI_INFO_NULL) {
+        struct aptus_info *d = aptus_info_dup(aptus_info_get(info));
+        if (d)
+            w->info = (MPI_Info)d;
+    }
+    if (rc) {
+        win_destroy(w);
+        return rc;
+    }
+    st_windows++;
+    *out = w;
+    return 0;
+}
+
+int aptus_win_free(struct aptus_win *w, const char **why)
+{
+    if (w->nlocks || w->lock_all || w->start || w->post) {
+        *why = w->post || w->start ? "an access or exposure epoch (MPI_Win_start / MPI_Win_post) is still open"
+                                   : "a passive-target epoch (MPI_Win_lock / MPI_Win_lock_all) is still open";
+        return MPI_ERR_RMA_SYNC;
+    }
+    int rc = aptus_win_flush(w, -1, 0, why);
+    int rc2 = aptus_barrier(w->comm);
+    if (!rc)
+        rc = rc2;
+    win_destroy(w);
+    return rc;
+}
+
+int aptus_win_attach(struct aptus_win *w, void *base, MPI_Aint size, const char **why)
+{
+    struct rma_ctrl *c = my_ctrl(w);
+    uint32_t n = c->nregions;
+    if (size == 0)
+        return 0;
+    if (n >= RMA_REGIONS_MAX) {
+        *why = "too many regions attached to this dynamic window (at most 32 per process)";
+        return MPI_ERR_RMA_ATTACH;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        uint64_t b = c->region[i].base, e = b + c->region[i].size;
+        if ((uint64_t)(uintptr_t)base < e && (uint64_t)(uintptr_t)base + (uint64_t)size > b) {
+            *why = "the region overlaps a region already attached";
+            return MPI_ERR_RMA_ATTACH;
+        }
+    }
+    c->region[n].base = (uint64_t)(uintptr_t)base;
+    c->region[n].size = (uint64_t)size;
+    __atomic_store_n(&c->nregions, n + 1, __ATOMIC_RELEASE);
+    w->nregions = (int)n + 1;
+    return 0;
+}
+
+int aptus_win_detach(struct aptus_win *w, const void *base, const char **why)
+{
+    struct rma_ctrl *c = my_ctrl(w);
+    uint32_t n = c->nregions;
+    for (uint32_t i = 0; i < n; i++) {
+        if (c->region[i].base != (uint64_t)(uintptr_t)base)
+            continue;
+        c->region[i] = c->region[n - 1];
+        __atomic_store_n(&c->nregions, n - 1, __ATOMIC_RELEASE);
+        w->nregions = (int)n - 1;
+        return 0;
+    }
+    *why = "no region attached at this address";
+    return MPI_ERR_RMA_ATTACH;
+}
+
+int aptus_win_shared_query(struct aptus_win *w, int rank, MPI_Aint *size, MPI_Aint *disp_unit, void *baseptr,
+                           const char **why)
+{
+    if (w->flavor == MPI_WIN_FLAVOR_DYNAMIC) {
+        *why = "a dynamic window has no memory segments to query";
+        return MPI_ERR_RMA_FLAVOR;
+    }
+    if (rank == MPI_PROC_NULL) {
+        rank = 0;
+        for (int r = 0; r < w->size; r++)
+            if (w->t[r].size > 0) {
+                rank = r;
+                break;
+            }
+    }
+    const struct rma_target *t = &w->t[rank];
+    if (t->path != RMA_PATH_SHARED) {
+        /* not in memory this process can load and store (MPI 4.1: size 0, no pointer) */
+        *size = 0;
+        *disp_unit = t->disp_unit;
+        *(void **)baseptr = NULL;
+        return 0;
+    }
+    *size = (MPI_Aint)t->size;
+    *disp_unit = (MPI_Aint)t->disp_unit;
+    *(void **)baseptr = t->size || w->flavor == MPI_WIN_FLAVOR_SHARED ? t->local : NULL;
+    return 0;
+}
+
+/* ---- synchronization ------------------------------------------------------------------------ */
+
+static int in_list(const int *l, int n, int r)
+{
+    for (int i = 0; i < n; i++)
+        if (l[i] == r)
+            return 1;
+    return 0;
+}
+
+int aptus_win_flush(struct aptus_win *w, int target, int local, const char **why)
+{
+    if (w->spans)
+        aptus_progress();
+    int rc = pend_wait_all(w);
+    if (rc) {
+        *why = "a transfer of the window failed";
+        return rc;
+    }
+    if (local || !w->ndirty)
+        return 0;
+    for (int r = 0; r < w->size; r++) {
+        if ((target >= 0 && r != target) || !w->t[r].am_dirty)
+            continue;
+        w->t[r].am_dirty = 0;
+        w->ndirty--;
+        int e = am_control(w, r, AM_FLUSH, 0, 1);
+        if (e && !rc) {
+            rc = e;
+            *why = e == MPI_ERR_RMA_RANGE ? "an operation reached outside the target's window (or attached memory)"
+                                          : "an operation failed at the target";
+        }
+    }
+    return rc;
+}
+
+int aptus_win_fence(struct aptus_win *w, int assert, const char **why)
+{
+    if (w->start || w->post || w->nlocks || w->lock_all) {
+        *why = "a PSCW or passive-target epoch is open on this window";
+        return MPI_ERR_RMA_SYNC;
+    }
+    int rc = aptus_win_flush(w, -1, 0, why);
+    aptus_rma_fence();
+    int rc2 = aptus_barrier(w->comm);
+    aptus_rma_fence();
+    if (!rc && rc2) {
+        rc = rc2;
+        *why = "the fence's barrier failed";
+    }
+    w->fence = !(assert &MPI_MODE_NOSUCCEED);
+    return rc;
+}
+
+int aptus_win_post(struct aptus_win *w, const int *ranks, int n, int assert, const char **why)
+{
+    if (w->post) {
+        *why = "an exposure epoch is already open (MPI_Win_post without MPI_Win_wait)";
+        return MPI_ERR_RMA_SYNC;
+    }
+    int *l = malloc(sizeof *l * (size_t)(n ? n : 1));
+    if (!l)
+        return MPI_ERR_NO_MEM;
+    memcpy(l, ranks, sizeof *l * (size_t)n);
+    w->post = l;
+    w->npost = n;
+    w->fence = 0;
+    aptus_rma_fence();
+    if (assert & MPI_MODE_NOCHECK)
+        return 0;
+    static const int token = 1;
+    for (int i = 0; i < n; i++) {
+        struct aptus_request *r;
+        int rc = aptus_coll_isend_on(w->comm, w->comm->ctx, &token, sizeof token, ranks[i], TAG_POST, &r);
+        if (!rc)
+            rc = pend_add(w, r, NULL);
+        if (rc) {
+            *why = "cannot send the post notices";
+            return rc;
+        }
+    }
+    return 0;
+}
+
+int aptus_win_start(struct aptus_win *w, const int *ranks, int n, int assert, const char **why)
+{
+    if (w->start) {
+        *why = "an access epoch is already open (MPI_Win_start without MPI_Win_complete)";
+        return MPI_ERR_RMA_SYNC;
+    }
+    if (w->nlocks || w->lock_all) {
+        *why = "a passive-target epoch is open on this window";
+        return MPI_ERR_RMA_SYNC;
+    }
+    int *l = malloc(sizeof *l * (size_t)(n ? n : 1));
+    if (!l)
+        return MPI_ERR_NO_MEM;
+    memcpy(l, ranks, sizeof *l * (size_t)n);
+    if (!(assert &MPI_MODE_NOCHECK)) {
+        /* wait for each target's post */
+        int token[64], *tk = n <= 64 ? token : malloc(sizeof *tk * (size_t)n);
+        struct aptus_request *rr[64], **rq = n <= 64 ? rr : malloc(sizeof *rq * (size_t)n);
+        int rc = tk && rq ? 0 : MPI_ERR_NO_MEM;
+        int k = 0;
+        for (; k < n && !rc; k++)
+            rc = aptus_coll_irecv_on(w->comm, w->comm->ctx, &tk[k], sizeof tk[k], ranks[k], TAG_POST, &rq[k]);
+        for (int i = 0; i < k - (rc ? 1 : 0); i++) {
+            aptus_wait(rq[i]);
+            aptus_req_free(rq[i]);
+        }
+        if (tk != token)
+            free(tk);
+        if (rq != rr)
+            free(rq);
+        if (rc) {
+            free(l);
+            *why = "cannot receive the post notices";
+            return rc;
+        }
+    }
+    aptus_rma_fence();
+    w->start = l;
+    w->nstart = n;
+    w->fence = 0;
+    return 0;
+}
+
+int aptus_win_complete(struct aptus_win *w, const char **why)
+{
+    if (!w->start) {
+        *why = "no access epoch is open (MPI_Win_complete without MPI_Win_start)";
+        return MPI_ERR_RMA_SYNC;
+    }
+    int rc = pend_wait_all(w);
+    aptus_rma_fence();
+    for (int i = 0; i < w->nstart && !rc; i++) {
+        if (w->t[w->start[i]].am_dirty) {
+            w->t[w->start[i]].am_dirty = 0;
+            w->ndirty--;
+        }
+        rc = am_control(w, w->start[i], AM_COMPLETE, 0, 0);
+    }
+    int rc2 = pend_wait_all(w);
+    if (!rc)
+        rc = rc2;
+    free(w->start);
+    w->start = NULL;
+    w->nstart = 0;
+    if (rc)
+        *why = "cannot tell the targets that the epoch is complete";
+    return rc;
+}
+
+int aptus_win_wait(struct aptus_win *w, int test, int *flag, const char **why)
+{
+    if (!w->post) {
+        *why = test ? "no exposure epoch is open (MPI_Win_test without MPI_Win_post)"
+                    : "no exposure epoch is open (MPI_Win_wait without MPI_Win_post)";
+        return MPI_ERR_RMA_SYNC;
+    }
+    unsigned idle = 0;
+    while (w->completes < w->npost) {
+        if (test) {
+            aptus_progress();
+            if (w->completes < w->npost) {
+                *flag = 0;
+                return 0;
+            }
+            break;
+        }
+        aptus_wait_step(&idle);
+    }
+    w->completes -= w->npost;
+    free(w->post);
+    w->post = NULL;
+    w->npost = 0;
+    int rc = pend_wait_all(w); /* the post notices */
+    aptus_rma_fence();
+    if (flag)
+        *flag = 1;
+    if (rc)
+        *why = "a post notice failed";
+    return rc;
+}
+
+static int lock_one(struct aptus_win *w, int type, int target)
+{
+    struct rma_target *t = &w->t[target];
+    if (t->path == RMA_PATH_AM)
+        return am_control(w, target, AM_LOCK, type, 1);
+    unsigned idle = 0;
+    while (!lock_try(&t->ctrl->lock, type))
+        aptus_wait_step(&idle);
+    return 0;
+}
+
+static int unlock_one(struct aptus_win *w, int type, int target)
+{
+    struct rma_target *t = &w->t[target];
+    if (t->path == RMA_PATH_AM) {
+        if (t->am_dirty) {
+            t->am_dirty = 0;
+            w->ndirty--;
+        }
+        return am_control(w, target, AM_UNLOCK, type, 1);
+    }
+    aptus_rma_fence();
+    lock_release(&t->ctrl->lock, type);
+    return 0;
+}
+
+int aptus_win_lock(struct aptus_win *w, int type, int target, int assert, const char **why)
+{
+    struct rma_target *t = &w->t[target];
+    if (t->lock || w->lock_all) {
+        *why = "this process already holds a lock on the target (MPI_Win_lock twice without MPI_Win_unlock)";
+        return MPI_ERR_RMA_SYNC;
+    }
+    if (w->start) {
+        *why = "an access epoch (MPI_Win_start) is open on this window";
+        return MPI_ERR_RMA_SYNC;
+    }
+    int lt = type == MPI_LOCK_EXCLUSIVE ? RL_EXCL : RL_SHARED;
+    int rc = assert &MPI_MODE_NOCHECK ? 0 : lock_one(w, lt, target);
+    if (rc) {
+        *why = "the target could not grant the lock";
+        return rc;
+    }
+    t->lock = (uint8_t)(lt | (assert &MPI_MODE_NOCHECK ? 4 : 0));
+    w->nlocks++;
+    w->fence = 0;
+    return 0;
+}
+
+int aptus_win_unlock(struct aptus_win *w, int target, const char **why)
+{
+    struct rma_target *t = &w->t[target];
+    if (!t->lock) {
+        *why = w->lock_all ? "the target was locked by MPI_Win_lock_all (use MPI_Win_unlock_all)"
+                           : "the target is not locked by this process (MPI_Win_unlock without MPI_Win_lock)";
+        return MPI_ERR_RMA_SYNC;
+    }
+    int rc = pend_wait_all(w);
+    int nocheck = t->lock & 4;
+    if (nocheck) {
+        if (t->am_dirty && !rc)
+            rc = aptus_win_flush(w, target, 0, why);
+    } else {
+        int e = unlock_one(w, t->lock & 3, target);
+        if (!rc)
+            rc = e;
+    }
+    t->lock = 0;
+    w->nlocks--;
+    if (rc && !*why)
+        *why = "an operation of the epoch failed";
+    return rc;
+}
+
+int aptus_win_lock_all(struct aptus_win *w, int assert, const char **why)
+{
+    if (w->lock_all || w->nlocks) {
+        *why = "a passive-target epoch is already open on this window";
+        return MPI_ERR_RMA_SYNC;
+    }
+    if (w->start) {
+        *why = "an access epoch (MPI_Win_start) is open on this window";
+        return MPI_ERR_RMA_SYNC;
+    }
+    if (!(assert &MPI_MODE_NOCHECK))
+        for (int r = 0; r < w->size; r++) {
+            int rc = lock_one(w, RL_SHARED, r);
+            if (rc) {
+                for (int q = 0; q < r; q++)
+                    unlock_one(w, RL_SHARED, q);
+                *why = "a target could not grant the lock";
+                return rc;
+            }
+        }
+    w->lock_all = assert &MPI_MODE_NOCHECK ? 2 : 1;
+    w->fence = 0;
+    return 0;
+}
+
+int aptus_win_unlock_all(struct aptus_win *w, const char **why)
+{
+    if (!w->lock_all) {
+        *why = "no MPI_Win_lock_all epoch is open";
+        return MPI_ERR_RMA_SYNC;
+    }
+    int rc = pend_wait_all(w);
+    for (int r = 0; r < w->size; r++) {
+        int e = 0;
+        if (w->lock_all == 1)
+            e = unlock_one(w, RL_SHARED, r);
+        else if (w->t[r].am_dirty)
+            e = aptus_win_flush(w, r, 0, why);
+        if (!rc)
+            rc = e;
+    }
+    w->lock_all = 0;
+    if (rc)
+        *why = "an operation of the epoch failed";
+    return rc;
+}
+
+/* ---- communication -------------------------------------------------------------------------- */
+
+static int epoch_ok(const struct aptus_win *w, int target)
+{
+    return w->fence || w->lock_all || w->t[target].lock || (w->start && in_list(w->start, w->nstart, target));
+}
+
+/* Packed form of (buf, count, dt): the buffer itself when contiguous (*tmp NULL), else a copy. */
+static const char *packed_of(const void *buf, size_t count, const struct aptus_dtype *dt, char **tmp)
+{
+    *tmp = NULL;
+    if (dt->contig || !count)
+        return (const char *)buf + dt->true_lb;
+    *tmp = malloc(dt->size * count);
+    if (!*tmp)
+        return NULL;
+    aptus_dt_pack(buf, count, dt, *tmp);
+    return *tmp;
+}
+
+/* Active message: header, ranges, data (packed), sent; replies expected into (rbuf, rcount, rdt). */
+static int am_op(struct aptus_win *w, const struct rma_op *op, int kind, MPI_Datatype basic, const struct rma_seg *s,
+                 size_t ns, const char *data, size_t dbytes, const char *data2, size_t d2bytes)
+{
+    size_t len = sizeof(struct rma_hdr) + ns * sizeof *s + dbytes + d2bytes;
+    char *m = malloc(len);
+    if (!m)
+        return MPI_ERR_NO_MEM;
+    struct rma_hdr h = { (uint8_t)kind, 0, (uint16_t)op->op_id, 0, (uint64_t)(uintptr_t)basic, ns, dbytes + d2bytes };
+    int rc = 0;
+    if (kind == AM_GET || kind == AM_GACC || kind == AM_CAS) {
+        h.reply_tag = reply_tag(w);
+        size_t bytes = 0;
+        for (size_t i = 0; i < ns; i++)
+            bytes += s[i].len;
+        rc = am_expect(w, op->target, h.reply_tag, op->rbuf, bytes, op->rdt, op->rcount, NULL);
+    }
+    if (rc) {
+        free(m);
+        return rc;
+    }
+    memcpy(m, &h, sizeof h);
+    if (ns)
+        memcpy(m + sizeof h, s, ns * sizeof *s);
+    if (dbytes)
+        memcpy(m + sizeof h + ns * sizeof *s, data, dbytes);
+    if (d2bytes)
+        memcpy(m + sizeof h + ns * sizeof *s + dbytes, data2, d2bytes);
+    if (!w->t[op->target].am_dirty) {
+        w->t[op->target].am_dirty = 1;
+        w->ndirty++;
+    }
+    return am_send(w, op->target, m, len, 1);
+}
+
+/* A put or get to a target of the node, handed to the copy agent if it takes it: the ranges
+ * become addresses (in this process, or in the target's for Cross Memory Attach) and the job
+ * owns them (*s is then NULL). */
+static int lb_handover(struct aptus_win *w, const struct rma_target *t, char *buf, size_t count,
+                       const struct aptus_dtype *dt, struct rma_seg **s, size_t ns, size_t len, int write)
+{
+    if (!aptus_config.rma_loopback || len < aptus_config.rma_loopback_min)
+        return 0;
+    int other = t->path == RMA_PATH_CMA && t->pid != (int)aptus_rt.pid;
+    for (size_t i = 0; i < ns; i++)
+        (*s)[i].off = other ? (w->flavor == MPI_WIN_FLAVOR_DYNAMIC ? 0 : t->base) + (*s)[i].off
+                            : (uint64_t)(uintptr_t)tgt_ptr(w, t, (*s)[i].off);
+    struct lb_job j = { dt->contig ? buf + dt->true_lb : buf,
+                        dt->contig ? NULL : dt,
+                        count,
+                        len,
+                        *s,
+                        { 0, 0 },
+                        ns,
+                        other ? t->pid : 0,
+                        write,
+                        NULL };
+    if (lb_take(w, &j)) {
+        *s = NULL;
+        return 1;
+    }
+    /* not taken: the ranges back to offsets */
+    for (size_t i = 0; i < ns; i++)
+        (*s)[i].off = other ? (*s)[i].off - (w->flavor == MPI_WIN_FLAVOR_DYNAMIC ? 0 : t->base)
+                            : (*s)[i].off - (uint64_t)(uintptr_t)tgt_ptr(w, t, 0);
+    return 0;
+}
+
+int aptus_rma_op(struct aptus_win *w, const struct rma_op *op, struct aptus_request **req, const char **why)
+{
+    if (req)
+        *req = NULL;
+    if (w->spans)
+        aptus_progress(); /* other nodes' requests to this rank's window */
+    if (op->target == MPI_PROC_NULL)
+        goto done;
+    if (!epoch_ok(w, op->target)) {
+        *why = "no access epoch is open to this target (MPI_Win_fence, MPI_Win_start, MPI_Win_lock or "
+               "MPI_Win_lock_all first)";
+        return MPI_ERR_RMA_SYNC;
+    }
+    struct rma_target *t = &w->t[op->target];
+    int64_t start = w->flavor == MPI_WIN_FLAVOR_DYNAMIC ? (int64_t)op->disp : (int64_t)op->disp * t->disp_unit;
+    struct rma_seg *s;
+    size_t ns;
+    int rc = build_segs(op->tdt, op->tcount, start, &s, &ns);
+    if (rc) {
+        *why = "out of memory";
+        return rc;
+    }
+    /* ranges: known for every target of a static window, for node-local targets of a dynamic one */
+    int in = w->flavor == MPI_WIN_FLAVOR_DYNAMIC ? (t->path == RMA_PATH_AM || segs_attached(s, ns, t->ctrl))
+                                                 : segs_in(s, ns, t->size);
+    if (!in) {
+        free(s);
+        *why = w->flavor == MPI_WIN_FLAVOR_DYNAMIC ? "the target range is not inside memory attached at the target"
+                                                   : "the target range reaches outside the target's window";
+        return MPI_ERR_RMA_RANGE;
+    }
+    size_t tbytes = op->tdt->size * op->tcount;
+    char *tmp = NULL;
+    MPI_Datatype basic = MPI_DATATYPE_NULL;
+    if (op->kind == RMA_ACC || op->kind == RMA_GACC || op->kind == RMA_CAS) {
+        size_t nb;
+        basic = aptus_dt_reduce_type(op->tdt, &nb);
+    }
+    int am = t->path == RMA_PATH_AM;
+    if (am && (op->kind == RMA_PUT || op->kind == RMA_GET) && rdma_op(w, t, op, s, ns, tbytes, &rc)) {
+        st_ops[RMA_PATH_RDMA]++;
+        w->rdma_dirty_any = 1;
+        free(s);
+        if (!rc && req)
+            rc = pend_wait_all(w); /* a request-based operation completes here */
+        if (rc) {
+            *why = "an RDMA transfer failed";
+            return rc;
+        }
+        goto done;
+    }
+    st_ops[t->path]++;
+    switch (op->kind) {
+    case RMA_PUT:
+    case RMA_ACC: {
+        if (op->kind == RMA_PUT && !am && lb_handover(w, t, (char *)op->obuf, op->ocount, op->odt, &s, ns, tbytes, 1))
+            break;
+        const char *data = packed_of(op->obuf, op->ocount, op->odt, &tmp);
+        if (!data && tbytes) {
+            rc = MPI_ERR_NO_MEM;
+            break;
+        }
+        if (am)
+            rc = am_op(w, op, op->kind == RMA_PUT ? AM_PUT : AM_ACC, basic, s, ns, data, tbytes, NULL, 0);
+        else if (op->kind == RMA_PUT)
+            rc = move_direct(w, t, (char *)data, s, ns, 1);
+        else
+            rc = acc_direct(w, t, op->op_id, basic, data, NULL, s, ns);
+        break;
+    }
+    case RMA_GET:
+    case RMA_GACC: {
+        const char *data = NULL;
+        if (op->kind == RMA_GACC && op->op_id != APTUS_OP_NO_OP) {
+            data = packed_of(op->obuf, op->ocount, op->odt, &tmp);
+            if (!data && tbytes) {
+                rc = MPI_ERR_NO_MEM;
+                break;
+            }
+        }
+        if (am) {
+            rc = am_op(w, op, op->kind == RMA_GET ? AM_GET : AM_GACC, basic, s, ns, data, data ? tbytes : 0, NULL, 0);
+            break;
+        }
+        int contig = op->rdt->contig;
+        if (op->kind == RMA_GET && lb_handover(w, t, op->rbuf, op->rcount, op->rdt, &s, ns, tbytes, 0))
+            break;
+        char *out = contig ? (char *)op->rbuf + op->rdt->true_lb : malloc(tbytes ? tbytes : 1);
+        if (!out) {
+            rc = MPI_ERR_NO_MEM;
+            break;
+        }
+        if (op->kind == RMA_GET)
+            rc = move_direct(w, t, out, s, ns, 0);
+        else
+            rc = acc_direct(w, t, op->op_id, basic, data, out, s, ns);
+        if (!contig) {
+            if (!rc)
+                aptus_dt_unpack(out, op->rcount, op->rdt, op->rbuf);
+            free(out);
+        }
+        break;
+    }
+    default: { /* compare and swap: one predefined element */
+        size_t es = op->tdt->size;
+        if (am)
+            rc = am_op(w, op, AM_CAS, basic, s, ns, op->obuf, es, op->cbuf, es);
+        else
+            rc = cas_direct(w, t, es, op->obuf, op->cbuf, op->rbuf, s);
+        break;
+    }
+    }
+    free(tmp);
+    free(s);
+    if (rc) {
+        *why = rc == MPI_ERR_RMA_RANGE ? "the target's memory could not be reached there" : "out of memory";
+        return rc;
+    }
+    if (req && (am || __atomic_load_n(&w->lb_pending, __ATOMIC_ACQUIRE))) {
+        /* request-based operations over active messages (or handed to the copy agent) complete
+         * here */
+        rc = pend_wait_all(w);
+        if (rc) {
+            *why = "the transfer failed";
+            return rc;
+        }
+    }
+done:
+    if (req) {
+        struct aptus_request *u = aptus_req_new_nomsg(APTUS_REQ_GENERIC);
+        if (!u) {
+            *why = "out of memory";
+            return MPI_ERR_NO_MEM;
+        }
+        aptus_req_complete(u);
+        *req = u;
+    }
+    return 0;
+}
+
+/* ---- fast paths (the API calls them first; 0 means: take the general path) ----------------- */
+
+/* Whether target t of w can be reached now by load/store without any check left: an epoch
+ * that needs no bookkeeping per operation is open to it. */
+static inline struct rma_target *fast_target(struct aptus_win *w, int target)
+{
+    if ((unsigned)target >= (unsigned)w->size)
+        return NULL;
+    struct rma_target *t = &w->t[target];
+    if (t->path != RMA_PATH_SHARED || !(w->lock_all || t->lock || w->fence))
+        return NULL;
+    return t;
+}
+
+int aptus_rma_fast_putget(struct aptus_win *w, int put, void *obuf, MPI_Count ocount, MPI_Datatype odt, int target,
+                          MPI_Aint disp, MPI_Count tcount, MPI_Datatype tdt)
+{
+    if (w->spans)
+        return 0;
+    struct rma_target *t = fast_target(w, target);
+    if (!t || ocount < 0 || tcount < 0 || disp < 0 || !APTUS_IS_PREDEF(odt) || !APTUS_IS_PREDEF(tdt))
+        return 0;
+    const struct aptus_dtype *od = aptus_dtype_predef[(uintptr_t)odt], *td = aptus_dtype_predef[(uintptr_t)tdt];
+    if (!od || !td)
+        return 0;
+    size_t bytes = od->size * (size_t)ocount;
+    uint64_t off = (uint64_t)disp * (uint64_t)t->disp_unit;
+    if (bytes != td->size * (size_t)tcount || (!obuf && bytes) || off > t->size || bytes > t->size - off ||
+        (uint64_t)disp > (UINT64_MAX >> 8) / (uint64_t)t->disp_unit)
+        return 0;
+    st_ops[RMA_PATH_SHARED]++;
+    if (bytes >= aptus_config.rma_loopback_min && aptus_config.rma_loopback &&
+        lb_take_bytes(w, obuf, (uint64_t)(uintptr_t)(t->local + off), bytes, 0, put))
+        return 1;
+    if (put)
+        memcpy(t->local + off, obuf, bytes);
+    else
+        memcpy(obuf, t->local + off, bytes);
+    return 1;
+}
+
+int aptus_rma_fast_fop(struct aptus_win *w, const void *obuf, void *rbuf, MPI_Datatype dt, int target, MPI_Aint disp,
+                       int op_id)
+{
+    if (w->spans)
+        return 0;
+    struct rma_target *t = fast_target(w, target);
+    if (!t || disp < 0 || !APTUS_IS_PREDEF(dt) || !obuf || !rbuf)
+        return 0;
+    const struct aptus_dtype *d = aptus_dtype_predef[(uintptr_t)dt];
+    if (!d || !d->basic)
+        return 0;
+    size_t es = d->size;
+    uint64_t off = (uint64_t)disp * (uint64_t)t->disp_unit;
+    if (off > t->size || es > t->size - off || (uint64_t)disp > (UINT64_MAX >> 8) / (uint64_t)t->disp_unit)
+        return 0;
+    char *p = t->local + off;
+    if (!atomic_ok(w, es, p) || !aptus_op_allowed(op_id, dt, 1))
+        return 0;
+    st_ops[RMA_PATH_SHARED]++;
+    int integer = d->basic >= APTUS_B_INT8 && d->basic <= APTUS_B_UINT64;
+    if (integer && (es == 8 || es == 4)) {
+        switch (op_id) {
+#define FOP(T, F)                                                                                                      \
+    do {                                                                                                               \
+        T v;                                                                                                           \
+        memcpy(&v, obuf, sizeof v);                                                                                    \
+        T o = F((T *)(void *)p, v, __ATOMIC_ACQ_REL);                                                                  \
+        memcpy(rbuf, &o, sizeof o);                                                                                    \
+        return 1;                                                                                                      \
+    } while (0)
+#define FOP_SIZED(F)                                                                                                   \
+    if (es == 8)                                                                                                       \
+        FOP(uint64_t, F);                                                                                              \
+    FOP(uint32_t, F)
+        case APTUS_OP_SUM: FOP_SIZED(__atomic_fetch_add);
+        case APTUS_OP_BAND: FOP_SIZED(__atomic_fetch_and);
+        case APTUS_OP_BOR: FOP_SIZED(__atomic_fetch_or);
+        case APTUS_OP_BXOR: FOP_SIZED(__atomic_fetch_xor);
+        case APTUS_OP_REPLACE: FOP_SIZED(__atomic_exchange_n);
+#undef FOP_SIZED
+#undef FOP
+        default: break;
+        }
+    }
+    apply_atomic(op_id, aptus_op_kernel(dt), es, op_id == APTUS_OP_NO_OP ? NULL : obuf, p, rbuf, 1);
+    return 1;
+}
+
+/* Nothing to wait for: no active message in flight and none unflushed. */
+int aptus_rma_flush_idle(const struct aptus_win *w)
+{
+    return !w->spans && !w->npend && !w->ndirty && !w->rdma_dirty_any &&
+           !__atomic_load_n(&w->lb_pending, __ATOMIC_ACQUIRE);
+}
