@@ -211,6 +211,14 @@ APTUS_ALIAS(Win_set_name)
 int PMPI_Win_get_name(MPI_Win win, char *name, int *resultlen)
 {
     APTUS_API_LOCK();
+    if (win == MPI_WIN_NULL) { /* MPI 4.1: the null handle has a name too */
+        API_INIT("MPI_Win_get_name");
+        if (!name || !resultlen)
+            return aptus_error(NULL, MPI_ERR_ARG, "MPI_Win_get_name", "null name or resultlen argument");
+        strcpy(name, "MPI_WIN_NULL");
+        *resultlen = (int)strlen(name);
+        return MPI_SUCCESS;
+    }
     GET_WIN(w, win, "MPI_Win_get_name");
     if (!name || !resultlen)
         return aptus_win_error(w, MPI_ERR_ARG, "MPI_Win_get_name", "null name or resultlen argument");
@@ -556,7 +564,18 @@ static int rma_call(struct aptus_win *w, struct rma_op *op, MPI_Datatype odt, MP
             return aptus_win_error(w, MPI_ERR_BUFFER, fn, "null %s buffer for %zu bytes",
                                    op->kind == RMA_GET ? "origin" : "result", tb);
     }
-    if (op->kind == RMA_ACC || op->kind == RMA_GACC || op->kind == RMA_CAS) {
+    if (op->kind == RMA_ACC || op->kind == RMA_GACC) {
+        struct aptus_op *o = aptus_op_get(opH);
+        if (!o)
+            return aptus_win_error(w, MPI_ERR_OP, fn,
+                                   opH == MPI_OP_NULL ? "MPI_OP_NULL is not a valid op" : "invalid op handle");
+        if (!o->predefined)
+            return aptus_win_error(w, MPI_ERR_OP, fn, "accumulates take predefined ops only, not user-defined ones");
+        op->op_id = o->predefined;
+    }
+    /* the basic types (an accumulate of no element has none to check: MPI_SUM on MPI_BYTE is let
+     * pass at count 0, as mpi4py's tests expect) */
+    if ((op->kind == RMA_ACC || op->kind == RMA_GACC || op->kind == RMA_CAS) && (tb || op->kind == RMA_CAS)) {
         size_t n;
         MPI_Datatype bt = aptus_dt_reduce_type(op->tdt, &n);
         if (bt == MPI_DATATYPE_NULL)
@@ -570,19 +589,9 @@ static int rma_call(struct aptus_win *w, struct rma_op *op, MPI_Datatype odt, MP
                     w, MPI_ERR_TYPE, fn,
                     "the origin and target datatypes of an accumulate must have the same basic type");
         }
-        if (op->kind != RMA_CAS) {
-            struct aptus_op *o = aptus_op_get(opH);
-            if (!o)
-                return aptus_win_error(w, MPI_ERR_OP, fn,
-                                       opH == MPI_OP_NULL ? "MPI_OP_NULL is not a valid op" : "invalid op handle");
-            if (!o->predefined)
-                return aptus_win_error(w, MPI_ERR_OP, fn,
-                                       "accumulates take predefined ops only, not user-defined ones");
-            if (!aptus_op_allowed(o->predefined, bt, 1))
-                return aptus_win_error(w, MPI_ERR_OP, fn, "%s is not defined for the target's basic datatype",
-                                       aptus_op_name(o->predefined));
-            op->op_id = o->predefined;
-        }
+        if (op->kind != RMA_CAS && !aptus_op_allowed(op->op_id, bt, 1))
+            return aptus_win_error(w, MPI_ERR_OP, fn, "%s is not defined for the target's basic datatype",
+                                   aptus_op_name(op->op_id));
     }
     struct aptus_request *r = NULL;
     const char *why = NULL;

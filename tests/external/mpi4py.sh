@@ -38,10 +38,6 @@ sdist_sha256=56860286dc45f20e8821e93cb06669e30462348bf866f685553fa4b712d58d02
 # MPI_ERR_UNSUPPORTED_OPERATION for these calls; mpi4py only turns its own "not available"
 # into NotImplementedError, so its tests do not skip themselves.
 exclude_modules=(
-    # One-sided communication (RMA): MPI_Win_* and MPI_Put/Get/Accumulate are not implemented.
-    '^test_win\.py$'
-    '^test_rma\.py$'
-    '^test_rma_nb\.py$'
     # MPI-IO (MPI_File_*).
     '^test_io\.py$'
     '^test_file\.py$'
@@ -51,16 +47,8 @@ exclude_modules=(
     # Dynamic processes (MPI_Comm_spawn, MPI_Open_port/Comm_accept/connect, MPI_Comm_join).
     '^test_spawn\.py$'
     '^test_dynproc\.py$'
-    # mpi4py.util.sync: Counter, Mutex, Condition and Semaphore are built on RMA windows
-    # (MPI_Win_allocate, MPI_Fetch_and_op, MPI_Compare_and_swap), and the Sequential tests
-    # count with a Counter too -- every test of the module uses RMA. (The module skips its
-    # classes itself when MPI_Win_allocate fails, except Sequential's, which then error.) These
-    # are the World tests that fail under Debian's MPICH 4.0.2 too.
-    '^test_util_sync\.py$'
 )
 exclude_tests=(
-    # RMA: messages described by a window's memory (MPI_Win_allocate).
-    'test_msgspec.TestMessageRMA'
     # MPI-IO: error handlers on a file (MPI_File_open); object model of an open file.
     'test_errhandler.TestErrhandlerFile'
     'test_objmodel.TestObjModel.testSafeFreeCreated'
