@@ -693,6 +693,12 @@ static int acc_any(const void *obuf, MPI_Count ocount, MPI_Datatype odt, void *r
                    MPI_Request *request, int want_req, const char *fn)
 {
     GET_WIN(w, win, fn);
+    if (!fetch && !want_req) {
+        struct aptus_op *o = aptus_op_get(opH);
+        if (o && o->predefined &&
+            aptus_rma_fast_acc(w, obuf, ocount, odt, target, disp, tcount, tdt, o->predefined))
+            return MPI_SUCCESS;
+    }
     if (want_req && !request)
         return aptus_win_error(w, MPI_ERR_ARG, fn, "null request argument");
     struct rma_op op = { 0 };

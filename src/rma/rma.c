@@ -311,9 +311,14 @@ static void lock_release(uint32_t *word, int type)
 
 static void acc_lock(struct rma_ctrl *c)
 {
+    unsigned spins = 0;
     while (__atomic_exchange_n(&c->acc, 1, __ATOMIC_ACQUIRE))
-        while (__atomic_load_n(&c->acc, __ATOMIC_RELAXED))
-            cpu_relax();
+        while (__atomic_load_n(&c->acc, __ATOMIC_RELAXED)) {
+            if (++spins < 1000)
+                cpu_relax();
+            else
+                sched_yield(); /* the holder may be off its core */
+        }
 }
 
 static void acc_unlock(struct rma_ctrl *c)
@@ -343,6 +348,70 @@ static void acc_unlock(struct rma_ctrl *c)
         }                                                                                                              \
     } while (0)
 
+/* The common cases in line (no kernel call per element): integer fetch-and-op instructions,
+ * and compare-and-swap loops that add floating-point values. 1 when done. */
+#define FETCH_OP_LOOP(U, F)                                                                                            \
+    do {                                                                                                               \
+        U *p = (U *)(void *)tgt;                                                                                       \
+        for (size_t i = 0; i < n; i++) {                                                                               \
+            U v;                                                                                                       \
+            memcpy(&v, in + i * sizeof v, sizeof v);                                                                   \
+            U o = F(p + i, v, __ATOMIC_ACQ_REL);                                                                       \
+            if (old)                                                                                                   \
+                memcpy(old + i * sizeof o, &o, sizeof o);                                                              \
+        }                                                                                                              \
+        return 1;                                                                                                      \
+    } while (0)
+#define FLOAT_ADD_LOOP(T, U)                                                                                           \
+    do {                                                                                                               \
+        U *p = (U *)(void *)tgt;                                                                                       \
+        for (size_t i = 0; i < n; i++) {                                                                               \
+            T v, f;                                                                                                    \
+            memcpy(&v, in + i * sizeof v, sizeof v);                                                                   \
+            U cur = __atomic_load_n(p + i, __ATOMIC_RELAXED), nv;                                                      \
+            do {                                                                                                       \
+                memcpy(&f, &cur, sizeof f);                                                                            \
+                f += v;                                                                                                \
+                memcpy(&nv, &f, sizeof nv);                                                                            \
+            } while (!__atomic_compare_exchange_n(p + i, &cur, nv, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED));            \
+            if (old)                                                                                                   \
+                memcpy(old + i * sizeof cur, &cur, sizeof cur);                                                        \
+        }                                                                                                              \
+        return 1;                                                                                                      \
+    } while (0)
+
+static int apply_atomic_inline(int op_id, int basic, size_t es, const char *in, char *tgt, char *old, size_t n)
+{
+    if (!in)
+        return 0;
+    int integer = basic >= APTUS_B_INT8 && basic <= APTUS_B_UINT64;
+    if (integer && es == 8) {
+        switch (op_id) {
+        case APTUS_OP_SUM: FETCH_OP_LOOP(uint64_t, __atomic_fetch_add);
+        case APTUS_OP_BAND: FETCH_OP_LOOP(uint64_t, __atomic_fetch_and);
+        case APTUS_OP_BOR: FETCH_OP_LOOP(uint64_t, __atomic_fetch_or);
+        case APTUS_OP_BXOR: FETCH_OP_LOOP(uint64_t, __atomic_fetch_xor);
+        case APTUS_OP_REPLACE: FETCH_OP_LOOP(uint64_t, __atomic_exchange_n);
+        default: return 0;
+        }
+    }
+    if (integer && es == 4) {
+        switch (op_id) {
+        case APTUS_OP_SUM: FETCH_OP_LOOP(uint32_t, __atomic_fetch_add);
+        case APTUS_OP_BAND: FETCH_OP_LOOP(uint32_t, __atomic_fetch_and);
+        case APTUS_OP_BOR: FETCH_OP_LOOP(uint32_t, __atomic_fetch_or);
+        case APTUS_OP_BXOR: FETCH_OP_LOOP(uint32_t, __atomic_fetch_xor);
+        case APTUS_OP_REPLACE: FETCH_OP_LOOP(uint32_t, __atomic_exchange_n);
+        default: return 0;
+        }
+    }
+    if (op_id == APTUS_OP_SUM && basic == APTUS_B_DOUBLE)
+        FLOAT_ADD_LOOP(double, uint64_t);
+    if (op_id == APTUS_OP_SUM && basic == APTUS_B_FLOAT)
+        FLOAT_ADD_LOOP(float, uint32_t);
+    return 0;
+}
+
 static void apply_atomic(int op_id, int kernel, size_t es, const char *in, char *tgt, char *old, size_t n)
 {
     switch (es) {
@@ -363,7 +432,7 @@ static void apply_plain(int op_id, int kernel, size_t es, const char *in, char *
 
 static int atomic_ok(const struct aptus_win *w, size_t es, const void *addr)
 {
-    return (w->flavor == MPI_WIN_FLAVOR_ALLOCATE || w->flavor == MPI_WIN_FLAVOR_SHARED) &&
+    return w->acc_fine && (w->flavor == MPI_WIN_FLAVOR_ALLOCATE || w->flavor == MPI_WIN_FLAVOR_SHARED) &&
            (es == 1 || es == 2 || es == 4 || es == 8) && ((uintptr_t)addr % es) == 0;
 }
 
@@ -565,7 +634,8 @@ static int acc_direct(const struct aptus_win *w, const struct rma_target *t, int
         char *p = tgt_ptr(w, t, s[i].off);
         size_t k = s[i].len / es;
         if (atomic_ok(w, es, p)) {
-            apply_atomic(op_id, kernel, es, in, p, old, k);
+            if (!apply_atomic_inline(op_id, bt->basic, es, in, p, old, k))
+                apply_atomic(op_id, kernel, es, in, p, old, k);
         } else {
             if (!locked)
                 acc_lock(t->ctrl);
@@ -1471,6 +1541,15 @@ int aptus_win_make(int flavor, void *base, MPI_Aint size, MPI_Aint disp_unit, MP
             live_agents = a;
         }
     }
+    /* MPI 4.1's mpi_accumulate_granularity: up to 8 bytes asks for atomicity per element (CPU
+     * atomics in the node segment); 0 (the default) or more leaves the choice to us: the target's
+     * accumulate lock around whole operations (docs/DESIGN.md) */
+    const char *gran = info != MPI_INFO_NULL ? aptus_info_lookup(aptus_info_get(info), "mpi_accumulate_granularity")
+                                             : NULL;
+    if (gran) {
+        long g = strtol(gran, NULL, 10);
+        w->acc_fine = g >= 1 && g <= 8;
+    }
     if (!rc && info != MPI_INFO_NULL) {
         struct aptus_info *d = aptus_info_dup(aptus_info_get(info));
         if (d)
@@ -2160,9 +2239,15 @@ int aptus_rma_fast_fop(struct aptus_win *w, const void *obuf, void *rbuf, MPI_Da
     if (off > t->size || es > t->size - off || (uint64_t)disp > (UINT64_MAX >> 8) / (uint64_t)t->disp_unit)
         return 0;
     char *p = t->local + off;
-    if (!atomic_ok(w, es, p) || !aptus_op_allowed(op_id, dt, 1))
+    if (!aptus_op_allowed(op_id, dt, 1))
         return 0;
     st_ops[RMA_PATH_SHARED]++;
+    if (!atomic_ok(w, es, p)) { /* under the target's accumulate lock */
+        acc_lock(t->ctrl);
+        apply_plain(op_id, aptus_op_kernel(dt), es, obuf, p, rbuf, 1);
+        acc_unlock(t->ctrl);
+        return 1;
+    }
     int integer = d->basic >= APTUS_B_INT8 && d->basic <= APTUS_B_UINT64;
     if (integer && (es == 8 || es == 4)) {
         switch (op_id) {
@@ -2189,6 +2274,34 @@ int aptus_rma_fast_fop(struct aptus_win *w, const void *obuf, void *rbuf, MPI_Da
         }
     }
     apply_atomic(op_id, aptus_op_kernel(dt), es, op_id == APTUS_OP_NO_OP ? NULL : obuf, p, rbuf, 1);
+    return 1;
+}
+
+int aptus_rma_fast_acc(struct aptus_win *w, const void *obuf, MPI_Count ocount, MPI_Datatype odt, int target,
+                       MPI_Aint disp, MPI_Count tcount, MPI_Datatype tdt, int op_id)
+{
+    if (w->spans || odt != tdt || ocount != tcount || ocount <= 0)
+        return 0;
+    struct rma_target *t = fast_target(w, target);
+    if (!t || disp < 0 || !APTUS_IS_PREDEF(tdt) || !obuf)
+        return 0;
+    const struct aptus_dtype *d = aptus_dtype_predef[(uintptr_t)tdt];
+    if (!d || !d->basic || !aptus_op_allowed(op_id, tdt, 1))
+        return 0;
+    size_t es = d->size, bytes = es * (size_t)tcount;
+    uint64_t off = (uint64_t)disp * (uint64_t)t->disp_unit;
+    if (off > t->size || bytes > t->size - off || (uint64_t)disp > (UINT64_MAX >> 8) / (uint64_t)t->disp_unit)
+        return 0;
+    char *p = t->local + off;
+    st_ops[RMA_PATH_SHARED]++;
+    if (atomic_ok(w, es, p)) {
+        if (!apply_atomic_inline(op_id, d->basic, es, obuf, p, NULL, (size_t)tcount))
+            apply_atomic(op_id, aptus_op_kernel(tdt), es, obuf, p, NULL, (size_t)tcount);
+        return 1;
+    }
+    acc_lock(t->ctrl);
+    apply_plain(op_id, aptus_op_kernel(tdt), es, obuf, p, NULL, (size_t)tcount);
+    acc_unlock(t->ctrl);
     return 1;
 }
 

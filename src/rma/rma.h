@@ -70,6 +70,7 @@ struct aptus_win {
     char *seg;
     size_t seg_size;
     int nlocal; /* ranks of this window on this node */
+    int acc_fine; /* accumulates atomic per element by CPU atomics (mpi_accumulate_granularity <= 8) */
     int spans;  /* the window has ranks on other nodes: its calls run the progress engine (their
                    agents serve this rank's window only from progress) */
     /* epochs */
@@ -174,6 +175,8 @@ int aptus_rma_fast_putget(struct aptus_win *w, int put, void *obuf, MPI_Count oc
                           MPI_Aint disp, MPI_Count tcount, MPI_Datatype tdt);
 int aptus_rma_fast_fop(struct aptus_win *w, const void *obuf, void *rbuf, MPI_Datatype dt, int target, MPI_Aint disp,
                        int op_id);
+int aptus_rma_fast_acc(struct aptus_win *w, const void *obuf, MPI_Count ocount, MPI_Datatype odt, int target,
+                       MPI_Aint disp, MPI_Count tcount, MPI_Datatype tdt, int op_id);
 int aptus_rma_flush_idle(const struct aptus_win *w);
 
 /* The agents' registrations (set-up) and the clean-up of segment names on an abnormal end. */

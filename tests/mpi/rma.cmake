@@ -46,3 +46,8 @@ foreach(prog rma_atomic rma_sync)
   aptus_mpi_test(NAME ${prog}_async_am_np3 SOURCE ${prog}.c NP 3 LABELS rma threads
     ENV APTUS_ASYNC_PROGRESS=1 APTUS_PPN=1)
 endforeach()
+# Accumulates atomic per element by CPU atomics (the mpi_accumulate_granularity hint of MPI 4.1);
+# by default they take the target's accumulate lock.
+foreach(np 2 4)
+  aptus_mpi_test(NAME rma_atomic_fine_np${np} SOURCE rma_atomic.c NP ${np} LABELS rma ENV MTEST_ACC_GRANULARITY=8)
+endforeach()

@@ -175,7 +175,17 @@ int main(int argc, char **argv)
 
     struct area *a;
     MPI_Win win;
-    MPI_CHECK(MPI_Win_allocate(rank == target ? sizeof *a : 0, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &a, &win));
+    /* MTEST_ACC_GRANULARITY: the mpi_accumulate_granularity hint (MPI 4.1), e.g. 8 for atomicity per
+     * element (an implementation may then use CPU atomics instead of a lock around each accumulate) */
+    MPI_Info info = MPI_INFO_NULL;
+    const char *gran = getenv("MTEST_ACC_GRANULARITY");
+    if (gran) {
+        MPI_CHECK(MPI_Info_create(&info));
+        MPI_CHECK(MPI_Info_set(info, "mpi_accumulate_granularity", gran));
+    }
+    MPI_CHECK(MPI_Win_allocate(rank == target ? sizeof *a : 0, 1, info, MPI_COMM_WORLD, &a, &win));
+    if (info != MPI_INFO_NULL)
+        MPI_CHECK(MPI_Info_free(&info));
     if (rank == target) {
         MPI_CHECK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, rank, 0, win));
         memset(a, 0, sizeof *a);
