@@ -695,8 +695,7 @@ static int acc_any(const void *obuf, MPI_Count ocount, MPI_Datatype odt, void *r
     GET_WIN(w, win, fn);
     if (!fetch && !want_req) {
         struct aptus_op *o = aptus_op_get(opH);
-        if (o && o->predefined &&
-            aptus_rma_fast_acc(w, obuf, ocount, odt, target, disp, tcount, tdt, o->predefined))
+        if (o && o->predefined && aptus_rma_fast_acc(w, obuf, ocount, odt, target, disp, tcount, tdt, o->predefined))
             return MPI_SUCCESS;
     }
     if (want_req && !request)

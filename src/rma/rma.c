@@ -37,8 +37,8 @@
 struct rma_ctrl {
     uint32_t lock;     /* passive target: RMA_LOCK_EXCL, or the number of shared holders */
     uint32_t acc;      /* accumulate lock (a spin lock) */
-    uint32_t nregions; /* dynamic window: attached regions */
-    uint32_t pad;
+    uint32_t nregions; /* dynamic window: attached regions (the first RMA_REGIONS_MAX) */
+    uint32_t overflow; /* more are attached than the table holds: the agent knows them all */
     struct {
         uint64_t base, size;
     } region[RMA_REGIONS_MAX];
@@ -422,12 +422,26 @@ static void apply_atomic(int op_id, int kernel, size_t es, const char *in, char 
     }
 }
 
-static void apply_plain(int op_id, int kernel, size_t es, const char *in, char *tgt, char *old, size_t n)
+/* tgt = in op tgt for n elements of es data bytes each, packed (stride es). The kernels work on
+ * elements laid out as in memory (stride: the type's extent ext); a pair type with padding
+ * (MPI_DOUBLE_INT: 12 bytes of data in 16) goes element by element through aligned copies. */
+static void apply_plain(int op_id, int kernel, size_t es, size_t ext, const char *in, char *tgt, char *old, size_t n)
 {
     if (old)
         memcpy(old, tgt, es * n);
-    if (op_id != APTUS_OP_NO_OP)
+    if (op_id == APTUS_OP_NO_OP)
+        return;
+    if (es == ext || ext > 64) {
         aptus_op_apply_kernel(op_id, in, tgt, n, kernel);
+        return;
+    }
+    _Alignas(16) char a[64], b[64];
+    for (size_t i = 0; i < n; i++) {
+        memcpy(a, in + i * es, es);
+        memcpy(b, tgt + i * es, es);
+        aptus_op_apply_kernel(op_id, a, b, 1, kernel);
+        memcpy(tgt + i * es, b, es);
+    }
 }
 
 static int atomic_ok(const struct aptus_win *w, size_t es, const void *addr)
@@ -619,7 +633,7 @@ static int acc_direct(const struct aptus_win *w, const struct rma_target *t, int
         acc_lock(t->ctrl);
         int r = cma_move(t->pid, tmp, abs, n, 0);
         if (!r) {
-            apply_plain(op_id, kernel, es, in, tmp, old, total / es);
+            apply_plain(op_id, kernel, es, (size_t)bt->extent, in, tmp, old, total / es);
             if (op_id != APTUS_OP_NO_OP)
                 r = cma_move(t->pid, tmp, abs, n, 1);
         }
@@ -640,7 +654,7 @@ static int acc_direct(const struct aptus_win *w, const struct rma_target *t, int
             if (!locked)
                 acc_lock(t->ctrl);
             locked = 1;
-            apply_plain(op_id, kernel, es, in, p, old, k);
+            apply_plain(op_id, kernel, es, (size_t)bt->extent, in, p, old, k);
         }
         if (in)
             in += s[i].len;
@@ -1084,8 +1098,17 @@ static struct rma_ctrl *my_ctrl(struct aptus_win *w)
 /* Checks the ranges of a request against this rank's window. */
 static int agent_range(struct aptus_win *w, const struct rma_seg *s, size_t n)
 {
-    if (w->flavor == MPI_WIN_FLAVOR_DYNAMIC)
-        return segs_attached(s, n, my_ctrl(w));
+    if (w->flavor == MPI_WIN_FLAVOR_DYNAMIC) {
+        for (size_t i = 0; i < n; i++) {
+            int ok = 0;
+            for (int k = 0; k < w->nregions && !ok; k++)
+                ok = s[i].off >= w->regions[k].off && s[i].len <= w->regions[k].len &&
+                     s[i].off - w->regions[k].off <= w->regions[k].len - s[i].len;
+            if (!ok)
+                return 0;
+        }
+        return 1;
+    }
     return segs_in(s, n, (uint64_t)w->wsize);
 }
 
@@ -1355,6 +1378,7 @@ static void win_destroy(struct aptus_win *w)
         aptus_info_destroy(aptus_info_get(w->info));
     free(w->pend);
     free(w->lb_types);
+    free(w->regions);
     free(w->start);
     free(w->post);
     free(w->t);
@@ -1544,8 +1568,8 @@ int aptus_win_make(int flavor, void *base, MPI_Aint size, MPI_Aint disp_unit, MP
     /* MPI 4.1's mpi_accumulate_granularity: up to 8 bytes asks for atomicity per element (CPU
      * atomics in the node segment); 0 (the default) or more leaves the choice to us: the target's
      * accumulate lock around whole operations (docs/DESIGN.md) */
-    const char *gran = info != MPI_INFO_NULL ? aptus_info_lookup(aptus_info_get(info), "mpi_accumulate_granularity")
-                                             : NULL;
+    const char *gran =
+        info != MPI_INFO_NULL ? aptus_info_lookup(aptus_info_get(info), "mpi_accumulate_granularity") : NULL;
     if (gran) {
         long g = strtol(gran, NULL, 10);
         w->acc_fine = g >= 1 && g <= 8;
@@ -1579,40 +1603,65 @@ int aptus_win_free(struct aptus_win *w, const char **why)
     return rc;
 }
 
-int aptus_win_attach(struct aptus_win *w, void *base, MPI_Aint size, const char **why)
+/* The control slot's table mirrors the first RMA_REGIONS_MAX regions of the private list, so
+ * that origins of the node check their ranges (and copy by Cross Memory Attach) without the
+ * target; beyond it they let the target's agent check. */
+static void regions_publish(struct aptus_win *w)
 {
     struct rma_ctrl *c = my_ctrl(w);
-    uint32_t n = c->nregions;
+    uint32_t n = w->nregions < RMA_REGIONS_MAX ? (uint32_t)w->nregions : RMA_REGIONS_MAX;
+    /* entries first, then the count (a reader takes the count, then reads that many) */
+    __atomic_store_n(&c->nregions, 0, __ATOMIC_RELEASE);
+    for (uint32_t i = 0; i < n; i++) {
+        c->region[i].base = w->regions[i].off;
+        c->region[i].size = w->regions[i].len;
+    }
+    __atomic_store_n(&c->overflow, w->nregions > RMA_REGIONS_MAX, __ATOMIC_RELEASE);
+    __atomic_store_n(&c->nregions, n, __ATOMIC_RELEASE);
+}
+
+int aptus_win_attach(struct aptus_win *w, void *base, MPI_Aint size, const char **why)
+{
     if (size == 0)
         return 0;
-    if (n >= RMA_REGIONS_MAX) {
-        *why = "too many regions attached to this dynamic window (at most 32 per process)";
-        return MPI_ERR_RMA_ATTACH;
-    }
-    for (uint32_t i = 0; i < n; i++) {
-        uint64_t b = c->region[i].base, e = b + c->region[i].size;
-        if ((uint64_t)(uintptr_t)base < e && (uint64_t)(uintptr_t)base + (uint64_t)size > b) {
+    uint64_t b0 = (uint64_t)(uintptr_t)base, e0 = b0 + (uint64_t)size;
+    for (int i = 0; i < w->nregions; i++) {
+        uint64_t b = w->regions[i].off, e = b + w->regions[i].len;
+        if (b0 < e && e0 > b) {
             *why = "the region overlaps a region already attached";
             return MPI_ERR_RMA_ATTACH;
         }
     }
-    c->region[n].base = (uint64_t)(uintptr_t)base;
-    c->region[n].size = (uint64_t)size;
-    __atomic_store_n(&c->nregions, n + 1, __ATOMIC_RELEASE);
-    w->nregions = (int)n + 1;
+    if (w->nregions == w->capregions) {
+        int cap = w->capregions ? 2 * w->capregions : 16;
+        struct rma_seg *r = realloc(w->regions, sizeof *r * (size_t)cap);
+        if (!r) {
+            *why = "out of memory";
+            return MPI_ERR_NO_MEM;
+        }
+        w->regions = r;
+        w->capregions = cap;
+    }
+    w->regions[w->nregions++] = (struct rma_seg){ b0, (uint64_t)size };
+    struct rma_ctrl *c = my_ctrl(w);
+    if (w->nregions <= RMA_REGIONS_MAX) {
+        c->region[w->nregions - 1].base = b0;
+        c->region[w->nregions - 1].size = (uint64_t)size;
+        __atomic_store_n(&c->nregions, (uint32_t)w->nregions, __ATOMIC_RELEASE);
+    } else {
+        __atomic_store_n(&c->overflow, 1, __ATOMIC_RELEASE);
+    }
     return 0;
 }
 
 int aptus_win_detach(struct aptus_win *w, const void *base, const char **why)
 {
-    struct rma_ctrl *c = my_ctrl(w);
-    uint32_t n = c->nregions;
-    for (uint32_t i = 0; i < n; i++) {
-        if (c->region[i].base != (uint64_t)(uintptr_t)base)
+    for (int i = 0; i < w->nregions; i++) {
+        if (w->regions[i].off != (uint64_t)(uintptr_t)base)
             continue;
-        c->region[i] = c->region[n - 1];
-        __atomic_store_n(&c->nregions, n - 1, __ATOMIC_RELEASE);
-        w->nregions = (int)n - 1;
+        memmove(w->regions + i, w->regions + i + 1, sizeof *w->regions * (size_t)(w->nregions - i - 1));
+        w->nregions--;
+        regions_publish(w);
         return 0;
     }
     *why = "no region attached at this address";
@@ -2067,6 +2116,9 @@ int aptus_rma_op(struct aptus_win *w, const struct rma_op *op, struct aptus_requ
     /* ranges: known for every target of a static window, for node-local targets of a dynamic one */
     int in = w->flavor == MPI_WIN_FLAVOR_DYNAMIC ? (t->path == RMA_PATH_AM || segs_attached(s, ns, t->ctrl))
                                                  : segs_in(s, ns, t->size);
+    int via_agent = 0; /* a dynamic target whose regions outgrew its table: its agent checks */
+    if (!in && w->flavor == MPI_WIN_FLAVOR_DYNAMIC && __atomic_load_n(&t->ctrl->overflow, __ATOMIC_ACQUIRE))
+        in = via_agent = 1;
     if (!in) {
         free(s);
         *why = w->flavor == MPI_WIN_FLAVOR_DYNAMIC ? "the target range is not inside memory attached at the target"
@@ -2074,13 +2126,17 @@ int aptus_rma_op(struct aptus_win *w, const struct rma_op *op, struct aptus_requ
         return MPI_ERR_RMA_RANGE;
     }
     size_t tbytes = op->tdt->size * op->tcount;
+    if (!tbytes) { /* nothing moves (the epoch and the target were checked) */
+        free(s);
+        goto done;
+    }
     char *tmp = NULL;
     MPI_Datatype basic = MPI_DATATYPE_NULL;
     if (op->kind == RMA_ACC || op->kind == RMA_GACC || op->kind == RMA_CAS) {
         size_t nb;
         basic = aptus_dt_reduce_type(op->tdt, &nb);
     }
-    int am = t->path == RMA_PATH_AM;
+    int am = t->path == RMA_PATH_AM || via_agent;
     if (am && (op->kind == RMA_PUT || op->kind == RMA_GET) && rdma_op(w, t, op, s, ns, tbytes, &rc)) {
         st_ops[RMA_PATH_RDMA]++;
         w->rdma_dirty_any = 1;
@@ -2093,7 +2149,7 @@ int aptus_rma_op(struct aptus_win *w, const struct rma_op *op, struct aptus_requ
         }
         goto done;
     }
-    st_ops[t->path]++;
+    st_ops[am ? RMA_PATH_AM : t->path]++;
     switch (op->kind) {
     case RMA_PUT:
     case RMA_ACC: {
@@ -2157,7 +2213,9 @@ int aptus_rma_op(struct aptus_win *w, const struct rma_op *op, struct aptus_requ
     free(tmp);
     free(s);
     if (rc) {
-        *why = rc == MPI_ERR_RMA_RANGE ? "the target's memory could not be reached there" : "out of memory";
+        *why = rc == MPI_ERR_RMA_RANGE ? "the target's memory could not be reached there"
+               : rc == MPI_ERR_NO_MEM  ? "out of memory"
+                                       : "the transfer failed";
         return rc;
     }
     if (req && (am || __atomic_load_n(&w->lb_pending, __ATOMIC_ACQUIRE))) {
@@ -2205,7 +2263,7 @@ int aptus_rma_fast_putget(struct aptus_win *w, int put, void *obuf, MPI_Count oc
     if (!t || ocount < 0 || tcount < 0 || disp < 0 || !APTUS_IS_PREDEF(odt) || !APTUS_IS_PREDEF(tdt))
         return 0;
     const struct aptus_dtype *od = aptus_dtype_predef[(uintptr_t)odt], *td = aptus_dtype_predef[(uintptr_t)tdt];
-    if (!od || !td)
+    if (!od || !td || od->size != (size_t)od->extent || td->size != (size_t)td->extent)
         return 0;
     size_t bytes = od->size * (size_t)ocount;
     uint64_t off = (uint64_t)disp * (uint64_t)t->disp_unit;
@@ -2244,7 +2302,7 @@ int aptus_rma_fast_fop(struct aptus_win *w, const void *obuf, void *rbuf, MPI_Da
     st_ops[RMA_PATH_SHARED]++;
     if (!atomic_ok(w, es, p)) { /* under the target's accumulate lock */
         acc_lock(t->ctrl);
-        apply_plain(op_id, aptus_op_kernel(dt), es, obuf, p, rbuf, 1);
+        apply_plain(op_id, aptus_op_kernel(dt), es, (size_t)d->extent, obuf, p, rbuf, 1);
         acc_unlock(t->ctrl);
         return 1;
     }
@@ -2286,7 +2344,7 @@ int aptus_rma_fast_acc(struct aptus_win *w, const void *obuf, MPI_Count ocount, 
     if (!t || disp < 0 || !APTUS_IS_PREDEF(tdt) || !obuf)
         return 0;
     const struct aptus_dtype *d = aptus_dtype_predef[(uintptr_t)tdt];
-    if (!d || !d->basic || !aptus_op_allowed(op_id, tdt, 1))
+    if (!d || !d->basic || d->size != (size_t)d->extent || !aptus_op_allowed(op_id, tdt, 1))
         return 0;
     size_t es = d->size, bytes = es * (size_t)tcount;
     uint64_t off = (uint64_t)disp * (uint64_t)t->disp_unit;
@@ -2300,7 +2358,7 @@ int aptus_rma_fast_acc(struct aptus_win *w, const void *obuf, MPI_Count ocount, 
         return 1;
     }
     acc_lock(t->ctrl);
-    apply_plain(op_id, aptus_op_kernel(tdt), es, obuf, p, NULL, (size_t)tcount);
+    apply_plain(op_id, aptus_op_kernel(tdt), es, (size_t)d->extent, obuf, p, NULL, (size_t)tcount);
     acc_unlock(t->ctrl);
     return 1;
 }

@@ -35,6 +35,7 @@ struct rma_ctrl;
 struct rma_pend;
 struct rma_agent;
 struct rma_rdma;
+struct rma_seg;
 struct aptus_memh;
 
 enum { RMA_PATH_SHARED = 1, RMA_PATH_CMA, RMA_PATH_AM, RMA_PATH_RDMA };
@@ -69,10 +70,10 @@ struct aptus_win {
     /* the node segment */
     char *seg;
     size_t seg_size;
-    int nlocal; /* ranks of this window on this node */
+    int nlocal;   /* ranks of this window on this node */
     int acc_fine; /* accumulates atomic per element by CPU atomics (mpi_accumulate_granularity <= 8) */
-    int spans;  /* the window has ranks on other nodes: its calls run the progress engine (their
-                   agents serve this rank's window only from progress) */
+    int spans;    /* the window has ranks on other nodes: its calls run the progress engine (their
+                     agents serve this rank's window only from progress) */
     /* epochs */
     int fence;    /* a fence epoch may be open (since a fence without MPI_MODE_NOSUCCEED) */
     int lock_all; /* MPI_Win_lock_all held */
@@ -96,7 +97,8 @@ struct aptus_win {
     int nlb_types, caplb_types;
     struct rma_agent *agent; /* target side */
     /* dynamic windows: this rank's attached regions (mirrored in the control slot) */
-    int nregions;
+    struct rma_seg *regions; /* every region, in attach order */
+    int nregions, capregions;
     /* the user's view */
     MPI_Win handle;
     struct aptus_attr *attrs;
