@@ -2051,7 +2051,9 @@ static int am_op(struct aptus_win *w, const struct rma_op *op, int kind, MPI_Dat
         memcpy(m + sizeof h + ns * sizeof *s, data, dbytes);
     if (d2bytes)
         memcpy(m + sizeof h + ns * sizeof *s + dbytes, data2, d2bytes);
-    if (!w->t[op->target].am_dirty) {
+    /* a put or accumulate needs a flush round trip to be known complete; a get, fetch or
+     * compare-and-swap is complete when its answer has come (flush waits for it) */
+    if ((kind == AM_PUT || kind == AM_ACC) && !w->t[op->target].am_dirty) {
         w->t[op->target].am_dirty = 1;
         w->ndirty++;
     }
