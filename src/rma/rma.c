@@ -26,6 +26,7 @@
 #include "core/op.h"
 #include "pt2pt/pt2pt.h"
 #include "runtime/config.h"
+#include "runtime/lock.h"
 #include "runtime/progress.h"
 #include "runtime/runtime.h"
 
@@ -422,25 +423,28 @@ static void apply_atomic(int op_id, int kernel, size_t es, const char *in, char 
     }
 }
 
-/* tgt = in op tgt for n elements of es data bytes each, packed (stride es). The kernels work on
- * elements laid out as in memory (stride: the type's extent ext); a pair type with padding
- * (MPI_DOUBLE_INT: 12 bytes of data in 16) goes element by element through aligned copies. */
-static void apply_plain(int op_id, int kernel, size_t es, size_t ext, const char *in, char *tgt, char *old, size_t n)
+/* tgt = in op tgt for n elements of the basic type bt, both packed (es = bt->size data bytes
+ * each, no padding). The kernels work on elements laid out as in memory: a pair type with
+ * padding (MPI_SHORT_INT: 6 bytes of data in 8, its int at offset 4) is unpacked element by
+ * element into aligned copies. */
+static void apply_plain(int op_id, int kernel, const struct aptus_dtype *bt, const char *in, char *tgt, char *old,
+                        size_t n)
 {
+    size_t es = bt->size;
     if (old)
         memcpy(old, tgt, es * n);
     if (op_id == APTUS_OP_NO_OP)
         return;
-    if (es == ext || ext > 64) {
+    if (es == (size_t)bt->extent || bt->extent > 64) {
         aptus_op_apply_kernel(op_id, in, tgt, n, kernel);
         return;
     }
     _Alignas(16) char a[64], b[64];
     for (size_t i = 0; i < n; i++) {
-        memcpy(a, in + i * es, es);
-        memcpy(b, tgt + i * es, es);
+        aptus_dt_unpack(in + i * es, 1, bt, a);
+        aptus_dt_unpack(tgt + i * es, 1, bt, b);
         aptus_op_apply_kernel(op_id, a, b, 1, kernel);
-        memcpy(tgt + i * es, b, es);
+        aptus_dt_pack(b, 1, bt, tgt + i * es);
     }
 }
 
@@ -511,18 +515,37 @@ static int segs_in(const struct rma_seg *s, size_t n, uint64_t size)
     return 1;
 }
 
-/* Whether every range lies inside one of the attached regions. */
+/* Whether [off, off + len) is covered by attached regions (adjacent regions together count:
+ * an access may run from one into the next). base[k], size[k] at stride bytes apart. */
+static int covered(uint64_t off, uint64_t len, const uint64_t *base, const uint64_t *size, size_t stride, uint32_t nr)
+{
+    uint64_t pos = off, end = off + len;
+    if (end < off)
+        return 0;
+    while (pos < end) {
+        uint64_t next = pos;
+        for (uint32_t k = 0; k < nr && next == pos; k++) {
+            uint64_t b = *(const uint64_t *)(const void *)((const char *)base + k * stride);
+            uint64_t z = *(const uint64_t *)(const void *)((const char *)size + k * stride);
+            if (pos >= b && pos - b < z)
+                next = b + z;
+        }
+        if (next == pos)
+            return 0;
+        pos = next;
+    }
+    return 1;
+}
+
+/* Whether every range lies inside memory attached at the target (its control slot's table). */
 static int segs_attached(const struct rma_seg *s, size_t n, const struct rma_ctrl *c)
 {
     uint32_t nr = __atomic_load_n(&c->nregions, __ATOMIC_ACQUIRE);
-    for (size_t i = 0; i < n; i++) {
-        int ok = 0;
-        for (uint32_t k = 0; k < nr && k < RMA_REGIONS_MAX && !ok; k++)
-            ok = s[i].off >= c->region[k].base && s[i].len <= c->region[k].size &&
-                 s[i].off - c->region[k].base <= c->region[k].size - s[i].len;
-        if (!ok)
+    if (nr > RMA_REGIONS_MAX)
+        nr = RMA_REGIONS_MAX;
+    for (size_t i = 0; i < n; i++)
+        if (!covered(s[i].off, s[i].len, &c->region[0].base, &c->region[0].size, sizeof c->region[0], nr))
             return 0;
-    }
     return 1;
 }
 
@@ -616,6 +639,23 @@ static int acc_direct(const struct aptus_win *w, const struct rma_target *t, int
     const struct aptus_dtype *bt = aptus_dtype_get(basic);
     size_t es = bt->size;
     int kernel = aptus_op_kernel(basic);
+    int padded = es != (size_t)bt->extent; /* an element may span ranges: gather, apply, scatter */
+    if (padded && !(t->path == RMA_PATH_CMA && t->pid != (int)aptus_rt.pid)) {
+        size_t total = 0;
+        for (size_t i = 0; i < n; i++)
+            total += s[i].len;
+        char *tmp = malloc(total ? total : 1);
+        if (!tmp)
+            return MPI_ERR_NO_MEM;
+        acc_lock(t->ctrl);
+        move_direct(w, t, tmp, s, n, 0);
+        apply_plain(op_id, kernel, bt, in, tmp, old, total / es);
+        if (op_id != APTUS_OP_NO_OP)
+            move_direct(w, t, tmp, s, n, 1);
+        acc_unlock(t->ctrl);
+        free(tmp);
+        return 0;
+    }
     if (t->path == RMA_PATH_CMA && t->pid != (int)aptus_rt.pid) {
         size_t total = 0;
         for (size_t i = 0; i < n; i++)
@@ -633,7 +673,7 @@ static int acc_direct(const struct aptus_win *w, const struct rma_target *t, int
         acc_lock(t->ctrl);
         int r = cma_move(t->pid, tmp, abs, n, 0);
         if (!r) {
-            apply_plain(op_id, kernel, es, (size_t)bt->extent, in, tmp, old, total / es);
+            apply_plain(op_id, kernel, bt, in, tmp, old, total / es);
             if (op_id != APTUS_OP_NO_OP)
                 r = cma_move(t->pid, tmp, abs, n, 1);
         }
@@ -654,7 +694,7 @@ static int acc_direct(const struct aptus_win *w, const struct rma_target *t, int
             if (!locked)
                 acc_lock(t->ctrl);
             locked = 1;
-            apply_plain(op_id, kernel, es, (size_t)bt->extent, in, p, old, k);
+            apply_plain(op_id, kernel, bt, in, p, old, k);
         }
         if (in)
             in += s[i].len;
@@ -1099,14 +1139,12 @@ static struct rma_ctrl *my_ctrl(struct aptus_win *w)
 static int agent_range(struct aptus_win *w, const struct rma_seg *s, size_t n)
 {
     if (w->flavor == MPI_WIN_FLAVOR_DYNAMIC) {
-        for (size_t i = 0; i < n; i++) {
-            int ok = 0;
-            for (int k = 0; k < w->nregions && !ok; k++)
-                ok = s[i].off >= w->regions[k].off && s[i].len <= w->regions[k].len &&
-                     s[i].off - w->regions[k].off <= w->regions[k].len - s[i].len;
-            if (!ok)
+        if (!w->nregions)
+            return n == 0;
+        for (size_t i = 0; i < n; i++)
+            if (!covered(s[i].off, s[i].len, &w->regions[0].off, &w->regions[0].len, sizeof w->regions[0],
+                         (uint32_t)w->nregions))
                 return 0;
-        }
         return 1;
     }
     return segs_in(s, n, (uint64_t)w->wsize);
@@ -1505,7 +1543,7 @@ int aptus_win_make(int flavor, void *base, MPI_Aint size, MPI_Aint disp_unit, MP
     free(off);
     if (flavor == MPI_WIN_FLAVOR_ALLOCATE || flavor == MPI_WIN_FLAVOR_SHARED) {
         w->base = w->t[w->rank].local;
-        if (size == 0 && flavor == MPI_WIN_FLAVOR_ALLOCATE)
+        if (size == 0)
             w->base = NULL;
         *(void **)baseptr = w->base;
         /* the address of the memory in each process differs: targets on the node are reached by
@@ -1693,7 +1731,7 @@ int aptus_win_shared_query(struct aptus_win *w, int rank, MPI_Aint *size, MPI_Ai
     }
     *size = (MPI_Aint)t->size;
     *disp_unit = (MPI_Aint)t->disp_unit;
-    *(void **)baseptr = t->size || w->flavor == MPI_WIN_FLAVOR_SHARED ? t->local : NULL;
+    *(void **)baseptr = t->size ? t->local : NULL; /* (a segment of no bytes has no address) */
     return 0;
 }
 
@@ -1887,9 +1925,18 @@ static int lock_one(struct aptus_win *w, int type, int target)
     struct rma_target *t = &w->t[target];
     if (t->path == RMA_PATH_AM)
         return am_control(w, target, AM_LOCK, type, 1);
-    unsigned idle = 0;
-    while (!lock_try(&t->ctrl->lock, type))
-        aptus_wait_step(&idle);
+    /* A release is a store in the segment: nothing rings a sleeping waiter's doorbell, so the
+     * wait never sleeps (aptus_wait_step could); it progresses, and yields the core to the holder
+     * after a while (it may share it). */
+    unsigned spins = 0;
+    while (!lock_try(&t->ctrl->lock, type)) {
+        aptus_lock_pause();
+        aptus_progress();
+        if (++spins > 64)
+            sched_yield();
+        else
+            cpu_relax();
+    }
     return 0;
 }
 
@@ -2292,7 +2339,7 @@ int aptus_rma_fast_fop(struct aptus_win *w, const void *obuf, void *rbuf, MPI_Da
     if (!t || disp < 0 || !APTUS_IS_PREDEF(dt) || !obuf || !rbuf)
         return 0;
     const struct aptus_dtype *d = aptus_dtype_predef[(uintptr_t)dt];
-    if (!d || !d->basic)
+    if (!d || !d->basic || d->size != (size_t)d->extent)
         return 0;
     size_t es = d->size;
     uint64_t off = (uint64_t)disp * (uint64_t)t->disp_unit;
@@ -2304,7 +2351,7 @@ int aptus_rma_fast_fop(struct aptus_win *w, const void *obuf, void *rbuf, MPI_Da
     st_ops[RMA_PATH_SHARED]++;
     if (!atomic_ok(w, es, p)) { /* under the target's accumulate lock */
         acc_lock(t->ctrl);
-        apply_plain(op_id, aptus_op_kernel(dt), es, (size_t)d->extent, obuf, p, rbuf, 1);
+        apply_plain(op_id, aptus_op_kernel(dt), d, obuf, p, rbuf, 1);
         acc_unlock(t->ctrl);
         return 1;
     }
@@ -2360,7 +2407,7 @@ int aptus_rma_fast_acc(struct aptus_win *w, const void *obuf, MPI_Count ocount, 
         return 1;
     }
     acc_lock(t->ctrl);
-    apply_plain(op_id, aptus_op_kernel(tdt), es, (size_t)d->extent, obuf, p, NULL, (size_t)tcount);
+    apply_plain(op_id, aptus_op_kernel(tdt), d, obuf, p, NULL, (size_t)tcount);
     acc_unlock(t->ctrl);
     return 1;
 }
