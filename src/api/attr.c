@@ -278,13 +278,6 @@ APTUS_ALIAS(Type_delete_attr)
 
 /* ---- window attributes (errors on the window's handler) ---- */
 
-#define GET_WIN_ATTR(w, h, FN)                                                                                         \
-    API_INIT(FN);                                                                                                      \
-    struct aptus_win *w = aptus_win_get(h);                                                                            \
-    if (!w)                                                                                                            \
-    return aptus_error(NULL, MPI_ERR_WIN, FN,                                                                          \
-                       (h) == MPI_WIN_NULL ? "MPI_WIN_NULL is not a valid window" : "invalid window handle")
-
 static int win_keyval(struct aptus_win *w, int keyval, int predef_ok, int freed_ok, const char *fn)
 {
     if (keyval == MPI_KEYVAL_INVALID)
@@ -303,7 +296,7 @@ int PMPI_Win_set_attr(MPI_Win win, int keyval, void *attribute_val)
 {
     APTUS_API_LOCK();
     const char *fn = "MPI_Win_set_attr";
-    GET_WIN_ATTR(w, win, fn);
+    GET_WIN(w, win, fn);
     int rc = win_keyval(w, keyval, 0, 0, fn);
     if (rc)
         return rc;
@@ -318,7 +311,7 @@ int PMPI_Win_get_attr(MPI_Win win, int keyval, void *attribute_val, int *flag)
 {
     APTUS_API_LOCK();
     const char *fn = "MPI_Win_get_attr";
-    GET_WIN_ATTR(w, win, fn);
+    GET_WIN(w, win, fn);
     if (!attribute_val || !flag)
         return aptus_win_error(w, MPI_ERR_ARG, fn, "null %s argument", attribute_val ? "flag" : "attribute_val");
     int rc = win_keyval(w, keyval, 1, 1, fn);
@@ -342,7 +335,7 @@ int PMPI_Win_delete_attr(MPI_Win win, int keyval)
 {
     APTUS_API_LOCK();
     const char *fn = "MPI_Win_delete_attr";
-    GET_WIN_ATTR(w, win, fn);
+    GET_WIN(w, win, fn);
     int rc = win_keyval(w, keyval, 0, 1, fn);
     if (rc)
         return rc;

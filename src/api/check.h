@@ -28,6 +28,14 @@ int aptus_api_not_initialized(const char *fn);
                        (h) == MPI_COMM_NULL ? "MPI_COMM_NULL is not a valid communicator here"                         \
                                             : "invalid communicator handle")
 
+/* A window argument (needs rma/rma.h): errors on no window go to MPI_COMM_SELF's handler. */
+#define GET_WIN(w, h, FN)                                                                                              \
+    API_INIT(FN);                                                                                                      \
+    struct aptus_win *w = aptus_win_get(h);                                                                            \
+    if (__builtin_expect(!w, 0))                                                                                       \
+    return aptus_error(NULL, MPI_ERR_WIN, FN,                                                                          \
+                       (h) == MPI_WIN_NULL ? "MPI_WIN_NULL is not a valid window" : "invalid window handle")
+
 /* Needs core/comm.h (aptus_group_lookup). */
 #define GET_GROUP(g, h, c, FN)                                                                                         \
     struct aptus_group *g = aptus_group_lookup(h);                                                                     \

@@ -205,17 +205,10 @@ APTUS_ALIAS(File_get_errhandler)
 
 /* ---- windows ---- */
 
-#define GET_WIN_EH(w, h, FN)                                                                                           \
-    API_INIT(FN);                                                                                                      \
-    struct aptus_win *w = aptus_win_get(h);                                                                            \
-    if (!w)                                                                                                            \
-    return aptus_error(NULL, MPI_ERR_WIN, FN,                                                                          \
-                       (h) == MPI_WIN_NULL ? "MPI_WIN_NULL is not a valid window" : "invalid window handle")
-
 int PMPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler)
 {
     APTUS_API_LOCK();
-    GET_WIN_EH(w, win, "MPI_Win_set_errhandler");
+    GET_WIN(w, win, "MPI_Win_set_errhandler");
     int rc;
     struct aptus_errhandler *e = errh_arg(errhandler, APTUS_ERRH_FOR_WIN, NULL, "MPI_Win_set_errhandler", &rc);
     if (!e)
@@ -228,7 +221,7 @@ APTUS_ALIAS(Win_set_errhandler)
 int PMPI_Win_get_errhandler(MPI_Win win, MPI_Errhandler *errhandler)
 {
     APTUS_API_LOCK();
-    GET_WIN_EH(w, win, "MPI_Win_get_errhandler");
+    GET_WIN(w, win, "MPI_Win_get_errhandler");
     if (!errhandler)
         return aptus_win_error(w, MPI_ERR_ARG, "MPI_Win_get_errhandler", "null errhandler argument");
     *errhandler = errh_ref(w->errh);
@@ -239,7 +232,7 @@ APTUS_ALIAS(Win_get_errhandler)
 int PMPI_Win_call_errhandler(MPI_Win win, int errorcode)
 {
     APTUS_API_LOCK();
-    GET_WIN_EH(w, win, "MPI_Win_call_errhandler");
+    GET_WIN(w, win, "MPI_Win_call_errhandler");
     if (aptus_error_class_of(errorcode) < 0)
         return aptus_win_error(w, MPI_ERR_ARG, "MPI_Win_call_errhandler", "%d is not a valid error code", errorcode);
     aptus_errh_invoke(w->errh, (void *)w->handle, errorcode, "MPI_Win_call_errhandler");

@@ -15,13 +15,6 @@
 #include "rma/rma.h"
 #include "runtime/lock.h"
 
-#define GET_WIN(w, h, FN)                                                                                              \
-    API_INIT(FN);                                                                                                      \
-    struct aptus_win *w = aptus_win_get(h);                                                                            \
-    if (__builtin_expect(!w, 0))                                                                                       \
-    return aptus_error(NULL, MPI_ERR_WIN, FN,                                                                          \
-                       (h) == MPI_WIN_NULL ? "MPI_WIN_NULL is not a valid window" : "invalid window handle")
-
 /* The outcome of an engine call: success, or the error raised on the window. */
 static int win_result(struct aptus_win *w, int rc, const char *fn, const char *why)
 {

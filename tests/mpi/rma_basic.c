@@ -7,27 +7,7 @@
  * left neighbour only, or by every rank with operations whose result does not depend on their order.
  * Neighbours are taken modulo the size, so that any size works (at 1 rank a process is its own
  * neighbour). */
-#include "mtest.h"
-
-static int rank, size, left, right;
-
-static int val(int src, int i)
-{
-    return src * 1000 + i + 1;
-}
-
-/* Loads and stores of this process's own window memory, ordered with the RMA of others in either memory
- * model (see rma_win.c). */
-static void local_begin(MPI_Win win)
-{
-    MPI_CHECK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, rank, 0, win));
-}
-
-static void local_end(MPI_Win win)
-{
-    MPI_CHECK(MPI_Win_sync(win));
-    MPI_CHECK(MPI_Win_unlock(rank, win));
-}
+#include "rma_common.h"
 
 /* --- Put and Get under fences, MPI_Win_create ------------------------------------------------------------ */
 static void test_put_get(void)
@@ -515,11 +495,7 @@ static void test_large_count(void)
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    right = (rank + 1) % size;
-    left = (rank - 1 + size) % size;
+    rma_init(&argc, &argv);
 
     test_put_get();
     test_accumulate();

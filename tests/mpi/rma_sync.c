@@ -5,25 +5,7 @@
  * locks, lock_all/unlock_all with MPI_Win_flush, flush_all, flush_local and flush_local_all (an origin
  * buffer reused after a local flush), and MPI_Win_sync between local stores and remote accesses. Every
  * value is checked against a serial model; neighbours are taken modulo the size. */
-#include "mtest.h"
-
-static int rank, size, left, right;
-
-static int val(int src, int i)
-{
-    return src * 1000 + i + 1;
-}
-
-static void local_begin(MPI_Win win)
-{
-    MPI_CHECK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, rank, 0, win));
-}
-
-static void local_end(MPI_Win win)
-{
-    MPI_CHECK(MPI_Win_sync(win));
-    MPI_CHECK(MPI_Win_unlock(rank, win));
-}
+#include "rma_common.h"
 
 /* --- fences --------------------------------------------------------------------------------------------- */
 static void test_fence(void)
@@ -297,11 +279,7 @@ static void test_lock(void)
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    right = (rank + 1) % size;
-    left = (rank - 1 + size) % size;
+    rma_init(&argc, &argv);
 
     test_fence();
     test_pscw();

@@ -4,30 +4,9 @@
  * window's group (also of a window over a reordered sub-communicator), names, info hints, user keyvals
  * with their delete callback, and user error handlers. Every data movement is checked against the values
  * a serial model of the job computes; neighbours are taken modulo the size, so that any size works. */
-#include "mtest.h"
+#include "rma_common.h"
 
 #define MPI41 (MPI_VERSION > 4 || (MPI_VERSION == 4 && MPI_SUBVERSION >= 1))
-
-static int rank, size, left, right;
-
-/* The value that rank src puts at index i. */
-static int val(int src, int i)
-{
-    return src * 1000 + i + 1;
-}
-
-/* Loads and stores of this process's own window memory happen inside a lock of its own window, so that
- * they are ordered with the RMA of others in the separate memory model as well as in the unified one. */
-static void local_begin(MPI_Win win)
-{
-    MPI_CHECK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, rank, 0, win));
-}
-
-static void local_end(MPI_Win win)
-{
-    MPI_CHECK(MPI_Win_sync(win));
-    MPI_CHECK(MPI_Win_unlock(rank, win));
-}
 
 static void *attr_ptr(MPI_Win win, int key, const char *what)
 {
@@ -617,11 +596,7 @@ static void test_dynamic(void)
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    right = (rank + 1) % size;
-    left = (rank - 1 + size) % size;
+    rma_init(&argc, &argv);
 
     test_create_allocate();
     test_group();
