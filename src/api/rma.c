@@ -15,10 +15,11 @@
 #include "rma/rma.h"
 #include "runtime/lock.h"
 
-/* The outcome of an engine call: success, or the error raised on the window. */
-static int win_result(struct aptus_win *w, int rc, const char *fn, const char *why)
+/* The outcome of an engine call: success, or the error raised on the window. *why is read here,
+ * after the call has set it (an argument `why` would be read in unspecified order with it). */
+static int win_result(struct aptus_win *w, int rc, const char *fn, const char *const *why)
 {
-    return rc ? aptus_win_error(w, rc, fn, "%s", why ? why : "failed") : MPI_SUCCESS;
+    return rc ? aptus_win_error(w, rc, fn, "%s", *why ? *why : "failed") : MPI_SUCCESS;
 }
 
 /* ---- creation ----------------------------------------------------------------------------- */
@@ -143,7 +144,7 @@ int PMPI_Win_attach(MPI_Win win, void *base, MPI_Aint size)
     if (!base && size > 0)
         return aptus_win_error(w, MPI_ERR_BASE, fn, "null base for %lld bytes", (long long)size);
     const char *why = NULL;
-    return win_result(w, aptus_win_attach(w, base, size, &why), fn, why);
+    return win_result(w, aptus_win_attach(w, base, size, &why), fn, &why);
 }
 APTUS_ALIAS(Win_attach)
 
@@ -155,7 +156,7 @@ int PMPI_Win_detach(MPI_Win win, const void *base)
     if (w->flavor != MPI_WIN_FLAVOR_DYNAMIC)
         return aptus_win_error(w, MPI_ERR_RMA_FLAVOR, fn, "memory is detached from dynamic windows only");
     const char *why = NULL;
-    return win_result(w, aptus_win_detach(w, base, &why), fn, why);
+    return win_result(w, aptus_win_detach(w, base, &why), fn, &why);
 }
 APTUS_ALIAS(Win_detach)
 
@@ -167,7 +168,7 @@ static int shared_query(MPI_Win win, int rank, MPI_Aint *size, MPI_Aint *disp_un
     if (!size || !disp_unit || !baseptr)
         return aptus_win_error(w, MPI_ERR_ARG, fn, "null size, disp_unit or baseptr argument");
     const char *why = NULL;
-    return win_result(w, aptus_win_shared_query(w, rank, size, disp_unit, baseptr, &why), fn, why);
+    return win_result(w, aptus_win_shared_query(w, rank, size, disp_unit, baseptr, &why), fn, &why);
 }
 
 int PMPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit, void *baseptr)
@@ -295,7 +296,7 @@ int PMPI_Win_fence(int assert, MPI_Win win)
     GET_WIN(w, win, "MPI_Win_fence");
     CHK_ASSERT(w, assert, MPI_MODE_NOSTORE | MPI_MODE_NOPUT | MPI_MODE_NOPRECEDE | MPI_MODE_NOSUCCEED, "MPI_Win_fence");
     const char *why = NULL;
-    return win_result(w, aptus_win_fence(w, assert, &why), "MPI_Win_fence", why);
+    return win_result(w, aptus_win_fence(w, assert, &why), "MPI_Win_fence", &why);
 }
 APTUS_ALIAS(Win_fence)
 
@@ -340,7 +341,7 @@ static int pscw_open(MPI_Group group, int assert, MPI_Win win, int post, const c
     const char *why = NULL;
     rc = post ? aptus_win_post(w, r, n, assert, &why) : aptus_win_start(w, r, n, assert, &why);
     free(r);
-    return win_result(w, rc, fn, why);
+    return win_result(w, rc, fn, &why);
 }
 
 int PMPI_Win_post(MPI_Group group, int assert, MPI_Win win)
@@ -360,7 +361,7 @@ int PMPI_Win_complete(MPI_Win win)
     APTUS_API_LOCK();
     GET_WIN(w, win, "MPI_Win_complete");
     const char *why = NULL;
-    return win_result(w, aptus_win_complete(w, &why), "MPI_Win_complete", why);
+    return win_result(w, aptus_win_complete(w, &why), "MPI_Win_complete", &why);
 }
 APTUS_ALIAS(Win_complete)
 
@@ -369,7 +370,7 @@ int PMPI_Win_wait(MPI_Win win)
     APTUS_API_LOCK();
     GET_WIN(w, win, "MPI_Win_wait");
     const char *why = NULL;
-    return win_result(w, aptus_win_wait(w, 0, NULL, &why), "MPI_Win_wait", why);
+    return win_result(w, aptus_win_wait(w, 0, NULL, &why), "MPI_Win_wait", &why);
 }
 APTUS_ALIAS(Win_wait)
 
@@ -380,7 +381,7 @@ int PMPI_Win_test(MPI_Win win, int *flag)
     if (!flag)
         return aptus_win_error(w, MPI_ERR_ARG, "MPI_Win_test", "null flag argument");
     const char *why = NULL;
-    return win_result(w, aptus_win_wait(w, 1, flag, &why), "MPI_Win_test", why);
+    return win_result(w, aptus_win_wait(w, 1, flag, &why), "MPI_Win_test", &why);
 }
 APTUS_ALIAS(Win_test)
 
@@ -401,7 +402,7 @@ int PMPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win)
     if (rank == MPI_PROC_NULL)
         return MPI_SUCCESS;
     const char *why = NULL;
-    return win_result(w, aptus_win_lock(w, lock_type, rank, assert, &why), fn, why);
+    return win_result(w, aptus_win_lock(w, lock_type, rank, assert, &why), fn, &why);
 }
 APTUS_ALIAS(Win_lock)
 
@@ -414,7 +415,7 @@ int PMPI_Win_unlock(int rank, MPI_Win win)
     if (rank == MPI_PROC_NULL)
         return MPI_SUCCESS;
     const char *why = NULL;
-    return win_result(w, aptus_win_unlock(w, rank, &why), fn, why);
+    return win_result(w, aptus_win_unlock(w, rank, &why), fn, &why);
 }
 APTUS_ALIAS(Win_unlock)
 
@@ -424,7 +425,7 @@ int PMPI_Win_lock_all(int assert, MPI_Win win)
     GET_WIN(w, win, "MPI_Win_lock_all");
     CHK_ASSERT(w, assert, MPI_MODE_NOCHECK, "MPI_Win_lock_all");
     const char *why = NULL;
-    return win_result(w, aptus_win_lock_all(w, assert, &why), "MPI_Win_lock_all", why);
+    return win_result(w, aptus_win_lock_all(w, assert, &why), "MPI_Win_lock_all", &why);
 }
 APTUS_ALIAS(Win_lock_all)
 
@@ -433,7 +434,7 @@ int PMPI_Win_unlock_all(MPI_Win win)
     APTUS_API_LOCK();
     GET_WIN(w, win, "MPI_Win_unlock_all");
     const char *why = NULL;
-    return win_result(w, aptus_win_unlock_all(w, &why), "MPI_Win_unlock_all", why);
+    return win_result(w, aptus_win_unlock_all(w, &why), "MPI_Win_unlock_all", &why);
 }
 APTUS_ALIAS(Win_unlock_all)
 
@@ -454,7 +455,7 @@ static int flush_any(MPI_Win win, int rank, int all, int local, const char *fn)
                                all ? "no passive-target epoch is open (MPI_Win_lock or MPI_Win_lock_all first)"
                                    : "the target is not locked (MPI_Win_lock or MPI_Win_lock_all first)");
     const char *why = NULL;
-    return win_result(w, aptus_win_flush(w, all ? -1 : rank, local, &why), fn, why);
+    return win_result(w, aptus_win_flush(w, all ? -1 : rank, local, &why), fn, &why);
 }
 
 int PMPI_Win_flush(int rank, MPI_Win win)

@@ -926,6 +926,7 @@ static void lb_stop(void)
  * (freed, or unpacked into the origin's datatype, once it reaches zero). */
 struct rma_rdma {
     struct aptus_completion comp;
+    char probe; /* the byte read back to confirm placement */
     struct {
         char *tmp;
         void *ubuf; /* a get into a non-contiguous origin: unpack tmp here */
@@ -1032,8 +1033,23 @@ static int rdma_wait(struct aptus_win *w, int target)
             continue;
         t->rdma_dirty = 0;
         struct aptus_ep *ep = rdma_ep(t, &ch);
-        if (ep && ch->flush && ch->flush(ep, &d->comp) == APTUS_INPROGRESS)
+        if (!ep)
+            continue;
+        if (ch->flush && ch->flush(ep, &d->comp) == APTUS_INPROGRESS)
             d->comp.count++;
+        /* A write's local completion (the tcp provider: handed to the socket) does not say it is
+         * in place; a read from the same connection is answered after it: read a byte back. */
+        if (t->size) {
+            struct iovec iov = { &d->probe, 1 };
+            int st;
+            unsigned idle2 = 0;
+            while ((st = ch->get(ep, &iov, 1, t->rdma_addr, t->rdma_key, &d->comp)) == APTUS_NORES) {
+                iov = (struct iovec){ &d->probe, 1 };
+                aptus_wait_step(&idle2);
+            }
+            if (st == APTUS_INPROGRESS)
+                d->comp.count++;
+        }
     }
     while (d->comp.count > 0)
         aptus_wait_step(&idle);
@@ -1952,6 +1968,11 @@ static int unlock_one(struct aptus_win *w, int type, int target)
     }
     aptus_rma_fence();
     lock_release(&t->ctrl->lock, type);
+    /* lock requests of other nodes wait in the target's agent: when this rank is the target, let
+     * it grant one now, before this rank can take the lock again (else a rank that locks its own
+     * window in a loop starves them) */
+    if (w->spans && target == w->rank)
+        aptus_progress();
     return 0;
 }
 
