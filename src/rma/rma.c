@@ -1761,6 +1761,15 @@ static int in_list(const int *l, int n, int r)
     return 0;
 }
 
+/* The count of targets with active messages not yet flushed follows their flags. */
+static void am_dirty_set(struct aptus_win *w, struct rma_target *t, int dirty)
+{
+    if (t->am_dirty != dirty) {
+        t->am_dirty = (uint8_t)dirty;
+        w->ndirty += dirty ? 1 : -1;
+    }
+}
+
 int aptus_win_flush(struct aptus_win *w, int target, int local, const char **why)
 {
     if (w->spans)
@@ -1775,8 +1784,7 @@ int aptus_win_flush(struct aptus_win *w, int target, int local, const char **why
     for (int r = 0; r < w->size; r++) {
         if ((target >= 0 && r != target) || !w->t[r].am_dirty)
             continue;
-        w->t[r].am_dirty = 0;
-        w->ndirty--;
+        am_dirty_set(w, &w->t[r], 0);
         int e = am_control(w, r, AM_FLUSH, 0, 1);
         if (e && !rc) {
             rc = e;
@@ -1887,10 +1895,7 @@ int aptus_win_complete(struct aptus_win *w, const char **why)
     int rc = pend_wait_all(w);
     aptus_rma_fence();
     for (int i = 0; i < w->nstart && !rc; i++) {
-        if (w->t[w->start[i]].am_dirty) {
-            w->t[w->start[i]].am_dirty = 0;
-            w->ndirty--;
-        }
+        am_dirty_set(w, &w->t[w->start[i]], 0);
         rc = am_control(w, w->start[i], AM_COMPLETE, 0, 0);
     }
     int rc2 = pend_wait_all(w);
@@ -1960,10 +1965,7 @@ static int unlock_one(struct aptus_win *w, int type, int target)
 {
     struct rma_target *t = &w->t[target];
     if (t->path == RMA_PATH_AM) {
-        if (t->am_dirty) {
-            t->am_dirty = 0;
-            w->ndirty--;
-        }
+        am_dirty_set(w, t, 0);
         return am_control(w, target, AM_UNLOCK, type, 1);
     }
     aptus_rma_fence();
@@ -2121,10 +2123,8 @@ static int am_op(struct aptus_win *w, const struct rma_op *op, int kind, MPI_Dat
         memcpy(m + sizeof h + ns * sizeof *s + dbytes, data2, d2bytes);
     /* a put or accumulate needs a flush round trip to be known complete; a get, fetch or
      * compare-and-swap is complete when its answer has come (flush waits for it) */
-    if ((kind == AM_PUT || kind == AM_ACC) && !w->t[op->target].am_dirty) {
-        w->t[op->target].am_dirty = 1;
-        w->ndirty++;
-    }
+    if (kind == AM_PUT || kind == AM_ACC)
+        am_dirty_set(w, &w->t[op->target], 1);
     return am_send(w, op->target, m, len, 1);
 }
 
