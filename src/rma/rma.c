@@ -99,7 +99,13 @@ static uint64_t st_ops[5], st_agent, st_windows, st_lb_jobs;
 
 static inline void cpu_relax(void)
 {
+#if defined(__x86_64__) || defined(__i386__)
     __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield" ::: "memory");
+#else
+    __asm__ __volatile__("" ::: "memory");
+#endif
 }
 
 void aptus_rma_stats_print(int rank)
