@@ -40,6 +40,8 @@ struct rma_ctrl {
     uint32_t acc;      /* accumulate lock (a spin lock) */
     uint32_t nregions; /* dynamic window: attached regions (the first RMA_REGIONS_MAX) */
     uint32_t overflow; /* more are attached than the table holds: the agent knows them all */
+    uint32_t gen;      /* the table's sequence count: odd while the owner rewrites it */
+    uint32_t pad;
     struct {
         uint64_t base, size;
     } region[RMA_REGIONS_MAX];
@@ -543,14 +545,32 @@ static int covered(uint64_t off, uint64_t len, const uint64_t *base, const uint6
     return 1;
 }
 
-/* Whether every range lies inside memory attached at the target (its control slot's table). */
+/* Whether every range lies inside memory attached at the target (its control slot's table).
+ * The owner may detach (and so rewrite the table) while an origin reads it: the reader copies
+ * the table between two reads of its sequence count and retries when the owner was writing
+ * (sequentially consistent accesses throughout: no fences, which ThreadSanitizer does not model). */
 static int segs_attached(const struct rma_seg *s, size_t n, const struct rma_ctrl *c)
 {
-    uint32_t nr = __atomic_load_n(&c->nregions, __ATOMIC_ACQUIRE);
-    if (nr > RMA_REGIONS_MAX)
-        nr = RMA_REGIONS_MAX;
+    struct rma_seg t[RMA_REGIONS_MAX];
+    uint32_t nr;
+    for (;;) {
+        uint32_t g = __atomic_load_n(&c->gen, __ATOMIC_SEQ_CST);
+        if (g & 1) {
+            cpu_relax();
+            continue;
+        }
+        nr = __atomic_load_n(&c->nregions, __ATOMIC_SEQ_CST);
+        if (nr > RMA_REGIONS_MAX)
+            nr = RMA_REGIONS_MAX;
+        for (uint32_t k = 0; k < nr; k++) {
+            t[k].off = __atomic_load_n(&c->region[k].base, __ATOMIC_SEQ_CST);
+            t[k].len = __atomic_load_n(&c->region[k].size, __ATOMIC_SEQ_CST);
+        }
+        if (__atomic_load_n(&c->gen, __ATOMIC_SEQ_CST) == g)
+            break;
+    }
     for (size_t i = 0; i < n; i++)
-        if (!covered(s[i].off, s[i].len, &c->region[0].base, &c->region[0].size, sizeof c->region[0], nr))
+        if (!covered(s[i].off, s[i].len, &t[0].off, &t[0].len, sizeof t[0], nr))
             return 0;
     return 1;
 }
@@ -1670,14 +1690,15 @@ static void regions_publish(struct aptus_win *w)
 {
     struct rma_ctrl *c = my_ctrl(w);
     uint32_t n = w->nregions < RMA_REGIONS_MAX ? (uint32_t)w->nregions : RMA_REGIONS_MAX;
-    /* entries first, then the count (a reader takes the count, then reads that many) */
-    __atomic_store_n(&c->nregions, 0, __ATOMIC_RELEASE);
+    uint32_t g = __atomic_load_n(&c->gen, __ATOMIC_SEQ_CST);
+    __atomic_store_n(&c->gen, g + 1, __ATOMIC_SEQ_CST);
     for (uint32_t i = 0; i < n; i++) {
-        c->region[i].base = w->regions[i].off;
-        c->region[i].size = w->regions[i].len;
+        __atomic_store_n(&c->region[i].base, w->regions[i].off, __ATOMIC_SEQ_CST);
+        __atomic_store_n(&c->region[i].size, w->regions[i].len, __ATOMIC_SEQ_CST);
     }
-    __atomic_store_n(&c->overflow, w->nregions > RMA_REGIONS_MAX, __ATOMIC_RELEASE);
-    __atomic_store_n(&c->nregions, n, __ATOMIC_RELEASE);
+    __atomic_store_n(&c->nregions, n, __ATOMIC_SEQ_CST);
+    __atomic_store_n(&c->overflow, w->nregions > RMA_REGIONS_MAX, __ATOMIC_SEQ_CST);
+    __atomic_store_n(&c->gen, g + 2, __ATOMIC_SEQ_CST);
 }
 
 int aptus_win_attach(struct aptus_win *w, void *base, MPI_Aint size, const char **why)
@@ -1703,14 +1724,7 @@ int aptus_win_attach(struct aptus_win *w, void *base, MPI_Aint size, const char 
         w->capregions = cap;
     }
     w->regions[w->nregions++] = (struct rma_seg){ b0, (uint64_t)size };
-    struct rma_ctrl *c = my_ctrl(w);
-    if (w->nregions <= RMA_REGIONS_MAX) {
-        c->region[w->nregions - 1].base = b0;
-        c->region[w->nregions - 1].size = (uint64_t)size;
-        __atomic_store_n(&c->nregions, (uint32_t)w->nregions, __ATOMIC_RELEASE);
-    } else {
-        __atomic_store_n(&c->overflow, 1, __ATOMIC_RELEASE);
-    }
+    regions_publish(w);
     return 0;
 }
 

@@ -586,6 +586,24 @@ static void test_dynamic(void)
         CHECK(b[i] == want, "dynamic window, second region: [%d] = %d, want %d", i, b[i], want);
     }
     local_end(win);
+
+    /* regions come and go at a target while origins write to one that stays: an origin never
+     * sees the region it writes to missing (the table is rewritten on every detach) */
+    int churn[4];
+    MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
+    MPI_CHECK(MPI_Win_lock_all(0, win));
+    for (int it = 0; it < 5000; it++) {
+        MPI_CHECK(MPI_Win_attach(win, churn, sizeof churn));
+        MPI_CHECK(MPI_Put(src, 1, MPI_INT, right, MPI_Aint_add(addr[right], (it % NB) * sizeof(int)), 1, MPI_INT, win));
+        MPI_CHECK(MPI_Win_flush(right, win));
+        MPI_CHECK(MPI_Win_detach(win, churn));
+    }
+    MPI_CHECK(MPI_Win_unlock_all(win));
+    MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
+    local_begin(win);
+    for (int i = 0; i < NB; i++)
+        CHECK(b[i] == val(left, 0), "dynamic window under attach/detach: [%d] = %d, want %d", i, b[i], val(left, 0));
+    local_end(win);
     MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
     MPI_CHECK(MPI_Win_detach(win, b));
     MPI_CHECK(MPI_Win_free(&win));
