@@ -25,6 +25,9 @@
 #                   ring4      ring_allreduce -T 1, 4 ranks (2 per namespace) on the 2 cores
 #                   coll4      coll_latency -c allreduce,alltoall -m 4K -T 0.5, 4 ranks likewise
 #                   oversub    ring4,coll4
+#                   rma        rma_latency -m 64K (put/get latency, put bandwidth, accumulate,
+#                              fetch-and-op, compare-and-swap; MPI_Win_allocate + flush), 2 ranks
+#                              (not in the default list; -a 'rma=-s pscw' etc. for the others)
 #   -a BENCH=ARGS more arguments for one benchmark, after the defaults (repeatable), e.g.
 #                 -a 'latency=-m 64K -r 3'
 #   --loss P      drop P % (steps of 0.1) of the UDP and TCP packets that arrive at each
@@ -175,12 +178,13 @@ def_bench bandwidth pt2pt_bandwidth 1 "" "-m 1M -w 8 -i 2 -r 2"
 def_bench msgrate msg_rate 1 "" "-m 64K -w 8 -i 2 -r 2"
 def_bench ring4 ring_allreduce 2 "-T 1" "-i 200 -r 2 -T 0.2"
 def_bench coll4 coll_latency 2 "-c allreduce,alltoall -m 4K -T 0.5" "-c allreduce,alltoall -m 1K -i 50 -r 2 -T 0.2"
+def_bench rma rma_latency 1 "-m 64K -i 200" "-m 1K -i 20 -r 2"
 blist=()
 for b in $(echo "$benches" | tr ',' ' '); do
     case $b in
     oversub) blist+=(ring4 coll4) ;;
-    latency | bandwidth | msgrate | ring4 | coll4) blist+=("$b") ;;
-    *) die "unknown benchmark '$b' (latency, bandwidth, msgrate, ring4, coll4, oversub)" ;;
+    latency | bandwidth | msgrate | ring4 | coll4 | rma) blist+=("$b") ;;
+    *) die "unknown benchmark '$b' (latency, bandwidth, msgrate, ring4, coll4, oversub, rma)" ;;
     esac
 done
 for b in "${!extra_args[@]}"; do
