@@ -78,6 +78,16 @@ void aptus_lock_take(int depth)
         take_depth(aptus_lock_self(), depth);
 }
 
+int aptus_lock_try_idle(void)
+{
+    struct aptus_lock *l = &aptus_big_lock;
+    if (__atomic_load_n(&aptus_lock_app_inside, __ATOMIC_RELAXED) > 0 || pthread_mutex_trylock(&l->m) != 0)
+        return 0;
+    __atomic_store_n(&l->owner, aptus_lock_self(), __ATOMIC_RELAXED);
+    l->depth = 1;
+    return 1;
+}
+
 void aptus_lock_pause(void)
 {
     if (!__atomic_load_n(&aptus_big_lock.askers, __ATOMIC_RELAXED))

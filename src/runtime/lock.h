@@ -107,5 +107,10 @@ void aptus_lock_pause(void);
  * back at that depth. */
 int aptus_lock_drop(void);
 void aptus_lock_take(int depth);
+/* Takes the lock at depth 1 if it is free and no application thread is inside MPI; returns
+ * whether it did. The progress thread takes it only so: it never counts among the askers,
+ * so an application thread inside MPI never hands the lock over to it (and never waits while
+ * it moves data that the application thread would move itself). */
+int aptus_lock_try_idle(void);
 
 #endif

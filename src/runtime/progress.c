@@ -7,7 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "runtime/config.h"
 #include "runtime/lock.h"
@@ -235,6 +237,11 @@ int aptus_progress(void)
 /* Descriptors one sleep waits on at most (UD: 1, RC: 2). */
 #define APTUS_WAIT_FDS_MAX 8
 
+/* Set in the progress thread: it takes the library lock back only while no application thread
+ * is inside MPI (pt_take). */
+static _Thread_local int pt_self;
+static void pt_take(void);
+
 static void block_once(double max)
 {
     int n = pe.nwaiters, armed = 0, ready = 0;
@@ -271,7 +278,10 @@ static void block_once(double max)
         } else if (timeout > 0 && pe.waiters[n - 1]->sleep) {
             pe.waiters[n - 1]->sleep(timeout);
         }
-        aptus_lock_take(depth);
+        if (pt_self)
+            pt_take();
+        else
+            aptus_lock_take(depth);
     }
     while (armed > 0)
         pe.waiters[--armed]->disarm();
@@ -314,22 +324,60 @@ static struct {
 /* How often the progress thread looks whether the application has left MPI. */
 #define APTUS_PT_NAP 100e-6
 
+/* Sets the calling thread's scheduler slice (EEVDF's custom slice: sched_attr.sched_runtime of a
+ * SCHED_OTHER thread, Linux >= 6.12; older kernels ignore it). With a short slice a woken
+ * thread gets an early deadline and preempts the running one at once. */
+static void set_slice(int usec)
+{
+#ifdef SYS_sched_setattr
+    struct {
+        uint32_t size, policy;
+        uint64_t flags;
+        int32_t nice;
+        uint32_t priority;
+        uint64_t runtime, deadline, period;
+    } attr = { 0 };
+    attr.size = (uint32_t)sizeof attr;
+    attr.policy = SCHED_OTHER;
+    attr.runtime = (uint64_t)usec * 1000u;
+    if (syscall(SYS_sched_setattr, 0, &attr, 0) != 0)
+        fprintf(stderr, "Aptus MPI: APTUS_ASYNC_PROGRESS_SLICE: the kernel refused a slice of %d us\n", usec);
+#else
+    (void)usec;
+#endif
+}
+
+/* The progress thread (re)takes the lock: only while no application thread is in MPI (that
+ * thread progresses itself; were the thread to wait for the lock, the application thread would
+ * hand it over in its next pause and then wait while the thread moved data in its stead),
+ * looking again every APTUS_PT_NAP seconds; once told to stop, as any thread (MPI_Finalize
+ * has dropped it). */
+static void pt_take(void)
+{
+    struct timespec nap = { 0, (long)(APTUS_PT_NAP * 1e9) };
+    while (!aptus_lock_try_idle()) {
+        if (__atomic_load_n(&pt.stop, __ATOMIC_ACQUIRE)) {
+            aptus_lock_take(1);
+            return;
+        }
+        nanosleep(&nap, NULL);
+    }
+}
+
 static void *progress_main(void *arg)
 {
     (void)arg;
+    pt_self = 1;
+    if (aptus_config.async_progress_slice > 0)
+        set_slice(aptus_config.async_progress_slice);
     unsigned idle = 0, spin = (unsigned)(aptus_config.async_progress_spin > 0 ? aptus_config.async_progress_spin : 0);
-    aptus_lock_take(1);
+    pt_take();
     while (!__atomic_load_n(&pt.stop, __ATOMIC_ACQUIRE)) {
         if (__atomic_load_n(&aptus_lock_app_inside, __ATOMIC_RELAXED) > 0) {
             /* An application thread is in MPI and progresses itself: stay off the lock and the
-             * core (no wait object armed, so peers do not ring for us), looking again every
-             * APTUS_PT_NAP seconds, until it leaves. */
+             * core (no wait object armed, so peers do not ring for us) until it leaves. */
             aptus_lock_drop();
-            struct timespec nap = { 0, (long)(APTUS_PT_NAP * 1e9) };
-            while (__atomic_load_n(&aptus_lock_app_inside, __ATOMIC_RELAXED) > 0 &&
-                   !__atomic_load_n(&pt.stop, __ATOMIC_ACQUIRE))
-                nanosleep(&nap, NULL);
-            aptus_lock_take(1);
+            pt_take();
             idle = 0;
             continue;
         }

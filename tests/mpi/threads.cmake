@@ -16,3 +16,6 @@ aptus_mpi_test(NAME nbc_i_coll_move_async_np3 SOURCE coll_move.c NP 3 LABELS thr
 aptus_mpi_test(NAME nbc_p_coll_reduce_async_np3 SOURCE coll_reduce.c NP 3 LABELS threads nbc
   ENV MTEST_NBC=p APTUS_ASYNC_PROGRESS=1)
 aptus_mpi_test(NAME p2p_basic_async_np2 SOURCE p2p_basic.c NP 2 LABELS threads p2p ENV APTUS_ASYNC_PROGRESS=1)
+# The progress thread with a short scheduler slice and no idle polls (it sleeps at once).
+aptus_mpi_test(NAME nbc_multi_async_slice_np2 SOURCE nbc_multi.c NP 2 LABELS threads nbc
+  ENV APTUS_ASYNC_PROGRESS=1 APTUS_ASYNC_PROGRESS_SLICE=100 APTUS_ASYNC_PROGRESS_SPIN=0)
