@@ -63,6 +63,8 @@ enum aptus_cap_flag {
     APTUS_CAP_REMOTE_FLUSH = 1u << 9, /* flush waits for remote placement, not only local */
     APTUS_CAP_RNDV_WRITE = 1u << 10,  /* rendezvous: the sender writes into the receiver's buffer
                                          (put_notify) instead of the receiver reading (get) */
+    APTUS_CAP_SOFT_RMA = 1u << 11,    /* put/get are served by the peer's process (a provider
+                                         over sockets), not by its adapter */
 };
 
 struct aptus_chan_caps {

@@ -207,8 +207,11 @@ static void lb_drain(struct aptus_win *w);
 static int rdma_wait(struct aptus_win *w, int target);
 static const char *packed_of(const void *buf, size_t count, const struct aptus_dtype *dt, char **tmp);
 
+static int batch_send_all(struct aptus_win *w);
+
 static int pend_wait_all(struct aptus_win *w)
 {
+    int brc = batch_send_all(w);
     if (__atomic_load_n(&w->lb_pending, __ATOMIC_ACQUIRE))
         lb_drain(w);
     int rc = w->rdma_dirty_any ? rdma_wait(w, -1) : 0;
@@ -221,7 +224,7 @@ static int pend_wait_all(struct aptus_win *w)
         free(w->pend[i].tmp);
     }
     w->npend = 0;
-    return rc;
+    return rc ? rc : brc;
 }
 
 static uint32_t reply_tag(struct aptus_win *w)
@@ -229,7 +232,7 @@ static uint32_t reply_tag(struct aptus_win *w)
     return TAG_REPLY0 + (w->reply_seq++ % TAG_REPLY_SPAN);
 }
 
-static int am_send(struct aptus_win *w, int target, void *buf, size_t len, int keep_buf)
+static int am_send_now(struct aptus_win *w, int target, void *buf, size_t len, int keep_buf)
 {
     struct aptus_request *r;
     int rc = aptus_coll_isend_on(w->comm, w->comm->ctx, buf, len, target, TAG_REQ, &r);
@@ -246,6 +249,76 @@ static int am_send(struct aptus_win *w, int target, void *buf, size_t len, int k
             free(buf);
     }
     return rc;
+}
+
+/* Batches: small active messages that want no answer (puts, accumulates) are gathered per
+ * target into one message, sent when a synchronization needs them (its own request rides in
+ * the same message: a flush after a put is one message and its answer, not two messages), when
+ * any other message goes to that target (which keeps the order of everything sent to it), or
+ * when the batch is full. The agent takes the messages of a batch in order; each starts at a
+ * multiple of 8 bytes. Every wait for the window's transfers sends the batches first. */
+#define RMA_BATCH_MAX 4096u
+#define RMA_PAD8(n)   (((n) + 7u) & ~(size_t)7u)
+
+static int batch_send(struct aptus_win *w, int target)
+{
+    struct rma_target *t = &w->t[target];
+    if (!t->blen)
+        return 0;
+    char *m = t->batch;
+    size_t len = t->blen;
+    t->batch = NULL;
+    t->blen = 0;
+    return am_send_now(w, target, m, len, 1);
+}
+
+static int batch_send_all(struct aptus_win *w)
+{
+    int rc = 0;
+    for (int r = 0; r < w->size; r++)
+        if (w->t[r].blen) {
+            int e = batch_send(w, r);
+            rc = rc ? rc : e;
+        }
+    return rc;
+}
+
+/* Adds a message (buf, len; taken over) to the target's batch, sending the batch first when it
+ * would not fit; a message too large for a batch goes out on its own after it. */
+static int batch_add(struct aptus_win *w, int target, void *buf, size_t len)
+{
+    struct rma_target *t = &w->t[target];
+    if (len > RMA_BATCH_MAX || t->blen + RMA_PAD8(len) > RMA_BATCH_MAX) {
+        int rc = batch_send(w, target);
+        if (rc || len > RMA_BATCH_MAX) {
+            if (rc) {
+                free(buf);
+                return rc;
+            }
+            return am_send_now(w, target, buf, len, 1);
+        }
+    }
+    if (!t->batch && !(t->batch = malloc(RMA_BATCH_MAX))) {
+        free(buf);
+        return MPI_ERR_NO_MEM;
+    }
+    memcpy(t->batch + t->blen, buf, len);
+    memset(t->batch + t->blen + len, 0, RMA_PAD8(len) - len);
+    t->blen += (uint32_t)RMA_PAD8(len);
+    free(buf);
+    return 0;
+}
+
+/* Any message that is not batched: the target's batch goes first. */
+static int am_send(struct aptus_win *w, int target, void *buf, size_t len, int keep_buf)
+{
+    int rc = batch_send(w, target);
+    if (rc) {
+        if (keep_buf)
+            free(buf);
+        return rc;
+    }
+    return am_send_now(w, target, buf, len, keep_buf);
 }
 
 /* Posts the receive of a reply into (buf, count, dt) -- dt NULL: `bytes` bytes. */
@@ -268,32 +341,54 @@ static int am_expect(struct aptus_win *w, int target, uint32_t tag, void *buf, s
     return rc;
 }
 
-/* Sends a control message (no segments, no data) and, with reply, waits for its answer (an int:
- * an error class). */
-static int am_control(struct aptus_win *w, int target, int kind, int lock, int wait_reply)
+/* Sends a control message (no segments, no data); with rr, posts the receive of its answer (an
+ * int, an error class, into *answer) and returns its request there. */
+static int am_control_start(struct aptus_win *w, int target, int kind, int lock, struct aptus_request **rr, int *answer)
 {
     struct rma_hdr h = { (uint8_t)kind, (uint8_t)lock, 0, 0, 0, 0, 0 };
-    int answer = 0, rc = 0;
-    struct aptus_request *rr = NULL;
-    if (wait_reply) {
+    int rc;
+    if (rr) {
+        *answer = 0;
         h.reply_tag = reply_tag(w);
-        rc = am_expect(w, target, h.reply_tag, &answer, sizeof answer, NULL, 0, &rr);
+        rc = am_expect(w, target, h.reply_tag, answer, sizeof *answer, NULL, 0, rr);
         if (rc)
             return rc;
     }
     void *buf = malloc(sizeof h);
     if (!buf)
-        return MPI_ERR_NO_MEM;
-    memcpy(buf, &h, sizeof h);
-    rc = am_send(w, target, buf, sizeof h, 1);
-    if (rr) {
-        aptus_wait(rr);
+        rc = MPI_ERR_NO_MEM;
+    else {
+        memcpy(buf, &h, sizeof h);
+        rc = batch_add(w, target, buf, sizeof h);
         if (!rc)
-            rc = rr->st_error;
-        aptus_req_free(rr);
-        if (!rc)
-            rc = answer;
+            rc = batch_send(w, target);
     }
+    if (rc && rr) {
+        if (!aptus_recv_cancel(*rr))
+            aptus_wait(*rr);
+        aptus_req_free(*rr);
+        *rr = NULL;
+    }
+    return rc;
+}
+
+/* Waits for a control message's answer: its error class, or the receive's error. */
+static int am_control_finish(struct aptus_request *rr, const int *answer)
+{
+    aptus_wait(rr);
+    int rc = rr->st_error;
+    aptus_req_free(rr);
+    return rc ? rc : *answer;
+}
+
+/* Sends a control message and, with reply, waits for its answer. */
+static int am_control(struct aptus_win *w, int target, int kind, int lock, int wait_reply)
+{
+    struct aptus_request *rr = NULL;
+    int answer = 0;
+    int rc = am_control_start(w, target, kind, lock, wait_reply ? &rr : NULL, &answer);
+    if (!rc && rr)
+        rc = am_control_finish(rr, &answer);
     return rc;
 }
 
@@ -972,6 +1067,17 @@ static struct aptus_channel *rdma_channel(void)
     return ch;
 }
 
+/* Puts smaller than this go as (batched) active messages even where RDMA could write them:
+ * over a provider that serves RDMA in the target's process, a write and the flush's read-back
+ * are two messages from the origin where a batch carrying the put and the flush is one. */
+static size_t rdma_put_min(void)
+{
+    if (aptus_config.rma_put_rdma_min >= 0)
+        return (size_t)aptus_config.rma_put_rdma_min;
+    struct aptus_channel *ch = rdma_channel();
+    return ch && (ch->caps.flags & APTUS_CAP_SOFT_RMA) ? 2048 : 0;
+}
+
 /* The RC endpoint to a target, when its connection is up now; NULL otherwise (active
  * messages then, whose traffic counts toward opening a connection). */
 static struct aptus_ep *rdma_ep(const struct rma_target *t, struct aptus_channel **chp)
@@ -1050,8 +1156,8 @@ static int rdma_wait(struct aptus_win *w, int target)
     if (!d)
         return 0;
     unsigned idle = 0;
-    while (d->comp.count > 0)
-        aptus_wait_step(&idle);
+    /* The read-backs go out at once, without waiting for the writes' local completions: a read
+     * on the same connection is answered after the writes before it anyway. */
     struct aptus_channel *ch = rdma_channel();
     for (int r = 0; r < w->size && ch; r++) {
         struct rma_target *t = &w->t[r];
@@ -1210,13 +1316,10 @@ static void agent_lockq_add(struct rma_agent *a, int origin, int type, uint32_t 
     a->nlockq++;
 }
 
-static void agent_handle(struct rma_agent *a, int origin, const char *msg, size_t len)
+static void agent_handle_one(struct rma_agent *a, int origin, const char *msg, const struct rma_hdr *hp)
 {
     struct aptus_win *w = a->w;
-    struct rma_hdr h;
-    if (len < sizeof h)
-        return;
-    memcpy(&h, msg, sizeof h);
+    struct rma_hdr h = *hp;
     const struct rma_seg *s = (const struct rma_seg *)(const void *)(msg + sizeof h);
     const char *data = msg + sizeof h + h.nsegs * sizeof *s;
     struct rma_target *me = &w->t[w->rank];
@@ -1276,6 +1379,24 @@ static void agent_handle(struct rma_agent *a, int origin, const char *msg, size_
         break;
     case AM_COMPLETE: w->completes++; break;
     default: break;
+    }
+}
+
+/* A message from an origin: one active message or a batch of them (each at a multiple of 8
+ * bytes), taken in order. */
+static void agent_handle(struct rma_agent *a, int origin, const char *msg, size_t len)
+{
+    size_t pos = 0;
+    while (len - pos >= sizeof(struct rma_hdr)) {
+        struct rma_hdr h;
+        memcpy(&h, msg + pos, sizeof h);
+        size_t room = len - pos - sizeof h;
+        if (h.nsegs > room / sizeof(struct rma_seg) || h.bytes > room - h.nsegs * sizeof(struct rma_seg))
+            return; /* malformed: the library sent it, so this cannot happen */
+        agent_handle_one(a, origin, msg + pos, &h);
+        pos += RMA_PAD8(sizeof h + h.nsegs * sizeof(struct rma_seg) + h.bytes);
+        if (pos >= len)
+            break;
     }
 }
 
@@ -1461,6 +1582,8 @@ static void win_destroy(struct aptus_win *w)
     free(w->regions);
     free(w->start);
     free(w->post);
+    for (int r = 0; w->t && r < w->size; r++)
+        free(w->t[r].batch);
     free(w->t);
     aptus_errh_release(w->errh);
     w->magic = 0;
@@ -1794,24 +1917,42 @@ int aptus_win_flush(struct aptus_win *w, int target, int local, const char **why
 {
     if (w->spans)
         aptus_progress();
-    int rc = pend_wait_all(w);
-    if (rc) {
-        *why = "a transfer of the window failed";
-        return rc;
+    /* The flush requests go out first, behind the operations on each target's stream, so that
+     * their round trips overlap the completion of the operations' own sends (and RDMA's). */
+    struct flush_wait {
+        struct aptus_request *rr;
+        int answer;
+    } one, *fw = &one;
+    int nfw = 0, rc = 0;
+    if (!local && w->ndirty) {
+        if (target < 0 && w->ndirty > 1 && !(fw = malloc(sizeof *fw * (size_t)w->ndirty)))
+            return MPI_ERR_NO_MEM;
+        for (int r = 0; r < w->size && !rc; r++) {
+            if ((target >= 0 && r != target) || !w->t[r].am_dirty)
+                continue;
+            am_dirty_set(w, &w->t[r], 0);
+            rc = am_control_start(w, r, AM_FLUSH, 0, &fw[nfw].rr, &fw[nfw].answer);
+            if (!rc)
+                nfw++;
+        }
+        if (rc)
+            *why = "a flush request could not be sent";
     }
-    if (local || !w->ndirty)
-        return 0;
-    for (int r = 0; r < w->size; r++) {
-        if ((target >= 0 && r != target) || !w->t[r].am_dirty)
-            continue;
-        am_dirty_set(w, &w->t[r], 0);
-        int e = am_control(w, r, AM_FLUSH, 0, 1);
+    int e = pend_wait_all(w);
+    if (e && !rc) {
+        rc = e;
+        *why = "a transfer of the window failed";
+    }
+    for (int i = 0; i < nfw; i++) {
+        e = am_control_finish(fw[i].rr, &fw[i].answer);
         if (e && !rc) {
             rc = e;
             *why = e == MPI_ERR_RMA_RANGE ? "an operation reached outside the target's window (or attached memory)"
                                           : "an operation failed at the target";
         }
     }
+    if (fw != &one)
+        free(fw);
     return rc;
 }
 
@@ -2143,8 +2284,10 @@ static int am_op(struct aptus_win *w, const struct rma_op *op, int kind, MPI_Dat
         memcpy(m + sizeof h + ns * sizeof *s + dbytes, data2, d2bytes);
     /* a put or accumulate needs a flush round trip to be known complete; a get, fetch or
      * compare-and-swap is complete when its answer has come (flush waits for it) */
-    if (kind == AM_PUT || kind == AM_ACC)
+    if (kind == AM_PUT || kind == AM_ACC) {
         am_dirty_set(w, &w->t[op->target], 1);
+        return batch_add(w, op->target, m, len);
+    }
     return am_send(w, op->target, m, len, 1);
 }
 
@@ -2227,7 +2370,8 @@ int aptus_rma_op(struct aptus_win *w, const struct rma_op *op, struct aptus_requ
         basic = aptus_dt_reduce_type(op->tdt, &nb);
     }
     int am = t->path == RMA_PATH_AM || via_agent;
-    if (am && (op->kind == RMA_PUT || op->kind == RMA_GET) && rdma_op(w, t, op, s, ns, tbytes, &rc)) {
+    if (am && (op->kind == RMA_GET || (op->kind == RMA_PUT && tbytes >= rdma_put_min())) &&
+        rdma_op(w, t, op, s, ns, tbytes, &rc)) {
         st_ops[RMA_PATH_RDMA]++;
         w->rdma_dirty_any = 1;
         free(s);

@@ -55,6 +55,8 @@ struct rma_target {
     uint8_t rdma_ok;       /* its window is registered with the RC channel (rdma_addr, rdma_key) */
     uint8_t rdma_dirty;    /* RDMA writes since the last flush */
     uint64_t rdma_addr, rdma_key;
+    char *batch; /* active messages gathered for it, not sent yet (rma.c, "batches") */
+    uint32_t blen;
 };
 
 struct aptus_win {

@@ -606,11 +606,23 @@ static int rcr_setup(struct aptus_fab_rc *r, char *err, size_t errlen)
     return 0;
 }
 
-static void rcr_set_caps(void)
+/* Providers that move RMA over sockets: the target's process serves every write and read. */
+static int soft_rma(const char *prov)
+{
+    static const char *const soft[] = { "tcp", "sockets", "udp", "net" };
+    for (size_t i = 0; i < sizeof soft / sizeof soft[0]; i++)
+        if (!strncmp(prov, soft[i], strlen(soft[i])))
+            return 1;
+    return 0;
+}
+
+static void rcr_set_caps(const struct aptus_fab_rc *r)
 {
     struct aptus_chan_caps *c = &aptus_channel_rc_rdma.caps;
     *c = *aptus_rc_frame_caps(); /* frames as rc-sr's */
     c->flags |= APTUS_CAP_PUT | APTUS_CAP_GET | APTUS_CAP_NEEDS_REG | APTUS_CAP_REMOTE_DATA;
+    if (soft_rma(r->prov))
+        c->flags |= APTUS_CAP_SOFT_RMA;
     if (rcr.write)
         c->flags |= APTUS_CAP_RNDV_WRITE;
     c->key_size = 8;
@@ -631,7 +643,7 @@ static int rcr_init(void)
         return APTUS_ERR;
     }
     rcr.active = 1;
-    rcr_set_caps();
+    rcr_set_caps(r);
     aptus_memhooks_add(rcr_unmapped);
     return APTUS_OK;
 }
