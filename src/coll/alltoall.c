@@ -82,12 +82,14 @@ static int alltoallv_pairwise(const char *const *sptr, const size_t *sbytes, cha
     int pow2 = (n & (n - 1)) == 0;
     if (sbytes[r] > rbytes[r])
         return MPI_ERR_TRUNCATE;
-    if (sbytes[r])
-        aptus_coll_copy(rptr[r], sptr[r], sbytes[r]);
     for (int i = 1; i < n && rc == 0; i++) {
         int dst = pow2 ? r ^ i : (r + i) % n, src = pow2 ? r ^ i : (r - i + n) % n;
         rc = aptus_coll_sendrecv(c, sptr[dst], sbytes[dst], dst, rptr[src], rbytes[src], src, tag);
     }
+    /* the own block last: the peers' data is on its way meanwhile (and a nonblocking form's
+     * starting call only posts the first exchange) */
+    if (rc == 0 && sbytes[r])
+        aptus_coll_copy(rptr[r], sptr[r], sbytes[r]);
     return rc;
 }
 
@@ -119,11 +121,12 @@ static int alltoall_pairwise(const char *sbuf, char *rbuf, size_t blk, struct ap
 {
     int n = c->size, r = c->rank, rc = 0;
     int pow2 = (n & (n - 1)) == 0;
-    aptus_coll_copy(rbuf + (size_t)r * blk, sbuf + (size_t)r * blk, blk);
     for (int i = 1; i < n && rc == 0; i++) {
         int dst = pow2 ? r ^ i : (r + i) % n, src = pow2 ? r ^ i : (r - i + n) % n;
         rc = aptus_coll_sendrecv(c, sbuf + (size_t)dst * blk, blk, dst, rbuf + (size_t)src * blk, blk, src, tag);
     }
+    if (rc == 0) /* the own block last, as above */
+        aptus_coll_copy(rbuf + (size_t)r * blk, sbuf + (size_t)r * blk, blk);
     return rc;
 }
 

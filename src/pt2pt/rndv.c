@@ -4,6 +4,7 @@
  * (CTS with its buffer's address and key; the write's note completes the receive) or asks for
  * a streamed copy (rndv_copy.c, CTS then DATA frames). */
 #include "pt2pt/mlayer.h"
+#include "runtime/config.h"
 
 /* A contiguous buffer registered for a one-sided read by the peer (channels that need it):
  * its address and key for the RTS, the registration held by r until FIN. 0, or -1 when it
@@ -55,14 +56,18 @@ int aptus_rndv_send(struct aptus_request *r, struct aptus_peer *p, int chan, int
 /* The one-sided read costs this core one copy and the sender none; the streamed copy costs
  * each side one. So the read is taken where the sender's route says so (very large messages),
  * and where it says "when busy" while this rank is itself sending a rendezvous message (both
- * directions at once: half the copies per core). */
+ * directions at once: half the copies per core) -- and always with a progress thread: the
+ * streamed copy moves only while both sides progress (each chunk waits for the other), where
+ * the read needs this side alone, so that one rank's thread moves the message while the other
+ * rank computes. */
 void aptus_rndv_matched(struct aptus_request *r, struct aptus_peer *from, const struct aptus_unexp *rts)
 {
     size_t n = r->st_bytes;
     if (rts->proto == APTUS_PROTO_RNDV_WRITE && aptus_rndv_write_request(r, from, rts, n) == 0)
         return;
-    int read = rts->readable && (rts->proto == APTUS_PROTO_RNDV_READ ||
-                                 (rts->proto == APTUS_PROTO_RNDV_READ_BUSY && aptus_ml.rndv_out > 0));
+    int read = rts->readable &&
+               (rts->proto == APTUS_PROTO_RNDV_READ ||
+                (rts->proto == APTUS_PROTO_RNDV_READ_BUSY && (aptus_ml.rndv_out > 0 || aptus_config.async_progress)));
     if (read && aptus_rndv_read(r, from, rts, n) == 0)
         return;
     aptus_rndv_copy_request(r, from, rts, n);

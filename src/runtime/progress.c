@@ -389,7 +389,13 @@ static void *progress_main(void *arg)
             block_once(APTUS_PT_SLEEP_MAX);
             idle = 0;
         }
-        aptus_lock_pause();
+        /* an application thread asks for the lock: it is entering MPI; leave it the lock (and
+         * the core) until no application thread is inside any more */
+        if (__atomic_load_n(&aptus_big_lock.askers, __ATOMIC_RELAXED)) {
+            aptus_lock_drop();
+            pt_take();
+            idle = 0;
+        }
     }
     aptus_lock_drop();
     return NULL;
