@@ -72,10 +72,11 @@ struct aptus_win {
     /* the node segment */
     char *seg;
     size_t seg_size;
-    int nlocal;   /* ranks of this window on this node */
-    int acc_fine; /* accumulates atomic per element by CPU atomics (mpi_accumulate_granularity <= 8) */
-    int spans;    /* the window has ranks on other nodes: its calls run the progress engine (their
-                     agents serve this rank's window only from progress) */
+    int nlocal;      /* ranks of this window on this node */
+    int acc_fine;    /* accumulates atomic per element by CPU atomics (mpi_accumulate_granularity <= 8) */
+    int spans;       /* the window has ranks on other nodes: its calls run the progress engine (their
+                        agents serve this rank's window only from progress) */
+    uint32_t op_seq; /* operations started (a window spanning nodes runs progress every 16th) */
     /* epochs */
     int fence;    /* a fence epoch may be open (since a fence without MPI_MODE_NOSUCCEED) */
     int lock_all; /* MPI_Win_lock_all held */
