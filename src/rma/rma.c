@@ -227,6 +227,17 @@ static int pend_wait_all(struct aptus_win *w)
     return rc ? rc : brc;
 }
 
+/* Completes what the origin moves itself or hands to the copy agent or to RDMA, leaving the
+ * active messages (and their batches) alone: a synchronization that sends a control message
+ * to a target settles these first, then lets the control message ride at the end of the
+ * target's batch, then waits for the messages' sends (pend_wait_all). */
+static int settle_direct(struct aptus_win *w)
+{
+    if (__atomic_load_n(&w->lb_pending, __ATOMIC_ACQUIRE))
+        lb_drain(w);
+    return w->rdma_dirty_any ? rdma_wait(w, -1) : 0;
+}
+
 static uint32_t reply_tag(struct aptus_win *w)
 {
     return TAG_REPLY0 + (w->reply_seq++ % TAG_REPLY_SPAN);
@@ -2053,7 +2064,7 @@ int aptus_win_complete(struct aptus_win *w, const char **why)
         *why = "no access epoch is open (MPI_Win_complete without MPI_Win_start)";
         return MPI_ERR_RMA_SYNC;
     }
-    int rc = pend_wait_all(w);
+    int rc = settle_direct(w);
     aptus_rma_fence();
     for (int i = 0; i < w->nstart && !rc; i++) {
         am_dirty_set(w, &w->t[w->start[i]], 0);
@@ -2170,7 +2181,7 @@ int aptus_win_unlock(struct aptus_win *w, int target, const char **why)
                            : "the target is not locked by this process (MPI_Win_unlock without MPI_Win_lock)";
         return MPI_ERR_RMA_SYNC;
     }
-    int rc = pend_wait_all(w);
+    int rc = settle_direct(w);
     int nocheck = t->lock & 4;
     if (nocheck) {
         if (t->am_dirty && !rc)
@@ -2180,6 +2191,9 @@ int aptus_win_unlock(struct aptus_win *w, int target, const char **why)
         if (!rc)
             rc = e;
     }
+    int e = pend_wait_all(w);
+    if (!rc)
+        rc = e;
     t->lock = 0;
     w->nlocks--;
     if (rc && !*why)
@@ -2218,7 +2232,7 @@ int aptus_win_unlock_all(struct aptus_win *w, const char **why)
         *why = "no MPI_Win_lock_all epoch is open";
         return MPI_ERR_RMA_SYNC;
     }
-    int rc = pend_wait_all(w);
+    int rc = settle_direct(w);
     for (int r = 0; r < w->size; r++) {
         int e = 0;
         if (w->lock_all == 1)
@@ -2228,6 +2242,9 @@ int aptus_win_unlock_all(struct aptus_win *w, const char **why)
         if (!rc)
             rc = e;
     }
+    int e = pend_wait_all(w);
+    if (!rc)
+        rc = e;
     w->lock_all = 0;
     if (rc)
         *why = "an operation of the epoch failed";
