@@ -771,8 +771,9 @@ static int acc_direct(const struct aptus_win *w, const struct rma_target *t, int
     const struct aptus_dtype *bt = aptus_dtype_get(basic);
     size_t es = bt->size;
     int kernel = aptus_op_kernel(basic);
-    int padded = es != (size_t)bt->extent; /* an element may span ranges: gather, apply, scatter */
-    if (padded && !(t->path == RMA_PATH_CMA && t->pid != (int)aptus_rt.pid)) {
+    /* Gathered, applied and scattered back under the lock: when an element may span ranges
+     * (padded pair types), or when the memory is another process's (Cross Memory Attach). */
+    if (es != (size_t)bt->extent || (t->path == RMA_PATH_CMA && t->pid != (int)aptus_rt.pid)) {
         size_t total = 0;
         for (size_t i = 0; i < n; i++)
             total += s[i].len;
@@ -780,40 +781,15 @@ static int acc_direct(const struct aptus_win *w, const struct rma_target *t, int
         if (!tmp)
             return MPI_ERR_NO_MEM;
         acc_lock(t->ctrl);
-        move_direct(w, t, tmp, s, n, 0);
-        apply_plain(op_id, kernel, bt, in, tmp, old, total / es);
-        if (op_id != APTUS_OP_NO_OP)
-            move_direct(w, t, tmp, s, n, 1);
-        acc_unlock(t->ctrl);
-        free(tmp);
-        return 0;
-    }
-    if (t->path == RMA_PATH_CMA && t->pid != (int)aptus_rt.pid) {
-        size_t total = 0;
-        for (size_t i = 0; i < n; i++)
-            total += s[i].len;
-        char *tmp = malloc(total ? total : 1);
-        if (!tmp)
-            return MPI_ERR_NO_MEM;
-        struct rma_seg local_s[16] = { { 0, 0 } }, *abs = n <= 16 ? local_s : malloc(sizeof *abs * n);
-        if (!abs) {
-            free(tmp);
-            return MPI_ERR_NO_MEM;
-        }
-        for (size_t i = 0; i < n; i++)
-            abs[i] = (struct rma_seg){ (w->flavor == MPI_WIN_FLAVOR_DYNAMIC ? 0 : t->base) + s[i].off, s[i].len };
-        acc_lock(t->ctrl);
-        int r = cma_move(t->pid, tmp, abs, n, 0);
+        int r = move_direct(w, t, tmp, s, n, 0);
         if (!r) {
             apply_plain(op_id, kernel, bt, in, tmp, old, total / es);
             if (op_id != APTUS_OP_NO_OP)
-                r = cma_move(t->pid, tmp, abs, n, 1);
+                r = move_direct(w, t, tmp, s, n, 1);
         }
         acc_unlock(t->ctrl);
-        if (abs != local_s)
-            free(abs);
         free(tmp);
-        return r ? MPI_ERR_RMA_RANGE : 0;
+        return r;
     }
     int locked = 0;
     for (size_t i = 0; i < n; i++) {
