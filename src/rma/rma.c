@@ -207,14 +207,23 @@ static void lb_drain(struct aptus_win *w);
 static int rdma_wait(struct aptus_win *w, int target);
 static const char *packed_of(const void *buf, size_t count, const struct aptus_dtype *dt, char **tmp);
 
+/* Completes what the origin moves itself or hands to the copy agent or to RDMA, leaving the
+ * active messages (and their batches) alone: a synchronization that sends a control message
+ * to a target settles these first, then lets the control message ride at the end of the
+ * target's batch, then waits for the messages' sends (pend_wait_all). */
+static int settle_direct(struct aptus_win *w)
+{
+    if (__atomic_load_n(&w->lb_pending, __ATOMIC_ACQUIRE))
+        lb_drain(w);
+    return w->rdma_dirty_any ? rdma_wait(w, -1) : 0;
+}
+
 static int batch_send_all(struct aptus_win *w);
 
 static int pend_wait_all(struct aptus_win *w)
 {
     int brc = batch_send_all(w);
-    if (__atomic_load_n(&w->lb_pending, __ATOMIC_ACQUIRE))
-        lb_drain(w);
-    int rc = w->rdma_dirty_any ? rdma_wait(w, -1) : 0;
+    int rc = settle_direct(w);
     for (int i = 0; i < w->npend; i++) {
         struct aptus_request *r = w->pend[i].req;
         aptus_wait(r);
@@ -225,17 +234,6 @@ static int pend_wait_all(struct aptus_win *w)
     }
     w->npend = 0;
     return rc ? rc : brc;
-}
-
-/* Completes what the origin moves itself or hands to the copy agent or to RDMA, leaving the
- * active messages (and their batches) alone: a synchronization that sends a control message
- * to a target settles these first, then lets the control message ride at the end of the
- * target's batch, then waits for the messages' sends (pend_wait_all). */
-static int settle_direct(struct aptus_win *w)
-{
-    if (__atomic_load_n(&w->lb_pending, __ATOMIC_ACQUIRE))
-        lb_drain(w);
-    return w->rdma_dirty_any ? rdma_wait(w, -1) : 0;
 }
 
 static uint32_t reply_tag(struct aptus_win *w)
@@ -294,30 +292,25 @@ static int batch_send_all(struct aptus_win *w)
     return rc;
 }
 
-/* Adds a message (buf, len; taken over) to the target's batch, sending the batch first when it
- * would not fit; a message too large for a batch goes out on its own after it. */
-static int batch_add(struct aptus_win *w, int target, void *buf, size_t len)
+/* Room for a message of len bytes at the end of the target's batch (sent first when the message
+ * would not fit): the caller writes the message there. NULL with *rc 0 when the message is too
+ * large for a batch (it goes out on its own, after the batch), NULL with *rc set on an error. */
+static char *batch_room(struct aptus_win *w, int target, size_t len, int *rc)
 {
     struct rma_target *t = &w->t[target];
-    if (len > RMA_BATCH_MAX || t->blen + RMA_PAD8(len) > RMA_BATCH_MAX) {
-        int rc = batch_send(w, target);
-        if (rc || len > RMA_BATCH_MAX) {
-            if (rc) {
-                free(buf);
-                return rc;
-            }
-            return am_send_now(w, target, buf, len, 1);
-        }
-    }
+    *rc = 0;
+    if (t->blen + RMA_PAD8(len) > RMA_BATCH_MAX && (*rc = batch_send(w, target)) != 0)
+        return NULL;
+    if (len > RMA_BATCH_MAX)
+        return NULL;
     if (!t->batch && !(t->batch = malloc(RMA_BATCH_MAX))) {
-        free(buf);
-        return MPI_ERR_NO_MEM;
+        *rc = MPI_ERR_NO_MEM;
+        return NULL;
     }
-    memcpy(t->batch + t->blen, buf, len);
-    memset(t->batch + t->blen + len, 0, RMA_PAD8(len) - len);
+    char *m = t->batch + t->blen;
+    memset(m + len, 0, RMA_PAD8(len) - len);
     t->blen += (uint32_t)RMA_PAD8(len);
-    free(buf);
-    return 0;
+    return m;
 }
 
 /* Any message that is not batched: the target's batch goes first. */
@@ -365,14 +358,10 @@ static int am_control_start(struct aptus_win *w, int target, int kind, int lock,
         if (rc)
             return rc;
     }
-    void *buf = malloc(sizeof h);
-    if (!buf)
-        rc = MPI_ERR_NO_MEM;
-    else {
-        memcpy(buf, &h, sizeof h);
-        rc = batch_add(w, target, buf, sizeof h);
-        if (!rc)
-            rc = batch_send(w, target);
+    char *m = batch_room(w, target, sizeof h, &rc);
+    if (m) {
+        memcpy(m, &h, sizeof h);
+        rc = batch_send(w, target);
     }
     if (rc && rr) {
         if (!aptus_recv_cancel(*rr))
@@ -2252,22 +2241,27 @@ static int am_op(struct aptus_win *w, const struct rma_op *op, int kind, MPI_Dat
                  size_t ns, const char *data, size_t dbytes, const char *data2, size_t d2bytes)
 {
     size_t len = sizeof(struct rma_hdr) + ns * sizeof *s + dbytes + d2bytes;
-    char *m = malloc(len);
-    if (!m)
-        return MPI_ERR_NO_MEM;
     struct rma_hdr h = { (uint8_t)kind, 0, (uint16_t)op->op_id, 0, (uint64_t)(uintptr_t)basic, ns, dbytes + d2bytes };
     int rc = 0;
-    if (kind == AM_GET || kind == AM_GACC || kind == AM_CAS) {
+    /* a put or accumulate needs a flush round trip to be known complete, and goes in the
+     * target's batch; a get, fetch or compare-and-swap is complete when its answer has come
+     * (flush waits for it), and goes at once */
+    int batched = kind == AM_PUT || kind == AM_ACC;
+    if (!batched) {
         h.reply_tag = reply_tag(w);
         size_t bytes = 0;
         for (size_t i = 0; i < ns; i++)
             bytes += s[i].len;
         rc = am_expect(w, op->target, h.reply_tag, op->rbuf, bytes, op->rdt, op->rcount, NULL);
+        if (rc)
+            return rc;
     }
-    if (rc) {
-        free(m);
+    char *m = batched ? batch_room(w, op->target, len, &rc) : NULL;
+    if (rc)
         return rc;
-    }
+    int own = !m; /* a message of its own */
+    if (own && !(m = malloc(len)))
+        return MPI_ERR_NO_MEM;
     memcpy(m, &h, sizeof h);
     if (ns)
         memcpy(m + sizeof h, s, ns * sizeof *s);
@@ -2275,13 +2269,9 @@ static int am_op(struct aptus_win *w, const struct rma_op *op, int kind, MPI_Dat
         memcpy(m + sizeof h + ns * sizeof *s, data, dbytes);
     if (d2bytes)
         memcpy(m + sizeof h + ns * sizeof *s + dbytes, data2, d2bytes);
-    /* a put or accumulate needs a flush round trip to be known complete; a get, fetch or
-     * compare-and-swap is complete when its answer has come (flush waits for it) */
-    if (kind == AM_PUT || kind == AM_ACC) {
+    if (batched)
         am_dirty_set(w, &w->t[op->target], 1);
-        return batch_add(w, op->target, m, len);
-    }
-    return am_send(w, op->target, m, len, 1);
+    return own ? am_send(w, op->target, m, len, 1) : 0;
 }
 
 /* A put or get to a target of the node, handed to the copy agent if it takes it: the ranges
