@@ -44,7 +44,30 @@ struct rma_ctrl {
     uint32_t pad;
     struct {
         uint64_t base, size;
+        uint64_t raddr, key, rdma; /* registered with the RC channel (rdma 1): where RDMA reaches it */
     } region[RMA_REGIONS_MAX];
+};
+
+/* A dynamic window's region as its owner keeps it. */
+struct rma_region {
+    uint64_t off, len; /* address and length (first: `covered` reads them at a stride) */
+    uint64_t raddr, key;
+    struct aptus_memh *mh; /* its registration (NULL: none) */
+};
+
+/* What an origin knows of a dynamic window's region table on another node, read by RDMA from
+ * the target's control slot (registered when the window was made). A region's key is trusted
+ * only within the interval between two completions (w->sync_seq) in which it was checked: MPI
+ * lets the target detach memory once the origin's operations on it are complete, and the origin
+ * learns of that completion only by waiting for it, which ends the interval. A check reads the
+ * table's sequence count, and the whole table when it changed. */
+struct rma_dyn {
+    uint32_t gen; /* the table's sequence count when it was read (odd: never read) */
+    uint32_t n;
+    struct {
+        uint64_t base, size, raddr, key, rdma;
+        uint32_t checked; /* sync_seq + 1 of the interval it was checked in (0: none) */
+    } e[RMA_REGIONS_MAX];
 };
 
 #define RMA_CTRL_STRIDE (((sizeof(struct rma_ctrl) + 63) / 64) * 64)
@@ -98,6 +121,7 @@ struct rma_agent {
 
 /* statistics: operations by path, operations the agent applied, windows made */
 static uint64_t st_ops[5], st_agent, st_windows, st_lb_jobs;
+static uint64_t st_dyn_reads; /* dynamic windows: checks of a region table by RDMA */
 
 static inline void cpu_relax(void)
 {
@@ -116,10 +140,11 @@ void aptus_rma_stats_print(int rank)
         return;
     printf("[aptus stats] rank %d: one-sided: %llu windows; operations by load/store %llu, by cross-memory copy %llu, "
            "by active message %llu, by RDMA %llu; copies run by the copy agent %llu; operations applied for other "
-           "ranks by the agent %llu\n",
+           "ranks by the agent %llu; dynamic-window region checks by RDMA %llu\n",
            rank, (unsigned long long)st_windows, (unsigned long long)st_ops[RMA_PATH_SHARED],
            (unsigned long long)st_ops[RMA_PATH_CMA], (unsigned long long)st_ops[RMA_PATH_AM],
-           (unsigned long long)st_ops[RMA_PATH_RDMA], (unsigned long long)st_lb_jobs, (unsigned long long)st_agent);
+           (unsigned long long)st_ops[RMA_PATH_RDMA], (unsigned long long)st_lb_jobs, (unsigned long long)st_agent,
+           (unsigned long long)st_dyn_reads);
 }
 
 /* ---- names of segments being created (removed by the emergency clean-up) ------------------- */
@@ -222,6 +247,7 @@ static int batch_send_all(struct aptus_win *w);
 
 static int pend_wait_all(struct aptus_win *w)
 {
+    w->sync_seq++; /* (a dynamic window's region keys are checked again after this) */
     int brc = batch_send_all(w);
     int rc = settle_direct(w);
     for (int i = 0; i < w->npend; i++) {
@@ -1043,15 +1069,32 @@ static struct aptus_channel *rdma_channel(void)
     return ch;
 }
 
+/* APTUS_RMA_PUT_RDMA_MIN when set, else `soft` bytes over a provider that serves RDMA in the
+ * target's process and 0 with an RDMA adapter (whose operations need no target CPU). */
+static size_t rdma_min(size_t soft)
+{
+    if (aptus_config.rma_put_rdma_min >= 0)
+        return (size_t)aptus_config.rma_put_rdma_min;
+    struct aptus_channel *ch = rdma_channel();
+    return ch && (ch->caps.flags & APTUS_CAP_SOFT_RMA) ? soft : 0;
+}
+
 /* Puts smaller than this go as (batched) active messages even where RDMA could write them:
  * over a provider that serves RDMA in the target's process, a write and the flush's read-back
  * are two messages from the origin where a batch carrying the put and the flush is one. */
 static size_t rdma_put_min(void)
 {
-    if (aptus_config.rma_put_rdma_min >= 0)
-        return (size_t)aptus_config.rma_put_rdma_min;
-    struct aptus_channel *ch = rdma_channel();
-    return ch && (ch->caps.flags & APTUS_CAP_SOFT_RMA) ? 2048 : 0;
+    return rdma_min(2048);
+}
+
+/* The smallest put or get for which an origin checks a dynamic window's region on another node
+ * (a read of the target's table: a round trip, once per region between two completions). With
+ * a provider that serves RDMA in the target's process, measured across two namespaces: one
+ * operation per flush gains from 8 KiB (get 8 KiB: 28 us checked, 40 by active message), many
+ * per flush from 4 KiB; below, the batch and its flush answer cost less than the check. */
+static size_t dyn_check_min(void)
+{
+    return rdma_min(8192);
 }
 
 /* The RC endpoint to a target, when its connection is up now; NULL otherwise (active
@@ -1094,7 +1137,7 @@ static int rdma_stage(struct aptus_win *w, char *tmp, void *ubuf, size_t count, 
 /* Puts or gets the target's ranges from/into the contiguous `data`, piece by piece (at most
  * the channel's largest operation each); waits for room when the channel has none. */
 static int rdma_move(struct aptus_win *w, struct rma_target *t, struct aptus_channel *ch, struct aptus_ep *ep,
-                     char *data, const struct rma_seg *s, size_t n, int write)
+                     char *data, const struct rma_seg *s, size_t n, int write, uint64_t addr, uint64_t key)
 {
     size_t max = write ? ch->caps.put_max : ch->caps.get_max;
     if (!max)
@@ -1105,8 +1148,8 @@ static int rdma_move(struct aptus_win *w, struct rma_target *t, struct aptus_cha
             struct iovec iov = { data, len };
             unsigned idle = 0;
             int st;
-            while ((st = write ? ch->put(ep, &iov, 1, t->rdma_addr + s[i].off + done, t->rdma_key, &w->rdma->comp)
-                               : ch->get(ep, &iov, 1, t->rdma_addr + s[i].off + done, t->rdma_key, &w->rdma->comp)) ==
+            while ((st = write ? ch->put(ep, &iov, 1, addr + s[i].off + done, key, &w->rdma->comp)
+                               : ch->get(ep, &iov, 1, addr + s[i].off + done, key, &w->rdma->comp)) ==
                    APTUS_NORES) {
                 iov = (struct iovec){ data, len };
                 aptus_wait_step(&idle);
@@ -1146,8 +1189,9 @@ static int rdma_wait(struct aptus_win *w, int target)
         if (ch->flush && ch->flush(ep, &d->comp) == APTUS_INPROGRESS)
             d->comp.count++;
         /* A write's local completion (the tcp provider: handed to the socket) does not say it is
-         * in place; a read from the same connection is answered after it: read a byte back. */
-        if (t->size) {
+         * in place; a read from the same connection is answered after it: read a byte back (of
+         * the window, or of a dynamic window's control slot). */
+        if (t->size || w->flavor == MPI_WIN_FLAVOR_DYNAMIC) {
             struct iovec iov = { &d->probe, 1 };
             int st;
             unsigned idle2 = 0;
@@ -1176,15 +1220,112 @@ static int rdma_wait(struct aptus_win *w, int target)
     return rc;
 }
 
+/* Reads len bytes at offset off of the target's registered memory (a dynamic window's control
+ * slot) and waits for them: 0, or -1 when the read failed. */
+static int rdma_read_now(struct rma_target *t, struct aptus_channel *ch, struct aptus_ep *ep, void *buf, size_t len,
+                         size_t off)
+{
+    struct aptus_completion c = { NULL, 0, APTUS_OK };
+    struct iovec iov = { buf, len };
+    unsigned idle = 0;
+    int st;
+    while ((st = ch->get(ep, &iov, 1, t->rdma_addr + off, t->rdma_key, &c)) == APTUS_NORES) {
+        iov = (struct iovec){ buf, len };
+        aptus_wait_step(&idle);
+    }
+    if (st == APTUS_INPROGRESS)
+        c.count++;
+    while (c.count > 0)
+        aptus_wait_step(&idle);
+    return st == APTUS_ERR || c.status != APTUS_OK ? -1 : 0;
+}
+
+/* The index in the origin's copy of the target's table of the registered region holding
+ * [lo, hi); -1: none. */
+static int dyn_find(const struct rma_dyn *d, uint64_t lo, uint64_t hi)
+{
+    for (uint32_t k = 0; k < d->n; k++)
+        if (lo >= d->e[k].base && hi - d->e[k].base <= d->e[k].size)
+            return d->e[k].rdma ? (int)k : -1;
+    return -1;
+}
+
+/* The region of a dynamic window on another node that holds [lo, hi) by RDMA, checked in this
+ * interval between completions (struct rma_dyn); NULL: the operation goes by active message
+ * (not attached there as one registered region, the table outgrown, being rewritten, or a read
+ * failed -- the target's agent then checks the range). `check` 0: only a region already checked. */
+static const struct rma_region *dyn_region(struct aptus_win *w, struct rma_target *t, struct aptus_channel *ch,
+                                           struct aptus_ep *ep, uint64_t lo, uint64_t hi, int check,
+                                           struct rma_region *out)
+{
+    if (hi <= lo)
+        return NULL;
+    struct rma_dyn *d = t->dyn;
+    if (!d) {
+        if (!check || !(d = t->dyn = calloc(1, sizeof *d)))
+            return NULL;
+        d->gen = 1;
+    }
+    int k = dyn_find(d, lo, hi);
+    if (k < 0 || d->e[k].checked != w->sync_seq + 1) {
+        if (!check)
+            return NULL;
+        uint32_t g;
+        st_dyn_reads++;
+        if (rdma_read_now(t, ch, ep, &g, sizeof g, offsetof(struct rma_ctrl, gen)) || (g & 1))
+            return NULL;
+        if (g != d->gen) { /* the table changed: read it, then the count again (a sequence lock) */
+            struct rma_ctrl *c = malloc(sizeof *c);
+            uint32_t g2 = 1;
+            int bad = !c || rdma_read_now(t, ch, ep, c, sizeof *c, 0) ||
+                      rdma_read_now(t, ch, ep, &g2, sizeof g2, offsetof(struct rma_ctrl, gen)) || g2 != g;
+            if (!bad) {
+                d->n = c->nregions < RMA_REGIONS_MAX ? c->nregions : RMA_REGIONS_MAX;
+                for (uint32_t i = 0; i < d->n; i++) {
+                    d->e[i].base = c->region[i].base;
+                    d->e[i].size = c->region[i].size;
+                    d->e[i].raddr = c->region[i].raddr;
+                    d->e[i].key = c->region[i].key;
+                    d->e[i].rdma = c->region[i].rdma;
+                    d->e[i].checked = 0;
+                }
+                d->gen = g;
+            }
+            free(c);
+            if (bad)
+                return NULL;
+        }
+        if ((k = dyn_find(d, lo, hi)) < 0)
+            return NULL;
+        d->e[k].checked = w->sync_seq + 1;
+    }
+    *out = (struct rma_region){ d->e[k].base, d->e[k].size, d->e[k].raddr, d->e[k].key, NULL };
+    return out;
+}
+
 /* A put or get to a target on another node by RDMA: 1 when done that way (*rc its result), 0
- * when the target is not reachable so (no RC connection up, or not registered). */
+ * when the target is not reachable so (no RC connection up, or not registered; for a dynamic
+ * window, no registered region known to hold the ranges -- looked up when `check`). */
 static int rdma_op(struct aptus_win *w, struct rma_target *t, const struct rma_op *op, const struct rma_seg *s,
-                   size_t ns, size_t bytes, int *rc)
+                   size_t ns, size_t bytes, int check, int *rc)
 {
     struct aptus_channel *ch = NULL;
-    struct aptus_ep *ep = w->rdma && w->flavor != MPI_WIN_FLAVOR_DYNAMIC ? rdma_ep(t, &ch) : NULL;
+    struct aptus_ep *ep = w->rdma ? rdma_ep(t, &ch) : NULL;
     if (!ep)
         return 0;
+    uint64_t addr = t->rdma_addr, key = t->rdma_key;
+    if (w->flavor == MPI_WIN_FLAVOR_DYNAMIC) {
+        uint64_t lo = UINT64_MAX, hi = 0;
+        for (size_t i = 0; i < ns; i++) {
+            lo = s[i].off < lo ? s[i].off : lo;
+            hi = s[i].off + s[i].len > hi ? s[i].off + s[i].len : hi;
+        }
+        struct rma_region g;
+        if (!dyn_region(w, t, ch, ep, lo, hi, check, &g))
+            return 0;
+        addr = g.raddr - g.off; /* (the ranges are addresses: addr + off lands in the region) */
+        key = g.key;
+    }
     *rc = 0;
     if (op->kind == RMA_PUT) {
         char *tmp = NULL;
@@ -1192,7 +1333,7 @@ static int rdma_op(struct aptus_win *w, struct rma_target *t, const struct rma_o
         if (!data && bytes)
             *rc = MPI_ERR_NO_MEM;
         if (!*rc)
-            *rc = rdma_move(w, t, ch, ep, (char *)data, s, ns, 1);
+            *rc = rdma_move(w, t, ch, ep, (char *)data, s, ns, 1, addr, key);
         if (tmp && (*rc || rdma_stage(w, tmp, NULL, 0, NULL)))
             free(tmp); /* (staging failed: the operation waits here) */
         return 1;
@@ -1203,7 +1344,7 @@ static int rdma_op(struct aptus_win *w, struct rma_target *t, const struct rma_o
         *rc = MPI_ERR_NO_MEM;
         return 1;
     }
-    *rc = rdma_move(w, t, ch, ep, out, s, ns, 0);
+    *rc = rdma_move(w, t, ch, ep, out, s, ns, 0, addr, key);
     if (!contig && (*rc || rdma_stage(w, out, op->rbuf, op->rcount, op->rdt))) {
         if (!*rc) { /* no room to stage: complete it here */
             *rc = rdma_wait(w, -1);
@@ -1555,7 +1696,12 @@ static void win_destroy(struct aptus_win *w)
         aptus_info_destroy(aptus_info_get(w->info));
     free(w->pend);
     free(w->lb_types);
+    for (int i = 0; i < w->nregions; i++)
+        if (w->regions[i].mh)
+            rdma_channel()->mem_dereg(w->regions[i].mh);
     free(w->regions);
+    for (int r = 0; w->t && r < w->size; r++)
+        free(w->t[r].dyn);
     free(w->start);
     free(w->post);
     for (int r = 0; w->t && r < w->size; r++)
@@ -1701,7 +1847,8 @@ int aptus_win_make(int flavor, void *base, MPI_Aint size, MPI_Aint disp_unit, MP
                 if (w->t[r].path == RMA_PATH_CMA && r != w->rank)
                     w->t[r].path = RMA_PATH_AM;
     }
-    /* RDMA: windows spanning nodes register their memory with the RC channel, if there is one */
+    /* RDMA: windows spanning nodes register their memory with the RC channel, if there is one (a
+     * dynamic window its control slot, whose table of regions origins read to find their keys) */
     int nodes_many = 0;
     for (int r = 0; r < n; r++)
         nodes_many |= ri[r].node != ri[0].node;
@@ -1709,12 +1856,14 @@ int aptus_win_make(int flavor, void *base, MPI_Aint size, MPI_Aint disp_unit, MP
     free(ri);
     free(ctrl_addr);
     struct aptus_channel *rch = rdma_channel();
-    if (!rc && nodes_many && rch && flavor != MPI_WIN_FLAVOR_DYNAMIC) {
+    if (!rc && nodes_many && rch) {
         struct {
             uint64_t addr, key, ok;
         } me = { 0, 0, 0 }, *all = calloc((size_t)n, sizeof *all);
         w->rdma = calloc(1, sizeof *w->rdma);
-        if (w->base && size > 0 && rch->mem_reg(w->base, (size_t)size, &w->memh, &me.addr, &me.key) == APTUS_OK)
+        void *reg = flavor == MPI_WIN_FLAVOR_DYNAMIC ? (void *)my_ctrl(w) : w->base;
+        size_t rlen = flavor == MPI_WIN_FLAVOR_DYNAMIC ? sizeof(struct rma_ctrl) : (size_t)size;
+        if (reg && rlen > 0 && rch->mem_reg(reg, rlen, &w->memh, &me.addr, &me.key) == APTUS_OK)
             me.ok = 1;
         if (!all || !w->rdma)
             rc = MPI_ERR_NO_MEM; /* (out of memory here leaves the others in the allgather, as the
@@ -1794,6 +1943,9 @@ static void regions_publish(struct aptus_win *w)
     for (uint32_t i = 0; i < n; i++) {
         __atomic_store_n(&c->region[i].base, w->regions[i].off, __ATOMIC_SEQ_CST);
         __atomic_store_n(&c->region[i].size, w->regions[i].len, __ATOMIC_SEQ_CST);
+        __atomic_store_n(&c->region[i].raddr, w->regions[i].raddr, __ATOMIC_SEQ_CST);
+        __atomic_store_n(&c->region[i].key, w->regions[i].key, __ATOMIC_SEQ_CST);
+        __atomic_store_n(&c->region[i].rdma, (uint64_t)(w->regions[i].mh != NULL), __ATOMIC_SEQ_CST);
     }
     __atomic_store_n(&c->nregions, n, __ATOMIC_SEQ_CST);
     __atomic_store_n(&c->overflow, w->nregions > RMA_REGIONS_MAX, __ATOMIC_SEQ_CST);
@@ -1814,7 +1966,7 @@ int aptus_win_attach(struct aptus_win *w, void *base, MPI_Aint size, const char 
     }
     if (w->nregions == w->capregions) {
         int cap = w->capregions ? 2 * w->capregions : 16;
-        struct rma_seg *r = realloc(w->regions, sizeof *r * (size_t)cap);
+        struct rma_region *r = realloc(w->regions, sizeof *r * (size_t)cap);
         if (!r) {
             *why = "out of memory";
             return MPI_ERR_NO_MEM;
@@ -1822,7 +1974,12 @@ int aptus_win_attach(struct aptus_win *w, void *base, MPI_Aint size, const char 
         w->regions = r;
         w->capregions = cap;
     }
-    w->regions[w->nregions++] = (struct rma_seg){ b0, (uint64_t)size };
+    struct rma_region *g = &w->regions[w->nregions++];
+    *g = (struct rma_region){ b0, (uint64_t)size, 0, 0, NULL };
+    /* origins on other nodes reach it by RDMA when it can be registered (else by active messages) */
+    struct aptus_channel *ch = w->rdma ? rdma_channel() : NULL;
+    if (ch && ch->mem_reg(base, (size_t)size, &g->mh, &g->raddr, &g->key) != APTUS_OK)
+        g->mh = NULL;
     regions_publish(w);
     return 0;
 }
@@ -1832,9 +1989,12 @@ int aptus_win_detach(struct aptus_win *w, const void *base, const char **why)
     for (int i = 0; i < w->nregions; i++) {
         if (w->regions[i].off != (uint64_t)(uintptr_t)base)
             continue;
+        struct aptus_memh *mh = w->regions[i].mh;
         memmove(w->regions + i, w->regions + i + 1, sizeof *w->regions * (size_t)(w->nregions - i - 1));
         w->nregions--;
         regions_publish(w);
+        if (mh) /* (through the registration cache: it may stay registered, unused) */
+            rdma_channel()->mem_dereg(mh);
         return 0;
     }
     *why = "no region attached at this address";
@@ -2355,8 +2515,10 @@ int aptus_rma_op(struct aptus_win *w, const struct rma_op *op, struct aptus_requ
         basic = aptus_dt_reduce_type(op->tdt, &nb);
     }
     int am = t->path == RMA_PATH_AM || via_agent;
+    /* RDMA for puts from rdma_put_min() and every get; to a dynamic window, a region not checked
+     * in this interval is looked up only for operations from dyn_check_min() */
     if (am && (op->kind == RMA_GET || (op->kind == RMA_PUT && tbytes >= rdma_put_min())) &&
-        rdma_op(w, t, op, s, ns, tbytes, &rc)) {
+        rdma_op(w, t, op, s, ns, tbytes, w->flavor == MPI_WIN_FLAVOR_DYNAMIC && tbytes >= dyn_check_min(), &rc)) {
         st_ops[RMA_PATH_RDMA]++;
         w->rdma_dirty_any = 1;
         free(s);

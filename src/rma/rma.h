@@ -36,6 +36,8 @@ struct rma_pend;
 struct rma_agent;
 struct rma_rdma;
 struct rma_seg;
+struct rma_region;
+struct rma_dyn;
 struct aptus_memh;
 
 enum { RMA_PATH_SHARED = 1, RMA_PATH_CMA, RMA_PATH_AM, RMA_PATH_RDMA };
@@ -54,7 +56,8 @@ struct rma_target {
     uint8_t am_dirty;      /* active messages sent since the last flush */
     uint8_t rdma_ok;       /* its window is registered with the RC channel (rdma_addr, rdma_key) */
     uint8_t rdma_dirty;    /* RDMA writes since the last flush */
-    uint64_t rdma_addr, rdma_key;
+    uint64_t rdma_addr, rdma_key; /* dynamic windows: the target's control slot (its region table) */
+    struct rma_dyn *dyn;          /* dynamic window on another node: its region table as last read */
     char *batch; /* active messages gathered for it, not sent yet (rma.c, "batches") */
     uint32_t blen;
 };
@@ -96,11 +99,13 @@ struct aptus_win {
     struct aptus_memh *memh;             /* this rank's window registration */
     struct rma_rdma *rdma;               /* operations in flight, their buffers (NULL: no RDMA) */
     int rdma_dirty_any;                  /* RDMA operations since the last complete flush */
+    uint32_t sync_seq;                   /* completions waited for (pend_wait_all): dynamic windows
+                                            trust a region's key only within one such interval */
     const struct aptus_dtype **lb_types; /* datatypes held for those copies */
     int nlb_types, caplb_types;
     struct rma_agent *agent; /* target side */
     /* dynamic windows: this rank's attached regions (mirrored in the control slot) */
-    struct rma_seg *regions; /* every region, in attach order */
+    struct rma_region *regions; /* every region, in attach order */
     int nregions, capregions;
     /* the user's view */
     MPI_Win handle;

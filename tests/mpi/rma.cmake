@@ -51,3 +51,11 @@ endforeach()
 foreach(np 2 4)
   aptus_mpi_test(NAME rma_atomic_fine_np${np} SOURCE rma_atomic.c NP ${np} LABELS rma ENV MTEST_ACC_GRANULARITY=8)
 endforeach()
+# Dynamic windows under large transfers, regions attached again inside an epoch, more regions than
+# a target's table holds (rma_dynamic); with every rank a node (active messages here; RDMA across
+# namespaces: tests/netns).
+foreach(np 1 2 3)
+  aptus_mpi_test(NAME rma_dynamic_np${np} SOURCE rma_dynamic.c NP ${np} LABELS rma)
+endforeach()
+aptus_mpi_test(NAME rma_dynamic_am_np3 SOURCE rma_dynamic.c NP 3 LABELS rma ENV APTUS_PPN=1
+  EXPECT_STATS "one-sided:" EXPECT_NO_STATS "by active message 0,")

@@ -27,7 +27,8 @@
 #   --error-re RE      ... contains a match of the extended regular expression RE (repeatable)
 #   --grep TEXT        the output contains TEXT, outside the program's FAIL lines (repeatable)
 #   --each-rank TEXT   every rank's statistics contain TEXT (sets APTUS_STATS=1)
-#   --any-rank TEXT    some rank's statistics contain TEXT (sets APTUS_STATS=1; repeatable)
+#   --any-rank RE      some rank's statistics match the extended regular expression RE (sets
+#                      APTUS_STATS=1; repeatable)
 #   --channel R:P:CH   rank R's statistics say that its messages to rank P went by channel CH
 #                      (sets APTUS_STATS=1; repeatable)
 # Exit status: 0 when every check passed, 1 when one failed, 2 on bad usage, 77 (skip) where
@@ -222,8 +223,8 @@ while IFS= read -r re; do
         fail "no message of the library (a line \"Aptus MPI: ...\") matches \"$re\""
 done <"$ERROR_RES"
 while IFS= read -r text; do
-    grep '^\[aptus stats\] rank [0-9]*: ' "$WORK/out" | grep -q -F -- "$text" ||
-        fail "no rank's statistics contain \"$text\""
+    grep '^\[aptus stats\] rank [0-9]*: ' "$WORK/out" | grep -q -E -- "$text" ||
+        fail "no rank's statistics match \"$text\""
 done <"$ANY_RANK"
 for c in $CHANNELS; do
     r=${c%%:*} rest=${c#*:}
