@@ -8,6 +8,7 @@
 #include "core/comm.h"
 #include "core/datatype.h"
 #include "pt2pt/pt2pt.h"
+#include "runtime/config.h"
 
 _Thread_local struct aptus_nbc *aptus_nbc_rec __attribute__((tls_model("initial-exec")));
 
@@ -58,6 +59,7 @@ struct aptus_nbc {
     struct aptus_request *user;
     struct aptus_comm *comm; /* held while the schedule exists */
     int pos, err, running;
+    size_t volume; /* bytes of its messages (sends and receives) */
     /* the tag bases the recording took (a replay takes new ones and moves the steps' tags) */
     struct {
         struct aptus_comm *c;
@@ -133,6 +135,7 @@ int aptus_nbc_msg(int send, struct aptus_comm *c, uint16_t ctx, void *buf, size_
     st->m.count = count;
     st->m.peer = peer;
     st->m.tag = tag;
+    s->volume += dt ? count * dt->size : bytes;
     if (dt)
         aptus_nbc_hold_type(dt);
     *req = placeholder(s->nsteps - 1);
@@ -263,6 +266,7 @@ void aptus_nbc_free(struct aptus_nbc *s)
         s->comm = NULL;
         s->ntags = 0;
         s->cached = 0;
+        s->volume = 0;
         pool[npool++] = s;
         return;
     }
@@ -374,9 +378,13 @@ static int run(struct aptus_nbc *s)
     s->err = 0;
     s->running = 1;
     nbc_started++;
-    if (advance(s))
+    aptus_rndv_defer = aptus_config.async_progress != 0; /* (the thread moves the data) */
+    int done = advance(s);
+    aptus_rndv_defer = 0;
+    if (done)
         return 0;
-    if (aptus_bg_add_passive(advance, s)) {
+    /* (a small schedule does not wake the progress thread: it would cost more than it moves) */
+    if ((s->volume >= aptus_config.async_progress_wake_min ? aptus_bg_add_passive : aptus_bg_add_quiet)(advance, s)) {
         unsigned idle = 0; /* no room for a background task: finish here */
         while (!advance(s))
             aptus_wait_step(&idle);

@@ -77,6 +77,7 @@ struct aptus_mlayer {
     struct aptus_peer *queued_peers; /* peers with waiting frames */
     int sendq_poller;
     uint64_t rndv_read, rndv_write, rndv_copy; /* rendezvous receives by protocol */
+    uint64_t rndv_deferred;                    /* reads put off by nonblocking starts */
     int rndv_out;                              /* rendezvous sends in flight from this rank */
     struct aptus_request *remote_wait;         /* requests waiting for a peer's answer (failure path) */
 };

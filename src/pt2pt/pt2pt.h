@@ -151,6 +151,10 @@ int aptus_send_now(const void *buf, size_t bytes, int dst, int tag, struct aptus
 /* Waits for r, driving the progress engine (runtime/progress.h: aptus_progress,
  * aptus_wait_step, aptus_bg_add for background tasks). */
 void aptus_wait(struct aptus_request *r);
+
+/* Set by a nonblocking start while the progress thread runs: one-sided rendezvous reads matched
+ * meanwhile are left to the next progress pass that is not such a start (rndv.c). */
+extern _Thread_local int aptus_rndv_defer;
 /* Completes a request (for background tasks finishing a GENERIC request). */
 void aptus_req_complete(struct aptus_request *r);
 
@@ -172,6 +176,8 @@ void aptus_status_set_bytes(MPI_Status *st, size_t bytes);
 /* Rendezvous receives so far: by one-sided copy (CMA, or memcpy to oneself) and by streamed
  * copy, for the statistics. */
 void aptus_pt2pt_rndv_counts(uint64_t *one_sided, uint64_t *copied);
+/* Rendezvous reads put off by nonblocking starts (rndv.c, aptus_rndv_defer). */
+uint64_t aptus_pt2pt_rndv_deferred(void);
 
 /* Buffered sends (pt2pt/bsend.c): pools of attached buffers, the process's
  * (MPI_Buffer_attach), a communicator's (aptus_comm.bsend_pool) or a session's

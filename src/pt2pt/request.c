@@ -166,3 +166,8 @@ void aptus_pt2pt_rndv_counts(uint64_t *one_sided, uint64_t *copied)
     *one_sided = aptus_ml.rndv_read + aptus_ml.rndv_write;
     *copied = aptus_ml.rndv_copy;
 }
+
+uint64_t aptus_pt2pt_rndv_deferred(void)
+{
+    return aptus_ml.rndv_deferred;
+}

@@ -3,8 +3,12 @@
  * reads the data one-sidedly (rndv_read.c, answered by FIN), asks the sender to write it
  * (CTS with its buffer's address and key; the write's note completes the receive) or asks for
  * a streamed copy (rndv_copy.c, CTS then DATA frames). */
+#include <stdlib.h>
+
 #include "pt2pt/mlayer.h"
 #include "runtime/config.h"
+#include "runtime/lock.h"
+#include "runtime/progress.h"
 
 /* A contiguous buffer registered for a one-sided read by the peer (channels that need it):
  * its address and key for the RTS, the registration held by r until FIN. 0, or -1 when it
@@ -53,6 +57,64 @@ int aptus_rndv_send(struct aptus_request *r, struct aptus_peer *p, int chan, int
     return 0;
 }
 
+_Thread_local int aptus_rndv_defer;
+
+/* Reads put off by a nonblocking start (aptus_rndv_defer), done by the next progress pass that
+ * is not one (the progress thread's while the application computes, or a wait's). */
+static struct deferred {
+    struct aptus_request *r;
+    struct aptus_peer *from;
+    uint64_t sreq, addr, key;
+    uint8_t chan, proto, wakes;
+} * dq;
+static int ndq, capdq, dq_poller = -1;
+
+static void read_or_copy(struct aptus_request *r, struct aptus_peer *from, const struct aptus_unexp *rts, size_t n)
+{
+    if (aptus_rndv_read(r, from, rts, n) != 0)
+        aptus_rndv_copy_request(r, from, rts, n);
+}
+
+static int defer_read(struct aptus_request *r, struct aptus_peer *from, const struct aptus_unexp *rts)
+{
+    if (ndq == capdq) {
+        int cap = capdq ? 2 * capdq : 8;
+        struct deferred *q = realloc(dq, sizeof *q * (size_t)cap);
+        if (!q)
+            return -1;
+        dq = q;
+        capdq = cap;
+    }
+    aptus_ml.rndv_deferred++;
+    int wakes = r->st_bytes >= aptus_config.async_progress_wake_min;
+    dq[ndq++] = (struct deferred){ r, from, rts->sreq, rts->addr, rts->key, rts->chan, rts->proto, (uint8_t)wakes };
+    aptus_lock_work += wakes; /* the progress thread goes on as soon as the application leaves MPI */
+    aptus_poller_enable(dq_poller, 1);
+    return 0;
+}
+
+static int deferred_poll(void)
+{
+    if (aptus_rndv_defer || !ndq)
+        return 0;
+    int n = ndq;
+    for (int i = 0; i < n; i++) {
+        struct aptus_unexp u = { 0 };
+        u.sreq = dq[i].sreq;
+        u.addr = dq[i].addr;
+        u.key = dq[i].key;
+        u.chan = dq[i].chan;
+        u.proto = dq[i].proto;
+        u.readable = 1;
+        aptus_lock_work -= dq[i].wakes;
+        read_or_copy(dq[i].r, dq[i].from, &u, dq[i].r->st_bytes);
+    }
+    /* (a read cannot defer again: only starts defer, and this is not one) */
+    ndq = 0;
+    aptus_poller_enable(dq_poller, 0);
+    return n;
+}
+
 /* The one-sided read costs this core one copy and the sender none; the streamed copy costs
  * each side one. So the read is taken where the sender's route says so (very large messages),
  * and where it says "when busy" while this rank is itself sending a rendezvous message (both
@@ -68,9 +130,15 @@ void aptus_rndv_matched(struct aptus_request *r, struct aptus_peer *from, const 
     int read = rts->readable &&
                (rts->proto == APTUS_PROTO_RNDV_READ ||
                 (rts->proto == APTUS_PROTO_RNDV_READ_BUSY && (aptus_ml.rndv_out > 0 || aptus_config.async_progress)));
-    if (read && aptus_rndv_read(r, from, rts, n) == 0)
+    if (!read) {
+        aptus_rndv_copy_request(r, from, rts, n);
         return;
-    aptus_rndv_copy_request(r, from, rts, n);
+    }
+    /* A nonblocking start with the progress thread on leaves the copy to the thread: the call
+     * returns at once and the data moves while the application computes. */
+    if (aptus_rndv_defer && defer_read(r, from, rts) == 0)
+        return;
+    read_or_copy(r, from, rts, n);
 }
 
 static void on_fin(struct aptus_peer *from, const void *frame, size_t len)
@@ -83,4 +151,5 @@ static void on_fin(struct aptus_peer *from, const void *frame, size_t len)
 void aptus_rndv_init(void)
 {
     aptus_am_register(APTUS_F_FIN, on_fin);
+    dq_poller = aptus_poller_add("rndv-deferred", deferred_poll, 0);
 }

@@ -1149,8 +1149,7 @@ static int rdma_move(struct aptus_win *w, struct rma_target *t, struct aptus_cha
             unsigned idle = 0;
             int st;
             while ((st = write ? ch->put(ep, &iov, 1, addr + s[i].off + done, key, &w->rdma->comp)
-                               : ch->get(ep, &iov, 1, addr + s[i].off + done, key, &w->rdma->comp)) ==
-                   APTUS_NORES) {
+                               : ch->get(ep, &iov, 1, addr + s[i].off + done, key, &w->rdma->comp)) == APTUS_NORES) {
                 iov = (struct iovec){ data, len };
                 aptus_wait_step(&idle);
             }
@@ -1881,7 +1880,7 @@ int aptus_win_make(int flavor, void *base, MPI_Aint size, MPI_Aint disp_unit, MP
         struct rma_agent *a = calloc(1, sizeof *a);
         if (a)
             a->err = calloc((size_t)n, sizeof *a->err);
-        if (!a || !a->err || aptus_bg_add_passive(agent_poll, a)) {
+        if (!a || !a->err || aptus_bg_add_quiet(agent_poll, a)) {
             if (a)
                 free(a->err);
             free(a);

@@ -47,18 +47,18 @@ struct rma_target {
     uint64_t base; /* window base in the target's address space (0 for dynamic windows) */
     uint64_t size;
     int64_t disp_unit;
-    int world;             /* world rank */
-    int pid;               /* for Cross Memory Attach */
-    int path;              /* RMA_PATH_* */
-    char *local;           /* the target's memory in this process (RMA_PATH_SHARED), else NULL */
-    struct rma_ctrl *ctrl; /* its control slot (same node), else NULL */
-    uint8_t lock;          /* lock this process holds: RL_SHARED or RL_EXCL (rma.c), +4 with NOCHECK */
-    uint8_t am_dirty;      /* active messages sent since the last flush */
-    uint8_t rdma_ok;       /* its window is registered with the RC channel (rdma_addr, rdma_key) */
-    uint8_t rdma_dirty;    /* RDMA writes since the last flush */
+    int world;                    /* world rank */
+    int pid;                      /* for Cross Memory Attach */
+    int path;                     /* RMA_PATH_* */
+    char *local;                  /* the target's memory in this process (RMA_PATH_SHARED), else NULL */
+    struct rma_ctrl *ctrl;        /* its control slot (same node), else NULL */
+    uint8_t lock;                 /* lock this process holds: RL_SHARED or RL_EXCL (rma.c), +4 with NOCHECK */
+    uint8_t am_dirty;             /* active messages sent since the last flush */
+    uint8_t rdma_ok;              /* its window is registered with the RC channel (rdma_addr, rdma_key) */
+    uint8_t rdma_dirty;           /* RDMA writes since the last flush */
     uint64_t rdma_addr, rdma_key; /* dynamic windows: the target's control slot (its region table) */
     struct rma_dyn *dyn;          /* dynamic window on another node: its region table as last read */
-    char *batch; /* active messages gathered for it, not sent yet (rma.c, "batches") */
+    char *batch;                  /* active messages gathered for it, not sent yet (rma.c, "batches") */
     uint32_t blen;
 };
 

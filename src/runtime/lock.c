@@ -1,11 +1,18 @@
 /* The library's lock (see lock.h). */
 #include "runtime/lock.h"
 
+#include <linux/futex.h>
 #include <sched.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
 
 struct aptus_lock aptus_big_lock = { PTHREAD_MUTEX_INITIALIZER, 0, 0, 0 };
 int aptus_lock_on;
 int aptus_lock_app_inside;
+int aptus_lock_work;
+static int pt_parked;        /* the progress thread waits for the application to leave MPI */
+static unsigned pt_exit_seq; /* its futex word: bumped when the last application thread leaves */
 
 static _Thread_local char self_marker;
 
@@ -49,9 +56,43 @@ void aptus_lock_release_slow(void)
     struct aptus_lock *l = &aptus_big_lock;
     if (--l->depth > 0)
         return;
-    __atomic_sub_fetch(&aptus_lock_app_inside, 1, __ATOMIC_RELAXED);
+    int work = aptus_lock_work; /* (read under the lock) */
+    int left = __atomic_sub_fetch(&aptus_lock_app_inside, 1, __ATOMIC_SEQ_CST);
     __atomic_store_n(&l->owner, 0, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&l->m);
+    /* The last application thread leaves with background work in flight (a nonblocking
+     * collective just started, say): the progress thread, parked until this moment (or asleep on
+     * the wait objects: the hook), goes on at once rather than at its next look. (Sequentially
+     * consistent on both sides: either it sees no application thread inside, or this sees it
+     * parked.) */
+    if (!left && work && (aptus_lock_wake_parked() || (aptus_lock_exit_hook && aptus_lock_exit_hook())))
+        __atomic_add_fetch(&aptus_lock_wakeups, 1, __ATOMIC_RELAXED);
+}
+
+int (*aptus_lock_exit_hook)(void);
+uint64_t aptus_lock_wakeups;
+
+int aptus_lock_wake_parked(void)
+{
+    if (!__atomic_load_n(&pt_parked, __ATOMIC_SEQ_CST) || !__atomic_exchange_n(&pt_parked, 0, __ATOMIC_SEQ_CST))
+        return 0;
+    __atomic_add_fetch(&pt_exit_seq, 1, __ATOMIC_SEQ_CST);
+    (void)syscall(SYS_futex, &pt_exit_seq, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+    return 1;
+}
+
+int aptus_lock_wait_exit(double max)
+{
+    unsigned seq = __atomic_load_n(&pt_exit_seq, __ATOMIC_SEQ_CST);
+    __atomic_store_n(&pt_parked, 1, __ATOMIC_SEQ_CST);
+    if (__atomic_load_n(&aptus_lock_app_inside, __ATOMIC_SEQ_CST) > 0) {
+        struct timespec ts = { (time_t)max, (long)((max - (double)(time_t)max) * 1e9) };
+        (void)syscall(SYS_futex, &pt_exit_seq, FUTEX_WAIT_PRIVATE, seq, &ts, NULL, 0);
+    } else {
+        sched_yield(); /* no application thread inside: the lock is about to be free */
+    }
+    __atomic_store_n(&pt_parked, 0, __ATOMIC_SEQ_CST);
+    return __atomic_load_n(&pt_exit_seq, __ATOMIC_SEQ_CST) != seq;
 }
 
 int aptus_lock_held(void)

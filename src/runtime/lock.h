@@ -112,5 +112,20 @@ void aptus_lock_take(int depth);
  * so an application thread inside MPI never hands the lock over to it (and never waits while
  * it moves data that the application thread would move itself). */
 int aptus_lock_try_idle(void);
+/* The progress thread, when aptus_lock_try_idle failed: waits until the last application thread
+ * leaves MPI -- woken by it at once when aptus_lock_work is nonzero then -- or at most max
+ * seconds. Returns whether that thread woke it. */
+int aptus_lock_wait_exit(double max);
+/* Background work in flight that the progress thread should take up as soon as the application
+ * leaves MPI (the progress engine's transient tasks; written under the lock). */
+extern int aptus_lock_work;
+/* Wakes the progress thread if it waits in aptus_lock_wait_exit; returns whether it did. */
+int aptus_lock_wake_parked(void);
+/* Called when the last application thread leaves MPI with work in flight and the progress thread
+ * was not parked (the progress engine wakes it from a sleep on the wait objects); returns whether
+ * it woke it. */
+extern int (*aptus_lock_exit_hook)(void);
+/* Times an application thread woke the progress thread so (statistics). */
+extern uint64_t aptus_lock_wakeups;
 
 #endif

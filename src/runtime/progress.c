@@ -1,12 +1,15 @@
 /* The progress engine (see progress.h). */
 #include "runtime/progress.h"
 
+#include <errno.h>
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -25,6 +28,7 @@ struct bg_task {
     int (*poll)(void *);
     void *arg;
     int passive; /* waits for messages only: the rank may sleep meanwhile */
+    int wakes;   /* work the progress thread takes up when the application leaves MPI */
 };
 
 static struct {
@@ -85,7 +89,7 @@ void aptus_poller_remove(int id)
     rebuild_active();
 }
 
-static int bg_add(int (*poll)(void *arg), void *arg, int passive)
+static int bg_add(int (*poll)(void *arg), void *arg, int passive, int wakes)
 {
     if (pe.nbg == pe.bg_cap) {
         int cap = pe.bg_cap ? 2 * pe.bg_cap : 8;
@@ -95,20 +99,27 @@ static int bg_add(int (*poll)(void *arg), void *arg, int passive)
         pe.bg = t;
         pe.bg_cap = cap;
     }
-    pe.bg[pe.nbg++] = (struct bg_task){ poll, arg, passive };
+    pe.bg[pe.nbg++] = (struct bg_task){ poll, arg, passive, wakes };
     if (!passive)
         pe.nbg_poll++;
+    if (wakes)
+        aptus_lock_work++;
     return 0;
 }
 
 int aptus_bg_add(int (*poll)(void *arg), void *arg)
 {
-    return bg_add(poll, arg, 0);
+    return bg_add(poll, arg, 0, 1);
 }
 
 int aptus_bg_add_passive(int (*poll)(void *arg), void *arg)
 {
-    return bg_add(poll, arg, 1);
+    return bg_add(poll, arg, 1, 1);
+}
+
+int aptus_bg_add_quiet(int (*poll)(void *arg), void *arg)
+{
+    return bg_add(poll, arg, 1, 0);
 }
 
 int aptus_bg_count(void)
@@ -124,6 +135,8 @@ static int bg_run(void)
         if (pe.bg[i].poll(pe.bg[i].arg)) {
             if (!pe.bg[i].passive)
                 pe.nbg_poll--;
+            if (pe.bg[i].wakes)
+                aptus_lock_work--;
             pe.bg[i] = pe.bg[--pe.nbg];
             done++;
         } else {
@@ -242,6 +255,13 @@ int aptus_progress(void)
 static _Thread_local int pt_self;
 static void pt_take(void);
 
+/* The progress thread sleeps on the wait objects (block_once): an application thread leaving MPI
+ * with work in flight wakes it (pt_exit_kick) through the last waiter's kick or, when it sleeps
+ * on descriptors, through pt_kick_fd (an eventfd among them). Set while it holds the lock, so
+ * that a thread that starts work after it (it takes the lock then) sees it. */
+static int pt_blocked;
+static int pt_kick_fd = -1;
+
 static void block_once(double max)
 {
     int n = pe.nwaiters, armed = 0, ready = 0;
@@ -269,6 +289,11 @@ static void block_once(double max)
             double left = pe.timers->deadline - aptus_wtime();
             timeout = left < timeout ? (left > 0 ? left : 0) : timeout;
         }
+        if (pt_self) {
+            if (nfd && pt_kick_fd >= 0 && nfd < APTUS_WAIT_FDS_MAX)
+                pfd[nfd++] = (struct pollfd){ pt_kick_fd, POLLIN, 0 };
+            __atomic_store_n(&pt_blocked, 1, __ATOMIC_SEQ_CST);
+        }
         /* other threads may use the library while this one sleeps (the waiters stay armed:
          * what they bring wakes us) */
         int depth = aptus_lock_drop();
@@ -278,10 +303,15 @@ static void block_once(double max)
         } else if (timeout > 0 && pe.waiters[n - 1]->sleep) {
             pe.waiters[n - 1]->sleep(timeout);
         }
-        if (pt_self)
+        if (pt_self) {
+            __atomic_store_n(&pt_blocked, 0, __ATOMIC_SEQ_CST);
+            uint64_t v;
+            if (pt_kick_fd >= 0)
+                (void)!read(pt_kick_fd, &v, sizeof v); /* (non-blocking: drains a kick) */
             pt_take();
-        else
+        } else {
             aptus_lock_take(depth);
+        }
     }
     while (armed > 0)
         pe.waiters[--armed]->disarm();
@@ -321,7 +351,8 @@ static struct {
  * must stop (nothing wakes it for that). */
 #define APTUS_PT_SLEEP_MAX 2e-3
 
-/* How often the progress thread looks whether the application has left MPI. */
+/* How often the progress thread looks whether the application has left MPI (when it leaves with
+ * a background task in flight, it wakes the thread at once). */
 #define APTUS_PT_NAP 100e-6
 
 /* Sets the calling thread's scheduler slice (EEVDF's custom slice: sched_attr.sched_runtime of a
@@ -354,13 +385,17 @@ static void set_slice(int usec)
  * has dropped it). */
 static void pt_take(void)
 {
-    struct timespec nap = { 0, (long)(APTUS_PT_NAP * 1e9) };
     while (!aptus_lock_try_idle()) {
         if (__atomic_load_n(&pt.stop, __ATOMIC_ACQUIRE)) {
             aptus_lock_take(1);
             return;
         }
-        nanosleep(&nap, NULL);
+        if (aptus_lock_wait_exit(APTUS_PT_NAP) && aptus_config.async_progress_letout > 0) {
+            /* woken by the application on its way out of MPI: let it get out first (its
+             * computation starts), then preempt it from a short sleep */
+            struct timespec ts = { 0, (long)aptus_config.async_progress_letout * 1000 };
+            nanosleep(&ts, NULL);
+        }
     }
 }
 
@@ -370,6 +405,15 @@ static void *progress_main(void *arg)
     pt_self = 1;
     if (aptus_config.async_progress_slice > 0)
         set_slice(aptus_config.async_progress_slice);
+    /* a higher priority than the application's: a woken thread with work runs at once, where at
+     * an equal one the scheduler often keeps it waiting for its fair share of the core, behind
+     * the computation it is meant to overlap (docs/DESIGN.md, Threads) */
+    if (aptus_config.async_progress_nice != 0 &&
+        setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), aptus_config.async_progress_nice) != 0 &&
+        getenv("APTUS_ASYNC_PROGRESS_NICE"))
+        fprintf(stderr,
+                "Aptus MPI: APTUS_ASYNC_PROGRESS_NICE: the kernel refused nice %d for the progress thread: %s\n",
+                aptus_config.async_progress_nice, strerror(errno));
     unsigned idle = 0, spin = (unsigned)(aptus_config.async_progress_spin > 0 ? aptus_config.async_progress_spin : 0);
     pt_take();
     while (!__atomic_load_n(&pt.stop, __ATOMIC_ACQUIRE)) {
@@ -401,11 +445,29 @@ static void *progress_main(void *arg)
     return NULL;
 }
 
+/* The application leaves MPI with work in flight while the progress thread sleeps on the wait
+ * objects (runtime/lock.c calls this): end the sleep. */
+static int pt_exit_kick(void)
+{
+    if (!__atomic_load_n(&pt_blocked, __ATOMIC_SEQ_CST))
+        return 0;
+    if (pt_kick_fd >= 0) {
+        uint64_t one = 1;
+        (void)!write(pt_kick_fd, &one, sizeof one);
+    }
+    for (int i = 0; i < pe.nwaiters; i++)
+        if (pe.waiters[i]->kick)
+            pe.waiters[i]->kick();
+    return 1;
+}
+
 int aptus_progress_thread_start(char *err, size_t errlen)
 {
     if (pt.running)
         return 0;
     aptus_lock_enable();
+    pt_kick_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC); /* (-1: the waiters' kicks only) */
+    aptus_lock_exit_hook = pt_exit_kick;
     pt.stop = 0;
     pthread_attr_t attr;
     pthread_attr_init(&attr);
@@ -421,6 +483,10 @@ int aptus_progress_thread_start(char *err, size_t errlen)
     if (rc) {
         snprintf(err, errlen, "APTUS_ASYNC_PROGRESS: cannot start the progress thread%s: %s",
                  cpu >= 0 ? " on the CPU APTUS_ASYNC_PROGRESS_CPU names" : "", strerror(rc));
+        aptus_lock_exit_hook = NULL;
+        if (pt_kick_fd >= 0)
+            close(pt_kick_fd);
+        pt_kick_fd = -1;
         return -1;
     }
     pt.running = 1;
@@ -436,10 +502,15 @@ void aptus_progress_thread_stop(void)
     pthread_join(pt.tid, NULL);
     aptus_lock_take(depth);
     pt.running = 0;
+    aptus_lock_exit_hook = NULL;
+    if (pt_kick_fd >= 0)
+        close(pt_kick_fd);
+    pt_kick_fd = -1;
 }
 
 void aptus_progress_reset(void)
 {
     free(pe.bg);
     memset(&pe, 0, sizeof pe);
+    aptus_lock_work = 0;
 }

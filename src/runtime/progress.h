@@ -51,6 +51,9 @@ struct aptus_waiter {
     void (*sleep)(double timeout);
     void (*disarm)(void);
     int (*fds)(struct pollfd *out, int max);
+    /* Ends a sleep() of another thread of this process at once (or makes the next one return):
+     * the application wakes the progress thread so (optional; descriptor waiters need none). */
+    void (*kick)(void);
 };
 /* Registers a wait object (the smp doorbell, the UD channel's completion queue); NULL drops
  * them all. A sleeping rank sleeps on every descriptor waiter at once when the last one
@@ -85,6 +88,10 @@ void aptus_wait_step(unsigned *idle);
 /* A background task that only waits for messages (it advances when operations complete, which
  * happens on progress passes that see frames): unlike the others it lets a waiting rank sleep. */
 int aptus_bg_add_passive(int (*poll)(void *arg), void *arg);
+/* A passive task that does not wake the progress thread when the application leaves MPI (the
+ * others do: runtime/lock.h, aptus_lock_work): one that lives as long as an object (a window's
+ * agent), or one too small for the thread to gain anything (a small schedule). */
+int aptus_bg_add_quiet(int (*poll)(void *arg), void *arg);
 /* Background tasks still running. */
 int aptus_bg_count(void);
 

@@ -36,7 +36,8 @@ static void test_epoch(MPI_Win win, int *a, int *b, const MPI_Aint *aa, const MP
         src[i] = val(rank, i);
     MPI_CHECK(MPI_Win_lock_all(0, win));
     for (int c = 0; c < NA / CHUNK; c++) {
-        MPI_CHECK(MPI_Put(src + c * CHUNK, CHUNK, MPI_INT, right, at(aa[right], (size_t)c * CHUNK), CHUNK, MPI_INT, win));
+        MPI_CHECK(
+            MPI_Put(src + c * CHUNK, CHUNK, MPI_INT, right, at(aa[right], (size_t)c * CHUNK), CHUNK, MPI_INT, win));
         MPI_CHECK(MPI_Put(src + 2 * c, 2, MPI_INT, right, at(ab[right], 2 * (size_t)c), 2, MPI_INT, win));
     }
     /* small ones into the large region, in the same interval as a large one */
@@ -119,7 +120,8 @@ static int *test_reattach(MPI_Win win, int *a)
 static void test_many(MPI_Win win)
 {
     int *r[NSMALL];
-    MPI_Aint *first = mtest_malloc(sizeof(MPI_Aint) * (size_t)size), *last = mtest_malloc(sizeof(MPI_Aint) * (size_t)size);
+    MPI_Aint *first = mtest_malloc(sizeof(MPI_Aint) * (size_t)size),
+             *last = mtest_malloc(sizeof(MPI_Aint) * (size_t)size);
     for (int k = 0; k < NSMALL; k++) {
         r[k] = mtest_malloc(1024 * sizeof(int));
         for (int i = 0; i < 1024; i++)
@@ -163,7 +165,8 @@ static void test_active(MPI_Win win, int *a, const MPI_Aint *aa)
         src[i] = -val(rank, i);
     MPI_CHECK(MPI_Win_fence(0, win));
     for (int c = 0; c < NA / CHUNK; c++)
-        MPI_CHECK(MPI_Put(src + c * CHUNK, CHUNK, MPI_INT, right, at(aa[right], (size_t)c * CHUNK), CHUNK, MPI_INT, win));
+        MPI_CHECK(
+            MPI_Put(src + c * CHUNK, CHUNK, MPI_INT, right, at(aa[right], (size_t)c * CHUNK), CHUNK, MPI_INT, win));
     MPI_CHECK(MPI_Win_fence(0, win));
     for (int i = 0; i < NA; i++)
         CHECK(a[i] == -val(left, i), "fence: own region [%d] = %d, want %d", i, a[i], -val(left, i));
@@ -175,7 +178,8 @@ static void test_active(MPI_Win win, int *a, const MPI_Aint *aa)
     MPI_CHECK(MPI_Win_post(gl, 0, win));
     MPI_CHECK(MPI_Win_start(gr, 0, win));
     for (int c = 0; c < NA / CHUNK; c++)
-        MPI_CHECK(MPI_Get(got + c * CHUNK, CHUNK, MPI_INT, right, at(aa[right], (size_t)c * CHUNK), CHUNK, MPI_INT, win));
+        MPI_CHECK(
+            MPI_Get(got + c * CHUNK, CHUNK, MPI_INT, right, at(aa[right], (size_t)c * CHUNK), CHUNK, MPI_INT, win));
     MPI_CHECK(MPI_Win_complete(win));
     MPI_CHECK(MPI_Win_wait(win));
     for (int i = 0; i < NA; i++)

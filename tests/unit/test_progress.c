@@ -142,7 +142,7 @@ static void w_disarm(void)
 {
     disarms++;
 }
-static const struct aptus_waiter waiter = { w_arm, w_sleep, w_disarm, NULL };
+static const struct aptus_waiter waiter = { w_arm, w_sleep, w_disarm, NULL, NULL };
 
 static void on_fire_plain(struct aptus_timer *t)
 {

@@ -971,7 +971,7 @@ static int rc_wait_fds(struct pollfd *out, int max)
     return 2;
 }
 
-static const struct aptus_waiter rc_waiter = { rc_wait_arm, NULL, rc_wait_disarm, rc_wait_fds };
+static const struct aptus_waiter rc_waiter = { rc_wait_arm, NULL, rc_wait_disarm, rc_wait_fds, NULL };
 
 /* ---- endpoints -------------------------------------------------------------------------- */
 

@@ -379,7 +379,15 @@ static void smp_wait_disarm(void)
     atomic_store_explicit(&seg_hdr(smp.mine)->sleeping, 0, memory_order_relaxed);
 }
 
-static const struct aptus_waiter smp_waiter = { smp_wait_arm, smp_wait_sleep, smp_wait_disarm, NULL };
+/* Another thread of this rank (the application waking the progress thread): ring our own bell. */
+static void smp_wait_kick(void)
+{
+    struct smp_seg_header *h = seg_hdr(smp.mine);
+    atomic_fetch_add_explicit(&h->bell, 1, memory_order_seq_cst);
+    (void)syscall(SYS_futex, &h->bell, FUTEX_WAKE, 1, NULL, NULL, 0);
+}
+
+static const struct aptus_waiter smp_waiter = { smp_wait_arm, smp_wait_sleep, smp_wait_disarm, NULL, smp_wait_kick };
 
 static inline void smp_ring(struct smp_ep *e)
 {

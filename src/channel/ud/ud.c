@@ -518,7 +518,7 @@ static int ud_wait_fds(struct pollfd *out, int max)
     return 1;
 }
 
-static const struct aptus_waiter ud_waiter = { ud_wait_arm, NULL, ud_wait_disarm, ud_wait_fds };
+static const struct aptus_waiter ud_waiter = { ud_wait_arm, NULL, ud_wait_disarm, ud_wait_fds, NULL };
 
 /* ---- endpoints -------------------------------------------------------------------------- */
 
