@@ -260,7 +260,9 @@ static void pt_take(void);
  * on descriptors, through pt_kick_fd (an eventfd among them). Set while it holds the lock, so
  * that a thread that starts work after it (it takes the lock then) sees it. */
 static int pt_blocked;
+static int pt_kicked; /* the last wake-up from that sleep was the application's */
 static int pt_kick_fd = -1;
+static void pt_letout(void);
 
 static void block_once(double max)
 {
@@ -308,6 +310,8 @@ static void block_once(double max)
             uint64_t v;
             if (pt_kick_fd >= 0)
                 (void)!read(pt_kick_fd, &v, sizeof v); /* (non-blocking: drains a kick) */
+            if (__atomic_exchange_n(&pt_kicked, 0, __ATOMIC_SEQ_CST))
+                pt_letout();
             pt_take();
         } else {
             aptus_lock_take(depth);
@@ -383,6 +387,17 @@ static void set_slice(int usec)
  * hand it over in its next pause and then wait while the thread moved data in its stead),
  * looking again every APTUS_PT_NAP seconds; once told to stop, as any thread (MPI_Finalize
  * has dropped it). */
+/* Woken by the application on its way out of MPI (from the park or from a sleep on the wait
+ * objects): let it get out first -- its computation starts --, then preempt it from a short
+ * sleep, instead of running at once inside the call it is leaving. */
+static void pt_letout(void)
+{
+    if (aptus_config.async_progress_letout <= 0)
+        return;
+    struct timespec ts = { 0, (long)aptus_config.async_progress_letout * 1000 };
+    nanosleep(&ts, NULL);
+}
+
 static void pt_take(void)
 {
     while (!aptus_lock_try_idle()) {
@@ -390,12 +405,8 @@ static void pt_take(void)
             aptus_lock_take(1);
             return;
         }
-        if (aptus_lock_wait_exit(APTUS_PT_NAP) && aptus_config.async_progress_letout > 0) {
-            /* woken by the application on its way out of MPI: let it get out first (its
-             * computation starts), then preempt it from a short sleep */
-            struct timespec ts = { 0, (long)aptus_config.async_progress_letout * 1000 };
-            nanosleep(&ts, NULL);
-        }
+        if (aptus_lock_wait_exit(APTUS_PT_NAP))
+            pt_letout();
     }
 }
 
@@ -451,6 +462,7 @@ static int pt_exit_kick(void)
 {
     if (!__atomic_load_n(&pt_blocked, __ATOMIC_SEQ_CST))
         return 0;
+    __atomic_store_n(&pt_kicked, 1, __ATOMIC_SEQ_CST);
     if (pt_kick_fd >= 0) {
         uint64_t one = 1;
         (void)!write(pt_kick_fd, &one, sizeof one);
