@@ -1239,67 +1239,115 @@ static int rdma_read_now(struct rma_target *t, struct aptus_channel *ch, struct 
     return st == APTUS_ERR || c.status != APTUS_OK ? -1 : 0;
 }
 
-/* The index in the origin's copy of the target's table of the registered region holding
- * [lo, hi); -1: none. */
-static int dyn_find(const struct rma_dyn *d, uint64_t lo, uint64_t hi)
+/* The registered region of the origin's copy of the target's table that holds address pos;
+ * -1: none. */
+static int dyn_at(const struct rma_dyn *d, uint64_t pos)
 {
     for (uint32_t k = 0; k < d->n; k++)
-        if (lo >= d->e[k].base && hi - d->e[k].base <= d->e[k].size)
+        if (pos >= d->e[k].base && pos - d->e[k].base < d->e[k].size)
             return d->e[k].rdma ? (int)k : -1;
     return -1;
 }
 
-/* The region of a dynamic window on another node that holds [lo, hi) by RDMA, checked in this
- * interval between completions (struct rma_dyn); NULL: the operation goes by active message
- * (not attached there as one registered region, the table outgrown, being rewritten, or a read
- * failed -- the target's agent then checks the range). `check` 0: only a region already checked. */
-static const struct rma_region *dyn_region(struct aptus_win *w, struct rma_target *t, struct aptus_channel *ch,
-                                           struct aptus_ep *ep, uint64_t lo, uint64_t hi, int check,
-                                           struct rma_region *out)
+/* Whether every byte of the ranges lies in registered regions of the copy (an access may run
+ * from one region into the next); with mark, those regions are marked checked in the interval
+ * `stamp`, else *need is set when one of them is not checked in it. */
+static int dyn_cover(struct rma_dyn *d, const struct rma_seg *s, size_t n, uint32_t stamp, int mark, int *need)
 {
-    if (hi <= lo)
-        return NULL;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t end = s[i].off + s[i].len;
+        for (uint64_t pos = s[i].off; pos < end;) {
+            int k = dyn_at(d, pos);
+            if (k < 0)
+                return 0;
+            if (mark)
+                d->e[k].checked = stamp;
+            else if (d->e[k].checked != stamp)
+                *need = 1;
+            uint64_t e = d->e[k].base + d->e[k].size;
+            pos = e < end ? e : end;
+        }
+    }
+    return 1;
+}
+
+/* Reads the target's sequence count and, when it differs from the copy's, the table (then the
+ * count again: a sequence lock). 0, or -1 when the owner was rewriting it or a read failed. */
+static int dyn_refresh(struct rma_target *t, struct aptus_channel *ch, struct aptus_ep *ep)
+{
+    struct rma_dyn *d = t->dyn;
+    uint32_t g;
+    st_dyn_reads++;
+    if (rdma_read_now(t, ch, ep, &g, sizeof g, offsetof(struct rma_ctrl, gen)) || (g & 1))
+        return -1;
+    if (g == d->gen)
+        return 0;
+    struct rma_ctrl *c = malloc(sizeof *c);
+    uint32_t g2 = 1;
+    int bad = !c || rdma_read_now(t, ch, ep, c, sizeof *c, 0) ||
+              rdma_read_now(t, ch, ep, &g2, sizeof g2, offsetof(struct rma_ctrl, gen)) || g2 != g;
+    if (!bad) {
+        d->n = c->nregions < RMA_REGIONS_MAX ? c->nregions : RMA_REGIONS_MAX;
+        for (uint32_t i = 0; i < d->n; i++) {
+            d->e[i].base = c->region[i].base;
+            d->e[i].size = c->region[i].size;
+            d->e[i].raddr = c->region[i].raddr;
+            d->e[i].key = c->region[i].key;
+            d->e[i].rdma = c->region[i].rdma;
+            d->e[i].checked = 0;
+        }
+        d->gen = g;
+    }
+    free(c);
+    return bad ? -1 : 0;
+}
+
+/* Whether the ranges of an operation on a dynamic window on another node can go by RDMA: every
+ * byte in a registered region checked in this interval between completions (struct rma_dyn) --
+ * after a check (a round trip) when `check` and one of them is not. 0: active message (not
+ * attached there as registered regions, the table outgrown, being rewritten, or a read failed:
+ * the target's agent then checks the ranges). */
+static int dyn_ready(struct aptus_win *w, struct rma_target *t, struct aptus_channel *ch, struct aptus_ep *ep,
+                     const struct rma_seg *s, size_t n, int check)
+{
     struct rma_dyn *d = t->dyn;
     if (!d) {
         if (!check || !(d = t->dyn = calloc(1, sizeof *d)))
-            return NULL;
+            return 0;
         d->gen = 1;
     }
-    int k = dyn_find(d, lo, hi);
-    if (k < 0 || d->e[k].checked != w->sync_seq + 1) {
-        if (!check)
-            return NULL;
-        uint32_t g;
-        st_dyn_reads++;
-        if (rdma_read_now(t, ch, ep, &g, sizeof g, offsetof(struct rma_ctrl, gen)) || (g & 1))
-            return NULL;
-        if (g != d->gen) { /* the table changed: read it, then the count again (a sequence lock) */
-            struct rma_ctrl *c = malloc(sizeof *c);
-            uint32_t g2 = 1;
-            int bad = !c || rdma_read_now(t, ch, ep, c, sizeof *c, 0) ||
-                      rdma_read_now(t, ch, ep, &g2, sizeof g2, offsetof(struct rma_ctrl, gen)) || g2 != g;
-            if (!bad) {
-                d->n = c->nregions < RMA_REGIONS_MAX ? c->nregions : RMA_REGIONS_MAX;
-                for (uint32_t i = 0; i < d->n; i++) {
-                    d->e[i].base = c->region[i].base;
-                    d->e[i].size = c->region[i].size;
-                    d->e[i].raddr = c->region[i].raddr;
-                    d->e[i].key = c->region[i].key;
-                    d->e[i].rdma = c->region[i].rdma;
-                    d->e[i].checked = 0;
-                }
-                d->gen = g;
-            }
-            free(c);
-            if (bad)
-                return NULL;
+    uint32_t stamp = w->sync_seq + 1;
+    int need = 0;
+    if (dyn_cover(d, s, n, stamp, 0, &need) && !need)
+        return 1;
+    if (!check || dyn_refresh(t, ch, ep))
+        return 0;
+    return dyn_cover(d, s, n, stamp, 1, &need);
+}
+
+/* rdma_move for a target's ranges: its window's key, or the key of each region a dynamic
+ * window's ranges pass through (dyn_ready said they all are in the copy of its table). */
+static int rdma_move_to(struct aptus_win *w, struct rma_target *t, struct aptus_channel *ch, struct aptus_ep *ep,
+                        char *data, const struct rma_seg *s, size_t n, int write)
+{
+    if (w->flavor != MPI_WIN_FLAVOR_DYNAMIC)
+        return rdma_move(w, t, ch, ep, data, s, n, write, t->rdma_addr, t->rdma_key);
+    const struct rma_dyn *d = t->dyn;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t end = s[i].off + s[i].len;
+        for (uint64_t pos = s[i].off; pos < end;) {
+            int k = dyn_at(d, pos);
+            uint64_t e = d->e[k].base + d->e[k].size;
+            struct rma_seg piece = { pos, (e < end ? e : end) - pos };
+            /* (the ranges are addresses: raddr - base + pos lands in the region) */
+            int rc = rdma_move(w, t, ch, ep, data, &piece, 1, write, d->e[k].raddr - d->e[k].base, d->e[k].key);
+            if (rc)
+                return rc;
+            data += piece.len;
+            pos += piece.len;
         }
-        if ((k = dyn_find(d, lo, hi)) < 0)
-            return NULL;
-        d->e[k].checked = w->sync_seq + 1;
     }
-    *out = (struct rma_region){ d->e[k].base, d->e[k].size, d->e[k].raddr, d->e[k].key, NULL };
-    return out;
+    return 0;
 }
 
 /* A put or get to a target on another node by RDMA: 1 when done that way (*rc its result), 0
@@ -1312,19 +1360,8 @@ static int rdma_op(struct aptus_win *w, struct rma_target *t, const struct rma_o
     struct aptus_ep *ep = w->rdma ? rdma_ep(t, &ch) : NULL;
     if (!ep)
         return 0;
-    uint64_t addr = t->rdma_addr, key = t->rdma_key;
-    if (w->flavor == MPI_WIN_FLAVOR_DYNAMIC) {
-        uint64_t lo = UINT64_MAX, hi = 0;
-        for (size_t i = 0; i < ns; i++) {
-            lo = s[i].off < lo ? s[i].off : lo;
-            hi = s[i].off + s[i].len > hi ? s[i].off + s[i].len : hi;
-        }
-        struct rma_region g;
-        if (!dyn_region(w, t, ch, ep, lo, hi, check, &g))
-            return 0;
-        addr = g.raddr - g.off; /* (the ranges are addresses: addr + off lands in the region) */
-        key = g.key;
-    }
+    if (w->flavor == MPI_WIN_FLAVOR_DYNAMIC && !dyn_ready(w, t, ch, ep, s, ns, check))
+        return 0;
     *rc = 0;
     if (op->kind == RMA_PUT) {
         char *tmp = NULL;
@@ -1332,7 +1369,7 @@ static int rdma_op(struct aptus_win *w, struct rma_target *t, const struct rma_o
         if (!data && bytes)
             *rc = MPI_ERR_NO_MEM;
         if (!*rc)
-            *rc = rdma_move(w, t, ch, ep, (char *)data, s, ns, 1, addr, key);
+            *rc = rdma_move_to(w, t, ch, ep, (char *)data, s, ns, 1);
         if (tmp && (*rc || rdma_stage(w, tmp, NULL, 0, NULL)))
             free(tmp); /* (staging failed: the operation waits here) */
         return 1;
@@ -1343,7 +1380,7 @@ static int rdma_op(struct aptus_win *w, struct rma_target *t, const struct rma_o
         *rc = MPI_ERR_NO_MEM;
         return 1;
     }
-    *rc = rdma_move(w, t, ch, ep, out, s, ns, 0, addr, key);
+    *rc = rdma_move_to(w, t, ch, ep, out, s, ns, 0);
     if (!contig && (*rc || rdma_stage(w, out, op->rbuf, op->rcount, op->rdt))) {
         if (!*rc) { /* no room to stage: complete it here */
             *rc = rdma_wait(w, -1);

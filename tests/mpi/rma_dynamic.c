@@ -3,8 +3,9 @@
  * into a region the epoch already used; regions detached and attached again while one lock_all epoch
  * stays open -- the same memory at the same address, smaller, and new memory where freed memory was
  * (the origin must never use what it knew of the old region); more regions than the target's table
- * holds; fence and post-start-complete-wait epochs; a range that is not attached. Every value is
- * checked against what the neighbour put. Any number of ranks (neighbours modulo the size). */
+ * holds; transfers running from one region into an adjacent one; fence and post-start-complete-wait
+ * epochs; a range that is not attached. Every value is checked against what the neighbour put. Any
+ * number of ranks (neighbours modulo the size). */
 #include "rma_common.h"
 
 enum { NA = 16384, NB = 64, CHUNK = 4096, NSMALL = 40 };
@@ -157,6 +158,39 @@ static void test_many(MPI_Win win)
     free(last);
 }
 
+/* Two adjacent regions (one buffer attached as two halves): transfers that run from one into the
+ * other, with the keys of both. */
+static void test_adjacent(MPI_Win win)
+{
+    enum { HALF = 4096 };
+    int *buf = mtest_malloc(2 * HALF * sizeof(int)), *src = mtest_malloc(2 * HALF * sizeof(int)),
+        *got = mtest_malloc(2 * HALF * sizeof(int));
+    MPI_Aint *ab = mtest_malloc(sizeof(MPI_Aint) * (size_t)size);
+    for (int i = 0; i < 2 * HALF; i++) {
+        buf[i] = -4;
+        src[i] = val(rank, i);
+    }
+    MPI_CHECK(MPI_Win_attach(win, buf, HALF * sizeof(int)));
+    MPI_CHECK(MPI_Win_attach(win, buf + HALF, HALF * sizeof(int)));
+    share(buf, ab);
+    MPI_CHECK(MPI_Win_lock_all(0, win));
+    MPI_CHECK(MPI_Put(src, HALF, MPI_INT, right, at(ab[right], HALF / 2), HALF, MPI_INT, win));
+    MPI_CHECK(MPI_Win_flush(right, win));
+    MPI_CHECK(MPI_Get(got, 2 * HALF, MPI_INT, right, ab[right], 2 * HALF, MPI_INT, win));
+    MPI_CHECK(MPI_Win_unlock_all(win));
+    for (int i = 0; i < 2 * HALF; i++) {
+        int want = i >= HALF / 2 && i < HALF / 2 + HALF ? src[i - HALF / 2] : -4;
+        CHECK(got[i] == want, "across two adjacent regions: get [%d] = %d, want %d", i, got[i], want);
+    }
+    MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
+    MPI_CHECK(MPI_Win_detach(win, buf));
+    MPI_CHECK(MPI_Win_detach(win, buf + HALF));
+    free(buf);
+    free(src);
+    free(got);
+    free(ab);
+}
+
 /* Fence and post-start-complete-wait epochs with several large transfers each. */
 static void test_active(MPI_Win win, int *a, const MPI_Aint *aa)
 {
@@ -236,6 +270,7 @@ int main(int argc, char **argv)
     MPI_CHECK(MPI_Win_attach(win, a, NA * sizeof(int)));
     share(a, aa);
     test_many(win);
+    test_adjacent(win);
     test_active(win, a, aa);
     test_unattached(win);
 
