@@ -35,6 +35,12 @@
 #define RMA_REGIONS_MAX 32
 #define RMA_LOCK_EXCL   0x80000000u
 
+/* A region attached to a dynamic window, as its control slot publishes it. */
+struct rma_regent {
+    uint64_t base, size;
+    uint64_t raddr, key, rdma; /* registered with the RC channel (rdma 1): where RDMA reaches it */
+};
+
 struct rma_ctrl {
     uint32_t lock;     /* passive target: RMA_LOCK_EXCL, or the number of shared holders */
     uint32_t acc;      /* accumulate lock (a spin lock) */
@@ -42,10 +48,7 @@ struct rma_ctrl {
     uint32_t overflow; /* more are attached than the table holds: the agent knows them all */
     uint32_t gen;      /* the table's sequence count: odd while the owner rewrites it */
     uint32_t pad;
-    struct {
-        uint64_t base, size;
-        uint64_t raddr, key, rdma; /* registered with the RC channel (rdma 1): where RDMA reaches it */
-    } region[RMA_REGIONS_MAX];
+    struct rma_regent region[RMA_REGIONS_MAX];
 };
 
 /* A dynamic window's region as its owner keeps it. */
@@ -65,7 +68,7 @@ struct rma_dyn {
     uint32_t gen; /* the table's sequence count when it was read (odd: never read) */
     uint32_t n;
     struct {
-        uint64_t base, size, raddr, key, rdma;
+        struct rma_regent r;
         uint32_t checked; /* sync_seq + 1 of the interval it was checked in (0: none) */
     } e[RMA_REGIONS_MAX];
 };
@@ -1134,6 +1137,25 @@ static int rdma_stage(struct aptus_win *w, char *tmp, void *ubuf, size_t count, 
     return 0;
 }
 
+/* One RDMA write or read of len bytes at buf to (addr, key), waiting for room when the channel
+ * has none; an operation in flight is counted in comp. The channel's status (APTUS_ERR: failed). */
+static int rdma_issue(struct aptus_channel *ch, struct aptus_ep *ep, int write, void *buf, size_t len, uint64_t addr,
+                      uint64_t key, struct aptus_completion *comp)
+{
+    unsigned idle = 0;
+    int st;
+    for (;;) {
+        struct iovec iov = { buf, len }; /* (the channel may use it as scratch) */
+        st = write ? ch->put(ep, &iov, 1, addr, key, comp) : ch->get(ep, &iov, 1, addr, key, comp);
+        if (st != APTUS_NORES)
+            break;
+        aptus_wait_step(&idle);
+    }
+    if (st == APTUS_INPROGRESS)
+        comp->count++;
+    return st;
+}
+
 /* Puts or gets the target's ranges from/into the contiguous `data`, piece by piece (at most
  * the channel's largest operation each); waits for room when the channel has none. */
 static int rdma_move(struct aptus_win *w, struct rma_target *t, struct aptus_channel *ch, struct aptus_ep *ep,
@@ -1145,18 +1167,8 @@ static int rdma_move(struct aptus_win *w, struct rma_target *t, struct aptus_cha
     for (size_t i = 0; i < n; i++) {
         for (uint64_t done = 0; done < s[i].len;) {
             size_t len = s[i].len - done < max ? (size_t)(s[i].len - done) : max;
-            struct iovec iov = { data, len };
-            unsigned idle = 0;
-            int st;
-            while ((st = write ? ch->put(ep, &iov, 1, addr + s[i].off + done, key, &w->rdma->comp)
-                               : ch->get(ep, &iov, 1, addr + s[i].off + done, key, &w->rdma->comp)) == APTUS_NORES) {
-                iov = (struct iovec){ data, len };
-                aptus_wait_step(&idle);
-            }
-            if (st == APTUS_ERR)
+            if (rdma_issue(ch, ep, write, data, len, addr + s[i].off + done, key, &w->rdma->comp) == APTUS_ERR)
                 return MPI_ERR_OTHER;
-            if (st == APTUS_INPROGRESS)
-                w->rdma->comp.count++;
             data += len;
             done += len;
         }
@@ -1190,17 +1202,8 @@ static int rdma_wait(struct aptus_win *w, int target)
         /* A write's local completion (the tcp provider: handed to the socket) does not say it is
          * in place; a read from the same connection is answered after it: read a byte back (of
          * the window, or of a dynamic window's control slot). */
-        if (t->size || w->flavor == MPI_WIN_FLAVOR_DYNAMIC) {
-            struct iovec iov = { &d->probe, 1 };
-            int st;
-            unsigned idle2 = 0;
-            while ((st = ch->get(ep, &iov, 1, t->rdma_addr, t->rdma_key, &d->comp)) == APTUS_NORES) {
-                iov = (struct iovec){ &d->probe, 1 };
-                aptus_wait_step(&idle2);
-            }
-            if (st == APTUS_INPROGRESS)
-                d->comp.count++;
-        }
+        if (t->size || w->flavor == MPI_WIN_FLAVOR_DYNAMIC)
+            (void)rdma_issue(ch, ep, 0, &d->probe, 1, t->rdma_addr, t->rdma_key, &d->comp);
     }
     while (d->comp.count > 0)
         aptus_wait_step(&idle);
@@ -1225,15 +1228,8 @@ static int rdma_read_now(struct rma_target *t, struct aptus_channel *ch, struct 
                          size_t off)
 {
     struct aptus_completion c = { NULL, 0, APTUS_OK };
-    struct iovec iov = { buf, len };
+    int st = rdma_issue(ch, ep, 0, buf, len, t->rdma_addr + off, t->rdma_key, &c);
     unsigned idle = 0;
-    int st;
-    while ((st = ch->get(ep, &iov, 1, t->rdma_addr + off, t->rdma_key, &c)) == APTUS_NORES) {
-        iov = (struct iovec){ buf, len };
-        aptus_wait_step(&idle);
-    }
-    if (st == APTUS_INPROGRESS)
-        c.count++;
     while (c.count > 0)
         aptus_wait_step(&idle);
     return st == APTUS_ERR || c.status != APTUS_OK ? -1 : 0;
@@ -1244,8 +1240,8 @@ static int rdma_read_now(struct rma_target *t, struct aptus_channel *ch, struct 
 static int dyn_at(const struct rma_dyn *d, uint64_t pos)
 {
     for (uint32_t k = 0; k < d->n; k++)
-        if (pos >= d->e[k].base && pos - d->e[k].base < d->e[k].size)
-            return d->e[k].rdma ? (int)k : -1;
+        if (pos >= d->e[k].r.base && pos - d->e[k].r.base < d->e[k].r.size)
+            return d->e[k].r.rdma ? (int)k : -1;
     return -1;
 }
 
@@ -1264,7 +1260,7 @@ static int dyn_cover(struct rma_dyn *d, const struct rma_seg *s, size_t n, uint3
                 d->e[k].checked = stamp;
             else if (d->e[k].checked != stamp)
                 *need = 1;
-            uint64_t e = d->e[k].base + d->e[k].size;
+            uint64_t e = d->e[k].r.base + d->e[k].r.size;
             pos = e < end ? e : end;
         }
     }
@@ -1289,11 +1285,7 @@ static int dyn_refresh(struct rma_target *t, struct aptus_channel *ch, struct ap
     if (!bad) {
         d->n = c->nregions < RMA_REGIONS_MAX ? c->nregions : RMA_REGIONS_MAX;
         for (uint32_t i = 0; i < d->n; i++) {
-            d->e[i].base = c->region[i].base;
-            d->e[i].size = c->region[i].size;
-            d->e[i].raddr = c->region[i].raddr;
-            d->e[i].key = c->region[i].key;
-            d->e[i].rdma = c->region[i].rdma;
+            d->e[i].r = c->region[i];
             d->e[i].checked = 0;
         }
         d->gen = g;
@@ -1337,10 +1329,10 @@ static int rdma_move_to(struct aptus_win *w, struct rma_target *t, struct aptus_
         uint64_t end = s[i].off + s[i].len;
         for (uint64_t pos = s[i].off; pos < end;) {
             int k = dyn_at(d, pos);
-            uint64_t e = d->e[k].base + d->e[k].size;
+            uint64_t e = d->e[k].r.base + d->e[k].r.size;
             struct rma_seg piece = { pos, (e < end ? e : end) - pos };
             /* (the ranges are addresses: raddr - base + pos lands in the region) */
-            int rc = rdma_move(w, t, ch, ep, data, &piece, 1, write, d->e[k].raddr - d->e[k].base, d->e[k].key);
+            int rc = rdma_move(w, t, ch, ep, data, &piece, 1, write, d->e[k].r.raddr - d->e[k].r.base, d->e[k].r.key);
             if (rc)
                 return rc;
             data += piece.len;
@@ -1892,6 +1884,8 @@ int aptus_win_make(int flavor, void *base, MPI_Aint size, MPI_Aint disp_unit, MP
     free(ri);
     free(ctrl_addr);
     struct aptus_channel *rch = rdma_channel();
+    w->put_rdma_min = rdma_put_min();
+    w->dyn_check_min = dyn_check_min();
     if (!rc && nodes_many && rch) {
         struct {
             uint64_t addr, key, ok;
@@ -2553,8 +2547,8 @@ int aptus_rma_op(struct aptus_win *w, const struct rma_op *op, struct aptus_requ
     int am = t->path == RMA_PATH_AM || via_agent;
     /* RDMA for puts from rdma_put_min() and every get; to a dynamic window, a region not checked
      * in this interval is looked up only for operations from dyn_check_min() */
-    if (am && (op->kind == RMA_GET || (op->kind == RMA_PUT && tbytes >= rdma_put_min())) &&
-        rdma_op(w, t, op, s, ns, tbytes, w->flavor == MPI_WIN_FLAVOR_DYNAMIC && tbytes >= dyn_check_min(), &rc)) {
+    if (am && (op->kind == RMA_GET || (op->kind == RMA_PUT && tbytes >= w->put_rdma_min)) &&
+        rdma_op(w, t, op, s, ns, tbytes, w->flavor == MPI_WIN_FLAVOR_DYNAMIC && tbytes >= w->dyn_check_min, &rc)) {
         st_ops[RMA_PATH_RDMA]++;
         w->rdma_dirty_any = 1;
         free(s);

@@ -101,6 +101,7 @@ struct aptus_win {
     int rdma_dirty_any;                  /* RDMA operations since the last complete flush */
     uint32_t sync_seq;                   /* completions waited for (pend_wait_all): dynamic windows
                                             trust a region's key only within one such interval */
+    size_t put_rdma_min, dyn_check_min;  /* rma.c's rdma_put_min(), dyn_check_min(), at creation */
     const struct aptus_dtype **lb_types; /* datatypes held for those copies */
     int nlb_types, caplb_types;
     struct rma_agent *agent; /* target side */

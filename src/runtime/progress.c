@@ -473,6 +473,15 @@ static int pt_exit_kick(void)
     return 1;
 }
 
+/* No more wake-ups from the application (the thread has stopped, or never started). */
+static void pt_kick_close(void)
+{
+    aptus_lock_exit_hook = NULL;
+    if (pt_kick_fd >= 0)
+        close(pt_kick_fd);
+    pt_kick_fd = -1;
+}
+
 int aptus_progress_thread_start(char *err, size_t errlen)
 {
     if (pt.running)
@@ -495,10 +504,7 @@ int aptus_progress_thread_start(char *err, size_t errlen)
     if (rc) {
         snprintf(err, errlen, "APTUS_ASYNC_PROGRESS: cannot start the progress thread%s: %s",
                  cpu >= 0 ? " on the CPU APTUS_ASYNC_PROGRESS_CPU names" : "", strerror(rc));
-        aptus_lock_exit_hook = NULL;
-        if (pt_kick_fd >= 0)
-            close(pt_kick_fd);
-        pt_kick_fd = -1;
+        pt_kick_close();
         return -1;
     }
     pt.running = 1;
@@ -514,10 +520,7 @@ void aptus_progress_thread_stop(void)
     pthread_join(pt.tid, NULL);
     aptus_lock_take(depth);
     pt.running = 0;
-    aptus_lock_exit_hook = NULL;
-    if (pt_kick_fd >= 0)
-        close(pt_kick_fd);
-    pt_kick_fd = -1;
+    pt_kick_close();
 }
 
 void aptus_progress_reset(void)
