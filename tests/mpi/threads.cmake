@@ -20,12 +20,12 @@ aptus_mpi_test(NAME p2p_basic_async_np2 SOURCE p2p_basic.c NP 2 LABELS threads p
 aptus_mpi_test(NAME nbc_multi_async_slice_np2 SOURCE nbc_multi.c NP 2 LABELS threads nbc
   ENV APTUS_ASYNC_PROGRESS=1 APTUS_ASYNC_PROGRESS_SLICE=100 APTUS_ASYNC_PROGRESS_SPIN=0)
 # Nonblocking collectives of 1 MiB that must move while rank 0 computes without calling MPI: its
-# progress thread, woken as rank 0 leaves MPI, does rank 0's part, so the others' waits end long
-# before the computation does (nbc_background.c); without the thread they end after it (the
-# documented progress rule), with the same results.
+# progress thread does rank 0's part, so the others' waits end long before the computation does
+# (nbc_background.c); without the thread they end after it (the documented progress rule), with
+# the same results. (Whether a rank's thread was woken by its exit from MPI is not asserted: a
+# thread already running at that moment needs no wake-up.)
 foreach(np 2 3)
   aptus_mpi_test(NAME nbc_background_async_np${np} SOURCE nbc_background.c NP ${np} LABELS threads nbc
-    ENV APTUS_ASYNC_PROGRESS=1 MTEST_NBC_FAST=1
-    EXPECT_STATS "progress thread:" EXPECT_NO_STATS "leaving MPI 0 times")
+    ENV APTUS_ASYNC_PROGRESS=1 MTEST_NBC_FAST=1 EXPECT_STATS "progress thread:")
 endforeach()
 aptus_mpi_test(NAME nbc_background_np2 SOURCE nbc_background.c NP 2 LABELS nbc ENV MTEST_COMPUTE=0.2)
