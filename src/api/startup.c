@@ -82,9 +82,10 @@ static void stats_print(void)
            : copied            ? "copy only"
                                : "none");
     if (aptus_config.async_progress)
-        printf("[aptus stats] rank %d: progress thread: woken by the application leaving MPI %llu times; rendezvous "
-               "reads put off by nonblocking starts %llu\n",
-               aptus_rt.rank, (unsigned long long)__atomic_load_n(&aptus_lock_wakeups, __ATOMIC_RELAXED),
+        printf("[aptus stats] rank %d: progress thread (%s core): woken by the application leaving MPI %llu times; "
+               "rendezvous reads put off by nonblocking starts %llu\n",
+               aptus_rt.rank, aptus_progress_thread_own_core() ? "own" : "shared",
+               (unsigned long long)__atomic_load_n(&aptus_lock_wakeups, __ATOMIC_RELAXED),
                (unsigned long long)aptus_pt2pt_rndv_deferred());
     aptus_coll_stats_print(aptus_rt.rank);
     aptus_rma_stats_print(aptus_rt.rank);

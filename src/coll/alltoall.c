@@ -130,6 +130,41 @@ static int alltoall_pairwise(const char *sbuf, char *rbuf, size_t blk, struct ap
     return rc;
 }
 
+/* Long blocks: the sends to the next `batch` ranks and the receives from the previous `batch`
+ * at once, batch after batch -- every transfer of a batch moves in parallel (a receiver reads
+ * each of its senders' blocks itself where the channel can), where the pairwise exchange has
+ * one in flight per rank; the batch bounds what is in flight at large scale. The sends go first:
+ * a rank with a rendezvous send of its own in flight reads what it receives by one-sided copy
+ * where the channel offers that (proto.c, "when busy"). */
+static int alltoall_batched(const char *sbuf, char *rbuf, size_t blk, struct aptus_comm *c, int tag)
+{
+    int n = c->size, r = c->rank, rc = 0;
+    int batch = aptus_config.coll_alltoall_batch > 0 ? aptus_config.coll_alltoall_batch : 1;
+    if (batch > n - 1)
+        batch = n - 1;
+    struct aptus_request *local[32], **q = local;
+    if (2 * batch > 32 && !(q = calloc(2 * (size_t)batch, sizeof *q)))
+        return MPI_ERR_NO_MEM;
+    for (int lo = 1; lo < n && rc == 0; lo += batch) {
+        int hi = lo + batch < n ? lo + batch : n, k = 0;
+        for (int i = lo; i < hi && rc == 0; i++) {
+            int dst = (r + i) % n;
+            rc = aptus_coll_isend(c, sbuf + (size_t)dst * blk, blk, dst, tag, &q[k++]);
+        }
+        for (int i = lo; i < hi && rc == 0; i++) {
+            int src = (r - i + n) % n;
+            rc = aptus_coll_irecv(c, rbuf + (size_t)src * blk, blk, src, tag, &q[k++]);
+        }
+        int rc2 = aptus_coll_waitall(q, k);
+        rc = rc ? rc : rc2;
+    }
+    if (rc == 0) /* the own block last, as above */
+        aptus_coll_copy(rbuf + (size_t)r * blk, sbuf + (size_t)r * blk, blk);
+    if (q != local)
+        free(q);
+    return rc;
+}
+
 int aptus_coll_alltoall(const void *sbuf, void *rbuf, size_t blk, struct aptus_comm *c)
 {
     int tag = aptus_coll_tag(c), rc = 0;
@@ -144,13 +179,15 @@ int aptus_coll_alltoall(const void *sbuf, void *rbuf, size_t blk, struct aptus_c
     if (alg < 0)
         return rc;
     if (alg == ALG_AUTO) /* on 2 ranks every algorithm is one exchange: the pairwise one is the cheapest */
-        alg = (blk <= aptus_config.coll_alltoall_short && n >= 4)  ? ALG_BRUCK
-              : (blk >= aptus_config.coll_alltoall_long || n == 2) ? ALG_PAIRWISE
-                                                                   : ALG_LINEAR;
+        alg = (blk <= aptus_config.coll_alltoall_short && n >= 4) ? ALG_BRUCK
+              : n == 2                                            ? ALG_PAIRWISE
+              : blk >= aptus_config.coll_alltoall_long            ? ALG_BATCHED
+                                                                  : ALG_LINEAR;
     aptus_coll_ran(COLL_ALLTOALL, alg);
     switch (alg) {
     case ALG_BRUCK: return alltoall_bruck(sbuf, rbuf, blk, c, tag);
     case ALG_PAIRWISE: return alltoall_pairwise(sbuf, rbuf, blk, c, tag);
+    case ALG_BATCHED: return alltoall_batched(sbuf, rbuf, blk, c, tag);
     default: return alltoall_linear(sbuf, rbuf, blk, c, tag);
     }
 }

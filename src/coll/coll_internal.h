@@ -89,7 +89,8 @@ enum coll_alg {
     ALG_LINEAR,
     ALG_PAIRWISE,
     ALG_RECURSIVE_HALVING,
-    ALG_REDUCE_SCATTERV
+    ALG_REDUCE_SCATTERV,
+    ALG_BATCHED
 };
 
 /* The algorithm forced by APTUS_COLL_<KIND>_ALG (ALG_AUTO when unset or "auto"). An invalid

@@ -24,6 +24,7 @@ static const char *const alg_names[] = {
     [ALG_PAIRWISE] = "pairwise",
     [ALG_RECURSIVE_HALVING] = "recursive_halving",
     [ALG_REDUCE_SCATTERV] = "reduce_scatterv",
+    [ALG_BATCHED] = "batched",
 };
 
 const char *aptus_coll_alg_name(int alg)
@@ -36,7 +37,7 @@ const char *aptus_coll_alg_name(int alg)
 struct kind_desc {
     const char *var;
     const char *name; /* in the statistics */
-    int algs[4];      /* the algorithms that may be forced, 0-terminated */
+    int algs[5];      /* the algorithms that may be forced, 0-terminated */
 };
 
 static const struct kind_desc kinds[COLL_KIND_COUNT] = {
@@ -46,7 +47,7 @@ static const struct kind_desc kinds[COLL_KIND_COUNT] = {
                          "allreduce",
                          { ALG_RECURSIVE_DOUBLING, ALG_RABENSEIFNER, ALG_REDUCE_BCAST } },
     [COLL_ALLGATHER] = { "APTUS_COLL_ALLGATHER_ALG", "allgather", { ALG_RECURSIVE_DOUBLING, ALG_BRUCK, ALG_RING } },
-    [COLL_ALLTOALL] = { "APTUS_COLL_ALLTOALL_ALG", "alltoall", { ALG_BRUCK, ALG_LINEAR, ALG_PAIRWISE } },
+    [COLL_ALLTOALL] = { "APTUS_COLL_ALLTOALL_ALG", "alltoall", { ALG_BRUCK, ALG_LINEAR, ALG_PAIRWISE, ALG_BATCHED } },
     [COLL_GATHER] = { "APTUS_COLL_GATHER_ALG", "gather", { ALG_BINOMIAL, ALG_LINEAR } },
     [COLL_SCATTER] = { "APTUS_COLL_SCATTER_ALG", "scatter", { ALG_BINOMIAL, ALG_LINEAR } },
     [COLL_REDUCE_SCATTER] = { "APTUS_COLL_REDUCE_SCATTER_ALG",

@@ -126,17 +126,6 @@ struct rma_agent {
 static uint64_t st_ops[5], st_agent, st_windows, st_lb_jobs;
 static uint64_t st_dyn_reads; /* dynamic windows: checks of a region table by RDMA */
 
-static inline void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#elif defined(__aarch64__)
-    __asm__ __volatile__("yield" ::: "memory");
-#else
-    __asm__ __volatile__("" ::: "memory");
-#endif
-}
-
 void aptus_rma_stats_print(int rank)
 {
     if (!st_windows)
@@ -448,7 +437,7 @@ static void acc_lock(struct rma_ctrl *c)
     while (__atomic_exchange_n(&c->acc, 1, __ATOMIC_ACQUIRE))
         while (__atomic_load_n(&c->acc, __ATOMIC_RELAXED)) {
             if (++spins < 1000)
-                cpu_relax();
+                aptus_cpu_relax();
             else
                 sched_yield(); /* the holder may be off its core */
         }
@@ -680,7 +669,7 @@ static int segs_attached(const struct rma_seg *s, size_t n, const struct rma_ctr
     for (;;) {
         uint32_t g = __atomic_load_n(&c->gen, __ATOMIC_SEQ_CST);
         if (g & 1) {
-            cpu_relax();
+            aptus_cpu_relax();
             continue;
         }
         nr = __atomic_load_n(&c->nregions, __ATOMIC_SEQ_CST);
@@ -935,7 +924,7 @@ static void *lb_main(void *arg)
         if (lb.tail == lb.head) {
             if (++idle < 2000) {
                 pthread_mutex_unlock(&lb.m);
-                cpu_relax();
+                aptus_cpu_relax();
                 pthread_mutex_lock(&lb.m);
                 continue;
             }
@@ -1026,7 +1015,7 @@ static void lb_drain(struct aptus_win *w)
     unsigned spins = 0;
     while (__atomic_load_n(&w->lb_pending, __ATOMIC_ACQUIRE))
         if (++spins < 1000)
-            cpu_relax();
+            aptus_cpu_relax();
         else
             sched_yield();
     while (w->nlb_types > 0)
@@ -2283,7 +2272,7 @@ static int lock_one(struct aptus_win *w, int type, int target)
         if (++spins > 64)
             sched_yield();
         else
-            cpu_relax();
+            aptus_cpu_relax();
     }
     return 0;
 }

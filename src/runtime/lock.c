@@ -10,6 +10,7 @@
 struct aptus_lock aptus_big_lock = { PTHREAD_MUTEX_INITIALIZER, 0, 0, 0 };
 int aptus_lock_on;
 int aptus_lock_app_inside;
+int aptus_lock_left_work;
 int aptus_lock_work;
 static int pt_parked;        /* the progress thread waits for the application to leave MPI */
 static unsigned pt_exit_seq; /* its futex word: bumped when the last application thread leaves */
@@ -26,12 +27,22 @@ void aptus_lock_enable(void)
     __atomic_store_n(&aptus_lock_on, 1, __ATOMIC_SEQ_CST);
 }
 
+int aptus_lock_spin;
+
 static void take_depth(uintptr_t me, int depth)
 {
     struct aptus_lock *l = &aptus_big_lock;
     if (pthread_mutex_trylock(&l->m) != 0) {
         __atomic_add_fetch(&l->askers, 1, __ATOMIC_RELAXED);
-        pthread_mutex_lock(&l->m);
+        /* the holder (the progress thread on a core of its own) lets go at the end of its pass:
+         * waiting for that awake is much quicker than being woken from a sleep */
+        int got = 0;
+        for (int i = 0, n = __atomic_load_n(&aptus_lock_spin, __ATOMIC_RELAXED); i < n && !got; i++) {
+            aptus_cpu_relax();
+            got = !__atomic_load_n(&l->owner, __ATOMIC_RELAXED) && pthread_mutex_trylock(&l->m) == 0;
+        }
+        if (!got)
+            pthread_mutex_lock(&l->m);
         __atomic_sub_fetch(&l->askers, 1, __ATOMIC_RELAXED);
     }
     __atomic_store_n(&l->owner, me, __ATOMIC_RELAXED);
@@ -57,6 +68,7 @@ void aptus_lock_release_slow(void)
     if (--l->depth > 0)
         return;
     int work = aptus_lock_work; /* (read under the lock) */
+    __atomic_store_n(&aptus_lock_left_work, work != 0, __ATOMIC_RELAXED);
     int left = __atomic_sub_fetch(&aptus_lock_app_inside, 1, __ATOMIC_SEQ_CST);
     __atomic_store_n(&l->owner, 0, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&l->m);

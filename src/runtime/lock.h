@@ -34,6 +34,10 @@ extern int aptus_lock_on;
  * 0; a thread waiting in MPI counts while it hands the lock over): the progress thread stays out
  * while there is one, since that thread makes progress itself. */
 extern int aptus_lock_app_inside;
+/* Whether the last application thread to leave MPI left background work in flight (a hint for
+ * the progress thread, written atomically on the way out; the thread clears it once it finds
+ * nothing left to do). */
+extern int aptus_lock_left_work;
 
 /* A number unique to the calling thread. */
 uintptr_t aptus_lock_self(void);
@@ -116,6 +120,22 @@ int aptus_lock_try_idle(void);
  * leaves MPI -- woken by it at once when aptus_lock_work is nonzero then -- or at most max
  * seconds. Returns whether that thread woke it. */
 int aptus_lock_wait_exit(double max);
+/* A spinning thread's pause between two looks at a shared word. */
+static inline void aptus_cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield" ::: "memory");
+#else
+    __asm__ __volatile__("" ::: "memory");
+#endif
+}
+
+/* Trylocks an application thread makes, spinning, before it sleeps on the lock (nonzero while
+ * the progress thread has a core of its own: it lets go within a pass). */
+extern int aptus_lock_spin;
+
 /* Background work in flight that the progress thread should take up as soon as the application
  * leaves MPI (the progress engine's transient tasks; written under the lock). */
 extern int aptus_lock_work;

@@ -350,6 +350,100 @@ static struct {
     pthread_t tid;
     int running, stop;
 } pt;
+static int pt_own; /* the thread has a core of its own (pt_own_core) */
+
+/* With a core of its own, the smallest nonblocking operation (bytes sent and received by this
+ * rank) the thread takes up as soon as the application leaves MPI: below, the lock's hand-over
+ * back to the application at its next call costs more than the thread gains. */
+#define APTUS_PT_OWN_WAKE_MIN 16384
+
+/* CPUs in a list such as "0-3,6" (Linux's cpuset format); -1 if it does not parse. */
+static int cpu_list_count(const char *s)
+{
+    int n = 0;
+    while (*s && *s != '\n') {
+        char *e;
+        long a = strtol(s, &e, 10), b = a;
+        if (e == s)
+            return -1;
+        if (*e == '-') {
+            s = e + 1;
+            b = strtol(s, &e, 10);
+            if (e == s || b < a)
+                return -1;
+        }
+        n += (int)(b - a + 1);
+        s = *e == ',' ? e + 1 : e;
+    }
+    return n;
+}
+
+/* CPUs of this process's cpuset cgroup (v2: cpuset.cpus.effective of its cgroup or the nearest
+ * ancestor that has one; v1: the cpuset hierarchy's), or -1 when it cannot be read. A
+ * container's or a batch job's limit is there, where the machine's count is not. */
+static int cgroup_cpus(void)
+{
+    FILE *f = fopen("/proc/self/cgroup", "r");
+    if (!f)
+        return -1;
+    char line[512], path[768] = "";
+    while (fgets(line, sizeof line, f)) {
+        char *p = strchr(line, '\n');
+        if (p)
+            *p = 0;
+        if (!strncmp(line, "0::", 3) && !path[0])
+            snprintf(path, sizeof path, "/sys/fs/cgroup%s|cpuset.cpus.effective", line + 3);
+        else if ((p = strstr(line, ":cpuset:")))
+            snprintf(path, sizeof path, "/sys/fs/cgroup/cpuset%s|cpuset.effective_cpus", p + 8);
+    }
+    fclose(f);
+    char *bar = strchr(path, '|');
+    if (!bar)
+        return -1;
+    *bar = 0;
+    const char *leaf = bar + 1;
+    for (;;) { /* the cgroup, then its ancestors */
+        char file[1024], buf[1024];
+        snprintf(file, sizeof file, "%s/%s", path, leaf);
+        if ((f = fopen(file, "r"))) {
+            int n = fgets(buf, sizeof buf, f) ? cpu_list_count(buf) : -1;
+            fclose(f);
+            if (n > 0)
+                return n;
+        }
+        char *slash = strrchr(path, '/');
+        if (!slash || slash == path || !strcmp(path, "/sys/fs/cgroup"))
+            return -1;
+        *slash = 0;
+    }
+}
+
+/* Whether the progress thread has a core the computation does not use (APTUS_ASYNC_PROGRESS_OWN_CORE):
+ * asked, or judged from the rank's CPU set -- two or more CPUs for each rank that shares it (a
+ * set as large as all the CPUs the process may be given -- its cpuset cgroup's, else the
+ * machine's -- is taken to be shared by every rank of the node), or a CPU for the thread outside
+ * it. */
+static int pt_own_core(int cpu)
+{
+    if (aptus_config.async_progress_own_core >= 0)
+        return aptus_config.async_progress_own_core != 0;
+    cpu_set_t m;
+    if (sched_getaffinity(0, sizeof m, &m) != 0)
+        return 0;
+    if (cpu >= 0 && cpu < CPU_SETSIZE && !CPU_ISSET(cpu, &m))
+        return 1;
+    int n = CPU_COUNT(&m);
+    long all = cgroup_cpus();
+    if (all <= 0)
+        all = sysconf(_SC_NPROCESSORS_ONLN);
+    int sharing = n >= all && aptus_rt.local_size > 1 ? aptus_rt.local_size : 1;
+    return n >= 2 * sharing;
+}
+
+int aptus_progress_thread_own_core(void)
+{
+    return pt_own;
+}
 
 /* The progress thread's longest sleep: how long MPI_Finalize may wait for it to see that it
  * must stop (nothing wakes it for that). */
@@ -398,12 +492,44 @@ static void pt_letout(void)
     nanosleep(&ts, NULL);
 }
 
+/* Looks a progress thread with a core of its own makes, awake, for the application to leave
+ * MPI before it parks (some milliseconds): leaving with a nonblocking operation just started,
+ * the application finds it running, where waking it from the park costs a good part of a
+ * medium-sized operation (tens of microseconds in a virtual machine). */
+#define APTUS_PT_OWN_LOOKS 100000
+
+/* Looks such a thread lets pass after the application left MPI with nothing in flight before it
+ * takes the lock (a microsecond or so): a program that calls MPI back to back would otherwise
+ * find the thread on the lock at each call and wait for it to hand it over. */
+#define APTUS_PT_OWN_QUIET 200
+
 static void pt_take(void)
 {
-    while (!aptus_lock_try_idle()) {
+    unsigned looks = 0, quiet = 0;
+    for (;;) {
+        if (pt_own && looks < APTUS_PT_OWN_LOOKS) {
+            if (__atomic_load_n(&aptus_lock_app_inside, __ATOMIC_SEQ_CST) > 0) {
+                quiet = 0;
+                looks++;
+                aptus_cpu_relax();
+                continue;
+            }
+            if (!__atomic_load_n(&aptus_lock_left_work, __ATOMIC_RELAXED) && quiet < APTUS_PT_OWN_QUIET) {
+                quiet++;
+                aptus_cpu_relax();
+                continue;
+            }
+        }
+        if (aptus_lock_try_idle())
+            return;
         if (__atomic_load_n(&pt.stop, __ATOMIC_ACQUIRE)) {
             aptus_lock_take(1);
             return;
+        }
+        if (pt_own && looks < APTUS_PT_OWN_LOOKS) {
+            looks++;
+            aptus_cpu_relax();
+            continue;
         }
         if (aptus_lock_wait_exit(APTUS_PT_NAP))
             pt_letout();
@@ -438,11 +564,21 @@ static void *progress_main(void *arg)
         }
         if (aptus_progress() > 0) {
             idle = 0;
+        } else if (pt_own && aptus_lock_work > 0) {
+            /* on a core of its own, it keeps polling while a nonblocking operation is in flight:
+             * a sleep would add a wake-up to each of its steps */
+            idle = 0;
         } else if (++idle > spin) {
             /* sleeps on the wait objects (without the lock) until a frame, a timer or at most
              * APTUS_SLEEP_MAX; where there is nothing to sleep on, yields */
             block_once(APTUS_PT_SLEEP_MAX);
             idle = 0;
+        } else if (pt_own) {
+            /* nothing in flight: off the lock between its looks, so that the application
+             * entering MPI finds it free */
+            __atomic_store_n(&aptus_lock_left_work, 0, __ATOMIC_RELAXED);
+            aptus_lock_drop();
+            pt_take();
         }
         /* an application thread asks for the lock: it is entering MPI; leave it the lock (and
          * the core) until no application thread is inside any more */
@@ -493,6 +629,16 @@ int aptus_progress_thread_start(char *err, size_t errlen)
     pthread_attr_t attr;
     pthread_attr_init(&attr);
     int cpu = aptus_config.async_progress_cpu;
+    pt_own = pt_own_core(cpu);
+    if (pt_own) {
+        /* nothing to keep from the computation's core: the thread goes on as soon as the
+         * application leaves MPI with anything in flight, and hands the lock straight back */
+        if (!getenv("APTUS_ASYNC_PROGRESS_WAKE_MIN"))
+            aptus_config.async_progress_wake_min = APTUS_PT_OWN_WAKE_MIN;
+        if (!getenv("APTUS_ASYNC_PROGRESS_LETOUT"))
+            aptus_config.async_progress_letout = 0;
+        __atomic_store_n(&aptus_lock_spin, 20000, __ATOMIC_RELAXED);
+    }
     if (cpu >= 0) {
         cpu_set_t set;
         CPU_ZERO(&set);
@@ -520,6 +666,7 @@ void aptus_progress_thread_stop(void)
     pthread_join(pt.tid, NULL);
     aptus_lock_take(depth);
     pt.running = 0;
+    __atomic_store_n(&aptus_lock_spin, 0, __ATOMIC_RELAXED);
     pt_kick_close();
 }
 

@@ -92,3 +92,16 @@ endforeach()
 foreach(np 2 3 4)
   aptus_mpi_test(NAME coll_inter_np${np} SOURCE coll_inter.c NP ${np} LABELS coll)
 endforeach()
+# The batched alltoall (long blocks, APTUS_COLL_ALLTOALL_BATCH peers at a time): forced with
+# batches of 2 (5 ranks: two batches, the second full; 4 ranks: a full and a partial one), by
+# the automatic choice once the long limit is lowered, and as a schedule (MPI_Ialltoall).
+foreach(np 4 5)
+  aptus_mpi_test(NAME coll_move_batched_np${np} SOURCE coll_move.c NP ${np} LABELS coll
+    ENV APTUS_COLL_ALLTOALL_ALG=batched APTUS_COLL_ALLTOALL_BATCH=2
+    EXPECT_STATS "collective alltoall batched:" EXPECT_NO_STATS "collective alltoall pairwise:")
+endforeach()
+aptus_mpi_test(NAME coll_move_batched_auto_np3 SOURCE coll_move.c NP 3 LABELS coll
+  ENV APTUS_COLL_ALLTOALL_LONG=64 EXPECT_STATS "collective alltoall batched:")
+aptus_mpi_test(NAME nbc_i_coll_move_batched_np5 SOURCE coll_move.c NP 5 LABELS coll nbc
+  ENV MTEST_NBC=i APTUS_COLL_ALLTOALL_ALG=batched APTUS_COLL_ALLTOALL_BATCH=3
+  EXPECT_STATS "collective alltoall batched:")

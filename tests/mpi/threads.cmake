@@ -26,6 +26,44 @@ aptus_mpi_test(NAME nbc_multi_async_slice_np2 SOURCE nbc_multi.c NP 2 LABELS thr
 # thread already running at that moment needs no wake-up.)
 foreach(np 2 3)
   aptus_mpi_test(NAME nbc_background_async_np${np} SOURCE nbc_background.c NP ${np} LABELS threads nbc
-    ENV APTUS_ASYNC_PROGRESS=1 MTEST_NBC_FAST=1 EXPECT_STATS "progress thread:")
+    ENV APTUS_ASYNC_PROGRESS=1 MTEST_NBC_FAST=1 EXPECT_STATS "progress thread (")
 endforeach()
+# The same with the thread told that it has a core of its own (APTUS_ASYNC_PROGRESS_OWN_CORE=1:
+# woken for every nonblocking operation, polling while one is in flight, the lock handed back by
+# spinning); here the cores are shared all the same, which it must survive.
+aptus_mpi_test(NAME nbc_background_own_np2 SOURCE nbc_background.c NP 2 LABELS threads nbc
+  ENV APTUS_ASYNC_PROGRESS=1 APTUS_ASYNC_PROGRESS_OWN_CORE=1 MTEST_NBC_FAST=1 EXPECT_STATS "progress thread (own core)")
+aptus_mpi_test(NAME nbc_multi_async_own_np2 SOURCE nbc_multi.c NP 2 LABELS threads nbc
+  ENV APTUS_ASYNC_PROGRESS=1 APTUS_ASYNC_PROGRESS_OWN_CORE=1)
+aptus_mpi_test(NAME thread_multiple_async_own_np2 SOURCE thread_multiple.c NP 2 LABELS threads
+  ENV APTUS_ASYNC_PROGRESS=1 APTUS_ASYNC_PROGRESS_OWN_CORE=1)
+# Judged from the CPU set: one rank that may use every CPU of a machine with two or more has a
+# core for its thread.
+cmake_host_system_information(RESULT aptus_ncpus QUERY NUMBER_OF_LOGICAL_CORES)
+if(aptus_ncpus GREATER 1)
+  aptus_mpi_test(NAME nbc_multi_async_np1 SOURCE nbc_multi.c NP 1 LABELS threads nbc
+    ENV APTUS_ASYNC_PROGRESS=1 EXPECT_STATS "progress thread (own core)")
+endif()
 aptus_mpi_test(NAME nbc_background_np2 SOURCE nbc_background.c NP 2 LABELS nbc ENV MTEST_COMPUTE=0.2)
+# ... and pinned to one CPU the thread shares it, unless APTUS_ASYNC_PROGRESS_CPU puts it on
+# another one.
+find_program(APTUS_TASKSET taskset)
+if(APTUS_TASKSET)
+  set(aptus_pin_cases shared)
+  if(aptus_ncpus GREATER 1)
+    list(APPEND aptus_pin_cases own)
+  endif()
+  foreach(case IN LISTS aptus_pin_cases)
+    set(cpu -1)
+    if(case STREQUAL "own")
+      set(cpu 1)
+    endif()
+    add_test(NAME mpi.nbc_multi_async_pinned_${case}_np1
+      COMMAND ${APTUS_SH} ${CMAKE_CURRENT_SOURCE_DIR}/expect_exit.sh --exit 0
+        --each-rank 1 "progress thread (${case} core)"
+        -- ${APTUS_TASKSET} -c 0 $<TARGET_FILE:mpiexec> -n 1 --timeout ${APTUS_MPI_TEST_LAUNCH_TIMEOUT}
+        $<TARGET_FILE:mpitest_nbc_multi>)
+    set_tests_properties(mpi.nbc_multi_async_pinned_${case}_np1 PROPERTIES LABELS "mpi;threads;nbc"
+      ENVIRONMENT "APTUS_ASYNC_PROGRESS=1;APTUS_STATS=1;APTUS_ASYNC_PROGRESS_CPU=${cpu}")
+  endforeach()
+endif()

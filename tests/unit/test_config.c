@@ -128,7 +128,7 @@ static void check_defaults(void)
     CHECK(aptus_config.smp_eager_max == 16 * 1024);
     CHECK(aptus_config.smp_cma == 1);
     CHECK(aptus_config.smp_cma_min == 64 * 1024 * 1024);
-    CHECK(aptus_config.smp_cma_busy_min == 256 * 1024);
+    CHECK(aptus_config.smp_cma_busy_min == 32 * 1024);
     CHECK(aptus_config.smp_chunk == 16 * 1024);
     CHECK(aptus_config.spin_count == 2000);
 }
