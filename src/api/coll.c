@@ -171,7 +171,7 @@ static int side_args(struct aptus_comm *c, const void *buf, MPI_Count count, MPI
 static int red_args(struct aptus_comm *c, MPI_Count count, MPI_Datatype h, MPI_Op oph, const char *fn,
                     const struct aptus_dtype **d, struct coll_rsetup *S)
 {
-    const struct aptus_op *op;
+    const struct aptus_op *op = NULL;
     TRY(count_arg(c, count, fn, "count"));
     TRY(type_arg(c, h, fn, "datatype", d));
     TRY(op_arg(c, oph, fn, &op));
@@ -1057,8 +1057,8 @@ static int reduce_scatter_any(const char *fn, const void *sbuf, void *rbuf, cons
                               MPI_Datatype datatype, MPI_Op oph, MPI_Comm comm, int large)
 {
     GET_COMM(c, comm, fn);
-    const struct aptus_dtype *d;
-    const struct aptus_op *op;
+    const struct aptus_dtype *d = NULL;
+    const struct aptus_op *op = NULL;
     struct coll_rsetup S, Sme;
     int in_place = sbuf == MPI_IN_PLACE, n = c->size, r = c->rank;
     if (in_place && c->is_inter)
@@ -1172,7 +1172,7 @@ static int reduce_local_any(const char *fn, const void *inbuf, void *inoutbuf, M
                             MPI_Op oph)
 {
     API_INIT(fn);
-    const struct aptus_dtype *d;
+    const struct aptus_dtype *d = NULL;
     struct coll_rsetup S;
     TRY(red_args(NULL, count, datatype, oph, fn, &d, &S));
     TRY(buf_arg(NULL, inbuf, count, d, fn, "input buffer"));

@@ -827,7 +827,7 @@ int PMPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)
     GET_ANY_DTYPE(old, oldtype, fn);
     CHK_PTR(newtype, "newtype", fn);
     struct aptus_dtype *d = aptus_dt_new_dup(old);
-    MPI_Datatype h;
+    MPI_Datatype h = MPI_DATATYPE_NULL;
     int rc = finish(d, &h, fn, MPI_COMBINER_DUP, 0, 0, NULL, 0, NULL, 0, NULL, 1, &oldtype);
     if (rc)
         return rc;
@@ -991,7 +991,7 @@ int PMPI_Type_get_envelope(MPI_Datatype datatype, int *num_integers, int *num_ad
     APTUS_API_LOCK();
     const char *fn = "MPI_Type_get_envelope";
     CHK_PTR(num_integers && num_addresses && num_datatypes && combiner, "output", fn);
-    MPI_Count ni, na, nc, nd;
+    MPI_Count ni = 0, na = 0, nc = 0, nd = 0;
     int rc = envelope(datatype, &ni, &na, &nc, &nd, combiner, 0, fn);
     if (rc)
         return rc;
@@ -1034,7 +1034,7 @@ static int contents(MPI_Datatype datatype, MPI_Count max_i, MPI_Count max_a, MPI
         memcpy(ints, c->ints, (size_t)c->ni * sizeof *ints);
     if (c->na)
         memcpy(addrs, c->addrs, (size_t)c->na * sizeof *addrs);
-    if (c->nc)
+    if (c->nc && counts) /* (checked above; said again for the compiler) */
         memcpy(counts, c->counts, (size_t)c->nc * sizeof *counts);
     for (int i = 0; i < c->nd; i++) {
         /* derived types are handed out as new references that the user frees */

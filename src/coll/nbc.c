@@ -25,8 +25,9 @@ struct nbc_step {
             size_t bytes;
             const struct aptus_dtype *dt; /* NULL: bytes of packed data */
             size_t count;
-            int peer, tag;
+            int peer, tag; /* tag: added to tagbase[tg] */
             uint16_t ctx;
+            uint8_t tg; /* 0: the tag as recorded; t + 1: relative to the tag base t (cached) */
         } m;
         struct { /* ST_WAIT: the message steps ids[first .. first + n) */
             uint32_t first, n;
@@ -60,24 +61,28 @@ struct aptus_nbc {
     struct aptus_comm *comm; /* held while the schedule exists */
     int pos, err, running;
     size_t volume; /* bytes of its messages (sends and receives) */
-    /* the tag bases the recording took (a replay takes new ones and moves the steps' tags) */
+    /* the tag bases the recording took (a replay takes new ones: a cached schedule's message
+     * steps hold their tags relative to them, tagbase[tg]) */
     struct {
         struct aptus_comm *c;
         int base;
     } tags[NBC_TAGS_MAX];
-    int ntags;  /* > NBC_TAGS_MAX: too many to replay */
-    int cached; /* in the cache (kept when it finishes) */
+    int ntags;                     /* > NBC_TAGS_MAX: too many to replay */
+    int tagbase[NBC_TAGS_MAX + 1]; /* [0] = 0, [t + 1] = the base tags[t] in force */
+    int cached;                    /* in the cache (kept when it finishes) */
 };
 
 static uint64_t nbc_started, nbc_steps;
+static uint64_t nbc_handed; /* left whole to the progress thread (run) */
 
 static uint64_t cache_hits;
 
-void aptus_nbc_counts(uint64_t *started, uint64_t *steps, uint64_t *replayed)
+void aptus_nbc_counts(uint64_t *started, uint64_t *steps, uint64_t *replayed, uint64_t *handed)
 {
     *started = nbc_started;
     *steps = nbc_steps;
     *replayed = cache_hits;
+    *handed = nbc_handed;
 }
 
 /* Grows an array to hold at least `need` elements of `size` bytes (doubling). */
@@ -293,35 +298,42 @@ void aptus_nbc_pool_drain(void)
 static int start_msg(struct aptus_nbc *s, int i)
 {
     const struct nbc_step *st = &s->steps[i];
+    int tag = st->m.tag + s->tagbase[st->m.tg];
     /* a small contiguous send goes out at once when it can, with no request (a wait step takes
      * a missing request for a completed one), as the blocking collectives send */
     if (st->kind == ST_SEND && !st->m.dt && st->m.peer >= 0 &&
-        aptus_send_eager_try(st->m.buf, st->m.bytes, st->m.peer, st->m.tag, st->m.c, st->m.ctx)) {
+        aptus_send_eager_try(st->m.buf, st->m.bytes, st->m.peer, tag, st->m.c, st->m.ctx)) {
         s->reqs[i] = NULL;
         return 0;
     }
     return aptus_coll_start_msg(st->kind == ST_SEND ? APTUS_REQ_SEND : APTUS_REQ_RECV, st->m.c, st->m.ctx, st->m.buf,
-                                st->m.bytes, st->m.dt, st->m.count, st->m.peer, st->m.tag, &s->reqs[i]);
+                                st->m.bytes, st->m.dt, st->m.count, st->m.peer, tag, &s->reqs[i]);
+}
+
+/* Frees the completed message request of step `id` (a receive's error kept). */
+static void msg_done(struct aptus_nbc *s, uint32_t id)
+{
+    struct aptus_request *r = s->reqs[id];
+    if (!r)
+        return;
+    if (!s->err && r->kind == APTUS_REQ_RECV && r->st_error)
+        s->err = r->st_error;
+    aptus_req_free(r);
+    s->reqs[id] = NULL;
 }
 
 /* Whether the messages of a wait step have completed; if so they are freed (errors kept). */
 static int wait_done(struct aptus_nbc *s, const struct nbc_step *st)
 {
-    for (uint32_t k = 0; k < st->w.n; k++) {
-        struct aptus_request *r = s->reqs[s->ids[st->w.first + k]];
+    const uint32_t *ids = s->ids + st->w.first;
+    const uint32_t n = st->w.n;
+    for (uint32_t k = 0; k < n; k++) {
+        const struct aptus_request *r = s->reqs[ids[k]];
         if (r && !r->complete)
             return 0;
     }
-    for (uint32_t k = 0; k < st->w.n; k++) {
-        uint32_t id = s->ids[st->w.first + k];
-        struct aptus_request *r = s->reqs[id];
-        if (!r)
-            continue;
-        if (!s->err && r->kind == APTUS_REQ_RECV && r->st_error)
-            s->err = r->st_error;
-        aptus_req_free(r);
-        s->reqs[id] = NULL;
-    }
+    for (uint32_t k = 0; k < n; k++)
+        msg_done(s, ids[k]);
     return 1;
 }
 
@@ -345,46 +357,58 @@ static void finish(struct aptus_nbc *s)
 static int advance(void *arg)
 {
     struct aptus_nbc *s = arg;
-    while (s->pos < s->nsteps) {
-        struct nbc_step *st = &s->steps[s->pos];
-        switch (st->kind) {
-        case ST_SEND:
-        case ST_RECV:
-            if (!s->err) {
-                int rc = start_msg(s, s->pos);
-                if (rc)
-                    s->err = rc;
-            }
-            break;
-        case ST_WAIT:
+    /* (no re-entry for one schedule: the progress engine runs no background task from inside
+     * one, and a schedule becomes one only after its first pass) */
+    int pos = s->pos, n = s->nsteps;
+    const int from = pos;
+    for (; pos < n; pos++) {
+        const struct nbc_step *st = &s->steps[pos];
+        if (st->kind == ST_WAIT) {
             if (!wait_done(s, st))
-                return 0;
-            break;
-        default:
-            if (!s->err)
-                st->l.fn(s->arena + st->l.off);
-            break;
+                break;
+        } else if (s->err) {
+            continue;
+        } else if (st->kind == ST_LOCAL) {
+            st->l.fn(s->arena + st->l.off);
+        } else {
+            int rc = start_msg(s, pos);
+            if (rc)
+                s->err = rc;
         }
-        s->pos++;
-        nbc_steps++;
     }
+    s->pos = pos;
+    nbc_steps += (uint64_t)(pos - from);
+    if (pos < n)
+        return 0;
     finish(s);
     return 1;
 }
 
-static int run(struct aptus_nbc *s)
+static inline __attribute__((always_inline)) int run(struct aptus_nbc *s)
 {
     s->pos = 0;
     s->err = 0;
     s->running = 1;
     nbc_started++;
-    aptus_rndv_defer = aptus_config.async_progress != 0; /* (the thread moves the data) */
-    int done = advance(s);
-    aptus_rndv_defer = 0;
-    if (done)
+    int wakes = s->volume >= aptus_config.async_progress_wake_min;
+    if (aptus_config.async_progress) {
+        /* A progress thread on a core of its own takes up a large schedule from its first step:
+         * the application returns at once instead of doing the first local steps itself (an
+         * allreduce's copy of its input, a first reduction) while the thread waits. */
+        if (wakes && aptus_progress_thread_own_core_now() && !aptus_bg_add_passive(advance, s)) {
+            nbc_handed++;
+            return 0;
+        }
+        aptus_rndv_defer = 1; /* (the thread moves the data) */
+        int done = advance(s);
+        aptus_rndv_defer = 0;
+        if (done)
+            return 0;
+    } else if (advance(s)) {
         return 0;
+    }
     /* (a small schedule does not wake the progress thread: it would cost more than it moves) */
-    if ((s->volume >= aptus_config.async_progress_wake_min ? aptus_bg_add_passive : aptus_bg_add_quiet)(advance, s)) {
+    if ((wakes ? aptus_bg_add_passive : aptus_bg_add_quiet)(advance, s)) {
         unsigned idle = 0; /* no room for a background task: finish here */
         while (!advance(s))
             aptus_wait_step(&idle);
@@ -485,6 +509,22 @@ static void cache_put(struct aptus_nbc *s, const void *key, size_t klen)
     cache[slot].used = ++cache_clock;
     memcpy(cache[slot].key, key, klen);
     s->cached = 1;
+    /* the messages' tags made relative to the bases they were taken from, so that a replay
+     * only takes new bases */
+    for (int t = 0; t < s->ntags; t++)
+        s->tagbase[t + 1] = s->tags[t].base;
+    for (int i = 0; i < s->nsteps; i++) {
+        struct nbc_step *st = &s->steps[i];
+        if (st->kind != ST_SEND && st->kind != ST_RECV)
+            continue;
+        for (int t = 0; t < s->ntags; t++)
+            if (st->m.c == s->tags[t].c && st->m.tag >= s->tags[t].base &&
+                st->m.tag < s->tags[t].base + APTUS_COLL_PHASES) {
+                st->m.tag -= s->tags[t].base;
+                st->m.tg = (uint8_t)(t + 1);
+                break;
+            }
+    }
 }
 
 void aptus_nbc_tag_taken(struct aptus_comm *c, int base)
@@ -499,35 +539,19 @@ void aptus_nbc_tag_taken(struct aptus_comm *c, int base)
 
 int aptus_nbc_replay(const void *key, size_t klen, struct aptus_comm *c, struct aptus_request **out)
 {
-    *out = NULL;
-    int hit = -1;
-    for (int i = 0; i < NBC_CACHE && hit < 0; i++)
-        if (cache[i].s && cache[i].klen == klen && !memcmp(cache[i].key, key, klen))
-            hit = i;
-    if (hit < 0 || cache[hit].s->running || cache[hit].s->comm != c)
+    int hit = 0;
+    for (; hit < NBC_CACHE; hit++)
+        if (cache[hit].s && cache[hit].klen == klen && !memcmp(cache[hit].key, key, klen))
+            break;
+    struct aptus_nbc *s = hit < NBC_CACHE ? cache[hit].s : NULL;
+    struct aptus_request *u;
+    if (!s || s->running || s->comm != c || !(u = aptus_req_new_nomsg(APTUS_REQ_GENERIC))) {
+        *out = NULL;
         return 0;
-    struct aptus_nbc *s = cache[hit].s;
-    struct aptus_request *u = aptus_req_new_nomsg(APTUS_REQ_GENERIC);
-    if (!u)
-        return 0;
-    /* new tag bases, taken in the recording's order from the same communicators, and the
-     * messages moved onto them */
-    int nb[NBC_TAGS_MAX];
-    for (int t = 0; t < s->ntags; t++)
-        nb[t] = aptus_coll_nbc_tag(s->tags[t].c);
-    for (int i = 0; i < s->nsteps; i++) {
-        struct nbc_step *st = &s->steps[i];
-        if (st->kind != ST_SEND && st->kind != ST_RECV)
-            continue;
-        for (int t = 0; t < s->ntags; t++)
-            if (st->m.c == s->tags[t].c && st->m.tag >= s->tags[t].base &&
-                st->m.tag < s->tags[t].base + APTUS_COLL_PHASES) {
-                st->m.tag += nb[t] - s->tags[t].base;
-                break;
-            }
     }
+    /* new tag bases, taken in the recording's order from the same communicators */
     for (int t = 0; t < s->ntags; t++)
-        s->tags[t].base = nb[t];
+        s->tagbase[t + 1] = aptus_coll_nbc_tag(s->tags[t].c);
     cache[hit].used = ++cache_clock;
     cache_hits++;
     s->user = u;

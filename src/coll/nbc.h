@@ -85,7 +85,8 @@ void aptus_nbc_free(struct aptus_nbc *s);
 /* Frees the schedules kept for reuse (MPI_Finalize). */
 void aptus_nbc_pool_drain(void);
 
-/* Schedules started, steps run and schedules replayed from the cache, for the statistics. */
-void aptus_nbc_counts(uint64_t *started, uint64_t *steps, uint64_t *replayed);
+/* Schedules started, steps run, schedules replayed from the cache and schedules left whole to the
+ * progress thread, for the statistics. */
+void aptus_nbc_counts(uint64_t *started, uint64_t *steps, uint64_t *replayed, uint64_t *handed);
 
 #endif

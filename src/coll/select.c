@@ -67,12 +67,15 @@ void aptus_coll_ran(int kind, int alg)
 
 void aptus_coll_stats_print(int rank)
 {
-    uint64_t started, steps, replayed;
-    aptus_nbc_counts(&started, &steps, &replayed);
+    uint64_t started, steps, replayed, handed;
+    aptus_nbc_counts(&started, &steps, &replayed, &handed);
     if (started)
         printf("[aptus stats] rank %d: schedules (nonblocking and persistent collectives): %llu started, %llu steps "
                "run, %llu replayed from the cache\n",
                rank, (unsigned long long)started, (unsigned long long)steps, (unsigned long long)replayed);
+    if (handed)
+        printf("[aptus stats] rank %d: schedules left whole to the progress thread (own core): %llu\n", rank,
+               (unsigned long long)handed);
     for (int k = 0; k < COLL_KIND_COUNT; k++)
         for (int a = 0; a < ALG_COUNT; a++) {
             uint64_t n = __atomic_load_n(&alg_runs[k][a], __ATOMIC_RELAXED);

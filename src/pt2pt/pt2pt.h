@@ -154,7 +154,7 @@ void aptus_wait(struct aptus_request *r);
 
 /* Set by a nonblocking start while the progress thread runs: one-sided rendezvous reads matched
  * meanwhile are left to the next progress pass that is not such a start (rndv.c). */
-extern _Thread_local int aptus_rndv_defer;
+extern _Thread_local int aptus_rndv_defer __attribute__((tls_model("initial-exec")));
 /* Completes a request (for background tasks finishing a GENERIC request). */
 void aptus_req_complete(struct aptus_request *r);
 

@@ -57,7 +57,7 @@ int aptus_rndv_send(struct aptus_request *r, struct aptus_peer *p, int chan, int
     return 0;
 }
 
-_Thread_local int aptus_rndv_defer;
+_Thread_local int aptus_rndv_defer __attribute__((tls_model("initial-exec")));
 
 /* Reads put off by a nonblocking start (aptus_rndv_defer), done by the next progress pass that
  * is not one (the progress thread's while the application computes, or a wait's). */

@@ -445,6 +445,11 @@ int aptus_progress_thread_own_core(void)
     return pt_own;
 }
 
+int aptus_progress_thread_own_core_now(void)
+{
+    return pt.running && pt_own;
+}
+
 /* The progress thread's longest sleep: how long MPI_Finalize may wait for it to see that it
  * must stop (nothing wakes it for that). */
 #define APTUS_PT_SLEEP_MAX 2e-3

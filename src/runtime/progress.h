@@ -100,8 +100,10 @@ int aptus_bg_count(void);
  * after APTUS_ASYNC_PROGRESS_SPIN idle passes. start turns locking on; returns -1 with a
  * message in err when the thread cannot start. stop joins it (the caller may hold the lock). */
 int aptus_progress_thread_start(char *err, size_t errlen);
-/* Whether the running progress thread has a core of its own (APTUS_ASYNC_PROGRESS_OWN_CORE). */
+/* Whether the progress thread has (or, once stopped, had) a core of its own
+ * (APTUS_ASYNC_PROGRESS_OWN_CORE); _now: it runs, and has one. */
 int aptus_progress_thread_own_core(void);
+int aptus_progress_thread_own_core_now(void);
 void aptus_progress_thread_stop(void);
 
 /* Drops every registration (MPI_Finalize). Clean-up hooks stay. */
