@@ -358,7 +358,7 @@ static int advance(void *arg)
 {
     struct aptus_nbc *s = arg;
     /* (no re-entry for one schedule: the progress engine runs no background task from inside
-     * one, and a schedule becomes one only after its first pass) */
+     * one, and a schedule that is not one yet is run only by its starting call) */
     int pos = s->pos, n = s->nsteps;
     const int from = pos;
     for (; pos < n; pos++) {
