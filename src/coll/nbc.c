@@ -61,15 +61,13 @@ struct aptus_nbc {
     struct aptus_comm *comm; /* held while the schedule exists */
     int pos, err, running;
     size_t volume; /* bytes of its messages (sends and receives) */
-    /* the tag bases the recording took (a replay takes new ones: a cached schedule's message
-     * steps hold their tags relative to them, tagbase[tg]) */
-    struct {
-        struct aptus_comm *c;
-        int base;
-    } tags[NBC_TAGS_MAX];
-    int ntags;                     /* > NBC_TAGS_MAX: too many to replay */
-    int tagbase[NBC_TAGS_MAX + 1]; /* [0] = 0, [t + 1] = the base tags[t] in force */
-    int cached;                    /* in the cache (kept when it finishes) */
+    /* the tag bases taken from these communicators, in order: tagbase[t + 1] from tagc[t] (a
+     * replay takes new ones; a cached schedule's message steps hold their tags relative to
+     * them, st->m.tg = t + 1; tagbase[0] stays 0 for the tags as recorded) */
+    struct aptus_comm *tagc[NBC_TAGS_MAX];
+    int tagbase[NBC_TAGS_MAX + 1];
+    int ntags;  /* > NBC_TAGS_MAX: too many to replay */
+    int cached; /* in the cache (kept when it finishes) */
 };
 
 static uint64_t nbc_started, nbc_steps;
@@ -511,16 +509,14 @@ static void cache_put(struct aptus_nbc *s, const void *key, size_t klen)
     s->cached = 1;
     /* the messages' tags made relative to the bases they were taken from, so that a replay
      * only takes new bases */
-    for (int t = 0; t < s->ntags; t++)
-        s->tagbase[t + 1] = s->tags[t].base;
     for (int i = 0; i < s->nsteps; i++) {
         struct nbc_step *st = &s->steps[i];
         if (st->kind != ST_SEND && st->kind != ST_RECV)
             continue;
         for (int t = 0; t < s->ntags; t++)
-            if (st->m.c == s->tags[t].c && st->m.tag >= s->tags[t].base &&
-                st->m.tag < s->tags[t].base + APTUS_COLL_PHASES) {
-                st->m.tag -= s->tags[t].base;
+            if (st->m.c == s->tagc[t] && st->m.tag >= s->tagbase[t + 1] &&
+                st->m.tag < s->tagbase[t + 1] + APTUS_COLL_PHASES) {
+                st->m.tag -= s->tagbase[t + 1];
                 st->m.tg = (uint8_t)(t + 1);
                 break;
             }
@@ -531,8 +527,8 @@ void aptus_nbc_tag_taken(struct aptus_comm *c, int base)
 {
     struct aptus_nbc *s = aptus_nbc_rec;
     if (s->ntags < NBC_TAGS_MAX) {
-        s->tags[s->ntags].c = c;
-        s->tags[s->ntags].base = base;
+        s->tagc[s->ntags] = c;
+        s->tagbase[s->ntags + 1] = base;
     }
     s->ntags++;
 }
@@ -551,7 +547,7 @@ int aptus_nbc_replay(const void *key, size_t klen, struct aptus_comm *c, struct 
     }
     /* new tag bases, taken in the recording's order from the same communicators */
     for (int t = 0; t < s->ntags; t++)
-        s->tagbase[t + 1] = aptus_coll_nbc_tag(s->tags[t].c);
+        s->tagbase[t + 1] = aptus_coll_nbc_tag(s->tagc[t]);
     cache[hit].used = ++cache_clock;
     cache_hits++;
     s->user = u;

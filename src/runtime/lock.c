@@ -12,6 +12,7 @@ int aptus_lock_on;
 int aptus_lock_app_inside;
 int aptus_lock_left_work;
 int aptus_lock_work;
+int aptus_lock_spin;
 static int pt_parked;        /* the progress thread waits for the application to leave MPI */
 static unsigned pt_exit_seq; /* its futex word: bumped when the last application thread leaves */
 
@@ -26,8 +27,6 @@ void aptus_lock_enable(void)
 {
     __atomic_store_n(&aptus_lock_on, 1, __ATOMIC_SEQ_CST);
 }
-
-int aptus_lock_spin;
 
 static void take_depth(uintptr_t me, int depth)
 {
