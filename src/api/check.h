@@ -36,7 +36,7 @@ int aptus_api_not_initialized(const char *fn);
     return aptus_error(NULL, MPI_ERR_WIN, FN,                                                                          \
                        (h) == MPI_WIN_NULL ? "MPI_WIN_NULL is not a valid window" : "invalid window handle")
 
-/* Needs core/comm.h (aptus_group_lookup). */
+/* Needs core/group.h (aptus_group_lookup). */
 #define GET_GROUP(g, h, c, FN)                                                                                         \
     struct aptus_group *g = aptus_group_lookup(h);                                                                     \
     if (!g)                                                                                                            \

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "api/check.h"
-#include "comm/comm.h"
+#include "comm/create.h"
 #include "core/attr.h"
 #include "core/info.h"
 #include "pt2pt/pt2pt.h"

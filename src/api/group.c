@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "api/check.h"
-#include "comm/comm.h"
+#include "comm/create.h"
 #include "runtime/lock.h"
 
 /* index_of[w] = position of world rank w in g, or -1. NULL: out of memory. */

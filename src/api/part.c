@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "api/check.h"
-#include "comm/comm.h"
+#include "comm/create.h"
 #include "core/info.h"
 #include "pt2pt/pt2pt.h"
 #include "runtime/lock.h"

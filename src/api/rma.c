@@ -7,8 +7,8 @@
 
 #include "api/check.h"
 #include "core/attr.h"
-#include "core/comm.h"
 #include "core/datatype.h"
+#include "core/group.h"
 #include "core/info.h"
 #include "core/op.h"
 #include "pt2pt/pt2pt.h"

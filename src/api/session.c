@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "api/check.h"
-#include "comm/comm.h"
+#include "comm/create.h"
 #include "core/info.h"
 #include "core/session.h"
 #include "runtime/lock.h"

@@ -11,7 +11,7 @@
 #include "channel/fault/fault.h"
 #include "coll/coll.h"
 #include "coll/nbc.h"
-#include "comm/comm.h"
+#include "comm/create.h"
 #include "core/datatype.h"
 #include "pt2pt/pt2pt.h"
 #include "rma/rma.h"

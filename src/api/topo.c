@@ -7,7 +7,7 @@
 #include "api/check.h"
 #include "coll/coll_internal.h"
 #include "coll/neighbor.h"
-#include "comm/comm.h"
+#include "comm/create.h"
 #include "core/op.h"
 #include "core/topo.h"
 #include "pt2pt/pt2pt.h"

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "coll/coll_internal.h"
-#include "core/comm.h"
+#include "core/context.h"
 #include "core/datatype.h"
 #include "pt2pt/pt2pt.h"
 #include "runtime/config.h"

@@ -9,7 +9,7 @@
 
 #include <stdlib.h>
 
-#include "core/comm.h"
+#include "core/context.h"
 #include "core/topo.h"
 #include "pt2pt/pt2pt.h"
 

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/comm.h"
+#include "core/group.h"
 #include "runtime/runtime.h"
 
 struct aptus_group aptus_group_empty_obj = { APTUS_MAGIC_GROUP, 1, 0, NULL };

@@ -63,11 +63,11 @@ struct aptus_comm {
     struct aptus_topo *topo;
     struct aptus_attr *attrs;
     uint16_t ctx;      /* point-to-point context; collectives use ctx + 1, communicator management and
-                          neighborhood collectives ctx + 2, partitioned communication ctx + 3 (core/comm.h) */
+                          neighborhood collectives ctx + 2, partitioned communication ctx + 3 (core/context.h) */
     uint16_t ctx_slot; /* context-id slot, freed with the communicator */
     int coll_seq;      /* sequence for internal collective tags */
     int nbc_seq;       /* the same for nonblocking and persistent collectives (coll/nbc.h) */
-    uint32_t mgmt_seq; /* communicator-creation calls so far (tags on ctx + 2; comm/comm.c) */
+    uint32_t mgmt_seq; /* communicator-creation calls so far (tags on ctx + 2; comm/create.c) */
     MPI_Info info;     /* hints (MPI_Comm_set_info), or MPI_INFO_NULL */
     struct aptus_errhandler *errh;
     /* the session it derives from (core/session.h); NULL: the world model */

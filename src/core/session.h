@@ -31,7 +31,7 @@ struct aptus_session *aptus_session_get(MPI_Session h);
  * NULL for communicators of the world model and once the session is finalized. */
 struct aptus_session *aptus_comm_session(const struct aptus_comm *c);
 
-/* References held by communicators (comm/comm.c); NULL is ignored. */
+/* References held by communicators (comm/create.c); NULL is ignored. */
 void aptus_session_retain(struct aptus_session *s);
 void aptus_session_release(struct aptus_session *s);
 

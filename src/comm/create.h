@@ -1,15 +1,18 @@
 /* Communicator construction: the collective constructors (dup, idup, split, create,
  * create_group, from_group, intercommunicators), context-id agreement over the collectives,
  * release and comparison. This layer sits above the collectives it uses. */
-#ifndef APTUS_COMM_COMM_H
-#define APTUS_COMM_COMM_H
+#ifndef APTUS_COMM_CREATE_H
+#define APTUS_COMM_CREATE_H
 
-#include "core/comm.h"
+#include "core/context.h"
+#include "core/group.h"
+
+struct aptus_request;
 
 void aptus_comm_init(void);
 void aptus_comm_finalize(void);
 
-/* ---- communicators (comm/comm.c) ---- */
+/* ---- communicators (comm/create.c) ---- */
 /* New intracommunicator over the given world ranks (copied) with a fresh context; rank = index
  * of this process. Collective over `parent` (an intracommunicator): every parent member calls
  * it (members not in the new group pass n == 0 and get NULL). Returns an MPI error class. */

@@ -1,7 +1,7 @@
 /* Communicators: context ids, creation (dup, idup, split, create, create_group), intercommunicators
  * (create, merge, split, create), release and comparison. docs/DESIGN.md, "Communicators, groups
  * and topologies", explains the context agreement. */
-#include "comm/comm.h"
+#include "comm/create.h"
 
 #include <limits.h>
 #include <stdlib.h>
@@ -18,7 +18,7 @@
 
 struct aptus_comm aptus_comm_world_obj, aptus_comm_self_obj;
 
-/* Context-id slots. Slot s gives the contexts 4s .. 4s+3 (core/comm.h). Slot 0 is
+/* Context-id slots. Slot s gives the contexts 4s .. 4s+3 (core/context.h). Slot 0 is
  * MPI_COMM_WORLD, slot 1 MPI_COMM_SELF.
  *
  * Blocking creation calls take slots from the lower half (words 0 .. BLK_WORDS-1): the members

@@ -1,5 +1,5 @@
-/* Groups and communicator contexts: the objects and the context-id rules (the collective
- * constructors are in comm/comm.h).
+/* Communicator contexts: the context-id rules and the tags of the management context (the
+ * collective constructors that agree on context ids are in comm/create.h).
  *
  * Contexts: a communicator owns one context-id slot s and the four message contexts 4s .. 4s+3:
  *   ctx + 0  point-to-point (the user's messages)
@@ -8,8 +8,8 @@
  *            collectives (coll/neighbor.c); tag ranges below
  *   ctx + 3  partitioned communication (api/part.c)
  * An intercommunicator's contexts are shared by both groups; its local_comm has its own slot. */
-#ifndef APTUS_CORE_COMM_H
-#define APTUS_CORE_COMM_H
+#ifndef APTUS_CORE_CONTEXT_H
+#define APTUS_CORE_CONTEXT_H
 
 #include "core/objects.h"
 
@@ -32,24 +32,9 @@
 #define APTUS_TAG_CGROUP(t)       ((int)(0x40000000u | ((unsigned)(t)&0x1fffffffu)))
 #define APTUS_TAG_ICREATE(t)      ((int)(0x60000000u | ((unsigned)(t)&0x1fffffffu)))
 
-struct aptus_request;
-
-/* ---- groups (core/group.c) ---- */
-extern struct aptus_group aptus_group_empty_obj;
-/* The group behind a handle, MPI_GROUP_EMPTY included; NULL if invalid (MPI_GROUP_NULL too). */
-struct aptus_group *aptus_group_lookup(MPI_Group h);
-/* A new group of n world ranks (copied); n == 0 gives the empty group. NULL: out of memory. */
-struct aptus_group *aptus_group_new(const int *world, int n);
-MPI_Group aptus_group_handle(struct aptus_group *g);
-void aptus_group_release(struct aptus_group *g);
-/* Index of world rank w in g, or MPI_UNDEFINED. */
-int aptus_group_index(const struct aptus_group *g, int w);
-/* The local (remote) group of a communicator. NULL: out of memory. */
-struct aptus_group *aptus_comm_group(const struct aptus_comm *c, int remote);
-
 /* Drops a reference to a communicator taken by an operation of a lower layer (a nonblocking
  * collective): the last one frees it through the release function that the communicator layer
- * (comm/comm.c) registers, which is how layers below it reach it. */
+ * (comm/create.c) registers, which is how layers below it reach it. */
 void aptus_comm_unref(struct aptus_comm *c);
 void aptus_comm_release_set(void (*release)(struct aptus_comm *c));
 
