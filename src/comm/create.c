@@ -1,6 +1,7 @@
-/* Communicators: context ids, creation (dup, idup, split, create, create_group), intercommunicators
- * (create, merge, split, create), release and comparison. docs/DESIGN.md, "Communicators, groups
- * and topologies", explains the context agreement. */
+/* Communicators: creation (dup, idup, split, create, create_group, from groups),
+ * intercommunicators (create, merge, split, create), release and comparison. The members agree on
+ * context ids through comm/context_id.h; docs/DESIGN.md, "Communicators, groups and topologies",
+ * explains it. */
 #include "comm/create.h"
 
 #include <limits.h>
@@ -9,6 +10,7 @@
 
 #include "coll/coll.h"
 #include "coll/coll_internal.h"
+#include "comm/context_id.h"
 #include "core/attr.h"
 #include "core/errors.h"
 #include "core/session.h"
@@ -18,66 +20,24 @@
 
 struct aptus_comm aptus_comm_world_obj, aptus_comm_self_obj;
 
-/* Context-id slots. Slot s gives the contexts 4s .. 4s+3 (core/context.h). Slot 0 is
- * MPI_COMM_WORLD, slot 1 MPI_COMM_SELF.
- *
- * Blocking creation calls take slots from the lower half (words 0 .. BLK_WORDS-1): the members
- * AND their free masks and take the lowest common slot. Only one blocking call runs at a time
- * in a process, and nothing else takes lower-half slots, so its contribution stays free until
- * it ends.
- *
- * MPI_Comm_idup takes slots from the upper half, one 32-slot window (one word) per round:
- * each member contributes the free slots of the window that no other nonblocking round of this
- * process holds, and holds them (ctx_locked) until the round ends. When the AND is empty the
- * next round tries the next window. A round never waits for anything but its own members'
- * messages, so a blocking creation call or another idup never waits for it, and it never waits
- * for them. */
-#define CTX_SLOTS  8192
-#define CTX_WORDS  (CTX_SLOTS / 32)
-#define BLK_WORDS  (CTX_WORDS / 2)
-#define NB_WINDOWS (CTX_WORDS - BLK_WORDS)
-static uint32_t ctx_free[CTX_WORDS];
-static uint32_t ctx_locked[CTX_WORDS];
-
-static void ctx_mark(int slot, int used)
-{
-    if (used)
-        ctx_free[slot / 32] &= ~(1u << (slot % 32));
-    else
-        ctx_free[slot / 32] |= 1u << (slot % 32);
-}
-
+/* Gives c the contexts of a slot that an agreement took for it (marked in use then). */
 static void comm_set_slot(struct aptus_comm *c, int slot)
 {
     c->ctx = (uint16_t)(APTUS_CTX_PER_SLOT * slot);
     c->ctx_slot = (uint16_t)slot;
-    ctx_mark(slot, 1);
 }
 
-/* The lowest `want` set bits of mask words [0, nwords) as slots (word w0 is slot 32 * w0).
- * Returns how many were found. */
-static int pick_slots(const uint32_t *mask, int nwords, int w0, int want, int *slots)
+/* Slots an agreement took that no communicator got (a failure after the agreement). */
+static void slots_release(const int *s, int n)
 {
-    int got = 0;
-    for (int i = 0; i < nwords && got < want; i++) {
-        uint32_t m = mask[i];
-        while (m && got < want) {
-            int b = __builtin_ctz(m);
-            slots[got++] = (w0 + i) * 32 + b;
-            m &= m - 1;
-        }
-    }
-    return got;
+    for (int i = 0; i < n; i++)
+        aptus_ctxid_release(s[i]);
 }
 
 void aptus_comm_init(void)
 {
     aptus_comm_release_set(aptus_comm_release);
-    memset(ctx_free, 0xff, sizeof ctx_free);
-    memset(ctx_locked, 0, sizeof ctx_locked);
-    ctx_mark(0, 1);
-    ctx_mark(1, 1);
-    ctx_mark(APTUS_SLOT_RUNTIME, 1);
+    aptus_ctxid_init();
     struct aptus_comm *w = &aptus_comm_world_obj, *s = &aptus_comm_self_obj;
     memset(w, 0, sizeof *w);
     memset(s, 0, sizeof *s);
@@ -111,179 +71,6 @@ void aptus_comm_finalize(void)
     aptus_comm_self_obj.world = aptus_comm_self_obj.peers = NULL;
 }
 
-/* ---------------- the agreement engine ----------------
- *
- * An allreduce over a list of participants (world ranks; this process is number `me`) on one
- * context and tag, as a state machine that never blocks: a binomial tree gathers to participant
- * 0, which sends the result back down the tree. Words 0 .. nand-1 are ANDed, the others ORed.
- * It needs no communicator of its own: `tc` carries just the addressing the message layer uses
- * (rank, peers). */
-struct agree {
-    struct aptus_comm tc;
-    uint16_t ctx;
-    int tag;
-    int nw, nand;   /* words, of which the first nand are ANDed and the others ORed */
-    uint32_t *val;  /* nw words: the contribution, then the result */
-    uint32_t *bufs; /* (nchild + 1) * nw words: children's contributions, the parent's result */
-    int nchild, parent;
-    int child[32];
-    struct aptus_request *rq[32], *sq[33];
-    int nrq, nsq;
-    int state; /* 0 gathering, 1 waiting for the result, 2 sending it down, 3 waiting for the sends,
-                  4 done */
-    int err;
-};
-
-/* The agreement's messages (a->nw words on a->ctx, a->tag). A failed start is kept in a->err;
- * a receive that did not start counts as arrived (NULL): the result is invalid anyway. */
-static struct aptus_request *agree_irecv(struct agree *a, void *buf, int src)
-{
-    struct aptus_request *r;
-    int rc = aptus_coll_irecv_on(&a->tc, a->ctx, buf, (size_t)a->nw * 4, src, a->tag, &r);
-    if (rc && !a->err)
-        a->err = rc;
-    return r;
-}
-
-static void agree_isend(struct agree *a, const void *buf, int dst)
-{
-    struct aptus_request *r;
-    int rc = aptus_coll_isend_on(&a->tc, a->ctx, buf, (size_t)a->nw * 4, dst, a->tag, &r);
-    if (rc && !a->err)
-        a->err = rc;
-    if (r)
-        a->sq[a->nsq++] = r;
-}
-
-/* Sets up the tree and posts the receives from the children; the caller has filled a->val. */
-static int agree_init(struct agree *a, int *peers, int n, int me, uint16_t ctx, int tag, int nw, int nand)
-{
-    memset(a, 0, sizeof *a);
-    a->nand = nand;
-    a->tc.rank = me;
-    a->tc.size = a->tc.npeers = n;
-    a->tc.world = a->tc.peers = peers;
-    a->ctx = ctx;
-    a->tag = tag;
-    a->nw = nw;
-    a->parent = -1;
-    for (int k = 1; k < n; k <<= 1) {
-        if (me & k) {
-            a->parent = me - k;
-            break;
-        }
-        if (me + k < n)
-            a->child[a->nchild++] = me + k;
-    }
-    a->val = calloc((size_t)nw * (size_t)(a->nchild + 2), 4);
-    if (!a->val)
-        return MPI_ERR_NO_MEM;
-    a->bufs = a->val + nw;
-    return 0;
-}
-
-static void agree_start(struct agree *a)
-{
-    a->state = 0;
-    a->nrq = a->nsq = 0;
-    for (int i = 0; i < a->nchild; i++)
-        a->rq[a->nrq++] = agree_irecv(a, a->bufs + (size_t)i * (size_t)a->nw, a->child[i]);
-}
-
-static void agree_free_reqs(struct aptus_request **r, int *n, struct agree *a)
-{
-    for (int i = 0; i < *n; i++)
-        if (r[i]) {
-            if (r[i]->st_error && !a->err)
-                a->err = r[i]->st_error;
-            aptus_req_free(r[i]);
-        }
-    *n = 0;
-}
-
-/* One step; returns 1 once the result is in a->val (a->err says whether it is valid). */
-static int agree_poll(struct agree *a)
-{
-    if (a->state == 0) {
-        for (int i = 0; i < a->nrq; i++)
-            if (a->rq[i] && !a->rq[i]->complete)
-                return 0;
-        for (int i = 0; i < a->nchild; i++) {
-            const uint32_t *b = a->bufs + (size_t)i * (size_t)a->nw;
-            for (int w = 0; w < a->nand; w++)
-                a->val[w] &= b[w];
-            for (int w = a->nand; w < a->nw; w++)
-                a->val[w] |= b[w];
-        }
-        agree_free_reqs(a->rq, &a->nrq, a);
-        if (a->parent >= 0) {
-            agree_isend(a, a->val, a->parent);
-            a->rq[a->nrq++] = agree_irecv(a, a->bufs + (size_t)a->nchild * (size_t)a->nw, a->parent);
-            a->state = 1;
-        } else {
-            a->state = 2;
-        }
-    }
-    if (a->state == 1) {
-        if (a->rq[0] && !a->rq[0]->complete)
-            return 0;
-        /* the parent answered, so it had our contribution: the send from val is done */
-        memcpy(a->val, a->bufs + (size_t)a->nchild * (size_t)a->nw, (size_t)a->nw * 4);
-        agree_free_reqs(a->rq, &a->nrq, a);
-        a->state = 2;
-    }
-    if (a->state == 2) {
-        for (int i = 0; i < a->nchild; i++)
-            agree_isend(a, a->val, a->child[i]);
-        a->state = 3;
-    }
-    for (int i = 0; i < a->nsq; i++)
-        if (!a->sq[i]->complete)
-            return 0;
-    agree_free_reqs(a->sq, &a->nsq, a);
-    a->state = 4;
-    return 1;
-}
-
-static void agree_done(struct agree *a)
-{
-    free(a->val);
-    a->val = a->bufs = NULL;
-}
-
-static void agree_run(struct agree *a)
-{
-    unsigned idle = 0;
-    agree_start(a);
-    while (!agree_poll(a))
-        aptus_wait_step(&idle);
-}
-
-/* Blocking agreement: mask gets the lower-half slots free on every participant. */
-static int agree_free_mask(int *peers, int n, int me, uint16_t ctx, int tag, uint32_t *mask)
-{
-    struct agree a;
-    int rc = agree_init(&a, peers, n, me, ctx, tag, BLK_WORDS, BLK_WORDS);
-    if (rc)
-        return rc;
-    memcpy(a.val, ctx_free, BLK_WORDS * 4);
-    agree_run(&a);
-    memcpy(mask, a.val, BLK_WORDS * 4);
-    rc = a.err;
-    agree_done(&a);
-    return rc;
-}
-
-/* Blocking agreement on `want` lower-half slots among the participants. */
-static int agree_slots(int *peers, int n, int me, uint16_t ctx, int tag, int want, int *slots)
-{
-    uint32_t mask[BLK_WORDS];
-    int rc = agree_free_mask(peers, n, me, ctx, tag, mask);
-    if (!rc && pick_slots(mask, BLK_WORDS, 0, want, slots) < want)
-        rc = MPI_ERR_INTERN; /* every context id in use */
-    return rc;
-}
-
 /* Both groups of intercommunicator c in one list, the local group first if local_first; *me
  * gets this process's position. NULL: out of memory. */
 static int *inter_members(const struct aptus_comm *c, int local_first, int *me)
@@ -303,19 +90,6 @@ static int *inter_members(const struct aptus_comm *c, int local_first, int *me)
 #define INTER_LOCAL_FIRST(c) ((c)->world[0] < (c)->peers[0])
 
 /* Blocking agreement over all of c (both groups of an intercommunicator). */
-static int agree_over(struct aptus_comm *c, int seq, int want, int *slots)
-{
-    int n = c->size, me = c->rank, *l = NULL;
-    if (c->is_inter) {
-        if (!(l = inter_members(c, INTER_LOCAL_FIRST(c), &me)))
-            return MPI_ERR_NO_MEM;
-        n += c->npeers;
-    }
-    int rc =
-        agree_slots(l ? l : c->world, n, me, (uint16_t)(c->ctx + APTUS_CTX_MGMT), APTUS_TAG_SEQ(seq, 0), want, slots);
-    free(l);
-    return rc;
-}
 
 /* ---------------- communicator objects ---------------- */
 
@@ -355,16 +129,19 @@ static struct aptus_comm *comm_alloc(struct aptus_errhandler *errh, const int *w
     return c;
 }
 
-/* An intercommunicator and its local_comm, on slots s[0] and s[1]. */
+/* An intercommunicator and its local_comm, on slots s[0] and s[1] (taken by an agreement: given
+ * back on failure), or on none (s NULL). */
 static struct aptus_comm *inter_new(struct aptus_errhandler *errh, const int *local, int n, const int *remote, int m,
                                     const int *s)
 {
     struct aptus_comm *c = comm_alloc(errh, local, n, remote, m);
-    if (!c)
-        return NULL;
-    c->local_comm = comm_alloc(errh, local, n, NULL, 0);
-    if (!c->local_comm) {
+    if (c && !(c->local_comm = comm_alloc(errh, local, n, NULL, 0))) {
         aptus_comm_release(c);
+        c = NULL;
+    }
+    if (!c) {
+        if (s)
+            slots_release(s, 2);
         return NULL;
     }
     if (s) {
@@ -401,40 +178,68 @@ void aptus_comm_set_session(struct aptus_comm *c, struct aptus_session *s)
     }
 }
 
+/* A context-id agreement over all of c (both groups of an intercommunicator), for the seq-th
+ * creation call on c: `want` slots into s[], taken here when `take` (this process gets the new
+ * communicator), else this process only takes part. */
+static int agree_over(struct aptus_comm *c, uint32_t seq, int want, int take, int *s)
+{
+    int n = c->size, me = c->rank, *l = NULL;
+    if (c->is_inter) {
+        if (!(l = inter_members(c, INTER_LOCAL_FIRST(c), &me)))
+            return MPI_ERR_NO_MEM;
+        n += c->npeers;
+    }
+    struct aptus_ctxid_agree g;
+    int rc = aptus_ctxid_agree_run(&g, l ? l : c->world, n, me, (uint16_t)(c->ctx + APTUS_CTX_MGMT),
+                                   APTUS_TAG_SEQ(seq, 0), APTUS_CTXID_KEY_SEQ(c->ctx_slot, seq), want, !take, 0, NULL);
+    memcpy(s, g.slots, (size_t)want * sizeof(int));
+    aptus_ctxid_agree_end(&g);
+    free(l);
+    return rc;
+}
+
+/* An intracommunicator over world[0 .. n-1] on slot s (taken by an agreement: given back on
+ * failure), deriving from parent's session. */
+static int intra_new(struct aptus_comm *parent, struct aptus_errhandler *errh, const int *world, int n, int s,
+                     struct aptus_comm **out)
+{
+    *out = comm_alloc(errh, world, n, NULL, 0);
+    if (!*out) {
+        slots_release(&s, 1);
+        return MPI_ERR_NO_MEM;
+    }
+    if (parent)
+        inherit_session(*out, parent);
+    comm_set_slot(*out, s);
+    return MPI_SUCCESS;
+}
+
 int aptus_comm_create_from(struct aptus_comm *parent, const int *world, int n, struct aptus_comm **out)
 {
     int slot;
     *out = NULL;
-    int rc = agree_over(parent, (int)parent->mgmt_seq++, 1, &slot);
+    int rc = agree_over(parent, parent->mgmt_seq++, 1, n > 0, &slot);
     if (rc || n == 0)
         return rc;
-    *out = comm_alloc(parent->errh, world, n, NULL, 0);
-    if (!*out)
-        return MPI_ERR_NO_MEM;
-    inherit_session(*out, parent);
-    comm_set_slot(*out, slot);
-    return MPI_SUCCESS;
+    return intra_new(parent, parent->errh, world, n, slot, out);
 }
 
 int aptus_comm_create_group(struct aptus_comm *parent, const int *world, int n, int tag, struct aptus_comm **out)
 {
-    int me = -1, slot;
+    int me = -1;
     *out = NULL;
     for (int i = 0; i < n; i++)
         if (world[i] == aptus_rt.rank)
             me = i;
     if (me < 0)
         return MPI_SUCCESS;
-    int rc =
-        agree_slots((int *)world, n, me, (uint16_t)(parent->ctx + APTUS_CTX_MGMT), APTUS_TAG_CGROUP(tag), 1, &slot);
+    struct aptus_ctxid_agree g;
+    int rc = aptus_ctxid_agree_run(&g, (int *)world, n, me, (uint16_t)(parent->ctx + APTUS_CTX_MGMT),
+                                   APTUS_TAG_CGROUP(tag), APTUS_CTXID_KEY_CGROUP(parent->ctx_slot, tag), 1, 0, 0, NULL);
+    aptus_ctxid_agree_end(&g);
     if (rc)
         return rc;
-    *out = comm_alloc(parent->errh, world, n, NULL, 0);
-    if (!*out)
-        return MPI_ERR_NO_MEM;
-    inherit_session(*out, parent);
-    comm_set_slot(*out, slot);
-    return MPI_SUCCESS;
+    return intra_new(parent, parent->errh, world, n, g.slots[0], out);
 }
 
 /* The copy of c that MPI_Comm_dup and MPI_Comm_idup make: groups, error handler, topology,
@@ -467,21 +272,23 @@ static int dup_object(struct aptus_comm *c, struct aptus_comm **out)
 
 int aptus_comm_dup(struct aptus_comm *c, struct aptus_comm **out)
 {
-    int s[2];
+    int s[2], want = c->is_inter ? 2 : 1;
     *out = NULL;
-    int rc = agree_over(c, (int)c->mgmt_seq++, c->is_inter ? 2 : 1, s);
+    int rc = agree_over(c, c->mgmt_seq++, want, 1, s);
     if (rc)
         return rc;
     rc = dup_object(c, out);
-    if (rc)
+    if (rc) {
+        slots_release(s, want);
         return rc;
+    }
     comm_set_slot(*out, s[0]);
     if (c->is_inter)
         comm_set_slot((*out)->local_comm, s[1]);
     return MPI_SUCCESS;
 }
 
-/* ---------------- MPI_Comm_idup: rounds over windows of the upper half ---------------- */
+/* ---------------- MPI_Comm_idup: the agreement as a background task ---------------- */
 
 struct idup {
     struct aptus_comm *parent;
@@ -491,108 +298,31 @@ struct idup {
     struct aptus_comm *newc;
     struct aptus_request *req;
     int *list; /* participants (NULL: parent->world) */
-    int n, me;
-    uint16_t ctx;
-    int tag;
-    int want;
-    uint64_t key;        /* (parent slot, sequence): the same on every member; lower goes first */
-    unsigned wmul, wxor; /* the order of the windows (see idup_window) */
-    int round, misses, conflict_seen;
-    int start_err;
-    uint32_t held; /* slots of the current window this round holds */
-    struct agree a;
-    struct idup *next, **pprev; /* the idups running in this process */
+    struct aptus_ctxid_agree g;
 };
 
-static struct idup *idups;
-
-/* The window of round r: a permutation of the windows (an odd multiplier, then an xor) that
- * depends on the key, so that every member computes the same, a lap visits every window once,
- * and two idups that met in a window most likely part at once. */
-static int idup_window(const struct idup *d, int r)
+static int idup_poll(void *arg)
 {
-    return BLK_WORDS + (int)((((unsigned)r * d->wmul) ^ d->wxor) % NB_WINDOWS);
-}
-
-/* Starts round d->round. Two idups that met in a window may have taken its slots in opposite
- * orders on two processes, so that both fail; if their orders of windows coincide they would
- * meet again and again. So a round leaves alone (contributes nothing to) a window that an idup
- * with a lower key, running here, is using in its current round or will use in its next one: the
- * lower key then gets the window everywhere. */
-static int idup_round(struct idup *d)
-{
-    int w = idup_window(d, d->round), yield = 0;
-    for (struct idup *e = idups; e && !yield; e = e->next)
-        yield = e->key < d->key && (idup_window(e, e->round) == w || idup_window(e, e->round + 1) == w);
-    d->held = yield ? 0 : ctx_free[w] & ~ctx_locked[w];
-    ctx_locked[w] |= d->held;
-    int rc = agree_init(&d->a, d->list ? d->list : d->parent->world, d->n, d->me, d->ctx, d->tag, 2, 1);
-    if (rc)
-        return rc;
-    d->a.val[0] = d->held;
-    d->a.val[1] = yield || (ctx_free[w] & ~d->held) != 0; /* free slots another idup holds */
-    agree_start(&d->a);
-    return 0;
-}
-
-static void idup_finish(struct idup *d, int err)
-{
-    *d->pprev = d->next;
-    if (d->next)
-        d->next->pprev = d->pprev;
+    struct idup *d = arg;
+    if (!aptus_ctxid_agree_poll(&d->g))
+        return 0;
+    aptus_ctxid_agree_end(&d->g);
+    int err = d->g.err;
     if (d->req) {
-        d->req->st_error = err;
-        if (err)
+        if (!err) {
+            comm_set_slot(d->newc, d->g.slots[0]);
+            if (d->g.want == 2)
+                comm_set_slot(d->newc->local_comm, d->g.slots[1]);
+        } else {
             d->newc->magic = 0; /* no context: the handle is invalid (the object is leaked) */
+        }
+        d->req->st_error = err;
         aptus_req_complete(d->req);
     }
     aptus_comm_release(d->parent);
     free(d->list);
     free(d);
-}
-
-static int idup_poll(void *arg)
-{
-    struct idup *d = arg;
-    int w = idup_window(d, d->round);
-    if (d->start_err) {
-        ctx_locked[w] &= ~d->held;
-        agree_done(&d->a);
-        idup_finish(d, d->start_err);
-        return 1;
-    }
-    if (!agree_poll(&d->a))
-        return 0;
-    ctx_locked[w] &= ~d->held;
-    int s[2], err = d->a.err;
-    uint32_t result = d->a.val[0], conflict = d->a.val[1];
-    agree_done(&d->a);
-    if (!err && pick_slots(&result, 1, w, d->want, s) == d->want) {
-        if (d->newc) {
-            comm_set_slot(d->newc, s[0]);
-            if (d->want == 2)
-                comm_set_slot(d->newc->local_comm, s[1]);
-        }
-        idup_finish(d, 0);
-        return 1;
-    }
-    if (!err) {
-        d->conflict_seen |= conflict != 0;
-        d->round++;
-        if (++d->misses == NB_WINDOWS) {
-            /* a whole lap without a common slot: out of ids unless some were held */
-            if (!d->conflict_seen)
-                err = MPI_ERR_INTERN;
-            d->misses = 0;
-            d->conflict_seen = 0;
-        }
-    }
-    if (err) {
-        idup_finish(d, err);
-        return 1;
-    }
-    d->start_err = idup_round(d);
-    return 0;
+    return 1;
 }
 
 int aptus_comm_idup(struct aptus_comm *c, struct aptus_comm **out, struct aptus_request **req)
@@ -602,14 +332,13 @@ int aptus_comm_idup(struct aptus_comm *c, struct aptus_comm **out, struct aptus_
     struct idup *d = calloc(1, sizeof *d);
     if (!d)
         return MPI_ERR_NO_MEM;
-    d->n = c->size;
-    d->me = c->rank;
+    int n = c->size, me = c->rank;
     if (c->is_inter) {
-        if (!(d->list = inter_members(c, INTER_LOCAL_FIRST(c), &d->me))) {
+        if (!(d->list = inter_members(c, INTER_LOCAL_FIRST(c), &me))) {
             free(d);
             return MPI_ERR_NO_MEM;
         }
-        d->n += c->npeers;
+        n += c->npeers;
     }
     /* From here on this process takes part in the agreement whatever happens, so that the other
      * members' idup completes and every member's mgmt_seq stays in step; a failed copy is
@@ -626,23 +355,10 @@ int aptus_comm_idup(struct aptus_comm *c, struct aptus_comm **out, struct aptus_
     uint32_t seq = c->mgmt_seq++;
     d->parent = c;
     c->refcount++;
-    d->ctx = (uint16_t)(c->ctx + APTUS_CTX_MGMT);
-    d->tag = APTUS_TAG_SEQ(seq, 0);
-    d->want = c->is_inter ? 2 : 1;
-    uint32_t h = (uint32_t)c->ctx_slot * 0x9e3779b1u + seq * 0x85ebca77u;
-    h ^= h >> 15;
-    h *= 0x2c1b3c6du;
-    h ^= h >> 12;
-    d->wmul = ((h >> 8) % NB_WINDOWS) | 1;
-    d->wxor = h % NB_WINDOWS;
-    d->key = (uint64_t)c->ctx_slot << 32 | seq;
-    d->next = idups;
-    d->pprev = &idups;
-    if (idups)
-        idups->pprev = &d->next;
-    idups = d;
     /* a failure to start is reported by the first poll, through the request */
-    d->start_err = idup_round(d);
+    aptus_ctxid_agree_start(&d->g, d->list ? d->list : c->world, n, me, (uint16_t)(c->ctx + APTUS_CTX_MGMT),
+                            APTUS_TAG_SEQ(seq, 0), APTUS_CTXID_KEY_SEQ(c->ctx_slot, seq), c->is_inter ? 2 : 1,
+                            d->req == NULL, 0, NULL);
     if (aptus_bg_add(idup_poll, d)) {
         unsigned idle = 0; /* no room for a background task: agree here */
         while (!idup_poll(d))
@@ -715,18 +431,17 @@ static int split_inter(struct aptus_comm *c, int color, int key, struct aptus_co
                            APTUS_TAG_SEQ(seq, 1));
     if (!rc)
         rc = aptus_bcast(rt, (size_t)m * 2 * sizeof(int), 0, c->local_comm);
-    int s[2];
-    if (!rc)
-        rc = agree_over(c, (int)seq, 2, s);
+    int ln = 0, rn = 0, s[2];
     if (!rc) {
-        int ln = split_members(lt, n, color, c, 0, lw, e);
-        int rn = split_members(rt, m, color, c, 1, rw, e);
-        if (ln > 0 && rn > 0) {
-            *out = inter_new(c->errh, lw, ln, rw, rn, s);
-            inherit_session(*out, c);
-            if (!*out)
-                rc = MPI_ERR_NO_MEM;
-        }
+        ln = split_members(lt, n, color, c, 0, lw, e);
+        rn = split_members(rt, m, color, c, 1, rw, e);
+        rc = agree_over(c, seq, 2, ln > 0 && rn > 0, s);
+    }
+    if (!rc && ln > 0 && rn > 0) {
+        *out = inter_new(c->errh, lw, ln, rw, rn, s);
+        inherit_session(*out, c);
+        if (!*out)
+            rc = MPI_ERR_NO_MEM;
     }
     free(lt);
     free(rt);
@@ -777,16 +492,20 @@ int aptus_comm_split_node(struct aptus_comm *c, int color, int key, struct aptus
         return split_inter(c, color == MPI_UNDEFINED ? MPI_UNDEFINED : (int)nc, key, out);
     }
     /* The members on this node, in c's rank order: who they are is known here, so only they
-     * talk. One agreement among them carries the context masks (ANDed; a member staying out
-     * contributes all ones) and every member's (in, color, key) (ORed into its own words). A
-     * slot free for all the node's members that take part serves every color. */
+     * talk. One agreement among them carries the context ids and every member's (in, color,
+     * key), ORed into its own words; a member staying out only takes part. A slot free for all
+     * the node's members that take part serves every color. */
     int in = color != MPI_UNDEFINED;
     uint32_t seq = c->mgmt_seq++;
     int n = 0, me = -1;
     *out = NULL;
     int *l = malloc((size_t)c->size * sizeof(int));
-    if (!l)
+    uint32_t *x = calloc((size_t)c->size * 3, sizeof(uint32_t));
+    if (!l || !x) {
+        free(l);
+        free(x);
         return MPI_ERR_NO_MEM;
+    }
     for (int i = 0; i < c->size; i++) {
         int w = aptus_comm_world_rank(c, i);
         if (aptus_rt.node_of[w] != aptus_rt.node)
@@ -795,48 +514,35 @@ int aptus_comm_split_node(struct aptus_comm *c, int color, int key, struct aptus
             me = n;
         l[n++] = w;
     }
-    struct agree a;
-    int rc = agree_init(&a, l, n, me, (uint16_t)(c->ctx + APTUS_CTX_MGMT), APTUS_TAG_SEQ(seq, 1), BLK_WORDS + 3 * n,
-                        BLK_WORDS);
-    if (rc) {
-        free(l);
-        return rc;
-    }
-    if (in)
-        memcpy(a.val, ctx_free, BLK_WORDS * 4);
-    else
-        memset(a.val, 0xff, BLK_WORDS * 4);
-    a.val[BLK_WORDS + 3 * me] = (uint32_t)in;
-    a.val[BLK_WORDS + 3 * me + 1] = (uint32_t)color;
-    a.val[BLK_WORDS + 3 * me + 2] = (uint32_t)key;
-    agree_run(&a);
-    rc = a.err;
-    int slot;
-    if (!rc && in && pick_slots(a.val, BLK_WORDS, 0, 1, &slot) < 1)
-        rc = MPI_ERR_INTERN;
+    x[3 * me] = (uint32_t)in;
+    x[3 * me + 1] = (uint32_t)color;
+    x[3 * me + 2] = (uint32_t)key;
+    struct aptus_ctxid_agree g;
+    int rc = aptus_ctxid_agree_run(&g, l, n, me, (uint16_t)(c->ctx + APTUS_CTX_MGMT), APTUS_TAG_SEQ(seq, 1),
+                                   APTUS_CTXID_KEY_SEQ(c->ctx_slot, seq), 1, !in, 3 * n, x);
     if (!rc && in) {
+        const uint32_t *t = g.a.val + 2;
         struct split_entry *e = malloc((size_t)n * sizeof *e);
         int *w = malloc((size_t)n * sizeof(int));
         int m = 0;
+        rc = MPI_ERR_NO_MEM;
         if (e && w) {
             for (int i = 0; i < n; i++)
-                if (a.val[BLK_WORDS + 3 * i] && (int)a.val[BLK_WORDS + 3 * i + 1] == color)
-                    e[m++] = (struct split_entry){ (int)a.val[BLK_WORDS + 3 * i + 2], i };
+                if (t[3 * i] && (int)t[3 * i + 1] == color)
+                    e[m++] = (struct split_entry){ (int)t[3 * i + 2], i };
             qsort(e, (size_t)m, sizeof *e, split_cmp);
             for (int i = 0; i < m; i++)
                 w[i] = l[e[i].rank];
-            *out = comm_alloc(c->errh, w, m, NULL, 0);
-            inherit_session(*out, c);
+            rc = intra_new(c, c->errh, w, m, g.slots[0], out);
+        } else {
+            slots_release(g.slots, 1);
         }
-        if (*out)
-            comm_set_slot(*out, slot);
-        else
-            rc = MPI_ERR_NO_MEM;
         free(e);
         free(w);
     }
-    agree_done(&a);
+    aptus_ctxid_agree_end(&g);
     free(l);
+    free(x);
     return rc;
 }
 
@@ -864,19 +570,67 @@ int aptus_comm_create_inter(struct aptus_comm *c, const int *world, int n, struc
         if (!rc)
             rc = rc2;
     }
-    int s[2];
-    if (!rc)
-        rc = agree_over(c, (int)seq, 2, s);
     int in = 0;
     for (int i = 0; i < n; i++)
         in |= world[i] == aptus_rt.rank;
-    if (!rc && in && n > 0 && m > 0) {
+    in = in && n > 0 && m > 0;
+    int s[2];
+    if (!rc)
+        rc = agree_over(c, seq, 2, in, s);
+    if (!rc && in) {
         *out = inter_new(c->errh, world, n, rw, m, s);
         inherit_session(*out, c);
         if (!*out)
             rc = MPI_ERR_NO_MEM;
     }
     free(rw);
+    return rc;
+}
+
+/* MPI_Intercomm_create's rounds (comm/context_id.h): the local group ANDs its contributions, the
+ * leaders AND the two groups' results, each leader tells its group. Both groups visit the same
+ * windows (the key is made of both groups' keys) and see the same results, so they take the same
+ * two slots or go on together. Returns an MPI error class; s[] gets the slots. */
+static int icreate_agree(struct aptus_comm *local, int local_leader, struct aptus_comm *peer, int remote_leader,
+                         int tag, uint32_t seq, uint64_t key, int *s)
+{
+    struct aptus_ctxid id;
+    aptus_ctxid_open(&id, key, 1);
+    int rc;
+    for (;;) {
+        struct aptus_agree a;
+        uint32_t busy, mine[2];
+        rc = aptus_agree_init(&a, local->world, local->size, local->rank, (uint16_t)(local->ctx + APTUS_CTX_MGMT),
+                              APTUS_TAG_SEQ(seq, 2), 2, 1);
+        if (rc)
+            break;
+        a.val[0] = aptus_ctxid_hold(&id, &busy);
+        a.val[1] = busy;
+        aptus_agree_run(&a);
+        /* {status, result, busy} from the leader */
+        int32_t info[3] = { a.err, (int32_t)a.val[0], (int32_t)a.val[1] };
+        aptus_agree_done(&a);
+        if (local->rank == local_leader && !info[0]) {
+            uint32_t theirs[2] = { 0, 0 };
+            mine[0] = (uint32_t)info[1];
+            mine[1] = (uint32_t)info[2];
+            info[0] = mgmt_sendrecv(peer, mine, sizeof mine, remote_leader, theirs, sizeof theirs, remote_leader,
+                                    APTUS_TAG_ICREATE(tag));
+            info[1] = (int32_t)(mine[0] & theirs[0]);
+            info[2] = (int32_t)(mine[1] | theirs[1]);
+        }
+        rc = aptus_bcast(info, sizeof info, local_leader, local);
+        if (!rc)
+            rc = info[0];
+        if (rc)
+            break;
+        rc = aptus_ctxid_settle(&id, (uint32_t)info[1], (uint32_t)info[2], 2, 1, s);
+        if (rc) {
+            rc = rc < 0 ? -rc : MPI_SUCCESS;
+            break;
+        }
+    }
+    aptus_ctxid_close(&id);
     return rc;
 }
 
@@ -887,20 +641,15 @@ int aptus_intercomm_create(struct aptus_comm *local, int local_leader, struct ap
     int n = local->size;
     *out = NULL;
     *why = "out of memory";
-    /* 1. the local group's common free slots */
+    /* 1. the leaders swap group sizes, agreement keys and member lists; 2. each tells its group:
+     * {status, remote size, remote key}, the remote list; 3. the rounds of the agreement */
     struct {
-        int32_t size;
-        uint32_t mask[BLK_WORDS];
-    } mine, theirs;
-    mine.size = n;
-    int local_err = agree_free_mask(local->world, n, local->rank, (uint16_t)(local->ctx + APTUS_CTX_MGMT),
-                                    APTUS_TAG_SEQ(seq, 0), mine.mask);
+        int32_t size, pad;
+        uint64_t key;
+    } mine = { n, 0, APTUS_CTXID_KEY_SEQ(local->ctx_slot, seq) }, theirs = { 0, 0, 0 };
     int *lw = member_list(local), *rw = NULL;
-    if (!lw && !local_err)
-        local_err = MPI_ERR_NO_MEM;
-    /* 2. the leaders swap group sizes, masks and member lists and pick two slots free in both
-     * groups; 3. the leader tells its group: {status, slot, slot, remote size}, remote list */
-    int info[4] = { 0, 0, 0, 0 };
+    int local_err = lw ? 0 : MPI_ERR_NO_MEM;
+    int32_t info[4] = { 0, 0, 0, 0 };
     if (local->rank == local_leader)
         info[0] = local_err ? local_err : leader_err;
     if (local->rank == local_leader && !info[0]) {
@@ -908,39 +657,46 @@ int aptus_intercomm_create(struct aptus_comm *local, int local_leader, struct ap
         info[0] = mgmt_sendrecv(peer, &mine, sizeof mine, remote_leader, &theirs, sizeof theirs, remote_leader, t);
         if (!info[0]) {
             rw = malloc((size_t)(theirs.size > 0 ? theirs.size : 1) * sizeof(int));
-            info[3] = theirs.size;
+            info[1] = theirs.size;
+            memcpy(info + 2, &theirs.key, sizeof theirs.key);
             info[0] = rw ? mgmt_sendrecv(peer, lw, (size_t)n * sizeof(int), remote_leader, rw,
                                          (size_t)theirs.size * sizeof(int), remote_leader, t)
                          : MPI_ERR_NO_MEM;
         }
-        if (!info[0]) {
-            for (int i = 0; i < BLK_WORDS; i++)
-                mine.mask[i] &= theirs.mask[i];
-            if (pick_slots(mine.mask, BLK_WORDS, 0, 2, info + 1) < 2)
-                info[0] = MPI_ERR_INTERN;
-            for (int i = 0; i < n && !info[0]; i++)
-                for (int j = 0; j < theirs.size && !info[0]; j++)
-                    if (lw[i] == rw[j])
-                        info[0] = MPI_ERR_ARG; /* the groups overlap */
-        }
+        for (int i = 0; i < n && !info[0]; i++)
+            for (int j = 0; j < theirs.size && !info[0]; j++)
+                if (lw[i] == rw[j])
+                    info[0] = MPI_ERR_ARG; /* the groups overlap */
     }
     int rc = aptus_bcast(info, sizeof info, local_leader, local);
     if (!rc)
         rc = info[0];
     if (!rc && local->rank != local_leader) {
-        rw = malloc((size_t)(info[3] > 0 ? info[3] : 1) * sizeof(int));
+        rw = malloc((size_t)(info[1] > 0 ? info[1] : 1) * sizeof(int));
         if (!rw)
             rc = MPI_ERR_NO_MEM; /* the broadcast below still needs everyone: report after */
     }
     if (info[0] == 0) {
-        int rc2 = aptus_bcast(rw ? rw : info, rw ? (size_t)info[3] * sizeof(int) : 0, local_leader, local);
+        int rc2 = aptus_bcast(rw ? rw : info, rw ? (size_t)info[1] * sizeof(int) : 0, local_leader, local);
         if (!rc)
             rc = rc2;
     }
-    if (!rc)
-        rc = local_err; /* this member's own failure (the leader's is in info[0]) */
+    int s[2];
+    if (info[0] == 0) {
+        uint64_t rkey;
+        memcpy(&rkey, info + 2, sizeof rkey);
+        /* every member takes part in the rounds, also one whose own allocation failed */
+        int rc2 =
+            icreate_agree(local, local_leader, peer, remote_leader, tag, seq, aptus_ctxid_key_pair(mine.key, rkey), s);
+        if (!rc)
+            rc = local_err; /* this member's own failure (the leader's is in info[0]) */
+        if (!rc)
+            rc = rc2;
+        else if (!rc2)
+            slots_release(s, 2);
+    }
     if (!rc) {
-        *out = inter_new(local->errh, lw, n, rw, info[3], info + 1);
+        *out = inter_new(local->errh, lw, n, rw, info[1], s);
         inherit_session(*out, local);
         if (!*out)
             rc = MPI_ERR_NO_MEM;
@@ -970,19 +726,16 @@ int aptus_intercomm_merge(struct aptus_comm *c, int high, struct aptus_comm **ou
         return rc;
     if (rc2)
         return rc2;
-    int n = c->size + c->npeers, me, slot;
+    int n = c->size + c->npeers, me;
     int *l = inter_members(c, high != rhigh ? !high : INTER_LOCAL_FIRST(c), &me);
     if (!l)
         return MPI_ERR_NO_MEM;
-    rc = agree_slots(l, n, me, (uint16_t)(c->ctx + APTUS_CTX_MGMT), APTUS_TAG_SEQ(seq, 0), 1, &slot);
-    if (!rc) {
-        *out = comm_alloc(c->errh, l, n, NULL, 0);
-        inherit_session(*out, c);
-        if (*out)
-            comm_set_slot(*out, slot);
-        else
-            rc = MPI_ERR_NO_MEM;
-    }
+    struct aptus_ctxid_agree g;
+    rc = aptus_ctxid_agree_run(&g, l, n, me, (uint16_t)(c->ctx + APTUS_CTX_MGMT), APTUS_TAG_SEQ(seq, 0),
+                               APTUS_CTXID_KEY_SEQ(c->ctx_slot, seq), 1, 0, 0, NULL);
+    aptus_ctxid_agree_end(&g);
+    if (!rc)
+        rc = intra_new(c, c->errh, l, n, g.slots[0], out);
     free(l);
     return rc;
 }
@@ -1001,20 +754,25 @@ static int from_group_list(const int *world, int n)
     return -1;
 }
 
+/* The agreement of both forms: `want` slots among the n participants of `list`. */
+static int from_group_agree(int *list, int n, int me, int tag, int want, int *s)
+{
+    struct aptus_ctxid_agree g;
+    int rc = aptus_ctxid_agree_run(&g, list, n, me, APTUS_CTX_FROM_GROUP, tag, APTUS_CTXID_KEY_FROM_GROUP(tag), want, 0,
+                                   0, NULL);
+    memcpy(s, g.slots, (size_t)want * sizeof(int));
+    aptus_ctxid_agree_end(&g);
+    return rc;
+}
+
 int aptus_comm_from_group(const int *world, int n, int tag, struct aptus_errhandler *errh, struct aptus_comm **out)
 {
     int slot, me = from_group_list(world, n);
     *out = NULL;
     if (me < 0)
         return MPI_ERR_GROUP;
-    int rc = agree_slots((int *)world, n, me, APTUS_CTX_FROM_GROUP, tag, 1, &slot);
-    if (rc)
-        return rc;
-    *out = comm_alloc(errh, world, n, NULL, 0);
-    if (!*out)
-        return MPI_ERR_NO_MEM;
-    comm_set_slot(*out, slot);
-    return MPI_SUCCESS;
+    int rc = from_group_agree((int *)world, n, me, tag, 1, &slot);
+    return rc ? rc : intra_new(NULL, errh, world, n, slot, out);
 }
 
 int aptus_intercomm_from_groups(const int *local, int n, const int *remote, int m, int tag,
@@ -1034,7 +792,7 @@ int aptus_intercomm_from_groups(const int *local, int n, const int *remote, int 
     if (!local_first)
         me += m;
     int s[2];
-    int rc = agree_slots(l, n + m, me, APTUS_CTX_FROM_GROUP, tag, 2, s);
+    int rc = from_group_agree(l, n + m, me, tag, 2, s);
     free(l);
     if (rc)
         return rc;
@@ -1051,7 +809,7 @@ void aptus_comm_release(struct aptus_comm *c)
     if (--c->refcount > 0)
         return;
     if (c->ctx_slot)
-        ctx_mark(c->ctx_slot, 0);
+        aptus_ctxid_release(c->ctx_slot);
     c->magic = 0;
     aptus_bsend_pool_drop(c->bsend_pool); /* pt2pt/bsend.c: lives on until its sends have left */
     aptus_topo_free(c->topo);

@@ -69,3 +69,11 @@ if(APTUS_TASKSET)
       ENVIRONMENT "APTUS_ASYNC_PROGRESS=1;APTUS_STATS=1;APTUS_ASYNC_PROGRESS_CPU=${cpu}")
   endforeach()
 endif()
+# Communicators created by several threads at once, each on its own parent: every kind of
+# constructor against every other; each new communicator must get a context of its own.
+foreach(np 3 4)
+  aptus_mpi_test(NAME comm_create_threads_np${np} SOURCE comm_create_threads.c NP ${np} LABELS threads comm)
+endforeach()
+aptus_mpi_test(NAME comm_create_threads_dup_np4 SOURCE comm_create_threads.c NP 4 ARGS 4 20 dup LABELS threads comm)
+aptus_mpi_test(NAME comm_create_threads_async_np2 SOURCE comm_create_threads.c NP 2 ARGS 3 11
+  LABELS threads comm ENV APTUS_ASYNC_PROGRESS=1)
