@@ -234,7 +234,7 @@ int PMPI_Parrived(MPI_Request request, int partition, int *flag)
         return aptus_error(r->comm, MPI_ERR_ARG, fn, "null flag argument");
     /* an inactive request: what its last round received is in place */
     if (r->active && !r->complete)
-        aptus_progress();
+        aptus_progress_poll();
     *flag = !r->active || r->complete;
     return MPI_SUCCESS;
 }

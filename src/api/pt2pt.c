@@ -370,11 +370,11 @@ static int test_one(MPI_Request *request, int *flag, MPI_Status *status)
     if (rc)
         return rc;
     struct aptus_request *r = REQ(*request);
-    if (!r->complete)
-        aptus_progress();
-    *flag = r->complete;
-    if (!r->complete)
+    if (!r->complete && (aptus_progress_poll() == 0 || !r->complete)) {
+        *flag = 0; /* (a pass that saw nothing completed nothing) */
         return MPI_SUCCESS;
+    }
+    *flag = 1;
     req_query(r);
     int code = r->st_error ? req_error(r, r->st_error, "MPI_Test") : MPI_SUCCESS;
     return req_finish_one(request, status, code, "MPI_Test");
@@ -452,7 +452,7 @@ int PMPI_Testany(int count, MPI_Request reqs[], int *index, int *flag, MPI_Statu
         return rc;
     int i = scan_any(count, reqs);
     if (i == -1) {
-        aptus_progress();
+        aptus_progress_poll();
         i = scan_any(count, reqs);
     }
     if (i == -1) {
@@ -540,7 +540,7 @@ int PMPI_Testall(int count, MPI_Request reqs[], int *flag, MPI_Status statuses[]
     if (rc)
         return rc;
     if (!all_complete(count, reqs))
-        aptus_progress();
+        aptus_progress_poll();
     *flag = all_complete(count, reqs);
     if (!*flag)
         return MPI_SUCCESS;
@@ -571,7 +571,7 @@ static int some(int incount, MPI_Request reqs[], int *outcount, int indices[], M
         if (done)
             break;
         if (!block) {
-            aptus_progress();
+            aptus_progress_poll();
             done = 0;
             for (int i = 0; i < incount; i++)
                 if (!null_or_inactive(reqs[i]) && REQ(reqs[i])->complete)
@@ -632,7 +632,7 @@ int PMPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
     if (rc)
         return rc;
     if (!REQ(request)->complete)
-        aptus_progress();
+        aptus_progress_poll();
     *flag = REQ(request)->complete;
     if (*flag) {
         req_query(REQ(request));
@@ -656,7 +656,7 @@ int PMPI_Request_get_status_all(int count, const MPI_Request reqs[], int *flag, 
     if (!flag)
         return aptus_error(NULL, MPI_ERR_ARG, fn, "null flag argument");
     if (!all_complete(count, rq))
-        aptus_progress();
+        aptus_progress_poll();
     *flag = all_complete(count, rq);
     if (!*flag)
         return MPI_SUCCESS;
@@ -692,7 +692,7 @@ int PMPI_Request_get_status_any(int count, const MPI_Request reqs[], int *index,
         return aptus_error(NULL, MPI_ERR_ARG, fn, "null index or flag argument");
     int i = scan_any(count, rq);
     if (i == -1) {
-        aptus_progress();
+        aptus_progress_poll();
         i = scan_any(count, rq);
     }
     *index = MPI_UNDEFINED;
@@ -729,7 +729,7 @@ int PMPI_Request_get_status_some(int incount, const MPI_Request reqs[], int *out
         return MPI_SUCCESS;
     }
     if (i == -1)
-        aptus_progress();
+        aptus_progress_poll();
     int n = 0, any_err = 0;
     struct aptus_comm *err_comm = NULL;
     for (i = 0; i < incount; i++) {
@@ -1130,8 +1130,8 @@ static int probe_any(const char *fn, int source, int tag, MPI_Comm comm, int *fl
     while (!found) {
         if (block)
             aptus_wait_step(&idle);
-        else
-            aptus_progress();
+        else if (aptus_progress_poll() == 0)
+            break; /* the pass saw nothing: no new message to look at */
         found = aptus_probe_test(source, tag, c, c->ctx, status, message != NULL, &msg);
         if (!block)
             break;

@@ -87,6 +87,9 @@ static void stats_print(void)
                aptus_rt.rank, aptus_progress_thread_own_core() ? "own" : "shared",
                (unsigned long long)__atomic_load_n(&aptus_lock_wakeups, __ATOMIC_RELAXED),
                (unsigned long long)aptus_pt2pt_rndv_deferred());
+    if (aptus_wait_spin_cap >= 0)
+        printf("[aptus stats] rank %d: oversubscribed node: polling calls that gave the core away %llu\n",
+               aptus_rt.rank, (unsigned long long)aptus_poll_idle_given());
     aptus_coll_stats_print(aptus_rt.rank);
     aptus_rma_stats_print(aptus_rt.rank);
     fflush(stdout);

@@ -2235,7 +2235,7 @@ int aptus_win_wait(struct aptus_win *w, int test, int *flag, const char **why)
     unsigned idle = 0;
     while (w->completes < w->npost) {
         if (test) {
-            aptus_progress();
+            aptus_progress_poll();
             if (w->completes < w->npost) {
                 *flag = 0;
                 return 0;

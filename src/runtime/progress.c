@@ -321,6 +321,29 @@ static void block_once(double max)
         pe.waiters[--armed]->disarm();
 }
 
+/* Idle polls of a waiting (or polling) rank before it yields: APTUS_SPIN_COUNT, capped on an
+ * oversubscribed node. */
+static unsigned spin_limit(void)
+{
+    unsigned spin = (unsigned)aptus_config.spin_count;
+    if (aptus_wait_spin_cap >= 0 && spin > (unsigned)aptus_wait_spin_cap)
+        spin = (unsigned)aptus_wait_spin_cap;
+    return spin;
+}
+
+/* The n-th idle poll after the spin: yield the CPU (another rank on this core may be the one
+ * that would send what we wait for), or after APTUS_YIELD_COUNT yields, when blocking is on,
+ * sleep on the wait objects for at most max_sleep. With several threads in the library, only the
+ * progress thread sleeps: a thread asleep would not hear of what another thread's progress
+ * completes for it. */
+static void give_core_away(unsigned n, double max_sleep)
+{
+    if (aptus_wait_blocks && !aptus_lock_on && n > (unsigned)aptus_config.yield_count)
+        block_once(max_sleep);
+    else
+        sched_yield();
+}
+
 void aptus_wait_step(unsigned *idle)
 {
     if (__builtin_expect(aptus_lock_on, 0))
@@ -329,19 +352,41 @@ void aptus_wait_step(unsigned *idle)
         *idle = 0;
         return;
     }
-    /* Spin, then yield the CPU on each step (another rank on this core may be the one that
-     * would send what we wait for), then, when blocking is on, sleep on the wait object. */
-    unsigned spin = (unsigned)aptus_config.spin_count;
-    if (aptus_wait_spin_cap >= 0 && spin > (unsigned)aptus_wait_spin_cap)
-        spin = (unsigned)aptus_wait_spin_cap;
-    if (++*idle <= spin)
-        return;
-    /* With several threads in the library, only the progress thread sleeps: a thread asleep
-     * would not hear of what another thread's progress completes for it. */
-    if (aptus_wait_blocks && !aptus_lock_on && *idle > spin + (unsigned)aptus_config.yield_count)
-        block_once(APTUS_SLEEP_MAX);
-    else
-        sched_yield();
+    /* spin, then give the core away */
+    unsigned spin = spin_limit();
+    if (++*idle > spin)
+        give_core_away(*idle - spin, APTUS_SLEEP_MAX);
+}
+
+/* Empty polls back to back (aptus_progress_poll): a poll that comes more than this long after
+ * the last one ends the streak -- the application did something else in between. */
+#define APTUS_POLL_GAP 20e-6
+/* The longest a poller sleeps when nothing wakes it: a poll returns soon whatever happens. */
+#define APTUS_POLL_SLEEP_MAX 0.001
+
+static struct {
+    double last;     /* when the last empty poll of the streak returned */
+    unsigned streak; /* empty polls in a row */
+    uint64_t given;  /* polls that gave the core away (statistics) */
+} poll_idle;
+
+uint64_t aptus_poll_idle_given(void)
+{
+    return poll_idle.given;
+}
+
+void aptus_poll_idle(void)
+{
+    double now = aptus_wtime();
+    if (now - poll_idle.last > APTUS_POLL_GAP)
+        poll_idle.streak = 0;
+    unsigned spin = spin_limit();
+    if (++poll_idle.streak > spin) {
+        give_core_away(poll_idle.streak - spin, APTUS_POLL_SLEEP_MAX);
+        poll_idle.given++;
+        now = aptus_wtime(); /* the time given away is not the application's */
+    }
+    poll_idle.last = now;
 }
 
 /* ---- the progress thread (APTUS_ASYNC_PROGRESS) --------------------------------------------- */

@@ -69,6 +69,27 @@ extern int aptus_wait_blocks;
  * caps the spin on an oversubscribed node, where spinning takes the core from a rank that has
  * work. */
 extern int aptus_wait_spin_cap;
+/* One progress pass: every enabled poller, due timers, background tasks. Returns events seen. */
+int aptus_progress(void);
+
+/* A progress pass for a call that polls (MPI_Test*, MPI_Iprobe, MPI_Parrived, MPI_Win_test, ...):
+ * returns what aptus_progress() returns. On an oversubscribed node (aptus_wait_spin_cap >= 0) a
+ * pass that sees nothing counts towards a streak of empty polls made back to back (a tight
+ * polling loop of the application); a streak then gives the core away the way a waiting loop
+ * does (aptus_wait_step: yields after the spin, then sleeps on the wait objects), so that the
+ * rank that would send what the poller looks for gets the core. Polls with other work between
+ * them, or ranks with cores of their own, pay nothing but the test. */
+void aptus_poll_idle(void);
+/* Polls that gave the core away so far (statistics). */
+uint64_t aptus_poll_idle_given(void);
+static inline int aptus_progress_poll(void)
+{
+    int n = aptus_progress();
+    if (__builtin_expect(aptus_wait_spin_cap >= 0, 0) && n == 0)
+        aptus_poll_idle();
+    return n;
+}
+
 /* Something that a sleeping rank could not be woken for (frames waiting for room) holds the
  * engine awake while the count is nonzero. */
 void aptus_progress_hold_awake(int delta);
@@ -78,8 +99,6 @@ void aptus_progress_hold_awake(int delta);
 int aptus_cleanup_add(void (*fn)(void));
 void aptus_cleanup_run(void);
 
-/* One progress pass: every enabled poller, due timers, background tasks. Returns events seen. */
-int aptus_progress(void);
 /* One step of a waiting loop: progress; after APTUS_SPIN_COUNT idle steps yields the CPU on
  * each step, and after APTUS_YIELD_COUNT more, when aptus_wait_blocks, blocks on the wait
  * object. */
