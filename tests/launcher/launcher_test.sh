@@ -394,6 +394,46 @@ proxy_local)
     expect_no_orphans
     ;;
 
+mpi_signals)
+    # An MPI rank killed by SIGSEGV or abort(): exit 128+signal, a message naming the rank and
+    # the signal, and nothing left -- no file in the working directory (a fabric library's
+    # backtrace file, PROG.80s-PID,HOST.btr from libinfinipath), no process, no shared memory.
+    # Core dumps are the user's choice (ulimit -c), off here; so is a sanitizer's SEGV handler.
+    MPIPROG=$4 FAKEFI=$5 FABRIC=$6
+    mkdir "$WORK/cwd"
+    # crash NP VICTIM MODE CODE SIGNAME [mpiexec options...]
+    crash() {
+        np=$1 victim=$2 mode=$3 code=$4 signame=$5
+        shift 5
+        (cd "$WORK/cwd" && ulimit -c 0 &&
+            ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}handle_segv=0:handle_abort=0" \
+                "$MPIEXEC" --timeout 60 "$@" -n "$np" "$MPIPROG" "$mode" "$victim" "$TAG") >"$OUT" 2>"$ERR"
+        RC=$?
+        expect_rc "$code"
+        expect_err "^mpiexec: rank $victim (pid [0-9]*) was killed by signal $((code - 128)) ($signame)"
+        [ "$(grep -c 'mpiexec:' "$ERR")" -eq 1 ] || fail "expected exactly one mpiexec message"
+        left=$(ls -A "$WORK/cwd")
+        [ -z "$left" ] || fail "files left in the working directory: $left"
+        expect_no_orphans
+        JOBID=$(sed -n 's/^jobid //p' "$OUT")
+        [ -n "$JOBID" ] || fail "no jobid"
+        shm_gone() { ! ls /dev/shm/ | grep -q "^aptus-$JOBID-"; }
+        wait_for shm_gone || fail "shared memory left behind: $(ls /dev/shm | grep "^aptus-$JOBID-")"
+    }
+    crash 2 1 segv 139 "Segmentation fault"
+    crash 3 1 abort 134 "Aborted"
+    if [ "$FABRIC" = 1 ]; then
+        # Every rank a node of its own: the network channels open the fabric layer.
+        crash 2 1 segv 139 "Segmentation fault" --ppn 1
+        crash 4 3 abort 134 "Aborted" --ppn 2
+        # A provider library that catches the signals as libfabric loads it.
+        export FI_PROVIDER_PATH="$FAKEFI"
+        crash 2 1 segv 139 "Segmentation fault" --ppn 1
+        crash 3 2 abort 134 "Aborted" --ppn 1
+        unset FI_PROVIDER_PATH
+    fi
+    ;;
+
 netns_place)
     HA=$APTUS_NETNS_H0 HB=$APTUS_NETNS_H1
     IA=$(stat -L -c %i "/run/netns/$HA") IB=$(stat -L -c %i "/run/netns/$HB")
