@@ -48,6 +48,46 @@ void job_fail(int code, const char *fmt, ...)
     start_terminating(KILL_GRACE_MS);
 }
 
+/* The job's cause from the aborts the ranks sent (docs/DESIGN.md, "Launch across hosts"). An
+ * abort a rank made of its own accord ends the job at once. One that names a lost peer as its
+ * cause (the rank's channel gave up on that peer: its process died, or its connection broke) is
+ * a consequence: the peer's own end, if it died, happened first but may be reported later -- its
+ * host's proxy reaps it and reports over the control connection while the other rank's abort
+ * comes straight to the PMI port, and it is often the faster. So the abort is held for
+ * LOST_GRACE_MS (the ranks keep running, nothing is sent to them), and any failure that is not
+ * itself such a consequence, reported meanwhile, is the job's cause instead: the rank killed by a
+ * signal, not the aborts its death set off. No news: the held abort is the cause. */
+static void fail_lost_abort(void)
+{
+    const struct pmisrv_abort *a = &J.srv.lost_abort;
+    job_fail(a->code, "rank %d called abort with exit code %d%s%s", a->rank, a->code, a->msg[0] ? ": " : "", a->msg);
+}
+
+static void check_aborts(void)
+{
+    const struct pmisrv_abort *a = &J.srv.abort;
+    if (J.cause_set)
+        return;
+    if (a->rank >= 0) {
+        job_fail(a->code, "rank %d called abort with exit code %d%s%s", a->rank, a->code, a->msg[0] ? ": " : "",
+                 a->msg);
+        return;
+    }
+    a = &J.srv.lost_abort;
+    if (a->rank < 0 || J.lost_held)
+        return;
+    if (!J.r[a->lost].running) {
+        fail_lost_abort(); /* the peer's end is known already, and was no failure of its own */
+        return;
+    }
+    J.lost_held = 1;
+    now(&J.lost_until);
+    add_ms(&J.lost_until, LOST_GRACE_MS);
+    if (J.verbose)
+        msg("mpiexec: rank %d aborts because it lost rank %d; waiting up to %d ms for news of rank %d", a->rank,
+            a->lost, LOST_GRACE_MS, a->lost);
+}
+
 static const char *rank_where(int i)
 {
     static char where[300];
@@ -77,10 +117,7 @@ void rank_ended(int i, int status)
         drain_pmi(i);
     /* Whatever it sent before dying (an abort, a finalize) counts first. */
     pmisrv_service(&J.srv, i);
-    if (J.srv.abort_rank >= 0 && !J.cause_set) {
-        job_fail(J.srv.abort_code, "rank %d called abort with exit code %d%s%s", J.srv.abort_rank, J.srv.abort_code,
-                 J.srv.abort_msg[0] ? ": " : "", J.srv.abort_msg);
-    }
+    check_aborts();
     pmisrv_close(&J.srv, i);
     /* Leftovers in its process group (background children) go with it. */
     if (rp->pid > 0)
@@ -94,6 +131,12 @@ void rank_ended(int i, int status)
         msg("mpiexec: rank %d (pid %ld%s) ended, status 0x%x", i, pid, where, status);
     if (J.terminating)
         return;
+    if (J.srv.conn[i].aborted) {
+        /* Its exit is its abort's, which counted above (or is held). */
+        if (J.lost_held && !J.cause_set && i == J.srv.lost_abort.lost)
+            fail_lost_abort(); /* the lost peer itself aborted: no failure of its own to wait for */
+        return;
+    }
     if (WIFSIGNALED(status)) {
         int sig = WTERMSIG(status);
         if (!finalized)
@@ -112,6 +155,8 @@ void rank_ended(int i, int status)
         else if (initialized && !finalized)
             job_fail(1, "rank %d (pid %ld%s) exited without calling finalize; terminating the job", i, pid, where);
     }
+    if (J.lost_held && !J.cause_set && i == J.srv.lost_abort.lost)
+        fail_lost_abort(); /* the lost peer ended well: the abort stands */
 }
 
 static void reap(void)
@@ -173,6 +218,8 @@ void event_loop(void)
         add_ms(&deadline, (long)(J.timeout * 1000.0));
     }
     for (;;) {
+        if (J.nrunning == 0 && J.lost_held && !J.cause_set)
+            fail_lost_abort(); /* every rank has ended: no more news */
         if (J.nrunning == 0) {
             if (!draining) {
                 draining = 1;
@@ -243,6 +290,8 @@ void event_loop(void)
             min_timeout(&timeout, ms_until(&J.kill_at));
         if (draining)
             min_timeout(&timeout, ms_until(&drain_until));
+        if (J.lost_held && !J.cause_set)
+            min_timeout(&timeout, ms_until(&J.lost_until));
         if (J.remote) {
             if (!J.terminating)
                 min_timeout(&timeout, ms_until(&J.connect_until));
@@ -275,9 +324,7 @@ void event_loop(void)
                 int i = who[k];
                 if (J.srv.conn[i].fd == pfd[k].fd) {
                     pmisrv_service(&J.srv, i);
-                    if (J.srv.abort_rank >= 0 && !J.cause_set)
-                        job_fail(J.srv.abort_code, "rank %d called abort with exit code %d%s%s", J.srv.abort_rank,
-                                 J.srv.abort_code, J.srv.abort_msg[0] ? ": " : "", J.srv.abort_msg);
+                    check_aborts();
                 }
                 break;
             }
@@ -313,6 +360,8 @@ void event_loop(void)
                                  "host %s: its proxy did not connect within %d s (started by %s); terminating the job",
                                  J.hosts.h[h].name, CONNECT_MS / 1000, launcher_desc(h));
         }
+        if (J.lost_held && !J.cause_set && ms_until(&J.lost_until) == 0)
+            fail_lost_abort();
         if (have_deadline && !J.cause_set && ms_until(&deadline) == 0)
             job_fail(124, "timeout: job did not finish within %g s; terminating it", J.timeout);
         if (J.terminating && !J.kill_sent && ms_until(&J.kill_at) == 0) {

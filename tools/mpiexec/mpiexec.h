@@ -46,6 +46,7 @@
 #define PENDING_MS      10000         /* an accepted connection must say who it is within this */
 #define FORCE_MS        5000          /* after SIGKILL was sent: give up on silent proxies */
 #define PMI_DRAIN_MS    1000          /* a remote rank ended: wait this long for its PMI EOF */
+#define LOST_GRACE_MS   500           /* an abort caused by a lost peer waits this long for news of it */
 
 enum { LAUNCH_FORK, LAUNCH_SSH, LAUNCH_NETNS };
 extern const char *const launcher_names[3];
@@ -109,6 +110,8 @@ struct mpx_job {
     int kill_sent;
     struct timespec kill_at;
     int signals_seen;
+    int lost_held; /* an abort that names a lost peer waits for news of that peer (job.c) */
+    struct timespec lost_until;
     /* stdin forwarding to rank 0 when stdin is a terminal */
     int stdin_fwd; /* pipe write end to rank 0, -1 if none */
     char inbuf[4096];
