@@ -156,7 +156,7 @@ void aptus_peer_fail(struct aptus_peer *p, const struct aptus_channel *ch, const
     char msg[384];
     snprintf(msg, sizeof msg, "channel %s gave up on rank %d: %s", ch ? ch->name : "?", p->world_rank, why);
     if (!aptus_config.peer_failure_errors)
-        aptus_abort_job(MPI_ERR_OTHER, msg);
+        aptus_abort_job_lost(MPI_ERR_OTHER, p->world_rank, msg);
     if (fail_handler)
         fail_handler(p, msg);
 }

@@ -266,7 +266,7 @@ int aptus_error_string(int code, char *buf, int *len)
 
 /* ---- raising errors ---- */
 
-_Noreturn void aptus_abort_job(int code, const char *msg)
+_Noreturn void aptus_abort_job_lost(int code, int lost_peer, const char *msg)
 {
     if (msg)
         fprintf(stderr, "Aptus MPI: rank %d: %s\n", aptus_rt.rank, msg);
@@ -274,8 +274,13 @@ _Noreturn void aptus_abort_job(int code, const char *msg)
     fflush(stderr);
     aptus_cleanup_run();
     if (!aptus_rt.pmi.singleton)
-        aptus_pmi_abort(code, msg ? msg : "MPI_Abort");
+        aptus_pmi_abort(code, msg ? msg : "MPI_Abort", lost_peer);
     _exit(code);
+}
+
+_Noreturn void aptus_abort_job(int code, const char *msg)
+{
+    aptus_abort_job_lost(code, -1, msg);
 }
 
 /* Exit status of a job ended by an error of this class: the class where it fits in 8 bits. */

@@ -52,6 +52,9 @@ int aptus_error_class_of(int code);
 int aptus_error_string(int code, char *buf, int *len);
 /* Ends the whole job with this exit code, after printing msg (may be NULL). */
 _Noreturn void aptus_abort_job(int code, const char *msg);
+/* The same for an abort that is a consequence of the loss of world rank lost_peer: the launcher
+ * reports that rank's own failure instead when it learns of one soon enough. */
+_Noreturn void aptus_abort_job_lost(int code, int lost_peer, const char *msg);
 
 /* User error classes and codes (MPI_Add_error_*, MPI_Remove_error_*). Each returns 0 or an
  * MPI error class, with a static explanation in *why. */

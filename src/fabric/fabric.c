@@ -3,9 +3,12 @@
 
 #include "fabric/fabric.h"
 
+#include <dlfcn.h>
 #include <ifaddrs.h>
 #include <net/if.h>
 #include <netinet/in.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,16 +21,128 @@
 
 #define FAB_API_VERSION FI_VERSION(1, 9)
 
+/* ---- libfabric, loaded when the fabric layer first opens -----------------------------------
+ * Not linked: loading it (and the provider libraries it needs, whose constructors may take the
+ * process's fatal signals) is part of opening the fabric layer, inside the signal guard below
+ * (docs/DESIGN.md, "Fatal signals and the fabric libraries"). Only the entry points that are not
+ * inline are looked up; the rest goes through the objects' operation tables. Each is taken at
+ * the symbol version the build's libfabric gives it (APTUS_FI_*_VERSION, from the build), the
+ * one linking would have bound: a newer libfabric keeps serving the older structure layouts. */
+#ifndef APTUS_LIBFABRIC_SONAME
+#define APTUS_LIBFABRIC_SONAME "libfabric.so.1"
+#endif
+#ifndef APTUS_FI_GETINFO_VERSION
+#define APTUS_FI_GETINFO_VERSION ""
+#endif
+#ifndef APTUS_FI_FREEINFO_VERSION
+#define APTUS_FI_FREEINFO_VERSION ""
+#endif
+#ifndef APTUS_FI_DUPINFO_VERSION
+#define APTUS_FI_DUPINFO_VERSION ""
+#endif
+#ifndef APTUS_FI_FABRIC_VERSION
+#define APTUS_FI_FABRIC_VERSION ""
+#endif
+#ifndef APTUS_FI_STRERROR_VERSION
+#define APTUS_FI_STRERROR_VERSION ""
+#endif
+
+static struct {
+    int (*getinfo)(uint32_t, const char *, const char *, uint64_t, const struct fi_info *, struct fi_info **);
+    void (*freeinfo)(struct fi_info *);
+    struct fi_info *(*dupinfo)(const struct fi_info *);
+    int (*fabric)(struct fi_fabric_attr *, struct fid_fabric **, void *);
+    const char *(*strerror)(int);
+} lib;
+static char lib_err[600];
+static pthread_once_t lib_once = PTHREAD_ONCE_INIT;
+
+static void *lib_sym(void *h, const char *name, const char *version)
+{
+    void *p = *version ? dlvsym(h, name, version) : dlsym(h, name);
+    if (!p && !lib_err[0])
+        snprintf(lib_err, sizeof lib_err, "%s has no %s%s%s (older than the libfabric Aptus MPI was built with?)",
+                 APTUS_LIBFABRIC_SONAME, name, *version ? "@" : "", version);
+    return p;
+}
+
+static void lib_load(void)
+{
+    void *h = dlopen(APTUS_LIBFABRIC_SONAME, RTLD_NOW | RTLD_LOCAL);
+#ifdef APTUS_LIBFABRIC_PATH
+    if (!h) /* where the build found it, when that is not on the loader's path */
+        h = dlopen(APTUS_LIBFABRIC_PATH, RTLD_NOW | RTLD_LOCAL);
+#endif
+    if (!h) {
+        const char *why = dlerror();
+        snprintf(lib_err, sizeof lib_err, "cannot load libfabric (%s): %s", APTUS_LIBFABRIC_SONAME,
+                 why ? why : "not found");
+        return;
+    }
+    lib.getinfo = (__typeof__(lib.getinfo))lib_sym(h, "fi_getinfo", APTUS_FI_GETINFO_VERSION);
+    lib.freeinfo = (__typeof__(lib.freeinfo))lib_sym(h, "fi_freeinfo", APTUS_FI_FREEINFO_VERSION);
+    lib.dupinfo = (__typeof__(lib.dupinfo))lib_sym(h, "fi_dupinfo", APTUS_FI_DUPINFO_VERSION);
+    lib.fabric = (__typeof__(lib.fabric))lib_sym(h, "fi_fabric", APTUS_FI_FABRIC_VERSION);
+    lib.strerror = (__typeof__(lib.strerror))lib_sym(h, "fi_strerror", APTUS_FI_STRERROR_VERSION);
+    if (lib_err[0])
+        memset(&lib, 0, sizeof lib); /* the handle stays: what it loaded may have run already */
+}
+
+/* libfabric's entry points, loaded once: 0, or -1 with a message. */
+static int lib_get(char *err, size_t errlen)
+{
+    pthread_once(&lib_once, lib_load);
+    if (lib.getinfo)
+        return 0;
+    snprintf(err, errlen, "%s", lib_err);
+    return -1;
+}
+
 const char *aptus_fab_strerror(int rc)
 {
-    return fi_strerror(rc < 0 ? -rc : rc);
+    return lib.strerror ? lib.strerror(rc < 0 ? -rc : rc) : "libfabric is not loaded";
+}
+
+/* ---- fatal signals: the fabric libraries leave them as they were ---------------------------
+ * A provider library may install handlers for the signals that end a process, as it loads or
+ * as it starts (libinfinipath, under libfabric's psm provider, catches SIGSEGV, SIGBUS, SIGILL,
+ * SIGABRT, SIGINT and SIGTERM as it loads, writes a backtrace file into the working directory and
+ * exits with code 1): the launcher would see an exit code instead of the signal, and the file
+ * would stay. The handlers of these signals are saved before the fabric layer opens (loading
+ * libfabric included) and those that changed meanwhile are put back; which providers exist does
+ * not matter. Signals that libraries use for their own work (SIGPIPE, SIGUSR1/2, SIGALRM, ...)
+ * are left to them. */
+static const int guarded_sigs[] = { SIGSEGV, SIGBUS, SIGILL,  SIGFPE,  SIGABRT, SIGSYS,
+                                    SIGTRAP, SIGINT, SIGTERM, SIGQUIT, SIGHUP };
+#define N_GUARDED (sizeof guarded_sigs / sizeof guarded_sigs[0])
+
+struct sig_saved {
+    struct sigaction sa[N_GUARDED];
+};
+
+static void sigs_save(struct sig_saved *s)
+{
+    for (size_t k = 0; k < N_GUARDED; k++)
+        sigaction(guarded_sigs[k], NULL, &s->sa[k]);
+}
+
+static void sigs_restore(const struct sig_saved *s)
+{
+    for (size_t k = 0; k < N_GUARDED; k++) {
+        struct sigaction now;
+        if (sigaction(guarded_sigs[k], NULL, &now) != 0)
+            continue;
+        /* sa_handler and sa_sigaction share their storage: one comparison covers both. */
+        if (now.sa_handler != s->sa[k].sa_handler || now.sa_flags != s->sa[k].sa_flags)
+            sigaction(guarded_sigs[k], &s->sa[k], NULL);
+    }
 }
 
 /* The hints: a datagram endpoint for messages (FI_EP_DGRAM), or a connected one for messages
  * and RMA (FI_EP_MSG), and every mode and mr_mode bit we handle. */
 static struct fi_info *ep_hints(int type, const char *prov)
 {
-    struct fi_info *h = fi_allocinfo();
+    struct fi_info *h = lib.dupinfo(NULL); /* fi_allocinfo */
     if (!h)
         return NULL;
     h->ep_attr->type = type;
@@ -39,7 +154,7 @@ static struct fi_info *ep_hints(int type, const char *prov)
     h->domain_attr->control_progress = FI_PROGRESS_MANUAL;
     h->domain_attr->data_progress = FI_PROGRESS_MANUAL;
     if (prov && *prov && !(h->fabric_attr->prov_name = strdup(prov))) {
-        fi_freeinfo(h);
+        lib.freeinfo(h);
         return NULL;
     }
     return h;
@@ -158,7 +273,7 @@ static void provider_names(int type, char *out, size_t len)
 {
     struct fi_info *h = ep_hints(type, NULL), *list = NULL;
     out[0] = 0;
-    if (h && fi_getinfo(FAB_API_VERSION, NULL, NULL, 0, h, &list) == 0) {
+    if (h && lib.getinfo(FAB_API_VERSION, NULL, NULL, 0, h, &list) == 0) {
         for (const struct fi_info *i = list; i; i = i->next) {
             const char *p = i->fabric_attr->prov_name;
             if (!p || strstr(out, p))
@@ -166,10 +281,10 @@ static void provider_names(int type, char *out, size_t len)
             size_t used = strlen(out);
             snprintf(out + used, len - used, "%s%s", used ? ", " : "", p);
         }
-        fi_freeinfo(list);
+        lib.freeinfo(list);
     }
     if (h)
-        fi_freeinfo(h);
+        lib.freeinfo(h);
     if (!out[0])
         snprintf(out, len, "none");
 }
@@ -179,8 +294,8 @@ static int getinfo(int type, const char *prov, struct fi_info **list)
     struct fi_info *h = ep_hints(type, prov);
     if (!h)
         return -FI_ENOMEM;
-    int rc = fi_getinfo(FAB_API_VERSION, NULL, NULL, 0, h, list);
-    fi_freeinfo(h);
+    int rc = lib.getinfo(FAB_API_VERSION, NULL, NULL, 0, h, list);
+    lib.freeinfo(h);
     return rc;
 }
 
@@ -193,12 +308,14 @@ static struct fi_info *choose(int type, const char *prov, const char *fallback, 
     int rc;
     int autoprov = !prov || !*prov || !strcmp(prov, "auto");
     const char *kind = type == FI_EP_MSG ? "connected" : "datagram";
+    if (lib_get(err, errlen) != 0)
+        return NULL;
     if (autoprov) {
         /* verbs when present (an InfiniBand cluster), else the sockets provider. */
         rc = getinfo(type, "verbs", &list);
         if (rc != 0 || !pick(list, iface)) {
             if (list)
-                fi_freeinfo(list);
+                lib.freeinfo(list);
             list = NULL;
             rc = getinfo(type, fallback, &list);
         }
@@ -222,18 +339,18 @@ static struct fi_info *choose(int type, const char *prov, const char *fallback, 
                  iface && *iface && strcmp(iface, "auto") ? "interface of that name"
                                                           : "usable (up, non-loopback) interface",
                  names);
-        fi_freeinfo(list);
+        lib.freeinfo(list);
         return NULL;
     }
-    i = fi_dupinfo(i);
-    fi_freeinfo(list);
+    i = lib.dupinfo(i);
+    lib.freeinfo(list);
     if (!i)
         snprintf(err, errlen, "out of memory");
     return i;
 }
 
-int aptus_fab_dgram_open(struct aptus_fab_dgram *d, const char *prov, const char *iface, int wait, char *err,
-                         size_t errlen)
+static int dgram_open(struct aptus_fab_dgram *d, const char *prov, const char *iface, int wait, char *err,
+                      size_t errlen)
 {
     memset(d, 0, sizeof *d);
     d->wait_fd = -1;
@@ -252,7 +369,7 @@ int aptus_fab_dgram_open(struct aptus_fab_dgram *d, const char *prov, const char
     d->mr_local = (d->mr_mode & FI_MR_LOCAL) != 0 || (i->mode & FI_LOCAL_MR) != 0 || aptus_config.fabric_mr_local;
 
     const char *step = "fi_fabric";
-    rc = fi_fabric(i->fabric_attr, &d->fabric, NULL);
+    rc = lib.fabric(i->fabric_attr, &d->fabric, NULL);
     if (rc == 0) {
         step = "fi_domain";
         rc = fi_domain(d->fabric, i, &d->domain, NULL);
@@ -305,6 +422,16 @@ int aptus_fab_dgram_open(struct aptus_fab_dgram *d, const char *prov, const char
     return 0;
 }
 
+int aptus_fab_dgram_open(struct aptus_fab_dgram *d, const char *prov, const char *iface, int wait, char *err,
+                         size_t errlen)
+{
+    struct sig_saved saved;
+    sigs_save(&saved);
+    int rc = dgram_open(d, prov, iface, wait, err, errlen);
+    sigs_restore(&saved);
+    return rc;
+}
+
 int aptus_fab_dgram_ep_open(struct aptus_fab_dgram *d, struct fid_ep **ep, void *addr, size_t *addrlen)
 {
     int rc = fi_endpoint(d->domain, d->info, ep, NULL);
@@ -337,7 +464,7 @@ void aptus_fab_dgram_close(struct aptus_fab_dgram *d)
     if (d->fabric)
         fi_close(&d->fabric->fid);
     if (d->info)
-        fi_freeinfo(d->info);
+        lib.freeinfo(d->info);
     memset(d, 0, sizeof *d);
     d->wait_fd = -1;
 }
@@ -397,8 +524,8 @@ static void rc_wait_fd(fid_t fid, int *fd)
         *fd = -1;
 }
 
-int aptus_fab_rc_open(struct aptus_fab_rc *r, const char *prov, const char *iface, int srx, int wait, char *err,
-                      size_t errlen)
+static int rc_open(struct aptus_fab_rc *r, const char *prov, const char *iface, int srx, int wait, char *err,
+                   size_t errlen)
 {
     memset(r, 0, sizeof *r);
     r->eq_fd = r->cq_fd = -1;
@@ -425,7 +552,7 @@ int aptus_fab_rc_open(struct aptus_fab_rc *r, const char *prov, const char *ifac
         return -1;
     }
     const char *step = "fi_fabric";
-    int rc = fi_fabric(i->fabric_attr, &r->fabric, NULL);
+    int rc = lib.fabric(i->fabric_attr, &r->fabric, NULL);
     if (rc == 0) {
         step = "fi_eq_open";
         struct fi_eq_attr eq = { .size = 64, .wait_obj = FI_WAIT_FD };
@@ -486,6 +613,16 @@ int aptus_fab_rc_open(struct aptus_fab_rc *r, const char *prov, const char *ifac
     return 0;
 }
 
+int aptus_fab_rc_open(struct aptus_fab_rc *r, const char *prov, const char *iface, int srx, int wait, char *err,
+                      size_t errlen)
+{
+    struct sig_saved saved;
+    sigs_save(&saved);
+    int rc = rc_open(r, prov, iface, srx, wait, err, errlen);
+    sigs_restore(&saved);
+    return rc;
+}
+
 void aptus_fab_rc_close(struct aptus_fab_rc *r)
 {
     if (r->pep)
@@ -501,7 +638,7 @@ void aptus_fab_rc_close(struct aptus_fab_rc *r)
     if (r->fabric)
         fi_close(&r->fabric->fid);
     if (r->info)
-        fi_freeinfo(r->info);
+        lib.freeinfo(r->info);
     memset(r, 0, sizeof *r);
     r->eq_fd = r->cq_fd = -1;
 }
@@ -560,14 +697,14 @@ int aptus_fab_rc_accept(struct aptus_fab_rc *r, struct fi_info *req, const void 
     }
     if (rc != 0)
         fi_reject(r->pep, req->handle, NULL, 0);
-    fi_freeinfo(req);
+    lib.freeinfo(req);
     return rc;
 }
 
 void aptus_fab_rc_reject(struct aptus_fab_rc *r, struct fi_info *req)
 {
     fi_reject(r->pep, req->handle, NULL, 0);
-    fi_freeinfo(req);
+    lib.freeinfo(req);
 }
 
 int aptus_fab_rc_event(struct aptus_fab_rc *r, struct aptus_fab_cm_event *ev)

@@ -11,7 +11,8 @@
  *        job-getid       -> job-getid-response (jobid)
  *        info-getjobattr -> info-getjobattr-response (found, value)
  *        kvs-put / kvs-fence / kvs-get -> *-response
- *        abort (isworld, msg; plus our extension exitcode) -> no response
+ *        abort (isworld, msg; plus our extensions exitcode and peerlost: the rank whose loss
+ *              caused the abort) -> no response
  *        finalize        -> finalize-response
  *
  * Compatibility notes: Slurm's PMI-2 server does not unescape ";;", so values meant to work
@@ -819,7 +820,7 @@ static void wait_output_taken(void)
     }
 }
 
-void aptus_pmi_abort(int code, const char *msg)
+void aptus_pmi_abort(int code, const char *msg, int lost_peer)
 {
     struct builder b;
     /* No lock wait: abort may come from a thread while another holds the lock (e.g. blocked
@@ -845,7 +846,10 @@ void aptus_pmi_abort(int code, const char *msg)
             /* Another thread owns the scratch buffers (it may be blocked in a fence): send a
              * minimal message from a separate buffer. */
             static char emergency[2048];
-            int n = snprintf(emergency + 6, sizeof emergency - 6, "cmd=abort;isworld=TRUE;exitcode=%d;", code);
+            int n = lost_peer >= 0
+                        ? snprintf(emergency + 6, sizeof emergency - 6,
+                                   "cmd=abort;isworld=TRUE;exitcode=%d;peerlost=%d;", code, lost_peer)
+                        : snprintf(emergency + 6, sizeof emergency - 6, "cmd=abort;isworld=TRUE;exitcode=%d;", code);
             if (n > 0 && n < (int)sizeof emergency - 6) {
                 char hdr[8];
                 snprintf(hdr, sizeof hdr, "%-6d", n);
@@ -859,6 +863,8 @@ void aptus_pmi_abort(int code, const char *msg)
             b_pair(&b, "isworld", "TRUE");
             b_pair(&b, "msg", clipped);
             b_pair_int(&b, "exitcode", code);
+            if (lost_peer >= 0)
+                b_pair_int(&b, "peerlost", lost_peer);
             (void)b_send(&b);
         }
     } else if (msg && *msg) {

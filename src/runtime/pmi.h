@@ -45,10 +45,12 @@ int aptus_pmi_barrier(const char *name, int ok, const int *peers, int npeers, in
  * PMI_process_mapping job attribute; never from host names. Singleton: node_of[0] = 0.
  * Returns 0, or -1 if the launcher gave no usable mapping. */
 int aptus_pmi_get_node_map(int *node_of, int size);
-/* Tells the launcher to abort the whole job with this exit code, then exits with it. Under
- * Hydra the abort is sent in the PMI-1 form (see pmi.c), which carries no message: callers
- * print msg themselves. */
-void aptus_pmi_abort(int code, const char *msg);
+/* Tells the launcher to abort the whole job with this exit code, then exits with it. lost_peer
+ * >= 0: the abort is a consequence of that rank's loss (its process or its connection went),
+ * which the launcher learns (key peerlost) so that it can name that rank's own failure instead
+ * when it hears of one (docs/DESIGN.md, "Launch across hosts"). Under Hydra the abort is sent in
+ * the PMI-1 form (see pmi.c), which carries neither: callers print msg themselves. */
+void aptus_pmi_abort(int code, const char *msg, int lost_peer);
 int aptus_pmi_finalize(void);
 
 #endif

@@ -140,6 +140,37 @@ abort7)
     expect_no_orphans
     ;;
 
+abort_lost)
+    # An abort that names a lost peer as its cause (the library's, when a channel gives up on
+    # a rank) ranks below that peer's own failure reported soon after: here rank 2's abort comes
+    # first, then rank 1 dies of SIGKILL; the job names rank 1 and exits 137.
+    run -n 4 "$PROBE" "$TAG" init fence r2:abortlost=16:1 r1:sleep=50 r1:kill=9 hang
+    expect_rc 137
+    expect_err "^mpiexec: rank 1 (pid [0-9]*) was killed by signal 9 (Killed)"
+    [ "$(grep -c 'mpiexec:' "$ERR")" -eq 1 ] || fail "expected exactly one mpiexec message"
+    expect_no_orphans
+    # The same through proxies (ranks 1 and 2 on different hosts).
+    run --launcher ssh --hosts localhost:2,127.0.0.1:2 -n 4 "$PROBE" "$TAG" init fence r2:abortlost=16:1 r1:sleep=50 \
+        r1:kill=9 hang
+    expect_rc 137
+    expect_err "^mpiexec: rank 1 (pid [0-9]* on host localhost) was killed by signal 9 (Killed)"
+    expect_no_orphans
+    # No news of the peer: the abort is the job's cause.
+    run -n 3 "$PROBE" "$TAG" init fence r2:abortlost=16:1 hang
+    expect_rc 16
+    expect_err "^mpiexec: rank 2 called abort with exit code 16: probe lost its peer"
+    expect_no_orphans
+    # The peer ends well (after finalize): the abort stands, at once.
+    run -n 3 "$PROBE" "$TAG" init fence r2:abortlost=16:1 r1:finalize r1:exit=0 hang
+    expect_rc 16
+    expect_err "rank 2 called abort with exit code 16"
+    # An abort of a rank's own accord, made meanwhile, is the cause: it is no consequence.
+    run -n 3 "$PROBE" "$TAG" init fence r2:abortlost=16:1 r0:sleep=50 r0:abort=7 hang
+    expect_rc 7
+    expect_err "^mpiexec: rank 0 called abort with exit code 7"
+    expect_no_orphans
+    ;;
+
 sigterm|sigint)
     if [ "$CASE" = sigterm ]; then SIG=TERM; CODE=143; else SIG=INT; CODE=130; fi
     "$MPIEXEC" --timeout 60 -n 3 "$PROBE" "$TAG" init trapterm fence ready hang >"$OUT" 2>"$ERR" &
@@ -394,6 +425,46 @@ proxy_local)
     expect_no_orphans
     ;;
 
+mpi_signals)
+    # An MPI rank killed by SIGSEGV or abort(): exit 128+signal, a message naming the rank and
+    # the signal, and nothing left -- no file in the working directory (a fabric library's
+    # backtrace file, PROG.80s-PID,HOST.btr from libinfinipath), no process, no shared memory.
+    # Core dumps are the user's choice (ulimit -c), off here; so is a sanitizer's SEGV handler.
+    MPIPROG=$4 FAKEFI=$5 FABRIC=$6
+    mkdir "$WORK/cwd"
+    # crash NP VICTIM MODE CODE SIGNAME [mpiexec options...]
+    crash() {
+        np=$1 victim=$2 mode=$3 code=$4 signame=$5
+        shift 5
+        (cd "$WORK/cwd" && ulimit -c 0 &&
+            ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}handle_segv=0:handle_abort=0" \
+                "$MPIEXEC" --timeout 60 "$@" -n "$np" "$MPIPROG" "$mode" "$victim" "$TAG") >"$OUT" 2>"$ERR"
+        RC=$?
+        expect_rc "$code"
+        expect_err "^mpiexec: rank $victim (pid [0-9]*) was killed by signal $((code - 128)) ($signame)"
+        [ "$(grep -c 'mpiexec:' "$ERR")" -eq 1 ] || fail "expected exactly one mpiexec message"
+        left=$(ls -A "$WORK/cwd")
+        [ -z "$left" ] || fail "files left in the working directory: $left"
+        expect_no_orphans
+        JOBID=$(sed -n 's/^jobid //p' "$OUT")
+        [ -n "$JOBID" ] || fail "no jobid"
+        shm_gone() { ! ls /dev/shm/ | grep -q "^aptus-$JOBID-"; }
+        wait_for shm_gone || fail "shared memory left behind: $(ls /dev/shm | grep "^aptus-$JOBID-")"
+    }
+    crash 2 1 segv 139 "Segmentation fault"
+    crash 3 1 abort 134 "Aborted"
+    if [ "$FABRIC" = 1 ]; then
+        # Every rank a node of its own: the network channels open the fabric layer.
+        crash 2 1 segv 139 "Segmentation fault" --ppn 1
+        crash 4 3 abort 134 "Aborted" --ppn 2
+        # A provider library that catches the signals as libfabric loads it.
+        export FI_PROVIDER_PATH="$FAKEFI"
+        crash 2 1 segv 139 "Segmentation fault" --ppn 1
+        crash 3 2 abort 134 "Aborted" --ppn 1
+        unset FI_PROVIDER_PATH
+    fi
+    ;;
+
 netns_place)
     HA=$APTUS_NETNS_H0 HB=$APTUS_NETNS_H1
     IA=$(stat -L -c %i "/run/netns/$HA") IB=$(stat -L -c %i "/run/netns/$HB")
@@ -588,6 +659,35 @@ netns_mpi)
     grep -q "^sum ok$" "$OUT" && fail "the allreduce across nodes cannot have worked"
     expect_no_orphans
     wait_for shm_gone || fail "shared memory left behind: $(ls /dev/shm | grep "^aptus-${MPIEXEC_PID}x")"
+    ;;
+
+netns_kill_loop)
+    # A rank killed with SIGKILL during an MPI_Ialltoall loop, 2 ranks on each of 2 hosts: the
+    # ranks of the other host lose their RC connections to it within milliseconds, and their
+    # channels give up on it and abort the job ("channel rc-sr gave up on rank N"). Whether that
+    # abort or the report of the death reaches mpiexec first is a race; the job must name the
+    # rank that died and its signal either way (exit 137). Repeated, victims on both hosts.
+    # (APTUS_RC_THRESHOLD=1: the connections are up before the loop's first rounds are over.)
+    MPIPROG=$5
+    looping() { [ "$(count_out "looping$")" -ge 4 ]; }
+    for round in 1 2 3 4 5 6 7 8 9 10; do
+        if [ $((round % 2)) -eq 1 ]; then victim=1 host=$APTUS_NETNS_H0; else victim=2 host=$APTUS_NETNS_H1; fi
+        : >"$OUT" # emptied here: the job starts in the background, the wait must not see the last round's
+        APTUS_RC_THRESHOLD=1 "$MPIEXEC" --timeout 60 --launcher netns --hosts "$APTUS_NETNS_HOSTS" -ppn 2 -n 4 \
+            "$MPIPROG" loop "$TAG" >"$OUT" 2>"$ERR" &
+        BGPID=$!
+        wait_for looping || fail "round $round: the ranks never got into the loop"
+        pid=$(sed -n "s/^rank $victim pid //p" "$OUT")
+        [ -n "$pid" ] || fail "round $round: no pid of rank $victim"
+        kill -KILL "$pid"
+        wait "$BGPID"
+        RC=$?
+        BGPID=
+        expect_rc 137
+        expect_err "^mpiexec: rank $victim (pid $pid on host $host) was killed by signal 9 (Killed)"
+        [ "$(grep -c 'mpiexec:' "$ERR")" -eq 1 ] || fail "round $round: expected exactly one mpiexec message"
+        expect_no_orphans
+    done
     ;;
 
 *)

@@ -22,6 +22,7 @@
  *                   and APTUS_NUM_NODES, V "fd" (PMI_FD) or "port" (PMI_PORT)
  *   shm             creates /aptus-<jobid>-probe<R> with shm_open and never unlinks it
  *   abort=C         aptus_pmi_abort(C, ...)
+ *   abortlost=C:P   aptus_pmi_abort(C, ...) naming rank P as the lost peer that caused it
  *   exit=C          exit(C)
  *   kill=S          raise(S)
  *   hang            waits forever
@@ -219,7 +220,12 @@ int main(int argc, char **argv)
             close(fd);
             printf("rank %d shm %s\n", my_rank, name);
         } else if (!strncmp(act, "abort=", 6)) {
-            aptus_pmi_abort(atoi(val), "probe requested abort");
+            aptus_pmi_abort(atoi(val), "probe requested abort", -1);
+        } else if (!strncmp(act, "abortlost=", 10)) {
+            const char *colon = strchr(val, ':');
+            if (!colon)
+                die("abortlost=C:P");
+            aptus_pmi_abort(atoi(val), "probe lost its peer", atoi(colon + 1));
         } else if (!strncmp(act, "exit=", 5)) {
             fflush(NULL);
             exit(atoi(val));

@@ -58,6 +58,13 @@ RC=$?
 [ $RC -ne 0 ] || fail "abort under srun did not fail the step"
 echo "---- abort: srun exited $RC ----"
 cat "$T/err"
+# An abort naming a lost peer carries a key Slurm does not know (peerlost): the same ending.
+srun --mpi=pmi2 -n 2 --overcommit -t 2 "$PROBE" init fence r1:abortlost=16:0 fence finalize \
+    >"$T/out" 2>"$T/err"
+RC=$?
+[ $RC -ne 0 ] || fail "an abort naming a lost peer under srun did not fail the step"
+echo "---- abort naming a lost peer: srun exited $RC ----"
+cat "$T/err"
 
 echo "PASS: srun --mpi=pmi2 with the Aptus PMI-2 client"
 exit 0

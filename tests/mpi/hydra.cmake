@@ -34,6 +34,9 @@ if(EXISTS ${PROJECT_SOURCE_DIR}/tests/launcher/CMakeLists.txt)
   # The abort of the PMI client itself: Hydra's mpiexec exits with the code.
   aptus_hydra_test(NAME pmi_abort_np3 NP 3 CHECK --exit 7
     RUN -n 3 $<TARGET_FILE:aptus_pmi_probe> init fence r1:abort=7 hang)
+  # An abort naming a lost peer goes in the same PMI-1 form (Hydra has no place for the peer).
+  aptus_hydra_test(NAME pmi_abortlost_np3 NP 3 CHECK --exit 16
+    RUN -n 3 $<TARGET_FILE:aptus_pmi_probe> init fence r1:abortlost=16:0 hang)
 endif()
 
 # A representative set of the MPI test programs at 1 to 4 ranks: exit 0, nothing left behind.

@@ -59,7 +59,7 @@ int pmisrv_init(struct pmisrv *s, int size, const int *fds, const char *jobid, c
     s->jobid = jobid;
     s->mapping = mapping;
     s->node_of = node_of;
-    s->abort_rank = -1;
+    s->abort.rank = s->lost_abort.rank = -1;
     s->conn = calloc((size_t)size, sizeof *s->conn);
     s->nbuckets = 1024;
     while (s->nbuckets < (size_t)size * 8 && s->nbuckets < (1u << 20))
@@ -467,12 +467,17 @@ static int handle(struct pmisrv *s, int rank, struct pair *p, int np)
         return reply_rc(s, rank, "finalize-response", 0, NULL);
     }
     if (strcmp(cmd, "abort") == 0) {
-        if (s->abort_rank < 0) {
+        const char *lost = get(p, np, "peerlost");
+        long l = lost ? strtol(lost, NULL, 10) : -1;
+        struct pmisrv_abort *a = l >= 0 && l < s->size && l != rank ? &s->lost_abort : &s->abort;
+        c->aborted = 1;
+        if (a->rank < 0) {
             const char *code = get(p, np, "exitcode");
             const char *msg = get(p, np, "msg");
-            s->abort_rank = rank;
-            s->abort_code = code ? atoi(code) : 1;
-            snprintf(s->abort_msg, sizeof s->abort_msg, "%s", msg ? msg : "");
+            a->rank = rank;
+            a->code = code ? atoi(code) : 1;
+            a->lost = a == &s->lost_abort ? (int)l : -1;
+            snprintf(a->msg, sizeof a->msg, "%s", msg ? msg : "");
         }
         return 0; /* no reply: the caller exits */
     }

@@ -14,7 +14,16 @@ struct pmisrv_conn {
     int handshaken;  /* PMI-1 style "cmd=init" line answered */
     int initialized; /* fullinit done */
     int finalized;   /* finalize received */
+    int aborted;     /* abort received */
     int in_fence;
+};
+
+/* An abort request: rank < 0 when there was none. */
+struct pmisrv_abort {
+    int rank;
+    int code;
+    int lost; /* the rank whose loss the aborting rank gave as its cause (key peerlost), or -1 */
+    char msg[1024];
 };
 
 struct pmisrv_kv;
@@ -32,10 +41,10 @@ struct pmisrv {
     int fence_waiting;
     struct pmisrv_nattr *nattrs;
     int verbose;
-    /* First abort request seen (abort_rank < 0: none). */
-    int abort_rank;
-    int abort_code;
-    char abort_msg[1024];
+    /* The first abort request of each kind: one a rank made of its own accord, and one that
+     * names a lost peer as its cause (a consequence of another rank's end, which the launcher
+     * ranks below that rank's own failure). */
+    struct pmisrv_abort abort, lost_abort;
 };
 
 /* fds[i] is our end of rank i's socket. Returns 0 or -1 (out of memory). */
