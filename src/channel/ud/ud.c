@@ -154,6 +154,15 @@ static int imp_parse(const char *text, char *err, size_t errlen)
     return 0;
 }
 
+/* The settings that need no provider: the impairment (grammar). The stage itself is set up by
+ * ud_setup, when the channel is used. */
+static int ud_check(char *err, size_t errlen)
+{
+    int rc = imp_parse(aptus_config.ud_impair, err, errlen);
+    memset(&imp, 0, sizeof imp);
+    return rc;
+}
+
 static void imp_release_held(void)
 {
     if (imp.held) {
@@ -716,7 +725,7 @@ static int ud_init(void)
     char err[640];
     ud.job = aptus_fab_job_hash();
     if (ud_setup(err, sizeof err) != 0) {
-        fprintf(stderr, "Aptus MPI: rank %d: UD channel: %s\n", aptus_rt.rank, err);
+        aptus_startup_error("rank %d: UD channel: %s", aptus_rt.rank, err); /* as a rule every rank's */
         return APTUS_ERR;
     }
     /* Every card is readable after this fence; peers look them up on first contact. */
@@ -834,6 +843,7 @@ static void ud_stats_print(void)
 struct aptus_channel aptus_channel_ud_sr = {
     .name = "ud-sr",
     .init = ud_init,
+    .check = ud_check,
     .finalize = ud_finalize,
     .quiesce = ud_quiesce,
     .reaches = aptus_ud_reaches,
