@@ -16,6 +16,7 @@
 #ifdef APTUS_HAVE_LIBFABRIC
 
 #include <inttypes.h>
+#include <limits.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -641,7 +642,11 @@ static int ud_setup(char *err, size_t errlen)
     cfg.rto_max_ns = (uint64_t)aptus_config.ud_rto_max_us * 1000u;
     static const struct aptus_rel_ops ops = { ud_xmit, ud_deliver, ud_dead };
     if (aptus_rel_init(&ud.eng, &ops, &cfg) != APTUS_OK) {
-        snprintf(err, errlen, "the reliability engine refused its configuration (APTUS_UD_*)");
+        snprintf(err, errlen,
+                 "the reliability engine refused its configuration (APTUS_UD_WINDOW=%d, datagrams of %zu bytes, "
+                 "APTUS_UD_RTO_MIN_US=%d, APTUS_UD_RTO_INIT_US=%d, APTUS_UD_RTO_MAX_US=%d, APTUS_PEER_TIMEOUT=%d)",
+                 aptus_config.ud_window, ud.piece_max, aptus_config.ud_rto_min_us, aptus_config.ud_rto_init_us,
+                 aptus_config.ud_rto_max_us, aptus_config.peer_timeout);
         return -1;
     }
 
@@ -653,10 +658,39 @@ static int ud_setup(char *err, size_t errlen)
                  aptus_config.ud_window, ud.piece_max, aptus_config.ud_window_bytes, 2 * UD_HEADER_ROOM);
         return -1;
     }
-    /* Receive buffers: one region, posted once, reposted as they are consumed. */
+    /* Receive buffers: one region, posted once, reposted as they are consumed. They and one
+     * receive per zero-copy endpoint (at least) must fit the provider's receive queue, whose
+     * depth the completion queue is sized for: a value set beyond is refused, the default is
+     * lowered to fit. */
+    int zeps = aptus_udz_endpoints();
+    size_t nrx_max = ud.d.rx_depth > (size_t)zeps ? ud.d.rx_depth - (size_t)zeps : 0;
+    if (nrx_max > INT_MAX)
+        nrx_max = INT_MAX;
     ud.nrx = aptus_config.ud_recv_bufs;
-    if ((size_t)ud.nrx > ud.d.rx_depth)
-        ud.nrx = (int)ud.d.rx_depth;
+    if ((size_t)ud.nrx > nrx_max && getenv("APTUS_UD_RECV_BUFS")) {
+        if (zeps > 0)
+            snprintf(
+                err, errlen,
+                "APTUS_UD_RECV_BUFS=%d is out of range with APTUS_UD_ZCOPY_EPS=%d (1..%zu: the receive buffers and "
+                "one receive per zero-copy endpoint must fit provider %s's receive queue of %zu; lower "
+                "APTUS_UD_RECV_BUFS or APTUS_UD_ZCOPY_EPS)",
+                ud.nrx, zeps, nrx_max, ud.d.prov, ud.d.rx_depth);
+        else
+            snprintf(err, errlen,
+                     "APTUS_UD_RECV_BUFS=%d is out of range (1..%zu: the receive buffers must fit provider %s's "
+                     "receive queue of %zu)",
+                     ud.nrx, nrx_max, ud.d.prov, ud.d.rx_depth);
+        return -1;
+    }
+    if ((size_t)ud.nrx > nrx_max)
+        ud.nrx = (int)nrx_max;
+    if (ud.nrx < 1) {
+        snprintf(err, errlen,
+                 "provider %s's receive queue of %zu leaves no room for a receive buffer beside APTUS_UD_ZCOPY_EPS=%d "
+                 "zero-copy endpoints (lower APTUS_UD_ZCOPY_EPS)",
+                 ud.d.prov, ud.d.rx_depth, zeps);
+        return -1;
+    }
     ud.rx_stride = (sizeof(struct ud_rxbuf) + ud.d.prefix + ud.dgram_max + 63) & ~(size_t)63;
     ud.tx_stride = (sizeof(struct ud_txbuf) + ud.d.prefix + ud.dgram_max + 63) & ~(size_t)63;
     ud.tx_cap = ud.d.tx_depth;
