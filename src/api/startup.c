@@ -43,30 +43,23 @@ static int check_rule_channels(void)
 /* Whether waiting ranks block (APTUS_WAIT_BLOCK): auto blocks when this node has more ranks
  * than the machine has cores, where spinning only takes the core from the rank that would
  * send what we wait for. */
-static int wait_mode(void)
+static void wait_mode(void)
 {
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     int oversubscribed = cores > 0 && aptus_rt.local_size > cores;
     /* Measured (docs/BENCHMARKS.md): 4 ranks on 2 cores run a ring + allreduce + barrier loop
      * 3-10x faster with a spin of at most 50 polls than with 2000. */
     aptus_wait_spin_cap = oversubscribed ? APTUS_OVERSUB_SPIN_MAX : -1;
-    const char *w = aptus_config.wait_block;
-    if (!strcmp(w, "1") || !strcmp(w, "yes")) {
-        aptus_wait_blocks = 1;
-    } else if (!strcmp(w, "0") || !strcmp(w, "no")) {
-        aptus_wait_blocks = 0;
-    } else if (!strcmp(w, "auto")) {
+    const char *w = aptus_config.wait_block; /* a word of its range: auto, 0, 1, no, yes */
+    if (!strcmp(w, "auto"))
         aptus_wait_blocks = oversubscribed;
-    } else {
-        fprintf(stderr, "Aptus MPI: APTUS_WAIT_BLOCK: '%s' is not one of auto, 0, 1\n", w);
-        return -1;
-    }
+    else
+        aptus_wait_blocks = !strcmp(w, "1") || !strcmp(w, "yes");
     /* The progress thread sleeps on the wait objects between its passes: the peers must ring
      * the doorbell (smp) and the network channels' queues need their descriptors. (Application
      * threads do not sleep while locking is on: progress.c.) */
     if (aptus_config.async_progress)
         aptus_wait_blocks = 1;
-    return 0;
 }
 
 static void stats_print(void)
@@ -95,6 +88,36 @@ static void stats_print(void)
     fflush(stdout);
 }
 
+/* The settings, before anything starts: every variable against its range (config_vars.def),
+ * then the grammars of the strings -- the send rules and what each channel of the build reads
+ * (allocation rules, injected faults, UD impairment) --, whether or not the job will use that
+ * channel: a typo is found in any run. 0, or -1 with a message in err. */
+static int check_settings(char *err, size_t errlen)
+{
+    if (aptus_config_init(err, errlen) != 0)
+        return -1;
+    if (aptus_rules_parse(aptus_config.send_rules, &aptus_rules, err, errlen) != 0 ||
+        aptus_rules_check_start(&aptus_rules, aptus_config.send_rules, err, errlen) != 0)
+        return -1;
+    return aptus_channels_check(err, errlen);
+}
+
+/* A setting was refused at start-up: the job cannot run. Every rank finds the same fault as a
+ * rule, and one line says it (aptus_startup_error: rank 0 at once, the others only if the
+ * launcher has not ended them within a few seconds). Returns the error for MPI_Init /
+ * MPI_Session_init. */
+static int refuse_settings(const char *msg)
+{
+    if (aptus_pmi_init(&aptus_rt.pmi) == 0) {
+        aptus_rt.rank = aptus_rt.pmi.rank;
+        aptus_rt.size = aptus_rt.pmi.size;
+    } else {
+        aptus_rt.pmi.singleton = 1; /* no launcher to wait for */
+    }
+    aptus_startup_error("%s", msg);
+    return MPI_ERR_OTHER;
+}
+
 /* The thread level provided for `required`: what was asked (docs/DESIGN.md, "Threads"); a
  * value that names no level gets MPI_THREAD_SINGLE. MPI_THREAD_MULTIPLE turns the library's
  * lock on (runtime/lock.h) for the rest of the process's life. */
@@ -111,17 +134,10 @@ static int level_provided(int required)
 
 int aptus_runtime_init(int required, int *provided)
 {
-    char err[512];
+    char err[640];
     aptus_rt.pid = getpid();
-    if (aptus_config_init(err, sizeof err) != 0) {
-        fprintf(stderr, "Aptus MPI: %s\n", err);
-        return MPI_ERR_OTHER;
-    }
-    if (aptus_rules_parse(aptus_config.send_rules, &aptus_rules, err, sizeof err) != 0 ||
-        aptus_rules_check_start(&aptus_rules, aptus_config.send_rules, err, sizeof err) != 0) {
-        fprintf(stderr, "Aptus MPI: %s\n", err);
-        return MPI_ERR_OTHER;
-    }
+    if (check_settings(err, sizeof err) != 0)
+        return refuse_settings(err);
     if (aptus_pmi_init(&aptus_rt.pmi) != 0)
         return MPI_ERR_OTHER;
     aptus_rt.rank = aptus_rt.pmi.rank;
@@ -142,8 +158,7 @@ int aptus_runtime_init(int required, int *provided)
             aptus_rt.local_rank = aptus_rt.local_size;
         aptus_rt.local_size++;
     }
-    if (wait_mode() != 0)
-        return MPI_ERR_OTHER;
+    wait_mode();
     aptus_pt2pt_init();
     aptus_rma_init();
     aptus_datatype_init();

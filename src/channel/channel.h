@@ -91,6 +91,10 @@ struct aptus_channel {
      * process (files); it may run at any time, from error paths too. */
     int (*init)(void);
     void (*finalize)(void);
+    /* Checks the channel's settings that need neither its provider nor the job (a setting's own
+     * grammar), at start-up whether or not the job will use the channel, so that a typo is found
+     * in any run: 0, or -1 with a message naming the variable in err. NULL: nothing to check. */
+    int (*check)(char *err, size_t errlen);
     void (*cleanup)(void);
     /* After the last barrier of MPI_Finalize, before endpoints close: settles what is still in
      * flight (a channel with its own acknowledgements waits for them). NULL: nothing to do. */
@@ -193,6 +197,9 @@ extern struct aptus_channel *aptus_channels[APTUS_CH_COUNT];
 /* Registry: initialises every channel of the build (registering its poller and clean-up hook),
  * and finalizes them. Returns 0, or -1 after printing why. */
 int aptus_channels_init(void);
+/* Checks the settings of every channel of the build and of the fault injection (their `check`,
+ * aptus_fault_check), before any is initialised: 0, or -1 with a message in err. */
+int aptus_channels_check(char *err, size_t errlen);
 void aptus_channels_finalize(void);
 /* Runs every channel's quiesce (MPI_Finalize, after its barrier). */
 void aptus_channels_quiesce(void);

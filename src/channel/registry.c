@@ -32,6 +32,16 @@ const char *aptus_channels_available(void)
     return names;
 }
 
+int aptus_channels_check(char *err, size_t errlen)
+{
+    if (aptus_fault_check(err, errlen) != 0)
+        return -1;
+    for (int i = 0; i < NREGISTERED; i++)
+        if (registry[i]->check && registry[i]->check(err, errlen) != 0)
+            return -1;
+    return 0;
+}
+
 int aptus_channels_init(void)
 {
     for (int i = 0; i < NREGISTERED; i++) {

@@ -1,16 +1,18 @@
-/* Run-time configuration: one declarative table of variables (name, type, default,
+/* Run-time configuration: one declarative table of variables (name, type, default, range,
  * description), read from the environment (APTUS_*) at MPI_Init; the same table feeds
  * `aptus-info` and docs/TUNING.md. Add a variable by adding one line to config_vars.def. */
 #ifndef APTUS_RUNTIME_CONFIG_H
 #define APTUS_RUNTIME_CONFIG_H
 
 #include <stddef.h>
+#include <stdint.h>
 
-enum aptus_cvar_type { APTUS_CVAR_BOOL, APTUS_CVAR_INT, APTUS_CVAR_SIZE, APTUS_CVAR_STRING };
+/* An enum is stored as a string (const char *): the allowed word, spelt as in the range. */
+enum aptus_cvar_type { APTUS_CVAR_BOOL, APTUS_CVAR_INT, APTUS_CVAR_SIZE, APTUS_CVAR_ENUM, APTUS_CVAR_STRING };
 
 /* The parsed values. One field per line of config_vars.def (same name, lower case). */
 struct aptus_config {
-#define APTUS_CVAR(NAME, field, type, ctype, dflt, desc) ctype field;
+#define APTUS_CVAR(NAME, field, type, ctype, dflt, range, desc) ctype field;
 #include "runtime/config_vars.def"
 #undef APTUS_CVAR
 };
@@ -21,16 +23,37 @@ struct aptus_cvar_desc {
     const char *name; /* environment variable, e.g. "APTUS_STATS" */
     enum aptus_cvar_type type;
     const char *default_text;
+    const char *range; /* the allowed values, as written in config_vars.def (its top says how) */
     const char *description;
 };
 
-/* Reads every variable from the environment. Returns 0, or -1 after writing a message that
- * names the variable and the problem into err (e.g. "APTUS_SMP_BLOCK_SIZE: 'abc' is not a
- * size"). Sizes accept K/M/G suffixes (powers of 1024). */
+/* Reads every variable from the environment and checks it against its range. Returns 0, or -1
+ * after writing a message that names the variable, the value and the range into err, e.g.
+ * "APTUS_UD_RECV_BUFS=0 is out of range (1..65536)" or "APTUS_SMP_CHUNK=lots is not a size
+ * (1..max; ...)". Sizes accept K/M/G suffixes (powers of 1024). */
 int aptus_config_init(char *err, size_t errlen);
 /* The default text of a variable of the table (NULL: no such variable). */
 const char *aptus_config_default(const char *name);
 /* The table, for listing. */
 const struct aptus_cvar_desc *aptus_config_table(int *count);
+
+/* The range of variable i of the table, parsed; bounds that name another variable are given that
+ * variable's value in aptus_config. For tests and tools. */
+#define APTUS_CVAR_ITEMS_MAX 8
+struct aptus_cvar_range {
+    int n; /* int, size: spans; enum: words; bool, string: 0 */
+    struct aptus_cvar_span {
+        int64_t lo, hi;     /* int */
+        uint64_t ulo, uhi;  /* size */
+        int lo_var, hi_var; /* the variable a bound names (index in the table), or -1 */
+    } span[APTUS_CVAR_ITEMS_MAX];
+    uint64_t multiple; /* int, size: values must be multiples of it (1: any) */
+    struct {
+        unsigned off, len; /* enum: a word, at range[off..off+len) */
+    } word[APTUS_CVAR_ITEMS_MAX];
+};
+/* 0, or -1 with a message when the range text of variable i does not parse (a fault of
+ * config_vars.def, which the unit test finds). */
+int aptus_config_range(int i, struct aptus_cvar_range *r, char *err, size_t errlen);
 
 #endif

@@ -1,9 +1,27 @@
 /* Process-wide state of the library. */
+#include <stdarg.h>
+#include <stdio.h>
 #include <time.h>
 
 #include "runtime/runtime.h"
 
 struct aptus_runtime aptus_rt;
+
+void aptus_startup_error(const char *fmt, ...)
+{
+    if (aptus_rt.rank > 0 && !aptus_rt.pmi.singleton) {
+        struct timespec nap = { 0, 10 * 1000 * 1000 };
+        for (int i = 0; i < APTUS_STARTUP_ERROR_WAIT_S * 100; i++)
+            nanosleep(&nap, NULL);
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("Aptus MPI: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    fflush(stderr);
+}
 
 double aptus_wtime(void)
 {

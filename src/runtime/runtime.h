@@ -41,6 +41,14 @@ int aptus_runtime_acquire(int required, int *provided);
 /* A user is done (MPI_Finalize, MPI_Session_finalize): the last one tears the runtime down,
  * collectively over all processes. Returns an MPI error class. */
 int aptus_runtime_release(void);
+/* A fault that stops the start-up and that every rank is likely to find alike (a setting out of
+ * its range: the environment reaches every rank alike as a rule). One line says it, not one per
+ * rank: rank 0 prints "Aptus MPI: <message>" at once -- its MPI_Init then ends the job through
+ * the launcher --, and every other rank first sleeps up to APTUS_STARTUP_ERROR_WAIT_S seconds
+ * for the launcher to end it, and prints only if it has not (a fault that rank 0 did not find).
+ * A singleton prints at once. aptus_rt.rank and aptus_rt.pmi must be set (aptus_pmi_init). */
+#define APTUS_STARTUP_ERROR_WAIT_S 3
+void aptus_startup_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Seconds since an arbitrary point (monotonic). */
 double aptus_wtime(void);
 

@@ -1,6 +1,6 @@
 #!/bin/sh
 # Runs an MPI job (or any command) and checks how it ended and what it printed.
-#   expect_exit.sh [--exit N | --nonzero] [--grep TEXT]... [--error TEXT]...
+#   expect_exit.sh [--exit N | --nonzero] [--grep TEXT]... [--error TEXT]... [--error-once TEXT]...
 #                  [--each-rank N TEXT]... [--stats-any TEXT]... [--stats-none TEXT]...
 #                  -- command [args...]
 # --exit N           the command's exit status must be exactly N
@@ -11,6 +11,8 @@
 # --error TEXT       a message of the library itself, a line starting with "Aptus MPI: ",
 #                    contains TEXT: what a test expecting a fatal error must match, so that the
 #                    program's own words (a failure message naming the same call) cannot pass it
+# --error-once TEXT  as --error, and exactly one such line contains TEXT (a message that every
+#                    rank would find is printed once, not once per rank)
 # --each-rank N TEXT every rank 0..N-1 printed a statistics line ("[aptus stats] rank R: ...",
 #                    APTUS_STATS=1) that contains TEXT: proves a path was taken on every rank,
 #                    not just on one of them
@@ -29,7 +31,7 @@ while [ $# -gt 0 ]; do
     case "$1" in
     --exit) [ $# -ge 2 ] || usage "--exit needs a value"; want=$2; shift 2 ;;
     --nonzero) want=nonzero; shift ;;
-    --grep | --error | --stats-any | --stats-none)
+    --grep | --error | --error-once | --stats-any | --stats-none)
         [ $# -ge 2 ] || usage "$1 needs a text"
         printf '%s\n%s\n' "${1#--}" "$2" >>"$checks"; shift 2 ;;
     --each-rank)
@@ -71,6 +73,11 @@ while IFS= read -r kind && IFS= read -r pat; do
     error)
         grep '^Aptus MPI: ' "$out" | grep -qF -- "$pat" ||
             fail "no message of the library (a line \"Aptus MPI: ...\") contains \"$pat\""
+        ;;
+    error-once)
+        n=$(grep '^Aptus MPI: ' "$out" | grep -cF -- "$pat")
+        [ "$n" -eq 1 ] ||
+            fail "$n messages of the library (lines \"Aptus MPI: ...\") contain \"$pat\", expected exactly one"
         ;;
     stats-any)
         grep '^\[aptus stats\] rank [0-9]*: ' "$out" | grep -qF -- "$pat" ||

@@ -82,10 +82,17 @@ aptus_hydra_test(NAME rank_killed_np3 NP 3 CHECK --nonzero RUN -n 3 $<TARGET_FIL
 # (Only the messages of a rank that aborts are checked: Hydra kills the other ranks at once, so
 # what they print after the vote may be lost.)
 aptus_hydra_test(NAME init_fails_early_np4 NP 4
-  CHECK --nonzero --grep "rank 0: APTUS_SMP_BLOCK_SIZE=100 must be"
+  CHECK --nonzero --grep "Aptus MPI: APTUS_SMP_BLOCK_SIZE=100 is out of range (1K..1G, multiple of 64)"
         --grep "MPI initialization failed"
   RUN -n 1 -env APTUS_SMP_BLOCK_SIZE 100 $<TARGET_FILE:mpitest_coll_basic>
    : -n 3 $<TARGET_FILE:mpitest_coll_basic>)
+# A value out of range given to rank 3 only: ranks 0-2 start, rank 3 reports it itself after
+# waiting in vain for the launcher to end it (rank 0 would have reported a value every rank had).
+aptus_hydra_test(NAME init_fails_range_rank3_np4 NP 4
+  CHECK --nonzero --grep "Aptus MPI: APTUS_UD_WINDOW=0 is out of range (1..32768)"
+        --grep "rank 3: MPI initialization failed"
+  RUN -n 3 $<TARGET_FILE:mpitest_coll_basic>
+   : -n 1 -env APTUS_UD_WINDOW 0 $<TARGET_FILE:mpitest_coll_basic>)
 aptus_hydra_test(NAME init_fails_mapping_np4 NP 4
   CHECK --nonzero --grep "do all ranks have the same APTUS_SMP_BLOCK_SIZE"
         --grep "MPI initialization failed"

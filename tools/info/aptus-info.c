@@ -1,4 +1,4 @@
-/* aptus-info: prints every configuration variable (type, default, current value, meaning) and
+/* aptus-info: prints every configuration variable (type, default, range, current value, meaning) and
  * shows how a send rule chain is specialised for the peers of a rank.
  *
  *   aptus-info                      list the variables, with the values from the environment
@@ -19,6 +19,7 @@ static const char *type_name(enum aptus_cvar_type t)
     case APTUS_CVAR_BOOL: return "bool";
     case APTUS_CVAR_INT: return "int";
     case APTUS_CVAR_SIZE: return "size";
+    case APTUS_CVAR_ENUM: return "enum";
     case APTUS_CVAR_STRING: return "string";
     }
     return "?";
@@ -53,6 +54,7 @@ static void print_value(const char *name, enum aptus_cvar_type type, const void 
             printf(" (%s)", h);
         break;
     }
+    case APTUS_CVAR_ENUM:
     case APTUS_CVAR_STRING: {
         const char *s = *(const char *const *)field;
         printf("\"%s\"", s ? s : "");
@@ -69,8 +71,9 @@ static void list_variables(void)
     const struct aptus_cvar_desc *table = aptus_config_table(&count);
     printf("Aptus MPI configuration variables (%d), read from the environment at MPI_Init:\n\n", count);
     int i = 0;
-#define APTUS_CVAR(NAME_, field_, type_, ctype_, dflt_, desc_)                                                         \
-    printf("%s (%s)\n    default: %s\n    current: ", table[i].name, type_name(table[i].type), table[i].default_text); \
+#define APTUS_CVAR(NAME_, field_, type_, ctype_, dflt_, range_, desc_)                                                 \
+    printf("%s (%s)\n    default: %s\n    range:   %s\n    current: ", table[i].name, type_name(table[i].type),        \
+           table[i].default_text, table[i].range);                                                                     \
     print_value(table[i].name, table[i].type, &aptus_config.field_);                                                   \
     printf("\n    %s\n\n", table[i].description);                                                                      \
     i++;
@@ -194,7 +197,7 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: aptus-info [--rules CHAIN] [--ranks N] [--self CHANNELS] [--local CHANNELS]\n"
                "                  [--remote CHANNELS]\n"
-               "  with no option: list every configuration variable (type, default, current value)\n"
+               "  with no option: list every configuration variable (type, default, range, current value)\n"
                "  --rules CHAIN   parse a send rule chain and print its routes (exit 2 if invalid)\n"
                "  --ranks N       job size for the ranks conditions (default 2); without --rules the\n"
                "                  chain is APTUS_SEND_RULES (or its default)\n"
@@ -277,8 +280,14 @@ int main(int argc, char **argv)
         }
     }
 
+    /* The configuration as MPI_Init checks it: every variable against its range, and the rule
+     * chains (not the fault-injection and impairment settings, whose parsers live in the
+     * library's channels). */
     char err[512];
-    if (aptus_config_init(err, sizeof err) != 0) {
+    struct aptus_rule_chain check;
+    if (aptus_config_init(err, sizeof err) != 0 ||
+        aptus_rules_parse(aptus_config.send_rules, &check, err, sizeof err) != 0 ||
+        aptus_alloc_rules_parse(aptus_config.alloc_rules, aptus_config.rc_threshold, &check, err, sizeof err) != 0) {
         fprintf(stderr, "aptus-info: %s\n", err);
         return 2;
     }

@@ -74,58 +74,78 @@ static int chance(double p)
 
 /* ---- the setting ---- */
 
-static int parse_prob(const char *key, const char *val, double *out, double max, int max_open)
+static int parse_prob(const char *key, const char *val, double *out, double max, int max_open, char *err, size_t errlen)
 {
     char *end;
     double v = strtod(val, &end);
     if (end == val || *end || !(v >= 0) || v > max || (max_open && v >= max)) {
-        fprintf(stderr,
-                "Aptus MPI: APTUS_CHANNEL_FAULTS: %s='%s' is not a probability in [0, %g%s (e.g. "
-                "noroom=0.2,delay=0.3,seed=7)\n",
-                key, val, max, max_open ? ")" : "]");
+        snprintf(err, errlen,
+                 "APTUS_CHANNEL_FAULTS: %s='%s' is not a probability in [0, %g%s (e.g. noroom=0.2,delay=0.3,seed=7)",
+                 key, val, max, max_open ? ")" : "]");
         return -1;
     }
     *out = v;
     return 0;
 }
 
-static int parse(const char *spec)
+/* Parses the setting into noroom, delay and the seed: 0, or -1 with a message in err. */
+static int parse(const char *spec, double *noroom, double *delay, uint64_t *seed, char *err, size_t errlen)
 {
-    uint64_t seed = 1;
     char buf[256];
+    *noroom = *delay = 0;
+    *seed = 1;
     if (strlen(spec) >= sizeof buf) {
-        fprintf(stderr, "Aptus MPI: APTUS_CHANNEL_FAULTS: setting too long (%zu characters)\n", strlen(spec));
+        snprintf(err, errlen, "APTUS_CHANNEL_FAULTS: setting too long (%zu characters)", strlen(spec));
         return -1;
     }
     strcpy(buf, spec);
     for (char *save = NULL, *item = strtok_r(buf, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
         char *eq = strchr(item, '=');
         if (!eq) {
-            fprintf(stderr, "Aptus MPI: APTUS_CHANNEL_FAULTS: '%s' is not KEY=VALUE (keys: noroom, delay, seed)\n",
-                    item);
+            snprintf(err, errlen, "APTUS_CHANNEL_FAULTS: '%s' is not KEY=VALUE (keys: noroom, delay, seed)", item);
             return -1;
         }
         *eq = 0;
         const char *val = eq + 1;
         if (!strcmp(item, "noroom")) {
             /* Refusing every send would never let a frame through. */
-            if (parse_prob(item, val, &flt.noroom, 1, 1) != 0)
+            if (parse_prob(item, val, noroom, 1, 1, err, errlen) != 0)
                 return -1;
         } else if (!strcmp(item, "delay")) {
-            if (parse_prob(item, val, &flt.delay, 1, 0) != 0)
+            if (parse_prob(item, val, delay, 1, 0, err, errlen) != 0)
                 return -1;
         } else if (!strcmp(item, "seed")) {
             char *end;
             unsigned long long s = strtoull(val, &end, 10);
             if (end == val || *end) {
-                fprintf(stderr, "Aptus MPI: APTUS_CHANNEL_FAULTS: seed='%s' is not a number\n", val);
+                snprintf(err, errlen, "APTUS_CHANNEL_FAULTS: seed='%s' is not a number", val);
                 return -1;
             }
-            seed = s;
+            *seed = s;
         } else {
-            fprintf(stderr, "Aptus MPI: APTUS_CHANNEL_FAULTS: unknown key '%s' (keys: noroom, delay, seed)\n", item);
+            snprintf(err, errlen, "APTUS_CHANNEL_FAULTS: unknown key '%s' (keys: noroom, delay, seed)", item);
             return -1;
         }
+    }
+    return 0;
+}
+
+int aptus_fault_check(char *err, size_t errlen)
+{
+    const char *spec = aptus_config.channel_faults;
+    double noroom, delay;
+    uint64_t seed;
+    return spec && *spec ? parse(spec, &noroom, &delay, &seed, err, errlen) : 0;
+}
+
+/* Applies the setting: the probabilities, and a generator seeded from the seed and the rank. */
+static int apply(const char *spec)
+{
+    char err[320];
+    uint64_t seed;
+    if (parse(spec, &flt.noroom, &flt.delay, &seed, err, sizeof err) != 0) {
+        fprintf(stderr, "Aptus MPI: %s\n", err);
+        return -1;
     }
     /* splitmix64 of seed and rank: never zero in practice, and distinct per rank. */
     uint64_t z = seed * 0x9E3779B97F4A7C15ULL + (uint64_t)aptus_rt.rank + 1;
@@ -297,7 +317,7 @@ int aptus_fault_wrap(struct aptus_channel *ch)
     if (!spec || !*spec)
         return 0;
     if (!flt.parsed) {
-        if (parse(spec) != 0)
+        if (apply(spec) != 0)
             return -1;
         flt.parsed = 1;
         flt.sent = calloc((size_t)aptus_rt.size, sizeof *flt.sent);

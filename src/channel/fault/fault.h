@@ -8,8 +8,13 @@
 #ifndef APTUS_CHANNEL_FAULT_FAULT_H
 #define APTUS_CHANNEL_FAULT_FAULT_H
 
+#include <stddef.h>
+
 struct aptus_channel;
 
+/* Checks the setting (APTUS_CHANNEL_FAULTS) without applying it, at start-up: 0, or -1 with a
+ * message in err. */
+int aptus_fault_check(char *err, size_t errlen);
 /* Wraps ch's frame sends when faults are configured (parsing the setting on first use).
  * Returns 0, or -1 after printing why (a malformed setting: the job cannot start). */
 int aptus_fault_wrap(struct aptus_channel *ch);

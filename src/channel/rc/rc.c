@@ -1114,22 +1114,21 @@ const struct aptus_chan_caps *aptus_rc_frame_caps(void)
     return &aptus_channel_rc_sr.caps;
 }
 
+/* The settings that need no provider: the allocation rules (their grammar, and thresholds
+ * without @N from APTUS_RC_THRESHOLD). */
+static int rc_check(char *err, size_t errlen)
+{
+    struct aptus_rule_chain alloc;
+    return aptus_alloc_rules_parse(aptus_config.alloc_rules, aptus_config.rc_threshold, &alloc, err, errlen);
+}
+
 static int rc_setup(char *err, size_t errlen)
 {
-    if (aptus_config.rc_max < 0) {
-        snprintf(err, errlen, "APTUS_RC_MAX=%d must be 0 or more", aptus_config.rc_max);
-        return -1;
-    }
-    if (aptus_config.rc_threshold < 1 || aptus_config.rc_threshold > 65534) {
-        snprintf(err, errlen, "APTUS_RC_THRESHOLD=%d must be 1..65534", aptus_config.rc_threshold);
-        return -1;
-    }
-    if (aptus_config.rc_buf_size < 2 * RC_HEADER_ROOM || aptus_config.rc_buf_size > (64u << 20)) {
-        snprintf(err, errlen, "APTUS_RC_BUF_SIZE=%zu must be %d..64M", aptus_config.rc_buf_size, 2 * RC_HEADER_ROOM);
-        return -1;
-    }
-    if (aptus_config.rc_conn_bufs < 2 || aptus_config.rc_conn_bufs > 65536) {
-        snprintf(err, errlen, "APTUS_RC_CONN_BUFS=%d must be 2..65536", aptus_config.rc_conn_bufs);
+    /* The ranges of APTUS_RC_* are checked with the configuration (config_vars.def); a buffer
+     * must hold the message layer's header twice over, as the range of APTUS_RC_BUF_SIZE says. */
+    if (aptus_config.rc_buf_size < 2 * RC_HEADER_ROOM) {
+        snprintf(err, errlen, "APTUS_RC_BUF_SIZE=%zu is below %d (the range in config_vars.def is wrong)",
+                 aptus_config.rc_buf_size, 2 * RC_HEADER_ROOM);
         return -1;
     }
     /* The completion queue's descriptor only for a rank that may sleep: the provider writes
@@ -1162,10 +1161,6 @@ static int rc_setup(char *err, size_t errlen)
         rc.buf_size = rc.r.max_msg;
     rc.frame_max = rc.buf_size - sizeof(struct rc_hdr);
     rc.stride = (sizeof(struct rc_buf) + rc.buf_size + 63) & ~(size_t)63;
-    if (aptus_config.rc_recv_bufs < 1) {
-        snprintf(err, errlen, "APTUS_RC_RECV_BUFS=%d must be at least 1", aptus_config.rc_recv_bufs);
-        return -1;
-    }
     rc.nrx = (size_t)aptus_config.rc_recv_bufs > rc.r.rx_depth ? (int)rc.r.rx_depth : aptus_config.rc_recv_bufs;
     if (rc.credit_path)
         rc.nrx = 0; /* no shared pool */
@@ -1304,7 +1299,7 @@ static int rc_init(void)
         return aptus_pmi_fence() == 0 ? APTUS_OK : APTUS_ERR;
     }
     if (setup != 0) {
-        fprintf(stderr, "Aptus MPI: rank %d: rc-sr channel: %s\n", aptus_rt.rank, err);
+        aptus_startup_error("rank %d: rc-sr channel: %s", aptus_rt.rank, err); /* as a rule every rank's */
         rc_release();
         return APTUS_ERR;
     }
@@ -1419,6 +1414,7 @@ static int rc_counter(const char *name, uint64_t *value)
 struct aptus_channel aptus_channel_rc_sr = {
     .name = "rc-sr",
     .init = rc_init,
+    .check = rc_check,
     .finalize = rc_finalize,
     .quiesce = rc_quiesce,
     .reaches = rc_reaches,

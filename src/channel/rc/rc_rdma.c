@@ -584,10 +584,6 @@ static int rcr_setup(struct aptus_fab_rc *r, char *err, size_t errlen)
         snprintf(err, errlen, "APTUS_RC_RDMA_NOTE=%s: must be auto, data or frame", note);
         return -1;
     }
-    if (aptus_config.rcache_max_entries < 0) {
-        snprintf(err, errlen, "APTUS_RCACHE_MAX_ENTRIES=%d must be 0 or more", aptus_config.rcache_max_entries);
-        return -1;
-    }
     rcr.r = r;
     rcr.max_op = r->max_msg ? r->max_msg : ((size_t)1 << 30);
     if (rcr.max_op > ((size_t)1 << 30))
@@ -639,7 +635,7 @@ static int rcr_init(void)
         return APTUS_OK;
     char err[512];
     if (rcr_setup(r, err, sizeof err) != 0) {
-        fprintf(stderr, "Aptus MPI: rank %d: rc-rdma channel: %s\n", aptus_rt.rank, err);
+        aptus_startup_error("rank %d: rc-rdma channel: %s", aptus_rt.rank, err); /* as a rule every rank's */
         return APTUS_ERR;
     }
     rcr.active = 1;

@@ -16,6 +16,7 @@
 #ifdef APTUS_HAVE_LIBFABRIC
 
 #include <inttypes.h>
+#include <limits.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -152,6 +153,15 @@ static int imp_parse(const char *text, char *err, size_t errlen)
     imp.rng += (uint64_t)aptus_rt.rank * 0x9e3779b97f4a7c15ull; /* each rank its own stream */
     imp.on = 1;
     return 0;
+}
+
+/* The settings that need no provider: the impairment (grammar). The stage itself is set up by
+ * ud_setup, when the channel is used. */
+static int ud_check(char *err, size_t errlen)
+{
+    int rc = imp_parse(aptus_config.ud_impair, err, errlen);
+    memset(&imp, 0, sizeof imp);
+    return rc;
 }
 
 static void imp_release_held(void)
@@ -632,7 +642,11 @@ static int ud_setup(char *err, size_t errlen)
     cfg.rto_max_ns = (uint64_t)aptus_config.ud_rto_max_us * 1000u;
     static const struct aptus_rel_ops ops = { ud_xmit, ud_deliver, ud_dead };
     if (aptus_rel_init(&ud.eng, &ops, &cfg) != APTUS_OK) {
-        snprintf(err, errlen, "the reliability engine refused its configuration (APTUS_UD_*)");
+        snprintf(err, errlen,
+                 "the reliability engine refused its configuration (APTUS_UD_WINDOW=%d, datagrams of %zu bytes, "
+                 "APTUS_UD_RTO_MIN_US=%d, APTUS_UD_RTO_INIT_US=%d, APTUS_UD_RTO_MAX_US=%d, APTUS_PEER_TIMEOUT=%d)",
+                 aptus_config.ud_window, ud.piece_max, aptus_config.ud_rto_min_us, aptus_config.ud_rto_init_us,
+                 aptus_config.ud_rto_max_us, aptus_config.peer_timeout);
         return -1;
     }
 
@@ -644,10 +658,39 @@ static int ud_setup(char *err, size_t errlen)
                  aptus_config.ud_window, ud.piece_max, aptus_config.ud_window_bytes, 2 * UD_HEADER_ROOM);
         return -1;
     }
-    /* Receive buffers: one region, posted once, reposted as they are consumed. */
+    /* Receive buffers: one region, posted once, reposted as they are consumed. They and one
+     * receive per zero-copy endpoint (at least) must fit the provider's receive queue, whose
+     * depth the completion queue is sized for: a value set beyond is refused, the default is
+     * lowered to fit. */
+    int zeps = aptus_udz_endpoints();
+    size_t nrx_max = ud.d.rx_depth > (size_t)zeps ? ud.d.rx_depth - (size_t)zeps : 0;
+    if (nrx_max > INT_MAX)
+        nrx_max = INT_MAX;
     ud.nrx = aptus_config.ud_recv_bufs;
-    if ((size_t)ud.nrx > ud.d.rx_depth)
-        ud.nrx = (int)ud.d.rx_depth;
+    if ((size_t)ud.nrx > nrx_max && getenv("APTUS_UD_RECV_BUFS")) {
+        if (zeps > 0)
+            snprintf(
+                err, errlen,
+                "APTUS_UD_RECV_BUFS=%d is out of range with APTUS_UD_ZCOPY_EPS=%d (1..%zu: the receive buffers and "
+                "one receive per zero-copy endpoint must fit provider %s's receive queue of %zu; lower "
+                "APTUS_UD_RECV_BUFS or APTUS_UD_ZCOPY_EPS)",
+                ud.nrx, zeps, nrx_max, ud.d.prov, ud.d.rx_depth);
+        else
+            snprintf(err, errlen,
+                     "APTUS_UD_RECV_BUFS=%d is out of range (1..%zu: the receive buffers must fit provider %s's "
+                     "receive queue of %zu)",
+                     ud.nrx, nrx_max, ud.d.prov, ud.d.rx_depth);
+        return -1;
+    }
+    if ((size_t)ud.nrx > nrx_max)
+        ud.nrx = (int)nrx_max;
+    if (ud.nrx < 1) {
+        snprintf(err, errlen,
+                 "provider %s's receive queue of %zu leaves no room for a receive buffer beside APTUS_UD_ZCOPY_EPS=%d "
+                 "zero-copy endpoints (lower APTUS_UD_ZCOPY_EPS)",
+                 ud.d.prov, ud.d.rx_depth, zeps);
+        return -1;
+    }
     ud.rx_stride = (sizeof(struct ud_rxbuf) + ud.d.prefix + ud.dgram_max + 63) & ~(size_t)63;
     ud.tx_stride = (sizeof(struct ud_txbuf) + ud.d.prefix + ud.dgram_max + 63) & ~(size_t)63;
     ud.tx_cap = ud.d.tx_depth;
@@ -716,7 +759,7 @@ static int ud_init(void)
     char err[640];
     ud.job = aptus_fab_job_hash();
     if (ud_setup(err, sizeof err) != 0) {
-        fprintf(stderr, "Aptus MPI: rank %d: UD channel: %s\n", aptus_rt.rank, err);
+        aptus_startup_error("rank %d: UD channel: %s", aptus_rt.rank, err); /* as a rule every rank's */
         return APTUS_ERR;
     }
     /* Every card is readable after this fence; peers look them up on first contact. */
@@ -834,6 +877,7 @@ static void ud_stats_print(void)
 struct aptus_channel aptus_channel_ud_sr = {
     .name = "ud-sr",
     .init = ud_init,
+    .check = ud_check,
     .finalize = ud_finalize,
     .quiesce = ud_quiesce,
     .reaches = aptus_ud_reaches,

@@ -133,7 +133,12 @@ int aptus_ud_reaches(int world_rank);
 /* ud_zcopy.c: the zero-copy and copy-based rendezvous channels. */
 extern struct aptus_channel aptus_channel_ud_zcopy;
 extern struct aptus_channel aptus_channel_ud_copy;
-/* Start-up after the datagram endpoint is open (0, or -1 with a message in err); finalize. */
+/* The zero-copy receive endpoints the start-up will open (APTUS_UD_ZCOPY_EPS where a send rule
+ * names ud-zcopy and the provider allows it; else 0), once the datagram endpoint is open: each
+ * takes at least one receive of the provider's queue, beside the UD receive buffers. */
+int aptus_udz_endpoints(void);
+/* Start-up after the datagram endpoint is open and the UD receive buffers are posted (0, or -1
+ * with a message in err); finalize. */
 int aptus_udz_setup(char *err, size_t errlen);
 void aptus_udz_finalize(void);
 /* A completion of a zero-copy receive (len: bytes received; failed: an error completion). */

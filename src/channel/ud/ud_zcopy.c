@@ -960,21 +960,26 @@ void aptus_udz_stats_print(void)
 
 /* ---- life cycle ------------------------------------------------------------------------- */
 
+int aptus_udz_endpoints(void)
+{
+    /* Endpoints only where a rule can pick ud-zcopy; zero-copy needs receives of two pieces
+     * (header, place) and sends of two. */
+    int named = 0;
+    for (int i = 0; i < aptus_rules.n; i++)
+        named |= aptus_rules.rule[i].channel == APTUS_CH_UD_ZCOPY;
+    if (!named || ud.d.info->rx_attr->iov_limit < 2 || ud.d.info->tx_attr->iov_limit < 2 ||
+        (ud.d.mr_local && (ud.d.mr_mode & FI_MR_ENDPOINT)))
+        return 0;                     /* ud-zcopy streams copies (its caps say so) */
+    return aptus_config.ud_zcopy_eps; /* 0..255 (config_vars.def) */
+}
+
 int aptus_udz_setup(char *err, size_t errlen)
 {
     memset(&z, 0, sizeof z);
     aptus_am_register(UDZ_F_PULL, on_pull);
     for (int t = UDZ_F_CREDIT; t <= UDZ_F_DONE; t++)
         aptus_am_register((uint8_t)t, on_ctl);
-    int neps = aptus_config.ud_zcopy_eps;
-    if (neps < 0 || neps > 255) {
-        snprintf(err, errlen, "APTUS_UD_ZCOPY_EPS=%d is not 0..255", neps);
-        return -1;
-    }
-    if (aptus_config.ud_zcopy_nack_us <= 0) {
-        snprintf(err, errlen, "APTUS_UD_ZCOPY_NACK_US=%d must be positive", aptus_config.ud_zcopy_nack_us);
-        return -1;
-    }
+    int neps = aptus_udz_endpoints();
     size_t mtu = aptus_config.ud_zcopy_mtu;
     if (!mtu)
         mtu = !strcmp(ud.d.prov, "udp") ? UDZ_UDP_MTU : ud.d.mtu;
@@ -991,28 +996,21 @@ int aptus_udz_setup(char *err, size_t errlen)
     z.nslots = w < 1 ? 1 : w > 1024 ? 1024 : (int)w;
     if ((size_t)z.nslots > ud.d.rx_depth)
         z.nslots = (int)ud.d.rx_depth;
+    if (neps == 0)
+        return 0;
     /* The completion queue is shared: sends in flight + the main receives + every zero-copy
-     * endpoint's receives must fit in it (see cq_size). */
-    if (neps > 0) {
-        size_t room = ud.d.cq_size - ud.d.tx_depth - (size_t)ud.nrx, per = room / (size_t)neps;
-        if (ud.d.cq_size < ud.d.tx_depth + (size_t)ud.nrx || per < 1) {
-            snprintf(err, errlen,
-                     "APTUS_UD_ZCOPY_EPS=%d: the completion queue (%zu entries) has no room for the receives of %d "
-                     "endpoints beside %zu sends and %d receives",
-                     neps, ud.d.cq_size, neps, ud.d.tx_depth, ud.nrx);
-            return -1;
-        }
-        if ((size_t)z.nslots > per)
-            z.nslots = (int)per;
+     * endpoint's receives must fit in it (see cq_size). ud_setup left each endpoint at least
+     * one (APTUS_UD_RECV_BUFS against APTUS_UD_ZCOPY_EPS). */
+    size_t room = ud.d.cq_size - ud.d.tx_depth - (size_t)ud.nrx, per = room / (size_t)neps;
+    if (ud.d.cq_size < ud.d.tx_depth + (size_t)ud.nrx || per < 1) {
+        snprintf(err, errlen,
+                 "APTUS_UD_ZCOPY_EPS=%d with APTUS_UD_RECV_BUFS=%d: the completion queue (%zu entries) has no room for "
+                 "the receives of %d endpoints beside %zu sends and %d receives",
+                 neps, ud.nrx, ud.d.cq_size, neps, ud.d.tx_depth, ud.nrx);
+        return -1;
     }
-    /* Endpoints only where a rule can pick ud-zcopy; zero-copy needs receives of two pieces
-     * (header, place) and sends of two. */
-    int named = 0;
-    for (int i = 0; i < aptus_rules.n; i++)
-        named |= aptus_rules.rule[i].channel == APTUS_CH_UD_ZCOPY;
-    if (neps == 0 || !named || ud.d.info->rx_attr->iov_limit < 2 || ud.d.info->tx_attr->iov_limit < 2 ||
-        (ud.d.mr_local && (ud.d.mr_mode & FI_MR_ENDPOINT)))
-        return 0; /* ud-zcopy streams copies (its caps say so) */
+    if ((size_t)z.nslots > per)
+        z.nslots = (int)per;
     if (!(z.zeps = calloc((size_t)neps, sizeof *z.zeps))) {
         snprintf(err, errlen, "out of memory");
         return -1;
