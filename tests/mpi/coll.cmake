@@ -105,3 +105,17 @@ aptus_mpi_test(NAME coll_move_batched_auto_np3 SOURCE coll_move.c NP 3 LABELS co
 aptus_mpi_test(NAME nbc_i_coll_move_batched_np5 SOURCE coll_move.c NP 5 LABELS coll nbc
   ENV MTEST_NBC=i APTUS_COLL_ALLTOALL_ALG=batched APTUS_COLL_ALLTOALL_BATCH=3
   EXPECT_STATS "collective alltoall batched:")
+
+# MPI_CHAR in the reductions and accumulates, as a signed 8-bit integer (an extension MPICH and
+# Open MPI share, docs/DESIGN.md): every reducing collective in its three forms, MPI_Reduce_local,
+# derived types of MPI_CHAR, MPI_Accumulate / MPI_Get_accumulate / MPI_Fetch_and_op on the node
+# (load/store, Cross Memory Attach) and with every rank a node of its own (active messages;
+# across network namespaces: tests/netns).
+foreach(np 1 2 3 4)
+  aptus_mpi_test(NAME coll_char_np${np} SOURCE coll_char.c NP ${np} LABELS coll rma)
+endforeach()
+foreach(mode i p)
+  aptus_mpi_test(NAME nbc_${mode}_coll_char_np3 SOURCE coll_char.c NP 3 LABELS coll nbc rma ENV MTEST_NBC=${mode})
+endforeach()
+aptus_mpi_test(NAME coll_char_am_np3 SOURCE coll_char.c NP 3 LABELS coll rma ENV APTUS_PPN=1
+  EXPECT_STATS "one-sided:" EXPECT_NO_STATS "by active message 0,")
