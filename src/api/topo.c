@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/alias.h"
 #include "api/check.h"
 #include "coll/coll_internal.h"
 #include "coll/neighbor.h"
@@ -687,6 +688,29 @@ static int chk_buf(struct aptus_comm *c, const void *buf, MPI_Aint off, MPI_Coun
     return MPI_SUCCESS;
 }
 
+/* Send blocks s[0..ns) and receive blocks r[0..nr) that share a byte: aliased arguments
+ * (api/alias.h; without memory for the check it is left out). */
+static int nbr_alias(struct aptus_comm *c, const struct aptus_nbr_buf *s, int ns, const struct aptus_nbr_buf *r, int nr,
+                     const char *fn)
+{
+    if (ns == 0 || nr == 0)
+        return MPI_SUCCESS;
+    struct aptus_span *sp = malloc(sizeof *sp * (size_t)(ns + nr));
+    if (!sp)
+        return MPI_SUCCESS;
+    for (int j = 0; j < ns; j++)
+        sp[j] = aptus_span_of(s[j].buf, 0, s[j].count, s[j].dt);
+    for (int j = 0; j < nr; j++)
+        sp[ns + j] = aptus_span_of(r[j].buf, 0, r[j].count, r[j].dt);
+    int aliased = aptus_spans_alias(sp, (size_t)ns, sp + ns, (size_t)nr);
+    free(sp);
+    if (aliased)
+        return aptus_error(c, MPI_ERR_BUFFER, fn,
+                           "the send and receive buffers overlap (aliased arguments, which neighborhood "
+                           "collectives do not allow)");
+    return MPI_SUCCESS;
+}
+
 /* Blocking (req NULL) or nonblocking. */
 static int run(struct aptus_comm *c, struct aptus_nbr_buf *s, struct aptus_nbr_buf *r, MPI_Request *req, const char *fn)
 {
@@ -735,6 +759,11 @@ static int nbr_equal(const void *sbuf, MPI_Count scount, MPI_Datatype stype, voi
                                        (size_t)scount, sd };
     for (int j = 0; j < c->topo->nin; j++)
         r[j] = (struct aptus_nbr_buf){ (char *)rbuf + (MPI_Aint)j * rcount * rd->extent, (size_t)rcount, rd };
+    if ((rc = nbr_alias(c, s, c->topo->nout, r, c->topo->nin, fn))) {
+        free(s);
+        free(r);
+        return rc;
+    }
     return run(c, s, r, req, fn);
 }
 
@@ -782,6 +811,8 @@ static int nbr_vary(const void *sbuf, MPI_Count scount, int svary, const MPI_Cou
             break;
         r[j] = (struct aptus_nbr_buf){ (char *)rbuf + off, (size_t)rcounts[j], d };
     }
+    if (!rc)
+        rc = nbr_alias(c, s, t->nout, r, t->nin, fn);
     if (rc) {
         free(s);
         free(r);

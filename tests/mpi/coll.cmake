@@ -119,3 +119,13 @@ foreach(mode i p)
 endforeach()
 aptus_mpi_test(NAME coll_char_am_np3 SOURCE coll_char.c NP 3 LABELS coll rma ENV APTUS_PPN=1
   EXPECT_STATS "one-sided:" EXPECT_NO_STATS "by active message 0,")
+
+# Aliased send and receive buffers (no MPI_IN_PLACE) in every collective that has both, at every
+# rank or at the root alone (which then fails before anything moves: MPICH's errors/coll/noalias
+# patterns), and buffers that only come close; the nonblocking and persistent forms too.
+foreach(np 1 2 3 4)
+  aptus_mpi_test(NAME coll_alias_np${np} SOURCE coll_alias.c NP ${np} LABELS coll errors)
+endforeach()
+foreach(mode i p)
+  aptus_mpi_test(NAME nbc_${mode}_coll_alias_np3 SOURCE coll_alias.c NP 3 LABELS coll errors nbc ENV MTEST_NBC=${mode})
+endforeach()

@@ -61,6 +61,9 @@ if [ "$impl" = mpich ]; then
     #  - MPICH 4.0.x takes no predefined op on a derived datatype, and applies the 1-byte
     #    accumulates and fetch-and-ops of ranks with different targets all at one of them.
     MTEST_KNOWN_BUGS=$MTEST_KNOWN_BUGS,predef_op_derived,rma_acc_byte_target
+    #  - MPICH 4.0.x finds aliased collective buffers by comparing pointers only (the root's send
+    #    buffer with its own block of the receive buffer), and not in neighborhood collectives.
+    MTEST_KNOWN_BUGS=$MTEST_KNOWN_BUGS,alias_partial,nbr_alias_check
     #  - pmodels/mpich#6540: MPI_Reduce with MPI_IN_PLACE at a non-zero root
     #    crashes in the ch4 device collectives; use the generic algorithms.
     MPIR_CVAR_DEVICE_COLLECTIVES=none
@@ -212,11 +215,12 @@ for np in 1 2 3 4; do # one-sided communication (rma.cmake)
 done
 t rma_errors_np2 rma_errors 2
 t rma_errors_np3 rma_errors 3
-# MPI_CHAR in reductions and accumulates (coll.cmake); its nonblocking and persistent forms need
-# MPI 4.0's persistent collectives, which Open MPI 4.1 lacks
+# MPI_CHAR in reductions and accumulates, aliased collective buffers (coll.cmake); they include
+# nbc_wrap.h, which needs MPI 4.0's persistent collectives, which Open MPI 4.1 lacks
 if [ "$impl" = mpich ]; then
     for np in 1 2 3 4; do
         t coll_char_np$np coll_char $np
+        t coll_alias_np$np coll_alias $np
     done
 fi
 
