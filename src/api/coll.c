@@ -1296,11 +1296,13 @@ static int op_create_any(const char *fn, MPI_User_function *fn_i, MPI_User_funct
 
 int PMPI_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *op)
 {
+    APTUS_OUT_NULL(op, MPI_OP_NULL);
     APTUS_API_LOCKED(op_create_any("MPI_Op_create", user_fn, NULL, commute, op));
 }
 APTUS_ALIAS(Op_create)
 int PMPI_Op_create_c(MPI_User_function_c *user_fn, int commute, MPI_Op *op)
 {
+    APTUS_OUT_NULL(op, MPI_OP_NULL);
     APTUS_API_LOCKED(op_create_any("MPI_Op_create_c", NULL, user_fn, commute, op));
 }
 APTUS_ALIAS(Op_create_c)
@@ -1345,6 +1347,7 @@ APTUS_ALIAS(Op_commutative)
 
 int aptus_api_nb_begin(MPI_Request *request, MPI_Info info, const char *fn)
 {
+    APTUS_OUT_NULL(request, MPI_REQUEST_NULL); /* until aptus_api_nb_end succeeds */
     API_INIT(fn);
     if (!request)
         return aptus_error(NULL, MPI_ERR_ARG, fn, "null request pointer");
