@@ -12,6 +12,9 @@ each function that is still missing, a stub of the form
 
     int PMPI_Foo(<params>) { (void)a; ... return aptus_not_implemented("MPI_Foo"); } APTUS_ALIAS(Foo)
 
+(an output handle of a function that creates an object -- MPI_File_open's fh, MPI_Comm_spawn's
+intercomm -- is first set to its null handle, as the implemented constructors do)
+
 aptus_not_implemented() (core/errors.h) raises MPI_ERR_UNSUPPORTED_OPERATION
 through the error handler.
 
@@ -40,6 +43,23 @@ PARAM_NAME = re.compile(r'([A-Za-z_]\w*)\s*(?:\[[^\]]*\]\s*)*$')
 # generic stub is meaningful for them (the status conversions MPI_Status_f2c
 # etc. return error codes and do get stubs).
 CONVERSION = re.compile(r'^MPI_\w+_(f2c|c2f|toint|fromint)$')
+# Output handles a stub sets to the null handle before it fails, as every implemented constructor
+# does (MPI_File_open's fh, MPI_Comm_spawn's intercomm, the request of MPI_File_iread, ...): a
+# non-const pointer to one of these handle types, not an array, in a function that does not free
+# or close the object (where the handle is an input too).
+NULL_HANDLES = {
+    'MPI_Comm': 'MPI_COMM_NULL',
+    'MPI_Group': 'MPI_GROUP_NULL',
+    'MPI_Info': 'MPI_INFO_NULL',
+    'MPI_Request': 'MPI_REQUEST_NULL',
+    'MPI_File': 'MPI_FILE_NULL',
+    'MPI_Datatype': 'MPI_DATATYPE_NULL',
+    'MPI_Errhandler': 'MPI_ERRHANDLER_NULL',
+    'MPI_T_cvar_handle': 'MPI_T_CVAR_HANDLE_NULL',
+    'MPI_T_pvar_handle': 'MPI_T_PVAR_HANDLE_NULL',
+    'MPI_T_pvar_session': 'MPI_T_PVAR_SESSION_NULL',
+}
+OUT_HANDLE = re.compile(r'^(MPI_\w+)\s*\*\s*(\w+)$')
 
 
 def strip_comments(text):
@@ -138,9 +158,21 @@ def param_names(params):
     return names
 
 
+def out_handles(name, params):
+    """The statements that set a stub's output handles to their null handles."""
+    if 'free' in name.lower() or 'close' in name.lower() or params in ('', 'void'):
+        return ''
+    sets = ''
+    for p in params.split(','):
+        m = OUT_HANDLE.match(p.strip())
+        if m and m.group(1) in NULL_HANDLES and not m.group(2).startswith('array_of'):
+            sets += 'if (%s) *%s = %s; ' % (m.group(2), m.group(2), NULL_HANDLES[m.group(1)])
+    return sets
+
+
 def stub(ret, name, params):
     short = name[len('MPI_'):]
-    voids = ''.join('(void)%s; ' % n for n in param_names(params))
+    voids = ''.join('(void)%s; ' % n for n in param_names(params)) + out_handles(name, params)
     plist = params if params else 'void'
     call = 'aptus_not_implemented("%s")' % name
     if ret == 'int':

@@ -11,6 +11,16 @@
 
 #define APTUS_ALIAS(fn) extern __typeof__(PMPI_##fn) MPI_##fn __attribute__((weak, alias("PMPI_" #fn)));
 
+/* Constructors (every MPI function that returns an object through an output handle, requests
+ * included): the first statement sets the handle to the null one, so that every error return
+ * leaves it so; success overwrites it, and a step that fails after the object was made frees it
+ * and sets the null handle again. A null pointer is left alone (the call reports it). */
+#define APTUS_OUT_NULL(p, null)                                                                                        \
+    do {                                                                                                               \
+        if (p)                                                                                                         \
+            *(p) = (null);                                                                                             \
+    } while (0)
+
 /* Nonblocking and persistent collectives, recorded from the blocking forms' code (coll/nbc.h,
  * api/coll.c): begin checks the request pointer and info and starts recording; end turns what
  * the blocking form recorded (it returned rc, an error it reported already) into the request.

@@ -49,6 +49,7 @@ static int check_keyval(struct aptus_comm *c, int kind, int keyval, int predef_o
 
 static int create_keyval(int kind, void (*copy)(void), void (*del)(void), int *keyval, void *extra, const char *fn)
 {
+    APTUS_OUT_NULL(keyval, MPI_KEYVAL_INVALID);
     API_INIT(fn);
     if (!keyval)
         return aptus_error(NULL, MPI_ERR_ARG, fn, "null keyval argument");

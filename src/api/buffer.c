@@ -147,6 +147,7 @@ APTUS_ALIAS(Buffer_flush)
 
 int PMPI_Buffer_iflush(MPI_Request *request)
 {
+    APTUS_OUT_NULL(request, MPI_REQUEST_NULL);
     APTUS_API_LOCK();
     API_INIT("MPI_Buffer_iflush");
     return flush(PROCESS, 1, request, "MPI_Buffer_iflush");
@@ -197,6 +198,7 @@ APTUS_ALIAS(Comm_flush_buffer)
 
 int PMPI_Comm_iflush_buffer(MPI_Comm comm, MPI_Request *request)
 {
+    APTUS_OUT_NULL(request, MPI_REQUEST_NULL);
     APTUS_API_LOCK();
     GET_COMM(c, comm, "MPI_Comm_iflush_buffer");
     return flush((struct target){ c, NULL }, 1, request, "MPI_Comm_iflush_buffer");
@@ -254,6 +256,7 @@ APTUS_ALIAS(Session_flush_buffer)
 
 int PMPI_Session_iflush_buffer(MPI_Session session, MPI_Request *request)
 {
+    APTUS_OUT_NULL(request, MPI_REQUEST_NULL);
     APTUS_API_LOCK();
     GET_SESSION_T(t, session, "MPI_Session_iflush_buffer");
     return flush(t, 1, request, "MPI_Session_iflush_buffer");

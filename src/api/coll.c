@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/alias.h"
 #include "api/check.h"
 #include "coll/coll_internal.h"
 #include "coll/nbc.h"
@@ -103,12 +104,61 @@ static int no_in_place(struct aptus_comm *c, const void *buf, const char *fn, co
     return 0;
 }
 
-static int alias_arg(struct aptus_comm *c, const void *sbuf, const void *rbuf, size_t bytes, const char *fn)
+/* Aliased send and receive buffers (api/alias.h): checked wherever the caller's own arguments
+ * name both -- at the root of a rooted operation, which then fails before it sends or receives
+ * anything or takes a tag, so a root that calls again with correct arguments completes the
+ * operation the other ranks are in (docs/DESIGN.md, "Errors"). */
+static int alias_error(struct aptus_comm *c, const char *fn)
 {
-    if (sbuf == rbuf && sbuf && bytes > 0)
-        return aptus_error(c, MPI_ERR_BUFFER, fn,
-                           "the send and receive buffers are the same (aliased); use MPI_IN_PLACE instead");
+    return aptus_error(c, MPI_ERR_BUFFER, fn,
+                       "the send and receive buffers overlap (aliased arguments); use MPI_IN_PLACE instead");
+}
+
+static __attribute__((noinline)) int alias_arg_any(struct aptus_comm *c, const void *sbuf, size_t scount,
+                                                   const struct aptus_dtype *sd, const void *rbuf, size_t rcount,
+                                                   const struct aptus_dtype *rd, const char *fn)
+{
+    if (aptus_span_alias(aptus_span_of(sbuf, 0, scount, sd), aptus_span_of(rbuf, 0, rcount, rd)))
+        return alias_error(c, fn);
     return 0;
+}
+
+/* scount elements of sd at sbuf against rcount elements of rd at rbuf. In line for contiguous
+ * data (each buffer one run of count * size bytes from its true lower bound): a few compares on
+ * every reduction's path; other types take the general test. */
+static inline int alias_arg(struct aptus_comm *c, const void *sbuf, size_t scount, const struct aptus_dtype *sd,
+                            const void *rbuf, size_t rcount, const struct aptus_dtype *rd, const char *fn)
+{
+    if (__builtin_expect(!sd->contig || !rd->contig, 0))
+        return alias_arg_any(c, sbuf, scount, sd, rbuf, rcount, rd, fn);
+    /* [s0, s0 + sb) and [r0, r0 + rb) meet iff -rb < r0 - s0 < sb */
+    uintptr_t d = (uintptr_t)rbuf + (uintptr_t)rd->true_lb - ((uintptr_t)sbuf + (uintptr_t)sd->true_lb);
+    size_t sb = scount * sd->size, rb = rcount * rd->size;
+    if (__builtin_expect(d + rb - 1 < sb + rb - 1, 0) && sb && rb)
+        return alias_error(c, fn);
+    return 0;
+}
+
+/* The spans of n blocks: block i is cnt[i] elements of types[i] (or one) at buf + disp[i] bytes.
+ * NULL when out of memory. */
+static struct aptus_span *block_spans(const void *buf, int n, const size_t *cnt, const MPI_Aint *disp,
+                                      const struct aptus_dtype *one, const struct aptus_dtype *const *types)
+{
+    struct aptus_span *s = malloc(sizeof *s * (size_t)(n > 0 ? n : 1));
+    for (int i = 0; s && i < n; i++)
+        s[i] = aptus_span_of(buf, disp[i], cnt[i], types ? types[i] : one);
+    return s;
+}
+
+/* One buffer (the span one) against n blocks (see block_spans). Without memory for the spans
+ * the check is left out. */
+static int alias_blocks(struct aptus_comm *c, struct aptus_span one, const void *buf, int n, const size_t *cnt,
+                        const MPI_Aint *disp, const struct aptus_dtype *d, const char *fn)
+{
+    struct aptus_span *s = block_spans(buf, n, cnt, disp, d, NULL);
+    int aliased = s && aptus_spans_alias(&one, 1, s, (size_t)n);
+    free(s);
+    return aliased ? alias_error(c, fn) : 0;
 }
 
 static int op_arg(struct aptus_comm *c, MPI_Op oph, const char *fn, const struct aptus_op **out)
@@ -377,6 +427,8 @@ static int gather_any(const char *fn, const void *sbuf, MPI_Count scount, MPI_Da
         TRY(side_args(c, sbuf, scount, 1, stype, SEND, fn, &sd));
     if (A.am_root)
         TRY(side_args(c, rbuf, rcount, A.n, rtype, RECV, fn, &rd));
+    if (A.am_root && A.sends && !A.in_place)
+        TRY(alias_arg(c, sbuf, (size_t)scount, sd, rbuf, (size_t)rcount * (size_t)A.n, rd, fn));
     int rc = 0;
     if (A.inter) { /* a Gatherv of equal blocks */
         size_t *cnt = NULL;
@@ -442,7 +494,11 @@ static int gatherv_any(const char *fn, const void *sbuf, MPI_Count scount, MPI_D
     MPI_Aint *disp = NULL;
     if (A.am_root)
         TRY(v_side_args(c, A.n, rbuf, rcounts, displs, large, rtype, RECV, fn, &rd, &cnt, &disp));
-    int rc = gatherv_run(c, &A, sbuf, scount, sd, rbuf, cnt, disp, rd, root);
+    int rc = 0;
+    if (A.am_root && A.sends && !A.in_place)
+        rc = alias_blocks(c, aptus_span_of(sbuf, 0, (size_t)scount, sd), rbuf, A.n, cnt, disp, rd, fn);
+    if (rc == 0)
+        rc = gatherv_run(c, &A, sbuf, scount, sd, rbuf, cnt, disp, rd, root);
     free(cnt);
     free(disp);
     return fail(c, rc, fn);
@@ -505,6 +561,8 @@ static int scatter_any(const char *fn, const void *sbuf, MPI_Count scount, MPI_D
         TRY(side_args(c, rbuf, rcount, 1, rtype, RECV, fn, &rd));
     if (A.am_root)
         TRY(side_args(c, sbuf, scount, A.n, stype, SEND, fn, &sd));
+    if (A.am_root && receives && !A.in_place)
+        TRY(alias_arg(c, sbuf, (size_t)scount * (size_t)A.n, sd, rbuf, (size_t)rcount, rd, fn));
     int rc = 0;
     if (A.inter) { /* a Scatterv of equal blocks */
         size_t *cnt = NULL;
@@ -567,7 +625,11 @@ static int scatterv_any(const char *fn, const void *sbuf, const void *scounts, c
     MPI_Aint *disp = NULL;
     if (A.am_root)
         TRY(v_side_args(c, A.n, sbuf, scounts, displs, large, stype, SEND, fn, &sd, &cnt, &disp));
-    int rc = scatterv_run(c, &A, sbuf, cnt, disp, sd, rbuf, rcount, rd, root);
+    int rc = 0;
+    if (A.am_root && A.sends && !A.in_place)
+        rc = alias_blocks(c, aptus_span_of(rbuf, 0, (size_t)rcount, rd), sbuf, A.n, cnt, disp, sd, fn);
+    if (rc == 0)
+        rc = scatterv_run(c, &A, sbuf, cnt, disp, sd, rbuf, rcount, rd, root);
     free(cnt);
     free(disp);
     return fail(c, rc, fn);
@@ -638,7 +700,7 @@ static int allgather_any(const char *fn, const void *sbuf, MPI_Count scount, MPI
     TRY(side_args(c, rbuf, rcount, n, rtype, RECV, fn, &rd));
     size_t sbytes = sd ? (size_t)scount * sd->size : 0, rblk = (size_t)rcount * rd->size;
     if (!in_place)
-        TRY(alias_arg(c, sbuf, rbuf, sbytes, fn));
+        TRY(alias_arg(c, sbuf, (size_t)scount, sd, rbuf, (size_t)rcount * (size_t)n, rd, fn));
     int rc;
     if (c->is_inter) { /* an Allgatherv of equal blocks */
         size_t *cnt;
@@ -703,7 +765,7 @@ static int allgatherv_any(const char *fn, const void *sbuf, MPI_Count scount, MP
     size_t *cnt = NULL;
     MPI_Aint *disp = NULL;
     TRY(v_side_args(c, n, rbuf, rcounts, displs, large, rtype, RECV, fn, &rd, &cnt, &disp));
-    int rc = in_place ? 0 : alias_arg(c, sbuf, rbuf, (size_t)scount * sd->size, fn);
+    int rc = in_place ? 0 : alias_blocks(c, aptus_span_of(sbuf, 0, (size_t)scount, sd), rbuf, n, cnt, disp, rd, fn);
     if (rc == 0)
         rc = allgatherv_run(c, sbuf, scount, sd, rbuf, cnt, disp, rd);
     free(cnt);
@@ -745,7 +807,7 @@ static int alltoall_any(const char *fn, const void *sbuf, MPI_Count scount, MPI_
     }
     size_t sblk = (size_t)scount * sd->size, rblk = (size_t)rcount * rd->size;
     if (!in_place)
-        TRY(alias_arg(c, sbuf, rbuf, sblk * (size_t)n, fn));
+        TRY(alias_arg(c, sbuf, (size_t)scount * (size_t)n, sd, rbuf, (size_t)rcount * (size_t)n, rd, fn));
     int rc;
     if (c->is_inter) { /* an Alltoallv of equal blocks */
         size_t *scnt = NULL, *rcnt = NULL;
@@ -866,6 +928,17 @@ static int alltoallvw_any(const char *fn, const void *sbuf, const void *scounts,
             (rc = buf_arg(c, sbuf, (MPI_Count)scnt[i], sdt[i], fn, "send buffer")) != 0)
             goto out;
     }
+    if (!in_place) {
+        struct aptus_span *ss = block_spans(sbuf, n, scnt, sdisp, NULL, sdt),
+                          *rs = block_spans(rbuf, n, rcnt, rdisp, NULL, rdt);
+        int aliased = ss && rs && aptus_spans_alias(ss, (size_t)n, rs, (size_t)n);
+        free(ss);
+        free(rs);
+        if (aliased) {
+            rc = alias_error(c, fn);
+            goto out;
+        }
+    }
     if (in_place)
         rc = aptus_coll_blocks_init(&SB, n, rbuf, rdisp, rcnt, NULL, rdt, 2);
     else
@@ -940,7 +1013,7 @@ static int reduce_any(const char *fn, const void *sbuf, void *rbuf, MPI_Count co
     if (A.am_root) {
         TRY(buf_arg(c, rbuf, count, d, fn, "receive buffer"));
         if (A.sends && !A.in_place)
-            TRY(alias_arg(c, sbuf, rbuf, (size_t)count * d->size, fn));
+            TRY(alias_arg(c, sbuf, (size_t)count, d, rbuf, (size_t)count, d, fn));
     }
     int rc = 0, rc2 = 0;
     char *src = NULL, *dst = NULL;
@@ -991,7 +1064,7 @@ static int allreduce_any(const char *fn, const void *sbuf, void *rbuf, MPI_Count
     TRY(red_args(c, count, datatype, oph, fn, &d, &S));
     if (!in_place) {
         TRY(buf_arg(c, sbuf, count, d, fn, "send buffer"));
-        TRY(alias_arg(c, sbuf, rbuf, (size_t)count * d->size, fn));
+        TRY(alias_arg(c, sbuf, (size_t)count, d, rbuf, (size_t)count, d, fn));
     }
     TRY(buf_arg(c, rbuf, count, d, fn, "receive buffer"));
     int rc = 0, rc2 = 0;
@@ -1088,7 +1161,7 @@ static int reduce_scatter_any(const char *fn, const void *sbuf, void *rbuf, cons
     if (rc == 0)
         rc = buf_arg(c, rbuf, (MPI_Count)(in_place ? total : cnt[r]), d, fn, "receive buffer");
     if (rc == 0 && !in_place)
-        rc = alias_arg(c, sbuf, rbuf, cnt[r] * d->size, fn);
+        rc = alias_arg(c, sbuf, total, d, rbuf, cnt[r], d, fn);
     if (rc) {
         free(cnt);
         return rc;
@@ -1177,7 +1250,7 @@ static int reduce_local_any(const char *fn, const void *inbuf, void *inoutbuf, M
     TRY(red_args(NULL, count, datatype, oph, fn, &d, &S));
     TRY(buf_arg(NULL, inbuf, count, d, fn, "input buffer"));
     TRY(buf_arg(NULL, inoutbuf, count, d, fn, "input/output buffer"));
-    TRY(alias_arg(NULL, inbuf, inoutbuf, (size_t)count * d->size, fn));
+    TRY(alias_arg(NULL, inbuf, (size_t)count, d, inoutbuf, (size_t)count, d, fn));
     int rc = 0, rc2 = 0;
     char *in = aptus_coll_rwork(&S, inbuf, 1, &rc), *io = NULL;
     if (rc == 0)
@@ -1223,11 +1296,13 @@ static int op_create_any(const char *fn, MPI_User_function *fn_i, MPI_User_funct
 
 int PMPI_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *op)
 {
+    APTUS_OUT_NULL(op, MPI_OP_NULL);
     APTUS_API_LOCKED(op_create_any("MPI_Op_create", user_fn, NULL, commute, op));
 }
 APTUS_ALIAS(Op_create)
 int PMPI_Op_create_c(MPI_User_function_c *user_fn, int commute, MPI_Op *op)
 {
+    APTUS_OUT_NULL(op, MPI_OP_NULL);
     APTUS_API_LOCKED(op_create_any("MPI_Op_create_c", NULL, user_fn, commute, op));
 }
 APTUS_ALIAS(Op_create_c)
@@ -1272,6 +1347,7 @@ APTUS_ALIAS(Op_commutative)
 
 int aptus_api_nb_begin(MPI_Request *request, MPI_Info info, const char *fn)
 {
+    APTUS_OUT_NULL(request, MPI_REQUEST_NULL); /* until aptus_api_nb_end succeeds */
     API_INIT(fn);
     if (!request)
         return aptus_error(NULL, MPI_ERR_ARG, fn, "null request pointer");

@@ -125,12 +125,14 @@ static int comm_group(MPI_Comm comm, MPI_Group *group, int remote, const char *f
 
 int PMPI_Comm_group(MPI_Comm comm, MPI_Group *group)
 {
+    APTUS_OUT_NULL(group, MPI_GROUP_NULL);
     APTUS_API_LOCKED(comm_group(comm, group, 0, "MPI_Comm_group"));
 }
 APTUS_ALIAS(Comm_group)
 
 int PMPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group)
 {
+    APTUS_OUT_NULL(group, MPI_GROUP_NULL);
     APTUS_API_LOCKED(comm_group(comm, group, 1, "MPI_Comm_remote_group"));
 }
 APTUS_ALIAS(Comm_remote_group)
@@ -153,12 +155,14 @@ static int dup_common(MPI_Comm comm, MPI_Info info, int with_info, MPI_Comm *new
 
 int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
 {
+    APTUS_OUT_NULL(newcomm, MPI_COMM_NULL);
     APTUS_API_LOCKED(dup_common(comm, MPI_INFO_NULL, 0, newcomm, "MPI_Comm_dup"));
 }
 APTUS_ALIAS(Comm_dup)
 
 int PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
 {
+    APTUS_OUT_NULL(newcomm, MPI_COMM_NULL);
     APTUS_API_LOCKED(dup_common(comm, info, 1, newcomm, "MPI_Comm_dup_with_info"));
 }
 APTUS_ALIAS(Comm_dup_with_info)
@@ -187,12 +191,16 @@ static int idup_common(MPI_Comm comm, MPI_Info info, int with_info, MPI_Comm *ne
 
 int PMPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
 {
+    APTUS_OUT_NULL(newcomm, MPI_COMM_NULL);
+    APTUS_OUT_NULL(request, MPI_REQUEST_NULL);
     APTUS_API_LOCKED(idup_common(comm, MPI_INFO_NULL, 0, newcomm, request, "MPI_Comm_idup"));
 }
 APTUS_ALIAS(Comm_idup)
 
 int PMPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm, MPI_Request *request)
 {
+    APTUS_OUT_NULL(newcomm, MPI_COMM_NULL);
+    APTUS_OUT_NULL(request, MPI_REQUEST_NULL);
     APTUS_API_LOCKED(idup_common(comm, info, 1, newcomm, request, "MPI_Comm_idup_with_info"));
 }
 APTUS_ALIAS(Comm_idup_with_info)
@@ -201,6 +209,7 @@ APTUS_ALIAS(Comm_idup_with_info)
 
 int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
 {
+    APTUS_OUT_NULL(newcomm, MPI_COMM_NULL);
     APTUS_API_LOCK();
     GET_COMM(c, comm, "MPI_Comm_split");
     if (color < 0 && color != MPI_UNDEFINED)
@@ -218,6 +227,7 @@ APTUS_ALIAS(Comm_split)
 
 int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm)
 {
+    APTUS_OUT_NULL(newcomm, MPI_COMM_NULL);
     APTUS_API_LOCK();
     const char *fn = "MPI_Comm_split_type";
     GET_COMM(c, comm, fn);
@@ -292,6 +302,7 @@ static int subset_check(struct aptus_comm *c, const struct aptus_group *g, const
 
 int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
 {
+    APTUS_OUT_NULL(newcomm, MPI_COMM_NULL);
     APTUS_API_LOCK();
     const char *fn = "MPI_Comm_create";
     GET_COMM(c, comm, fn);
@@ -317,6 +328,7 @@ APTUS_ALIAS(Comm_create)
 
 int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm)
 {
+    APTUS_OUT_NULL(newcomm, MPI_COMM_NULL);
     APTUS_API_LOCK();
     const char *fn = "MPI_Comm_create_group";
     GET_COMM(c, comm, fn);
@@ -342,6 +354,7 @@ APTUS_ALIAS(Comm_create_group)
 int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm, int remote_leader, int tag,
                           MPI_Comm *newintercomm)
 {
+    APTUS_OUT_NULL(newintercomm, MPI_COMM_NULL);
     APTUS_API_LOCK();
     const char *fn = "MPI_Intercomm_create";
     GET_COMM(c, local_comm, fn);
@@ -384,6 +397,7 @@ APTUS_ALIAS(Intercomm_create)
 
 int PMPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm)
 {
+    APTUS_OUT_NULL(newintracomm, MPI_COMM_NULL);
     APTUS_API_LOCK();
     const char *fn = "MPI_Intercomm_merge";
     GET_COMM(c, intercomm, fn);
@@ -497,6 +511,7 @@ APTUS_ALIAS(Comm_set_info)
 
 int PMPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used)
 {
+    APTUS_OUT_NULL(info_used, MPI_INFO_NULL);
     APTUS_API_LOCK();
     GET_COMM(c, comm, "MPI_Comm_get_info");
     if (!info_used)

@@ -154,6 +154,7 @@ static struct aptus_dtype *make_blocks(const struct blocks *b)
 
 int PMPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
+    APTUS_OUT_NULL(newtype, MPI_DATATYPE_NULL);
     APTUS_API_LOCK();
     CTOR_START("MPI_Type_contiguous", count, oldtype, newtype);
     CHK_TOO_BIG(count, 1, old, "MPI_Type_contiguous");
@@ -164,6 +165,7 @@ APTUS_ALIAS(Type_contiguous)
 
 int PMPI_Type_contiguous_c(MPI_Count count, MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
+    APTUS_OUT_NULL(newtype, MPI_DATATYPE_NULL);
     APTUS_API_LOCK();
     CTOR_START("MPI_Type_contiguous_c", count, oldtype, newtype);
     CHK_TOO_BIG(count, 1, old, "MPI_Type_contiguous_c");
@@ -179,6 +181,7 @@ APTUS_ALIAS(Type_contiguous_c)
 
 int PMPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
+    APTUS_OUT_NULL(newtype, MPI_DATATYPE_NULL);
     APTUS_API_LOCK();
     CTOR_START("MPI_Type_vector", count, oldtype, newtype);
     CHK_BL(blocklength, "MPI_Type_vector");
@@ -192,6 +195,7 @@ APTUS_ALIAS(Type_vector)
 int PMPI_Type_vector_c(MPI_Count count, MPI_Count blocklength, MPI_Count stride, MPI_Datatype oldtype,
                        MPI_Datatype *newtype)
 {
+    APTUS_OUT_NULL(newtype, MPI_DATATYPE_NULL);
     APTUS_API_LOCK();
     CTOR_START("MPI_Type_vector_c", count, oldtype, newtype);
     CHK_BL(blocklength, "MPI_Type_vector_c");
@@ -216,12 +220,14 @@ static int hvector_int(const char *fn, int count, int blocklength, MPI_Aint stri
 
 int PMPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
+    APTUS_OUT_NULL(newtype, MPI_DATATYPE_NULL);
     APTUS_API_LOCKED(hvector_int("MPI_Type_create_hvector", count, blocklength, stride, oldtype, newtype));
 }
 APTUS_ALIAS(Type_create_hvector)
 
 int PMPI_Type_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
+    APTUS_OUT_NULL(newtype, MPI_DATATYPE_NULL);
     APTUS_API_LOCKED(hvector_int("MPI_Type_hvector", count, blocklength, stride, oldtype, newtype));
 }
 APTUS_ALIAS(Type_hvector)
@@ -229,6 +235,7 @@ APTUS_ALIAS(Type_hvector)
 int PMPI_Type_create_hvector_c(MPI_Count count, MPI_Count blocklength, MPI_Count stride, MPI_Datatype oldtype,
                                MPI_Datatype *newtype)
 {
+    APTUS_OUT_NULL(newtype, MPI_DATATYPE_NULL);
     APTUS_API_LOCK();
     CTOR_START("MPI_Type_create_hvector_c", count, oldtype, newtype);
     CHK_BL(blocklength, "MPI_Type_create_hvector_c");
@@ -310,6 +317,7 @@ static int indexed_int(const char *fn, int combiner, int count, const int *bls, 
 int PMPI_Type_indexed(int count, const int array_of_blocklengths[], const int array_of_displacements[],
                       MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
+    APTUS_OUT_NULL(newtype, MPI_DATATYPE_NULL);
     APTUS_API_LOCKED(indexed_int("MPI_Type_indexed", MPI_COMBINER_INDEXED, count, array_of_blocklengths, 0,
                                  array_of_displacements, NULL, oldtype, newtype));
 }
@@ -318,6 +326,7 @@ APTUS_ALIAS(Type_indexed)
 int PMPI_Type_create_hindexed(int count, const int array_of_blocklengths[], const MPI_Aint array_of_displacements[],
                               MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
+    APTUS_OUT_NULL(newtype, MPI_DATATYPE_NULL);
     APTUS_API_LOCKED(indexed_int("MPI_Type_create_hindexed", MPI_COMBINER_HINDEXED, count, array_of_blocklengths, 0,
                                  NULL, array_of_displacements, oldtype, newtype));
 }
@@ -326,6 +335,7 @@ APTUS_ALIAS(Type_create_hindexed)
 int PMPI_Type_hindexed(int count, int *array_of_blocklengths, MPI_Aint *array_of_displacements, MPI_Datatype oldtype,
                        MPI_Datatype *newtype)
 {
+    APTUS_OUT_NULL(newtype, MPI_DATATYPE_NULL);
     APTUS_API_LOCKED(indexed_int("MPI_Type_hindexed", MPI_COMBINER_HINDEXED, count, array_of_blocklengths, 0, NULL,
                                  array_of_displacements, oldtype, newtype));
 }
@@ -334,6 +344,7 @@ APTUS_ALIAS(Type_hindexed)
 int PMPI_Type_create_indexed_block(int count, int blocklength, const int array_of_displacements[], MPI_Datatype oldtype,
                                    MPI_Datatype *newtype)
 {
+    APTUS_OUT_NULL(newtype, MPI_DATATYPE_NULL);
     APTUS_API_LOCKED(indexed_int("MPI_Type_create_indexed_block", MPI_COMBINER_INDEXED_BLOCK, count, NULL, blocklength,
                                  array_of_displacements, NULL, oldtype, newtype));
 }
@@ -342,6 +353,7 @@ APTUS_ALIAS(Type_create_indexed_block)
 int PMPI_Type_create_hindexed_block(int count, int blocklength, const MPI_Aint array_of_displacements[],
                                     MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
+    APTUS_OUT_NULL(newtype, MPI_DATATYPE_NULL);
     APTUS_API_LOCKED(indexed_int("MPI_Type_create_hindexed_block", MPI_COMBINER_HINDEXED_BLOCK, count, NULL,
                                  blocklength, NULL, array_of_displacements, oldtype, newtype));
 }
@@ -373,6 +385,7 @@ static int indexed_large(const char *fn, int combiner, MPI_Count count, const MP
 int PMPI_Type_indexed_c(MPI_Count count, const MPI_Count array_of_blocklengths[],
                         const MPI_Count array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
+    APTUS_OUT_NULL(newtype, MPI_DATATYPE_NULL);
     APTUS_API_LOCKED(indexed_large("MPI_Type_indexed_c", MPI_COMBINER_INDEXED, count, array_of_blocklengths, 0,
                                    array_of_displacements, 0, oldtype, newtype));
 }
@@ -381,6 +394,7 @@ APTUS_ALIAS(Type_indexed_c)
 int PMPI_Type_create_hindexed_c(MPI_Count count, const MPI_Count array_of_blocklengths[],
                                 const MPI_Count array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
+    APTUS_OUT_NULL(newtype, MPI_DATATYPE_NULL);
     APTUS_API_LOCKED(indexed_large("MPI_Type_create_hindexed_c", MPI_COMBINER_HINDEXED, count, array_of_blocklengths, 0,
                                    array_of_displacements, 1, oldtype, newtype));
 }
@@ -389,6 +403,7 @@ APTUS_ALIAS(Type_create_hindexed_c)
 int PMPI_Type_create_indexed_block_c(MPI_Count count, MPI_Count blocklength, const MPI_Count array_of_displacements[],
                                      MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
+    APTUS_OUT_NULL(newtype, MPI_DATATYPE_NULL);
     APTUS_API_LOCKED(indexed_large("MPI_Type_create_indexed_block_c", MPI_COMBINER_INDEXED_BLOCK, count, NULL,
                                    blocklength, array_of_displacements, 0, oldtype, newtype));
 }
@@ -397,6 +412,7 @@ APTUS_ALIAS(Type_create_indexed_block_c)
 int PMPI_Type_create_hindexed_block_c(MPI_Count count, MPI_Count blocklength, const MPI_Count array_of_displacements[],
                                       MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
+    APTUS_OUT_NULL(newtype, MPI_DATATYPE_NULL);
     APTUS_API_LOCKED(indexed_large("MPI_Type_create_hindexed_block_c", MPI_COMBINER_HINDEXED_BLOCK, count, NULL,
                                    blocklength, array_of_displacements, 1, oldtype, newtype));
 }
@@ -437,6 +453,7 @@ static int create_struct(const char *fn, int large, MPI_Count count, const int *
 int PMPI_Type_create_struct(int count, const int array_of_blocklengths[], const MPI_Aint array_of_displacements[],
                             const MPI_Datatype array_of_types[], MPI_Datatype *newtype)
 {
+    APTUS_OUT_NULL(newtype, MPI_DATATYPE_NULL);
     APTUS_API_LOCKED(create_struct("MPI_Type_create_struct", 0, count, array_of_blocklengths, array_of_displacements,
                                    NULL, NULL, array_of_types, newtype));
 }
@@ -445,6 +462,7 @@ APTUS_ALIAS(Type_create_struct)
 int PMPI_Type_struct(int count, int *array_of_blocklengths, MPI_Aint *array_of_displacements,
                      MPI_Datatype *array_of_types, MPI_Datatype *newtype)
 {
+    APTUS_OUT_NULL(newtype, MPI_DATATYPE_NULL);
     APTUS_API_LOCKED(create_struct("MPI_Type_struct", 0, count, array_of_blocklengths, array_of_displacements, NULL,
                                    NULL, array_of_types, newtype));
 }
@@ -454,6 +472,7 @@ int PMPI_Type_create_struct_c(MPI_Count count, const MPI_Count array_of_blocklen
                               const MPI_Count array_of_displacements[], const MPI_Datatype array_of_types[],
                               MPI_Datatype *newtype)
 {
+    APTUS_OUT_NULL(newtype, MPI_DATATYPE_NULL);
     APTUS_API_LOCKED(create_struct("MPI_Type_create_struct_c", 1, count, NULL, NULL, array_of_blocklengths,
                                    array_of_displacements, array_of_types, newtype));
 }
@@ -473,12 +492,14 @@ static int resized(const char *fn, MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint e
 
 int PMPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent, MPI_Datatype *newtype)
 {
+    APTUS_OUT_NULL(newtype, MPI_DATATYPE_NULL);
     APTUS_API_LOCKED(resized("MPI_Type_create_resized", oldtype, lb, extent, newtype, 0));
 }
 APTUS_ALIAS(Type_create_resized)
 
 int PMPI_Type_create_resized_c(MPI_Datatype oldtype, MPI_Count lb, MPI_Count extent, MPI_Datatype *newtype)
 {
+    APTUS_OUT_NULL(newtype, MPI_DATATYPE_NULL);
     APTUS_API_LOCKED(resized("MPI_Type_create_resized_c", oldtype, (MPI_Aint)lb, (MPI_Aint)extent, newtype, 1));
 }
 APTUS_ALIAS(Type_create_resized_c)
@@ -632,6 +653,7 @@ out:
 int PMPI_Type_create_subarray(int ndims, const int array_of_sizes[], const int array_of_subsizes[],
                               const int array_of_starts[], int order, MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
+    APTUS_OUT_NULL(newtype, MPI_DATATYPE_NULL);
     APTUS_API_LOCKED(subarray("MPI_Type_create_subarray", ndims, array_of_sizes, array_of_subsizes, array_of_starts,
                               NULL, NULL, NULL, order, oldtype, newtype));
 }
@@ -641,6 +663,7 @@ int PMPI_Type_create_subarray_c(int ndims, const MPI_Count array_of_sizes[], con
                                 const MPI_Count array_of_starts[], int order, MPI_Datatype oldtype,
                                 MPI_Datatype *newtype)
 {
+    APTUS_OUT_NULL(newtype, MPI_DATATYPE_NULL);
     APTUS_API_LOCK();
     if (!array_of_sizes) /* keep `large` detection in subarray() meaningful */
         return aptus_error(NULL, MPI_ERR_ARG, "MPI_Type_create_subarray_c", "null array_of_sizes");
@@ -796,6 +819,7 @@ int PMPI_Type_create_darray(int size, int rank, int ndims, const int array_of_gs
                             const int array_of_dargs[], const int array_of_psizes[], int order, MPI_Datatype oldtype,
                             MPI_Datatype *newtype)
 {
+    APTUS_OUT_NULL(newtype, MPI_DATATYPE_NULL);
     APTUS_API_LOCK();
     if (!array_of_gsizes)
         return aptus_error(NULL, MPI_ERR_ARG, "MPI_Type_create_darray", "null array_of_gsizes");
@@ -808,6 +832,7 @@ int PMPI_Type_create_darray_c(int size, int rank, int ndims, const MPI_Count arr
                               const int array_of_distribs[], const int array_of_dargs[], const int array_of_psizes[],
                               int order, MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
+    APTUS_OUT_NULL(newtype, MPI_DATATYPE_NULL);
     APTUS_API_LOCK();
     if (!array_of_gsizes)
         return aptus_error(NULL, MPI_ERR_ARG, "MPI_Type_create_darray_c", "null array_of_gsizes");
@@ -821,6 +846,7 @@ APTUS_ALIAS(Type_create_darray_c)
 
 int PMPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
+    APTUS_OUT_NULL(newtype, MPI_DATATYPE_NULL);
     APTUS_API_LOCK();
     const char *fn = "MPI_Type_dup";
     API_INIT(fn);
@@ -1068,6 +1094,7 @@ APTUS_ALIAS(Type_get_contents_c)
 
 int PMPI_Type_match_size(int typeclass, int size, MPI_Datatype *datatype)
 {
+    APTUS_OUT_NULL(datatype, MPI_DATATYPE_NULL);
     APTUS_API_LOCK();
     const char *fn = "MPI_Type_match_size";
     CHK_PTR(datatype, "datatype", fn);
@@ -1121,6 +1148,7 @@ static int f90_type(int combiner, int p, int r, MPI_Datatype base, MPI_Datatype 
 
 int PMPI_Type_create_f90_integer(int r, MPI_Datatype *newtype)
 {
+    APTUS_OUT_NULL(newtype, MPI_DATATYPE_NULL);
     APTUS_API_LOCK();
     const char *fn = "MPI_Type_create_f90_integer";
     /* decimal exponent range: INTEGER*1 holds 10^2, *2 10^4, *4 10^9, *8 10^18 */
@@ -1162,18 +1190,21 @@ static int f90_real_kind(const char *fn, int cplx, int p, int r, MPI_Datatype *n
 
 int PMPI_Type_create_f90_real(int p, int r, MPI_Datatype *newtype)
 {
+    APTUS_OUT_NULL(newtype, MPI_DATATYPE_NULL);
     APTUS_API_LOCKED(f90_real_kind("MPI_Type_create_f90_real", 0, p, r, newtype));
 }
 APTUS_ALIAS(Type_create_f90_real)
 
 int PMPI_Type_create_f90_complex(int p, int r, MPI_Datatype *newtype)
 {
+    APTUS_OUT_NULL(newtype, MPI_DATATYPE_NULL);
     APTUS_API_LOCKED(f90_real_kind("MPI_Type_create_f90_complex", 1, p, r, newtype));
 }
 APTUS_ALIAS(Type_create_f90_complex)
 
 int PMPI_Type_get_value_index(MPI_Datatype value_type, MPI_Datatype index_type, MPI_Datatype *pair_type)
 {
+    APTUS_OUT_NULL(pair_type, MPI_DATATYPE_NULL);
     APTUS_API_LOCK();
     const char *fn = "MPI_Type_get_value_index";
     GET_ANY_DTYPE(v, value_type, fn);

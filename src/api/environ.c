@@ -21,6 +21,7 @@ APTUS_ALIAS(Pcontrol)
  * parent. */
 int PMPI_Comm_get_parent(MPI_Comm *parent)
 {
+    APTUS_OUT_NULL(parent, MPI_COMM_NULL);
     APTUS_API_LOCK();
     API_INIT("MPI_Comm_get_parent");
     if (!parent)

@@ -83,6 +83,7 @@ static struct aptus_errhandler *errh_arg(MPI_Errhandler h, enum aptus_errh_obj o
 
 int PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function *fn, MPI_Errhandler *errhandler)
 {
+    APTUS_OUT_NULL(errhandler, MPI_ERRHANDLER_NULL);
     APTUS_API_LOCK();
     API_INIT("MPI_Comm_create_errhandler");
     return errh_create(APTUS_ERRH_FOR_COMM, (void (*)(void))fn, errhandler, "MPI_Comm_create_errhandler");
@@ -105,6 +106,7 @@ static int comm_set_errh(MPI_Comm comm, MPI_Errhandler errhandler, const char *f
 /* MPI_Comm_get_errhandler and MPI-1's MPI_Errhandler_get. */
 static int comm_get_errh(MPI_Comm comm, MPI_Errhandler *errhandler, const char *fn)
 {
+    APTUS_OUT_NULL(errhandler, MPI_ERRHANDLER_NULL);
     GET_COMM(c, comm, fn);
     if (!errhandler)
         return aptus_error(c, MPI_ERR_ARG, fn, "null errhandler argument");
@@ -127,6 +129,7 @@ COMM_ERRH_CALL(Comm_get_errhandler, MPI_Errhandler *, comm_get_errh)
 /* The MPI-1 names, removed in MPI 3.0 (see mpi.h, section 16). */
 int PMPI_Errhandler_create(MPI_Handler_function *function, MPI_Errhandler *errhandler)
 {
+    APTUS_OUT_NULL(errhandler, MPI_ERRHANDLER_NULL);
     APTUS_API_LOCK();
     API_INIT("MPI_Errhandler_create");
     return errh_create(APTUS_ERRH_FOR_COMM, (void (*)(void))function, errhandler, "MPI_Errhandler_create");
@@ -171,6 +174,7 @@ APTUS_ALIAS(Errhandler_free)
 
 int PMPI_File_create_errhandler(MPI_File_errhandler_function *fn, MPI_Errhandler *errhandler)
 {
+    APTUS_OUT_NULL(errhandler, MPI_ERRHANDLER_NULL);
     APTUS_API_LOCK();
     API_INIT("MPI_File_create_errhandler");
     return errh_create(APTUS_ERRH_FOR_FILE, (void (*)(void))fn, errhandler, "MPI_File_create_errhandler");
@@ -193,6 +197,7 @@ APTUS_ALIAS(File_set_errhandler)
 
 int PMPI_File_get_errhandler(MPI_File file, MPI_Errhandler *errhandler)
 {
+    APTUS_OUT_NULL(errhandler, MPI_ERRHANDLER_NULL);
     APTUS_API_LOCK();
     API_INIT("MPI_File_get_errhandler");
     CHK_FILE_NULL(file, "MPI_File_get_errhandler");
@@ -220,6 +225,7 @@ APTUS_ALIAS(Win_set_errhandler)
 
 int PMPI_Win_get_errhandler(MPI_Win win, MPI_Errhandler *errhandler)
 {
+    APTUS_OUT_NULL(errhandler, MPI_ERRHANDLER_NULL);
     APTUS_API_LOCK();
     GET_WIN(w, win, "MPI_Win_get_errhandler");
     if (!errhandler)
@@ -245,6 +251,7 @@ APTUS_ALIAS(Win_call_errhandler)
 
 int PMPI_Win_create_errhandler(MPI_Win_errhandler_function *fn, MPI_Errhandler *errhandler)
 {
+    APTUS_OUT_NULL(errhandler, MPI_ERRHANDLER_NULL);
     APTUS_API_LOCK();
     API_INIT("MPI_Win_create_errhandler");
     return errh_create(APTUS_ERRH_FOR_WIN, (void (*)(void))fn, errhandler, "MPI_Win_create_errhandler");
@@ -253,6 +260,7 @@ APTUS_ALIAS(Win_create_errhandler)
 
 int PMPI_Session_create_errhandler(MPI_Session_errhandler_function *fn, MPI_Errhandler *errhandler)
 {
+    APTUS_OUT_NULL(errhandler, MPI_ERRHANDLER_NULL);
     APTUS_API_LOCK();
     /* May be called at any time (MPI 4.1, table 9). */
     return errh_create(APTUS_ERRH_FOR_SESSION, (void (*)(void))fn, errhandler, "MPI_Session_create_errhandler");

@@ -45,6 +45,7 @@ int aptus_greq_cancel(struct aptus_request *r)
 int PMPI_Grequest_start(MPI_Grequest_query_function *query_fn, MPI_Grequest_free_function *free_fn,
                         MPI_Grequest_cancel_function *cancel_fn, void *extra_state, MPI_Request *request)
 {
+    APTUS_OUT_NULL(request, MPI_REQUEST_NULL);
     APTUS_API_LOCK();
     API_INIT("MPI_Grequest_start");
     if (!request)

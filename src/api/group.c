@@ -167,18 +167,21 @@ static int set_op(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup, int o
 
 int PMPI_Group_union(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup)
 {
+    APTUS_OUT_NULL(newgroup, MPI_GROUP_NULL);
     APTUS_API_LOCKED(set_op(group1, group2, newgroup, 0, "MPI_Group_union"));
 }
 APTUS_ALIAS(Group_union)
 
 int PMPI_Group_intersection(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup)
 {
+    APTUS_OUT_NULL(newgroup, MPI_GROUP_NULL);
     APTUS_API_LOCKED(set_op(group1, group2, newgroup, 1, "MPI_Group_intersection"));
 }
 APTUS_ALIAS(Group_intersection)
 
 int PMPI_Group_difference(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup)
 {
+    APTUS_OUT_NULL(newgroup, MPI_GROUP_NULL);
     APTUS_API_LOCKED(set_op(group1, group2, newgroup, 2, "MPI_Group_difference"));
 }
 APTUS_ALIAS(Group_difference)
@@ -234,6 +237,7 @@ static int incl_excl(struct aptus_group *g, int n, const int *ranks, int excl, M
 
 int PMPI_Group_incl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup)
 {
+    APTUS_OUT_NULL(newgroup, MPI_GROUP_NULL);
     APTUS_API_LOCK();
     API_INIT("MPI_Group_incl");
     GET_GROUP(g, group, NULL, "MPI_Group_incl");
@@ -243,6 +247,7 @@ APTUS_ALIAS(Group_incl)
 
 int PMPI_Group_excl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup)
 {
+    APTUS_OUT_NULL(newgroup, MPI_GROUP_NULL);
     APTUS_API_LOCK();
     API_INIT("MPI_Group_excl");
     GET_GROUP(g, group, NULL, "MPI_Group_excl");
@@ -305,12 +310,14 @@ static int range_common(MPI_Group group, int n, int ranges[][3], int excl, MPI_G
 
 int PMPI_Group_range_incl(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup)
 {
+    APTUS_OUT_NULL(newgroup, MPI_GROUP_NULL);
     APTUS_API_LOCKED(range_common(group, n, ranges, 0, newgroup, "MPI_Group_range_incl"));
 }
 APTUS_ALIAS(Group_range_incl)
 
 int PMPI_Group_range_excl(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup)
 {
+    APTUS_OUT_NULL(newgroup, MPI_GROUP_NULL);
     APTUS_API_LOCKED(range_common(group, n, ranges, 1, newgroup, "MPI_Group_range_excl"));
 }
 APTUS_ALIAS(Group_range_excl)

@@ -9,6 +9,7 @@
  * the caller frees it with MPI_Info_free. Like MPI_Info_create, it works before MPI_Init too. */
 int PMPI_Get_hw_resource_info(MPI_Info *hw_info)
 {
+    APTUS_OUT_NULL(hw_info, MPI_INFO_NULL);
     APTUS_API_LOCK();
     if (!hw_info)
         return aptus_error(NULL, MPI_ERR_ARG, "MPI_Get_hw_resource_info", "null hw_info argument");

@@ -41,6 +41,7 @@ static void copy_value(char *buf, const char *v, size_t max)
 
 int PMPI_Info_create(MPI_Info *info)
 {
+    APTUS_OUT_NULL(info, MPI_INFO_NULL);
     APTUS_API_LOCK();
     if (!info)
         return aptus_error(NULL, MPI_ERR_ARG, "MPI_Info_create", "null info argument");
@@ -54,6 +55,7 @@ APTUS_ALIAS(Info_create)
 
 int PMPI_Info_create_env(int argc, char *argv[], MPI_Info *info)
 {
+    APTUS_OUT_NULL(info, MPI_INFO_NULL);
     APTUS_API_LOCK();
     if (!info)
         return aptus_error(NULL, MPI_ERR_ARG, "MPI_Info_create_env", "null info argument");
@@ -83,6 +85,7 @@ APTUS_ALIAS(Info_free)
 
 int PMPI_Info_dup(MPI_Info info, MPI_Info *newinfo)
 {
+    APTUS_OUT_NULL(newinfo, MPI_INFO_NULL);
     APTUS_API_LOCK();
     GET_INFO(i, info, "MPI_Info_dup");
     if (!newinfo)
@@ -223,6 +226,7 @@ APTUS_ALIAS(Abi_get_version)
 
 int PMPI_Abi_get_info(MPI_Info *info)
 {
+    APTUS_OUT_NULL(info, MPI_INFO_NULL);
     APTUS_API_LOCK();
     if (!info)
         return aptus_error(NULL, MPI_ERR_ARG, "MPI_Abi_get_info", "null info argument");
@@ -250,6 +254,7 @@ APTUS_ALIAS(Abi_get_info)
 
 int PMPI_Abi_get_fortran_info(MPI_Info *info)
 {
+    APTUS_OUT_NULL(info, MPI_INFO_NULL);
     APTUS_API_LOCK();
     /* No Fortran bindings: no Fortran ABI details (MPI_INFO_NULL, as the standard allows). */
     if (!info)

@@ -80,6 +80,7 @@ static int part_init(const char *fn, int send, void *buf, int partitions, MPI_Co
 int PMPI_Psend_init(const void *buf, int partitions, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
                     MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
+    APTUS_OUT_NULL(request, MPI_REQUEST_NULL);
     APTUS_API_LOCKED(
         part_init("MPI_Psend_init", 1, (void *)buf, partitions, count, datatype, dest, tag, comm, info, request));
 }
@@ -88,6 +89,7 @@ APTUS_ALIAS(Psend_init)
 int PMPI_Precv_init(void *buf, int partitions, MPI_Count count, MPI_Datatype datatype, int source, int tag,
                     MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
+    APTUS_OUT_NULL(request, MPI_REQUEST_NULL);
     APTUS_API_LOCKED(
         part_init("MPI_Precv_init", 0, buf, partitions, count, datatype, source, tag, comm, info, request));
 }

@@ -88,6 +88,7 @@ static inline __attribute__((always_inline)) int send_any(const char *fn, const 
                                                           MPI_Datatype dtype, int dest, int tag, MPI_Comm comm,
                                                           int mode, int persistent, MPI_Request *req)
 {
+    APTUS_OUT_NULL(req, MPI_REQUEST_NULL);
     GET_COMM(c, comm, fn);
     CHK_COUNT(c, count, fn);
     GET_MSG_DTYPE(d, dtype, count, c, fn);
@@ -133,7 +134,12 @@ static inline __attribute__((always_inline)) int send_any(const char *fn, const 
         /* The data is copied now; the user's request is complete at once and an internal
          * request carries the copy. */
         r->complete = 1;
-        return bsend_copy(c, fn, r, dest, tag);
+        int rc = bsend_copy(c, fn, r, dest, tag);
+        if (rc) {
+            aptus_req_free(r);
+            *req = MPI_REQUEST_NULL;
+        }
+        return rc;
     }
     int rc = aptus_send_start(r);
     if (rc) {
@@ -192,6 +198,7 @@ static inline __attribute__((always_inline)) int recv_any(const char *fn, void *
                                                           MPI_Datatype dtype, int source, int tag, MPI_Comm comm,
                                                           int persistent, MPI_Request *req, MPI_Status *status)
 {
+    APTUS_OUT_NULL(req, MPI_REQUEST_NULL);
     GET_COMM(c, comm, fn);
     CHK_COUNT(c, count, fn);
     GET_MSG_DTYPE(d, dtype, count, c, fn);
@@ -1082,6 +1089,7 @@ static int isendrecv_any(const char *fn, const void *sendbuf, MPI_Count sendcoun
                          int sendtag, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int source,
                          int recvtag, MPI_Comm comm, MPI_Request *request)
 {
+    APTUS_OUT_NULL(request, MPI_REQUEST_NULL);
     return isendrecv_own(fn, sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag,
                          comm, request, NULL);
 }
@@ -1091,6 +1099,7 @@ SENDRECV_FN(Isendrecv, isendrecv_any, MPI_Request *)
 static int isendrecv_replace_any(const char *fn, void *buf, MPI_Count count, MPI_Datatype datatype, int dest,
                                  int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Request *request)
 {
+    APTUS_OUT_NULL(request, MPI_REQUEST_NULL);
     size_t bytes = 0;
     void *copy = NULL;
     int rc = replace_copy(fn, buf, count, datatype, comm, &copy, &bytes);
@@ -1157,6 +1166,7 @@ APTUS_ALIAS(Iprobe)
 
 int PMPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status)
 {
+    APTUS_OUT_NULL(message, MPI_MESSAGE_NULL);
     APTUS_API_LOCK();
     if (!message)
         return aptus_error(NULL, MPI_ERR_ARG, "MPI_Mprobe", "null message pointer");
@@ -1166,6 +1176,7 @@ APTUS_ALIAS(Mprobe)
 
 int PMPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message, MPI_Status *status)
 {
+    APTUS_OUT_NULL(message, MPI_MESSAGE_NULL);
     APTUS_API_LOCK();
     if (!message)
         return aptus_error(NULL, MPI_ERR_ARG, "MPI_Improbe", "null message pointer");
@@ -1216,6 +1227,7 @@ APTUS_ALIAS(Mrecv)
 
 int PMPI_Imrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Request *request)
 {
+    APTUS_OUT_NULL(request, MPI_REQUEST_NULL);
     APTUS_API_LOCK();
     if (!request)
         return aptus_error(NULL, MPI_ERR_ARG, "MPI_Imrecv", "null request pointer");
@@ -1231,6 +1243,7 @@ APTUS_ALIAS(Mrecv_c)
 
 int PMPI_Imrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message, MPI_Request *request)
 {
+    APTUS_OUT_NULL(request, MPI_REQUEST_NULL);
     APTUS_API_LOCK();
     if (!request)
         return aptus_error(NULL, MPI_ERR_ARG, "MPI_Imrecv_c", "null request pointer");

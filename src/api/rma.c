@@ -57,18 +57,21 @@ static int win_new(int flavor, void *base, MPI_Aint size, MPI_Aint disp_unit, MP
 
 int PMPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win *win)
 {
+    APTUS_OUT_NULL(win, MPI_WIN_NULL);
     APTUS_API_LOCKED(win_new(MPI_WIN_FLAVOR_CREATE, base, size, disp_unit, info, comm, NULL, win, "MPI_Win_create"));
 }
 APTUS_ALIAS(Win_create)
 
 int PMPI_Win_create_c(void *base, MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win *win)
 {
+    APTUS_OUT_NULL(win, MPI_WIN_NULL);
     APTUS_API_LOCKED(win_new(MPI_WIN_FLAVOR_CREATE, base, size, disp_unit, info, comm, NULL, win, "MPI_Win_create_c"));
 }
 APTUS_ALIAS(Win_create_c)
 
 int PMPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win)
 {
+    APTUS_OUT_NULL(win, MPI_WIN_NULL);
     APTUS_API_LOCKED(
         win_new(MPI_WIN_FLAVOR_ALLOCATE, NULL, size, disp_unit, info, comm, baseptr, win, "MPI_Win_allocate"));
 }
@@ -76,6 +79,7 @@ APTUS_ALIAS(Win_allocate)
 
 int PMPI_Win_allocate_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win)
 {
+    APTUS_OUT_NULL(win, MPI_WIN_NULL);
     APTUS_API_LOCKED(
         win_new(MPI_WIN_FLAVOR_ALLOCATE, NULL, size, disp_unit, info, comm, baseptr, win, "MPI_Win_allocate_c"));
 }
@@ -83,6 +87,7 @@ APTUS_ALIAS(Win_allocate_c)
 
 int PMPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win)
 {
+    APTUS_OUT_NULL(win, MPI_WIN_NULL);
     APTUS_API_LOCKED(
         win_new(MPI_WIN_FLAVOR_SHARED, NULL, size, disp_unit, info, comm, baseptr, win, "MPI_Win_allocate_shared"));
 }
@@ -91,6 +96,7 @@ APTUS_ALIAS(Win_allocate_shared)
 int PMPI_Win_allocate_shared_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr,
                                MPI_Win *win)
 {
+    APTUS_OUT_NULL(win, MPI_WIN_NULL);
     APTUS_API_LOCKED(
         win_new(MPI_WIN_FLAVOR_SHARED, NULL, size, disp_unit, info, comm, baseptr, win, "MPI_Win_allocate_shared_c"));
 }
@@ -98,6 +104,7 @@ APTUS_ALIAS(Win_allocate_shared_c)
 
 int PMPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win)
 {
+    APTUS_OUT_NULL(win, MPI_WIN_NULL);
     APTUS_API_LOCKED(win_new(MPI_WIN_FLAVOR_DYNAMIC, NULL, 0, 1, info, comm, NULL, win, "MPI_Win_create_dynamic"));
 }
 APTUS_ALIAS(Win_create_dynamic)
@@ -224,6 +231,7 @@ APTUS_ALIAS(Win_get_name)
 
 int PMPI_Win_get_group(MPI_Win win, MPI_Group *group)
 {
+    APTUS_OUT_NULL(group, MPI_GROUP_NULL);
     APTUS_API_LOCK();
     GET_WIN(w, win, "MPI_Win_get_group");
     if (!group)
@@ -261,6 +269,7 @@ APTUS_ALIAS(Win_set_info)
 
 int PMPI_Win_get_info(MPI_Win win, MPI_Info *info_used)
 {
+    APTUS_OUT_NULL(info_used, MPI_INFO_NULL);
     APTUS_API_LOCK();
     GET_WIN(w, win, "MPI_Win_get_info");
     if (!info_used)
@@ -651,6 +660,7 @@ APTUS_ALIAS(Get_c)
 int PMPI_Rput(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
               MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request)
 {
+    APTUS_OUT_NULL(request, MPI_REQUEST_NULL);
     APTUS_API_LOCKED(put_get(RMA_PUT, origin_addr, origin_count, origin_datatype, target_rank, target_disp,
                              target_count, target_datatype, win, request, "MPI_Rput"));
 }
@@ -660,6 +670,7 @@ int PMPI_Rput_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype or
                 MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win,
                 MPI_Request *request)
 {
+    APTUS_OUT_NULL(request, MPI_REQUEST_NULL);
     APTUS_API_LOCKED(put_get(RMA_PUT, origin_addr, origin_count, origin_datatype, target_rank, target_disp,
                              target_count, target_datatype, win, request, "MPI_Rput_c"));
 }
@@ -668,6 +679,7 @@ APTUS_ALIAS(Rput_c)
 int PMPI_Rget(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp,
               int target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request)
 {
+    APTUS_OUT_NULL(request, MPI_REQUEST_NULL);
     APTUS_API_LOCKED(put_get(RMA_GET, origin_addr, origin_count, origin_datatype, target_rank, target_disp,
                              target_count, target_datatype, win, request, "MPI_Rget"));
 }
@@ -677,6 +689,7 @@ int PMPI_Rget_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_d
                 MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win,
                 MPI_Request *request)
 {
+    APTUS_OUT_NULL(request, MPI_REQUEST_NULL);
     APTUS_API_LOCKED(put_get(RMA_GET, origin_addr, origin_count, origin_datatype, target_rank, target_disp,
                              target_count, target_datatype, win, request, "MPI_Rget_c"));
 }
@@ -724,6 +737,7 @@ int PMPI_Raccumulate(const void *origin_addr, int origin_count, MPI_Datatype ori
                      MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
                      MPI_Request *request)
 {
+    APTUS_OUT_NULL(request, MPI_REQUEST_NULL);
     APTUS_API_LOCKED(acc_any(origin_addr, origin_count, origin_datatype, NULL, 0, MPI_DATATYPE_NULL, target_rank,
                              target_disp, target_count, target_datatype, op, win, 0, request, 1, "MPI_Raccumulate"));
 }
@@ -733,6 +747,7 @@ int PMPI_Raccumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Data
                        MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op,
                        MPI_Win win, MPI_Request *request)
 {
+    APTUS_OUT_NULL(request, MPI_REQUEST_NULL);
     APTUS_API_LOCKED(acc_any(origin_addr, origin_count, origin_datatype, NULL, 0, MPI_DATATYPE_NULL, target_rank,
                              target_disp, target_count, target_datatype, op, win, 0, request, 1, "MPI_Raccumulate_c"));
 }
@@ -763,6 +778,7 @@ int PMPI_Rget_accumulate(const void *origin_addr, int origin_count, MPI_Datatype
                          int result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp,
                          int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request)
 {
+    APTUS_OUT_NULL(request, MPI_REQUEST_NULL);
     APTUS_API_LOCKED(acc_any(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype,
                              target_rank, target_disp, target_count, target_datatype, op, win, 1, request, 1,
                              "MPI_Rget_accumulate"));
@@ -774,6 +790,7 @@ int PMPI_Rget_accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_
                            MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op,
                            MPI_Win win, MPI_Request *request)
 {
+    APTUS_OUT_NULL(request, MPI_REQUEST_NULL);
     APTUS_API_LOCKED(acc_any(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype,
                              target_rank, target_disp, target_count, target_datatype, op, win, 1, request, 1,
                              "MPI_Rget_accumulate_c"));

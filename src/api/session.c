@@ -80,6 +80,7 @@ static const char *level_name(int level)
 
 int PMPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *session)
 {
+    APTUS_OUT_NULL(session, MPI_SESSION_NULL);
     APTUS_API_LOCK();
     const char *fn = "MPI_Session_init";
     /* Before the runtime is up the errors found here are fatal unless the handler given is
@@ -169,6 +170,7 @@ APTUS_ALIAS(Session_finalize)
 
 int PMPI_Session_get_info(MPI_Session session, MPI_Info *info_used)
 {
+    APTUS_OUT_NULL(info_used, MPI_INFO_NULL);
     APTUS_API_LOCK();
     const char *fn = "MPI_Session_get_info";
     GET_SESSION(s, session, fn);
@@ -243,6 +245,7 @@ static int pset_index(const char *name)
 
 int PMPI_Session_get_pset_info(MPI_Session session, const char *pset_name, MPI_Info *info)
 {
+    APTUS_OUT_NULL(info, MPI_INFO_NULL);
     APTUS_API_LOCK();
     const char *fn = "MPI_Session_get_pset_info";
     GET_SESSION(s, session, fn);
@@ -264,6 +267,7 @@ APTUS_ALIAS(Session_get_pset_info)
 
 int PMPI_Group_from_session_pset(MPI_Session session, const char *pset_name, MPI_Group *newgroup)
 {
+    APTUS_OUT_NULL(newgroup, MPI_GROUP_NULL);
     APTUS_API_LOCK();
     const char *fn = "MPI_Group_from_session_pset";
     GET_SESSION(s, session, fn);
@@ -308,6 +312,7 @@ APTUS_ALIAS(Session_set_errhandler)
 
 int PMPI_Session_get_errhandler(MPI_Session session, MPI_Errhandler *errhandler)
 {
+    APTUS_OUT_NULL(errhandler, MPI_ERRHANDLER_NULL);
     APTUS_API_LOCK();
     const char *fn = "MPI_Session_get_errhandler";
     GET_SESSION(s, session, fn);
@@ -426,6 +431,7 @@ static int new_comm_done(struct aptus_errhandler *e, int rc, struct aptus_comm *
 int PMPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info info, MPI_Errhandler errhandler,
                                 MPI_Comm *newcomm)
 {
+    APTUS_OUT_NULL(newcomm, MPI_COMM_NULL);
     APTUS_API_LOCK();
     const char *fn = "MPI_Comm_create_from_group";
     API_INIT(fn);
@@ -450,6 +456,7 @@ int PMPI_Intercomm_create_from_groups(MPI_Group local_group, int local_leader, M
                                       int remote_leader, const char *stringtag, MPI_Info info,
                                       MPI_Errhandler errhandler, MPI_Comm *newintercomm)
 {
+    APTUS_OUT_NULL(newintercomm, MPI_COMM_NULL);
     APTUS_API_LOCK();
     const char *fn = "MPI_Intercomm_create_from_groups";
     API_INIT(fn);

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/alias.h"
 #include "api/check.h"
 #include "coll/coll_internal.h"
 #include "coll/neighbor.h"
@@ -81,6 +82,7 @@ static int check_grid(struct aptus_comm *c, int ndims, const int *dims, const in
 int PMPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int periods[], int reorder,
                      MPI_Comm *comm_cart)
 {
+    APTUS_OUT_NULL(comm_cart, MPI_COMM_NULL);
     APTUS_API_LOCK();
     const char *fn = "MPI_Cart_create";
     GET_COMM(c, comm_old, fn);
@@ -204,6 +206,7 @@ APTUS_ALIAS(Cart_shift)
 
 int PMPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm)
 {
+    APTUS_OUT_NULL(newcomm, MPI_COMM_NULL);
     APTUS_API_LOCK();
     const char *fn = "MPI_Cart_sub";
     GET_COMM(c, comm, fn);
@@ -277,6 +280,7 @@ static int check_graph(struct aptus_comm *c, int nnodes, const int *index, const
 int PMPI_Graph_create(MPI_Comm comm_old, int nnodes, const int index[], const int edges[], int reorder,
                       MPI_Comm *comm_graph)
 {
+    APTUS_OUT_NULL(comm_graph, MPI_COMM_NULL);
     APTUS_API_LOCK();
     const char *fn = "MPI_Graph_create";
     GET_COMM(c, comm_old, fn);
@@ -433,6 +437,7 @@ int PMPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int s
                                     int outdegree, const int destinations[], const int destweights[], MPI_Info info,
                                     int reorder, MPI_Comm *comm_dist_graph)
 {
+    APTUS_OUT_NULL(comm_dist_graph, MPI_COMM_NULL);
     APTUS_API_LOCK();
     const char *fn = "MPI_Dist_graph_create_adjacent";
     GET_COMM(c, comm_old, fn);
@@ -556,6 +561,7 @@ static int dg_exchange(struct aptus_comm *n, int cnt, const int *sources, const 
 int PMPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[], const int degrees[], const int destinations[],
                            const int weights[], MPI_Info info, int reorder, MPI_Comm *comm_dist_graph)
 {
+    APTUS_OUT_NULL(comm_dist_graph, MPI_COMM_NULL);
     APTUS_API_LOCK();
     const char *fn = "MPI_Dist_graph_create";
     GET_COMM(c, comm_old, fn);
@@ -664,6 +670,11 @@ APTUS_ALIAS(Dist_graph_neighbors)
     else if (!(req))                                                                                                   \
     return aptus_error(c, MPI_ERR_ARG, FN, "null request argument")
 
+/* The nonblocking forms' request is MPI_REQUEST_NULL until they succeed. */
+#define NBR_REQ_NULL(req)                                                                                              \
+    if ((req) != (MPI_Request *)&nbr_blocking_marker)                                                                  \
+    APTUS_OUT_NULL(req, MPI_REQUEST_NULL)
+
 static int nbr_blocking_marker;
 #define BLOCKING ((MPI_Request *)&nbr_blocking_marker)
 
@@ -684,6 +695,29 @@ static int chk_buf(struct aptus_comm *c, const void *buf, MPI_Aint off, MPI_Coun
         return aptus_error(c, MPI_ERR_COUNT, fn, "negative count %lld", (long long)count);
     if (off == 0 && aptus_buf_missing(buf, (size_t)count * d->size, d))
         return aptus_error(c, MPI_ERR_BUFFER, fn, "null buffer for %lld elements", (long long)count);
+    return MPI_SUCCESS;
+}
+
+/* Send blocks s[0..ns) and receive blocks r[0..nr) that share a byte: aliased arguments
+ * (api/alias.h; without memory for the check it is left out). */
+static int nbr_alias(struct aptus_comm *c, const struct aptus_nbr_buf *s, int ns, const struct aptus_nbr_buf *r, int nr,
+                     const char *fn)
+{
+    if (ns == 0 || nr == 0)
+        return MPI_SUCCESS;
+    struct aptus_span *sp = malloc(sizeof *sp * (size_t)(ns + nr));
+    if (!sp)
+        return MPI_SUCCESS;
+    for (int j = 0; j < ns; j++)
+        sp[j] = aptus_span_of(s[j].buf, 0, s[j].count, s[j].dt);
+    for (int j = 0; j < nr; j++)
+        sp[ns + j] = aptus_span_of(r[j].buf, 0, r[j].count, r[j].dt);
+    int aliased = aptus_spans_alias(sp, (size_t)ns, sp + ns, (size_t)nr);
+    free(sp);
+    if (aliased)
+        return aptus_error(c, MPI_ERR_BUFFER, fn,
+                           "the send and receive buffers overlap (aliased arguments, which neighborhood "
+                           "collectives do not allow)");
     return MPI_SUCCESS;
 }
 
@@ -720,6 +754,7 @@ static int blocks(struct aptus_comm *c, struct aptus_nbr_buf **s, struct aptus_n
 static int nbr_equal(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf, MPI_Count rcount,
                      MPI_Datatype rtype, MPI_Comm comm, int alltoall, MPI_Request *req, const char *fn)
 {
+    NBR_REQ_NULL(req);
     GET_NBR_COMM(c, comm, fn);
     CHK_REQ_ARG(c, req, fn);
     GET_DTYPE(sd, stype, c, fn);
@@ -735,6 +770,11 @@ static int nbr_equal(const void *sbuf, MPI_Count scount, MPI_Datatype stype, voi
                                        (size_t)scount, sd };
     for (int j = 0; j < c->topo->nin; j++)
         r[j] = (struct aptus_nbr_buf){ (char *)rbuf + (MPI_Aint)j * rcount * rd->extent, (size_t)rcount, rd };
+    if ((rc = nbr_alias(c, s, c->topo->nout, r, c->topo->nin, fn))) {
+        free(s);
+        free(r);
+        return rc;
+    }
     return run(c, s, r, req, fn);
 }
 
@@ -745,6 +785,7 @@ static int nbr_vary(const void *sbuf, MPI_Count scount, int svary, const MPI_Cou
                     const MPI_Aint *rdispls, const MPI_Datatype *rtypes, MPI_Datatype rtype, MPI_Comm comm,
                     MPI_Request *req, const char *fn)
 {
+    NBR_REQ_NULL(req);
     GET_NBR_COMM(c, comm, fn);
     CHK_REQ_ARG(c, req, fn);
     struct aptus_topo *t = c->topo;
@@ -782,6 +823,8 @@ static int nbr_vary(const void *sbuf, MPI_Count scount, int svary, const MPI_Cou
             break;
         r[j] = (struct aptus_nbr_buf){ (char *)rbuf + off, (size_t)rcounts[j], d };
     }
+    if (!rc)
+        rc = nbr_alias(c, s, t->nout, r, t->nin, fn);
     if (rc) {
         free(s);
         free(r);
@@ -856,6 +899,7 @@ static int allgatherv_int(const void *sendbuf, int sendcount, MPI_Datatype sendt
                           const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm,
                           MPI_Request *req, const char *fn)
 {
+    NBR_REQ_NULL(req);
     API_INIT(fn);
     struct wide w;
     int rc = widen(comm, NULL, NULL, recvcounts, displs, &w, fn);
@@ -870,6 +914,7 @@ static int alltoallv_int(const void *sendbuf, const int sendcounts[], const int 
                          void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
                          MPI_Comm comm, MPI_Request *req, const char *fn)
 {
+    NBR_REQ_NULL(req);
     API_INIT(fn);
     struct wide w;
     int rc = widen(comm, sendcounts, sdispls, recvcounts, rdispls, &w, fn);
@@ -885,6 +930,7 @@ static int alltoallw_int(const void *sendbuf, const int sendcounts[], const MPI_
                          const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *req,
                          const char *fn)
 {
+    NBR_REQ_NULL(req);
     API_INIT(fn);
     struct wide w;
     int rc = widen(comm, sendcounts, NULL, recvcounts, NULL, &w, fn);

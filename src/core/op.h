@@ -41,7 +41,7 @@ const char *aptus_op_name(int op_id);
  * predefined type; otherwise they are not valid at all (collective reductions). */
 int aptus_op_allowed(int op_id, MPI_Datatype type, int for_rma);
 
-/* The element kernel of a predefined datatype (0 when it has none, e.g. MPI_CHAR). */
+/* The element kernel of a predefined datatype (0 when it has none, e.g. MPI_DATATYPE_NULL or a derived type). */
 int aptus_op_kernel(MPI_Datatype type);
 /* inout[i] = in[i] op inout[i] for n elements of a kernel (aptus_op_kernel). MPI_REPLACE copies
  * in into inout; MPI_NO_OP leaves inout. */

@@ -105,3 +105,27 @@ aptus_mpi_test(NAME coll_move_batched_auto_np3 SOURCE coll_move.c NP 3 LABELS co
 aptus_mpi_test(NAME nbc_i_coll_move_batched_np5 SOURCE coll_move.c NP 5 LABELS coll nbc
   ENV MTEST_NBC=i APTUS_COLL_ALLTOALL_ALG=batched APTUS_COLL_ALLTOALL_BATCH=3
   EXPECT_STATS "collective alltoall batched:")
+
+# MPI_CHAR in the reductions and accumulates, as a signed 8-bit integer (an extension MPICH and
+# Open MPI share, docs/DESIGN.md): every reducing collective in its three forms, MPI_Reduce_local,
+# derived types of MPI_CHAR, MPI_Accumulate / MPI_Get_accumulate / MPI_Fetch_and_op on the node
+# (load/store, Cross Memory Attach) and with every rank a node of its own (active messages;
+# across network namespaces: tests/netns).
+foreach(np 1 2 3 4)
+  aptus_mpi_test(NAME coll_char_np${np} SOURCE coll_char.c NP ${np} LABELS coll rma)
+endforeach()
+foreach(mode i p)
+  aptus_mpi_test(NAME nbc_${mode}_coll_char_np3 SOURCE coll_char.c NP 3 LABELS coll nbc rma ENV MTEST_NBC=${mode})
+endforeach()
+aptus_mpi_test(NAME coll_char_am_np3 SOURCE coll_char.c NP 3 LABELS coll rma ENV APTUS_PPN=1
+  EXPECT_STATS "one-sided:" EXPECT_NO_STATS "by active message 0,")
+
+# Aliased send and receive buffers (no MPI_IN_PLACE) in every collective that has both, at every
+# rank or at the root alone (which then fails before anything moves: MPICH's errors/coll/noalias
+# patterns), and buffers that only come close; the nonblocking and persistent forms too.
+foreach(np 1 2 3 4)
+  aptus_mpi_test(NAME coll_alias_np${np} SOURCE coll_alias.c NP ${np} LABELS coll errors)
+endforeach()
+foreach(mode i p)
+  aptus_mpi_test(NAME nbc_${mode}_coll_alias_np3 SOURCE coll_alias.c NP 3 LABELS coll errors nbc ENV MTEST_NBC=${mode})
+endforeach()

@@ -88,7 +88,7 @@ int main(int argc, char **argv)
         EXPECT(MPI_Allreduce(a, b, 1, MPI_2INT, MPI_SUM, MPI_COMM_WORLD), MPI_ERR_OP);
         EXPECT(MPI_Allreduce(a, b, 1, MPI_C_DOUBLE_COMPLEX, MPI_MAX, MPI_COMM_WORLD), MPI_ERR_OP);
         EXPECT(MPI_Allreduce(a, b, 1, MPI_BYTE, MPI_SUM, MPI_COMM_WORLD), MPI_ERR_OP);
-        EXPECT(MPI_Reduce(a, b, 1, MPI_CHAR, MPI_MAX, 0, MPI_COMM_WORLD), MPI_ERR_OP);
+        EXPECT(MPI_Reduce(a, b, 1, MPI_CHAR, MPI_MAXLOC, 0, MPI_COMM_WORLD), MPI_ERR_OP);
         EXPECT(MPI_Scan(a, b, 1, MPI_INT, MPI_REPLACE, MPI_COMM_WORLD), MPI_ERR_OP);
         EXPECT(MPI_Allreduce(a, b, 1, MPI_INT, MPI_NO_OP, MPI_COMM_WORLD), MPI_ERR_OP);
         EXPECT(MPI_Allreduce(a, b, 1, MPI_WCHAR, MPI_SUM, MPI_COMM_WORLD), MPI_ERR_OP);

@@ -116,7 +116,7 @@ static const struct tdesc types[] = {
     T(MPI_2REAL, G_PAIR, R_P_F_F),
     T(MPI_2DOUBLE_PRECISION, G_PAIR, R_P_D_D),
     T(MPI_2INTEGER, G_PAIR, R_P_I_I),
-    T(MPI_CHAR, G_NONE, R_NONE),
+    T(MPI_CHAR, G_CINT, R_INT), /* an extension: a C integer, as in MPICH and Open MPI */
     T(MPI_WCHAR, G_NONE, R_NONE),
     T(MPI_CHARACTER, G_NONE, R_NONE),
     T(MPI_PACKED, G_NONE, R_NONE),

@@ -19,3 +19,9 @@ endforeach()
 foreach(np 1 3)
   aptus_mpi_test(NAME confobj_legacy_np${np} SOURCE confobj_legacy.c NP ${np} LABELS datatype)
 endforeach()
+
+# Every constructor sets its output handle to the null handle when it fails (a table of bad
+# calls, each checked for its error class and its output).
+foreach(np 1 2)
+  aptus_mpi_test(NAME ctor_null_np${np} SOURCE ctor_null.c NP ${np} LABELS errors)
+endforeach()

@@ -58,6 +58,12 @@ if [ "$impl" = mpich ]; then
     #    checked (MPI_ERR_RMA_RANGE), nor accumulates whose origin and target types differ.
     MTEST_KNOWN_BUGS=$MTEST_KNOWN_BUGS,nocheck_lock_self,rma_flush_epoch_check,rma_unlock_wrong_target
     MTEST_KNOWN_BUGS=$MTEST_KNOWN_BUGS,rma_range_check,rma_acc_type_check
+    #  - MPICH 4.0.x takes no predefined op on a derived datatype, and applies the 1-byte
+    #    accumulates and fetch-and-ops of ranks with different targets all at one of them.
+    MTEST_KNOWN_BUGS=$MTEST_KNOWN_BUGS,predef_op_derived,rma_acc_byte_target
+    #  - MPICH 4.0.x finds aliased collective buffers by comparing pointers only (the root's send
+    #    buffer with its own block of the receive buffer), and not in neighborhood collectives.
+    MTEST_KNOWN_BUGS=$MTEST_KNOWN_BUGS,alias_partial,nbr_alias_check
     #  - pmodels/mpich#6540: MPI_Reduce with MPI_IN_PLACE at a non-zero root
     #    crashes in the ch4 device collectives; use the generic algorithms.
     MPIR_CVAR_DEVICE_COLLECTIVES=none
@@ -209,6 +215,14 @@ for np in 1 2 3 4; do # one-sided communication (rma.cmake)
 done
 t rma_errors_np2 rma_errors 2
 t rma_errors_np3 rma_errors 3
+# MPI_CHAR in reductions and accumulates, aliased collective buffers (coll.cmake); they include
+# nbc_wrap.h, which needs MPI 4.0's persistent collectives, which Open MPI 4.1 lacks
+if [ "$impl" = mpich ]; then
+    for np in 1 2 3 4; do
+        t coll_char_np$np coll_char $np
+        t coll_alias_np$np coll_alias $np
+    done
+fi
 
 echo "$pass passed, $fail failed${failed:+:$failed}"
 [ $fail -eq 0 ]
