@@ -144,7 +144,7 @@ static inline int alias_arg(struct aptus_comm *c, const void *sbuf, size_t scoun
 static struct aptus_span *block_spans(const void *buf, int n, const size_t *cnt, const MPI_Aint *disp,
                                       const struct aptus_dtype *one, const struct aptus_dtype *const *types)
 {
-    struct aptus_span *s = malloc(sizeof *s * (size_t)(n > 0 ? n : 1));
+    struct aptus_span *s = aptus_coll_arr(sizeof *s * (size_t)(n > 0 ? n : 1), 0);
     for (int i = 0; s && i < n; i++)
         s[i] = aptus_span_of(buf, disp[i], cnt[i], types ? types[i] : one);
     return s;
@@ -157,7 +157,7 @@ static int alias_blocks(struct aptus_comm *c, struct aptus_span one, const void 
 {
     struct aptus_span *s = block_spans(buf, n, cnt, disp, d, NULL);
     int aliased = s && aptus_spans_alias(&one, 1, s, (size_t)n);
-    free(s);
+    aptus_coll_arr_free(s);
     return aliased ? alias_error(c, fn) : 0;
 }
 
@@ -241,8 +241,8 @@ static MPI_Aint v_disp(const void *a, int large, int i)
 
 static void arrays_free(size_t **cnt, MPI_Aint **disp)
 {
-    free(*cnt);
-    free(*disp);
+    aptus_coll_arr_free(*cnt);
+    aptus_coll_arr_free(*disp);
     *cnt = NULL;
     *disp = NULL;
 }
@@ -251,8 +251,8 @@ static void arrays_free(size_t **cnt, MPI_Aint **disp)
 static int arrays_alloc(int n, size_t **cnt, MPI_Aint **disp)
 {
     size_t k = (size_t)(n > 0 ? n : 1);
-    *cnt = malloc(sizeof(size_t) * k);
-    *disp = malloc(sizeof(MPI_Aint) * k);
+    *cnt = aptus_coll_arr(sizeof(size_t) * k, 0);
+    *disp = aptus_coll_arr(sizeof(MPI_Aint) * k, 0);
     if (*cnt && *disp)
         return 0;
     arrays_free(cnt, disp);
@@ -437,8 +437,7 @@ static int gather_any(const char *fn, const void *sbuf, MPI_Count scount, MPI_Da
             rc = even_arrays(A.n, rcount, rd->extent, &cnt, &disp);
         if (rc == 0)
             rc = gatherv_run(c, &A, sbuf, scount, sd, rbuf, cnt, disp, rd, root);
-        free(cnt);
-        free(disp);
+        arrays_free(&cnt, &disp);
         return fail(c, rc, fn);
     }
     size_t sbytes = sd ? (size_t)scount * sd->size : 0, rblk = rd ? (size_t)rcount * rd->size : 0;
@@ -499,8 +498,7 @@ static int gatherv_any(const char *fn, const void *sbuf, MPI_Count scount, MPI_D
         rc = alias_blocks(c, aptus_span_of(sbuf, 0, (size_t)scount, sd), rbuf, A.n, cnt, disp, rd, fn);
     if (rc == 0)
         rc = gatherv_run(c, &A, sbuf, scount, sd, rbuf, cnt, disp, rd, root);
-    free(cnt);
-    free(disp);
+    arrays_free(&cnt, &disp);
     return fail(c, rc, fn);
 }
 
@@ -571,8 +569,7 @@ static int scatter_any(const char *fn, const void *sbuf, MPI_Count scount, MPI_D
             rc = even_arrays(A.n, scount, sd->extent, &cnt, &disp);
         if (rc == 0)
             rc = scatterv_run(c, &A, sbuf, cnt, disp, sd, rbuf, rcount, rd, root);
-        free(cnt);
-        free(disp);
+        arrays_free(&cnt, &disp);
         return fail(c, rc, fn);
     }
     size_t rbytes = rd ? (size_t)rcount * rd->size : 0, sblk = sd ? (size_t)scount * sd->size : 0;
@@ -630,8 +627,7 @@ static int scatterv_any(const char *fn, const void *sbuf, const void *scounts, c
         rc = alias_blocks(c, aptus_span_of(rbuf, 0, (size_t)rcount, rd), sbuf, A.n, cnt, disp, sd, fn);
     if (rc == 0)
         rc = scatterv_run(c, &A, sbuf, cnt, disp, sd, rbuf, rcount, rd, root);
-    free(cnt);
-    free(disp);
+    arrays_free(&cnt, &disp);
     return fail(c, rc, fn);
 }
 
@@ -708,8 +704,7 @@ static int allgather_any(const char *fn, const void *sbuf, MPI_Count scount, MPI
         rc = even_arrays(n, rcount, rd->extent, &cnt, &disp);
         if (rc == 0)
             rc = allgatherv_run(c, sbuf, scount, sd, rbuf, cnt, disp, rd);
-        free(cnt);
-        free(disp);
+        arrays_free(&cnt, &disp);
         return fail(c, rc, fn);
     }
     if (!in_place && sbytes != rblk)
@@ -768,8 +763,7 @@ static int allgatherv_any(const char *fn, const void *sbuf, MPI_Count scount, MP
     int rc = in_place ? 0 : alias_blocks(c, aptus_span_of(sbuf, 0, (size_t)scount, sd), rbuf, n, cnt, disp, rd, fn);
     if (rc == 0)
         rc = allgatherv_run(c, sbuf, scount, sd, rbuf, cnt, disp, rd);
-    free(cnt);
-    free(disp);
+    arrays_free(&cnt, &disp);
     return fail(c, rc, fn);
 }
 
@@ -885,8 +879,8 @@ static int alltoallvw_any(const char *fn, const void *sbuf, const void *scounts,
         return no_in_place(c, rbuf, fn, "as the receive buffer");
     size_t *scnt = NULL, *rcnt = NULL;
     MPI_Aint *sdisp = NULL, *rdisp = NULL;
-    const struct aptus_dtype **sdt = calloc((size_t)(n > 0 ? n : 1), sizeof *sdt);
-    const struct aptus_dtype **rdt = calloc((size_t)(n > 0 ? n : 1), sizeof *rdt);
+    const struct aptus_dtype **sdt = aptus_coll_arr((size_t)(n > 0 ? n : 1) * sizeof *sdt, 1);
+    const struct aptus_dtype **rdt = aptus_coll_arr((size_t)(n > 0 ? n : 1) * sizeof *rdt, 1);
     struct coll_blocks SB = { 0 }, RB = { 0 };
     if (!sdt || !rdt) {
         rc = aptus_error(c, MPI_ERR_NO_MEM, fn, "out of memory");
@@ -932,8 +926,8 @@ static int alltoallvw_any(const char *fn, const void *sbuf, const void *scounts,
         struct aptus_span *ss = block_spans(sbuf, n, scnt, sdisp, NULL, sdt),
                           *rs = block_spans(rbuf, n, rcnt, rdisp, NULL, rdt);
         int aliased = ss && rs && aptus_spans_alias(ss, (size_t)n, rs, (size_t)n);
-        free(ss);
-        free(rs);
+        aptus_coll_arr_free(ss);
+        aptus_coll_arr_free(rs);
         if (aliased) {
             rc = alias_error(c, fn);
             goto out;
@@ -953,12 +947,10 @@ static int alltoallvw_any(const char *fn, const void *sbuf, const void *scounts,
 out:
     aptus_coll_blocks_free(&SB);
     aptus_coll_blocks_free(&RB);
-    free(sdt);
-    free(rdt);
-    free(scnt);
-    free(rcnt);
-    free(sdisp);
-    free(rdisp);
+    aptus_coll_arr_free(sdt);
+    aptus_coll_arr_free(rdt);
+    arrays_free(&scnt, &sdisp);
+    arrays_free(&rcnt, &rdisp);
     return rc;
 }
 
@@ -1140,14 +1132,14 @@ static int reduce_scatter_any(const char *fn, const void *sbuf, void *rbuf, cons
     TRY(op_arg(c, oph, fn, &op));
     if (!counts)
         TRY(count_arg(c, block, fn, "receive count"));
-    size_t *cnt = malloc(sizeof(size_t) * (size_t)n);
+    size_t *cnt = aptus_coll_arr(sizeof(size_t) * (size_t)(n > 0 ? n : 1), 0);
     if (!cnt)
         return aptus_error(c, MPI_ERR_NO_MEM, fn, "out of memory");
     size_t total = 0;
     for (int i = 0; i < n; i++) {
         MPI_Count k = counts ? v_count(counts, large, i) : block;
         if (k < 0) {
-            free(cnt);
+            aptus_coll_arr_free(cnt);
             return aptus_error(c, MPI_ERR_COUNT, fn, "negative receive count %lld for rank %d", (long long)k, i);
         }
         cnt[i] = (size_t)k;
@@ -1163,7 +1155,7 @@ static int reduce_scatter_any(const char *fn, const void *sbuf, void *rbuf, cons
     if (rc == 0 && !in_place)
         rc = alias_arg(c, sbuf, total, d, rbuf, cnt[r], d, fn);
     if (rc) {
-        free(cnt);
+        aptus_coll_arr_free(cnt);
         return rc;
     }
     for (int i = 0; i < n; i++)
@@ -1198,7 +1190,7 @@ static int reduce_scatter_any(const char *fn, const void *sbuf, void *rbuf, cons
         if (src)
             aptus_coll_rdone(&S, src, NULL, 0);
     }
-    free(cnt);
+    aptus_coll_arr_free(cnt);
     return fail(c, rc, fn);
 }
 

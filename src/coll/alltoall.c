@@ -48,9 +48,10 @@ static int alltoallv_linear(const char *const *sptr, const size_t *sbytes, char 
                             struct aptus_comm *c, int tag)
 {
     int n = c->npeers, self = c->is_inter ? -1 : c->rank, rc = 0;
-    struct aptus_request **q = calloc(2 * (size_t)n, sizeof *q);
-    if (!q)
+    struct aptus_request *local[64], **q = local;
+    if (2 * n > 64 && !(q = malloc(2 * (size_t)n * sizeof *q)))
         return MPI_ERR_NO_MEM;
+    memset(q, 0, 2 * (size_t)n * sizeof *q);
     int base = self < 0 ? 0 : self;
     for (int i = 1; i <= n && rc == 0; i++) {
         int p = (base + i) % n;
@@ -69,7 +70,8 @@ static int alltoallv_linear(const char *const *sptr, const size_t *sbytes, char 
             aptus_coll_copy(rptr[self], sptr[self], sbytes[self]);
     }
     int rc2 = aptus_coll_waitall(q, 2 * n);
-    free(q);
+    if (q != local)
+        free(q);
     return rc ? rc : rc2;
 }
 

@@ -217,6 +217,43 @@ enum { BUF_SMALL = 4096, BUF_SMALL_KEEP = 8 };
 static char *buf_small[BUF_SMALL_KEEP];
 static int buf_nsmall;
 
+/* Per-call arrays (aptus_coll_arr): classes of 128 << k bytes (k < ARR_CLASSES), each with a
+ * free list of up to ARR_KEEP blocks; a 16-byte header keeps the class (ARR_CLASSES: malloc). */
+enum { ARR_HDR = 16, ARR_CLASSES = 6, ARR_KEEP = 16 };
+static void *arr_free_list[ARR_CLASSES][ARR_KEEP];
+static int arr_nfree[ARR_CLASSES];
+
+void *aptus_coll_arr(size_t bytes, int zero)
+{
+    int k = 0;
+    while (k < ARR_CLASSES && ((size_t)128 << k) < bytes)
+        k++;
+    char *raw;
+    if (k < ARR_CLASSES && arr_nfree[k] > 0 && BUF_POOL_BYTES > 0) {
+        raw = arr_free_list[k][--arr_nfree[k]];
+    } else {
+        size_t cap = k < ARR_CLASSES ? (size_t)128 << k : bytes;
+        if (cap > SIZE_MAX - ARR_HDR || !(raw = malloc(cap + ARR_HDR)))
+            return NULL;
+        *(int *)raw = k;
+    }
+    if (zero)
+        memset(raw + ARR_HDR, 0, bytes);
+    return raw + ARR_HDR;
+}
+
+void aptus_coll_arr_free(void *p)
+{
+    if (!p)
+        return;
+    char *raw = (char *)p - ARR_HDR;
+    int k = *(int *)raw;
+    if (k < ARR_CLASSES && arr_nfree[k] < ARR_KEEP && BUF_POOL_BYTES > 0)
+        arr_free_list[k][arr_nfree[k]++] = raw;
+    else
+        free(raw);
+}
+
 void *aptus_coll_buf(size_t bytes)
 {
     if (bytes <= BUF_SMALL) {

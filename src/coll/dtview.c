@@ -56,8 +56,8 @@ int aptus_coll_blocks_init(struct coll_blocks *B, int n, const void *buf, const 
 {
     memset(B, 0, sizeof *B);
     B->n = n;
-    B->ptr = malloc(sizeof(char *) * (size_t)(n > 0 ? n : 1));
-    B->bytes = malloc(sizeof(size_t) * (size_t)(n > 0 ? n : 1));
+    B->ptr = aptus_coll_arr(sizeof(char *) * (size_t)(n > 0 ? n : 1), 0);
+    B->bytes = aptus_coll_arr(sizeof(size_t) * (size_t)(n > 0 ? n : 1), 0);
     if (!B->ptr || !B->bytes)
         goto nomem;
     size_t packed = 0;
@@ -114,8 +114,8 @@ void aptus_coll_blocks_unpack(struct coll_blocks *B, void *buf, const MPI_Aint *
 
 void aptus_coll_blocks_free(struct coll_blocks *B)
 {
-    free(B->ptr);
-    free(B->bytes);
+    aptus_coll_arr_free(B->ptr);
+    aptus_coll_arr_free(B->bytes);
     aptus_coll_buf_free(B->tmp);
     memset(B, 0, sizeof *B);
 }
