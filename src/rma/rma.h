@@ -52,13 +52,13 @@ struct rma_target {
     int path;                     /* RMA_PATH_* */
     char *local;                  /* the target's memory in this process (RMA_PATH_SHARED), else NULL */
     struct rma_ctrl *ctrl;        /* its control slot (same node), else NULL */
-    uint8_t lock;                 /* lock this process holds: RL_SHARED or RL_EXCL (rma.c), +4 with NOCHECK */
+    uint8_t lock;                 /* lock this process holds: RL_SHARED or RL_EXCL (rma_internal.h), +4 with NOCHECK */
     uint8_t am_dirty;             /* active messages sent since the last flush */
     uint8_t rdma_ok;              /* its window is registered with the RC channel (rdma_addr, rdma_key) */
     uint8_t rdma_dirty;           /* RDMA writes since the last flush */
     uint64_t rdma_addr, rdma_key; /* dynamic windows: the target's control slot (its region table) */
     struct rma_dyn *dyn;          /* dynamic window on another node: its region table as last read */
-    char *batch;                  /* active messages gathered for it, not sent yet (rma.c, "batches") */
+    char *batch;                  /* active messages gathered for it, not sent yet (am.c, "batches") */
     uint32_t blen;
 };
 
@@ -99,9 +99,9 @@ struct aptus_win {
     struct aptus_memh *memh;             /* this rank's window registration */
     struct rma_rdma *rdma;               /* operations in flight, their buffers (NULL: no RDMA) */
     int rdma_dirty_any;                  /* RDMA operations since the last complete flush */
-    uint32_t sync_seq;                   /* completions waited for (pend_wait_all): dynamic windows
+    uint32_t sync_seq;                   /* completions waited for (rma_pend_wait_all): dynamic windows
                                             trust a region's key only within one such interval */
-    size_t put_rdma_min, dyn_check_min;  /* rma.c's rdma_put_min(), dyn_check_min(), at creation */
+    size_t put_rdma_min, dyn_check_min;  /* rdma.c's rdma_put_min(), dyn_check_min(), at creation */
     const struct aptus_dtype **lb_types; /* datatypes held for those copies */
     int nlb_types, caplb_types;
     struct rma_agent *agent; /* target side */
