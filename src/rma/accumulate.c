@@ -246,24 +246,38 @@ int rma_cas_direct(const struct aptus_win *w, const struct rma_target *t, size_t
     return r ? MPI_ERR_RMA_RANGE : 0;
 }
 
+/* One element of the predefined type dt at displacement disp of a target reached by load/store in
+ * an epoch open to it (fetch-and-op, compare-and-swap): its offset, with the target and the
+ * type; -1 when the general path must run (which also reports any error). */
+static int64_t fast_elem(struct aptus_win *w, int target, MPI_Aint disp, MPI_Datatype dt, struct rma_target **tp,
+                         const struct aptus_dtype **dp)
+{
+    if (w->spans)
+        return -1;
+    struct rma_target *t = rma_fast_target(w, target);
+    if (!t || disp < 0 || !APTUS_IS_PREDEF(dt))
+        return -1;
+    const struct aptus_dtype *d = aptus_dtype_predef[(uintptr_t)dt];
+    if (!d || !d->basic || d->size != (size_t)d->extent)
+        return -1;
+    uint64_t off = (uint64_t)disp * (uint64_t)t->disp_unit;
+    if (off > t->size || d->size > t->size - off || (uint64_t)disp > (UINT64_MAX >> 8) / (uint64_t)t->disp_unit)
+        return -1;
+    *tp = t;
+    *dp = d;
+    return (int64_t)off;
+}
+
 int aptus_rma_fast_fop(struct aptus_win *w, const void *obuf, void *rbuf, MPI_Datatype dt, int target, MPI_Aint disp,
                        int op_id)
 {
-    if (w->spans)
-        return 0;
-    struct rma_target *t = rma_fast_target(w, target);
-    if (!t || disp < 0 || !APTUS_IS_PREDEF(dt) || !obuf || !rbuf)
-        return 0;
-    const struct aptus_dtype *d = aptus_dtype_predef[(uintptr_t)dt];
-    if (!d || !d->basic || d->size != (size_t)d->extent)
+    struct rma_target *t;
+    const struct aptus_dtype *d;
+    int64_t off = obuf && rbuf ? fast_elem(w, target, disp, dt, &t, &d) : -1;
+    if (off < 0 || !aptus_op_allowed(op_id, dt, 1))
         return 0;
     size_t es = d->size;
-    uint64_t off = (uint64_t)disp * (uint64_t)t->disp_unit;
-    if (off > t->size || es > t->size - off || (uint64_t)disp > (UINT64_MAX >> 8) / (uint64_t)t->disp_unit)
-        return 0;
     char *p = t->local + off;
-    if (!aptus_op_allowed(op_id, dt, 1))
-        return 0;
     rma_stats.ops[RMA_PATH_SHARED]++;
     if (!atomic_ok(w, es, p)) { /* under the target's accumulate lock */
         acc_lock(t->ctrl);
@@ -325,5 +339,19 @@ int aptus_rma_fast_acc(struct aptus_win *w, const void *obuf, MPI_Count ocount, 
     acc_lock(t->ctrl);
     apply_plain(op_id, aptus_op_kernel(tdt), d, obuf, p, NULL, (size_t)tcount);
     acc_unlock(t->ctrl);
+    return 1;
+}
+
+int aptus_rma_fast_cas(struct aptus_win *w, const void *obuf, const void *cbuf, void *rbuf, MPI_Datatype dt, int target,
+                       MPI_Aint disp)
+{
+    struct rma_target *t;
+    const struct aptus_dtype *d;
+    int64_t off = fast_elem(w, target, disp, dt, &t, &d);
+    if (off < 0)
+        return 0;
+    rma_stats.ops[RMA_PATH_SHARED]++;
+    struct rma_seg s = { (uint64_t)off, d->size };
+    rma_cas_direct(w, t, d->size, obuf, cbuf, rbuf, &s); /* (load/store: it cannot fail) */
     return 1;
 }

@@ -188,6 +188,9 @@ int aptus_rma_fast_fop(struct aptus_win *w, const void *obuf, void *rbuf, MPI_Da
                        int op_id);
 int aptus_rma_fast_acc(struct aptus_win *w, const void *obuf, MPI_Count ocount, MPI_Datatype odt, int target,
                        MPI_Aint disp, MPI_Count tcount, MPI_Datatype tdt, int op_id);
+/* Compare-and-swap (the datatype already checked: an integer, logical or byte type). */
+int aptus_rma_fast_cas(struct aptus_win *w, const void *obuf, const void *cbuf, void *rbuf, MPI_Datatype dt, int target,
+                       MPI_Aint disp);
 int aptus_rma_flush_idle(const struct aptus_win *w);
 
 /* The agents' registrations (set-up) and the clean-up of segment names on an abnormal end. */
