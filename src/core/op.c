@@ -270,10 +270,18 @@ int aptus_op_allowed(int op, MPI_Datatype type, int for_rma)
 #define COMPLEX_KERNEL(NAME, T) KERNEL(NAME, T, SUM_PROD(T, T))
 
 /* The kernels of the common 4- and 8-byte types are vectorised (the build asks the compiler to:
- * CMakeLists.txt) and, on x86-64, built also for AVX2 and AVX-512, one of which the
+ * CMakeLists.txt) and, on x86-64, built also for AVX2 and AVX-512 (glibc), one of which the
  * loader picks for the CPU: an accumulate of 64 KiB of doubles was 3.1 us with the scalar loop,
  * 1.6 with SSE2 and 1.35 with AVX (docs/BENCHMARKS.md, "One-sided communication"). */
-#if defined(__x86_64__) && defined(__linux__) && defined(__has_attribute)
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define APTUS_NO_IFUNC /* (ThreadSanitizer's runtime is not up yet when the loader runs a resolver) */
+#endif
+#endif
+#if defined(__SANITIZE_THREAD__)
+#define APTUS_NO_IFUNC
+#endif
+#if defined(__x86_64__) && defined(__GLIBC__) && defined(__has_attribute) && !defined(APTUS_NO_IFUNC)
 #if __has_attribute(target_clones)
 #define KERNEL_SIMD __attribute__((target_clones("avx512f", "avx2", "default")))
 #endif
