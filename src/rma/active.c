@@ -15,7 +15,7 @@ int aptus_win_fence(struct aptus_win *w, int assert, const char **why)
         *why = "a PSCW or passive-target epoch is open on this window";
         return MPI_ERR_RMA_SYNC;
     }
-    int rc = aptus_win_flush(w, -1, 0, why);
+    int rc = rma_flush(w, -1, 0, RMA_SETTLE_FENCE, why);
     aptus_rma_fence();
     int rc2 = aptus_barrier(w->comm);
     aptus_rma_fence();
@@ -23,6 +23,8 @@ int aptus_win_fence(struct aptus_win *w, int assert, const char **why)
         rc = rc2;
         *why = "the fence's barrier failed";
     }
+    if (!rc2) /* operations deferred to targets of the node and handed over (defer.c) */
+        rma_defer_fence_end(w);
     w->fence = !(assert &MPI_MODE_NOSUCCEED);
     return rc;
 }
@@ -108,8 +110,10 @@ int aptus_win_complete(struct aptus_win *w, const char **why)
     }
     int rc = rma_settle_direct(w);
     aptus_rma_fence();
+    /* (operations deferred to a target ride in the same message: defer.c) */
     for (int i = 0; i < w->nstart && !rc; i++) {
         rma_am_dirty_set(w, &w->t[w->start[i]], 0);
+        rma_stats.with_complete += w->t[w->start[i]].deferred;
         rc = rma_am_control(w, w->start[i], AM_COMPLETE, 0, 0);
     }
     int rc2 = rma_pend_wait_all(w);

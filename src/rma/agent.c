@@ -51,7 +51,7 @@ static void agent_reply(struct rma_agent *a, int origin, uint32_t tag, void *buf
         a->out = p;
         a->capout = cap;
     }
-    a->out[a->nout++] = (struct rma_pend){ r, buf };
+    a->out[a->nout++] = (struct rma_pend){ r, buf, 0 };
 }
 
 static void agent_reply_int(struct rma_agent *a, int origin, uint32_t tag, int v)
@@ -109,7 +109,7 @@ static void agent_handle_one(struct rma_agent *a, int origin, const char *msg, c
     const struct rma_seg *s = (const struct rma_seg *)(const void *)(msg + sizeof h);
     const char *data = msg + sizeof h + h.nsegs * sizeof *s;
     struct rma_target *me = &w->t[w->rank];
-    if (h.kind <= AM_CAS)
+    if (h.kind >= AM_PUT && h.kind <= AM_CAS)
         rma_stats.agent++;
     size_t total = 0;
     for (uint64_t i = 0; i < h.nsegs; i++)
@@ -169,21 +169,31 @@ static void agent_handle_one(struct rma_agent *a, int origin, const char *msg, c
 }
 
 /* A message from an origin: one active message or a batch of them (each at a multiple of 8
- * bytes), taken in order. */
+ * bytes), taken in order. A batch handed over (AM_CLAIM first: defer.c) is applied only when
+ * this rank wins its claim, and said to be applied at the end. */
 static void agent_handle(struct rma_agent *a, int origin, const char *msg, size_t len)
 {
     size_t pos = 0;
+    struct rma_hdr claim = { 0 };
     while (len - pos >= sizeof(struct rma_hdr)) {
         struct rma_hdr h;
         memcpy(&h, msg + pos, sizeof h);
         size_t room = len - pos - sizeof h;
         if (h.nsegs > room / sizeof(struct rma_seg) || h.bytes > room - h.nsegs * sizeof(struct rma_seg))
-            return; /* malformed: the library sent it, so this cannot happen */
-        agent_handle_one(a, origin, msg + pos, &h);
+            break; /* malformed: the library sent it, so this cannot happen */
+        if (h.kind == AM_CLAIM) {
+            if (!rma_defer_claim(a->w, origin, &h))
+                return; /* the origin took it back */
+            claim = h;
+        } else {
+            agent_handle_one(a, origin, msg + pos, &h);
+        }
         pos += RMA_PAD8(sizeof h + h.nsegs * sizeof(struct rma_seg) + h.bytes);
         if (pos >= len)
             break;
     }
+    if (claim.kind)
+        rma_defer_applied(a->w, origin, &claim);
 }
 
 static int agent_poll(void *arg)
@@ -203,6 +213,10 @@ static int agent_poll(void *arg)
         return 1;
     }
     struct aptus_win *w = a->w;
+    if (w->beats) { /* this rank polls: origins of the node may hand it their deferred batches */
+        uint64_t *beat = &rma_slot_of(rma_my_ctrl(w))->beat;
+        __atomic_store_n(beat, __atomic_load_n(beat, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
+    }
     /* replies sent */
     for (int i = 0; i < a->nout;) {
         if (a->out[i].req->complete) {
@@ -270,6 +284,9 @@ int rma_agent_start(struct aptus_win *w)
     }
     a->w = w;
     w->agent = a;
+    /* origins of the node reach this rank's memory by Cross Memory Attach: its heartbeat tells
+     * them when it polls (defer.c) */
+    w->beats = (w->flavor == MPI_WIN_FLAVOR_CREATE || w->flavor == MPI_WIN_FLAVOR_DYNAMIC) && w->nlocal > 1;
     a->next_live = live_agents;
     live_agents = a;
     return 0;

@@ -18,7 +18,7 @@ int rma_pend_add(struct aptus_win *w, struct aptus_request *r, void *tmp)
         w->pend = p;
         w->cappend = cap;
     }
-    w->pend[w->npend++] = (struct rma_pend){ r, tmp };
+    w->pend[w->npend++] = (struct rma_pend){ r, tmp, 0 };
     return 0;
 }
 
@@ -47,7 +47,10 @@ int rma_pend_wait_all(struct aptus_win *w)
         if (!rc && r->st_error)
             rc = r->st_error;
         aptus_req_free(r);
-        free(w->pend[i].tmp);
+        if (w->pend[i].batch && w->nspare < RMA_SPARES) /* (for the next batch) */
+            w->spare[w->nspare++] = w->pend[i].tmp;
+        else
+            free(w->pend[i].tmp);
     }
     w->npend = 0;
     return rc ? rc : brc;
@@ -58,6 +61,7 @@ static uint32_t reply_tag(struct aptus_win *w)
     return TAG_REPLY0 + (w->reply_seq++ % TAG_REPLY_SPAN);
 }
 
+/* keep_buf: the request owns buf (1), a batch buffer (2) */
 static int am_send_now(struct aptus_win *w, int target, void *buf, size_t len, int keep_buf)
 {
     struct aptus_request *r;
@@ -68,6 +72,8 @@ static int am_send_now(struct aptus_win *w, int target, void *buf, size_t len, i
         return rc;
     }
     rc = rma_pend_add(w, r, keep_buf ? buf : NULL);
+    if (!rc)
+        w->pend[w->npend - 1].batch = keep_buf == 2;
     if (rc) {
         aptus_wait(r);
         aptus_req_free(r);
@@ -82,10 +88,9 @@ static int am_send_now(struct aptus_win *w, int target, void *buf, size_t len, i
  * the same message: a flush after a put is one message and its answer, not two messages), when
  * any other message goes to that target (which keeps the order of everything sent to it), or
  * when the batch is full. The agent takes the messages of a batch in order; each starts at a
- * multiple of 8 bytes (RMA_PAD8). Every wait for the window's transfers sends the batches first. */
-#define RMA_BATCH_MAX 4096u
-
-static int batch_send(struct aptus_win *w, int target)
+ * multiple of 8 bytes (RMA_PAD8). Every wait for the window's transfers sends the batches first,
+ * except those of operations deferred to the epoch's end (defer.c settles them). */
+int rma_batch_send(struct aptus_win *w, int target)
 {
     struct rma_target *t = &w->t[target];
     if (!t->blen)
@@ -94,15 +99,19 @@ static int batch_send(struct aptus_win *w, int target)
     size_t len = t->blen;
     t->batch = NULL;
     t->blen = 0;
-    return am_send_now(w, target, m, len, 1);
+    if (t->deferred) {
+        t->deferred = 0;
+        w->ndeferred--;
+    }
+    return am_send_now(w, target, m, len, 2);
 }
 
 static int batch_send_all(struct aptus_win *w)
 {
     int rc = 0;
     for (int r = 0; r < w->size; r++)
-        if (w->t[r].blen) {
-            int e = batch_send(w, r);
+        if (w->t[r].blen && !w->t[r].deferred) {
+            int e = rma_batch_send(w, r);
             rc = rc ? rc : e;
         }
     return rc;
@@ -111,15 +120,15 @@ static int batch_send_all(struct aptus_win *w)
 /* Room for a message of len bytes at the end of the target's batch (sent first when the message
  * would not fit): the caller writes the message there. NULL with *rc 0 when the message is too
  * large for a batch (it goes out on its own, after the batch), NULL with *rc set on an error. */
-static char *batch_room(struct aptus_win *w, int target, size_t len, int *rc)
+char *rma_batch_room(struct aptus_win *w, int target, size_t len, int *rc)
 {
     struct rma_target *t = &w->t[target];
     *rc = 0;
-    if (t->blen + RMA_PAD8(len) > RMA_BATCH_MAX && (*rc = batch_send(w, target)) != 0)
+    if (t->blen + RMA_PAD8(len) > RMA_BATCH_MAX && (*rc = rma_batch_send(w, target)) != 0)
         return NULL;
     if (len > RMA_BATCH_MAX)
         return NULL;
-    if (!t->batch && !(t->batch = malloc(RMA_BATCH_MAX))) {
+    if (!t->batch && !(t->batch = w->nspare ? w->spare[--w->nspare] : malloc(RMA_BATCH_MAX))) {
         *rc = MPI_ERR_NO_MEM;
         return NULL;
     }
@@ -132,7 +141,7 @@ static char *batch_room(struct aptus_win *w, int target, size_t len, int *rc)
 /* Any message that is not batched: the target's batch goes first. */
 static int am_send(struct aptus_win *w, int target, void *buf, size_t len, int keep_buf)
 {
-    int rc = batch_send(w, target);
+    int rc = rma_batch_send(w, target);
     if (rc) {
         if (keep_buf)
             free(buf);
@@ -174,10 +183,10 @@ int rma_am_control_start(struct aptus_win *w, int target, int kind, int lock, st
         if (rc)
             return rc;
     }
-    char *m = batch_room(w, target, sizeof h, &rc);
+    char *m = rma_batch_room(w, target, sizeof h, &rc);
     if (m) {
         memcpy(m, &h, sizeof h);
-        rc = batch_send(w, target);
+        rc = rma_batch_send(w, target);
     }
     if (rc && rr) {
         if (!aptus_recv_cancel(*rr))
@@ -237,7 +246,7 @@ int rma_am_op(struct aptus_win *w, const struct rma_op *op, int kind, MPI_Dataty
         if (rc)
             return rc;
     }
-    char *m = batched ? batch_room(w, op->target, len, &rc) : NULL;
+    char *m = batched ? rma_batch_room(w, op->target, len, &rc) : NULL;
     if (rc)
         return rc;
     int own = !m; /* a message of its own */
@@ -250,7 +259,7 @@ int rma_am_op(struct aptus_win *w, const struct rma_op *op, int kind, MPI_Dataty
         memcpy(m + sizeof h + ns * sizeof *s, data, dbytes);
     if (d2bytes)
         memcpy(m + sizeof h + ns * sizeof *s + dbytes, data2, d2bytes);
-    if (batched)
+    if (batched && !w->t[op->target].deferred) /* (deferred ones are settled otherwise: defer.c) */
         rma_am_dirty_set(w, &w->t[op->target], 1);
     return own ? am_send(w, op->target, m, len, 1) : 0;
 }

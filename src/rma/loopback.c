@@ -201,18 +201,20 @@ int rma_lb_handover(struct aptus_win *w, const struct rma_target *t, char *buf, 
     for (size_t i = 0; i < ns; i++)
         (*s)[i].off = other ? (w->flavor == MPI_WIN_FLAVOR_DYNAMIC ? 0 : t->base) + (*s)[i].off
                             : (uint64_t)(uintptr_t)rma_tgt_ptr(w, t, (*s)[i].off);
+    /* (one range travels in the job; a list of them is the job's from now on) */
     struct lb_job j = { dt->contig ? buf + dt->true_lb : buf,
                         dt->contig ? NULL : dt,
                         count,
                         len,
-                        *s,
-                        { 0, 0 },
+                        ns == 1 ? NULL : *s,
+                        ns == 1 ? (*s)[0] : (struct rma_seg){ 0, 0 },
                         ns,
                         other ? t->pid : 0,
                         write,
                         NULL };
     if (lb_take(w, &j)) {
-        *s = NULL;
+        if (ns != 1)
+            *s = NULL;
         return 1;
     }
     /* not taken: the ranges back to offsets */

@@ -11,42 +11,53 @@
 
 /* ---- moving bytes to and from a target's ranges -------------------------------------------- */
 
+/* Drops the first `bytes` bytes of an iovec list (and the empty entries in front). */
+static void iov_skip(struct iovec **v, size_t *n, size_t bytes)
+{
+    while (*n && bytes >= (*v)->iov_len) {
+        bytes -= (*v)->iov_len;
+        (*v)++;
+        (*n)--;
+    }
+    if (*n && bytes) {
+        (*v)->iov_base = (char *)(*v)->iov_base + bytes;
+        (*v)->iov_len -= bytes;
+    }
+}
+
+/* Cross Memory Attach between a local and a remote iovec list of the same length (at most IOV_MAX
+ * entries each): one system call unless it stops short. The lists serve as scratch. */
+int rma_cma_iov(int pid, struct iovec *l, size_t nl, struct iovec *r, size_t nr, int write)
+{
+    for (;;) {
+        iov_skip(&l, &nl, 0);
+        iov_skip(&r, &nr, 0);
+        if (!nl || !nr)
+            return 0;
+        ssize_t got = write ? process_vm_writev(pid, l, nl, r, nr, 0) : process_vm_readv(pid, l, nl, r, nr, 0);
+        if (got <= 0) {
+            if (got < 0 && errno == EINTR)
+                continue;
+            return -1;
+        }
+        iov_skip(&l, &nl, (size_t)got);
+        iov_skip(&r, &nr, (size_t)got);
+    }
+}
+
 /* Cross Memory Attach between a contiguous local buffer and the target's ranges. */
 int rma_cma_move(int pid, char *local, const struct rma_seg *s, size_t n, int write)
 {
     struct iovec liov, riov[64];
-    size_t i = 0;
-    while (i < n) {
+    for (size_t i = 0; i < n;) {
         size_t k = 0, bytes = 0;
-        while (i + k < n && k < 64) {
-            riov[k].iov_base = (void *)(uintptr_t)s[i + k].off;
-            riov[k].iov_len = s[i + k].len;
+        for (; i + k < n && k < 64; k++) {
+            riov[k] = (struct iovec){ (void *)(uintptr_t)s[i + k].off, s[i + k].len };
             bytes += s[i + k].len;
-            k++;
         }
-        size_t done = 0;
-        while (done < bytes) {
-            liov.iov_base = local + done;
-            liov.iov_len = bytes - done;
-            /* skip the remote ranges already done */
-            size_t skip = done, first = 0;
-            while (skip >= riov[first].iov_len) {
-                skip -= riov[first].iov_len;
-                first++;
-            }
-            struct iovec save = riov[first];
-            riov[first].iov_base = (char *)riov[first].iov_base + skip;
-            riov[first].iov_len -= skip;
-            ssize_t got = write ? process_vm_writev(pid, &liov, 1, riov + first, (unsigned long)(k - first), 0)
-                                : process_vm_readv(pid, &liov, 1, riov + first, (unsigned long)(k - first), 0);
-            riov[first] = save;
-            if (got <= 0) {
-                if (got < 0 && errno == EINTR)
-                    continue;
-                return -1;
-            }
-            done += (size_t)got;
-        }
+        liov = (struct iovec){ local, bytes };
+        if (rma_cma_iov(pid, &liov, 1, riov, k, write))
+            return -1;
         local += bytes;
         i += k;
     }

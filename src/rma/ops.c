@@ -16,20 +16,19 @@
 /* ---- target layouts ------------------------------------------------------------------------ */
 
 /* The byte ranges of tcount elements of tdt at byte offset start (relative to the target's
- * base, or an absolute address for dynamic windows), adjacent ranges merged. */
-static int build_segs(const struct aptus_dtype *dt, size_t count, int64_t start, struct rma_seg **out, size_t *nout)
+ * base, or an absolute address for dynamic windows), adjacent ranges merged: in *one when the
+ * type is contiguous, else in a list to free (segs_free). */
+static int build_segs(const struct aptus_dtype *dt, size_t count, int64_t start, struct rma_seg *one,
+                      struct rma_seg **out, size_t *nout)
 {
     *out = NULL;
     *nout = 0;
     if (!count || !dt->size)
         return 0;
     if (dt->contig) {
-        struct rma_seg *s = malloc(sizeof *s);
-        if (!s)
-            return MPI_ERR_NO_MEM;
-        s->off = (uint64_t)(start + dt->true_lb);
-        s->len = (uint64_t)dt->size * count;
-        *out = s;
+        one->off = (uint64_t)(start + dt->true_lb);
+        one->len = (uint64_t)dt->size * count;
+        *out = one;
         *nout = 1;
         return 0;
     }
@@ -63,6 +62,12 @@ static int build_segs(const struct aptus_dtype *dt, size_t count, int64_t start,
     *out = s;
     *nout = n;
     return 0;
+}
+
+static void segs_free(struct rma_seg *s, const struct rma_seg *one)
+{
+    if (s != one)
+        free(s);
 }
 
 /* Whether every range lies in [0, size) (signed offsets: a negative one wrapped around). */
@@ -119,9 +124,9 @@ int aptus_rma_op(struct aptus_win *w, const struct rma_op *op, struct aptus_requ
     }
     struct rma_target *t = &w->t[op->target];
     int64_t start = w->flavor == MPI_WIN_FLAVOR_DYNAMIC ? (int64_t)op->disp : (int64_t)op->disp * t->disp_unit;
-    struct rma_seg *s;
+    struct rma_seg one, *s;
     size_t ns;
-    int rc = build_segs(op->tdt, op->tcount, start, &s, &ns);
+    int rc = build_segs(op->tdt, op->tcount, start, &one, &s, &ns);
     if (rc) {
         *why = "out of memory";
         return rc;
@@ -133,14 +138,14 @@ int aptus_rma_op(struct aptus_win *w, const struct rma_op *op, struct aptus_requ
     if (!in && w->flavor == MPI_WIN_FLAVOR_DYNAMIC && __atomic_load_n(&t->ctrl->overflow, __ATOMIC_ACQUIRE))
         in = via_agent = 1;
     if (!in) {
-        free(s);
+        segs_free(s, &one);
         *why = w->flavor == MPI_WIN_FLAVOR_DYNAMIC ? "the target range is not inside memory attached at the target"
                                                    : "the target range reaches outside the target's window";
         return MPI_ERR_RMA_RANGE;
     }
     size_t tbytes = op->tdt->size * op->tcount;
     if (!tbytes) { /* nothing moves (the epoch and the target were checked) */
-        free(s);
+        segs_free(s, &one);
         goto done;
     }
     char *tmp = NULL;
@@ -156,7 +161,7 @@ int aptus_rma_op(struct aptus_win *w, const struct rma_op *op, struct aptus_requ
         rma_rdma_op(w, t, op, s, ns, tbytes, w->flavor == MPI_WIN_FLAVOR_DYNAMIC && tbytes >= w->dyn_check_min, &rc)) {
         rma_stats.ops[RMA_PATH_RDMA]++;
         w->rdma_dirty_any = 1;
-        free(s);
+        segs_free(s, &one);
         if (!rc && req)
             rc = rma_pend_wait_all(w); /* a request-based operation completes here */
         if (rc) {
@@ -166,6 +171,16 @@ int aptus_rma_op(struct aptus_win *w, const struct rma_op *op, struct aptus_requ
         goto done;
     }
     rma_stats.ops[am ? RMA_PATH_AM : t->path]++;
+    /* small puts and accumulates to a target reached by Cross Memory Attach wait for the epoch's
+     * end (defer.c); an accumulate, fetch or compare-and-swap that does not wait, or an active
+     * message, comes after them */
+    int defer = !am && (op->kind == RMA_PUT || op->kind == RMA_ACC) && rma_defer_ok(w, t, ns, tbytes);
+    if (t->deferred && !defer && (am || (op->kind != RMA_PUT && op->kind != RMA_GET)) &&
+        (rc = rma_defer_write(w, op->target)) != 0) {
+        segs_free(s, &one);
+        *why = "the operations deferred to the target could not be written";
+        return rc;
+    }
     switch (op->kind) {
     case RMA_PUT:
     case RMA_ACC: {
@@ -179,6 +194,8 @@ int aptus_rma_op(struct aptus_win *w, const struct rma_op *op, struct aptus_requ
         }
         if (am)
             rc = rma_am_op(w, op, op->kind == RMA_PUT ? AM_PUT : AM_ACC, basic, s, ns, data, tbytes, NULL, 0);
+        else if (defer)
+            rc = rma_defer_op(w, op, op->kind == RMA_PUT ? AM_PUT : AM_ACC, basic, s, ns, data, tbytes);
         else if (op->kind == RMA_PUT)
             rc = rma_move_direct(w, t, (char *)data, s, ns, 1);
         else
@@ -229,7 +246,7 @@ int aptus_rma_op(struct aptus_win *w, const struct rma_op *op, struct aptus_requ
     }
     }
     free(tmp);
-    free(s);
+    segs_free(s, &one);
     if (rc) {
         *why = rc == MPI_ERR_RMA_RANGE ? "the target's memory could not be reached there"
                : rc == MPI_ERR_NO_MEM  ? "out of memory"

@@ -31,8 +31,15 @@ void rma_lock_release(uint32_t *word, int type)
 
 int aptus_win_flush(struct aptus_win *w, int target, int local, const char **why)
 {
+    return rma_flush(w, target, local, RMA_SETTLE_FLUSH, why);
+}
+
+int rma_flush(struct aptus_win *w, int target, int local, int mode, const char **why)
+{
     if (w->spans)
         aptus_progress();
+    /* operations deferred to targets of the node first (defer.c): locally complete already */
+    int drc = local ? 0 : rma_defer_settle(w, target, mode);
     /* The flush requests go out first, behind the operations on each target's stream, so that
      * their round trips overlap the completion of the operations' own sends (and RDMA's). */
     struct flush_wait {
@@ -69,6 +76,10 @@ int aptus_win_flush(struct aptus_win *w, int target, int local, const char **why
     }
     if (fw != &one)
         free(fw);
+    if (drc && !rc) {
+        rc = drc;
+        *why = "the operations deferred to a target could not be written";
+    }
     return rc;
 }
 
@@ -140,17 +151,18 @@ int aptus_win_unlock(struct aptus_win *w, int target, const char **why)
                            : "the target is not locked by this process (MPI_Win_unlock without MPI_Win_lock)";
         return MPI_ERR_RMA_SYNC;
     }
-    int rc = rma_settle_direct(w);
+    int rc = rma_settle_direct(w), e = rma_defer_settle(w, target, RMA_SETTLE_FLUSH);
+    rc = rc ? rc : e;
     int nocheck = t->lock & 4;
     if (nocheck) {
         if (t->am_dirty && !rc)
             rc = aptus_win_flush(w, target, 0, why);
     } else {
-        int e = unlock_one(w, t->lock & 3, target);
+        e = unlock_one(w, t->lock & 3, target);
         if (!rc)
             rc = e;
     }
-    int e = rma_pend_wait_all(w);
+    e = rma_pend_wait_all(w);
     if (!rc)
         rc = e;
     t->lock = 0;
@@ -191,7 +203,8 @@ int aptus_win_unlock_all(struct aptus_win *w, const char **why)
         *why = "no MPI_Win_lock_all epoch is open";
         return MPI_ERR_RMA_SYNC;
     }
-    int rc = rma_settle_direct(w);
+    int rc = rma_settle_direct(w), d = rma_defer_settle(w, -1, RMA_SETTLE_FLUSH);
+    rc = rc ? rc : d;
     for (int r = 0; r < w->size; r++) {
         int e = 0;
         if (w->lock_all == 1)
@@ -210,9 +223,9 @@ int aptus_win_unlock_all(struct aptus_win *w, const char **why)
     return rc;
 }
 
-/* Nothing to wait for: no active message in flight and none unflushed. */
+/* Nothing to wait for: no active message in flight, none unflushed, none deferred. */
 int aptus_rma_flush_idle(const struct aptus_win *w)
 {
-    return !w->spans && !w->npend && !w->ndirty && !w->rdma_dirty_any &&
+    return !w->spans && !w->npend && !w->ndirty && !w->ndeferred && !w->rdma_dirty_any &&
            !__atomic_load_n(&w->lb_pending, __ATOMIC_ACQUIRE);
 }

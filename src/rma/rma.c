@@ -30,11 +30,16 @@ void aptus_rma_stats_print(int rank)
         return;
     printf("[aptus stats] rank %d: one-sided: %llu windows; operations by load/store %llu, by cross-memory copy %llu, "
            "by active message %llu, by RDMA %llu; copies run by the copy agent %llu; operations applied for other "
-           "ranks by the agent %llu; dynamic-window region checks by RDMA %llu\n",
+           "ranks by the agent %llu; dynamic-window region checks by RDMA %llu; small operations deferred to the "
+           "epoch's end %llu, their batches sent with MPI_Win_complete %llu, handed to the target %llu, taken back "
+           "%llu, written by the origin %llu\n",
            rank, (unsigned long long)rma_stats.windows, (unsigned long long)rma_stats.ops[RMA_PATH_SHARED],
            (unsigned long long)rma_stats.ops[RMA_PATH_CMA], (unsigned long long)rma_stats.ops[RMA_PATH_AM],
            (unsigned long long)rma_stats.ops[RMA_PATH_RDMA], (unsigned long long)rma_stats.lb_jobs,
-           (unsigned long long)rma_stats.agent, (unsigned long long)rma_stats.dyn_reads);
+           (unsigned long long)rma_stats.agent, (unsigned long long)rma_stats.dyn_reads,
+           (unsigned long long)rma_stats.deferred, (unsigned long long)rma_stats.with_complete,
+           (unsigned long long)rma_stats.handed, (unsigned long long)rma_stats.taken_back,
+           (unsigned long long)rma_stats.by_origin);
 }
 
 /* ---- names of segments being created (removed by the emergency clean-up) ------------------- */
@@ -187,6 +192,8 @@ static void win_destroy(struct aptus_win *w)
     if (w->info != MPI_INFO_NULL)
         aptus_info_destroy(aptus_info_get(w->info));
     free(w->pend);
+    while (w->nspare > 0)
+        free(w->spare[--w->nspare]);
     free(w->lb_types);
     for (int i = 0; i < w->nregions; i++)
         if (w->regions[i].mh)
@@ -381,7 +388,11 @@ int aptus_win_free(struct aptus_win *w, const char **why)
                                    : "a passive-target epoch (MPI_Win_lock / MPI_Win_lock_all) is still open";
         return MPI_ERR_RMA_SYNC;
     }
-    int rc = aptus_win_flush(w, -1, 0, why);
+    int rc = aptus_win_flush(w, -1, 0, why), rc3 = rma_defer_drain(w);
+    if (!rc && rc3) {
+        rc = rc3;
+        *why = "a target did not answer";
+    }
     int rc2 = aptus_barrier(w->comm);
     if (!rc)
         rc = rc2;

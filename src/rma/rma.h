@@ -60,6 +60,10 @@ struct rma_target {
     struct rma_dyn *dyn;          /* dynamic window on another node: its region table as last read */
     char *batch;                  /* active messages gathered for it, not sent yet (am.c, "batches") */
     uint32_t blen;
+    uint8_t deferred;   /* the batch holds operations deferred to the epoch's end (defer.c) */
+    uint8_t handed_ok;  /* the last batch handed to it was applied by its agent */
+    uint8_t stale;      /* a batch taken back from it may still be on its way (defer.c) */
+    uint64_t beat_seen; /* its heartbeat when last looked at */
 };
 
 struct aptus_win {
@@ -91,10 +95,18 @@ struct aptus_win {
     int completes; /* MPI_Win_complete messages received (for MPI_Win_wait) */
     /* active messages */
     struct rma_pend *pend; /* origin side: sends and reply receives not yet complete */
+    char *spare[4];        /* batch buffers for the next batches (RMA_SPARES) */
+    int nspare;
     int npend, cappend;
     uint32_t reply_seq;
-    int ndirty;     /* targets with am_dirty set */
-    int lb_pending; /* copies handed to the copy agent, not yet run (atomic) */
+    int ndirty;             /* targets with am_dirty set */
+    int ndeferred;          /* targets with operations deferred (rma_target.deferred) */
+    int beats;              /* this rank's agent keeps the heartbeat (defer.c: created windows on a shared node) */
+    uint64_t claim_seq;     /* hand-overs made (defer.c) */
+    uint64_t fence_applied; /* batches handed to this rank in fences that its agent applied */
+    int fence_hands;        /* claim words of this rank's hand-overs in the current fence (a bit each) */
+    uint64_t fence_seq[16]; /* their sequence numbers (RMA_CLAIMS) */
+    int lb_pending;         /* copies handed to the copy agent, not yet run (atomic) */
     /* RDMA over the RC channel (targets on other nodes with a connection up) */
     struct aptus_memh *memh;             /* this rank's window registration */
     struct rma_rdma *rdma;               /* operations in flight, their buffers (NULL: no RDMA) */

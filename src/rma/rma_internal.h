@@ -27,6 +27,7 @@
 
 struct aptus_channel;
 struct aptus_ep;
+struct iovec;
 
 /* ---- the node segment's control area ------------------------------------------------------- */
 
@@ -71,7 +72,23 @@ struct rma_dyn {
     } e[RMA_REGIONS_MAX];
 };
 
-#define RMA_CTRL_STRIDE (((sizeof(struct rma_ctrl) + 63) / 64) * 64)
+/* A rank's slot in the segment: its control block (the part a dynamic window registers for
+ * RDMA), then what the deferred operations to targets reached by Cross Memory Attach use
+ * (defer.c): the owner's heartbeat, and the claim words of its hand-overs as an origin. */
+#define RMA_CLAIMS 16
+struct rma_slot {
+    struct rma_ctrl c;
+    _Alignas(64) uint64_t beat;              /* the owner's agent passes: it moves while the owner runs MPI */
+    _Alignas(64) uint64_t fence_offered;     /* batches handed to the owner in fences, by all origins */
+    _Alignas(64) uint64_t claim[RMA_CLAIMS]; /* seq << 2 | RMA_CLAIM_*, one per hand-over in flight */
+};
+enum { RMA_CLAIM_OFFERED = 0, RMA_CLAIM_TAKEN = 1, RMA_CLAIM_DONE = 2, RMA_CLAIM_ORIGIN = 3 };
+#define RMA_CTRL_STRIDE (((sizeof(struct rma_slot) + 63) / 64) * 64)
+
+static inline struct rma_slot *rma_slot_of(struct rma_ctrl *c)
+{
+    return (struct rma_slot *)(void *)c;
+}
 
 /* internal lock codes (rma_target.lock) */
 enum { RL_SHARED = 1, RL_EXCL = 2 };
@@ -80,8 +97,9 @@ enum { RL_SHARED = 1, RL_EXCL = 2 };
 enum { TAG_REQ = 1, TAG_POST = 2, TAG_REPLY0 = 16 };
 #define TAG_REPLY_SPAN 0x100000u
 
-/* active-message kinds */
-enum { AM_PUT = 1, AM_GET, AM_ACC, AM_GACC, AM_CAS, AM_LOCK, AM_UNLOCK, AM_FLUSH, AM_COMPLETE };
+/* active-message kinds; AM_NOP (0) is the unused first header of a batch of deferred operations,
+ * AM_CLAIM the same header when the batch is handed over (defer.c) */
+enum { AM_NOP = 0, AM_PUT, AM_GET, AM_ACC, AM_GACC, AM_CAS, AM_LOCK, AM_UNLOCK, AM_FLUSH, AM_COMPLETE, AM_CLAIM };
 
 struct rma_hdr {
     uint8_t kind;
@@ -93,8 +111,11 @@ struct rma_hdr {
     uint64_t bytes; /* data bytes after the pairs */
 };
 
-/* Messages to an agent may come in batches (am.c): each starts at a multiple of 8 bytes. */
-#define RMA_PAD8(n) (((n) + 7u) & ~(size_t)7u)
+/* Messages to an agent may come in batches (am.c) of at most RMA_BATCH_MAX bytes: each starts
+ * at a multiple of 8 bytes. */
+#define RMA_PAD8(n)   (((n) + 7u) & ~(size_t)7u)
+#define RMA_BATCH_MAX 4096u
+#define RMA_SPARES    4 /* batch buffers a window keeps for reuse (aptus_win.spare) */
 
 struct rma_seg {
     uint64_t off, len;
@@ -103,7 +124,12 @@ struct rma_seg {
 struct rma_pend {
     struct aptus_request *req;
     void *tmp;
+    int batch; /* tmp is a batch buffer: kept for the next batch (am.c) */
 };
+
+/* How a synchronization settles the deferred operations: a flush or unlock hands a target's batch
+ * over when the target is seen polling, a fence always (the target is in its fence too). */
+enum { RMA_SETTLE_FLUSH, RMA_SETTLE_FENCE };
 
 /* ---- statistics (rma.c; printed by aptus_rma_stats_print) ---------------------------------- */
 
@@ -113,6 +139,9 @@ struct rma_stats {
     uint64_t windows;   /* windows made */
     uint64_t lb_jobs;   /* copies run by the copy agent */
     uint64_t dyn_reads; /* dynamic windows: checks of a region table by RDMA */
+    /* small operations to targets reached by Cross Memory Attach, deferred to the epoch's end
+     * (defer.c): how many, and how their batches ended */
+    uint64_t deferred, with_complete, handed, taken_back, by_origin;
 };
 extern struct rma_stats rma_stats;
 
@@ -146,6 +175,8 @@ static inline struct rma_target *rma_fast_target(struct aptus_win *w, int target
 /* Cross Memory Attach between a contiguous local buffer and the ranges (addresses) of process
  * pid: 0, or -1 when the kernel refused. */
 int rma_cma_move(int pid, char *local, const struct rma_seg *s, size_t n, int write);
+/* The same between a local and a remote iovec list (of as many bytes; used as scratch). */
+int rma_cma_iov(int pid, struct iovec *l, size_t nl, struct iovec *r, size_t nr, int write);
 /* Where a target's ranges are in this process: the pointer for offset off. */
 char *rma_tgt_ptr(const struct aptus_win *w, const struct rma_target *t, uint64_t off);
 /* Data between a packed buffer and the target's ranges: write (put) or read (get). */
@@ -167,6 +198,9 @@ int rma_cas_direct(const struct aptus_win *w, const struct rma_target *t, size_t
 /* A passive-target lock word: take (1 when taken) and release, type RL_SHARED or RL_EXCL. */
 int rma_lock_try(uint32_t *word, int type);
 void rma_lock_release(uint32_t *word, int type);
+/* Completes the operations to target (-1: all; local: locally only); mode RMA_SETTLE_* (the
+ * fence's or a flush's) says how the deferred ones are settled (defer.c). */
+int rma_flush(struct aptus_win *w, int target, int local, int mode, const char **why);
 
 /* ---- am.c ------------------------------------------------------------------------------------ */
 
@@ -180,6 +214,11 @@ int rma_pend_wait_all(struct aptus_win *w);
 int rma_am_control_start(struct aptus_win *w, int target, int kind, int lock, struct aptus_request **rr, int *answer);
 int rma_am_control_finish(struct aptus_request *rr, const int *answer);
 int rma_am_control(struct aptus_win *w, int target, int kind, int lock, int wait_reply);
+/* Room for a message of len bytes at the end of the target's batch (the batch is sent first when
+ * it would not fit); NULL with *rc 0 when it is too large for a batch, with *rc set on an error. */
+char *rma_batch_room(struct aptus_win *w, int target, size_t len, int *rc);
+/* Sends the target's batch. */
+int rma_batch_send(struct aptus_win *w, int target);
 /* The count of targets with active messages not yet flushed follows their flags. */
 void rma_am_dirty_set(struct aptus_win *w, struct rma_target *t, int dirty);
 /* An operation as an active message (batched when it wants no answer). */
@@ -225,6 +264,30 @@ int rma_rdma_read_now(struct rma_target *t, struct aptus_channel *ch, struct apt
 int rma_rdma_op(struct aptus_win *w, struct rma_target *t, const struct rma_op *op, const struct rma_seg *s, size_t ns,
                 size_t bytes, int check, int *rc);
 
+/* ---- defer.c --------------------------------------------------------------------------------- */
+
+/* Whether a put or accumulate of `bytes` in ns ranges to t is deferred to the epoch's end. */
+int rma_defer_ok(const struct aptus_win *w, const struct rma_target *t, size_t ns, size_t bytes);
+/* Defers it: into the target's batch (an AM_PUT or AM_ACC message). */
+int rma_defer_op(struct aptus_win *w, const struct rma_op *op, int kind, MPI_Datatype basic, const struct rma_seg *s,
+                 size_t ns, const char *data, size_t bytes);
+/* Completes the deferred operations to target (-1: every target): handed over to its agent, or
+ * written by this process. */
+int rma_defer_settle(struct aptus_win *w, int target, int mode);
+/* The fence after its barrier: waits until this rank applied every batch handed to it in fences
+ * and its targets applied those it handed to them. */
+void rma_defer_fence_end(struct aptus_win *w);
+/* MPI_Win_free, before its barrier: a batch taken back may still be on its way to its target;
+ * such a target answers a flush request (its agent takes messages in order), so that no message
+ * outlives the window (its context may serve another communicator next). */
+int rma_defer_drain(struct aptus_win *w);
+/* Writes the target's deferred operations itself (before an operation that must follow them). */
+int rma_defer_write(struct aptus_win *w, int target);
+/* The agent: a batch handed over by origin (its AM_CLAIM header at h): 1 when this rank won it
+ * (then it applies the rest and calls rma_defer_applied), 0 when the origin took it back. */
+int rma_defer_claim(struct aptus_win *w, int origin, const struct rma_hdr *h);
+void rma_defer_applied(struct aptus_win *w, int origin, const struct rma_hdr *h);
+
 /* ---- loopback.c ------------------------------------------------------------------------------ */
 
 /* Waits until the copy agent has run every copy of the window. */
@@ -233,7 +296,8 @@ void rma_lb_drain(struct aptus_win *w);
 void rma_lb_stop(void);
 /* One contiguous copy handed to the copy agent (the fast path's): 1 when taken. */
 int rma_lb_take_bytes(struct aptus_win *w, char *local, uint64_t remote, size_t len, int pid, int write);
-/* A put or get to a target of the node handed to the copy agent: 1 when taken (*s then NULL). */
+/* A put or get to a target of the node handed to the copy agent: 1 when taken (a list of several
+ * ranges is the job's then: *s NULL). */
 int rma_lb_handover(struct aptus_win *w, const struct rma_target *t, char *buf, size_t count,
                     const struct aptus_dtype *dt, struct rma_seg **s, size_t ns, size_t len, int write);
 

@@ -321,6 +321,25 @@ static void block_once(double max)
         pe.waiters[--armed]->disarm();
 }
 
+/* Idle steps a waiting loop spins before it yields the CPU. */
+static unsigned spin_limit(void)
+{
+    unsigned spin = (unsigned)aptus_config.spin_count;
+    if (aptus_wait_spin_cap >= 0 && spin > (unsigned)aptus_wait_spin_cap)
+        spin = (unsigned)aptus_wait_spin_cap;
+    return spin;
+}
+
+void aptus_spin_step(unsigned *idle)
+{
+    if (aptus_progress() > 0)
+        *idle = 0;
+    else if (++*idle <= spin_limit())
+        aptus_cpu_relax();
+    else
+        sched_yield();
+}
+
 void aptus_wait_step(unsigned *idle)
 {
     if (__builtin_expect(aptus_lock_on, 0))
@@ -331,9 +350,7 @@ void aptus_wait_step(unsigned *idle)
     }
     /* Spin, then yield the CPU on each step (another rank on this core may be the one that
      * would send what we wait for), then, when blocking is on, sleep on the wait object. */
-    unsigned spin = (unsigned)aptus_config.spin_count;
-    if (aptus_wait_spin_cap >= 0 && spin > (unsigned)aptus_wait_spin_cap)
-        spin = (unsigned)aptus_wait_spin_cap;
+    unsigned spin = spin_limit();
     if (++*idle <= spin)
         return;
     /* With several threads in the library, only the progress thread sleeps: a thread asleep
