@@ -87,6 +87,9 @@ aptus_mpi_test(NAME rma_defer_fence_dynamic_np3 SOURCE rma_defer.c NP 3 ARGS fen
   EXPECT_STATS "one-sided:" EXPECT_NO_STATS "deferred to the epoch's end 0," "handed to the target 0,")
 aptus_mpi_test(NAME rma_defer_passive_np2 SOURCE rma_defer.c NP 2 ARGS passive LABELS rma
   EXPECT_STATS "one-sided:" EXPECT_NO_STATS "taken back 0," "written by the origin 0")
+# The same with the progress thread: the target's agent runs there while the target computes.
+aptus_mpi_test(NAME rma_defer_passive_async_np2 SOURCE rma_defer.c NP 2 ARGS passive LABELS rma threads
+  ENV APTUS_ASYNC_PROGRESS=1 EXPECT_STATS "one-sided:")
 aptus_mpi_test(NAME rma_defer_threads_np2 SOURCE rma_defer.c NP 2 ARGS threads LABELS rma threads
   ENV APTUS_RMA_HANDOVER_WAIT=5000
   EXPECT_STATS "one-sided:" EXPECT_NO_STATS "deferred to the epoch's end 0,")
