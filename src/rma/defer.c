@@ -160,8 +160,11 @@ static int hand_start(struct aptus_win *w, int target, int k, int fence, struct 
     if (fence)
         __atomic_fetch_add(&rma_slot_of(t->ctrl)->fence_offered, 1, __ATOMIC_SEQ_CST);
     int rc = rma_batch_send(w, target);
-    if (rc) /* (the batch is lost with the send: nothing to take back) */
+    if (rc) { /* (the batch is lost with the send: nothing to take back, nothing to wait for) */
         __atomic_store_n(word, h->seq << 2 | RMA_CLAIM_ORIGIN, __ATOMIC_RELEASE);
+        if (fence)
+            __atomic_fetch_sub(&rma_slot_of(t->ctrl)->fence_offered, 1, __ATOMIC_SEQ_CST);
+    }
     return rc;
 }
 
