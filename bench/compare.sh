@@ -14,7 +14,8 @@
 #   -n NP        ranks (default 2)
 #   -l LIBS      libraries, in order (default "aptus mpich openmpi"); aptus-async and
 #                mpich-async are the same with a progress thread (APTUS_ASYNC_PROGRESS=1,
-#                MPIR_CVAR_ASYNC_PROGRESS=1)
+#                MPIR_CVAR_ASYNC_PROGRESS=1); aptus-base is a second Aptus build tree, named by
+#                BENCH_APTUS_BASE (e.g. the tree before a change, built from `git archive`)
 #   -o DIR       keep every run's output and stderr in DIR (default: a temp dir,
 #                removed at the end unless -k)
 #   -k           keep the temp dir
@@ -144,6 +145,16 @@ for lib in $libs; do
         fi
         launch[aptus]="$mpiexec -n $np $(pin PMI_RANK MPI_LOCALRANKID) $bin"
         ;;
+    aptus-base)
+        base=${BENCH_APTUS_BASE:-}
+        mpiexec=""
+        [ -n "$base" ] && [ -d "$base" ] && mpiexec=$(APTUS_MPIEXEC="" bl_aptus_mpiexec "$(cd "$base" && pwd)")
+        if [ -z "$mpiexec" ] || ! bin=$(bl_aptus_bench "$(cd "$base" && pwd)" "$bench"); then
+            note[aptus-base]="skipped: BENCH_APTUS_BASE (${base:-unset}) is no Aptus build tree with mpiexec and $bench"
+            continue
+        fi
+        launch[aptus-base]="$mpiexec -n $np $(pin PMI_RANK MPI_LOCALRANKID) $bin"
+        ;;
     aptus-async)
         mpiexec=$(bl_aptus_mpiexec "$build")
         if [ -z "$mpiexec" ] || ! bin=$(bl_aptus_bench "$build" "$bench"); then
@@ -180,7 +191,7 @@ for lib in $libs; do
         launch[openmpi]="$mpiexec $extra -n $np $(pin OMPI_COMM_WORLD_RANK PMIX_RANK) $tmp/openmpi/$bench"
         ;;
     *)
-        echo "compare.sh: unknown library '$lib' (aptus, aptus-async, mpich, mpich-async, openmpi)" >&2
+        echo "compare.sh: unknown library '$lib' (aptus, aptus-base, aptus-async, mpich, mpich-async, openmpi)" >&2
         exit 2
         ;;
     esac

@@ -831,6 +831,8 @@ int PMPI_Compare_and_swap(const void *origin_addr, const void *compare_addr, voi
                                aptus_dtype_name(d));
     if (!origin_addr || !compare_addr || !result_addr)
         return aptus_win_error(w, MPI_ERR_BUFFER, fn, "null origin, compare or result buffer");
+    if (aptus_rma_fast_cas(w, origin_addr, compare_addr, result_addr, datatype, target_rank, target_disp))
+        return MPI_SUCCESS;
     struct rma_op op = { 0 };
     op.kind = RMA_CAS;
     op.obuf = origin_addr;

@@ -52,14 +52,18 @@ struct rma_target {
     int path;                     /* RMA_PATH_* */
     char *local;                  /* the target's memory in this process (RMA_PATH_SHARED), else NULL */
     struct rma_ctrl *ctrl;        /* its control slot (same node), else NULL */
-    uint8_t lock;                 /* lock this process holds: RL_SHARED or RL_EXCL (rma.c), +4 with NOCHECK */
+    uint8_t lock;                 /* lock this process holds: RL_SHARED or RL_EXCL (rma_internal.h), +4 with NOCHECK */
     uint8_t am_dirty;             /* active messages sent since the last flush */
     uint8_t rdma_ok;              /* its window is registered with the RC channel (rdma_addr, rdma_key) */
     uint8_t rdma_dirty;           /* RDMA writes since the last flush */
     uint64_t rdma_addr, rdma_key; /* dynamic windows: the target's control slot (its region table) */
     struct rma_dyn *dyn;          /* dynamic window on another node: its region table as last read */
-    char *batch;                  /* active messages gathered for it, not sent yet (rma.c, "batches") */
+    char *batch;                  /* active messages gathered for it, not sent yet (am.c, "batches") */
     uint32_t blen;
+    uint8_t deferred;   /* the batch holds operations deferred to the epoch's end (defer.c) */
+    uint8_t handed_ok;  /* the last batch handed to it was applied by its agent */
+    uint8_t stale;      /* a batch taken back from it may still be on its way (defer.c) */
+    uint64_t beat_seen; /* its heartbeat when last looked at */
 };
 
 struct aptus_win {
@@ -91,17 +95,25 @@ struct aptus_win {
     int completes; /* MPI_Win_complete messages received (for MPI_Win_wait) */
     /* active messages */
     struct rma_pend *pend; /* origin side: sends and reply receives not yet complete */
+    char *spare[4];        /* batch buffers for the next batches (RMA_SPARES) */
+    int nspare;
     int npend, cappend;
     uint32_t reply_seq;
-    int ndirty;     /* targets with am_dirty set */
-    int lb_pending; /* copies handed to the copy agent, not yet run (atomic) */
+    int ndirty;             /* targets with am_dirty set */
+    int ndeferred;          /* targets with operations deferred (rma_target.deferred) */
+    int beats;              /* this rank's agent keeps the heartbeat (defer.c: created windows on a shared node) */
+    uint64_t claim_seq;     /* hand-overs made (defer.c) */
+    uint64_t fence_applied; /* batches handed to this rank in fences that its agent applied */
+    int fence_hands;        /* claim words of this rank's hand-overs in the current fence (a bit each) */
+    uint64_t fence_seq[16]; /* their sequence numbers (RMA_CLAIMS) */
+    int lb_pending;         /* copies handed to the copy agent, not yet run (atomic) */
     /* RDMA over the RC channel (targets on other nodes with a connection up) */
     struct aptus_memh *memh;             /* this rank's window registration */
     struct rma_rdma *rdma;               /* operations in flight, their buffers (NULL: no RDMA) */
     int rdma_dirty_any;                  /* RDMA operations since the last complete flush */
-    uint32_t sync_seq;                   /* completions waited for (pend_wait_all): dynamic windows
+    uint32_t sync_seq;                   /* completions waited for (rma_pend_wait_all): dynamic windows
                                             trust a region's key only within one such interval */
-    size_t put_rdma_min, dyn_check_min;  /* rma.c's rdma_put_min(), dyn_check_min(), at creation */
+    size_t put_rdma_min, dyn_check_min;  /* rdma.c's rdma_put_min(), dyn_check_min(), at creation */
     const struct aptus_dtype **lb_types; /* datatypes held for those copies */
     int nlb_types, caplb_types;
     struct rma_agent *agent; /* target side */
@@ -188,6 +200,9 @@ int aptus_rma_fast_fop(struct aptus_win *w, const void *obuf, void *rbuf, MPI_Da
                        int op_id);
 int aptus_rma_fast_acc(struct aptus_win *w, const void *obuf, MPI_Count ocount, MPI_Datatype odt, int target,
                        MPI_Aint disp, MPI_Count tcount, MPI_Datatype tdt, int op_id);
+/* Compare-and-swap (the datatype already checked: an integer, logical or byte type). */
+int aptus_rma_fast_cas(struct aptus_win *w, const void *obuf, const void *cbuf, void *rbuf, MPI_Datatype dt, int target,
+                       MPI_Aint disp);
 int aptus_rma_flush_idle(const struct aptus_win *w);
 
 /* The agents' registrations (set-up) and the clean-up of segment names on an abnormal end. */

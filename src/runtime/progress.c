@@ -344,6 +344,18 @@ static void give_core_away(unsigned n, double max_sleep)
         sched_yield();
 }
 
+/* A waiting loop that must not sleep (nothing rings a doorbell for what it waits for): progress,
+ * spin, then yield. */
+void aptus_spin_step(unsigned *idle)
+{
+    if (aptus_progress() > 0)
+        *idle = 0;
+    else if (++*idle <= spin_limit())
+        aptus_cpu_relax();
+    else
+        sched_yield();
+}
+
 void aptus_wait_step(unsigned *idle)
 {
     if (__builtin_expect(aptus_lock_on, 0))

@@ -103,6 +103,9 @@ void aptus_cleanup_run(void);
  * each step, and after APTUS_YIELD_COUNT more, when aptus_wait_blocks, blocks on the wait
  * object. */
 void aptus_wait_step(unsigned *idle);
+/* One step of a waiting loop that keeps the library's lock and never sleeps (it waits for a word
+ * in shared memory, whose change rings no doorbell): progress; after the spin, yields the CPU. */
+void aptus_spin_step(unsigned *idle);
 
 /* A background task that only waits for messages (it advances when operations complete, which
  * happens on progress passes that see frames): unlike the others it lets a waiting rank sleep. */

@@ -53,6 +53,8 @@ endforeach()
 foreach(np 1 2 3 4)
   aptus_mpi_test(NAME coll_reduce_np${np} SOURCE coll_reduce.c NP ${np} LABELS coll)
 endforeach()
+# The reduction kernels over whole vectors (their vector loops, remainders, unaligned starts).
+aptus_mpi_test(NAME op_vector_np1 SOURCE op_vector.c NP 1 LABELS coll)
 set(coll_reduce_alg_a APTUS_COLL_REDUCE_ALG=binomial APTUS_COLL_ALLREDUCE_ALG=recursive_doubling
   APTUS_COLL_REDUCE_SCATTER_ALG=reduce_scatterv)
 set(coll_reduce_alg_b APTUS_COLL_REDUCE_ALG=rabenseifner APTUS_COLL_ALLREDUCE_ALG=rabenseifner

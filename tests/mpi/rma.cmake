@@ -46,6 +46,12 @@ foreach(prog rma_atomic rma_sync)
   aptus_mpi_test(NAME ${prog}_async_am_np3 SOURCE ${prog}.c NP 3 LABELS rma threads
     ENV APTUS_ASYNC_PROGRESS=1 APTUS_PPN=1)
 endforeach()
+# The same on the target's own memory (MPI_Win_create: Cross Memory Attach, and small accumulates
+# deferred to the flush, handed to the target or written by the origin).
+foreach(np 3 4)
+  aptus_mpi_test(NAME rma_atomic_create_np${np} SOURCE rma_atomic.c NP ${np} ARGS create LABELS rma
+    EXPECT_STATS "one-sided:")
+endforeach()
 # Accumulates atomic per element by CPU atomics (the mpi_accumulate_granularity hint of MPI 4.1);
 # by default they take the target's accumulate lock.
 foreach(np 2 4)
@@ -59,3 +65,34 @@ foreach(np 1 2 3)
 endforeach()
 aptus_mpi_test(NAME rma_dynamic_am_np3 SOURCE rma_dynamic.c NP 3 LABELS rma ENV APTUS_PPN=1
   EXPECT_STATS "one-sided:" EXPECT_NO_STATS "by active message 0,")
+# Small puts and accumulates to MPI_Win_create / dynamic memory on the node wait for the epoch's
+# end (docs/DESIGN.md, "deferred operations"): they ride with MPI_Win_complete, are handed to the
+# target's agent at a fence or at a flush while the target polls, are taken back and written by the
+# origin when the target computes without calling MPI (and the epoch still ends at once), from
+# several threads at once too. Each way must have run on every rank (statistics).
+foreach(np 2 3)
+  aptus_mpi_test(NAME rma_defer_pscw_np${np} SOURCE rma_defer.c NP ${np} ARGS pscw LABELS rma
+    EXPECT_STATS "one-sided:" EXPECT_NO_STATS "deferred to the epoch's end 0," "MPI_Win_complete 0,")
+  aptus_mpi_test(NAME rma_defer_fence_np${np} SOURCE rma_defer.c NP ${np} ARGS fence LABELS rma
+    EXPECT_STATS "one-sided:" EXPECT_NO_STATS "deferred to the epoch's end 0," "handed to the target 0,")
+  aptus_mpi_test(NAME rma_defer_flush_np${np} SOURCE rma_defer.c NP ${np} ARGS flush LABELS rma
+    ENV APTUS_RMA_HANDOVER_WAIT=5000
+    EXPECT_STATS "one-sided:" EXPECT_NO_STATS "deferred to the epoch's end 0," "handed to the target 0,"
+    "written by the origin 0")
+endforeach()
+aptus_mpi_test(NAME rma_defer_flush_dynamic_np2 SOURCE rma_defer.c NP 2 ARGS flush dynamic LABELS rma
+  ENV APTUS_RMA_HANDOVER_WAIT=5000
+  EXPECT_STATS "one-sided:" EXPECT_NO_STATS "deferred to the epoch's end 0," "handed to the target 0,")
+aptus_mpi_test(NAME rma_defer_fence_dynamic_np3 SOURCE rma_defer.c NP 3 ARGS fence dynamic LABELS rma
+  EXPECT_STATS "one-sided:" EXPECT_NO_STATS "deferred to the epoch's end 0," "handed to the target 0,")
+aptus_mpi_test(NAME rma_defer_passive_np2 SOURCE rma_defer.c NP 2 ARGS passive LABELS rma
+  EXPECT_STATS "one-sided:" EXPECT_NO_STATS "taken back 0," "written by the origin 0")
+# The same with the progress thread: the target's agent runs there while the target computes.
+aptus_mpi_test(NAME rma_defer_passive_async_np2 SOURCE rma_defer.c NP 2 ARGS passive LABELS rma threads
+  ENV APTUS_ASYNC_PROGRESS=1 EXPECT_STATS "one-sided:")
+aptus_mpi_test(NAME rma_defer_threads_np2 SOURCE rma_defer.c NP 2 ARGS threads LABELS rma threads
+  ENV APTUS_RMA_HANDOVER_WAIT=5000
+  EXPECT_STATS "one-sided:" EXPECT_NO_STATS "deferred to the epoch's end 0,")
+# Without deferral (APTUS_RMA_DEFER_MAX=0) every operation goes at once, as before.
+aptus_mpi_test(NAME rma_defer_off_np2 SOURCE rma_defer.c NP 2 ARGS flush LABELS rma ENV APTUS_RMA_DEFER_MAX=0
+  EXPECT_STATS "deferred to the epoch's end 0,")

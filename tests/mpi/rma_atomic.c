@@ -7,7 +7,8 @@
  *    Get + Put under MPI_LOCK_EXCLUSIVE (the result must be exact), while readers under MPI_LOCK_SHARED
  *    must never see the array half updated;
  *  - MPI_Compare_and_swap as a spin lock protecting a counter updated by plain Get + Put.
- * The target is the last rank (rank 0 too at 1 rank). */
+ * The target is the last rank (rank 0 too at 1 rank); its memory is allocated by MPI_Win_allocate,
+ * or its own with the argument `create` (MPI_Win_create). */
 #include "mtest.h"
 
 static int rank, size, target;
@@ -183,7 +184,15 @@ int main(int argc, char **argv)
         MPI_CHECK(MPI_Info_create(&info));
         MPI_CHECK(MPI_Info_set(info, "mpi_accumulate_granularity", gran));
     }
-    MPI_CHECK(MPI_Win_allocate(rank == target ? sizeof *a : 0, 1, info, MPI_COMM_WORLD, &a, &win));
+    /* argument `create`: the target's memory is its own (MPI_Win_create): the ranks of the node reach
+     * it by Cross Memory Attach, or their small accumulates wait for the flush */
+    int create = argc > 1 && !strcmp(argv[1], "create");
+    if (create) {
+        a = rank == target ? mtest_malloc(sizeof *a) : NULL;
+        MPI_CHECK(MPI_Win_create(a, rank == target ? sizeof *a : 0, 1, info, MPI_COMM_WORLD, &win));
+    } else {
+        MPI_CHECK(MPI_Win_allocate(rank == target ? sizeof *a : 0, 1, info, MPI_COMM_WORLD, &a, &win));
+    }
     if (info != MPI_INFO_NULL)
         MPI_CHECK(MPI_Info_free(&info));
     if (rank == target) {
@@ -200,5 +209,7 @@ int main(int argc, char **argv)
     test_cas_lock(win);
 
     MPI_CHECK(MPI_Win_free(&win));
+    if (create)
+        free(a);
     return mtest_finalize();
 }
