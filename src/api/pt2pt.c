@@ -756,6 +756,20 @@ int PMPI_Request_get_status_some(int incount, const MPI_Request reqs[], int *out
 }
 APTUS_ALIAS(Request_get_status_some)
 
+/* MPI 4.1 makes freeing or cancelling an active partitioned request erroneous: while its
+ * operation is in progress it is refused (MPI_ERR_REQUEST), and the request stays as it was, to be
+ * completed as usual; once the operation has finished (the message sent, or all arrived) the
+ * request is freed as any finished one, before the wait that would complete it too. */
+static int part_active(struct aptus_request *r, const char *fn)
+{
+    if (r->kind == APTUS_REQ_GENERIC || !r->part || !r->active || r->complete)
+        return 0;
+    return aptus_error(r->comm, MPI_ERR_REQUEST, fn,
+                       "the partitioned %s request is active and its operation in progress: it cannot be %s "
+                       "before it completes (MPI_Wait, MPI_Test, ...)",
+                       r->kind == APTUS_REQ_SEND ? "send" : "receive", fn[4] == 'C' ? "cancelled" : "freed");
+}
+
 int PMPI_Request_free(MPI_Request *request)
 {
     APTUS_API_LOCK();
@@ -766,6 +780,8 @@ int PMPI_Request_free(MPI_Request *request)
     if (rc)
         return rc;
     struct aptus_request *r = REQ(*request);
+    if ((rc = part_active(r, "MPI_Request_free")))
+        return rc;
     *request = MPI_REQUEST_NULL;
     /* a partitioned request's record goes now: only calls given its handle use it (MPI_Start,
      * MPI_Pready*, MPI_Parrived), and the handle is gone */
@@ -806,6 +822,8 @@ int PMPI_Cancel(MPI_Request *request)
     if (rc)
         return rc;
     struct aptus_request *r = REQ(*request);
+    if ((rc = part_active(r, "MPI_Cancel")))
+        return rc;
     if (r->kind == APTUS_REQ_GREQ) {
         int crc = aptus_greq_cancel(r);
         return crc ? aptus_error_callback(r->comm, crc, "MPI_Cancel", "the generalized request's cancel function")
