@@ -280,20 +280,30 @@ static __attribute__((noinline, cold)) int greq_finish(struct aptus_request *r, 
     return err ? err : frc;
 }
 
+/* A partitioned receive's status gives the user's tag, not its pair's (api/part.c). Called
+ * wherever a persistent request's status is read. */
+static inline void part_status(struct aptus_request *r)
+{
+    if (r->kind == APTUS_REQ_RECV && r->part)
+        aptus_part_status(r);
+}
+
 /* Finishes a completed request: status, error, and release (or deactivation if persistent). */
 static inline int req_finish(MPI_Request *h, MPI_Status *status)
 {
     struct aptus_request *r = REQ(*h);
+    if (__builtin_expect(r->persistent, 0)) {
+        part_status(r);
+        aptus_status_fill(status, r);
+        r->active = 0;
+        return r->st_error;
+    }
     aptus_status_fill(status, r);
     int err = r->st_error;
-    if (r->persistent) {
-        r->active = 0;
-    } else {
-        if (__builtin_expect(r->kind == APTUS_REQ_GREQ, 0))
-            err = greq_finish(r, err);
-        aptus_req_free(r);
-        *h = MPI_REQUEST_NULL;
-    }
+    if (__builtin_expect(r->kind == APTUS_REQ_GREQ, 0))
+        err = greq_finish(r, err);
+    aptus_req_free(r);
+    *h = MPI_REQUEST_NULL;
     return err;
 }
 
@@ -317,6 +327,7 @@ static int req_finish_one(MPI_Request *h, MPI_Status *status, int code, const ch
 
 static int req_error(struct aptus_request *r, int err, const char *fn)
 {
+    part_status(r);
     if (r->kind == APTUS_REQ_GREQ)
         return aptus_error_callback(r->comm, err, fn, "the generalized request's query function");
     if (r->kind == APTUS_REQ_GENERIC && err != MPI_ERR_TRUNCATE)
@@ -636,6 +647,7 @@ int PMPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
     *flag = REQ(request)->complete;
     if (*flag) {
         req_query(REQ(request));
+        part_status(REQ(request));
         aptus_status_fill(status, REQ(request));
     }
     return MPI_SUCCESS;
@@ -666,6 +678,7 @@ int PMPI_Request_get_status_all(int count, const MPI_Request reqs[], int *flag, 
         if (null_or_inactive(rq[i])) {
             aptus_status_empty(&statuses[i]);
         } else {
+            part_status(REQ(rq[i]));
             aptus_status_fill(&statuses[i], REQ(rq[i]));
             if (any_err)
                 statuses[i].MPI_ERROR = REQ(rq[i])->st_error;
@@ -706,6 +719,7 @@ int PMPI_Request_get_status_any(int count, const MPI_Request reqs[], int *index,
     *index = i;
     struct aptus_request *r = REQ(rq[i]);
     req_query(r);
+    part_status(r);
     aptus_status_fill(status, r);
     return r->st_error ? req_error(r, r->st_error, fn) : MPI_SUCCESS;
 }
@@ -742,6 +756,7 @@ int PMPI_Request_get_status_some(int incount, const MPI_Request reqs[], int *out
             err_comm = r->comm;
         }
         if (statuses != MPI_STATUSES_IGNORE) {
+            part_status(r);
             aptus_status_fill(&statuses[n], r);
             statuses[n].MPI_ERROR = r->st_error;
         }
@@ -792,9 +807,8 @@ int PMPI_Request_free(MPI_Request *request)
             aptus_nbc_free(r->nbc);
             r->nbc = NULL;
         }
-    } else {
-        free(r->part);
-        r->part = NULL;
+    } else if (r->part) {
+        aptus_part_free(r);
     }
     if (r->kind == APTUS_REQ_GREQ && r->complete) {
         /* a generalized request goes once both this and MPI_Grequest_complete were called */

@@ -12,6 +12,14 @@ foreach(np 1 2 4)
   aptus_mpi_test(NAME mpi4_part_np${np} SOURCE mpi4_part.c NP ${np} LABELS mpi4)
 endforeach()
 
+# Partitioned operations match in the order of their init calls, whatever the order of starts,
+# over many rounds and with a thread per pair (MPI_THREAD_MULTIPLE).
+foreach(np 1 2 4)
+  aptus_mpi_test(NAME mpi4_part_order_np${np} SOURCE mpi4_part_order.c NP ${np} LABELS mpi4 threads)
+endforeach()
+aptus_mpi_test(NAME mpi4_part_order_async_np2 SOURCE mpi4_part_order.c NP 2 LABELS mpi4 threads
+  ENV APTUS_ASYNC_PROGRESS=1)
+
 # The same under Hydra (MPICH's mpiexec; see hydra.cmake): a session starts the runtime there too.
 foreach(mode only after before)
   aptus_hydra_test(NAME mpi4_session_${mode}_np4 NP 4 RUN -n 4 $<TARGET_FILE:mpitest_mpi4_session> ${mode})
