@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "api/check.h"
 #include "comm/create.h"
@@ -224,11 +225,13 @@ int PMPI_Session_get_nth_pset(MPI_Session session, MPI_Info info, int n, int *ps
 }
 APTUS_ALIAS(Session_get_nth_pset)
 
-/* Index of a process set name, or -1. */
+/* Index of a process set name, or -1. Names are compared without regard to case, as MPICH and
+ * Open MPI compare them ("mpi://world" is mpi://WORLD; docs/DESIGN.md, "Where the standard
+ * leaves room"). */
 static int pset_index(const char *name)
 {
     for (int i = 0; name && i < NPSETS; i++)
-        if (strcmp(name, pset_names[i]) == 0)
+        if (strcasecmp(name, pset_names[i]) == 0)
             return i;
     return -1;
 }
