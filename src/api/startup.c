@@ -93,8 +93,9 @@ static void stats_print(void)
 }
 
 /* The thread level provided for `required`: what was asked (docs/DESIGN.md, "Threads"); a
- * value that names no level gets MPI_THREAD_SINGLE. MPI_THREAD_MULTIPLE turns the library's
- * lock on (runtime/lock.h) for the rest of the process's life. */
+ * value that names no level gets MPI_THREAD_SINGLE. MPI_THREAD_MULTIPLE makes the library's lock
+ * lazy (runtime/lock.h): it turns on, for the rest of the process's life, when a second thread
+ * enters MPI. */
 static int level_provided(int required)
 {
     int level = required;
@@ -102,7 +103,7 @@ static int level_provided(int required)
         level != MPI_THREAD_MULTIPLE)
         level = MPI_THREAD_SINGLE;
     if (level == MPI_THREAD_MULTIPLE)
-        aptus_lock_enable();
+        aptus_lock_enable_lazy();
     return level;
 }
 

@@ -323,7 +323,7 @@ static void block_once(double max)
 
 void aptus_wait_step(unsigned *idle)
 {
-    if (__builtin_expect(aptus_lock_on, 0))
+    if (__builtin_expect(__atomic_load_n(&aptus_lock_on, __ATOMIC_RELAXED), 0))
         aptus_lock_pause(); /* another thread may be the one that sends what we wait for */
     if (aptus_progress() > 0) {
         *idle = 0;
@@ -338,7 +338,8 @@ void aptus_wait_step(unsigned *idle)
         return;
     /* With several threads in the library, only the progress thread sleeps: a thread asleep
      * would not hear of what another thread's progress completes for it. */
-    if (aptus_wait_blocks && !aptus_lock_on && *idle > spin + (unsigned)aptus_config.yield_count)
+    if (aptus_wait_blocks && __atomic_load_n(&aptus_lock_on, __ATOMIC_RELAXED) != APTUS_LOCK_ON &&
+        *idle > spin + (unsigned)aptus_config.yield_count)
         block_once(APTUS_SLEEP_MAX);
     else
         sched_yield();
