@@ -56,13 +56,15 @@ static const char *errh_unusable(struct aptus_errhandler *e, enum aptus_errh_obj
     return NULL;
 }
 
-/* Thread level asked for in the info "thread_level" key (MPI_THREAD_SINGLE when absent);
- * -1 for a value that names no level. */
+/* Thread level asked for in the info "thread_level" key; -1 for a value that names no level.
+ * Without the key: MPI_THREAD_MULTIPLE, the highest level (MPI 4.1 advises against
+ * MPI_THREAD_SINGLE as the sessions' default; MPICH gives MULTIPLE). It costs a single-threaded
+ * program little: the lock stays lazy until a second thread enters MPI (runtime/lock.h). */
 static int level_from_info(MPI_Info info)
 {
     const char *v = info == MPI_INFO_NULL ? NULL : aptus_info_lookup(aptus_info_get(info), "thread_level");
     if (!v)
-        return MPI_THREAD_SINGLE;
+        return MPI_THREAD_MULTIPLE;
     static const int levels[] = { MPI_THREAD_SINGLE, MPI_THREAD_FUNNELED, MPI_THREAD_SERIALIZED, MPI_THREAD_MULTIPLE };
     for (int i = 0; i < 4; i++)
         if (strcmp(v, level_names[i]) == 0)
