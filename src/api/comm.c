@@ -269,8 +269,12 @@ int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, 
         n = NULL;
     }
     if (n && hw) {
+        /* the result names the resource; HW_UNGUIDED also tells the caller, in the info it gave
+         * (MPI 4.1: "sets the info key mpi_hw_resource_type") */
         struct aptus_info *i = aptus_info_new();
-        if (!i || aptus_info_set(i, "mpi_hw_resource_type", "mpi_shared_memory")) {
+        if (!i || aptus_info_set(i, "mpi_hw_resource_type", "mpi_shared_memory") ||
+            (hw == 2 && info != MPI_INFO_NULL &&
+             aptus_info_set(aptus_info_get(info), "mpi_hw_resource_type", "mpi_shared_memory"))) {
             if (i)
                 aptus_info_destroy(i);
             aptus_comm_release(n);

@@ -12,7 +12,7 @@
 int aptus_api_not_initialized(const char *fn)
 {
     fprintf(stderr, "Aptus MPI: %s called %s\n", fn,
-            aptus_rt.finalized ? "after MPI_Finalize (and the last MPI_Session_finalize)"
+            aptus_rt.finalized ? "after MPI_Finalize (and the last MPI_Session_finalize after it)"
                                : "before MPI_Init (or MPI_Session_init)");
     fflush(stderr);
     _exit(MPI_ERR_OTHER);

@@ -1,12 +1,19 @@
-/* Partitioned point-to-point communication (MPI 4.1, 4.2).
+/* Partitioned point-to-point communication (MPI 4.1, chapter 4).
  *
  * A partitioned send or receive is a persistent request whose message travels on the
  * communicator's partitioned context (ctx + APTUS_CTX_PART), so it matches only partitioned
- * operations, with the user's source and tag. The whole buffer is one message: MPI_Start of a
- * receive posts it; MPI_Start of a send only clears the partitions' ready flags, and the send
- * starts when the last partition is marked ready (MPI_Pready*). So MPI_Parrived says true for a
- * partition once the whole message is in place: never before that partition's data is there.
- * docs/DESIGN.md, "Partitioned communication", says why. */
+ * operations. The whole buffer is one message: MPI_Start of a receive posts it; MPI_Start of a
+ * send only clears the partitions' ready flags, and the send starts when the last partition is
+ * marked ready (MPI_Pready*). So MPI_Parrived says true for a partition once the whole message
+ * is in place: never before that partition's data is there.
+ *
+ * Matching follows the order of the *_init calls (MPI 4.1, "Order"), not that of the starts:
+ * MPI_Psend_init sends a handshake -- a 4-byte message with the user's destination and tag,
+ * carrying a tag of the sender's own choosing for this pair (negative, so never a user's) -- and
+ * MPI_Precv_init posts the receive for it. Handshakes are matched like any messages between two
+ * processes, in the order they were sent and posted, i.e. in init order; every round's message
+ * then travels with the pair's tag, and a receive started before its handshake arrived is posted
+ * by a background task when it does. docs/DESIGN.md, "Partitioned communication". */
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,15 +22,72 @@
 #include "core/info.h"
 #include "pt2pt/pt2pt.h"
 #include "runtime/lock.h"
+#include "runtime/progress.h"
 
 struct aptus_part {
-    int send;        /* a partitioned send (else a receive) */
-    int n;           /* partitions */
-    int nready;      /* send: partitions marked ready since MPI_Start */
-    uint8_t ready[]; /* send: one flag per partition */
+    int send;                 /* a partitioned send (else a receive) */
+    int n;                    /* partitions */
+    int nready;               /* send: partitions marked ready since MPI_Start */
+    int tag;                  /* the user's tag (the message travels with the pair's, r->tag) */
+    struct aptus_request *hs; /* receive: the handshake's receive, until it is read */
+    uint8_t ready[];          /* send: one flag per partition */
 };
 
 #define REQ(h) ((struct aptus_request *)(h))
+
+/* The pair tags a process gives out, INT_MIN .. -2 (-1 is MPI_ANY_TAG), one per partitioned
+ * send it initializes; after 2^31 - 1 of them they come round again (a pair still in use then
+ * would share its tag with a new one). */
+static uint32_t next_pair;
+
+static int pair_tag(void)
+{
+    uint32_t k = next_pair++ % 0x7fffffffu;
+    return (int)((int64_t)INT_MIN + k);
+}
+
+/* The handshake of a partitioned send: the pair's tag, to the user's destination and tag. Sent
+ * at once when it fits, else by a request that frees itself (the payload travels inside it). */
+static int send_handshake(struct aptus_comm *c, int dest, int tag, int ptag)
+{
+    int32_t v = ptag;
+    uint16_t ctx = (uint16_t)(c->ctx + APTUS_CTX_PART);
+    if (aptus_send_eager_try(&v, sizeof v, dest, tag, c, ctx))
+        return MPI_SUCCESS;
+    struct aptus_request *h = aptus_req_new(APTUS_REQ_SEND);
+    if (!h)
+        return MPI_ERR_NO_MEM;
+    memcpy(&h->small, &v, sizeof v);
+    h->buf = &h->small;
+    h->bytes = sizeof v;
+    h->peer = dest;
+    h->tag = tag;
+    h->comm = c;
+    h->ctx = ctx;
+    h->mode = APTUS_MODE_STANDARD;
+    int rc = aptus_send_start(h);
+    if (rc || h->complete)
+        aptus_req_free(h);
+    else
+        h->free_on_complete = 1;
+    return rc;
+}
+
+/* The receive of a partitioned receive's handshake, posted by MPI_Precv_init. */
+static struct aptus_request *post_handshake(struct aptus_comm *c, int source, int tag)
+{
+    struct aptus_request *h = aptus_req_new(APTUS_REQ_RECV);
+    if (!h)
+        return NULL;
+    h->buf = &h->small;
+    h->bytes = sizeof(int32_t);
+    h->peer = source;
+    h->tag = tag;
+    h->comm = c;
+    h->ctx = (uint16_t)(c->ctx + APTUS_CTX_PART);
+    aptus_recv_start(h);
+    return h;
+}
 
 static int part_init(const char *fn, int send, void *buf, int partitions, MPI_Count count, MPI_Datatype datatype,
                      int peer, int tag, MPI_Comm comm, MPI_Info info, MPI_Request *request)
@@ -55,6 +119,21 @@ static int part_init(const char *fn, int send, void *buf, int partitions, MPI_Co
     CHK_DATA_BUF(c, buf, d, aptus_dt_bytes(d, (MPI_Count)total), fn);
     struct aptus_request *r = aptus_req_new(send ? APTUS_REQ_SEND : APTUS_REQ_RECV);
     struct aptus_part *p = calloc(1, sizeof *p + (send ? (size_t)partitions : 0));
+    int ptag = 0;
+    if (r && p && peer != MPI_PROC_NULL) {
+        if (send) {
+            ptag = pair_tag();
+            int rc = send_handshake(c, peer, tag, ptag);
+            if (rc) {
+                aptus_req_free(r);
+                free(p);
+                return aptus_error(c, rc, fn, "the handshake to rank %d failed", peer);
+            }
+        } else if (!(p->hs = post_handshake(c, peer, tag))) {
+            free(p);
+            p = NULL;
+        }
+    }
     if (!r || !p) {
         if (r)
             aptus_req_free(r);
@@ -63,11 +142,12 @@ static int part_init(const char *fn, int send, void *buf, int partitions, MPI_Co
     }
     p->send = send;
     p->n = partitions;
+    p->tag = tag;
     aptus_req_set_data(r, buf, total, d);
     aptus_req_hold_type(r);
     r->part = p;
     r->peer = peer;
-    r->tag = tag;
+    r->tag = send ? ptag : tag; /* a receive learns the pair's tag from the handshake */
     r->comm = c;
     r->ctx = (uint16_t)(c->ctx + APTUS_CTX_PART);
     r->mode = APTUS_MODE_STANDARD;
@@ -106,6 +186,39 @@ static int part_send(struct aptus_request *r, const char *fn)
     return rc ? aptus_error(r->comm, rc, fn, "partitioned send to rank %d failed", r->peer) : MPI_SUCCESS;
 }
 
+/* Posts a started receive once its handshake has been read (the pair's tag in r->tag). */
+static void post_data(struct aptus_request *r)
+{
+    struct aptus_request *h = r->part->hs;
+    if (h) {
+        r->part->hs = NULL;
+        if (h->st_error) { /* the handshake failed (its sender's process did): so does the receive */
+            r->st_source = r->peer;
+            r->st_tag = r->part->tag;
+            r->st_bytes = 0;
+            r->st_error = h->st_error;
+            aptus_req_free(h);
+            aptus_req_complete(r);
+            return;
+        }
+        int32_t v;
+        memcpy(&v, &h->small, sizeof v);
+        r->tag = v;
+        aptus_req_free(h);
+    }
+    aptus_recv_start(r);
+}
+
+/* A background task: the receive r was started before its handshake had arrived. */
+static int post_when_matched(void *arg)
+{
+    struct aptus_request *r = arg;
+    if (!r->part->hs->complete)
+        return 0;
+    post_data(r);
+    return 1;
+}
+
 int aptus_part_start(struct aptus_request *r, const char *fn)
 {
     struct aptus_part *p = r->part;
@@ -116,9 +229,35 @@ int aptus_part_start(struct aptus_request *r, const char *fn)
     }
     if (r->peer == MPI_PROC_NULL)
         aptus_req_done_proc_null(r);
-    else
-        aptus_recv_start(r);
+    else if (!p->hs || p->hs->complete)
+        post_data(r);
+    else if (aptus_bg_add_quiet(post_when_matched, r) != 0) {
+        r->active = 0;
+        r->complete = 1;
+        return aptus_error(r->comm, MPI_ERR_NO_MEM, fn, "out of memory");
+    }
     return MPI_SUCCESS;
+}
+
+void aptus_part_status(struct aptus_request *r)
+{
+    if (!r->part->send && r->st_tag == r->tag)
+        r->st_tag = r->part->tag;
+}
+
+void aptus_part_free(struct aptus_request *r)
+{
+    struct aptus_part *p = r->part;
+    r->part = NULL;
+    if (p && p->hs) {
+        /* not matched yet: withdrawn; matched but not yet read in (a rendezvous): it frees
+         * itself when it completes */
+        if (p->hs->complete || aptus_recv_cancel(p->hs))
+            aptus_req_free(p->hs);
+        else
+            p->hs->free_on_complete = 1;
+    }
+    free(p);
 }
 
 /* The partitioned request behind a handle, of the kind asked for (send: a partitioned send);

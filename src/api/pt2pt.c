@@ -287,20 +287,30 @@ static __attribute__((noinline, cold)) int greq_finish(struct aptus_request *r, 
     return err ? err : frc;
 }
 
+/* A partitioned receive's status gives the user's tag, not its pair's (api/part.c). Called
+ * wherever a persistent request's status is read. */
+static inline void part_status(struct aptus_request *r)
+{
+    if (r->kind == APTUS_REQ_RECV && r->part)
+        aptus_part_status(r);
+}
+
 /* Finishes a completed request: status, error, and release (or deactivation if persistent). */
 static inline int req_finish(MPI_Request *h, MPI_Status *status)
 {
     struct aptus_request *r = REQ(*h);
+    if (__builtin_expect(r->persistent, 0)) {
+        part_status(r);
+        aptus_status_fill(status, r);
+        r->active = 0;
+        return r->st_error;
+    }
     aptus_status_fill(status, r);
     int err = r->st_error;
-    if (r->persistent) {
-        r->active = 0;
-    } else {
-        if (__builtin_expect(r->kind == APTUS_REQ_GREQ, 0))
-            err = greq_finish(r, err);
-        aptus_req_free(r);
-        *h = MPI_REQUEST_NULL;
-    }
+    if (__builtin_expect(r->kind == APTUS_REQ_GREQ, 0))
+        err = greq_finish(r, err);
+    aptus_req_free(r);
+    *h = MPI_REQUEST_NULL;
     return err;
 }
 
@@ -324,6 +334,7 @@ static int req_finish_one(MPI_Request *h, MPI_Status *status, int code, const ch
 
 static int req_error(struct aptus_request *r, int err, const char *fn)
 {
+    part_status(r);
     if (r->kind == APTUS_REQ_GREQ)
         return aptus_error_callback(r->comm, err, fn, "the generalized request's query function");
     if (r->kind == APTUS_REQ_GENERIC && err != MPI_ERR_TRUNCATE)
@@ -643,6 +654,7 @@ int PMPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
     *flag = REQ(request)->complete;
     if (*flag) {
         req_query(REQ(request));
+        part_status(REQ(request));
         aptus_status_fill(status, REQ(request));
     }
     return MPI_SUCCESS;
@@ -673,6 +685,7 @@ int PMPI_Request_get_status_all(int count, const MPI_Request reqs[], int *flag, 
         if (null_or_inactive(rq[i])) {
             aptus_status_empty(&statuses[i]);
         } else {
+            part_status(REQ(rq[i]));
             aptus_status_fill(&statuses[i], REQ(rq[i]));
             if (any_err)
                 statuses[i].MPI_ERROR = REQ(rq[i])->st_error;
@@ -713,6 +726,7 @@ int PMPI_Request_get_status_any(int count, const MPI_Request reqs[], int *index,
     *index = i;
     struct aptus_request *r = REQ(rq[i]);
     req_query(r);
+    part_status(r);
     aptus_status_fill(status, r);
     return r->st_error ? req_error(r, r->st_error, fn) : MPI_SUCCESS;
 }
@@ -749,6 +763,7 @@ int PMPI_Request_get_status_some(int incount, const MPI_Request reqs[], int *out
             err_comm = r->comm;
         }
         if (statuses != MPI_STATUSES_IGNORE) {
+            part_status(r);
             aptus_status_fill(&statuses[n], r);
             statuses[n].MPI_ERROR = r->st_error;
         }
@@ -763,6 +778,20 @@ int PMPI_Request_get_status_some(int incount, const MPI_Request reqs[], int *out
 }
 APTUS_ALIAS(Request_get_status_some)
 
+/* MPI 4.1 makes freeing or cancelling an active partitioned request erroneous: while its
+ * operation is in progress it is refused (MPI_ERR_REQUEST), and the request stays as it was, to be
+ * completed as usual; once the operation has finished (the message sent, or all arrived) the
+ * request is freed as any finished one, before the wait that would complete it too. */
+static int part_active(struct aptus_request *r, const char *fn)
+{
+    if (r->kind == APTUS_REQ_GENERIC || !r->part || !r->active || r->complete)
+        return 0;
+    return aptus_error(r->comm, MPI_ERR_REQUEST, fn,
+                       "the partitioned %s request is active and its operation in progress: it cannot be %s "
+                       "before it completes (MPI_Wait, MPI_Test, ...)",
+                       r->kind == APTUS_REQ_SEND ? "send" : "receive", fn[4] == 'C' ? "cancelled" : "freed");
+}
+
 int PMPI_Request_free(MPI_Request *request)
 {
     APTUS_API_LOCK();
@@ -773,6 +802,8 @@ int PMPI_Request_free(MPI_Request *request)
     if (rc)
         return rc;
     struct aptus_request *r = REQ(*request);
+    if ((rc = part_active(r, "MPI_Request_free")))
+        return rc;
     *request = MPI_REQUEST_NULL;
     /* a partitioned request's record goes now: only calls given its handle use it (MPI_Start,
      * MPI_Pready*, MPI_Parrived), and the handle is gone */
@@ -783,9 +814,8 @@ int PMPI_Request_free(MPI_Request *request)
             aptus_nbc_free(r->nbc);
             r->nbc = NULL;
         }
-    } else {
-        free(r->part);
-        r->part = NULL;
+    } else if (r->part) {
+        aptus_part_free(r);
     }
     if (r->kind == APTUS_REQ_GREQ && r->complete) {
         /* a generalized request goes once both this and MPI_Grequest_complete were called */
@@ -813,6 +843,8 @@ int PMPI_Cancel(MPI_Request *request)
     if (rc)
         return rc;
     struct aptus_request *r = REQ(*request);
+    if ((rc = part_active(r, "MPI_Cancel")))
+        return rc;
     if (r->kind == APTUS_REQ_GREQ) {
         int crc = aptus_greq_cancel(r);
         return crc ? aptus_error_callback(r->comm, crc, "MPI_Cancel", "the generalized request's cancel function")

@@ -1,7 +1,8 @@
 /* Sessions (MPI 4.1, 11.3) and communicators from groups (7.4.2, 7.6.2).
  *
- * A session is a user of the runtime: the first of MPI_Session_init and MPI_Init starts it, the
- * last of MPI_Session_finalize and MPI_Finalize tears it down (api/startup.c). The process sets
+ * A session is a user of the runtime: the first of MPI_Session_init and MPI_Init starts it; the
+ * last session to end leaves it up for the next one (or MPI_Init) until the process exits, and
+ * MPI_Finalize, or the last session after it, tears it down (api/startup.c). The process sets
  * are "mpi://WORLD" (every process of the job) and "mpi://SELF". Groups are lists of world ranks
  * whatever model made them, so a group from a session and one from MPI_COMM_WORLD are the same
  * kind of object and both can make communicators. docs/DESIGN.md, "Sessions", explains the
@@ -10,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "api/check.h"
 #include "comm/create.h"
@@ -54,13 +56,15 @@ static const char *errh_unusable(struct aptus_errhandler *e, enum aptus_errh_obj
     return NULL;
 }
 
-/* Thread level asked for in the info "thread_level" key (MPI_THREAD_SINGLE when absent);
- * -1 for a value that names no level. */
+/* Thread level asked for in the info "thread_level" key; -1 for a value that names no level.
+ * Without the key: MPI_THREAD_MULTIPLE, the highest level (MPI 4.1 advises against
+ * MPI_THREAD_SINGLE as the sessions' default; MPICH gives MULTIPLE). It costs a single-threaded
+ * program little: the lock stays lazy until a second thread enters MPI (runtime/lock.h). */
 static int level_from_info(MPI_Info info)
 {
     const char *v = info == MPI_INFO_NULL ? NULL : aptus_info_lookup(aptus_info_get(info), "thread_level");
     if (!v)
-        return MPI_THREAD_SINGLE;
+        return MPI_THREAD_MULTIPLE;
     static const int levels[] = { MPI_THREAD_SINGLE, MPI_THREAD_FUNNELED, MPI_THREAD_SERIALIZED, MPI_THREAD_MULTIPLE };
     for (int i = 0; i < 4; i++)
         if (strcmp(v, level_names[i]) == 0)
@@ -102,12 +106,13 @@ int PMPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *ses
                               "info key thread_level is \"%s\": not one of MPI_THREAD_SINGLE, MPI_THREAD_FUNNELED, "
                               "MPI_THREAD_SERIALIZED, MPI_THREAD_MULTIPLE",
                               aptus_info_lookup(aptus_info_get(info), "thread_level"));
-    /* MPI allows a new session once all are finalized; Aptus cannot start its runtime twice */
+    /* A new session once all are finalized takes up the runtime the last one left running; after
+     * MPI_Finalize (which MPI allows too) it is gone, and Aptus cannot start it again */
     if (aptus_rt.finalized)
         return aptus_error_on(early, NULL, MPI_ERR_UNSUPPORTED_OPERATION, fn,
-                              "the MPI runtime of this process was shut down by the last MPI_Session_finalize or "
-                              "MPI_Finalize, and Aptus MPI cannot start it again (keep a session open to start "
-                              "others later)");
+                              "the MPI runtime of this process was shut down by MPI_Finalize (or by the last "
+                              "MPI_Session_finalize after it), and Aptus MPI cannot start it again (keep a "
+                              "session open across MPI_Finalize to start others after it)");
     struct aptus_session *s = calloc(1, sizeof *s);
     struct aptus_info *hints = info == MPI_INFO_NULL ? aptus_info_new() : aptus_info_dup(aptus_info_get(info));
     if (!s || !hints) {
@@ -226,11 +231,13 @@ int PMPI_Session_get_nth_pset(MPI_Session session, MPI_Info info, int n, int *ps
 }
 APTUS_ALIAS(Session_get_nth_pset)
 
-/* Index of a process set name, or -1. */
+/* Index of a process set name, or -1. Names are compared without regard to case, as MPICH and
+ * Open MPI compare them ("mpi://world" is mpi://WORLD; docs/DESIGN.md, "Where the standard
+ * leaves room"). */
 static int pset_index(const char *name)
 {
     for (int i = 0; name && i < NPSETS; i++)
-        if (strcmp(name, pset_names[i]) == 0)
+        if (strcasecmp(name, pset_names[i]) == 0)
             return i;
     return -1;
 }

@@ -119,8 +119,9 @@ static int refuse_settings(const char *msg)
 }
 
 /* The thread level provided for `required`: what was asked (docs/DESIGN.md, "Threads"); a
- * value that names no level gets MPI_THREAD_SINGLE. MPI_THREAD_MULTIPLE turns the library's
- * lock on (runtime/lock.h) for the rest of the process's life. */
+ * value that names no level gets MPI_THREAD_SINGLE. MPI_THREAD_MULTIPLE makes the library's lock
+ * lazy (runtime/lock.h): it turns on, for the rest of the process's life, when a second thread
+ * enters MPI. */
 static int level_provided(int required)
 {
     int level = required;
@@ -128,13 +129,32 @@ static int level_provided(int required)
         level != MPI_THREAD_MULTIPLE)
         level = MPI_THREAD_SINGLE;
     if (level == MPI_THREAD_MULTIPLE)
-        aptus_lock_enable();
+        aptus_lock_enable_lazy();
     return level;
+}
+
+/* At the process's exit: a runtime that its last session left up is torn down (the collective
+ * shut-down MPI_Finalize would do: every process of the job reaches it once, at its exit or in
+ * MPI_Finalize). Only on a successful exit: a process that fails (exit status not 0) leaves as
+ * one that fails before MPI_Finalize does -- the launcher ends the job --, rather than wait in a
+ * collective for peers that may wait for it. Not in a child forked from this process, nor while
+ * a user is still open (a program that ends without finalizing what it opened gets what it got
+ * before: no shut-down). */
+static void runtime_at_exit(int status, void *arg)
+{
+    (void)arg;
+    APTUS_API_LOCK();
+    if (status != 0 || getpid() != aptus_rt.pid || !aptus_rt.initialized || aptus_rt.finalized || aptus_rt.users > 0)
+        return;
+    aptus_runtime_finalize();
 }
 
 int aptus_runtime_init(int required, int *provided)
 {
     char err[640];
+    static int exit_hook;
+    if (!exit_hook && on_exit(runtime_at_exit, NULL) == 0)
+        exit_hook = 1;
     aptus_rt.pid = getpid();
     if (check_settings(err, sizeof err) != 0)
         return refuse_settings(err);
@@ -216,8 +236,8 @@ int aptus_runtime_finalize(void)
 int aptus_runtime_acquire(int required, int *provided)
 {
     if (aptus_rt.finalized) {
-        fprintf(stderr, "Aptus MPI: the runtime was shut down (by the last MPI_Finalize or MPI_Session_finalize) "
-                        "and cannot be started again\n");
+        fprintf(stderr, "Aptus MPI: the runtime was shut down (by MPI_Finalize, or the last MPI_Session_finalize "
+                        "after it) and cannot be started again\n");
         return MPI_ERR_OTHER;
     }
     if (!aptus_rt.initialized) {
@@ -234,6 +254,11 @@ int aptus_runtime_acquire(int required, int *provided)
 int aptus_runtime_release(void)
 {
     if (--aptus_rt.users > 0)
+        return MPI_SUCCESS;
+    /* The last session of a process whose world model has not ended: the runtime stays up for
+     * the next session (MPI allows as many as a process likes) or MPI_Init; runtime_at_exit
+     * tears it down. */
+    if (!aptus_rt.world_finalized)
         return MPI_SUCCESS;
     return aptus_runtime_finalize();
 }

@@ -1,7 +1,8 @@
 /* MPI sessions (MPI 4.1, 11.3): session objects and the runtime's users.
  *
  * The runtime (PMI, channels, the world's communicators) is started by the first of MPI_Init
- * and MPI_Session_init and torn down when its last user (the world model or a session) ends.
+ * and MPI_Session_init; when its last user ends it is torn down if the world model has ended,
+ * else left up for the next session (or MPI_Init) until the process exits.
  * MPI_Initialized / MPI_Finalized keep their world-model meaning (aptus_rt.world_*). */
 #ifndef APTUS_CORE_SESSION_H
 #define APTUS_CORE_SESSION_H

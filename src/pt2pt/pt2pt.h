@@ -80,6 +80,9 @@ struct aptus_request {
     size_t expect, recvd;
     /* non-contiguous data: where the streamed copy or an eager unpack goes next */
     struct aptus_dt_cursor cur;
+    /* a payload small enough to travel in the request itself, so that its buffer lives exactly
+     * as long as the request (a partitioned request's handshake, api/part.c) */
+    uint64_t small;
 };
 
 /* A fresh request of the given kind: every field zero up to `expect` (the fields after it are
@@ -93,6 +96,11 @@ static inline void aptus_req_init(struct aptus_request *r, int kind)
 
 /* MPI_Start of a partitioned request (api/part.c); r is marked active. Returns an MPI error code. */
 int aptus_part_start(struct aptus_request *r, const char *fn);
+/* A completed partitioned receive's status: its message came with the pair's own tag, the
+ * status gives the user's (api/part.c). */
+void aptus_part_status(struct aptus_request *r);
+/* MPI_Request_free of an inactive partitioned request: its partition record and handshake. */
+void aptus_part_free(struct aptus_request *r);
 
 /* Completes a request whose peer is MPI_PROC_NULL (or a message from MPI_Mprobe of it): an
  * empty status from MPI_PROC_NULL. */

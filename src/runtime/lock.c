@@ -1,8 +1,13 @@
 /* The library's lock (see lock.h). */
 #include "runtime/lock.h"
 
+#include <errno.h>
 #include <linux/futex.h>
+#include <linux/membarrier.h>
 #include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -25,7 +30,58 @@ uintptr_t aptus_lock_self(void)
 
 void aptus_lock_enable(void)
 {
-    __atomic_store_n(&aptus_lock_on, 1, __ATOMIC_SEQ_CST);
+    /* (also from lazy: the progress thread is started after MPI_Init_thread chose the level, by
+     * the thread that asked for it, before any other thread may enter) */
+    __atomic_store_n(&aptus_lock_on, APTUS_LOCK_ON, __ATOMIC_SEQ_CST);
+}
+
+static void take_depth(uintptr_t me, int depth);
+
+/* ---- the lazy lock (lock.h) ----
+ * The owner's side of the handshake is plain stores and loads (lazy_inside, then lazy_revoke,
+ * with only the compiler kept from reordering them); the other thread's side is its store of
+ * lazy_revoke, a membarrier(PRIVATE_EXPEDITED) -- which runs a full memory barrier on every
+ * thread of the process --, then its loads of lazy_inside / lazy_converted. So either the owner
+ * sees the request at its entry, or the other thread sees the owner inside. */
+_Thread_local char aptus_lock_lazy_mine __attribute__((tls_model("initial-exec")));
+int aptus_lock_lazy_inside, aptus_lock_lazy_revoke, aptus_lock_lazy_converted;
+static pthread_mutex_t lazy_switch_m = PTHREAD_MUTEX_INITIALIZER;
+
+void aptus_lock_enable_lazy(void)
+{
+    if (__atomic_load_n(&aptus_lock_on, __ATOMIC_SEQ_CST) != APTUS_LOCK_OFF)
+        return;
+    if (syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) != 0) {
+        aptus_lock_enable();
+        return;
+    }
+    aptus_lock_lazy_mine = 1;
+    __atomic_store_n(&aptus_lock_on, APTUS_LOCK_LAZY, __ATOMIC_SEQ_CST);
+}
+
+void aptus_lock_lazy_convert(void)
+{
+    __atomic_add_fetch(&aptus_lock_app_inside, 1, __ATOMIC_RELAXED);
+    take_depth(aptus_lock_self(), __atomic_load_n(&aptus_lock_lazy_inside, __ATOMIC_RELAXED));
+    __atomic_store_n(&aptus_lock_lazy_converted, 1, __ATOMIC_RELEASE);
+}
+
+void aptus_lock_lazy_switch(void)
+{
+    pthread_mutex_lock(&lazy_switch_m);
+    if (__atomic_load_n(&aptus_lock_on, __ATOMIC_SEQ_CST) == APTUS_LOCK_LAZY) {
+        __atomic_store_n(&aptus_lock_lazy_revoke, 1, __ATOMIC_RELEASE);
+        if (syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) != 0) {
+            /* (it does not fail once registered; without it the switch would not be safe) */
+            fprintf(stderr, "Aptus MPI: membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) failed: %s\n", strerror(errno));
+            abort();
+        }
+        while (__atomic_load_n(&aptus_lock_lazy_inside, __ATOMIC_ACQUIRE) > 0 &&
+               !__atomic_load_n(&aptus_lock_lazy_converted, __ATOMIC_ACQUIRE))
+            sched_yield();
+        __atomic_store_n(&aptus_lock_on, APTUS_LOCK_ON, __ATOMIC_SEQ_CST);
+    }
+    pthread_mutex_unlock(&lazy_switch_m);
 }
 
 static void take_depth(uintptr_t me, int depth)
@@ -142,6 +198,15 @@ int aptus_lock_try_idle(void)
 
 void aptus_lock_pause(void)
 {
+    if (__builtin_expect(__atomic_load_n(&aptus_lock_on, __ATOMIC_RELAXED) == APTUS_LOCK_LAZY, 0)) {
+        /* the owner waiting inside MPI while another thread wants in: it takes the mutex here,
+         * between two progress steps, and hands it over as any holder does */
+        if (aptus_lock_lazy_mine && !__atomic_load_n(&aptus_lock_lazy_converted, __ATOMIC_RELAXED) &&
+            __atomic_load_n(&aptus_lock_lazy_revoke, __ATOMIC_ACQUIRE) &&
+            __atomic_load_n(&aptus_lock_lazy_inside, __ATOMIC_RELAXED) > 0)
+            aptus_lock_lazy_convert();
+        return;
+    }
     if (!__atomic_load_n(&aptus_big_lock.askers, __ATOMIC_RELAXED))
         return;
     int depth = aptus_lock_drop();

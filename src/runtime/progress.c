@@ -338,7 +338,8 @@ static unsigned spin_limit(void)
  * completes for it. */
 static void give_core_away(unsigned n, double max_sleep)
 {
-    if (aptus_wait_blocks && !aptus_lock_on && n > (unsigned)aptus_config.yield_count)
+    if (aptus_wait_blocks && __atomic_load_n(&aptus_lock_on, __ATOMIC_RELAXED) != APTUS_LOCK_ON &&
+        n > (unsigned)aptus_config.yield_count)
         block_once(max_sleep);
     else
         sched_yield();
@@ -358,7 +359,7 @@ void aptus_spin_step(unsigned *idle)
 
 void aptus_wait_step(unsigned *idle)
 {
-    if (__builtin_expect(aptus_lock_on, 0))
+    if (__builtin_expect(__atomic_load_n(&aptus_lock_on, __ATOMIC_RELAXED), 0))
         aptus_lock_pause(); /* another thread may be the one that sends what we wait for */
     if (aptus_progress() > 0) {
         *idle = 0;

@@ -34,12 +34,16 @@ extern struct aptus_runtime aptus_rt;
  * Return an MPI error class, after printing the reason. */
 int aptus_runtime_init(int required, int *provided);
 int aptus_runtime_finalize(void);
-/* A new user of the runtime (MPI_Init, MPI_Session_init): starts it if it is not up. Returns an
- * MPI error class after printing the reason; MPI_ERR_OTHER without starting anything if the
- * runtime was already torn down (it cannot be restarted). */
+/* A new user of the runtime (MPI_Init, MPI_Session_init): starts it if it is not up (or takes
+ * it up again where the last session left it). Returns an MPI error class after printing the
+ * reason; MPI_ERR_OTHER without starting anything if the runtime was already torn down (by
+ * MPI_Finalize: it cannot be restarted). */
 int aptus_runtime_acquire(int required, int *provided);
-/* A user is done (MPI_Finalize, MPI_Session_finalize): the last one tears the runtime down,
- * collectively over all processes. Returns an MPI error class. */
+/* A user is done (MPI_Finalize, MPI_Session_finalize). Once the world model has ended, the last
+ * one tears the runtime down, collectively over all processes. Before that -- the last session
+ * of a process that has not called MPI_Finalize -- the runtime stays up, unused, for the next
+ * MPI_Session_init or MPI_Init, and the process's exit tears it down (docs/DESIGN.md,
+ * "Sessions"). Returns an MPI error class. */
 int aptus_runtime_release(void);
 /* A fault that stops the start-up and that every rank is likely to find alike (a setting out of
  * its range: the environment reaches every rank alike as a rule). One line says it, not one per

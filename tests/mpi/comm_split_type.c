@@ -1,8 +1,8 @@
 /* MPI_Comm_split_type: MPI_COMM_TYPE_SHARED follows the launcher's nodes, keys order the ranks,
  * MPI_UNDEFINED gives MPI_COMM_NULL, HW_GUIDED with mpi_hw_resource_type = mpi_shared_memory is
  * the same as SHARED (and sets the key on the result), HW_GUIDED with an unknown value gives
- * MPI_COMM_NULL, HW_UNGUIDED gives a strict subset or MPI_COMM_NULL, and an invalid split_type is
- * MPI_ERR_ARG.
+ * MPI_COMM_NULL, HW_UNGUIDED gives a strict subset or MPI_COMM_NULL (and a subset names the
+ * resource in the caller's info), and an invalid split_type is MPI_ERR_ARG.
  *
  * argv[1] = K: the job runs with K ranks per node (mpiexec --ppn K / APTUS_PPN=K), so world rank
  * r is on node r / K. Without it, the whole job is on one node. */
@@ -98,6 +98,33 @@ int main(int argc, char **argv)
         /* Aptus knows the node level only: NULL exactly when the job is one node */
         if (getenv("APTUS_PPN") || argc > 1)
             CHECK(ppn >= size, "HW_UNGUIDED gave MPI_COMM_NULL with several nodes");
+    }
+
+    /* HW_UNGUIDED with an info object: a result that is not MPI_COMM_NULL sets
+     * mpi_hw_resource_type in it to the resource split by (MPI 4.1). The last rank opts out, so
+     * that on one node the others get a strict subset (Open MPI's cmsplit_type). */
+    for (int optout = 0; optout < 2; optout++) {
+        if (optout && size < 2)
+            break;
+        int out = optout && rank == size - 1;
+        MPI_CHECK(MPI_Info_create(&info));
+        MPI_CHECK(MPI_Comm_split_type(MPI_COMM_WORLD, out ? MPI_UNDEFINED : MPI_COMM_TYPE_HW_UNGUIDED, 0, info, &c));
+        if (out)
+            CHECK(c == MPI_COMM_NULL, "MPI_UNDEFINED gave a communicator");
+        if (optout && !out && ppn >= size)
+            CHECK(c != MPI_COMM_NULL, "HW_UNGUIDED of all but the last rank (one node) gave MPI_COMM_NULL");
+        if (c != MPI_COMM_NULL) {
+            char v[MPI_MAX_INFO_VAL + 1] = "";
+            int flag = 0, s;
+            MPI_CHECK(MPI_Comm_size(c, &s));
+            CHECK(s < size, "HW_UNGUIDED gave the whole parent (%d ranks)", s);
+            MPI_CHECK(MPI_Info_get(info, "mpi_hw_resource_type", MPI_MAX_INFO_VAL, v, &flag));
+            CHECK(flag && strcmp(v, "mpi_shared_memory") == 0,
+                  "HW_UNGUIDED (%s): mpi_hw_resource_type in the caller's info is %s", optout ? "one opts out" : "all",
+                  flag ? v : "not set");
+            MPI_CHECK(MPI_Comm_free(&c));
+        }
+        MPI_CHECK(MPI_Info_free(&info));
     }
 
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);

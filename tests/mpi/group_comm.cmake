@@ -22,4 +22,5 @@ aptus_mpi_test(NAME comm_split_type_ppn2_np3 SOURCE comm_split_type.c NP 3 ARGS 
   ENV APTUS_PPN=2)
 set_tests_properties(mpi.comm_split_type_ppn2_np4 mpi.comm_split_type_ppn2_np3 PROPERTIES DISABLED TRUE)
 aptus_mpi_test(NAME comm_split_type_np3 SOURCE comm_split_type.c NP 3 LABELS comm)
+aptus_mpi_test(NAME comm_split_type_np4 SOURCE comm_split_type.c NP 4 LABELS comm)
 aptus_mpi_test(NAME comm_split_type_np1 SOURCE comm_split_type.c NP 1 LABELS comm)

@@ -81,6 +81,29 @@ static void psets(MPI_Session s, int wsize)
     MPI_CHECK(MPI_Info_get_string(info, "mpi_size", &vlen, v, &flag));
     CHECK(flag && atoi(v) == 1, "mpi://SELF mpi_size \"%s\"", flag ? v : "(none)");
     MPI_CHECK(MPI_Info_free(&info));
+
+#if !defined(MPICH_NUMVERSION) || MPICH_NUMVERSION >= 40100000 /* MPICH 4.0 compared them with case */
+    /* names are taken without regard to case, as MPICH and Open MPI take them (programs written
+     * for them say "mpi://world") */
+    static const char *const spellings[][2] = { { "mpi://world", "mpi://WORLD" },
+                                                { "MPI://World", "mpi://WORLD" },
+                                                { "mpi://self", "mpi://SELF" } };
+    for (int i = 0; i < 3; i++) {
+        MPI_Group g, ref;
+        int res = -1;
+        vlen = sizeof v;
+        MPI_CHECK(MPI_Session_get_pset_info(s, spellings[i][0], &info));
+        MPI_CHECK(MPI_Info_get_string(info, "mpi_size", &vlen, v, &flag));
+        MPI_CHECK(MPI_Info_free(&info));
+        CHECK(flag && atoi(v) == (i < 2 ? wsize : 1), "%s: mpi_size \"%s\"", spellings[i][0], flag ? v : "(none)");
+        MPI_CHECK(MPI_Group_from_session_pset(s, spellings[i][0], &g));
+        MPI_CHECK(MPI_Group_from_session_pset(s, spellings[i][1], &ref));
+        MPI_CHECK(MPI_Group_compare(g, ref, &res));
+        CHECK(res == MPI_IDENT, "%s is not the group of %s (compare %d)", spellings[i][0], spellings[i][1], res);
+        MPI_CHECK(MPI_Group_free(&g));
+        MPI_CHECK(MPI_Group_free(&ref));
+    }
+#endif
 }
 
 /* Communicators from the session's process sets; returns this process's world rank. */

@@ -197,6 +197,7 @@ for np in 1 2 4; do # MPI-4 sessions and partitioned communication (mpi4_session
     t mpi4_session_after_np$np mpi4_session $np after
     t mpi4_session_before_np$np mpi4_session $np before
     t mpi4_part_np$np mpi4_part $np
+    t mpi4_part_order_np$np mpi4_part_order $np
 done
 for np in 1 2; do # conformance of objects, attributes, errors (conformance_obj.cmake)
     t confobj_keyval_np$np confobj_keyval $np

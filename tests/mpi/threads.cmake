@@ -3,6 +3,18 @@ foreach(np 1 2 3)
   aptus_mpi_test(NAME thread_multiple_np${np} SOURCE thread_multiple.c NP ${np} LABELS threads)
 endforeach()
 aptus_mpi_test(NAME thread_multiple_8t_np2 SOURCE thread_multiple.c NP 2 ARGS 8 100 LABELS threads)
+# The lazy lock: MPI_THREAD_MULTIPLE provided (by a session opened with MPI_INFO_NULL, or by
+# MPI_Init_thread), one thread for a while, then a second one entering while the first waits in
+# MPI for it, while it is outside MPI, and all at once.
+foreach(np 1 2)
+  aptus_mpi_test(NAME thread_lazy_session_np${np} SOURCE thread_lazy.c NP ${np} LABELS threads mpi4)
+  aptus_mpi_test(NAME thread_lazy_world_np${np} SOURCE thread_lazy.c NP ${np} ARGS world LABELS threads)
+endforeach()
+# Oversubscribed (waiting ranks block in the kernel while the lock is lazy).
+aptus_mpi_test(NAME thread_lazy_world_block_np2 SOURCE thread_lazy.c NP 2 ARGS world LABELS threads
+  ENV APTUS_WAIT_BLOCK=1)
+aptus_mpi_test(NAME thread_lazy_session_block_np2 SOURCE thread_lazy.c NP 2 LABELS threads mpi4
+  ENV APTUS_WAIT_BLOCK=1)
 # The same with a progress thread per rank taking the lock too.
 aptus_mpi_test(NAME thread_multiple_async_np2 SOURCE thread_multiple.c NP 2 LABELS threads
   ENV APTUS_ASYNC_PROGRESS=1)
