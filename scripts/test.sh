@@ -23,5 +23,5 @@ cmake --build build-asan
 cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DAPTUS_WERROR=ON -DAPTUS_SANITIZE=thread >/dev/null
 cmake --build build-tsan --target mpiexec fft3d mpitest_thread_multiple mpitest_nbc_multi mpitest_coll_move \
   mpitest_coll_reduce mpitest_p2p_basic mpitest_rma_basic mpitest_rma_sync mpitest_rma_win mpitest_rma_atomic \
-  mpitest_nbc_background
+  mpitest_nbc_background test_arena
 (cd build-tsan && TSAN_OPTIONS="halt_on_error=1" ctest --output-on-failure -j "$jobs" --timeout 900 -L threads -LE netns)
