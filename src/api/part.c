@@ -23,8 +23,6 @@ struct aptus_part {
     uint8_t ready[]; /* send: one flag per partition */
 };
 
-#define REQ(h) ((struct aptus_request *)(h))
-
 static int part_init(const char *fn, int send, void *buf, int partitions, MPI_Count count, MPI_Datatype datatype,
                      int peer, int tag, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
@@ -123,8 +121,8 @@ int aptus_part_start(struct aptus_request *r, const char *fn)
  * raises the error and returns NULL otherwise. */
 static struct aptus_request *part_req(MPI_Request h, int send, const char *fn, int *rc)
 {
-    struct aptus_request *r = REQ(h);
-    if (h == MPI_REQUEST_NULL || APTUS_IS_PREDEF(h) || r->magic != APTUS_MAGIC_REQ) {
+    struct aptus_request *r = aptus_req_get(h);
+    if (!r) {
         *rc = aptus_error(NULL, MPI_ERR_REQUEST, fn,
                           h == MPI_REQUEST_NULL ? "MPI_REQUEST_NULL is not a valid request here"
                                                 : "invalid request handle");
