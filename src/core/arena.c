@@ -119,13 +119,13 @@ void *aptus_obj_alloc(enum aptus_obj_kind kind, size_t size)
                 kind_name[kind], slot);
         abort();
     }
-    if (!arena) {
-        fprintf(stderr, "Aptus MPI: no address space could be reserved for MPI objects (ulimit -v?)\n");
-        return NULL;
-    }
     char *p = NULL;
     pthread_mutex_lock(&lock);
-    if (kinds[kind].free) {
+    if (!arena)
+        arena_reserve(); /* called before the library's constructors ran (another one's constructor) */
+    if (!arena) {
+        fprintf(stderr, "Aptus MPI: no address space could be reserved for MPI objects (ulimit -v?)\n");
+    } else if (kinds[kind].free) {
         p = kinds[kind].free;
         UNPOISON(p, slot);
         memcpy(&kinds[kind].free, p + 8, sizeof(char *));
