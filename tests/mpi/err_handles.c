@@ -275,6 +275,13 @@ static void try_req(uintptr_t v, enum kind k, enum garbage g)
     EXPECT(MPI_Waitall(2, qs, MPI_STATUSES_IGNORE), MPI_ERR_REQUEST);
     qs[1] = q;
     EXPECT(MPI_Testany(2, qs, &idx, &flag, &st), MPI_ERR_REQUEST);
+    EXPECT(MPI_Start(&q), MPI_ERR_REQUEST);
+    q = AS(MPI_Request, v);
+    EXPECT(MPI_Startall(1, &q), MPI_ERR_REQUEST);
+    q = AS(MPI_Request, v);
+    EXPECT(MPI_Grequest_complete(q), MPI_ERR_REQUEST);
+    EXPECT(MPI_Pready(0, q), MPI_ERR_REQUEST);
+    EXPECT(MPI_Parrived(q, 0, &flag), MPI_ERR_REQUEST);
 }
 
 static void try_win(uintptr_t v, enum kind k, enum garbage g)
