@@ -1274,7 +1274,7 @@ static int op_create_any(const char *fn, MPI_User_function *fn_i, MPI_User_funct
         return aptus_error(NULL, MPI_ERR_ARG, fn, "null user function");
     if (!op)
         return aptus_error(NULL, MPI_ERR_ARG, fn, "null output handle");
-    struct aptus_op *o = calloc(1, sizeof *o);
+    struct aptus_op *o = aptus_obj_alloc(APTUS_OBJ_OP, sizeof *o);
     if (!o)
         return aptus_error(NULL, MPI_ERR_NO_MEM, fn, "out of memory");
     o->magic = APTUS_MAGIC_OP;
@@ -1311,7 +1311,7 @@ int PMPI_Op_free(MPI_Op *op)
                            aptus_op_name(o->predefined));
     o->magic = 0; /* the handle is gone; a pending nonblocking reduction may still hold the object */
     if (--o->refcount == 0)
-        free(o);
+        aptus_obj_free(APTUS_OBJ_OP, o);
     *op = MPI_OP_NULL;
     return MPI_SUCCESS;
 }

@@ -10,7 +10,7 @@ static int errh_create(enum aptus_errh_obj obj, void (*user_fn)(void), MPI_Errha
 {
     if (!user_fn || !errhandler)
         return aptus_error(NULL, MPI_ERR_ARG, fn, "null %s argument", user_fn ? "errhandler" : "function");
-    struct aptus_errhandler *e = calloc(1, sizeof *e);
+    struct aptus_errhandler *e = aptus_obj_alloc(APTUS_OBJ_ERRH, sizeof *e);
     if (!e)
         return aptus_error(NULL, MPI_ERR_NO_MEM, fn, "out of memory");
     e->magic = APTUS_MAGIC_ERRH;

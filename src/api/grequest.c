@@ -69,9 +69,8 @@ int PMPI_Grequest_complete(MPI_Request request)
 {
     APTUS_API_LOCK();
     API_INIT("MPI_Grequest_complete");
-    struct aptus_request *r = (struct aptus_request *)request;
-    if (request == MPI_REQUEST_NULL || APTUS_IS_PREDEF(request) || r->magic != APTUS_MAGIC_REQ ||
-        r->kind != APTUS_REQ_GREQ)
+    struct aptus_request *r = aptus_req_get(request);
+    if (!r || r->kind != APTUS_REQ_GREQ)
         return aptus_error(NULL, MPI_ERR_REQUEST, "MPI_Grequest_complete",
                            request == MPI_REQUEST_NULL ? "MPI_REQUEST_NULL is not a generalized request"
                                                        : "not a generalized request (MPI_Grequest_start makes them)");

@@ -33,8 +33,6 @@ struct aptus_part {
     uint8_t ready[];          /* send: one flag per partition */
 };
 
-#define REQ(h) ((struct aptus_request *)(h))
-
 /* The pair tags a process gives out, INT_MIN .. -2 (-1 is MPI_ANY_TAG), one per partitioned
  * send it initializes; after 2^31 - 1 of them they come round again (a pair still in use then
  * would share its tag with a new one). */
@@ -264,8 +262,8 @@ void aptus_part_free(struct aptus_request *r)
  * raises the error and returns NULL otherwise. */
 static struct aptus_request *part_req(MPI_Request h, int send, const char *fn, int *rc)
 {
-    struct aptus_request *r = REQ(h);
-    if (h == MPI_REQUEST_NULL || APTUS_IS_PREDEF(h) || r->magic != APTUS_MAGIC_REQ) {
+    struct aptus_request *r = aptus_req_get(h);
+    if (!r) {
         *rc = aptus_error(NULL, MPI_ERR_REQUEST, fn,
                           h == MPI_REQUEST_NULL ? "MPI_REQUEST_NULL is not a valid request here"
                                                 : "invalid request handle");

@@ -10,12 +10,14 @@
 
 #define REQ(h) ((struct aptus_request *)(h))
 
-static int req_check(MPI_Request h, const char *fn)
+static __attribute__((noinline, cold)) int req_invalid(const char *fn)
 {
-    struct aptus_request *r = REQ(h);
-    if (APTUS_IS_PREDEF(h) || r->magic != APTUS_MAGIC_REQ)
-        return aptus_error(NULL, MPI_ERR_REQUEST, fn, "invalid request handle");
-    return 0;
+    return aptus_error(NULL, MPI_ERR_REQUEST, fn, "invalid request handle");
+}
+
+static inline int req_check(MPI_Request h, const char *fn)
+{
+    return __builtin_expect(!aptus_req_get(h), 0) ? req_invalid(fn) : 0;
 }
 
 /* ---------------- sends ---------------- */
@@ -346,6 +348,7 @@ static int req_error(struct aptus_request *r, int err, const char *fn)
                        (unsigned long long)r->msg_bytes, r->st_source, r->st_tag, r->bytes);
 }
 
+/* h is MPI_REQUEST_NULL or a valid request (req_check, check_array). */
 static int null_or_inactive(MPI_Request h)
 {
     return h == MPI_REQUEST_NULL || (REQ(h)->persistent && !REQ(h)->active);
@@ -356,13 +359,13 @@ static int wait_one(MPI_Request *request, MPI_Status *status)
     API_INIT("MPI_Wait");
     if (!request)
         return aptus_error(NULL, MPI_ERR_ARG, "MPI_Wait", "null request pointer");
+    int rc = *request == MPI_REQUEST_NULL ? 0 : req_check(*request, "MPI_Wait");
+    if (rc)
+        return rc;
     if (null_or_inactive(*request)) {
         aptus_status_empty(status);
         return MPI_SUCCESS;
     }
-    int rc = req_check(*request, "MPI_Wait");
-    if (rc)
-        return rc;
     struct aptus_request *r = REQ(*request);
     aptus_wait(r);
     req_query(r);
@@ -379,14 +382,14 @@ static int test_one(MPI_Request *request, int *flag, MPI_Status *status)
     API_INIT("MPI_Test");
     if (!request || !flag)
         return aptus_error(NULL, MPI_ERR_ARG, "MPI_Test", "null argument");
+    int rc = *request == MPI_REQUEST_NULL ? 0 : req_check(*request, "MPI_Test");
+    if (rc)
+        return rc;
     if (null_or_inactive(*request)) {
         *flag = 1;
         aptus_status_empty(status);
         return MPI_SUCCESS;
     }
-    int rc = req_check(*request, "MPI_Test");
-    if (rc)
-        return rc;
     struct aptus_request *r = REQ(*request);
     if (!r->complete && (aptus_progress_poll() == 0 || !r->complete)) {
         *flag = 0; /* (a pass that saw nothing completed nothing) */
@@ -409,7 +412,7 @@ static int check_array(int count, MPI_Request reqs[], const char *fn)
     if (count > 0 && !reqs)
         return aptus_error(NULL, MPI_ERR_ARG, fn, "null request array");
     for (int i = 0; i < count; i++)
-        if (!null_or_inactive(reqs[i])) {
+        if (reqs[i] != MPI_REQUEST_NULL) {
             int rc = req_check(reqs[i], fn);
             if (rc)
                 return rc;
@@ -641,14 +644,14 @@ int PMPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
 {
     APTUS_API_LOCK();
     API_INIT("MPI_Request_get_status");
+    int rc = request == MPI_REQUEST_NULL ? 0 : req_check(request, "MPI_Request_get_status");
+    if (rc)
+        return rc;
     if (null_or_inactive(request)) {
         *flag = 1;
         aptus_status_empty(status);
         return MPI_SUCCESS;
     }
-    int rc = req_check(request, "MPI_Request_get_status");
-    if (rc)
-        return rc;
     if (!REQ(request)->complete)
         aptus_progress_poll();
     *flag = REQ(request)->complete;
@@ -1145,6 +1148,19 @@ REPLACE_FN(Isendrecv_replace, isendrecv_replace_any, MPI_Request *)
 
 /* ---------------- probe ---------------- */
 
+/* A matched message's handle (MPI_Mprobe, MPI_Improbe): a slot of the handle arena that names the
+ * message taken off the unexpected queue, so that MPI_Mrecv can check a handle before it reads
+ * anything (core/arena.h). */
+#define APTUS_MAGIC_MSG 0x4d736721u
+struct aptus_mmsg {
+    uint32_t magic;
+    struct aptus_unexp *msg;
+};
+APTUS_OBJ_FITS(struct aptus_mmsg, MESSAGE);
+/* A handle left over by a probe that matched nothing (under the library's lock), for the next
+ * one: a loop of MPI_Improbe allocates nothing. */
+static struct aptus_mmsg *mmsg_spare;
+
 static int probe_any(const char *fn, int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status, int block,
                      MPI_Message *message)
 {
@@ -1165,6 +1181,15 @@ static int probe_any(const char *fn, int source, int tag, MPI_Comm comm, int *fl
             *message = MPI_MESSAGE_NO_PROC;
         return MPI_SUCCESS;
     }
+    /* the handle is made before the message is taken (never a message taken and no handle for
+     * it), and kept by this call: a blocking probe lets other threads in while it waits */
+    struct aptus_mmsg *m = NULL;
+    if (message) {
+        m = mmsg_spare ? mmsg_spare : aptus_obj_alloc(APTUS_OBJ_MESSAGE, sizeof *m);
+        mmsg_spare = NULL;
+        if (!m)
+            return aptus_error(c, MPI_ERR_NO_MEM, fn, "out of memory");
+    }
     struct aptus_unexp *msg = NULL;
     unsigned idle = 0;
     int found = aptus_probe_test(source, tag, c, c->ctx, status, message != NULL, &msg);
@@ -1179,8 +1204,17 @@ static int probe_any(const char *fn, int source, int tag, MPI_Comm comm, int *fl
     }
     if (flag)
         *flag = found;
-    if (message)
-        *message = found ? (MPI_Message)msg : MPI_MESSAGE_NULL;
+    if (message && found) {
+        m->magic = APTUS_MAGIC_MSG;
+        m->msg = msg;
+        *message = (MPI_Message)m;
+    } else if (message) {
+        *message = MPI_MESSAGE_NULL;
+        if (mmsg_spare)
+            aptus_obj_free(APTUS_OBJ_MESSAGE, m);
+        else
+            mmsg_spare = m;
+    }
     return MPI_SUCCESS;
 }
 
@@ -1222,6 +1256,10 @@ static int mrecv_any(const char *fn, void *buf, MPI_Count count, MPI_Datatype da
     API_INIT(fn);
     if (!message || *message == MPI_MESSAGE_NULL)
         return aptus_error(NULL, MPI_ERR_REQUEST, fn, "MPI_MESSAGE_NULL is not a matched message");
+    struct aptus_mmsg *m = (struct aptus_mmsg *)*message;
+    if (*message != MPI_MESSAGE_NO_PROC && !(aptus_obj_in(m, APTUS_OBJ_MESSAGE) && m->magic == APTUS_MAGIC_MSG))
+        return aptus_error(NULL, MPI_ERR_REQUEST, fn,
+                           "invalid message handle (MPI_Mprobe and MPI_Improbe make them; each is received once)");
     CHK_COUNT(NULL, count, fn);
     GET_MSG_DTYPE(d, datatype, count, NULL, fn);
     GET_BYTES(bytes, NULL, d, count, fn);
@@ -1236,8 +1274,11 @@ static int mrecv_any(const char *fn, void *buf, MPI_Count count, MPI_Datatype da
     r->comm = &aptus_comm_self_obj;
     if (*message == MPI_MESSAGE_NO_PROC)
         aptus_req_done_proc_null(r);
-    else
-        aptus_recv_taken(r, (struct aptus_unexp *)*message);
+    else {
+        struct aptus_unexp *u = m->msg;
+        aptus_obj_free(APTUS_OBJ_MESSAGE, m);
+        aptus_recv_taken(r, u);
+    }
     *message = MPI_MESSAGE_NULL;
     if (req) {
         *req = (MPI_Request)r;

@@ -113,10 +113,10 @@ int PMPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *ses
                               "the MPI runtime of this process was shut down by MPI_Finalize (or by the last "
                               "MPI_Session_finalize after it), and Aptus MPI cannot start it again (keep a "
                               "session open across MPI_Finalize to start others after it)");
-    struct aptus_session *s = calloc(1, sizeof *s);
+    struct aptus_session *s = aptus_obj_alloc(APTUS_OBJ_SESSION, sizeof *s);
     struct aptus_info *hints = info == MPI_INFO_NULL ? aptus_info_new() : aptus_info_dup(aptus_info_get(info));
     if (!s || !hints) {
-        free(s);
+        aptus_obj_free(APTUS_OBJ_SESSION, s);
         if (hints)
             aptus_info_destroy(hints);
         return aptus_error_on(early, NULL, MPI_ERR_NO_MEM, fn, "out of memory");
@@ -124,7 +124,7 @@ int PMPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *ses
     int provided;
     int rc = aptus_runtime_acquire(required, &provided);
     if (rc) {
-        free(s);
+        aptus_obj_free(APTUS_OBJ_SESSION, s);
         aptus_info_destroy(hints);
         return aptus_error_on(early, NULL, rc, fn, "the MPI runtime could not be started (see the message above)");
     }

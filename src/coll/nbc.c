@@ -221,7 +221,7 @@ static void op_release(void *p)
     struct aptus_op *op = p;
     if (--op->refcount == 0) {
         op->magic = 0;
-        free(op);
+        aptus_obj_free(APTUS_OBJ_OP, op);
     }
 }
 

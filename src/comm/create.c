@@ -97,11 +97,11 @@ static int *inter_members(const struct aptus_comm *c, int local_first, int *me)
  * remote group (m members, copied); no context yet. */
 static struct aptus_comm *comm_alloc(struct aptus_errhandler *errh, const int *world, int n, const int *remote, int m)
 {
-    struct aptus_comm *c = calloc(1, sizeof *c);
+    struct aptus_comm *c = aptus_obj_alloc(APTUS_OBJ_COMM, sizeof *c);
     int *w = malloc((size_t)(n ? n : 1) * sizeof(int));
     int *p = remote ? malloc((size_t)(m ? m : 1) * sizeof(int)) : w;
     if (!c || !w || !p) {
-        free(c);
+        aptus_obj_free(APTUS_OBJ_COMM, c);
         free(w);
         if (p != w)
             free(p);
@@ -820,7 +820,7 @@ void aptus_comm_release(struct aptus_comm *c)
     if (c->peers != c->world)
         free(c->peers);
     free(c->world);
-    free(c);
+    aptus_obj_free(APTUS_OBJ_COMM, c);
 }
 
 /* Compares two member lists: MPI_IDENT (same order), MPI_SIMILAR (same members) or

@@ -357,7 +357,7 @@ void aptus_dtype_release(struct aptus_dtype *dt)
         free(dt->seg_pos);
     free(p);
     dt->magic = 0;
-    free(dt);
+    aptus_obj_free(APTUS_OBJ_DTYPE, dt);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -365,10 +365,10 @@ void aptus_dtype_release(struct aptus_dtype *dt)
 
 static struct aptus_dtype *dt_alloc(int kind)
 {
-    struct aptus_dtype *d = calloc(1, sizeof *d);
+    struct aptus_dtype *d = aptus_obj_alloc(APTUS_OBJ_DTYPE, sizeof *d);
     struct aptus_dt_priv *p = calloc(1, sizeof *p);
     if (!d || !p) {
-        free(d);
+        aptus_obj_free(APTUS_OBJ_DTYPE, d);
         free(p);
         return NULL;
     }

@@ -401,7 +401,7 @@ void aptus_errh_release(struct aptus_errhandler *e)
 {
     if (e && --e->refcount == 0 && e->kind == APTUS_ERRH_USER) {
         e->magic = 0;
-        free(e);
+        aptus_obj_free(APTUS_OBJ_ERRH, e);
     }
 }
 

@@ -24,10 +24,10 @@ struct aptus_group *aptus_group_new(const int *world, int n)
 {
     if (n == 0)
         return &aptus_group_empty_obj;
-    struct aptus_group *g = malloc(sizeof *g);
+    struct aptus_group *g = aptus_obj_alloc(APTUS_OBJ_GROUP, sizeof *g);
     int *w = malloc((size_t)n * sizeof(int));
     if (!g || !w) {
-        free(g);
+        aptus_obj_free(APTUS_OBJ_GROUP, g);
         free(w);
         return NULL;
     }
@@ -47,7 +47,7 @@ void aptus_group_release(struct aptus_group *g)
         return;
     g->magic = 0;
     free(g->world);
-    free(g);
+    aptus_obj_free(APTUS_OBJ_GROUP, g);
 }
 
 int aptus_group_index(const struct aptus_group *g, int w)

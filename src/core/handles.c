@@ -1,4 +1,5 @@
-/* Handle <-> object conversion and the predefined objects. */
+/* Handle <-> object conversion and the predefined objects. A handle that is not predefined is
+ * read only once it is known to be a slot of its kind in the handle arena (core/arena.h). */
 #include <stddef.h>
 
 #include "core/errors.h"
@@ -14,7 +15,7 @@ struct aptus_op *aptus_op_get(MPI_Op h)
     if (APTUS_IS_PREDEF(h))
         return aptus_op_predef[(uintptr_t)h];
     struct aptus_op *o = (struct aptus_op *)h;
-    return o->magic == APTUS_MAGIC_OP ? o : NULL;
+    return aptus_obj_in(h, APTUS_OBJ_OP) && o->magic == APTUS_MAGIC_OP ? o : NULL;
 }
 
 struct aptus_errhandler *aptus_errh_get(MPI_Errhandler h)
@@ -25,16 +26,12 @@ struct aptus_errhandler *aptus_errh_get(MPI_Errhandler h)
         return &aptus_errh_abort;
     if (h == MPI_ERRORS_RETURN)
         return &aptus_errh_return;
-    if (APTUS_IS_PREDEF(h))
-        return NULL;
     struct aptus_errhandler *e = (struct aptus_errhandler *)h;
-    return e->magic == APTUS_MAGIC_ERRH ? e : NULL;
+    return aptus_obj_in(h, APTUS_OBJ_ERRH) && e->magic == APTUS_MAGIC_ERRH ? e : NULL;
 }
 
 struct aptus_group *aptus_group_get(MPI_Group h)
 {
-    if (APTUS_IS_PREDEF(h))
-        return NULL;
     struct aptus_group *g = (struct aptus_group *)h;
-    return g->magic == APTUS_MAGIC_GROUP ? g : NULL;
+    return aptus_obj_in(h, APTUS_OBJ_GROUP) && g->magic == APTUS_MAGIC_GROUP ? g : NULL;
 }

@@ -34,10 +34,8 @@ struct aptus_info *aptus_info_get(MPI_Info h)
         }
         return &env_info;
     }
-    if (APTUS_IS_PREDEF(h)) /* MPI_INFO_NULL included */
-        return NULL;
-    struct aptus_info *i = (struct aptus_info *)h;
-    return i->magic == APTUS_MAGIC_INFO ? i : NULL;
+    struct aptus_info *i = (struct aptus_info *)h; /* MPI_INFO_NULL is in no arena slot */
+    return aptus_obj_in(h, APTUS_OBJ_INFO) && i->magic == APTUS_MAGIC_INFO ? i : NULL;
 }
 
 static int find(const struct aptus_info *info, const char *key)
@@ -56,7 +54,7 @@ const char *aptus_info_lookup(const struct aptus_info *info, const char *key)
 
 struct aptus_info *aptus_info_new(void)
 {
-    struct aptus_info *info = calloc(1, sizeof *info);
+    struct aptus_info *info = aptus_obj_alloc(APTUS_OBJ_INFO, sizeof *info);
     if (info)
         info->magic = APTUS_MAGIC_INFO;
     return info;
@@ -70,7 +68,7 @@ void aptus_info_destroy(struct aptus_info *info)
     free(info->keys);
     free(info->vals);
     info->magic = 0;
-    free(info);
+    aptus_obj_free(APTUS_OBJ_INFO, info);
 }
 
 int aptus_info_set(struct aptus_info *info, const char *key, const char *value)

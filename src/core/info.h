@@ -7,7 +7,10 @@
 #define APTUS_CORE_INFO_H
 
 #include <mpi.h>
+#include <stddef.h>
 #include <stdint.h>
+
+#include "core/arena.h"
 
 #define APTUS_MAGIC_INFO 0x496e666fu
 
@@ -22,6 +25,7 @@ struct aptus_info {
     int n, cap;     /* keys in insertion order */
     char **keys, **vals;
 };
+APTUS_OBJ_FITS(struct aptus_info, INFO);
 
 /* The object behind a handle; NULL for MPI_INFO_NULL and invalid handles. */
 struct aptus_info *aptus_info_get(MPI_Info h);

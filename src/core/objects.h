@@ -1,13 +1,16 @@
 /* Internal objects behind MPI handles: communicators, datatypes, ops, error handlers.
  *
- * Handles are pointers to these structs; predefined handles are the small integers of the
- * standard ABI (all below APTUS_PREDEF_LIMIT) and index static tables. */
+ * Handles are pointers to these structs, allocated in the handle arena (core/arena.h), so that
+ * a conversion can refuse any other value without reading it; predefined handles are the small
+ * integers of the standard ABI (all below APTUS_PREDEF_LIMIT) and index static tables. */
 #ifndef APTUS_CORE_OBJECTS_H
 #define APTUS_CORE_OBJECTS_H
 
 #include <mpi.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "core/arena.h"
 
 #define APTUS_PREDEF_LIMIT 0x400u
 #define APTUS_IS_PREDEF(h) ((uintptr_t)(h) < APTUS_PREDEF_LIMIT)
@@ -35,6 +38,7 @@ struct aptus_errhandler {
     MPI_Win_errhandler_function *win_fn;
     MPI_Session_errhandler_function *session_fn;
 };
+APTUS_OBJ_FITS(struct aptus_errhandler, ERRH);
 
 /* ---- groups: an ordered list of world ranks ---- */
 struct aptus_group {
@@ -43,6 +47,7 @@ struct aptus_group {
     int size;
     int *world; /* world rank of each member */
 };
+APTUS_OBJ_FITS(struct aptus_group, GROUP);
 
 /* ---- communicators ---- */
 struct aptus_attr; /* attribute list (core/attr.h) */
@@ -76,6 +81,7 @@ struct aptus_comm {
     MPI_Comm handle;                     /* the handle the user sees */
     char name[MPI_MAX_OBJECT_NAME];
 };
+APTUS_OBJ_FITS(struct aptus_comm, COMM);
 
 static inline int aptus_comm_world_rank(const struct aptus_comm *c, int r)
 {
@@ -157,6 +163,7 @@ struct aptus_dtype {
     size_t pos_inl[3];
     char name[MPI_MAX_OBJECT_NAME];
 };
+APTUS_OBJ_FITS(struct aptus_dtype, DTYPE);
 
 /* ---- reduction ops ---- */
 typedef void (*aptus_op_fn)(const void *in, void *inout, size_t n, int basic);
@@ -168,6 +175,7 @@ struct aptus_op {
     MPI_User_function *user_fn;
     MPI_User_function_c *user_fn_c;
 };
+APTUS_OBJ_FITS(struct aptus_op, OP);
 
 /* Handle conversions. Return NULL for null or invalid handles. */
 struct aptus_op *aptus_op_get(MPI_Op h);
@@ -184,10 +192,8 @@ static inline struct aptus_comm *aptus_comm_get(MPI_Comm h)
         return &aptus_comm_world_obj;
     if (h == MPI_COMM_SELF)
         return &aptus_comm_self_obj;
-    if (APTUS_IS_PREDEF(h))
-        return NULL;
     struct aptus_comm *c = (struct aptus_comm *)h;
-    return c->magic == APTUS_MAGIC_COMM ? c : NULL;
+    return aptus_obj_in(h, APTUS_OBJ_COMM) && c->magic == APTUS_MAGIC_COMM ? c : NULL;
 }
 
 static inline struct aptus_dtype *aptus_dtype_get(MPI_Datatype h)
@@ -195,7 +201,7 @@ static inline struct aptus_dtype *aptus_dtype_get(MPI_Datatype h)
     if (APTUS_IS_PREDEF(h))
         return aptus_dtype_predef[(uintptr_t)h];
     struct aptus_dtype *d = (struct aptus_dtype *)h;
-    return d->magic == APTUS_MAGIC_DTYPE ? d : NULL;
+    return aptus_obj_in(h, APTUS_OBJ_DTYPE) && d->magic == APTUS_MAGIC_DTYPE ? d : NULL;
 }
 
 #endif

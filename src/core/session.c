@@ -5,10 +5,8 @@
 
 struct aptus_session *aptus_session_get(MPI_Session h)
 {
-    if (APTUS_IS_PREDEF(h))
-        return NULL;
     struct aptus_session *s = (struct aptus_session *)h;
-    return s->magic == APTUS_MAGIC_SESSION ? s : NULL;
+    return aptus_obj_in(h, APTUS_OBJ_SESSION) && s->magic == APTUS_MAGIC_SESSION ? s : NULL;
 }
 
 struct aptus_session *aptus_comm_session(const struct aptus_comm *c)
@@ -25,5 +23,5 @@ void aptus_session_retain(struct aptus_session *s)
 void aptus_session_release(struct aptus_session *s)
 {
     if (s && --s->refcount == 0)
-        free(s);
+        aptus_obj_free(APTUS_OBJ_SESSION, s);
 }

@@ -25,6 +25,7 @@ struct aptus_session {
      * they have no buffer of their own. */
     void *bsend_pool;
 };
+APTUS_OBJ_FITS(struct aptus_session, SESSION);
 
 /* The session behind a handle; NULL for MPI_SESSION_NULL or an invalid handle. */
 struct aptus_session *aptus_session_get(MPI_Session h);

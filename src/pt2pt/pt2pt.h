@@ -84,6 +84,7 @@ struct aptus_request {
      * as long as the request (a partitioned request's handshake, api/part.c) */
     uint64_t small;
 };
+APTUS_OBJ_FITS(struct aptus_request, REQUEST);
 
 /* A fresh request of the given kind: every field zero up to `expect` (the fields after it are
  * set before they are read), so that a request on the stack costs no more than it needs. */
@@ -92,6 +93,14 @@ static inline void aptus_req_init(struct aptus_request *r, int kind)
     memset(r, 0, offsetof(struct aptus_request, expect));
     r->magic = APTUS_MAGIC_REQ;
     r->kind = (uint8_t)kind;
+}
+
+/* The request behind a handle; NULL for MPI_REQUEST_NULL and any value that is no live request
+ * (checked without reading it first: core/arena.h). */
+static inline struct aptus_request *aptus_req_get(MPI_Request h)
+{
+    struct aptus_request *r = (struct aptus_request *)h;
+    return aptus_obj_in(h, APTUS_OBJ_REQUEST) && r->magic == APTUS_MAGIC_REQ ? r : NULL;
 }
 
 /* MPI_Start of a partitioned request (api/part.c); r is marked active. Returns an MPI error code. */

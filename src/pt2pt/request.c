@@ -38,7 +38,7 @@ void aptus_pt2pt_finalize(void)
     while (aptus_ml.free_reqs) {
         struct aptus_request *r = aptus_ml.free_reqs;
         aptus_ml.free_reqs = r->next;
-        free(r);
+        aptus_obj_free(APTUS_OBJ_REQUEST, r);
     }
     aptus_match_finalize();
 }
@@ -48,7 +48,7 @@ struct aptus_request *aptus_req_new(int kind)
     struct aptus_request *r = aptus_ml.free_reqs;
     if (r)
         aptus_ml.free_reqs = r->next;
-    else if (!(r = malloc(sizeof *r)))
+    else if (!(r = aptus_obj_alloc(APTUS_OBJ_REQUEST, sizeof *r)))
         return NULL;
     aptus_req_init(r, kind);
     return r;

@@ -83,10 +83,8 @@ void aptus_rma_init(void)
 
 struct aptus_win *aptus_win_get(MPI_Win h)
 {
-    if (APTUS_IS_PREDEF(h))
-        return NULL;
     struct aptus_win *w = (struct aptus_win *)h;
-    return w->magic == APTUS_MAGIC_WIN ? w : NULL;
+    return aptus_obj_in(h, APTUS_OBJ_WIN) && w->magic == APTUS_MAGIC_WIN ? w : NULL;
 }
 
 int aptus_win_error(struct aptus_win *w, int errclass, const char *fn, const char *fmt, ...)
@@ -208,7 +206,7 @@ static void win_destroy(struct aptus_win *w)
     free(w->t);
     aptus_errh_release(w->errh);
     w->magic = 0;
-    free(w);
+    aptus_obj_free(APTUS_OBJ_WIN, w);
 }
 
 int aptus_win_make(int flavor, void *base, MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, struct aptus_comm *comm,
@@ -216,7 +214,7 @@ int aptus_win_make(int flavor, void *base, MPI_Aint size, MPI_Aint disp_unit, MP
 {
     *out = NULL;
     *why = "out of memory";
-    struct aptus_win *w = calloc(1, sizeof *w);
+    struct aptus_win *w = aptus_obj_alloc(APTUS_OBJ_WIN, sizeof *w);
     if (!w)
         return MPI_ERR_NO_MEM;
     w->magic = APTUS_MAGIC_WIN;
@@ -231,7 +229,7 @@ int aptus_win_make(int flavor, void *base, MPI_Aint size, MPI_Aint disp_unit, MP
     int n = comm->size;
     int *world = malloc(sizeof *world * (size_t)n);
     if (!world) {
-        free(w);
+        aptus_obj_free(APTUS_OBJ_WIN, w);
         return MPI_ERR_NO_MEM;
     }
     for (int i = 0; i < n; i++)
@@ -239,7 +237,7 @@ int aptus_win_make(int flavor, void *base, MPI_Aint size, MPI_Aint disp_unit, MP
     int rc = aptus_comm_create_from(comm, world, n, &w->comm);
     free(world);
     if (rc) {
-        free(w);
+        aptus_obj_free(APTUS_OBJ_WIN, w);
         *why = "cannot make the window's communicator";
         return rc;
     }

@@ -131,6 +131,7 @@ struct aptus_win {
     int attr_disp_unit, attr_flavor, attr_model;
     char name[MPI_MAX_OBJECT_NAME];
 };
+APTUS_OBJ_FITS(struct aptus_win, WIN);
 
 /* A full memory barrier (a locked read-modify-write: what ThreadSanitizer understands, where
  * it rejects a bare fence). */

@@ -1,7 +1,7 @@
 /* MPI_THREAD_MULTIPLE: several threads per rank calling MPI at once -- point-to-point with
- * specific and wildcard sources, probes, nonblocking requests completed by other calls, and
- * collectives (blocking and nonblocking) on each thread's own communicator -- with every byte
- * checked. Also MPI_Query_thread and MPI_Is_thread_main from the main thread and the others.
+ * specific and wildcard sources, probes and matched probes, nonblocking requests completed by
+ * other calls, and collectives (blocking and nonblocking) on each thread's own communicator --
+ * with every byte checked. Also MPI_Query_thread and MPI_Is_thread_main from the main thread and the others.
  * Arguments: [THREADS [ITERATIONS]] (default 4 and 200). */
 #include <pthread.h>
 
@@ -83,6 +83,35 @@ static void wildcard(int id)
     free(seen);
 }
 
+/* Matched probes: every thread blocks in MPI_Mprobe (or loops on MPI_Improbe) on its own
+ * communicator while the others do the same -- a blocking probe lets the other threads in while
+ * it waits -- then receives exactly the message it matched. */
+static void matched(int id)
+{
+    int right = (rank + 1) % size, left = (rank - 1 + size) % size;
+    MPI_Comm c = tcomm[id];
+    for (int it = 0; it < iters / 4 + 1; it++) {
+        int s[2] = { rank, id * 100000 + it }, r[2] = { -1, -1 };
+        MPI_Request rq;
+        MPI_Message m = MPI_MESSAGE_NULL;
+        MPI_Status st;
+        MPI_Isend(s, 2, MPI_INT, right, it, c, &rq);
+        if (it % 2) {
+            MPI_Mprobe(left, it, c, &m, &st);
+        } else {
+            int flag = 0;
+            while (!flag)
+                MPI_Improbe(left, it, c, &flag, &m, &st);
+        }
+        CHECK(m != MPI_MESSAGE_NULL && st.MPI_SOURCE == left && st.MPI_TAG == it, "thread %d matched probe it %d", id,
+              it);
+        MPI_Mrecv(r, 2, MPI_INT, &m, &st);
+        CHECK(m == MPI_MESSAGE_NULL, "thread %d: the message handle is not MPI_MESSAGE_NULL after MPI_Mrecv", id);
+        CHECK(r[0] == left && r[1] == id * 100000 + it, "thread %d matched receive it %d: %d %d", id, it, r[0], r[1]);
+        MPI_Wait(&rq, MPI_STATUS_IGNORE);
+    }
+}
+
 static void collectives(int id)
 {
     MPI_Comm c = tcomm[id];
@@ -124,6 +153,7 @@ static void *body(void *arg)
     CHECK(level == MPI_THREAD_MULTIPLE, "MPI_Query_thread says %d", level);
     p2p_ring(a->id);
     wildcard(a->id);
+    matched(a->id);
     p2p_large(a->id);
     collectives(a->id);
     return NULL;
