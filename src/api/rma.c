@@ -1,7 +1,7 @@
 /* One-sided communication (MPI standard, chapter 12): the argument checks of every MPI_Win_*
- * call and of the communication calls; the work is in rma/rma.c. Errors of a call on a window
- * go to the window's error handler (MPI_ERRORS_ARE_FATAL unless changed); errors of the
- * creating calls to the communicator's. */
+ * call and of the communication calls; the work is in src/rma/ (rma_internal.h lists its files).
+ * Errors of a call on a window go to the window's error handler (MPI_ERRORS_ARE_FATAL unless
+ * changed); errors of the creating calls to the communicator's. */
 #include <stdlib.h>
 #include <string.h>
 

@@ -1,6 +1,6 @@
 /* Internals shared by the files of the one-sided layer (not used outside src/rma/; rma.h is the
  * layer's interface). One job per file:
- *   rma.c         the window object: creation in the four flavours, the node segment, freeing,
+ *   window.c      the window object: creation in the four flavours, the node segment, freeing,
  *                 shared queries; the layer's set-up, clean-up and statistics
  *   ops.c         the operations (put, get, accumulates, compare-and-swap): epoch and range
  *                 checks, the choice of path; the load/store fast path of put and get
@@ -13,6 +13,8 @@
  *   am.c          active messages, origin side: pending requests, per-target batches, control
  *                 messages and their answers
  *   agent.c       the target's agent: applies other ranks' active messages, grants locks
+ *   defer.c       small puts and accumulates to a node target reached by Cross Memory Attach,
+ *                 kept for the end of the epoch: handed to the target's agent or written at once
  *   dynamic.c     dynamic windows: attach/detach and the table of regions in the control slot;
  *                 the origin's copy of a table read by RDMA
  *   rdma.c        RDMA over the RC channel: registration, writes and reads, their completion
@@ -131,7 +133,7 @@ struct rma_pend {
  * over when the target is seen polling, a fence always (the target is in its fence too). */
 enum { RMA_SETTLE_FLUSH, RMA_SETTLE_FENCE };
 
-/* ---- statistics (rma.c; printed by aptus_rma_stats_print) ---------------------------------- */
+/* ---- statistics (window.c; printed by aptus_rma_stats_print) ---------------------------------- */
 
 struct rma_stats {
     uint64_t ops[5];    /* operations by path (RMA_PATH_*) */
