@@ -250,6 +250,32 @@ static inline double bench_max(const double *v, int n)
     return m;
 }
 
+/* The timed loops of one table: a warm-up that also calibrates (batches of 1, 2, 4, ... iterations
+ * until a batch takes 50 ms or iters/10 iterations), then reps loops of iters iterations, or fewer
+ * when a loop would take more than limit seconds (0: no limit) by the warm-up's estimate, at least
+ * min_loop. timed(table, n) runs n iterations and returns seconds per iteration on the slowest
+ * rank (collective: every rank sees the same estimate). t[0 .. reps) gets the loops' microseconds
+ * per iteration; returns the iterations per loop. */
+static inline long bench_timed_loops(double (*timed)(int, long), int table, long iters, double limit, long min_loop,
+                                     int reps, double *t)
+{
+    double est = 0.0;
+    for (long w = 1;; w *= 2) {
+        est = timed(table, w);
+        if (est * (double)w >= 0.05 || w >= iters / 10)
+            break;
+    }
+    long n = iters;
+    if (limit > 0.0 && est > 0.0 && est * (double)n > limit) {
+        n = (long)(limit / est);
+        if (n < min_loop)
+            n = min_loop;
+    }
+    for (int r = 0; r < reps; r++)
+        t[r] = timed(table, n) * 1e6;
+    return n;
+}
+
 /* Message sizes: 0 (if with_zero), 1, 2, 4, ... up to max, or only `single`. */
 static inline int bench_sizes(size_t *out, int cap, size_t max, int with_zero, int have_single, size_t single)
 {

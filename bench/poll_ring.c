@@ -98,13 +98,13 @@ static long run(int t, long n)
     return token;
 }
 
-/* Seconds per hop of n rounds (collective). */
+/* Seconds per round of n rounds (collective). */
 static double timed(int t, long n)
 {
     MPI_Barrier(MPI_COMM_WORLD);
     double t0 = MPI_Wtime();
     run(t, n);
-    double mine = (MPI_Wtime() - t0) / (double)n / (double)nranks, slowest = 0.0;
+    double mine = (MPI_Wtime() - t0) / (double)n, slowest = 0.0;
     MPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     return slowest;
 }
@@ -151,20 +151,9 @@ int main(int argc, char **argv)
         long last = run(k, 1);
         if (rank == 0 && last != nranks - 1)
             bench_die("%s: the token came back as %ld, expected %d", tname[k], last, nranks - 1);
-        double est = 0.0;
-        for (long w = 1;; w *= 2) {
-            est = timed(k, w);
-            if (est * (double)(w * nranks) >= 0.05 || w >= rounds / 10)
-                break;
-        }
-        long n = rounds;
-        if (limit > 0.0 && est > 0.0 && est * (double)(n * nranks) > limit) {
-            n = (long)(limit / (est * nranks));
-            if (n < MIN_LOOP)
-                n = MIN_LOOP;
-        }
+        long n = bench_timed_loops(timed, k, rounds, limit, MIN_LOOP, reps, t);
         for (int r = 0; r < reps; r++)
-            t[r] = timed(k, n) * 1e6;
+            t[r] /= nranks; /* per hop */
         if (rank == 0) {
             printf("# table: %s  unit: us  better: lower  (%s)\n", tname[k], tdesc[k]);
             printf("# %10s %9s %12s %12s\n", "size", "iters", "best_us", "median_us");

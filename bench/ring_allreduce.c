@@ -122,21 +122,7 @@ int main(int argc, char **argv)
         if (!want[k])
             continue;
         check_once(k);
-        /* warm-up and calibration: every rank sees the same (slowest-rank) estimate */
-        double est = 0.0;
-        for (long w = 1;; w *= 2) {
-            est = timed(k, w);
-            if (est * (double)w >= 0.05 || w >= iters / 10)
-                break;
-        }
-        long n = iters;
-        if (limit > 0.0 && est > 0.0 && est * (double)n > limit) {
-            n = (long)(limit / est);
-            if (n < MIN_LOOP)
-                n = MIN_LOOP;
-        }
-        for (int r = 0; r < reps; r++)
-            t[r] = timed(k, n) * 1e6;
+        long n = bench_timed_loops(timed, k, iters, limit, MIN_LOOP, reps, t);
         if (rank == 0) {
             printf("# table: %s  unit: us  better: lower  (%s)\n", tname[k], tdesc[k]);
             printf("# %10s %9s %12s %12s\n", "size", "iters", "best_us", "median_us");

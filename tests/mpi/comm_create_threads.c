@@ -41,6 +41,18 @@ static long value(int t, int r, int it)
     return 1000000L * (t + 1) + 1000L * r + it;
 }
 
+/* The world ranks of the n members of g (freed here); the caller frees the array. */
+static int *world_ranks(MPI_Group g, int n)
+{
+    int *idx = malloc(sizeof(int) * (size_t)n), *wr = malloc(sizeof(int) * (size_t)n);
+    for (int i = 0; i < n; i++)
+        idx[i] = i;
+    MPI_Group_translate_ranks(g, n, idx, world_group, wr);
+    MPI_Group_free(&g);
+    free(idx);
+    return wr;
+}
+
 /* Every member contributes value(t, its world rank, it): the sum over the communicator's (remote)
  * group must be exactly that of its members, and a ring of point-to-point messages must come
  * from the right neighbour. */
@@ -51,11 +63,7 @@ static void check_intra(MPI_Comm c, int t, int it, const char *what)
     MPI_Comm_rank(c, &me);
     MPI_Group g;
     MPI_Comm_group(c, &g);
-    int *idx = malloc(sizeof(int) * (size_t)n), *wr = malloc(sizeof(int) * (size_t)n);
-    for (int i = 0; i < n; i++)
-        idx[i] = i;
-    MPI_Group_translate_ranks(g, n, idx, world_group, wr);
-    MPI_Group_free(&g);
+    int *wr = world_ranks(g, n);
     long mine = value(t, rank, it), sum = 0, expect = 0;
     for (int i = 0; i < n; i++)
         expect += value(t, wr[i], it);
@@ -69,7 +77,6 @@ static void check_intra(MPI_Comm c, int t, int it, const char *what)
     long b = me == 0 ? mine : -1;
     MPI_Bcast(&b, 1, MPI_LONG, 0, c);
     CHECK(b == value(t, wr[0], it), "thread %d it %d %s: bcast %ld", t, it, what, b);
-    free(idx);
     free(wr);
 }
 
@@ -82,11 +89,7 @@ static void check_inter(MPI_Comm c, int t, int it, const char *what)
     MPI_Comm_remote_size(c, &n);
     MPI_Group g;
     MPI_Comm_remote_group(c, &g);
-    int *idx = malloc(sizeof(int) * (size_t)n), *wr = malloc(sizeof(int) * (size_t)n);
-    for (int i = 0; i < n; i++)
-        idx[i] = i;
-    MPI_Group_translate_ranks(g, n, idx, world_group, wr);
-    MPI_Group_free(&g);
+    int *wr = world_ranks(g, n);
     long mine = value(t, rank, it), sum = 0, expect = 0;
     for (int i = 0; i < n; i++)
         expect += value(t, wr[i], it);
@@ -100,7 +103,6 @@ static void check_inter(MPI_Comm c, int t, int it, const char *what)
         MPI_Sendrecv(&mine, 1, MPI_LONG, 0, t, &got, 1, MPI_LONG, 0, t, c, MPI_STATUS_IGNORE);
         CHECK(got == value(t, wr[0], it), "thread %d it %d %s: inter swap got %ld", t, it, what, got);
     }
-    free(idx);
     free(wr);
 }
 
