@@ -24,8 +24,9 @@ static inline int req_check(MPI_Request h, const char *fn)
 
 /* Buffered send of the data a request describes (aptus_req_set_data): pack it into the
  * attached buffer and send the copy; the internal request frees itself (and the piece) once
- * the copy has left. */
-static int bsend_copy(struct aptus_comm *c, const char *fn, const struct aptus_request *src, int dest, int tag)
+ * the copy has left. A user's request (nonblocking or persistent) records the sequence number
+ * of the copy's message, by which MPI_Cancel finds it. */
+static int bsend_copy(struct aptus_comm *c, const char *fn, struct aptus_request *src, int dest, int tag)
 {
     size_t bytes = src->bytes;
     struct aptus_bsend_pool *pool = aptus_bsend_pool_of(c);
@@ -54,6 +55,7 @@ static int bsend_copy(struct aptus_comm *c, const char *fn, const struct aptus_r
                                  .ctx = c->ctx,
                                  .bsend_piece = piece,
                                  .free_on_complete = 1 };
+    src->sseq = aptus_send_seq_next(c, dest);
     int rc = aptus_send_start(r);
     return rc ? aptus_error(c, rc, fn, "send to rank %d failed", dest) : MPI_SUCCESS;
 }
@@ -853,10 +855,13 @@ int PMPI_Cancel(MPI_Request *request)
         return crc ? aptus_error_callback(r->comm, crc, "MPI_Cancel", "the generalized request's cancel function")
                    : MPI_SUCCESS;
     }
-    /* Receives not yet matched are cancelled; a send is never cancelled (the standard allows
-     * a cancel to fail): it completes normally and MPI_Test_cancelled reports false. */
+    /* A receive not yet matched is cancelled at once; a send is cancelled if the receiver has
+     * not matched its message yet, which the receiver answers (pt2pt/cancel.c): MPI_Wait
+     * returns once the answer is in, with MPI_Test_cancelled telling which. */
     if (r->kind == APTUS_REQ_RECV && !r->complete)
         aptus_recv_cancel(r);
+    else if (r->kind == APTUS_REQ_SEND)
+        aptus_send_cancel(r);
     return MPI_SUCCESS;
 }
 APTUS_ALIAS(Cancel)

@@ -74,6 +74,12 @@ static void stats_print(void)
            : one_sided         ? "one-sided only"
            : copied            ? "copy only"
                                : "none");
+    const struct aptus_cancel_stats *cs = aptus_pt2pt_cancel_stats();
+    if (cs->asked || cs->dropped)
+        printf("[aptus stats] rank %d: send cancellation: asked %llu, cancelled %llu, matched %llu, asked again %llu "
+               "(not arrived yet); messages dropped for a sender %llu\n",
+               aptus_rt.rank, (unsigned long long)cs->asked, (unsigned long long)cs->cancelled,
+               (unsigned long long)cs->matched, (unsigned long long)cs->again, (unsigned long long)cs->dropped);
     if (aptus_config.async_progress)
         printf("[aptus stats] rank %d: progress thread (%s core): woken by the application leaving MPI %llu times; "
                "rendezvous reads put off by nonblocking starts %llu\n",

@@ -1,7 +1,7 @@
 /* The failure path: when a channel gives up on a peer (and the job is to go on,
  * APTUS_PEER_FAILURE_ERRORS=1), every request that depends on that peer completes with
  * MPI_ERR_PROC_ABORTED instead of waiting forever: frames queued to it, sends and receives
- * waiting for its answer (rendezvous, synchronous sends), and receives posted for it by rank. */
+ * waiting for its answer (rendezvous, synchronous sends, cancellations), and receives posted for it by rank. */
 #include "pt2pt/mlayer.h"
 
 static void fail_posted(struct aptus_request *r, void *arg)
@@ -25,6 +25,7 @@ static void on_peer_failed(struct aptus_peer *p, const char *why)
         if (r->wpeer != p->world_rank)
             continue;
         r->st_error = MPI_ERR_PROC_ABORTED;
+        r->cancel_out = 0; /* no answer will come */
         aptus_req_done(r);
     }
     aptus_posted_each(fail_posted, p);

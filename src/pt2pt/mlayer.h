@@ -8,6 +8,7 @@
  *   rndv.c       rendezvous: RTS, the receiver's choice, FIN
  *   rndv_read.c  rendezvous by one-sided read (get with completion) and write (put_notify)
  *   rndv_copy.c  rendezvous by streamed copy (CTS, DATA)
+ *   cancel.c     cancellation of sends (CANCEL_REQ, CANCEL_ANS)
  *   fail.c       requests that depend on a failed peer */
 #ifndef APTUS_PT2PT_MLAYER_H
 #define APTUS_PT2PT_MLAYER_H
@@ -42,6 +43,7 @@ struct aptus_unexp {
     uint8_t readable;    /* RTS: addr and key are valid */
     uint16_t ctx;
     int src, tag;
+    uint32_t seq; /* the sender's sequence number (found by a send's cancellation) */
     uint64_t len;
     uint64_t sreq, addr, key;
     struct aptus_comm *comm; /* set when taken by a matched probe */
@@ -80,6 +82,7 @@ struct aptus_mlayer {
     uint64_t rndv_deferred;                    /* reads put off by nonblocking starts */
     int rndv_out;                              /* rendezvous sends in flight from this rank */
     struct aptus_request *remote_wait;         /* requests waiting for a peer's answer (failure path) */
+    struct aptus_cancel_stats cancels;         /* cancel.c */
 };
 extern struct aptus_mlayer aptus_ml;
 
@@ -265,5 +268,8 @@ void aptus_proto_init(void);
 
 /* fail.c */
 void aptus_fail_init(void);
+
+/* cancel.c */
+void aptus_cancel_init(void);
 
 #endif

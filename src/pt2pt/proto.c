@@ -85,6 +85,7 @@ int aptus_send_start(struct aptus_request *r)
     aptus_peer_count(p, chan, r->bytes);
     aptus_alloc_note(p, r->bytes);
     r->complete = 0;
+    r->sseq = p->send_seq;
     if (proto == APTUS_PROTO_EAGER)
         return aptus_eager_send(r, p, chan);
     return aptus_rndv_send(r, p, chan, proto);

@@ -37,6 +37,10 @@ struct aptus_request {
     volatile int complete;
     int cancelled;
     int free_on_complete; /* MPI_Request_free while in flight */
+    /* send cancellation (cancel.c): a CANCEL_REQ is out; the send completed meanwhile and its
+     * completion waits for the answer */
+    uint8_t cancel_out, cancel_held;
+    uint32_t sseq; /* send: the sequence number its message took (set when started) */
     /* arguments: see aptus_req_set_data */
     void *buf;
     size_t bytes; /* packed size */
@@ -177,6 +181,12 @@ void aptus_req_complete(struct aptus_request *r);
 
 /* Removes a posted receive that has not matched yet. Returns 1 if cancelled. */
 int aptus_recv_cancel(struct aptus_request *r);
+/* MPI_Cancel of a send (cancel.c): asks the receiver to drop the message if it has not matched
+ * yet; r completes -- cancelled, or as the send it was -- once the answer has come. */
+void aptus_send_cancel(struct aptus_request *r);
+/* The sequence number the next message to rank dest of c will take (a buffered send records
+ * it in the user's request, whose message an internal request carries). */
+uint32_t aptus_send_seq_next(struct aptus_comm *c, int dest);
 
 /* Probing. With `take`, the matched message is removed from the queue and returned in *msg
  * (matched probe). */
@@ -195,6 +205,13 @@ void aptus_status_set_bytes(MPI_Status *st, size_t bytes);
 void aptus_pt2pt_rndv_counts(uint64_t *one_sided, uint64_t *copied);
 /* Rendezvous reads put off by nonblocking starts (rndv.c, aptus_rndv_defer). */
 uint64_t aptus_pt2pt_rndv_deferred(void);
+/* Cancellation of sends (cancel.c), for the statistics: as the sender -- cancels asked, answers
+ * cancelled / matched, questions asked again (the message had not arrived) --, and as the
+ * receiver, messages dropped. */
+struct aptus_cancel_stats {
+    uint64_t asked, cancelled, matched, again, dropped;
+};
+const struct aptus_cancel_stats *aptus_pt2pt_cancel_stats(void);
 
 /* Buffered sends (pt2pt/bsend.c): pools of attached buffers, the process's
  * (MPI_Buffer_attach), a communicator's (aptus_comm.bsend_pool) or a session's

@@ -21,6 +21,7 @@ static void describe(struct aptus_unexp *u, struct aptus_peer *from, const struc
     u->ctx = m->ctx;
     u->src = m->src;
     u->tag = m->tag;
+    u->seq = m->seq;
     u->len = m->len;
     u->sreq = u->addr = u->key = 0;
     u->chan = u->proto = u->readable = 0;

@@ -18,6 +18,7 @@ void aptus_pt2pt_init(void)
     aptus_rndv_write_init();
     aptus_proto_init();
     aptus_fail_init();
+    aptus_cancel_init();
 }
 
 void aptus_pt2pt_peers_release(void)
@@ -102,6 +103,11 @@ static void remote_wait_unlink(struct aptus_request *r)
 
 void aptus_req_done_slow(struct aptus_request *r)
 {
+    if (r->cancel_out) {
+        /* the receiver's answer to a cancellation decides how it completes (cancel.c) */
+        r->cancel_held = 1;
+        return;
+    }
     if (r->rwait)
         remote_wait_unlink(r);
     if (r->rndv_out) {

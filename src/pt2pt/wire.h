@@ -17,6 +17,8 @@ enum aptus_frame_type {
     APTUS_F_DATA,                   /* aptus_f_data + chunk: one piece of a streamed message */
     APTUS_F_FIN,                    /* aptus_f_ctrl: receiver has read the data (one-sided copy) */
     APTUS_F_SYNC_ACK,               /* aptus_f_ctrl: a synchronous eager send has been matched */
+    APTUS_F_CANCEL_REQ,             /* aptus_f_cancel: drop message `seq` if it has not matched */
+    APTUS_F_CANCEL_ANS,             /* aptus_f_cancel: what became of it (enum aptus_cancel_outcome) */
 };
 
 /* Header of the frames that are matched (EAGER, EAGER_SYNC, RTS). `seq` counts them per
@@ -72,6 +74,22 @@ struct aptus_f_data {
     uint32_t len; /* chunk bytes (the frame may be longer: channels may pad) */
     uint64_t rreq;
     uint64_t offset;
+};
+
+/* The answer to a CANCEL_REQ. */
+enum aptus_cancel_outcome {
+    APTUS_CANCEL_DONE = 1, /* the message was unexpected: dropped, it will never match */
+    APTUS_CANCEL_MATCHED,  /* it has matched (or been taken by MPI_Mprobe): the send goes on */
+    APTUS_CANCEL_NOT_YET,  /* not arrived in order yet: ask again */
+};
+
+struct aptus_f_cancel {
+    uint8_t type;
+    uint8_t outcome; /* CANCEL_ANS: enum aptus_cancel_outcome; CANCEL_REQ: 0 */
+    uint8_t pad[2];
+    uint32_t seq;  /* the message's sequence number (aptus_f_msg.seq) */
+    uint64_t sreq; /* the request being cancelled, echoed in CANCEL_ANS */
+    uint64_t msg;  /* CANCEL_ANS with DONE: the sreq the dropped EAGER_SYNC or RTS carried */
 };
 
 #endif

@@ -54,6 +54,9 @@ aptus_mpi_test(NAME faults_p2p_persistent_np2 SOURCE p2p_persistent.c NP 2 LABEL
   ENV ${APTUS_FAULTS})
 aptus_mpi_test(NAME faults_p2p_truncate_np2 SOURCE p2p_truncate.c NP 2 LABELS p2p faults ENV ${APTUS_FAULTS})
 aptus_mpi_test(NAME faults_p2p_wait_np2 SOURCE p2p_wait.c NP 2 LABELS p2p faults ENV ${APTUS_FAULTS})
+# Cancellation of sends when the question overtakes the message (answered "not yet": asked again).
+aptus_mpi_test(NAME faults_p2p_cancel_send_np2 SOURCE p2p_cancel_send.c NP 2 LABELS p2p faults
+  ENV ${APTUS_FAULTS} EXPECT_STATS "(injected)" "send cancellation:")
 # selfmsg at 2 ranks used to hang about once in a few hundred runs under faults: its wildcard
 # Irecv (meant for a message to oneself) could take the peer's later message when the peer ran
 # ahead -- a race in the test, fixed there with a barrier.

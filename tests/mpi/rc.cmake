@@ -11,7 +11,7 @@ endif()
 set(APTUS_RC "APTUS_SEND_RULES=self,rc-sr,ud-sr" APTUS_FABRIC_IFACE=lo)
 set(APTUS_RC_USED EXPECT_STATS "(frames both ways)")
 
-foreach(prog p2p_order p2p_window p2p_large dt_p2p p2p_noncontig p2p_truncate p2p_persistent)
+foreach(prog p2p_order p2p_window p2p_large dt_p2p p2p_noncontig p2p_truncate p2p_persistent p2p_cancel_send)
   aptus_mpi_test(NAME rc_${prog}_np2 SOURCE ${prog}.c NP 2 LABELS p2p rc
     ENV ${APTUS_RC} APTUS_RC_THRESHOLD=1 ${APTUS_RC_USED})
 endforeach()
@@ -54,7 +54,7 @@ aptus_mpi_test(NAME rc_bad_recv_bufs_np2 SOURCE p2p_basic.c NP 2 LABELS errors r
 # receiver -- with contiguous and non-contiguous buffers on either side. "(frames both ways)"
 # shows the connection carried frames; the rc-rdma statistics line that the mode really ran.
 set(APTUS_RCR "APTUS_SEND_RULES=self,size<=8K:rc-sr,rc-rdma,ud-sr" APTUS_FABRIC_IFACE=lo APTUS_RC_THRESHOLD=1)
-foreach(prog p2p_large dt_p2p p2p_noncontig p2p_window p2p_truncate p2p_persistent)
+foreach(prog p2p_large dt_p2p p2p_noncontig p2p_window p2p_truncate p2p_persistent p2p_cancel_send)
   aptus_mpi_test(NAME rcr_write_${prog}_np2 SOURCE ${prog}.c NP 2 LABELS p2p rc
     ENV ${APTUS_RCR} APTUS_RC_RDMA_MODE=write EXPECT_STATS "rc-rdma: mode write (notes as remote CQ data)")
   aptus_mpi_test(NAME rcr_read_${prog}_np2 SOURCE ${prog}.c NP 2 LABELS p2p rc

@@ -15,7 +15,7 @@ foreach(np 2 3)
   aptus_mpi_test(NAME ud_p2p_basic_np${np} SOURCE p2p_basic.c NP ${np} LABELS p2p ud ENV ${APTUS_UD})
 endforeach()
 foreach(prog p2p_order p2p_noncontig p2p_persistent p2p_truncate p2p_wait selfmsg p2p_match_deep mpi4_isendrecv
-        dt_p2p)
+        dt_p2p p2p_cancel_send)
   aptus_mpi_test(NAME ud_${prog}_np2 SOURCE ${prog}.c NP 2 LABELS p2p ud ENV ${APTUS_UD})
 endforeach()
 foreach(prog p2p_probe p2p_anysource coll_basic coll_reduce comm)
@@ -53,6 +53,9 @@ foreach(prog p2p_probe coll_basic coll_move coll_reduce)
   aptus_mpi_test(NAME ud_impair_${prog}_np4 SOURCE ${prog}.c NP 4 LABELS ud
     ENV ${APTUS_UD} ${APTUS_UD_BAD} EXPECT_STATS "(impaired)")
 endforeach()
+# Cancelled sends whose questions overtake their messages ("asked again").
+aptus_mpi_test(NAME ud_impair_p2p_cancel_send_np2 SOURCE p2p_cancel_send.c NP 2 ARGS 100 LABELS p2p ud
+  ENV ${APTUS_UD} ${APTUS_UD_BAD} EXPECT_STATS "(impaired)" "send cancellation:")
 aptus_mpi_test(NAME ud_impair_crc_p2p_basic_np2 SOURCE p2p_basic.c NP 2 LABELS p2p ud
   ENV ${APTUS_UD} ${APTUS_UD_BAD} APTUS_CRC=1 APTUS_UD_MTU=512 EXPECT_STATS "(impaired)")
 
@@ -69,7 +72,7 @@ aptus_mpi_test(NAME ud_bad_impair_np2 SOURCE p2p_basic.c NP 2 LABELS errors ud
 # "(one-sided only)" proves every rendezvous receive went that way. ud-copy: the copy-based
 # rendezvous (CTS, then the data in eager frames): "(copy only)".
 set(APTUS_UDZ "APTUS_SEND_RULES=self,size<=8K:ud-sr,ud-zcopy")
-foreach(prog p2p_basic p2p_order p2p_large dt_p2p p2p_noncontig)
+foreach(prog p2p_basic p2p_order p2p_large dt_p2p p2p_noncontig p2p_cancel_send)
   aptus_mpi_test(NAME udz_${prog}_np2 SOURCE ${prog}.c NP 2 LABELS p2p ud ENV ${APTUS_UDZ})
 endforeach()
 # Registered buffers (FI_MR_LOCAL, what verbs asks for) forced on the udp provider: the
