@@ -39,7 +39,8 @@ static void ask(struct aptus_peer *p, struct aptus_request *r)
 
 void aptus_send_cancel(struct aptus_request *r)
 {
-    if (r->kind != APTUS_REQ_SEND || r->peer == MPI_PROC_NULL || r->cancelled || r->cancel_out ||
+    /* (a partitioned send's messages are its internal requests': it is never cancelled) */
+    if (r->kind != APTUS_REQ_SEND || r->part || r->peer == MPI_PROC_NULL || r->cancelled || r->cancel_out ||
         (r->persistent && !r->active) || r->st_error)
         return;
     struct aptus_peer *p = aptus_rt.peers[aptus_comm_peer_world(r->comm, r->peer)];
