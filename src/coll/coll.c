@@ -8,6 +8,7 @@
 #include "coll/nbc.h"
 #include "core/datatype.h"
 #include "runtime/config.h"
+#include "runtime/progress.h"
 
 /* ---- transport -------------------------------------------------------------------------------- */
 
@@ -498,6 +499,47 @@ static int bcast_scatter_allgather(void *buf, size_t bytes, int root, struct apt
     return rc;
 }
 
+/* Pipelined binomial tree: the message cut into segments small enough to go eagerly on every
+ * channel; a rank forwards each segment to its children as soon as it has it. The root sends
+ * everything without waiting for its children to arrive (the segments wait in their blocks), and
+ * no rendezvous needs the receiver scheduled at the same moment as the sender -- on a node with
+ * more ranks than cores each hop of a rendezvous waits for a receiver that has no core. */
+#define BCAST_SEGMENT 8192
+static int bcast_pipelined(void *buf, size_t bytes, int root, struct aptus_comm *c, int tag)
+{
+    int n = c->size, vr = (c->rank - root + n) % n, rc = 0;
+    int parent = -1, mask = 1, nchild = 0, child[32];
+    while (mask < n) {
+        if (vr & mask) {
+            parent = (vr - mask + root) % n;
+            break;
+        }
+        mask <<= 1;
+    }
+    for (mask >>= 1; mask > 0; mask >>= 1)
+        if (vr + mask < n)
+            child[nchild++] = (vr + mask + root) % n;
+    size_t nseg = (bytes + BCAST_SEGMENT - 1) / BCAST_SEGMENT;
+    struct aptus_request **rq = nchild ? aptus_coll_arr(sizeof *rq * nseg * (size_t)nchild, 1) : NULL;
+    if (nchild && !rq)
+        return MPI_ERR_NO_MEM;
+    char *p = buf;
+    for (size_t s = 0; s < nseg && rc == 0; s++) {
+        size_t off = s * BCAST_SEGMENT, len = bytes - off < BCAST_SEGMENT ? bytes - off : BCAST_SEGMENT;
+        if (parent >= 0)
+            rc = aptus_coll_recv(c, p + off, len, parent, tag);
+        for (int k = 0; k < nchild && rc == 0; k++)
+            rc = aptus_coll_isend(c, p + off, len, child[k], tag, &rq[s * (size_t)nchild + (size_t)k]);
+    }
+    if (nchild) {
+        int rc2 = aptus_coll_waitall(rq, (int)(nseg * (size_t)nchild));
+        if (rc == 0)
+            rc = rc2;
+        aptus_coll_arr_free(rq);
+    }
+    return rc;
+}
+
 int aptus_coll_bcast(void *buf, size_t bytes, int root, struct aptus_comm *c, const char *fn)
 {
     if (c->is_inter)
@@ -509,11 +551,21 @@ int aptus_coll_bcast(void *buf, size_t bytes, int root, struct aptus_comm *c, co
     int alg = aptus_coll_forced(COLL_BCAST, c, fn, &rc);
     if (alg < 0)
         return rc;
-    if (alg != ALG_BINOMIAL && alg != ALG_SCATTER_ALLGATHER)
-        alg = (bytes >= aptus_config.coll_bcast_long && n > 2) ? ALG_SCATTER_ALLGATHER : ALG_BINOMIAL;
+    if (alg == ALG_AUTO) {
+        /* Above two segments the pipeline, up to the long limit -- and beyond it on a node with
+         * more ranks than cores, where every rendezvous hop waits for its receiver to get a
+         * core (docs/BENCHMARKS.md, "Collectives with ranks sharing cores"). */
+        int oversubscribed = aptus_wait_spin_cap >= 0;
+        if (bytes > 2 * BCAST_SEGMENT && (bytes < aptus_config.coll_bcast_long || oversubscribed))
+            alg = ALG_PIPELINED;
+        else
+            alg = (bytes >= aptus_config.coll_bcast_long && n > 2) ? ALG_SCATTER_ALLGATHER : ALG_BINOMIAL;
+    }
     aptus_coll_ran(COLL_BCAST, alg);
     if (alg == ALG_SCATTER_ALLGATHER)
         return bcast_scatter_allgather(buf, bytes, root, c, tag);
+    if (alg == ALG_PIPELINED)
+        return bcast_pipelined(buf, bytes, root, c, tag);
     return bcast_binomial(buf, bytes, root, c, tag);
 }
 

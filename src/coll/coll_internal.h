@@ -97,7 +97,8 @@ enum coll_alg {
     ALG_PAIRWISE,
     ALG_RECURSIVE_HALVING,
     ALG_REDUCE_SCATTERV,
-    ALG_BATCHED
+    ALG_BATCHED,
+    ALG_PIPELINED
 };
 
 /* The algorithm forced by APTUS_COLL_<KIND>_ALG (ALG_AUTO when unset or "auto"). An invalid

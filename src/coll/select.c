@@ -25,6 +25,7 @@ static const char *const alg_names[] = {
     [ALG_RECURSIVE_HALVING] = "recursive_halving",
     [ALG_REDUCE_SCATTERV] = "reduce_scatterv",
     [ALG_BATCHED] = "batched",
+    [ALG_PIPELINED] = "pipelined",
 };
 
 const char *aptus_coll_alg_name(int alg)
@@ -41,7 +42,7 @@ struct kind_desc {
 };
 
 static const struct kind_desc kinds[COLL_KIND_COUNT] = {
-    [COLL_BCAST] = { "APTUS_COLL_BCAST_ALG", "bcast", { ALG_BINOMIAL, ALG_SCATTER_ALLGATHER } },
+    [COLL_BCAST] = { "APTUS_COLL_BCAST_ALG", "bcast", { ALG_BINOMIAL, ALG_SCATTER_ALLGATHER, ALG_PIPELINED } },
     [COLL_REDUCE] = { "APTUS_COLL_REDUCE_ALG", "reduce", { ALG_BINOMIAL, ALG_RABENSEIFNER } },
     [COLL_ALLREDUCE] = { "APTUS_COLL_ALLREDUCE_ALG",
                          "allreduce",

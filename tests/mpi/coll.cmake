@@ -49,6 +49,14 @@ foreach(np 3 4)
   endforeach()
 endforeach()
 
+# The pipelined broadcast forced at every size (down to one partial segment), the largest counts
+# included (20 segments).
+foreach(np 3 4)
+  aptus_mpi_test(NAME coll_move_bcast_pipelined_np${np} SOURCE coll_move.c NP ${np} LABELS coll
+    ENV APTUS_COLL_BCAST_ALG=pipelined EXPECT_STATS "collective bcast pipelined:"
+    EXPECT_NO_STATS "collective bcast binomial:" "collective bcast scatter_allgather:")
+endforeach()
+
 # Reductions: Reduce, Allreduce, Reduce_scatter(_block), Scan, Exscan, Reduce_local, user ops.
 foreach(np 1 2 3 4)
   aptus_mpi_test(NAME coll_reduce_np${np} SOURCE coll_reduce.c NP ${np} LABELS coll)

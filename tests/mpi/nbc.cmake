@@ -45,6 +45,12 @@ foreach(np 3 4)
       EXPECT_STATS ${nbc_ran} ${coll_reduce_ran_${v}} EXPECT_NO_STATS ${coll_reduce_not_${v}})
   endforeach()
 endforeach()
+# The pipelined broadcast recorded (MPI_Ibcast, MPI_Bcast_init), at every size.
+foreach(mode i p)
+  aptus_mpi_test(NAME nbc_${mode}_coll_move_bcast_pipelined_np4 SOURCE coll_move.c NP 4 LABELS coll nbc
+    ENV MTEST_NBC=${mode} APTUS_COLL_BCAST_ALG=pipelined EXPECT_STATS ${nbc_ran} "collective bcast pipelined:"
+    EXPECT_NO_STATS "collective bcast binomial:" "collective bcast scatter_allgather:")
+endforeach()
 # Many outstanding at once, completion mixes, persistent restarts, handles freed meanwhile.
 foreach(np 1 2 3 4 5)
   aptus_mpi_test(NAME nbc_multi_np${np} SOURCE nbc_multi.c NP ${np} LABELS coll nbc EXPECT_STATS ${nbc_ran})
