@@ -38,7 +38,7 @@ static int check_rule_channels(void)
     return 0;
 }
 
-#define APTUS_OVERSUB_SPIN_MAX 50
+#define APTUS_OVERSUB_SPIN_MAX 0
 
 /* Whether waiting ranks block (APTUS_WAIT_BLOCK): auto blocks when this node has more ranks
  * than the machine has cores, where spinning only takes the core from the rank that would
@@ -48,7 +48,8 @@ static void wait_mode(void)
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     int oversubscribed = cores > 0 && aptus_rt.local_size > cores;
     /* Measured (docs/BENCHMARKS.md): 4 ranks on 2 cores run a ring + allreduce + barrier loop
-     * 3-10x faster with a spin of at most 50 polls than with 2000. */
+     * 3-10x faster with a spin of at most 50 polls than with 2000, and faster again (as do the
+     * OSU collectives) yielding at the first idle poll. */
     aptus_wait_spin_cap = oversubscribed ? APTUS_OVERSUB_SPIN_MAX : -1;
     const char *w = aptus_config.wait_block; /* a word of its range: auto, 0, 1, no, yes */
     if (!strcmp(w, "auto"))
