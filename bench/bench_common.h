@@ -276,6 +276,29 @@ static inline long bench_timed_loops(double (*timed)(int, long), int table, long
     return n;
 }
 
+/* The options of a benchmark of tables of timed loops (bench_timed_loops): -i COUNT (loop
+ * iterations, at most; `count_what` names them in errors) -r REPS -T SECONDS -c LIST (of
+ * names[0..n-1], into want) -h. Returns -1 to go on, or the exit status for main after -h or a
+ * bad option (bench_usage_exit). */
+static inline int bench_loop_options(int argc, char **argv, int rank, void (*usage)(void), const char *count_what,
+                                     long *count, int *reps, double *limit, const char *const *names, int n, int *want)
+{
+    int opt;
+    while ((opt = getopt(argc, argv, "i:r:T:c:h")) != -1) {
+        switch (opt) {
+        case 'i': *count = bench_parse_int(optarg, count_what, 1); break;
+        case 'r': *reps = bench_parse_int(optarg, "repetitions (-r)", 1); break;
+        case 'T': *limit = bench_parse_seconds(optarg, "time limit (-T)"); break;
+        case 'c': bench_parse_choice(optarg, names, n, want, "table in -c"); break;
+        case 'h': return bench_usage_exit(rank, usage, 0);
+        default: return bench_usage_exit(rank, usage, 1);
+        }
+    }
+    if (*reps > BENCH_MAX_REPS)
+        bench_die("at most %d repetitions", BENCH_MAX_REPS);
+    return -1;
+}
+
 /* Message sizes: 0 (if with_zero), 1, 2, 4, ... up to max, or only `single`. */
 static inline int bench_sizes(size_t *out, int cap, size_t max, int with_zero, int have_single, size_t single)
 {

@@ -95,19 +95,9 @@ int main(int argc, char **argv)
     long iters = 10000;
     int reps = 5, want[NTAB] = { 1, 1, 1, 1 };
     double limit = 1.0;
-    int opt;
-    while ((opt = getopt(argc, argv, "i:r:T:c:h")) != -1) {
-        switch (opt) {
-        case 'i': iters = bench_parse_int(optarg, "iterations (-i)", 1); break;
-        case 'r': reps = bench_parse_int(optarg, "repetitions (-r)", 1); break;
-        case 'T': limit = bench_parse_seconds(optarg, "time limit (-T)"); break;
-        case 'c': bench_parse_choice(optarg, tname, NTAB, want, "table in -c"); break;
-        case 'h': return bench_usage_exit(rank, usage, 0);
-        default: return bench_usage_exit(rank, usage, 1);
-        }
-    }
-    if (reps > BENCH_MAX_REPS)
-        bench_die("at most %d repetitions", BENCH_MAX_REPS);
+    int code = bench_loop_options(argc, argv, rank, usage, "iterations (-i)", &iters, &reps, &limit, tname, NTAB, want);
+    if (code >= 0)
+        return code;
 
     char lib[256];
     bench_library_name(lib, sizeof lib);

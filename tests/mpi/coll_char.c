@@ -272,11 +272,7 @@ static void accumulates(MPI_Win win, char *base, const char *kind)
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
-    MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN));
+    mtest_init_errors_return(&argc, &argv, &rank, &size);
     if (size > 64)
         FAILF("at most 64 ranks");
 

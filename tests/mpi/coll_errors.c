@@ -23,11 +23,7 @@ static void still_works(const char *after)
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
-    MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN));
+    mtest_init_errors_return(&argc, &argv, &rank, &size);
     int a[64], b[64], cnt[64], dsp[64];
     for (int i = 0; i < 64; i++) {
         a[i] = i;

@@ -169,6 +169,18 @@ static void mtest_check_null_status(const MPI_Status *st, const char *what)
     CHECK(n == 0, "%s: count %d, want 0", what, n);
 }
 
+/* MPI_Init, the rank and size in MPI_COMM_WORLD, and errors returned on MPI_COMM_WORLD and
+ * MPI_COMM_SELF (the tests of error classes). */
+static void mtest_init_errors_return(int *argc, char ***argv, int *rank, int *size) MTEST_UNUSED;
+static void mtest_init_errors_return(int *argc, char ***argv, int *rank, int *size)
+{
+    MPI_Init(argc, argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, rank);
+    MPI_Comm_size(MPI_COMM_WORLD, size);
+    MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+    MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN));
+}
+
 /* Known bugs of a reference implementation can be skipped at run time:
  * MTEST_KNOWN_BUGS is a comma-separated list of bug names (set by
  * run_with_mpich.sh only).  The Aptus registration never sets it. */
