@@ -504,7 +504,8 @@ static int bcast_scatter_allgather(void *buf, size_t bytes, int root, struct apt
  * everything without waiting for its children to arrive (the segments wait in their blocks), and
  * no rendezvous needs the receiver scheduled at the same moment as the sender -- on a node with
  * more ranks than cores each hop of a rendezvous waits for a receiver that has no core. */
-#define BCAST_SEGMENT 8192
+#define BCAST_SEGMENT          8192
+#define BCAST_PIPE_MAX_OVERSUB ((size_t)64 << 10)
 static int bcast_pipelined(void *buf, size_t bytes, int root, struct aptus_comm *c, int tag)
 {
     int n = c->size, vr = (c->rank - root + n) % n, rc = 0;
@@ -552,14 +553,18 @@ int aptus_coll_bcast(void *buf, size_t bytes, int root, struct aptus_comm *c, co
     if (alg < 0)
         return rc;
     if (alg == ALG_AUTO) {
-        /* Above two segments the pipeline, up to the long limit -- and beyond it on a node with
-         * more ranks than cores, where every rendezvous hop waits for its receiver to get a
-         * core (docs/BENCHMARKS.md, "Collectives with ranks sharing cores"). */
-        int oversubscribed = aptus_wait_spin_cap >= 0;
-        if (bytes > 2 * BCAST_SEGMENT && (bytes < aptus_config.coll_bcast_long || oversubscribed))
+        /* Above two segments the pipeline, up to the long limit. On a node with more ranks than
+         * cores, unless APTUS_COLL_BCAST_LONG is set: up to 64 KiB only, then the binomial tree
+         * at every size -- larger messages are read one-sidedly there (smp), and the tree's reads
+         * beat both the segments' two copies and the scatter + allgather (docs/BENCHMARKS.md,
+         * "Collectives with ranks sharing cores"). */
+        size_t lng = aptus_config.coll_bcast_long;
+        int shared =
+            bytes > 2 * BCAST_SEGMENT && aptus_wait_spin_cap >= 0 && !aptus_config_given("APTUS_COLL_BCAST_LONG");
+        if (bytes > 2 * BCAST_SEGMENT && bytes < (shared ? BCAST_PIPE_MAX_OVERSUB : lng))
             alg = ALG_PIPELINED;
         else
-            alg = (bytes >= aptus_config.coll_bcast_long && n > 2) ? ALG_SCATTER_ALLGATHER : ALG_BINOMIAL;
+            alg = bytes >= lng && n > 2 && !shared ? ALG_SCATTER_ALLGATHER : ALG_BINOMIAL;
     }
     aptus_coll_ran(COLL_BCAST, alg);
     if (alg == ALG_SCATTER_ALLGATHER)

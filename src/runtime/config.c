@@ -42,6 +42,17 @@ static const char *const launcher_vars[] = {
     "APTUS_PPN",        /* read by mpiexec: processes per node (default for --ppn) */
 };
 
+/* Which variables the environment set, as of the last successful aptus_config_init. */
+static unsigned char cvar_given[CVAR_COUNT];
+
+int aptus_config_given(const char *name)
+{
+    for (int i = 0; i < CVAR_COUNT; i++)
+        if (!strcmp(cvar_table[i].name, name))
+            return cvar_given[i];
+    return 0;
+}
+
 const char *aptus_config_default(const char *name)
 {
     for (int i = 0; i < CVAR_COUNT; i++)
@@ -614,6 +625,7 @@ int aptus_config_init(char *err, size_t errlen)
     for (int i = 0; i < CVAR_COUNT; i++) {
         free(owned_strings[i]);
         owned_strings[i] = owned[i];
+        cvar_given[i] = given[i] != NULL;
     }
     return 0;
 }

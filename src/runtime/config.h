@@ -32,6 +32,9 @@ struct aptus_cvar_desc {
  * "APTUS_UD_RECV_BUFS=0 is out of range (1..65536)" or "APTUS_SMP_CHUNK=lots is not a size
  * (1..max; ...)". Sizes accept K/M/G suffixes (powers of 1024). */
 int aptus_config_init(char *err, size_t errlen);
+/* Whether the environment set the variable (else it has its default): for a layer whose default
+ * depends on the job (e.g. the smp channel's on an oversubscribed node). */
+int aptus_config_given(const char *name);
 /* The default text of a variable of the table (NULL: no such variable). */
 const char *aptus_config_default(const char *name);
 /* The table, for listing. */

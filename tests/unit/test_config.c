@@ -212,6 +212,22 @@ static void test_int(void)
                "APTUS_SPIN_COUNT=99999999999999999999999999 is out of range (0..max)");
 }
 
+/* aptus_config_given: set in the environment (even to the default value) or not; a failed
+ * init leaves the last answers. */
+static void test_given(void)
+{
+    char err[512];
+    CHECK(init_quiet(err, sizeof err) == 0 && !aptus_config_given("APTUS_SMP_CMA_MIN"));
+    setenv("APTUS_SMP_CMA_MIN", aptus_config_default("APTUS_SMP_CMA_MIN"), 1);
+    CHECK(init_quiet(err, sizeof err) == 0 && aptus_config_given("APTUS_SMP_CMA_MIN"));
+    CHECK(!aptus_config_given("APTUS_SMP_CHUNK") && !aptus_config_given("APTUS_NO_SUCH_VARIABLE"));
+    setenv("APTUS_SMP_CHUNK", "none", 1);
+    unsetenv("APTUS_SMP_CMA_MIN");
+    CHECK(init_quiet(err, sizeof err) != 0 && aptus_config_given("APTUS_SMP_CMA_MIN"));
+    unsetenv("APTUS_SMP_CHUNK");
+    CHECK(init_quiet(err, sizeof err) == 0 && !aptus_config_given("APTUS_SMP_CMA_MIN"));
+}
+
 static void test_size(void)
 {
     static const struct {
@@ -610,6 +626,7 @@ int main(int argc, char **argv)
     test_bool();
     test_int();
     test_size();
+    test_given();
     test_string();
     test_enum();
     test_relation();

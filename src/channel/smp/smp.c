@@ -607,6 +607,8 @@ static size_t smp_memory(void)
     return smp.mine ? smp.seg_size : 0;
 }
 
+#define SMP_CMA_MIN_OVERSUB ((size_t)64 << 10)
+
 static void smp_set_caps(void)
 {
     struct aptus_chan_caps *c = &aptus_channel_smp.caps;
@@ -621,6 +623,12 @@ static void smp_set_caps(void)
     c->chunk = aptus_config.smp_chunk;
     c->get_min = aptus_config.smp_cma_min;
     c->get_busy_min = aptus_config.smp_cma_busy_min;
+    /* On a node with more ranks than cores the streamed copy moves a chunk per turn of both
+     * ranks (each waits for the other to get a core), where the read needs the receiver alone:
+     * unless APTUS_SMP_CMA_MIN is set, rendezvous messages from 64 KiB are read there
+     * (docs/BENCHMARKS.md, "Collectives with ranks sharing cores"). */
+    if (aptus_wait_spin_cap >= 0 && !aptus_config_given("APTUS_SMP_CMA_MIN") && c->get_min > SMP_CMA_MIN_OVERSUB)
+        c->get_min = SMP_CMA_MIN_OVERSUB;
 }
 
 struct aptus_channel aptus_channel_smp = {
