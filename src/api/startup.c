@@ -75,6 +75,7 @@ static void stats_print(void)
            : one_sided         ? "one-sided only"
            : copied            ? "copy only"
                                : "none");
+    aptus_pt2pt_proto_stats_print();
     const struct aptus_cancel_stats *cs = aptus_pt2pt_cancel_stats();
     if (cs->asked || cs->dropped)
         printf("[aptus stats] rank %d: send cancellation: asked %llu, cancelled %llu, matched %llu, asked again %llu "
@@ -191,6 +192,7 @@ int aptus_runtime_init(int required, int *provided)
     aptus_datatype_init();
     if (aptus_channels_init() != 0 || check_rule_channels() != 0)
         return MPI_ERR_OTHER;
+    aptus_rndv_cust_setup();
     aptus_comm_init();
     aptus_rt.t0 = aptus_wtime();
     aptus_rt.thread_level = level_provided(required);

@@ -79,6 +79,13 @@ struct aptus_chan_caps {
     size_t get_min;      /* rendezvous messages at least this large: the receiver reads them */
     size_t get_busy_min; /* ... and at least this large while the receiver has a rendezvous
                             send of its own in flight (both directions busy) */
+    /* Customized rendezvous (pt2pt/rndv_cust.c; put needed, and placement known at completion
+     * (REMOTE_FLUSH) or told (put_notify)): receives of at least rr_min bytes above the eager
+     * limit tell the sender where to write (0: never); messages up to hybrid_max bytes whose
+     * sender arrives first are copied into a buffer of the sender's and read from there (get
+     * needed; 0: never). */
+    size_t rr_min;
+    size_t hybrid_max;
 };
 
 struct aptus_channel {
@@ -172,9 +179,15 @@ struct aptus_ep {
  * demand; counters exist only with APTUS_STATS. */
 struct aptus_peer {
     int32_t world_rank;
+    union {
+        struct {
+            uint8_t queued; /* in the message layer's list of peers with waiting frames */
+            uint8_t rr;     /* message layer: receivers' RECEIVER_READY pending (rndv_cust.c) */
+        };
+        uint16_t send_slow; /* either: a send to this peer takes the full path */
+    };
     uint8_t failed; /* a channel gave up on this peer */
-    uint8_t queued; /* in the message layer's list of peers with waiting frames */
-    uint16_t nopen; /* endpoints open */
+    uint8_t nopen;  /* endpoints open */
     const struct aptus_route *route;
     struct aptus_ep *ep;            /* open endpoints, the most recently used channel first */
     struct aptus_sendq *sq;         /* message layer: frames waiting for room (NULL: never any) */
@@ -186,6 +199,7 @@ struct aptus_peer {
 struct aptus_peer_stats {
     uint64_t msgs[APTUS_CH_COUNT];
     uint64_t bytes[APTUS_CH_COUNT];
+    uint64_t proto[8]; /* the message layer's protocol counters (pt2pt/rndv_cust.c) */
 };
 
 /* The send rule chain (APTUS_SEND_RULES), parsed at start-up. */

@@ -40,8 +40,9 @@ static void ask(struct aptus_peer *p, struct aptus_request *r)
 void aptus_send_cancel(struct aptus_request *r)
 {
     /* (a partitioned send's messages are its internal requests': it is never cancelled) */
+    /* (a send that wrote into its receiver's buffer has matched) */
     if (r->kind != APTUS_REQ_SEND || r->part || r->peer == MPI_PROC_NULL || r->cancelled || r->cancel_out ||
-        (r->persistent && !r->active) || r->st_error)
+        (r->rr & APTUS_RR_USED) || (r->persistent && !r->active) || r->st_error)
         return;
     struct aptus_peer *p = aptus_rt.peers[aptus_comm_peer_world(r->comm, r->peer)];
     if (!p || p->failed)
@@ -95,6 +96,7 @@ static void on_cancel_ans(struct aptus_peer *from, const void *frame, size_t len
     r->cancel_held = 0;
     if (a->outcome == APTUS_CANCEL_DONE) {
         aptus_ml.cancels.cancelled++;
+        aptus_rr_uncount(from, r->ctx, r->tag); /* its message no longer takes a receive's place */
         struct aptus_request *m = (struct aptus_request *)(uintptr_t)a->msg;
         if (m && m != r) { /* the internal request of a buffered send: it ends with its message */
             aptus_rndv_release(m);

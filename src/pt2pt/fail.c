@@ -10,6 +10,8 @@ static void fail_posted(struct aptus_request *r, void *arg)
     if (r->peer == MPI_ANY_SOURCE || !r->comm || aptus_comm_peer_world(r->comm, r->peer) != p->world_rank)
         return;
     aptus_posted_remove(r);
+    if (r->rr)
+        aptus_rr_forget(r);
     r->st_source = r->peer;
     r->st_tag = r->tag;
     r->st_bytes = 0;

@@ -189,6 +189,34 @@ struct aptus_request *aptus_posted_take(uint16_t ctx, int src, int tag)
     return r;
 }
 
+int aptus_posted_ahead(const struct aptus_request *r)
+{
+    int n = 0, walked = 0;
+    if (!mt.phashed) {
+        for (const struct aptus_request *q = mt.lin.head; q && q != r; q = q->next) {
+            if (++walked > 4 * SCAN_MAX)
+                return -1; /* (a long queue: not worth the walk) */
+            if (q->ctx != r->ctx)
+                continue;
+            if (is_wild(q)) {
+                if ((q->peer == MPI_ANY_SOURCE || q->peer == r->peer) && (q->tag == MPI_ANY_TAG || q->tag == r->tag))
+                    return -1;
+            } else if (q->peer == r->peer && q->tag == r->tag) {
+                n++;
+            }
+        }
+        return n;
+    }
+    for (const struct aptus_request *q = mt.wild.head; q; q = q->next)
+        if (matches(q, r->ctx, r->peer, r->tag))
+            return -1;
+    for (const struct aptus_request *q = mt.posted[key_hash(r->ctx, r->peer, r->tag) & mt.pmask].head; q && q != r;
+         q = q->next)
+        if (q->ctx == r->ctx && q->peer == r->peer && q->tag == r->tag)
+            n++;
+    return n;
+}
+
 void aptus_posted_each(void (*fn)(struct aptus_request *r, void *arg), void *arg)
 {
     uint32_t n = mt.posted ? mt.pmask + 1 : 0;

@@ -68,10 +68,23 @@ struct aptus_pending {
     struct aptus_dt_cursor cur;
 };
 
+/* The message layer's state of a peer beyond the peer's own fields (made on first need,
+ * aptus_peer_ml): its send queue and the customized rendezvous's state (rndv_cust.c). */
+struct aptus_rr;
+_Static_assert(sizeof(struct aptus_f_rr) <= 64 && sizeof(struct aptus_f_rts) <= 64 && sizeof(struct aptus_f_cts) <= 64,
+               "a control frame must fit a waiting frame's header (struct aptus_pending)");
 struct aptus_sendq {
     struct aptus_pending *head, *tail;
     struct aptus_peer *next_peer; /* in the list of peers with waiting frames */
+    /* as a sender: RECEIVER_READYs taken (p->rr while any), writes made without FIN, and
+     * RECEIVER_READYs numbered up to drop_upto to drop (revoked) */
+    struct aptus_rr *rr_head;
+    uint32_t finless_sent, drop_upto;
+    /* as a receiver: writes without FIN noticed, RECEIVER_READYs sent, revocations out */
+    uint32_t finless_seen, rr_sent, revoking;
 };
+/* The peer's message-layer state, made on first use (out of memory ends the job). */
+struct aptus_sendq *aptus_peer_ml(struct aptus_peer *p);
 
 /* State of the message layer. */
 struct aptus_mlayer {
@@ -83,6 +96,7 @@ struct aptus_mlayer {
     int rndv_out;                              /* rendezvous sends in flight from this rank */
     struct aptus_request *remote_wait;         /* requests waiting for a peer's answer (failure path) */
     struct aptus_cancel_stats cancels;         /* cancel.c */
+    uint64_t pstat[8];                         /* rndv_cust.c: enum aptus_pstat, all peers */
 };
 extern struct aptus_mlayer aptus_ml;
 
@@ -106,6 +120,10 @@ void aptus_match_finalize(void);
 struct aptus_request *aptus_posted_take(uint16_t ctx, int src, int tag);
 void aptus_posted_add(struct aptus_request *r);
 int aptus_posted_remove(struct aptus_request *r); /* 1 if it was posted */
+/* r (posted last, full envelope): -1 if a receive posted before it with MPI_ANY_SOURCE or
+ * MPI_ANY_TAG could take its messages (or the queue is too long to tell cheaply), else the
+ * receives posted before it with its envelope. */
+int aptus_posted_ahead(const struct aptus_request *r);
 /* Visits every posted receive (fn may remove the one it is given). */
 void aptus_posted_each(void (*fn)(struct aptus_request *r, void *arg), void *arg);
 /* The earliest unexpected message matching (ctx, src, tag) (wildcards allowed); not removed. */
@@ -190,6 +208,8 @@ static inline int aptus_chan_send(struct aptus_ep *ep, const void *hdr, size_t h
 
 /* recv.c */
 void aptus_recv_init(void);
+/* Cancels r if it is still posted (removed, completed cancelled): 1 if it was. */
+int aptus_recv_cancelled(struct aptus_request *r);
 void aptus_recv_peer_free(struct aptus_peer *p); /* its frames that arrived early */
 /* The envelope of a matched message into r; returns the bytes that will be delivered. */
 static inline size_t aptus_set_envelope(struct aptus_request *r, int src, int tag, uint64_t len)
@@ -251,6 +271,15 @@ int aptus_rndv_write_request(struct aptus_request *r, struct aptus_peer *from, c
  * may be reused. */
 void aptus_rndv_write(struct aptus_peer *to, struct aptus_request *s, const struct aptus_f_cts *c);
 void aptus_rndv_write_init(void);
+/* One list of local pieces for a one-sided operation: `off` bytes into the message, `last` for
+ * the list that ends it. Returns a channel status. */
+typedef int (*aptus_piece_op)(struct aptus_ep *ep, struct iovec *iov, int k, size_t off, int last, void *arg,
+                              struct aptus_completion *comp);
+/* Issues op over the n bytes of r's buffer (lists of its runs when it is not contiguous):
+ * APTUS_OK (all done), APTUS_INPROGRESS (comp counts those outstanding) or APTUS_ERR (nothing
+ * was issued); a failure part way ends the job (what, for the message). */
+int aptus_rndv_issue_pieces(struct aptus_ep *ep, struct aptus_request *r, size_t n, aptus_piece_op op, void *arg,
+                            struct aptus_completion *comp, const char *what);
 /* Releases the registration a rendezvous request holds (if any). */
 static inline void aptus_rndv_release(struct aptus_request *r)
 {
@@ -262,6 +291,68 @@ static inline void aptus_rndv_release(struct aptus_request *r)
 /* rndv_copy.c */
 void aptus_rndv_copy_request(struct aptus_request *r, struct aptus_peer *from, const struct aptus_unexp *rts, size_t n);
 void aptus_rndv_copy_init(void);
+
+/* rndv_cust.c: the customized rendezvous (EAGER, HYBRID, SEND_RNDV, RECV_RNDV). */
+enum aptus_rr_flag {
+    APTUS_RR_OUT = 1,     /* a receive's RECEIVER_READY is out, not settled */
+    APTUS_RR_WATCH = 2,   /* ... and it watches its last byte (write without FIN) */
+    APTUS_RR_WRITTEN = 4, /* WRITTEN came; the write's note has not */
+    APTUS_RR_NOTE_IN = 8, /* the note came; WRITTEN has not */
+    APTUS_RR_REVOKE = 16, /* cancelled: waiting for RR_REVOKED */
+    APTUS_RR_USED = 32,   /* a send that wrote into a receiver's buffer (never cancelled) */
+    APTUS_RR_HYBRID = 64, /* an internal send holding a HYBRID copy in bsend_piece */
+};
+/* Receives at least this large may send RECEIVER_READY (SIZE_MAX: none can). */
+extern size_t aptus_rr_floor;
+void aptus_rndv_cust_init(void);
+void aptus_rndv_cust_peer_free(struct aptus_peer *p);
+void aptus_rndv_cust_finalize(void);
+/* A receive just posted (no message was waiting): RECEIVER_READY if it qualifies. */
+void aptus_rr_post(struct aptus_request *r);
+/* A frame matched r, which has its RECEIVER_READY out: 1 if r had been written without FIN
+ * (it is complete now: the frame is for a later receive), 0 if the frame is r's (keep_reg: an
+ * RTS that will ask for a write over the channel r registered its buffer with: r keeps it). */
+int aptus_rr_matched(struct aptus_request *r, int keep_reg);
+/* MPI_Cancel of a posted receive with a RECEIVER_READY out (or a later one on its stream): 1
+ * when cancelled now, 0 when it completes later (cancelled or received). */
+int aptus_rr_recv_cancel(struct aptus_request *r);
+/* Would cancelling r (posted) need the sender's word (a later receive on its stream has a
+ * RECEIVER_READY out)? */
+int aptus_rr_cancel_needs_revoke(const struct aptus_request *r);
+/* A posted receive given up (failed peer): its RECEIVER_READY state dropped. */
+void aptus_rr_forget(struct aptus_request *r);
+/* The sender's side, at every send to p while p->rr: the RECEIVER_READY for this send, if one
+ * is (then written or dropped by aptus_rr_send); the others on (ctx, tag) move up. */
+struct aptus_rr *aptus_rr_consume(struct aptus_peer *p, uint16_t ctx, int tag);
+/* Writes r into the receiver's buffer: 0 (done or on its way), or -1 when it cannot (the send
+ * goes on by the other protocols). e is freed. */
+int aptus_rr_send(struct aptus_request *r, struct aptus_peer *p, int proto, struct aptus_rr *e);
+/* HYBRID: 0 when r was copied and offered (r complete), -1 when it does not apply. */
+int aptus_hybrid_send(struct aptus_request *r, struct aptus_peer *p, int chan);
+void aptus_hybrid_release(void *piece);
+/* A send on (ctx, tag) to p was cancelled: the RECEIVER_READYs it moved up move back. */
+void aptus_rr_uncount(struct aptus_peer *p, uint16_t ctx, int tag);
+/* WRITTEN and RR_REVOKED, in sequence order (recv.c). */
+void aptus_rr_seq_frame(struct aptus_peer *from, const struct aptus_f_msg *m, const char *frame);
+/* The put_notify note of a RECV_RNDV write (rndv_read.c's handler passes it on). */
+void aptus_rr_noted(struct aptus_request *r);
+/* Counters per peer (APTUS_STATS). */
+enum aptus_pstat { /* (eager: the messages sent, less the others) */
+                   APTUS_PS_HYBRID,
+                   APTUS_PS_SEND_RNDV,
+                   APTUS_PS_RECV_RNDV,
+                   APTUS_PS_FIN_ELIM,
+                   APTUS_PS_RR_SENT,
+                   APTUS_PS_RR_STALE,
+                   APTUS_PS_RR_UNUSED,
+};
+#define APTUS_PS_COUNT 7
+static inline void aptus_pstat(struct aptus_peer *p, int what)
+{
+    aptus_ml.pstat[what]++;
+    if (__builtin_expect(p->stats != NULL, 0))
+        p->stats->proto[what]++;
+}
 
 /* proto.c */
 void aptus_proto_init(void);

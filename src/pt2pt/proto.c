@@ -9,6 +9,7 @@
  *   on a channel that writes rendezvous messages  rendezvous, written by the sender
  *   on a channel without get                     rendezvous, streamed copy */
 #include "pt2pt/mlayer.h"
+#include "runtime/progress.h"
 
 struct piece {
     uint64_t lo, hi;
@@ -71,6 +72,42 @@ void aptus_proto_init(void)
     aptus_route_refine_set(refine);
 }
 
+/* The rest of a send that is not a plain eager one: a rendezvous message, or a peer holding
+ * RECEIVER_READYs. */
+static __attribute__((noinline)) int send_slow(struct aptus_request *r, struct aptus_peer *p, int i)
+{
+    /* A rendezvous message: first look for a RECEIVER_READY that has arrived (seed 004's Isend
+     * checks the control messages first), unless this runs inside a progress pass. */
+    if (p->route->proto[i] != APTUS_PROTO_EAGER && aptus_rr_floor != SIZE_MAX && !aptus_progress_depth) {
+        aptus_progress();
+        if (p->failed)
+            return MPI_ERR_PROC_ABORTED;
+        if ((i = aptus_route_find(p->route, r->bytes)) < 0) /* (the route may have changed) */
+            return MPI_ERR_OTHER;
+        r->sseq = p->send_seq;
+    }
+    int chan = p->route->channel[i], proto = p->route->proto[i];
+    if (p->rr) {
+        /* a receiver told where this message goes (RECV_RNDV) */
+        struct aptus_rr *e = aptus_rr_consume(p, r->ctx, r->tag);
+        if (e && aptus_rr_send(r, p, proto, e) == 0)
+            return r->st_error;
+    }
+    if (proto == APTUS_PROTO_EAGER)
+        return aptus_eager_send(r, p, chan);
+    if (r->bytes <= aptus_channels[chan]->caps.hybrid_max && aptus_hybrid_send(r, p, chan) == 0)
+        return 0;
+    /* SEND_RNDV: the sender came first and may be computing -- the receiver moves the data
+     * alone, by a one-sided read, wherever the channel lets the customized protocols copy
+     * one-sidedly at this size (not a streamed copy that needs both sides) */
+    const struct aptus_channel *ch = aptus_channels[chan];
+    if ((proto == APTUS_PROTO_RNDV_COPY || proto == APTUS_PROTO_RNDV_READ_BUSY) && aptus_rr_floor != SIZE_MAX &&
+        ch->caps.rr_min && r->bytes >= ch->caps.rr_min && (ch->caps.flags & APTUS_CAP_GET) && ch->get)
+        proto = APTUS_PROTO_RNDV_READ;
+    aptus_pstat(p, APTUS_PS_SEND_RNDV);
+    return aptus_rndv_send(r, p, chan, proto);
+}
+
 int aptus_send_start(struct aptus_request *r)
 {
     struct aptus_peer *p = aptus_peer_get(aptus_comm_peer_world(r->comm, r->peer));
@@ -86,9 +123,9 @@ int aptus_send_start(struct aptus_request *r)
     aptus_alloc_note(p, r->bytes);
     r->complete = 0;
     r->sseq = p->send_seq;
-    if (proto == APTUS_PROTO_EAGER)
+    if (__builtin_expect(proto == APTUS_PROTO_EAGER && !p->rr, 1))
         return aptus_eager_send(r, p, chan);
-    return aptus_rndv_send(r, p, chan, proto);
+    return send_slow(r, p, i);
 }
 
 int aptus_send_eager_try(const void *buf, size_t bytes, int dst, int tag, struct aptus_comm *c, uint16_t ctx)
@@ -97,7 +134,7 @@ int aptus_send_eager_try(const void *buf, size_t bytes, int dst, int tag, struct
     if (!p)
         return 0;
     int i = aptus_route_find(p->route, bytes);
-    if (i < 0 || p->route->proto[i] != APTUS_PROTO_EAGER || p->queued)
+    if (i < 0 || p->route->proto[i] != APTUS_PROTO_EAGER || p->send_slow)
         return 0;
     int chan = p->route->channel[i];
     struct aptus_ep *ep = aptus_peer_ep(p, chan);

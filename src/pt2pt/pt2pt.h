@@ -40,6 +40,9 @@ struct aptus_request {
     /* send cancellation (cancel.c): a CANCEL_REQ is out; the send completed meanwhile and its
      * completion waits for the answer */
     uint8_t cancel_out, cancel_held;
+    /* customized rendezvous (rndv_cust.c): enum aptus_rr_flag; a receive's last byte when it
+     * sent RECEIVER_READY (the sentinel it watches) */
+    uint8_t rr, rr_sentinel;
     uint32_t sseq; /* send: the sequence number its message took (set when started) */
     /* arguments: see aptus_req_set_data */
     void *buf;
@@ -87,6 +90,9 @@ struct aptus_request {
     /* a payload small enough to travel in the request itself, so that its buffer lives exactly
      * as long as the request (a partitioned request's handshake, api/part.c) */
     uint64_t small;
+    /* a receive that sent RECEIVER_READY over a channel that needs registration: its buffer's
+     * remote address and key (kept for the sender's write if the RTS asks for one) */
+    uint64_t rr_raddr, rr_rkey;
 };
 APTUS_OBJ_FITS(struct aptus_request, REQUEST);
 
@@ -150,6 +156,13 @@ static inline void aptus_req_hold_type(struct aptus_request *r)
 void aptus_pt2pt_init(void);
 void aptus_pt2pt_peers_release(void);
 void aptus_pt2pt_finalize(void);
+/* After the channels are up: what the customized rendezvous can use (their capabilities). */
+void aptus_rndv_cust_setup(void);
+/* Prints the per-peer protocol counters (APTUS_STATS). */
+void aptus_pt2pt_proto_stats_print(void);
+/* The message layer's counters by name (MPIX_Aptus_counter): 0 with *value set, or -1. */
+int aptus_pt2pt_counter(const char *name, uint64_t *value);
+extern const char aptus_pt2pt_counter_names[];
 
 /* Sends a contiguous message at once, without a request, when its route is eager and the frame
  * fits now (nothing queued for the peer, the channel takes it); returns 1 if it did, 0 if the

@@ -62,6 +62,9 @@ static __attribute__((noinline)) void message_slow(struct aptus_peer *from, cons
                                                    const char *frame, struct aptus_request *r)
 {
     size_t hl = header_len(m->type);
+    int wr = m->type == APTUS_F_RTS && ((const struct aptus_f_rts *)frame)->proto == APTUS_PROTO_RNDV_WRITE;
+    while (r && r->rr && aptus_rr_matched(r, wr && ((const struct aptus_f_rts *)frame)->chan == r->memch))
+        r = aptus_posted_take(m->ctx, m->src, m->tag); /* r had been written: the next one */
     if (r) {
         struct aptus_unexp u;
         describe(&u, from, m, frame);
@@ -81,7 +84,7 @@ static __attribute__((noinline)) void message_slow(struct aptus_peer *from, cons
 static inline void message(struct aptus_peer *from, const struct aptus_f_msg *m, const char *frame)
 {
     struct aptus_request *r = aptus_posted_take(m->ctx, m->src, m->tag);
-    if (__builtin_expect(r && m->type == APTUS_F_EAGER, 1))
+    if (__builtin_expect(r && m->type == APTUS_F_EAGER && !r->rr, 1))
         aptus_eager_deliver(r, from, m, frame + sizeof(struct aptus_f_msg), 0);
     else
         message_slow(from, m, frame, r);
@@ -102,7 +105,19 @@ static void stash(struct aptus_peer *from, const struct aptus_f_msg *m, size_t l
     *pp = e;
 }
 
-static void on_message(struct aptus_peer *from, const void *frame, size_t len)
+/* A frame of the matched sequence that is not matched itself (WRITTEN, RR_REVOKED), or one that is. */
+static void process(struct aptus_peer *from, const struct aptus_f_msg *m, const char *frame)
+{
+    if (m->type == APTUS_F_WRITTEN || m->type == APTUS_F_RR_REVOKED)
+        aptus_rr_seq_frame(from, m, frame);
+    else
+        message(from, m, frame);
+}
+
+/* A frame of the matched sequence arriving: handled in its turn (ctrl: one of those that are
+ * not matched), with those that had come early and follow it. */
+static inline __attribute__((always_inline)) void arrive(struct aptus_peer *from, const void *frame, size_t len,
+                                                         int ctrl)
 {
     const struct aptus_f_msg *m = frame;
     aptus_alloc_note(from, m->len);
@@ -111,14 +126,27 @@ static void on_message(struct aptus_peer *from, const void *frame, size_t len)
         return;
     }
     from->recv_seq++;
-    message(from, m, frame);
+    if (ctrl)
+        aptus_rr_seq_frame(from, m, frame);
+    else
+        message(from, m, frame);
     while (from->early && from->early->seq == from->recv_seq) {
         struct aptus_early *e = from->early;
         from->early = e->next;
         from->recv_seq++;
-        message(from, (const struct aptus_f_msg *)e->frame, e->frame);
+        process(from, (const struct aptus_f_msg *)e->frame, e->frame);
         free(e);
     }
+}
+
+static void on_message(struct aptus_peer *from, const void *frame, size_t len)
+{
+    arrive(from, frame, len, 0);
+}
+
+static void on_seq_ctrl(struct aptus_peer *from, const void *frame, size_t len)
+{
+    arrive(from, frame, len, 1);
 }
 
 void aptus_recv_init(void)
@@ -126,6 +154,8 @@ void aptus_recv_init(void)
     aptus_am_register(APTUS_F_EAGER, on_message);
     aptus_am_register(APTUS_F_EAGER_SYNC, on_message);
     aptus_am_register(APTUS_F_RTS, on_message);
+    aptus_am_register(APTUS_F_WRITTEN, on_seq_ctrl);
+    aptus_am_register(APTUS_F_RR_REVOKED, on_seq_ctrl);
 }
 
 void aptus_recv_peer_free(struct aptus_peer *p)
@@ -170,11 +200,20 @@ int aptus_recv_start(struct aptus_request *r)
     if (u) {
         deliver(r, u, u->data);
         free(u);
+    } else if (__builtin_expect(r->bytes >= aptus_rr_floor, 0) && r->posted) {
+        aptus_rr_post(r);
     }
     return 0;
 }
 
 int aptus_recv_cancel(struct aptus_request *r)
+{
+    if (__builtin_expect(r->rr != 0, 0) || (r->posted && aptus_rr_cancel_needs_revoke(r)))
+        return aptus_rr_recv_cancel(r);
+    return aptus_recv_cancelled(r);
+}
+
+int aptus_recv_cancelled(struct aptus_request *r)
 {
     if (!aptus_posted_remove(r))
         return 0;

@@ -16,6 +16,7 @@ void aptus_pt2pt_init(void)
     aptus_rndv_init();
     aptus_rndv_copy_init();
     aptus_rndv_write_init();
+    aptus_rndv_cust_init();
     aptus_proto_init();
     aptus_fail_init();
     aptus_cancel_init();
@@ -28,6 +29,7 @@ void aptus_pt2pt_peers_release(void)
         if (!p)
             continue;
         aptus_sendq_drop(p, MPI_ERR_OTHER);
+        aptus_rndv_cust_peer_free(p);
         free(p->sq);
         p->sq = NULL;
         aptus_recv_peer_free(p);
@@ -41,6 +43,7 @@ void aptus_pt2pt_finalize(void)
         aptus_ml.free_reqs = r->next;
         aptus_obj_free(APTUS_OBJ_REQUEST, r);
     }
+    aptus_rndv_cust_finalize();
     aptus_match_finalize();
 }
 
@@ -115,7 +118,10 @@ void aptus_req_done_slow(struct aptus_request *r)
         aptus_ml.rndv_out--;
     }
     if (r->bsend_piece) {
-        aptus_bsend_release(r->bsend_piece);
+        if (r->rr & APTUS_RR_HYBRID)
+            aptus_hybrid_release(r->bsend_piece);
+        else
+            aptus_bsend_release(r->bsend_piece);
         r->bsend_piece = NULL;
     }
     r->complete = 1;

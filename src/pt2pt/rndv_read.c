@@ -40,17 +40,9 @@ static void read_done(struct aptus_completion *comp)
     free(op);
 }
 
-/* One list of local pieces for a one-sided operation: `off` bytes into the message, `last` for
- * the list that ends it. Returns a channel status. */
-typedef int (*piece_op)(struct aptus_ep *ep, struct iovec *iov, int k, size_t off, int last, void *arg,
-                        struct aptus_completion *comp);
-
-/* Issues op over the n bytes of r's buffer -- one list when it is contiguous, lists of its runs
- * (at most the channel's iov_max) otherwise. Returns APTUS_OK (all done), APTUS_INPROGRESS (comp
- * counts those outstanding) or APTUS_ERR (nothing was issued); a failure part way ends the job
- * (what, for the message). */
-static int issue_pieces(struct aptus_ep *ep, struct aptus_request *r, size_t n, piece_op op, void *arg,
-                        struct aptus_completion *comp, const char *what)
+/* (lists of at most the channel's iov_max runs) */
+int aptus_rndv_issue_pieces(struct aptus_ep *ep, struct aptus_request *r, size_t n, aptus_piece_op op, void *arg,
+                            struct aptus_completion *comp, const char *what)
 {
     if (!r->nc) {
         struct iovec v = { r->buf, n };
@@ -105,7 +97,8 @@ int aptus_rndv_read(struct aptus_request *r, struct aptus_peer *from, const stru
         return -1;
     *op = (struct read_op){ { read_done, 1, APTUS_OK }, r, from, rts->sreq };
     struct remote rm = { rts->addr, rts->key };
-    int rc = issue_pieces(ep, r, n, get_op, &rm, &op->comp, "a one-sided read of a rendezvous message failed part way");
+    int rc = aptus_rndv_issue_pieces(ep, r, n, get_op, &rm, &op->comp,
+                                     "a one-sided read of a rendezvous message failed part way");
     if (rc == APTUS_ERR) {
         free(op);
         return -1;
@@ -125,10 +118,15 @@ int aptus_rndv_read(struct aptus_request *r, struct aptus_peer *from, const stru
 int aptus_rndv_write_request(struct aptus_request *r, struct aptus_peer *from, const struct aptus_unexp *rts, size_t n)
 {
     struct aptus_ep *ep = aptus_peer_ep(from, rts->chan);
-    if (r->nc || n == 0 || !ep || !ep->ch->put_notify)
+    if (r->nc || n == 0 || !ep || !ep->ch->put_notify) {
+        aptus_rndv_release(r);
         return -1;
+    }
     uint64_t raddr = (uint64_t)(uintptr_t)r->buf, rkey = 0;
-    if (ep->ch->caps.flags & APTUS_CAP_NEEDS_REG) {
+    if (r->memh) { /* registered for its RECEIVER_READY (rndv_cust.c) */
+        raddr = r->rr_raddr;
+        rkey = r->rr_rkey;
+    } else if (ep->ch->caps.flags & APTUS_CAP_NEEDS_REG) {
         if (ep->ch->mem_reg(r->buf, n, &r->memh, &raddr, &rkey) != APTUS_OK) {
             r->memh = NULL;
             return -1;
@@ -154,6 +152,10 @@ int aptus_rndv_write_request(struct aptus_request *r, struct aptus_peer *from, c
 static void on_note(uint64_t note)
 {
     struct aptus_request *r = (struct aptus_request *)(uintptr_t)note;
+    if (r->rr) {
+        aptus_rr_noted(r); /* a RECV_RNDV write (rndv_cust.c) */
+        return;
+    }
     aptus_ml.rndv_write++;
     aptus_rndv_release(r);
     aptus_req_done(r);
@@ -192,8 +194,8 @@ void aptus_rndv_write(struct aptus_peer *to, struct aptus_request *s, const stru
         return;
     }
     *op = (struct write_op){ { write_done, 1, APTUS_OK }, s };
-    if (issue_pieces(ep, s, n, put_op, (void *)c, &op->comp,
-                     "a one-sided write of a rendezvous message failed part way") == APTUS_ERR) {
+    if (aptus_rndv_issue_pieces(ep, s, n, put_op, (void *)c, &op->comp,
+                                "a one-sided write of a rendezvous message failed part way") == APTUS_ERR) {
         free(op);
         aptus_stream_start(to, c->chan, s, c->rreq, n);
         return;

@@ -12,11 +12,16 @@ void aptus_sendq_init(void)
     aptus_ml.sendq_poller = aptus_poller_add("sendq", sendq_flush, 0);
 }
 
-static void enqueue(struct aptus_peer *p, struct aptus_pending *e)
+struct aptus_sendq *aptus_peer_ml(struct aptus_peer *p)
 {
     if (!p->sq && !(p->sq = calloc(1, sizeof *p->sq)))
-        aptus_abort_job(MPI_ERR_NO_MEM, "out of memory for a send queue");
-    struct aptus_sendq *q = p->sq;
+        aptus_abort_job(MPI_ERR_NO_MEM, "out of memory for a peer's message-layer state");
+    return p->sq;
+}
+
+static void enqueue(struct aptus_peer *p, struct aptus_pending *e)
+{
+    struct aptus_sendq *q = aptus_peer_ml(p);
     e->next = NULL;
     if (q->tail)
         q->tail->next = e;

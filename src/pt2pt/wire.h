@@ -19,6 +19,11 @@ enum aptus_frame_type {
     APTUS_F_SYNC_ACK,               /* aptus_f_ctrl: a synchronous eager send has been matched */
     APTUS_F_CANCEL_REQ,             /* aptus_f_cancel: drop message `seq` if it has not matched */
     APTUS_F_CANCEL_ANS,             /* aptus_f_cancel: what became of it (enum aptus_cancel_outcome) */
+    APTUS_F_RR,                     /* aptus_f_rr: RECEIVER_READY, a receive's buffer to write into */
+    APTUS_F_RR_REVOKE,              /* aptus_f_revoke: drop the RECEIVER_READYs of a (ctx, tag) */
+    /* In the sequence of the matched frames (below: the data sender's), not matched themselves: */
+    APTUS_F_WRITTEN,    /* aptus_f_written: a message was written into the buffer of RECEIVER_READY */
+    APTUS_F_RR_REVOKED, /* aptus_f_revoke: RR_REVOKE done, every write before it is in place */
 };
 
 /* Header of the frames that are matched (EAGER, EAGER_SYNC, RTS). `seq` counts them per
@@ -74,6 +79,45 @@ struct aptus_f_data {
     uint32_t len; /* chunk bytes (the frame may be longer: channels may pad) */
     uint64_t rreq;
     uint64_t offset;
+};
+
+/* RECEIVER_READY (customized rendezvous, pt2pt/rndv_cust.c): the next message but `skip` on
+ * (ctx, tag) from its receiver goes to (addr, key) on `chan` if it fits `len`. It holds only
+ * if the sender has sent nothing that the receiver had not seen when it asked: `rseq` (its
+ * next matched frame expected) and `rfinless` (writes without FIN it had noticed). */
+struct aptus_f_rr {
+    uint8_t type;
+    uint8_t chan;     /* the channel to write over */
+    uint8_t finless;  /* the receiver watches its last byte: no FIN if the data's differs */
+    uint8_t sentinel; /* that byte's value now */
+    uint16_t ctx;
+    uint16_t pad;
+    int32_t tag;
+    uint32_t skip; /* receives from the sender on (ctx, tag) posted before this one, pending */
+    uint32_t rseq, rfinless;
+    uint32_t rrno; /* this receiver's RECEIVER_READYs to the sender, counted from 1 */
+    uint32_t pad2;
+    uint64_t len;  /* the receive's bytes */
+    uint64_t rreq; /* the receive request, echoed in WRITTEN and as the write's note */
+    uint64_t addr, key;
+};
+
+/* WRITTEN: message `m` (envelope, length, its sequence number) is in the buffer of rreq; with
+ * `noted`, the write's note (put_notify) says when it is in place. */
+struct aptus_f_written {
+    struct aptus_f_msg m;
+    uint64_t rreq;
+    uint8_t noted;
+    uint8_t pad[7];
+};
+
+/* RR_REVOKE (receiver to sender): drop every RECEIVER_READY on (ctx, tag), and any still on its
+ * way numbered up to `rrno`; RR_REVOKED (back, in order): done. rreq: the receive to cancel. */
+struct aptus_f_revoke {
+    struct aptus_f_msg m; /* ctx, tag; seq: RR_REVOKED's own */
+    uint64_t rreq;
+    uint32_t rrno;
+    uint32_t pad;
 };
 
 /* The answer to a CANCEL_REQ. */

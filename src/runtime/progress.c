@@ -226,15 +226,19 @@ void aptus_cleanup_run(void)
         cleanups[i]();
 }
 
+int aptus_progress_depth;
+
 int aptus_progress(void)
 {
     int n = 0;
+    aptus_progress_depth++;
     for (int i = 0; i < pe.nactive; i++)
         n += pe.active[i]();
     if (pe.timers && !pe.in_timers)
         n += timers_run();
     if (pe.nbg && !pe.in_bg)
         n += bg_run();
+    aptus_progress_depth--;
     return n;
 }
 

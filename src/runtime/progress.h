@@ -71,6 +71,9 @@ extern int aptus_wait_blocks;
 extern int aptus_wait_spin_cap;
 /* One progress pass: every enabled poller, due timers, background tasks. Returns events seen. */
 int aptus_progress(void);
+/* Progress passes under way (a caller that may run inside one -- a frame handler, a background
+ * task -- must not start another: a channel would see the frame it is handing up again). */
+extern int aptus_progress_depth;
 
 /* A progress pass for a call that polls (MPI_Test*, MPI_Iprobe, MPI_Parrived, MPI_Win_test, ...):
  * returns what aptus_progress() returns. On an oversubscribed node (aptus_wait_spin_cap >= 0) a

@@ -54,6 +54,13 @@ aptus_mpi_test(NAME rc_bad_recv_bufs_np2 SOURCE p2p_basic.c NP 2 LABELS errors r
 # receiver -- with contiguous and non-contiguous buffers on either side. "(frames both ways)"
 # shows the connection carried frames; the rc-rdma statistics line that the mode really ran.
 set(APTUS_RCR "APTUS_SEND_RULES=self,size<=8K:rc-sr,rc-rdma,ud-sr" APTUS_FABRIC_IFACE=lo APTUS_RC_THRESHOLD=1)
+# Customized rendezvous over rc-rdma: in write mode RECEIVER_READY with a registered buffer (the
+# FIN kept), each protocol's counters checked; in read mode (receivers register nothing: no
+# RECEIVER_READY) HYBRID and SEND_RNDV, data checked.
+aptus_mpi_test(NAME rcr_write_p2p_rndv_cust_np3 SOURCE p2p_rndv_cust.c NP 3 ARGS nofin 60 LABELS p2p rc
+  ENV ${APTUS_RCR} APTUS_RC_RDMA_MODE=write EXPECT_STATS "rc-rdma: mode write")
+aptus_mpi_test(NAME rcr_read_p2p_rndv_cust_np3 SOURCE p2p_rndv_cust.c NP 3 ARGS any 60 LABELS p2p rc
+  ENV ${APTUS_RCR} APTUS_RC_RDMA_MODE=read EXPECT_STATS "rc-rdma: mode read")
 foreach(prog p2p_large dt_p2p p2p_noncontig p2p_window p2p_truncate p2p_persistent p2p_cancel_send)
   aptus_mpi_test(NAME rcr_write_${prog}_np2 SOURCE ${prog}.c NP 2 LABELS p2p rc
     ENV ${APTUS_RCR} APTUS_RC_RDMA_MODE=write EXPECT_STATS "rc-rdma: mode write (notes as remote CQ data)")

@@ -625,6 +625,9 @@ static void rcr_set_caps(const struct aptus_fab_rc *r)
     c->put_max = c->get_max = SIZE_MAX; /* pieces are split to the provider's size here */
     c->iov_max = 1024;
     c->get_min = c->get_busy_min = 0; /* every rendezvous message is read (in read mode) */
+    /* RECV_RNDV registers the receiver's buffer: in read mode receivers register nothing */
+    c->rr_min = rcr.write ? aptus_config.rc_recv_rndv_min : 0;
+    c->hybrid_max = aptus_config.rc_hybrid_max;
 }
 
 static int rcr_init(void)

@@ -623,6 +623,15 @@ static void smp_set_caps(void)
     c->chunk = aptus_config.smp_chunk;
     c->get_min = aptus_config.smp_cma_min;
     c->get_busy_min = aptus_config.smp_cma_busy_min;
+    c->rr_min = aptus_config.smp_cma ? aptus_config.smp_recv_rndv_min : 0;
+    c->hybrid_max = aptus_config.smp_cma ? aptus_config.smp_hybrid_max : 0;
+    /* APTUS_SMP_CMA_MIN set: no Cross Memory Attach below it, whoever arrives first */
+    if (aptus_config_given("APTUS_SMP_CMA_MIN")) {
+        if (c->rr_min && c->rr_min < aptus_config.smp_cma_min)
+            c->rr_min = aptus_config.smp_cma_min;
+        if (c->hybrid_max < aptus_config.smp_cma_min)
+            c->hybrid_max = 0;
+    }
     /* On a node with more ranks than cores the streamed copy moves a chunk per turn of both
      * ranks (each waits for the other to get a core), where the read needs the receiver alone:
      * unless APTUS_SMP_CMA_MIN is set, rendezvous messages from 64 KiB are read there
