@@ -77,8 +77,10 @@ void aptus_proto_init(void)
 static __attribute__((noinline)) int send_slow(struct aptus_request *r, struct aptus_peer *p, int i)
 {
     /* A rendezvous message: first look for a RECEIVER_READY that has arrived (seed 004's Isend
-     * checks the control messages first), unless this runs inside a progress pass. */
-    if (p->route->proto[i] != APTUS_PROTO_EAGER && aptus_rr_floor != SIZE_MAX && !aptus_progress_depth) {
+     * checks the control messages first), unless this runs inside a progress pass -- or carries
+     * a buffered send, whose user's request has recorded the sequence number already. */
+    if (p->route->proto[i] != APTUS_PROTO_EAGER && aptus_rr_floor != SIZE_MAX && !aptus_progress_depth &&
+        !r->bsend_piece) {
         aptus_progress();
         if (p->failed)
             return MPI_ERR_PROC_ABORTED;

@@ -1,5 +1,5 @@
 /* Customized rendezvous (pt2pt/rndv_cust.c): every arrival order, the paper's R1/R2 example,
- * many receives outstanding on one tag, mixed tags and sizes, wildcard receives, cancel,
+ * many receives outstanding on one tag, mixed tags and sizes, wildcard receives, probes, cancel,
  * truncation, synchronous sends, non-contiguous buffers on either side -- every byte checked,
  * every message where MPI's order puts it.
  *
@@ -246,6 +246,38 @@ static void r1_r2(void)
         }
         MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
     }
+    free(b1);
+    free(b2);
+}
+
+/* 3b. A matched probe after a receive with a RECEIVER_READY out: the message written into that
+ *     receive is never the one probed; the next one on the envelope is. */
+static void probe_after_rr(void)
+{
+    unsigned char *b1 = xmalloc(MID), *b2 = xmalloc(MID);
+    if (rank == 1) {
+        MPI_Request r;
+        MPI_Message msg;
+        MPI_Status st;
+        memset(b1, 0, MID);
+        MPI_CHECK(MPI_Irecv(b1, MID, MPI_BYTE, 0, 11, MPI_COMM_WORLD, &r));
+        posted_go(1, 0);
+        MPI_CHECK(MPI_Mprobe(0, 11, MPI_COMM_WORLD, &msg, &st));
+        int c;
+        MPI_Get_count(&st, MPI_BYTE, &c);
+        CHECK(c == SMALL, "matched probe after a receive with a RECEIVER_READY: %d bytes, expected %d", c, SMALL);
+        MPI_CHECK(MPI_Mrecv(b2, SMALL, MPI_BYTE, &msg, MPI_STATUS_IGNORE));
+        check(b2, SMALL, 41, "the probed message");
+        MPI_CHECK(MPI_Wait(&r, MPI_STATUS_IGNORE));
+        check(b1, MID, 40, "the message before the probed one");
+    } else if (rank == 0) {
+        posted_go(1, 0);
+        fill(b1, MID, 40);
+        fill(b2, SMALL, 41);
+        MPI_CHECK(MPI_Send(b1, MID, MPI_BYTE, 1, 11, MPI_COMM_WORLD));
+        MPI_CHECK(MPI_Send(b2, SMALL, MPI_BYTE, 1, 11, MPI_COMM_WORLD));
+    }
+    MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
     free(b1);
     free(b2);
 }
@@ -643,6 +675,7 @@ int main(int argc, char **argv)
     receiver_first();
     sender_first();
     r1_r2();
+    probe_after_rr();
     many(rounds / 10 + 3);
     both(rounds);
     truncation();
