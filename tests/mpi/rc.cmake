@@ -31,8 +31,12 @@ aptus_mpi_test(NAME rc_impair_coll_basic_np4 SOURCE coll_basic.c NP 4 LABELS rc
 aptus_mpi_test(NAME rc_buf1k_p2p_large_np2 SOURCE p2p_large.c NP 2 LABELS rc
   ENV ${APTUS_RC} APTUS_RC_THRESHOLD=2 APTUS_RC_BUF_SIZE=1K ${APTUS_RC_USED})
 # The per-process limit: one connection per rank, the other peers stay on UD (all data
-# checked); "(limit reached)": the rank refused a connection for the limit.
-aptus_mpi_test(NAME rc_max1_coll_basic_np4 SOURCE coll_basic.c NP 4 LABELS rc
+# checked); "(limit reached)": the rank refused a connection for the limit. Its large
+# collective messages go over UD on the loopback interface, 4 ranks on 2 cores, and lose many
+# datagrams (900-2,500 retransmissions per rank): it takes 1 to 60 s from run to run, the
+# same before the customized rendezvous (2026-11-28), and once passed 120 s under ASan:
+# 300 s until UD's behaviour under such loss is looked at.
+aptus_mpi_test(NAME rc_max1_coll_basic_np4 SOURCE coll_basic.c NP 4 LABELS rc TIMEOUT 300
   ENV ${APTUS_RC} APTUS_RC_THRESHOLD=1 APTUS_RC_MAX=1 EXPECT_STATS "(limit reached)" "ud-sr engine:")
 aptus_mpi_test(NAME rc_max0_p2p_reorder_np3 SOURCE p2p_reorder.c NP 3 LABELS rc
   ENV ${APTUS_RC} APTUS_RC_THRESHOLD=1 APTUS_RC_MAX=0 EXPECT_STATS "(limit reached)" "ud-sr engine:")
