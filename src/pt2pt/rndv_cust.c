@@ -178,12 +178,14 @@ static void finless_done(struct aptus_request *r)
     aptus_req_done(r);
 }
 
-static int watch_poll(void)
+/* Completes the receives written without FIN whose last byte has changed: those from p (before
+ * telling p what this rank has seen), or all (p NULL: the poller). Returns how many. */
+static int notice(const struct aptus_peer *p)
 {
     int seen = 0;
     for (int i = 0; i < rl.n;) {
         struct aptus_request *r = rl.v[i];
-        if ((r->rr & APTUS_RR_WATCH) && r->posted && byte_written(r)) {
+        if ((r->rr & APTUS_RR_WATCH) && r->posted && (!p || peer_of(r) == p) && byte_written(r)) {
             finless_done(r); /* (r left the list: slot i holds another now) */
             seen++;
             continue;
@@ -193,17 +195,9 @@ static int watch_poll(void)
     return seen;
 }
 
-/* Notices the writes without FIN from p (before telling p what this rank has seen). */
-static void notice(const struct aptus_peer *p)
+static int watch_poll(void)
 {
-    for (int i = 0; i < rl.n;) {
-        struct aptus_request *r = rl.v[i];
-        if ((r->rr & APTUS_RR_WATCH) && r->posted && peer_of(r) == p && byte_written(r)) {
-            finless_done(r);
-            continue;
-        }
-        i++;
-    }
+    return notice(NULL);
 }
 
 /* The receiver: a receive just posted. */
