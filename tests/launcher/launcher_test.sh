@@ -65,6 +65,9 @@ expect_no_orphans() {
     wait_for no_probes || fail "processes left behind: $(pgrep -a -f -- "$TAG")"
 }
 ready_count() { [ "$(count_out "ready")" -ge "$1" ]; }
+# A job started in the background redirects its output in the child: empty the files first,
+# or a wait on them can see the last job's lines and go on before this job has started.
+fresh_out() { : >"$OUT"; : >"$ERR"; }
 
 case "$CASE" in
 
@@ -173,6 +176,7 @@ abort_lost)
 
 sigterm|sigint)
     if [ "$CASE" = sigterm ]; then SIG=TERM; CODE=143; else SIG=INT; CODE=130; fi
+    fresh_out
     "$MPIEXEC" --timeout 60 -n 3 "$PROBE" "$TAG" init trapterm fence ready hang >"$OUT" 2>"$ERR" &
     BGPID=$!
     wait_for ready_count 3 || fail "ranks never became ready"
@@ -191,6 +195,7 @@ sigterm|sigint)
 
 mpiexec_killed)
     # mpiexec itself SIGKILLed: ranks (PDEATHSIG) and their children (watchdog) must go.
+    fresh_out
     "$MPIEXEC" --timeout 60 -n 3 "$PROBE" "$TAG" init forkchild shm fence ready hang >"$OUT" 2>"$ERR" &
     BGPID=$!
     wait_for ready_count 3 || fail "ranks never became ready"
@@ -516,6 +521,7 @@ netns_failures)
 
 netns_signals)
     H=$APTUS_NETNS_HOSTS
+    fresh_out
     "$MPIEXEC" --timeout 60 --launcher netns --hosts "$H" -n 4 "$PROBE" "$TAG" init trapterm fence ready hang >"$OUT" 2>"$ERR" &
     BGPID=$!
     wait_for ready_count 4 || fail "ranks never became ready"
@@ -528,6 +534,7 @@ netns_signals)
     expect_no_orphans
     # mpiexec SIGKILLed: the proxies lose their connection and kill their ranks (and the
     # ranks' children); no shared memory is left.
+    fresh_out
     "$MPIEXEC" --timeout 60 --launcher netns --hosts "$H" -n 4 "$PROBE" "$TAG" init forkchild shm fence ready hang >"$OUT" 2>"$ERR" &
     BGPID=$!
     wait_for ready_count 4 || fail "ranks never became ready"
@@ -540,6 +547,7 @@ netns_signals)
     shm_gone() { ! ls /dev/shm/ | grep -q "^aptus-$JOBID-"; }
     wait_for shm_gone || fail "shared memory left behind: $(ls /dev/shm | grep "^aptus-$JOBID-")"
     # A proxy killed: its ranks die with it (PDEATHSIG) and mpiexec ends the job.
+    fresh_out
     "$MPIEXEC" --timeout 60 --launcher netns --hosts "$H" -n 4 "$PROBE" "$TAG" init fence ready hang >"$OUT" 2>"$ERR" &
     BGPID=$!
     wait_for ready_count 4 || fail "ranks never became ready"
@@ -672,7 +680,7 @@ netns_kill_loop)
     looping() { [ "$(count_out "looping$")" -ge 4 ]; }
     for round in 1 2 3 4 5 6 7 8 9 10; do
         if [ $((round % 2)) -eq 1 ]; then victim=1 host=$APTUS_NETNS_H0; else victim=2 host=$APTUS_NETNS_H1; fi
-        : >"$OUT" # emptied here: the job starts in the background, the wait must not see the last round's
+        fresh_out
         APTUS_RC_THRESHOLD=1 "$MPIEXEC" --timeout 60 --launcher netns --hosts "$APTUS_NETNS_HOSTS" -ppn 2 -n 4 \
             "$MPIPROG" loop "$TAG" >"$OUT" 2>"$ERR" &
         BGPID=$!
