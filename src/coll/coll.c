@@ -9,6 +9,7 @@
 #include "core/datatype.h"
 #include "runtime/config.h"
 #include "runtime/progress.h"
+#include "runtime/runtime.h"
 
 /* ---- transport -------------------------------------------------------------------------------- */
 
@@ -37,8 +38,9 @@ int aptus_coll_tag(struct aptus_comm *c)
     return (int)(seq * APTUS_COLL_PHASES);
 }
 
-int aptus_coll_start_msg(int kind, struct aptus_comm *c, uint16_t ctx, void *buf, size_t bytes,
-                         const struct aptus_dtype *dt, size_t count, int peer, int tag, struct aptus_request **req)
+/* rr: flags for a send's request (APTUS_RR_NO_HYBRID) */
+static int start_msg(int kind, uint8_t rr, struct aptus_comm *c, uint16_t ctx, void *buf, size_t bytes,
+                     const struct aptus_dtype *dt, size_t count, int peer, int tag, struct aptus_request **req)
 {
     struct aptus_request *r = aptus_req_new(kind);
     *req = NULL;
@@ -61,6 +63,7 @@ int aptus_coll_start_msg(int kind, struct aptus_comm *c, uint16_t ctx, void *buf
         rc = 0;
     } else if (kind == APTUS_REQ_SEND) {
         r->mode = APTUS_MODE_STANDARD;
+        r->rr = rr;
         rc = aptus_send_start(r);
     } else {
         rc = aptus_recv_start(r);
@@ -71,6 +74,12 @@ int aptus_coll_start_msg(int kind, struct aptus_comm *c, uint16_t ctx, void *buf
     }
     *req = r;
     return 0;
+}
+
+int aptus_coll_start_msg(int kind, struct aptus_comm *c, uint16_t ctx, void *buf, size_t bytes,
+                         const struct aptus_dtype *dt, size_t count, int peer, int tag, struct aptus_request **req)
+{
+    return start_msg(kind, 0, c, ctx, buf, bytes, dt, count, peer, tag, req);
 }
 
 static int start_on(int kind, struct aptus_comm *c, uint16_t ctx, void *buf, size_t bytes, int peer, int tag,
@@ -504,8 +513,8 @@ static int bcast_scatter_allgather(void *buf, size_t bytes, int root, struct apt
  * everything without waiting for its children to arrive (the segments wait in their blocks), and
  * no rendezvous needs the receiver scheduled at the same moment as the sender -- on a node with
  * more ranks than cores each hop of a rendezvous waits for a receiver that has no core. */
-#define BCAST_SEGMENT          8192
-#define BCAST_PIPE_MAX_OVERSUB ((size_t)64 << 10)
+#define BCAST_SEGMENT  8192
+#define BCAST_FLAT_MAX ((size_t)256 << 10)
 static int bcast_pipelined(void *buf, size_t bytes, int root, struct aptus_comm *c, int tag)
 {
     int n = c->size, vr = (c->rank - root + n) % n, rc = 0;
@@ -541,6 +550,41 @@ static int bcast_pipelined(void *buf, size_t bytes, int root, struct aptus_comm 
     return rc;
 }
 
+/* Flat: the root offers the whole message to every rank at once and waits; each rank takes it
+ * by itself -- on a node, a one-sided read of the root's buffer (or the root's write where the
+ * receiver was first), with no HYBRID copy: the root waits for its sends anyway. Where ranks
+ * share cores the reads run on whichever cores are free, none waits for a parent that has no
+ * core, and every byte is copied once (the trees copy twice, or wait a hop per level). */
+static int bcast_flat(void *buf, size_t bytes, int root, struct aptus_comm *c, int tag)
+{
+    int n = c->size, rc = 0;
+    if (c->rank != root)
+        return aptus_coll_recv(c, buf, bytes, root, tag);
+    struct aptus_request **rq = aptus_coll_arr(sizeof *rq * (size_t)(n - 1), 1);
+    if (!rq)
+        return MPI_ERR_NO_MEM;
+    for (int d = 1; d < n && rc == 0; d++) {
+        int dst = (root + d) % n;
+        if (aptus_nbc_recording())
+            rc = aptus_coll_isend(c, buf, bytes, dst, tag, &rq[d - 1]);
+        else
+            rc = start_msg(APTUS_REQ_SEND, APTUS_RR_NO_HYBRID, c, (uint16_t)(c->ctx + 1), buf, bytes, NULL, 0, dst,
+                           tag, &rq[d - 1]);
+    }
+    int rc2 = aptus_coll_waitall(rq, n - 1);
+    aptus_coll_arr_free(rq);
+    return rc ? rc : rc2;
+}
+
+/* Every rank of c on this node. */
+static int coll_on_node(const struct aptus_comm *c)
+{
+    for (int r = 0; r < c->size; r++)
+        if (aptus_rt.node_of[c->world ? c->world[r] : r] != aptus_rt.node)
+            return 0;
+    return 1;
+}
+
 int aptus_coll_bcast(void *buf, size_t bytes, int root, struct aptus_comm *c, const char *fn)
 {
     if (c->is_inter)
@@ -554,23 +598,26 @@ int aptus_coll_bcast(void *buf, size_t bytes, int root, struct aptus_comm *c, co
         return rc;
     if (alg == ALG_AUTO) {
         /* Above two segments the pipeline, up to the long limit. On a node with more ranks than
-         * cores, unless APTUS_COLL_BCAST_LONG is set: up to 64 KiB only, then the binomial tree
-         * at every size -- larger messages are read one-sidedly there (smp), and the tree's reads
-         * beat both the segments' two copies and the scatter + allgather (docs/BENCHMARKS.md,
-         * "Collectives with ranks sharing cores"). */
+         * cores, unless APTUS_COLL_BCAST_LONG is set, every rank of the communicator there: the
+         * flat broadcast above two segments up to 256 KiB, each rank reading for itself, then
+         * the binomial tree (docs/BENCHMARKS.md, "Collectives with ranks sharing cores"). */
         size_t lng = aptus_config.coll_bcast_long;
-        int shared =
-            bytes > 2 * BCAST_SEGMENT && aptus_wait_spin_cap >= 0 && !aptus_config_given("APTUS_COLL_BCAST_LONG");
-        if (bytes > 2 * BCAST_SEGMENT && bytes < (shared ? BCAST_PIPE_MAX_OVERSUB : lng))
+        int shared = bytes > 2 * BCAST_SEGMENT && aptus_wait_spin_cap >= 0 &&
+                     !aptus_config_given("APTUS_COLL_BCAST_LONG") && coll_on_node(c);
+        if (shared)
+            alg = bytes <= BCAST_FLAT_MAX ? ALG_LINEAR : ALG_BINOMIAL;
+        else if (bytes > 2 * BCAST_SEGMENT && bytes < lng)
             alg = ALG_PIPELINED;
         else
-            alg = bytes >= lng && n > 2 && !shared ? ALG_SCATTER_ALLGATHER : ALG_BINOMIAL;
+            alg = bytes >= lng && n > 2 ? ALG_SCATTER_ALLGATHER : ALG_BINOMIAL;
     }
     aptus_coll_ran(COLL_BCAST, alg);
     if (alg == ALG_SCATTER_ALLGATHER)
         return bcast_scatter_allgather(buf, bytes, root, c, tag);
     if (alg == ALG_PIPELINED)
         return bcast_pipelined(buf, bytes, root, c, tag);
+    if (alg == ALG_LINEAR)
+        return bcast_flat(buf, bytes, root, c, tag);
     return bcast_binomial(buf, bytes, root, c, tag);
 }
 

@@ -301,6 +301,7 @@ enum aptus_rr_flag {
     APTUS_RR_REVOKE = 16, /* cancelled: waiting for RR_REVOKED */
     APTUS_RR_USED = 32,   /* a send that wrote into a receiver's buffer (never cancelled) */
     APTUS_RR_HYBRID = 64, /* an internal send holding a HYBRID copy in bsend_piece */
+    /* APTUS_RR_NO_HYBRID = 128 (pt2pt.h) */
 };
 /* Receives at least this large may send RECEIVER_READY (SIZE_MAX: none can). */
 extern size_t aptus_rr_floor;

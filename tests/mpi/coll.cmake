@@ -57,6 +57,16 @@ foreach(np 3 4)
     EXPECT_NO_STATS "collective bcast binomial:" "collective bcast scatter_allgather:")
 endforeach()
 
+# The flat broadcast forced at every size; and chosen by itself (16-256 KiB) on a node with more
+# ranks than cores.
+foreach(np 3 4)
+  aptus_mpi_test(NAME coll_move_bcast_linear_np${np} SOURCE coll_move.c NP ${np} LABELS coll
+    ENV APTUS_COLL_BCAST_ALG=linear EXPECT_STATS "collective bcast linear:"
+    EXPECT_NO_STATS "collective bcast binomial:" "collective bcast scatter_allgather:" "collective bcast pipelined:")
+endforeach()
+aptus_mpi_test(NAME coll_move_oversub SOURCE coll_move.c NP ${aptus_np_oversub} LABELS coll
+  EXPECT_STATS "collective bcast linear:" "collective bcast binomial:" EXPECT_NO_STATS "collective bcast pipelined:")
+
 # Reductions: Reduce, Allreduce, Reduce_scatter(_block), Scan, Exscan, Reduce_local, user ops.
 foreach(np 1 2 3 4)
   aptus_mpi_test(NAME coll_reduce_np${np} SOURCE coll_reduce.c NP ${np} LABELS coll)

@@ -66,7 +66,7 @@ set(type_cases
   # bool
   "stats_maybe|APTUS_STATS=maybe|APTUS_STATS=maybe is not a boolean (0, 1"
   # enum
-  "bcast_alg|APTUS_COLL_BCAST_ALG=fastest|APTUS_COLL_BCAST_ALG=fastest is out of range (auto, binomial, scatter_allgather, pipelined)"
+  "bcast_alg|APTUS_COLL_BCAST_ALG=fastest|APTUS_COLL_BCAST_ALG=fastest is out of range (auto, binomial, scatter_allgather, pipelined, linear)"
   "rdma_mode|APTUS_RC_RDMA_MODE=sideways|APTUS_RC_RDMA_MODE=sideways is out of range (write, read)"
   "wait_block|APTUS_WAIT_BLOCK=sometimes|APTUS_WAIT_BLOCK=sometimes is out of range (auto, 0, 1, no, yes)"
   # strings, checked by their own parsers whether or not the channel that reads them starts

@@ -125,6 +125,18 @@ static void collectives(int id)
         MPI_Bcast(b, 8, MPI_INT, it % size, c);
         for (int k = 0; k < 8; k++)
             CHECK(b[k] == id * 100 + it + k, "thread %d bcast [%d] %d", id, k, b[k]);
+        /* above the eager limit: the flat broadcast where ranks share cores, a rendezvous per rank */
+        enum { NB = 10000 };
+        int *big = malloc(sizeof(int) * NB);
+        for (int k = 0; k < NB; k++)
+            big[k] = rank == (it + 1) % size ? id * 1000000 + it * 10000 + k : -1;
+        MPI_Bcast(big, NB, MPI_INT, (it + 1) % size, c);
+        for (int k = 0; k < NB; k++)
+            if (big[k] != id * 1000000 + it * 10000 + k) {
+                CHECK(0, "thread %d bcast of %d ints [%d] %d", id, (int)NB, k, big[k]);
+                break;
+            }
+        free(big);
         int *s = malloc(sizeof(int) * (size_t)size * 4), *r = malloc(sizeof(int) * (size_t)size * 4);
         for (int p = 0; p < size; p++)
             for (int k = 0; k < 4; k++)

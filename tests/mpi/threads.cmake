@@ -3,6 +3,9 @@ foreach(np 1 2 3)
   aptus_mpi_test(NAME thread_multiple_np${np} SOURCE thread_multiple.c NP ${np} LABELS threads)
 endforeach()
 aptus_mpi_test(NAME thread_multiple_8t_np2 SOURCE thread_multiple.c NP 2 ARGS 8 100 LABELS threads)
+# The flat broadcast (each rank reading from the root's buffer, no HYBRID copy) from 4 threads.
+aptus_mpi_test(NAME thread_multiple_bcast_linear_np3 SOURCE thread_multiple.c NP 3 LABELS threads coll
+  ENV APTUS_COLL_BCAST_ALG=linear EXPECT_STATS "collective bcast linear:")
 # The lazy lock: MPI_THREAD_MULTIPLE provided (by a session opened with MPI_INFO_NULL, or by
 # MPI_Init_thread), one thread for a while, then a second one entering while the first waits in
 # MPI for it, while it is outside MPI, and all at once.

@@ -306,12 +306,12 @@ static void test_enum(void)
     CHECK(init_quiet(err, sizeof err) == 0 && strcmp(aptus_config.wait_block, "yes") == 0);
     unsetenv("APTUS_WAIT_BLOCK");
     EXPECT_ERR("APTUS_COLL_BCAST_ALG", "fast",
-               "APTUS_COLL_BCAST_ALG=fast is out of range (auto, binomial, scatter_allgather, pipelined)");
+               "APTUS_COLL_BCAST_ALG=fast is out of range (auto, binomial, scatter_allgather, pipelined, linear)");
     EXPECT_ERR("APTUS_COLL_BCAST_ALG", "",
-               "APTUS_COLL_BCAST_ALG='' is out of range (auto, binomial, scatter_allgather, pipelined)");
+               "APTUS_COLL_BCAST_ALG='' is out of range (auto, binomial, scatter_allgather, pipelined, linear)");
     /* a word of another collective's range */
     EXPECT_ERR("APTUS_COLL_BCAST_ALG", "ring",
-               "APTUS_COLL_BCAST_ALG=ring is out of range (auto, binomial, scatter_allgather, pipelined)");
+               "APTUS_COLL_BCAST_ALG=ring is out of range (auto, binomial, scatter_allgather, pipelined, linear)");
     EXPECT_ERR("APTUS_RC_RDMA_MODE", "sideways", "APTUS_RC_RDMA_MODE=sideways is out of range (write, read)");
     EXPECT_ERR("APTUS_WAIT_BLOCK", "sometimes", "APTUS_WAIT_BLOCK=sometimes is out of range (auto, 0, 1, no, yes)");
 }
