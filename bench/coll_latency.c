@@ -10,7 +10,13 @@
  * the buffer of Bcast (MPI_BYTE, root 0), the block each rank sends to each other rank in
  * Alltoall, the block each rank contributes to Allgather. Barrier has one row (size 0).
  *
- * Usage: coll_latency [-m MAXSIZE] [-n MINSIZE] [-i ITERS] [-r REPS] [-T SECONDS] [-c LIST]
+ * With -B every call is followed by an MPI_Barrier, as in OSU's osu_<collective>: the loop's
+ * time per call (collective + barrier, slowest rank) and, in two more columns, OSU's figure --
+ * the time each rank spent inside the collective, averaged over the ranks. Where ranks share
+ * cores the second depends on which ranks the barrier lets go first (a rank that leaves it
+ * early waits inside the collective instead), so the pair shows where the time went.
+ *
+ * Usage: coll_latency [-m MAXSIZE] [-n MINSIZE] [-i ITERS] [-r REPS] [-T SECONDS] [-c LIST] [-B]
  *   -m MAXSIZE  largest size, default 1M (sizes MINSIZE, 2 MINSIZE, ... MAXSIZE)
  *   -n MINSIZE  smallest size, default 8 (at least 8: one double)
  *   -i ITERS    calls per timed loop for sizes <= 8 KiB (default 1000)
@@ -20,6 +26,7 @@
  *               fewer calls (at least 5) when the warm-up's estimate says ITERS would take longer
  *               (for slow cases, e.g. MPICH oversubscribed); column 2 shows the calls run
  *   -c LIST     comma-separated collectives, default allreduce,bcast,alltoall,reduce,allgather,barrier
+ *   -B          a barrier after every call; adds the columns osu_best_us and osu_median_us
  * Sizes accept K/M/G suffixes (binary). Plain MPI; builds with any mpicc:
  *     mpicc -O2 -std=c11 -o coll_latency coll_latency.c */
 #include "bench_common.h"
@@ -33,7 +40,7 @@ static int rank, nranks;
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: coll_latency [-m MAXSIZE] [-n MINSIZE] [-i ITERS] [-r REPS] [-T SECONDS] [-c LIST]\n"
+    fprintf(stderr, "usage: coll_latency [-m MAXSIZE] [-n MINSIZE] [-i ITERS] [-r REPS] [-T SECONDS] [-c LIST] [-B]\n"
                     "  LIST: comma-separated subset of allreduce,bcast,alltoall,reduce,allgather,barrier\n");
 }
 
@@ -113,10 +120,10 @@ int main(int argc, char **argv)
 
     size_t maxsize = BENCH_MIB, minsize = 8;
     long iters = 1000;
-    int reps = 5, want[NCOLL] = { 1, 1, 1, 1, 1, 1 };
+    int reps = 5, want[NCOLL] = { 1, 1, 1, 1, 1, 1 }, split = 0;
     double limit = 0.0;
     int opt;
-    while ((opt = getopt(argc, argv, "m:n:i:r:T:c:h")) != -1) {
+    while ((opt = getopt(argc, argv, "m:n:i:r:T:c:Bh")) != -1) {
         switch (opt) {
         case 'm': maxsize = bench_parse_size(optarg, "maximum size (-m)"); break;
         case 'n': minsize = bench_parse_size(optarg, "minimum size (-n)"); break;
@@ -124,6 +131,7 @@ int main(int argc, char **argv)
         case 'r': reps = bench_parse_int(optarg, "repetitions (-r)", 1); break;
         case 'T': limit = bench_parse_seconds(optarg, "time limit (-T)"); break;
         case 'c': bench_parse_choice(optarg, cname, NCOLL, want, "collective in -c"); break;
+        case 'B': split = 1; break;
         case 'h': return bench_usage_exit(rank, usage, 0);
         default: return bench_usage_exit(rank, usage, 1);
         }
@@ -141,11 +149,12 @@ int main(int argc, char **argv)
     bench_library_name(lib, sizeof lib);
     size_t bufsize = maxsize * (size_t)nranks;
     unsigned char *sbuf = bench_alloc(bufsize), *rbuf = bench_alloc(bufsize);
-    double t[BENCH_MAX_REPS];
+    double t[BENCH_MAX_REPS], tin[BENCH_MAX_REPS];
     if (rank == 0) {
         printf("# benchmark: coll_latency | library: %s | ranks: %d | reps: %d | iters: %ld (scaled down above 8 "
-               "KiB) | time: per call, slowest rank\n",
-               lib, nranks, reps, iters);
+               "KiB) | time: per call, slowest rank%s\n",
+               lib, nranks, reps, iters,
+               split ? " | a barrier after each call (osu: time inside the call, mean over the ranks)" : "");
         fflush(stdout);
     }
     for (int c = 0; c < NCOLL; c++) {
@@ -153,7 +162,11 @@ int main(int argc, char **argv)
             continue;
         if (rank == 0) {
             printf("# table: %s  unit: us  better: lower  (size: bytes per rank)\n", cname[c]);
-            printf("# %10s %9s %12s %12s\n", "size", "iters", "best_us", "median_us");
+            if (split)
+                printf("# %10s %9s %12s %12s %14s %14s\n", "size", "iters", "best_us", "median_us", "osu_best_us",
+                       "osu_median_us");
+            else
+                printf("# %10s %9s %12s %12s\n", "size", "iters", "best_us", "median_us");
             fflush(stdout);
         }
         for (size_t size = c == C_BARRIER ? 0 : minsize; size <= (c == C_BARRIER ? 0 : maxsize);
@@ -180,16 +193,31 @@ int main(int argc, char **argv)
             }
             for (int r = 0; r < reps; r++) {
                 MPI_Barrier(MPI_COMM_WORLD);
-                double t0 = MPI_Wtime();
-                for (long i = 0; i < n; i++)
-                    run_once(c, size, sbuf, rbuf);
-                double mine = (MPI_Wtime() - t0) * 1e6 / (double)n, slowest = 0;
+                double t0 = MPI_Wtime(), inside = 0.0;
+                for (long i = 0; i < n; i++) {
+                    if (split) {
+                        double a = MPI_Wtime();
+                        run_once(c, size, sbuf, rbuf);
+                        inside += MPI_Wtime() - a;
+                        if (c != C_BARRIER)
+                            MPI_Barrier(MPI_COMM_WORLD);
+                    } else {
+                        run_once(c, size, sbuf, rbuf);
+                    }
+                }
+                double mine = (MPI_Wtime() - t0) * 1e6 / (double)n, slowest = 0, in = inside * 1e6 / (double)n, insum = 0;
                 MPI_Reduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+                MPI_Reduce(&in, &insum, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
                 t[r] = slowest;
+                tin[r] = insum / nranks;
             }
             if (rank == 0) {
                 double best = bench_min(t, reps), med = bench_median(t, reps);
-                printf("  %10zu %9ld %12.3f %12.3f\n", size, n, best, med);
+                if (split)
+                    printf("  %10zu %9ld %12.3f %12.3f %14.3f %14.3f\n", size, n, best, med, bench_min(tin, reps),
+                           bench_median(tin, reps));
+                else
+                    printf("  %10zu %9ld %12.3f %12.3f\n", size, n, best, med);
                 fflush(stdout);
             }
             if (c == C_BARRIER)

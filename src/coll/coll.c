@@ -107,6 +107,15 @@ int aptus_coll_isend(struct aptus_comm *c, const void *buf, size_t bytes, int ds
     return aptus_coll_isend_on(c, (uint16_t)(c->ctx + 1), buf, bytes, dst, tag, req);
 }
 
+int aptus_coll_isend_wait(struct aptus_comm *c, const void *buf, size_t bytes, int dst, int tag,
+                          struct aptus_request **req)
+{
+    if (aptus_nbc_recording())
+        return aptus_coll_isend(c, buf, bytes, dst, tag, req);
+    return start_msg(APTUS_REQ_SEND, APTUS_RR_NO_HYBRID, c, (uint16_t)(c->ctx + 1), (void *)buf, bytes, NULL, 0, dst,
+                     tag, req);
+}
+
 int aptus_coll_irecv(struct aptus_comm *c, void *buf, size_t bytes, int src, int tag, struct aptus_request **req)
 {
     return aptus_coll_irecv_on(c, (uint16_t)(c->ctx + 1), buf, bytes, src, tag, req);
@@ -563,14 +572,8 @@ static int bcast_flat(void *buf, size_t bytes, int root, struct aptus_comm *c, i
     struct aptus_request **rq = aptus_coll_arr(sizeof *rq * (size_t)(n - 1), 1);
     if (!rq)
         return MPI_ERR_NO_MEM;
-    for (int d = 1; d < n && rc == 0; d++) {
-        int dst = (root + d) % n;
-        if (aptus_nbc_recording())
-            rc = aptus_coll_isend(c, buf, bytes, dst, tag, &rq[d - 1]);
-        else
-            rc = start_msg(APTUS_REQ_SEND, APTUS_RR_NO_HYBRID, c, (uint16_t)(c->ctx + 1), buf, bytes, NULL, 0, dst,
-                           tag, &rq[d - 1]);
-    }
+    for (int d = 1; d < n && rc == 0; d++)
+        rc = aptus_coll_isend_wait(c, buf, bytes, (root + d) % n, tag, &rq[d - 1]);
     int rc2 = aptus_coll_waitall(rq, n - 1);
     aptus_coll_arr_free(rq);
     return rc ? rc : rc2;

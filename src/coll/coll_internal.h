@@ -32,6 +32,11 @@ int aptus_coll_nbc_tag(struct aptus_comm *c);
  * store the request in *req (NULL on failure); finish them with aptus_coll_waitall. */
 int aptus_coll_isend(struct aptus_comm *c, const void *buf, size_t bytes, int dst, int tag, struct aptus_request **req);
 int aptus_coll_irecv(struct aptus_comm *c, void *buf, size_t bytes, int src, int tag, struct aptus_request **req);
+/* aptus_coll_isend for a caller that waits for the send before it goes on (a blocking
+ * collective): no HYBRID copy (the receiver reads the data where it is, or the sender writes it
+ * into the receiver's buffer). In a schedule being recorded, aptus_coll_isend. */
+int aptus_coll_isend_wait(struct aptus_comm *c, const void *buf, size_t bytes, int dst, int tag,
+                          struct aptus_request **req);
 /* The same on another context of c (e.g. c->ctx + 2 for neighborhood collectives). */
 int aptus_coll_isend_on(struct aptus_comm *c, uint16_t ctx, const void *buf, size_t bytes, int dst, int tag,
                         struct aptus_request **req);
