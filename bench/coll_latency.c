@@ -205,7 +205,8 @@ int main(int argc, char **argv)
                         run_once(c, size, sbuf, rbuf);
                     }
                 }
-                double mine = (MPI_Wtime() - t0) * 1e6 / (double)n, slowest = 0, in = inside * 1e6 / (double)n, insum = 0;
+                double mine = (MPI_Wtime() - t0) * 1e6 / (double)n, slowest = 0, in = inside * 1e6 / (double)n,
+                       insum = 0;
                 MPI_Reduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
                 MPI_Reduce(&in, &insum, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
                 t[r] = slowest;

@@ -42,7 +42,9 @@ struct kind_desc {
 };
 
 static const struct kind_desc kinds[COLL_KIND_COUNT] = {
-    [COLL_BCAST] = { "APTUS_COLL_BCAST_ALG", "bcast", { ALG_BINOMIAL, ALG_SCATTER_ALLGATHER, ALG_PIPELINED, ALG_LINEAR } },
+    [COLL_BCAST] = { "APTUS_COLL_BCAST_ALG",
+                     "bcast",
+                     { ALG_BINOMIAL, ALG_SCATTER_ALLGATHER, ALG_PIPELINED, ALG_LINEAR } },
     [COLL_REDUCE] = { "APTUS_COLL_REDUCE_ALG", "reduce", { ALG_BINOMIAL, ALG_RABENSEIFNER } },
     [COLL_ALLREDUCE] = { "APTUS_COLL_ALLREDUCE_ALG",
                          "allreduce",

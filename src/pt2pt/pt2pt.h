@@ -24,6 +24,8 @@ struct aptus_unexp;
 
 struct aptus_memh;
 
+/* In rr of a send, set by its starter: the sender waits for it anyway (no HYBRID copy). */
+#define APTUS_RR_NO_HYBRID 128
 struct aptus_request {
     uint32_t magic;
     uint8_t kind;       /* enum aptus_req_kind */
@@ -43,7 +45,6 @@ struct aptus_request {
     /* customized rendezvous (rndv_cust.c): enum aptus_rr_flag; a receive's last byte when it
      * sent RECEIVER_READY (the sentinel it watches) */
     uint8_t rr, rr_sentinel;
-#define APTUS_RR_NO_HYBRID 128 /* rr of a send set by its starter: the sender waits for it anyway (no HYBRID copy) */
     uint32_t sseq; /* send: the sequence number its message took (set when started) */
     /* arguments: see aptus_req_set_data */
     void *buf;

@@ -522,8 +522,8 @@ int aptus_hybrid_send(struct aptus_request *r, struct aptus_peer *p, int chan)
 {
     const struct aptus_channel *ch = aptus_channels[chan];
     if (!customized || (r->mode != APTUS_MODE_STANDARD && r->mode != APTUS_MODE_READY) || r->bsend_piece ||
-        (r->rr & (APTUS_RR_HYBRID | APTUS_RR_NO_HYBRID)) || !r->bytes || !ch->get || !(ch->caps.flags & APTUS_CAP_GET) ||
-        p->world_rank == aptus_rt.rank)
+        (r->rr & (APTUS_RR_HYBRID | APTUS_RR_NO_HYBRID)) || !r->bytes || !ch->get ||
+        !(ch->caps.flags & APTUS_CAP_GET) || p->world_rank == aptus_rt.rank)
         return -1;
     void *piece = piece_get(r->bytes);
     if (!piece)
