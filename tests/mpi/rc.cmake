@@ -115,6 +115,40 @@ aptus_mpi_test(NAME rcr_bad_note_np2 SOURCE p2p_basic.c NP 2 LABELS errors rc
 aptus_mpi_test(NAME rcr_bad_rcache_np2 SOURCE p2p_basic.c NP 2 LABELS errors rc
   ENV ${APTUS_RCR} APTUS_RCACHE_MAX_ENTRIES=-1 EXPECT_NONZERO EXPECT_ERROR "APTUS_RCACHE_MAX_ENTRIES=-1")
 
+# rc-fp (src/channel/rc/rc_fp.c): small messages by RDMA writes into the peer's Veloblock block,
+# once the connection is up and the fast path granted; larger ones over rc-sr / rc-rdma. The
+# statistics line shows the fast paths and the frames that took them.
+set(APTUS_RCFP "APTUS_SEND_RULES=self,size<=8K:rc-fp,size<=8K:rc-sr,rc-rdma,ud-sr" APTUS_FABRIC_IFACE=lo
+  APTUS_RC_THRESHOLD=1)
+foreach(prog p2p_order p2p_large dt_p2p p2p_noncontig p2p_cancel_send p2p_persistent)
+  aptus_mpi_test(NAME rcfp_${prog}_np2 SOURCE ${prog}.c NP 2 LABELS p2p rc
+    ENV ${APTUS_RCFP} EXPECT_STATS "rc-fp: fast paths to peers 1, blocks owned 1")
+endforeach()
+foreach(prog coll_move p2p_reorder)
+  aptus_mpi_test(NAME rcfp_${prog}_np3 SOURCE ${prog}.c NP 3 LABELS rc
+    ENV ${APTUS_RCFP} EXPECT_STATS "rc-fp: fast paths to peers 2, blocks owned 2")
+endforeach()
+# 4 threads per rank sending, receiving and polling over the fast paths at once.
+aptus_mpi_test(NAME rcfp_thread_multiple_np3 SOURCE thread_multiple.c NP 3 LABELS rc threads
+  ENV ${APTUS_RCFP} EXPECT_STATS "rc-fp: fast paths to peers 2, blocks owned 2")
+foreach(prog coll_basic p2p_anysource)
+  aptus_mpi_test(NAME rcfp_${prog}_np4 SOURCE ${prog}.c NP 4 LABELS rc
+    ENV ${APTUS_RCFP} EXPECT_STATS "rc-fp: fast paths to peers 3, blocks owned 3")
+endforeach()
+# Small blocks: wraps every few frames, senders out of credits (asking for them), from threads.
+foreach(prog p2p_anysource thread_multiple)
+  aptus_mpi_test(NAME rcfp_block1k_${prog}_np3 SOURCE ${prog}.c NP 3 LABELS rc threads
+    ENV ${APTUS_RCFP} APTUS_RCFP_BLOCK=1K EXPECT_STATS "rc-fp: fast paths to peers 2, blocks owned 2 (of 8, 1024 bytes each)")
+endforeach()
+# Each frame's flag by a write of its own (APTUS_RCFP_FLAG=separate), small blocks.
+aptus_mpi_test(NAME rcfp_separate_p2p_anysource_np3 SOURCE p2p_anysource.c NP 3 LABELS rc
+  ENV ${APTUS_RCFP} APTUS_RCFP_FLAG=separate APTUS_RCFP_BLOCK=1K EXPECT_STATS "rc-fp: fast paths to peers 2")
+# The limit: one block owned and one fast path asked for per process; the others stay on rc-sr.
+aptus_mpi_test(NAME rcfp_max1_coll_basic_np4 SOURCE coll_basic.c NP 4 LABELS rc
+  ENV ${APTUS_RCFP} APTUS_RCFP_MAX=1 EXPECT_STATS "(of 1, 32768 bytes each)" EXPECT_NO_STATS "fast paths to peers 2" "blocks owned 2")
+aptus_mpi_test(NAME rcfp_bad_block_np2 SOURCE p2p_basic.c NP 2 LABELS errors rc
+  ENV ${APTUS_RCFP} APTUS_RCFP_BLOCK=100 EXPECT_NONZERO EXPECT_ERROR "APTUS_RCFP_BLOCK=100")
+
 # Allocation rules: only messages of 64 KiB or more count (3 of them); small ones never open a
 # connection. The statistics name the rule that asked.
 aptus_mpi_test(NAME rc_alloc_rules_np2 SOURCE alloc_rules.c NP 2 LABELS rc ARGS --inject

@@ -623,7 +623,7 @@ static void part_noroom(struct target *t, char *report, size_t rlen)
     }
     /* The largest frame only fits an empty block at its top (after a wrap it needs the
      * receiver to consume the wrap), so a third of it and small frames fill the block. */
-    size_t lens[4] = { pmax, pmax / 3, 1000, 0 };
+    size_t lens[4] = { pmax, pmax / 3, pmax > 1000 ? 1000 : pmax / 2, 0 }; /* (small blocks: below pmax) */
     char line[256];
     int off = snprintf(report, rlen, "no-room ok:");
     for (int dir = 0; dir < 2; dir++) {
@@ -1061,6 +1061,10 @@ int main(int argc, char **argv)
             MPI_Sendrecv(&x, 1, MPI_INT, partner, 7, &y, 1, MPI_INT, partner, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
             CHECK(y == partner, "warm-up message from rank %d carried %d", partner, y);
             up = rc->reaches(partner);
+            /* rc-fp, where a rule names it: its fast path is asked for once the connection is up */
+            const struct aptus_channel *fpc = aptus_channels[APTUS_CH_RC_FP];
+            if (up && fpc && fpc->caps.frame_max)
+                up = fpc->reaches(partner);
             MPI_Allreduce(&up, &all, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
         }
         CHECK(all, "no RC connection to rank %d within 20 s", partner);

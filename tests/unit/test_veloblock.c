@@ -92,6 +92,7 @@ static int verify(const uint8_t *p, uint32_t len, uint64_t seq)
 struct pair {
     uint8_t *block;
     uint32_t size;
+    int remote; /* the sender as over RDMA: positions only, each frame's image copied in */
     struct vb_ctrl ctrl;
     struct vb_sender s;
     struct vb_receiver r;
@@ -109,6 +110,22 @@ static void pair_init(struct pair *p, uint32_t size, int dirty)
         memset(p->block, 0xa5, size - VB_TRAILER);
     vb_sender_init(&p->s, p->block, size, &p->ctrl);
     vb_receiver_init(&p->r, p->block, size, &p->ctrl);
+    p->remote = 0;
+}
+
+/* The "RDMA write" of a remote sender's word: in address order, as one write lands. */
+static void remote_put_word(void *ctx, uint32_t end, uint64_t word)
+{
+    struct pair *p = ctx;
+    CHECK(end >= 8 && end <= p->size && end % 8 == 0);
+    memcpy(p->block + end - 8, &word, sizeof word);
+}
+
+static void pair_init_remote(struct pair *p, uint32_t size, int dirty)
+{
+    pair_init(p, size, dirty);
+    vb_sender_init_remote(&p->s, size, &p->ctrl.freed, remote_put_word, p);
+    p->remote = 1;
 }
 
 static void pair_free(struct pair *p)
@@ -142,6 +159,23 @@ static void check_safety(struct pair *p, uint64_t extra)
 /* Send one frame; returns 0 when out of credits. Checks placement. */
 static int try_send(struct pair *p, uint32_t len, uint64_t seq, uint16_t aux)
 {
+    if (p->remote) {
+        int64_t at = vb_reserve_remote(&p->s, len);
+        check_safety(p, 0);
+        if (at < 0)
+            return 0;
+        uint32_t ib = vb_image_bytes(len);
+        CHECK(at % 8 == 0 && (uint64_t)at + ib == p->s.pos);
+        check_safety(p, vb_frame_bytes(len));
+        static uint8_t img[1 << 17];
+        CHECK(ib <= sizeof img);
+        memset(img, 0x5a, ib); /* the padding is never read */
+        fill(img + 8, len, seq);
+        vb_image_seal(img, len, aux);
+        memcpy(p->block + at, img, ib);
+        vb_advance(&p->s, len);
+        return 1;
+    }
     uint8_t *d = vb_reserve(&p->s, len);
     check_safety(p, 0);
     if (!d)
@@ -448,7 +482,7 @@ static void test_credits(void)
 /* Random interleavings against independent checks: FIFO order and content, placement, the
  * safety invariant against the receiver's own count, and liveness (a drained receiver lets
  * any legal frame through within one more drain). */
-static void test_random(int quick)
+static void test_random(int quick, int remote)
 {
     uint32_t sizes[] = { 64, 80, 256, 1000, 4096, 65536 };
     enum { QMAX = 8192 };
@@ -460,7 +494,10 @@ static void test_random(int quick)
     uint64_t rng = 0x1234567;
     for (unsigned i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
         struct pair p;
-        pair_init(&p, sizes[i], 1);
+        if (remote)
+            pair_init_remote(&p, sizes[i], 1);
+        else
+            pair_init(&p, sizes[i], 1);
         uint32_t max = vb_max_payload(p.size);
         unsigned qh = 0, qt = 0;
         uint64_t seq = 0, nulls = 0, wraps = 0;
@@ -714,8 +751,10 @@ int main(int argc, char **argv)
     printf("wrap alignments ok\n");
     test_credits();
     printf("credits ok\n");
-    test_random(quick);
+    test_random(quick, 0);
     printf("random ok\n");
+    test_random(quick, 1);
+    printf("random, remote sender (images) ok\n");
 
     uint32_t hsizes[] = { 256, 1024, 65536 };
     for (unsigned i = 0; i < 3; i++)

@@ -27,11 +27,25 @@ void vb_sender_init(struct vb_sender *s, void *block, uint32_t size, const struc
 {
     vb_check_geometry(block, size);
     s->block = block;
+    s->put_word = NULL;
+    s->put_ctx = NULL;
     s->size = size;
     s->pos = size;
     s->used = 0;
     s->freed_cache = 0;
     s->freed = &ctrl->freed;
+}
+
+void vb_sender_init_remote(struct vb_sender *s, uint32_t size, const _Atomic uint64_t *freed,
+                           void (*put_word)(void *ctx, uint32_t end, uint64_t word), void *ctx)
+{
+    assert(size % VB_ALIGN == 0 && size >= 64);
+    memset(s, 0, sizeof *s);
+    s->size = size;
+    s->pos = size;
+    s->freed = freed;
+    s->put_word = put_word;
+    s->put_ctx = ctx;
 }
 
 void vb_receiver_init(struct vb_receiver *r, void *block, uint32_t size, struct vb_ctrl *ctrl)
@@ -61,11 +75,11 @@ static inline int vb_credits(struct vb_sender *s, uint64_t need)
     return s->used + need - s->freed_cache <= s->size;
 }
 
-void *vb_reserve_slow(struct vb_sender *s, uint32_t len)
+int vb_room(struct vb_sender *s, uint32_t len)
 {
     uint64_t fb = vb_frame_bytes(len);
     if (fb + VB_ALIGN > s->size)
-        return NULL; /* larger than vb_max_payload(size): can never be sent */
+        return -1; /* larger than vb_max_payload(size): can never be sent */
     if (fb + VB_ALIGN > s->pos) {
         /* Does not fit below pos: skip the rest of the lap. The skipped bytes (including the
          * WRAP trailer in [pos-8, pos)) count as used; the 8-byte slack covers zeroing the top
@@ -73,15 +87,25 @@ void *vb_reserve_slow(struct vb_sender *s, uint32_t len)
          * new frame's, or a frame larger than size - pos - 16 could wait forever. */
         uint32_t pos = s->pos;
         if (!vb_credits(s, (uint64_t)pos + VB_ALIGN))
-            return NULL;
-        atomic_store_explicit(vb_slot(s->block, s->size), 0, memory_order_relaxed);
-        atomic_store_explicit(vb_slot(s->block, pos), vb_trailer_word(pos, 0, VB_KIND_WRAP), memory_order_release);
+            return -1;
+        if (s->block) {
+            atomic_store_explicit(vb_slot(s->block, s->size), 0, memory_order_relaxed);
+            atomic_store_explicit(vb_slot(s->block, pos), vb_trailer_word(pos, 0, VB_KIND_WRAP), memory_order_release);
+        } else { /* in this order: the marker sends the receiver to the top slot */
+            s->put_word(s->put_ctx, s->size, 0);
+            s->put_word(s->put_ctx, pos, vb_trailer_word(pos, 0, VB_KIND_WRAP));
+        }
         s->used += pos;
         s->pos = s->size;
     }
-    if (!vb_credits(s, fb + VB_ALIGN))
+    return vb_credits(s, fb + VB_ALIGN) ? 0 : -1;
+}
+
+void *vb_reserve_slow(struct vb_sender *s, uint32_t len)
+{
+    if (vb_room(s, len) != 0)
         return NULL;
-    return s->block + s->pos - fb;
+    return s->block + s->pos - vb_frame_bytes(len);
 }
 
 const void *vb_peek_wrap(struct vb_receiver *r, uint32_t *len, uint16_t *aux)

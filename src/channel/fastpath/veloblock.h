@@ -43,12 +43,16 @@ struct vb_ctrl {
 };
 
 struct vb_sender {
-    uint8_t *block;       /* receiver's block, as mapped by the sender */
+    uint8_t *block;       /* receiver's block, as mapped by the sender (NULL: a remote block) */
     uint32_t size;        /* block bytes, multiple of 8 */
     uint32_t pos;         /* offset where the next frame ends (top of the free area) */
     uint64_t used;        /* bytes consumed in the ring (monotonic) */
     uint64_t freed_cache; /* last value read from ctrl->freed */
     const _Atomic uint64_t *freed;
+    /* A remote block (block NULL: the sender moves each frame's image by an RDMA write): puts
+     * the 8-byte word ending at offset `end` of the block, after every write put before it. */
+    void (*put_word)(void *ctx, uint32_t end, uint64_t word);
+    void *put_ctx;
 };
 
 struct vb_receiver {
@@ -69,6 +73,24 @@ struct vb_receiver {
 void vb_block_init(void *block, uint32_t size, struct vb_ctrl *ctrl);
 void vb_sender_init(struct vb_sender *s, void *block, uint32_t size, const struct vb_ctrl *ctrl);
 void vb_receiver_init(struct vb_receiver *r, void *block, uint32_t size, struct vb_ctrl *ctrl);
+
+/* A sender to a block it cannot map (RDMA): it keeps the positions and credits only -- no copy
+ * of the block -- and moves each frame as one image, [start - 8, end): the zero word that resets
+ * the next frame's trailer slot, the payload (padded to 8), the trailer with its flag at the
+ * image's last byte. The image must land in address order (the flag last); a WRAP goes by
+ * put_word (the top slot's zero, then the marker). `freed` is a word of the sender's that the
+ * receiver's credits update. */
+void vb_sender_init_remote(struct vb_sender *s, uint32_t size, const _Atomic uint64_t *freed,
+                           void (*put_word)(void *ctx, uint32_t end, uint64_t word), void *ctx);
+/* Bytes of the image of a frame carrying len payload bytes. */
+static inline uint32_t vb_image_bytes(uint32_t len);
+/* Room for a frame of len payload bytes: the block offset where its image starts, or -1 (no
+ * credits now; a WRAP marker may have been put). Followed by vb_image_seal and vb_advance. */
+static inline int64_t vb_reserve_remote(struct vb_sender *s, uint32_t len);
+/* Fills the image's zero word and trailer around the payload the caller put at img + 8. */
+static inline void vb_image_seal(uint8_t *img, uint32_t len, uint16_t aux);
+/* The reserved frame is on its way: the positions move past it. */
+static inline void vb_advance(struct vb_sender *s, uint32_t len);
 
 /* Largest payload one frame may carry in a block of this size (size - 16). */
 uint32_t vb_max_payload(uint32_t size);
@@ -103,7 +125,9 @@ static inline void vb_release(struct vb_receiver *r);
 #define VB_UNLIKELY(x) (x)
 #endif
 
-/* Slow paths, in veloblock.c. */
+/* Slow paths, in veloblock.c. vb_room: 0 when a frame of len fits below pos with its credits
+ * (wrapping first if it must), -1 when not now. */
+int vb_room(struct vb_sender *s, uint32_t len);
 void *vb_reserve_slow(struct vb_sender *s, uint32_t len);
 const void *vb_peek_wrap(struct vb_receiver *r, uint32_t *len, uint16_t *aux);
 
@@ -190,6 +214,35 @@ static inline int vb_send(struct vb_sender *s, const void *payload, uint32_t len
     memcpy(p, payload, len);
     vb_commit(s, len, aux);
     return 0;
+}
+
+static inline uint32_t vb_image_bytes(uint32_t len)
+{
+    return (uint32_t)vb_frame_bytes(len) + VB_ALIGN;
+}
+
+static inline int64_t vb_reserve_remote(struct vb_sender *s, uint32_t len)
+{
+    uint64_t fb = vb_frame_bytes(len);
+    if (VB_LIKELY(fb + VB_ALIGN <= s->pos && s->used + fb + VB_ALIGN - s->freed_cache <= s->size))
+        return (int64_t)(s->pos - fb - VB_ALIGN);
+    if (vb_room(s, len) != 0)
+        return -1;
+    return (int64_t)(s->pos - fb - VB_ALIGN);
+}
+
+static inline void vb_image_seal(uint8_t *img, uint32_t len, uint16_t aux)
+{
+    uint64_t zero = 0, t = vb_trailer_word(len, aux, VB_KIND_DATA);
+    memcpy(img, &zero, sizeof zero);
+    memcpy(img + vb_image_bytes(len) - VB_TRAILER, &t, sizeof t);
+}
+
+static inline void vb_advance(struct vb_sender *s, uint32_t len)
+{
+    uint32_t fb = (uint32_t)vb_frame_bytes(len);
+    s->pos -= fb;
+    s->used += fb;
 }
 
 static inline const void *vb_peek(struct vb_receiver *r, uint32_t *len, uint16_t *aux)

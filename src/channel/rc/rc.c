@@ -656,6 +656,7 @@ static void up(struct rc_ep *e)
     struct aptus_peer *p = aptus_peer_get(e->rank);
     if (p)
         aptus_peer_reroute(p);
+    aptus_rcfp_conn_up(e->rank);
 }
 
 static void on_connreq(struct aptus_fab_cm_event *ev)
@@ -710,6 +711,7 @@ static void closed(struct rc_ep *e)
         return;
     rc.st.closed++;
     set_state(rank, RC_CLOSED);
+    aptus_rcfp_conn_down(rank);
     struct aptus_peer *p = aptus_peer_get(rank);
     if (p)
         aptus_peer_reroute(p);
@@ -1061,7 +1063,7 @@ int aptus_rc_wanted(void)
     int named = 0, before_smp = 0, smp_ends = 0;
     for (int i = 0; i < aptus_rules.n; i++) {
         int c = aptus_rules.rule[i].channel;
-        if (c == APTUS_CH_RC_SR || c == APTUS_CH_RC_RDMA) {
+        if (c == APTUS_CH_RC_SR || c == APTUS_CH_RC_RDMA || c == APTUS_CH_RC_FP) {
             named = 1;
             before_smp |= !smp_ends;
         }
@@ -1076,10 +1078,10 @@ int aptus_rc_wanted(void)
     return before_smp;
 }
 
-int aptus_rc_rdma_named(void)
+int aptus_rc_rule_names(int chan)
 {
     for (int i = 0; i < aptus_rules.n; i++)
-        if (aptus_rules.rule[i].channel == APTUS_CH_RC_RDMA)
+        if (aptus_rules.rule[i].channel == chan)
             return 1;
     return 0;
 }

@@ -16,7 +16,18 @@ enum { RC_CTX_RX = 1, RC_CTX_TX, RC_CTX_RMA };
 
 /* Control frames over UD (ASK, NAK, PING) and over the connection (NOTE), in the channels'
  * range of channel/am.h. */
-enum { RC_F_ASK = APTUS_AM_CHANNEL + 16, RC_F_NAK, RC_F_PING, RC_F_NOTE };
+enum {
+    RC_F_ASK = APTUS_AM_CHANNEL + 16,
+    RC_F_NAK,
+    RC_F_PING,
+    RC_F_NOTE,
+    /* rc-fp (rc_fp.c), over the connection */
+    RC_F_FP_ASK,
+    RC_F_FP_GRANT,
+    RC_F_FP_REFUSE,
+    RC_F_FP_CREDIT,
+    RC_F_FP_CREDIT_ASK,
+};
 
 /* Which channel's endpoint the peer record holds (rc_ep.handed). */
 enum { RC_HANDED_SR = 1, RC_HANDED_RDMA = 2 };
@@ -64,8 +75,8 @@ int aptus_rc_frame_packed(struct rc_ep *e, const void *hdr, size_t hdrlen, struc
 const struct aptus_chan_caps *aptus_rc_frame_caps(void);
 /* The peer record lets go of one of e's views (RC_HANDED_*): the last one closes it. */
 void aptus_rc_ep_release(struct rc_ep *e, int view);
-/* Whether a send rule names rc-rdma (the same answer on every rank). */
-int aptus_rc_rdma_named(void);
+/* Whether a send rule names channel chan (APTUS_CH_*; the same answer on every rank). */
+int aptus_rc_rule_names(int chan);
 /* A connection failed on e while operations were in flight: the peer is failed. */
 void aptus_rc_lost(int rank, const char *why);
 
@@ -78,8 +89,16 @@ int aptus_rcr_progress(void);
 extern int aptus_rcr_waiting; /* operations or notes wait for room */
 /* e is closing: what it still holds is dropped (the caller fails the peer when it matters). */
 int aptus_rcr_ep_drop(struct rc_ep *e);
+/* Whether rc-rdma is set up (rc-fp writes through it). */
+int aptus_rcr_active(void);
 /* Operations in flight (quiesce waits for them). */
 int aptus_rcr_busy(void);
+
+/* rc_fp.c, for rc.c and rc_rdma.c */
+extern struct aptus_channel aptus_channel_rc_fp;
+/* The connection to rank came up (a fast path may be asked for) / went (its fast paths go). */
+void aptus_rcfp_conn_up(int rank);
+void aptus_rcfp_conn_down(int rank);
 
 #endif
 #endif

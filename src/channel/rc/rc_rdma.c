@@ -469,6 +469,11 @@ int aptus_rcr_ep_drop(struct rc_ep *e)
     return lost;
 }
 
+int aptus_rcr_active(void)
+{
+    return rcr.active;
+}
+
 int aptus_rcr_busy(void)
 {
     return rcr.nout > 0 || aptus_rcr_waiting > 0;
@@ -634,7 +639,8 @@ static int rcr_init(void)
 {
     aptus_am_register(RC_F_NOTE, on_note);
     struct aptus_fab_rc *r = aptus_rc_fabric();
-    if (!r || !aptus_rc_rdma_named())
+    if (!r ||
+        (!aptus_rc_rule_names(APTUS_CH_RC_RDMA) && !aptus_rc_rule_names(APTUS_CH_RC_FP))) /* rc-fp writes through it */
         return APTUS_OK;
     char err[512];
     if (rcr_setup(r, err, sizeof err) != 0) {

@@ -1,0 +1,734 @@
+/* rc-fp: the RC fast path (seeds 000 section 3, 003). For each peer with a fast path this rank
+ * owns one Veloblock block (channel/fastpath/veloblock.h, the same format and code as smp's
+ * blocks) that the peer fills with RDMA writes over its RC connection; this rank polls the
+ * blocks it owns (a list: only peers with a fast path). The sender keeps the block's positions
+ * and its credits, never a copy of the block: each frame goes as one image -- the zero word that
+ * resets the next frame's trailer slot, the frame, the trailer whose flag is the image's last
+ * byte -- by one write (rc-rdma's put, over the same connection).
+ *
+ * Placement: the design needs the flag to land after the rest of its image, and a WRAP's two
+ * words after every earlier write. The tcp provider receives a write off the connection's
+ * stream into the target buffer in address order and in the order the writes were posted, only
+ * while the target's process drives the provider (rc-sr's poller reads the completion queue in
+ * every progress pass: that is when the bytes land, and this channel's poller looks after it).
+ * verbs on InfiniBand places one write's bytes in address order and the writes of a connection
+ * in order in practice (not a promise of the specification); docs/DESIGN.md, "RC fast path".
+ *
+ * Life cycle: when an RC connection comes up and a send rule names rc-fp, the side that wants to
+ * send asks (FP_ASK); the peer, if it owns fewer than APTUS_RCFP_MAX blocks, allocates and
+ * registers one and answers with its address and key (FP_GRANT), else refuses (FP_REFUSE).
+ * Credits are bytes: the receiver returns them by a frame over the connection (FP_CREDIT) once a
+ * quarter of the block is free again, or at once when a sender out of room asks (FP_CREDIT_ASK).
+ * A connection that goes takes its fast paths with it. */
+#ifdef APTUS_HAVE_LIBFABRIC
+
+#include <inttypes.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rdma/fabric.h>
+#include <rdma/fi_rma.h>
+
+#include "channel/channel.h"
+#include "channel/fastpath/veloblock.h"
+#include "channel/rc/rc_int.h"
+#include "core/datatype.h"
+#include "runtime/config.h"
+#include "runtime/progress.h"
+
+/* Control frames, over the RC connection (rc-sr's frames). */
+struct fp_ctl {
+    uint8_t type;
+    uint8_t pad[3];
+    uint32_t size; /* FP_GRANT: block bytes */
+    uint64_t addr; /* FP_GRANT: the block's remote address; FP_CREDIT: bytes freed */
+    uint64_t key;  /* FP_GRANT: its key */
+};
+
+enum { FP_NONE, FP_ASKING, FP_ASKED, FP_READY, FP_REFUSED };
+
+/* A fast path of this rank's to a peer: the sender's side. */
+struct fp_tx {
+    struct aptus_ep ep; /* first */
+    int rank;
+    const struct rc_ep *conn; /* the connection it was granted on (identity only) */
+    struct vb_sender vb;
+    _Atomic uint64_t freed; /* the receiver's credits, from FP_CREDIT */
+    uint64_t raddr, rkey;
+    int credit_asked; /* an FP_CREDIT_ASK is out */
+    int open;
+};
+
+/* A block of this rank's that a peer writes: the receiver's side. */
+struct fp_rx {
+    int rank;
+    const struct rc_ep *conn;
+    uint8_t *block;
+    struct aptus_memh *mh;
+    struct vb_receiver vb;
+    struct vb_ctrl ctrl; /* what vb publishes (ctrl.freed), sent to the peer by FP_CREDIT */
+    uint64_t sent;       /* the last credits sent */
+    int asked;           /* the sender is out of room and asked */
+};
+
+/* Staging for the images: one ring per process, registered once; a write's image stays until
+ * its write completes. */
+struct stage_hdr {
+    struct aptus_completion comp;
+    uint32_t bytes; /* of the whole entry, header included */
+    uint32_t done;
+    struct fp_tx *tx; /* NULL: filler or a wrap word */
+};
+/* Entries are multiples of the header's size: a filler header always fits before the end. */
+#define STAGE_HDR        ((uint32_t)((sizeof(struct stage_hdr) + 15) & ~(size_t)15))
+#define STAGE_ROUND(len) (((size_t)(len) + STAGE_HDR - 1) / STAGE_HDR * STAGE_HDR)
+
+static struct {
+    int active;
+    uint32_t block;
+    int max;
+    int split;                           /* APTUS_RCFP_FLAG=separate */
+    uint32_t inject_max;                 /* images sent by fi_inject_write at most (0: none) */
+    uint8_t *state;                      /* per world rank: FP_* of this rank's fast path to it */
+    struct fp_tx **tx;                   /* per world rank */
+    struct fp_rx **rx;                   /* per world rank: the block it writes, if any */
+    struct fp_rx **polled;               /* the blocks polled */
+    int npolled, ntx, asking, asked_out; /* asking: to ask again (no room); asked_out: unanswered */
+    uint8_t *ring;
+    size_t ring_size, head, tail; /* monotonic */
+    struct aptus_memh *ring_mh;
+    struct {
+        uint64_t frames, bytes, injected, no_room, credits_sent, credits_piggybacked, credit_asks, wraps, granted,
+            refused, asked, received;
+    } st;
+} fp;
+
+/* ---- staging ---------------------------------------------------------------------------- */
+
+static void stage_retire(void)
+{
+    while (fp.tail < fp.head) {
+        struct stage_hdr *h = (struct stage_hdr *)(fp.ring + fp.tail % fp.ring_size);
+        if (!h->done)
+            break;
+        fp.tail += h->bytes;
+    }
+}
+
+static void stage_done(struct aptus_completion *c)
+{
+    struct stage_hdr *h = (struct stage_hdr *)c;
+    h->done = 1;
+    if (c->status != APTUS_OK && h->tx) {
+        struct aptus_peer *p = aptus_peer_get(h->tx->rank);
+        if (p && !p->failed)
+            aptus_peer_fail(p, &aptus_channel_rc_fp, "a fast-path write over its connection failed");
+    }
+    stage_retire();
+}
+
+/* Whether an image of `bytes` can be staged now, with a wrap's two words before it and the
+ * fillers that keep entries contiguous (each shorter than the entry after it). */
+static int stage_room(uint32_t bytes)
+{
+    stage_retire();
+    size_t n = STAGE_HDR + STAGE_ROUND(bytes), word = STAGE_HDR + STAGE_ROUND(8);
+    return fp.ring_size - (fp.head - fp.tail) >= 2 * n + 4 * word;
+}
+
+/* An entry of `bytes` (stage_room said there is room); returns its data. */
+static uint8_t *stage_get(uint32_t bytes, struct fp_tx *tx, struct stage_hdr **out)
+{
+    uint32_t n = (uint32_t)(STAGE_HDR + STAGE_ROUND(bytes));
+    size_t at = fp.head % fp.ring_size;
+    if (at + n > fp.ring_size) { /* not contiguous: a filler to the end */
+        struct stage_hdr *f = (struct stage_hdr *)(fp.ring + at);
+        f->bytes = (uint32_t)(fp.ring_size - at);
+        f->done = 1;
+        f->tx = NULL;
+        fp.head += f->bytes;
+        at = 0;
+    }
+    struct stage_hdr *h = (struct stage_hdr *)(fp.ring + at);
+    h->comp = (struct aptus_completion){ stage_done, 1, APTUS_OK };
+    h->bytes = n;
+    h->done = 0;
+    h->tx = tx;
+    fp.head += n;
+    *out = h;
+    return (uint8_t *)h + STAGE_HDR;
+}
+
+/* Writes `len` staged bytes at offset `at` of tx's block: one write, or (split: APTUS_RCFP_FLAG=
+ * separate) all but the last word, then the last word -- the flag -- by a write of its own. A
+ * piece not handed over fails the entry (and the peer, through stage_done). */
+static int stage_write(struct fp_tx *tx, struct stage_hdr *h, uint8_t *data, uint32_t len, uint64_t at, int split)
+{
+    struct rc_ep *e = aptus_rc_up(tx->rank);
+    int n = split && len > VB_ALIGN ? 2 : 1, failed = 0;
+    h->comp.count = n;
+    for (int i = 0; i < n; i++) {
+        uint32_t off = i ? len - VB_ALIGN : 0, l = n == 1 ? len : i ? VB_ALIGN : len - VB_ALIGN;
+        struct iovec v = { data + off, l };
+        int r = e && e == tx->conn
+                    ? aptus_channel_rc_rdma.put(&e->rdma, &v, 1, tx->raddr + at + off, tx->rkey, &h->comp)
+                    : APTUS_ERR;
+        if (r != APTUS_INPROGRESS) {
+            failed = 1;
+            aptus_completion_done(&h->comp, APTUS_ERR);
+        }
+    }
+    return failed ? APTUS_ERR : APTUS_OK;
+}
+
+/* vb's WRAP words (the top slot's zero, then the marker), in order after the frames before. */
+static void put_word(void *ctx, uint32_t end, uint64_t word)
+{
+    struct fp_tx *tx = ctx;
+    struct stage_hdr *h;
+    uint8_t *d = stage_get(8, tx, &h);
+    memcpy(d, &word, 8);
+    if (stage_write(tx, h, d, 8, end - 8, 0) != APTUS_OK) {
+        struct aptus_peer *p = aptus_peer_get(tx->rank);
+        if (p && !p->failed)
+            aptus_peer_fail(p, &aptus_channel_rc_fp, "a fast-path write could not be handed over");
+    }
+    if (end != tx->vb.size)
+        fp.st.wraps++;
+}
+
+/* ---- control frames --------------------------------------------------------------------- */
+
+static int ctl_send(int rank, uint8_t type, uint32_t size, uint64_t addr, uint64_t key)
+{
+    struct rc_ep *e = aptus_rc_up(rank);
+    if (!e)
+        return APTUS_ERR;
+    struct fp_ctl c = { type, { 0 }, size, addr, key };
+    return aptus_rc_frame(e, &c, sizeof c, NULL, 0);
+}
+
+static void ask(int rank)
+{
+    int r = ctl_send(rank, RC_F_FP_ASK, 0, 0, 0);
+    if (r == APTUS_OK) {
+        fp.state[rank] = FP_ASKED;
+        fp.asked_out++;
+        fp.st.asked++;
+    } else if (r == APTUS_NORES) {
+        if (fp.state[rank] != FP_ASKING)
+            fp.asking++;
+        fp.state[rank] = FP_ASKING; /* retried from the poller */
+        aptus_channel_poll_enable(&aptus_channel_rc_fp, 1);
+        return;
+    } else {
+        fp.state[rank] = FP_NONE;
+    }
+}
+
+static void rx_free(struct fp_rx *x)
+{
+    for (int i = 0; i < fp.npolled; i++)
+        if (fp.polled[i] == x) {
+            fp.polled[i] = fp.polled[--fp.npolled];
+            break;
+        }
+    if (x->mh)
+        aptus_channel_rc_rdma.mem_dereg(x->mh);
+    free(x->block);
+    fp.rx[x->rank] = NULL;
+    free(x);
+}
+
+static void on_ask(struct aptus_peer *from, const void *frame, size_t len)
+{
+    (void)frame;
+    (void)len;
+    int rank = from->world_rank;
+    struct rc_ep *e = aptus_rc_up(rank);
+    if (!fp.active || !e)
+        return;
+    if (fp.rx[rank]) /* asked again on a new connection: the old block goes */
+        rx_free(fp.rx[rank]);
+    struct fp_rx *x = NULL;
+    uint64_t raddr = 0, rkey = 0;
+    if (fp.npolled < fp.max && (x = aligned_alloc(64, (sizeof *x + 63) & ~(size_t)63))) {
+        memset(x, 0, sizeof *x);
+        x->rank = rank;
+        x->conn = e;
+        x->block = aligned_alloc(64, fp.block);
+        if (x->block) {
+            vb_block_init(x->block, fp.block, &x->ctrl);
+            vb_receiver_init(&x->vb, x->block, fp.block, &x->ctrl);
+        }
+        if (!x->block || aptus_channel_rc_rdma.mem_reg(x->block, fp.block, &x->mh, &raddr, &rkey) != APTUS_OK) {
+            free(x->block);
+            free(x);
+            x = NULL;
+        }
+    }
+    if (!x) {
+        fp.st.refused++;
+        (void)ctl_send(rank, RC_F_FP_REFUSE, 0, 0, 0); /* lost with its connection: the asker keeps rc-sr */
+        return;
+    }
+    if (ctl_send(rank, RC_F_FP_GRANT, fp.block, raddr, rkey) != APTUS_OK) {
+        /* no room on the connection now: refuse in effect (the asker stays on rc-sr) */
+        aptus_channel_rc_rdma.mem_dereg(x->mh);
+        free(x->block);
+        free(x);
+        return;
+    }
+    fp.rx[rank] = x;
+    fp.polled[fp.npolled++] = x;
+    fp.st.granted++;
+    aptus_channel_poll_enable(&aptus_channel_rc_fp, 1);
+}
+
+static void on_grant(struct aptus_peer *from, const void *frame, size_t len)
+{
+    struct fp_ctl c;
+    int rank = from->world_rank;
+    struct rc_ep *e = aptus_rc_up(rank);
+    if (!fp.active || len < sizeof c || !e || fp.state[rank] != FP_ASKED)
+        return;
+    fp.asked_out--;
+    memcpy(&c, frame, sizeof c);
+    struct fp_tx *tx = calloc(1, sizeof *tx);
+    if (!tx) {
+        fp.state[rank] = FP_REFUSED;
+        return;
+    }
+    tx->rank = rank;
+    tx->conn = e;
+    tx->raddr = c.addr;
+    tx->rkey = c.key;
+    atomic_init(&tx->freed, 0);
+    vb_sender_init_remote(&tx->vb, c.size, &tx->freed, put_word, tx);
+    fp.tx[rank] = tx;
+    fp.state[rank] = FP_READY;
+    fp.ntx++;
+    aptus_peer_reroute(from); /* rc-fp reaches it now */
+}
+
+static void on_refuse(struct aptus_peer *from, const void *frame, size_t len)
+{
+    (void)frame;
+    (void)len;
+    if (fp.active && fp.state[from->world_rank] == FP_ASKED) {
+        fp.asked_out--;
+        fp.state[from->world_rank] = FP_REFUSED;
+    }
+}
+
+static void on_credit(struct aptus_peer *from, const void *frame, size_t len)
+{
+    struct fp_ctl c;
+    struct fp_tx *tx = fp.active ? fp.tx[from->world_rank] : NULL;
+    if (!tx || len < sizeof c)
+        return;
+    memcpy(&c, frame, sizeof c);
+    if (c.addr > atomic_load_explicit(&tx->freed, memory_order_relaxed))
+        atomic_store_explicit(&tx->freed, c.addr, memory_order_release);
+    tx->credit_asked = 0;
+}
+
+static void on_credit_ask(struct aptus_peer *from, const void *frame, size_t len)
+{
+    (void)frame;
+    (void)len;
+    struct fp_rx *x = fp.active ? fp.rx[from->world_rank] : NULL;
+    if (x)
+        x->asked = 1; /* answered by the poller once there is something to return */
+}
+
+/* Returns the credits of x by a frame when half of the block is free again and no frame going
+ * the other way took them, or when its sender asked and there are any. */
+static void credit_maybe(struct fp_rx *x)
+{
+    uint64_t freed = atomic_load_explicit(&x->ctrl.freed, memory_order_relaxed);
+    if (freed == x->sent || (!x->asked && freed - x->sent < fp.block / 2))
+        return;
+    if (ctl_send(x->rank, RC_F_FP_CREDIT, 0, freed, 0) == APTUS_OK) {
+        x->sent = freed;
+        x->asked = 0;
+        fp.st.credits_sent++;
+    }
+}
+
+/* ---- the channel ------------------------------------------------------------------------ */
+
+void aptus_rcfp_conn_up(int rank)
+{
+    if (fp.active && fp.state[rank] == FP_NONE && fp.ntx + fp.asking + fp.asked_out < fp.max)
+        ask(rank);
+}
+
+void aptus_rcfp_conn_down(int rank)
+{
+    if (!fp.active)
+        return;
+    if (fp.state[rank] == FP_ASKING)
+        fp.asking--;
+    if (fp.state[rank] == FP_ASKED)
+        fp.asked_out--;
+    struct fp_tx *tx = fp.tx[rank];
+    if (tx) {
+        if (tx->open) {
+            tx->open = 0;
+            aptus_peer_ep_close(&tx->ep);
+        }
+        /* images still staged keep tx until their writes end: their completion fails them */
+        for (size_t o = fp.tail; o < fp.head;) {
+            struct stage_hdr *h = (struct stage_hdr *)(fp.ring + o % fp.ring_size);
+            if (h->tx == tx)
+                h->tx = NULL;
+            o += h->bytes;
+        }
+        fp.tx[rank] = NULL;
+        fp.ntx--;
+        free(tx);
+    }
+    fp.state[rank] = FP_NONE;
+    if (fp.rx[rank])
+        rx_free(fp.rx[rank]);
+}
+
+static int fp_reaches(int world_rank)
+{
+    return fp.active && fp.state[world_rank] == FP_READY && aptus_rc_up(world_rank) == fp.tx[world_rank]->conn;
+}
+
+static int fp_ep_open(struct aptus_peer *p, struct aptus_ep **out)
+{
+    if (!fp_reaches(p->world_rank))
+        return APTUS_NORES;
+    struct fp_tx *tx = fp.tx[p->world_rank];
+    tx->open = 1;
+    *out = &tx->ep;
+    return APTUS_OK;
+}
+
+static void fp_ep_close(struct aptus_ep *ep)
+{
+    ((struct fp_tx *)ep)->open = 0;
+}
+
+/* No room: ask the receiver for its credits once (it returns them only in quarters otherwise). */
+static int no_room(struct fp_tx *tx)
+{
+    fp.st.no_room++;
+    if (!tx->credit_asked && ctl_send(tx->rank, RC_F_FP_CREDIT_ASK, 0, 0, 0) == APTUS_OK) {
+        tx->credit_asked = 1;
+        fp.st.credit_asks++;
+    }
+    return APTUS_NORES;
+}
+
+/* Reserves a frame of `total` bytes and stages its image: the image, or NULL (NORES). */
+static uint8_t *frame_begin(struct fp_tx *tx, uint32_t total, int64_t *at, struct stage_hdr **h)
+{
+    uint32_t ib = vb_image_bytes(total);
+    if (!stage_room(ib))
+        return NULL;
+    *at = vb_reserve_remote(&tx->vb, total);
+    if (*at < 0)
+        return NULL;
+    return stage_get(ib, tx, h);
+}
+
+/* Credits ride on the frames going the other way (seed 003: piggybacked): a frame's trailer
+ * carries, in its 16-bit aux, the low 16 bits of the credits (in 8-byte units) of the block
+ * its sender owns for the frame's receiver; 0: none. The receiver takes the smallest value not
+ * below what it knew with those low bits, if it is at most a block ahead (frames and credit
+ * frames travel apart: an older value comes out more than a block ahead and is ignored). */
+#define CREDIT_WRAP ((uint64_t)8 << 16)
+
+static uint16_t credit_piggyback(int rank)
+{
+    struct fp_rx *x = fp.rx[rank];
+    if (!x)
+        return 0;
+    uint64_t freed = atomic_load_explicit(&x->ctrl.freed, memory_order_relaxed);
+    uint16_t low = (uint16_t)(freed / 8);
+    if (freed == x->sent || !low)
+        return 0;
+    x->sent = freed;
+    fp.st.credits_piggybacked++;
+    return low;
+}
+
+static void credit_take(struct fp_tx *tx, uint16_t low)
+{
+    uint64_t cur = atomic_load_explicit(&tx->freed, memory_order_relaxed);
+    uint64_t v = (cur & ~(CREDIT_WRAP - 1)) | (uint64_t)low * 8;
+    if (v < cur)
+        v += CREDIT_WRAP;
+    if (v != cur && v - cur <= tx->vb.size) {
+        atomic_store_explicit(&tx->freed, v, memory_order_release);
+        tx->credit_asked = 0;
+    }
+}
+
+static int frame_end(struct fp_tx *tx, uint8_t *img, uint32_t total, int64_t at, struct stage_hdr *h)
+{
+    vb_image_seal(img, total, credit_piggyback(tx->rank));
+    vb_advance(&tx->vb, total);
+    if (stage_write(tx, h, img, vb_image_bytes(total), (uint64_t)at, fp.split) != APTUS_OK) {
+        aptus_peer_fail(tx->ep.peer ? tx->ep.peer : aptus_peer_get(tx->rank), &aptus_channel_rc_fp,
+                        "a fast-path write could not be handed over");
+        return APTUS_ERR;
+    }
+    fp.st.frames++;
+    fp.st.bytes += total;
+    return APTUS_OK;
+}
+
+/* A small image goes by fi_inject_write when nothing of the connection's waits before it: the
+ * provider copies it at once, no staging and no completion to read (its credits bound what the
+ * provider may queue). 1: it went; 0: not now (the staged way). */
+#define FP_INJECT_MAX 256
+static int inject_image(struct fp_tx *tx, const uint8_t *img, uint32_t len, uint64_t at)
+{
+    struct rc_ep *e = aptus_rc_up(tx->rank);
+    if (!e || e != tx->conn || e->wait_head || !e->ep)
+        return 0;
+    if (fi_inject_write(e->ep, img, len, 0, tx->raddr + at, tx->rkey) != 0)
+        return 0;
+    fp.st.injected++;
+    return 1;
+}
+
+static int send_small(struct fp_tx *tx, const void *hdr, size_t hdrlen, const void *payload, size_t len)
+{
+    uint32_t total = (uint32_t)(hdrlen + len), ib = vb_image_bytes(total);
+    if (!stage_room(ib)) /* (a wrap's words go staged) */
+        return no_room(tx);
+    int64_t at = vb_reserve_remote(&tx->vb, total);
+    if (at < 0)
+        return no_room(tx);
+    uint64_t buf[FP_INJECT_MAX / sizeof(uint64_t)];
+    uint8_t *img = (uint8_t *)buf;
+    memcpy(img + VB_ALIGN, hdr, hdrlen);
+    if (len)
+        memcpy(img + VB_ALIGN + hdrlen, payload, len);
+    vb_image_seal(img, total, credit_piggyback(tx->rank));
+    vb_advance(&tx->vb, total);
+    fp.st.frames++;
+    fp.st.bytes += total;
+    if (inject_image(tx, img, ib, (uint64_t)at))
+        return APTUS_OK;
+    struct stage_hdr *h;
+    uint8_t *d = stage_get(ib, tx, &h);
+    memcpy(d, img, ib);
+    if (stage_write(tx, h, d, ib, (uint64_t)at, 0) != APTUS_OK) {
+        aptus_peer_fail(aptus_peer_get(tx->rank), &aptus_channel_rc_fp, "a fast-path write could not be handed over");
+        return APTUS_ERR;
+    }
+    return APTUS_OK;
+}
+
+/* A frame staged and written: its payload from a buffer, or packed by a cursor. */
+static int send_staged(struct fp_tx *tx, const void *hdr, size_t hdrlen, const void *payload,
+                       struct aptus_dt_cursor *cur, size_t len)
+{
+    uint32_t total = (uint32_t)(hdrlen + len);
+    int64_t at;
+    struct stage_hdr *h;
+    uint8_t *img = frame_begin(tx, total, &at, &h);
+    if (!img)
+        return no_room(tx);
+    memcpy(img + VB_ALIGN, hdr, hdrlen);
+    if (cur)
+        aptus_dt_pack_some(cur, img + VB_ALIGN + hdrlen, len);
+    else if (len)
+        memcpy(img + VB_ALIGN + hdrlen, payload, len);
+    return frame_end(tx, img, total, at, h);
+}
+
+static int fp_send_frame(struct aptus_ep *ep, const void *hdr, size_t hdrlen, const void *payload, size_t len)
+{
+    struct fp_tx *tx = (struct fp_tx *)ep;
+    if (vb_image_bytes((uint32_t)(hdrlen + len)) <= fp.inject_max)
+        return send_small(tx, hdr, hdrlen, payload, len);
+    return send_staged(tx, hdr, hdrlen, payload, NULL, len);
+}
+
+static int fp_send_frame_packed(struct aptus_ep *ep, const void *hdr, size_t hdrlen, struct aptus_dt_cursor *cur,
+                                size_t len)
+{
+    return send_staged((struct fp_tx *)ep, hdr, hdrlen, NULL, cur, len);
+}
+
+/* The writes are rc-rdma's operations on the connection: its flush waits for them. */
+static int fp_flush(struct aptus_ep *ep, struct aptus_completion *comp)
+{
+    if (!ep)
+        return aptus_channel_rc_rdma.flush(NULL, comp);
+    struct fp_tx *tx = (struct fp_tx *)ep;
+    struct rc_ep *e = aptus_rc_up(tx->rank);
+    if (!e || e != tx->conn)
+        return APTUS_ERR;
+    return aptus_channel_rc_rdma.flush(&e->rdma, comp);
+}
+
+/* The blocks this rank owns (their bytes landed while rc-sr's poller drove the provider, in this
+ * pass or an earlier one), and the asks that found no room. */
+static int fp_progress(void)
+{
+    int seen = 0;
+    for (int i = 0; i < fp.npolled; i++) {
+        struct fp_rx *x = fp.polled[i];
+        struct aptus_peer *p = aptus_peer_get(x->rank);
+        uint32_t len;
+        uint16_t aux;
+        const void *f;
+        int budget = 32;
+        while (budget-- && (f = vb_peek(&x->vb, &len, &aux)) != NULL) {
+            if (aux && fp.tx[x->rank])
+                credit_take(fp.tx[x->rank], aux);
+            aptus_am_dispatch(p, f, len);
+            vb_release(&x->vb);
+            fp.st.received++;
+            seen++;
+        }
+        credit_maybe(x);
+    }
+    if (fp.asking)
+        for (int r = 0; r < aptus_rt.size && fp.asking; r++)
+            if (fp.state[r] == FP_ASKING) {
+                fp.asking--;
+                fp.state[r] = FP_NONE;
+                if (aptus_rc_up(r))
+                    ask(r);
+            }
+    return seen;
+}
+
+static void fp_release(void)
+{
+    if (fp.ring_mh)
+        aptus_channel_rc_rdma.mem_dereg(fp.ring_mh);
+    free(fp.state);
+    free(fp.tx);
+    free(fp.rx);
+    free(fp.polled);
+    free(fp.ring);
+    memset(&fp, 0, sizeof fp);
+}
+
+static int fp_init(void)
+{
+    aptus_am_register(RC_F_FP_ASK, on_ask);
+    aptus_am_register(RC_F_FP_GRANT, on_grant);
+    aptus_am_register(RC_F_FP_REFUSE, on_refuse);
+    aptus_am_register(RC_F_FP_CREDIT, on_credit);
+    aptus_am_register(RC_F_FP_CREDIT_ASK, on_credit_ask);
+    if (!aptus_rc_rule_names(APTUS_CH_RC_FP) || !aptus_rc_fabric() || !aptus_rcr_active() || aptus_config.rcfp_max == 0)
+        return APTUS_OK;
+    const struct aptus_fab_rc *r = aptus_rc_fabric();
+    if (!(r->msg_order & FI_ORDER_WAW)) {
+        /* a WRAP's words and the frames after it would land in any order */
+        fprintf(stderr,
+                "Aptus MPI: rank %d: rc-fp channel: provider %s does not keep RDMA writes in order (FI_ORDER_WAW): "
+                "no fast path, small messages take the next rule\n",
+                aptus_rt.rank, r->prov);
+        return APTUS_OK;
+    }
+    int n = aptus_rt.size;
+    fp.split = !strcmp(aptus_config.rcfp_flag, "separate");
+    fp.inject_max = fp.split ? 0 : r->inject_max < FP_INJECT_MAX ? (uint32_t)r->inject_max : FP_INJECT_MAX;
+    fp.block = (uint32_t)aptus_config.rcfp_block;
+    fp.max = aptus_config.rcfp_max;
+    fp.ring_size = 4 * (size_t)fp.block > ((size_t)64 << 10) ? 4 * (size_t)fp.block : (size_t)64 << 10;
+    fp.state = calloc((size_t)n, 1);
+    fp.tx = calloc((size_t)n, sizeof *fp.tx);
+    fp.rx = calloc((size_t)n, sizeof *fp.rx);
+    fp.polled = calloc((size_t)fp.max, sizeof *fp.polled);
+    fp.ring = aligned_alloc(64, fp.ring_size);
+    uint64_t raddr, rkey;
+    if (!fp.state || !fp.tx || !fp.rx || !fp.polled || !fp.ring ||
+        aptus_channel_rc_rdma.mem_reg(fp.ring, fp.ring_size, &fp.ring_mh, &raddr, &rkey) != APTUS_OK) {
+        fprintf(stderr, "Aptus MPI: rank %d: rc-fp channel: cannot set up its staging memory: no fast path\n",
+                aptus_rt.rank);
+        fp_release();
+        return APTUS_OK;
+    }
+    struct aptus_chan_caps *c = &aptus_channel_rc_fp.caps;
+    const struct aptus_chan_caps *f = aptus_rc_frame_caps();
+    c->flags = APTUS_CAP_ORDERED | APTUS_CAP_RELIABLE | APTUS_CAP_CONNECTED;
+    c->frame_max = vb_max_payload(fp.block);
+    if (c->frame_max > f->frame_max)
+        c->frame_max = f->frame_max;
+    c->chunk = c->frame_max - (f->frame_max - f->chunk); /* the same room for the header as rc-sr */
+    c->eager_max = c->chunk;
+    fp.active = 1;
+    return APTUS_OK;
+}
+
+static void fp_finalize(void)
+{
+    if (!fp.active)
+        return;
+    for (int r = 0; r < aptus_rt.size; r++)
+        if (fp.state[r] != FP_NONE || fp.rx[r])
+            aptus_rcfp_conn_down(r);
+    fp_release();
+}
+
+static size_t fp_memory(void)
+{
+    if (!fp.active)
+        return 0;
+    return (size_t)fp.npolled * (fp.block + sizeof(struct fp_rx)) + (size_t)fp.ntx * sizeof(struct fp_tx) +
+           fp.ring_size + (size_t)aptus_rt.size * (1 + 2 * sizeof(void *)) + (size_t)fp.max * sizeof(void *);
+}
+
+static void fp_stats_print(void)
+{
+    if (!fp.active)
+        return;
+    printf("[aptus stats] rank %d: rc-fp: fast paths to peers %d, blocks owned %d (of %d, %u bytes each); "
+           "asked %" PRIu64 ", granted %" PRIu64 ", refused %" PRIu64 "; frames sent %" PRIu64 " (%" PRIu64
+           " bytes; injected %" PRIu64 "), received %" PRIu64 "; no room %" PRIu64 ", credits by frames %" PRIu64
+           ", piggybacked %" PRIu64 ", asked for %" PRIu64 "; wraps %" PRIu64 "\n",
+           aptus_rt.rank, fp.ntx, fp.npolled, fp.max, fp.block, fp.st.asked, fp.st.granted, fp.st.refused, fp.st.frames,
+           fp.st.bytes, fp.st.injected, fp.st.received, fp.st.no_room, fp.st.credits_sent, fp.st.credits_piggybacked,
+           fp.st.credit_asks, fp.st.wraps);
+}
+
+static int fp_counter(const char *name, uint64_t *value)
+{
+    if (!fp.active)
+        return -1;
+    const struct aptus_counter t[] = {
+        { "rcfp.paths", (uint64_t)fp.ntx },        { "rcfp.blocks", (uint64_t)fp.npolled },
+        { "rcfp.frames", fp.st.frames },           { "rcfp.received", fp.st.received },
+        { "rcfp.no_room", fp.st.no_room },         { "rcfp.credits", fp.st.credits_sent },
+        { "rcfp.credit_asks", fp.st.credit_asks }, { "rcfp.wraps", fp.st.wraps },
+        { "rcfp.refused", fp.st.refused }
+    };
+    return aptus_counter_lookup(t, sizeof t / sizeof t[0], name, value);
+}
+
+struct aptus_channel aptus_channel_rc_fp = {
+    .name = "rc-fp",
+    .init = fp_init,
+    .finalize = fp_finalize,
+    .reaches = fp_reaches,
+    .ep_open = fp_ep_open,
+    .ep_close = fp_ep_close,
+    .send_frame = fp_send_frame,
+    .send_frame_packed = fp_send_frame_packed,
+    .flush = fp_flush,
+    .progress = fp_progress,
+    .memory_in_use = fp_memory,
+    .stats_print = fp_stats_print,
+    .counter = fp_counter,
+};
+
+#else
+typedef int aptus_rc_fp_unused;
+#endif
