@@ -146,6 +146,8 @@ aptus_mpi_test(NAME rcfp_separate_p2p_anysource_np3 SOURCE p2p_anysource.c NP 3 
 # The limit: one block owned and one fast path asked for per process; the others stay on rc-sr.
 aptus_mpi_test(NAME rcfp_max1_coll_basic_np4 SOURCE coll_basic.c NP 4 LABELS rc
   ENV ${APTUS_RCFP} APTUS_RCFP_MAX=1 EXPECT_STATS "(of 1, 32768 bytes each)" EXPECT_NO_STATS "fast paths to peers 2" "blocks owned 2")
+# A rank killed while fast paths to it are up: the job ends, non-zero, nothing left behind.
+aptus_mpi_test(NAME rcfp_rank_killed_np3 SOURCE rank_killed.c NP 3 LABELS faults rc ENV ${APTUS_RCFP} EXPECT_NONZERO)
 aptus_mpi_test(NAME rcfp_bad_block_np2 SOURCE p2p_basic.c NP 2 LABELS errors rc
   ENV ${APTUS_RCFP} APTUS_RCFP_BLOCK=100 EXPECT_NONZERO EXPECT_ERROR "APTUS_RCFP_BLOCK=100")
 
