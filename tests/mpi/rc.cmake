@@ -140,6 +140,10 @@ foreach(prog p2p_anysource thread_multiple)
   aptus_mpi_test(NAME rcfp_block1k_${prog}_np3 SOURCE ${prog}.c NP 3 LABELS rc threads
     ENV ${APTUS_RCFP} APTUS_RCFP_BLOCK=1K EXPECT_STATS "rc-fp: fast paths to peers 2, blocks owned 2 (of 8, 1024 bytes each)")
 endforeach()
+# rc-sr on the credit path with 2 buffers per connection: the control frames of rc-fp (grants,
+# credits, asks for credits) often find no room and are sent again.
+aptus_mpi_test(NAME rcfp_credit_path_p2p_anysource_np4 SOURCE p2p_anysource.c NP 4 LABELS rc
+  ENV ${APTUS_RCFP} APTUS_RC_SRX=0 APTUS_RC_CONN_BUFS=2 APTUS_RCFP_BLOCK=1K EXPECT_STATS "rc-fp: fast paths to peers 3")
 # Each frame's flag by a write of its own (APTUS_RCFP_FLAG=separate), small blocks.
 aptus_mpi_test(NAME rcfp_separate_p2p_anysource_np3 SOURCE p2p_anysource.c NP 3 LABELS rc
   ENV ${APTUS_RCFP} APTUS_RCFP_FLAG=separate APTUS_RCFP_BLOCK=1K EXPECT_STATS "rc-fp: fast paths to peers 2")

@@ -89,12 +89,17 @@ static struct {
     int active;
     uint32_t block;
     int max;
-    int split;                           /* APTUS_RCFP_FLAG=separate */
-    uint32_t inject_max;                 /* images sent by fi_inject_write at most (0: none) */
-    uint8_t *state;                      /* per world rank: FP_* of this rank's fast path to it */
-    struct fp_tx **tx;                   /* per world rank */
-    struct fp_rx **rx;                   /* per world rank: the block it writes, if any */
-    struct fp_rx **polled;               /* the blocks polled */
+    int split;             /* APTUS_RCFP_FLAG=separate */
+    uint32_t inject_max;   /* images sent by fi_inject_write at most (0: none) */
+    uint8_t *state;        /* per world rank: FP_* of this rank's fast path to it */
+    struct fp_tx **tx;     /* per world rank */
+    struct fp_rx **rx;     /* per world rank: the block it writes, if any */
+    struct fp_rx **polled; /* the blocks polled */
+    struct fp_reply {
+        uint8_t type; /* RC_F_FP_GRANT or RC_F_FP_REFUSE to send again; 0: none */
+        uint64_t raddr, rkey;
+    } * reply;                           /* per world rank */
+    int replies;                         /* entries of reply to send again */
     int npolled, ntx, asking, asked_out; /* asking: to ask again (no room); asked_out: unanswered */
     uint8_t *ring;
     size_t ring_size, head, tail; /* monotonic */
@@ -242,6 +247,20 @@ static void rx_free(struct fp_rx *x)
     free(x);
 }
 
+/* The answer to an FP_ASK; one that finds no room on the connection is sent again from the
+ * poller (the asker waits for it: its asks count towards its limit until answered). */
+static void reply(int rank, uint8_t type, uint64_t raddr, uint64_t rkey)
+{
+    if (ctl_send(rank, type, fp.block, raddr, rkey) != APTUS_NORES) {
+        fp.reply[rank].type = 0; /* sent, or lost with its connection */
+        return;
+    }
+    if (!fp.reply[rank].type)
+        fp.replies++;
+    fp.reply[rank] = (struct fp_reply){ type, raddr, rkey };
+    aptus_channel_poll_enable(&aptus_channel_rc_fp, 1);
+}
+
 static void on_ask(struct aptus_peer *from, const void *frame, size_t len)
 {
     (void)frame;
@@ -271,20 +290,14 @@ static void on_ask(struct aptus_peer *from, const void *frame, size_t len)
     }
     if (!x) {
         fp.st.refused++;
-        (void)ctl_send(rank, RC_F_FP_REFUSE, 0, 0, 0); /* lost with its connection: the asker keeps rc-sr */
-        return;
-    }
-    if (ctl_send(rank, RC_F_FP_GRANT, fp.block, raddr, rkey) != APTUS_OK) {
-        /* no room on the connection now: refuse in effect (the asker stays on rc-sr) */
-        aptus_channel_rc_rdma.mem_dereg(x->mh);
-        free(x->block);
-        free(x);
+        reply(rank, RC_F_FP_REFUSE, 0, 0);
         return;
     }
     fp.rx[rank] = x;
     fp.polled[fp.npolled++] = x;
     fp.st.granted++;
     aptus_channel_poll_enable(&aptus_channel_rc_fp, 1);
+    reply(rank, RC_F_FP_GRANT, raddr, rkey);
 }
 
 static void on_grant(struct aptus_peer *from, const void *frame, size_t len)
@@ -392,6 +405,10 @@ void aptus_rcfp_conn_down(int rank)
         free(tx);
     }
     fp.state[rank] = FP_NONE;
+    if (fp.reply[rank].type) {
+        fp.reply[rank].type = 0;
+        fp.replies--;
+    }
     if (fp.rx[rank])
         rx_free(fp.rx[rank]);
 }
@@ -596,6 +613,13 @@ static int fp_progress(void)
         }
         credit_maybe(x);
     }
+    for (int r = 0; r < aptus_rt.size && fp.replies; r++)
+        if (fp.reply[r].type) {
+            fp.replies--;
+            struct fp_reply a = fp.reply[r];
+            fp.reply[r].type = 0;
+            reply(r, a.type, a.raddr, a.rkey);
+        }
     if (fp.asking)
         for (int r = 0; r < aptus_rt.size && fp.asking; r++)
             if (fp.state[r] == FP_ASKING) {
@@ -614,6 +638,7 @@ static void fp_release(void)
     free(fp.state);
     free(fp.tx);
     free(fp.rx);
+    free(fp.reply);
     free(fp.polled);
     free(fp.ring);
     memset(&fp, 0, sizeof fp);
@@ -646,10 +671,11 @@ static int fp_init(void)
     fp.state = calloc((size_t)n, 1);
     fp.tx = calloc((size_t)n, sizeof *fp.tx);
     fp.rx = calloc((size_t)n, sizeof *fp.rx);
+    fp.reply = calloc((size_t)n, sizeof *fp.reply);
     fp.polled = calloc((size_t)fp.max, sizeof *fp.polled);
     fp.ring = aligned_alloc(64, fp.ring_size);
     uint64_t raddr, rkey;
-    if (!fp.state || !fp.tx || !fp.rx || !fp.polled || !fp.ring ||
+    if (!fp.state || !fp.tx || !fp.rx || !fp.reply || !fp.polled || !fp.ring ||
         aptus_channel_rc_rdma.mem_reg(fp.ring, fp.ring_size, &fp.ring_mh, &raddr, &rkey) != APTUS_OK) {
         fprintf(stderr, "Aptus MPI: rank %d: rc-fp channel: cannot set up its staging memory: no fast path\n",
                 aptus_rt.rank);
@@ -683,7 +709,8 @@ static size_t fp_memory(void)
     if (!fp.active)
         return 0;
     return (size_t)fp.npolled * (fp.block + sizeof(struct fp_rx)) + (size_t)fp.ntx * sizeof(struct fp_tx) +
-           fp.ring_size + (size_t)aptus_rt.size * (1 + 2 * sizeof(void *)) + (size_t)fp.max * sizeof(void *);
+           fp.ring_size + (size_t)aptus_rt.size * (1 + 2 * sizeof(void *) + sizeof *fp.reply) +
+           (size_t)fp.max * sizeof(void *);
 }
 
 static void fp_stats_print(void)
