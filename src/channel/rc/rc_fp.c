@@ -96,10 +96,11 @@ static struct {
     struct fp_rx **rx;     /* per world rank: the block it writes, if any */
     struct fp_rx **polled; /* the blocks polled */
     struct fp_reply {
-        uint8_t type; /* RC_F_FP_GRANT or RC_F_FP_REFUSE to send again; 0: none */
+        int rank;
+        uint8_t type; /* RC_F_FP_GRANT or RC_F_FP_REFUSE */
         uint64_t raddr, rkey;
-    } * reply;                           /* per world rank */
-    int replies;                         /* entries of reply to send again */
+    } * reply; /* answers to send again (no room on the connection) */
+    int nreply, reply_cap;
     int npolled, ntx, asking, asked_out; /* asking: to ask again (no room); asked_out: unanswered */
     uint8_t *ring;
     size_t ring_size, head, tail; /* monotonic */
@@ -128,7 +129,7 @@ static void stage_done(struct aptus_completion *c)
     h->done = 1;
     if (c->status != APTUS_OK && h->tx) {
         struct aptus_peer *p = aptus_peer_get(h->tx->rank);
-        if (p && !p->failed)
+        if (p)
             aptus_peer_fail(p, &aptus_channel_rc_fp, "a fast-path write over its connection failed");
     }
     stage_retire();
@@ -195,11 +196,7 @@ static void put_word(void *ctx, uint32_t end, uint64_t word)
     struct stage_hdr *h;
     uint8_t *d = stage_get(8, tx, &h);
     memcpy(d, &word, 8);
-    if (stage_write(tx, h, d, 8, end - 8, 0) != APTUS_OK) {
-        struct aptus_peer *p = aptus_peer_get(tx->rank);
-        if (p && !p->failed)
-            aptus_peer_fail(p, &aptus_channel_rc_fp, "a fast-path write could not be handed over");
-    }
+    (void)stage_write(tx, h, d, 8, end - 8, 0); /* (a failure fails the peer: stage_done) */
     if (end != tx->vb.size)
         fp.st.wraps++;
 }
@@ -251,14 +248,32 @@ static void rx_free(struct fp_rx *x)
  * poller (the asker waits for it: its asks count towards its limit until answered). */
 static void reply(int rank, uint8_t type, uint64_t raddr, uint64_t rkey)
 {
-    if (ctl_send(rank, type, fp.block, raddr, rkey) != APTUS_NORES) {
-        fp.reply[rank].type = 0; /* sent, or lost with its connection */
-        return;
+    if (ctl_send(rank, type, fp.block, raddr, rkey) != APTUS_NORES)
+        return; /* sent, or lost with its connection */
+    if (fp.nreply == fp.reply_cap) {
+        int cap = fp.reply_cap ? 2 * fp.reply_cap : 8;
+        struct fp_reply *v = realloc(fp.reply, (size_t)cap * sizeof *v);
+        if (!v)
+            return; /* out of memory: the asker keeps the next rule for this peer */
+        fp.reply = v;
+        fp.reply_cap = cap;
     }
-    if (!fp.reply[rank].type)
-        fp.replies++;
-    fp.reply[rank] = (struct fp_reply){ type, raddr, rkey };
+    fp.reply[fp.nreply++] = (struct fp_reply){ rank, type, raddr, rkey };
     aptus_channel_poll_enable(&aptus_channel_rc_fp, 1);
+}
+
+/* Takes rank's answers out of the list (rank -1: sends them all again). */
+static void replies_run(int rank)
+{
+    int n = fp.nreply;
+    fp.nreply = 0;
+    for (int i = 0; i < n; i++) {
+        struct fp_reply a = fp.reply[i];
+        if (rank < 0)
+            reply(a.rank, a.type, a.raddr, a.rkey); /* (may put it back, behind the kept ones) */
+        else if (a.rank != rank)
+            fp.reply[fp.nreply++] = a;
+    }
 }
 
 static void on_ask(struct aptus_peer *from, const void *frame, size_t len)
@@ -393,7 +408,7 @@ void aptus_rcfp_conn_down(int rank)
             tx->open = 0;
             aptus_peer_ep_close(&tx->ep);
         }
-        /* images still staged keep tx until their writes end: their completion fails them */
+        /* images still staged forget tx: their completions must not reach the freed record */
         for (size_t o = fp.tail; o < fp.head;) {
             struct stage_hdr *h = (struct stage_hdr *)(fp.ring + o % fp.ring_size);
             if (h->tx == tx)
@@ -405,10 +420,7 @@ void aptus_rcfp_conn_down(int rank)
         free(tx);
     }
     fp.state[rank] = FP_NONE;
-    if (fp.reply[rank].type) {
-        fp.reply[rank].type = 0;
-        fp.replies--;
-    }
+    replies_run(rank);
     if (fp.rx[rank])
         rx_free(fp.rx[rank]);
 }
@@ -444,18 +456,6 @@ static int no_room(struct fp_tx *tx)
     return APTUS_NORES;
 }
 
-/* Reserves a frame of `total` bytes and stages its image: the image, or NULL (NORES). */
-static uint8_t *frame_begin(struct fp_tx *tx, uint32_t total, int64_t *at, struct stage_hdr **h)
-{
-    uint32_t ib = vb_image_bytes(total);
-    if (!stage_room(ib))
-        return NULL;
-    *at = vb_reserve_remote(&tx->vb, total);
-    if (*at < 0)
-        return NULL;
-    return stage_get(ib, tx, h);
-}
-
 /* Credits ride on the frames going the other way (seed 003: piggybacked): a frame's trailer
  * carries, in its 16-bit aux, the low 16 bits of the credits (in 8-byte units) of the block
  * its sender owns for the frame's receiver; 0: none. The receiver takes the smallest value not
@@ -489,20 +489,6 @@ static void credit_take(struct fp_tx *tx, uint16_t low)
     }
 }
 
-static int frame_end(struct fp_tx *tx, uint8_t *img, uint32_t total, int64_t at, struct stage_hdr *h)
-{
-    vb_image_seal(img, total, credit_piggyback(tx->rank));
-    vb_advance(&tx->vb, total);
-    if (stage_write(tx, h, img, vb_image_bytes(total), (uint64_t)at, fp.split) != APTUS_OK) {
-        aptus_peer_fail(tx->ep.peer ? tx->ep.peer : aptus_peer_get(tx->rank), &aptus_channel_rc_fp,
-                        "a fast-path write could not be handed over");
-        return APTUS_ERR;
-    }
-    fp.st.frames++;
-    fp.st.bytes += total;
-    return APTUS_OK;
-}
-
 /* A small image goes by fi_inject_write when nothing of the connection's waits before it: the
  * provider copies it at once, no staging and no completion to read (its credits bound what the
  * provider may queue). 1: it went; 0: not now (the staged way). */
@@ -518,65 +504,49 @@ static int inject_image(struct fp_tx *tx, const uint8_t *img, uint32_t len, uint
     return 1;
 }
 
-static int send_small(struct fp_tx *tx, const void *hdr, size_t hdrlen, const void *payload, size_t len)
+/* A frame: its payload from a buffer, or packed by a cursor. Its image is built on the stack
+ * when it may be injected, else in the staging ring; a write not handed over fails the peer
+ * (stage_done). */
+static int send_frame(struct fp_tx *tx, const void *hdr, size_t hdrlen, const void *payload,
+                      struct aptus_dt_cursor *cur, size_t len)
 {
     uint32_t total = (uint32_t)(hdrlen + len), ib = vb_image_bytes(total);
-    if (!stage_room(ib)) /* (a wrap's words go staged) */
+    if (!stage_room(ib)) /* (a wrap's words go staged too) */
         return no_room(tx);
     int64_t at = vb_reserve_remote(&tx->vb, total);
     if (at < 0)
         return no_room(tx);
-    uint64_t buf[FP_INJECT_MAX / sizeof(uint64_t)];
-    uint8_t *img = (uint8_t *)buf;
-    memcpy(img + VB_ALIGN, hdr, hdrlen);
-    if (len)
-        memcpy(img + VB_ALIGN + hdrlen, payload, len);
-    vb_image_seal(img, total, credit_piggyback(tx->rank));
-    vb_advance(&tx->vb, total);
-    fp.st.frames++;
-    fp.st.bytes += total;
-    if (inject_image(tx, img, ib, (uint64_t)at))
-        return APTUS_OK;
-    struct stage_hdr *h;
-    uint8_t *d = stage_get(ib, tx, &h);
-    memcpy(d, img, ib);
-    if (stage_write(tx, h, d, ib, (uint64_t)at, 0) != APTUS_OK) {
-        aptus_peer_fail(aptus_peer_get(tx->rank), &aptus_channel_rc_fp, "a fast-path write could not be handed over");
-        return APTUS_ERR;
-    }
-    return APTUS_OK;
-}
-
-/* A frame staged and written: its payload from a buffer, or packed by a cursor. */
-static int send_staged(struct fp_tx *tx, const void *hdr, size_t hdrlen, const void *payload,
-                       struct aptus_dt_cursor *cur, size_t len)
-{
-    uint32_t total = (uint32_t)(hdrlen + len);
-    int64_t at;
-    struct stage_hdr *h;
-    uint8_t *img = frame_begin(tx, total, &at, &h);
-    if (!img)
-        return no_room(tx);
+    uint64_t small[FP_INJECT_MAX / sizeof(uint64_t)];
+    struct stage_hdr *h = NULL;
+    uint8_t *img = ib <= fp.inject_max ? (uint8_t *)small : stage_get(ib, tx, &h);
     memcpy(img + VB_ALIGN, hdr, hdrlen);
     if (cur)
         aptus_dt_pack_some(cur, img + VB_ALIGN + hdrlen, len);
     else if (len)
         memcpy(img + VB_ALIGN + hdrlen, payload, len);
-    return frame_end(tx, img, total, at, h);
+    vb_image_seal(img, total, credit_piggyback(tx->rank));
+    vb_advance(&tx->vb, total);
+    fp.st.frames++;
+    fp.st.bytes += total;
+    if (!h) {
+        if (inject_image(tx, img, ib, (uint64_t)at))
+            return APTUS_OK;
+        uint8_t *d = stage_get(ib, tx, &h);
+        memcpy(d, img, ib);
+        img = d;
+    }
+    return stage_write(tx, h, img, ib, (uint64_t)at, fp.split);
 }
 
 static int fp_send_frame(struct aptus_ep *ep, const void *hdr, size_t hdrlen, const void *payload, size_t len)
 {
-    struct fp_tx *tx = (struct fp_tx *)ep;
-    if (vb_image_bytes((uint32_t)(hdrlen + len)) <= fp.inject_max)
-        return send_small(tx, hdr, hdrlen, payload, len);
-    return send_staged(tx, hdr, hdrlen, payload, NULL, len);
+    return send_frame((struct fp_tx *)ep, hdr, hdrlen, payload, NULL, len);
 }
 
 static int fp_send_frame_packed(struct aptus_ep *ep, const void *hdr, size_t hdrlen, struct aptus_dt_cursor *cur,
                                 size_t len)
 {
-    return send_staged((struct fp_tx *)ep, hdr, hdrlen, NULL, cur, len);
+    return send_frame((struct fp_tx *)ep, hdr, hdrlen, NULL, cur, len);
 }
 
 /* The writes are rc-rdma's operations on the connection: its flush waits for them. */
@@ -613,13 +583,8 @@ static int fp_progress(void)
         }
         credit_maybe(x);
     }
-    for (int r = 0; r < aptus_rt.size && fp.replies; r++)
-        if (fp.reply[r].type) {
-            fp.replies--;
-            struct fp_reply a = fp.reply[r];
-            fp.reply[r].type = 0;
-            reply(r, a.type, a.raddr, a.rkey);
-        }
+    if (fp.nreply)
+        replies_run(-1);
     if (fp.asking)
         for (int r = 0; r < aptus_rt.size && fp.asking; r++)
             if (fp.state[r] == FP_ASKING) {
@@ -671,11 +636,10 @@ static int fp_init(void)
     fp.state = calloc((size_t)n, 1);
     fp.tx = calloc((size_t)n, sizeof *fp.tx);
     fp.rx = calloc((size_t)n, sizeof *fp.rx);
-    fp.reply = calloc((size_t)n, sizeof *fp.reply);
     fp.polled = calloc((size_t)fp.max, sizeof *fp.polled);
     fp.ring = aligned_alloc(64, fp.ring_size);
     uint64_t raddr, rkey;
-    if (!fp.state || !fp.tx || !fp.rx || !fp.reply || !fp.polled || !fp.ring ||
+    if (!fp.state || !fp.tx || !fp.rx || !fp.polled || !fp.ring ||
         aptus_channel_rc_rdma.mem_reg(fp.ring, fp.ring_size, &fp.ring_mh, &raddr, &rkey) != APTUS_OK) {
         fprintf(stderr, "Aptus MPI: rank %d: rc-fp channel: cannot set up its staging memory: no fast path\n",
                 aptus_rt.rank);
@@ -709,7 +673,7 @@ static size_t fp_memory(void)
     if (!fp.active)
         return 0;
     return (size_t)fp.npolled * (fp.block + sizeof(struct fp_rx)) + (size_t)fp.ntx * sizeof(struct fp_tx) +
-           fp.ring_size + (size_t)aptus_rt.size * (1 + 2 * sizeof(void *) + sizeof *fp.reply) +
+           fp.ring_size + (size_t)aptus_rt.size * (1 + 2 * sizeof(void *)) + (size_t)fp.reply_cap * sizeof *fp.reply +
            (size_t)fp.max * sizeof(void *);
 }
 
