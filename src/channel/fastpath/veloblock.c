@@ -23,19 +23,6 @@ void vb_block_init(void *block, uint32_t size, struct vb_ctrl *ctrl)
     atomic_store_explicit(&ctrl->freed, 0, memory_order_release);
 }
 
-void vb_sender_init(struct vb_sender *s, void *block, uint32_t size, const struct vb_ctrl *ctrl)
-{
-    vb_check_geometry(block, size);
-    s->block = block;
-    s->put_word = NULL;
-    s->put_ctx = NULL;
-    s->size = size;
-    s->pos = size;
-    s->used = 0;
-    s->freed_cache = 0;
-    s->freed = &ctrl->freed;
-}
-
 void vb_sender_init_remote(struct vb_sender *s, uint32_t size, const _Atomic uint64_t *freed,
                            void (*put_word)(void *ctx, uint32_t end, uint64_t word), void *ctx)
 {
@@ -46,6 +33,13 @@ void vb_sender_init_remote(struct vb_sender *s, uint32_t size, const _Atomic uin
     s->freed = freed;
     s->put_word = put_word;
     s->put_ctx = ctx;
+}
+
+void vb_sender_init(struct vb_sender *s, void *block, uint32_t size, const struct vb_ctrl *ctrl)
+{
+    vb_check_geometry(block, size);
+    vb_sender_init_remote(s, size, &ctrl->freed, NULL, NULL);
+    s->block = block;
 }
 
 void vb_receiver_init(struct vb_receiver *r, void *block, uint32_t size, struct vb_ctrl *ctrl)
