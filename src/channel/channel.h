@@ -290,6 +290,21 @@ static inline void aptus_peer_count(struct aptus_peer *p, int chan, uint64_t byt
         p->stats->bytes[chan] += bytes;
     }
 }
+/* Which frames carry a message, and of how many bytes (the message layer's matched frames; set
+ * by it): a channel that sends a frame another way than the peer's route said -- rc-fp's frames
+ * that find no room, over the connection -- moves the message's count to the channel that took it.
+ * Returns 1 with *bytes set, or 0. NULL until the message layer sets it. */
+extern int (*aptus_frame_message)(const void *hdr, uint64_t *bytes);
+/* Moves one message of `bytes` from channel `from` to channel `to` in p's statistics. */
+static inline void aptus_peer_recount(struct aptus_peer *p, int from, int to, uint64_t bytes)
+{
+    if (__builtin_expect(p->stats != NULL, 0)) {
+        p->stats->msgs[from]--;
+        p->stats->bytes[from] -= bytes;
+        p->stats->msgs[to]++;
+        p->stats->bytes[to] += bytes;
+    }
+}
 /* Prints the per-peer, per-channel counters and the channels' memory. */
 void aptus_channel_stats_print(void);
 /* A counter by name, readable at run time: "memory" (bytes the channels hold), "memory.CHANNEL",

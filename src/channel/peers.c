@@ -13,6 +13,7 @@
 struct aptus_rule_chain aptus_rules;
 static struct aptus_route *routes; /* one per set of reaching channels */
 static void (*route_refine)(struct aptus_route *route);
+int (*aptus_frame_message)(const void *hdr, uint64_t *bytes);
 int aptus_peers_failed;
 static void (*fail_handler)(struct aptus_peer *p, const char *why);
 

@@ -8,6 +8,8 @@
  *     from get_min                               rendezvous, read
  *   on a channel that writes rendezvous messages  rendezvous, written by the sender
  *   on a channel without get                     rendezvous, streamed copy */
+#include <string.h>
+
 #include "pt2pt/mlayer.h"
 #include "runtime/progress.h"
 
@@ -67,9 +69,23 @@ static void refine(struct aptus_route *route)
     }
 }
 
+/* The matched frames carry the messages (for the statistics of a channel that sends a frame
+ * another way than the route said: channel.h). */
+static int frame_message(const void *hdr, uint64_t *bytes)
+{
+    uint8_t type = *(const uint8_t *)hdr;
+    if (type != APTUS_F_EAGER && type != APTUS_F_EAGER_SYNC && type != APTUS_F_RTS)
+        return 0;
+    struct aptus_f_msg m; /* (the headers of these frames start with it) */
+    memcpy(&m, hdr, sizeof m);
+    *bytes = m.len;
+    return 1;
+}
+
 void aptus_proto_init(void)
 {
     aptus_route_refine_set(refine);
+    aptus_frame_message = frame_message;
 }
 
 /* The rest of a send that is not a plain eager one: a rendezvous message, or a peer holding

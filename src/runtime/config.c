@@ -207,8 +207,10 @@ static int parse_range(int i, const struct aptus_config *cfg, struct aptus_cvar_
             return range_error(i, err, errlen, "has too many items");
         if (d->type == APTUS_CVAR_ENUM) {
             for (size_t k = 0; k < n; k++)
-                if (!((item[k] >= 'a' && item[k] <= 'z') || (item[k] >= '0' && item[k] <= '9') || item[k] == '_'))
-                    return range_error(i, err, errlen, "has a word that is not lower case letters, digits and '_'");
+                if (!((item[k] >= 'a' && item[k] <= 'z') || (item[k] >= '0' && item[k] <= '9') || item[k] == '_' ||
+                      (item[k] == '-' && k > 0)))
+                    return range_error(i, err, errlen,
+                                       "has a word that is not lower case letters, digits, '_' and inner '-'");
             r->word[r->n].off = (unsigned)(item - t);
             r->word[r->n].len = (unsigned)n;
             r->n++;

@@ -157,6 +157,26 @@ aptus_mpi_test(NAME rcfp_max1_coll_basic_np4 SOURCE coll_basic.c NP 4 LABELS rc
   ENV ${APTUS_RCFP} APTUS_RCFP_MAX=1 EXPECT_STATS "(of 1, 32768 bytes each)" EXPECT_NO_STATS "fast paths to peers 2" "blocks owned 2")
 # A rank killed while fast paths to it are up: the job ends, non-zero, nothing left behind.
 aptus_mpi_test(NAME rcfp_rank_killed_np3 SOURCE rank_killed.c NP 3 LABELS faults rc ENV ${APTUS_RCFP} EXPECT_NONZERO)
+# The baseline layouts (APTUS_RCFP_DESIGN=fixed: 32 cells of 8 KiB and a mirror at the sender;
+# fixed-reduced: 2 cells, senders often without a free cell, their frames over the connection).
+foreach(design fixed fixed-reduced)
+  string(REPLACE "-" "_" d ${design})
+  aptus_mpi_test(NAME rcfp_${d}_p2p_anysource_np3 SOURCE p2p_anysource.c NP 3 LABELS rc
+    ENV ${APTUS_RCFP} APTUS_RCFP_DESIGN=${design} EXPECT_STATS "rc-fp: fast paths to peers 2" "design ${design}")
+  aptus_mpi_test(NAME rcfp_${d}_coll_basic_np4 SOURCE coll_basic.c NP 4 LABELS rc
+    ENV ${APTUS_RCFP} APTUS_RCFP_DESIGN=${design} EXPECT_STATS "rc-fp: fast paths to peers 3" "design ${design}")
+  aptus_mpi_test(NAME rcfp_${d}_thread_multiple_np3 SOURCE thread_multiple.c NP 3 LABELS rc threads
+    ENV ${APTUS_RCFP} APTUS_RCFP_DESIGN=${design} EXPECT_STATS "rc-fp: fast paths to peers 2" "design ${design}")
+endforeach()
+aptus_mpi_test(NAME rcfp_fixed_dt_p2p_np2 SOURCE dt_p2p.c NP 2 LABELS rc
+  ENV ${APTUS_RCFP} APTUS_RCFP_DESIGN=fixed EXPECT_STATS "rc-fp: fast paths to peers 1" "design fixed")
+# Fast paths opened by allocation rules naming rc-fp: asked for at the rule's count, within the
+# limit (APTUS_RCFP_MAX=1: a third rank is refused).
+aptus_mpi_test(NAME rcfp_alloc_np3 SOURCE rcfp_alloc.c NP 3 LABELS rc
+  ENV "APTUS_SEND_RULES=self,size<=8K:rc-fp,size<=8K:rc-sr,rc-rdma,ud-sr" APTUS_FABRIC_IFACE=lo
+  "APTUS_ALLOC_RULES=size<=1K:rc-fp@24,*:rc-sr@4" APTUS_RCFP_MAX=1 EXPECT_EXIT 0 EXPECT_OUTPUT "rcfp_alloc: ok")
+aptus_mpi_test(NAME rcfp_bad_design_np2 SOURCE p2p_basic.c NP 2 LABELS errors rc
+  ENV ${APTUS_RCFP} APTUS_RCFP_DESIGN=fixed-large EXPECT_NONZERO EXPECT_ERROR "APTUS_RCFP_DESIGN=fixed-large")
 aptus_mpi_test(NAME rcfp_bad_block_np2 SOURCE p2p_basic.c NP 2 LABELS errors rc
   ENV ${APTUS_RCFP} APTUS_RCFP_BLOCK=100 EXPECT_NONZERO EXPECT_ERROR "APTUS_RCFP_BLOCK=100")
 

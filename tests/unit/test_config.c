@@ -122,7 +122,7 @@ static void test_table(void)
     }
     CHECK(strcmp(t[0].name, "APTUS_STATS") == 0 && t[0].type == APTUS_CVAR_BOOL);
     CHECK(strcmp(t[1].name, "APTUS_SEND_RULES") == 0 && t[1].type == APTUS_CVAR_STRING);
-    CHECK(strcmp(t[1].default_text, "self;smp;size<=8K:rc-sr;rc-rdma;size<=8K:ud-sr;ud-zcopy") == 0);
+    CHECK(strcmp(t[1].default_text, "self;smp;size<=8K:rc-fp;size<=8K:rc-sr;rc-rdma;size<=8K:ud-sr;ud-zcopy") == 0);
     CHECK(strcmp(t[2].name, "APTUS_SMP_BLOCK_SIZE") == 0 && t[2].type == APTUS_CVAR_SIZE);
     CHECK(strcmp(t[VAR_spin_count].name, "APTUS_SPIN_COUNT") == 0 && t[VAR_spin_count].type == APTUS_CVAR_INT);
 }
@@ -131,7 +131,8 @@ static void check_defaults(void)
 {
     CHECK(aptus_config.stats == 0);
     CHECK(aptus_config.send_rules &&
-          strcmp(aptus_config.send_rules, "self;smp;size<=8K:rc-sr;rc-rdma;size<=8K:ud-sr;ud-zcopy") == 0);
+          strcmp(aptus_config.send_rules, "self;smp;size<=8K:rc-fp;size<=8K:rc-sr;rc-rdma;size<=8K:ud-sr;ud-zcopy") ==
+              0);
     CHECK(aptus_config.smp_block_size == 64 * 1024);
     CHECK(aptus_config.smp_eager_max == 16 * 1024);
     CHECK(aptus_config.smp_cma == 1);
@@ -288,7 +289,8 @@ static void test_string(void)
     CHECK(init_quiet(err, sizeof err) == 0 && strcmp(aptus_config.send_rules, "") == 0);
     unsetenv("APTUS_SEND_RULES");
     CHECK(init_quiet(err, sizeof err) == 0 &&
-          strcmp(aptus_config.send_rules, "self;smp;size<=8K:rc-sr;rc-rdma;size<=8K:ud-sr;ud-zcopy") == 0);
+          strcmp(aptus_config.send_rules, "self;smp;size<=8K:rc-fp;size<=8K:rc-sr;rc-rdma;size<=8K:ud-sr;ud-zcopy") ==
+              0);
 }
 
 static void test_enum(void)

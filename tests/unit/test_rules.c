@@ -448,7 +448,7 @@ static void test_alloc_rules(void)
     CHECK(!strcmp(err, "APTUS_SEND_RULES=self;rc-sr: the last rule names rc-sr, a channel opened on demand that "
                        "reaches no peer before its connection is up; end the chain with a channel that reaches every "
                        "peer from the start (ud-sr, ud-zcopy or ud-copy)"));
-    c = parse_ok("self;smp;size<=8K:rc-sr;rc-rdma;size<=8K:ud-sr;ud-zcopy");
+    c = parse_ok("self;smp;size<=8K:rc-fp;size<=8K:rc-sr;rc-rdma;size<=8K:ud-sr;ud-zcopy");
     CHECK(aptus_rules_check_start(&c, "x", err, sizeof err) == 0);
 }
 

@@ -574,22 +574,52 @@ static uint32_t threshold(int rank, int rule)
     return n > 65535 ? 65535 : n;
 }
 
+/* The first allocation rule for a connection (not one naming rc-fp: rc_fp.c counts those) that
+ * takes a message of `bytes`, or -1. */
+static int conn_rule_find(uint64_t bytes)
+{
+    for (int i = 0; i < rc.alloc.n; i++) {
+        const struct aptus_rule *r = &rc.alloc.rule[i];
+        if (r->channel != APTUS_CH_RC_FP && bytes >= r->size_min && bytes <= r->size_max &&
+            aptus_rt.size >= r->ranks_min && aptus_rt.size <= r->ranks_max)
+            return i;
+    }
+    return -1;
+}
+
+#define WHY_FP 255 /* rc.why: an allocation rule naming rc-fp asked (for the connection under it) */
+
 /* The allocation hook (channel.h): a message to or from p. Only messages that this rank's
  * route to p sends over UD count (not those of peers reached by self or smp, nor of peers
  * connected or being connected); the first allocation rule that takes the message counts it,
- * and at its threshold the connection is asked for. */
+ * and at its threshold the connection is asked for. The rules naming rc-fp count the messages
+ * of peers without a fast path (rc_fp.c), connected or not: a fast path needs a connection, so
+ * when one of them reaches its threshold the connection is asked for first. */
 static void alloc_note(struct aptus_peer *p, uint64_t bytes)
 {
     int rank = p->world_rank;
     int s = rc.state[rank];
+    int ch = -1;
+    if (aptus_rcfp_counting()) {
+        ch = p->route ? aptus_route_pick(p->route, bytes) : -1;
+        if (ch > APTUS_CH_SMP && ch != APTUS_CH_RC_FP && aptus_rcfp_note(rank, bytes, s == RC_UP) &&
+            (s == RC_NONE || s == RC_REFUSED)) {
+            rc.why[rank] = WHY_FP;
+            if (s == RC_REFUSED)
+                set_state(rank, RC_NONE);
+            want(rank);
+            return;
+        }
+    }
     if (s != RC_NONE && s != RC_REFUSED)
         return;
-    int ch = p->route ? aptus_route_pick(p->route, bytes) : -1;
+    if (ch < 0)
+        ch = p->route ? aptus_route_pick(p->route, bytes) : -1;
     if (ch != APTUS_CH_UD_SR && ch != APTUS_CH_UD_ZCOPY && ch != APTUS_CH_UD_COPY)
         return;
     if (rc.seen[rank] < UINT32_MAX)
         rc.seen[rank]++;
-    int k = aptus_alloc_rules_find(&rc.alloc, bytes, aptus_rt.size);
+    int k = conn_rule_find(bytes);
     if (k < 0)
         return;
     uint16_t *c = &rc.count[(size_t)k * (size_t)aptus_rt.size + (size_t)rank];
@@ -1389,7 +1419,10 @@ static void rc_stats_print(void)
         if (rc.state[r] == RC_NONE)
             continue;
         char why[96];
-        if (rc.why[r]) {
+        if (rc.why[r] == WHY_FP) {
+            snprintf(why, sizeof why, "this rank asked after %u messages, for a fast path (an rc-fp allocation rule)",
+                     rc.seen[r]);
+        } else if (rc.why[r]) {
             const struct aptus_rule *a = &rc.alloc.rule[rc.why[r] - 1];
             snprintf(why, sizeof why, "this rank asked after %u messages, allocation rule %d (%s@%d)", rc.seen[r],
                      rc.why[r], aptus_channel_name(a->channel), a->threshold);

@@ -1,10 +1,15 @@
 /* rc-fp: the RC fast path (seeds 000 section 3, 003). For each peer with a fast path this rank
- * owns one Veloblock block (channel/fastpath/veloblock.h, the same format and code as smp's
- * blocks) that the peer fills with RDMA writes over its RC connection; this rank polls the
- * blocks it owns (a list: only peers with a fast path). The sender keeps the block's positions
- * and its credits, never a copy of the block: each frame goes as one image -- the zero word that
- * resets the next frame's trailer slot, the frame, the trailer whose flag is the image's last
- * byte -- by one write (rc-rdma's put, over the same connection).
+ * owns memory (a block) that the peer fills with RDMA writes over its RC connection; this rank
+ * polls the blocks it owns (a list: only peers with a fast path). Two layouts
+ * (APTUS_RCFP_DESIGN), the same code around them:
+ *  - veloblock (the default): one Veloblock block (channel/fastpath/veloblock.h, the same format
+ *    and code as smp's blocks). The sender keeps the block's positions and its credits, never a
+ *    copy of the block: each frame goes as one image -- the zero word that resets the next
+ *    frame's trailer slot, the frame, the trailer whose flag is the image's last byte -- by one
+ *    write (rc-rdma's put, over the same connection), staged in a ring of the process's.
+ *  - fixed, fixed-reduced (the paper's baseline): cells of 8 KiB (channel/fastpath/fixedcell.h),
+ *    32 of them or 2, filled from the top with a head and a tail word; the sender keeps a mirror
+ *    of the receiver's cells and writes each frame from it.
  *
  * Placement: the design needs the flag to land after the rest of its image, and a WRAP's two
  * words after every earlier write. The tcp provider receives a write off the connection's
@@ -14,12 +19,22 @@
  * verbs on InfiniBand places one write's bytes in address order and the writes of a connection
  * in order in practice (not a promise of the specification); docs/DESIGN.md, "RC fast path".
  *
- * Life cycle: when an RC connection comes up and a send rule names rc-fp, the side that wants to
- * send asks (FP_ASK); the peer, if it owns fewer than APTUS_RCFP_MAX blocks, allocates and
- * registers one and answers with its address and key (FP_GRANT), else refuses (FP_REFUSE).
- * Credits are bytes: the receiver returns them by a frame over the connection (FP_CREDIT) once a
- * quarter of the block is free again, or at once when a sender out of room asks (FP_CREDIT_ASK).
- * A connection that goes takes its fast paths with it. */
+ * No room: a frame that finds no room in the block (no credits, no free cell) goes over the
+ * connection's send/receive path instead (rc-sr's frames), wrapped in FP_VIA, which says how many
+ * frames were written into the block before it: the receiver takes those from the block first
+ * (they have landed: the connection delivers in order). The sender writes into the block again
+ * only once the receiver has said (FP_CREDIT) that it took every FP_VIA frame, so the peer sees
+ * the frames in the order they were sent.
+ *
+ * Life cycle: a fast path is asked for (FP_ASK) when the allocation rules that name rc-fp
+ * (APTUS_ALLOC_RULES) count enough messages to the peer, with an RC connection up (asked for
+ * first when there is none); without such rules, when a connection comes up. The peer, if it owns
+ * fewer than APTUS_RCFP_MAX blocks, allocates and registers one and answers with its address and
+ * key (FP_GRANT), else refuses (FP_REFUSE); a refused peer is asked again after twice as many
+ * messages. Credits are bytes (fixed: a cell's bytes per cell): the receiver returns them by a
+ * frame over the connection (FP_CREDIT) once half of the block is free again, or at once when a
+ * sender out of room asks (FP_CREDIT_ASK), or in the trailers of its own frames to the sender. A
+ * connection that goes takes its fast paths with it. */
 #ifdef APTUS_HAVE_LIBFABRIC
 
 #include <inttypes.h>
@@ -32,33 +47,66 @@
 #include <rdma/fi_rma.h>
 
 #include "channel/channel.h"
+#include "channel/fastpath/fixedcell.h"
 #include "channel/fastpath/veloblock.h"
 #include "channel/rc/rc_int.h"
 #include "core/datatype.h"
 #include "runtime/config.h"
 #include "runtime/progress.h"
 
+enum { DESIGN_VELOBLOCK, DESIGN_FIXED };
+#define FX_CELL       8192u /* the paper's cell */
+#define FX_CELLS      32u   /* fixed: 32 cells (256 KiB each way) */
+#define FX_CELLS_LESS 2u    /* fixed-reduced: 2 cells (16 KiB each way: 32 KiB a pair, Veloblock's) */
+
 /* Control frames, over the RC connection (rc-sr's frames). */
 struct fp_ctl {
     uint8_t type;
-    uint8_t pad[3];
-    uint32_t size; /* FP_GRANT: block bytes */
+    uint8_t design; /* FP_ASK, FP_GRANT: the asker's / the block's layout (DESIGN_*) */
+    uint8_t pad[2];
+    uint32_t size; /* FP_GRANT: block bytes; FP_CREDIT: FP_VIA frames taken */
     uint64_t addr; /* FP_GRANT: the block's remote address; FP_CREDIT: bytes freed */
     uint64_t key;  /* FP_GRANT: its key */
 };
 
+/* A frame that found no room in the block, over the connection: this, then the frame. */
+struct fp_via {
+    uint8_t type;
+    uint8_t pad[3];
+    uint32_t via;    /* its number among the sender's FP_VIA frames (from 1) */
+    uint64_t before; /* frames written into the block before it */
+};
+#define FP_HDR_MAX 64 /* the message layer's headers at most */
+
 enum { FP_NONE, FP_ASKING, FP_ASKED, FP_READY, FP_REFUSED };
+
+struct fp_tx;
+struct fx_slot { /* fixed: a cell of the mirror while its write is in flight */
+    struct aptus_completion comp;
+    struct fp_tx *tx;
+    int busy;
+};
 
 /* A fast path of this rank's to a peer: the sender's side. */
 struct fp_tx {
     struct aptus_ep ep; /* first */
     int rank;
     const struct rc_ep *conn; /* the connection it was granted on (identity only) */
-    struct vb_sender vb;
-    _Atomic uint64_t freed; /* the receiver's credits, from FP_CREDIT */
+    struct vb_sender vb;      /* veloblock: the block's positions */
+    _Atomic uint64_t freed;   /* the receiver's credits, from FP_CREDIT */
     uint64_t raddr, rkey;
-    int credit_asked; /* an FP_CREDIT_ASK is out */
-    int open;
+    uint32_t size;      /* the block's bytes */
+    int credit_asked;   /* an FP_CREDIT_ASK is out */
+    int open;           /* handed to the peer record */
+    uint32_t via_sent;  /* FP_VIA frames sent ... */
+    uint32_t via_acked; /* ... and those the receiver said it took (block writes wait till equal) */
+    uint64_t blk_sent;  /* frames written into the block */
+    uint8_t *mirror;    /* fixed: the receiver's cells, as the sender wrote them */
+    struct aptus_memh *mirror_mh;
+    struct fx_slot *slot; /* fixed: per cell */
+    int inflight;         /* fixed: writes from the mirror not completed */
+    int dead;             /* fixed: the connection went; freed when the last write completes */
+    uint8_t stamp;        /* fixed: the last head's stamp */
 };
 
 /* A block of this rank's that a peer writes: the receiver's side. */
@@ -67,14 +115,18 @@ struct fp_rx {
     const struct rc_ep *conn;
     uint8_t *block;
     struct aptus_memh *mh;
-    struct vb_receiver vb;
-    struct vb_ctrl ctrl; /* what vb publishes (ctrl.freed), sent to the peer by FP_CREDIT */
-    uint64_t sent;       /* the last credits sent */
-    int asked;           /* the sender is out of room and asked */
+    struct vb_receiver vb; /* veloblock */
+    struct vb_ctrl ctrl;   /* the credits (ctrl.freed), sent to the peer by FP_CREDIT */
+    uint64_t sent;         /* the last credits sent */
+    int asked;             /* the sender is out of room and asked */
+    uint32_t next;         /* fixed: the cell the next frame lands in */
+    uint64_t taken;        /* frames taken from the block */
+    uint32_t via_seen;     /* FP_VIA frames taken ... */
+    uint32_t via_told;     /* ... and as last told to the sender */
 };
 
-/* Staging for the images: one ring per process, registered once; a write's image stays until
- * its write completes. */
+/* Staging for the images (veloblock): one ring per process, registered once, made at the first
+ * grant; a write's image stays until its write completes. */
 struct stage_hdr {
     struct aptus_completion comp;
     uint32_t bytes; /* of the whole entry, header included */
@@ -87,7 +139,9 @@ struct stage_hdr {
 
 static struct {
     int active;
-    uint32_t block;
+    int design;           /* DESIGN_* */
+    uint32_t block;       /* bytes of a block (fixed: cells x cell) */
+    uint32_t cells, cell; /* fixed */
     int max;
     int split;             /* APTUS_RCFP_FLAG=separate */
     uint32_t inject_max;   /* images sent by fi_inject_write at most (0: none) */
@@ -102,12 +156,17 @@ static struct {
     } * reply; /* answers to send again (no room on the connection) */
     int nreply, reply_cap;
     int npolled, ntx, asking, asked_out; /* asking: to ask again (no room); asked_out: unanswered */
+    /* allocation: the rules naming rc-fp (none: every connection asks when it comes up) */
+    struct aptus_rule_chain rules;
+    uint16_t *count; /* per rule and world rank: messages counted */
+    uint8_t *tries;  /* per world rank: refusals so far */
+    uint8_t *wanted; /* per world rank: the rules asked for a fast path (the connection first) */
     uint8_t *ring;
     size_t ring_size, head, tail; /* monotonic */
     struct aptus_memh *ring_mh;
     struct {
         uint64_t frames, bytes, injected, no_room, credits_sent, credits_piggybacked, credit_asks, wraps, granted,
-            refused, asked, received;
+            refused, asked, received, via, msgs, msgs_via, refused_here;
     } st;
 } fp;
 
@@ -133,6 +192,24 @@ static void stage_done(struct aptus_completion *c)
             aptus_peer_fail(p, &aptus_channel_rc_fp, "a fast-path write over its connection failed");
     }
     stage_retire();
+}
+
+/* The ring, at the first grant (a process with no fast path has none). 0, or -1. */
+static int stage_setup(void)
+{
+    if (fp.ring)
+        return 0;
+    size_t size = 4 * (size_t)fp.block > ((size_t)64 << 10) ? 4 * (size_t)fp.block : (size_t)64 << 10;
+    uint64_t raddr, rkey;
+    if (!(fp.ring = aligned_alloc(64, size)))
+        return -1;
+    if (aptus_channel_rc_rdma.mem_reg(fp.ring, size, &fp.ring_mh, &raddr, &rkey) != APTUS_OK) {
+        free(fp.ring);
+        fp.ring = NULL;
+        return -1;
+    }
+    fp.ring_size = size;
+    return 0;
 }
 
 /* Whether an image of `bytes` can be staged now, with a wrap's two words before it and the
@@ -167,23 +244,24 @@ static uint8_t *stage_get(uint32_t bytes, struct fp_tx *tx, struct stage_hdr **o
     return (uint8_t *)h + STAGE_HDR;
 }
 
-/* Writes `len` staged bytes at offset `at` of tx's block: one write, or (split: APTUS_RCFP_FLAG=
- * separate) all but the last word, then the last word -- the flag -- by a write of its own. A
- * piece not handed over fails the entry (and the peer, through stage_done). */
-static int stage_write(struct fp_tx *tx, struct stage_hdr *h, uint8_t *data, uint32_t len, uint64_t at, int split)
+/* Writes `len` bytes from data (registered: the ring or a mirror) at offset `at` of tx's block:
+ * one write, or (split: APTUS_RCFP_FLAG=separate) all but the last word, then the last word --
+ * the flag -- by a write of its own. A piece not handed over completes comp failed (its owner
+ * fails the peer). */
+static int image_write(struct fp_tx *tx, struct aptus_completion *comp, uint8_t *data, uint32_t len, uint64_t at,
+                       int split)
 {
     struct rc_ep *e = aptus_rc_up(tx->rank);
     int n = split && len > VB_ALIGN ? 2 : 1, failed = 0;
-    h->comp.count = n;
+    comp->count = n;
     for (int i = 0; i < n; i++) {
         uint32_t off = i ? len - VB_ALIGN : 0, l = n == 1 ? len : i ? VB_ALIGN : len - VB_ALIGN;
         struct iovec v = { data + off, l };
-        int r = e && e == tx->conn
-                    ? aptus_channel_rc_rdma.put(&e->rdma, &v, 1, tx->raddr + at + off, tx->rkey, &h->comp)
-                    : APTUS_ERR;
+        int r = e && e == tx->conn ? aptus_channel_rc_rdma.put(&e->rdma, &v, 1, tx->raddr + at + off, tx->rkey, comp)
+                                   : APTUS_ERR;
         if (r != APTUS_INPROGRESS) {
             failed = 1;
-            aptus_completion_done(&h->comp, APTUS_ERR);
+            aptus_completion_done(comp, APTUS_ERR);
         }
     }
     return failed ? APTUS_ERR : APTUS_OK;
@@ -196,9 +274,49 @@ static void put_word(void *ctx, uint32_t end, uint64_t word)
     struct stage_hdr *h;
     uint8_t *d = stage_get(8, tx, &h);
     memcpy(d, &word, 8);
-    (void)stage_write(tx, h, d, 8, end - 8, 0); /* (a failure fails the peer: stage_done) */
+    (void)image_write(tx, &h->comp, d, 8, end - 8, 0); /* (a failure fails the peer: stage_done) */
     if (end != tx->vb.size)
         fp.st.wraps++;
+}
+
+/* ---- the fixed design's mirror ---------------------------------------------------------- */
+
+static void tx_free(struct fp_tx *tx)
+{
+    if (tx->mirror_mh)
+        aptus_channel_rc_rdma.mem_dereg(tx->mirror_mh);
+    free(tx->mirror);
+    free(tx->slot);
+    free(tx);
+}
+
+static void fx_done(struct aptus_completion *c)
+{
+    struct fx_slot *s = (struct fx_slot *)c;
+    struct fp_tx *tx = s->tx;
+    s->busy = 0;
+    tx->inflight--;
+    if (c->status != APTUS_OK && !tx->dead) {
+        struct aptus_peer *p = aptus_peer_get(tx->rank);
+        if (p)
+            aptus_peer_fail(p, &aptus_channel_rc_fp, "a fast-path write over its connection failed");
+    }
+    if (tx->dead && !tx->inflight)
+        tx_free(tx);
+}
+
+/* The mirror of tx's cells (registered: the writes go from it). 0, or -1. */
+static int fx_setup(struct fp_tx *tx)
+{
+    uint64_t raddr, rkey;
+    tx->slot = calloc(fp.cells, sizeof *tx->slot);
+    tx->mirror = aligned_alloc(64, fp.block);
+    if (!tx->slot || !tx->mirror)
+        return -1;
+    memset(tx->mirror, 0, fp.block); /* as the receiver's cells start */
+    for (uint32_t i = 0; i < fp.cells; i++)
+        tx->slot[i].tx = tx;
+    return aptus_channel_rc_rdma.mem_reg(tx->mirror, fp.block, &tx->mirror_mh, &raddr, &rkey) == APTUS_OK ? 0 : -1;
 }
 
 /* ---- control frames --------------------------------------------------------------------- */
@@ -208,7 +326,7 @@ static int ctl_send(int rank, uint8_t type, uint32_t size, uint64_t addr, uint64
     struct rc_ep *e = aptus_rc_up(rank);
     if (!e)
         return APTUS_ERR;
-    struct fp_ctl c = { type, { 0 }, size, addr, key };
+    struct fp_ctl c = { type, (uint8_t)fp.design, { 0 }, size, addr, key };
     return aptus_rc_frame(e, &c, sizeof c, NULL, 0);
 }
 
@@ -228,6 +346,20 @@ static void ask(int rank)
     } else {
         fp.state[rank] = FP_NONE;
     }
+}
+
+/* This rank would ask for a fast path to rank now (its connection is up): within the limit it
+ * asks, beyond it the peer is refused here (asked again after more messages). */
+static void ask_within_limit(int rank)
+{
+    if (fp.ntx + fp.asking + fp.asked_out < fp.max) {
+        ask(rank);
+        return;
+    }
+    fp.st.refused_here++;
+    fp.state[rank] = FP_REFUSED;
+    if (fp.tries[rank] < 255)
+        fp.tries[rank]++;
 }
 
 static void rx_free(struct fp_rx *x)
@@ -278,23 +410,24 @@ static void replies_run(int rank)
 
 static void on_ask(struct aptus_peer *from, const void *frame, size_t len)
 {
-    (void)frame;
-    (void)len;
+    struct fp_ctl c;
     int rank = from->world_rank;
     struct rc_ep *e = aptus_rc_up(rank);
-    if (!fp.active || !e)
+    if (!fp.active || !e || len < sizeof c)
         return;
+    memcpy(&c, frame, sizeof c);
     if (fp.rx[rank]) /* asked again on a new connection: the old block goes */
         rx_free(fp.rx[rank]);
     struct fp_rx *x = NULL;
     uint64_t raddr = 0, rkey = 0;
-    if (fp.npolled < fp.max && (x = aligned_alloc(64, (sizeof *x + 63) & ~(size_t)63))) {
+    /* (a peer with another layout is refused: APTUS_RCFP_DESIGN differs between the processes) */
+    if (c.design == fp.design && fp.npolled < fp.max && (x = aligned_alloc(64, (sizeof *x + 63) & ~(size_t)63))) {
         memset(x, 0, sizeof *x);
         x->rank = rank;
         x->conn = e;
         x->block = aligned_alloc(64, fp.block);
         if (x->block) {
-            vb_block_init(x->block, fp.block, &x->ctrl);
+            vb_block_init(x->block, fp.block, &x->ctrl); /* (zeroes it: the fixed cells start empty too) */
             vb_receiver_init(&x->vb, x->block, fp.block, &x->ctrl);
         }
         if (!x->block || aptus_channel_rc_rdma.mem_reg(x->block, fp.block, &x->mh, &raddr, &rkey) != APTUS_OK) {
@@ -325,7 +458,11 @@ static void on_grant(struct aptus_peer *from, const void *frame, size_t len)
     fp.asked_out--;
     memcpy(&c, frame, sizeof c);
     struct fp_tx *tx = calloc(1, sizeof *tx);
-    if (!tx) {
+    if (!tx || c.design != fp.design || c.size != fp.block ||
+        (fp.design == DESIGN_VELOBLOCK ? stage_setup() : fx_setup(tx)) != 0) {
+        /* (the peer's block stays unused until the connection goes) */
+        if (tx)
+            tx_free(tx);
         fp.state[rank] = FP_REFUSED;
         return;
     }
@@ -333,10 +470,13 @@ static void on_grant(struct aptus_peer *from, const void *frame, size_t len)
     tx->conn = e;
     tx->raddr = c.addr;
     tx->rkey = c.key;
+    tx->size = c.size;
     atomic_init(&tx->freed, 0);
-    vb_sender_init_remote(&tx->vb, c.size, &tx->freed, put_word, tx);
+    if (fp.design == DESIGN_VELOBLOCK)
+        vb_sender_init_remote(&tx->vb, c.size, &tx->freed, put_word, tx);
     fp.tx[rank] = tx;
     fp.state[rank] = FP_READY;
+    fp.tries[rank] = 0;
     fp.ntx++;
     aptus_peer_reroute(from); /* rc-fp reaches it now */
 }
@@ -345,9 +485,12 @@ static void on_refuse(struct aptus_peer *from, const void *frame, size_t len)
 {
     (void)frame;
     (void)len;
-    if (fp.active && fp.state[from->world_rank] == FP_ASKED) {
+    int rank = from->world_rank;
+    if (fp.active && fp.state[rank] == FP_ASKED) {
         fp.asked_out--;
-        fp.state[from->world_rank] = FP_REFUSED;
+        fp.state[rank] = FP_REFUSED;
+        if (fp.tries[rank] < 255)
+            fp.tries[rank]++;
     }
 }
 
@@ -360,6 +503,8 @@ static void on_credit(struct aptus_peer *from, const void *frame, size_t len)
     memcpy(&c, frame, sizeof c);
     if (c.addr > atomic_load_explicit(&tx->freed, memory_order_relaxed))
         atomic_store_explicit(&tx->freed, c.addr, memory_order_release);
+    if ((int32_t)(c.size - tx->via_acked) > 0)
+        tx->via_acked = c.size;
     tx->credit_asked = 0;
 }
 
@@ -373,25 +518,154 @@ static void on_credit_ask(struct aptus_peer *from, const void *frame, size_t len
 }
 
 /* Returns the credits of x by a frame when half of the block is free again and no frame going
- * the other way took them, or when its sender asked and there are any. */
+ * the other way took them, or when its sender asked and there are any, or when it took FP_VIA
+ * frames it has not told of (the sender writes into the block again once told). */
 static void credit_maybe(struct fp_rx *x)
 {
     uint64_t freed = atomic_load_explicit(&x->ctrl.freed, memory_order_relaxed);
-    if (freed == x->sent || (!x->asked && freed - x->sent < fp.block / 2))
+    if (x->via_seen == x->via_told && (freed == x->sent || (!x->asked && freed - x->sent < fp.block / 2)))
         return;
-    if (ctl_send(x->rank, RC_F_FP_CREDIT, 0, freed, 0) == APTUS_OK) {
+    if (ctl_send(x->rank, RC_F_FP_CREDIT, x->via_seen, freed, 0) == APTUS_OK) {
         x->sent = freed;
+        x->via_told = x->via_seen;
         x->asked = 0;
         fp.st.credits_sent++;
     }
+}
+
+/* Credits ride on the frames going the other way (seed 003: piggybacked): a frame's trailer
+ * (fixed: its head) carries, in its 16-bit aux, the low 16 bits of the credits (in 8-byte units)
+ * of the block its sender owns for the frame's receiver; 0: none. The receiver takes the
+ * smallest value not below what it knew with those low bits, if it is at most a block ahead
+ * (frames and credit frames travel apart: an older value comes out more than a block ahead and
+ * is ignored). */
+#define CREDIT_WRAP ((uint64_t)8 << 16)
+
+static uint16_t credit_piggyback(int rank)
+{
+    struct fp_rx *x = fp.rx[rank];
+    if (!x)
+        return 0;
+    uint64_t freed = atomic_load_explicit(&x->ctrl.freed, memory_order_relaxed);
+    uint16_t low = (uint16_t)(freed / 8);
+    if (freed == x->sent || !low)
+        return 0;
+    x->sent = freed;
+    fp.st.credits_piggybacked++;
+    return low;
+}
+
+static void credit_take(struct fp_tx *tx, uint16_t low)
+{
+    uint64_t cur = atomic_load_explicit(&tx->freed, memory_order_relaxed);
+    uint64_t v = (cur & ~(CREDIT_WRAP - 1)) | (uint64_t)low * 8;
+    if (v < cur)
+        v += CREDIT_WRAP;
+    if (v != cur && v - cur <= tx->size) {
+        atomic_store_explicit(&tx->freed, v, memory_order_release);
+        tx->credit_asked = 0;
+    }
+}
+
+/* ---- the receiver's side ---------------------------------------------------------------- */
+
+/* Takes the next frame of x's block to the message layer: 1, or 0 when none has landed. */
+static int rx_take(struct fp_rx *x, struct aptus_peer *p)
+{
+    uint32_t len;
+    uint16_t aux;
+    uint8_t *cell = NULL;
+    const void *f;
+    if (fp.design == DESIGN_VELOBLOCK)
+        f = vb_peek(&x->vb, &len, &aux);
+    else
+        f = fc_peek(cell = x->block + (size_t)x->next * fp.cell, fp.cell, &len, &aux);
+    if (!f)
+        return 0;
+    if (aux && fp.tx[x->rank])
+        credit_take(fp.tx[x->rank], aux);
+    aptus_am_dispatch(p, f, len);
+    if (cell) {
+        fc_release(cell);
+        x->next = x->next + 1 == fp.cells ? 0 : x->next + 1;
+        atomic_store_explicit(&x->ctrl.freed, atomic_load_explicit(&x->ctrl.freed, memory_order_relaxed) + fp.cell,
+                              memory_order_relaxed);
+    } else {
+        vb_release(&x->vb);
+    }
+    x->taken++;
+    fp.st.received++;
+    return 1;
+}
+
+/* A frame that found no room in the block: the frames written into the block before it first
+ * (they have landed: the connection delivers in order). */
+static void on_via(struct aptus_peer *from, const void *frame, size_t len)
+{
+    struct fp_via v;
+    struct fp_rx *x = fp.active ? fp.rx[from->world_rank] : NULL;
+    if (len < sizeof v)
+        return;
+    memcpy(&v, frame, sizeof v);
+    if (x) {
+        while (x->taken < v.before && rx_take(x, from))
+            ;
+        if (x->taken < v.before) {
+            aptus_peer_fail(
+                from, &aptus_channel_rc_fp,
+                "frames written into its fast-path block before one sent over the connection have not landed");
+            return;
+        }
+        x->via_seen = v.via;
+    }
+    aptus_am_dispatch(from, (const uint8_t *)frame + sizeof v, len - sizeof v);
+}
+
+/* ---- allocation ------------------------------------------------------------------------- */
+
+static uint32_t fp_threshold(int rank, int rule)
+{
+    unsigned t = fp.tries[rank] < 8 ? fp.tries[rank] : 8;
+    uint32_t n = (uint32_t)fp.rules.rule[rule].threshold << t;
+    return n > 65535 ? 65535 : n;
+}
+
+int aptus_rcfp_note(int rank, uint64_t bytes, int connected)
+{
+    int s = fp.state[rank];
+    if (s != FP_NONE && s != FP_REFUSED)
+        return 0;
+    int k = aptus_alloc_rules_find(&fp.rules, bytes, aptus_rt.size);
+    if (k < 0)
+        return 0;
+    uint16_t *c = &fp.count[(size_t)k * (size_t)aptus_rt.size + (size_t)rank];
+    if (*c < 65535)
+        (*c)++;
+    if (*c < fp_threshold(rank, k) || (s == FP_REFUSED && fp.tries[rank] >= 4))
+        return 0;
+    for (int i = 0; i < fp.rules.n; i++)
+        fp.count[(size_t)i * (size_t)aptus_rt.size + (size_t)rank] = 0;
+    fp.wanted[rank] = 1;
+    fp.state[rank] = FP_NONE;
+    if (!connected)
+        return 1; /* the connection first; its coming up asks */
+    ask_within_limit(rank);
+    return 0;
+}
+
+int aptus_rcfp_counting(void)
+{
+    return fp.active && fp.rules.n > 0;
 }
 
 /* ---- the channel ------------------------------------------------------------------------ */
 
 void aptus_rcfp_conn_up(int rank)
 {
-    if (fp.active && fp.state[rank] == FP_NONE && fp.ntx + fp.asking + fp.asked_out < fp.max)
-        ask(rank);
+    if (!fp.active || fp.state[rank] != FP_NONE || (fp.rules.n && !fp.wanted[rank]))
+        return;
+    fp.wanted[rank] = 0;
+    ask_within_limit(rank);
 }
 
 void aptus_rcfp_conn_down(int rank)
@@ -417,9 +691,12 @@ void aptus_rcfp_conn_down(int rank)
         }
         fp.tx[rank] = NULL;
         fp.ntx--;
-        free(tx);
+        tx->dead = 1;
+        if (!tx->inflight) /* (else the last write's completion frees it) */
+            tx_free(tx);
     }
     fp.state[rank] = FP_NONE;
+    fp.wanted[rank] = 0;
     replies_run(rank);
     if (fp.rx[rank])
         rx_free(fp.rx[rank]);
@@ -445,48 +722,50 @@ static void fp_ep_close(struct aptus_ep *ep)
     ((struct fp_tx *)ep)->open = 0;
 }
 
-/* No room: ask the receiver for its credits once (it returns them only in quarters otherwise). */
-static int no_room(struct fp_tx *tx)
+/* No room: ask the receiver for its credits once (it returns them only by halves otherwise). */
+static void no_room(struct fp_tx *tx)
 {
     fp.st.no_room++;
     if (!tx->credit_asked && ctl_send(tx->rank, RC_F_FP_CREDIT_ASK, 0, 0, 0) == APTUS_OK) {
         tx->credit_asked = 1;
         fp.st.credit_asks++;
     }
-    return APTUS_NORES;
 }
 
-/* Credits ride on the frames going the other way (seed 003: piggybacked): a frame's trailer
- * carries, in its 16-bit aux, the low 16 bits of the credits (in 8-byte units) of the block
- * its sender owns for the frame's receiver; 0: none. The receiver takes the smallest value not
- * below what it knew with those low bits, if it is at most a block ahead (frames and credit
- * frames travel apart: an older value comes out more than a block ahead and is ignored). */
-#define CREDIT_WRAP ((uint64_t)8 << 16)
-
-static uint16_t credit_piggyback(int rank)
+/* Whether a frame carries a message (the message layer says), and its bytes. */
+static int matched(const void *hdr, uint64_t *bytes)
 {
-    struct fp_rx *x = fp.rx[rank];
-    if (!x)
-        return 0;
-    uint64_t freed = atomic_load_explicit(&x->ctrl.freed, memory_order_relaxed);
-    uint16_t low = (uint16_t)(freed / 8);
-    if (freed == x->sent || !low)
-        return 0;
-    x->sent = freed;
-    fp.st.credits_piggybacked++;
-    return low;
+    return aptus_frame_message && aptus_frame_message(hdr, bytes);
 }
 
-static void credit_take(struct fp_tx *tx, uint16_t low)
+/* A frame with no room in the block, over the connection (FP_VIA). The per-peer statistics move
+ * its message to rc-sr, whose frames it took. */
+static int via_send(struct fp_tx *tx, const void *hdr, size_t hdrlen, const void *payload, struct aptus_dt_cursor *cur,
+                    size_t len)
 {
-    uint64_t cur = atomic_load_explicit(&tx->freed, memory_order_relaxed);
-    uint64_t v = (cur & ~(CREDIT_WRAP - 1)) | (uint64_t)low * 8;
-    if (v < cur)
-        v += CREDIT_WRAP;
-    if (v != cur && v - cur <= tx->vb.size) {
-        atomic_store_explicit(&tx->freed, v, memory_order_release);
-        tx->credit_asked = 0;
+    struct rc_ep *e = aptus_rc_up(tx->rank);
+    if (!e || e != tx->conn || hdrlen > FP_HDR_MAX)
+        return APTUS_ERR;
+    if (e->wait_head)
+        return APTUS_NORES; /* writes into the block wait to be handed over: they go first */
+    _Alignas(8) uint8_t h[sizeof(struct fp_via) + FP_HDR_MAX];
+    struct fp_via v = { RC_F_FP_VIA, { 0 }, tx->via_sent + 1, tx->blk_sent };
+    memcpy(h, &v, sizeof v);
+    memcpy(h + sizeof v, hdr, hdrlen);
+    int r = cur ? aptus_rc_frame_packed(e, h, sizeof v + hdrlen, cur, len)
+                : aptus_rc_frame(e, h, sizeof v + hdrlen, payload, len);
+    if (r != APTUS_OK)
+        return r;
+    tx->via_sent++;
+    fp.st.via++;
+    uint64_t bytes;
+    if (matched(hdr, &bytes)) {
+        fp.st.msgs_via++;
+        struct aptus_peer *p = aptus_peer_get(tx->rank);
+        if (p)
+            aptus_peer_recount(p, APTUS_CH_RC_FP, APTUS_CH_RC_SR, bytes);
     }
+    return APTUS_OK;
 }
 
 /* A small image goes by fi_inject_write when nothing of the connection's waits before it: the
@@ -504,30 +783,33 @@ static int inject_image(struct fp_tx *tx, const uint8_t *img, uint32_t len, uint
     return 1;
 }
 
-/* A frame: its payload from a buffer, or packed by a cursor. Its image is built on the stack
- * when it may be injected, else in the staging ring; a write not handed over fails the peer
- * (stage_done). */
-static int send_frame(struct fp_tx *tx, const void *hdr, size_t hdrlen, const void *payload,
-                      struct aptus_dt_cursor *cur, size_t len)
+static void payload_put(uint8_t *to, const void *hdr, size_t hdrlen, const void *payload, struct aptus_dt_cursor *cur,
+                        size_t len)
+{
+    memcpy(to, hdr, hdrlen);
+    if (cur)
+        aptus_dt_pack_some(cur, to + hdrlen, len);
+    else if (len)
+        memcpy(to + hdrlen, payload, len);
+}
+
+/* Veloblock: the image is built on the stack when it may be injected, else in the staging ring;
+ * a write not handed over fails the peer (stage_done). APTUS_NORES: no room. */
+static int vb_frame(struct fp_tx *tx, const void *hdr, size_t hdrlen, const void *payload, struct aptus_dt_cursor *cur,
+                    size_t len)
 {
     uint32_t total = (uint32_t)(hdrlen + len), ib = vb_image_bytes(total);
     if (!stage_room(ib)) /* (a wrap's words go staged too) */
-        return no_room(tx);
+        return APTUS_NORES;
     int64_t at = vb_reserve_remote(&tx->vb, total);
     if (at < 0)
-        return no_room(tx);
+        return APTUS_NORES;
     uint64_t small[FP_INJECT_MAX / sizeof(uint64_t)];
     struct stage_hdr *h = NULL;
     uint8_t *img = ib <= fp.inject_max ? (uint8_t *)small : stage_get(ib, tx, &h);
-    memcpy(img + VB_ALIGN, hdr, hdrlen);
-    if (cur)
-        aptus_dt_pack_some(cur, img + VB_ALIGN + hdrlen, len);
-    else if (len)
-        memcpy(img + VB_ALIGN + hdrlen, payload, len);
+    payload_put(img + VB_ALIGN, hdr, hdrlen, payload, cur, len);
     vb_image_seal(img, total, credit_piggyback(tx->rank));
     vb_advance(&tx->vb, total);
-    fp.st.frames++;
-    fp.st.bytes += total;
     if (!h) {
         if (inject_image(tx, img, ib, (uint64_t)at))
             return APTUS_OK;
@@ -535,7 +817,51 @@ static int send_frame(struct fp_tx *tx, const void *hdr, size_t hdrlen, const vo
         memcpy(d, img, ib);
         img = d;
     }
-    return stage_write(tx, h, img, ib, (uint64_t)at, fp.split);
+    return image_write(tx, &h->comp, img, ib, (uint64_t)at, fp.split);
+}
+
+/* Fixed: the next cell, when the receiver has freed it and its last write from the mirror is
+ * done; the frame is built in the mirror and written from there. APTUS_NORES: no room. */
+static int fx_frame(struct fp_tx *tx, const void *hdr, size_t hdrlen, const void *payload, struct aptus_dt_cursor *cur,
+                    size_t len)
+{
+    uint64_t freed = atomic_load_explicit(&tx->freed, memory_order_acquire) / fp.cell;
+    uint32_t k = (uint32_t)(tx->blk_sent % fp.cells);
+    if (tx->blk_sent - freed >= fp.cells || tx->slot[k].busy)
+        return APTUS_NORES;
+    uint8_t *cell = tx->mirror + (size_t)k * fp.cell;
+    payload_put(cell + FC_WORD, hdr, hdrlen, payload, cur, len);
+    uint32_t ib = fc_seal(cell, (uint32_t)(hdrlen + len), credit_piggyback(tx->rank), &tx->stamp);
+    uint64_t at = (uint64_t)k * fp.cell;
+    if (ib <= fp.inject_max && inject_image(tx, cell, ib, at))
+        return APTUS_OK;
+    struct fx_slot *s = &tx->slot[k];
+    s->busy = 1;
+    s->comp = (struct aptus_completion){ fx_done, 1, APTUS_OK };
+    tx->inflight++;
+    return image_write(tx, &s->comp, cell, ib, at, fp.split);
+}
+
+/* A frame: into the block, or over the connection when the block has no room for it (or
+ * frames sent that way are not yet known to be taken). */
+static int send_frame(struct fp_tx *tx, const void *hdr, size_t hdrlen, const void *payload,
+                      struct aptus_dt_cursor *cur, size_t len)
+{
+    if (tx->via_sent == tx->via_acked) {
+        int r = fp.design == DESIGN_VELOBLOCK ? vb_frame(tx, hdr, hdrlen, payload, cur, len)
+                                              : fx_frame(tx, hdr, hdrlen, payload, cur, len);
+        if (r != APTUS_NORES) {
+            tx->blk_sent++; /* (a write not handed over has failed the peer) */
+            fp.st.frames++;
+            fp.st.bytes += hdrlen + len;
+            uint64_t bytes;
+            if (matched(hdr, &bytes))
+                fp.st.msgs++;
+            return r;
+        }
+        no_room(tx);
+    }
+    return via_send(tx, hdr, hdrlen, payload, cur, len);
 }
 
 static int fp_send_frame(struct aptus_ep *ep, const void *hdr, size_t hdrlen, const void *payload, size_t len)
@@ -569,18 +895,9 @@ static int fp_progress(void)
     for (int i = 0; i < fp.npolled; i++) {
         struct fp_rx *x = fp.polled[i];
         struct aptus_peer *p = aptus_peer_get(x->rank);
-        uint32_t len;
-        uint16_t aux;
-        const void *f;
         int budget = 32;
-        while (budget-- && (f = vb_peek(&x->vb, &len, &aux)) != NULL) {
-            if (aux && fp.tx[x->rank])
-                credit_take(fp.tx[x->rank], aux);
-            aptus_am_dispatch(p, f, len);
-            vb_release(&x->vb);
-            fp.st.received++;
+        while (budget-- && rx_take(x, p))
             seen++;
-        }
         credit_maybe(x);
     }
     if (fp.nreply)
@@ -606,6 +923,9 @@ static void fp_release(void)
     free(fp.reply);
     free(fp.polled);
     free(fp.ring);
+    free(fp.count);
+    free(fp.tries);
+    free(fp.wanted);
     memset(&fp, 0, sizeof fp);
 }
 
@@ -616,6 +936,7 @@ static int fp_init(void)
     aptus_am_register(RC_F_FP_REFUSE, on_refuse);
     aptus_am_register(RC_F_FP_CREDIT, on_credit);
     aptus_am_register(RC_F_FP_CREDIT_ASK, on_credit_ask);
+    aptus_am_register(RC_F_FP_VIA, on_via);
     if (!aptus_rc_rule_names(APTUS_CH_RC_FP) || !aptus_rc_fabric() || !aptus_rcr_active() || aptus_config.rcfp_max == 0)
         return APTUS_OK;
     const struct aptus_fab_rc *r = aptus_rc_fabric();
@@ -630,18 +951,30 @@ static int fp_init(void)
     int n = aptus_rt.size;
     fp.split = !strcmp(aptus_config.rcfp_flag, "separate");
     fp.inject_max = fp.split ? 0 : r->inject_max < FP_INJECT_MAX ? (uint32_t)r->inject_max : FP_INJECT_MAX;
-    fp.block = (uint32_t)aptus_config.rcfp_block;
+    fp.design = strcmp(aptus_config.rcfp_design, "veloblock") ? DESIGN_FIXED : DESIGN_VELOBLOCK;
+    if (fp.design == DESIGN_FIXED) {
+        fp.cell = FX_CELL;
+        fp.cells = strcmp(aptus_config.rcfp_design, "fixed") ? FX_CELLS_LESS : FX_CELLS;
+        fp.block = fp.cell * fp.cells;
+    } else {
+        fp.block = (uint32_t)aptus_config.rcfp_block;
+    }
     fp.max = aptus_config.rcfp_max;
-    fp.ring_size = 4 * (size_t)fp.block > ((size_t)64 << 10) ? 4 * (size_t)fp.block : (size_t)64 << 10;
+    char err[256];
+    struct aptus_rule_chain all;
+    (void)aptus_alloc_rules_parse(aptus_config.alloc_rules, aptus_config.rc_threshold, &all, err, sizeof err);
+    for (int i = 0; i < all.n; i++) /* (checked at start-up) */
+        if (all.rule[i].channel == APTUS_CH_RC_FP)
+            fp.rules.rule[fp.rules.n++] = all.rule[i];
     fp.state = calloc((size_t)n, 1);
     fp.tx = calloc((size_t)n, sizeof *fp.tx);
     fp.rx = calloc((size_t)n, sizeof *fp.rx);
     fp.polled = calloc((size_t)fp.max, sizeof *fp.polled);
-    fp.ring = aligned_alloc(64, fp.ring_size);
-    uint64_t raddr, rkey;
-    if (!fp.state || !fp.tx || !fp.rx || !fp.polled || !fp.ring ||
-        aptus_channel_rc_rdma.mem_reg(fp.ring, fp.ring_size, &fp.ring_mh, &raddr, &rkey) != APTUS_OK) {
-        fprintf(stderr, "Aptus MPI: rank %d: rc-fp channel: cannot set up its staging memory: no fast path\n",
+    fp.tries = calloc((size_t)n, 1);
+    fp.wanted = calloc((size_t)n, 1);
+    fp.count = calloc((size_t)n * (size_t)(fp.rules.n ? fp.rules.n : 1), sizeof *fp.count);
+    if (!fp.state || !fp.tx || !fp.rx || !fp.polled || !fp.tries || !fp.wanted || !fp.count) {
+        fprintf(stderr, "Aptus MPI: rank %d: rc-fp channel: out of memory for its state: no fast path\n",
                 aptus_rt.rank);
         fp_release();
         return APTUS_OK;
@@ -649,9 +982,9 @@ static int fp_init(void)
     struct aptus_chan_caps *c = &aptus_channel_rc_fp.caps;
     const struct aptus_chan_caps *f = aptus_rc_frame_caps();
     c->flags = APTUS_CAP_ORDERED | APTUS_CAP_RELIABLE | APTUS_CAP_CONNECTED;
-    c->frame_max = vb_max_payload(fp.block);
-    if (c->frame_max > f->frame_max)
-        c->frame_max = f->frame_max;
+    c->frame_max = fp.design == DESIGN_VELOBLOCK ? vb_max_payload(fp.block) : fc_max_payload(fp.cell);
+    if (c->frame_max > f->frame_max - sizeof(struct fp_via)) /* (room for FP_VIA's header over rc-sr) */
+        c->frame_max = f->frame_max - sizeof(struct fp_via);
     c->chunk = c->frame_max - (f->frame_max - f->chunk); /* the same room for the header as rc-sr */
     c->eager_max = c->chunk;
     fp.active = 1;
@@ -668,13 +1001,20 @@ static void fp_finalize(void)
     fp_release();
 }
 
+/* Bytes of the fast paths themselves: the blocks this rank owns and its mirrors of the peers'. */
+static size_t fp_path_memory(void)
+{
+    return (size_t)fp.npolled * fp.block + (fp.design == DESIGN_FIXED ? (size_t)fp.ntx * fp.block : 0);
+}
+
 static size_t fp_memory(void)
 {
     if (!fp.active)
         return 0;
-    return (size_t)fp.npolled * (fp.block + sizeof(struct fp_rx)) + (size_t)fp.ntx * sizeof(struct fp_tx) +
-           fp.ring_size + (size_t)aptus_rt.size * (1 + 2 * sizeof(void *)) + (size_t)fp.reply_cap * sizeof *fp.reply +
-           (size_t)fp.max * sizeof(void *);
+    return fp_path_memory() + (size_t)fp.npolled * sizeof(struct fp_rx) +
+           (size_t)fp.ntx * (sizeof(struct fp_tx) + (size_t)fp.cells * sizeof(struct fx_slot)) + fp.ring_size +
+           (size_t)aptus_rt.size * (3 + 2 * sizeof(void *) + (size_t)(fp.rules.n ? fp.rules.n : 1) * sizeof *fp.count) +
+           (size_t)fp.reply_cap * sizeof *fp.reply + (size_t)fp.max * sizeof(void *);
 }
 
 static void fp_stats_print(void)
@@ -682,25 +1022,35 @@ static void fp_stats_print(void)
     if (!fp.active)
         return;
     printf("[aptus stats] rank %d: rc-fp: fast paths to peers %d, blocks owned %d (of %d, %u bytes each); "
-           "asked %" PRIu64 ", granted %" PRIu64 ", refused %" PRIu64 "; frames sent %" PRIu64 " (%" PRIu64
-           " bytes; injected %" PRIu64 "), received %" PRIu64 "; no room %" PRIu64 ", credits by frames %" PRIu64
-           ", piggybacked %" PRIu64 ", asked for %" PRIu64 "; wraps %" PRIu64 "\n",
-           aptus_rt.rank, fp.ntx, fp.npolled, fp.max, fp.block, fp.st.asked, fp.st.granted, fp.st.refused, fp.st.frames,
-           fp.st.bytes, fp.st.injected, fp.st.received, fp.st.no_room, fp.st.credits_sent, fp.st.credits_piggybacked,
-           fp.st.credit_asks, fp.st.wraps);
+           "asked %" PRIu64 ", granted %" PRIu64 ", refused %" PRIu64 " (here %" PRIu64 "); frames sent %" PRIu64
+           " (%" PRIu64 " bytes; injected %" PRIu64 "; messages %" PRIu64
+           "), over the connection for want of room %" PRIu64 " (messages %" PRIu64 "), received %" PRIu64
+           "; no room %" PRIu64 ", credits by frames %" PRIu64 ", piggybacked %" PRIu64 ", asked for %" PRIu64
+           "; wraps %" PRIu64 "; design %s\n",
+           aptus_rt.rank, fp.ntx, fp.npolled, fp.max, fp.block, fp.st.asked, fp.st.granted, fp.st.refused,
+           fp.st.refused_here, fp.st.frames, fp.st.bytes, fp.st.injected, fp.st.msgs, fp.st.via, fp.st.msgs_via,
+           fp.st.received, fp.st.no_room, fp.st.credits_sent, fp.st.credits_piggybacked, fp.st.credit_asks, fp.st.wraps,
+           aptus_config.rcfp_design);
 }
 
 static int fp_counter(const char *name, uint64_t *value)
 {
     if (!fp.active)
         return -1;
-    const struct aptus_counter t[] = {
-        { "rcfp.paths", (uint64_t)fp.ntx },        { "rcfp.blocks", (uint64_t)fp.npolled },
-        { "rcfp.frames", fp.st.frames },           { "rcfp.received", fp.st.received },
-        { "rcfp.no_room", fp.st.no_room },         { "rcfp.credits", fp.st.credits_sent },
-        { "rcfp.credit_asks", fp.st.credit_asks }, { "rcfp.wraps", fp.st.wraps },
-        { "rcfp.refused", fp.st.refused }
-    };
+    const struct aptus_counter t[] = { { "rcfp.paths", (uint64_t)fp.ntx },
+                                       { "rcfp.blocks", (uint64_t)fp.npolled },
+                                       { "rcfp.frames", fp.st.frames },
+                                       { "rcfp.received", fp.st.received },
+                                       { "rcfp.no_room", fp.st.no_room },
+                                       { "rcfp.credits", fp.st.credits_sent },
+                                       { "rcfp.credit_asks", fp.st.credit_asks },
+                                       { "rcfp.wraps", fp.st.wraps },
+                                       { "rcfp.refused", fp.st.refused },
+                                       { "rcfp.via", fp.st.via },
+                                       { "rcfp.msgs", fp.st.msgs },
+                                       { "rcfp.msgs_via", fp.st.msgs_via },
+                                       { "rcfp.memory", fp_path_memory() },
+                                       { "rcfp.asked", fp.st.asked } };
     return aptus_counter_lookup(t, sizeof t / sizeof t[0], name, value);
 }
 

@@ -27,6 +27,7 @@ enum {
     RC_F_FP_REFUSE,
     RC_F_FP_CREDIT,
     RC_F_FP_CREDIT_ASK,
+    RC_F_FP_VIA,
 };
 
 /* Which channel's endpoint the peer record holds (rc_ep.handed). */
@@ -99,6 +100,13 @@ extern struct aptus_channel aptus_channel_rc_fp;
 /* The connection to rank came up (a fast path may be asked for) / went (its fast paths go). */
 void aptus_rcfp_conn_up(int rank);
 void aptus_rcfp_conn_down(int rank);
+/* Whether the allocation rules name rc-fp (and the channel is set up): alloc_note calls
+ * aptus_rcfp_note for the messages of peers without a fast path, over any remote channel. */
+int aptus_rcfp_counting(void);
+/* Counts a message of `bytes` to or from rank by the rules naming rc-fp; at a rule's threshold a
+ * fast path is asked for when `connected`, else 1 is returned: ask for the connection first (its
+ * coming up asks for the fast path). */
+int aptus_rcfp_note(int rank, uint64_t bytes, int connected);
 
 #endif
 #endif
