@@ -280,8 +280,10 @@ int aptus_channel_counter(const char *name, uint64_t *value)
 
 const char *aptus_channel_counter_names(void)
 {
-    return "memory, memory.CHANNEL (self, smp, ud-sr, ud-zcopy, ud-copy, rc-sr, rc-rdma), memhooks.active, "
+    return "memory, memory.CHANNEL (self, smp, ud-sr, ud-zcopy, ud-copy, rc-sr, rc-fp, rc-rdma), memhooks.active, "
            "memhooks.reports, rc.connections, rc.opened, rc.refused_limit, rc.frames_out, rc.frames_in, rcache.hits, "
            "rcache.misses, rcache.evictions, rcache.invalidations, rcache.failures, rcache.entries, rcache.bytes, "
-           "rcache.in_use, rdma.writes, rdma.reads";
+           "rcache.in_use, rdma.writes, rdma.reads, rcfp.paths, rcfp.blocks, rcfp.asked, rcfp.refused, rcfp.frames, "
+           "rcfp.msgs, rcfp.via, rcfp.msgs_via, rcfp.received, rcfp.no_room, rcfp.credits, rcfp.credit_asks, "
+           "rcfp.wraps, rcfp.memory";
 }

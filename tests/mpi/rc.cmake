@@ -175,6 +175,16 @@ aptus_mpi_test(NAME rcfp_fixed_dt_p2p_np2 SOURCE dt_p2p.c NP 2 LABELS rc
 aptus_mpi_test(NAME rcfp_alloc_np3 SOURCE rcfp_alloc.c NP 3 LABELS rc
   ENV "APTUS_SEND_RULES=self,size<=8K:rc-fp,size<=8K:rc-sr,rc-rdma,ud-sr" APTUS_FABRIC_IFACE=lo
   "APTUS_ALLOC_RULES=size<=1K:rc-fp@24,*:rc-sr@4" APTUS_RCFP_MAX=1 EXPECT_EXIT 0 EXPECT_OUTPUT "rcfp_alloc: ok")
+# Idle fast paths given back (APTUS_CHANNEL_IDLE): frames in the block when it goes are taken
+# first, in order, with receives from MPI_ANY_SOURCE posted; the slot goes to the peer the traffic
+# moved to.
+foreach(design veloblock fixed fixed-reduced)
+  string(REPLACE "-" "_" d ${design})
+  aptus_mpi_test(NAME rcfp_idle_${d}_np3 SOURCE rcfp_idle.c NP 3 LABELS rc
+    ENV "APTUS_SEND_RULES=self,size<=8K:rc-fp,size<=8K:rc-sr,rc-rdma,ud-sr" APTUS_FABRIC_IFACE=lo
+    "APTUS_ALLOC_RULES=size<=1K:rc-fp@8,*:rc-sr@2" APTUS_RCFP_MAX=1 APTUS_CHANNEL_IDLE=100 APTUS_RCFP_DESIGN=${design}
+    EXPECT_EXIT 0 EXPECT_OUTPUT "rcfp_idle: ok")
+endforeach()
 aptus_mpi_test(NAME rcfp_bad_design_np2 SOURCE p2p_basic.c NP 2 LABELS errors rc
   ENV ${APTUS_RCFP} APTUS_RCFP_DESIGN=fixed-large EXPECT_NONZERO EXPECT_ERROR "APTUS_RCFP_DESIGN=fixed-large")
 aptus_mpi_test(NAME rcfp_bad_block_np2 SOURCE p2p_basic.c NP 2 LABELS errors rc

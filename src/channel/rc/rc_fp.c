@@ -107,6 +107,9 @@ struct fp_tx {
     int inflight;         /* fixed: writes from the mirror not completed */
     int dead;             /* fixed: the connection went; freed when the last write completes */
     uint8_t stamp;        /* fixed: the last head's stamp */
+    int released;         /* given back (idle): its frames go over the connection as they are */
+    uint64_t idle_mark;   /* frames sent, at the last idle check */
+    int idle_ticks;       /* checks since it last sent */
 };
 
 /* A block of this rank's that a peer writes: the receiver's side. */
@@ -158,15 +161,19 @@ static struct {
     int npolled, ntx, asking, asked_out; /* asking: to ask again (no room); asked_out: unanswered */
     /* allocation: the rules naming rc-fp (none: every connection asks when it comes up) */
     struct aptus_rule_chain rules;
-    uint16_t *count; /* per rule and world rank: messages counted */
-    uint8_t *tries;  /* per world rank: refusals so far */
-    uint8_t *wanted; /* per world rank: the rules asked for a fast path (the connection first) */
+    uint16_t *count;     /* per rule and world rank: messages counted */
+    uint8_t *tries;      /* per world rank: refusals so far */
+    uint8_t *wanted;     /* per world rank: the rules asked for a fast path (the connection first) */
+    struct fp_tx **live; /* the fast paths in use (the idle checks go through them) */
+    int nlive;
+    double idle_s; /* APTUS_CHANNEL_IDLE (0: never) */
+    struct aptus_timer idle_timer;
     uint8_t *ring;
     size_t ring_size, head, tail; /* monotonic */
     struct aptus_memh *ring_mh;
     struct {
         uint64_t frames, bytes, injected, no_room, credits_sent, credits_piggybacked, credit_asks, wraps, granted,
-            refused, asked, received, via, msgs, msgs_via, refused_here;
+            refused, asked, received, via, msgs, msgs_via, refused_here, released, returned;
     } st;
 } fp;
 
@@ -281,12 +288,21 @@ static void put_word(void *ctx, uint32_t end, uint64_t word)
 
 /* ---- the fixed design's mirror ---------------------------------------------------------- */
 
-static void tx_free(struct fp_tx *tx)
+/* The mirror of a fixed fast path given back, once no write from it is in flight. */
+static void fx_shrink(struct fp_tx *tx)
 {
     if (tx->mirror_mh)
         aptus_channel_rc_rdma.mem_dereg(tx->mirror_mh);
     free(tx->mirror);
     free(tx->slot);
+    tx->mirror_mh = NULL;
+    tx->mirror = NULL;
+    tx->slot = NULL;
+}
+
+static void tx_free(struct fp_tx *tx)
+{
+    fx_shrink(tx);
     free(tx);
 }
 
@@ -303,20 +319,39 @@ static void fx_done(struct aptus_completion *c)
     }
     if (tx->dead && !tx->inflight)
         tx_free(tx);
+    else if (tx->released && !tx->inflight)
+        fx_shrink(tx);
 }
 
 /* The mirror of tx's cells (registered: the writes go from it). 0, or -1. */
 static int fx_setup(struct fp_tx *tx)
 {
     uint64_t raddr, rkey;
+    if (tx->mirror_mh)
+        return 0; /* a fast path given back and granted again before its writes completed: its mirror
+                   * may hold older bytes than the new cells' zeros, which no stamp (never 0) can equal */
+    fx_shrink(tx);
     tx->slot = calloc(fp.cells, sizeof *tx->slot);
     tx->mirror = aligned_alloc(64, fp.block);
-    if (!tx->slot || !tx->mirror)
-        return -1;
-    memset(tx->mirror, 0, fp.block); /* as the receiver's cells start */
-    for (uint32_t i = 0; i < fp.cells; i++)
-        tx->slot[i].tx = tx;
-    return aptus_channel_rc_rdma.mem_reg(tx->mirror, fp.block, &tx->mirror_mh, &raddr, &rkey) == APTUS_OK ? 0 : -1;
+    if (tx->slot && tx->mirror) {
+        memset(tx->mirror, 0, fp.block); /* as the receiver's cells start */
+        for (uint32_t i = 0; i < fp.cells; i++)
+            tx->slot[i].tx = tx;
+        if (aptus_channel_rc_rdma.mem_reg(tx->mirror, fp.block, &tx->mirror_mh, &raddr, &rkey) == APTUS_OK)
+            return 0;
+        tx->mirror_mh = NULL;
+    }
+    fx_shrink(tx);
+    return -1;
+}
+
+static void live_del(struct fp_tx *tx)
+{
+    for (int i = 0; i < fp.nlive; i++)
+        if (fp.live[i] == tx) {
+            fp.live[i] = fp.live[--fp.nlive];
+            return;
+        }
 }
 
 /* ---- control frames --------------------------------------------------------------------- */
@@ -448,6 +483,8 @@ static void on_ask(struct aptus_peer *from, const void *frame, size_t len)
     reply(rank, RC_F_FP_GRANT, raddr, rkey);
 }
 
+static int rx_take(struct fp_rx *x, struct aptus_peer *p);
+
 static void on_grant(struct aptus_peer *from, const void *frame, size_t len)
 {
     struct fp_ctl c;
@@ -457,27 +494,44 @@ static void on_grant(struct aptus_peer *from, const void *frame, size_t len)
         return;
     fp.asked_out--;
     memcpy(&c, frame, sizeof c);
-    struct fp_tx *tx = calloc(1, sizeof *tx);
-    if (!tx || c.design != fp.design || c.size != fp.block ||
-        (fp.design == DESIGN_VELOBLOCK ? stage_setup() : fx_setup(tx)) != 0) {
-        /* (the peer's block stays unused until the connection goes) */
-        if (tx)
-            tx_free(tx);
+    /* A fast path given back and granted again keeps its record (the peer record may hold it):
+     * the frames of the peer's own fast path that landed before this grant are taken first, so
+     * that the credits they carry -- of the block given back -- reach the old incarnation. */
+    struct fp_tx *tx = fp.tx[rank];
+    if (tx) {
+        struct fp_rx *x = fp.rx[rank];
+        while (x && rx_take(x, from))
+            ;
+    } else if (!(tx = calloc(1, sizeof *tx))) {
         fp.state[rank] = FP_REFUSED;
         return;
     }
+    fp.tx[rank] = tx;
     tx->rank = rank;
+    if (c.design != fp.design || c.size != fp.block ||
+        (fp.design == DESIGN_VELOBLOCK ? stage_setup() : fx_setup(tx)) != 0) {
+        /* (the peer's block stays unused until the connection goes) */
+        tx->released = 1;
+        fp.state[rank] = FP_REFUSED;
+        return;
+    }
     tx->conn = e;
     tx->raddr = c.addr;
     tx->rkey = c.key;
     tx->size = c.size;
-    atomic_init(&tx->freed, 0);
+    atomic_store_explicit(&tx->freed, 0, memory_order_relaxed);
+    tx->credit_asked = 0;
+    tx->via_sent = tx->via_acked = 0;
+    tx->blk_sent = 0;
+    tx->released = 0;
+    tx->idle_mark = 0;
+    tx->idle_ticks = 0;
     if (fp.design == DESIGN_VELOBLOCK)
         vb_sender_init_remote(&tx->vb, c.size, &tx->freed, put_word, tx);
-    fp.tx[rank] = tx;
     fp.state[rank] = FP_READY;
     fp.tries[rank] = 0;
     fp.ntx++;
+    fp.live[fp.nlive++] = tx;
     aptus_peer_reroute(from); /* rc-fp reaches it now */
 }
 
@@ -621,6 +675,26 @@ static void on_via(struct aptus_peer *from, const void *frame, size_t len)
     aptus_am_dispatch(from, (const uint8_t *)frame + sizeof v, len - sizeof v);
 }
 
+/* The sender gave its fast path back: the frames it wrote before (addr: how many) are taken,
+ * then the block goes and its slot is free for another peer. */
+static void on_release(struct aptus_peer *from, const void *frame, size_t len)
+{
+    struct fp_ctl c;
+    struct fp_rx *x = fp.active ? fp.rx[from->world_rank] : NULL;
+    if (!x || len < sizeof c)
+        return;
+    memcpy(&c, frame, sizeof c);
+    while (x->taken < c.addr && rx_take(x, from))
+        ;
+    if (x->taken < c.addr) {
+        aptus_peer_fail(from, &aptus_channel_rc_fp,
+                        "frames written into its fast-path block before it gave the block back have not landed");
+        return;
+    }
+    fp.st.returned++;
+    rx_free(x);
+}
+
 /* ---- allocation ------------------------------------------------------------------------- */
 
 static uint32_t fp_threshold(int rank, int rule)
@@ -641,7 +715,8 @@ int aptus_rcfp_note(int rank, uint64_t bytes, int connected)
     uint16_t *c = &fp.count[(size_t)k * (size_t)aptus_rt.size + (size_t)rank];
     if (*c < 65535)
         (*c)++;
-    if (*c < fp_threshold(rank, k) || (s == FP_REFUSED && fp.tries[rank] >= 4))
+    if (*c < fp_threshold(rank, k)) /* (a refused peer is asked again, after more messages each time:
+                                     * slots come free as fast paths are given back) */
         return 0;
     for (int i = 0; i < fp.rules.n; i++)
         fp.count[(size_t)i * (size_t)aptus_rt.size + (size_t)rank] = 0;
@@ -656,6 +731,50 @@ int aptus_rcfp_note(int rank, uint64_t bytes, int connected)
 int aptus_rcfp_counting(void)
 {
     return fp.active && fp.rules.n > 0;
+}
+
+/* ---- idle fast paths ------------------------------------------------------------------- */
+
+/* Gives tx's fast path back (it was idle): FP_RELEASE tells the receiver how many frames went
+ * into its block, after which it frees the block; the peer is routed again (its small messages
+ * take the next rule), and the record stays as the peer's rc-fp endpoint, its frames going over
+ * the connection as they are (frames the message layer had already given to rc-fp). Not while
+ * frames wait in the message layer's queue for this peer, or FP_VIA frames are unacknowledged:
+ * the next check tries again. 0 when given back. */
+static int release(struct fp_tx *tx)
+{
+    struct aptus_peer *p = aptus_peer_get(tx->rank);
+    if (!p || p->queued || tx->via_sent != tx->via_acked)
+        return -1;
+    if (ctl_send(tx->rank, RC_F_FP_RELEASE, 0, tx->blk_sent, 0) != APTUS_OK)
+        return -1;
+    tx->released = 1;
+    fp.state[tx->rank] = FP_NONE;
+    fp.ntx--;
+    live_del(tx);
+    fp.st.released++;
+    if (fp.design == DESIGN_FIXED && !tx->inflight)
+        fx_shrink(tx);
+    aptus_peer_reroute(p);
+    return 0;
+}
+
+/* Every half APTUS_CHANNEL_IDLE: a fast path that sent nothing since the check before last is
+ * idle. */
+static void idle_check(struct aptus_timer *t)
+{
+    for (int i = 0; i < fp.nlive;) {
+        struct fp_tx *tx = fp.live[i];
+        uint64_t sent = tx->blk_sent + tx->via_sent;
+        if (sent != tx->idle_mark) {
+            tx->idle_mark = sent;
+            tx->idle_ticks = 0;
+        } else if (++tx->idle_ticks >= 2 && release(tx) == 0) {
+            continue; /* (live[i] is another now) */
+        }
+        i++;
+    }
+    aptus_timer_arm(t, aptus_wtime() + fp.idle_s / 2);
 }
 
 /* ---- the channel ------------------------------------------------------------------------ */
@@ -690,7 +809,10 @@ void aptus_rcfp_conn_down(int rank)
             o += h->bytes;
         }
         fp.tx[rank] = NULL;
-        fp.ntx--;
+        if (!tx->released) {
+            fp.ntx--;
+            live_del(tx);
+        }
         tx->dead = 1;
         if (!tx->inflight) /* (else the last write's completion frees it) */
             tx_free(tx);
@@ -847,6 +969,17 @@ static int fx_frame(struct fp_tx *tx, const void *hdr, size_t hdrlen, const void
 static int send_frame(struct fp_tx *tx, const void *hdr, size_t hdrlen, const void *payload,
                       struct aptus_dt_cursor *cur, size_t len)
 {
+    if (tx->released) { /* (given back: the receiver took its block's frames already) */
+        struct rc_ep *e = aptus_rc_up(tx->rank);
+        if (!e)
+            return APTUS_ERR;
+        int r = cur ? aptus_rc_frame_packed(e, hdr, hdrlen, cur, len) : aptus_rc_frame(e, hdr, hdrlen, payload, len);
+        uint64_t bytes;
+        struct aptus_peer *p;
+        if (r == APTUS_OK && matched(hdr, &bytes) && (p = aptus_peer_get(tx->rank)))
+            aptus_peer_recount(p, APTUS_CH_RC_FP, APTUS_CH_RC_SR, bytes);
+        return r;
+    }
     if (tx->via_sent == tx->via_acked) {
         int r = fp.design == DESIGN_VELOBLOCK ? vb_frame(tx, hdr, hdrlen, payload, cur, len)
                                               : fx_frame(tx, hdr, hdrlen, payload, cur, len);
@@ -922,6 +1055,7 @@ static void fp_release(void)
     free(fp.rx);
     free(fp.reply);
     free(fp.polled);
+    free(fp.live);
     free(fp.ring);
     free(fp.count);
     free(fp.tries);
@@ -937,6 +1071,7 @@ static int fp_init(void)
     aptus_am_register(RC_F_FP_CREDIT, on_credit);
     aptus_am_register(RC_F_FP_CREDIT_ASK, on_credit_ask);
     aptus_am_register(RC_F_FP_VIA, on_via);
+    aptus_am_register(RC_F_FP_RELEASE, on_release);
     if (!aptus_rc_rule_names(APTUS_CH_RC_FP) || !aptus_rc_fabric() || !aptus_rcr_active() || aptus_config.rcfp_max == 0)
         return APTUS_OK;
     const struct aptus_fab_rc *r = aptus_rc_fabric();
@@ -970,10 +1105,11 @@ static int fp_init(void)
     fp.tx = calloc((size_t)n, sizeof *fp.tx);
     fp.rx = calloc((size_t)n, sizeof *fp.rx);
     fp.polled = calloc((size_t)fp.max, sizeof *fp.polled);
+    fp.live = calloc((size_t)fp.max, sizeof *fp.live);
     fp.tries = calloc((size_t)n, 1);
     fp.wanted = calloc((size_t)n, 1);
     fp.count = calloc((size_t)n * (size_t)(fp.rules.n ? fp.rules.n : 1), sizeof *fp.count);
-    if (!fp.state || !fp.tx || !fp.rx || !fp.polled || !fp.tries || !fp.wanted || !fp.count) {
+    if (!fp.state || !fp.tx || !fp.rx || !fp.polled || !fp.live || !fp.tries || !fp.wanted || !fp.count) {
         fprintf(stderr, "Aptus MPI: rank %d: rc-fp channel: out of memory for its state: no fast path\n",
                 aptus_rt.rank);
         fp_release();
@@ -988,6 +1124,11 @@ static int fp_init(void)
     c->chunk = c->frame_max - (f->frame_max - f->chunk); /* the same room for the header as rc-sr */
     c->eager_max = c->chunk;
     fp.active = 1;
+    if (aptus_config.channel_idle > 0) {
+        fp.idle_s = aptus_config.channel_idle / 1000.0;
+        fp.idle_timer.fire = idle_check;
+        aptus_timer_arm(&fp.idle_timer, aptus_wtime() + fp.idle_s / 2);
+    }
     return APTUS_OK;
 }
 
@@ -995,8 +1136,10 @@ static void fp_finalize(void)
 {
     if (!fp.active)
         return;
+    if (fp.idle_s > 0)
+        aptus_timer_cancel(&fp.idle_timer);
     for (int r = 0; r < aptus_rt.size; r++)
-        if (fp.state[r] != FP_NONE || fp.rx[r])
+        if (fp.state[r] != FP_NONE || fp.rx[r] || fp.tx[r])
             aptus_rcfp_conn_down(r);
     fp_release();
 }
@@ -1026,11 +1169,11 @@ static void fp_stats_print(void)
            " (%" PRIu64 " bytes; injected %" PRIu64 "; messages %" PRIu64
            "), over the connection for want of room %" PRIu64 " (messages %" PRIu64 "), received %" PRIu64
            "; no room %" PRIu64 ", credits by frames %" PRIu64 ", piggybacked %" PRIu64 ", asked for %" PRIu64
-           "; wraps %" PRIu64 "; design %s\n",
+           "; wraps %" PRIu64 "; given back idle %" PRIu64 ", returned to this rank %" PRIu64 "; design %s\n",
            aptus_rt.rank, fp.ntx, fp.npolled, fp.max, fp.block, fp.st.asked, fp.st.granted, fp.st.refused,
            fp.st.refused_here, fp.st.frames, fp.st.bytes, fp.st.injected, fp.st.msgs, fp.st.via, fp.st.msgs_via,
            fp.st.received, fp.st.no_room, fp.st.credits_sent, fp.st.credits_piggybacked, fp.st.credit_asks, fp.st.wraps,
-           aptus_config.rcfp_design);
+           fp.st.released, fp.st.returned, aptus_config.rcfp_design);
 }
 
 static int fp_counter(const char *name, uint64_t *value)
@@ -1050,7 +1193,9 @@ static int fp_counter(const char *name, uint64_t *value)
                                        { "rcfp.msgs", fp.st.msgs },
                                        { "rcfp.msgs_via", fp.st.msgs_via },
                                        { "rcfp.memory", fp_path_memory() },
-                                       { "rcfp.asked", fp.st.asked } };
+                                       { "rcfp.asked", fp.st.asked },
+                                       { "rcfp.released", fp.st.released },
+                                       { "rcfp.returned", fp.st.returned } };
     return aptus_counter_lookup(t, sizeof t / sizeof t[0], name, value);
 }
 

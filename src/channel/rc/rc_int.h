@@ -28,6 +28,7 @@ enum {
     RC_F_FP_CREDIT,
     RC_F_FP_CREDIT_ASK,
     RC_F_FP_VIA,
+    RC_F_FP_RELEASE,
 };
 
 /* Which channel's endpoint the peer record holds (rc_ep.handed). */
