@@ -18,7 +18,11 @@
  * messages of the timed iterations only (after -w warm-up iterations, in which the fast paths
  * open); "remote" = to a rank on another node (MPI_COMM_TYPE_SHARED).
  *
- * usage: fp_halo [-i ITERS] [-w WARMUP] [-c CONFIG-LABEL]
+ * With -P the job has two phases of warm-up and timed iterations, the second with every rank
+ * moved to another place of the grid (a fixed shuffle: other neighbours), and the figures are
+ * the second phase's: whether the fast paths followed the traffic (APTUS_CHANNEL_IDLE).
+ *
+ * usage: fp_halo [-i ITERS] [-w WARMUP] [-c CONFIG-LABEL] [-P]
  * Output: one comment line naming the pattern, one row:
  *   config ranks nodes peers remote_peers remote_msgs/iter fp_share_% fp_mem_avg_KB fp_mem_max_KB
  *   rcfp_mem_avg_KB us/iter */
@@ -85,6 +89,30 @@ static void dims3(int n, int d[3])
     }
 }
 
+/* The peers of grid place `me` (ranks: inv[place], or the place itself without inv). */
+static int make_peers(int me, const int d[3], int size, const int *inv, struct peer *peers)
+{
+    int c[3] = { me % d[0], (me / d[0]) % d[1], me / (d[0] * d[1]) }, np = 0;
+    for (int dz = -1; dz <= 1; dz++)
+        for (int dy = -1; dy <= 1; dy++)
+            for (int dx = -1; dx <= 1; dx++) {
+                int n[3] = { c[0] + dx, c[1] + dy, c[2] + dz }, nz = (dx != 0) + (dy != 0) + (dz != 0);
+                if (!nz || n[0] < 0 || n[1] < 0 || n[2] < 0 || n[0] >= d[0] || n[1] >= d[1] || n[2] >= d[2])
+                    continue;
+                int r = n[0] + d[0] * (n[1] + d[1] * n[2]);
+                peers[np++] = (struct peer){ inv ? inv[r] : r, nz == 1 ? FACE : nz == 2 ? EDGE : CORNER, 0 };
+            }
+    for (int k = 2; (1 << k) < size; k++)
+        for (int s = -1; s <= 1; s += 2) {
+            int q = ((me + s * (1 << k)) % size + size) % size, r = inv ? inv[q] : q, dup = q == me;
+            for (int i = 0; i < np && !dup; i++)
+                dup = peers[i].rank == r;
+            if (!dup)
+                peers[np++] = (struct peer){ r, COARSE, 0 };
+        }
+    return np;
+}
+
 static unsigned long long counter(const char *name)
 {
 #ifdef MPIX_APTUS_COUNTERS
@@ -99,7 +127,7 @@ static unsigned long long counter(const char *name)
 
 int main(int argc, char **argv)
 {
-    int iters = 100, warm = 20;
+    int iters = 100, warm = 20, two = 0;
     const char *label = "-";
     MPI_Init(&argc, &argv);
     for (int i = 1; i < argc; i++) {
@@ -109,6 +137,8 @@ int main(int argc, char **argv)
             warm = atoi(argv[++i]);
         else if (!strcmp(argv[i], "-c") && i + 1 < argc)
             label = argv[++i];
+        else if (!strcmp(argv[i], "-P"))
+            two = 1;
     }
     int rank, size;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -126,45 +156,54 @@ int main(int argc, char **argv)
         me_leader = lr == 0;
         MPI_Allreduce(&me_leader, &nodes, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     }
-    /* peers */
+    /* peers: of the rank's place in the grid (phase 2 with -P: the places shuffled) */
     int d[3];
     dims3(size, d);
-    int c[3] = { rank % d[0], (rank / d[0]) % d[1], rank / (d[0] * d[1]) };
-    struct peer *peers = malloc(sizeof *peers * (size_t)(26 + 64));
-    int np = 0;
-    for (int dz = -1; dz <= 1; dz++)
-        for (int dy = -1; dy <= 1; dy++)
-            for (int dx = -1; dx <= 1; dx++) {
-                int n[3] = { c[0] + dx, c[1] + dy, c[2] + dz }, nz = (dx != 0) + (dy != 0) + (dz != 0);
-                if (!nz || n[0] < 0 || n[1] < 0 || n[2] < 0 || n[0] >= d[0] || n[1] >= d[1] || n[2] >= d[2])
-                    continue;
-                int r = n[0] + d[0] * (n[1] + d[1] * n[2]);
-                peers[np++] = (struct peer){ r, nz == 1 ? FACE : nz == 2 ? EDGE : CORNER, 0 };
-            }
-    for (int k = 2; (1 << k) < size; k++)
-        for (int s = -1; s <= 1; s += 2) {
-            int r = ((rank + s * (1 << k)) % size + size) % size, dup = r == rank;
-            for (int i = 0; i < np && !dup; i++)
-                dup = peers[i].rank == r;
-            if (!dup)
-                peers[np++] = (struct peer){ r, COARSE, 0 };
-        }
-    int nremote = 0;
-    for (int i = 0; i < np; i++)
-        nremote += peers[i].remote = node_of[peers[i].rank] != node_of[rank];
+    int *perm = malloc(sizeof(int) * (size_t)size), *inv = malloc(sizeof(int) * (size_t)size);
+    for (int i = 0; i < size; i++)
+        perm[i] = i;
+    for (int i = size - 1; i > 0; i--) { /* (the same on every rank) */
+        int j = (int)(mix((uint64_t)i * 7919u + 17u) % (uint64_t)(i + 1)), t = perm[i];
+        perm[i] = perm[j];
+        perm[j] = t;
+    }
+    for (int i = 0; i < size; i++)
+        inv[perm[i]] = i;
+    struct peer *sets[2];
+    int nps[2], nremotes[2];
+    for (int ph = 0; ph < 2; ph++) {
+        sets[ph] = malloc(sizeof(struct peer) * (size_t)(26 + 64));
+        nps[ph] = make_peers(ph ? perm[rank] : rank, d, size, ph ? inv : NULL, sets[ph]);
+        nremotes[ph] = 0;
+        for (int i = 0; i < nps[ph]; i++)
+            nremotes[ph] += sets[ph][i].remote = node_of[sets[ph][i].rank] != node_of[rank];
+    }
+    int phases = two ? 2 : 1;
+    struct peer *peers = sets[0];
+    int np = nps[0], nremote = nremotes[0];
     /* buffers: one receive buffer per peer and message, one send buffer per message */
     int nreq = 0;
-    for (int i = 0; i < np; i++)
-        nreq += nmsgs(peers[i].kind);
+    for (int ph = 0; ph < 2; ph++) {
+        int n = 0;
+        for (int i = 0; i < nps[ph]; i++)
+            n += nmsgs(sets[ph][i].kind);
+        nreq = n > nreq ? n : nreq;
+    }
     char *rbuf = malloc((size_t)nreq * BIG), *sbuf = malloc((size_t)nreq * BIG);
     MPI_Request *req = malloc(sizeof(MPI_Request) * (size_t)nreq * 2);
-    if (!rbuf || !sbuf || !req || !peers)
+    if (!rbuf || !sbuf || !req)
         MPI_Abort(MPI_COMM_WORLD, 2);
     long bad = 0, remote_msgs = 0;
     unsigned long long fp0 = 0;
     double t0 = 0;
-    for (int it = 0; it < warm + iters; it++) {
-        if (it == warm) {
+    for (int it = 0; it < phases * (warm + iters); it++) {
+        if (it == warm + iters) { /* phase 2: other neighbours; what is counted is this phase's */
+            peers = sets[1];
+            np = nps[1];
+            nremote = nremotes[1];
+            remote_msgs = 0;
+        }
+        if (it % (warm + iters) == warm) {
             MPI_Barrier(MPI_COMM_WORLD);
             fp0 = counter("rcfp.msgs");
             t0 = MPI_Wtime();
@@ -185,7 +224,7 @@ int main(int argc, char **argv)
                     w[2] = ex * MAXMSG + m;
                     w[3] = (int)n;
                     MPI_Isend(w, (int)n, MPI_BYTE, peers[i].rank, ex * MAXMSG + m, MPI_COMM_WORLD, &req[k++]);
-                    if (it >= warm && peers[i].remote)
+                    if (it % (warm + iters) >= warm && peers[i].remote)
                         remote_msgs++;
                 }
             MPI_Waitall(k, req, MPI_STATUSES_IGNORE);
@@ -214,8 +253,10 @@ int main(int argc, char **argv)
     MPI_Reduce(&bad, &allbad, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
     if (rank == 0) {
         printf("# fp_halo: %d ranks (grid %dx%dx%d) on %d nodes, %d exchanges per iteration, %d timed iterations "
-               "after %d%s\n",
-               size, d[0], d[1], d[2], nodes, EXCHANGES, iters, warm, allbad ? "; DATA WRONG" : "");
+               "after %d%s%s\n",
+               size, d[0], d[1], d[2], nodes, EXCHANGES, iters, warm,
+               two ? "; two phases, the second with the grid places shuffled (its figures)" : "",
+               allbad ? "; DATA WRONG" : "");
         printf("# %-22s %5s %5s %6s %6s %9s %7s %10s %10s %10s %9s\n", "config", "ranks", "nodes", "peers", "remote",
                "rmsg/iter", "fp_%", "fpmem_KB", "fpmem_max", "rcfp_KB", "us/iter");
         printf("%-24s %5d %5d %6.1f %6.1f %9.1f %7.2f %10.1f %10.1f %10.1f %9.1f\n", label, size, nodes, sum[0] / size,
@@ -223,7 +264,10 @@ int main(int argc, char **argv)
                sum[4] / size, max[4], sum[5] / size, 1e6 * tmax / (iters ? iters : 1));
     }
     free(node_of);
-    free(peers);
+    free(sets[0]);
+    free(sets[1]);
+    free(perm);
+    free(inv);
     free(rbuf);
     free(sbuf);
     free(req);
