@@ -9,8 +9,10 @@
  * Every message's content is checked. Then each rank reads its resident memory (VmRSS and its
  * peak VmHWM from /proc/self/status) and, under Aptus MPI, what its channels hold
  * (MPIX_Aptus_counter "memory") and its RC connections; rank 0 prints one table row:
- *   ranks peers  rss_avg_MB rss_max_MB hwm_max_MB  lib_avg_MB lib_max_MB  rc_avg rc_max
- * (lib and rc columns are "-" under other libraries). Plain MPI otherwise: builds with any
+ *   ranks peers  rss_avg_MB rss_max_MB hwm_max_MB  lib_avg_MB lib_max_MB  rc_avg rc_max  fp_avg
+ *   fpmem_avg_MB
+ * (fast paths per rank and their memory, rcfp.paths and rcfp.memory; lib, rc and fp columns are
+ * "-" under other libraries). Plain MPI otherwise: builds with any
  * mpicc. */
 #include <mpi.h>
 #include <stdio.h>
@@ -86,28 +88,32 @@ int main(int argc, char **argv)
                 bad += rbuf[(size_t)(d - 1) * maxlen + i] != pat(from, round, i);
         }
     }
-    double mine[4] = { (double)status_kb("VmRSS") / 1024.0, (double)status_kb("VmHWM") / 1024.0, -1, -1 };
+    double mine[6] = { (double)status_kb("VmRSS") / 1024.0, (double)status_kb("VmHWM") / 1024.0, -1, -1, 0, 0 };
 #ifdef MPIX_APTUS_COUNTERS
     unsigned long long v;
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN); /* rc.* exist only where RC is in use */
     if (MPIX_Aptus_counter("memory", &v) == MPI_SUCCESS)
         mine[2] = (double)v / (1024.0 * 1024.0);
     mine[3] = MPIX_Aptus_counter("rc.connections", &v) == MPI_SUCCESS ? (double)v : 0;
+    mine[4] = MPIX_Aptus_counter("rcfp.paths", &v) == MPI_SUCCESS ? (double)v : 0;
+    mine[5] = MPIX_Aptus_counter("rcfp.memory", &v) == MPI_SUCCESS ? (double)v / (1024.0 * 1024.0) : 0;
 #endif
-    double sum[4], max[4];
+    double sum[6], max[6];
     long allbad;
-    MPI_Reduce(mine, sum, 4, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
-    MPI_Reduce(mine, max, 4, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    MPI_Reduce(mine, sum, 6, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+    MPI_Reduce(mine, max, 6, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
     MPI_Reduce(&bad, &allbad, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
     if (rank == 0) {
         printf("# mem_scale: %d ranks, %d peers each, %d rounds of %zu B (every 10th: %zu B)%s\n", size, peers, rounds,
                small, large, allbad ? "; DATA WRONG" : "");
-        printf("# ranks peers  rss_avg_MB rss_max_MB hwm_max_MB  lib_avg_MB lib_max_MB  rc_avg rc_max\n");
+        printf("# ranks peers  rss_avg_MB rss_max_MB hwm_max_MB  lib_avg_MB lib_max_MB  rc_avg rc_max  fp_avg "
+               "fpmem_avg_MB\n");
         printf("%7d %5d  %10.1f %10.1f %10.1f", size, peers, sum[0] / size, max[0], max[1]);
         if (max[2] >= 0)
-            printf("  %10.2f %10.2f  %6.1f %6.0f\n", sum[2] / size, max[2], sum[3] / size, max[3]);
+            printf("  %10.2f %10.2f  %6.1f %6.0f  %6.1f %12.2f\n", sum[2] / size, max[2], sum[3] / size, max[3],
+                   sum[4] / size, sum[5] / size);
         else
-            printf("  %10s %10s  %6s %6s\n", "-", "-", "-", "-");
+            printf("  %10s %10s  %6s %6s  %6s %12s\n", "-", "-", "-", "-", "-", "-");
     }
     free(sbuf);
     free(rbuf);

@@ -6,12 +6,17 @@
 # rank exchanges messages with every other: all-to-all traffic, contents checked) and prints one
 # row; this script prints them as one table per configuration.
 #   RC-only  a connection to every peer at its first message (APTUS_RC_THRESHOLD=1,
-#            APTUS_RC_MAX=100000): UD carries only the first messages
+#            APTUS_RC_MAX=100000), no fast path (rc-fp out of the chain): UD carries only the
+#            first messages
+#   rc-fixed RC-only plus a fast path to every peer in the paper's original layout
+#            (APTUS_RCFP_DESIGN=fixed, APTUS_RCFP_MAX=4096: 512 KiB a pair)
+#   rc-velo  the same with Veloblock blocks (32 KiB a pair)
 #   UD-only  APTUS_SEND_RULES=self;smp;size<=8K:ud-sr;ud-zcopy
 #   default  the default chain and allocation (connections after 16 messages, at most 16)
 #   rc-credit RC-only without the shared receive context (APTUS_RC_SRX=0: receive buffers
 #            per connection): what the shared receive context saves (not run by default)
-# usage: bench/mem_scale.sh [-s "8 16 32 64"] [-c "rc ud default rc-credit"] [-r ROUNDS] [BUILD_DIR]
+# usage: bench/mem_scale.sh [-s "8 16 32 64"] [-c "rc ud default rc-credit rc-fixed rc-velo"] [-r ROUNDS]
+#                          [BUILD_DIR]
 # (root: network namespaces; BUILD_DIR default <repo>/build-bench, with bench/mem_scale built)
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -32,9 +37,11 @@ mpiexec=$build/tools/mpiexec/mpiexec prog=$build/bench/mem_scale
 [ -x "$mpiexec" ] && [ -x "$prog" ] || { echo "mem_scale.sh: build $build first (mpiexec, bench/mem_scale)" >&2; exit 2; }
 env_of() {
     case $1 in
-    rc) echo "APTUS_RC_THRESHOLD=1 APTUS_RC_MAX=100000" ;;
+    rc) echo "APTUS_RC_THRESHOLD=1 APTUS_RC_MAX=100000 'APTUS_SEND_RULES=self;smp;size<=8K:rc-sr;rc-rdma;size<=8K:ud-sr;ud-zcopy'" ;;
+    rc-fixed) echo "APTUS_RC_THRESHOLD=1 APTUS_RC_MAX=100000 APTUS_RCFP_MAX=4096 APTUS_RCFP_DESIGN=fixed" ;;
+    rc-velo) echo "APTUS_RC_THRESHOLD=1 APTUS_RC_MAX=100000 APTUS_RCFP_MAX=4096" ;;
     ud) echo "'APTUS_SEND_RULES=self;smp;size<=8K:ud-sr;ud-zcopy'" ;;
-    rc-credit) echo "APTUS_RC_THRESHOLD=1 APTUS_RC_MAX=100000 APTUS_RC_SRX=0" ;;
+    rc-credit) echo "APTUS_RC_THRESHOLD=1 APTUS_RC_MAX=100000 APTUS_RC_SRX=0 'APTUS_SEND_RULES=self;smp;size<=8K:rc-sr;rc-rdma;size<=8K:ud-sr;ud-zcopy'" ;;
     default) echo "" ;;
     esac
 }
@@ -44,6 +51,7 @@ echo "# mem_scale.sh: $(date -u +%F\ %H:%M) UTC, $(nproc) cores, rounds $rounds,
 for n in $sizes; do
     nodes=2
     [ "$n" -ge 32 ] && nodes=4
+    [ "$n" -ge 128 ] && nodes=8
     for c in $configs; do
         # shellcheck disable=SC2046
         sh "$repo/scripts/netns.sh" run -n "$nodes" -- sh -c \
@@ -59,6 +67,6 @@ done
 for c in $configs; do
     echo
     echo "## $c: $(env_of "$c")"
-    echo "# nodes  ranks peers  rss_avg_MB rss_max_MB hwm_max_MB  lib_avg_MB lib_max_MB  rc_avg rc_max"
+    echo "# nodes  ranks peers  rss_avg_MB rss_max_MB hwm_max_MB  lib_avg_MB lib_max_MB  rc_avg rc_max  fp_avg fpmem_avg_MB"
     grep "^$c " "$out/rows" | cut -d' ' -f2- | awk '{ printf "%7s %s\n", $1, substr($0, index($0, $2)) }'
 done

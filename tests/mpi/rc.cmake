@@ -185,6 +185,10 @@ foreach(design veloblock fixed fixed-reduced)
     "APTUS_ALLOC_RULES=size<=1K:rc-fp@8,*:rc-sr@2" APTUS_RCFP_MAX=1 APTUS_CHANNEL_IDLE=100 APTUS_RCFP_DESIGN=${design}
     EXPECT_EXIT 0 EXPECT_OUTPUT "rcfp_idle: ok")
 endforeach()
+# Per-peer block sizes under a budget (APTUS_RCFP_MEMORY): the busy sender's block grows, the
+# quiet one's shrinks, each given back and granted anew while messages flow.
+aptus_mpi_test(NAME rcfp_sizes_np3 SOURCE rcfp_sizes.c NP 3 LABELS rc
+  ENV ${APTUS_RCFP} APTUS_RCFP_MEMORY=96K EXPECT_EXIT 0 EXPECT_OUTPUT "rcfp_sizes: ok")
 aptus_mpi_test(NAME rcfp_bad_design_np2 SOURCE p2p_basic.c NP 2 LABELS errors rc
   ENV ${APTUS_RCFP} APTUS_RCFP_DESIGN=fixed-large EXPECT_NONZERO EXPECT_ERROR "APTUS_RCFP_DESIGN=fixed-large")
 aptus_mpi_test(NAME rcfp_bad_block_np2 SOURCE p2p_basic.c NP 2 LABELS errors rc

@@ -110,6 +110,7 @@ struct fp_tx {
     int released;         /* given back (idle): its frames go over the connection as they are */
     uint64_t idle_mark;   /* frames sent, at the last idle check */
     int idle_ticks;       /* checks since it last sent */
+    int give_back;        /* the receiver asked for the block back (to size it anew) */
 };
 
 /* A block of this rank's that a peer writes: the receiver's side. */
@@ -118,14 +119,17 @@ struct fp_rx {
     const struct rc_ep *conn;
     uint8_t *block;
     struct aptus_memh *mh;
-    struct vb_receiver vb; /* veloblock */
-    struct vb_ctrl ctrl;   /* the credits (ctrl.freed), sent to the peer by FP_CREDIT */
-    uint64_t sent;         /* the last credits sent */
-    int asked;             /* the sender is out of room and asked */
-    uint32_t next;         /* fixed: the cell the next frame lands in */
-    uint64_t taken;        /* frames taken from the block */
-    uint32_t via_seen;     /* FP_VIA frames taken ... */
-    uint32_t via_told;     /* ... and as last told to the sender */
+    struct vb_receiver vb;            /* veloblock */
+    struct vb_ctrl ctrl;              /* the credits (ctrl.freed), sent to the peer by FP_CREDIT */
+    uint64_t sent;                    /* the last credits sent */
+    int asked;                        /* the sender is out of room and asked */
+    uint32_t next;                    /* fixed: the cell the next frame lands in */
+    uint64_t taken;                   /* frames taken from the block */
+    uint32_t via_seen;                /* FP_VIA frames taken ... */
+    uint32_t via_told;                /* ... and as last told to the sender */
+    uint32_t size;                    /* the block's bytes */
+    uint64_t bytes_taken, bytes_mark; /* APTUS_RCFP_MEMORY: its traffic, and at the last look */
+    int resize_wait;                  /* looks before it may be resized again */
 };
 
 /* Staging for the images (veloblock): one ring per process, registered once, made at the first
@@ -155,6 +159,7 @@ static struct {
     struct fp_reply {
         int rank;
         uint8_t type; /* RC_F_FP_GRANT or RC_F_FP_REFUSE */
+        uint32_t size;
         uint64_t raddr, rkey;
     } * reply; /* answers to send again (no room on the connection) */
     int nreply, reply_cap;
@@ -168,12 +173,16 @@ static struct {
     int nlive;
     double idle_s; /* APTUS_CHANNEL_IDLE (0: never) */
     struct aptus_timer idle_timer;
+    size_t budget, owned; /* APTUS_RCFP_MEMORY (0: one size) and the bytes of the blocks owned */
+    uint32_t *want_size;  /* budget: per world rank, the size its next block should have */
+    struct aptus_timer size_timer;
+    int give_backs; /* fast paths whose receiver asked for them back, not yet given */
     uint8_t *ring;
     size_t ring_size, head, tail; /* monotonic */
     struct aptus_memh *ring_mh;
     struct {
         uint64_t frames, bytes, injected, no_room, credits_sent, credits_piggybacked, credit_asks, wraps, granted,
-            refused, asked, received, via, msgs, msgs_via, refused_here, released, returned;
+            refused, asked, received, via, msgs, msgs_via, refused_here, released, returned, resized;
     } st;
 } fp;
 
@@ -407,15 +416,16 @@ static void rx_free(struct fp_rx *x)
     if (x->mh)
         aptus_channel_rc_rdma.mem_dereg(x->mh);
     free(x->block);
+    fp.owned -= x->size;
     fp.rx[x->rank] = NULL;
     free(x);
 }
 
 /* The answer to an FP_ASK; one that finds no room on the connection is sent again from the
  * poller (the asker waits for it: its asks count towards its limit until answered). */
-static void reply(int rank, uint8_t type, uint64_t raddr, uint64_t rkey)
+static void reply(int rank, uint8_t type, uint32_t size, uint64_t raddr, uint64_t rkey)
 {
-    if (ctl_send(rank, type, fp.block, raddr, rkey) != APTUS_NORES)
+    if (ctl_send(rank, type, size, raddr, rkey) != APTUS_NORES)
         return; /* sent, or lost with its connection */
     if (fp.nreply == fp.reply_cap) {
         int cap = fp.reply_cap ? 2 * fp.reply_cap : 8;
@@ -425,7 +435,7 @@ static void reply(int rank, uint8_t type, uint64_t raddr, uint64_t rkey)
         fp.reply = v;
         fp.reply_cap = cap;
     }
-    fp.reply[fp.nreply++] = (struct fp_reply){ rank, type, raddr, rkey };
+    fp.reply[fp.nreply++] = (struct fp_reply){ rank, type, size, raddr, rkey };
     aptus_channel_poll_enable(&aptus_channel_rc_fp, 1);
 }
 
@@ -437,10 +447,27 @@ static void replies_run(int rank)
     for (int i = 0; i < n; i++) {
         struct fp_reply a = fp.reply[i];
         if (rank < 0)
-            reply(a.rank, a.type, a.raddr, a.rkey); /* (may put it back, behind the kept ones) */
+            reply(a.rank, a.type, a.size, a.raddr, a.rkey); /* (may put it back, behind the kept ones) */
         else if (a.rank != rank)
             fp.reply[fp.nreply++] = a;
     }
+}
+
+#define BLOCK_MIN ((uint32_t)4 << 10)   /* APTUS_RCFP_MEMORY: blocks of 4 KiB ... */
+#define BLOCK_MAX ((uint32_t)256 << 10) /* ... to 256 KiB */
+
+/* The bytes of the block rank is granted: APTUS_RCFP_BLOCK, or under a budget the size its
+ * traffic asked for (the block's first: APTUS_RCFP_BLOCK), halved while the budget has not room
+ * for it; 0: no room even for the smallest. */
+static uint32_t grant_size(int rank)
+{
+    if (!fp.budget)
+        return fp.block;
+    uint32_t want = fp.want_size[rank] ? fp.want_size[rank] : fp.block;
+    size_t left = fp.budget > fp.owned ? fp.budget - fp.owned : 0;
+    while (want > left && want > BLOCK_MIN)
+        want /= 2;
+    return want <= left ? want : 0;
 }
 
 static void on_ask(struct aptus_peer *from, const void *frame, size_t len)
@@ -456,16 +483,19 @@ static void on_ask(struct aptus_peer *from, const void *frame, size_t len)
     struct fp_rx *x = NULL;
     uint64_t raddr = 0, rkey = 0;
     /* (a peer with another layout is refused: APTUS_RCFP_DESIGN differs between the processes) */
-    if (c.design == fp.design && fp.npolled < fp.max && (x = aligned_alloc(64, (sizeof *x + 63) & ~(size_t)63))) {
+    uint32_t size = grant_size(rank);
+    if (c.design == fp.design && fp.npolled < fp.max && size &&
+        (x = aligned_alloc(64, (sizeof *x + 63) & ~(size_t)63))) {
         memset(x, 0, sizeof *x);
         x->rank = rank;
         x->conn = e;
-        x->block = aligned_alloc(64, fp.block);
+        x->size = size;
+        x->block = aligned_alloc(64, size);
         if (x->block) {
-            vb_block_init(x->block, fp.block, &x->ctrl); /* (zeroes it: the fixed cells start empty too) */
-            vb_receiver_init(&x->vb, x->block, fp.block, &x->ctrl);
+            vb_block_init(x->block, size, &x->ctrl); /* (zeroes it: the fixed cells start empty too) */
+            vb_receiver_init(&x->vb, x->block, size, &x->ctrl);
         }
-        if (!x->block || aptus_channel_rc_rdma.mem_reg(x->block, fp.block, &x->mh, &raddr, &rkey) != APTUS_OK) {
+        if (!x->block || aptus_channel_rc_rdma.mem_reg(x->block, size, &x->mh, &raddr, &rkey) != APTUS_OK) {
             free(x->block);
             free(x);
             x = NULL;
@@ -473,14 +503,15 @@ static void on_ask(struct aptus_peer *from, const void *frame, size_t len)
     }
     if (!x) {
         fp.st.refused++;
-        reply(rank, RC_F_FP_REFUSE, 0, 0);
+        reply(rank, RC_F_FP_REFUSE, 0, 0, 0);
         return;
     }
     fp.rx[rank] = x;
     fp.polled[fp.npolled++] = x;
+    fp.owned += size;
     fp.st.granted++;
     aptus_channel_poll_enable(&aptus_channel_rc_fp, 1);
-    reply(rank, RC_F_FP_GRANT, raddr, rkey);
+    reply(rank, RC_F_FP_GRANT, size, raddr, rkey);
 }
 
 static int rx_take(struct fp_rx *x, struct aptus_peer *p);
@@ -508,8 +539,9 @@ static void on_grant(struct aptus_peer *from, const void *frame, size_t len)
     }
     fp.tx[rank] = tx;
     tx->rank = rank;
-    if (c.design != fp.design || c.size != fp.block ||
-        (fp.design == DESIGN_VELOBLOCK ? stage_setup() : fx_setup(tx)) != 0) {
+    int size_ok =
+        fp.design == DESIGN_FIXED ? c.size == fp.block : c.size >= 1024 && c.size <= BLOCK_MAX && c.size % 64 == 0;
+    if (c.design != fp.design || !size_ok || (fp.design == DESIGN_VELOBLOCK ? stage_setup() : fx_setup(tx)) != 0) {
         /* (the peer's block stays unused until the connection goes) */
         tx->released = 1;
         fp.state[rank] = FP_REFUSED;
@@ -526,6 +558,9 @@ static void on_grant(struct aptus_peer *from, const void *frame, size_t len)
     tx->released = 0;
     tx->idle_mark = 0;
     tx->idle_ticks = 0;
+    if (tx->give_back)
+        fp.give_backs--;
+    tx->give_back = 0;
     if (fp.design == DESIGN_VELOBLOCK)
         vb_sender_init_remote(&tx->vb, c.size, &tx->freed, put_word, tx);
     fp.state[rank] = FP_READY;
@@ -577,7 +612,7 @@ static void on_credit_ask(struct aptus_peer *from, const void *frame, size_t len
 static void credit_maybe(struct fp_rx *x)
 {
     uint64_t freed = atomic_load_explicit(&x->ctrl.freed, memory_order_relaxed);
-    if (x->via_seen == x->via_told && (freed == x->sent || (!x->asked && freed - x->sent < fp.block / 2)))
+    if (x->via_seen == x->via_told && (freed == x->sent || (!x->asked && freed - x->sent < x->size / 2)))
         return;
     if (ctl_send(x->rank, RC_F_FP_CREDIT, x->via_seen, freed, 0) == APTUS_OK) {
         x->sent = freed;
@@ -639,6 +674,7 @@ static int rx_take(struct fp_rx *x, struct aptus_peer *p)
     if (aux && fp.tx[x->rank])
         credit_take(fp.tx[x->rank], aux);
     aptus_am_dispatch(p, f, len);
+    x->bytes_taken += len;
     if (cell) {
         fc_release(cell);
         x->next = x->next + 1 == fp.cells ? 0 : x->next + 1;
@@ -652,6 +688,19 @@ static int rx_take(struct fp_rx *x, struct aptus_peer *p)
     return 1;
 }
 
+/* Takes x's frames until `n` were taken in all: they have landed (they were written before the
+ * frame over the connection being handled, which the connection delivers after them). A peer
+ * where they have not is broken: failed, -1. */
+static int take_upto(struct fp_rx *x, struct aptus_peer *p, uint64_t n, const char *why)
+{
+    while (x->taken < n && rx_take(x, p))
+        ;
+    if (x->taken >= n)
+        return 0;
+    aptus_peer_fail(p, &aptus_channel_rc_fp, why);
+    return -1;
+}
+
 /* A frame that found no room in the block: the frames written into the block before it first
  * (they have landed: the connection delivers in order). */
 static void on_via(struct aptus_peer *from, const void *frame, size_t len)
@@ -662,14 +711,10 @@ static void on_via(struct aptus_peer *from, const void *frame, size_t len)
         return;
     memcpy(&v, frame, sizeof v);
     if (x) {
-        while (x->taken < v.before && rx_take(x, from))
-            ;
-        if (x->taken < v.before) {
-            aptus_peer_fail(
-                from, &aptus_channel_rc_fp,
-                "frames written into its fast-path block before one sent over the connection have not landed");
+        if (take_upto(x, from, v.before,
+                      "frames written into its fast-path block before one sent over the connection "
+                      "have not landed") != 0)
             return;
-        }
         x->via_seen = v.via;
     }
     aptus_am_dispatch(from, (const uint8_t *)frame + sizeof v, len - sizeof v);
@@ -684,13 +729,9 @@ static void on_release(struct aptus_peer *from, const void *frame, size_t len)
     if (!x || len < sizeof c)
         return;
     memcpy(&c, frame, sizeof c);
-    while (x->taken < c.addr && rx_take(x, from))
-        ;
-    if (x->taken < c.addr) {
-        aptus_peer_fail(from, &aptus_channel_rc_fp,
-                        "frames written into its fast-path block before it gave the block back have not landed");
+    if (take_upto(x, from, c.addr,
+                  "frames written into its fast-path block before it gave the block back have not landed") != 0)
         return;
-    }
     fp.st.returned++;
     rx_free(x);
 }
@@ -777,6 +818,73 @@ static void idle_check(struct aptus_timer *t)
     aptus_timer_arm(t, aptus_wtime() + fp.idle_s / 2);
 }
 
+/* ---- per-peer block sizes (APTUS_RCFP_MEMORY) ------------------------------------------- */
+
+/* The receiver asked for its block back, to grant one of another size: the fast path is given
+ * back (as when idle; when it cannot be yet, from the poller) and asked for again at once. */
+static void give_back_now(struct fp_tx *tx)
+{
+    if (release(tx) != 0)
+        return;
+    tx->give_back = 0;
+    fp.give_backs--;
+    fp.wanted[tx->rank] = 0;
+    ask_within_limit(tx->rank);
+}
+
+static void on_give_back(struct aptus_peer *from, const void *frame, size_t len)
+{
+    (void)frame;
+    (void)len;
+    struct fp_tx *tx = fp.active ? fp.tx[from->world_rank] : NULL;
+    if (!tx || tx->released || tx->give_back)
+        return;
+    tx->give_back = 1;
+    fp.give_backs++;
+    aptus_channel_poll_enable(&aptus_channel_rc_fp, 1);
+    give_back_now(tx);
+}
+
+static uint32_t pow2_floor(uint64_t v)
+{
+    uint32_t p = BLOCK_MIN;
+    while ((uint64_t)p * 2 <= v && p < BLOCK_MAX)
+        p *= 2;
+    return p;
+}
+
+/* Every 100 ms under a budget: each block's share of the budget follows its share of the bytes
+ * that came through the blocks since the last look (4 KiB..256 KiB, a power of two); a block at
+ * half or at twice its share is asked back from its sender, who asks again at once and is
+ * granted the new size (as much of it as the budget has room for). A block resized waits a
+ * second before the next. */
+static void size_check(struct aptus_timer *t)
+{
+    uint64_t total = 0;
+    for (int i = 0; i < fp.npolled; i++)
+        total += fp.polled[i]->bytes_taken - fp.polled[i]->bytes_mark;
+    for (int i = 0; i < fp.npolled; i++) {
+        struct fp_rx *x = fp.polled[i];
+        uint64_t rate = x->bytes_taken - x->bytes_mark;
+        x->bytes_mark = x->bytes_taken;
+        if (x->resize_wait > 0) {
+            x->resize_wait--;
+            continue;
+        }
+        if (!total)
+            continue;
+        uint32_t want = pow2_floor((uint64_t)((double)fp.budget * (double)rate / (double)total));
+        if (want < 2 * x->size && 2 * want > x->size)
+            continue;
+        if (ctl_send(x->rank, RC_F_FP_GIVE_BACK, 0, 0, 0) == APTUS_OK) {
+            fp.want_size[x->rank] = want;
+            x->resize_wait = 10;
+            fp.st.resized++;
+        }
+    }
+    aptus_timer_arm(t, aptus_wtime() + 0.1);
+}
+
 /* ---- the channel ------------------------------------------------------------------------ */
 
 void aptus_rcfp_conn_up(int rank)
@@ -809,6 +917,8 @@ void aptus_rcfp_conn_down(int rank)
             o += h->bytes;
         }
         fp.tx[rank] = NULL;
+        if (tx->give_back)
+            fp.give_backs--;
         if (!tx->released) {
             fp.ntx--;
             live_del(tx);
@@ -1035,6 +1145,9 @@ static int fp_progress(void)
     }
     if (fp.nreply)
         replies_run(-1);
+    for (int i = 0; fp.give_backs && i < fp.nlive; i++)
+        if (fp.live[i]->give_back)
+            give_back_now(fp.live[i]); /* (live[i] may be another now: the next pass sees it) */
     if (fp.asking)
         for (int r = 0; r < aptus_rt.size && fp.asking; r++)
             if (fp.state[r] == FP_ASKING) {
@@ -1056,6 +1169,7 @@ static void fp_release(void)
     free(fp.reply);
     free(fp.polled);
     free(fp.live);
+    free(fp.want_size);
     free(fp.ring);
     free(fp.count);
     free(fp.tries);
@@ -1072,6 +1186,7 @@ static int fp_init(void)
     aptus_am_register(RC_F_FP_CREDIT_ASK, on_credit_ask);
     aptus_am_register(RC_F_FP_VIA, on_via);
     aptus_am_register(RC_F_FP_RELEASE, on_release);
+    aptus_am_register(RC_F_FP_GIVE_BACK, on_give_back);
     if (!aptus_rc_rule_names(APTUS_CH_RC_FP) || !aptus_rc_fabric() || !aptus_rcr_active() || aptus_config.rcfp_max == 0)
         return APTUS_OK;
     const struct aptus_fab_rc *r = aptus_rc_fabric();
@@ -1095,6 +1210,7 @@ static int fp_init(void)
         fp.block = (uint32_t)aptus_config.rcfp_block;
     }
     fp.max = aptus_config.rcfp_max;
+    fp.budget = fp.design == DESIGN_VELOBLOCK ? aptus_config.rcfp_memory : 0; /* (fixed cells: one size) */
     char err[256];
     struct aptus_rule_chain all;
     (void)aptus_alloc_rules_parse(aptus_config.alloc_rules, aptus_config.rc_threshold, &all, err, sizeof err);
@@ -1106,10 +1222,13 @@ static int fp_init(void)
     fp.rx = calloc((size_t)n, sizeof *fp.rx);
     fp.polled = calloc((size_t)fp.max, sizeof *fp.polled);
     fp.live = calloc((size_t)fp.max, sizeof *fp.live);
+    if (fp.budget)
+        fp.want_size = calloc((size_t)n, sizeof *fp.want_size);
     fp.tries = calloc((size_t)n, 1);
     fp.wanted = calloc((size_t)n, 1);
     fp.count = calloc((size_t)n * (size_t)(fp.rules.n ? fp.rules.n : 1), sizeof *fp.count);
-    if (!fp.state || !fp.tx || !fp.rx || !fp.polled || !fp.live || !fp.tries || !fp.wanted || !fp.count) {
+    if (!fp.state || !fp.tx || !fp.rx || !fp.polled || !fp.live || (fp.budget && !fp.want_size) || !fp.tries ||
+        !fp.wanted || !fp.count) {
         fprintf(stderr, "Aptus MPI: rank %d: rc-fp channel: out of memory for its state: no fast path\n",
                 aptus_rt.rank);
         fp_release();
@@ -1118,12 +1237,17 @@ static int fp_init(void)
     struct aptus_chan_caps *c = &aptus_channel_rc_fp.caps;
     const struct aptus_chan_caps *f = aptus_rc_frame_caps();
     c->flags = APTUS_CAP_ORDERED | APTUS_CAP_RELIABLE | APTUS_CAP_CONNECTED;
-    c->frame_max = fp.design == DESIGN_VELOBLOCK ? vb_max_payload(fp.block) : fc_max_payload(fp.cell);
+    c->frame_max =
+        fp.design == DESIGN_FIXED ? fc_max_payload(fp.cell) : vb_max_payload(fp.budget ? BLOCK_MAX : fp.block);
     if (c->frame_max > f->frame_max - sizeof(struct fp_via)) /* (room for FP_VIA's header over rc-sr) */
         c->frame_max = f->frame_max - sizeof(struct fp_via);
     c->chunk = c->frame_max - (f->frame_max - f->chunk); /* the same room for the header as rc-sr */
     c->eager_max = c->chunk;
     fp.active = 1;
+    if (fp.budget) {
+        fp.size_timer.fire = size_check;
+        aptus_timer_arm(&fp.size_timer, aptus_wtime() + 0.1);
+    }
     if (aptus_config.channel_idle > 0) {
         fp.idle_s = aptus_config.channel_idle / 1000.0;
         fp.idle_timer.fire = idle_check;
@@ -1138,6 +1262,8 @@ static void fp_finalize(void)
         return;
     if (fp.idle_s > 0)
         aptus_timer_cancel(&fp.idle_timer);
+    if (fp.budget)
+        aptus_timer_cancel(&fp.size_timer);
     for (int r = 0; r < aptus_rt.size; r++)
         if (fp.state[r] != FP_NONE || fp.rx[r] || fp.tx[r])
             aptus_rcfp_conn_down(r);
@@ -1147,7 +1273,7 @@ static void fp_finalize(void)
 /* Bytes of the fast paths themselves: the blocks this rank owns and its mirrors of the peers'. */
 static size_t fp_path_memory(void)
 {
-    return (size_t)fp.npolled * fp.block + (fp.design == DESIGN_FIXED ? (size_t)fp.ntx * fp.block : 0);
+    return fp.owned + (fp.design == DESIGN_FIXED ? (size_t)fp.ntx * fp.block : 0);
 }
 
 static size_t fp_memory(void)
@@ -1156,7 +1282,8 @@ static size_t fp_memory(void)
         return 0;
     return fp_path_memory() + (size_t)fp.npolled * sizeof(struct fp_rx) +
            (size_t)fp.ntx * (sizeof(struct fp_tx) + (size_t)fp.cells * sizeof(struct fx_slot)) + fp.ring_size +
-           (size_t)aptus_rt.size * (3 + 2 * sizeof(void *) + (size_t)(fp.rules.n ? fp.rules.n : 1) * sizeof *fp.count) +
+           (size_t)aptus_rt.size * (3 + 2 * sizeof(void *) + (size_t)(fp.rules.n ? fp.rules.n : 1) * sizeof *fp.count +
+                                    (fp.budget ? sizeof *fp.want_size : 0)) +
            (size_t)fp.reply_cap * sizeof *fp.reply + (size_t)fp.max * sizeof(void *);
 }
 
@@ -1169,11 +1296,12 @@ static void fp_stats_print(void)
            " (%" PRIu64 " bytes; injected %" PRIu64 "; messages %" PRIu64
            "), over the connection for want of room %" PRIu64 " (messages %" PRIu64 "), received %" PRIu64
            "; no room %" PRIu64 ", credits by frames %" PRIu64 ", piggybacked %" PRIu64 ", asked for %" PRIu64
-           "; wraps %" PRIu64 "; given back idle %" PRIu64 ", returned to this rank %" PRIu64 "; design %s\n",
+           "; wraps %" PRIu64 "; given back idle %" PRIu64 ", returned to this rank %" PRIu64
+           "; design %s; block bytes owned %zu (budget %zu), blocks resized %" PRIu64 "\n",
            aptus_rt.rank, fp.ntx, fp.npolled, fp.max, fp.block, fp.st.asked, fp.st.granted, fp.st.refused,
            fp.st.refused_here, fp.st.frames, fp.st.bytes, fp.st.injected, fp.st.msgs, fp.st.via, fp.st.msgs_via,
            fp.st.received, fp.st.no_room, fp.st.credits_sent, fp.st.credits_piggybacked, fp.st.credit_asks, fp.st.wraps,
-           fp.st.released, fp.st.returned, aptus_config.rcfp_design);
+           fp.st.released, fp.st.returned, aptus_config.rcfp_design, fp.owned, fp.budget, fp.st.resized);
 }
 
 static int fp_counter(const char *name, uint64_t *value)
@@ -1195,7 +1323,8 @@ static int fp_counter(const char *name, uint64_t *value)
                                        { "rcfp.memory", fp_path_memory() },
                                        { "rcfp.asked", fp.st.asked },
                                        { "rcfp.released", fp.st.released },
-                                       { "rcfp.returned", fp.st.returned } };
+                                       { "rcfp.returned", fp.st.returned },
+                                       { "rcfp.resized", fp.st.resized } };
     return aptus_counter_lookup(t, sizeof t / sizeof t[0], name, value);
 }
 

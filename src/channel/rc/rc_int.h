@@ -29,6 +29,7 @@ enum {
     RC_F_FP_CREDIT_ASK,
     RC_F_FP_VIA,
     RC_F_FP_RELEASE,
+    RC_F_FP_GIVE_BACK,
 };
 
 /* Which channel's endpoint the peer record holds (rc_ep.handed). */
