@@ -602,11 +602,10 @@ static void alloc_note(struct aptus_peer *p, uint64_t bytes)
     int ch = -1;
     if (aptus_rcfp_counting()) {
         ch = p->route ? aptus_route_pick(p->route, bytes) : -1;
-        if (ch > APTUS_CH_SMP && ch != APTUS_CH_RC_FP && aptus_rcfp_note(rank, bytes, s == RC_UP) &&
-            (s == RC_NONE || s == RC_REFUSED)) {
+        /* (a connection refused is asked again by the connection rules, after more messages each
+         * time; the fast path follows when it comes up) */
+        if (ch > APTUS_CH_SMP && ch != APTUS_CH_RC_FP && aptus_rcfp_note(rank, bytes, s == RC_UP) && s == RC_NONE) {
             rc.why[rank] = WHY_FP;
-            if (s == RC_REFUSED)
-                set_state(rank, RC_NONE);
             want(rank);
             return;
         }
