@@ -33,6 +33,18 @@ static unsigned long long counter(const char *name)
     return 0;
 }
 
+/* n round trips of `bytes` with peer, this side sending first when `first`. */
+static void pingpong(char *buf, int bytes, int first, int peer, int n)
+{
+    for (int i = 0; i < n; i++) {
+        if (first)
+            MPI_Send(buf, bytes, MPI_BYTE, peer, 1, MPI_COMM_WORLD);
+        MPI_Recv(buf, bytes, MPI_BYTE, peer, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        if (!first)
+            MPI_Send(buf, bytes, MPI_BYTE, peer, 1, MPI_COMM_WORLD);
+    }
+}
+
 static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -64,15 +76,7 @@ int main(int argc, char **argv)
     /* open the fast paths: 40 small round trips with rank 0, one peer after another */
     for (int r = 1; r < size; r++)
         if (rank == 0 || rank == r)
-            for (int i = 0; i < 40; i++) {
-                if (rank == 0) {
-                    MPI_Send(buf, 8, MPI_BYTE, r, 1, MPI_COMM_WORLD);
-                    MPI_Recv(buf, 8, MPI_BYTE, r, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-                } else {
-                    MPI_Recv(buf, 8, MPI_BYTE, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-                    MPI_Send(buf, 8, MPI_BYTE, 0, 1, MPI_COMM_WORLD);
-                }
-            }
+            pingpong(buf, 8, rank == 0, rank == 0 ? r : 0, 40);
     /* rank 0: wait (progress only) until it polls a block per peer, or 10 s */
     if (rank == 0) {
         double t0 = MPI_Wtime();
@@ -93,26 +97,10 @@ int main(int argc, char **argv)
         }
     } else {
         int peer = 1 - rank;
-        for (int i = 0; i < 1000; i++) { /* warm-up */
-            if (rank == 0) {
-                MPI_Send(buf, bytes, MPI_BYTE, peer, 2, MPI_COMM_WORLD);
-                MPI_Recv(buf, bytes, MPI_BYTE, peer, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-            } else {
-                MPI_Recv(buf, bytes, MPI_BYTE, peer, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-                MPI_Send(buf, bytes, MPI_BYTE, peer, 2, MPI_COMM_WORLD);
-            }
-        }
+        pingpong(buf, bytes, rank == 0, peer, 1000); /* warm-up */
         for (int k = 0; k < reps; k++) {
             double t0 = MPI_Wtime();
-            for (int i = 0; i < iters; i++) {
-                if (rank == 0) {
-                    MPI_Send(buf, bytes, MPI_BYTE, peer, 3, MPI_COMM_WORLD);
-                    MPI_Recv(buf, bytes, MPI_BYTE, peer, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-                } else {
-                    MPI_Recv(buf, bytes, MPI_BYTE, peer, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-                    MPI_Send(buf, bytes, MPI_BYTE, peer, 3, MPI_COMM_WORLD);
-                }
-            }
+            pingpong(buf, bytes, rank == 0, peer, iters);
             lat[k] = (MPI_Wtime() - t0) * 1e6 / (2.0 * iters);
         }
         MPI_Ibarrier(MPI_COMM_WORLD, &bar);

@@ -285,5 +285,5 @@ const char *aptus_channel_counter_names(void)
            "rcache.misses, rcache.evictions, rcache.invalidations, rcache.failures, rcache.entries, rcache.bytes, "
            "rcache.in_use, rdma.writes, rdma.reads, rcfp.paths, rcfp.blocks, rcfp.asked, rcfp.refused, rcfp.frames, "
            "rcfp.msgs, rcfp.via, rcfp.msgs_via, rcfp.received, rcfp.no_room, rcfp.credits, rcfp.credit_asks, "
-           "rcfp.wraps, rcfp.memory";
+           "rcfp.wraps, rcfp.memory, rcfp.released, rcfp.returned, rcfp.resized";
 }

@@ -393,9 +393,15 @@ int aptus_rules_check_start(const struct aptus_rule_chain *c, const char *text, 
 
 int aptus_alloc_rules_find(const struct aptus_rule_chain *c, uint64_t bytes, int nranks)
 {
+    return aptus_alloc_rules_find_except(c, bytes, nranks, -1);
+}
+
+int aptus_alloc_rules_find_except(const struct aptus_rule_chain *c, uint64_t bytes, int nranks, int channel)
+{
     for (int i = 0; i < c->n; i++) {
         const struct aptus_rule *r = &c->rule[i];
-        if (bytes >= r->size_min && bytes <= r->size_max && nranks >= r->ranks_min && nranks <= r->ranks_max)
+        if (r->channel != channel && bytes >= r->size_min && bytes <= r->size_max && nranks >= r->ranks_min &&
+            nranks <= r->ranks_max)
             return i;
     }
     return -1;

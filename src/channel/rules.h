@@ -69,6 +69,8 @@ int aptus_alloc_rules_parse(const char *text, int default_threshold, struct aptu
                             size_t errlen);
 /* The index of the first allocation rule that takes a message of `bytes` in a job of nranks, or -1. */
 int aptus_alloc_rules_find(const struct aptus_rule_chain *c, uint64_t bytes, int nranks);
+/* The same among the rules not naming `channel` (rc.c: the connection rules, rc-fp's apart). */
+int aptus_alloc_rules_find_except(const struct aptus_rule_chain *c, uint64_t bytes, int nranks, int channel);
 
 /* Specialises the chain for a peer. reachable[ch] says whether channel ch can reach this peer
  * (self only for oneself, smp only on the same node, ...). Returns 0, or -1 if no rule reaches

@@ -413,6 +413,11 @@ static void test_alloc_rules(void)
     CHECK(c.n == 2 && c.rule[0].channel == APTUS_CH_RC_RDMA && c.rule[0].threshold == 2 &&
           c.rule[1].channel == APTUS_CH_RC_SR && c.rule[1].threshold == 16);
     CHECK(aptus_alloc_rules_find(&c, 65536, 4) == 0 && aptus_alloc_rules_find(&c, 65535, 4) == 1);
+    /* The connection rules apart from rc-fp's (the default's shape): a small message is taken by
+     * the rc-fp rule in all, by the unconditional rc-sr one among the others. */
+    CHECK(aptus_alloc_rules_parse("size<=8K:rc-fp;*:rc-sr", 16, &c, err, sizeof err) == 0);
+    CHECK(aptus_alloc_rules_find(&c, 100, 4) == 0 && aptus_alloc_rules_find_except(&c, 100, 4, APTUS_CH_RC_FP) == 1 &&
+          aptus_alloc_rules_find_except(&c, 9000, 4, APTUS_CH_RC_FP) == 1);
     /* The last rule may be conditional: a message no rule takes does not count. */
     CHECK(aptus_alloc_rules_parse("size<=1K:rc-sr@8", 16, &c, err, sizeof err) == 0);
     CHECK(aptus_alloc_rules_find(&c, 1024, 2) == 0 && aptus_alloc_rules_find(&c, 1025, 2) == -1);

@@ -574,19 +574,6 @@ static uint32_t threshold(int rank, int rule)
     return n > 65535 ? 65535 : n;
 }
 
-/* The first allocation rule for a connection (not one naming rc-fp: rc_fp.c counts those) that
- * takes a message of `bytes`, or -1. */
-static int conn_rule_find(uint64_t bytes)
-{
-    for (int i = 0; i < rc.alloc.n; i++) {
-        const struct aptus_rule *r = &rc.alloc.rule[i];
-        if (r->channel != APTUS_CH_RC_FP && bytes >= r->size_min && bytes <= r->size_max &&
-            aptus_rt.size >= r->ranks_min && aptus_rt.size <= r->ranks_max)
-            return i;
-    }
-    return -1;
-}
-
 #define WHY_FP 255 /* rc.why: an allocation rule naming rc-fp asked (for the connection under it) */
 
 /* The allocation hook (channel.h): a message to or from p. Only messages that this rank's
@@ -618,7 +605,7 @@ static void alloc_note(struct aptus_peer *p, uint64_t bytes)
         return;
     if (rc.seen[rank] < UINT32_MAX)
         rc.seen[rank]++;
-    int k = conn_rule_find(bytes);
+    int k = aptus_alloc_rules_find_except(&rc.alloc, bytes, aptus_rt.size, APTUS_CH_RC_FP); /* (rc_fp.c: its own) */
     if (k < 0)
         return;
     uint16_t *c = &rc.count[(size_t)k * (size_t)aptus_rt.size + (size_t)rank];
