@@ -16,7 +16,9 @@
  * block), rcfp.memory (the blocks a process owns and, for the fixed design, its mirrors of its
  * peers' cells), memory.rc-fp (all of rc-fp's memory, staging included). The share counts the
  * messages of the timed iterations only (after -w warm-up iterations, in which the fast paths
- * open); "remote" = to a rank on another node (MPI_COMM_TYPE_SHARED).
+ * open); "remote" = to a rank on another node (MPI_COMM_TYPE_SHARED). Under APTUS_STATS=1 the
+ * share of the remote messages sent over RC (rc-sr, rc-fp, rc-rdma: msgs.CHANNEL) is reported too
+ * ("-" otherwise): with APTUS_RC_MAX below the peers, whether the connections followed the traffic.
  *
  * With -P the job has two phases of warm-up and timed iterations, the second with every rank
  * moved to another place of the grid (a fixed shuffle: other neighbours), and the figures are
@@ -24,8 +26,8 @@
  *
  * usage: fp_halo [-i ITERS] [-w WARMUP] [-c CONFIG-LABEL] [-P]
  * Output: one comment line naming the pattern, one row:
- *   config ranks nodes peers remote_peers remote_msgs/iter fp_share_% fp_mem_avg_KB fp_mem_max_KB
- *   rcfp_mem_avg_KB us/iter */
+ *   config ranks nodes peers remote_peers remote_msgs/iter fp_share_% rc_share_% fp_mem_avg_KB
+ *   fp_mem_max_KB rcfp_mem_avg_KB us/iter */
 #include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -125,6 +127,18 @@ static unsigned long long counter(const char *name)
     return 0;
 }
 
+/* Messages sent over RC so far (APTUS_STATS=1); -1 when not counted. */
+static double rc_msgs(void)
+{
+#ifdef MPIX_APTUS_COUNTERS
+    unsigned long long a, b, c;
+    if (MPIX_Aptus_counter("msgs.rc-sr", &a) == MPI_SUCCESS && MPIX_Aptus_counter("msgs.rc-fp", &b) == MPI_SUCCESS &&
+        MPIX_Aptus_counter("msgs.rc-rdma", &c) == MPI_SUCCESS)
+        return (double)(a + b + c);
+#endif
+    return -1;
+}
+
 int main(int argc, char **argv)
 {
     int iters = 100, warm = 20, two = 0;
@@ -195,7 +209,7 @@ int main(int argc, char **argv)
         MPI_Abort(MPI_COMM_WORLD, 2);
     long bad = 0, remote_msgs = 0;
     unsigned long long fp0 = 0;
-    double t0 = 0;
+    double t0 = 0, rc0 = 0;
     for (int it = 0; it < phases * (warm + iters); it++) {
         if (it == warm + iters) { /* phase 2: other neighbours; what is counted is this phase's */
             peers = sets[1];
@@ -206,6 +220,7 @@ int main(int argc, char **argv)
         if (it % (warm + iters) == warm) {
             MPI_Barrier(MPI_COMM_WORLD);
             fp0 = counter("rcfp.msgs");
+            rc0 = rc_msgs();
             t0 = MPI_Wtime();
         }
         for (int ex = 0; ex < EXCHANGES; ex++) {
@@ -239,6 +254,10 @@ int main(int argc, char **argv)
     }
     double t = MPI_Wtime() - t0;
     unsigned long long fp = counter("rcfp.msgs") - fp0;
+    double rc1 = rc_msgs(), rcn = rc0 < 0 || rc1 < 0 ? -1 : rc1 - rc0, rcmin;
+    MPI_Reduce(&rcn, &rcmin, 1, MPI_DOUBLE, MPI_MIN, 0, MPI_COMM_WORLD);
+    double rcsum = 0;
+    MPI_Reduce(&rcn, &rcsum, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
     double mine[6] = { (double)np,
                        (double)nremote,
                        (double)remote_msgs,
@@ -257,11 +276,15 @@ int main(int argc, char **argv)
                size, d[0], d[1], d[2], nodes, EXCHANGES, iters, warm,
                two ? "; two phases, the second with the grid places shuffled (its figures)" : "",
                allbad ? "; DATA WRONG" : "");
-        printf("# %-22s %5s %5s %6s %6s %9s %7s %10s %10s %10s %9s\n", "config", "ranks", "nodes", "peers", "remote",
-               "rmsg/iter", "fp_%", "fpmem_KB", "fpmem_max", "rcfp_KB", "us/iter");
-        printf("%-24s %5d %5d %6.1f %6.1f %9.1f %7.2f %10.1f %10.1f %10.1f %9.1f\n", label, size, nodes, sum[0] / size,
-               sum[1] / size, sum[2] / size / (iters ? iters : 1), sum[2] > 0 ? 100.0 * sum[3] / sum[2] : 0.0,
-               sum[4] / size, max[4], sum[5] / size, 1e6 * tmax / (iters ? iters : 1));
+        char rcs[16] = "-";
+        if (rcmin >= 0)
+            snprintf(rcs, sizeof rcs, "%.2f", sum[2] > 0 ? 100.0 * rcsum / sum[2] : 0.0);
+        printf("# %-22s %5s %5s %6s %6s %9s %7s %7s %10s %10s %10s %9s\n", "config", "ranks", "nodes", "peers",
+               "remote", "rmsg/iter", "fp_%", "rc_%", "fpmem_KB", "fpmem_max", "rcfp_KB", "us/iter");
+        printf("%-24s %5d %5d %6.1f %6.1f %9.1f %7.2f %7s %10.1f %10.1f %10.1f %9.1f\n", label, size, nodes,
+               sum[0] / size, sum[1] / size, sum[2] / size / (iters ? iters : 1),
+               sum[2] > 0 ? 100.0 * sum[3] / sum[2] : 0.0, rcs, sum[4] / size, max[4], sum[5] / size,
+               1e6 * tmax / (iters ? iters : 1));
     }
     free(node_of);
     free(sets[0]);

@@ -151,6 +151,10 @@ struct aptus_channel {
     void (*mem_dereg)(struct aptus_memh *mh);
     /* Completes when every operation started so far on ep (every endpoint: NULL) is done. */
     int (*flush)(struct aptus_ep *ep, struct aptus_completion *comp);
+    /* Nonzero while the endpoint to world_rank is going away (its views already gone) and what
+     * was written over it is not yet known to be in place at the target: a caller that must know
+     * (a window's flush finding no endpoint) waits for 0. NULL: never. */
+    int (*settling)(int world_rank);
 
     /* Polls for arrivals (handing each frame to aptus_am_dispatch) and completions. Returns
      * events seen. Registered with the progress engine by the registry; enabled by the channel

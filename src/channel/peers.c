@@ -272,6 +272,17 @@ int aptus_channel_counter(const char *name, uint64_t *value)
         *value = aptus_memhooks_reports();
         return 0;
     }
+    if (!strncmp(name, "msgs.", 5)) { /* (the peers' statistics: APTUS_STATS only) */
+        int c = aptus_channel_id_of(name + 5);
+        if (c < 0 || !aptus_config.stats)
+            return -1;
+        uint64_t n = 0;
+        for (int r = 0; r < aptus_rt.size; r++)
+            if (aptus_rt.peers[r] && aptus_rt.peers[r]->stats)
+                n += aptus_rt.peers[r]->stats->msgs[c];
+        *value = n;
+        return 0;
+    }
     for (int c = 0; c < APTUS_CH_COUNT; c++)
         if (aptus_channels[c] && aptus_channels[c]->counter && aptus_channels[c]->counter(name, value) == 0)
             return 0;
@@ -280,8 +291,11 @@ int aptus_channel_counter(const char *name, uint64_t *value)
 
 const char *aptus_channel_counter_names(void)
 {
-    return "memory, memory.CHANNEL (self, smp, ud-sr, ud-zcopy, ud-copy, rc-sr, rc-fp, rc-rdma), memhooks.active, "
-           "memhooks.reports, rc.connections, rc.opened, rc.refused_limit, rc.frames_out, rc.frames_in, rcache.hits, "
+    return "memory, memory.CHANNEL (self, smp, ud-sr, ud-zcopy, ud-copy, rc-sr, rc-fp, rc-rdma), msgs.CHANNEL "
+           "(APTUS_STATS=1), memhooks.active, "
+           "memhooks.reports, rc.connections, rc.opened, rc.refused_limit, rc.frames_out, rc.frames_injected, "
+           "rc.frames_in, "
+           "rc.idle_closed, rc.idle_closed_here, rc.closing, rcache.hits, "
            "rcache.misses, rcache.evictions, rcache.invalidations, rcache.failures, rcache.entries, rcache.bytes, "
            "rcache.in_use, rdma.writes, rdma.reads, rcfp.paths, rcfp.blocks, rcfp.asked, rcfp.refused, rcfp.frames, "
            "rcfp.msgs, rcfp.via, rcfp.msgs_via, rcfp.received, rcfp.no_room, rcfp.credits, rcfp.credit_asks, "

@@ -39,11 +39,28 @@ static void enqueue(struct aptus_peer *p, struct aptus_pending *e)
     }
 }
 
+/* The endpoint for a frame of `bytes` on channel *chan. A channel that reaches the peer no longer
+ * (its connection closed while idle, after the frame or the rendezvous naming it was made) is
+ * replaced by the route's channel for that size now, in *chan: frames carry their message's
+ * sequence number, data frames their offset, so the channel they take changes nothing at the
+ * receiver. NULL: none for now (no room, or a failed peer). */
+static struct aptus_ep *ep_now(struct aptus_peer *p, int *chan, size_t bytes)
+{
+    struct aptus_ep *ep = aptus_peer_ep(p, *chan);
+    if (ep || p->failed || aptus_channels[*chan]->reaches(p->world_rank))
+        return ep;
+    int c = aptus_route_pick(p->route, bytes);
+    if (c < 0 || c == *chan || !(ep = aptus_peer_ep(p, c)) || bytes > ep->ch->caps.frame_max)
+        return NULL;
+    *chan = c;
+    return ep;
+}
+
 int aptus_frame_out(struct aptus_peer *p, int chan, const void *hdr, size_t hdrlen, const void *payload,
                     struct aptus_dt_cursor *cur, size_t len, struct aptus_request *req)
 {
     if (!p->queued) {
-        struct aptus_ep *ep = aptus_peer_ep(p, chan);
+        struct aptus_ep *ep = ep_now(p, &chan, hdrlen + len);
         if (!ep)
             return APTUS_ERR;
         int rc = aptus_chan_send(ep, hdr, hdrlen, payload, cur, len);
@@ -82,7 +99,7 @@ void aptus_send_ctrl(struct aptus_peer *p, const void *hdr, size_t hdrlen)
 /* Pushes a streamed message; returns 1 when all of it is out. */
 static int stream_push(struct aptus_peer *p, struct aptus_pending *e)
 {
-    struct aptus_ep *ep = aptus_peer_ep(p, e->chan);
+    struct aptus_ep *ep = ep_now(p, &e->chan, sizeof(struct aptus_f_data) + 1);
     if (!ep)
         return 0;
     const struct aptus_chan_caps *caps = &ep->ch->caps;
@@ -131,7 +148,7 @@ static int flush_peer(struct aptus_peer *p)
             if (!stream_push(p, e))
                 break;
         } else {
-            struct aptus_ep *ep = aptus_peer_ep(p, e->chan);
+            struct aptus_ep *ep = ep_now(p, &e->chan, e->hdrlen + e->len);
             if (!ep || aptus_chan_send(ep, e->hdr, e->hdrlen, e->payload, e->nc ? &e->cur : NULL, e->len) != APTUS_OK)
                 break;
         }

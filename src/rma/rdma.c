@@ -193,8 +193,12 @@ int rma_rdma_wait(struct aptus_win *w, int target)
             continue;
         t->rdma_dirty = 0;
         struct aptus_ep *ep = rdma_ep(t, &ch);
-        if (!ep)
+        if (!ep) {
+            /* the connection closed (idle) after the writes: closing makes them land first */
+            while (ch->settling && ch->settling(t->world))
+                aptus_wait_step(&idle);
             continue;
+        }
         if (ch->flush && ch->flush(ep, &d->comp) == APTUS_INPROGRESS)
             d->comp.count++;
         /* A write's local completion (the tcp provider: handed to the socket) does not say it is

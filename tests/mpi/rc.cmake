@@ -185,6 +185,27 @@ foreach(design veloblock fixed fixed-reduced)
     "APTUS_ALLOC_RULES=size<=1K:rc-fp@8,*:rc-sr@2" APTUS_RCFP_MAX=1 APTUS_CHANNEL_IDLE=100 APTUS_RCFP_DESIGN=${design}
     EXPECT_EXIT 0 EXPECT_OUTPUT "rcfp_idle: ok")
 endforeach()
+# Idle connections closed (APTUS_CHANNEL_IDLE): both sides agree, what was in flight over the
+# connection is taken first, in order, with receives from MPI_ANY_SOURCE posted and a rendezvous
+# read under way; a rendezvous whose RTS named rc-rdma is matched after the connection closed;
+# the one slot (APTUS_RC_MAX=1) goes to the peer the traffic moved to; 4 threads a rank burst
+# across closes. Both rendezvous modes, and the credit path (per-connection receive buffers).
+foreach(v "read" "write" "read,credit_path")
+  string(REPLACE "," ";" w "${v}")
+  list(GET w 0 mode)
+  set(extra)
+  set(args --${mode})
+  set(name ${mode})
+  if(v MATCHES "credit_path")
+    set(extra APTUS_RC_SRX=0 APTUS_RC_CONN_BUFS=4)
+    list(APPEND args --credit-path)
+    set(name ${mode}_credit_path)
+  endif()
+  aptus_mpi_test(NAME rc_idle_${name}_np3 SOURCE rc_idle.c NP 3 LABELS rc threads ARGS ${args}
+    ENV "APTUS_SEND_RULES=self,size<=8K:rc-sr,rc-rdma,size<=8K:ud-sr,ud-zcopy" APTUS_FABRIC_IFACE=lo
+    "APTUS_ALLOC_RULES=*:rc-sr@4" APTUS_RC_MAX=1 APTUS_CHANNEL_IDLE=100 APTUS_RC_RDMA_MODE=${mode} ${extra}
+    EXPECT_EXIT 0 EXPECT_OUTPUT "rc_idle: ok")
+endforeach()
 # Per-peer block sizes under a budget (APTUS_RCFP_MEMORY): the busy sender's block grows, the
 # quiet one's shrinks, each given back and granted anew while messages flow.
 aptus_mpi_test(NAME rcfp_sizes_np3 SOURCE rcfp_sizes.c NP 3 LABELS rc

@@ -51,7 +51,7 @@
 #define RC_CREDIT_SLACK 2 /* the credit path: receive buffers posted beyond the credits, for credit frames */
 
 /* Per-rank connection state. */
-enum { RC_NONE = 0, RC_ASKING, RC_ASKED, RC_CONNECTING, RC_UP, RC_REFUSED, RC_CLOSED };
+enum { RC_NONE = 0, RC_ASKING, RC_ASKED, RC_CONNECTING, RC_UP, RC_REFUSED, RC_CLOSED, RC_DRAIN, RC_BYE };
 
 /* In front of every frame. */
 struct rc_hdr {
@@ -73,8 +73,9 @@ struct rc_buf {
     struct rc_buf *next_free; /* free list, or the queue of frames the provider refused */
     struct rc_ep *to;         /* where it goes (while queued: the endpoint is live) */
     int rank;                 /* ... the peer's world rank (what an error completion names) */
+    int bye;                  /* an idle connection's BYE: its failure, once the peer closed, loses nothing */
     size_t len;               /* frame bytes */
-    char data[];              /* struct rc_hdr, then the frame */
+    _Alignas(8) char data[];  /* struct rc_hdr, then the frame (read in place: 8-byte aligned) */
 };
 
 extern struct aptus_channel aptus_channel_rc_sr;
@@ -100,8 +101,12 @@ static struct {
     uint8_t *tries;                /* per world rank: refusals so far (the next try waits longer) */
     struct rc_ep **conn;           /* per world rank: the connection (being) made */
     int nconn, npending;           /* up / being made (both count toward APTUS_RC_MAX) */
-    int ask_retry;                 /* an RC_ASK could not be sent: try again */
-    struct rc_buf *q, *q_tail;     /* frames the provider refused for now, in order */
+    int nclosing;                  /* closing while idle (RC_DRAIN, RC_BYE: they count too) */
+    struct rc_ep *closing;         /* ... their list */
+    double idle_s;                 /* APTUS_CHANNEL_IDLE (0: connections stay) */
+    struct aptus_timer idle_timer;
+    int ask_retry;             /* an RC_ASK could not be sent: try again */
+    struct rc_buf *q, *q_tail; /* frames the provider refused for now, in order */
     char *rx_pool;
     size_t stride;
     int nrx;
@@ -125,6 +130,7 @@ static struct {
     struct {
         uint64_t opened_by_me, opened_by_peer, refused_limit, refused_by_peer, failed, closed, frames_out, frames_in;
         uint64_t no_credit, credit_frames, injected, reg_failed;
+        uint64_t idle_closed, idle_agreed; /* closed while idle: this rank asked / the peer did */
     } st;
 } rc;
 
@@ -135,6 +141,7 @@ static struct rc_buf *tx_get(void)
     struct rc_buf *b = rc.tx_free;
     if (b) {
         rc.tx_free = b->next_free;
+        b->bye = 0;
         return b;
     }
     if ((size_t)rc.ntx >= rc.tx_cap)
@@ -144,6 +151,7 @@ static struct rc_buf *tx_get(void)
     else if (!(b = malloc(sizeof *b + rc.buf_size)))
         return NULL;
     rc.ntx++;
+    b->bye = 0;
     return b;
 }
 
@@ -173,6 +181,17 @@ void aptus_rc_lost(int rank, const char *why)
 static void tx_lost(int rank)
 {
     aptus_rc_lost(rank, "a frame sent over its connection was lost (the connection broke)");
+}
+
+/* A buffered frame failed: lost, unless it was the BYE of an idle connection (the peer closes
+ * once it has it: its failure then loses nothing). */
+static void tx_failed(struct rc_buf *b)
+{
+    int rank = b->rank, bye = b->bye;
+    tx_put(b);
+    tx_done(rank);
+    if (!bye)
+        tx_lost(rank);
 }
 
 /* Takes the frames queued for e out of the queue (e is closing); returns how many. */
@@ -222,7 +241,21 @@ static void hdr_sent(struct rc_ep *e, size_t len)
 static ssize_t tx_go(struct rc_buf *b)
 {
     b->ctx.kind = RC_CTX_TX;
-    ssize_t r = fi_send(b->to->ep, b->data, sizeof(struct rc_hdr) + b->len, rc.tx_desc, 0, &b->ctx);
+    size_t n = sizeof(struct rc_hdr) + b->len;
+    ssize_t r = -FI_ENOSYS;
+    if (b->bye) {
+        /* An idle connection's BYE completes once delivered, not only sent: the peer's provider has
+         * then taken every write of ours before it (a window's puts, whose local completion says
+         * only that they left), and the closing that waits for it leaves them in place. A provider
+         * without the flag sends it plainly (verbs RC: a send completes on the peer's
+         * acknowledgement, which follows the writes before it anyway). */
+        struct iovec v = { b->data, n };
+        void *desc = rc.tx_desc;
+        struct fi_msg m = { .msg_iov = &v, .desc = &desc, .iov_count = 1, .addr = 0, .context = &b->ctx };
+        r = fi_sendmsg(b->to->ep, &m, FI_COMPLETION | FI_DELIVERY_COMPLETE);
+    }
+    if (r == -FI_ENOSYS || r == -FI_EBADFLAGS || r == -FI_EOPNOTSUPP)
+        r = fi_send(b->to->ep, b->data, n, rc.tx_desc, 0, &b->ctx);
     if (r == 0) {
         rc.ntx_out++;
         rc.st.frames_out++;
@@ -240,6 +273,8 @@ static int post_tx(struct rc_ep *e, struct rc_buf *b, size_t len)
     b->to = e;
     b->rank = e->rank;
     b->len = len;
+    if (len)
+        e->act++;
     ssize_t r = rc.q ? -FI_EAGAIN : tx_go(b);
     if (r == -FI_EAGAIN) {
         b->next_free = NULL;
@@ -274,12 +309,8 @@ static int tx_flush(void)
             rc.q_tail = NULL;
             aptus_progress_hold_awake(-1);
         }
-        if (r != 0) {
-            int rank = b->rank;
-            tx_put(b);
-            tx_done(rank);
-            tx_lost(rank);
-        }
+        if (r != 0)
+            tx_failed(b);
         n++;
     }
     return n;
@@ -327,6 +358,7 @@ static int tx_inject(struct rc_ep *e, const void *hdr, size_t hdrlen, const void
         return -1;
     hdr_sent(e, hdrlen + len);
     e->inj--;
+    e->act++;
     rc.st.frames_out++;
     rc.st.injected++;
     return 1;
@@ -373,8 +405,10 @@ static int rc_send_frame_packed(struct aptus_ep *ep, const void *hdr, size_t hdr
 
 static const char *state_name(int s)
 {
-    static const char *const n[] = { "none", "asking", "asked", "connecting", "up", "refused", "closed" };
-    return s >= 0 && s <= RC_CLOSED ? n[s] : "?";
+    static const char *const n[] = {
+        "none", "asking", "asked", "connecting", "up", "refused", "closed", "closing (draining)", "closing (BYE sent)"
+    };
+    return s >= 0 && s <= RC_BYE ? n[s] : "?";
 }
 
 int aptus_rc_connected;
@@ -388,17 +422,21 @@ static void set_state(int rank, int s)
         rc.npending--;
     if (old == RC_UP)
         rc.nconn--;
+    if (old == RC_DRAIN || old == RC_BYE)
+        rc.nclosing--;
     if (s == RC_ASKING || s == RC_ASKED || s == RC_CONNECTING)
         rc.npending++;
     if (s == RC_UP)
         rc.nconn++;
+    if (s == RC_DRAIN || s == RC_BYE)
+        rc.nclosing++;
     rc.state[rank] = (uint8_t)s;
     aptus_rc_connected = rc.nconn > 0;
 }
 
 static int room(void)
 {
-    return rc.nconn + rc.npending < aptus_config.rc_max;
+    return rc.nconn + rc.npending + rc.nclosing < aptus_config.rc_max;
 }
 
 /* Closes e's endpoint and frees e. Its own receive buffers (the credit path) are kept until
@@ -566,7 +604,9 @@ static void want(int rank)
 
 /* Messages before the next try: the rule's threshold, doubled after each refusal (a peer that
  * was refused is asked again later, in case the refusal was a moment's contention: both sides
- * holding their last slot for attempts of their own). */
+ * holding their last slot for attempts of their own), 256 times it at most. After RC_TRIES_MAX
+ * refusals a peer is asked no more -- unless idle connections close (APTUS_CHANNEL_IDLE): slots
+ * then come free for good, and a refused peer is asked again for as long as the job runs. */
 static uint32_t threshold(int rank, int rule)
 {
     unsigned t = rc.tries[rank] < 8 ? rc.tries[rank] : 8;
@@ -611,7 +651,7 @@ static void alloc_note(struct aptus_peer *p, uint64_t bytes)
     uint16_t *c = &rc.count[(size_t)k * (size_t)aptus_rt.size + (size_t)rank];
     if (*c < 65535)
         (*c)++;
-    if (*c < threshold(rank, k) || (s == RC_REFUSED && rc.tries[rank] >= RC_TRIES_MAX))
+    if (*c < threshold(rank, k) || (s == RC_REFUSED && rc.tries[rank] >= RC_TRIES_MAX && !(rc.idle_s > 0)))
         return;
     for (int i = 0; i < rc.alloc.n; i++)
         rc.count[(size_t)i * (size_t)aptus_rt.size + (size_t)rank] = 0;
@@ -636,8 +676,8 @@ static void on_ask(struct aptus_peer *from, const void *frame, size_t len)
     int s = rc.state[rank];
     if (s == RC_CONNECTING || s == RC_UP)
         return; /* ours is on its way, or there already */
-    if (s == RC_CLOSED || !room()) {
-        if (s != RC_CLOSED) {
+    if (s == RC_CLOSED || s == RC_DRAIN || s == RC_BYE || !room()) {
+        if (s == RC_NONE || s == RC_REFUSED) {
             rc.st.refused_limit++;
             set_state(rank, RC_REFUSED);
         }
@@ -718,6 +758,137 @@ static void on_connreq(struct aptus_fab_cm_event *ev)
     set_state(rank, RC_CONNECTING);
 }
 
+/* ---- idle connections (APTUS_CHANNEL_IDLE) ---------------------------------------------- */
+
+/* A connection with nothing over it for APTUS_CHANNEL_IDLE (two idle checks in a row, half that
+ * apart, saw no frame either way and no one-sided operation of this rank's) closes, and its slot
+ * is free for the next peer the allocation rules choose. Either side may start; a BYE received
+ * makes the other side close too, whatever its own traffic: from then on it goes over UD.
+ * Closing, on each side: the connection's views leave the peer record, and the peer is routed
+ * again -- its messages take UD, the message layer's sequence numbers keeping their order with
+ * those still arriving over the connection, and frames of its queue that waited for an RC
+ * channel take the route's channel when they go (sendq.c) --; what this side has going over the
+ * connection completes (buffered frames, one-sided operations and their notes); then its BYE goes,
+ * behind all of it. Each side lets go of the connection once it has the other's BYE (every frame
+ * the other sent over it came before) and its own BYE has completed. A connection with anything of
+ * rc-fp on it does not start closing: rc-fp gives idle fast paths back first. */
+
+static void closing_del(struct rc_ep *e)
+{
+    for (struct rc_ep **pp = &rc.closing; *pp; pp = &(*pp)->next_closing)
+        if (*pp == e) {
+            *pp = e->next_closing;
+            return;
+        }
+}
+
+/* Whether nothing of this side's is on its way over e. */
+static int drained(const struct rc_ep *e)
+{
+    return rc.txo[e->rank] == 0 && !e->rma_out && !e->wait_head && !e->fifo_head;
+}
+
+static void start_close(struct rc_ep *e, int asked_here)
+{
+    int rank = e->rank, views = e->handed;
+    set_state(rank, RC_DRAIN);
+    e->next_closing = rc.closing;
+    rc.closing = e;
+    if (asked_here)
+        rc.st.idle_closed++;
+    else
+        rc.st.idle_agreed++;
+    e->handed |= RC_HANDED_SELF; /* (the views' closing does not free it) */
+    aptus_rcfp_conn_down(rank);
+    struct aptus_peer *p = aptus_peer_get(rank);
+    if (p) {
+        aptus_peer_reroute(p);
+        if (views & RC_HANDED_RDMA)
+            aptus_peer_ep_close(&e->rdma);
+        if (views & RC_HANDED_SR)
+            aptus_peer_ep_close(&e->base);
+    }
+}
+
+/* BYE, buffered (its completion is waited for). 0 when it went, -1 to try again. */
+static int send_bye(struct rc_ep *e)
+{
+    if (no_credit(e))
+        return -1;
+    struct rc_buf *b = tx_get();
+    if (!b)
+        return -1;
+    uint8_t f[8] = { RC_F_BYE };
+    memcpy(b->data + sizeof(struct rc_hdr), f, sizeof f);
+    b->bye = 1;
+    (void)post_tx(e, b, sizeof f); /* (a failure is the connection's: its end reports it) */
+    e->bye_sent = 1;
+    set_state(e->rank, RC_BYE);
+    return 0;
+}
+
+/* Both BYEs are through: the connection goes; the peer starts over on UD (its counts anew). */
+static void finish_close(struct rc_ep *e)
+{
+    int rank = e->rank;
+    closing_del(e);
+    set_state(rank, RC_NONE);
+    for (int i = 0; i < rc.alloc.n; i++)
+        rc.count[(size_t)i * (size_t)aptus_rt.size + (size_t)rank] = 0;
+    rc.seen[rank] = 0;
+    rc.tries[rank] = 0;
+    rc.why[rank] = 0;
+    aptus_rc_ep_release(e, RC_HANDED_SELF);
+}
+
+static int closing_progress(void)
+{
+    int n = 0;
+    for (struct rc_ep *e = rc.closing, *next; e; e = next) {
+        next = e->next_closing;
+        if (!e->bye_sent && drained(e) && send_bye(e) == 0)
+            n++;
+        if (e->bye_sent && e->bye_in && rc.txo[e->rank] == 0) {
+            finish_close(e);
+            n++;
+        }
+    }
+    return n;
+}
+
+static void on_bye(struct aptus_peer *from, const void *frame, size_t len)
+{
+    (void)frame;
+    (void)len;
+    int rank = from->world_rank;
+    struct rc_ep *e = rc.active ? rc.conn[rank] : NULL;
+    if (!e)
+        return;
+    int s = rc.state[rank];
+    if (s == RC_UP || s == RC_CONNECTING)
+        start_close(e, 0);
+    else if (s != RC_DRAIN && s != RC_BYE)
+        return;
+    e->bye_in = 1;
+}
+
+/* Every half APTUS_CHANNEL_IDLE. */
+static void idle_check(struct aptus_timer *t)
+{
+    for (int r = 0; r < aptus_rt.size && !rc.finishing; r++) {
+        struct rc_ep *e = rc.conn[r];
+        if (!e || rc.state[r] != RC_UP)
+            continue;
+        if (e->act != e->act_mark) {
+            e->act_mark = e->act;
+            e->idle_ticks = 0;
+        } else if (++e->idle_ticks >= 2 && drained(e) && aptus_rcfp_quiet(r)) {
+            start_close(e, 1);
+        }
+    }
+    aptus_timer_arm(t, aptus_wtime() + rc.idle_s / 2);
+}
+
 /* A connection went (the other side finished, or died): the peer goes back to UD. While the
  * job runs a dead peer is the launcher's and UD's to report. */
 static void closed(struct rc_ep *e)
@@ -725,6 +896,18 @@ static void closed(struct rc_ep *e)
     int rank = e->rank;
     if (rc.conn[rank] != e)
         return;
+    if (rc.state[rank] == RC_DRAIN || rc.state[rank] == RC_BYE) {
+        if (e->bye_sent) { /* the peer had our BYE: its own is here, or in the completion queue */
+            e->shut = 1;
+            return;
+        }
+        /* gone without our BYE (finishing, or dead): what was still going over it is lost */
+        closing_del(e);
+        rc.st.closed++;
+        set_state(rank, RC_CLOSED);
+        aptus_rc_ep_release(e, RC_HANDED_SELF);
+        return;
+    }
     rc.st.closed++;
     set_state(rank, RC_CLOSED);
     aptus_rcfp_conn_down(rank);
@@ -761,7 +944,8 @@ static int cm_progress(void)
             break;
         default: /* a refused or failed connection attempt */
             if (e && rc.conn[e->rank] == e) {
-                if (rc.state[e->rank] == RC_UP) {
+                int s = rc.state[e->rank];
+                if (s == RC_UP || s == RC_DRAIN || s == RC_BYE) {
                     closed(e);
                 } else {
                     rc.st.refused_by_peer++;
@@ -856,8 +1040,10 @@ static int rx_handle(struct rc_buf *b, size_t len)
     if (!p || p->failed)
         return 1;
     rc.st.frames_in++;
-    if (e)
+    if (e) {
         e->rx_frames++;
+        e->act++;
+    }
     aptus_am_dispatch(p, b->data + sizeof h, h.len);
     return 1;
 }
@@ -882,10 +1068,12 @@ static int rc_progress(void)
 {
     static unsigned pass;
     int events = 0;
-    if (rc.npending || rc.finishing || (rc.nconn && ++pass % RC_CM_IDLE_PASSES == 0))
+    if (rc.npending || rc.nclosing || rc.finishing || (rc.nconn && ++pass % RC_CM_IDLE_PASSES == 0))
         events += cm_progress();
     if (rc.q)
         events += tx_flush();
+    if (rc.closing)
+        events += closing_progress();
     if (rc.owing) {
         rc.owing = 0;
         for (int r = 0; r < aptus_rt.size; r++)
@@ -920,11 +1108,8 @@ static int rc_progress(void)
                 break;
             struct aptus_fab_ctx *c = err.op_context;
             if (c && c->kind == RC_CTX_TX) {
-                int rank = ((struct rc_buf *)c)->rank;
                 rc.ntx_out--;
-                tx_put((struct rc_buf *)c);
-                tx_done(rank);
-                tx_lost(rank);
+                tx_failed((struct rc_buf *)c);
             } else if (c && c->kind == RC_CTX_RMA) {
                 aptus_rcr_completion(c, 0);
             } else if (c && c->kind == RC_CTX_RX && !rc.finishing && rx_post((struct rc_buf *)c) != 0) {
@@ -1117,6 +1302,14 @@ int aptus_rc_finishing(void)
     return rc.finishing;
 }
 
+int aptus_rc_closing(int rank)
+{
+    if (!rc.active || (rc.state[rank] != RC_DRAIN && rc.state[rank] != RC_BYE))
+        return 0;
+    const struct aptus_peer *p = aptus_rt.peers[rank];
+    return !p || !p->failed; /* (a failed peer's close never completes: nothing to wait for) */
+}
+
 int aptus_rc_frame(struct rc_ep *e, const void *hdr, size_t hdrlen, const void *payload, size_t len)
 {
     return rc_send_frame(&e->base, hdr, hdrlen, payload, len);
@@ -1231,6 +1424,7 @@ static void rc_release(void)
         if (rc.conn[r]) {
             struct rc_ep *e = rc.conn[r];
             rc.conn[r] = NULL;
+            e->handed &= ~RC_HANDED_SELF; /* (closing while idle: nothing else holds it) */
             if (!e->handed) {
                 conn_free(e);
             } else if (e->ep) {
@@ -1303,6 +1497,7 @@ static int rc_init(void)
     aptus_am_register(RC_F_ASK, on_ask);
     aptus_am_register(RC_F_NAK, on_nak);
     aptus_am_register(RC_F_PING, on_ping);
+    aptus_am_register(RC_F_BYE, on_bye);
     if (!aptus_rc_wanted())
         return APTUS_OK;
     char err[640];
@@ -1332,6 +1527,11 @@ static int rc_init(void)
     aptus_channel_poll_enable(&aptus_channel_rc_sr, 1);
     if (rc.r.cq_fd >= 0 && rc.r.eq_fd >= 0)
         aptus_waiter_set(&rc_waiter);
+    if (aptus_config.channel_idle > 0) {
+        rc.idle_s = aptus_config.channel_idle / 1000.0;
+        rc.idle_timer.fire = idle_check;
+        aptus_timer_arm(&rc.idle_timer, aptus_wtime() + rc.idle_s / 2);
+    }
     return APTUS_OK;
 }
 
@@ -1354,6 +1554,8 @@ static void rc_finalize(void)
         return;
     aptus_channel_poll_enable(&aptus_channel_rc_sr, 0);
     rc.finishing = 1;
+    if (rc.idle_s > 0)
+        aptus_timer_cancel(&rc.idle_timer);
     rc_release();
 }
 
@@ -1381,11 +1583,13 @@ static void rc_stats_print(void)
         return;
     printf("[aptus stats] rank %d: rc-sr: connections opened %" PRIu64 " by this rank, %" PRIu64
            " by peers, up %d; refused by the limit (APTUS_RC_MAX=%d) %" PRIu64 ", by peers %" PRIu64 ", failed %" PRIu64
-           ", closed %" PRIu64 "; frames out %" PRIu64 " (%" PRIu64 " injected), in %" PRIu64
+           ", closed %" PRIu64 " (when idle %" PRIu64 " asked here, %" PRIu64 " by peers)"
+           "; frames out %" PRIu64 " (%" PRIu64 " injected), in %" PRIu64
            "; memory: receive pool %zu, send buffers %zu%s%s\n",
            aptus_rt.rank, rc.st.opened_by_me, rc.st.opened_by_peer, rc.nconn, aptus_config.rc_max, rc.st.refused_limit,
-           rc.st.refused_by_peer, rc.st.failed, rc.st.closed, rc.st.frames_out, rc.st.injected, rc.st.frames_in,
-           (size_t)rc.nrx * rc.stride, tx_bytes(), rc.st.frames_in && rc.st.frames_out ? " (frames both ways)" : "",
+           rc.st.refused_by_peer, rc.st.failed, rc.st.closed, rc.st.idle_closed, rc.st.idle_agreed, rc.st.frames_out,
+           rc.st.injected, rc.st.frames_in, (size_t)rc.nrx * rc.stride, tx_bytes(),
+           rc.st.frames_in && rc.st.frames_out ? " (frames both ways)" : "",
            rc.st.refused_limit ? " (limit reached)" : "");
     if (rc.credit_path)
         printf("[aptus stats] rank %d: rc-sr: credit path (no shared receive context): %d receive buffers per "
@@ -1424,11 +1628,15 @@ static int rc_counter(const char *name, uint64_t *value)
 {
     if (!rc.active)
         return -1;
-    const struct aptus_counter t[] = {
-        { "rc.connections", (uint64_t)rc.nconn },    { "rc.opened", rc.st.opened_by_me + rc.st.opened_by_peer },
-        { "rc.refused_limit", rc.st.refused_limit }, { "rc.frames_out", rc.st.frames_out },
-        { "rc.frames_injected", rc.st.injected },    { "rc.frames_in", rc.st.frames_in }
-    };
+    const struct aptus_counter t[] = { { "rc.connections", (uint64_t)rc.nconn },
+                                       { "rc.opened", rc.st.opened_by_me + rc.st.opened_by_peer },
+                                       { "rc.refused_limit", rc.st.refused_limit },
+                                       { "rc.frames_out", rc.st.frames_out },
+                                       { "rc.frames_injected", rc.st.injected },
+                                       { "rc.frames_in", rc.st.frames_in },
+                                       { "rc.idle_closed", rc.st.idle_closed + rc.st.idle_agreed },
+                                       { "rc.idle_closed_here", rc.st.idle_closed },
+                                       { "rc.closing", (uint64_t)rc.nclosing } };
     return aptus_counter_lookup(t, sizeof t / sizeof t[0], name, value);
 }
 

@@ -934,6 +934,21 @@ void aptus_rcfp_conn_down(int rank)
         rx_free(fp.rx[rank]);
 }
 
+int aptus_rcfp_quiet(int rank)
+{
+    if (!fp.active)
+        return 1;
+    if (fp.state[rank] != FP_NONE && fp.state[rank] != FP_REFUSED)
+        return 0;
+    const struct fp_tx *tx = fp.tx[rank];
+    if (fp.rx[rank] || (tx && (!tx->released || tx->inflight)))
+        return 0;
+    for (int i = 0; i < fp.nreply; i++)
+        if (fp.reply[i].rank == rank)
+            return 0;
+    return 1;
+}
+
 static int fp_reaches(int world_rank)
 {
     return fp.active && fp.state[world_rank] == FP_READY && aptus_rc_up(world_rank) == fp.tx[world_rank]->conn;

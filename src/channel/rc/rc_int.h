@@ -30,10 +30,14 @@ enum {
     RC_F_FP_VIA,
     RC_F_FP_RELEASE,
     RC_F_FP_GIVE_BACK,
+    /* an idle connection closing (rc.c), over the connection: nothing more of the sender's comes */
+    RC_F_BYE,
 };
 
 /* Which channel's endpoint the peer record holds (rc_ep.handed). */
 enum { RC_HANDED_SR = 1, RC_HANDED_RDMA = 2 };
+/* ... and rc.c's own hold on a connection closing while idle (its views are given up first) */
+enum { RC_HANDED_SELF = 4 };
 
 struct rcr_op;
 
@@ -60,6 +64,13 @@ struct rc_ep {
     void *rx_desc;
     int credits, owed;
     int inj; /* frames that may still go by fi_inject before a buffered one completes (rc.c) */
+    /* Idle connections (APTUS_CHANNEL_IDLE, rc.c): frames and one-sided operations so far, as
+     * counted at the last idle check, and checks since they last moved; closing: BYE sent /
+     * received, the peer's endpoint shut, the next connection closing */
+    uint32_t act, act_mark;
+    int idle_ticks;
+    int bye_sent, bye_in, shut;
+    struct rc_ep *next_closing;
 };
 
 static inline struct rc_ep *rc_ep_of_rdma(struct aptus_ep *ep)
@@ -71,6 +82,9 @@ static inline struct rc_ep *rc_ep_of_rdma(struct aptus_ep *ep)
 struct aptus_fab_rc *aptus_rc_fabric(void); /* NULL while rc-sr is not active */
 struct rc_ep *aptus_rc_up(int rank);        /* the connection to rank when it is up, else NULL */
 int aptus_rc_finishing(void);
+/* Whether the connection to rank is closing while idle (its views gone, the BYEs not through:
+ * until they are, this side's writes over it may not have landed). */
+int aptus_rc_closing(int rank);
 /* A frame over the connection (as rc-sr's send_frame). */
 int aptus_rc_frame(struct rc_ep *e, const void *hdr, size_t hdrlen, const void *payload, size_t len);
 int aptus_rc_frame_packed(struct rc_ep *e, const void *hdr, size_t hdrlen, struct aptus_dt_cursor *cur, size_t len);
@@ -109,6 +123,10 @@ int aptus_rcfp_counting(void);
  * fast path is asked for when `connected`, else 1 is returned: ask for the connection first (its
  * coming up asks for the fast path). */
 int aptus_rcfp_note(int rank, uint64_t bytes, int connected);
+/* Whether nothing of rc-fp lives on the connection to rank: no fast path either way (a sender's
+ * given back and without writes in flight is none), none asked for, no answer waiting. An idle
+ * connection closes only then. */
+int aptus_rcfp_quiet(int rank);
 
 #endif
 #endif

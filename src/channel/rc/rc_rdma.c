@@ -375,6 +375,7 @@ static int submit(struct rc_ep *e, int write, const struct iovec *local, int n, 
         op_free(op);
         return APTUS_ERR;
     }
+    e->act++;
     int r = e->wait_head ? 0 : post(op);
     if (r < 0 && op->left == 0) {
         op_free(op);
@@ -733,6 +734,7 @@ struct aptus_channel aptus_channel_rc_rdma = {
     .mem_reg = rcr_mem_reg,
     .mem_dereg = rcr_mem_dereg,
     .flush = rcr_flush,
+    .settling = aptus_rc_closing,
     .memory_in_use = rcr_memory,
     .stats_print = rcr_stats_print,
     .counter = rcr_counter,
