@@ -22,7 +22,6 @@
  * which side asks to close, and whether the first large message is read, is then open. */
 #define _POSIX_C_SOURCE 200809L
 #include <mpi.h>
-#include <mpix_aptus.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -30,36 +29,11 @@
 #include <string.h>
 #include <time.h>
 
-static unsigned long long counter(const char *name)
-{
-    unsigned long long v = 0;
-    if (MPIX_Aptus_counter(name, &v) != MPI_SUCCESS) {
-        fprintf(stderr, "rc_idle: no counter %s (is rc-sr in the chain?)\n", name);
-        MPI_Abort(MPI_COMM_WORLD, 2);
-    }
-    return v;
-}
+#define TEST_NAME "rc_idle"
+#include "counters.h"
 
-static int failures, rank, read_mode, credit_path;
-#define EXPECT(cond, ...)                                                                                              \
-    do {                                                                                                               \
-        if (!(cond)) {                                                                                                 \
-            fprintf(stderr, "rc_idle: rank %d: ", rank);                                                               \
-            fprintf(stderr, __VA_ARGS__);                                                                              \
-            fputc('\n', stderr);                                                                                       \
-            failures++;                                                                                                \
-        }                                                                                                              \
-    } while (0)
+static int read_mode, credit_path;
 
-/* Progress only (no message to anyone) until pred() or `limit` seconds. */
-static int progress_until(int (*pred)(void), double limit)
-{
-    double t0 = MPI_Wtime();
-    int flag;
-    while (!pred() && MPI_Wtime() - t0 < limit)
-        MPI_Iprobe(MPI_ANY_SOURCE, 12345, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
-    return pred();
-}
 static int connected(void)
 {
     return counter("rc.connections") == 1;

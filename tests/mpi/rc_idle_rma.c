@@ -7,39 +7,12 @@
  * 1 over UD, and rank 1 must find the data in its window. */
 #define _POSIX_C_SOURCE 200809L
 #include <mpi.h>
-#include <mpix_aptus.h>
 #include <stdio.h>
 #include <time.h>
 
-static unsigned long long counter(const char *name)
-{
-    unsigned long long v = 0;
-    if (MPIX_Aptus_counter(name, &v) != MPI_SUCCESS) {
-        fprintf(stderr, "rc_idle_rma: no counter %s (is rc-sr in the chain?)\n", name);
-        MPI_Abort(MPI_COMM_WORLD, 2);
-    }
-    return v;
-}
+#define TEST_NAME "rc_idle_rma"
+#include "counters.h"
 
-static int failures, rank;
-#define EXPECT(cond, ...)                                                                                              \
-    do {                                                                                                               \
-        if (!(cond)) {                                                                                                 \
-            fprintf(stderr, "rc_idle_rma: rank %d: ", rank);                                                           \
-            fprintf(stderr, __VA_ARGS__);                                                                              \
-            fputc('\n', stderr);                                                                                       \
-            failures++;                                                                                                \
-        }                                                                                                              \
-    } while (0)
-
-static int progress_until(int (*pred)(void), double limit)
-{
-    double t0 = MPI_Wtime();
-    int flag;
-    while (!pred() && MPI_Wtime() - t0 < limit)
-        MPI_Iprobe(MPI_ANY_SOURCE, 12345, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
-    return pred();
-}
 static int connected(void)
 {
     return counter("rc.connections") == 1;

@@ -10,41 +10,13 @@
  * Every message's content is checked. */
 #define _POSIX_C_SOURCE 200809L
 #include <mpi.h>
-#include <mpix_aptus.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 
-static unsigned long long counter(const char *name)
-{
-    unsigned long long v = 0;
-    if (MPIX_Aptus_counter(name, &v) != MPI_SUCCESS) {
-        fprintf(stderr, "rcfp_idle: no counter %s (is rc-fp in the chain?)\n", name);
-        MPI_Abort(MPI_COMM_WORLD, 2);
-    }
-    return v;
-}
+#define TEST_NAME "rcfp_idle"
+#include "counters.h"
 
-static int failures, rank;
-#define EXPECT(cond, ...)                                                                                              \
-    do {                                                                                                               \
-        if (!(cond)) {                                                                                                 \
-            fprintf(stderr, "rcfp_idle: rank %d: ", rank);                                                             \
-            fprintf(stderr, __VA_ARGS__);                                                                              \
-            fputc('\n', stderr);                                                                                       \
-            failures++;                                                                                                \
-        }                                                                                                              \
-    } while (0)
-
-/* Progress only (no message to anyone) until pred() or `limit` seconds. */
-static int progress_until(int (*pred)(void), double limit)
-{
-    double t0 = MPI_Wtime();
-    int flag;
-    while (!pred() && MPI_Wtime() - t0 < limit)
-        MPI_Iprobe(MPI_ANY_SOURCE, 12345, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
-    return pred();
-}
 static int given_back(void)
 {
     return counter("rcfp.released") >= 1 && counter("rcfp.paths") == 0;

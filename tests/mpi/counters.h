@@ -1,0 +1,44 @@
+/* Helpers of the tests that read the library's counters (MPIX_Aptus_counter, mpix_aptus.h): a
+ * counter that must exist, a check that counts a failure and says why, progress without
+ * messages until a condition holds. A test defines TEST_NAME (its name in messages) first and
+ * sets `rank`. */
+#ifndef APTUS_TESTS_MPI_COUNTERS_H
+#define APTUS_TESTS_MPI_COUNTERS_H
+
+#include <mpi.h>
+#include <mpix_aptus.h>
+#include <stdio.h>
+
+static int failures, rank;
+
+static inline unsigned long long counter(const char *name)
+{
+    unsigned long long v = 0;
+    if (MPIX_Aptus_counter(name, &v) != MPI_SUCCESS) {
+        fprintf(stderr, "%s: no counter %s (is its channel in the chain?)\n", TEST_NAME, name);
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    return v;
+}
+
+#define EXPECT(cond, ...)                                                                                              \
+    do {                                                                                                               \
+        if (!(cond)) {                                                                                                 \
+            fprintf(stderr, "%s: rank %d: ", TEST_NAME, rank);                                                         \
+            fprintf(stderr, __VA_ARGS__);                                                                              \
+            fputc('\n', stderr);                                                                                       \
+            failures++;                                                                                                \
+        }                                                                                                              \
+    } while (0)
+
+/* Progress only (no message to anyone) until pred() or `limit` seconds; pred()'s last answer. */
+static inline int progress_until(int (*pred)(void), double limit)
+{
+    double t0 = MPI_Wtime();
+    int flag;
+    while (!pred() && MPI_Wtime() - t0 < limit)
+        MPI_Iprobe(MPI_ANY_SOURCE, 12345, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+    return pred();
+}
+
+#endif
