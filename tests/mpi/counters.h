@@ -1,7 +1,7 @@
 /* Helpers of the tests that read the library's counters (MPIX_Aptus_counter, mpix_aptus.h): a
  * counter that must exist, a check that counts a failure and says why, progress without
- * messages until a condition holds. A test defines TEST_NAME (its name in messages) first and
- * sets `rank`. */
+ * messages until a condition holds, a checked exchange of small messages. A test defines TEST_NAME (its name in
+ * messages) first and sets `rank`. */
 #ifndef APTUS_TESTS_MPI_COUNTERS_H
 #define APTUS_TESTS_MPI_COUNTERS_H
 
@@ -39,6 +39,17 @@ static inline int progress_until(int (*pred)(void), double limit)
     while (!pred() && MPI_Wtime() - t0 < limit)
         MPI_Iprobe(MPI_ANY_SOURCE, 12345, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
     return pred();
+}
+
+/* n small messages each way with peer (a Sendrecv each, tag 5), every one checked. */
+static inline void exchange(int peer, int n, int base)
+{
+    for (int i = 0; i < n; i++) {
+        int x[3] = { rank, base + i, rank * 31 + i }, y[3] = { -1, -1, -1 };
+        MPI_Sendrecv(x, 3, MPI_INT, peer, 5, y, 3, MPI_INT, peer, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        if (y[0] != peer || y[1] != base + i || y[2] != peer * 31 + i)
+            failures++;
+    }
 }
 
 #endif

@@ -43,16 +43,6 @@ static int closed(void)
     return counter("rc.idle_closed") >= 1 && counter("rc.connections") == 0 && counter("rc.closing") == 0;
 }
 
-static void exchange(int peer, int n, int base)
-{
-    for (int i = 0; i < n; i++) {
-        int x[3] = { rank, base + i, rank * 31 + i }, y[3] = { -1, -1, -1 };
-        MPI_Sendrecv(x, 3, MPI_INT, peer, 5, y, 3, MPI_INT, peer, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-        if (y[0] != peer || y[1] != base + i || y[2] != peer * 31 + i)
-            failures++;
-    }
-}
-
 enum { N = 100, BIG = 1 << 18 }; /* BIG ints: 1 MiB */
 
 static void fill(int *b, int salt)

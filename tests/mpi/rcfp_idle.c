@@ -26,16 +26,6 @@ static int have_path(void)
     return counter("rcfp.paths") == 1;
 }
 
-static void exchange(int peer, int n, int base)
-{
-    for (int i = 0; i < n; i++) {
-        int x[3] = { rank, base + i, rank * 31 + i }, y[3] = { -1, -1, -1 };
-        MPI_Sendrecv(x, 3, MPI_INT, peer, 5, y, 3, MPI_INT, peer, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-        if (y[0] != peer || y[1] != base + i || y[2] != peer * 31 + i)
-            failures++;
-    }
-}
-
 int main(int argc, char **argv)
 {
     int size;
