@@ -1571,7 +1571,7 @@ static size_t rc_memory(void)
         return 0;
     size_t pool = (size_t)(rc.conn_bufs + RC_CREDIT_SLACK) * rc.stride;
     size_t per_conn = sizeof(struct rc_ep) + (rc.credit_path ? pool : 0);
-    return (size_t)rc.nrx * rc.stride + tx_bytes() + (size_t)(rc.nconn + rc.npending) * per_conn +
+    return (size_t)rc.nrx * rc.stride + tx_bytes() + (size_t)(rc.nconn + rc.npending + rc.nclosing) * per_conn +
            (size_t)rc.nretired * pool +
            (size_t)aptus_rt.size *
                (3 + sizeof *rc.seen + sizeof *rc.txo + (size_t)rc.alloc.n * sizeof *rc.count + sizeof *rc.conn);
