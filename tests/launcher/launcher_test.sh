@@ -669,6 +669,31 @@ netns_mpi)
     wait_for shm_gone || fail "shared memory left behind: $(ls /dev/shm | grep "^aptus-${MPIEXEC_PID}x")"
     ;;
 
+netns_idle_cpu)
+    # A job that outlasts its proxies' connect deadline (--connect-timeout 1, ranks out of MPI for
+    # 4 s): mpiexec waits in poll, using next to no CPU -- once the deadline had passed it used to
+    # wait 0 ms each time, spinning for the rest of the job. Its CPU time read from /proc while
+    # it runs: at most half a second.
+    MPINODES=$4
+    "$MPIEXEC" --timeout 60 --connect-timeout 1 --launcher netns --hosts "$APTUS_NETNS_HOSTS" -n 2 \
+        "$MPINODES" --hold=4 "$TAG" >"$OUT" 2>"$ERR" &
+    BGPID=$!
+    ticks=0
+    while kill -0 "$BGPID" 2>/dev/null; do
+        t=$(awk '{ print $14 + $15 }' "/proc/$BGPID/stat" 2>/dev/null)
+        [ -n "$t" ] && ticks=$t
+        sleep 0.2
+    done
+    wait "$BGPID"
+    RC=$?
+    BGPID=
+    expect_rc 0
+    expect_out "^sum ok$"
+    hz=$(getconf CLK_TCK)
+    [ "$ticks" -le $((hz / 2)) ] || fail "mpiexec used $ticks clock ticks of CPU ($hz a second) in a job of 4 s"
+    expect_no_orphans
+    ;;
+
 netns_kill_loop)
     # A rank killed with SIGKILL during an MPI_Ialltoall loop, 2 ranks on each of 2 hosts: the
     # ranks of the other host lose their RC connections to it within milliseconds, and their

@@ -1,10 +1,13 @@
 /* MPI program for the launcher tests across hosts: prints the size of its node's
  * MPI_COMM_TYPE_SHARED communicator (which follows the launcher's node assignment) and the
  * world size, then checks an allreduce over the world (which needs a channel between nodes).
- * Arguments are ignored (tests tag the command line). */
+ * With --hold=S the ranks then stay S seconds out of MPI (computing, as far as the launcher can
+ * tell) before a last barrier. Other arguments are ignored (tests tag the command line). */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <time.h>
 
 int main(int argc, char **argv)
 {
@@ -27,6 +30,13 @@ int main(int argc, char **argv)
     if (rank == 0)
         printf("%s\n", ranksum == size * (size - 1) / 2 ? "sum ok" : "sum wrong");
     MPI_Comm_free(&node);
+    for (int i = 1; i < argc; i++)
+        if (!strncmp(argv[i], "--hold=", 7)) {
+            double s = atof(argv[i] + 7);
+            struct timespec ts = { (time_t)s, (long)((s - (double)(time_t)s) * 1e9) };
+            nanosleep(&ts, NULL);
+            MPI_Barrier(MPI_COMM_WORLD);
+        }
     MPI_Finalize();
     return 0;
 }

@@ -200,6 +200,15 @@ static int any_stream_open(void)
 
 enum { P_SIG, P_STDIN, P_STDINFWD, P_PMI, P_OUT, P_LISTEN, P_PENDING, P_HOST, P_CTL };
 
+/* Hosts with ranks whose proxy has not connected yet. */
+static int hosts_unconnected(void)
+{
+    int n = 0;
+    for (int h = 0; h < J.hosts.n; h++)
+        n += J.hosts.h[h].nranks > 0 && !J.hs[h].connected;
+    return n;
+}
+
 static void min_timeout(long *timeout, long ms)
 {
     if (*timeout < 0 || ms < *timeout)
@@ -293,7 +302,9 @@ void event_loop(void)
         if (J.lost_held && !J.cause_set)
             min_timeout(&timeout, ms_until(&J.lost_until));
         if (J.remote) {
-            if (!J.terminating)
+            /* (only while a proxy is still to connect: once the deadline has passed, a wait on it
+             * would be a wait of 0 -- mpiexec spinning for the rest of the job) */
+            if (!J.terminating && hosts_unconnected())
                 min_timeout(&timeout, ms_until(&J.connect_until));
             for (int k = 0; k < J.npend; k++)
                 min_timeout(&timeout, ms_until(&J.pend[k].until));
@@ -353,12 +364,12 @@ void event_loop(void)
                     pending_drop(k, 1);
                 else
                     k++;
-            if (!J.terminating && ms_until(&J.connect_until) == 0)
+            if (!J.terminating && hosts_unconnected() && ms_until(&J.connect_until) == 0)
                 for (int h = 0; h < J.hosts.n; h++)
                     if (J.hosts.h[h].nranks > 0 && !J.hs[h].connected && !J.terminating)
-                        job_fail(1,
-                                 "host %s: its proxy did not connect within %d s (started by %s); terminating the job",
-                                 J.hosts.h[h].name, CONNECT_MS / 1000, launcher_desc(h));
+                        job_fail(
+                            1, "host %s: its proxy did not connect within %.3g s (started by %s); terminating the job",
+                            J.hosts.h[h].name, connect_ms() / 1000.0, launcher_desc(h));
         }
         if (J.lost_held && !J.cause_set && ms_until(&J.lost_until) == 0)
             fail_lost_abort();

@@ -48,6 +48,11 @@ void add_ms(struct timespec *t, long ms)
     }
 }
 
+long connect_ms(void)
+{
+    return J.connect_timeout > 0 ? (long)(J.connect_timeout * 1000) : CONNECT_MS;
+}
+
 long ms_until(const struct timespec *t)
 {
     struct timespec n;
@@ -106,7 +111,7 @@ int main(int argc, char **argv)
 
     if (J.remote) {
         now(&J.connect_until);
-        add_ms(&J.connect_until, CONNECT_MS);
+        add_ms(&J.connect_until, connect_ms());
         for (int h = 0; h < J.hosts.n && !J.terminating; h++)
             if (J.hosts.h[h].nranks > 0 && launch_host(h) != 0) {
                 host_abandon(h);

@@ -96,6 +96,7 @@ struct mpx_job {
     int prefix;
     int verbose;
     double timeout;
+    double connect_timeout; /* seconds a proxy has to connect back (0: CONNECT_MS) */
     char **argv;
     char jobid[32];
     char *mapping; /* PMI_process_mapping */
@@ -153,6 +154,8 @@ void msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void now(struct timespec *t);
 void add_ms(struct timespec *t, long ms);
 long ms_until(const struct timespec *t);
+/* Milliseconds a proxy has to connect back (--connect-timeout, else CONNECT_MS). */
+long connect_ms(void);
 void set_nonblock(int fd);
 
 /* options.c: parses the command line into J. Returns -1 to go on, else the exit status. */

@@ -40,6 +40,8 @@ static void usage(FILE *f)
                "  -l, --prefix       prefix every output line with \"[rank] \"\n"
                "  --timeout S        kill the job after S seconds and exit 124;\n"
                "                     env MPIEXEC_TIMEOUT\n"
+               "  --connect-timeout S  the proxy of each host must connect back within S seconds\n"
+               "                     (default 60); env MPIEXEC_CONNECT_TIMEOUT\n"
                "  -v, --verbose      trace PMI traffic and process events\n"
                "  -h, --help         this text\n"
                "\n"
@@ -170,6 +172,11 @@ int options_parse(int argc, char **argv, const char **iface_out)
         msg("mpiexec: MPIEXEC_TIMEOUT='%s' is not a positive number of seconds", env_to);
         return 2;
     }
+    const char *env_cto = getenv("MPIEXEC_CONNECT_TIMEOUT");
+    if (env_cto && *env_cto && parse_seconds(env_cto, &J.connect_timeout) != 0) {
+        msg("mpiexec: MPIEXEC_CONNECT_TIMEOUT='%s' is not a positive number of seconds", env_cto);
+        return 2;
+    }
     if (iface && !*iface)
         iface = NULL;
 
@@ -260,6 +267,12 @@ int options_parse(int argc, char **argv, const char **iface_out)
             NEEDVAL();
             if (parse_seconds(val, &J.timeout) != 0) {
                 msg("mpiexec: --timeout needs a positive number of seconds, got '%s'", val);
+                return 2;
+            }
+        } else if (!strcmp(name, "connect-timeout")) {
+            NEEDVAL();
+            if (parse_seconds(val, &J.connect_timeout) != 0) {
+                msg("mpiexec: --connect-timeout needs a positive number of seconds, got '%s'", val);
                 return 2;
             }
         } else if (!strcmp(name, "v") || !strcmp(name, "verbose")) {
