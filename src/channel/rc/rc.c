@@ -141,16 +141,15 @@ static struct rc_buf *tx_get(void)
     struct rc_buf *b = rc.tx_free;
     if (b) {
         rc.tx_free = b->next_free;
-        b->bye = 0;
-        return b;
+    } else {
+        if ((size_t)rc.ntx >= rc.tx_cap)
+            return NULL;
+        if (rc.tx_pool) /* registered: carved from the pool, never freed before the end */
+            b = (struct rc_buf *)(rc.tx_pool + (size_t)rc.ntx * rc.stride);
+        else if (!(b = malloc(sizeof *b + rc.buf_size)))
+            return NULL;
+        rc.ntx++;
     }
-    if ((size_t)rc.ntx >= rc.tx_cap)
-        return NULL;
-    if (rc.tx_pool) /* registered: carved from the pool, never freed before the end */
-        b = (struct rc_buf *)(rc.tx_pool + (size_t)rc.ntx * rc.stride);
-    else if (!(b = malloc(sizeof *b + rc.buf_size)))
-        return NULL;
-    rc.ntx++;
     b->bye = 0;
     return b;
 }

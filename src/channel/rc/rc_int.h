@@ -34,10 +34,9 @@ enum {
     RC_F_BYE,
 };
 
-/* Which channel's endpoint the peer record holds (rc_ep.handed). */
-enum { RC_HANDED_SR = 1, RC_HANDED_RDMA = 2 };
-/* ... and rc.c's own hold on a connection closing while idle (its views are given up first) */
-enum { RC_HANDED_SELF = 4 };
+/* Who holds a connection (rc_ep.handed): the peer record, by channel (SR, RDMA), and rc.c itself
+ * while the connection closes when idle (SELF: its views are given up first). */
+enum { RC_HANDED_SR = 1, RC_HANDED_RDMA = 2, RC_HANDED_SELF = 4 };
 
 struct rcr_op;
 
