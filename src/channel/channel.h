@@ -252,6 +252,12 @@ static inline struct aptus_ep *aptus_peer_ep(struct aptus_peer *p, int chan)
  * made again from the send rules. Messages already on their way keep their channel; the
  * per-peer sequence numbers keep the order. */
 void aptus_peer_reroute(struct aptus_peer *p);
+/* Whether a peer's small messages are moved off its connection (a connection that stalls under
+ * loss, channel/rc/rc_stall.c): its route is then made from the send rules with every rule naming
+ * a connected channel restricted to the sizes above the connected channels' eager limits, so
+ * those messages take the next rule (UD). Set by the RC channels; NULL: never. The channel calls
+ * aptus_peer_reroute when the answer changes. */
+extern int (*aptus_peer_moved)(int world_rank);
 
 /* Closes one endpoint (a channel keeping within a per-process limit, or tests): it leaves the
  * peer's list and the channel's ep_close frees it. The next use opens a new one. The caller

@@ -11,7 +11,10 @@
 #include "runtime/runtime.h"
 
 struct aptus_rule_chain aptus_rules;
-static struct aptus_route *routes; /* one per set of reaching channels */
+static struct aptus_route *routes; /* one per set of reaching channels (and moved or not) */
+int (*aptus_peer_moved)(int world_rank);
+static struct aptus_rule_chain moved_rules; /* aptus_rules, the connections' small sizes left out */
+static int moved_made;
 static void (*route_refine)(struct aptus_route *route);
 int (*aptus_frame_message)(const void *hdr, uint64_t *bytes);
 int aptus_peers_failed;
@@ -27,11 +30,36 @@ void aptus_peer_fail_handler_set(void (*fn)(struct aptus_peer *p, const char *wh
     fail_handler = fn;
 }
 
-/* The shared route for peers reached by the channels in `reach` (bit per channel id). */
-static const struct aptus_route *route_for(uint8_t reach, int world_rank)
+/* The send rules for peers whose small messages are moved off their connection: each rule naming
+ * a connected channel takes only the sizes above every connected channel's eager limit (there the
+ * connection carries the bulk of a rendezvous; its control frames take the small sizes' route). */
+static const struct aptus_rule_chain *moved_chain(void)
+{
+    if (moved_made)
+        return &moved_rules;
+    uint64_t small = 0;
+    for (int c = 0; c < APTUS_CH_COUNT; c++)
+        if (aptus_channels[c] && (aptus_channels[c]->caps.flags & APTUS_CAP_CONNECTED) &&
+            aptus_channels[c]->caps.eager_max > small)
+            small = aptus_channels[c]->caps.eager_max;
+    moved_rules = aptus_rules;
+    for (int i = 0; i < moved_rules.n; i++) {
+        struct aptus_rule *r = &moved_rules.rule[i];
+        int ch = r->channel;
+        if (ch >= 0 && ch < APTUS_CH_COUNT && aptus_channels[ch] &&
+            (aptus_channels[ch]->caps.flags & APTUS_CAP_CONNECTED) && r->size_min <= small)
+            r->size_min = small + 1;
+    }
+    moved_made = 1;
+    return &moved_rules;
+}
+
+/* The shared route for peers reached by the channels in `reach` (bit per channel id), moved or
+ * not (see aptus_peer_moved). */
+static const struct aptus_route *route_for(uint8_t reach, int moved, int world_rank)
 {
     for (struct aptus_route *r = routes; r; r = r->next)
-        if (r->reach == reach)
+        if (r->reach == reach && r->moved == moved)
             return r;
     struct aptus_route *r = calloc(1, sizeof *r);
     if (!r)
@@ -39,7 +67,7 @@ static const struct aptus_route *route_for(uint8_t reach, int world_rank)
     uint8_t can[APTUS_CH_COUNT];
     for (int c = 0; c < APTUS_CH_COUNT; c++)
         can[c] = (reach >> c) & 1;
-    if (aptus_rules_route(&aptus_rules, aptus_rt.size, can, r) != 0) {
+    if (aptus_rules_route(moved ? moved_chain() : &aptus_rules, aptus_rt.size, can, r) != 0) {
         /* Channels are fixed at start-up: this peer can never be reached, and every message to
          * or from it would wait forever. End the job instead of hanging. */
         char msg[320];
@@ -51,6 +79,7 @@ static const struct aptus_route *route_for(uint8_t reach, int world_rank)
         aptus_abort_job(MPI_ERR_OTHER, msg);
     }
     r->reach = reach;
+    r->moved = (uint8_t)moved;
     if (route_refine)
         route_refine(r);
     r->next = routes;
@@ -74,7 +103,7 @@ struct aptus_peer *aptus_peer_create(int world_rank)
     if (!p)
         return NULL;
     p->world_rank = world_rank;
-    p->route = route_for(reach_of(world_rank), world_rank);
+    p->route = route_for(reach_of(world_rank), 0, world_rank);
     if (aptus_config.stats)
         p->stats = calloc(1, sizeof *p->stats);
     if (!p->route || (aptus_config.stats && !p->stats)) {
@@ -89,9 +118,10 @@ struct aptus_peer *aptus_peer_create(int world_rank)
 void aptus_peer_reroute(struct aptus_peer *p)
 {
     uint8_t reach = reach_of(p->world_rank);
-    if (p->route && p->route->reach == reach)
+    int moved = aptus_peer_moved && aptus_peer_moved(p->world_rank);
+    if (p->route && p->route->reach == reach && p->route->moved == moved)
         return;
-    const struct aptus_route *r = route_for(reach, p->world_rank);
+    const struct aptus_route *r = route_for(reach, moved, p->world_rank);
     if (r)
         p->route = r;
 }
@@ -182,6 +212,7 @@ void aptus_peers_finalize(void)
         routes = r->next;
         free(r);
     }
+    moved_made = 0;
 }
 
 static size_t channel_memory(int c)

@@ -227,11 +227,13 @@ void aptus_cleanup_run(void)
 }
 
 int aptus_progress_depth;
+uint64_t aptus_progress_pass, aptus_progress_woke;
 
 int aptus_progress(void)
 {
     int n = 0;
     aptus_progress_depth++;
+    aptus_progress_pass++;
     for (int i = 0; i < pe.nactive; i++)
         n += pe.active[i]();
     if (pe.timers && !pe.in_timers)
@@ -305,7 +307,8 @@ static void block_once(double max)
         int depth = aptus_lock_drop();
         if (timeout > 0 && nfd) {
             struct timespec ts = { (time_t)timeout, (long)((timeout - (double)(time_t)timeout) * 1e9) };
-            (void)ppoll(pfd, (nfds_t)nfd, &ts, NULL);
+            if (ppoll(pfd, (nfds_t)nfd, &ts, NULL) > 0)
+                aptus_progress_woke = aptus_progress_pass + 1;
         } else if (timeout > 0 && pe.waiters[n - 1]->sleep) {
             pe.waiters[n - 1]->sleep(timeout);
         }

@@ -74,6 +74,11 @@ int aptus_progress(void);
 /* Progress passes under way (a caller that may run inside one -- a frame handler, a background
  * task -- must not start another: a channel would see the frame it is handing up again). */
 extern int aptus_progress_depth;
+/* Progress passes so far (the number of the one under way), and the number of the first pass after
+ * a sleep on descriptors that something woke (not the timeout): what that pass finds arrived while
+ * the rank slept, and woke it at once. A layer that times arrivals tells so a rank that was away
+ * (computing, or waiting for its core) from one that was waiting for them. */
+extern uint64_t aptus_progress_pass, aptus_progress_woke;
 
 /* A progress pass for a call that polls (MPI_Test*, MPI_Iprobe, MPI_Parrived, MPI_Win_test, ...):
  * returns what aptus_progress() returns. On an oversubscribed node (aptus_wait_spin_cap >= 0) a

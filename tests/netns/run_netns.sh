@@ -18,6 +18,8 @@
 #   --loss PCT         drop PCT % of the UDP datagrams arriving in every namespace (nftables,
 #                      input hook); afterwards the rules' counters must show drops
 #   --loss-on I        apply --loss to namespace I only
+#   --loss-tcp         --loss drops TCP packets too (those between namespaces: the launcher's,
+#                      from the bridge address, are kept): RC connections then lose packets
 #   --link-down I      take namespace I's link (eth0) down once rank 0 of the program has made
 #                      the file named by $NETNS_TEST_READY (tests/netns/dead_peer.c does); the
 #                      job must have got that far
@@ -41,7 +43,7 @@ usage() {
 }
 num() { case "$2" in '' | *[!0-9]*) usage "$1 needs a number, got '$2'" ;; esac; }
 
-NETNS_SH= MPIEXEC= NODES= NP= PPN= TIMEOUT=120 LOSS= LOSS_ON= DOWN= WANT=0
+NETNS_SH= MPIEXEC= NODES= NP= PPN= TIMEOUT=120 LOSS= LOSS_ON= LOSS_TCP= DOWN= WANT=0
 CHANNELS=
 ERROR_RES=$(mktemp) || exit 2
 ANY_RANK=$(mktemp) || exit 2
@@ -75,6 +77,7 @@ while [ $# -gt 0 ]; do
     --timeout) num "$1" "${2:-}"; TIMEOUT=$2; shift 2 ;;
     --loss) num "$1" "${2:-}"; LOSS=$2; shift 2 ;;
     --loss-on) num "$1" "${2:-}"; LOSS_ON=$2; shift 2 ;;
+    --loss-tcp) LOSS_TCP=1; shift ;;
     --link-down) num "$1" "${2:-}"; DOWN=$2; shift 2 ;;
     --exit) num "$1" "${2:-}"; WANT=$2; shift 2 ;;
     --nonzero) WANT=nonzero; shift ;;
@@ -151,6 +154,7 @@ fi
 HOSTS=$(echo "$vars" | sed -n 's/^APTUS_NETNS_HOSTS=//p')
 [ -n "$HOSTS" ] || { echo "run_netns.sh: netns.sh up named no hosts" >&2; exit 1; }
 host() { echo "$HOSTS" | cut -d, -f$(($1 + 1)); }
+BRIDGE_ADDR=$(echo "$vars" | sed -n 's/^APTUS_NETNS_BRIDGE_ADDR=//p')
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/aptus-netns-test.XXXXXX") || exit 1
 TAG="nt$$x$(od -An -N4 -tx4 /dev/urandom | tr -d ' ')"
@@ -162,8 +166,13 @@ if [ -n "$LOSS" ]; then
     for h in $loss_hosts; do
         ip netns exec "$h" nft add table inet aptusloss &&
             ip netns exec "$h" nft add chain inet aptusloss input '{ type filter hook input priority 0; }' &&
-            ip netns exec "$h" nft add rule inet aptusloss input meta l4proto udp \
-                numgen random mod 100 '<' "$LOSS" counter drop || {
+            if [ -n "$LOSS_TCP" ]; then
+                ip netns exec "$h" nft add rule inet aptusloss input ip saddr != "$BRIDGE_ADDR" \
+                    meta l4proto '{ udp, tcp }' numgen random mod 100 '<' "$LOSS" counter drop
+            else
+                ip netns exec "$h" nft add rule inet aptusloss input meta l4proto udp \
+                    numgen random mod 100 '<' "$LOSS" counter drop
+            fi || {
             echo "run_netns.sh: cannot add the nftables loss rule in $h; skipped" >&2
             exit 77
         }
@@ -212,7 +221,7 @@ if [ -s "$CHECKS" ]; then
         i=$((i - 2))
     done
 fi
-echo "run_netns.sh: $NODES hosts ($HOSTS), np $NP${PPN:+ ppn $PPN}${LOSS:+, ${LOSS} % UDP loss on ${loss_hosts}}${DOWN:+, link of $(host "$DOWN") down once ready}"
+echo "run_netns.sh: $NODES hosts ($HOSTS), np $NP${PPN:+ ppn $PPN}${LOSS:+, ${LOSS} % UDP${LOSS_TCP:+ and TCP} loss on ${loss_hosts}}${DOWN:+, link of $(host "$DOWN") down once ready}"
 STATUS=0
 sh "$EXPECT_EXIT" "$@" >"$WORK/out" 2>&1 || STATUS=1
 cat "$WORK/out"

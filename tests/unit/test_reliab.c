@@ -626,6 +626,52 @@ static void test_rtt(void)
     sim_teardown();
 }
 
+/* ---- tail-loss probe ---------------------------------------------------------------------- */
+
+/* A lost last datagram -- nothing sent after it to reveal the loss by selective acks -- arrives
+ * after the tail-loss probe (two round trips and the ack delay, at least tlp_min), or, without
+ * probes, after the timeout (rto_min 2 ms here). Returns how long it took to arrive. */
+static uint64_t tail_loss_delay(uint64_t tlp_min, uint64_t *probes)
+{
+    struct sim_params p = { .name = "tail", .delay = 20 * US, .count = 6, .max_payload = 200, .seed = 41 };
+    sim_setup(&p);
+    for (int i = 0; i < 2; i++)
+        S.s[i].e.cfg.tlp_min_ns = tlp_min;
+    struct linkst *a = &S.s[0].links[0], *b = &S.s[1].links[0];
+    b->next_send = S.p.count;           /* side 1 sends nothing (no answers from its handler): acks only */
+    for (uint32_t k = 1; k <= 5; k++) { /* one at a time, each delivered and acked: RTT samples */
+        CHECK(send_next(0, a) == APTUS_OK);
+        uint64_t until = S.now + 1 * MS;
+        while (S.now < until && sim_step(0))
+            ;
+        CHECK(b->next_recv == k);
+    }
+    S.p.loss = 1.0; /* the next one is lost on its first transmission */
+    CHECK(send_next(0, a) == APTUS_OK);
+    S.p.loss = 0;
+    uint64_t t0 = S.now;
+    while (b->next_recv < 6 && S.now < t0 + 100 * MS && sim_step(0))
+        ;
+    CHECK(b->next_recv == 6);
+    CHECK(S.bad_order == 0);
+    *probes = aptus_rel_stats(&S.s[0].e)->probes;
+    uint64_t d = S.now - t0;
+    sim_teardown();
+    return d;
+}
+
+static void test_tail_probe(void)
+{
+    uint64_t probes_on, probes_off;
+    uint64_t on = tail_loss_delay(100 * US, &probes_on), off = tail_loss_delay(0, &probes_off);
+    printf("tail: a lost last datagram arrives after %.3f ms with probes (%llu sent), %.3f ms without\n", on / 1e6,
+           (unsigned long long)probes_on, off / 1e6);
+    /* srtt ~ 40 us + the 50 us ack delay: the probe goes ~130-200 us after; the timeout at 2 ms */
+    CHECK(probes_on == 1 && probes_off == 0);
+    CHECK(on < 500 * US);
+    CHECK(off >= 2 * MS);
+}
+
 /* ---- sizes and idle memory --------------------------------------------------------------- */
 
 static void test_sizes(void)
@@ -849,6 +895,7 @@ int main(int argc, char **argv)
     test_window();
     test_dead_peer();
     test_rtt();
+    test_tail_probe();
     if (do_bench) {
         bench(0);
         bench(1);

@@ -58,8 +58,11 @@ struct rc_hdr {
     uint32_t src;     /* sender's world rank */
     uint32_t len;     /* frame bytes that follow (0: a credit frame, nothing to hand up) */
     uint32_t credits; /* the credit path: receive buffers the sender reposted for us */
-    uint32_t pad;     /* frames start 8-byte aligned, as the layers above read them */
+    uint32_t flags;   /* RC_HDR_* (the size keeps frames 8-byte aligned, as the layers above read them) */
 };
+
+/* A header-only frame that is a kick (rc_stall.c): it follows frames the peer has not answered. */
+#define RC_HDR_KICK 1u
 
 _Static_assert(sizeof(struct rc_hdr) % 8 == 0, "rc-sr frames must start 8-byte aligned");
 
@@ -73,7 +76,8 @@ struct rc_buf {
     struct rc_buf *next_free; /* free list, or the queue of frames the provider refused */
     struct rc_ep *to;         /* where it goes (while queued: the endpoint is live) */
     int rank;                 /* ... the peer's world rank (what an error completion names) */
-    int bye;                  /* an idle connection's BYE: its failure, once the peer closed, loses nothing */
+    int bye;                  /* completes once delivered (an idle connection's BYE, finalize's last frame): its
+                                 failure, once the peer closed, loses nothing */
     size_t len;               /* frame bytes */
     _Alignas(8) char data[];  /* struct rc_hdr, then the frame (read in place: 8-byte aligned) */
 };
@@ -262,18 +266,22 @@ static ssize_t tx_go(struct rc_buf *b)
     return r;
 }
 
-/* Sends the frame in b on e. Once the frame is in b it goes: when the provider has no room,
- * it waits in the queue (behind any frame already there, so the order holds). */
-static int post_tx(struct rc_ep *e, struct rc_buf *b, size_t len)
+/* Sends the frame in b on e (header flags: RC_HDR_*). Once the frame is in b it goes: when the
+ * provider has no room, it waits in the queue (behind any frame already there, so the order
+ * holds). */
+static int post_tx_flags(struct rc_ep *e, struct rc_buf *b, size_t len, uint32_t flags)
 {
     struct rc_hdr h = hdr_for(e, len);
+    h.flags = flags;
     hdr_sent(e, len);
     memcpy(b->data, &h, sizeof h);
     b->to = e;
     b->rank = e->rank;
     b->len = len;
-    if (len)
+    if (len) {
         e->act++;
+        aptus_rc_out(e);
+    }
     ssize_t r = rc.q ? -FI_EAGAIN : tx_go(b);
     if (r == -FI_EAGAIN) {
         b->next_free = NULL;
@@ -292,6 +300,11 @@ static int post_tx(struct rc_ep *e, struct rc_buf *b, size_t len)
     }
     rc.txo[e->rank]++;
     return APTUS_OK;
+}
+
+static int post_tx(struct rc_ep *e, struct rc_buf *b, size_t len)
+{
+    return post_tx_flags(e, b, len, 0);
 }
 
 /* The queue, as far as the provider takes it. */
@@ -358,6 +371,7 @@ static int tx_inject(struct rc_ep *e, const void *hdr, size_t hdrlen, const void
     hdr_sent(e, hdrlen + len);
     e->inj--;
     e->act++;
+    aptus_rc_out(e);
     rc.st.frames_out++;
     rc.st.injected++;
     return 1;
@@ -419,6 +433,8 @@ static void set_state(int rank, int s)
         rc.tries[rank]++;
     if (old == RC_ASKING || old == RC_ASKED || old == RC_CONNECTING)
         rc.npending--;
+    if (old == RC_UP && s != RC_UP && rc.conn[rank])
+        aptus_rcs_forget(rc.conn[rank]); /* (before any reroute: its moved state goes) */
     if (old == RC_UP)
         rc.nconn--;
     if (old == RC_DRAIN || old == RC_BYE)
@@ -442,6 +458,7 @@ static int room(void)
  * the channel finalizes, marked dead: completions already queued may still name them. */
 static void conn_free(struct rc_ep *e)
 {
+    aptus_rcs_forget(e);
     if (e->ep)
         fi_close(&e->ep->fid);
     e->ep = NULL;
@@ -565,14 +582,19 @@ static void connect_to(int rank)
     set_state(rank, RC_CONNECTING);
 }
 
-static int send_ctl(int rank, uint8_t type)
+int aptus_rc_ctl(int rank, const void *frame, size_t len)
 {
     struct aptus_peer *p = aptus_peer_get(rank);
     struct aptus_ep *ep = p ? aptus_peer_ep(p, APTUS_CH_UD_SR) : NULL;
-    uint8_t f[8] = { type };
     if (!ep)
         return APTUS_ERR;
-    return ep->ch->send_frame(ep, f, sizeof f, NULL, 0);
+    return ep->ch->send_frame(ep, frame, len, NULL, 0);
+}
+
+static int send_ctl(int rank, uint8_t type)
+{
+    uint8_t f[8] = { type };
+    return aptus_rc_ctl(rank, f, sizeof f);
 }
 
 /* This rank wants a connection to `rank` (the threshold was reached). */
@@ -1033,14 +1055,18 @@ static int rx_handle(struct rc_buf *b, size_t len)
     struct rc_ep *e = rc.credit_path ? b->to : rc.conn[h.src];
     if (rc.credit_path && e)
         e->credits += (int)h.credits;
-    if (!h.len)
-        return 0; /* a credit frame */
+    if (!h.len) { /* a credit frame, or a kick */
+        if ((h.flags & RC_HDR_KICK) && e)
+            aptus_rcs_kick_in(e);
+        return 0;
+    }
     struct aptus_peer *p = aptus_peer_get((int)h.src);
     if (!p || p->failed)
         return 1;
     rc.st.frames_in++;
     if (e) {
         e->rx_frames++;
+        aptus_rcs_in(e);
         e->act++;
     }
     aptus_am_dispatch(p, b->data + sizeof h, h.len);
@@ -1083,6 +1109,7 @@ static int rc_progress(void)
         events += aptus_rcr_progress();
     if (rc.nconn && !rc.finishing) {
         double now = aptus_wtime();
+        aptus_rcs_pass(now);
         if (now >= rc.next_check)
             ping_silent(now);
     }
@@ -1309,6 +1336,17 @@ int aptus_rc_closing(int rank)
     return !p || !p->failed; /* (a failed peer's close never completes: nothing to wait for) */
 }
 
+int aptus_rc_kick(struct rc_ep *e)
+{
+    if (!e->ep || rc.state[e->rank] != RC_UP)
+        return 0;
+    struct rc_buf *b = tx_get();
+    if (!b)
+        return -1;
+    (void)post_tx_flags(e, b, 0, RC_HDR_KICK); /* a failure is the connection's: its close reports it */
+    return 0;
+}
+
 int aptus_rc_frame(struct rc_ep *e, const void *hdr, size_t hdrlen, const void *payload, size_t len)
 {
     return rc_send_frame(&e->base, hdr, hdrlen, payload, len);
@@ -1493,6 +1531,7 @@ static void rc_set_caps(void)
 
 static int rc_init(void)
 {
+    aptus_rcs_setup();
     aptus_am_register(RC_F_ASK, on_ask);
     aptus_am_register(RC_F_NAK, on_nak);
     aptus_am_register(RC_F_PING, on_ping);
@@ -1542,6 +1581,29 @@ static void rc_quiesce(void)
         return;
     rc.finishing = 1;
     double t0 = aptus_wtime();
+    /* A last header-only frame on every connection, completing once delivered: when it completes,
+     * every frame and write of this rank's before it has reached the peer's side. A send completes
+     * once the provider has handed it to its socket; a process that ended then could take frames
+     * still on their way with it -- its end resets the connection when frames of the peer's (a
+     * kick) are still unread there, and what its kernel still had to send is dropped. */
+    for (int r = 0; r < aptus_rt.size; r++) {
+        struct rc_ep *e = rc.conn[r];
+        if (!e || !e->ep || rc.state[r] != RC_UP)
+            continue;
+        struct rc_buf *b = tx_get();
+        while (!b && aptus_wtime() - t0 < 5) {
+            rc_progress(); /* (send buffers come back as sends complete) */
+            b = tx_get();
+        }
+        if (b && (rc.conn[r] != e || !e->ep || rc.state[r] != RC_UP)) {
+            tx_put(b);
+            b = NULL;
+        }
+        if (b) {
+            b->bye = 1;
+            (void)post_tx(e, b, 0);
+        }
+    }
     while ((rc.ntx_out > 0 || rc.q || aptus_rcr_busy()) && aptus_wtime() - t0 < 5)
         rc_progress();
 }
@@ -1549,6 +1611,7 @@ static void rc_quiesce(void)
 static void rc_finalize(void)
 {
     rc.refusing = 0;
+    aptus_rcs_finalize();
     if (!rc.active)
         return;
     aptus_channel_poll_enable(&aptus_channel_rc_sr, 0);
@@ -1590,6 +1653,7 @@ static void rc_stats_print(void)
            rc.st.injected, rc.st.frames_in, (size_t)rc.nrx * rc.stride, tx_bytes(),
            rc.st.frames_in && rc.st.frames_out ? " (frames both ways)" : "",
            rc.st.refused_limit ? " (limit reached)" : "");
+    aptus_rcs_stats_print();
     if (rc.credit_path)
         printf("[aptus stats] rank %d: rc-sr: credit path (no shared receive context): %d receive buffers per "
                "connection (%zu bytes each connection); frames held for credits %" PRIu64 ", credit frames %" PRIu64
@@ -1636,7 +1700,9 @@ static int rc_counter(const char *name, uint64_t *value)
                                        { "rc.idle_closed", rc.st.idle_closed + rc.st.idle_agreed },
                                        { "rc.idle_closed_here", rc.st.idle_closed },
                                        { "rc.closing", (uint64_t)rc.nclosing } };
-    return aptus_counter_lookup(t, sizeof t / sizeof t[0], name, value);
+    if (aptus_counter_lookup(t, sizeof t / sizeof t[0], name, value) == 0)
+        return 0;
+    return aptus_rcs_counter(name, value);
 }
 
 struct aptus_channel aptus_channel_rc_sr = {

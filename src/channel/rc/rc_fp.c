@@ -673,6 +673,9 @@ static int rx_take(struct fp_rx *x, struct aptus_peer *p)
         return 0;
     if (aux && fp.tx[x->rank])
         credit_take(fp.tx[x->rank], aux);
+    struct rc_ep *e = aptus_rc_up(x->rank);
+    if (e && e == x->conn)
+        aptus_rcs_in(e); /* (rc_stall.c: an answer) */
     aptus_am_dispatch(p, f, len);
     x->bytes_taken += len;
     if (cell) {
@@ -1110,6 +1113,9 @@ static int send_frame(struct fp_tx *tx, const void *hdr, size_t hdrlen, const vo
                                               : fx_frame(tx, hdr, hdrlen, payload, cur, len);
         if (r != APTUS_NORES) {
             tx->blk_sent++; /* (a write not handed over has failed the peer) */
+            struct rc_ep *e = aptus_rc_up(tx->rank);
+            if (e && e == tx->conn)
+                aptus_rc_out(e); /* (rc_stall.c: what comes back answers it) */
             fp.st.frames++;
             fp.st.bytes += hdrlen + len;
             uint64_t bytes;

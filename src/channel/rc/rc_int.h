@@ -10,6 +10,7 @@
 
 #include "channel/channel.h"
 #include "fabric/fabric.h"
+#include "runtime/progress.h"
 
 /* Kinds of completion context on the shared completion queue. */
 enum { RC_CTX_RX = 1, RC_CTX_TX, RC_CTX_RMA };
@@ -32,6 +33,8 @@ enum {
     RC_F_FP_GIVE_BACK,
     /* an idle connection closing (rc.c), over the connection: nothing more of the sender's comes */
     RC_F_BYE,
+    /* a connection stalls (rc_stall.c), over UD: small messages leave it, both sides */
+    RC_F_MOVE,
 };
 
 /* Who holds a connection (rc_ep.handed): the peer record, by channel (SR, RDMA), and rc.c itself
@@ -70,6 +73,20 @@ struct rc_ep {
     int idle_ticks;
     int bye_sent, bye_in, shut;
     struct rc_ep *next_closing;
+    /* Stalls (rc_stall.c): what went out expecting an answer (data frames, reads, writes that
+     * complete on delivery) and what came in (data frames, those completions), as counted when the
+     * connection was last looked at; the watch's phase (RCS_*); the next watched connection.
+     * Stalls seen in the current second, since when; moves so far, and until when small messages
+     * stay off the connection (0: they do not). */
+    uint32_t out_n, in_n, w_out, w_in;
+    int w_phase, w_skip;
+    struct rc_ep *next_watch;
+    int stalls, moves;
+    double stall_t0, moved_until;
+    /* ... the peer's side: the progress pass that last handed up a frame of the peer's, and the
+     * one that took a kick of its with no frame yet (kick_pending) */
+    uint64_t rx_pass, kick_pass;
+    int kick_pending;
 };
 
 static inline struct rc_ep *rc_ep_of_rdma(struct aptus_ep *ep)
@@ -95,6 +112,51 @@ void aptus_rc_ep_release(struct rc_ep *e, int view);
 int aptus_rc_rule_names(int chan);
 /* A connection failed on e while operations were in flight: the peer is failed. */
 void aptus_rc_lost(int rank, const char *why);
+
+/* rc.c, for rc_stall.c */
+/* A control frame over UD (frame[0]: its kind; at most 16 bytes): APTUS_OK, _NORES, _ERR. */
+int aptus_rc_ctl(int rank, const void *frame, size_t len);
+/* A header-only frame after what went to e (it makes the peer's side of the connection answer):
+ * 0, or -1 when there is no send buffer now. */
+int aptus_rc_kick(struct rc_ep *e);
+
+/* rc_stall.c, for rc.c and rc_rdma.c: stalls of a connection, and small messages moved off it.
+ * A connection whose answers stop coming after this rank sent something gets a header-only frame
+ * after it (a kick: a transport that recovers a lost packet from the acknowledgements of later
+ * ones -- tcp, and RC's sequence-error NAKs -- then resends it at once instead of on its
+ * retransmission timer); a connection with APTUS_RC_MOVE_STALLS stalls in a second (kicks
+ * answered at once) loses its small messages to the next rule of the send chain (UD) for
+ * APTUS_RC_MOVE_HOLD, doubled at each move, both sides together. */
+void aptus_rcs_setup(void);
+void aptus_rcs_finalize(void);
+/* Something that will be answered went out on e (a data frame, a read, ...). */
+void aptus_rcs_watch(struct rc_ep *e);
+static inline void aptus_rc_out(struct rc_ep *e)
+{
+    e->out_n++;
+    if (__builtin_expect(e->w_phase == 0, 0))
+        aptus_rcs_watch(e);
+}
+/* A frame (or an answer: a read's data) came from e's peer. */
+void aptus_rcs_late(struct rc_ep *e);
+static inline void aptus_rcs_in(struct rc_ep *e)
+{
+    e->in_n++;
+    e->rx_pass = aptus_progress_pass;
+    if (__builtin_expect(e->kick_pending, 0))
+        aptus_rcs_late(e);
+}
+/* A kick came from e's peer. */
+void aptus_rcs_kick_in(struct rc_ep *e);
+/* Each rc-sr progress pass, with the time: whether this rank has been polling (or was woken by
+ * what arrived), so that frames taken in this pass arrived just now. */
+void aptus_rcs_pass(double now);
+/* e leaves (closes, or its peer goes): it is no longer watched, nor moved. */
+void aptus_rcs_forget(struct rc_ep *e);
+/* Whether small messages to rank are off its connection now (rc-sr and rc-fp do not reach it). */
+int aptus_rc_moved(int rank);
+void aptus_rcs_stats_print(void);
+int aptus_rcs_counter(const char *name, uint64_t *value);
 
 /* rc_rdma.c, for rc.c */
 extern struct aptus_channel aptus_channel_rc_rdma;

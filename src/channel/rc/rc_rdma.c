@@ -250,6 +250,8 @@ static int post(struct rcr_op *op)
             rcr.st.notes_data++;
         op->left++;
         e->rma_out++;
+        if (!op->write || (flags & FI_DELIVERY_COMPLETE)) /* answered by the peer's side */
+            aptus_rc_out(e);
         op->i = i;
         op->off = off;
         op->rdone += bytes;
@@ -333,8 +335,11 @@ void aptus_rcr_completion(struct aptus_fab_ctx *ctx, int ok)
 {
     struct rcr_op *op = (struct rcr_op *)ctx;
     op->left--;
-    if (op->e)
+    if (op->e) {
         op->e->rma_out--;
+        if (!op->write || op->note_frame)
+            op->e->in_n++; /* (an answer; not a frame: rc_stall.c) */
+    }
     if (!ok && !op->failed) {
         op->failed = 1;
         if (op->e)

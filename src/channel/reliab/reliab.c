@@ -138,6 +138,29 @@ static uint64_t rel_rto(const struct aptus_rel *e, const struct aptus_rel_link *
     return r << l->backoff;
 }
 
+/* The timer after progress (a first transmission with nothing in flight, or an ack of something
+ * new): a tail-loss probe's deadline when it comes before the timeout -- the last datagram of an
+ * exchange (a ping-pong's) has nothing after it to reveal its loss by selective acks, and would
+ * otherwise wait for the timeout, at least rto_min -- else the timeout's. The probe waits two round
+ * trips and the peer's ack delay: an answer or an ack comes before it unless something was lost
+ * (or the peer is not polling: then one datagram goes twice). */
+static uint64_t rel_due_after_progress(const struct aptus_rel *e, struct aptus_rel_link *l, uint64_t now)
+{
+    uint64_t rto = rel_rto(e, l);
+    struct rel_flight *fl = l->fl;
+    fl->probe = 0;
+    if (e->cfg.tlp_min_ns && (l->flags & REL_L_HAVE_RTT) && !l->backoff) {
+        uint64_t pto = 2 * (uint64_t)l->srtt + e->cfg.ack_delay_ns;
+        if (pto < e->cfg.tlp_min_ns)
+            pto = e->cfg.tlp_min_ns;
+        if (pto < rto) {
+            fl->probe = 1;
+            return now + pto;
+        }
+    }
+    return now + rto;
+}
+
 static void rel_rtt_sample(struct aptus_rel_link *l, uint64_t rtt)
 {
     uint64_t r = rtt > UINT32_MAX ? UINT32_MAX : rtt;
@@ -228,7 +251,7 @@ void rel_flush_unsent(struct aptus_rel *e, struct aptus_rel_link *l, uint64_t no
         }
         fl->unsent++;
         if (fl->rto_due == UINT64_MAX) {
-            fl->rto_due = now + rel_rto(e, l);
+            fl->rto_due = rel_due_after_progress(e, l, now);
             rel_arm(e, l, fl->rto_due);
         }
     }
@@ -347,7 +370,7 @@ static void rel_ack_input(struct aptus_rel *e, struct aptus_rel_link *l, uint32_
         fl->progress = now;
         if (sample)
             rel_rtt_sample(l, now - sample->last_tx);
-        fl->rto_due = ack == fl->unsent ? UINT64_MAX : now + rel_rto(e, l); /* RFC 6298 5.3 */
+        fl->rto_due = ack == fl->unsent ? UINT64_MAX : rel_due_after_progress(e, l, now); /* RFC 6298 5.3 */
     }
     if (sack && l->snd_una != fl->unsent)
         rel_sack_input(e, l, sack, now);
@@ -464,6 +487,22 @@ void aptus_rel_input(struct aptus_rel *e, struct aptus_rel_link *l, const void *
 static void rel_timeout(struct aptus_rel *e, struct aptus_rel_link *l, uint64_t now)
 {
     struct rel_flight *fl = l->fl;
+    if (fl->probe) {
+        /* The tail-loss probe: the newest datagram unacked goes again (its ack, selective or
+         * not, shows what else is missing); the timeout proper follows from the oldest. */
+        fl->probe = 0;
+        uint32_t seq = fl->unsent;
+        while (seq != l->snd_una && !fl->tx[(seq - 1) & e->mask].buf)
+            seq--;
+        if (seq != l->snd_una && rel_tx(e, l, seq - 1, now) == APTUS_OK)
+            REL_COUNT(e, l, probes, 1);
+        uint64_t rto = rel_rto(e, l), due = now + rto;
+        const struct rel_txslot *old = &fl->tx[l->snd_una & e->mask];
+        if (old->buf)
+            due = u64_min(due, old->last_tx + rto);
+        fl->rto_due = due;
+        return;
+    }
     uint64_t rto_old = rel_rto(e, l), next = UINT64_MAX;
     int backed_off = 0, n = 0;
     if (l->backoff < REL_BACKOFF_MAX) {

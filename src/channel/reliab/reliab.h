@@ -67,6 +67,9 @@ struct aptus_rel_cfg {
     uint64_t rto_init_ns;     /* retransmission timeout before the first RTT sample */
     uint64_t rto_min_ns;      /* bounds of the adaptive timeout */
     uint64_t rto_max_ns;      /* (the doubled one too) */
+    uint64_t tlp_min_ns;      /* tail-loss probe: at most 2 srtt + ack_delay (at least this) after
+                                 the last progress, the newest datagram unacked goes again once,
+                                 before the timeout (0: no probes) */
     uint64_t peer_timeout_ns; /* no progress on unacked data for this long: ops->dead */
     int crc;                  /* 1: CRC32C on every datagram (both ends must agree) */
     int link_stats;           /* 1: count per link too (allocated on first traffic) */
@@ -97,6 +100,7 @@ struct aptus_rel_stats {
     uint64_t crc_fail;      /* datagrams dropped for a bad CRC32C */
     uint64_t malformed;     /* datagrams dropped as too short or of unknown type */
     uint64_t timeouts;      /* retransmission timer expiries */
+    uint64_t probes;        /* tail-loss probes sent (retransmissions of the newest datagram) */
     uint64_t bytes_sent;    /* payload bytes accepted by aptus_rel_send */
     uint64_t bytes_delivered;
 };
@@ -194,6 +198,7 @@ struct rel_flight {
     size_t bytes;           /* payload bytes unacked */
     uint32_t unsent;        /* first sequence number not yet transmitted (snd_nxt: none) */
     uint32_t rx_count;      /* datagrams held in rx[] */
+    uint8_t probe;          /* rto_due is a tail-loss probe's deadline, not the timeout's */
     uint8_t **rx;           /* reorder ring: rx[seq & mask] holds header + payload, or NULL */
     struct rel_txslot tx[]; /* tx[seq & mask] */
 };

@@ -640,6 +640,7 @@ static int ud_setup(char *err, size_t errlen)
     cfg.rto_min_ns = (uint64_t)aptus_config.ud_rto_min_us * 1000u;
     cfg.rto_init_ns = (uint64_t)aptus_config.ud_rto_init_us * 1000u;
     cfg.rto_max_ns = (uint64_t)aptus_config.ud_rto_max_us * 1000u;
+    cfg.tlp_min_ns = (uint64_t)aptus_config.ud_tlp_us * 1000u;
     static const struct aptus_rel_ops ops = { ud_xmit, ud_deliver, ud_dead };
     if (aptus_rel_init(&ud.eng, &ops, &cfg) != APTUS_OK) {
         snprintf(err, errlen,
@@ -856,13 +857,13 @@ static void ud_stats_print(void)
     size_t held, pooled;
     aptus_rel_mem(&ud.eng, &held, &pooled);
     printf("[aptus stats] rank %d: ud-sr engine: provider %s, interface %s; datagrams %" PRIu64
-           ", retransmitted %" PRIu64 " (timeout) %" PRIu64 " (fast), acks sent %" PRIu64
+           ", retransmitted %" PRIu64 " (timeout) %" PRIu64 " (fast) %" PRIu64 " (tail-loss probe), acks sent %" PRIu64
            ", duplicates dropped %" PRIu64 ", out of order %" PRIu64 ", out of window %" PRIu64
            ", crc failures %" PRIu64 "; memory: receive pool %zu, send buffers %zu, engine %zu "
            "held + %zu pooled, %d peers x %zu; sends refused for room %" PRIu64 "\n",
-           aptus_rt.rank, ud.d.prov, ud.d.iface, t->sent, t->retx_timeout, t->retx_fast, t->acks_sent, t->dups,
-           t->out_of_order, t->out_of_window, t->crc_fail, (size_t)ud.nrx * ud.rx_stride, ud_tx_bytes(), held, pooled,
-           ud.neps, sizeof(struct ud_ep), ud.refused);
+           aptus_rt.rank, ud.d.prov, ud.d.iface, t->sent, t->retx_timeout, t->retx_fast, t->probes, t->acks_sent,
+           t->dups, t->out_of_order, t->out_of_window, t->crc_fail, (size_t)ud.nrx * ud.rx_stride, ud_tx_bytes(), held,
+           pooled, ud.neps, sizeof(struct ud_ep), ud.refused);
     if (ud.d.mr_local)
         printf("[aptus stats] rank %d: ud-sr: send and receive buffers registered (FI_MR_LOCAL%s): %zu send "
                "buffers at most\n",
