@@ -220,10 +220,12 @@ int aptus_runtime_finalize(void)
     double give_up = aptus_wtime() + 10.0;
     for (unsigned idle = 0; aptus_bg_count() > 0 && aptus_wtime() < give_up;)
         aptus_wait_step(&idle);
-    aptus_fault_drain();      /* frames held by APTUS_CHANNEL_FAULTS count as handed over: send them */
-    aptus_channels_quiesce(); /* acknowledgements still owed or awaited (UD) */
+    aptus_fault_drain(); /* frames held by APTUS_CHANNEL_FAULTS count as handed over: send them */
+    /* The statistics as the job left them, before the channels settle (a peer that has settled
+     * closes its connections: a snapshot taken later would see them closing) */
     if (aptus_config.stats)
         stats_print();
+    aptus_channels_quiesce(); /* acknowledgements still owed or awaited (UD), frames delivered (RC) */
     aptus_pmi_finalize();
     aptus_nbc_cache_drain();
     aptus_comm_finalize();

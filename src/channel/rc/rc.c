@@ -1347,6 +1347,11 @@ int aptus_rc_kick(struct rc_ep *e)
     return 0;
 }
 
+int aptus_rc_queued(int rank)
+{
+    return rc.txo[rank] > 0;
+}
+
 int aptus_rc_frame(struct rc_ep *e, const void *hdr, size_t hdrlen, const void *payload, size_t len)
 {
     return rc_send_frame(&e->base, hdr, hdrlen, payload, len);

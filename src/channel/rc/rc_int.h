@@ -86,6 +86,7 @@ struct rc_ep {
     /* ... the peer's side: the progress pass that last handed up a frame of the peer's, and the
      * one that took a kick of its with no frame yet (kick_pending) */
     uint64_t rx_pass, kick_pass;
+    int rx_in_pass; /* frames of the peer's taken in rx_pass */
     int kick_pending;
 };
 
@@ -119,6 +120,9 @@ int aptus_rc_ctl(int rank, const void *frame, size_t len);
 /* A header-only frame after what went to e (it makes the peer's side of the connection answer):
  * 0, or -1 when there is no send buffer now. */
 int aptus_rc_kick(struct rc_ep *e);
+/* Whether buffered frames of this rank's to `rank` are queued or with the provider (not yet
+ * handed to the transport: flow control, not loss, holds them). */
+int aptus_rc_queued(int rank);
 
 /* rc_stall.c, for rc.c and rc_rdma.c: stalls of a connection, and small messages moved off it.
  * A connection whose answers stop coming after this rank sent something gets a header-only frame
@@ -142,7 +146,11 @@ void aptus_rcs_late(struct rc_ep *e);
 static inline void aptus_rcs_in(struct rc_ep *e)
 {
     e->in_n++;
-    e->rx_pass = aptus_progress_pass;
+    if (e->rx_pass != aptus_progress_pass) {
+        e->rx_pass = aptus_progress_pass;
+        e->rx_in_pass = 0;
+    }
+    e->rx_in_pass++;
     if (__builtin_expect(e->kick_pending, 0))
         aptus_rcs_late(e);
 }

@@ -144,6 +144,9 @@ static void look(struct aptus_timer *t)
         } else if (e->out_n != e->w_out) { /* still sending */
             e->w_out = e->out_n;
             e->w_phase = RCS_WATCH;
+        } else if (aptus_rc_queued(e->rank)) { /* frames wait for room: flow control holds them */
+            e->w_phase = RCS_WATCH;
+            e->w_skip = 0;
         } else if (e->w_phase < RCS_KICKED + RCS_KICKS) { /* a whole half period quiet both ways */
             /* the first kick at once, the next ones 2, 4, 8 ... looks apart */
             int k = e->w_phase - RCS_WATCH;
@@ -181,14 +184,21 @@ static void look(struct aptus_timer *t)
  * nothing.) */
 void aptus_rcs_pass(double now)
 {
-    rcs.responsive = now - rcs.last_pass < rcs.half || aptus_progress_woke == aptus_progress_pass;
+    /* (on a node with more ranks than cores a rank waits for its core at any moment: nothing
+     * there tells a held-up frame from a rank that ran late, and no stall is counted) */
+    rcs.responsive =
+        (now - rcs.last_pass < rcs.half || aptus_progress_woke == aptus_progress_pass) && aptus_wait_spin_cap < 0;
     rcs.last_pass = now;
 }
+
+/* Frames at most that come with a kick for a stall: a lost packet holds up the last few frames of
+ * an exchange; a stream held by flow control (the receiver slow to read) brings many. */
+#define RCS_LATE_FRAMES 4
 
 static void late(struct rc_ep *e)
 {
     e->kick_pending = 0;
-    if (!rcs.responsive || aptus_rc_up(e->rank) != e)
+    if (!rcs.responsive || aptus_rc_up(e->rank) != e || e->rx_in_pass > RCS_LATE_FRAMES)
         return;
     /* ... and the pass was not held up itself (the rank losing its core in it, while more came) */
     double now = aptus_wtime();
