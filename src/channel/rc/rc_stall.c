@@ -75,14 +75,12 @@ static void unlink_watch(struct rc_ep *e)
 
 static void back_arm(void);
 
-/* Small messages to e's peer leave the connection until now + hold; here: this rank saw the
- * stalls (the peer is told). */
+/* Small messages to e's peer (not moved now: the callers check) leave the connection until
+ * now + hold; here: this rank saw the stalls (the peer is told). */
 static void move(struct rc_ep *e, double now, double hold, int here)
 {
-    int was = e->moved_until > 0;
     e->moved_until = now + hold;
-    if (!was)
-        rcs.nmoved++;
+    rcs.nmoved++;
     e->moves++;
     if (here)
         rcs.st.moved_here++;
