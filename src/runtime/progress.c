@@ -304,11 +304,10 @@ static void block_once(double max)
         }
         /* other threads may use the library while this one sleeps (the waiters stay armed:
          * what they bring wakes us) */
-        int depth = aptus_lock_drop();
+        int depth = aptus_lock_drop(), woke = 0;
         if (timeout > 0 && nfd) {
             struct timespec ts = { (time_t)timeout, (long)((timeout - (double)(time_t)timeout) * 1e9) };
-            if (ppoll(pfd, (nfds_t)nfd, &ts, NULL) > 0)
-                aptus_progress_woke = aptus_progress_pass + 1;
+            woke = ppoll(pfd, (nfds_t)nfd, &ts, NULL) > 0;
         } else if (timeout > 0 && pe.waiters[n - 1]->sleep) {
             pe.waiters[n - 1]->sleep(timeout);
         }
@@ -323,6 +322,9 @@ static void block_once(double max)
         } else {
             aptus_lock_take(depth);
         }
+        /* (under the lock again: the pass counter is the lock holder's) */
+        if (woke)
+            aptus_progress_woke = aptus_progress_pass + 1;
     }
     while (armed > 0)
         pe.waiters[--armed]->disarm();
