@@ -9,6 +9,10 @@
 
 #include "channel/channel.h"
 #include "channel/fault/fault.h"
+#include "channel/rules.h"
+#ifdef APTUS_HAVE_LIBFABRIC
+#include "fabric/fabric.h"
+#endif
 #include "coll/coll.h"
 #include "coll/nbc.h"
 #include "comm/create.h"
@@ -20,11 +24,14 @@
 #include "runtime/progress.h"
 #include "runtime/runtime.h"
 
+/* Which rule variables are auto (1: APTUS_SEND_RULES, 2: APTUS_ALLOC_RULES), as read. */
+static int chains_auto;
+
 static int check_rule_channels(void)
 {
     /* The default chain names every channel the project has; one that this build lacks (the
      * network channels without libfabric) is skipped there, and named only when asked for. */
-    int is_default = !strcmp(aptus_config.send_rules, aptus_config_default("APTUS_SEND_RULES"));
+    int is_default = chains_auto & 1;
     for (int i = 0; i < aptus_rules.n; i++) {
         int ch = aptus_rules.rule[i].channel;
         if (!aptus_channels[ch] && !is_default) {
@@ -104,10 +111,35 @@ static int check_settings(char *err, size_t errlen)
 {
     if (aptus_config_init(err, errlen) != 0)
         return -1;
+    /* (auto: the chain for RDMA hardware until the job's fabric is known, fabric_chains) */
+    chains_auto = aptus_rules_is_auto(aptus_config.send_rules) | aptus_rules_is_auto(aptus_config.alloc_rules) << 1;
+    aptus_config.send_rules = aptus_rules_text(aptus_config.send_rules, 1);
     if (aptus_rules_parse(aptus_config.send_rules, &aptus_rules, err, errlen) != 0 ||
         aptus_rules_check_start(&aptus_rules, aptus_config.send_rules, err, errlen) != 0)
         return -1;
+    aptus_config.alloc_rules = aptus_alloc_rules_text(aptus_config.alloc_rules, &aptus_rules);
     return aptus_channels_check(err, errlen);
+}
+
+/* The built-in chains (APTUS_SEND_RULES / APTUS_ALLOC_RULES left at auto) of a job that spans
+ * nodes over a sockets provider (channel/rules.h): every rank of the job finds the same provider,
+ * so all take the same chain. A job on one node keeps the RDMA chain (smp carries everything)
+ * and does not load the fabric for it. */
+static void fabric_chains(void)
+{
+#ifdef APTUS_HAVE_LIBFABRIC
+    int spans = 0;
+    for (int r = 0; r < aptus_rt.size; r++)
+        spans |= aptus_rt.node_of[r] != aptus_rt.node;
+    if (!spans || !(chains_auto & 1) ||
+        aptus_fab_rc_hardware(aptus_config.fabric_rc_provider, aptus_config.fabric_iface))
+        return;
+    aptus_config.send_rules = APTUS_RULES_AUTO_SOCKETS;
+    char err[256];
+    (void)aptus_rules_parse(aptus_config.send_rules, &aptus_rules, err, sizeof err); /* (a constant) */
+    if (chains_auto & 2)
+        aptus_config.alloc_rules = aptus_alloc_rules_text("auto", &aptus_rules);
+#endif
 }
 
 /* A setting was refused at start-up: the job cannot run. Every rank finds the same fault as a
@@ -187,6 +219,7 @@ int aptus_runtime_init(int required, int *provided)
         aptus_rt.local_size++;
     }
     wait_mode();
+    fabric_chains();
     aptus_pt2pt_init();
     aptus_rma_init();
     aptus_datatype_init();

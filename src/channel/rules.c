@@ -7,6 +7,7 @@
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 static const char *const channel_names[APTUS_CH_COUNT] = {
     [APTUS_CH_SELF] = "self",         [APTUS_CH_SMP] = "smp",         [APTUS_CH_UD_SR] = "ud-sr",
@@ -360,6 +361,35 @@ static int parse_chain(const char *text, struct aptus_rule_chain *out, int alloc
     }
     *out = chain;
     return 0;
+}
+
+int aptus_rules_is_auto(const char *text)
+{
+    size_t n = text ? strlen(text) : 0;
+    while (n && (text[n - 1] == ' ' || text[n - 1] == '\t'))
+        n--;
+    while (n && (*text == ' ' || *text == '\t')) {
+        text++;
+        n--;
+    }
+    return n == 4 && strncasecmp(text, "auto", 4) == 0;
+}
+
+const char *aptus_rules_text(const char *text, int rdma)
+{
+    if (!aptus_rules_is_auto(text))
+        return text;
+    return rdma ? APTUS_RULES_AUTO_RDMA : APTUS_RULES_AUTO_SOCKETS;
+}
+
+const char *aptus_alloc_rules_text(const char *text, const struct aptus_rule_chain *send)
+{
+    if (!aptus_rules_is_auto(text))
+        return text;
+    for (int i = 0; i < send->n; i++)
+        if (send->rule[i].channel == APTUS_CH_RC_SR || send->rule[i].channel == APTUS_CH_RC_FP)
+            return APTUS_ALLOC_AUTO_RDMA;
+    return APTUS_ALLOC_AUTO_SOCKETS;
 }
 
 int aptus_rules_parse(const char *text, struct aptus_rule_chain *out, char *err, size_t errlen)

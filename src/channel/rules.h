@@ -48,6 +48,25 @@ struct aptus_route {
     struct aptus_route *next; /* in the cache of routes */
 };
 
+/* The built-in chains that APTUS_SEND_RULES=auto and APTUS_ALLOC_RULES=auto stand for
+ * (docs/TUNING.md, "The default chain"): over RDMA hardware (the RC provider is verbs) small
+ * messages take the fast path, then rc-sr; over a sockets provider (tcp) ud-sr, whose datagrams
+ * beat a tcp connection for small messages, and a connection is asked for only by large ones
+ * (rc-rdma). */
+#define APTUS_RULES_AUTO_RDMA    "self;smp;size<=8K:rc-fp;size<=8K:rc-sr;rc-rdma;size<=8K:ud-sr;ud-zcopy"
+#define APTUS_ALLOC_AUTO_RDMA    "size<=8K:rc-fp;*:rc-sr"
+#define APTUS_RULES_AUTO_SOCKETS "self;smp;size<=8K:ud-sr;rc-rdma;ud-zcopy"
+#define APTUS_ALLOC_AUTO_SOCKETS "size>8K:rc-rdma"
+/* The send chain APTUS_SEND_RULES's value stands for: `text` itself, or the built-in chain of
+ * `auto` for hardware RDMA (rdma != 0) or a sockets provider. */
+const char *aptus_rules_text(const char *text, int rdma);
+/* The allocation rules APTUS_ALLOC_RULES's value stands for with the send chain `send`: `text`
+ * itself, or for `auto` the rules that suit the chain: a connection (and a fast path) asked for
+ * by the small messages when the chain sends them by rc-sr or rc-fp, else by the large ones. */
+const char *aptus_alloc_rules_text(const char *text, const struct aptus_rule_chain *send);
+/* Whether a rule variable's value is `auto` (blanks and letter case aside). */
+int aptus_rules_is_auto(const char *text);
+
 const char *aptus_channel_name(int id);
 /* The id of a channel name (case-insensitive), or -1. */
 int aptus_channel_id_of(const char *name);

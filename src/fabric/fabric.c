@@ -349,6 +349,32 @@ static struct fi_info *choose(int type, const char *prov, const char *fallback, 
     return i;
 }
 
+static int rc_hardware(const char *iface)
+{
+    char err[640];
+    struct fi_info *list = NULL;
+    if (lib_get(err, sizeof err) != 0 || getinfo(FI_EP_MSG, "verbs", &list) != 0) {
+        if (list)
+            lib.freeinfo(list);
+        return 0;
+    }
+    int found = pick(list, iface) != NULL;
+    lib.freeinfo(list);
+    return found;
+}
+
+int aptus_fab_rc_hardware(const char *prov, const char *iface)
+{
+    if (prov && *prov && strcmp(prov, "auto") != 0) /* named: a sockets provider or not */
+        return strcmp(prov, "tcp") && strcmp(prov, "sockets") && strcmp(prov, "udp") && strncmp(prov, "tcp;", 4);
+    /* (loads the fabric library and its providers: inside the signal guard, as the opens) */
+    struct sig_saved saved;
+    sigs_save(&saved);
+    int found = rc_hardware(iface);
+    sigs_restore(&saved);
+    return found;
+}
+
 static int dgram_open(struct aptus_fab_dgram *d, const char *prov, const char *iface, int wait, char *err,
                       size_t errlen)
 {

@@ -127,6 +127,10 @@ struct aptus_fab_rc {
  * interface `iface` (as for datagrams); a shared receive context when `srx` is nonzero and
  * the provider has one; a completion queue with a file descriptor when `wait` is nonzero (as
  * for datagrams). Returns 0, or -1 with a message in err. */
+/* Whether the RC provider named (APTUS_FABRIC_RC_PROVIDER; "auto": verbs when it has the
+ * interface, as aptus_fab_rc_open picks) is RDMA hardware rather than a sockets provider (tcp),
+ * for the built-in send chain (channel/rules.h). */
+int aptus_fab_rc_hardware(const char *prov, const char *iface);
 int aptus_fab_rc_open(struct aptus_fab_rc *r, const char *prov, const char *iface, int srx, int wait, char *err,
                       size_t errlen);
 void aptus_fab_rc_close(struct aptus_fab_rc *r);

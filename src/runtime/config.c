@@ -3,6 +3,7 @@
 #include "runtime/config.h"
 #include "runtime/text.h"
 
+#include <errno.h>
 #include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -582,6 +583,133 @@ static void warn_unknown_variables(void)
     }
 }
 
+/* ---- the tune file -------------------------------------------------------------------- */
+
+#ifndef APTUS_SYSCONFDIR
+#define APTUS_SYSCONFDIR "/usr/local/etc"
+#endif
+
+const char *aptus_config_tune_default(void)
+{
+    return APTUS_SYSCONFDIR "/aptus/tune.conf";
+}
+
+/* The tune file in use after the last successful aptus_config_init ("" when none). */
+static char tune_path[512];
+
+const char *aptus_config_tune_file(void)
+{
+    return tune_path;
+}
+
+/* The file of APTUS_TUNE_FILE (env or default): NULL for none (auto and no file there). A
+ * name given explicitly must exist. */
+static FILE *tune_open(char *path, size_t len, char *err, size_t errlen)
+{
+    const char *v = getenv("APTUS_TUNE_FILE");
+    size_t n;
+    const char *t = v ? trim(v, &n) : "auto";
+    if (!v)
+        n = 4;
+    if (word_eq(t, n, "none"))
+        return NULL;
+    int autoname = word_eq(t, n, "auto");
+    if (autoname)
+        snprintf(path, len, "%s", aptus_config_tune_default());
+    else
+        snprintf(path, len, "%.*s", (int)n, t);
+    FILE *f = fopen(path, "r");
+    if (!f && !autoname)
+        snprintf(err, errlen, "APTUS_TUNE_FILE=%s: cannot read it (%s)", path, strerror(errno));
+    return f;
+}
+
+/* Reads the tune file into cfg: NAME=VALUE lines ('#' starts a comment, blank lines are
+ * skipped), each NAME a variable of the table; a variable the environment also sets keeps the
+ * environment's value (it is set after). The values' text stays in *text (freed by the
+ * caller) for the range checks' messages; line[i] is the line of variable i (0: not in the
+ * file). 0, or -1 with a message naming the file and the line. */
+static int tune_read(struct aptus_config *cfg, char **owned, const char **given, int *line, char **text, char *err,
+                     size_t errlen)
+{
+    char path[sizeof tune_path];
+    err[0] = 0;
+    FILE *f = tune_open(path, sizeof path, err, errlen);
+    if (!f)
+        return err[0] ? -1 : 0;
+    size_t cap = 0, used = 0;
+    char *buf = NULL, chunk[4096];
+    size_t got;
+    while ((got = fread(chunk, 1, sizeof chunk, f)) > 0) {
+        if (used + got + 1 > cap) {
+            cap = (used + got + 1) * 2;
+            char *nb = realloc(buf, cap);
+            if (!nb)
+                break;
+            buf = nb;
+        }
+        memcpy(buf + used, chunk, got);
+        used += got;
+    }
+    int bad = ferror(f) || got > 0;
+    fclose(f);
+    if (bad) {
+        free(buf);
+        snprintf(err, errlen, "APTUS_TUNE_FILE %s: cannot read it", path);
+        return -1;
+    }
+    if (!buf)
+        buf = calloc(1, 1);
+    if (!buf) {
+        snprintf(err, errlen, "APTUS_TUNE_FILE %s: out of memory", path);
+        return -1;
+    }
+    buf[used] = 0;
+    *text = buf;
+    int ln = 0;
+    for (char *p = buf; *p;) {
+        char *end = strchr(p, '\n');
+        if (end)
+            *end = 0;
+        ln++;
+        char *hash = strchr(p, '#');
+        if (hash)
+            *hash = 0;
+        size_t n;
+        const char *s = trim(p, &n);
+        p = end ? end + 1 : p + strlen(p);
+        if (!n)
+            continue;
+        const char *eq = memchr(s, '=', n);
+        size_t nlen;
+        const char *name = eq ? trim_n(s, (size_t)(eq - s), &nlen) : s;
+        int i = eq ? var_index(name, nlen) : -1;
+        if (!eq || i < 0 || !strcmp(cvar_table[i].name, "APTUS_TUNE_FILE")) {
+            snprintf(
+                err, errlen,
+                "APTUS_TUNE_FILE %s line %d: '%.*s' is not NAME=VALUE with NAME a variable (`aptus-info` lists them)",
+                path, ln, QUOTE_MAX, s);
+            return -1;
+        }
+        if (getenv(cvar_table[i].name))
+            continue;
+        size_t vlen;
+        char *value = (char *)trim_n(eq + 1, n - (size_t)(eq + 1 - s), &vlen);
+        value[vlen] = 0;
+        free(owned[i]);
+        owned[i] = NULL;
+        char msg[384];
+        if (set_value(cfg, i, value, &owned[i], msg, sizeof msg) != 0) {
+            snprintf(err, errlen, "APTUS_TUNE_FILE %s line %d: %s", path, ln, msg);
+            return -1;
+        }
+        given[i] = value;
+        line[i] = ln;
+    }
+    snprintf(tune_path, sizeof tune_path, "%s", path);
+    return 0;
+}
+
 /* ---- the reader --------------------------------------------------------------------- */
 
 int aptus_config_init(char *err, size_t errlen)
@@ -600,11 +728,19 @@ int aptus_config_init(char *err, size_t errlen)
     memset(owned, 0, sizeof owned);
     memset(given, 0, sizeof given);
     int rc = apply_defaults(&cfg, owned, err, errlen);
+    int line[CVAR_COUNT];
+    char *file_text = NULL, prev_tune[sizeof tune_path];
+    memset(line, 0, sizeof line);
+    memcpy(prev_tune, tune_path, sizeof prev_tune); /* (kept on error, as the values are) */
+    tune_path[0] = 0;
+    if (rc == 0)
+        rc = tune_read(&cfg, owned, given, line, &file_text, err, errlen);
     for (int i = 0; i < CVAR_COUNT && rc == 0; i++) {
         const char *v = getenv(cvar_table[i].name);
-        given[i] = v;
         if (!v)
             continue;
+        given[i] = v;
+        line[i] = 0;
         free(owned[i]);
         owned[i] = NULL;
         rc = set_value(&cfg, i, v, &owned[i], err, errlen);
@@ -614,9 +750,17 @@ int aptus_config_init(char *err, size_t errlen)
      * set. */
     for (int pass = 0; pass < 2 && rc == 0; pass++)
         for (int i = 0; i < CVAR_COUNT && rc == 0; i++)
-            if ((given[i] != NULL) == (pass == 0))
-                rc = check_range(&cfg, i, given[i] ? given[i] : cvar_table[i].default_text, err, errlen);
+            if ((given[i] != NULL) == (pass == 0)) {
+                char msg[512];
+                rc = check_range(&cfg, i, given[i] ? given[i] : cvar_table[i].default_text, msg, sizeof msg);
+                if (rc != 0 && line[i])
+                    snprintf(err, errlen, "APTUS_TUNE_FILE %s line %d: %s", tune_path, line[i], msg);
+                else if (rc != 0)
+                    snprintf(err, errlen, "%s", msg);
+            }
+    free(file_text);
     if (rc != 0) {
+        memcpy(tune_path, prev_tune, sizeof tune_path);
         for (int j = 0; j < CVAR_COUNT; j++)
             free(owned[j]);
         return -1;
@@ -627,7 +771,7 @@ int aptus_config_init(char *err, size_t errlen)
     for (int i = 0; i < CVAR_COUNT; i++) {
         free(owned_strings[i]);
         owned_strings[i] = owned[i];
-        cvar_given[i] = given[i] != NULL;
+        cvar_given[i] = given[i] == NULL ? 0 : line[i] ? 2 : 1;
     }
     return 0;
 }

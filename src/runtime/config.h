@@ -32,9 +32,14 @@ struct aptus_cvar_desc {
  * "APTUS_UD_RECV_BUFS=0 is out of range (1..65536)" or "APTUS_SMP_CHUNK=lots is not a size
  * (1..max; ...)". Sizes accept K/M/G suffixes (powers of 1024). */
 int aptus_config_init(char *err, size_t errlen);
-/* Whether the environment set the variable (else it has its default): for a layer whose default
- * depends on the job (e.g. the smp channel's on an oversubscribed node). */
+/* Whether the environment (1) or the tune file (2) set the variable, else 0 (it has its default):
+ * for a layer whose default depends on the job (e.g. the smp channel's on an oversubscribed
+ * node). */
 int aptus_config_given(const char *name);
+/* The tune file read by the last successful aptus_config_init ("" when none), and the one
+ * APTUS_TUNE_FILE=auto reads (<sysconfdir>/aptus/tune.conf of the installation). */
+const char *aptus_config_tune_file(void);
+const char *aptus_config_tune_default(void);
 /* The default text of a variable of the table (NULL: no such variable). */
 const char *aptus_config_default(const char *name);
 /* The table, for listing. */

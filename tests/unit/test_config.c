@@ -121,18 +121,17 @@ static void test_table(void)
             CHECK(strcmp(t[i].name, t[j].name) != 0);
     }
     CHECK(strcmp(t[0].name, "APTUS_STATS") == 0 && t[0].type == APTUS_CVAR_BOOL);
-    CHECK(strcmp(t[1].name, "APTUS_SEND_RULES") == 0 && t[1].type == APTUS_CVAR_STRING);
-    CHECK(strcmp(t[1].default_text, "self;smp;size<=8K:rc-fp;size<=8K:rc-sr;rc-rdma;size<=8K:ud-sr;ud-zcopy") == 0);
-    CHECK(strcmp(t[2].name, "APTUS_SMP_BLOCK_SIZE") == 0 && t[2].type == APTUS_CVAR_SIZE);
+    CHECK(strcmp(t[1].name, "APTUS_TUNE_FILE") == 0 && t[1].type == APTUS_CVAR_STRING);
+    CHECK(strcmp(t[2].name, "APTUS_SEND_RULES") == 0 && t[2].type == APTUS_CVAR_STRING);
+    CHECK(strcmp(t[2].default_text, "auto") == 0);
+    CHECK(strcmp(t[3].name, "APTUS_SMP_BLOCK_SIZE") == 0 && t[3].type == APTUS_CVAR_SIZE);
     CHECK(strcmp(t[VAR_spin_count].name, "APTUS_SPIN_COUNT") == 0 && t[VAR_spin_count].type == APTUS_CVAR_INT);
 }
 
 static void check_defaults(void)
 {
     CHECK(aptus_config.stats == 0);
-    CHECK(aptus_config.send_rules &&
-          strcmp(aptus_config.send_rules, "self;smp;size<=8K:rc-fp;size<=8K:rc-sr;rc-rdma;size<=8K:ud-sr;ud-zcopy") ==
-              0);
+    CHECK(aptus_config.send_rules && strcmp(aptus_config.send_rules, "auto") == 0);
     CHECK(aptus_config.smp_block_size == 64 * 1024);
     CHECK(aptus_config.smp_eager_max == 16 * 1024);
     CHECK(aptus_config.smp_cma == 1);
@@ -229,6 +228,70 @@ static void test_given(void)
     CHECK(init_quiet(err, sizeof err) == 0 && !aptus_config_given("APTUS_SMP_CMA_MIN"));
 }
 
+static int write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return -1;
+    fputs(text, f);
+    return fclose(f);
+}
+
+/* APTUS_TUNE_FILE: NAME=VALUE lines read before the environment, which wins; a bad line, a bad
+ * value or a value out of range is refused with the file and the line named; `none` reads
+ * nothing; an explicit name must exist; auto reads the installation's file only if it is there. */
+static void test_tune_file(void)
+{
+    char err[512], path[64], other[64];
+    snprintf(path, sizeof path, "/tmp/aptus-test-tune-%d.conf", (int)getpid());
+    snprintf(other, sizeof other, "/tmp/aptus-test-tune-%d-missing.conf", (int)getpid());
+    CHECK(write_file(path, "# written by a test\n\nAPTUS_SPIN_COUNT = 77   # spins\n"
+                           "APTUS_SEND_RULES=self;size<=1K:ud-sr;ud-zcopy\n  APTUS_UD_EAGER_MAX=4K\n") == 0);
+    setenv("APTUS_TUNE_FILE", path, 1);
+    CHECK(init_quiet(err, sizeof err) == 0);
+    CHECK(aptus_config.spin_count == 77 && aptus_config.ud_eager_max == 4096);
+    CHECK(strcmp(aptus_config.send_rules, "self;size<=1K:ud-sr;ud-zcopy") == 0);
+    CHECK(aptus_config_given("APTUS_SPIN_COUNT") == 2 && aptus_config_given("APTUS_STATS") == 0);
+    CHECK(strcmp(aptus_config_tune_file(), path) == 0);
+    /* the environment wins */
+    setenv("APTUS_SPIN_COUNT", "5", 1);
+    CHECK(init_quiet(err, sizeof err) == 0 && aptus_config.spin_count == 5 && aptus_config.ud_eager_max == 4096);
+    CHECK(aptus_config_given("APTUS_SPIN_COUNT") == 1);
+    unsetenv("APTUS_SPIN_COUNT");
+    /* a line that is not a variable; a value that does not parse; one out of range */
+    static const struct {
+        const char *text, *want;
+    } bad[] = {
+        { "APTUS_STATS=1\nAPTUS_NO_SUCH=3\n", "line 2: 'APTUS_NO_SUCH=3' is not NAME=VALUE" },
+        { "APTUS_STATS\n", "line 1: 'APTUS_STATS' is not NAME=VALUE" },
+        { "APTUS_TUNE_FILE=/etc/x\n", "line 1: 'APTUS_TUNE_FILE=/etc/x' is not NAME=VALUE" },
+        { "#\n#\nAPTUS_SPIN_COUNT=lots\n", "line 3: APTUS_SPIN_COUNT=lots is not" },
+        { "APTUS_UD_RECV_BUFS=0\n", "line 1: APTUS_UD_RECV_BUFS=0 is out of range (1..65536)" },
+    };
+    CHECK(init_quiet(err, sizeof err) == 0 && aptus_config.spin_count == 77);
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        CHECK(write_file(path, bad[i].text) == 0);
+        err[0] = 0;
+        CHECK(init_quiet(err, sizeof err) != 0);
+        CHECK(strstr(err, path) != NULL && strstr(err, bad[i].want) != NULL);
+        if (!strstr(err, bad[i].want))
+            fprintf(stderr, "  tune file case %zu: got '%s'\n", i, err);
+        CHECK(aptus_config.spin_count == 77); /* (the previous values stay) */
+    }
+    /* an environment value covers a bad file line of its variable */
+    setenv("APTUS_UD_RECV_BUFS", "64", 1);
+    CHECK(init_quiet(err, sizeof err) == 0 && aptus_config.ud_recv_bufs == 64);
+    unsetenv("APTUS_UD_RECV_BUFS");
+    /* none: nothing read; a missing file named explicitly is an error */
+    setenv("APTUS_TUNE_FILE", "none", 1);
+    CHECK(init_quiet(err, sizeof err) == 0 && aptus_config.spin_count != 77 && aptus_config_tune_file()[0] == 0);
+    setenv("APTUS_TUNE_FILE", other, 1);
+    CHECK(init_quiet(err, sizeof err) != 0 && strstr(err, "cannot read it") && strstr(err, other));
+    unsetenv("APTUS_TUNE_FILE");
+    unlink(path);
+    CHECK(init_quiet(err, sizeof err) == 0);
+}
+
 static void test_size(void)
 {
     static const struct {
@@ -288,9 +351,7 @@ static void test_string(void)
     setenv("APTUS_SEND_RULES", "", 1);
     CHECK(init_quiet(err, sizeof err) == 0 && strcmp(aptus_config.send_rules, "") == 0);
     unsetenv("APTUS_SEND_RULES");
-    CHECK(init_quiet(err, sizeof err) == 0 &&
-          strcmp(aptus_config.send_rules, "self;smp;size<=8K:rc-fp;size<=8K:rc-sr;rc-rdma;size<=8K:ud-sr;ud-zcopy") ==
-              0);
+    CHECK(init_quiet(err, sizeof err) == 0 && strcmp(aptus_config.send_rules, "auto") == 0);
 }
 
 static void test_enum(void)
@@ -629,6 +690,7 @@ int main(int argc, char **argv)
     test_int();
     test_size();
     test_given();
+    test_tune_file();
     test_string();
     test_enum();
     test_relation();

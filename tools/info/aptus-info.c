@@ -69,12 +69,19 @@ static void list_variables(void)
 {
     int count;
     const struct aptus_cvar_desc *table = aptus_config_table(&count);
-    printf("Aptus MPI configuration variables (%d), read from the environment at MPI_Init:\n\n", count);
+    printf("Aptus MPI configuration variables (%d), read from the environment at MPI_Init", count);
+    if (aptus_config_tune_file()[0])
+        printf(" (and, where it does not set them, from the tune file %s)", aptus_config_tune_file());
+    else
+        printf(" (no tune file: %s is not there)", aptus_config_tune_default());
+    printf(":\n\n");
     int i = 0;
 #define APTUS_CVAR(NAME_, field_, type_, ctype_, dflt_, range_, desc_)                                                 \
     printf("%s (%s)\n    default: %s\n    range:   %s\n    current: ", table[i].name, type_name(table[i].type),        \
            table[i].default_text, table[i].range);                                                                     \
     print_value(table[i].name, table[i].type, &aptus_config.field_);                                                   \
+    if (aptus_config_given(table[i].name) == 2)                                                                        \
+        printf(" (tune file)");                                                                                        \
     printf("\n    %s\n\n", table[i].description);                                                                      \
     i++;
 #include "runtime/config_vars.def"
@@ -201,6 +208,8 @@ static void usage(FILE *f)
                "  --rules CHAIN   parse a send rule chain and print its routes (exit 2 if invalid)\n"
                "  --ranks N       job size for the ranks conditions (default 2); without --rules the\n"
                "                  chain is APTUS_SEND_RULES (or its default)\n"
+               "  --fabric KIND   rdma or sockets: the fabric whose built-in chains APTUS_SEND_RULES=auto\n"
+               "                  and APTUS_ALLOC_RULES=auto stand for (default rdma; MPI_Init finds it)\n"
                "  --self/--local/--remote CHANNELS   comma-separated channels assumed to reach\n"
                "                  oneself / a peer on the same node / a peer on another node\n"
                "                  (defaults: self / smp,ud-sr,ud-zcopy,rc-sr,rc-fp,rc-rdma /\n"
@@ -211,7 +220,7 @@ static void usage(FILE *f)
 int main(int argc, char **argv)
 {
     const char *rules = NULL;
-    int nranks = 2, want_routes = 0;
+    int nranks = 2, want_routes = 0, rdma = 1;
     uint8_t reach_self[APTUS_CH_COUNT] = { 0 }, reach_local[APTUS_CH_COUNT] = { 0 },
             reach_remote[APTUS_CH_COUNT] = { 0 };
     reach_self[APTUS_CH_SELF] = 1;
@@ -222,9 +231,9 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *val = NULL;
-        const char *opts[] = { "--rules", "--ranks", "--self", "--local", "--remote" };
+        const char *opts[] = { "--rules", "--ranks", "--self", "--local", "--remote", "--fabric" };
         int which = -1;
-        for (int k = 0; k < 5; k++) {
+        for (int k = 0; k < 6; k++) {
             size_t n = strlen(opts[k]);
             if (strcmp(a, opts[k]) == 0) {
                 if (i + 1 >= argc) {
@@ -273,6 +282,14 @@ int main(int argc, char **argv)
                 return 2;
             want_routes = 1;
             break;
+        case 5:
+            if (strcmp(val, "rdma") != 0 && strcmp(val, "sockets") != 0) {
+                fprintf(stderr, "aptus-info: --fabric takes rdma or sockets, not '%s'\n", val);
+                return 2;
+            }
+            rdma = !strcmp(val, "rdma");
+            want_routes = 1;
+            break;
         default:
             fprintf(stderr, "aptus-info: unknown argument '%s'\n", a);
             usage(stderr);
@@ -285,9 +302,16 @@ int main(int argc, char **argv)
      * library's channels). */
     char err[512];
     struct aptus_rule_chain check;
-    if (aptus_config_init(err, sizeof err) != 0 ||
-        aptus_rules_parse(aptus_config.send_rules, &check, err, sizeof err) != 0 ||
-        aptus_alloc_rules_parse(aptus_config.alloc_rules, aptus_config.rc_threshold, &check, err, sizeof err) != 0) {
+    if (aptus_config_init(err, sizeof err) != 0) {
+        fprintf(stderr, "aptus-info: %s\n", err);
+        return 2;
+    }
+    /* auto: the built-in chains of the fabric asked for (the library finds it at start-up) */
+    const char *send_text = aptus_rules_text(aptus_config.send_rules, rdma);
+    const char *alloc_text = aptus_config.alloc_rules;
+    if (aptus_rules_parse(send_text, &check, err, sizeof err) != 0 ||
+        aptus_alloc_rules_parse(alloc_text = aptus_alloc_rules_text(alloc_text, &check), aptus_config.rc_threshold,
+                                &check, err, sizeof err) != 0) {
         fprintf(stderr, "aptus-info: %s\n", err);
         return 2;
     }
@@ -297,22 +321,25 @@ int main(int argc, char **argv)
     }
 
     if (!rules)
-        rules = aptus_config.send_rules;
+        rules = send_text;
     struct aptus_rule_chain chain;
     if (aptus_rules_parse(rules, &chain, err, sizeof err) != 0) {
         fprintf(stderr, "%s\n", err);
         return 2;
     }
+    alloc_text = aptus_alloc_rules_text(aptus_config.alloc_rules, &chain); /* (auto follows the chain shown) */
     printf("send rule chain: %s\n", rules);
+    if (aptus_config_tune_file()[0])
+        printf("tune file: %s\n", aptus_config_tune_file());
     print_rules(&chain);
     struct aptus_rule_chain alloc;
-    if (aptus_alloc_rules_parse(aptus_config.alloc_rules, aptus_config.rc_threshold, &alloc, err, sizeof err) != 0) {
+    if (aptus_alloc_rules_parse(alloc_text, aptus_config.rc_threshold, &alloc, err, sizeof err) != 0) {
         fprintf(stderr, "%s\n", err);
         return 2;
     }
     printf("allocation rules (APTUS_ALLOC_RULES: which messages over UD count toward an RC connection to a peer): "
            "%s\n",
-           aptus_config.alloc_rules);
+           alloc_text);
     print_rules(&alloc);
     printf("  connections per process at most: %d (APTUS_RC_MAX)\n", aptus_config.rc_max);
     printf("routes for a job of %d rank%s (first matching rule whose channel reaches the peer):\n", nranks,
