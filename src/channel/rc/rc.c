@@ -105,6 +105,9 @@ static struct {
     uint8_t *tries;                /* per world rank: refusals so far (the next try waits longer) */
     struct rc_ep **conn;           /* per world rank: the connection (being) made */
     int nconn, npending;           /* up / being made (both count toward APTUS_RC_MAX) */
+    int cq_costly;                 /* reading the queue costs a system call (a sockets provider), and
+                                    * the connections carry only large messages */
+    unsigned cq_pass, cq_hot;      /* idle passes; passes left at the full rate after a completion */
     int nclosing;                  /* closing while idle (RC_DRAIN, RC_BYE: they count too) */
     struct rc_ep *closing;         /* ... their list */
     double idle_s;                 /* APTUS_CHANNEL_IDLE (0: connections stay) */
@@ -1088,6 +1091,8 @@ static void rx_again(struct rc_buf *b, int data)
  * in RC_CM_IDLE_PASSES otherwise (a request from a new peer, a connection ending: nothing that
  * a few passes' delay hurts, while reading the event queue costs the frames' latency). */
 #define RC_CM_IDLE_PASSES 16
+#define RC_CQ_IDLE_PASSES 8
+#define RC_CQ_HOT_PASSES  256
 static int flushes_check(void);
 static int rc_progress(void)
 {
@@ -1124,6 +1129,17 @@ static int rc_progress(void)
                     set_state(r, s == APTUS_OK ? RC_ASKED : RC_REFUSED);
             }
     }
+    /* Nothing can complete without a connection (made, being made or closing) or a send still
+     * out, and reading the queue is what an idle channel costs the other channels' messages
+     * (the tcp provider progresses its sockets in it: a system call, 0.5 us a pass without a
+     * connection, 2.7 us a round trip with one, docs/BENCHMARKS.md). With connections up but
+     * nothing of this rank's in flight and nothing completed lately, a sockets provider's queue
+     * is read on one pass in RC_CQ_IDLE_PASSES (its descriptor still wakes a sleeping rank). */
+    int busy = rc.npending || rc.nclosing || rc.ntx_out || rc.finishing || aptus_rcr_waiting || rc.q;
+    if (!busy && (!rc.nconn || (rc.cq_costly && !rc.cq_hot && ++rc.cq_pass % RC_CQ_IDLE_PASSES != 0)))
+        return events + (rc.flushes ? flushes_check() : 0);
+    if (rc.cq_hot)
+        rc.cq_hot--;
     struct fi_cq_data_entry ent[RC_CQ_BATCH];
     for (;;) {
         ssize_t n = fi_cq_read(rc.r.cq, ent, RC_CQ_BATCH);
@@ -1172,6 +1188,7 @@ static int rc_progress(void)
             }
         }
         events += (int)n;
+        rc.cq_hot = RC_CQ_HOT_PASSES;
         if (n < RC_CQ_BATCH)
             break;
     }
@@ -1565,6 +1582,10 @@ static int rc_init(void)
         return APTUS_ERR;
     }
     rc.active = 1;
+    /* (a chain that sends small messages over the connections keeps reading at every pass:
+     * their latency, and the stall detection's view of when frames came, rc_stall.c) */
+    rc.cq_costly = (!strcmp(rc.r.prov, "tcp") || !strcmp(rc.r.prov, "sockets") || !strncmp(rc.r.prov, "tcp;", 4)) &&
+                   !aptus_rc_rule_names(APTUS_CH_RC_SR) && !aptus_rc_rule_names(APTUS_CH_RC_FP);
     aptus_alloc_hook = alloc_note;
     rc_set_caps();
     aptus_channel_poll_enable(&aptus_channel_rc_sr, 1);

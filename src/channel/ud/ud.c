@@ -421,15 +421,22 @@ void aptus_ud_cq_entry(const struct fi_cq_msg_entry *ent)
     }
 }
 
-/* Whether the completion queue may have something: always, unless RC connections carry most
- * of the traffic (aptus_rc_connected) and nothing of ours awaits a completion -- then its
- * descriptor (level-triggered: a datagram waiting on any endpoint, a completion written) says,
- * asked on one progress pass in UD_IDLE_PASSES (a system call per pass would cost the RC
- * channels' latency more than a datagram's few passes of delay). */
+/* Whether the completion queue may have something: always, unless RC connections are up,
+ * nothing of ours awaits a completion and nothing came in the last UD_HOT_PASSES passes (RC
+ * carries the traffic) -- then its descriptor (level-triggered: a datagram waiting on any
+ * endpoint, a completion written) says, asked on one progress pass in UD_IDLE_PASSES (a system
+ * call per pass would cost the RC channels' latency more than a datagram's few passes of delay).
+ * Where UD carries the small messages beside a connection (the sockets chain), they keep it hot. */
 #define UD_IDLE_PASSES 8
+#define UD_HOT_PASSES  256
+static unsigned cq_hot;
 static int cq_worth_reading(void)
 {
     static unsigned pass;
+    if (cq_hot) {
+        cq_hot--;
+        return 1;
+    }
     if (!aptus_rc_connected || ud.d.wait_fd < 0 || ud.ntx_out > 0)
         return 1;
     if (++pass % UD_IDLE_PASSES)
@@ -460,6 +467,7 @@ static int cq_drain(void)
         for (ssize_t i = 0; i < n; i++)
             aptus_ud_cq_entry(&ent[i]);
         events += (int)n;
+        cq_hot = UD_HOT_PASSES;
         if (n < UD_CQ_BATCH)
             return events;
     }
