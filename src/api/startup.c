@@ -128,9 +128,7 @@ static int check_settings(char *err, size_t errlen)
 static void fabric_chains(void)
 {
 #ifdef APTUS_HAVE_LIBFABRIC
-    int spans = 0;
-    for (int r = 0; r < aptus_rt.size; r++)
-        spans |= aptus_rt.node_of[r] != aptus_rt.node;
+    int spans = aptus_rt.local_size < aptus_rt.size; /* (ranks on other nodes) */
     if (!spans || !(chains_auto & 1) ||
         aptus_fab_rc_hardware(aptus_config.fabric_rc_provider, aptus_config.fabric_iface))
         return;

@@ -308,9 +308,8 @@ int main(int argc, char **argv)
     }
     /* auto: the built-in chains of the fabric asked for (the library finds it at start-up) */
     const char *send_text = aptus_rules_text(aptus_config.send_rules, rdma);
-    const char *alloc_text = aptus_config.alloc_rules;
     if (aptus_rules_parse(send_text, &check, err, sizeof err) != 0 ||
-        aptus_alloc_rules_parse(alloc_text = aptus_alloc_rules_text(alloc_text, &check), aptus_config.rc_threshold,
+        aptus_alloc_rules_parse(aptus_alloc_rules_text(aptus_config.alloc_rules, &check), aptus_config.rc_threshold,
                                 &check, err, sizeof err) != 0) {
         fprintf(stderr, "aptus-info: %s\n", err);
         return 2;
@@ -327,7 +326,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "%s\n", err);
         return 2;
     }
-    alloc_text = aptus_alloc_rules_text(aptus_config.alloc_rules, &chain); /* (auto follows the chain shown) */
+    const char *alloc_text =
+        aptus_alloc_rules_text(aptus_config.alloc_rules, &chain); /* (auto follows the chain shown) */
     printf("send rule chain: %s\n", rules);
     if (aptus_config_tune_file()[0])
         printf("tune file: %s\n", aptus_config_tune_file());

@@ -22,6 +22,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,16 +40,16 @@
  * measured at (no smp rule: on one machine the two ranks are two simulated nodes), and its
  * allocation rules ask for a connection at the first message. */
 struct cand {
-    const char *name; /* the channel measured */
-    int large;        /* 0: latency at the small sizes; 1: bandwidth at the large sizes */
-    const char *send, *alloc;
+    const char *name;         /* the channel measured */
+    int large;                /* 0: latency at the small sizes; 1: bandwidth at the large sizes */
+    const char *send, *alloc; /* alloc: NULL for a channel that opens no connection */
 };
 static const struct cand cands[] = {
-    { "ud-sr", 0, "self;ud-sr", "size<=8K:rc-fp@1;*:rc-sr@1" },
+    { "ud-sr", 0, "self;ud-sr", NULL },
     { "rc-sr", 0, "self;size<=8K:rc-sr;rc-rdma;ud-sr", "*:rc-sr@1" },
     { "rc-fp", 0, "self;size<=8K:rc-fp;size<=8K:rc-sr;rc-rdma;ud-sr", "size<=8K:rc-fp@1;*:rc-sr@1" },
-    { "ud-zcopy", 1, "self;ud-zcopy", "size<=8K:rc-fp@1;*:rc-sr@1" },
-    { "ud-copy", 1, "self;ud-copy", "size<=8K:rc-fp@1;*:rc-sr@1" },
+    { "ud-zcopy", 1, "self;ud-zcopy", NULL },
+    { "ud-copy", 1, "self;ud-copy", NULL },
     { "rc-rdma", 1, "self;size<=8K:ud-sr;rc-rdma;ud-zcopy", "*:rc-rdma@1" },
 };
 #define NCANDS (int)(sizeof cands / sizeof cands[0])
@@ -264,7 +265,8 @@ static void run_cand(const struct cand *c, const char *mpiexec, char **margs, in
         dup2(fd[1], 1);
         close(fd[1]);
         setenv("APTUS_SEND_RULES", c->send, 1);
-        setenv("APTUS_ALLOC_RULES", c->alloc, 1);
+        if (c->alloc)
+            setenv("APTUS_ALLOC_RULES", c->alloc, 1);
         setenv("APTUS_STATS", "1", 1);        /* (the msgs.CHANNEL counters) */
         setenv("APTUS_TUNE_FILE", "none", 1); /* measure the channels, not an earlier file */
         char *argv[64];
@@ -346,10 +348,22 @@ static int winner(const struct result *res, int large, int k)
     return best;
 }
 
-static void append(char *out, size_t len, const char *fmt, const char *a, const char *b)
+__attribute__((format(printf, 3, 4))) static void append(char *out, size_t len, const char *fmt, ...)
 {
     size_t used = strlen(out);
-    snprintf(out + used, len - used, fmt, a, b);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(out + used, len - used, fmt, ap);
+    va_end(ap);
+}
+
+/* The winner of the next measured size after index k of a class's winners (-1: none). */
+static int next_winner(const int *win, int n, int k)
+{
+    for (int j = k + 1; j < n; j++)
+        if (win[j] >= 0)
+            return win[j];
+    return -1;
 }
 
 /* The chain and allocation rules from the winners: the small sizes' winners by size, the large
@@ -373,9 +387,7 @@ static int choose(const struct result *res, char *send, size_t slen, char *alloc
         int w = win_small[k];
         if (w < 0)
             continue;
-        int next = -1;
-        for (int j = k + 1; j < NSMALL && next < 0; j++)
-            next = win_small[j];
+        int next = next_winner(win_small, NSMALL, k);
         if (next == w)
             continue; /* (the same channel goes on) */
         size_text(small_sizes[k], sz, sizeof sz);
@@ -392,9 +404,7 @@ static int choose(const struct result *res, char *send, size_t slen, char *alloc
         int w = win_large[k];
         if (w < 0)
             continue;
-        int next = -1;
-        for (int j = k + 1; j < NLARGE && next < 0; j++)
-            next = win_large[j];
+        int next = next_winner(win_large, NLARGE, k);
         if (next == w || next < 0) {
             last = w;
             continue;
@@ -403,23 +413,23 @@ static int choose(const struct result *res, char *send, size_t slen, char *alloc
         append(send, slen, ";size<=%s:%s", sz, cands[w].name);
         rdma |= !strcmp(cands[w].name, "rc-rdma");
     }
-    append(send, slen, ";%s%s", cands[last].name, "");
+    append(send, slen, ";%s", cands[last].name);
     rdma |= !strcmp(cands[last].name, "rc-rdma");
     if (!strncmp(cands[last].name, "rc-", 3) || conn_small) {
         /* peers before their connection: UD */
         if (!ud_sr_all || !strncmp(cands[last].name, "rc-", 3))
-            append(send, slen, ";size<=8K:%s%s", "ud-sr", "");
+            append(send, slen, ";size<=8K:ud-sr");
         if (!strncmp(cands[last].name, "rc-", 3))
-            append(send, slen, ";%s%s", "ud-zcopy", "");
+            append(send, slen, ";ud-zcopy");
     }
     if (fp) {
         size_text(fp_max, sz, sizeof sz);
-        append(alloc, alen, "size<=%s:rc-fp;%s", sz, "");
+        append(alloc, alen, "size<=%s:rc-fp;", sz);
     }
     if (conn_small)
-        append(alloc, alen, "%s*:rc-sr", "", "");
+        append(alloc, alen, "*:rc-sr");
     else if (rdma)
-        append(alloc, alen, "%ssize>8K:rc-rdma", "", "");
+        append(alloc, alen, "size>8K:rc-rdma");
     return 0;
 }
 
