@@ -103,8 +103,11 @@ static void *body(void *arg)
                     }
             }
         }
-        /* the pause: one thread drives progress (idle connections close only in a progress
-         * pass), the others sleep */
+        /* the pause: starts when every thread's burst is over (a thread still exchanging would
+         * keep the connection busy into the pause, and a slow build ends the threads' bursts far
+         * apart); one thread drives progress (idle connections close
+         * only in a progress pass), the others sleep */
+        pthread_barrier_wait(&burst);
         if (t == 0) {
             double t0 = MPI_Wtime();
             int flag;
