@@ -258,6 +258,12 @@ void aptus_peer_reroute(struct aptus_peer *p);
  * those messages take the next rule (UD). Set by the RC channels; NULL: never. The channel calls
  * aptus_peer_reroute when the answer changes. */
 extern int (*aptus_peer_moved)(int world_rank);
+/* Whether every message to a peer is moved off the connected channels (a path that loses
+ * packets, seen by the UD engine: channel/ud/ud_loss.c): its route is then made from the send
+ * rules without the rules naming a connected channel (rc-sr, rc-fp, rc-rdma), and no connection
+ * to it is asked for. Set by the UD channel; NULL: never. The channel calls aptus_peer_reroute
+ * when the answer changes. */
+extern int (*aptus_peer_lossy)(int world_rank);
 
 /* Closes one endpoint (a channel keeping within a per-process limit, or tests): it leaves the
  * peer's list and the channel's ep_close frees it. The next use opens a new one. The caller
@@ -281,9 +287,12 @@ void aptus_route_refine_set(void (*fn)(struct aptus_route *route));
  * the RC channels register the hook while they may open connections, and count the messages
  * of peers not yet connected by the allocation rules (APTUS_ALLOC_RULES). */
 extern void (*aptus_alloc_hook)(struct aptus_peer *p, uint64_t bytes);
+/* The smallest message any allocation rule takes: smaller ones are not noted (the default
+ * sockets chain asks for connections by large messages only: its small ones skip the call). */
+extern uint64_t aptus_alloc_min;
 static inline void aptus_alloc_note(struct aptus_peer *p, uint64_t bytes)
 {
-    if (__builtin_expect(aptus_alloc_hook != NULL, 0))
+    if (__builtin_expect(aptus_alloc_hook != NULL, 0) && bytes >= aptus_alloc_min)
         aptus_alloc_hook(p, bytes);
 }
 

@@ -11,10 +11,13 @@
 #include "runtime/runtime.h"
 
 struct aptus_rule_chain aptus_rules;
-static struct aptus_route *routes; /* one per set of reaching channels (and moved or not) */
+static struct aptus_route *routes; /* one per set of reaching channels and level of move */
 int (*aptus_peer_moved)(int world_rank);
-static struct aptus_rule_chain moved_rules; /* aptus_rules, the connections' small sizes left out */
-static int moved_made;
+int (*aptus_peer_lossy)(int world_rank);
+/* aptus_rules with the connections' small sizes left out ([0], moved 1) or every rule naming a
+ * connected channel ([1], moved 2) */
+static struct aptus_rule_chain moved_rules[2];
+static int moved_made; /* bit per entry of moved_rules */
 static void (*route_refine)(struct aptus_route *route);
 int (*aptus_frame_message)(const void *hdr, uint64_t *bytes);
 int aptus_peers_failed;
@@ -30,32 +33,44 @@ void aptus_peer_fail_handler_set(void (*fn)(struct aptus_peer *p, const char *wh
     fail_handler = fn;
 }
 
-/* The send rules for peers whose small messages are moved off their connection: each rule naming
- * a connected channel takes only the sizes above every connected channel's eager limit (there the
- * connection carries the bulk of a rendezvous; its control frames take the small sizes' route). */
-static const struct aptus_rule_chain *moved_chain(void)
+static int connected_channel(int ch)
 {
-    if (moved_made)
-        return &moved_rules;
+    return ch >= 0 && ch < APTUS_CH_COUNT && aptus_channels[ch] &&
+           (aptus_channels[ch]->caps.flags & APTUS_CAP_CONNECTED);
+}
+
+/* The send rules for moved peers. moved 1 (small messages off their connection): each rule naming
+ * a connected channel takes only the sizes above every connected channel's eager limit (there the
+ * connection carries the bulk of a rendezvous; its control frames take the small sizes' route).
+ * moved 2 (a lossy path): the rules naming a connected channel are left out. */
+static const struct aptus_rule_chain *moved_chain(int moved)
+{
+    struct aptus_rule_chain *c = &moved_rules[moved - 1];
+    if (moved_made & moved)
+        return c;
     uint64_t small = 0;
-    for (int c = 0; c < APTUS_CH_COUNT; c++)
-        if (aptus_channels[c] && (aptus_channels[c]->caps.flags & APTUS_CAP_CONNECTED) &&
-            aptus_channels[c]->caps.eager_max > small)
-            small = aptus_channels[c]->caps.eager_max;
-    moved_rules = aptus_rules;
-    for (int i = 0; i < moved_rules.n; i++) {
-        struct aptus_rule *r = &moved_rules.rule[i];
-        int ch = r->channel;
-        if (ch >= 0 && ch < APTUS_CH_COUNT && aptus_channels[ch] &&
-            (aptus_channels[ch]->caps.flags & APTUS_CAP_CONNECTED) && r->size_min <= small)
+    for (int ch = 0; ch < APTUS_CH_COUNT; ch++)
+        if (connected_channel(ch) && aptus_channels[ch]->caps.eager_max > small)
+            small = aptus_channels[ch]->caps.eager_max;
+    *c = aptus_rules;
+    for (int i = 0; i < c->n; i++) {
+        struct aptus_rule *r = &c->rule[i];
+        if (!connected_channel(r->channel))
+            continue;
+        if (moved == 2) {
+            r->size_min = UINT64_MAX; /* (an empty range: the rule never applies) */
+            r->size_max = 0;
+        } else if (r->size_min <= small) {
             r->size_min = small + 1;
+        }
     }
-    moved_made = 1;
-    return &moved_rules;
+    moved_made |= moved;
+    return c;
 }
 
 /* The shared route for peers reached by the channels in `reach` (bit per channel id), moved or
- * not (see aptus_peer_moved). */
+ * not (0; 1: aptus_peer_moved; 2: aptus_peer_lossy). NULL for moved 2 when the chain without the
+ * connected channels does not reach every size. */
 static const struct aptus_route *route_for(uint8_t reach, int moved, int world_rank)
 {
     for (struct aptus_route *r = routes; r; r = r->next)
@@ -67,7 +82,11 @@ static const struct aptus_route *route_for(uint8_t reach, int moved, int world_r
     uint8_t can[APTUS_CH_COUNT];
     for (int c = 0; c < APTUS_CH_COUNT; c++)
         can[c] = (reach >> c) & 1;
-    if (aptus_rules_route(moved ? moved_chain() : &aptus_rules, aptus_rt.size, can, r) != 0) {
+    if (aptus_rules_route(moved ? moved_chain(moved) : &aptus_rules, aptus_rt.size, can, r) != 0) {
+        if (moved == 2) { /* the chain reaches some sizes only by a connection: the peer stays */
+            free(r);
+            return NULL;
+        }
         /* Channels are fixed at start-up: this peer can never be reached, and every message to
          * or from it would wait forever. End the job instead of hanging. */
         char msg[320];
@@ -118,10 +137,14 @@ struct aptus_peer *aptus_peer_create(int world_rank)
 void aptus_peer_reroute(struct aptus_peer *p)
 {
     uint8_t reach = reach_of(p->world_rank);
-    int moved = aptus_peer_moved && aptus_peer_moved(p->world_rank);
+    int moved = aptus_peer_lossy && aptus_peer_lossy(p->world_rank)   ? 2
+                : aptus_peer_moved && aptus_peer_moved(p->world_rank) ? 1
+                                                                      : 0;
     if (p->route && p->route->reach == reach && p->route->moved == moved)
         return;
     const struct aptus_route *r = route_for(reach, moved, p->world_rank);
+    if (!r && moved == 2 && aptus_peer_moved && aptus_peer_moved(p->world_rank))
+        r = route_for(reach, 1, p->world_rank);
     if (r)
         p->route = r;
 }
@@ -330,5 +353,6 @@ const char *aptus_channel_counter_names(void)
            "rcache.misses, rcache.evictions, rcache.invalidations, rcache.failures, rcache.entries, rcache.bytes, "
            "rcache.in_use, rdma.writes, rdma.reads, rcfp.paths, rcfp.blocks, rcfp.asked, rcfp.refused, rcfp.frames, "
            "rcfp.msgs, rcfp.via, rcfp.msgs_via, rcfp.received, rcfp.no_room, rcfp.credits, rcfp.credit_asks, "
-           "rcfp.wraps, rcfp.memory, rcfp.released, rcfp.returned, rcfp.resized";
+           "rcfp.wraps, rcfp.memory, rcfp.released, rcfp.returned, rcfp.resized, ud.recovered, ud.loss_moves, "
+           "ud.loss_moves_here, ud.loss_renewed, ud.loss_back, ud.loss_overruns, ud.lossy";
 }

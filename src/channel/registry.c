@@ -86,6 +86,7 @@ void aptus_channel_poll_enable(const struct aptus_channel *ch, int on)
 }
 
 void (*aptus_alloc_hook)(struct aptus_peer *p, uint64_t bytes);
+uint64_t aptus_alloc_min;
 
 /* ---- notes of put_notify ---- */
 

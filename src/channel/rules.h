@@ -40,7 +40,8 @@ struct aptus_rule_chain {
 struct aptus_route {
     uint8_t n;
     uint8_t reach; /* bit mask of the channels that reach these peers */
-    uint8_t moved; /* for peers whose small messages are off their connection (aptus_peer_moved) */
+    uint8_t moved; /* for peers whose small messages are off their connection (1: aptus_peer_moved) or all
+                      of them (2: aptus_peer_lossy) */
     uint8_t channel[APTUS_ROUTE_MAX];
     uint8_t proto[APTUS_ROUTE_MAX]; /* message layer's protocol for the range */
     uint64_t size_min[APTUS_ROUTE_MAX];

@@ -52,4 +52,30 @@ static inline void exchange(int peer, int n, int base)
     }
 }
 
+/* A checkable pattern: n ints for message k of round `round`. */
+static inline void pattern_fill(int *b, int n, int round, int k)
+{
+    for (int i = 0; i < n; i++)
+        b[i] = round * 131 + k * 17 + i * 7;
+}
+static inline int pattern_intact(const int *b, int n, int round, int k)
+{
+    for (int i = 0; i < n; i++)
+        if (b[i] != round * 131 + k * 17 + i * 7)
+            return 0;
+    return 1;
+}
+
+/* Every rank's failures summed; "TEST_NAME: ok" from rank 0 when none; MPI_Finalize. The exit
+ * status. */
+static inline int finish_test(void)
+{
+    int bad = 0;
+    MPI_Allreduce(&failures, &bad, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (rank == 0 && bad == 0)
+        printf("%s: ok\n", TEST_NAME);
+    MPI_Finalize();
+    return bad ? 1 : 0;
+}
+
 #endif

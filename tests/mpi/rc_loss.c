@@ -35,39 +35,15 @@ static int connected(void)
 
 enum { BURST = 4, SMALL = 8, MEDIUM = 256, BIG = 1 << 18 };
 
-static void fill(int *b, int n, int round, int k)
-{
-    for (int i = 0; i < n; i++)
-        b[i] = round * 131 + k * 17 + i * 7;
-}
-static int intact(const int *b, int n, int round, int k)
-{
-    for (int i = 0; i < n; i++)
-        if (b[i] != round * 131 + k * 17 + i * 7)
-            return 0;
-    return 1;
-}
-
-/* Every rank's failures summed; the end. */
-static int finish(void)
-{
-    int bad = 0;
-    MPI_Allreduce(&failures, &bad, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    if (rank == 0 && bad == 0)
-        printf("%s: ok\n", TEST_NAME);
-    MPI_Finalize();
-    return bad ? 1 : 0;
-}
-
 /* n checked round trips with peer (tag 11). */
 static void pingpong(int peer, int n, int base)
 {
     for (int i = 0; i < n; i++) {
         int x[SMALL + 2] = { rank, base + i }, y[SMALL + 2];
-        fill(x + 2, SMALL, base + i, rank);
+        pattern_fill(x + 2, SMALL, base + i, rank);
         MPI_Sendrecv(x, SMALL + 2, MPI_INT, peer, 11, y, SMALL + 2, MPI_INT, peer, 11, MPI_COMM_WORLD,
                      MPI_STATUS_IGNORE);
-        EXPECT(y[0] == peer && y[1] == base + i && intact(y + 2, SMALL, base + i, peer),
+        EXPECT(y[0] == peer && y[1] == base + i && pattern_intact(y + 2, SMALL, base + i, peer),
                "round %d with rank %d: wrong message", base + i, peer);
     }
 }
@@ -144,7 +120,7 @@ static int pairs(int size, int rounds)
     if (rank == last)
         printf("%s: the lossy rank's connections moved %llu times; stalls seen enough to move %llu times in all\n",
                TEST_NAME, counter("rc.moved"), here_all);
-    return finish();
+    return finish_test();
 }
 
 int main(int argc, char **argv)
@@ -196,22 +172,23 @@ int main(int argc, char **argv)
             for (int k = 0; k < BURST; k++) {
                 b[k][0] = r;
                 b[k][1] = k;
-                fill(b[k] + 2, n, r, k);
+                pattern_fill(b[k] + 2, n, r, k);
                 MPI_Isend(b[k], n + 2, MPI_INT, 1, 7, MPI_COMM_WORLD, &q[k]);
             }
             MPI_Waitall(BURST, q, MPI_STATUSES_IGNORE);
             int a[SMALL + 2];
             MPI_Recv(a, SMALL + 2, MPI_INT, 1, 8, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-            EXPECT(a[0] == r && a[1] == BURST && intact(a + 2, SMALL, r, BURST), "round %d: the answer is wrong", r);
+            EXPECT(a[0] == r && a[1] == BURST && pattern_intact(a + 2, SMALL, r, BURST),
+                   "round %d: the answer is wrong", r);
         } else {
             for (int k = 0; k < BURST; k++) {
                 MPI_Recv(b[k], n + 2, MPI_INT, 0, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-                EXPECT(b[k][0] == r && b[k][1] == k && intact(b[k] + 2, n, r, k),
+                EXPECT(b[k][0] == r && b[k][1] == k && pattern_intact(b[k] + 2, n, r, k),
                        "round %d: message %d of the burst is wrong (round %d, place %d): order or contents", r, k,
                        b[k][0], b[k][1]);
             }
             int a[SMALL + 2] = { r, BURST };
-            fill(a + 2, SMALL, r, BURST);
+            pattern_fill(a + 2, SMALL, r, BURST);
             MPI_Send(a, SMALL + 2, MPI_INT, 0, 8, MPI_COMM_WORLD);
         }
         if (failures > 5)
@@ -223,11 +200,11 @@ int main(int argc, char **argv)
     int *big = malloc(sizeof(int) * BIG), *in = malloc(sizeof(int) * BIG);
     for (int len = 1 << 14; len <= BIG; len <<= 4) {
         for (int rep = 0; rep < 4; rep++) {
-            fill(big, len, rep, rank);
+            pattern_fill(big, len, rep, rank);
             memset(in, 0, sizeof(int) * (size_t)len);
             MPI_Sendrecv(big, len, MPI_INT, peer, 9, in, len, MPI_INT, peer, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-            EXPECT(intact(in, len, rep, peer), "%zu bytes, repetition %d: contents wrong", sizeof(int) * (size_t)len,
-                   rep);
+            EXPECT(pattern_intact(in, len, rep, peer), "%zu bytes, repetition %d: contents wrong",
+                   sizeof(int) * (size_t)len, rep);
         }
     }
     free(big);
@@ -253,5 +230,5 @@ int main(int argc, char **argv)
         EXPECT(back >= 1 && moved >= 2, "moved %llu times, back %llu times: want 2 and 1 at least", moved, back);
     if (want_kicked)
         EXPECT(sum[1] >= 1 && sum[2] >= 1, "kicks %llu, stalls seen %llu: none", sum[1], sum[2]);
-    return finish();
+    return finish_test();
 }

@@ -96,9 +96,11 @@ static struct sim {
     size_t nq, capq;
     uint64_t now, enq;
     uint64_t injected_loss, injected_dup, injected_corrupt, injected_noroom;
-    int cut[2];    /* datagrams to side i are dropped (a dead peer) */
-    int in_input;  /* re-entrancy guard check */
-    int bad_order; /* deliveries out of order / wrong bytes */
+    int cut[2];         /* datagrams to side i are dropped (a dead peer) */
+    int in_input;       /* re-entrancy guard check */
+    int bad_order;      /* deliveries out of order / wrong bytes */
+    uint64_t lost_data; /* data datagrams the loss dropped */
+    uint64_t recovered; /* ops->recovered calls */
 } S;
 
 static size_t payload_len(int side, uint32_t link, uint32_t k)
@@ -207,6 +209,7 @@ static int sim_xmit(struct aptus_rel_link *rl, const struct iovec *iov, int n)
     int to = 1 - ls->side;
     if (S.cut[to] || S.cut[ls->side] || (S.p.loss > 0 && rnd01() < S.p.loss)) {
         S.injected_loss++;
+        S.lost_data += buf[0] == APTUS_REL_DATA;
         return APTUS_OK;
     }
     enqueue(to, ls->idx, buf, len, 0);
@@ -262,7 +265,14 @@ static void sim_dead(struct aptus_rel_link *rl)
     ls->dead_at = S.now;
 }
 
-static const struct aptus_rel_ops sim_ops = { sim_xmit, sim_deliver, sim_dead };
+/* A datagram arrived by a retransmission, its first transmission never here. */
+static void sim_recovered(struct aptus_rel_link *rl)
+{
+    (void)rl;
+    S.recovered++;
+}
+
+static const struct aptus_rel_ops sim_ops = { sim_xmit, sim_deliver, sim_dead, sim_recovered };
 
 static void sim_cfg(struct aptus_rel_cfg *c)
 {
@@ -435,6 +445,16 @@ static void run_scenario(const struct sim_params *p)
         printf("  sequence numbers went from %u to %u\n", p->initial_seq, nxt);
         CHECK(nxt < p->initial_seq && nxt > 0);
     }
+    /* Losses seen by the receivers: each one a data datagram whose first transmission (at least)
+     * was dropped; none without loss (a duplicate is not one). */
+    uint64_t recovered = a->recovered + b->recovered;
+    printf("  data datagrams dropped %llu, recovered by a retransmission %llu\n", (unsigned long long)S.lost_data,
+           (unsigned long long)recovered);
+    CHECK(recovered == S.recovered);
+    if (p->loss > 0 && p->corrupt == 0 && p->reorder == 0)
+        CHECK(recovered > 0 && recovered <= S.lost_data);
+    if (p->loss == 0 && p->corrupt == 0 && p->reorder == 0 && p->noroom == 0)
+        CHECK(recovered == 0);
     if (p->loss == 0 && p->dup == 0 && p->corrupt == 0 && p->reorder == 0)
         CHECK(retx == 0 && dups == 0 && a->out_of_order + b->out_of_order == 0); /* nothing spurious */
     if (p->dup > 0)
@@ -622,6 +642,8 @@ static void test_rtt(void)
     CHECK(srtt >= 10 * MS - 1 * US && srtt <= 10 * MS + 25 * US);
     CHECK(rto >= srtt && rto < 12 * MS);
     CHECK(retx2 == retx1);
+    /* the spurious retransmissions arrived as duplicates: no loss seen */
+    CHECK(aptus_rel_stats(&S.s[0].e)->recovered + aptus_rel_stats(&S.s[1].e)->recovered == 0 && S.recovered == 0);
     CHECK(S.bad_order == 0);
     sim_teardown();
 }
@@ -654,6 +676,7 @@ static uint64_t tail_loss_delay(uint64_t tlp_min, uint64_t *probes)
         ;
     CHECK(b->next_recv == 6);
     CHECK(S.bad_order == 0);
+    CHECK(aptus_rel_stats(&S.s[1].e)->recovered == 1); /* the lost one, seen by its receiver */
     *probes = aptus_rel_stats(&S.s[0].e)->probes;
     uint64_t d = S.now - t0;
     sim_teardown();
@@ -776,7 +799,7 @@ static double now_s(void)
 
 static void bench(int crc)
 {
-    static const struct aptus_rel_ops ops = { bench_xmit, bench_deliver, bench_dead };
+    static const struct aptus_rel_ops ops = { bench_xmit, bench_deliver, bench_dead, NULL };
     struct aptus_rel_cfg c;
     aptus_rel_cfg_default(&c);
     c.crc = crc;

@@ -600,10 +600,17 @@ static int send_ctl(int rank, uint8_t type)
     return aptus_rc_ctl(rank, f, sizeof f);
 }
 
+/* Whether the path to `rank` loses packets (channel/ud/ud_loss.c): its messages are off the
+ * connections, and none is asked for. */
+static int lossy(int rank)
+{
+    return aptus_peer_lossy && aptus_peer_lossy(rank);
+}
+
 /* This rank wants a connection to `rank` (the threshold was reached). */
 static void want(int rank)
 {
-    if (rc.state[rank] != RC_NONE)
+    if (rc.state[rank] != RC_NONE || lossy(rank))
         return;
     if (!room()) {
         rc.st.refused_limit++;
@@ -640,7 +647,8 @@ static uint32_t threshold(int rank, int rule)
 
 #define WHY_FP 255 /* rc.why: an allocation rule naming rc-fp asked (for the connection under it) */
 
-/* The allocation hook (channel.h): a message to or from p. Only messages that this rank's
+/* The allocation hook (channel.h): a message to or from p, of a size some allocation rule takes
+ * (aptus_alloc_min: the others are not seen here). Only messages that this rank's
  * route to p sends over UD count (not those of peers reached by self or smp, nor of peers
  * connected or being connected); the first allocation rule that takes the message counts it,
  * and at its threshold the connection is asked for. The rules naming rc-fp count the messages
@@ -655,7 +663,8 @@ static void alloc_note(struct aptus_peer *p, uint64_t bytes)
         ch = p->route ? aptus_route_pick(p->route, bytes) : -1;
         /* (a connection refused is asked again by the connection rules, after more messages each
          * time; the fast path follows when it comes up) */
-        if (ch > APTUS_CH_SMP && ch != APTUS_CH_RC_FP && aptus_rcfp_note(rank, bytes, s == RC_UP) && s == RC_NONE) {
+        if (ch > APTUS_CH_SMP && ch != APTUS_CH_RC_FP && !lossy(rank) && aptus_rcfp_note(rank, bytes, s == RC_UP) &&
+            s == RC_NONE) {
             rc.why[rank] = WHY_FP;
             want(rank);
             return;
@@ -1511,6 +1520,7 @@ static void rc_release(void)
     free(rc.seen);
     free(rc.why);
     aptus_alloc_hook = NULL;
+    aptus_alloc_min = 0;
     free(rc.tries);
     while (rc.flushes) { /* the channel ends with them waiting: what they wait for is lost */
         struct rc_flush *f = rc.flushes;
@@ -1586,6 +1596,11 @@ static int rc_init(void)
      * their latency, and the stall detection's view of when frames came, rc_stall.c) */
     rc.cq_costly = (!strcmp(rc.r.prov, "tcp") || !strcmp(rc.r.prov, "sockets") || !strncmp(rc.r.prov, "tcp;", 4)) &&
                    !aptus_rc_rule_names(APTUS_CH_RC_SR) && !aptus_rc_rule_names(APTUS_CH_RC_FP);
+    aptus_alloc_min = UINT64_MAX;
+    for (int i = 0; i < rc.alloc.n; i++)
+        if (aptus_rt.size >= rc.alloc.rule[i].ranks_min && aptus_rt.size <= rc.alloc.rule[i].ranks_max &&
+            rc.alloc.rule[i].size_min < aptus_alloc_min)
+            aptus_alloc_min = rc.alloc.rule[i].size_min;
     aptus_alloc_hook = alloc_note;
     rc_set_caps();
     aptus_channel_poll_enable(&aptus_channel_rc_sr, 1);

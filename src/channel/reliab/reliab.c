@@ -203,11 +203,11 @@ static uint64_t rel_sack(const struct aptus_rel *e, const struct aptus_rel_link 
 /* Writes the header (with the current ack state) in front of a payload of len bytes at buf,
  * and its CRC when configured. */
 static void rel_hdr_write(struct aptus_rel *e, struct aptus_rel_link *l, uint8_t *buf, uint8_t type, uint32_t seq,
-                          uint32_t len)
+                          uint32_t len, uint8_t flags)
 {
     struct aptus_rel_hdr h;
     h.type = type;
-    h.flags = e->cfg.crc ? REL_F_CRC : 0;
+    h.flags = (uint8_t)(flags | (e->cfg.crc ? REL_F_CRC : 0));
     h.len = htole16((uint16_t)len);
     h.seq = htole32(seq);
     h.ack = htole32(l->rcv_nxt);
@@ -227,11 +227,12 @@ static inline void rel_acked_now(struct aptus_rel_link *l)
     l->rx_unacked = 0;
 }
 
-/* (Re)transmits data datagram seq with fresh ack fields. */
-static int rel_tx(struct aptus_rel *e, struct aptus_rel_link *l, uint32_t seq, uint64_t now)
+/* (Re)transmits data datagram seq with fresh ack fields; flags: REL_F_RETX for a retransmission
+ * (the receiver tells a loss from a retransmission that was not needed by it). */
+static int rel_tx(struct aptus_rel *e, struct aptus_rel_link *l, uint32_t seq, uint64_t now, uint8_t flags)
 {
     struct rel_txslot *s = &l->fl->tx[seq & e->mask];
-    rel_hdr_write(e, l, s->buf, APTUS_REL_DATA, seq, s->len);
+    rel_hdr_write(e, l, s->buf, APTUS_REL_DATA, seq, s->len, flags);
     struct iovec iov = { s->buf, APTUS_REL_HDR + s->len };
     if (e->ops.xmit(l, &iov, 1) != APTUS_OK)
         return APTUS_NORES;
@@ -245,7 +246,7 @@ void rel_flush_unsent(struct aptus_rel *e, struct aptus_rel_link *l, uint64_t no
 {
     struct rel_flight *fl = l->fl;
     while (fl->unsent != l->snd_nxt) {
-        if (rel_tx(e, l, fl->unsent, now) != APTUS_OK) {
+        if (rel_tx(e, l, fl->unsent, now, 0) != APTUS_OK) {
             rel_arm(e, l, now); /* try again from the next tick */
             return;
         }
@@ -260,7 +261,7 @@ void rel_flush_unsent(struct aptus_rel *e, struct aptus_rel_link *l, uint64_t no
 static void rel_send_ack(struct aptus_rel *e, struct aptus_rel_link *l, uint64_t now)
 {
     uint8_t buf[APTUS_REL_HDR];
-    rel_hdr_write(e, l, buf, APTUS_REL_ACK, l->snd_nxt, 0);
+    rel_hdr_write(e, l, buf, APTUS_REL_ACK, l->snd_nxt, 0, 0);
     struct iovec iov = { buf, sizeof buf };
     if (e->ops.xmit(l, &iov, 1) != APTUS_OK) {
         l->ack_due = now;
@@ -341,7 +342,7 @@ static void rel_sack_input(struct aptus_rel *e, struct aptus_rel_link *l, uint64
         struct rel_txslot *s = &fl->tx[seq & e->mask];
         if (!s->buf || s->fast)
             continue;
-        if (rel_tx(e, l, seq, now) != APTUS_OK)
+        if (rel_tx(e, l, seq, now, REL_F_RETX) != APTUS_OK)
             break;
         s->fast = 1;
         REL_COUNT(e, l, retx_fast, 1);
@@ -378,10 +379,21 @@ static void rel_ack_input(struct aptus_rel *e, struct aptus_rel_link *l, uint32_
 
 /* ---- data in --------------------------------------------------------------------------------- */
 
+/* A retransmission brought a datagram that was not here: its first transmission was lost. */
+static void rel_recovered(struct aptus_rel *e, struct aptus_rel_link *l)
+{
+    REL_COUNT(e, l, recovered, 1);
+    if (e->ops.recovered)
+        e->ops.recovered(l);
+}
+
 static void rel_data_input(struct aptus_rel *e, struct aptus_rel_link *l, const uint8_t *dgram, uint32_t seq,
-                           uint32_t plen, uint64_t now)
+                           uint32_t plen, uint8_t flags, uint64_t now)
 {
     uint32_t d = seq - l->rcv_nxt;
+    if (REL_UNLIKELY(flags & REL_F_RETX) &&
+        (d == 0 || (d < e->cfg.window_pkts && !(l->fl && l->fl->rx[seq & e->mask]))))
+        rel_recovered(e, l);
     if (REL_LIKELY(d == 0)) {
         /* In order: deliver in place, then whatever the hole held back. The ack state is
          * updated first, so a send from the handler carries it. */
@@ -476,7 +488,7 @@ void aptus_rel_input(struct aptus_rel *e, struct aptus_rel_link *l, const void *
     if (l->fl)
         rel_ack_input(e, l, le32toh(h.ack), le64toh(h.sack), now);
     if (h.type == APTUS_REL_DATA)
-        rel_data_input(e, l, p, le32toh(h.seq), plen, now);
+        rel_data_input(e, l, p, le32toh(h.seq), plen, h.flags, now);
     flight_maybe_put(e, l);
 }
 
@@ -494,7 +506,7 @@ static void rel_timeout(struct aptus_rel *e, struct aptus_rel_link *l, uint64_t 
         uint32_t seq = fl->unsent;
         while (seq != l->snd_una && !fl->tx[(seq - 1) & e->mask].buf)
             seq--;
-        if (seq != l->snd_una && rel_tx(e, l, seq - 1, now) == APTUS_OK)
+        if (seq != l->snd_una && rel_tx(e, l, seq - 1, now, REL_F_RETX) == APTUS_OK)
             REL_COUNT(e, l, probes, 1);
         uint64_t rto = rel_rto(e, l), due = now + rto;
         const struct rel_txslot *old = &fl->tx[l->snd_una & e->mask];
@@ -515,7 +527,7 @@ static void rel_timeout(struct aptus_rel *e, struct aptus_rel_link *l, uint64_t 
         if (!s->buf)
             continue;
         if (s->last_tx + rto_old <= now) {
-            if (rel_tx(e, l, seq, now) != APTUS_OK) {
+            if (rel_tx(e, l, seq, now, REL_F_RETX) != APTUS_OK) {
                 next = now;
                 break;
             }

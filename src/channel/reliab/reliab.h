@@ -85,6 +85,10 @@ struct aptus_rel_ops {
     void (*deliver)(struct aptus_rel_link *l, const void *data, size_t len);
     /* The peer has not answered for cfg.peer_timeout_ns with data unacked: called once. */
     void (*dead)(struct aptus_rel_link *l);
+    /* Optional (NULL: not called): a datagram of the peer's arrived by a retransmission and was
+     * new here -- its first transmission never came: a datagram lost on the way from the peer
+     * (or dropped here), not a retransmission that was not needed. */
+    void (*recovered)(struct aptus_rel_link *l);
 };
 
 /* Counters, per engine (always) and per link (cfg.link_stats). */
@@ -101,6 +105,7 @@ struct aptus_rel_stats {
     uint64_t malformed;     /* datagrams dropped as too short or of unknown type */
     uint64_t timeouts;      /* retransmission timer expiries */
     uint64_t probes;        /* tail-loss probes sent (retransmissions of the newest datagram) */
+    uint64_t recovered;     /* datagrams received by a retransmission, the first one never here */
     uint64_t bytes_sent;    /* payload bytes accepted by aptus_rel_send */
     uint64_t bytes_delivered;
 };
@@ -171,7 +176,7 @@ struct aptus_rel_hdr {
 #define APTUS_REL_HDR 24u
 _Static_assert(sizeof(struct aptus_rel_hdr) == APTUS_REL_HDR, "engine header is 24 bytes");
 
-enum { REL_F_CRC = 1 };
+enum { REL_F_CRC = 1, REL_F_RETX = 2 /* a retransmission */ };
 
 /* Link flags. */
 enum {

@@ -108,6 +108,14 @@ static int post_tx(struct ud_txbuf *b, size_t len, fi_addr_t to)
 
 /* ---- the test-only impairment stage (APTUS_UD_IMPAIR) ----------------------------------- */
 
+int aptus_ud_imp_now(void)
+{
+    if (imp.start_ns && ud_now_ns() < imp.start_ns)
+        return 0;
+    imp.start_ns = 0; /* (started: no more clock reads) */
+    return 1;
+}
+
 double aptus_ud_imp_rand(void)
 {
     imp.rng ^= imp.rng << 13; /* xorshift64 */
@@ -116,7 +124,7 @@ double aptus_ud_imp_rand(void)
     return (double)(imp.rng >> 11) / 9007199254740992.0;
 }
 
-/* "loss=P,dup=P,reorder=P,seed=S". Returns 0, or -1 with a message in err. */
+/* "loss=P,dup=P,reorder=P,seed=S,after=SECONDS". Returns 0, or -1 with a message in err. */
 static int imp_parse(const char *text, char *err, size_t errlen)
 {
     memset(&imp, 0, sizeof imp);
@@ -133,8 +141,10 @@ static int imp_parse(const char *text, char *err, size_t errlen)
         }
         *eq = 0;
         double v = strtod(eq + 1, &end);
-        if (end == eq + 1 || *end || v < 0 || (strcmp(t, "seed") && v > 1)) {
-            snprintf(err, errlen, "APTUS_UD_IMPAIR: %s='%s' is not a probability (0..1)", t, eq + 1);
+        int count = !strcmp(t, "seed") || !strcmp(t, "after"); /* (not probabilities) */
+        if (end == eq + 1 || *end || v < 0 || (!count && v > 1) || v > 1e6) {
+            snprintf(err, errlen, "APTUS_UD_IMPAIR: %s='%s' is not %s", t, eq + 1,
+                     count ? "a number (0..1000000)" : "a probability (0..1)");
             return -1;
         }
         if (!strcmp(t, "loss"))
@@ -145,8 +155,10 @@ static int imp_parse(const char *text, char *err, size_t errlen)
             imp.reorder = v;
         else if (!strcmp(t, "seed"))
             imp.rng = (uint64_t)v * 2654435761u + 1;
+        else if (!strcmp(t, "after"))
+            imp.start_ns = ud_now_ns() + (uint64_t)(v * 1e9);
         else {
-            snprintf(err, errlen, "APTUS_UD_IMPAIR: unknown key '%s' (loss, dup, reorder, seed)", t);
+            snprintf(err, errlen, "APTUS_UD_IMPAIR: unknown key '%s' (loss, dup, reorder, seed, after)", t);
             return -1;
         }
     }
@@ -176,6 +188,8 @@ static void imp_release_held(void)
 /* The stage: drops, holds back or duplicates a datagram on its way to the provider. */
 static int imp_tx(struct ud_txbuf *b, size_t len, fi_addr_t to)
 {
+    if (!aptus_ud_imp_now())
+        return post_tx(b, len, to);
     if (aptus_ud_imp_rand() < imp.loss) {
         imp.lost++;
         aptus_ud_txbuf_put(b);
@@ -567,6 +581,7 @@ static int ud_ep_open(struct aptus_peer *p, struct aptus_ep **out)
         return APTUS_ERR;
     }
     aptus_rel_link_init(&ud.eng, &e->link, e);
+    aptus_udl_ep_init(e);
     e->next_ep = ud.eps;
     ud.eps = e;
     ud.neps++;
@@ -584,6 +599,7 @@ static void ud_ep_close(struct aptus_ep *ep)
             break;
         }
     aptus_udz_ep_closing(e);
+    aptus_udl_ep_closing(e);
     aptus_rel_link_fini(&ud.eng, &e->link);
     free(e->asm_buf);
     free(e->zaddr);
@@ -649,7 +665,7 @@ static int ud_setup(char *err, size_t errlen)
     cfg.rto_init_ns = (uint64_t)aptus_config.ud_rto_init_us * 1000u;
     cfg.rto_max_ns = (uint64_t)aptus_config.ud_rto_max_us * 1000u;
     cfg.tlp_min_ns = (uint64_t)aptus_config.ud_tlp_us * 1000u;
-    static const struct aptus_rel_ops ops = { ud_xmit, ud_deliver, ud_dead };
+    static const struct aptus_rel_ops ops = { ud_xmit, ud_deliver, ud_dead, aptus_udl_recovered };
     if (aptus_rel_init(&ud.eng, &ops, &cfg) != APTUS_OK) {
         snprintf(err, errlen,
                  "the reliability engine refused its configuration (APTUS_UD_WINDOW=%d, datagrams of %zu bytes, "
@@ -778,6 +794,7 @@ static int ud_init(void)
     }
     ud.active = 1;
     ud_set_caps();
+    aptus_udl_setup();
     aptus_channel_poll_enable(&aptus_channel_ud_sr, 1);
     ud.timer.fire = ud_timer_fire;
     ud.timer_due = UINT64_MAX;
@@ -815,6 +832,7 @@ static void ud_finalize(void)
         return;
     aptus_channel_poll_enable(&aptus_channel_ud_sr, 0);
     aptus_timer_cancel(&ud.timer);
+    aptus_udl_finalize();
     ud.active = 0;
     if (imp.held)
         aptus_ud_txbuf_put(imp.held);
@@ -880,7 +898,13 @@ static void ud_stats_print(void)
         printf("[aptus stats] rank %d: ud-sr impairment: lost %" PRIu64 ", duplicated %" PRIu64 ", reordered %" PRIu64
                " (impaired)\n",
                aptus_rt.rank, imp.lost, imp.duplicated, imp.reordered);
+    aptus_udl_stats_print();
     aptus_udz_stats_print();
+}
+
+static int ud_counter(const char *name, uint64_t *value)
+{
+    return ud.active ? aptus_udl_counter(name, value) : -1;
 }
 
 struct aptus_channel aptus_channel_ud_sr = {
@@ -897,6 +921,7 @@ struct aptus_channel aptus_channel_ud_sr = {
     .progress = ud_progress,
     .memory_in_use = ud_memory,
     .stats_print = ud_stats_print,
+    .counter = ud_counter,
 };
 
 #else

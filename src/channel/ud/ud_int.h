@@ -42,6 +42,14 @@ struct ud_ep {
     char *asm_buf;         /* a frame being assembled (NULL: none) */
     uint32_t asm_len, asm_have;
     struct udz_paddr *zaddr; /* the peer's zero-copy endpoints, inserted on first use (NULL: none yet) */
+    /* a lossy path (ud_loss.c) */
+    uint32_t loss_mark;  /* link.rcv_nxt when the current sample started */
+    uint32_t loss_quiet; /* no verdict before link.rcv_nxt reaches this (drops here came before) */
+    uint32_t loss_local; /* datagrams dropped on arrival on this host then (ud_loss.c: local_drops) */
+    uint16_t loss_n;     /* datagrams of the peer's lost in it (recovered by a retransmission) */
+    uint8_t loss_moves;  /* moves of this peer off the connections so far */
+    uint8_t loss_seen;   /* a sample during the hold found the path lossy */
+    double lossy_until;  /* its messages are off the connections until then (0: they are not) */
 };
 
 /* A send buffer handed to the provider (sends too large for fi_inject). */
@@ -102,6 +110,7 @@ struct ud_imp {
     size_t held_len;
     fi_addr_t held_to;
     uint64_t lost, duplicated, reordered;
+    uint64_t start_ns; /* after=: nothing is impaired before this time (0: from the start) */
 };
 
 extern struct ud_state aptus_ud;
@@ -118,6 +127,8 @@ static inline uint64_t ud_now_ns(void)
 struct ud_txbuf *aptus_ud_txbuf_get(void);
 void aptus_ud_txbuf_put(struct ud_txbuf *b);
 double aptus_ud_imp_rand(void);
+/* Whether the impairment stage has started (APTUS_UD_IMPAIR's after=). */
+int aptus_ud_imp_now(void);
 /* Sends a frame (hdr, then payload) to the peer over the engine link: APTUS_OK, APTUS_NORES
  * (no room now: nothing was sent) or APTUS_ERR. */
 int aptus_ud_send_frame(struct ud_ep *e, const void *hdr, size_t hdrlen, const void *payload, size_t len);
@@ -129,6 +140,16 @@ void aptus_ud_cq_error(void);
 /* The ud-sr record of a peer (opened on first use; NULL: cannot be). */
 struct ud_ep *aptus_ud_ep_of(struct aptus_peer *p);
 int aptus_ud_reaches(int world_rank);
+
+/* ud_loss.c: peers on a lossy path moved off the connected channels (APTUS_UD_LOSS_MOVE). */
+void aptus_udl_setup(void);
+void aptus_udl_finalize(void);
+void aptus_udl_ep_init(struct ud_ep *e);
+void aptus_udl_ep_closing(struct ud_ep *e);
+/* The engine's ops->recovered. */
+void aptus_udl_recovered(struct aptus_rel_link *l);
+int aptus_udl_counter(const char *name, uint64_t *value);
+void aptus_udl_stats_print(void);
 
 /* ud_zcopy.c: the zero-copy and copy-based rendezvous channels. */
 extern struct aptus_channel aptus_channel_ud_zcopy;

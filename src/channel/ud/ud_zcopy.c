@@ -700,7 +700,7 @@ static int tx_push(struct udz_tx *t)
             t->rq_pos++;
             t->sent++;
             z.st.retx++;
-        } else if (__builtin_expect(imp.on, 0)) {
+        } else if (__builtin_expect(imp.on, 0) && aptus_ud_imp_now()) {
             uint32_t n = impaired_first(t);
             if (!n)
                 break;
