@@ -143,8 +143,8 @@ void aptus_peer_reroute(struct aptus_peer *p)
     if (p->route && p->route->reach == reach && p->route->moved == moved)
         return;
     const struct aptus_route *r = route_for(reach, moved, p->world_rank);
-    if (!r && moved == 2 && aptus_peer_moved && aptus_peer_moved(p->world_rank))
-        r = route_for(reach, 1, p->world_rank);
+    if (!r && moved == 2) /* (the chain reaches some sizes only by a connection) */
+        r = route_for(reach, aptus_peer_moved && aptus_peer_moved(p->world_rank) ? 1 : 0, p->world_rank);
     if (r)
         p->route = r;
 }

@@ -657,14 +657,15 @@ static uint32_t threshold(int rank, int rule)
 static void alloc_note(struct aptus_peer *p, uint64_t bytes)
 {
     int rank = p->world_rank;
+    if (lossy(rank)) /* (not counted: its messages are off the connections) */
+        return;
     int s = rc.state[rank];
     int ch = -1;
     if (aptus_rcfp_counting()) {
         ch = p->route ? aptus_route_pick(p->route, bytes) : -1;
         /* (a connection refused is asked again by the connection rules, after more messages each
          * time; the fast path follows when it comes up) */
-        if (ch > APTUS_CH_SMP && ch != APTUS_CH_RC_FP && !lossy(rank) && aptus_rcfp_note(rank, bytes, s == RC_UP) &&
-            s == RC_NONE) {
+        if (ch > APTUS_CH_SMP && ch != APTUS_CH_RC_FP && aptus_rcfp_note(rank, bytes, s == RC_UP) && s == RC_NONE) {
             rc.why[rank] = WHY_FP;
             want(rank);
             return;

@@ -391,10 +391,11 @@ static void rel_data_input(struct aptus_rel *e, struct aptus_rel_link *l, const 
                            uint32_t plen, uint8_t flags, uint64_t now)
 {
     uint32_t d = seq - l->rcv_nxt;
-    if (REL_UNLIKELY(flags & REL_F_RETX) &&
-        (d == 0 || (d < e->cfg.window_pkts && !(l->fl && l->fl->rx[seq & e->mask]))))
-        rel_recovered(e, l);
+    /* (a retransmission that is new here: counted where it is delivered or held, not where this
+     * side drops it for want of a buffer -- its next copy would count again) */
     if (REL_LIKELY(d == 0)) {
+        if (REL_UNLIKELY(flags & REL_F_RETX))
+            rel_recovered(e, l);
         /* In order: deliver in place, then whatever the hole held back. The ack state is
          * updated first, so a send from the handler carries it. */
         int ack_now = 0;
@@ -448,6 +449,8 @@ static void rel_data_input(struct aptus_rel *e, struct aptus_rel_link *l, const 
                 }
                 memcpy(b, dgram, APTUS_REL_HDR + plen);
                 *slot = b;
+                if (flags & REL_F_RETX)
+                    rel_recovered(e, l);
                 fl->rx_count++;
                 REL_COUNT(e, l, out_of_order, 1);
             }

@@ -87,7 +87,8 @@ struct aptus_rel_ops {
     void (*dead)(struct aptus_rel_link *l);
     /* Optional (NULL: not called): a datagram of the peer's arrived by a retransmission and was
      * new here -- its first transmission never came: a datagram lost on the way from the peer
-     * (or dropped here), not a retransmission that was not needed. */
+     * (or dropped here), not a retransmission that was not needed. Called before the datagram is
+     * delivered (in order) or after it is held (out of order); it may send on the link. */
     void (*recovered)(struct aptus_rel_link *l);
 };
 
@@ -166,7 +167,7 @@ void aptus_rel_mem(const struct aptus_rel *e, size_t *held, size_t *pooled);
  * memcpy: datagrams need not be aligned. */
 struct aptus_rel_hdr {
     uint8_t type;  /* APTUS_REL_DATA or APTUS_REL_ACK */
-    uint8_t flags; /* REL_F_CRC when crc is set */
+    uint8_t flags; /* REL_F_CRC when crc is set; REL_F_RETX on a retransmission */
     uint16_t len;  /* payload bytes following the header (0 for ACK) */
     uint32_t seq;  /* DATA: this datagram's number; ACK: the sender's next number */
     uint32_t ack;  /* next number expected from the peer: all before it were received */

@@ -142,9 +142,9 @@ static int imp_parse(const char *text, char *err, size_t errlen)
         *eq = 0;
         double v = strtod(eq + 1, &end);
         int count = !strcmp(t, "seed") || !strcmp(t, "after"); /* (not probabilities) */
-        if (end == eq + 1 || *end || v < 0 || (!count && v > 1) || v > 1e6) {
+        if (end == eq + 1 || *end || v < 0 || (!count && v > 1) || (!strcmp(t, "after") && v > 1e6)) {
             snprintf(err, errlen, "APTUS_UD_IMPAIR: %s='%s' is not %s", t, eq + 1,
-                     count ? "a number (0..1000000)" : "a probability (0..1)");
+                     count ? "a number (after: seconds, 0..1000000)" : "a probability (0..1)");
             return -1;
         }
         if (!strcmp(t, "loss"))

@@ -86,13 +86,16 @@ static double hold_of(const struct ud_ep *e)
     return udl.hold * (double)(1 << d);
 }
 
-/* Tells the peer that its path to this rank loses packets: it moves its side for ms. */
-static void tell(struct ud_ep *e, double hold)
+/* Tells the peer that its path to this rank loses packets: it moves its side until the end of
+ * this side's hold. A frame that finds no room is not queued: every lossy verdict during the hold
+ * tells again (the loss may be one way only: the peer then sees none itself). */
+static void tell(struct ud_ep *e, double now)
 {
     uint8_t f[8] = { UDL_F_LOSSY };
-    uint32_t ms = (uint32_t)(hold * 1000 + 0.5);
+    double left = (e->lossy_until - now) * 1000 + 0.5;
+    uint32_t ms = left >= (double)UINT32_MAX ? UINT32_MAX : left < 1 ? 1 : (uint32_t)left;
     memcpy(f + 4, &ms, sizeof ms);
-    (void)aptus_ud_send_frame(e, f, sizeof f, NULL, 0); /* (not told: its side sees the loss too) */
+    (void)aptus_ud_send_frame(e, f, sizeof f, NULL, 0);
 }
 
 /* Every message to e's peer leaves the connections until now + hold; here: this rank saw the loss
@@ -103,6 +106,8 @@ static void move(struct ud_ep *e, double now, double hold, int here, double shar
     if (e->loss_moves < 255)
         e->loss_moves++;
     e->loss_seen = 0;
+    e->loss_mark = e->link.rcv_nxt; /* (the hold's verdicts judge the hold alone) */
+    e->loss_n = 0;
     udl.nlossy++;
     if (here)
         udl.st.moved_here++;
@@ -114,7 +119,7 @@ static void move(struct ud_ep *e, double now, double hold, int here, double shar
     udl.last_hold = hold;
     udl.last_share = share;
     if (here)
-        tell(e, hold);
+        tell(e, now);
     aptus_peer_reroute(e->base.peer);
     back_arm();
 }
@@ -157,7 +162,10 @@ void aptus_udl_recovered(struct aptus_rel_link *l)
     /* Drops here since the last verdict, or within a window's datagrams of the last drops (their
      * retransmissions come over the next samples): no verdict. */
     int overrun = local != e->loss_local || (int32_t)(l->rcv_nxt - e->loss_quiet) < 0;
-    int lossy = !overrun && (uint64_t)e->loss_n * 100u >= (uint64_t)udl.pct * got;
+    if ((int32_t)(l->rcv_nxt - e->loss_quiet) >= 0)
+        e->loss_quiet = l->rcv_nxt; /* (kept near: a mark 2^31 behind would read as ahead) */
+    /* (a sample of more than 2^30 datagrams says nothing of now) */
+    int lossy = !overrun && got <= (1u << 30) && (uint64_t)e->loss_n * 100u >= (uint64_t)udl.pct * got;
     if (overrun)
         udl.st.overruns++;
     if (local != e->loss_local)
@@ -167,10 +175,12 @@ void aptus_udl_recovered(struct aptus_rel_link *l)
     e->loss_n = 0;
     if (!lossy)
         return;
-    if (e->lossy_until > 0)
+    if (e->lossy_until > 0) {
         e->loss_seen = 1;
-    else
+        tell(e, aptus_wtime()); /* (the peer may not have heard: tell again) */
+    } else {
         move(e, aptus_wtime(), hold_of(e), 1, share);
+    }
 }
 
 /* A hold ended: the peer comes back, or stays for a doubled hold if the path still loses as much
@@ -191,8 +201,10 @@ static void back(struct aptus_timer *t)
             if (e->loss_moves < 255)
                 e->loss_moves++;
             e->loss_seen = 0;
+            e->loss_mark = e->link.rcv_nxt;
+            e->loss_n = 0;
             udl.st.renewed++;
-            tell(e, hold);
+            tell(e, now);
             continue;
         }
         e->lossy_until = 0;
