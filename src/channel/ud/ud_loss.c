@@ -98,16 +98,22 @@ static void tell(struct ud_ep *e, double now)
     (void)aptus_ud_send_frame(e, f, sizeof f, NULL, 0);
 }
 
-/* Every message to e's peer leaves the connections until now + hold; here: this rank saw the loss
- * (share: its part of the datagrams, per cent). */
-static void move(struct ud_ep *e, double now, double hold, int here, double share)
+/* A hold starts (a move, or a renewal): until now + hold, judged by its own sample. */
+static void hold_start(struct ud_ep *e, double now, double hold)
 {
     e->lossy_until = now + hold;
     if (e->loss_moves < 255)
         e->loss_moves++;
     e->loss_seen = 0;
-    e->loss_mark = e->link.rcv_nxt; /* (the hold's verdicts judge the hold alone) */
+    e->loss_mark = e->link.rcv_nxt;
     e->loss_n = 0;
+}
+
+/* Every message to e's peer leaves the connections until now + hold; here: this rank saw the loss
+ * (share: its part of the datagrams, per cent). */
+static void move(struct ud_ep *e, double now, double hold, int here, double share)
+{
+    hold_start(e, now, hold);
     udl.nlossy++;
     if (here)
         udl.st.moved_here++;
@@ -151,6 +157,30 @@ static uint64_t local_drops(void)
     return n;
 }
 
+/* Whether e's sample (at least `min` losses) finds the path lossy: their share of the datagrams
+ * received since it started at or above the threshold, and no drop here since it started nor
+ * within a window's datagrams before (*overrun: such a drop withheld the verdict). A sample of
+ * more than 2^30 datagrams says nothing of now. */
+static int path_lossy(const struct ud_ep *e, uint32_t local, uint32_t min, int *overrun)
+{
+    uint32_t got = e->link.rcv_nxt - e->loss_mark;
+    *overrun = local != e->loss_local || (int32_t)(e->link.rcv_nxt - e->loss_quiet) < 0;
+    return !*overrun && e->loss_n >= min && got <= (1u << 30) && (uint64_t)e->loss_n * 100u >= (uint64_t)udl.pct * got;
+}
+
+/* A new sample starts after a verdict (`local`: local_drops() now). */
+static void sample_restart(struct ud_ep *e, uint32_t local)
+{
+    uint32_t now = e->link.rcv_nxt;
+    if ((int32_t)(now - e->loss_quiet) >= 0)
+        e->loss_quiet = now; /* (kept near: a mark 2^31 behind would read as ahead) */
+    if (local != e->loss_local)
+        e->loss_quiet = now + aptus_ud.eng.cfg.window_pkts; /* (their retransmissions come later) */
+    e->loss_mark = now;
+    e->loss_local = local;
+    e->loss_n = 0;
+}
+
 /* The engine: a datagram from e's peer came by a retransmission, its first transmission lost. */
 void aptus_udl_recovered(struct aptus_rel_link *l)
 {
@@ -159,20 +189,10 @@ void aptus_udl_recovered(struct aptus_rel_link *l)
         return;
     uint32_t got = l->rcv_nxt - e->loss_mark, local = (uint32_t)local_drops();
     double share = got ? 100.0 * e->loss_n / got : 100.0;
-    /* Drops here since the last verdict, or within a window's datagrams of the last drops (their
-     * retransmissions come over the next samples): no verdict. */
-    int overrun = local != e->loss_local || (int32_t)(l->rcv_nxt - e->loss_quiet) < 0;
-    if ((int32_t)(l->rcv_nxt - e->loss_quiet) >= 0)
-        e->loss_quiet = l->rcv_nxt; /* (kept near: a mark 2^31 behind would read as ahead) */
-    /* (a sample of more than 2^30 datagrams says nothing of now) */
-    int lossy = !overrun && got <= (1u << 30) && (uint64_t)e->loss_n * 100u >= (uint64_t)udl.pct * got;
+    int overrun, lossy = path_lossy(e, local, UDL_SAMPLE, &overrun);
     if (overrun)
         udl.st.overruns++;
-    if (local != e->loss_local)
-        e->loss_quiet = l->rcv_nxt + aptus_ud.eng.cfg.window_pkts;
-    e->loss_mark = l->rcv_nxt;
-    e->loss_local = local;
-    e->loss_n = 0;
+    sample_restart(e, local);
     if (!lossy)
         return;
     if (e->lossy_until > 0) {
@@ -192,17 +212,9 @@ static void back(struct aptus_timer *t)
     for (struct ud_ep *e = aptus_ud.eps; e; e = e->next_ep) {
         if (e->lossy_until <= 0 || e->lossy_until > now)
             continue;
-        uint32_t got = e->link.rcv_nxt - e->loss_mark;
-        if (e->loss_seen ||
-            (e->loss_n >= 2 && (uint64_t)e->loss_n * 100u >= (uint64_t)udl.pct * got &&
-             (uint32_t)local_drops() == e->loss_local && (int32_t)(e->link.rcv_nxt - e->loss_quiet) >= 0)) {
-            double hold = hold_of(e);
-            e->lossy_until = now + hold;
-            if (e->loss_moves < 255)
-                e->loss_moves++;
-            e->loss_seen = 0;
-            e->loss_mark = e->link.rcv_nxt;
-            e->loss_n = 0;
+        int overrun;
+        if (e->loss_seen || path_lossy(e, (uint32_t)local_drops(), 2, &overrun)) {
+            hold_start(e, now, hold_of(e));
             udl.st.renewed++;
             tell(e, now);
             continue;
