@@ -133,7 +133,7 @@ static void check_defaults(void)
     CHECK(aptus_config.stats == 0);
     CHECK(aptus_config.send_rules && strcmp(aptus_config.send_rules, "auto") == 0);
     CHECK(aptus_config.smp_block_size == 64 * 1024);
-    CHECK(aptus_config.smp_eager_max == 16 * 1024);
+    CHECK(aptus_config.smp_eager_max == 32 * 1024);
     CHECK(aptus_config.smp_cma == 1);
     CHECK(aptus_config.smp_cma_min == 64 * 1024 * 1024);
     CHECK(aptus_config.smp_cma_busy_min == 32 * 1024);
