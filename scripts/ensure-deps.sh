@@ -9,6 +9,7 @@ have ninja || need="$need ninja-build"
 have make || need="$need make"  # the plain build of the README (build.makefiles test)
 have cc || need="$need gcc"
 have c++ || need="$need g++"
+have gfortran || need="$need gfortran"  # the Fortran bindings (mpif.h, use mpi, mpifort)
 have python3 || need="$need python3"
 # python3's pip (the standard-ABI tests fetch a wheel), venv and C headers (ctest -L mpi4py
 # builds mpi4py from source in a virtual environment); Debian splits them off python3.

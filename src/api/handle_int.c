@@ -1,72 +1,67 @@
-/* Handles as integers (MPI_*_c2f / _f2c and the MPI 5.0 _toint / _fromint functions).
- * Predefined handles keep their standard ABI value; other objects get a slot in a growing
- * table, numbered from APTUS_PREDEF_LIMIT upward. A freed object's number is not reused. */
+/* Handles as integers (MPI_*_c2f / _f2c and the MPI 5.0 _toint / _fromint functions, which the
+ * Fortran bindings call on every handle they pass). Predefined handles keep their standard ABI
+ * value (below APTUS_INT_FIRST); any other object is the number of its slot in the handle arena
+ * (core/arena.h) plus APTUS_INT_FIRST: O(1) both ways, no lock, and a freed object's number is
+ * its slot's, given again to the next object that takes the slot. A value that names no slot
+ * converts to NULL (and NULL to -1), which every check refuses with its kind's error class. */
+#include <limits.h>
 #include <stdint.h>
-#include <stdlib.h>
 
 #include "api/api.h"
-#include "runtime/lock.h"
+#include "core/arena.h"
 
-static void **table;
-static int used, cap;
+#define APTUS_INT_FIRST 0x400
 
-static int to_int(void *h)
+static int to_int(const void *h, int kind)
 {
-    if ((uintptr_t)h < 0x400)
+    if ((uintptr_t)h < APTUS_INT_FIRST)
         return (int)(uintptr_t)h;
-    for (int i = used - 1; i >= 0; i--)
-        if (table[i] == h)
-            return 0x400 + i;
-    if (used == cap) {
-        int ncap = cap ? 2 * cap : 64;
-        void **t = realloc(table, (size_t)ncap * sizeof *t);
-        if (!t)
-            return 0;
-        table = t;
-        cap = ncap;
+    if (kind >= 0 && aptus_obj_in_(h, kind, aptus_obj_inv_(kind), aptus_obj_shift_(kind))) {
+        uintptr_t i = aptus_obj_index(h, kind);
+        if (i <= (uintptr_t)(INT_MAX - APTUS_INT_FIRST))
+            return APTUS_INT_FIRST + (int)i;
     }
-    table[used] = h;
-    return 0x400 + used++;
+    return -1;
 }
 
-static void *from_int(int v)
+static void *from_int(int v, int kind)
 {
-    if (v >= 0 && v < 0x400)
+    if (v >= 0 && v < APTUS_INT_FIRST)
         return (void *)(uintptr_t)v;
-    v -= 0x400;
-    return v >= 0 && v < used ? table[v] : NULL;
+    return v >= APTUS_INT_FIRST && kind >= 0 ? aptus_obj_at(kind, (uintptr_t)(v - APTUS_INT_FIRST)) : NULL;
 }
 
-#define CONVERT(KIND, T)                                                                                               \
-    MPI_Fint PMPI_##KIND##_c2f(T h)                                                                                    \
+/* KIND: the arena's kind of the handle (-1: objects that do not exist here, MPI_File). */
+#define CONVERT(NAME, T, KIND)                                                                                         \
+    MPI_Fint PMPI_##NAME##_c2f(T h)                                                                                    \
     {                                                                                                                  \
-        APTUS_API_LOCKED(to_int((void *)h));                                                                           \
+        return to_int((const void *)h, KIND);                                                                          \
     }                                                                                                                  \
-    APTUS_ALIAS(KIND##_c2f)                                                                                            \
-    T PMPI_##KIND##_f2c(MPI_Fint v)                                                                                    \
+    APTUS_ALIAS(NAME##_c2f)                                                                                            \
+    T PMPI_##NAME##_f2c(MPI_Fint v)                                                                                    \
     {                                                                                                                  \
-        APTUS_API_LOCKED((T)from_int(v));                                                                              \
+        return (T)from_int(v, KIND);                                                                                   \
     }                                                                                                                  \
-    APTUS_ALIAS(KIND##_f2c)                                                                                            \
-    int PMPI_##KIND##_toint(T h)                                                                                       \
+    APTUS_ALIAS(NAME##_f2c)                                                                                            \
+    int PMPI_##NAME##_toint(T h)                                                                                       \
     {                                                                                                                  \
-        APTUS_API_LOCKED(to_int((void *)h));                                                                           \
+        return to_int((const void *)h, KIND);                                                                          \
     }                                                                                                                  \
-    APTUS_ALIAS(KIND##_toint)                                                                                          \
-    T PMPI_##KIND##_fromint(int v)                                                                                     \
+    APTUS_ALIAS(NAME##_toint)                                                                                          \
+    T PMPI_##NAME##_fromint(int v)                                                                                     \
     {                                                                                                                  \
-        APTUS_API_LOCKED((T)from_int(v));                                                                              \
+        return (T)from_int(v, KIND);                                                                                   \
     }                                                                                                                  \
-    APTUS_ALIAS(KIND##_fromint)
+    APTUS_ALIAS(NAME##_fromint)
 
-CONVERT(Comm, MPI_Comm)
-CONVERT(Errhandler, MPI_Errhandler)
-CONVERT(File, MPI_File)
-CONVERT(Group, MPI_Group)
-CONVERT(Info, MPI_Info)
-CONVERT(Message, MPI_Message)
-CONVERT(Op, MPI_Op)
-CONVERT(Request, MPI_Request)
-CONVERT(Session, MPI_Session)
-CONVERT(Type, MPI_Datatype)
-CONVERT(Win, MPI_Win)
+CONVERT(Comm, MPI_Comm, APTUS_OBJ_COMM)
+CONVERT(Errhandler, MPI_Errhandler, APTUS_OBJ_ERRH)
+CONVERT(File, MPI_File, -1)
+CONVERT(Group, MPI_Group, APTUS_OBJ_GROUP)
+CONVERT(Info, MPI_Info, APTUS_OBJ_INFO)
+CONVERT(Message, MPI_Message, APTUS_OBJ_MESSAGE)
+CONVERT(Op, MPI_Op, APTUS_OBJ_OP)
+CONVERT(Request, MPI_Request, APTUS_OBJ_REQUEST)
+CONVERT(Session, MPI_Session, APTUS_OBJ_SESSION)
+CONVERT(Type, MPI_Datatype, APTUS_OBJ_DTYPE)
+CONVERT(Win, MPI_Win, APTUS_OBJ_WIN)

@@ -1,6 +1,7 @@
 /* Status queries that depend on the datatype: MPI_Get_count, MPI_Get_elements,
  * MPI_Status_set_elements (MPI standard, sections 3.2.5 and 5.1.11). */
 #include <limits.h>
+#include <string.h>
 
 #include "api/check.h"
 #include "core/datatype.h"
@@ -142,3 +143,27 @@ STATUS_GET(error, MPI_ERROR)
 STATUS_SET(source, MPI_SOURCE)
 STATUS_SET(tag, MPI_TAG)
 STATUS_SET(error, MPI_ERROR)
+
+/* ---- status conversions between C, Fortran and Fortran 2008 (MPI 4.1, 19.3.5) ----------------
+ * In the standard ABI all three are eight ints in the same order (MPI_SOURCE, MPI_TAG,
+ * MPI_ERROR, five words of the library): a conversion is a copy. The ignore constants are not
+ * statuses and are refused. */
+#define STATUS_COPY(NAME, FROM_T, TO_T)                                                                                \
+    int PMPI_Status_##NAME(const FROM_T *from, TO_T *to)                                                               \
+    {                                                                                                                  \
+        if (!from || !to)                                                                                              \
+            return aptus_error(NULL, MPI_ERR_ARG, "MPI_Status_" #NAME,                                                 \
+                               "a status argument is NULL (an ignore constant is not a status)");                      \
+        memcpy(to, from, sizeof(MPI_Status));                                                                          \
+        return MPI_SUCCESS;                                                                                            \
+    }                                                                                                                  \
+    APTUS_ALIAS(Status_##NAME)
+
+_Static_assert(sizeof(MPI_F08_status) == sizeof(MPI_Status) && 8 * sizeof(MPI_Fint) == sizeof(MPI_Status),
+               "statuses of every language have the C status's size");
+STATUS_COPY(f2c, MPI_Fint, MPI_Status)
+STATUS_COPY(c2f, MPI_Status, MPI_Fint)
+STATUS_COPY(f082c, MPI_F08_status, MPI_Status)
+STATUS_COPY(c2f08, MPI_Status, MPI_F08_status)
+STATUS_COPY(f2f08, MPI_Fint, MPI_F08_status)
+STATUS_COPY(f082f, MPI_F08_status, MPI_Fint)

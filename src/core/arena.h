@@ -98,6 +98,26 @@ static inline __attribute__((always_inline)) unsigned aptus_obj_shift_(int kind)
 /* aptus_obj_in(h, APTUS_OBJ_COMM): see aptus_obj_in_ (kind a constant). */
 #define aptus_obj_in(h, kind) aptus_obj_in_((const void *)(h), (kind), aptus_obj_inv_(kind), aptus_obj_shift_(kind))
 
+/* The slot size of a kind (folded where kind is a constant). */
+#define APTUS_OBJ_SLOTSZ_(K, ODD, INV, SHIFT) : kind == APTUS_OBJ_##K ? (uintptr_t)APTUS_OBJ_SLOT_##K
+static inline __attribute__((always_inline)) uintptr_t aptus_obj_slot_size(int kind)
+{
+    return 0 ? 0 APTUS_OBJ_KINDS(APTUS_OBJ_SLOTSZ_) : 1;
+}
+#undef APTUS_OBJ_SLOTSZ_
+
+/* The number of the slot h starts (aptus_obj_in(h, kind) true): handles as integers. */
+static inline uintptr_t aptus_obj_index(const void *h, int kind)
+{
+    return ((uintptr_t)h - aptus_obj_regions[kind].base) / aptus_obj_slot_size(kind);
+}
+/* The start of slot i of kind `kind`, or NULL when the region has no such slot. */
+static inline void *aptus_obj_at(int kind, uintptr_t i)
+{
+    return i < aptus_obj_regions[kind].nslots ? (void *)(aptus_obj_regions[kind].base + i * aptus_obj_slot_size(kind))
+                                              : NULL;
+}
+
 /* Next to each struct behind a handle: it fits its kind's slot and starts with its magic. */
 #define APTUS_OBJ_FITS(type, K)                                                                                        \
     _Static_assert(sizeof(type) <= APTUS_OBJ_SLOT_##K && offsetof(type, magic) == 0,                                   \

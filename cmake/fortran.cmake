@@ -1,0 +1,48 @@
+# The Fortran bindings (MPI 5.0's standard ABI, Fortran section): libmpifort_abi.so.1 over
+# libmpi_abi through standard C ABI calls only, mpif.h and the module `mpi`, and the wrapper
+# mpifort (mpif77, mpif90). Built when CMake finds a Fortran compiler; the sources under
+# src/fortran/gen/ and include/mpif.h are written by tools/gen_fortran.py and committed.
+include(CheckLanguage)
+check_language(Fortran)
+option(APTUS_WITH_FORTRAN "Build the Fortran bindings when a Fortran compiler is found" ON)
+if(NOT APTUS_WITH_FORTRAN OR NOT CMAKE_Fortran_COMPILER)
+  message(STATUS "Aptus MPI: no Fortran compiler; the Fortran bindings are not built")
+  return()
+endif()
+enable_language(Fortran)
+set(APTUS_FORTRAN_MODDIR ${PROJECT_BINARY_DIR}/fortran/modules)
+add_library(mpifort_abi SHARED
+  src/fortran/f_runtime.c src/fortran/f_hand.c src/fortran/gen/f_entries.c
+  src/fortran/gen/mpi_module.f90)
+target_include_directories(mpifort_abi PRIVATE ${PROJECT_SOURCE_DIR}/src)
+target_include_directories(mpifort_abi PUBLIC
+  $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include> $<BUILD_INTERFACE:${APTUS_FORTRAN_MODDIR}>
+  $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
+target_link_libraries(mpifort_abi PUBLIC mpi_abi PRIVATE Threads::Threads)
+set_target_properties(mpifort_abi PROPERTIES VERSION 1.0.0 SOVERSION 1
+  Fortran_MODULE_DIRECTORY ${APTUS_FORTRAN_MODDIR} LINKER_LANGUAGE C)
+find_package(Threads REQUIRED)
+install(TARGETS mpifort_abi LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+install(FILES include/mpif.h ${APTUS_FORTRAN_MODDIR}/mpi.mod DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+
+# The wrapper: the build tree's copy with absolute paths, the installed one relative to itself.
+set(APTUS_WRAPPER_FC ${CMAKE_Fortran_COMPILER})
+# gfortran 10 and later refuse calls through mpif.h whose buffers differ in type unless told
+# (the standard's "choice" arguments): the wrapper adds the flag for that compiler only.
+set(APTUS_WRAPPER_FFLAGS "")
+if(CMAKE_Fortran_COMPILER_ID STREQUAL "GNU" AND CMAKE_Fortran_COMPILER_VERSION VERSION_GREATER_EQUAL 10)
+  set(APTUS_WRAPPER_FFLAGS "-fallow-argument-mismatch")
+endif()
+set(APTUS_WRAPPER_PATHS "incdir=\"${PROJECT_SOURCE_DIR}/include\"\nmoddir=\"${APTUS_FORTRAN_MODDIR}\"\nlibdir=\"${PROJECT_BINARY_DIR}\"")
+set(wrappers ${PROJECT_BINARY_DIR}/tools/wrappers)
+foreach(name mpifort mpif77 mpif90)
+  configure_file(tools/wrappers/mpifort.in ${wrappers}/${name} @ONLY FILE_PERMISSIONS
+    OWNER_READ OWNER_WRITE OWNER_EXECUTE GROUP_READ GROUP_EXECUTE WORLD_READ WORLD_EXECUTE)
+endforeach()
+set(APTUS_WRAPPER_PATHS "prefix=$(cd \"$(dirname \"$(readlink -f \"$0\")\")/..\" && pwd)\nincdir=\"$prefix/${CMAKE_INSTALL_INCLUDEDIR}\"\nmoddir=\"$incdir\"\nlibdir=\"$prefix/${CMAKE_INSTALL_LIBDIR}\"")
+configure_file(tools/wrappers/mpifort.in ${wrappers}/install/mpifort @ONLY)
+install(PROGRAMS ${wrappers}/install/mpifort DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(CODE "foreach(n mpif77 mpif90)
+  file(CREATE_LINK mpifort \$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_BINDIR}/\${n} SYMBOLIC)
+endforeach()")
+message(STATUS "Aptus MPI: Fortran bindings with ${CMAKE_Fortran_COMPILER_ID} ${CMAKE_Fortran_COMPILER_VERSION}")

@@ -1,0 +1,446 @@
+/* The Fortran entry points no generator rule writes (tools/gen_fortran.py, HAND_WRITTEN):
+ * procedures that take Fortran callbacks, attribute values (whose meaning depends on the
+ * language that set them), the Fortran-only MPI_F_SYNC_REG, and those not offered yet. */
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "fortran/f_runtime.h"
+
+/* Both names of every entry point: mpi_xxx_ calls MPI_Xxx, pmpi_xxx_ PMPI_Xxx (prof). */
+#define F_ENTRY(name, params, args)                                                                                    \
+    void mpi_##name##_ params                                                                                          \
+    {                                                                                                                  \
+        f_##name(0, args);                                                                                             \
+    }                                                                                                                  \
+    void pmpi_##name##_ params                                                                                         \
+    {                                                                                                                  \
+        f_##name(1, args);                                                                                             \
+    }
+#define F_CALL(prof, fn, ...) ((prof) ? PMPI_##fn(__VA_ARGS__) : MPI_##fn(__VA_ARGS__))
+#define COMMA                 ,
+
+typedef void f_fn(void);
+
+static pthread_mutex_t hand_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* ---- user reductions: a C function per slot calls the slot's Fortran subroutine ----------- */
+
+typedef void f_user_fn(void *in, void *inout, MPI_Fint *len, MPI_Fint *type);
+#define F_SLOTS 64
+static struct {
+    f_user_fn *fn;
+    MPI_Fint op;
+} ops[F_SLOTS];
+
+#define F_OP_TRAMPOLINE(i)                                                                                             \
+    static void op_##i(void *in, void *inout, int *len, MPI_Datatype *type)                                            \
+    {                                                                                                                  \
+        MPI_Fint t = MPI_Type_toint(*type);                                                                            \
+        ops[0##i].fn(in, inout, len, &t);                                                                              \
+    }
+#define F_SLOTS_8(X, b) X(b##0) X(b##1) X(b##2) X(b##3) X(b##4) X(b##5) X(b##6) X(b##7)
+#define F_SLOTS_64(X)                                                                                                  \
+    F_SLOTS_8(X, )                                                                                                     \
+    F_SLOTS_8(X, 1) F_SLOTS_8(X, 2) F_SLOTS_8(X, 3) F_SLOTS_8(X, 4) F_SLOTS_8(X, 5) F_SLOTS_8(X, 6) F_SLOTS_8(X, 7)
+/* slots 0-7, 10-17, ..., 70-77: 64 names, each read as an octal index (0##i) */
+F_SLOTS_64(F_OP_TRAMPOLINE)
+#define F_OP_NAME(i) op_##i,
+static MPI_User_function *const op_trampolines[F_SLOTS] = { F_SLOTS_64(F_OP_NAME) };
+
+static void f_op_create(int prof, f_user_fn *fn, MPI_Fint *commute, MPI_Fint *op, MPI_Fint *ierror)
+{
+    pthread_mutex_lock(&hand_lock);
+    int i = 0;
+    while (i < F_SLOTS && ops[i].fn)
+        i++;
+    if (i == F_SLOTS) {
+        pthread_mutex_unlock(&hand_lock);
+        *ierror = aptus_f_unsupported("MPI_Op_create", "more than 64 reductions written in Fortran at once");
+        return;
+    }
+    ops[i].fn = fn;
+    pthread_mutex_unlock(&hand_lock);
+    MPI_Op h = MPI_OP_NULL;
+    int rc = F_CALL(prof, Op_create, op_trampolines[i], aptus_f_logical_in(*commute), &h);
+    pthread_mutex_lock(&hand_lock);
+    if (rc == MPI_SUCCESS)
+        ops[i].op = *op = MPI_Op_toint(h);
+    else
+        ops[i].fn = NULL;
+    pthread_mutex_unlock(&hand_lock);
+    *ierror = rc;
+}
+F_ENTRY(op_create, (f_user_fn * fn, MPI_Fint *commute, MPI_Fint *op, MPI_Fint *ierror),
+        fn COMMA commute COMMA op COMMA ierror)
+
+static void f_op_free(int prof, MPI_Fint *op, MPI_Fint *ierror)
+{
+    MPI_Fint was = *op;
+    MPI_Op h = MPI_Op_fromint(*op);
+    int rc = F_CALL(prof, Op_free, &h);
+    *op = MPI_Op_toint(h);
+    if (rc == MPI_SUCCESS) {
+        pthread_mutex_lock(&hand_lock);
+        for (int i = 0; i < F_SLOTS; i++)
+            if (ops[i].fn && ops[i].op == was)
+                ops[i].fn = NULL;
+        pthread_mutex_unlock(&hand_lock);
+    }
+    *ierror = rc;
+}
+F_ENTRY(op_free, (MPI_Fint * op, MPI_Fint *ierror), op COMMA ierror)
+
+/* ---- error handlers: the same, a slot each (kept: the handler may outlive its handle) ------ */
+
+typedef void f_errh_fn(MPI_Fint *handle, MPI_Fint *code);
+static struct {
+    f_errh_fn *fn;
+    int kind; /* APTUS_F_COMM, _WIN, _SESSION or _FILE */
+} errhs[F_SLOTS];
+static int nerrhs;
+
+static MPI_Fint errh_toint(int kind, void *h)
+{
+    switch (kind) {
+    case APTUS_F_COMM: return MPI_Comm_toint(h);
+    case APTUS_F_WIN: return MPI_Win_toint(h);
+    case APTUS_F_SESSION: return MPI_Session_toint(h);
+    default: return MPI_File_toint(h);
+    }
+}
+
+#define F_ERRH_TRAMPOLINE(i)                                                                                           \
+    static void errh_##i(void *h, int *code, ...)                                                                      \
+    {                                                                                                                  \
+        MPI_Fint f = errh_toint(errhs[0##i].kind, *(void **)h);                                                        \
+        errhs[0##i].fn(&f, code);                                                                                      \
+    }
+F_SLOTS_64(F_ERRH_TRAMPOLINE)
+#define F_ERRH_NAME(i) errh_##i,
+static void (*const errh_trampolines[F_SLOTS])(void *, int *, ...) = { F_SLOTS_64(F_ERRH_NAME) };
+
+static int errh_slot(const char *call, f_errh_fn *fn, int kind, MPI_Fint *ierror)
+{
+    pthread_mutex_lock(&hand_lock);
+    int i = nerrhs < F_SLOTS ? nerrhs++ : -1;
+    if (i >= 0) {
+        errhs[i].fn = fn;
+        errhs[i].kind = kind;
+    }
+    pthread_mutex_unlock(&hand_lock);
+    if (i < 0)
+        *ierror = aptus_f_unsupported(call, "more than 64 error handlers written in Fortran");
+    return i;
+}
+
+#define F_CREATE_ERRHANDLER(lname, Name, KIND, CT)                                                                     \
+    static void f_##lname##_create_errhandler(int prof, f_errh_fn *fn, MPI_Fint *errh, MPI_Fint *ierror)               \
+    {                                                                                                                  \
+        int i = errh_slot("MPI_" #Name "_create_errhandler", fn, KIND, ierror);                                        \
+        if (i < 0)                                                                                                     \
+            return;                                                                                                    \
+        MPI_Errhandler h = MPI_ERRHANDLER_NULL;                                                                        \
+        *ierror = F_CALL(prof, Name##_create_errhandler, (CT *)(void (*)(void))errh_trampolines[i], &h);               \
+        if (*ierror == MPI_SUCCESS)                                                                                    \
+            *errh = MPI_Errhandler_toint(h);                                                                           \
+    }                                                                                                                  \
+    F_ENTRY(lname##_create_errhandler, (f_errh_fn * fn, MPI_Fint * errh, MPI_Fint * ierror), fn COMMA errh COMMA ierror)
+F_CREATE_ERRHANDLER(comm, Comm, APTUS_F_COMM, MPI_Comm_errhandler_function)
+F_CREATE_ERRHANDLER(win, Win, APTUS_F_WIN, MPI_Win_errhandler_function)
+F_CREATE_ERRHANDLER(session, Session, APTUS_F_SESSION, MPI_Session_errhandler_function)
+F_CREATE_ERRHANDLER(file, File, APTUS_F_FILE, MPI_File_errhandler_function)
+
+/* ---- attribute keys: copy and delete callbacks found by key --------------------------------- */
+
+/* The predefined callbacks a Fortran program names (mpif.h declares them EXTERNAL): recognised
+ * by address and given to the C library as its own constants; never called from here. */
+#define F_PREDEF_CALLBACK(name)                                                                                        \
+    void name(void);                                                                                                   \
+    void name(void)                                                                                                    \
+    {                                                                                                                  \
+    }
+F_PREDEF_CALLBACK(mpi_comm_null_copy_fn_)
+F_PREDEF_CALLBACK(mpi_comm_null_delete_fn_)
+F_PREDEF_CALLBACK(mpi_comm_dup_fn_)
+F_PREDEF_CALLBACK(mpi_type_null_copy_fn_)
+F_PREDEF_CALLBACK(mpi_type_null_delete_fn_)
+F_PREDEF_CALLBACK(mpi_type_dup_fn_)
+F_PREDEF_CALLBACK(mpi_win_null_copy_fn_)
+F_PREDEF_CALLBACK(mpi_win_null_delete_fn_)
+F_PREDEF_CALLBACK(mpi_win_dup_fn_)
+F_PREDEF_CALLBACK(mpi_null_copy_fn_)
+F_PREDEF_CALLBACK(mpi_null_delete_fn_)
+F_PREDEF_CALLBACK(mpi_dup_fn_)
+F_PREDEF_CALLBACK(mpi_conversion_fn_null_)
+
+/* A copy function in Fortran: (old, keyval, extra_state, value_in, value_out, flag, ierror), the
+ * state and values INTEGER(KIND=MPI_ADDRESS_KIND) -- INTEGER for MPI_KEYVAL_CREATE's (narrow). */
+typedef void f_copy_fn(MPI_Fint *old, MPI_Fint *keyval, void *extra, void *in, void *out, MPI_Fint *flag,
+                       MPI_Fint *ierror);
+typedef void f_delete_fn(MPI_Fint *h, MPI_Fint *keyval, void *value, void *extra, MPI_Fint *ierror);
+
+struct f_keyval {
+    int keyval, kind, narrow;
+    f_copy_fn *copy;
+    f_delete_fn *del;
+};
+static struct f_keyval *keyvals;
+static int nkeyvals, capkeyvals;
+
+static struct f_keyval key_find(int keyval)
+{
+    struct f_keyval k = { 0 };
+    pthread_mutex_lock(&hand_lock);
+    for (int i = 0; i < nkeyvals; i++)
+        if (keyvals[i].keyval == keyval)
+            k = keyvals[i];
+    pthread_mutex_unlock(&hand_lock);
+    return k;
+}
+
+static int key_add(struct f_keyval k)
+{
+    int ok = 1;
+    pthread_mutex_lock(&hand_lock);
+    int i = 0;
+    while (i < nkeyvals && keyvals[i].keyval != k.keyval)
+        i++;
+    if (i == nkeyvals) {
+        if (nkeyvals == capkeyvals) {
+            int cap = capkeyvals ? 2 * capkeyvals : 16;
+            struct f_keyval *v = realloc(keyvals, sizeof *v * (size_t)cap);
+            if (v) {
+                keyvals = v;
+                capkeyvals = cap;
+            }
+        }
+        if (nkeyvals < capkeyvals)
+            nkeyvals++;
+        else
+            ok = 0;
+    }
+    if (ok)
+        keyvals[i] = k;
+    pthread_mutex_unlock(&hand_lock);
+    return ok;
+}
+
+/* A communicator, datatype or window as an INTEGER. */
+static MPI_Fint obj_toint(int kind, void *h)
+{
+    return kind == APTUS_F_TYPE ? MPI_Type_toint(h) : kind == APTUS_F_WIN ? MPI_Win_toint(h) : MPI_Comm_toint(h);
+}
+
+static int f_copy(int kind, void *old, int keyval, void *extra, void *in, void *out, int *flag)
+{
+    struct f_keyval k = key_find(keyval);
+    MPI_Fint h = obj_toint(kind, old), fflag = 0, ierr = MPI_SUCCESS;
+    if (!k.copy) {
+        *flag = 0;
+        return MPI_SUCCESS;
+    }
+    if (k.narrow) {
+        MPI_Fint e = (MPI_Fint)(intptr_t)extra, vin = (MPI_Fint)(intptr_t)in, vout = 0;
+        k.copy(&h, &keyval, &e, &vin, &vout, &fflag, &ierr);
+        *(void **)out = (void *)(intptr_t)vout;
+    } else {
+        MPI_Aint e = (MPI_Aint)extra, vin = (MPI_Aint)in, vout = 0;
+        k.copy(&h, &keyval, &e, &vin, &vout, &fflag, &ierr);
+        *(void **)out = (void *)vout;
+    }
+    *flag = aptus_f_logical_in(fflag);
+    return ierr;
+}
+
+static int f_delete(int kind, void *obj, int keyval, void *value, void *extra)
+{
+    struct f_keyval k = key_find(keyval);
+    MPI_Fint h = obj_toint(kind, obj), ierr = MPI_SUCCESS;
+    if (!k.del)
+        return MPI_SUCCESS;
+    if (k.narrow) {
+        MPI_Fint e = (MPI_Fint)(intptr_t)extra, v = (MPI_Fint)(intptr_t)value;
+        k.del(&h, &keyval, &v, &e, &ierr);
+    } else {
+        MPI_Aint e = (MPI_Aint)extra, v = (MPI_Aint)value;
+        k.del(&h, &keyval, &v, &e, &ierr);
+    }
+    return ierr;
+}
+
+static int comm_copy(MPI_Comm old, int keyval, void *extra, void *in, void *out, int *flag)
+{
+    return f_copy(APTUS_F_COMM, old, keyval, extra, in, out, flag);
+}
+static int comm_delete(MPI_Comm c, int keyval, void *value, void *extra)
+{
+    return f_delete(APTUS_F_COMM, c, keyval, value, extra);
+}
+static int type_copy(MPI_Datatype old, int keyval, void *extra, void *in, void *out, int *flag)
+{
+    return f_copy(APTUS_F_TYPE, old, keyval, extra, in, out, flag);
+}
+static int type_delete(MPI_Datatype t, int keyval, void *value, void *extra)
+{
+    return f_delete(APTUS_F_TYPE, t, keyval, value, extra);
+}
+static int win_copy(MPI_Win old, int keyval, void *extra, void *in, void *out, int *flag)
+{
+    return f_copy(APTUS_F_WIN, old, keyval, extra, in, out, flag);
+}
+static int win_delete(MPI_Win w, int keyval, void *value, void *extra)
+{
+    return f_delete(APTUS_F_WIN, w, keyval, value, extra);
+}
+
+/* A key's callbacks: the predefined ones by their C constants, others through the functions
+ * above, which find the Fortran ones by key. */
+#define F_CREATE_KEYVAL(lname, Name, KIND, CT, NULLCOPY, DUP, NULLDEL, NARROW, ET)                                     \
+    static void f_##lname(int prof, f_copy_fn *copy, f_delete_fn *del, MPI_Fint *keyval, ET *extra, MPI_Fint *ierror)  \
+    {                                                                                                                  \
+        int own_copy = (f_fn *)copy != (f_fn *)NULLCOPY##_ && (f_fn *)copy != (f_fn *)DUP##_;                          \
+        int own_del = (f_fn *)del != (f_fn *)NULLDEL##_;                                                               \
+        MPI_##CT##_copy_attr_function *c = (f_fn *)copy == (f_fn *)DUP##_ ? MPI_##KIND##_DUP_FN                        \
+                                           : own_copy                     ? CT##_copy_fn                               \
+                                                                          : MPI_##KIND##_NULL_COPY_FN;                                     \
+        MPI_##CT##_delete_attr_function *d = own_del ? CT##_delete_fn : MPI_##KIND##_NULL_DELETE_FN;                   \
+        int k = MPI_KEYVAL_INVALID;                                                                                    \
+        *ierror = F_CALL(prof, Name##_create_keyval, c, d, &k, (void *)(intptr_t)*extra);                              \
+        if (*ierror != MPI_SUCCESS)                                                                                    \
+            return;                                                                                                    \
+        if ((own_copy || own_del) &&                                                                                   \
+            !key_add((struct f_keyval){ k, APTUS_F_##KIND, NARROW, own_copy ? copy : NULL, own_del ? del : NULL })) {  \
+            *ierror = aptus_f_nomem("MPI_" #Name "_create_keyval");                                                    \
+            return;                                                                                                    \
+        }                                                                                                              \
+        *keyval = k;                                                                                                   \
+    }                                                                                                                  \
+    F_ENTRY(lname, (f_copy_fn * copy, f_delete_fn * del, MPI_Fint * keyval, ET * extra, MPI_Fint * ierror),            \
+            copy COMMA del COMMA keyval COMMA extra COMMA ierror)
+
+#define Comm_copy_fn   comm_copy
+#define Comm_delete_fn comm_delete
+#define Type_copy_fn   type_copy
+#define Type_delete_fn type_delete
+#define Win_copy_fn    win_copy
+#define Win_delete_fn  win_delete
+F_CREATE_KEYVAL(comm_create_keyval, Comm, COMM, Comm, mpi_comm_null_copy_fn, mpi_comm_dup_fn, mpi_comm_null_delete_fn,
+                0, MPI_Aint)
+F_CREATE_KEYVAL(type_create_keyval, Type, TYPE, Type, mpi_type_null_copy_fn, mpi_type_dup_fn, mpi_type_null_delete_fn,
+                0, MPI_Aint)
+F_CREATE_KEYVAL(win_create_keyval, Win, WIN, Win, mpi_win_null_copy_fn, mpi_win_dup_fn, mpi_win_null_delete_fn, 0,
+                MPI_Aint)
+F_CREATE_KEYVAL(keyval_create, Comm, COMM, Comm, mpi_null_copy_fn, mpi_dup_fn, mpi_null_delete_fn, 1, MPI_Fint)
+
+/* ---- attribute values ------------------------------------------------------------------------ */
+
+/* The predefined attributes are stored by the C library as pointers to their values; a Fortran
+ * program gets the values (MPI 4.1, 19.3.7). MPI_WIN_BASE is the address itself. */
+static MPI_Aint attr_value(int kind, int keyval, void *v)
+{
+    if (kind == APTUS_F_COMM &&
+        (keyval == MPI_TAG_UB || keyval == MPI_HOST || keyval == MPI_IO || keyval == MPI_WTIME_IS_GLOBAL ||
+         keyval == MPI_APPNUM || keyval == MPI_UNIVERSE_SIZE || keyval == MPI_LASTUSEDCODE))
+        return *(int *)v;
+    if (kind == APTUS_F_WIN &&
+        (keyval == MPI_WIN_DISP_UNIT || keyval == MPI_WIN_CREATE_FLAVOR || keyval == MPI_WIN_MODEL))
+        return *(int *)v;
+    if (kind == APTUS_F_WIN && keyval == MPI_WIN_SIZE)
+        return *(MPI_Aint *)v;
+    return (MPI_Aint)v;
+}
+
+#define F_ATTR(lname, Name, KIND, HT, ET)                                                                              \
+    static void f_##lname##_get_attr(int prof, MPI_Fint *h, MPI_Fint *keyval, ET *value, MPI_Fint *flag,               \
+                                     MPI_Fint *ierror)                                                                 \
+    {                                                                                                                  \
+        void *v = NULL;                                                                                                \
+        int found = 0;                                                                                                 \
+        *ierror = F_CALL(prof, Name##_get_attr, MPI_##HT##_fromint(*h), *keyval, &v, &found);                          \
+        if (*ierror == MPI_SUCCESS) {                                                                                  \
+            *flag = aptus_f_logical_out(found);                                                                        \
+            if (found)                                                                                                 \
+                *value = (ET)attr_value(APTUS_F_##KIND, *keyval, v);                                                   \
+        }                                                                                                              \
+    }                                                                                                                  \
+    F_ENTRY(lname##_get_attr, (MPI_Fint * h, MPI_Fint * keyval, ET * value, MPI_Fint * flag, MPI_Fint * ierror),       \
+            h COMMA keyval COMMA value COMMA flag COMMA ierror)                                                        \
+    static void f_##lname##_set_attr(int prof, MPI_Fint *h, MPI_Fint *keyval, ET *value, MPI_Fint *ierror)             \
+    {                                                                                                                  \
+        *ierror = F_CALL(prof, Name##_set_attr, MPI_##HT##_fromint(*h), *keyval, (void *)(intptr_t)*value);            \
+    }                                                                                                                  \
+    F_ENTRY(lname##_set_attr, (MPI_Fint * h, MPI_Fint * keyval, ET * value, MPI_Fint * ierror),                        \
+            h COMMA keyval COMMA value COMMA ierror)
+F_ATTR(comm, Comm, COMM, Comm, MPI_Aint)
+F_ATTR(type, Type, TYPE, Type, MPI_Aint)
+F_ATTR(win, Win, WIN, Win, MPI_Aint)
+
+/* MPI_ATTR_GET / MPI_ATTR_PUT: the same on communicators, INTEGER values. */
+static void f_attr_get(int prof, MPI_Fint *h, MPI_Fint *keyval, MPI_Fint *value, MPI_Fint *flag, MPI_Fint *ierror)
+{
+    MPI_Aint v = 0;
+    f_comm_get_attr(prof, h, keyval, &v, flag, ierror);
+    if (*ierror == MPI_SUCCESS && aptus_f_logical_in(*flag))
+        *value = (MPI_Fint)v;
+}
+F_ENTRY(attr_get, (MPI_Fint * h, MPI_Fint *keyval, MPI_Fint *value, MPI_Fint *flag, MPI_Fint *ierror),
+        h COMMA keyval COMMA value COMMA flag COMMA ierror)
+static void f_attr_put(int prof, MPI_Fint *h, MPI_Fint *keyval, MPI_Fint *value, MPI_Fint *ierror)
+{
+    MPI_Aint v = *value;
+    f_comm_set_attr(prof, h, keyval, &v, ierror);
+}
+F_ENTRY(attr_put, (MPI_Fint * h, MPI_Fint *keyval, MPI_Fint *value, MPI_Fint *ierror),
+        h COMMA keyval COMMA value COMMA ierror)
+
+/* ---- the rest ------------------------------------------------------------------------------ */
+
+static void f_info_create_env(int prof, MPI_Fint *info, MPI_Fint *ierror)
+{
+    MPI_Info h = MPI_INFO_NULL;
+    *ierror = F_CALL(prof, Info_create_env, 0, NULL, &h);
+    if (*ierror == MPI_SUCCESS)
+        *info = MPI_Info_toint(h);
+}
+F_ENTRY(info_create_env, (MPI_Fint * info, MPI_Fint *ierror), info COMMA ierror)
+
+/* MPI_F_SYNC_REG: its whole effect is to be a call the compiler cannot see into. */
+void mpi_f_sync_reg_(void *buf)
+{
+    (void)buf;
+}
+void pmpi_f_sync_reg_(void *buf)
+{
+    (void)buf;
+}
+
+/* Not offered yet: the arguments are named for the reader only. */
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+#define F_NOT_YET(name, Name, why, params, ierr)                                                                       \
+    void mpi_##name##_ params                                                                                          \
+    {                                                                                                                  \
+        *(ierr) = aptus_f_unsupported("MPI_" #Name, why);                                                              \
+    }                                                                                                                  \
+    void pmpi_##name##_ params                                                                                         \
+    {                                                                                                                  \
+        *(ierr) = aptus_f_unsupported("MPI_" #Name, why);                                                              \
+    }
+F_NOT_YET(comm_spawn, Comm_spawn, "not available from Fortran yet",
+          (char *c, char *a, MPI_Fint *m, MPI_Fint *i, MPI_Fint *r, MPI_Fint *cm, MPI_Fint *ic, MPI_Fint *e,
+           MPI_Fint *ierror, size_t cl, size_t al),
+          ierror)
+F_NOT_YET(comm_spawn_multiple, Comm_spawn_multiple, "not available from Fortran yet",
+          (MPI_Fint * n, char *c, char *a, MPI_Fint *m, MPI_Fint *i, MPI_Fint *r, MPI_Fint *cm, MPI_Fint *ic,
+           MPI_Fint *e, MPI_Fint *ierror, size_t cl, size_t al),
+          ierror)
+F_NOT_YET(grequest_start, Grequest_start, "generalized requests written in Fortran are not available yet",
+          (void *q, void *f, void *c, MPI_Aint *e, MPI_Fint *r, MPI_Fint *ierror), ierror)
+F_NOT_YET(register_datarep, Register_datarep, "data representations written in Fortran are not available yet",
+          (char *d, void *r, void *w, void *x, MPI_Aint *e, MPI_Fint *ierror, size_t dl), ierror)
+F_NOT_YET(sizeof, Sizeof, "needs the module mpi_f08's generic interface (not available yet)",
+          (void *x, MPI_Fint *size, MPI_Fint *ierror), ierror)
+F_NOT_YET(status_f2f08, Status_f2f08, "needs the module mpi_f08 (not available yet)",
+          (MPI_Fint * f, void *f08, MPI_Fint *ierror), ierror)
+F_NOT_YET(status_f082f, Status_f082f, "needs the module mpi_f08 (not available yet)",
+          (void *f08, MPI_Fint *f, MPI_Fint *ierror), ierror)

@@ -1,0 +1,260 @@
+/* The Fortran bindings' runtime: sentinels, LOGICALs, strings, handle arrays (f_runtime.h). */
+#include "fortran/f_runtime.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The sentinels are Fortran variables in common blocks of these names (mpif.h, the module
+ * `mpi`): their addresses are what a program passes. The program's own copy of a common block
+ * takes precedence over these definitions when it is linked (the dynamic linker binds every
+ * reference to the executable's), so the addresses compared below are the program's. */
+MPI_Fint aptus_f_bottom_[1] __attribute__((aligned(32)));
+MPI_Fint aptus_f_in_place_[1] __attribute__((aligned(32)));
+MPI_Fint aptus_f_buffer_automatic_[1] __attribute__((aligned(32)));
+MPI_Fint aptus_f_status_ignore_[8] __attribute__((aligned(32)));
+MPI_Fint aptus_f_statuses_ignore_[8] __attribute__((aligned(32)));
+MPI_Fint aptus_f_errcodes_ignore_[1] __attribute__((aligned(32)));
+MPI_Fint aptus_f_unweighted_[1] __attribute__((aligned(32)));
+MPI_Fint aptus_f_weights_empty_[1] __attribute__((aligned(32)));
+char aptus_f_argv_null_[1] __attribute__((aligned(32)));
+char aptus_f_argvs_null_[1] __attribute__((aligned(32)));
+
+void *aptus_f_buf(void *p)
+{
+    if (p == (void *)aptus_f_bottom_)
+        return MPI_BOTTOM;
+    if (p == (void *)aptus_f_in_place_)
+        return MPI_IN_PLACE;
+    if (p == (void *)aptus_f_buffer_automatic_)
+        return MPI_BUFFER_AUTOMATIC;
+    return p;
+}
+
+int aptus_f_in_place(const void *p)
+{
+    return p == (const void *)aptus_f_in_place_;
+}
+
+MPI_Status *aptus_f_status(MPI_Fint *s)
+{
+    if (s == aptus_f_status_ignore_ || s == aptus_f_statuses_ignore_)
+        return MPI_STATUS_IGNORE;
+    return (MPI_Status *)(void *)s;
+}
+
+int *aptus_f_errcodes(MPI_Fint *e)
+{
+    return e == aptus_f_errcodes_ignore_ ? MPI_ERRCODES_IGNORE : e;
+}
+
+int *aptus_f_weights(MPI_Fint *w)
+{
+    if (w == aptus_f_unweighted_)
+        return MPI_UNWEIGHTED;
+    if (w == aptus_f_weights_empty_)
+        return MPI_WEIGHTS_EMPTY;
+    return w;
+}
+
+/* ---- LOGICAL ----------------------------------------------------------------------------- */
+
+/* gfortran's .TRUE. and .FALSE.; a value other than .FALSE. reads as true. */
+static MPI_Fint f_true = 1, f_false = 0;
+
+int aptus_f_logical_in(MPI_Fint l)
+{
+    return l != f_false;
+}
+
+MPI_Fint aptus_f_logical_out(int c)
+{
+    return c ? f_true : f_false;
+}
+
+int *aptus_f_logicals_in(const MPI_Fint *f, int n, int *buf, int out_only)
+{
+    int *c = n <= APTUS_F_STACK ? buf : malloc(sizeof *c * (size_t)n);
+    if (c && !out_only)
+        for (int i = 0; i < n; i++)
+            c[i] = aptus_f_logical_in(f[i]);
+    return c;
+}
+
+void aptus_f_logicals_out(MPI_Fint *f, int n, const int *c)
+{
+    for (int i = 0; i < n; i++)
+        f[i] = aptus_f_logical_out(c[i]);
+}
+
+/* ---- handle arrays (every handle of the standard ABI is a pointer) ------------------------ */
+
+static void *from_int(int kind, MPI_Fint v)
+{
+    switch (kind) {
+    case APTUS_F_COMM: return MPI_Comm_fromint(v);
+    case APTUS_F_TYPE: return MPI_Type_fromint(v);
+    case APTUS_F_ERRHANDLER: return MPI_Errhandler_fromint(v);
+    case APTUS_F_FILE: return MPI_File_fromint(v);
+    case APTUS_F_GROUP: return MPI_Group_fromint(v);
+    case APTUS_F_INFO: return MPI_Info_fromint(v);
+    case APTUS_F_MESSAGE: return MPI_Message_fromint(v);
+    case APTUS_F_OP: return MPI_Op_fromint(v);
+    case APTUS_F_REQUEST: return MPI_Request_fromint(v);
+    case APTUS_F_SESSION: return MPI_Session_fromint(v);
+    default: return MPI_Win_fromint(v);
+    }
+}
+
+static MPI_Fint to_int(int kind, void *h)
+{
+    switch (kind) {
+    case APTUS_F_COMM: return MPI_Comm_toint(h);
+    case APTUS_F_TYPE: return MPI_Type_toint(h);
+    case APTUS_F_ERRHANDLER: return MPI_Errhandler_toint(h);
+    case APTUS_F_FILE: return MPI_File_toint(h);
+    case APTUS_F_GROUP: return MPI_Group_toint(h);
+    case APTUS_F_INFO: return MPI_Info_toint(h);
+    case APTUS_F_MESSAGE: return MPI_Message_toint(h);
+    case APTUS_F_OP: return MPI_Op_toint(h);
+    case APTUS_F_REQUEST: return MPI_Request_toint(h);
+    case APTUS_F_SESSION: return MPI_Session_toint(h);
+    default: return MPI_Win_toint(h);
+    }
+}
+
+void *aptus_f_handles_in(int kind, const MPI_Fint *f, int n, void *buf, int out_only)
+{
+    void **h = n <= APTUS_F_STACK ? buf : malloc(sizeof *h * (size_t)n);
+    if (h && !out_only)
+        for (int i = 0; i < n; i++)
+            h[i] = from_int(kind, f[i]);
+    return h;
+}
+
+void aptus_f_handles_out(int kind, MPI_Fint *f, int n, const void *h)
+{
+    void *const *v = h;
+    for (int i = 0; i < n; i++)
+        f[i] = to_int(kind, v[i]);
+}
+
+/* ---- strings ------------------------------------------------------------------------------- */
+
+char *aptus_f_string_in(const char *f, size_t len, int trim_leading)
+{
+    size_t b = 0;
+    while (len > 0 && f[len - 1] == ' ')
+        len--;
+    while (trim_leading && b < len && f[b] == ' ')
+        b++;
+    char *c = malloc(len - b + 1);
+    if (c) {
+        memcpy(c, f + b, len - b);
+        c[len - b] = '\0';
+    }
+    return c;
+}
+
+/* The longest string the library writes (MPI_MAX_LIBRARY_VERSION_STRING) and its NUL. */
+#define F_STRING_MIN (MPI_MAX_LIBRARY_VERSION_STRING + 1)
+
+char *aptus_f_string_buf(size_t len)
+{
+    return calloc(len + 1 > F_STRING_MIN ? len + 1 : F_STRING_MIN, 1);
+}
+
+void aptus_f_string_out(const char *c, char *f, size_t len)
+{
+    size_t n = strlen(c);
+    if (n > len)
+        n = len;
+    memcpy(f, c, n);
+    memset(f + n, ' ', len - n);
+}
+
+/* ---- lengths of arrays the standard sizes by the communicator ---------------------------- */
+
+int aptus_f_ntypes(MPI_Comm comm, int recv, int neighbor)
+{
+    int n = 0, flag = 0, topo = MPI_UNDEFINED;
+    if (!neighbor) {
+        if (PMPI_Comm_test_inter(comm, &flag) != MPI_SUCCESS)
+            return 0;
+        if (flag)
+            PMPI_Comm_remote_size(comm, &n);
+        else
+            PMPI_Comm_size(comm, &n);
+        return n;
+    }
+    if (PMPI_Topo_test(comm, &topo) != MPI_SUCCESS)
+        return 0;
+    if (topo == MPI_CART) {
+        PMPI_Cartdim_get(comm, &n);
+        return 2 * n;
+    }
+    if (topo == MPI_GRAPH) {
+        int rank;
+        PMPI_Comm_rank(comm, &rank);
+        PMPI_Graph_neighbors_count(comm, rank, &n);
+        return n;
+    }
+    if (topo == MPI_DIST_GRAPH) {
+        int in = 0, out = 0, weighted;
+        PMPI_Dist_graph_neighbors_count(comm, &in, &out, &weighted);
+        return recv ? in : out;
+    }
+    return 0;
+}
+
+int aptus_f_cartdim(MPI_Comm comm)
+{
+    int topo = MPI_UNDEFINED, n = 0;
+    if (PMPI_Topo_test(comm, &topo) == MPI_SUCCESS && topo == MPI_CART)
+        PMPI_Cartdim_get(comm, &n);
+    return n;
+}
+
+/* ---- errors ------------------------------------------------------------------------------- */
+
+/* One error code per call and reason, made on first use (its message names both). */
+static struct {
+    const char *call, *why;
+    int code;
+} codes[64];
+static int ncodes;
+static pthread_mutex_t codes_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int f_error(int cls, const char *call, const char *why)
+{
+    int code = cls;
+    pthread_mutex_lock(&codes_lock);
+    int i = 0;
+    while (i < ncodes && (codes[i].call != call || codes[i].why != why))
+        i++;
+    if (i < ncodes) {
+        code = codes[i].code;
+    } else if (PMPI_Add_error_code(cls, &code) == MPI_SUCCESS) {
+        char msg[MPI_MAX_ERROR_STRING];
+        snprintf(msg, sizeof msg, "%s: %s", call, why);
+        PMPI_Add_error_string(code, msg);
+        if (ncodes < (int)(sizeof codes / sizeof codes[0]))
+            codes[ncodes++] = (__typeof__(codes[0])){ call, why, code };
+    } else {
+        code = cls;
+    }
+    pthread_mutex_unlock(&codes_lock);
+    PMPI_Comm_call_errhandler(MPI_COMM_WORLD, code);
+    return code;
+}
+
+int aptus_f_nomem(const char *call)
+{
+    return f_error(MPI_ERR_NO_MEM, call, "out of memory converting the Fortran arguments");
+}
+
+int aptus_f_unsupported(const char *call, const char *why)
+{
+    return f_error(MPI_ERR_UNSUPPORTED_OPERATION, call, why);
+}
