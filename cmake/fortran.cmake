@@ -13,7 +13,7 @@ enable_language(Fortran)
 set(APTUS_FORTRAN_MODDIR ${PROJECT_BINARY_DIR}/fortran/modules)
 add_library(mpifort_abi SHARED
   src/fortran/f_runtime.c src/fortran/f_hand.c src/fortran/gen/f_entries.c
-  src/fortran/gen/mpi_module.f90)
+  src/fortran/gen/mpi_module.f90 src/fortran/gen/mpi_f08.f90)
 target_include_directories(mpifort_abi PRIVATE ${PROJECT_SOURCE_DIR}/src)
 target_include_directories(mpifort_abi PUBLIC
   $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include> $<BUILD_INTERFACE:${APTUS_FORTRAN_MODDIR}>
@@ -23,7 +23,10 @@ set_target_properties(mpifort_abi PROPERTIES VERSION 1.0.0 SOVERSION 1
   Fortran_MODULE_DIRECTORY ${APTUS_FORTRAN_MODDIR} LINKER_LANGUAGE C)
 find_package(Threads REQUIRED)
 install(TARGETS mpifort_abi LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
-install(FILES include/mpif.h ${APTUS_FORTRAN_MODDIR}/mpi.mod DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(FILES include/mpif.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+foreach(m mpi mpi_f08 aptus_f08_types aptus_f08_entries aptus_f08_impl)
+  install(FILES ${APTUS_FORTRAN_MODDIR}/${m}.mod DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+endforeach()
 
 # The wrapper: the build tree's copy with absolute paths, the installed one relative to itself.
 set(APTUS_WRAPPER_FC ${CMAKE_Fortran_COMPILER})

@@ -362,9 +362,11 @@ def constant_values():
         if NOT_VALUES.match(n) or n in names:
             continue
         names.append(n)
-    prog = ["#include <stdio.h>", "#include <stdint.h>", "#include <mpi.h>", "int main(void) {"]
+    prog = ["#include <stdio.h>", "#include <stdint.h>", "#include <mpi.h>",
+            "#define KIND(x) _Generic((x), " + ", ".join("%s: \"%s\"" % (t, t) for t in HANDLE_CTYPES)
+            + ", default: \"int\")", "int main(void) {"]
     for n in names:
-        prog.append('    printf("%%s %%lld\\n", "%s", (long long)(intptr_t)(%s));' % (n, n))
+        prog.append('    printf("%%s %%s %%lld\\n", "%s", KIND(%s), (long long)(intptr_t)(%s));' % (n, n, n))
     prog.append("    return 0;\n}\n")
     with tempfile.TemporaryDirectory() as tmp:
         src, exe = os.path.join(tmp, "c.c"), os.path.join(tmp, "c")
@@ -375,8 +377,8 @@ def constant_values():
         out = subprocess.check_output([exe]).decode()
     values = []
     for line in out.splitlines():
-        n, v = line.split()
-        values.append((n, "offset" if n == "MPI_DISPLACEMENT_CURRENT" else "int", int(v)))
+        n, k, v = line.split()
+        values.append((n, "offset" if n == "MPI_DISPLACEMENT_CURRENT" else k, int(v)))
     return values
 
 
@@ -462,10 +464,14 @@ def interface_text(name, p):
 
 
 def wrap(line, width=100):
-    """Free-form continuation for long lines."""
+    """Free-form continuation for long lines (cut after a comma)."""
+    if "\n" in line:
+        return "\n".join(wrap(x, width) for x in line.split("\n"))
     if len(line) <= width:
         return line
-    cut = line.rfind(", ", 0, width - 2)
+    cut = line.rfind(", ", 12, width - 2)
+    if cut < 0:
+        return line
     return line[:cut + 1] + " &\n" + wrap("        & " + line[cut + 2:], width)
 
 
@@ -489,6 +495,229 @@ def module_text(procs, names):
         n += 1
     out += ["  END INTERFACE", "END MODULE mpi", ""]
     return "\n".join(out), n
+
+
+# ---- the module mpi_f08 ---------------------------------------------------------------------
+
+# The handle types of mpi_f08 and the C types of their constants.
+F08_HANDLES = [("MPI_Comm", "MPI_Comm"), ("MPI_Datatype", "MPI_Datatype"), ("MPI_Errhandler", "MPI_Errhandler"),
+               ("MPI_File", "MPI_File"), ("MPI_Group", "MPI_Group"), ("MPI_Info", "MPI_Info"),
+               ("MPI_Message", "MPI_Message"), ("MPI_Op", "MPI_Op"), ("MPI_Request", "MPI_Request"),
+               ("MPI_Session", "MPI_Session"), ("MPI_Win", "MPI_Win")]
+# Written in Fortran in the module itself (F08_HAND) rather than over a C entry point.
+F08_HAND = {"mpi_status_f2f08", "mpi_status_f082f", "mpi_sizeof"}
+
+
+def f08_decl_lines(text):
+    """The f08 declaration lines of pympistandard's rendering, choice buffers made assumed-size
+    with gfortran's NO_ARG_CHECK (MPI_SUBARRAYS_SUPPORTED is .FALSE.)."""
+    out = []
+    for line in text.splitlines()[1:]:
+        line = line.strip()
+        if line.startswith("USE, INTRINSIC"):
+            continue
+        if "DIMENSION(..)" in line:
+            names = line.split("::")[1].strip()
+            out.append("!GCC$ ATTRIBUTES NO_ARG_CHECK :: %s" % names)
+            line = line.replace("DIMENSION(..)", "DIMENSION(*)")
+        out.append(line)
+    return out
+
+
+def f08_specific(p, prof):
+    """The specific procedure (MPI_Xxx_f08 or PMPI_Xxx_f08) over the C entry point."""
+    f08 = p.express.f08
+    text = str(f08)
+    head = text.splitlines()[0]
+    is_function = not head.startswith("MPI_")
+    m = re.match(r"^(?:(.*?)\s+)?(MPI_\w+)\((.*)\)$", head)
+    rtype, name, args = m.group(1), m.group(2), m.group(3)
+    pre = "P" if prof else ""
+    spec = pre + name + "_f08"
+    arglist = [a.strip() for a in args.split(",")] if args.strip() else []
+    f77 = "f77_" + pre + p.express.f90.name
+    out = []
+    if is_function:
+        out.append("  %s FUNCTION %s(%s)" % (rtype, spec, ", ".join(arglist)))
+    else:
+        out.append("  SUBROUTINE %s(%s)" % (spec, ", ".join(arglist)))
+    out += ["    " + x for x in f08_decl_lines(text)]
+    call_args = [a for a in arglist]
+    if is_function:
+        out.append("    %s = %s(%s)" % (spec, f77, ", ".join(call_args)))
+        out.append("  END FUNCTION %s" % spec)
+    elif "ierror" in arglist:
+        out.append("    INTEGER :: ierror_")
+        call_args[call_args.index("ierror")] = "ierror_"
+        out.append("    CALL %s(%s)" % (f77, ", ".join(call_args)))
+        out.append("    IF (PRESENT(ierror)) ierror = ierror_")
+        out.append("  END SUBROUTINE %s" % spec)
+    else:
+        out.append("    CALL %s(%s)" % (f77, ", ".join(call_args)))
+        out.append("  END SUBROUTINE %s" % spec)
+    return spec, name, "\n".join(wrap(x) for x in out)
+
+
+def f08_entry_interface(p, prof):
+    """The interface of a C entry point as the f08 specifics call it: every argument but strings
+    and procedures of any type (NO_ARG_CHECK), so that handles, statuses and C_PTRs pass as the
+    INTEGERs they are laid out as."""
+    from pympistandard.f90 import F90Parameter
+    f90 = p.express.f90
+    params = [F90Parameter(q) for q in p._parseset["parameters"]
+              if "f90_parameter" not in q["suppress"] and q["kind"] != "VARARGS" and not q["large_only"]]
+    pre = "P" if prof else ""
+    name = pre + f90.name
+    if f90.return_kind is not None:
+        out = ["    FUNCTION %s(%s)" % (name, ", ".join(x.name for x in params)), "      IMPORT",
+               "      %s :: %s" % (f90.return_type, name)]
+    else:
+        out = ["    SUBROUTINE %s(%s)" % (name, ", ".join(x.name for x in params)), "      IMPORT"]
+    for x in params:
+        if x.type == "CHARACTER*(*)":
+            out.append("      CHARACTER(LEN=*) :: %s%s" % (x.name, "(*)" if x.dimensions else ""))
+        elif x.type == "EXTERNAL":
+            out.append("      EXTERNAL :: %s" % x.name)
+        else:
+            out.append("      !GCC$ ATTRIBUTES NO_ARG_CHECK :: %s" % x.name)
+            out.append("      TYPE(*), DIMENSION(*) :: %s" % x.name)
+    out.append("    END %s %s" % ("FUNCTION" if f90.return_kind is not None else "SUBROUTINE", name))
+    return name, "\n".join(wrap(x) for x in out)
+
+
+def f08_text(procs, names, values):
+    """The modules behind `use mpi_f08`: aptus_f08_types (kinds, handle types, constants,
+    sentinels, callback interfaces), aptus_f08_entries (the C entry points, untyped),
+    aptus_f08_impl (the specifics) and mpi_f08 (the generics)."""
+    ints = [(n, k, v) for n, k, v in values if k in ("int", "offset")]
+    handles = [(n, k, v) for n, k, v in values if k not in ("int", "offset")]
+    t = ["! Generated by tools/gen_fortran.py from the MPI Forum's API description (pympistandard)",
+         "! and include/mpi.h: do not edit. The module mpi_f08 and the modules behind it.",
+         "MODULE aptus_f08_types",
+         "  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR, C_INT, C_CHAR",
+         "  IMPLICIT NONE",
+         "  INTEGER, PARAMETER :: MPI_ADDRESS_KIND = 8, MPI_OFFSET_KIND = 8, MPI_COUNT_KIND = 8",
+         "  INTEGER, PARAMETER :: MPI_INTEGER_KIND = 4, MPI_STATUS_SIZE = 8",
+         "  INTEGER, PARAMETER :: MPI_SOURCE = 1, MPI_TAG = 2, MPI_ERROR = 3",
+         "  INTEGER, PARAMETER :: MPI_VERSION = 5, MPI_SUBVERSION = 0",
+         "  LOGICAL, PARAMETER :: MPI_SUBARRAYS_SUPPORTED = .FALSE., MPI_ASYNC_PROTECTS_NONBLOCKING = .FALSE."]
+    for ht, _ in F08_HANDLES:
+        t += ["  TYPE, BIND(C) :: %s" % ht, "    INTEGER(C_INT) :: MPI_VAL", "  END TYPE %s" % ht]
+    t += ["  TYPE, BIND(C) :: MPI_Status",
+          "    INTEGER(C_INT) :: MPI_SOURCE, MPI_TAG, MPI_ERROR",
+          "    INTEGER(C_INT) :: MPI_internal(5)",
+          "  END TYPE MPI_Status"]
+    for n, k, v in ints:
+        if n in ("MPI_VERSION", "MPI_SUBVERSION"):
+            continue
+        kind = "INTEGER(KIND=MPI_OFFSET_KIND)" if k == "offset" else "INTEGER"
+        t.append("  %s, PARAMETER :: %s = %d" % (kind, n, v))
+    for n, k, v in handles:
+        t.append("  TYPE(%s), PARAMETER :: %s = %s(%d)" % (k, n, k, v))
+    # sentinels: variables the C entry points recognise by address (f_runtime.c)
+    for decl, name, label in (("INTEGER(C_INT)", "MPI_BOTTOM", "bottom"), ("INTEGER(C_INT)", "MPI_IN_PLACE", "in_place"),
+                              ("INTEGER(C_INT)", "MPI_BUFFER_AUTOMATIC", "buffer_automatic"),
+                              ("TYPE(MPI_Status)", "MPI_STATUS_IGNORE", "status_ignore"),
+                              ("TYPE(MPI_Status)", "MPI_STATUSES_IGNORE(1)", "statuses_ignore"),
+                              ("INTEGER(C_INT)", "MPI_ERRCODES_IGNORE(1)", "errcodes_ignore"),
+                              ("INTEGER(C_INT)", "MPI_UNWEIGHTED(1)", "unweighted"),
+                              ("INTEGER(C_INT)", "MPI_WEIGHTS_EMPTY(1)", "weights_empty"),
+                              ("CHARACTER(KIND=C_CHAR)", "MPI_ARGV_NULL(1)", "argv_null"),
+                              ("CHARACTER(KIND=C_CHAR)", "MPI_ARGVS_NULL(1,1)", "argvs_null")):
+        t.append("  %s, BIND(C, NAME='aptus_f08_%s') :: %s" % (decl, label, name))
+    for c in sorted(std.CALLBACKS):
+        if c.startswith("mpi_t_"):
+            continue
+        body = [x.strip() for x in str(std.CALLBACKS[c].express.f08).splitlines()]
+        if len(body) < 2:
+            continue  # no f08 form (the removed MPI-1 copy and delete functions)
+        t.append("  ABSTRACT INTERFACE")
+        head = body[1]
+        t.append("    SUBROUTINE " + head)
+        t.append("      IMPORT")
+        for x in body[2:]:
+            if x.startswith("USE, INTRINSIC"):
+                continue
+            t.append("      " + x)
+        t.append("    END SUBROUTINE")
+        t.append("  END INTERFACE")
+    for fn, iface in (("MPI_COMM_NULL_COPY_FN", "MPI_Comm_copy_attr_function"), ("MPI_COMM_DUP_FN", "MPI_Comm_copy_attr_function"),
+                      ("MPI_COMM_NULL_DELETE_FN", "MPI_Comm_delete_attr_function"),
+                      ("MPI_TYPE_NULL_COPY_FN", "MPI_Type_copy_attr_function"), ("MPI_TYPE_DUP_FN", "MPI_Type_copy_attr_function"),
+                      ("MPI_TYPE_NULL_DELETE_FN", "MPI_Type_delete_attr_function"),
+                      ("MPI_WIN_NULL_COPY_FN", "MPI_Win_copy_attr_function"), ("MPI_WIN_DUP_FN", "MPI_Win_copy_attr_function"),
+                      ("MPI_WIN_NULL_DELETE_FN", "MPI_Win_delete_attr_function"),
+                      ("MPI_CONVERSION_FN_NULL", "MPI_Datarep_conversion_function")):
+        t.append("  PROCEDURE(%s) :: %s" % (iface, fn))
+    # == and /= between handles of one kind
+    ops = []
+    for op, cmp in (("eq", "=="), ("ne", "/=")):
+        t.append("  INTERFACE OPERATOR(%s)" % ("==" if op == "eq" else "/="))
+        t.append("    MODULE PROCEDURE " + ", ".join("aptus_%s_%s" % (h[4:].lower(), op) for h, _ in F08_HANDLES))
+        t.append("  END INTERFACE")
+        for h, _ in F08_HANDLES:
+            fn = "aptus_%s_%s" % (h[4:].lower(), op)
+            ops += ["  ELEMENTAL LOGICAL FUNCTION %s(a, b)" % fn, "    TYPE(%s), INTENT(IN) :: a, b" % h,
+                    "    %s = a%%MPI_VAL %s b%%MPI_VAL" % (fn, cmp), "  END FUNCTION %s" % fn]
+    t.append("CONTAINS")
+    t += ops
+    t.append("END MODULE aptus_f08_types")
+    t.append("")
+
+    e = ["MODULE aptus_f08_entries", "  USE aptus_f08_types, ONLY : MPI_ADDRESS_KIND", "  IMPLICIT NONE", "  INTERFACE"]
+    impl = ["MODULE aptus_f08_impl", "  USE aptus_f08_types"]
+    specs = []
+    generics = {}
+    uses = []
+    for name in names:
+        if name in F08_HAND or not procs[name]._parseset["attributes"]["f08_expressible"]:
+            continue
+        p = procs[name]
+        for prof in (0, 1):
+            ename, eiface = f08_entry_interface(p, prof)
+            e.append(eiface)
+            uses.append("  USE aptus_f08_entries, ONLY : f77_%s => %s" % (ename, ename))
+            spec, gname, body = f08_specific(p, prof)
+            specs.append(body)
+            generics.setdefault(("P" if prof else "") + gname, []).append(spec)
+    e += ["  END INTERFACE", "END MODULE aptus_f08_entries", ""]
+    impl += uses
+    impl += ["  IMPLICIT NONE", "  PRIVATE", "  PUBLIC :: " + ", ".join(s for g in generics.values() for s in g)]
+    impl.append("CONTAINS")
+    impl += specs
+    impl += F08_FORTRAN_SPECIFICS
+    impl += ["END MODULE aptus_f08_impl", ""]
+    for g, extra in (("MPI_Status_f2f08", "MPI_Status_f2f08_f08"), ("MPI_Status_f082f", "MPI_Status_f082f_f08"),
+                     ("PMPI_Status_f2f08", "PMPI_Status_f2f08_f08"), ("PMPI_Status_f082f", "PMPI_Status_f082f_f08")):
+        generics.setdefault(g, []).append(extra)
+    impl[impl.index("  PRIVATE") + 1] += ", &\n    & MPI_Status_f2f08_f08, MPI_Status_f082f_f08, PMPI_Status_f2f08_f08, PMPI_Status_f082f_f08"
+    m = ["MODULE mpi_f08", "  USE aptus_f08_types", "  USE aptus_f08_impl", "  IMPLICIT NONE"]
+    for g in sorted(generics):
+        m += ["  INTERFACE %s" % g, "    MODULE PROCEDURE %s" % ", ".join(generics[g]), "  END INTERFACE %s" % g]
+    m += ["END MODULE mpi_f08", ""]
+    text = "\n".join(wrap(x) for x in t) + "\n" + "\n".join(e) + "\n" + "\n".join(wrap(x) for x in impl) + "\n" + "\n".join(m)
+    return text, len([g for g in generics if not g.startswith("P")])
+
+
+# The status conversions of mpi_f08, written in Fortran (the two layouts are the same).
+F08_FORTRAN_SPECIFICS = []
+for _pre in ("", "P"):
+    F08_FORTRAN_SPECIFICS += [
+        "  SUBROUTINE %sMPI_Status_f2f08_f08(f_status, f08_status, ierror)" % _pre,
+        "    INTEGER, INTENT(IN) :: f_status(MPI_STATUS_SIZE)",
+        "    TYPE(MPI_Status), INTENT(OUT) :: f08_status",
+        "    INTEGER, OPTIONAL, INTENT(OUT) :: ierror",
+        "    f08_status = MPI_Status(f_status(1), f_status(2), f_status(3), f_status(4:8))",
+        "    IF (PRESENT(ierror)) ierror = MPI_SUCCESS",
+        "  END SUBROUTINE %sMPI_Status_f2f08_f08" % _pre,
+        "  SUBROUTINE %sMPI_Status_f082f_f08(f08_status, f_status, ierror)" % _pre,
+        "    TYPE(MPI_Status), INTENT(IN) :: f08_status",
+        "    INTEGER, INTENT(OUT) :: f_status(MPI_STATUS_SIZE)",
+        "    INTEGER, OPTIONAL, INTENT(OUT) :: ierror",
+        "    f_status(1:3) = [f08_status%MPI_SOURCE, f08_status%MPI_TAG, f08_status%MPI_ERROR]",
+        "    f_status(4:8) = f08_status%MPI_internal",
+        "    IF (PRESENT(ierror)) ierror = MPI_SUCCESS",
+        "  END SUBROUTINE %sMPI_Status_f082f_f08" % _pre]
 
 
 # The predefined callbacks a Fortran program passes by name (f_hand.c defines them).
@@ -522,11 +751,14 @@ def main():
         bound.append(name)
     if failed:
         sys.exit("gen_fortran.py: no rule for:\n  " + "\n  ".join(failed))
-    consts = constants_text(constant_values())
+    values = constant_values()
+    consts = constants_text(values)
+    f08, ngenerics = f08_text(procs, sorted(bound + hand), values)
     module, ninterfaces = module_text(procs, sorted(bound + hand))
     outputs = {
         "include/mpif.h": consts,
         "src/fortran/gen/mpi_module.f90": module,
+        "src/fortran/gen/mpi_f08.f90": f08,
         # every procedure of mpif.h / `mpi`: tests/fortran/symbols.sh checks that the library
         # exports mpi_<name>_ and pmpi_<name>_ for each
         "src/fortran/gen/procedures.txt": "".join(n + "\n" for n in sorted(bound + hand)),
@@ -534,8 +766,8 @@ def main():
                                                     "src/fortran/gen/f_entries.c"),
     }
     write_outputs(outputs, check)
-    print("gen_fortran.py: %d procedures: %d generated, %d hand-written; %d interfaces in the module mpi"
-          % (len(procs), len(bound), len(hand), ninterfaces))
+    print("gen_fortran.py: %d procedures: %d generated, %d hand-written; %d interfaces in the module mpi, "
+          "%d generics in mpi_f08" % (len(procs), len(bound), len(hand), ninterfaces, ngenerics))
     return bound, hand, entries
 
 

@@ -416,7 +416,6 @@ void pmpi_f_sync_reg_(void *buf)
 }
 
 /* Not offered yet: the arguments are named for the reader only. */
-#pragma GCC diagnostic ignored "-Wunused-parameter"
 #define F_NOT_YET(name, Name, why, params, ierr)                                                                       \
     void mpi_##name##_ params                                                                                          \
     {                                                                                                                  \
@@ -438,9 +437,16 @@ F_NOT_YET(grequest_start, Grequest_start, "generalized requests written in Fortr
           (void *q, void *f, void *c, MPI_Aint *e, MPI_Fint *r, MPI_Fint *ierror), ierror)
 F_NOT_YET(register_datarep, Register_datarep, "data representations written in Fortran are not available yet",
           (char *d, void *r, void *w, void *x, MPI_Aint *e, MPI_Fint *ierror, size_t dl), ierror)
-F_NOT_YET(sizeof, Sizeof, "needs the module mpi_f08's generic interface (not available yet)",
-          (void *x, MPI_Fint *size, MPI_Fint *ierror), ierror)
-F_NOT_YET(status_f2f08, Status_f2f08, "needs the module mpi_f08 (not available yet)",
-          (MPI_Fint * f, void *f08, MPI_Fint *ierror), ierror)
-F_NOT_YET(status_f082f, Status_f082f, "needs the module mpi_f08 (not available yet)",
-          (void *f08, MPI_Fint *f, MPI_Fint *ierror), ierror)
+F_NOT_YET(sizeof, Sizeof, "not available yet", (void *x, MPI_Fint *size, MPI_Fint *ierror), ierror)
+
+/* The f08 status is laid out as the INTEGER one (and as the C one). */
+static void f_status_f2f08(int prof, MPI_Fint *f, MPI_F08_status *f08, MPI_Fint *ierror)
+{
+    *ierror = F_CALL(prof, Status_f2f08, f, f08);
+}
+F_ENTRY(status_f2f08, (MPI_Fint * f, MPI_F08_status *f08, MPI_Fint *ierror), f COMMA f08 COMMA ierror)
+static void f_status_f082f(int prof, MPI_F08_status *f08, MPI_Fint *f, MPI_Fint *ierror)
+{
+    *ierror = F_CALL(prof, Status_f082f, f08, f);
+}
+F_ENTRY(status_f082f, (MPI_F08_status * f08, MPI_Fint *f, MPI_Fint *ierror), f08 COMMA f COMMA ierror)

@@ -21,39 +21,44 @@ MPI_Fint aptus_f_weights_empty_[1] __attribute__((aligned(32)));
 char aptus_f_argv_null_[1] __attribute__((aligned(32)));
 char aptus_f_argvs_null_[1] __attribute__((aligned(32)));
 
+/* The module mpi_f08's sentinels: variables of the module (BIND(C) names, gen/mpi_f08.f90). */
+extern MPI_Fint aptus_f08_bottom, aptus_f08_in_place, aptus_f08_buffer_automatic, aptus_f08_status_ignore[8],
+    aptus_f08_statuses_ignore[8], aptus_f08_errcodes_ignore[1], aptus_f08_unweighted[1], aptus_f08_weights_empty[1];
+
 void *aptus_f_buf(void *p)
 {
-    if (p == (void *)aptus_f_bottom_)
+    if (p == (void *)aptus_f_bottom_ || p == (void *)&aptus_f08_bottom)
         return MPI_BOTTOM;
-    if (p == (void *)aptus_f_in_place_)
+    if (p == (void *)aptus_f_in_place_ || p == (void *)&aptus_f08_in_place)
         return MPI_IN_PLACE;
-    if (p == (void *)aptus_f_buffer_automatic_)
+    if (p == (void *)aptus_f_buffer_automatic_ || p == (void *)&aptus_f08_buffer_automatic)
         return MPI_BUFFER_AUTOMATIC;
     return p;
 }
 
 int aptus_f_in_place(const void *p)
 {
-    return p == (const void *)aptus_f_in_place_;
+    return p == (const void *)aptus_f_in_place_ || p == (const void *)&aptus_f08_in_place;
 }
 
 MPI_Status *aptus_f_status(MPI_Fint *s)
 {
-    if (s == aptus_f_status_ignore_ || s == aptus_f_statuses_ignore_)
+    if (s == aptus_f_status_ignore_ || s == aptus_f_statuses_ignore_ || s == aptus_f08_status_ignore ||
+        s == aptus_f08_statuses_ignore)
         return MPI_STATUS_IGNORE;
     return (MPI_Status *)(void *)s;
 }
 
 int *aptus_f_errcodes(MPI_Fint *e)
 {
-    return e == aptus_f_errcodes_ignore_ ? MPI_ERRCODES_IGNORE : e;
+    return e == aptus_f_errcodes_ignore_ || e == aptus_f08_errcodes_ignore ? MPI_ERRCODES_IGNORE : e;
 }
 
 int *aptus_f_weights(MPI_Fint *w)
 {
-    if (w == aptus_f_unweighted_)
+    if (w == aptus_f_unweighted_ || w == aptus_f08_unweighted)
         return MPI_UNWEIGHTED;
-    if (w == aptus_f_weights_empty_)
+    if (w == aptus_f_weights_empty_ || w == aptus_f08_weights_empty)
         return MPI_WEIGHTS_EMPTY;
     return w;
 }
