@@ -19,8 +19,10 @@ target_include_directories(mpifort_abi PUBLIC
   $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include> $<BUILD_INTERFACE:${APTUS_FORTRAN_MODDIR}>
   $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
 target_link_libraries(mpifort_abi PUBLIC mpi_abi PRIVATE Threads::Threads)
+# INSTALL_RPATH $ORIGIN: libmpi_abi is found beside it (a program's own run path does not serve
+# the libraries it loads).
 set_target_properties(mpifort_abi PROPERTIES VERSION 1.0.0 SOVERSION 1
-  Fortran_MODULE_DIRECTORY ${APTUS_FORTRAN_MODDIR} LINKER_LANGUAGE C)
+  Fortran_MODULE_DIRECTORY ${APTUS_FORTRAN_MODDIR} LINKER_LANGUAGE C INSTALL_RPATH "$ORIGIN")
 find_package(Threads REQUIRED)
 install(TARGETS mpifort_abi LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(FILES include/mpif.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})

@@ -44,6 +44,9 @@ HAND_WRITTEN = {
     "mpi_comm_get_attr", "mpi_type_get_attr", "mpi_win_get_attr",
     "mpi_comm_set_attr", "mpi_type_set_attr", "mpi_win_set_attr",
 }
+# Large-count forms that take a callback of their own kind (MPI_User_function_c, ...): not yet.
+LARGE_HAND = {"mpi_op_create", "mpi_register_datarep"}
+
 # Not part of the Fortran bindings at all (C-only conversions the standard marks f90-expressible
 # for Fortran's own use are hand-written above).
 SKIPPED = set()
@@ -114,14 +117,15 @@ def is_pointer(ctype):
     return ctype.endswith("*")
 
 
-def bind(name, p, proto):
+def bind(name, p, proto, large=False):
     """The C entry point of procedure `name` as text, or raise ValueError naming what no rule
     converts."""
     ret, cname, ctypes = proto
     b = Body()
     ci = 0
-    params = [q for q in p._parseset["parameters"] if not q["large_only"]]
-    fnames = {q["name"] for q in params if "f90_parameter" not in q["suppress"] and q["kind"] != "VARARGS"}
+    params = [q for q in p._parseset["parameters"] if large or not q["large_only"]]
+    fnames = {q["name"] for q in params if ("f90_parameter" not in q["suppress"] or large) and q["kind"] != "VARARGS"
+              and ("c_parameter" not in q["suppress"] or q["kind"] == "ERROR_CODE")}
     has_ierror = False
     inplace_guard = {}
     for q in params:
@@ -524,18 +528,19 @@ def f08_decl_lines(text):
     return out
 
 
-def f08_specific(p, prof):
-    """The specific procedure (MPI_Xxx_f08 or PMPI_Xxx_f08) over the C entry point."""
-    f08 = p.express.f08
+def f08_specific(p, prof, large=False):
+    """The specific procedure (MPI_Xxx_f08 or PMPI_Xxx_f08; MPI_Xxx_f08c over the large-count
+    entry point) over the C entry point."""
+    f08 = p.express.embiggen.f08 if large else p.express.f08
     text = str(f08)
     head = text.splitlines()[0]
     is_function = not head.startswith("MPI_")
     m = re.match(r"^(?:(.*?)\s+)?(MPI_\w+)\((.*)\)$", head)
     rtype, name, args = m.group(1), m.group(2), m.group(3)
     pre = "P" if prof else ""
-    spec = pre + name + "_f08"
+    spec = pre + name + ("_f08c" if large else "_f08")
     arglist = [a.strip() for a in args.split(",")] if args.strip() else []
-    f77 = "f77_" + pre + p.express.f90.name
+    f77 = "f77_" + pre + p.express.f90.name + ("_C" if large else "")
     out = []
     if is_function:
         out.append("  %s FUNCTION %s(%s)" % (rtype, spec, ", ".join(arglist)))
@@ -558,16 +563,35 @@ def f08_specific(p, prof):
     return spec, name, "\n".join(wrap(x) for x in out)
 
 
-def f08_entry_interface(p, prof):
+def f08_signature(p, large):
+    """What tells the specifics of a generic apart: the types and kinds of the arguments that are
+    not TYPE(*) (kinds of 8 bytes all alike)."""
+    text = str(p.express.embiggen.f08 if large else p.express.f08)
+    sig = []
+    for line in f08_decl_lines(text):
+        if "::" not in line or line.startswith("!"):
+            continue
+        decl, names = line.split("::", 1)
+        t = decl.split(",")[0].strip()
+        if t.startswith("TYPE(*)"):
+            continue
+        t = re.sub(r"MPI_(ADDRESS|COUNT|OFFSET)_KIND", "8", t)
+        for n in re.findall(r"(\w+)(\([^)]*\))?", names):
+            sig.append((n[0].lower(), t, bool(n[1])))
+    return sorted(sig)
+
+
+def f08_entry_interface(p, prof, large=False):
     """The interface of a C entry point as the f08 specifics call it: every argument but strings
     and procedures of any type (NO_ARG_CHECK), so that handles, statuses and C_PTRs pass as the
     INTEGERs they are laid out as."""
     from pympistandard.f90 import F90Parameter
     f90 = p.express.f90
     params = [F90Parameter(q) for q in p._parseset["parameters"]
-              if "f90_parameter" not in q["suppress"] and q["kind"] != "VARARGS" and not q["large_only"]]
+              if ("f90_parameter" not in q["suppress"] or (large and "c_parameter" not in q["suppress"]))
+              and q["kind"] != "VARARGS" and (large or not q["large_only"])]
     pre = "P" if prof else ""
-    name = pre + f90.name
+    name = pre + f90.name + ("_C" if large else "")
     if f90.return_kind is not None:
         out = ["    FUNCTION %s(%s)" % (name, ", ".join(x.name for x in params)), "      IMPORT",
                "      %s :: %s" % (f90.return_type, name)]
@@ -585,7 +609,7 @@ def f08_entry_interface(p, prof):
     return name, "\n".join(wrap(x) for x in out)
 
 
-def f08_text(procs, names, values):
+def f08_text(procs, names, values, large):
     """The modules behind `use mpi_f08`: aptus_f08_types (kinds, handle types, constants,
     sentinels, callback interfaces), aptus_f08_entries (the C entry points, untyped),
     aptus_f08_impl (the specifics) and mpi_f08 (the generics)."""
@@ -680,9 +704,24 @@ def f08_text(procs, names, values):
             spec, gname, body = f08_specific(p, prof)
             specs.append(body)
             generics.setdefault(("P" if prof else "") + gname, []).append(spec)
+            if name not in large:
+                continue
+            ename, eiface = f08_entry_interface(p, prof, large=True)
+            e.append(eiface)
+            uses.append("  USE aptus_f08_entries, ONLY : f77_%s => %s" % (ename, ename))
+            spec, gname, body = f08_specific(p, prof, large=True)
+            specs.append(body)
+            # under the generic name unless no argument tells the two apart (both kinds of 8
+            # bytes): then under MPI_Xxx_c
+            if f08_signature(p, False) == f08_signature(p, True):
+                gname += "_c"
+            generics.setdefault(("P" if prof else "") + gname, []).append(spec)
     e += ["  END INTERFACE", "END MODULE aptus_f08_entries", ""]
     impl += uses
-    impl += ["  IMPLICIT NONE", "  PRIVATE", "  PUBLIC :: " + ", ".join(s for g in generics.values() for s in g)]
+    # (a PUBLIC statement of its own per few names: a compiler may bound continuation lines)
+    pub = [s for g in generics.values() for s in g] + ["MPI_Status_f2f08_f08", "MPI_Status_f082f_f08",
+                                                      "PMPI_Status_f2f08_f08", "PMPI_Status_f082f_f08"]
+    impl += ["  IMPLICIT NONE", "  PRIVATE"] + ["  PUBLIC :: " + ", ".join(pub[i:i + 6]) for i in range(0, len(pub), 6)]
     impl.append("CONTAINS")
     impl += specs
     impl += F08_FORTRAN_SPECIFICS
@@ -690,13 +729,66 @@ def f08_text(procs, names, values):
     for g, extra in (("MPI_Status_f2f08", "MPI_Status_f2f08_f08"), ("MPI_Status_f082f", "MPI_Status_f082f_f08"),
                      ("PMPI_Status_f2f08", "PMPI_Status_f2f08_f08"), ("PMPI_Status_f082f", "PMPI_Status_f082f_f08")):
         generics.setdefault(g, []).append(extra)
-    impl[impl.index("  PRIVATE") + 1] += ", &\n    & MPI_Status_f2f08_f08, MPI_Status_f082f_f08, PMPI_Status_f2f08_f08, PMPI_Status_f082f_f08"
     m = ["MODULE mpi_f08", "  USE aptus_f08_types", "  USE aptus_f08_impl", "  IMPLICIT NONE"]
     for g in sorted(generics):
         m += ["  INTERFACE %s" % g, "    MODULE PROCEDURE %s" % ", ".join(generics[g]), "  END INTERFACE %s" % g]
     m += ["END MODULE mpi_f08", ""]
     text = "\n".join(wrap(x) for x in t) + "\n" + "\n".join(e) + "\n" + "\n".join(wrap(x) for x in impl) + "\n" + "\n".join(m)
     return text, len([g for g in generics if not g.startswith("P")])
+
+
+def f08_calls_text(procs, names, large):
+    """A program that calls every generic of mpi_f08 once with arguments of the declared types:
+    compiled (never run) by tests/fortran to show every generic resolves."""
+    out = ["! Generated by tools/gen_fortran.py: do not edit. Calls every generic of mpi_f08 once",
+           "! (compiled by the test fortran.f08_every_generic, never run).", "MODULE f08_calls", "  USE mpi_f08",
+           "  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR", "  IMPLICIT NONE", "CONTAINS"]
+    n = 0
+    for name in names:
+        p = procs[name]
+        if not p._parseset["attributes"]["f08_expressible"]:
+            continue
+        for lg in ((False, True) if name in large else (False,)):
+            text = str(p.express.embiggen.f08 if lg else p.express.f08)
+            head = text.splitlines()[0]
+            m = re.match(r"^(?:(.*?)\s+)?(MPI_\w+)\((.*)\)$", head)
+            rtype, gname, args = m.group(1), m.group(2), m.group(3)
+            if lg and f08_signature(p, False) == f08_signature(p, True):
+                gname += "_c"
+            n += 1
+            out.append("  SUBROUTINE call_%d()" % n)
+            for line in text.splitlines()[1:]:
+                line = line.strip()
+                if line.startswith("USE, INTRINSIC"):
+                    continue
+                decl, vars_ = line.split("::", 1)
+                parts = [x.strip() for x in decl.split(",")]
+                t = parts[0]
+                if t.startswith("TYPE(*)"):
+                    t = "INTEGER"
+                    vars_ = ", ".join(re.sub(r"\(.*\)", "", v).strip() + "(4)" for v in re.findall(r"\w+(?:\([^)]*\))?", vars_))
+                elif t.startswith("PROCEDURE("):
+                    t = t + ", POINTER"
+                    vars_ = ", ".join(v.strip() + " => NULL()" for v in vars_.split(","))
+                else:
+                    if t.startswith("CHARACTER(LEN=") and not t.startswith("CHARACTER(LEN=MPI_"):
+                        t = "CHARACTER(LEN=16)"  # * or the length argument
+                    extra = [x for x in parts[1:] if x.startswith("DIMENSION")]
+                    # arrays: constant extents kept, any other extent 2
+                    vars_ = ", ".join(re.sub(r"\(([^)]*)\)", lambda mm: "(" + ",".join(d.strip() if re.match(r"^(MPI_\w+|\d+)$", d.strip()) else "2"
+                                                                             for d in mm.group(1).split(",")) + ")", v)
+                                      for v in re.findall(r"\w+(?:\([^)]*\))?", vars_))
+                    t = ", ".join([t] + [x.replace("..", "2").replace("*", "2") for x in extra])
+                out.append("    %s :: %s" % (t, vars_))
+            call = "%s(%s)" % (gname, args)
+            if rtype:
+                out.append("    %s :: r" % rtype)
+                out.append("    r = " + call)
+            else:
+                out.append("    CALL " + call)
+            out.append("  END SUBROUTINE call_%d" % n)
+    out += ["END MODULE f08_calls", ""]
+    return "\n".join(wrap(x) for x in out), n
 
 
 # The status conversions of mpi_f08, written in Fortran (the two layouts are the same).
@@ -733,7 +825,7 @@ def main():
     protos = c_prototypes()
     procs = fortran_procedures()
     entries = []
-    bound, hand, failed = [], [], []
+    bound, hand, failed, large = [], [], [], []
     failed += ["%s: named in HAND_WRITTEN, not a procedure of the standard" % n for n in sorted(HAND_WRITTEN - set(procs))]
     for name in sorted(procs):
         if name in HAND_WRITTEN:
@@ -749,25 +841,37 @@ def main():
             continue
         entries.append(render(name, procs[name], protos[name], b, has_ierror))
         bound.append(name)
+        # the large-count form (mpi_f08 only): mpi_xxx_c_ over MPI_Xxx_c
+        if name + "_c" in protos and name not in LARGE_HAND:
+            try:
+                b, has_ierror = bind(name + "_c", procs[name], protos[name + "_c"], large=True)
+            except ValueError as e:
+                failed.append("%s_c: %s" % (name, e))
+                continue
+            entries.append(render(name + "_c", procs[name], protos[name + "_c"], b, has_ierror))
+            large.append(name)
     if failed:
         sys.exit("gen_fortran.py: no rule for:\n  " + "\n  ".join(failed))
     values = constant_values()
     consts = constants_text(values)
-    f08, ngenerics = f08_text(procs, sorted(bound + hand), values)
+    f08, ngenerics = f08_text(procs, sorted(bound + hand), values, set(large))
     module, ninterfaces = module_text(procs, sorted(bound + hand))
+    calls, ncalls = f08_calls_text(procs, sorted(bound + hand), set(large))
     outputs = {
         "include/mpif.h": consts,
         "src/fortran/gen/mpi_module.f90": module,
         "src/fortran/gen/mpi_f08.f90": f08,
+        "tests/fortran/gen/f08_calls.f90": calls,
         # every procedure of mpif.h / `mpi`: tests/fortran/symbols.sh checks that the library
         # exports mpi_<name>_ and pmpi_<name>_ for each
-        "src/fortran/gen/procedures.txt": "".join(n + "\n" for n in sorted(bound + hand)),
+        "src/fortran/gen/procedures.txt": "".join(n + "\n" for n in sorted(bound + hand + [x + "_c" for x in large])),
         "src/fortran/gen/f_entries.c": clang_format(HEADER_C + "".join(e + "\n" for e in entries).rstrip("\n") + "\n",
                                                     "src/fortran/gen/f_entries.c"),
     }
     write_outputs(outputs, check)
-    print("gen_fortran.py: %d procedures: %d generated, %d hand-written; %d interfaces in the module mpi, "
-          "%d generics in mpi_f08" % (len(procs), len(bound), len(hand), ninterfaces, ngenerics))
+    print("gen_fortran.py: %d procedures: %d generated, %d hand-written, %d large-count forms; %d interfaces in "
+          "the module mpi, %d generics in mpi_f08" % (len(procs), len(bound), len(hand), len(large), ninterfaces,
+                                                       ngenerics))
     return bound, hand, entries
 
 

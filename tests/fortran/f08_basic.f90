@@ -39,6 +39,7 @@ program f08_basic
   integer, target :: winbuf(4)
   integer(kind=MPI_ADDRESS_KIND) :: winsize
   logical :: flag
+  integer(kind=MPI_COUNT_KIND) :: bigcount, lb, extent
 
   call MPI_Init()
   call MPI_Comm_rank(MPI_COMM_WORLD, rank)
@@ -119,6 +120,19 @@ program f08_basic
   call MPI_Win_fence(0, win)
   if (winbuf(2) /= mod(rank + size - 1, size) .or. winbuf(1) /= -1) call fail('MPI_Put with fence')
   call MPI_Win_free(win)
+
+  ! large-count forms: the generic takes INTEGER(KIND=MPI_COUNT_KIND) counts; the extent query,
+  ! whose two forms no argument tells apart, is MPI_Type_get_extent_c
+  if (rank == 0) then
+    buf = [(100 + i, i = 1, 10)]
+    call MPI_Send(buf, 10_MPI_COUNT_KIND, MPI_INTEGER, 1, 11, MPI_COMM_WORLD)
+  else if (rank == 1) then
+    call MPI_Recv(got, 10_MPI_COUNT_KIND, MPI_INTEGER, 0, 11, MPI_COMM_WORLD, status)
+    call MPI_Get_count(status, MPI_INTEGER, bigcount)
+    if (bigcount /= 10_MPI_COUNT_KIND .or. any(got /= [(100 + i, i = 1, 10)])) call fail('large-count send/recv')
+  end if
+  call MPI_Type_get_extent_c(MPI_DOUBLE_PRECISION, lb, extent)
+  if (lb /= 0 .or. extent /= 8) call fail('MPI_Type_get_extent_c')
 
   ! a strided section sent by a blocking call (copied in by the compiler)
   grid = reshape([(i, i = 1, 20)], [4, 5])

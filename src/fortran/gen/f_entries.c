@@ -159,6 +159,34 @@ void pmpi_accumulate_(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origi
                  op, win, ierror);
 }
 
+static void f_accumulate_c(int prof, void *origin_addr, MPI_Count *origin_count, MPI_Fint *origin_datatype,
+                           MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Count *target_count,
+                           MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *ierror)
+{
+    int rc;
+    rc = prof ? PMPI_Accumulate_c(aptus_f_buf(origin_addr), *origin_count, MPI_Type_fromint(*origin_datatype),
+                                  *target_rank, *target_disp, *target_count, MPI_Type_fromint(*target_datatype),
+                                  MPI_Op_fromint(*op), MPI_Win_fromint(*win))
+              : MPI_Accumulate_c(aptus_f_buf(origin_addr), *origin_count, MPI_Type_fromint(*origin_datatype),
+                                 *target_rank, *target_disp, *target_count, MPI_Type_fromint(*target_datatype),
+                                 MPI_Op_fromint(*op), MPI_Win_fromint(*win));
+    *ierror = rc;
+}
+void mpi_accumulate_c_(void *origin_addr, MPI_Count *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank,
+                       MPI_Aint *target_disp, MPI_Count *target_count, MPI_Fint *target_datatype, MPI_Fint *op,
+                       MPI_Fint *win, MPI_Fint *ierror)
+{
+    f_accumulate_c(0, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+                   target_datatype, op, win, ierror);
+}
+void pmpi_accumulate_c_(void *origin_addr, MPI_Count *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank,
+                        MPI_Aint *target_disp, MPI_Count *target_count, MPI_Fint *target_datatype, MPI_Fint *op,
+                        MPI_Fint *win, MPI_Fint *ierror)
+{
+    f_accumulate_c(1, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+                   target_datatype, op, win, ierror);
+}
+
 static void f_add_error_class(int prof, MPI_Fint *errorclass, MPI_Fint *ierror)
 {
     int rc;
@@ -259,6 +287,27 @@ void pmpi_allgather_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, voi
     f_allgather(1, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierror);
 }
 
+static void f_allgather_c(int prof, void *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, void *recvbuf,
+                          MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
+{
+    int rc;
+    rc = prof ? PMPI_Allgather_c(aptus_f_buf(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), aptus_f_buf(recvbuf),
+                                 *recvcount, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm))
+              : MPI_Allgather_c(aptus_f_buf(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), aptus_f_buf(recvbuf),
+                                *recvcount, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm));
+    *ierror = rc;
+}
+void mpi_allgather_c_(void *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Count *recvcount,
+                      MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
+{
+    f_allgather_c(0, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierror);
+}
+void pmpi_allgather_c_(void *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Count *recvcount,
+                       MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
+{
+    f_allgather_c(1, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierror);
+}
+
 static void f_allgather_init(int prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf,
                              MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request,
                              MPI_Fint *ierror)
@@ -285,6 +334,33 @@ void pmpi_allgather_init_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype
     f_allgather_init(1, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierror);
 }
 
+static void f_allgather_init_c(int prof, void *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, void *recvbuf,
+                               MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info,
+                               MPI_Fint *request, MPI_Fint *ierror)
+{
+    MPI_Request h_request = MPI_Request_fromint(*request);
+    int rc;
+    rc = prof ? PMPI_Allgather_init_c(aptus_f_buf(sendbuf), *sendcount, MPI_Type_fromint(*sendtype),
+                                      aptus_f_buf(recvbuf), *recvcount, MPI_Type_fromint(*recvtype),
+                                      MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &h_request)
+              : MPI_Allgather_init_c(aptus_f_buf(sendbuf), *sendcount, MPI_Type_fromint(*sendtype),
+                                     aptus_f_buf(recvbuf), *recvcount, MPI_Type_fromint(*recvtype),
+                                     MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &h_request);
+    *request = MPI_Request_toint(h_request);
+    *ierror = rc;
+}
+void mpi_allgather_init_c_(void *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Count *recvcount,
+                           MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+{
+    f_allgather_init_c(0, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierror);
+}
+void pmpi_allgather_init_c_(void *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, void *recvbuf,
+                            MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request,
+                            MPI_Fint *ierror)
+{
+    f_allgather_init_c(1, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierror);
+}
+
 static void f_allgatherv(int prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf,
                          MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
 {
@@ -304,6 +380,28 @@ void pmpi_allgatherv_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, vo
                       MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
 {
     f_allgatherv(1, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, ierror);
+}
+
+static void f_allgatherv_c(int prof, void *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, void *recvbuf,
+                           MPI_Count *recvcounts, MPI_Aint *displs, MPI_Fint *recvtype, MPI_Fint *comm,
+                           MPI_Fint *ierror)
+{
+    int rc;
+    rc = prof ? PMPI_Allgatherv_c(aptus_f_buf(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), aptus_f_buf(recvbuf),
+                                  recvcounts, displs, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm))
+              : MPI_Allgatherv_c(aptus_f_buf(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), aptus_f_buf(recvbuf),
+                                 recvcounts, displs, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm));
+    *ierror = rc;
+}
+void mpi_allgatherv_c_(void *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Count *recvcounts,
+                       MPI_Aint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
+{
+    f_allgatherv_c(0, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, ierror);
+}
+void pmpi_allgatherv_c_(void *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Count *recvcounts,
+                        MPI_Aint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
+{
+    f_allgatherv_c(1, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, ierror);
 }
 
 static void f_allgatherv_init(int prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf,
@@ -334,6 +432,36 @@ void pmpi_allgatherv_init_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtyp
 {
     f_allgatherv_init(1, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request,
                       ierror);
+}
+
+static void f_allgatherv_init_c(int prof, void *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, void *recvbuf,
+                                MPI_Count *recvcounts, MPI_Aint *displs, MPI_Fint *recvtype, MPI_Fint *comm,
+                                MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+{
+    MPI_Request h_request = MPI_Request_fromint(*request);
+    int rc;
+    rc = prof ? PMPI_Allgatherv_init_c(aptus_f_buf(sendbuf), *sendcount, MPI_Type_fromint(*sendtype),
+                                       aptus_f_buf(recvbuf), recvcounts, displs, MPI_Type_fromint(*recvtype),
+                                       MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &h_request)
+              : MPI_Allgatherv_init_c(aptus_f_buf(sendbuf), *sendcount, MPI_Type_fromint(*sendtype),
+                                      aptus_f_buf(recvbuf), recvcounts, displs, MPI_Type_fromint(*recvtype),
+                                      MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &h_request);
+    *request = MPI_Request_toint(h_request);
+    *ierror = rc;
+}
+void mpi_allgatherv_init_c_(void *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, void *recvbuf,
+                            MPI_Count *recvcounts, MPI_Aint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info,
+                            MPI_Fint *request, MPI_Fint *ierror)
+{
+    f_allgatherv_init_c(0, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request,
+                        ierror);
+}
+void pmpi_allgatherv_init_c_(void *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, void *recvbuf,
+                             MPI_Count *recvcounts, MPI_Aint *displs, MPI_Fint *recvtype, MPI_Fint *comm,
+                             MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+{
+    f_allgatherv_init_c(1, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request,
+                        ierror);
 }
 
 static void f_alloc_mem(int prof, MPI_Aint *size, MPI_Fint *info, void *baseptr, MPI_Fint *ierror)
@@ -373,6 +501,27 @@ void pmpi_allreduce_(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *da
     f_allreduce(1, sendbuf, recvbuf, count, datatype, op, comm, ierror);
 }
 
+static void f_allreduce_c(int prof, void *sendbuf, void *recvbuf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *op,
+                          MPI_Fint *comm, MPI_Fint *ierror)
+{
+    int rc;
+    rc = prof ? PMPI_Allreduce_c(aptus_f_buf(sendbuf), aptus_f_buf(recvbuf), *count, MPI_Type_fromint(*datatype),
+                                 MPI_Op_fromint(*op), MPI_Comm_fromint(*comm))
+              : MPI_Allreduce_c(aptus_f_buf(sendbuf), aptus_f_buf(recvbuf), *count, MPI_Type_fromint(*datatype),
+                                MPI_Op_fromint(*op), MPI_Comm_fromint(*comm));
+    *ierror = rc;
+}
+void mpi_allreduce_c_(void *sendbuf, void *recvbuf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm,
+                      MPI_Fint *ierror)
+{
+    f_allreduce_c(0, sendbuf, recvbuf, count, datatype, op, comm, ierror);
+}
+void pmpi_allreduce_c_(void *sendbuf, void *recvbuf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm,
+                       MPI_Fint *ierror)
+{
+    f_allreduce_c(1, sendbuf, recvbuf, count, datatype, op, comm, ierror);
+}
+
 static void f_allreduce_init(int prof, void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op,
                              MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -396,6 +545,29 @@ void pmpi_allreduce_init_(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fin
     f_allreduce_init(1, sendbuf, recvbuf, count, datatype, op, comm, info, request, ierror);
 }
 
+static void f_allreduce_init_c(int prof, void *sendbuf, void *recvbuf, MPI_Count *count, MPI_Fint *datatype,
+                               MPI_Fint *op, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+{
+    MPI_Request h_request = MPI_Request_fromint(*request);
+    int rc;
+    rc = prof ? PMPI_Allreduce_init_c(aptus_f_buf(sendbuf), aptus_f_buf(recvbuf), *count, MPI_Type_fromint(*datatype),
+                                      MPI_Op_fromint(*op), MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &h_request)
+              : MPI_Allreduce_init_c(aptus_f_buf(sendbuf), aptus_f_buf(recvbuf), *count, MPI_Type_fromint(*datatype),
+                                     MPI_Op_fromint(*op), MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &h_request);
+    *request = MPI_Request_toint(h_request);
+    *ierror = rc;
+}
+void mpi_allreduce_init_c_(void *sendbuf, void *recvbuf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *op,
+                           MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+{
+    f_allreduce_init_c(0, sendbuf, recvbuf, count, datatype, op, comm, info, request, ierror);
+}
+void pmpi_allreduce_init_c_(void *sendbuf, void *recvbuf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *op,
+                            MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+{
+    f_allreduce_init_c(1, sendbuf, recvbuf, count, datatype, op, comm, info, request, ierror);
+}
+
 static void f_alltoall(int prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf,
                        MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
 {
@@ -415,6 +587,27 @@ void pmpi_alltoall_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void
                     MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
 {
     f_alltoall(1, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierror);
+}
+
+static void f_alltoall_c(int prof, void *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, void *recvbuf,
+                         MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
+{
+    int rc;
+    rc = prof ? PMPI_Alltoall_c(aptus_f_buf(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), aptus_f_buf(recvbuf),
+                                *recvcount, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm))
+              : MPI_Alltoall_c(aptus_f_buf(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), aptus_f_buf(recvbuf),
+                               *recvcount, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm));
+    *ierror = rc;
+}
+void mpi_alltoall_c_(void *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Count *recvcount,
+                     MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
+{
+    f_alltoall_c(0, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierror);
+}
+void pmpi_alltoall_c_(void *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Count *recvcount,
+                      MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
+{
+    f_alltoall_c(1, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierror);
 }
 
 static void f_alltoall_init(int prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf,
@@ -443,6 +636,32 @@ void pmpi_alltoall_init_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype,
     f_alltoall_init(1, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierror);
 }
 
+static void f_alltoall_init_c(int prof, void *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, void *recvbuf,
+                              MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info,
+                              MPI_Fint *request, MPI_Fint *ierror)
+{
+    MPI_Request h_request = MPI_Request_fromint(*request);
+    int rc;
+    rc = prof ? PMPI_Alltoall_init_c(aptus_f_buf(sendbuf), *sendcount, MPI_Type_fromint(*sendtype),
+                                     aptus_f_buf(recvbuf), *recvcount, MPI_Type_fromint(*recvtype),
+                                     MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &h_request)
+              : MPI_Alltoall_init_c(aptus_f_buf(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), aptus_f_buf(recvbuf),
+                                    *recvcount, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm),
+                                    MPI_Info_fromint(*info), &h_request);
+    *request = MPI_Request_toint(h_request);
+    *ierror = rc;
+}
+void mpi_alltoall_init_c_(void *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Count *recvcount,
+                          MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+{
+    f_alltoall_init_c(0, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierror);
+}
+void pmpi_alltoall_init_c_(void *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Count *recvcount,
+                           MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+{
+    f_alltoall_init_c(1, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierror);
+}
+
 static void f_alltoallv(int prof, void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype,
                         void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm,
                         MPI_Fint *ierror)
@@ -465,6 +684,30 @@ void pmpi_alltoallv_(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI
                      MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
 {
     f_alltoallv(1, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, ierror);
+}
+
+static void f_alltoallv_c(int prof, void *sendbuf, MPI_Count *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtype,
+                          void *recvbuf, MPI_Count *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm,
+                          MPI_Fint *ierror)
+{
+    int rc;
+    rc = prof ? PMPI_Alltoallv_c(aptus_f_buf(sendbuf), sendcounts, sdispls, MPI_Type_fromint(*sendtype),
+                                 aptus_f_buf(recvbuf), recvcounts, rdispls, MPI_Type_fromint(*recvtype),
+                                 MPI_Comm_fromint(*comm))
+              : MPI_Alltoallv_c(aptus_f_buf(sendbuf), sendcounts, sdispls, MPI_Type_fromint(*sendtype),
+                                aptus_f_buf(recvbuf), recvcounts, rdispls, MPI_Type_fromint(*recvtype),
+                                MPI_Comm_fromint(*comm));
+    *ierror = rc;
+}
+void mpi_alltoallv_c_(void *sendbuf, MPI_Count *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtype, void *recvbuf,
+                      MPI_Count *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
+{
+    f_alltoallv_c(0, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, ierror);
+}
+void pmpi_alltoallv_c_(void *sendbuf, MPI_Count *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtype, void *recvbuf,
+                       MPI_Count *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
+{
+    f_alltoallv_c(1, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, ierror);
 }
 
 static void f_alltoallv_init(int prof, void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype,
@@ -495,6 +738,36 @@ void pmpi_alltoallv_init_(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls
 {
     f_alltoallv_init(1, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info,
                      request, ierror);
+}
+
+static void f_alltoallv_init_c(int prof, void *sendbuf, MPI_Count *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtype,
+                               void *recvbuf, MPI_Count *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtype,
+                               MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+{
+    MPI_Request h_request = MPI_Request_fromint(*request);
+    int rc;
+    rc = prof ? PMPI_Alltoallv_init_c(aptus_f_buf(sendbuf), sendcounts, sdispls, MPI_Type_fromint(*sendtype),
+                                      aptus_f_buf(recvbuf), recvcounts, rdispls, MPI_Type_fromint(*recvtype),
+                                      MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &h_request)
+              : MPI_Alltoallv_init_c(aptus_f_buf(sendbuf), sendcounts, sdispls, MPI_Type_fromint(*sendtype),
+                                     aptus_f_buf(recvbuf), recvcounts, rdispls, MPI_Type_fromint(*recvtype),
+                                     MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &h_request);
+    *request = MPI_Request_toint(h_request);
+    *ierror = rc;
+}
+void mpi_alltoallv_init_c_(void *sendbuf, MPI_Count *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtype, void *recvbuf,
+                           MPI_Count *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info,
+                           MPI_Fint *request, MPI_Fint *ierror)
+{
+    f_alltoallv_init_c(0, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info,
+                       request, ierror);
+}
+void pmpi_alltoallv_init_c_(void *sendbuf, MPI_Count *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtype, void *recvbuf,
+                            MPI_Count *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm,
+                            MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+{
+    f_alltoallv_init_c(1, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info,
+                       request, ierror);
 }
 
 static void f_alltoallw(int prof, void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtypes,
@@ -536,6 +809,47 @@ void pmpi_alltoallw_(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI
                      MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *ierror)
 {
     f_alltoallw(1, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, ierror);
+}
+
+static void f_alltoallw_c(int prof, void *sendbuf, MPI_Count *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes,
+                          void *recvbuf, MPI_Count *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm,
+                          MPI_Fint *ierror)
+{
+    MPI_Comm h_comm_ = MPI_Comm_fromint(*comm);
+    int n_sendtypes = 0;
+    MPI_Datatype hb_sendtypes[APTUS_F_STACK], *h_sendtypes = NULL;
+    int n_recvtypes = 0;
+    MPI_Datatype hb_recvtypes[APTUS_F_STACK], *h_recvtypes = NULL;
+    int rc;
+    if (!aptus_f_in_place(sendbuf) && (n_sendtypes = aptus_f_ntypes(h_comm_, 0, 0)) > 0 &&
+        !(h_sendtypes = aptus_f_handles_in(APTUS_F_TYPE, sendtypes, n_sendtypes, hb_sendtypes, 0)))
+        goto nomem;
+    if ((n_recvtypes = aptus_f_ntypes(h_comm_, 1, 0)) > 0 &&
+        !(h_recvtypes = aptus_f_handles_in(APTUS_F_TYPE, recvtypes, n_recvtypes, hb_recvtypes, 0)))
+        goto nomem;
+    rc = prof ? PMPI_Alltoallw_c(aptus_f_buf(sendbuf), sendcounts, sdispls, h_sendtypes, aptus_f_buf(recvbuf),
+                                 recvcounts, rdispls, h_recvtypes, MPI_Comm_fromint(*comm))
+              : MPI_Alltoallw_c(aptus_f_buf(sendbuf), sendcounts, sdispls, h_sendtypes, aptus_f_buf(recvbuf),
+                                recvcounts, rdispls, h_recvtypes, MPI_Comm_fromint(*comm));
+    goto done;
+nomem:
+    rc = aptus_f_nomem("MPI_Alltoallw_c");
+done:
+    if (h_sendtypes != hb_sendtypes)
+        free(h_sendtypes);
+    if (h_recvtypes != hb_recvtypes)
+        free(h_recvtypes);
+    *ierror = rc;
+}
+void mpi_alltoallw_c_(void *sendbuf, MPI_Count *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, void *recvbuf,
+                      MPI_Count *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *ierror)
+{
+    f_alltoallw_c(0, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, ierror);
+}
+void pmpi_alltoallw_c_(void *sendbuf, MPI_Count *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, void *recvbuf,
+                       MPI_Count *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *ierror)
+{
+    f_alltoallw_c(1, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, ierror);
 }
 
 static void f_alltoallw_init(int prof, void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtypes,
@@ -585,6 +899,55 @@ void pmpi_alltoallw_init_(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls
 {
     f_alltoallw_init(1, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info,
                      request, ierror);
+}
+
+static void f_alltoallw_init_c(int prof, void *sendbuf, MPI_Count *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes,
+                               void *recvbuf, MPI_Count *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes,
+                               MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+{
+    MPI_Comm h_comm_ = MPI_Comm_fromint(*comm);
+    int n_sendtypes = 0;
+    MPI_Datatype hb_sendtypes[APTUS_F_STACK], *h_sendtypes = NULL;
+    int n_recvtypes = 0;
+    MPI_Datatype hb_recvtypes[APTUS_F_STACK], *h_recvtypes = NULL;
+    MPI_Request h_request = MPI_Request_fromint(*request);
+    int rc;
+    if (!aptus_f_in_place(sendbuf) && (n_sendtypes = aptus_f_ntypes(h_comm_, 0, 0)) > 0 &&
+        !(h_sendtypes = aptus_f_handles_in(APTUS_F_TYPE, sendtypes, n_sendtypes, hb_sendtypes, 0)))
+        goto nomem;
+    if ((n_recvtypes = aptus_f_ntypes(h_comm_, 1, 0)) > 0 &&
+        !(h_recvtypes = aptus_f_handles_in(APTUS_F_TYPE, recvtypes, n_recvtypes, hb_recvtypes, 0)))
+        goto nomem;
+    rc = prof ? PMPI_Alltoallw_init_c(aptus_f_buf(sendbuf), sendcounts, sdispls, h_sendtypes, aptus_f_buf(recvbuf),
+                                      recvcounts, rdispls, h_recvtypes, MPI_Comm_fromint(*comm),
+                                      MPI_Info_fromint(*info), &h_request)
+              : MPI_Alltoallw_init_c(aptus_f_buf(sendbuf), sendcounts, sdispls, h_sendtypes, aptus_f_buf(recvbuf),
+                                     recvcounts, rdispls, h_recvtypes, MPI_Comm_fromint(*comm), MPI_Info_fromint(*info),
+                                     &h_request);
+    *request = MPI_Request_toint(h_request);
+    goto done;
+nomem:
+    rc = aptus_f_nomem("MPI_Alltoallw_init_c");
+done:
+    if (h_sendtypes != hb_sendtypes)
+        free(h_sendtypes);
+    if (h_recvtypes != hb_recvtypes)
+        free(h_recvtypes);
+    *ierror = rc;
+}
+void mpi_alltoallw_init_c_(void *sendbuf, MPI_Count *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, void *recvbuf,
+                           MPI_Count *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm,
+                           MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+{
+    f_alltoallw_init_c(0, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info,
+                       request, ierror);
+}
+void pmpi_alltoallw_init_c_(void *sendbuf, MPI_Count *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, void *recvbuf,
+                            MPI_Count *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm,
+                            MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+{
+    f_alltoallw_init_c(1, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info,
+                       request, ierror);
 }
 
 static void f_attr_delete(int prof, MPI_Fint *comm, MPI_Fint *keyval, MPI_Fint *ierror)
@@ -652,6 +1015,23 @@ void pmpi_bcast_(void *buffer, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ro
     f_bcast(1, buffer, count, datatype, root, comm, ierror);
 }
 
+static void f_bcast_c(int prof, void *buffer, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *root, MPI_Fint *comm,
+                      MPI_Fint *ierror)
+{
+    int rc;
+    rc = prof ? PMPI_Bcast_c(aptus_f_buf(buffer), *count, MPI_Type_fromint(*datatype), *root, MPI_Comm_fromint(*comm))
+              : MPI_Bcast_c(aptus_f_buf(buffer), *count, MPI_Type_fromint(*datatype), *root, MPI_Comm_fromint(*comm));
+    *ierror = rc;
+}
+void mpi_bcast_c_(void *buffer, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierror)
+{
+    f_bcast_c(0, buffer, count, datatype, root, comm, ierror);
+}
+void pmpi_bcast_c_(void *buffer, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierror)
+{
+    f_bcast_c(1, buffer, count, datatype, root, comm, ierror);
+}
+
 static void f_bcast_init(int prof, void *buffer, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *root, MPI_Fint *comm,
                          MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -675,6 +1055,29 @@ void pmpi_bcast_init_(void *buffer, MPI_Fint *count, MPI_Fint *datatype, MPI_Fin
     f_bcast_init(1, buffer, count, datatype, root, comm, info, request, ierror);
 }
 
+static void f_bcast_init_c(int prof, void *buffer, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *root, MPI_Fint *comm,
+                           MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+{
+    MPI_Request h_request = MPI_Request_fromint(*request);
+    int rc;
+    rc = prof ? PMPI_Bcast_init_c(aptus_f_buf(buffer), *count, MPI_Type_fromint(*datatype), *root,
+                                  MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &h_request)
+              : MPI_Bcast_init_c(aptus_f_buf(buffer), *count, MPI_Type_fromint(*datatype), *root,
+                                 MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &h_request);
+    *request = MPI_Request_toint(h_request);
+    *ierror = rc;
+}
+void mpi_bcast_init_c_(void *buffer, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *root, MPI_Fint *comm,
+                       MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+{
+    f_bcast_init_c(0, buffer, count, datatype, root, comm, info, request, ierror);
+}
+void pmpi_bcast_init_c_(void *buffer, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *root, MPI_Fint *comm,
+                        MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+{
+    f_bcast_init_c(1, buffer, count, datatype, root, comm, info, request, ierror);
+}
+
 static void f_bsend(int prof, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag,
                     MPI_Fint *comm, MPI_Fint *ierror)
 {
@@ -692,6 +1095,26 @@ void pmpi_bsend_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest,
                  MPI_Fint *ierror)
 {
     f_bsend(1, buf, count, datatype, dest, tag, comm, ierror);
+}
+
+static void f_bsend_c(int prof, void *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag,
+                      MPI_Fint *comm, MPI_Fint *ierror)
+{
+    int rc;
+    rc = prof
+             ? PMPI_Bsend_c(aptus_f_buf(buf), *count, MPI_Type_fromint(*datatype), *dest, *tag, MPI_Comm_fromint(*comm))
+             : MPI_Bsend_c(aptus_f_buf(buf), *count, MPI_Type_fromint(*datatype), *dest, *tag, MPI_Comm_fromint(*comm));
+    *ierror = rc;
+}
+void mpi_bsend_c_(void *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm,
+                  MPI_Fint *ierror)
+{
+    f_bsend_c(0, buf, count, datatype, dest, tag, comm, ierror);
+}
+void pmpi_bsend_c_(void *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm,
+                   MPI_Fint *ierror)
+{
+    f_bsend_c(1, buf, count, datatype, dest, tag, comm, ierror);
 }
 
 static void f_bsend_init(int prof, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag,
@@ -717,6 +1140,29 @@ void pmpi_bsend_init_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *
     f_bsend_init(1, buf, count, datatype, dest, tag, comm, request, ierror);
 }
 
+static void f_bsend_init_c(int prof, void *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag,
+                           MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+{
+    MPI_Request h_request = MPI_Request_fromint(*request);
+    int rc;
+    rc = prof ? PMPI_Bsend_init_c(aptus_f_buf(buf), *count, MPI_Type_fromint(*datatype), *dest, *tag,
+                                  MPI_Comm_fromint(*comm), &h_request)
+              : MPI_Bsend_init_c(aptus_f_buf(buf), *count, MPI_Type_fromint(*datatype), *dest, *tag,
+                                 MPI_Comm_fromint(*comm), &h_request);
+    *request = MPI_Request_toint(h_request);
+    *ierror = rc;
+}
+void mpi_bsend_init_c_(void *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm,
+                       MPI_Fint *request, MPI_Fint *ierror)
+{
+    f_bsend_init_c(0, buf, count, datatype, dest, tag, comm, request, ierror);
+}
+void pmpi_bsend_init_c_(void *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm,
+                        MPI_Fint *request, MPI_Fint *ierror)
+{
+    f_bsend_init_c(1, buf, count, datatype, dest, tag, comm, request, ierror);
+}
+
 static void f_buffer_attach(int prof, void *buffer, MPI_Fint *size, MPI_Fint *ierror)
 {
     int rc;
@@ -732,6 +1178,21 @@ void pmpi_buffer_attach_(void *buffer, MPI_Fint *size, MPI_Fint *ierror)
     f_buffer_attach(1, buffer, size, ierror);
 }
 
+static void f_buffer_attach_c(int prof, void *buffer, MPI_Count *size, MPI_Fint *ierror)
+{
+    int rc;
+    rc = prof ? PMPI_Buffer_attach_c(aptus_f_buf(buffer), *size) : MPI_Buffer_attach_c(aptus_f_buf(buffer), *size);
+    *ierror = rc;
+}
+void mpi_buffer_attach_c_(void *buffer, MPI_Count *size, MPI_Fint *ierror)
+{
+    f_buffer_attach_c(0, buffer, size, ierror);
+}
+void pmpi_buffer_attach_c_(void *buffer, MPI_Count *size, MPI_Fint *ierror)
+{
+    f_buffer_attach_c(1, buffer, size, ierror);
+}
+
 static void f_buffer_detach(int prof, void *buffer_addr, MPI_Fint *size, MPI_Fint *ierror)
 {
     int rc;
@@ -745,6 +1206,22 @@ void mpi_buffer_detach_(void *buffer_addr, MPI_Fint *size, MPI_Fint *ierror)
 void pmpi_buffer_detach_(void *buffer_addr, MPI_Fint *size, MPI_Fint *ierror)
 {
     f_buffer_detach(1, buffer_addr, size, ierror);
+}
+
+static void f_buffer_detach_c(int prof, void *buffer_addr, MPI_Count *size, MPI_Fint *ierror)
+{
+    int rc;
+    rc = prof ? PMPI_Buffer_detach_c(aptus_f_buf(buffer_addr), size)
+              : MPI_Buffer_detach_c(aptus_f_buf(buffer_addr), size);
+    *ierror = rc;
+}
+void mpi_buffer_detach_c_(void *buffer_addr, MPI_Count *size, MPI_Fint *ierror)
+{
+    f_buffer_detach_c(0, buffer_addr, size, ierror);
+}
+void pmpi_buffer_detach_c_(void *buffer_addr, MPI_Count *size, MPI_Fint *ierror)
+{
+    f_buffer_detach_c(1, buffer_addr, size, ierror);
 }
 
 static void f_buffer_flush(int prof, MPI_Fint *ierror)
@@ -1049,6 +1526,22 @@ void pmpi_comm_attach_buffer_(MPI_Fint *comm, void *buffer, MPI_Fint *size, MPI_
     f_comm_attach_buffer(1, comm, buffer, size, ierror);
 }
 
+static void f_comm_attach_buffer_c(int prof, MPI_Fint *comm, void *buffer, MPI_Count *size, MPI_Fint *ierror)
+{
+    int rc;
+    rc = prof ? PMPI_Comm_attach_buffer_c(MPI_Comm_fromint(*comm), aptus_f_buf(buffer), *size)
+              : MPI_Comm_attach_buffer_c(MPI_Comm_fromint(*comm), aptus_f_buf(buffer), *size);
+    *ierror = rc;
+}
+void mpi_comm_attach_buffer_c_(MPI_Fint *comm, void *buffer, MPI_Count *size, MPI_Fint *ierror)
+{
+    f_comm_attach_buffer_c(0, comm, buffer, size, ierror);
+}
+void pmpi_comm_attach_buffer_c_(MPI_Fint *comm, void *buffer, MPI_Count *size, MPI_Fint *ierror)
+{
+    f_comm_attach_buffer_c(1, comm, buffer, size, ierror);
+}
+
 static void f_comm_call_errhandler(int prof, MPI_Fint *comm, MPI_Fint *errorcode, MPI_Fint *ierror)
 {
     int rc;
@@ -1208,6 +1701,22 @@ void mpi_comm_detach_buffer_(MPI_Fint *comm, void *buffer_addr, MPI_Fint *size, 
 void pmpi_comm_detach_buffer_(MPI_Fint *comm, void *buffer_addr, MPI_Fint *size, MPI_Fint *ierror)
 {
     f_comm_detach_buffer(1, comm, buffer_addr, size, ierror);
+}
+
+static void f_comm_detach_buffer_c(int prof, MPI_Fint *comm, void *buffer_addr, MPI_Count *size, MPI_Fint *ierror)
+{
+    int rc;
+    rc = prof ? PMPI_Comm_detach_buffer_c(MPI_Comm_fromint(*comm), aptus_f_buf(buffer_addr), size)
+              : MPI_Comm_detach_buffer_c(MPI_Comm_fromint(*comm), aptus_f_buf(buffer_addr), size);
+    *ierror = rc;
+}
+void mpi_comm_detach_buffer_c_(MPI_Fint *comm, void *buffer_addr, MPI_Count *size, MPI_Fint *ierror)
+{
+    f_comm_detach_buffer_c(0, comm, buffer_addr, size, ierror);
+}
+void pmpi_comm_detach_buffer_c_(MPI_Fint *comm, void *buffer_addr, MPI_Count *size, MPI_Fint *ierror)
+{
+    f_comm_detach_buffer_c(1, comm, buffer_addr, size, ierror);
 }
 
 static void f_comm_disconnect(int prof, MPI_Fint *comm, MPI_Fint *ierror)
@@ -1882,6 +2391,27 @@ void pmpi_exscan_(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datat
     f_exscan(1, sendbuf, recvbuf, count, datatype, op, comm, ierror);
 }
 
+static void f_exscan_c(int prof, void *sendbuf, void *recvbuf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *op,
+                       MPI_Fint *comm, MPI_Fint *ierror)
+{
+    int rc;
+    rc = prof ? PMPI_Exscan_c(aptus_f_buf(sendbuf), aptus_f_buf(recvbuf), *count, MPI_Type_fromint(*datatype),
+                              MPI_Op_fromint(*op), MPI_Comm_fromint(*comm))
+              : MPI_Exscan_c(aptus_f_buf(sendbuf), aptus_f_buf(recvbuf), *count, MPI_Type_fromint(*datatype),
+                             MPI_Op_fromint(*op), MPI_Comm_fromint(*comm));
+    *ierror = rc;
+}
+void mpi_exscan_c_(void *sendbuf, void *recvbuf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm,
+                   MPI_Fint *ierror)
+{
+    f_exscan_c(0, sendbuf, recvbuf, count, datatype, op, comm, ierror);
+}
+void pmpi_exscan_c_(void *sendbuf, void *recvbuf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm,
+                    MPI_Fint *ierror)
+{
+    f_exscan_c(1, sendbuf, recvbuf, count, datatype, op, comm, ierror);
+}
+
 static void f_exscan_init(int prof, void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op,
                           MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -1903,6 +2433,29 @@ void pmpi_exscan_init_(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *
                        MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     f_exscan_init(1, sendbuf, recvbuf, count, datatype, op, comm, info, request, ierror);
+}
+
+static void f_exscan_init_c(int prof, void *sendbuf, void *recvbuf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *op,
+                            MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+{
+    MPI_Request h_request = MPI_Request_fromint(*request);
+    int rc;
+    rc = prof ? PMPI_Exscan_init_c(aptus_f_buf(sendbuf), aptus_f_buf(recvbuf), *count, MPI_Type_fromint(*datatype),
+                                   MPI_Op_fromint(*op), MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &h_request)
+              : MPI_Exscan_init_c(aptus_f_buf(sendbuf), aptus_f_buf(recvbuf), *count, MPI_Type_fromint(*datatype),
+                                  MPI_Op_fromint(*op), MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &h_request);
+    *request = MPI_Request_toint(h_request);
+    *ierror = rc;
+}
+void mpi_exscan_init_c_(void *sendbuf, void *recvbuf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *op,
+                        MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+{
+    f_exscan_init_c(0, sendbuf, recvbuf, count, datatype, op, comm, info, request, ierror);
+}
+void pmpi_exscan_init_c_(void *sendbuf, void *recvbuf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *op,
+                         MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+{
+    f_exscan_init_c(1, sendbuf, recvbuf, count, datatype, op, comm, info, request, ierror);
 }
 
 static void f_fetch_and_op(int prof, void *origin_addr, void *result_addr, MPI_Fint *datatype, MPI_Fint *target_rank,
@@ -2149,6 +2702,22 @@ void pmpi_file_get_type_extent_(MPI_Fint *fh, MPI_Fint *datatype, MPI_Aint *exte
     f_file_get_type_extent(1, fh, datatype, extent, ierror);
 }
 
+static void f_file_get_type_extent_c(int prof, MPI_Fint *fh, MPI_Fint *datatype, MPI_Count *extent, MPI_Fint *ierror)
+{
+    int rc;
+    rc = prof ? PMPI_File_get_type_extent_c(MPI_File_fromint(*fh), MPI_Type_fromint(*datatype), extent)
+              : MPI_File_get_type_extent_c(MPI_File_fromint(*fh), MPI_Type_fromint(*datatype), extent);
+    *ierror = rc;
+}
+void mpi_file_get_type_extent_c_(MPI_Fint *fh, MPI_Fint *datatype, MPI_Count *extent, MPI_Fint *ierror)
+{
+    f_file_get_type_extent_c(0, fh, datatype, extent, ierror);
+}
+void pmpi_file_get_type_extent_c_(MPI_Fint *fh, MPI_Fint *datatype, MPI_Count *extent, MPI_Fint *ierror)
+{
+    f_file_get_type_extent_c(1, fh, datatype, extent, ierror);
+}
+
 static void f_file_get_view(int prof, MPI_Fint *fh, MPI_Offset *disp, MPI_Fint *etype, MPI_Fint *filetype,
                             char *datarep, MPI_Fint *ierror, size_t datarep_len)
 {
@@ -2201,6 +2770,29 @@ void pmpi_file_iread_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *dataty
     f_file_iread(1, fh, buf, count, datatype, request, ierror);
 }
 
+static void f_file_iread_c(int prof, MPI_Fint *fh, void *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *request,
+                           MPI_Fint *ierror)
+{
+    MPI_Request h_request = MPI_Request_fromint(*request);
+    int rc;
+    rc = prof ? PMPI_File_iread_c(MPI_File_fromint(*fh), aptus_f_buf(buf), *count, MPI_Type_fromint(*datatype),
+                                  &h_request)
+              : MPI_File_iread_c(MPI_File_fromint(*fh), aptus_f_buf(buf), *count, MPI_Type_fromint(*datatype),
+                                 &h_request);
+    *request = MPI_Request_toint(h_request);
+    *ierror = rc;
+}
+void mpi_file_iread_c_(MPI_Fint *fh, void *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *request,
+                       MPI_Fint *ierror)
+{
+    f_file_iread_c(0, fh, buf, count, datatype, request, ierror);
+}
+void pmpi_file_iread_c_(MPI_Fint *fh, void *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *request,
+                        MPI_Fint *ierror)
+{
+    f_file_iread_c(1, fh, buf, count, datatype, request, ierror);
+}
+
 static void f_file_iread_all(int prof, MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request,
                              MPI_Fint *ierror)
 {
@@ -2222,6 +2814,29 @@ void pmpi_file_iread_all_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *da
                           MPI_Fint *ierror)
 {
     f_file_iread_all(1, fh, buf, count, datatype, request, ierror);
+}
+
+static void f_file_iread_all_c(int prof, MPI_Fint *fh, void *buf, MPI_Count *count, MPI_Fint *datatype,
+                               MPI_Fint *request, MPI_Fint *ierror)
+{
+    MPI_Request h_request = MPI_Request_fromint(*request);
+    int rc;
+    rc = prof ? PMPI_File_iread_all_c(MPI_File_fromint(*fh), aptus_f_buf(buf), *count, MPI_Type_fromint(*datatype),
+                                      &h_request)
+              : MPI_File_iread_all_c(MPI_File_fromint(*fh), aptus_f_buf(buf), *count, MPI_Type_fromint(*datatype),
+                                     &h_request);
+    *request = MPI_Request_toint(h_request);
+    *ierror = rc;
+}
+void mpi_file_iread_all_c_(MPI_Fint *fh, void *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *request,
+                           MPI_Fint *ierror)
+{
+    f_file_iread_all_c(0, fh, buf, count, datatype, request, ierror);
+}
+void pmpi_file_iread_all_c_(MPI_Fint *fh, void *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *request,
+                            MPI_Fint *ierror)
+{
+    f_file_iread_all_c(1, fh, buf, count, datatype, request, ierror);
 }
 
 static void f_file_iread_at(int prof, MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype,
@@ -2247,6 +2862,29 @@ void pmpi_file_iread_at_(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *
     f_file_iread_at(1, fh, offset, buf, count, datatype, request, ierror);
 }
 
+static void f_file_iread_at_c(int prof, MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Count *count,
+                              MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
+{
+    MPI_Request h_request = MPI_Request_fromint(*request);
+    int rc;
+    rc = prof ? PMPI_File_iread_at_c(MPI_File_fromint(*fh), *offset, aptus_f_buf(buf), *count,
+                                     MPI_Type_fromint(*datatype), &h_request)
+              : MPI_File_iread_at_c(MPI_File_fromint(*fh), *offset, aptus_f_buf(buf), *count,
+                                    MPI_Type_fromint(*datatype), &h_request);
+    *request = MPI_Request_toint(h_request);
+    *ierror = rc;
+}
+void mpi_file_iread_at_c_(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Count *count, MPI_Fint *datatype,
+                          MPI_Fint *request, MPI_Fint *ierror)
+{
+    f_file_iread_at_c(0, fh, offset, buf, count, datatype, request, ierror);
+}
+void pmpi_file_iread_at_c_(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Count *count, MPI_Fint *datatype,
+                           MPI_Fint *request, MPI_Fint *ierror)
+{
+    f_file_iread_at_c(1, fh, offset, buf, count, datatype, request, ierror);
+}
+
 static void f_file_iread_at_all(int prof, MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count,
                                 MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -2268,6 +2906,29 @@ void pmpi_file_iread_at_all_(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fi
                              MPI_Fint *request, MPI_Fint *ierror)
 {
     f_file_iread_at_all(1, fh, offset, buf, count, datatype, request, ierror);
+}
+
+static void f_file_iread_at_all_c(int prof, MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Count *count,
+                                  MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
+{
+    MPI_Request h_request = MPI_Request_fromint(*request);
+    int rc;
+    rc = prof ? PMPI_File_iread_at_all_c(MPI_File_fromint(*fh), *offset, aptus_f_buf(buf), *count,
+                                         MPI_Type_fromint(*datatype), &h_request)
+              : MPI_File_iread_at_all_c(MPI_File_fromint(*fh), *offset, aptus_f_buf(buf), *count,
+                                        MPI_Type_fromint(*datatype), &h_request);
+    *request = MPI_Request_toint(h_request);
+    *ierror = rc;
+}
+void mpi_file_iread_at_all_c_(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Count *count, MPI_Fint *datatype,
+                              MPI_Fint *request, MPI_Fint *ierror)
+{
+    f_file_iread_at_all_c(0, fh, offset, buf, count, datatype, request, ierror);
+}
+void pmpi_file_iread_at_all_c_(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Count *count, MPI_Fint *datatype,
+                               MPI_Fint *request, MPI_Fint *ierror)
+{
+    f_file_iread_at_all_c(1, fh, offset, buf, count, datatype, request, ierror);
 }
 
 static void f_file_iread_shared(int prof, MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype,
@@ -2293,6 +2954,29 @@ void pmpi_file_iread_shared_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint 
     f_file_iread_shared(1, fh, buf, count, datatype, request, ierror);
 }
 
+static void f_file_iread_shared_c(int prof, MPI_Fint *fh, void *buf, MPI_Count *count, MPI_Fint *datatype,
+                                  MPI_Fint *request, MPI_Fint *ierror)
+{
+    MPI_Request h_request = MPI_Request_fromint(*request);
+    int rc;
+    rc = prof ? PMPI_File_iread_shared_c(MPI_File_fromint(*fh), aptus_f_buf(buf), *count, MPI_Type_fromint(*datatype),
+                                         &h_request)
+              : MPI_File_iread_shared_c(MPI_File_fromint(*fh), aptus_f_buf(buf), *count, MPI_Type_fromint(*datatype),
+                                        &h_request);
+    *request = MPI_Request_toint(h_request);
+    *ierror = rc;
+}
+void mpi_file_iread_shared_c_(MPI_Fint *fh, void *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *request,
+                              MPI_Fint *ierror)
+{
+    f_file_iread_shared_c(0, fh, buf, count, datatype, request, ierror);
+}
+void pmpi_file_iread_shared_c_(MPI_Fint *fh, void *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *request,
+                               MPI_Fint *ierror)
+{
+    f_file_iread_shared_c(1, fh, buf, count, datatype, request, ierror);
+}
+
 static void f_file_iwrite(int prof, MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request,
                           MPI_Fint *ierror)
 {
@@ -2313,6 +2997,29 @@ void pmpi_file_iwrite_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datat
                        MPI_Fint *ierror)
 {
     f_file_iwrite(1, fh, buf, count, datatype, request, ierror);
+}
+
+static void f_file_iwrite_c(int prof, MPI_Fint *fh, void *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *request,
+                            MPI_Fint *ierror)
+{
+    MPI_Request h_request = MPI_Request_fromint(*request);
+    int rc;
+    rc = prof ? PMPI_File_iwrite_c(MPI_File_fromint(*fh), aptus_f_buf(buf), *count, MPI_Type_fromint(*datatype),
+                                   &h_request)
+              : MPI_File_iwrite_c(MPI_File_fromint(*fh), aptus_f_buf(buf), *count, MPI_Type_fromint(*datatype),
+                                  &h_request);
+    *request = MPI_Request_toint(h_request);
+    *ierror = rc;
+}
+void mpi_file_iwrite_c_(MPI_Fint *fh, void *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *request,
+                        MPI_Fint *ierror)
+{
+    f_file_iwrite_c(0, fh, buf, count, datatype, request, ierror);
+}
+void pmpi_file_iwrite_c_(MPI_Fint *fh, void *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *request,
+                         MPI_Fint *ierror)
+{
+    f_file_iwrite_c(1, fh, buf, count, datatype, request, ierror);
 }
 
 static void f_file_iwrite_all(int prof, MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *request,
@@ -2338,6 +3045,29 @@ void pmpi_file_iwrite_all_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *d
     f_file_iwrite_all(1, fh, buf, count, datatype, request, ierror);
 }
 
+static void f_file_iwrite_all_c(int prof, MPI_Fint *fh, void *buf, MPI_Count *count, MPI_Fint *datatype,
+                                MPI_Fint *request, MPI_Fint *ierror)
+{
+    MPI_Request h_request = MPI_Request_fromint(*request);
+    int rc;
+    rc = prof ? PMPI_File_iwrite_all_c(MPI_File_fromint(*fh), aptus_f_buf(buf), *count, MPI_Type_fromint(*datatype),
+                                       &h_request)
+              : MPI_File_iwrite_all_c(MPI_File_fromint(*fh), aptus_f_buf(buf), *count, MPI_Type_fromint(*datatype),
+                                      &h_request);
+    *request = MPI_Request_toint(h_request);
+    *ierror = rc;
+}
+void mpi_file_iwrite_all_c_(MPI_Fint *fh, void *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *request,
+                            MPI_Fint *ierror)
+{
+    f_file_iwrite_all_c(0, fh, buf, count, datatype, request, ierror);
+}
+void pmpi_file_iwrite_all_c_(MPI_Fint *fh, void *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *request,
+                             MPI_Fint *ierror)
+{
+    f_file_iwrite_all_c(1, fh, buf, count, datatype, request, ierror);
+}
+
 static void f_file_iwrite_at(int prof, MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count, MPI_Fint *datatype,
                              MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -2359,6 +3089,29 @@ void pmpi_file_iwrite_at_(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint 
                           MPI_Fint *request, MPI_Fint *ierror)
 {
     f_file_iwrite_at(1, fh, offset, buf, count, datatype, request, ierror);
+}
+
+static void f_file_iwrite_at_c(int prof, MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Count *count,
+                               MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
+{
+    MPI_Request h_request = MPI_Request_fromint(*request);
+    int rc;
+    rc = prof ? PMPI_File_iwrite_at_c(MPI_File_fromint(*fh), *offset, aptus_f_buf(buf), *count,
+                                      MPI_Type_fromint(*datatype), &h_request)
+              : MPI_File_iwrite_at_c(MPI_File_fromint(*fh), *offset, aptus_f_buf(buf), *count,
+                                     MPI_Type_fromint(*datatype), &h_request);
+    *request = MPI_Request_toint(h_request);
+    *ierror = rc;
+}
+void mpi_file_iwrite_at_c_(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Count *count, MPI_Fint *datatype,
+                           MPI_Fint *request, MPI_Fint *ierror)
+{
+    f_file_iwrite_at_c(0, fh, offset, buf, count, datatype, request, ierror);
+}
+void pmpi_file_iwrite_at_c_(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Count *count, MPI_Fint *datatype,
+                            MPI_Fint *request, MPI_Fint *ierror)
+{
+    f_file_iwrite_at_c(1, fh, offset, buf, count, datatype, request, ierror);
 }
 
 static void f_file_iwrite_at_all(int prof, MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count,
@@ -2384,6 +3137,29 @@ void pmpi_file_iwrite_at_all_(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_F
     f_file_iwrite_at_all(1, fh, offset, buf, count, datatype, request, ierror);
 }
 
+static void f_file_iwrite_at_all_c(int prof, MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Count *count,
+                                   MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
+{
+    MPI_Request h_request = MPI_Request_fromint(*request);
+    int rc;
+    rc = prof ? PMPI_File_iwrite_at_all_c(MPI_File_fromint(*fh), *offset, aptus_f_buf(buf), *count,
+                                          MPI_Type_fromint(*datatype), &h_request)
+              : MPI_File_iwrite_at_all_c(MPI_File_fromint(*fh), *offset, aptus_f_buf(buf), *count,
+                                         MPI_Type_fromint(*datatype), &h_request);
+    *request = MPI_Request_toint(h_request);
+    *ierror = rc;
+}
+void mpi_file_iwrite_at_all_c_(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Count *count, MPI_Fint *datatype,
+                               MPI_Fint *request, MPI_Fint *ierror)
+{
+    f_file_iwrite_at_all_c(0, fh, offset, buf, count, datatype, request, ierror);
+}
+void pmpi_file_iwrite_at_all_c_(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Count *count, MPI_Fint *datatype,
+                                MPI_Fint *request, MPI_Fint *ierror)
+{
+    f_file_iwrite_at_all_c(1, fh, offset, buf, count, datatype, request, ierror);
+}
+
 static void f_file_iwrite_shared(int prof, MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype,
                                  MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -2405,6 +3181,29 @@ void pmpi_file_iwrite_shared_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint
                               MPI_Fint *ierror)
 {
     f_file_iwrite_shared(1, fh, buf, count, datatype, request, ierror);
+}
+
+static void f_file_iwrite_shared_c(int prof, MPI_Fint *fh, void *buf, MPI_Count *count, MPI_Fint *datatype,
+                                   MPI_Fint *request, MPI_Fint *ierror)
+{
+    MPI_Request h_request = MPI_Request_fromint(*request);
+    int rc;
+    rc = prof ? PMPI_File_iwrite_shared_c(MPI_File_fromint(*fh), aptus_f_buf(buf), *count, MPI_Type_fromint(*datatype),
+                                          &h_request)
+              : MPI_File_iwrite_shared_c(MPI_File_fromint(*fh), aptus_f_buf(buf), *count, MPI_Type_fromint(*datatype),
+                                         &h_request);
+    *request = MPI_Request_toint(h_request);
+    *ierror = rc;
+}
+void mpi_file_iwrite_shared_c_(MPI_Fint *fh, void *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *request,
+                               MPI_Fint *ierror)
+{
+    f_file_iwrite_shared_c(0, fh, buf, count, datatype, request, ierror);
+}
+void pmpi_file_iwrite_shared_c_(MPI_Fint *fh, void *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *request,
+                                MPI_Fint *ierror)
+{
+    f_file_iwrite_shared_c(1, fh, buf, count, datatype, request, ierror);
 }
 
 static void f_file_open(int prof, MPI_Fint *comm, char *filename, MPI_Fint *amode, MPI_Fint *info, MPI_Fint *fh,
@@ -2471,6 +3270,26 @@ void pmpi_file_read_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatyp
     f_file_read(1, fh, buf, count, datatype, status, ierror);
 }
 
+static void f_file_read_c(int prof, MPI_Fint *fh, void *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *status,
+                          MPI_Fint *ierror)
+{
+    int rc;
+    rc = prof ? PMPI_File_read_c(MPI_File_fromint(*fh), aptus_f_buf(buf), *count, MPI_Type_fromint(*datatype),
+                                 aptus_f_status(status))
+              : MPI_File_read_c(MPI_File_fromint(*fh), aptus_f_buf(buf), *count, MPI_Type_fromint(*datatype),
+                                aptus_f_status(status));
+    *ierror = rc;
+}
+void mpi_file_read_c_(MPI_Fint *fh, void *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
+{
+    f_file_read_c(0, fh, buf, count, datatype, status, ierror);
+}
+void pmpi_file_read_c_(MPI_Fint *fh, void *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *status,
+                       MPI_Fint *ierror)
+{
+    f_file_read_c(1, fh, buf, count, datatype, status, ierror);
+}
+
 static void f_file_read_all(int prof, MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status,
                             MPI_Fint *ierror)
 {
@@ -2492,6 +3311,27 @@ void pmpi_file_read_all_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *dat
     f_file_read_all(1, fh, buf, count, datatype, status, ierror);
 }
 
+static void f_file_read_all_c(int prof, MPI_Fint *fh, void *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *status,
+                              MPI_Fint *ierror)
+{
+    int rc;
+    rc = prof ? PMPI_File_read_all_c(MPI_File_fromint(*fh), aptus_f_buf(buf), *count, MPI_Type_fromint(*datatype),
+                                     aptus_f_status(status))
+              : MPI_File_read_all_c(MPI_File_fromint(*fh), aptus_f_buf(buf), *count, MPI_Type_fromint(*datatype),
+                                    aptus_f_status(status));
+    *ierror = rc;
+}
+void mpi_file_read_all_c_(MPI_Fint *fh, void *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *status,
+                          MPI_Fint *ierror)
+{
+    f_file_read_all_c(0, fh, buf, count, datatype, status, ierror);
+}
+void pmpi_file_read_all_c_(MPI_Fint *fh, void *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *status,
+                           MPI_Fint *ierror)
+{
+    f_file_read_all_c(1, fh, buf, count, datatype, status, ierror);
+}
+
 static void f_file_read_all_begin(int prof, MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype,
                                   MPI_Fint *ierror)
 {
@@ -2507,6 +3347,23 @@ void mpi_file_read_all_begin_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint
 void pmpi_file_read_all_begin_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierror)
 {
     f_file_read_all_begin(1, fh, buf, count, datatype, ierror);
+}
+
+static void f_file_read_all_begin_c(int prof, MPI_Fint *fh, void *buf, MPI_Count *count, MPI_Fint *datatype,
+                                    MPI_Fint *ierror)
+{
+    int rc;
+    rc = prof ? PMPI_File_read_all_begin_c(MPI_File_fromint(*fh), aptus_f_buf(buf), *count, MPI_Type_fromint(*datatype))
+              : MPI_File_read_all_begin_c(MPI_File_fromint(*fh), aptus_f_buf(buf), *count, MPI_Type_fromint(*datatype));
+    *ierror = rc;
+}
+void mpi_file_read_all_begin_c_(MPI_Fint *fh, void *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *ierror)
+{
+    f_file_read_all_begin_c(0, fh, buf, count, datatype, ierror);
+}
+void pmpi_file_read_all_begin_c_(MPI_Fint *fh, void *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *ierror)
+{
+    f_file_read_all_begin_c(1, fh, buf, count, datatype, ierror);
 }
 
 static void f_file_read_all_end(int prof, MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierror)
@@ -2546,6 +3403,27 @@ void pmpi_file_read_at_(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *c
     f_file_read_at(1, fh, offset, buf, count, datatype, status, ierror);
 }
 
+static void f_file_read_at_c(int prof, MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Count *count,
+                             MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
+{
+    int rc;
+    rc = prof ? PMPI_File_read_at_c(MPI_File_fromint(*fh), *offset, aptus_f_buf(buf), *count,
+                                    MPI_Type_fromint(*datatype), aptus_f_status(status))
+              : MPI_File_read_at_c(MPI_File_fromint(*fh), *offset, aptus_f_buf(buf), *count,
+                                   MPI_Type_fromint(*datatype), aptus_f_status(status));
+    *ierror = rc;
+}
+void mpi_file_read_at_c_(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Count *count, MPI_Fint *datatype,
+                         MPI_Fint *status, MPI_Fint *ierror)
+{
+    f_file_read_at_c(0, fh, offset, buf, count, datatype, status, ierror);
+}
+void pmpi_file_read_at_c_(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Count *count, MPI_Fint *datatype,
+                          MPI_Fint *status, MPI_Fint *ierror)
+{
+    f_file_read_at_c(1, fh, offset, buf, count, datatype, status, ierror);
+}
+
 static void f_file_read_at_all(int prof, MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count,
                                MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
 {
@@ -2567,6 +3445,27 @@ void pmpi_file_read_at_all_(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fin
     f_file_read_at_all(1, fh, offset, buf, count, datatype, status, ierror);
 }
 
+static void f_file_read_at_all_c(int prof, MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Count *count,
+                                 MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
+{
+    int rc;
+    rc = prof ? PMPI_File_read_at_all_c(MPI_File_fromint(*fh), *offset, aptus_f_buf(buf), *count,
+                                        MPI_Type_fromint(*datatype), aptus_f_status(status))
+              : MPI_File_read_at_all_c(MPI_File_fromint(*fh), *offset, aptus_f_buf(buf), *count,
+                                       MPI_Type_fromint(*datatype), aptus_f_status(status));
+    *ierror = rc;
+}
+void mpi_file_read_at_all_c_(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Count *count, MPI_Fint *datatype,
+                             MPI_Fint *status, MPI_Fint *ierror)
+{
+    f_file_read_at_all_c(0, fh, offset, buf, count, datatype, status, ierror);
+}
+void pmpi_file_read_at_all_c_(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Count *count, MPI_Fint *datatype,
+                              MPI_Fint *status, MPI_Fint *ierror)
+{
+    f_file_read_at_all_c(1, fh, offset, buf, count, datatype, status, ierror);
+}
+
 static void f_file_read_at_all_begin(int prof, MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count,
                                      MPI_Fint *datatype, MPI_Fint *ierror)
 {
@@ -2586,6 +3485,27 @@ void pmpi_file_read_at_all_begin_(MPI_Fint *fh, MPI_Offset *offset, void *buf, M
                                   MPI_Fint *ierror)
 {
     f_file_read_at_all_begin(1, fh, offset, buf, count, datatype, ierror);
+}
+
+static void f_file_read_at_all_begin_c(int prof, MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Count *count,
+                                       MPI_Fint *datatype, MPI_Fint *ierror)
+{
+    int rc;
+    rc = prof ? PMPI_File_read_at_all_begin_c(MPI_File_fromint(*fh), *offset, aptus_f_buf(buf), *count,
+                                              MPI_Type_fromint(*datatype))
+              : MPI_File_read_at_all_begin_c(MPI_File_fromint(*fh), *offset, aptus_f_buf(buf), *count,
+                                             MPI_Type_fromint(*datatype));
+    *ierror = rc;
+}
+void mpi_file_read_at_all_begin_c_(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Count *count, MPI_Fint *datatype,
+                                   MPI_Fint *ierror)
+{
+    f_file_read_at_all_begin_c(0, fh, offset, buf, count, datatype, ierror);
+}
+void pmpi_file_read_at_all_begin_c_(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Count *count, MPI_Fint *datatype,
+                                    MPI_Fint *ierror)
+{
+    f_file_read_at_all_begin_c(1, fh, offset, buf, count, datatype, ierror);
 }
 
 static void f_file_read_at_all_end(int prof, MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierror)
@@ -2625,6 +3545,27 @@ void pmpi_file_read_ordered_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint 
     f_file_read_ordered(1, fh, buf, count, datatype, status, ierror);
 }
 
+static void f_file_read_ordered_c(int prof, MPI_Fint *fh, void *buf, MPI_Count *count, MPI_Fint *datatype,
+                                  MPI_Fint *status, MPI_Fint *ierror)
+{
+    int rc;
+    rc = prof ? PMPI_File_read_ordered_c(MPI_File_fromint(*fh), aptus_f_buf(buf), *count, MPI_Type_fromint(*datatype),
+                                         aptus_f_status(status))
+              : MPI_File_read_ordered_c(MPI_File_fromint(*fh), aptus_f_buf(buf), *count, MPI_Type_fromint(*datatype),
+                                        aptus_f_status(status));
+    *ierror = rc;
+}
+void mpi_file_read_ordered_c_(MPI_Fint *fh, void *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *status,
+                              MPI_Fint *ierror)
+{
+    f_file_read_ordered_c(0, fh, buf, count, datatype, status, ierror);
+}
+void pmpi_file_read_ordered_c_(MPI_Fint *fh, void *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *status,
+                               MPI_Fint *ierror)
+{
+    f_file_read_ordered_c(1, fh, buf, count, datatype, status, ierror);
+}
+
 static void f_file_read_ordered_begin(int prof, MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype,
                                       MPI_Fint *ierror)
 {
@@ -2642,6 +3583,25 @@ void mpi_file_read_ordered_begin_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_
 void pmpi_file_read_ordered_begin_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierror)
 {
     f_file_read_ordered_begin(1, fh, buf, count, datatype, ierror);
+}
+
+static void f_file_read_ordered_begin_c(int prof, MPI_Fint *fh, void *buf, MPI_Count *count, MPI_Fint *datatype,
+                                        MPI_Fint *ierror)
+{
+    int rc;
+    rc = prof ? PMPI_File_read_ordered_begin_c(MPI_File_fromint(*fh), aptus_f_buf(buf), *count,
+                                               MPI_Type_fromint(*datatype))
+              : MPI_File_read_ordered_begin_c(MPI_File_fromint(*fh), aptus_f_buf(buf), *count,
+                                              MPI_Type_fromint(*datatype));
+    *ierror = rc;
+}
+void mpi_file_read_ordered_begin_c_(MPI_Fint *fh, void *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *ierror)
+{
+    f_file_read_ordered_begin_c(0, fh, buf, count, datatype, ierror);
+}
+void pmpi_file_read_ordered_begin_c_(MPI_Fint *fh, void *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *ierror)
+{
+    f_file_read_ordered_begin_c(1, fh, buf, count, datatype, ierror);
 }
 
 static void f_file_read_ordered_end(int prof, MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierror)
@@ -2679,6 +3639,27 @@ void pmpi_file_read_shared_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *
                             MPI_Fint *ierror)
 {
     f_file_read_shared(1, fh, buf, count, datatype, status, ierror);
+}
+
+static void f_file_read_shared_c(int prof, MPI_Fint *fh, void *buf, MPI_Count *count, MPI_Fint *datatype,
+                                 MPI_Fint *status, MPI_Fint *ierror)
+{
+    int rc;
+    rc = prof ? PMPI_File_read_shared_c(MPI_File_fromint(*fh), aptus_f_buf(buf), *count, MPI_Type_fromint(*datatype),
+                                        aptus_f_status(status))
+              : MPI_File_read_shared_c(MPI_File_fromint(*fh), aptus_f_buf(buf), *count, MPI_Type_fromint(*datatype),
+                                       aptus_f_status(status));
+    *ierror = rc;
+}
+void mpi_file_read_shared_c_(MPI_Fint *fh, void *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *status,
+                             MPI_Fint *ierror)
+{
+    f_file_read_shared_c(0, fh, buf, count, datatype, status, ierror);
+}
+void pmpi_file_read_shared_c_(MPI_Fint *fh, void *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *status,
+                              MPI_Fint *ierror)
+{
+    f_file_read_shared_c(1, fh, buf, count, datatype, status, ierror);
 }
 
 static void f_file_seek(int prof, MPI_Fint *fh, MPI_Offset *offset, MPI_Fint *whence, MPI_Fint *ierror)
@@ -2839,6 +3820,27 @@ void pmpi_file_write_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *dataty
     f_file_write(1, fh, buf, count, datatype, status, ierror);
 }
 
+static void f_file_write_c(int prof, MPI_Fint *fh, void *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *status,
+                           MPI_Fint *ierror)
+{
+    int rc;
+    rc = prof ? PMPI_File_write_c(MPI_File_fromint(*fh), aptus_f_buf(buf), *count, MPI_Type_fromint(*datatype),
+                                  aptus_f_status(status))
+              : MPI_File_write_c(MPI_File_fromint(*fh), aptus_f_buf(buf), *count, MPI_Type_fromint(*datatype),
+                                 aptus_f_status(status));
+    *ierror = rc;
+}
+void mpi_file_write_c_(MPI_Fint *fh, void *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *status,
+                       MPI_Fint *ierror)
+{
+    f_file_write_c(0, fh, buf, count, datatype, status, ierror);
+}
+void pmpi_file_write_c_(MPI_Fint *fh, void *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *status,
+                        MPI_Fint *ierror)
+{
+    f_file_write_c(1, fh, buf, count, datatype, status, ierror);
+}
+
 static void f_file_write_all(int prof, MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *status,
                              MPI_Fint *ierror)
 {
@@ -2860,6 +3862,27 @@ void pmpi_file_write_all_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *da
     f_file_write_all(1, fh, buf, count, datatype, status, ierror);
 }
 
+static void f_file_write_all_c(int prof, MPI_Fint *fh, void *buf, MPI_Count *count, MPI_Fint *datatype,
+                               MPI_Fint *status, MPI_Fint *ierror)
+{
+    int rc;
+    rc = prof ? PMPI_File_write_all_c(MPI_File_fromint(*fh), aptus_f_buf(buf), *count, MPI_Type_fromint(*datatype),
+                                      aptus_f_status(status))
+              : MPI_File_write_all_c(MPI_File_fromint(*fh), aptus_f_buf(buf), *count, MPI_Type_fromint(*datatype),
+                                     aptus_f_status(status));
+    *ierror = rc;
+}
+void mpi_file_write_all_c_(MPI_Fint *fh, void *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *status,
+                           MPI_Fint *ierror)
+{
+    f_file_write_all_c(0, fh, buf, count, datatype, status, ierror);
+}
+void pmpi_file_write_all_c_(MPI_Fint *fh, void *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *status,
+                            MPI_Fint *ierror)
+{
+    f_file_write_all_c(1, fh, buf, count, datatype, status, ierror);
+}
+
 static void f_file_write_all_begin(int prof, MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype,
                                    MPI_Fint *ierror)
 {
@@ -2875,6 +3898,24 @@ void mpi_file_write_all_begin_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fin
 void pmpi_file_write_all_begin_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierror)
 {
     f_file_write_all_begin(1, fh, buf, count, datatype, ierror);
+}
+
+static void f_file_write_all_begin_c(int prof, MPI_Fint *fh, void *buf, MPI_Count *count, MPI_Fint *datatype,
+                                     MPI_Fint *ierror)
+{
+    int rc;
+    rc = prof
+             ? PMPI_File_write_all_begin_c(MPI_File_fromint(*fh), aptus_f_buf(buf), *count, MPI_Type_fromint(*datatype))
+             : MPI_File_write_all_begin_c(MPI_File_fromint(*fh), aptus_f_buf(buf), *count, MPI_Type_fromint(*datatype));
+    *ierror = rc;
+}
+void mpi_file_write_all_begin_c_(MPI_Fint *fh, void *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *ierror)
+{
+    f_file_write_all_begin_c(0, fh, buf, count, datatype, ierror);
+}
+void pmpi_file_write_all_begin_c_(MPI_Fint *fh, void *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *ierror)
+{
+    f_file_write_all_begin_c(1, fh, buf, count, datatype, ierror);
 }
 
 static void f_file_write_all_end(int prof, MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierror)
@@ -2914,6 +3955,27 @@ void pmpi_file_write_at_(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *
     f_file_write_at(1, fh, offset, buf, count, datatype, status, ierror);
 }
 
+static void f_file_write_at_c(int prof, MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Count *count,
+                              MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
+{
+    int rc;
+    rc = prof ? PMPI_File_write_at_c(MPI_File_fromint(*fh), *offset, aptus_f_buf(buf), *count,
+                                     MPI_Type_fromint(*datatype), aptus_f_status(status))
+              : MPI_File_write_at_c(MPI_File_fromint(*fh), *offset, aptus_f_buf(buf), *count,
+                                    MPI_Type_fromint(*datatype), aptus_f_status(status));
+    *ierror = rc;
+}
+void mpi_file_write_at_c_(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Count *count, MPI_Fint *datatype,
+                          MPI_Fint *status, MPI_Fint *ierror)
+{
+    f_file_write_at_c(0, fh, offset, buf, count, datatype, status, ierror);
+}
+void pmpi_file_write_at_c_(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Count *count, MPI_Fint *datatype,
+                           MPI_Fint *status, MPI_Fint *ierror)
+{
+    f_file_write_at_c(1, fh, offset, buf, count, datatype, status, ierror);
+}
+
 static void f_file_write_at_all(int prof, MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count,
                                 MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
 {
@@ -2935,6 +3997,27 @@ void pmpi_file_write_at_all_(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fi
     f_file_write_at_all(1, fh, offset, buf, count, datatype, status, ierror);
 }
 
+static void f_file_write_at_all_c(int prof, MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Count *count,
+                                  MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
+{
+    int rc;
+    rc = prof ? PMPI_File_write_at_all_c(MPI_File_fromint(*fh), *offset, aptus_f_buf(buf), *count,
+                                         MPI_Type_fromint(*datatype), aptus_f_status(status))
+              : MPI_File_write_at_all_c(MPI_File_fromint(*fh), *offset, aptus_f_buf(buf), *count,
+                                        MPI_Type_fromint(*datatype), aptus_f_status(status));
+    *ierror = rc;
+}
+void mpi_file_write_at_all_c_(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Count *count, MPI_Fint *datatype,
+                              MPI_Fint *status, MPI_Fint *ierror)
+{
+    f_file_write_at_all_c(0, fh, offset, buf, count, datatype, status, ierror);
+}
+void pmpi_file_write_at_all_c_(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Count *count, MPI_Fint *datatype,
+                               MPI_Fint *status, MPI_Fint *ierror)
+{
+    f_file_write_at_all_c(1, fh, offset, buf, count, datatype, status, ierror);
+}
+
 static void f_file_write_at_all_begin(int prof, MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count,
                                       MPI_Fint *datatype, MPI_Fint *ierror)
 {
@@ -2954,6 +4037,27 @@ void pmpi_file_write_at_all_begin_(MPI_Fint *fh, MPI_Offset *offset, void *buf, 
                                    MPI_Fint *ierror)
 {
     f_file_write_at_all_begin(1, fh, offset, buf, count, datatype, ierror);
+}
+
+static void f_file_write_at_all_begin_c(int prof, MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Count *count,
+                                        MPI_Fint *datatype, MPI_Fint *ierror)
+{
+    int rc;
+    rc = prof ? PMPI_File_write_at_all_begin_c(MPI_File_fromint(*fh), *offset, aptus_f_buf(buf), *count,
+                                               MPI_Type_fromint(*datatype))
+              : MPI_File_write_at_all_begin_c(MPI_File_fromint(*fh), *offset, aptus_f_buf(buf), *count,
+                                              MPI_Type_fromint(*datatype));
+    *ierror = rc;
+}
+void mpi_file_write_at_all_begin_c_(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Count *count, MPI_Fint *datatype,
+                                    MPI_Fint *ierror)
+{
+    f_file_write_at_all_begin_c(0, fh, offset, buf, count, datatype, ierror);
+}
+void pmpi_file_write_at_all_begin_c_(MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Count *count, MPI_Fint *datatype,
+                                     MPI_Fint *ierror)
+{
+    f_file_write_at_all_begin_c(1, fh, offset, buf, count, datatype, ierror);
 }
 
 static void f_file_write_at_all_end(int prof, MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierror)
@@ -2993,6 +4097,27 @@ void pmpi_file_write_ordered_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint
     f_file_write_ordered(1, fh, buf, count, datatype, status, ierror);
 }
 
+static void f_file_write_ordered_c(int prof, MPI_Fint *fh, void *buf, MPI_Count *count, MPI_Fint *datatype,
+                                   MPI_Fint *status, MPI_Fint *ierror)
+{
+    int rc;
+    rc = prof ? PMPI_File_write_ordered_c(MPI_File_fromint(*fh), aptus_f_buf(buf), *count, MPI_Type_fromint(*datatype),
+                                          aptus_f_status(status))
+              : MPI_File_write_ordered_c(MPI_File_fromint(*fh), aptus_f_buf(buf), *count, MPI_Type_fromint(*datatype),
+                                         aptus_f_status(status));
+    *ierror = rc;
+}
+void mpi_file_write_ordered_c_(MPI_Fint *fh, void *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *status,
+                               MPI_Fint *ierror)
+{
+    f_file_write_ordered_c(0, fh, buf, count, datatype, status, ierror);
+}
+void pmpi_file_write_ordered_c_(MPI_Fint *fh, void *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *status,
+                                MPI_Fint *ierror)
+{
+    f_file_write_ordered_c(1, fh, buf, count, datatype, status, ierror);
+}
+
 static void f_file_write_ordered_begin(int prof, MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype,
                                        MPI_Fint *ierror)
 {
@@ -3010,6 +4135,25 @@ void mpi_file_write_ordered_begin_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI
 void pmpi_file_write_ordered_begin_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *ierror)
 {
     f_file_write_ordered_begin(1, fh, buf, count, datatype, ierror);
+}
+
+static void f_file_write_ordered_begin_c(int prof, MPI_Fint *fh, void *buf, MPI_Count *count, MPI_Fint *datatype,
+                                         MPI_Fint *ierror)
+{
+    int rc;
+    rc = prof ? PMPI_File_write_ordered_begin_c(MPI_File_fromint(*fh), aptus_f_buf(buf), *count,
+                                                MPI_Type_fromint(*datatype))
+              : MPI_File_write_ordered_begin_c(MPI_File_fromint(*fh), aptus_f_buf(buf), *count,
+                                               MPI_Type_fromint(*datatype));
+    *ierror = rc;
+}
+void mpi_file_write_ordered_begin_c_(MPI_Fint *fh, void *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *ierror)
+{
+    f_file_write_ordered_begin_c(0, fh, buf, count, datatype, ierror);
+}
+void pmpi_file_write_ordered_begin_c_(MPI_Fint *fh, void *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *ierror)
+{
+    f_file_write_ordered_begin_c(1, fh, buf, count, datatype, ierror);
 }
 
 static void f_file_write_ordered_end(int prof, MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierror)
@@ -3047,6 +4191,27 @@ void pmpi_file_write_shared_(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint 
                              MPI_Fint *ierror)
 {
     f_file_write_shared(1, fh, buf, count, datatype, status, ierror);
+}
+
+static void f_file_write_shared_c(int prof, MPI_Fint *fh, void *buf, MPI_Count *count, MPI_Fint *datatype,
+                                  MPI_Fint *status, MPI_Fint *ierror)
+{
+    int rc;
+    rc = prof ? PMPI_File_write_shared_c(MPI_File_fromint(*fh), aptus_f_buf(buf), *count, MPI_Type_fromint(*datatype),
+                                         aptus_f_status(status))
+              : MPI_File_write_shared_c(MPI_File_fromint(*fh), aptus_f_buf(buf), *count, MPI_Type_fromint(*datatype),
+                                        aptus_f_status(status));
+    *ierror = rc;
+}
+void mpi_file_write_shared_c_(MPI_Fint *fh, void *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *status,
+                              MPI_Fint *ierror)
+{
+    f_file_write_shared_c(0, fh, buf, count, datatype, status, ierror);
+}
+void pmpi_file_write_shared_c_(MPI_Fint *fh, void *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *status,
+                               MPI_Fint *ierror)
+{
+    f_file_write_shared_c(1, fh, buf, count, datatype, status, ierror);
 }
 
 static void f_finalize(int prof, MPI_Fint *ierror)
@@ -3117,6 +4282,27 @@ void pmpi_gather_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *
     f_gather(1, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, ierror);
 }
 
+static void f_gather_c(int prof, void *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, void *recvbuf,
+                       MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierror)
+{
+    int rc;
+    rc = prof ? PMPI_Gather_c(aptus_f_buf(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), aptus_f_buf(recvbuf),
+                              *recvcount, MPI_Type_fromint(*recvtype), *root, MPI_Comm_fromint(*comm))
+              : MPI_Gather_c(aptus_f_buf(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), aptus_f_buf(recvbuf),
+                             *recvcount, MPI_Type_fromint(*recvtype), *root, MPI_Comm_fromint(*comm));
+    *ierror = rc;
+}
+void mpi_gather_c_(void *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Count *recvcount,
+                   MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierror)
+{
+    f_gather_c(0, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, ierror);
+}
+void pmpi_gather_c_(void *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Count *recvcount,
+                    MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierror)
+{
+    f_gather_c(1, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, ierror);
+}
+
 static void f_gather_init(int prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf,
                           MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info,
                           MPI_Fint *request, MPI_Fint *ierror)
@@ -3145,6 +4331,34 @@ void pmpi_gather_init_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, v
     f_gather_init(1, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request, ierror);
 }
 
+static void f_gather_init_c(int prof, void *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, void *recvbuf,
+                            MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info,
+                            MPI_Fint *request, MPI_Fint *ierror)
+{
+    MPI_Request h_request = MPI_Request_fromint(*request);
+    int rc;
+    rc = prof ? PMPI_Gather_init_c(aptus_f_buf(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), aptus_f_buf(recvbuf),
+                                   *recvcount, MPI_Type_fromint(*recvtype), *root, MPI_Comm_fromint(*comm),
+                                   MPI_Info_fromint(*info), &h_request)
+              : MPI_Gather_init_c(aptus_f_buf(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), aptus_f_buf(recvbuf),
+                                  *recvcount, MPI_Type_fromint(*recvtype), *root, MPI_Comm_fromint(*comm),
+                                  MPI_Info_fromint(*info), &h_request);
+    *request = MPI_Request_toint(h_request);
+    *ierror = rc;
+}
+void mpi_gather_init_c_(void *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Count *recvcount,
+                        MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request,
+                        MPI_Fint *ierror)
+{
+    f_gather_init_c(0, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request, ierror);
+}
+void pmpi_gather_init_c_(void *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Count *recvcount,
+                         MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request,
+                         MPI_Fint *ierror)
+{
+    f_gather_init_c(1, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request, ierror);
+}
+
 static void f_gatherv(int prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf,
                       MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm,
                       MPI_Fint *ierror)
@@ -3165,6 +4379,28 @@ void pmpi_gatherv_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void 
                    MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierror)
 {
     f_gatherv(1, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, ierror);
+}
+
+static void f_gatherv_c(int prof, void *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, void *recvbuf,
+                        MPI_Count *recvcounts, MPI_Aint *displs, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm,
+                        MPI_Fint *ierror)
+{
+    int rc;
+    rc = prof ? PMPI_Gatherv_c(aptus_f_buf(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), aptus_f_buf(recvbuf),
+                               recvcounts, displs, MPI_Type_fromint(*recvtype), *root, MPI_Comm_fromint(*comm))
+              : MPI_Gatherv_c(aptus_f_buf(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), aptus_f_buf(recvbuf),
+                              recvcounts, displs, MPI_Type_fromint(*recvtype), *root, MPI_Comm_fromint(*comm));
+    *ierror = rc;
+}
+void mpi_gatherv_c_(void *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Count *recvcounts,
+                    MPI_Aint *displs, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierror)
+{
+    f_gatherv_c(0, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, ierror);
+}
+void pmpi_gatherv_c_(void *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Count *recvcounts,
+                     MPI_Aint *displs, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierror)
+{
+    f_gatherv_c(1, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, ierror);
 }
 
 static void f_gatherv_init(int prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf,
@@ -3197,6 +4433,36 @@ void pmpi_gatherv_init_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, 
                    ierror);
 }
 
+static void f_gatherv_init_c(int prof, void *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, void *recvbuf,
+                             MPI_Count *recvcounts, MPI_Aint *displs, MPI_Fint *recvtype, MPI_Fint *root,
+                             MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+{
+    MPI_Request h_request = MPI_Request_fromint(*request);
+    int rc;
+    rc = prof ? PMPI_Gatherv_init_c(aptus_f_buf(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), aptus_f_buf(recvbuf),
+                                    recvcounts, displs, MPI_Type_fromint(*recvtype), *root, MPI_Comm_fromint(*comm),
+                                    MPI_Info_fromint(*info), &h_request)
+              : MPI_Gatherv_init_c(aptus_f_buf(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), aptus_f_buf(recvbuf),
+                                   recvcounts, displs, MPI_Type_fromint(*recvtype), *root, MPI_Comm_fromint(*comm),
+                                   MPI_Info_fromint(*info), &h_request);
+    *request = MPI_Request_toint(h_request);
+    *ierror = rc;
+}
+void mpi_gatherv_init_c_(void *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Count *recvcounts,
+                         MPI_Aint *displs, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info,
+                         MPI_Fint *request, MPI_Fint *ierror)
+{
+    f_gatherv_init_c(0, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, info, request,
+                     ierror);
+}
+void pmpi_gatherv_init_c_(void *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Count *recvcounts,
+                          MPI_Aint *displs, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info,
+                          MPI_Fint *request, MPI_Fint *ierror)
+{
+    f_gatherv_init_c(1, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, info, request,
+                     ierror);
+}
+
 static void f_get(int prof, void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank,
                   MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *win,
                   MPI_Fint *ierror)
@@ -3220,6 +4486,32 @@ void pmpi_get_(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datat
 {
     f_get(1, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win,
           ierror);
+}
+
+static void f_get_c(int prof, void *origin_addr, MPI_Count *origin_count, MPI_Fint *origin_datatype,
+                    MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Count *target_count, MPI_Fint *target_datatype,
+                    MPI_Fint *win, MPI_Fint *ierror)
+{
+    int rc;
+    rc = prof ? PMPI_Get_c(aptus_f_buf(origin_addr), *origin_count, MPI_Type_fromint(*origin_datatype), *target_rank,
+                           *target_disp, *target_count, MPI_Type_fromint(*target_datatype), MPI_Win_fromint(*win))
+              : MPI_Get_c(aptus_f_buf(origin_addr), *origin_count, MPI_Type_fromint(*origin_datatype), *target_rank,
+                          *target_disp, *target_count, MPI_Type_fromint(*target_datatype), MPI_Win_fromint(*win));
+    *ierror = rc;
+}
+void mpi_get_c_(void *origin_addr, MPI_Count *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank,
+                MPI_Aint *target_disp, MPI_Count *target_count, MPI_Fint *target_datatype, MPI_Fint *win,
+                MPI_Fint *ierror)
+{
+    f_get_c(0, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win,
+            ierror);
+}
+void pmpi_get_c_(void *origin_addr, MPI_Count *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank,
+                 MPI_Aint *target_disp, MPI_Count *target_count, MPI_Fint *target_datatype, MPI_Fint *win,
+                 MPI_Fint *ierror)
+{
+    f_get_c(1, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win,
+            ierror);
 }
 
 static void f_get_accumulate(int prof, void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype,
@@ -3255,6 +4547,39 @@ void pmpi_get_accumulate_(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *o
                      target_rank, target_disp, target_count, target_datatype, op, win, ierror);
 }
 
+static void f_get_accumulate_c(int prof, void *origin_addr, MPI_Count *origin_count, MPI_Fint *origin_datatype,
+                               void *result_addr, MPI_Count *result_count, MPI_Fint *result_datatype,
+                               MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Count *target_count,
+                               MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *ierror)
+{
+    int rc;
+    rc = prof ? PMPI_Get_accumulate_c(aptus_f_buf(origin_addr), *origin_count, MPI_Type_fromint(*origin_datatype),
+                                      aptus_f_buf(result_addr), *result_count, MPI_Type_fromint(*result_datatype),
+                                      *target_rank, *target_disp, *target_count, MPI_Type_fromint(*target_datatype),
+                                      MPI_Op_fromint(*op), MPI_Win_fromint(*win))
+              : MPI_Get_accumulate_c(aptus_f_buf(origin_addr), *origin_count, MPI_Type_fromint(*origin_datatype),
+                                     aptus_f_buf(result_addr), *result_count, MPI_Type_fromint(*result_datatype),
+                                     *target_rank, *target_disp, *target_count, MPI_Type_fromint(*target_datatype),
+                                     MPI_Op_fromint(*op), MPI_Win_fromint(*win));
+    *ierror = rc;
+}
+void mpi_get_accumulate_c_(void *origin_addr, MPI_Count *origin_count, MPI_Fint *origin_datatype, void *result_addr,
+                           MPI_Count *result_count, MPI_Fint *result_datatype, MPI_Fint *target_rank,
+                           MPI_Aint *target_disp, MPI_Count *target_count, MPI_Fint *target_datatype, MPI_Fint *op,
+                           MPI_Fint *win, MPI_Fint *ierror)
+{
+    f_get_accumulate_c(0, origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype,
+                       target_rank, target_disp, target_count, target_datatype, op, win, ierror);
+}
+void pmpi_get_accumulate_c_(void *origin_addr, MPI_Count *origin_count, MPI_Fint *origin_datatype, void *result_addr,
+                            MPI_Count *result_count, MPI_Fint *result_datatype, MPI_Fint *target_rank,
+                            MPI_Aint *target_disp, MPI_Count *target_count, MPI_Fint *target_datatype, MPI_Fint *op,
+                            MPI_Fint *win, MPI_Fint *ierror)
+{
+    f_get_accumulate_c(1, origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype,
+                       target_rank, target_disp, target_count, target_datatype, op, win, ierror);
+}
+
 static void f_get_address(int prof, void *location, MPI_Aint *address, MPI_Fint *ierror)
 {
     int rc;
@@ -3286,6 +4611,22 @@ void pmpi_get_count_(MPI_Fint *status, MPI_Fint *datatype, MPI_Fint *count, MPI_
     f_get_count(1, status, datatype, count, ierror);
 }
 
+static void f_get_count_c(int prof, MPI_Fint *status, MPI_Fint *datatype, MPI_Count *count, MPI_Fint *ierror)
+{
+    int rc;
+    rc = prof ? PMPI_Get_count_c(aptus_f_status(status), MPI_Type_fromint(*datatype), count)
+              : MPI_Get_count_c(aptus_f_status(status), MPI_Type_fromint(*datatype), count);
+    *ierror = rc;
+}
+void mpi_get_count_c_(MPI_Fint *status, MPI_Fint *datatype, MPI_Count *count, MPI_Fint *ierror)
+{
+    f_get_count_c(0, status, datatype, count, ierror);
+}
+void pmpi_get_count_c_(MPI_Fint *status, MPI_Fint *datatype, MPI_Count *count, MPI_Fint *ierror)
+{
+    f_get_count_c(1, status, datatype, count, ierror);
+}
+
 static void f_get_elements(int prof, MPI_Fint *status, MPI_Fint *datatype, MPI_Fint *count, MPI_Fint *ierror)
 {
     int rc;
@@ -3300,6 +4641,22 @@ void mpi_get_elements_(MPI_Fint *status, MPI_Fint *datatype, MPI_Fint *count, MP
 void pmpi_get_elements_(MPI_Fint *status, MPI_Fint *datatype, MPI_Fint *count, MPI_Fint *ierror)
 {
     f_get_elements(1, status, datatype, count, ierror);
+}
+
+static void f_get_elements_c(int prof, MPI_Fint *status, MPI_Fint *datatype, MPI_Count *count, MPI_Fint *ierror)
+{
+    int rc;
+    rc = prof ? PMPI_Get_elements_c(aptus_f_status(status), MPI_Type_fromint(*datatype), count)
+              : MPI_Get_elements_c(aptus_f_status(status), MPI_Type_fromint(*datatype), count);
+    *ierror = rc;
+}
+void mpi_get_elements_c_(MPI_Fint *status, MPI_Fint *datatype, MPI_Count *count, MPI_Fint *ierror)
+{
+    f_get_elements_c(0, status, datatype, count, ierror);
+}
+void pmpi_get_elements_c_(MPI_Fint *status, MPI_Fint *datatype, MPI_Count *count, MPI_Fint *ierror)
+{
+    f_get_elements_c(1, status, datatype, count, ierror);
 }
 
 static void f_get_elements_x(int prof, MPI_Fint *status, MPI_Fint *datatype, MPI_Count *count, MPI_Fint *ierror)
@@ -3787,6 +5144,30 @@ void pmpi_iallgather_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, vo
     f_iallgather(1, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierror);
 }
 
+static void f_iallgather_c(int prof, void *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, void *recvbuf,
+                           MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request,
+                           MPI_Fint *ierror)
+{
+    MPI_Request h_request = MPI_Request_fromint(*request);
+    int rc;
+    rc = prof ? PMPI_Iallgather_c(aptus_f_buf(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), aptus_f_buf(recvbuf),
+                                  *recvcount, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm), &h_request)
+              : MPI_Iallgather_c(aptus_f_buf(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), aptus_f_buf(recvbuf),
+                                 *recvcount, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm), &h_request);
+    *request = MPI_Request_toint(h_request);
+    *ierror = rc;
+}
+void mpi_iallgather_c_(void *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Count *recvcount,
+                       MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+{
+    f_iallgather_c(0, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierror);
+}
+void pmpi_iallgather_c_(void *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Count *recvcount,
+                        MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+{
+    f_iallgather_c(1, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierror);
+}
+
 static void f_iallgatherv(int prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf,
                           MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request,
                           MPI_Fint *ierror)
@@ -3809,6 +5190,30 @@ void pmpi_iallgatherv_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, v
                        MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     f_iallgatherv(1, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request, ierror);
+}
+
+static void f_iallgatherv_c(int prof, void *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, void *recvbuf,
+                            MPI_Count *recvcounts, MPI_Aint *displs, MPI_Fint *recvtype, MPI_Fint *comm,
+                            MPI_Fint *request, MPI_Fint *ierror)
+{
+    MPI_Request h_request = MPI_Request_fromint(*request);
+    int rc;
+    rc = prof ? PMPI_Iallgatherv_c(aptus_f_buf(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), aptus_f_buf(recvbuf),
+                                   recvcounts, displs, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm), &h_request)
+              : MPI_Iallgatherv_c(aptus_f_buf(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), aptus_f_buf(recvbuf),
+                                  recvcounts, displs, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm), &h_request);
+    *request = MPI_Request_toint(h_request);
+    *ierror = rc;
+}
+void mpi_iallgatherv_c_(void *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Count *recvcounts,
+                        MPI_Aint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+{
+    f_iallgatherv_c(0, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request, ierror);
+}
+void pmpi_iallgatherv_c_(void *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Count *recvcounts,
+                         MPI_Aint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+{
+    f_iallgatherv_c(1, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request, ierror);
 }
 
 static void f_iallreduce(int prof, void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op,
@@ -3834,6 +5239,29 @@ void pmpi_iallreduce_(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *d
     f_iallreduce(1, sendbuf, recvbuf, count, datatype, op, comm, request, ierror);
 }
 
+static void f_iallreduce_c(int prof, void *sendbuf, void *recvbuf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *op,
+                           MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+{
+    MPI_Request h_request = MPI_Request_fromint(*request);
+    int rc;
+    rc = prof ? PMPI_Iallreduce_c(aptus_f_buf(sendbuf), aptus_f_buf(recvbuf), *count, MPI_Type_fromint(*datatype),
+                                  MPI_Op_fromint(*op), MPI_Comm_fromint(*comm), &h_request)
+              : MPI_Iallreduce_c(aptus_f_buf(sendbuf), aptus_f_buf(recvbuf), *count, MPI_Type_fromint(*datatype),
+                                 MPI_Op_fromint(*op), MPI_Comm_fromint(*comm), &h_request);
+    *request = MPI_Request_toint(h_request);
+    *ierror = rc;
+}
+void mpi_iallreduce_c_(void *sendbuf, void *recvbuf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm,
+                       MPI_Fint *request, MPI_Fint *ierror)
+{
+    f_iallreduce_c(0, sendbuf, recvbuf, count, datatype, op, comm, request, ierror);
+}
+void pmpi_iallreduce_c_(void *sendbuf, void *recvbuf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *op,
+                        MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+{
+    f_iallreduce_c(1, sendbuf, recvbuf, count, datatype, op, comm, request, ierror);
+}
+
 static void f_ialltoall(int prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf,
                         MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -3855,6 +5283,29 @@ void pmpi_ialltoall_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, voi
                      MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     f_ialltoall(1, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierror);
+}
+
+static void f_ialltoall_c(int prof, void *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, void *recvbuf,
+                          MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+{
+    MPI_Request h_request = MPI_Request_fromint(*request);
+    int rc;
+    rc = prof ? PMPI_Ialltoall_c(aptus_f_buf(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), aptus_f_buf(recvbuf),
+                                 *recvcount, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm), &h_request)
+              : MPI_Ialltoall_c(aptus_f_buf(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), aptus_f_buf(recvbuf),
+                                *recvcount, MPI_Type_fromint(*recvtype), MPI_Comm_fromint(*comm), &h_request);
+    *request = MPI_Request_toint(h_request);
+    *ierror = rc;
+}
+void mpi_ialltoall_c_(void *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Count *recvcount,
+                      MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+{
+    f_ialltoall_c(0, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierror);
+}
+void pmpi_ialltoall_c_(void *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Count *recvcount,
+                       MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+{
+    f_ialltoall_c(1, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierror);
 }
 
 static void f_ialltoallv(int prof, void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype,
@@ -3885,6 +5336,36 @@ void pmpi_ialltoallv_(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MP
 {
     f_ialltoallv(1, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request,
                  ierror);
+}
+
+static void f_ialltoallv_c(int prof, void *sendbuf, MPI_Count *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtype,
+                           void *recvbuf, MPI_Count *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm,
+                           MPI_Fint *request, MPI_Fint *ierror)
+{
+    MPI_Request h_request = MPI_Request_fromint(*request);
+    int rc;
+    rc = prof ? PMPI_Ialltoallv_c(aptus_f_buf(sendbuf), sendcounts, sdispls, MPI_Type_fromint(*sendtype),
+                                  aptus_f_buf(recvbuf), recvcounts, rdispls, MPI_Type_fromint(*recvtype),
+                                  MPI_Comm_fromint(*comm), &h_request)
+              : MPI_Ialltoallv_c(aptus_f_buf(sendbuf), sendcounts, sdispls, MPI_Type_fromint(*sendtype),
+                                 aptus_f_buf(recvbuf), recvcounts, rdispls, MPI_Type_fromint(*recvtype),
+                                 MPI_Comm_fromint(*comm), &h_request);
+    *request = MPI_Request_toint(h_request);
+    *ierror = rc;
+}
+void mpi_ialltoallv_c_(void *sendbuf, MPI_Count *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtype, void *recvbuf,
+                       MPI_Count *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request,
+                       MPI_Fint *ierror)
+{
+    f_ialltoallv_c(0, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request,
+                   ierror);
+}
+void pmpi_ialltoallv_c_(void *sendbuf, MPI_Count *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtype, void *recvbuf,
+                        MPI_Count *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request,
+                        MPI_Fint *ierror)
+{
+    f_ialltoallv_c(1, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request,
+                   ierror);
 }
 
 static void f_ialltoallw(int prof, void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtypes,
@@ -3934,6 +5415,53 @@ void pmpi_ialltoallw_(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MP
                  ierror);
 }
 
+static void f_ialltoallw_c(int prof, void *sendbuf, MPI_Count *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes,
+                           void *recvbuf, MPI_Count *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm,
+                           MPI_Fint *request, MPI_Fint *ierror)
+{
+    MPI_Comm h_comm_ = MPI_Comm_fromint(*comm);
+    int n_sendtypes = 0;
+    MPI_Datatype hb_sendtypes[APTUS_F_STACK], *h_sendtypes = NULL;
+    int n_recvtypes = 0;
+    MPI_Datatype hb_recvtypes[APTUS_F_STACK], *h_recvtypes = NULL;
+    MPI_Request h_request = MPI_Request_fromint(*request);
+    int rc;
+    if (!aptus_f_in_place(sendbuf) && (n_sendtypes = aptus_f_ntypes(h_comm_, 0, 0)) > 0 &&
+        !(h_sendtypes = aptus_f_handles_in(APTUS_F_TYPE, sendtypes, n_sendtypes, hb_sendtypes, 0)))
+        goto nomem;
+    if ((n_recvtypes = aptus_f_ntypes(h_comm_, 1, 0)) > 0 &&
+        !(h_recvtypes = aptus_f_handles_in(APTUS_F_TYPE, recvtypes, n_recvtypes, hb_recvtypes, 0)))
+        goto nomem;
+    rc = prof ? PMPI_Ialltoallw_c(aptus_f_buf(sendbuf), sendcounts, sdispls, h_sendtypes, aptus_f_buf(recvbuf),
+                                  recvcounts, rdispls, h_recvtypes, MPI_Comm_fromint(*comm), &h_request)
+              : MPI_Ialltoallw_c(aptus_f_buf(sendbuf), sendcounts, sdispls, h_sendtypes, aptus_f_buf(recvbuf),
+                                 recvcounts, rdispls, h_recvtypes, MPI_Comm_fromint(*comm), &h_request);
+    *request = MPI_Request_toint(h_request);
+    goto done;
+nomem:
+    rc = aptus_f_nomem("MPI_Ialltoallw_c");
+done:
+    if (h_sendtypes != hb_sendtypes)
+        free(h_sendtypes);
+    if (h_recvtypes != hb_recvtypes)
+        free(h_recvtypes);
+    *ierror = rc;
+}
+void mpi_ialltoallw_c_(void *sendbuf, MPI_Count *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, void *recvbuf,
+                       MPI_Count *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *request,
+                       MPI_Fint *ierror)
+{
+    f_ialltoallw_c(0, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request,
+                   ierror);
+}
+void pmpi_ialltoallw_c_(void *sendbuf, MPI_Count *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, void *recvbuf,
+                        MPI_Count *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm,
+                        MPI_Fint *request, MPI_Fint *ierror)
+{
+    f_ialltoallw_c(1, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request,
+                   ierror);
+}
+
 static void f_ibarrier(int prof, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     MPI_Request h_request = MPI_Request_fromint(*request);
@@ -3974,6 +5502,29 @@ void pmpi_ibcast_(void *buffer, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *r
     f_ibcast(1, buffer, count, datatype, root, comm, request, ierror);
 }
 
+static void f_ibcast_c(int prof, void *buffer, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *root, MPI_Fint *comm,
+                       MPI_Fint *request, MPI_Fint *ierror)
+{
+    MPI_Request h_request = MPI_Request_fromint(*request);
+    int rc;
+    rc = prof ? PMPI_Ibcast_c(aptus_f_buf(buffer), *count, MPI_Type_fromint(*datatype), *root, MPI_Comm_fromint(*comm),
+                              &h_request)
+              : MPI_Ibcast_c(aptus_f_buf(buffer), *count, MPI_Type_fromint(*datatype), *root, MPI_Comm_fromint(*comm),
+                             &h_request);
+    *request = MPI_Request_toint(h_request);
+    *ierror = rc;
+}
+void mpi_ibcast_c_(void *buffer, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *root, MPI_Fint *comm,
+                   MPI_Fint *request, MPI_Fint *ierror)
+{
+    f_ibcast_c(0, buffer, count, datatype, root, comm, request, ierror);
+}
+void pmpi_ibcast_c_(void *buffer, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *root, MPI_Fint *comm,
+                    MPI_Fint *request, MPI_Fint *ierror)
+{
+    f_ibcast_c(1, buffer, count, datatype, root, comm, request, ierror);
+}
+
 static void f_ibsend(int prof, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag,
                      MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -3995,6 +5546,29 @@ void pmpi_ibsend_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest
                   MPI_Fint *request, MPI_Fint *ierror)
 {
     f_ibsend(1, buf, count, datatype, dest, tag, comm, request, ierror);
+}
+
+static void f_ibsend_c(int prof, void *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag,
+                       MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+{
+    MPI_Request h_request = MPI_Request_fromint(*request);
+    int rc;
+    rc = prof ? PMPI_Ibsend_c(aptus_f_buf(buf), *count, MPI_Type_fromint(*datatype), *dest, *tag,
+                              MPI_Comm_fromint(*comm), &h_request)
+              : MPI_Ibsend_c(aptus_f_buf(buf), *count, MPI_Type_fromint(*datatype), *dest, *tag,
+                             MPI_Comm_fromint(*comm), &h_request);
+    *request = MPI_Request_toint(h_request);
+    *ierror = rc;
+}
+void mpi_ibsend_c_(void *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm,
+                   MPI_Fint *request, MPI_Fint *ierror)
+{
+    f_ibsend_c(0, buf, count, datatype, dest, tag, comm, request, ierror);
+}
+void pmpi_ibsend_c_(void *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm,
+                    MPI_Fint *request, MPI_Fint *ierror)
+{
+    f_ibsend_c(1, buf, count, datatype, dest, tag, comm, request, ierror);
 }
 
 static void f_iexscan(int prof, void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op,
@@ -4020,6 +5594,29 @@ void pmpi_iexscan_(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *data
     f_iexscan(1, sendbuf, recvbuf, count, datatype, op, comm, request, ierror);
 }
 
+static void f_iexscan_c(int prof, void *sendbuf, void *recvbuf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *op,
+                        MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+{
+    MPI_Request h_request = MPI_Request_fromint(*request);
+    int rc;
+    rc = prof ? PMPI_Iexscan_c(aptus_f_buf(sendbuf), aptus_f_buf(recvbuf), *count, MPI_Type_fromint(*datatype),
+                               MPI_Op_fromint(*op), MPI_Comm_fromint(*comm), &h_request)
+              : MPI_Iexscan_c(aptus_f_buf(sendbuf), aptus_f_buf(recvbuf), *count, MPI_Type_fromint(*datatype),
+                              MPI_Op_fromint(*op), MPI_Comm_fromint(*comm), &h_request);
+    *request = MPI_Request_toint(h_request);
+    *ierror = rc;
+}
+void mpi_iexscan_c_(void *sendbuf, void *recvbuf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm,
+                    MPI_Fint *request, MPI_Fint *ierror)
+{
+    f_iexscan_c(0, sendbuf, recvbuf, count, datatype, op, comm, request, ierror);
+}
+void pmpi_iexscan_c_(void *sendbuf, void *recvbuf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm,
+                     MPI_Fint *request, MPI_Fint *ierror)
+{
+    f_iexscan_c(1, sendbuf, recvbuf, count, datatype, op, comm, request, ierror);
+}
+
 static void f_igather(int prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf,
                       MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request,
                       MPI_Fint *ierror)
@@ -4042,6 +5639,30 @@ void pmpi_igather_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void 
                    MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     f_igather(1, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierror);
+}
+
+static void f_igather_c(int prof, void *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, void *recvbuf,
+                        MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request,
+                        MPI_Fint *ierror)
+{
+    MPI_Request h_request = MPI_Request_fromint(*request);
+    int rc;
+    rc = prof ? PMPI_Igather_c(aptus_f_buf(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), aptus_f_buf(recvbuf),
+                               *recvcount, MPI_Type_fromint(*recvtype), *root, MPI_Comm_fromint(*comm), &h_request)
+              : MPI_Igather_c(aptus_f_buf(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), aptus_f_buf(recvbuf),
+                              *recvcount, MPI_Type_fromint(*recvtype), *root, MPI_Comm_fromint(*comm), &h_request);
+    *request = MPI_Request_toint(h_request);
+    *ierror = rc;
+}
+void mpi_igather_c_(void *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Count *recvcount,
+                    MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+{
+    f_igather_c(0, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierror);
+}
+void pmpi_igather_c_(void *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Count *recvcount,
+                     MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+{
+    f_igather_c(1, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierror);
 }
 
 static void f_igatherv(int prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf,
@@ -4070,6 +5691,34 @@ void pmpi_igatherv_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void
                     MPI_Fint *ierror)
 {
     f_igatherv(1, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request, ierror);
+}
+
+static void f_igatherv_c(int prof, void *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, void *recvbuf,
+                         MPI_Count *recvcounts, MPI_Aint *displs, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm,
+                         MPI_Fint *request, MPI_Fint *ierror)
+{
+    MPI_Request h_request = MPI_Request_fromint(*request);
+    int rc;
+    rc = prof ? PMPI_Igatherv_c(aptus_f_buf(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), aptus_f_buf(recvbuf),
+                                recvcounts, displs, MPI_Type_fromint(*recvtype), *root, MPI_Comm_fromint(*comm),
+                                &h_request)
+              : MPI_Igatherv_c(aptus_f_buf(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), aptus_f_buf(recvbuf),
+                               recvcounts, displs, MPI_Type_fromint(*recvtype), *root, MPI_Comm_fromint(*comm),
+                               &h_request);
+    *request = MPI_Request_toint(h_request);
+    *ierror = rc;
+}
+void mpi_igatherv_c_(void *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Count *recvcounts,
+                     MPI_Aint *displs, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request,
+                     MPI_Fint *ierror)
+{
+    f_igatherv_c(0, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request, ierror);
+}
+void pmpi_igatherv_c_(void *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Count *recvcounts,
+                      MPI_Aint *displs, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request,
+                      MPI_Fint *ierror)
+{
+    f_igatherv_c(1, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request, ierror);
 }
 
 static void f_improbe(int prof, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *flag, MPI_Fint *message,
@@ -4117,6 +5766,29 @@ void pmpi_imrecv_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *mess
     f_imrecv(1, buf, count, datatype, message, request, ierror);
 }
 
+static void f_imrecv_c(int prof, void *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *message, MPI_Fint *request,
+                       MPI_Fint *ierror)
+{
+    MPI_Message h_message = MPI_Message_fromint(*message);
+    MPI_Request h_request = MPI_Request_fromint(*request);
+    int rc;
+    rc = prof ? PMPI_Imrecv_c(aptus_f_buf(buf), *count, MPI_Type_fromint(*datatype), &h_message, &h_request)
+              : MPI_Imrecv_c(aptus_f_buf(buf), *count, MPI_Type_fromint(*datatype), &h_message, &h_request);
+    *message = MPI_Message_toint(h_message);
+    *request = MPI_Request_toint(h_request);
+    *ierror = rc;
+}
+void mpi_imrecv_c_(void *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *message, MPI_Fint *request,
+                   MPI_Fint *ierror)
+{
+    f_imrecv_c(0, buf, count, datatype, message, request, ierror);
+}
+void pmpi_imrecv_c_(void *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *message, MPI_Fint *request,
+                    MPI_Fint *ierror)
+{
+    f_imrecv_c(1, buf, count, datatype, message, request, ierror);
+}
+
 static void f_ineighbor_allgather(int prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf,
                                   MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request,
                                   MPI_Fint *ierror)
@@ -4143,6 +5815,34 @@ void pmpi_ineighbor_allgather_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sen
                                MPI_Fint *ierror)
 {
     f_ineighbor_allgather(1, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierror);
+}
+
+static void f_ineighbor_allgather_c(int prof, void *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, void *recvbuf,
+                                    MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request,
+                                    MPI_Fint *ierror)
+{
+    MPI_Request h_request = MPI_Request_fromint(*request);
+    int rc;
+    rc = prof ? PMPI_Ineighbor_allgather_c(aptus_f_buf(sendbuf), *sendcount, MPI_Type_fromint(*sendtype),
+                                           aptus_f_buf(recvbuf), *recvcount, MPI_Type_fromint(*recvtype),
+                                           MPI_Comm_fromint(*comm), &h_request)
+              : MPI_Ineighbor_allgather_c(aptus_f_buf(sendbuf), *sendcount, MPI_Type_fromint(*sendtype),
+                                          aptus_f_buf(recvbuf), *recvcount, MPI_Type_fromint(*recvtype),
+                                          MPI_Comm_fromint(*comm), &h_request);
+    *request = MPI_Request_toint(h_request);
+    *ierror = rc;
+}
+void mpi_ineighbor_allgather_c_(void *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, void *recvbuf,
+                                MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request,
+                                MPI_Fint *ierror)
+{
+    f_ineighbor_allgather_c(0, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierror);
+}
+void pmpi_ineighbor_allgather_c_(void *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, void *recvbuf,
+                                 MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request,
+                                 MPI_Fint *ierror)
+{
+    f_ineighbor_allgather_c(1, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierror);
 }
 
 static void f_ineighbor_allgatherv(int prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf,
@@ -4175,6 +5875,36 @@ void pmpi_ineighbor_allgatherv_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *se
                            ierror);
 }
 
+static void f_ineighbor_allgatherv_c(int prof, void *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, void *recvbuf,
+                                     MPI_Count *recvcounts, MPI_Aint *displs, MPI_Fint *recvtype, MPI_Fint *comm,
+                                     MPI_Fint *request, MPI_Fint *ierror)
+{
+    MPI_Request h_request = MPI_Request_fromint(*request);
+    int rc;
+    rc = prof ? PMPI_Ineighbor_allgatherv_c(aptus_f_buf(sendbuf), *sendcount, MPI_Type_fromint(*sendtype),
+                                            aptus_f_buf(recvbuf), recvcounts, displs, MPI_Type_fromint(*recvtype),
+                                            MPI_Comm_fromint(*comm), &h_request)
+              : MPI_Ineighbor_allgatherv_c(aptus_f_buf(sendbuf), *sendcount, MPI_Type_fromint(*sendtype),
+                                           aptus_f_buf(recvbuf), recvcounts, displs, MPI_Type_fromint(*recvtype),
+                                           MPI_Comm_fromint(*comm), &h_request);
+    *request = MPI_Request_toint(h_request);
+    *ierror = rc;
+}
+void mpi_ineighbor_allgatherv_c_(void *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, void *recvbuf,
+                                 MPI_Count *recvcounts, MPI_Aint *displs, MPI_Fint *recvtype, MPI_Fint *comm,
+                                 MPI_Fint *request, MPI_Fint *ierror)
+{
+    f_ineighbor_allgatherv_c(0, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request,
+                             ierror);
+}
+void pmpi_ineighbor_allgatherv_c_(void *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, void *recvbuf,
+                                  MPI_Count *recvcounts, MPI_Aint *displs, MPI_Fint *recvtype, MPI_Fint *comm,
+                                  MPI_Fint *request, MPI_Fint *ierror)
+{
+    f_ineighbor_allgatherv_c(1, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request,
+                             ierror);
+}
+
 static void f_ineighbor_alltoall(int prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf,
                                  MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request,
                                  MPI_Fint *ierror)
@@ -4200,6 +5930,34 @@ void pmpi_ineighbor_alltoall_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *send
                               MPI_Fint *ierror)
 {
     f_ineighbor_alltoall(1, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierror);
+}
+
+static void f_ineighbor_alltoall_c(int prof, void *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, void *recvbuf,
+                                   MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request,
+                                   MPI_Fint *ierror)
+{
+    MPI_Request h_request = MPI_Request_fromint(*request);
+    int rc;
+    rc = prof ? PMPI_Ineighbor_alltoall_c(aptus_f_buf(sendbuf), *sendcount, MPI_Type_fromint(*sendtype),
+                                          aptus_f_buf(recvbuf), *recvcount, MPI_Type_fromint(*recvtype),
+                                          MPI_Comm_fromint(*comm), &h_request)
+              : MPI_Ineighbor_alltoall_c(aptus_f_buf(sendbuf), *sendcount, MPI_Type_fromint(*sendtype),
+                                         aptus_f_buf(recvbuf), *recvcount, MPI_Type_fromint(*recvtype),
+                                         MPI_Comm_fromint(*comm), &h_request);
+    *request = MPI_Request_toint(h_request);
+    *ierror = rc;
+}
+void mpi_ineighbor_alltoall_c_(void *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, void *recvbuf,
+                               MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request,
+                               MPI_Fint *ierror)
+{
+    f_ineighbor_alltoall_c(0, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierror);
+}
+void pmpi_ineighbor_alltoall_c_(void *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, void *recvbuf,
+                                MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request,
+                                MPI_Fint *ierror)
+{
+    f_ineighbor_alltoall_c(1, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierror);
 }
 
 static void f_ineighbor_alltoallv(int prof, void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype,
@@ -4230,6 +5988,36 @@ void pmpi_ineighbor_alltoallv_(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sd
 {
     f_ineighbor_alltoallv(1, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm,
                           request, ierror);
+}
+
+static void f_ineighbor_alltoallv_c(int prof, void *sendbuf, MPI_Count *sendcounts, MPI_Aint *sdispls,
+                                    MPI_Fint *sendtype, void *recvbuf, MPI_Count *recvcounts, MPI_Aint *rdispls,
+                                    MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+{
+    MPI_Request h_request = MPI_Request_fromint(*request);
+    int rc;
+    rc = prof ? PMPI_Ineighbor_alltoallv_c(aptus_f_buf(sendbuf), sendcounts, sdispls, MPI_Type_fromint(*sendtype),
+                                           aptus_f_buf(recvbuf), recvcounts, rdispls, MPI_Type_fromint(*recvtype),
+                                           MPI_Comm_fromint(*comm), &h_request)
+              : MPI_Ineighbor_alltoallv_c(aptus_f_buf(sendbuf), sendcounts, sdispls, MPI_Type_fromint(*sendtype),
+                                          aptus_f_buf(recvbuf), recvcounts, rdispls, MPI_Type_fromint(*recvtype),
+                                          MPI_Comm_fromint(*comm), &h_request);
+    *request = MPI_Request_toint(h_request);
+    *ierror = rc;
+}
+void mpi_ineighbor_alltoallv_c_(void *sendbuf, MPI_Count *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtype,
+                                void *recvbuf, MPI_Count *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtype,
+                                MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+{
+    f_ineighbor_alltoallv_c(0, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm,
+                            request, ierror);
+}
+void pmpi_ineighbor_alltoallv_c_(void *sendbuf, MPI_Count *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtype,
+                                 void *recvbuf, MPI_Count *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtype,
+                                 MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+{
+    f_ineighbor_alltoallv_c(1, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm,
+                            request, ierror);
 }
 
 static void f_ineighbor_alltoallw(int prof, void *sendbuf, MPI_Fint *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes,
@@ -4277,6 +6065,53 @@ void pmpi_ineighbor_alltoallw_(void *sendbuf, MPI_Fint *sendcounts, MPI_Aint *sd
 {
     f_ineighbor_alltoallw(1, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm,
                           request, ierror);
+}
+
+static void f_ineighbor_alltoallw_c(int prof, void *sendbuf, MPI_Count *sendcounts, MPI_Aint *sdispls,
+                                    MPI_Fint *sendtypes, void *recvbuf, MPI_Count *recvcounts, MPI_Aint *rdispls,
+                                    MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+{
+    MPI_Comm h_comm_ = MPI_Comm_fromint(*comm);
+    int n_sendtypes = 0;
+    MPI_Datatype hb_sendtypes[APTUS_F_STACK], *h_sendtypes = NULL;
+    int n_recvtypes = 0;
+    MPI_Datatype hb_recvtypes[APTUS_F_STACK], *h_recvtypes = NULL;
+    MPI_Request h_request = MPI_Request_fromint(*request);
+    int rc;
+    if (!aptus_f_in_place(sendbuf) && (n_sendtypes = aptus_f_ntypes(h_comm_, 0, 1)) > 0 &&
+        !(h_sendtypes = aptus_f_handles_in(APTUS_F_TYPE, sendtypes, n_sendtypes, hb_sendtypes, 0)))
+        goto nomem;
+    if ((n_recvtypes = aptus_f_ntypes(h_comm_, 1, 1)) > 0 &&
+        !(h_recvtypes = aptus_f_handles_in(APTUS_F_TYPE, recvtypes, n_recvtypes, hb_recvtypes, 0)))
+        goto nomem;
+    rc = prof ? PMPI_Ineighbor_alltoallw_c(aptus_f_buf(sendbuf), sendcounts, sdispls, h_sendtypes, aptus_f_buf(recvbuf),
+                                           recvcounts, rdispls, h_recvtypes, MPI_Comm_fromint(*comm), &h_request)
+              : MPI_Ineighbor_alltoallw_c(aptus_f_buf(sendbuf), sendcounts, sdispls, h_sendtypes, aptus_f_buf(recvbuf),
+                                          recvcounts, rdispls, h_recvtypes, MPI_Comm_fromint(*comm), &h_request);
+    *request = MPI_Request_toint(h_request);
+    goto done;
+nomem:
+    rc = aptus_f_nomem("MPI_Ineighbor_alltoallw_c");
+done:
+    if (h_sendtypes != hb_sendtypes)
+        free(h_sendtypes);
+    if (h_recvtypes != hb_recvtypes)
+        free(h_recvtypes);
+    *ierror = rc;
+}
+void mpi_ineighbor_alltoallw_c_(void *sendbuf, MPI_Count *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes,
+                                void *recvbuf, MPI_Count *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes,
+                                MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+{
+    f_ineighbor_alltoallw_c(0, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm,
+                            request, ierror);
+}
+void pmpi_ineighbor_alltoallw_c_(void *sendbuf, MPI_Count *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes,
+                                 void *recvbuf, MPI_Count *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes,
+                                 MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+{
+    f_ineighbor_alltoallw_c(1, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm,
+                            request, ierror);
 }
 
 static void f_info_create(int prof, MPI_Fint *info, MPI_Fint *ierror)
@@ -4689,6 +6524,29 @@ void pmpi_irecv_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *sourc
     f_irecv(1, buf, count, datatype, source, tag, comm, request, ierror);
 }
 
+static void f_irecv_c(int prof, void *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag,
+                      MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+{
+    MPI_Request h_request = MPI_Request_fromint(*request);
+    int rc;
+    rc = prof ? PMPI_Irecv_c(aptus_f_buf(buf), *count, MPI_Type_fromint(*datatype), *source, *tag,
+                             MPI_Comm_fromint(*comm), &h_request)
+              : MPI_Irecv_c(aptus_f_buf(buf), *count, MPI_Type_fromint(*datatype), *source, *tag,
+                            MPI_Comm_fromint(*comm), &h_request);
+    *request = MPI_Request_toint(h_request);
+    *ierror = rc;
+}
+void mpi_irecv_c_(void *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm,
+                  MPI_Fint *request, MPI_Fint *ierror)
+{
+    f_irecv_c(0, buf, count, datatype, source, tag, comm, request, ierror);
+}
+void pmpi_irecv_c_(void *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm,
+                   MPI_Fint *request, MPI_Fint *ierror)
+{
+    f_irecv_c(1, buf, count, datatype, source, tag, comm, request, ierror);
+}
+
 static void f_ireduce(int prof, void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op,
                       MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -4710,6 +6568,29 @@ void pmpi_ireduce_(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *data
                    MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     f_ireduce(1, sendbuf, recvbuf, count, datatype, op, root, comm, request, ierror);
+}
+
+static void f_ireduce_c(int prof, void *sendbuf, void *recvbuf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *op,
+                        MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+{
+    MPI_Request h_request = MPI_Request_fromint(*request);
+    int rc;
+    rc = prof ? PMPI_Ireduce_c(aptus_f_buf(sendbuf), aptus_f_buf(recvbuf), *count, MPI_Type_fromint(*datatype),
+                               MPI_Op_fromint(*op), *root, MPI_Comm_fromint(*comm), &h_request)
+              : MPI_Ireduce_c(aptus_f_buf(sendbuf), aptus_f_buf(recvbuf), *count, MPI_Type_fromint(*datatype),
+                              MPI_Op_fromint(*op), *root, MPI_Comm_fromint(*comm), &h_request);
+    *request = MPI_Request_toint(h_request);
+    *ierror = rc;
+}
+void mpi_ireduce_c_(void *sendbuf, void *recvbuf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *root,
+                    MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+{
+    f_ireduce_c(0, sendbuf, recvbuf, count, datatype, op, root, comm, request, ierror);
+}
+void pmpi_ireduce_c_(void *sendbuf, void *recvbuf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *root,
+                     MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+{
+    f_ireduce_c(1, sendbuf, recvbuf, count, datatype, op, root, comm, request, ierror);
 }
 
 static void f_ireduce_scatter(int prof, void *sendbuf, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *datatype,
@@ -4734,6 +6615,31 @@ void pmpi_ireduce_scatter_(void *sendbuf, void *recvbuf, MPI_Fint *recvcounts, M
                            MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     f_ireduce_scatter(1, sendbuf, recvbuf, recvcounts, datatype, op, comm, request, ierror);
+}
+
+static void f_ireduce_scatter_c(int prof, void *sendbuf, void *recvbuf, MPI_Count *recvcounts, MPI_Fint *datatype,
+                                MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+{
+    MPI_Request h_request = MPI_Request_fromint(*request);
+    int rc;
+    rc = prof ? PMPI_Ireduce_scatter_c(aptus_f_buf(sendbuf), aptus_f_buf(recvbuf), recvcounts,
+                                       MPI_Type_fromint(*datatype), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm),
+                                       &h_request)
+              : MPI_Ireduce_scatter_c(aptus_f_buf(sendbuf), aptus_f_buf(recvbuf), recvcounts,
+                                      MPI_Type_fromint(*datatype), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm),
+                                      &h_request);
+    *request = MPI_Request_toint(h_request);
+    *ierror = rc;
+}
+void mpi_ireduce_scatter_c_(void *sendbuf, void *recvbuf, MPI_Count *recvcounts, MPI_Fint *datatype, MPI_Fint *op,
+                            MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+{
+    f_ireduce_scatter_c(0, sendbuf, recvbuf, recvcounts, datatype, op, comm, request, ierror);
+}
+void pmpi_ireduce_scatter_c_(void *sendbuf, void *recvbuf, MPI_Count *recvcounts, MPI_Fint *datatype, MPI_Fint *op,
+                             MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+{
+    f_ireduce_scatter_c(1, sendbuf, recvbuf, recvcounts, datatype, op, comm, request, ierror);
 }
 
 static void f_ireduce_scatter_block(int prof, void *sendbuf, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *datatype,
@@ -4761,6 +6667,31 @@ void pmpi_ireduce_scatter_block_(void *sendbuf, void *recvbuf, MPI_Fint *recvcou
     f_ireduce_scatter_block(1, sendbuf, recvbuf, recvcount, datatype, op, comm, request, ierror);
 }
 
+static void f_ireduce_scatter_block_c(int prof, void *sendbuf, void *recvbuf, MPI_Count *recvcount, MPI_Fint *datatype,
+                                      MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+{
+    MPI_Request h_request = MPI_Request_fromint(*request);
+    int rc;
+    rc = prof ? PMPI_Ireduce_scatter_block_c(aptus_f_buf(sendbuf), aptus_f_buf(recvbuf), *recvcount,
+                                             MPI_Type_fromint(*datatype), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm),
+                                             &h_request)
+              : MPI_Ireduce_scatter_block_c(aptus_f_buf(sendbuf), aptus_f_buf(recvbuf), *recvcount,
+                                            MPI_Type_fromint(*datatype), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm),
+                                            &h_request);
+    *request = MPI_Request_toint(h_request);
+    *ierror = rc;
+}
+void mpi_ireduce_scatter_block_c_(void *sendbuf, void *recvbuf, MPI_Count *recvcount, MPI_Fint *datatype, MPI_Fint *op,
+                                  MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+{
+    f_ireduce_scatter_block_c(0, sendbuf, recvbuf, recvcount, datatype, op, comm, request, ierror);
+}
+void pmpi_ireduce_scatter_block_c_(void *sendbuf, void *recvbuf, MPI_Count *recvcount, MPI_Fint *datatype, MPI_Fint *op,
+                                   MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+{
+    f_ireduce_scatter_block_c(1, sendbuf, recvbuf, recvcount, datatype, op, comm, request, ierror);
+}
+
 static void f_irsend(int prof, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag,
                      MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -4782,6 +6713,29 @@ void pmpi_irsend_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest
                   MPI_Fint *request, MPI_Fint *ierror)
 {
     f_irsend(1, buf, count, datatype, dest, tag, comm, request, ierror);
+}
+
+static void f_irsend_c(int prof, void *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag,
+                       MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+{
+    MPI_Request h_request = MPI_Request_fromint(*request);
+    int rc;
+    rc = prof ? PMPI_Irsend_c(aptus_f_buf(buf), *count, MPI_Type_fromint(*datatype), *dest, *tag,
+                              MPI_Comm_fromint(*comm), &h_request)
+              : MPI_Irsend_c(aptus_f_buf(buf), *count, MPI_Type_fromint(*datatype), *dest, *tag,
+                             MPI_Comm_fromint(*comm), &h_request);
+    *request = MPI_Request_toint(h_request);
+    *ierror = rc;
+}
+void mpi_irsend_c_(void *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm,
+                   MPI_Fint *request, MPI_Fint *ierror)
+{
+    f_irsend_c(0, buf, count, datatype, dest, tag, comm, request, ierror);
+}
+void pmpi_irsend_c_(void *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm,
+                    MPI_Fint *request, MPI_Fint *ierror)
+{
+    f_irsend_c(1, buf, count, datatype, dest, tag, comm, request, ierror);
 }
 
 static void f_is_thread_main(int prof, MPI_Fint *flag, MPI_Fint *ierror)
@@ -4824,6 +6778,29 @@ void pmpi_iscan_(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *dataty
     f_iscan(1, sendbuf, recvbuf, count, datatype, op, comm, request, ierror);
 }
 
+static void f_iscan_c(int prof, void *sendbuf, void *recvbuf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *op,
+                      MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+{
+    MPI_Request h_request = MPI_Request_fromint(*request);
+    int rc;
+    rc = prof ? PMPI_Iscan_c(aptus_f_buf(sendbuf), aptus_f_buf(recvbuf), *count, MPI_Type_fromint(*datatype),
+                             MPI_Op_fromint(*op), MPI_Comm_fromint(*comm), &h_request)
+              : MPI_Iscan_c(aptus_f_buf(sendbuf), aptus_f_buf(recvbuf), *count, MPI_Type_fromint(*datatype),
+                            MPI_Op_fromint(*op), MPI_Comm_fromint(*comm), &h_request);
+    *request = MPI_Request_toint(h_request);
+    *ierror = rc;
+}
+void mpi_iscan_c_(void *sendbuf, void *recvbuf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm,
+                  MPI_Fint *request, MPI_Fint *ierror)
+{
+    f_iscan_c(0, sendbuf, recvbuf, count, datatype, op, comm, request, ierror);
+}
+void pmpi_iscan_c_(void *sendbuf, void *recvbuf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm,
+                   MPI_Fint *request, MPI_Fint *ierror)
+{
+    f_iscan_c(1, sendbuf, recvbuf, count, datatype, op, comm, request, ierror);
+}
+
 static void f_iscatter(int prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf,
                        MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request,
                        MPI_Fint *ierror)
@@ -4846,6 +6823,30 @@ void pmpi_iscatter_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void
                     MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     f_iscatter(1, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierror);
+}
+
+static void f_iscatter_c(int prof, void *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, void *recvbuf,
+                         MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request,
+                         MPI_Fint *ierror)
+{
+    MPI_Request h_request = MPI_Request_fromint(*request);
+    int rc;
+    rc = prof ? PMPI_Iscatter_c(aptus_f_buf(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), aptus_f_buf(recvbuf),
+                                *recvcount, MPI_Type_fromint(*recvtype), *root, MPI_Comm_fromint(*comm), &h_request)
+              : MPI_Iscatter_c(aptus_f_buf(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), aptus_f_buf(recvbuf),
+                               *recvcount, MPI_Type_fromint(*recvtype), *root, MPI_Comm_fromint(*comm), &h_request);
+    *request = MPI_Request_toint(h_request);
+    *ierror = rc;
+}
+void mpi_iscatter_c_(void *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Count *recvcount,
+                     MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+{
+    f_iscatter_c(0, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierror);
+}
+void pmpi_iscatter_c_(void *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Count *recvcount,
+                      MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+{
+    f_iscatter_c(1, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierror);
 }
 
 static void f_iscatterv(int prof, void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *displs, MPI_Fint *sendtype,
@@ -4876,6 +6877,34 @@ void pmpi_iscatterv_(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *displs, MPI_
     f_iscatterv(1, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierror);
 }
 
+static void f_iscatterv_c(int prof, void *sendbuf, MPI_Count *sendcounts, MPI_Aint *displs, MPI_Fint *sendtype,
+                          void *recvbuf, MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm,
+                          MPI_Fint *request, MPI_Fint *ierror)
+{
+    MPI_Request h_request = MPI_Request_fromint(*request);
+    int rc;
+    rc = prof ? PMPI_Iscatterv_c(aptus_f_buf(sendbuf), sendcounts, displs, MPI_Type_fromint(*sendtype),
+                                 aptus_f_buf(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), *root,
+                                 MPI_Comm_fromint(*comm), &h_request)
+              : MPI_Iscatterv_c(aptus_f_buf(sendbuf), sendcounts, displs, MPI_Type_fromint(*sendtype),
+                                aptus_f_buf(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), *root,
+                                MPI_Comm_fromint(*comm), &h_request);
+    *request = MPI_Request_toint(h_request);
+    *ierror = rc;
+}
+void mpi_iscatterv_c_(void *sendbuf, MPI_Count *sendcounts, MPI_Aint *displs, MPI_Fint *sendtype, void *recvbuf,
+                      MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request,
+                      MPI_Fint *ierror)
+{
+    f_iscatterv_c(0, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierror);
+}
+void pmpi_iscatterv_c_(void *sendbuf, MPI_Count *sendcounts, MPI_Aint *displs, MPI_Fint *sendtype, void *recvbuf,
+                       MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request,
+                       MPI_Fint *ierror)
+{
+    f_iscatterv_c(1, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierror);
+}
+
 static void f_isend(int prof, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag,
                     MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -4897,6 +6926,29 @@ void pmpi_isend_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest,
                  MPI_Fint *request, MPI_Fint *ierror)
 {
     f_isend(1, buf, count, datatype, dest, tag, comm, request, ierror);
+}
+
+static void f_isend_c(int prof, void *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag,
+                      MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+{
+    MPI_Request h_request = MPI_Request_fromint(*request);
+    int rc;
+    rc = prof ? PMPI_Isend_c(aptus_f_buf(buf), *count, MPI_Type_fromint(*datatype), *dest, *tag,
+                             MPI_Comm_fromint(*comm), &h_request)
+              : MPI_Isend_c(aptus_f_buf(buf), *count, MPI_Type_fromint(*datatype), *dest, *tag, MPI_Comm_fromint(*comm),
+                            &h_request);
+    *request = MPI_Request_toint(h_request);
+    *ierror = rc;
+}
+void mpi_isend_c_(void *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm,
+                  MPI_Fint *request, MPI_Fint *ierror)
+{
+    f_isend_c(0, buf, count, datatype, dest, tag, comm, request, ierror);
+}
+void pmpi_isend_c_(void *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm,
+                   MPI_Fint *request, MPI_Fint *ierror)
+{
+    f_isend_c(1, buf, count, datatype, dest, tag, comm, request, ierror);
 }
 
 static void f_isendrecv(int prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, MPI_Fint *dest,
@@ -4929,6 +6981,36 @@ void pmpi_isendrecv_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, MPI
                 request, ierror);
 }
 
+static void f_isendrecv_c(int prof, void *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, MPI_Fint *dest,
+                          MPI_Fint *sendtag, void *recvbuf, MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *source,
+                          MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+{
+    MPI_Request h_request = MPI_Request_fromint(*request);
+    int rc;
+    rc = prof ? PMPI_Isendrecv_c(aptus_f_buf(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), *dest, *sendtag,
+                                 aptus_f_buf(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), *source, *recvtag,
+                                 MPI_Comm_fromint(*comm), &h_request)
+              : MPI_Isendrecv_c(aptus_f_buf(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), *dest, *sendtag,
+                                aptus_f_buf(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), *source, *recvtag,
+                                MPI_Comm_fromint(*comm), &h_request);
+    *request = MPI_Request_toint(h_request);
+    *ierror = rc;
+}
+void mpi_isendrecv_c_(void *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, MPI_Fint *dest, MPI_Fint *sendtag,
+                      void *recvbuf, MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *source, MPI_Fint *recvtag,
+                      MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+{
+    f_isendrecv_c(0, sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm,
+                  request, ierror);
+}
+void pmpi_isendrecv_c_(void *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, MPI_Fint *dest, MPI_Fint *sendtag,
+                       void *recvbuf, MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *source, MPI_Fint *recvtag,
+                       MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+{
+    f_isendrecv_c(1, sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm,
+                  request, ierror);
+}
+
 static void f_isendrecv_replace(int prof, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest,
                                 MPI_Fint *sendtag, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm,
                                 MPI_Fint *request, MPI_Fint *ierror)
@@ -4953,6 +7035,30 @@ void pmpi_isendrecv_replace_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI
     f_isendrecv_replace(1, buf, count, datatype, dest, sendtag, source, recvtag, comm, request, ierror);
 }
 
+static void f_isendrecv_replace_c(int prof, void *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest,
+                                  MPI_Fint *sendtag, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm,
+                                  MPI_Fint *request, MPI_Fint *ierror)
+{
+    MPI_Request h_request = MPI_Request_fromint(*request);
+    int rc;
+    rc = prof ? PMPI_Isendrecv_replace_c(aptus_f_buf(buf), *count, MPI_Type_fromint(*datatype), *dest, *sendtag,
+                                         *source, *recvtag, MPI_Comm_fromint(*comm), &h_request)
+              : MPI_Isendrecv_replace_c(aptus_f_buf(buf), *count, MPI_Type_fromint(*datatype), *dest, *sendtag, *source,
+                                        *recvtag, MPI_Comm_fromint(*comm), &h_request);
+    *request = MPI_Request_toint(h_request);
+    *ierror = rc;
+}
+void mpi_isendrecv_replace_c_(void *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *sendtag,
+                              MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+{
+    f_isendrecv_replace_c(0, buf, count, datatype, dest, sendtag, source, recvtag, comm, request, ierror);
+}
+void pmpi_isendrecv_replace_c_(void *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *sendtag,
+                               MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+{
+    f_isendrecv_replace_c(1, buf, count, datatype, dest, sendtag, source, recvtag, comm, request, ierror);
+}
+
 static void f_issend(int prof, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag,
                      MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -4974,6 +7080,29 @@ void pmpi_issend_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest
                   MPI_Fint *request, MPI_Fint *ierror)
 {
     f_issend(1, buf, count, datatype, dest, tag, comm, request, ierror);
+}
+
+static void f_issend_c(int prof, void *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag,
+                       MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+{
+    MPI_Request h_request = MPI_Request_fromint(*request);
+    int rc;
+    rc = prof ? PMPI_Issend_c(aptus_f_buf(buf), *count, MPI_Type_fromint(*datatype), *dest, *tag,
+                              MPI_Comm_fromint(*comm), &h_request)
+              : MPI_Issend_c(aptus_f_buf(buf), *count, MPI_Type_fromint(*datatype), *dest, *tag,
+                             MPI_Comm_fromint(*comm), &h_request);
+    *request = MPI_Request_toint(h_request);
+    *ierror = rc;
+}
+void mpi_issend_c_(void *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm,
+                   MPI_Fint *request, MPI_Fint *ierror)
+{
+    f_issend_c(0, buf, count, datatype, dest, tag, comm, request, ierror);
+}
+void pmpi_issend_c_(void *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm,
+                    MPI_Fint *request, MPI_Fint *ierror)
+{
+    f_issend_c(1, buf, count, datatype, dest, tag, comm, request, ierror);
 }
 
 static void f_keyval_free(int prof, MPI_Fint *keyval, MPI_Fint *ierror)
@@ -5062,6 +7191,27 @@ void pmpi_mrecv_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *messa
     f_mrecv(1, buf, count, datatype, message, status, ierror);
 }
 
+static void f_mrecv_c(int prof, void *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *message, MPI_Fint *status,
+                      MPI_Fint *ierror)
+{
+    MPI_Message h_message = MPI_Message_fromint(*message);
+    int rc;
+    rc = prof ? PMPI_Mrecv_c(aptus_f_buf(buf), *count, MPI_Type_fromint(*datatype), &h_message, aptus_f_status(status))
+              : MPI_Mrecv_c(aptus_f_buf(buf), *count, MPI_Type_fromint(*datatype), &h_message, aptus_f_status(status));
+    *message = MPI_Message_toint(h_message);
+    *ierror = rc;
+}
+void mpi_mrecv_c_(void *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *message, MPI_Fint *status,
+                  MPI_Fint *ierror)
+{
+    f_mrecv_c(0, buf, count, datatype, message, status, ierror);
+}
+void pmpi_mrecv_c_(void *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *message, MPI_Fint *status,
+                   MPI_Fint *ierror)
+{
+    f_mrecv_c(1, buf, count, datatype, message, status, ierror);
+}
+
 static void f_neighbor_allgather(int prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf,
                                  MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
 {
@@ -5083,6 +7233,29 @@ void pmpi_neighbor_allgather_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *send
                               MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
 {
     f_neighbor_allgather(1, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierror);
+}
+
+static void f_neighbor_allgather_c(int prof, void *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, void *recvbuf,
+                                   MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
+{
+    int rc;
+    rc = prof ? PMPI_Neighbor_allgather_c(aptus_f_buf(sendbuf), *sendcount, MPI_Type_fromint(*sendtype),
+                                          aptus_f_buf(recvbuf), *recvcount, MPI_Type_fromint(*recvtype),
+                                          MPI_Comm_fromint(*comm))
+              : MPI_Neighbor_allgather_c(aptus_f_buf(sendbuf), *sendcount, MPI_Type_fromint(*sendtype),
+                                         aptus_f_buf(recvbuf), *recvcount, MPI_Type_fromint(*recvtype),
+                                         MPI_Comm_fromint(*comm));
+    *ierror = rc;
+}
+void mpi_neighbor_allgather_c_(void *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, void *recvbuf,
+                               MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
+{
+    f_neighbor_allgather_c(0, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierror);
+}
+void pmpi_neighbor_allgather_c_(void *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, void *recvbuf,
+                                MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
+{
+    f_neighbor_allgather_c(1, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierror);
 }
 
 static void f_neighbor_allgather_init(int prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf,
@@ -5115,6 +7288,36 @@ void pmpi_neighbor_allgather_init_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint 
                               ierror);
 }
 
+static void f_neighbor_allgather_init_c(int prof, void *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype,
+                                        void *recvbuf, MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *comm,
+                                        MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+{
+    MPI_Request h_request = MPI_Request_fromint(*request);
+    int rc;
+    rc = prof ? PMPI_Neighbor_allgather_init_c(aptus_f_buf(sendbuf), *sendcount, MPI_Type_fromint(*sendtype),
+                                               aptus_f_buf(recvbuf), *recvcount, MPI_Type_fromint(*recvtype),
+                                               MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &h_request)
+              : MPI_Neighbor_allgather_init_c(aptus_f_buf(sendbuf), *sendcount, MPI_Type_fromint(*sendtype),
+                                              aptus_f_buf(recvbuf), *recvcount, MPI_Type_fromint(*recvtype),
+                                              MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &h_request);
+    *request = MPI_Request_toint(h_request);
+    *ierror = rc;
+}
+void mpi_neighbor_allgather_init_c_(void *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, void *recvbuf,
+                                    MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info,
+                                    MPI_Fint *request, MPI_Fint *ierror)
+{
+    f_neighbor_allgather_init_c(0, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request,
+                                ierror);
+}
+void pmpi_neighbor_allgather_init_c_(void *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, void *recvbuf,
+                                     MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info,
+                                     MPI_Fint *request, MPI_Fint *ierror)
+{
+    f_neighbor_allgather_init_c(1, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request,
+                                ierror);
+}
+
 static void f_neighbor_allgatherv(int prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf,
                                   MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm,
                                   MPI_Fint *ierror)
@@ -5139,6 +7342,32 @@ void pmpi_neighbor_allgatherv_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sen
                                MPI_Fint *ierror)
 {
     f_neighbor_allgatherv(1, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, ierror);
+}
+
+static void f_neighbor_allgatherv_c(int prof, void *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, void *recvbuf,
+                                    MPI_Count *recvcounts, MPI_Aint *displs, MPI_Fint *recvtype, MPI_Fint *comm,
+                                    MPI_Fint *ierror)
+{
+    int rc;
+    rc = prof ? PMPI_Neighbor_allgatherv_c(aptus_f_buf(sendbuf), *sendcount, MPI_Type_fromint(*sendtype),
+                                           aptus_f_buf(recvbuf), recvcounts, displs, MPI_Type_fromint(*recvtype),
+                                           MPI_Comm_fromint(*comm))
+              : MPI_Neighbor_allgatherv_c(aptus_f_buf(sendbuf), *sendcount, MPI_Type_fromint(*sendtype),
+                                          aptus_f_buf(recvbuf), recvcounts, displs, MPI_Type_fromint(*recvtype),
+                                          MPI_Comm_fromint(*comm));
+    *ierror = rc;
+}
+void mpi_neighbor_allgatherv_c_(void *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, void *recvbuf,
+                                MPI_Count *recvcounts, MPI_Aint *displs, MPI_Fint *recvtype, MPI_Fint *comm,
+                                MPI_Fint *ierror)
+{
+    f_neighbor_allgatherv_c(0, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, ierror);
+}
+void pmpi_neighbor_allgatherv_c_(void *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, void *recvbuf,
+                                 MPI_Count *recvcounts, MPI_Aint *displs, MPI_Fint *recvtype, MPI_Fint *comm,
+                                 MPI_Fint *ierror)
+{
+    f_neighbor_allgatherv_c(1, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, ierror);
 }
 
 static void f_neighbor_allgatherv_init(int prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf,
@@ -5171,6 +7400,36 @@ void pmpi_neighbor_allgatherv_init_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint
                                request, ierror);
 }
 
+static void f_neighbor_allgatherv_init_c(int prof, void *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype,
+                                         void *recvbuf, MPI_Count *recvcounts, MPI_Aint *displs, MPI_Fint *recvtype,
+                                         MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+{
+    MPI_Request h_request = MPI_Request_fromint(*request);
+    int rc;
+    rc = prof ? PMPI_Neighbor_allgatherv_init_c(aptus_f_buf(sendbuf), *sendcount, MPI_Type_fromint(*sendtype),
+                                                aptus_f_buf(recvbuf), recvcounts, displs, MPI_Type_fromint(*recvtype),
+                                                MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &h_request)
+              : MPI_Neighbor_allgatherv_init_c(aptus_f_buf(sendbuf), *sendcount, MPI_Type_fromint(*sendtype),
+                                               aptus_f_buf(recvbuf), recvcounts, displs, MPI_Type_fromint(*recvtype),
+                                               MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &h_request);
+    *request = MPI_Request_toint(h_request);
+    *ierror = rc;
+}
+void mpi_neighbor_allgatherv_init_c_(void *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, void *recvbuf,
+                                     MPI_Count *recvcounts, MPI_Aint *displs, MPI_Fint *recvtype, MPI_Fint *comm,
+                                     MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+{
+    f_neighbor_allgatherv_init_c(0, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info,
+                                 request, ierror);
+}
+void pmpi_neighbor_allgatherv_init_c_(void *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, void *recvbuf,
+                                      MPI_Count *recvcounts, MPI_Aint *displs, MPI_Fint *recvtype, MPI_Fint *comm,
+                                      MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+{
+    f_neighbor_allgatherv_init_c(1, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info,
+                                 request, ierror);
+}
+
 static void f_neighbor_alltoall(int prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf,
                                 MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
 {
@@ -5192,6 +7451,29 @@ void pmpi_neighbor_alltoall_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendt
                              MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
 {
     f_neighbor_alltoall(1, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierror);
+}
+
+static void f_neighbor_alltoall_c(int prof, void *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, void *recvbuf,
+                                  MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
+{
+    int rc;
+    rc = prof ? PMPI_Neighbor_alltoall_c(aptus_f_buf(sendbuf), *sendcount, MPI_Type_fromint(*sendtype),
+                                         aptus_f_buf(recvbuf), *recvcount, MPI_Type_fromint(*recvtype),
+                                         MPI_Comm_fromint(*comm))
+              : MPI_Neighbor_alltoall_c(aptus_f_buf(sendbuf), *sendcount, MPI_Type_fromint(*sendtype),
+                                        aptus_f_buf(recvbuf), *recvcount, MPI_Type_fromint(*recvtype),
+                                        MPI_Comm_fromint(*comm));
+    *ierror = rc;
+}
+void mpi_neighbor_alltoall_c_(void *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, void *recvbuf,
+                              MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
+{
+    f_neighbor_alltoall_c(0, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierror);
+}
+void pmpi_neighbor_alltoall_c_(void *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, void *recvbuf,
+                               MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
+{
+    f_neighbor_alltoall_c(1, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierror);
 }
 
 static void f_neighbor_alltoall_init(int prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf,
@@ -5224,6 +7506,36 @@ void pmpi_neighbor_alltoall_init_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *
                              ierror);
 }
 
+static void f_neighbor_alltoall_init_c(int prof, void *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, void *recvbuf,
+                                       MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info,
+                                       MPI_Fint *request, MPI_Fint *ierror)
+{
+    MPI_Request h_request = MPI_Request_fromint(*request);
+    int rc;
+    rc = prof ? PMPI_Neighbor_alltoall_init_c(aptus_f_buf(sendbuf), *sendcount, MPI_Type_fromint(*sendtype),
+                                              aptus_f_buf(recvbuf), *recvcount, MPI_Type_fromint(*recvtype),
+                                              MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &h_request)
+              : MPI_Neighbor_alltoall_init_c(aptus_f_buf(sendbuf), *sendcount, MPI_Type_fromint(*sendtype),
+                                             aptus_f_buf(recvbuf), *recvcount, MPI_Type_fromint(*recvtype),
+                                             MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &h_request);
+    *request = MPI_Request_toint(h_request);
+    *ierror = rc;
+}
+void mpi_neighbor_alltoall_init_c_(void *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, void *recvbuf,
+                                   MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info,
+                                   MPI_Fint *request, MPI_Fint *ierror)
+{
+    f_neighbor_alltoall_init_c(0, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request,
+                               ierror);
+}
+void pmpi_neighbor_alltoall_init_c_(void *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, void *recvbuf,
+                                    MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info,
+                                    MPI_Fint *request, MPI_Fint *ierror)
+{
+    f_neighbor_alltoall_init_c(1, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request,
+                               ierror);
+}
+
 static void f_neighbor_alltoallv(int prof, void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype,
                                  void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype,
                                  MPI_Fint *comm, MPI_Fint *ierror)
@@ -5250,6 +7562,34 @@ void pmpi_neighbor_alltoallv_(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdi
 {
     f_neighbor_alltoallv(1, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm,
                          ierror);
+}
+
+static void f_neighbor_alltoallv_c(int prof, void *sendbuf, MPI_Count *sendcounts, MPI_Aint *sdispls,
+                                   MPI_Fint *sendtype, void *recvbuf, MPI_Count *recvcounts, MPI_Aint *rdispls,
+                                   MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierror)
+{
+    int rc;
+    rc = prof ? PMPI_Neighbor_alltoallv_c(aptus_f_buf(sendbuf), sendcounts, sdispls, MPI_Type_fromint(*sendtype),
+                                          aptus_f_buf(recvbuf), recvcounts, rdispls, MPI_Type_fromint(*recvtype),
+                                          MPI_Comm_fromint(*comm))
+              : MPI_Neighbor_alltoallv_c(aptus_f_buf(sendbuf), sendcounts, sdispls, MPI_Type_fromint(*sendtype),
+                                         aptus_f_buf(recvbuf), recvcounts, rdispls, MPI_Type_fromint(*recvtype),
+                                         MPI_Comm_fromint(*comm));
+    *ierror = rc;
+}
+void mpi_neighbor_alltoallv_c_(void *sendbuf, MPI_Count *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtype,
+                               void *recvbuf, MPI_Count *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtype,
+                               MPI_Fint *comm, MPI_Fint *ierror)
+{
+    f_neighbor_alltoallv_c(0, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm,
+                           ierror);
+}
+void pmpi_neighbor_alltoallv_c_(void *sendbuf, MPI_Count *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtype,
+                                void *recvbuf, MPI_Count *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtype,
+                                MPI_Fint *comm, MPI_Fint *ierror)
+{
+    f_neighbor_alltoallv_c(1, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm,
+                           ierror);
 }
 
 static void f_neighbor_alltoallv_init(int prof, void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls,
@@ -5281,6 +7621,37 @@ void pmpi_neighbor_alltoallv_init_(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint
 {
     f_neighbor_alltoallv_init(1, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm,
                               info, request, ierror);
+}
+
+static void f_neighbor_alltoallv_init_c(int prof, void *sendbuf, MPI_Count *sendcounts, MPI_Aint *sdispls,
+                                        MPI_Fint *sendtype, void *recvbuf, MPI_Count *recvcounts, MPI_Aint *rdispls,
+                                        MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request,
+                                        MPI_Fint *ierror)
+{
+    MPI_Request h_request = MPI_Request_fromint(*request);
+    int rc;
+    rc = prof ? PMPI_Neighbor_alltoallv_init_c(aptus_f_buf(sendbuf), sendcounts, sdispls, MPI_Type_fromint(*sendtype),
+                                               aptus_f_buf(recvbuf), recvcounts, rdispls, MPI_Type_fromint(*recvtype),
+                                               MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &h_request)
+              : MPI_Neighbor_alltoallv_init_c(aptus_f_buf(sendbuf), sendcounts, sdispls, MPI_Type_fromint(*sendtype),
+                                              aptus_f_buf(recvbuf), recvcounts, rdispls, MPI_Type_fromint(*recvtype),
+                                              MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &h_request);
+    *request = MPI_Request_toint(h_request);
+    *ierror = rc;
+}
+void mpi_neighbor_alltoallv_init_c_(void *sendbuf, MPI_Count *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtype,
+                                    void *recvbuf, MPI_Count *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtype,
+                                    MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+{
+    f_neighbor_alltoallv_init_c(0, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm,
+                                info, request, ierror);
+}
+void pmpi_neighbor_alltoallv_init_c_(void *sendbuf, MPI_Count *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtype,
+                                     void *recvbuf, MPI_Count *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtype,
+                                     MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+{
+    f_neighbor_alltoallv_init_c(1, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm,
+                                info, request, ierror);
 }
 
 static void f_neighbor_alltoallw(int prof, void *sendbuf, MPI_Fint *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes,
@@ -5326,6 +7697,51 @@ void pmpi_neighbor_alltoallw_(void *sendbuf, MPI_Fint *sendcounts, MPI_Aint *sdi
 {
     f_neighbor_alltoallw(1, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm,
                          ierror);
+}
+
+static void f_neighbor_alltoallw_c(int prof, void *sendbuf, MPI_Count *sendcounts, MPI_Aint *sdispls,
+                                   MPI_Fint *sendtypes, void *recvbuf, MPI_Count *recvcounts, MPI_Aint *rdispls,
+                                   MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *ierror)
+{
+    MPI_Comm h_comm_ = MPI_Comm_fromint(*comm);
+    int n_sendtypes = 0;
+    MPI_Datatype hb_sendtypes[APTUS_F_STACK], *h_sendtypes = NULL;
+    int n_recvtypes = 0;
+    MPI_Datatype hb_recvtypes[APTUS_F_STACK], *h_recvtypes = NULL;
+    int rc;
+    if (!aptus_f_in_place(sendbuf) && (n_sendtypes = aptus_f_ntypes(h_comm_, 0, 1)) > 0 &&
+        !(h_sendtypes = aptus_f_handles_in(APTUS_F_TYPE, sendtypes, n_sendtypes, hb_sendtypes, 0)))
+        goto nomem;
+    if ((n_recvtypes = aptus_f_ntypes(h_comm_, 1, 1)) > 0 &&
+        !(h_recvtypes = aptus_f_handles_in(APTUS_F_TYPE, recvtypes, n_recvtypes, hb_recvtypes, 0)))
+        goto nomem;
+    rc = prof ? PMPI_Neighbor_alltoallw_c(aptus_f_buf(sendbuf), sendcounts, sdispls, h_sendtypes, aptus_f_buf(recvbuf),
+                                          recvcounts, rdispls, h_recvtypes, MPI_Comm_fromint(*comm))
+              : MPI_Neighbor_alltoallw_c(aptus_f_buf(sendbuf), sendcounts, sdispls, h_sendtypes, aptus_f_buf(recvbuf),
+                                         recvcounts, rdispls, h_recvtypes, MPI_Comm_fromint(*comm));
+    goto done;
+nomem:
+    rc = aptus_f_nomem("MPI_Neighbor_alltoallw_c");
+done:
+    if (h_sendtypes != hb_sendtypes)
+        free(h_sendtypes);
+    if (h_recvtypes != hb_recvtypes)
+        free(h_recvtypes);
+    *ierror = rc;
+}
+void mpi_neighbor_alltoallw_c_(void *sendbuf, MPI_Count *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes,
+                               void *recvbuf, MPI_Count *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes,
+                               MPI_Fint *comm, MPI_Fint *ierror)
+{
+    f_neighbor_alltoallw_c(0, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm,
+                           ierror);
+}
+void pmpi_neighbor_alltoallw_c_(void *sendbuf, MPI_Count *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes,
+                                void *recvbuf, MPI_Count *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes,
+                                MPI_Fint *comm, MPI_Fint *ierror)
+{
+    f_neighbor_alltoallw_c(1, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm,
+                           ierror);
 }
 
 static void f_neighbor_alltoallw_init(int prof, void *sendbuf, MPI_Fint *sendcounts, MPI_Aint *sdispls,
@@ -5376,6 +7792,56 @@ void pmpi_neighbor_alltoallw_init_(void *sendbuf, MPI_Fint *sendcounts, MPI_Aint
 {
     f_neighbor_alltoallw_init(1, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm,
                               info, request, ierror);
+}
+
+static void f_neighbor_alltoallw_init_c(int prof, void *sendbuf, MPI_Count *sendcounts, MPI_Aint *sdispls,
+                                        MPI_Fint *sendtypes, void *recvbuf, MPI_Count *recvcounts, MPI_Aint *rdispls,
+                                        MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request,
+                                        MPI_Fint *ierror)
+{
+    MPI_Comm h_comm_ = MPI_Comm_fromint(*comm);
+    int n_sendtypes = 0;
+    MPI_Datatype hb_sendtypes[APTUS_F_STACK], *h_sendtypes = NULL;
+    int n_recvtypes = 0;
+    MPI_Datatype hb_recvtypes[APTUS_F_STACK], *h_recvtypes = NULL;
+    MPI_Request h_request = MPI_Request_fromint(*request);
+    int rc;
+    if (!aptus_f_in_place(sendbuf) && (n_sendtypes = aptus_f_ntypes(h_comm_, 0, 1)) > 0 &&
+        !(h_sendtypes = aptus_f_handles_in(APTUS_F_TYPE, sendtypes, n_sendtypes, hb_sendtypes, 0)))
+        goto nomem;
+    if ((n_recvtypes = aptus_f_ntypes(h_comm_, 1, 1)) > 0 &&
+        !(h_recvtypes = aptus_f_handles_in(APTUS_F_TYPE, recvtypes, n_recvtypes, hb_recvtypes, 0)))
+        goto nomem;
+    rc = prof ? PMPI_Neighbor_alltoallw_init_c(aptus_f_buf(sendbuf), sendcounts, sdispls, h_sendtypes,
+                                               aptus_f_buf(recvbuf), recvcounts, rdispls, h_recvtypes,
+                                               MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &h_request)
+              : MPI_Neighbor_alltoallw_init_c(aptus_f_buf(sendbuf), sendcounts, sdispls, h_sendtypes,
+                                              aptus_f_buf(recvbuf), recvcounts, rdispls, h_recvtypes,
+                                              MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &h_request);
+    *request = MPI_Request_toint(h_request);
+    goto done;
+nomem:
+    rc = aptus_f_nomem("MPI_Neighbor_alltoallw_init_c");
+done:
+    if (h_sendtypes != hb_sendtypes)
+        free(h_sendtypes);
+    if (h_recvtypes != hb_recvtypes)
+        free(h_recvtypes);
+    *ierror = rc;
+}
+void mpi_neighbor_alltoallw_init_c_(void *sendbuf, MPI_Count *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes,
+                                    void *recvbuf, MPI_Count *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes,
+                                    MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+{
+    f_neighbor_alltoallw_init_c(0, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes,
+                                comm, info, request, ierror);
+}
+void pmpi_neighbor_alltoallw_init_c_(void *sendbuf, MPI_Count *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes,
+                                     void *recvbuf, MPI_Count *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes,
+                                     MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+{
+    f_neighbor_alltoallw_init_c(1, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes,
+                                comm, info, request, ierror);
 }
 
 static void f_op_commutative(int prof, MPI_Fint *op, MPI_Fint *commute, MPI_Fint *ierror)
@@ -5442,6 +7908,27 @@ void pmpi_pack_(void *inbuf, MPI_Fint *incount, MPI_Fint *datatype, void *outbuf
     f_pack(1, inbuf, incount, datatype, outbuf, outsize, position, comm, ierror);
 }
 
+static void f_pack_c(int prof, void *inbuf, MPI_Count *incount, MPI_Fint *datatype, void *outbuf, MPI_Count *outsize,
+                     MPI_Count *position, MPI_Fint *comm, MPI_Fint *ierror)
+{
+    int rc;
+    rc = prof ? PMPI_Pack_c(aptus_f_buf(inbuf), *incount, MPI_Type_fromint(*datatype), aptus_f_buf(outbuf), *outsize,
+                            position, MPI_Comm_fromint(*comm))
+              : MPI_Pack_c(aptus_f_buf(inbuf), *incount, MPI_Type_fromint(*datatype), aptus_f_buf(outbuf), *outsize,
+                           position, MPI_Comm_fromint(*comm));
+    *ierror = rc;
+}
+void mpi_pack_c_(void *inbuf, MPI_Count *incount, MPI_Fint *datatype, void *outbuf, MPI_Count *outsize,
+                 MPI_Count *position, MPI_Fint *comm, MPI_Fint *ierror)
+{
+    f_pack_c(0, inbuf, incount, datatype, outbuf, outsize, position, comm, ierror);
+}
+void pmpi_pack_c_(void *inbuf, MPI_Count *incount, MPI_Fint *datatype, void *outbuf, MPI_Count *outsize,
+                  MPI_Count *position, MPI_Fint *comm, MPI_Fint *ierror)
+{
+    f_pack_c(1, inbuf, incount, datatype, outbuf, outsize, position, comm, ierror);
+}
+
 static void f_pack_external(int prof, char *datarep, void *inbuf, MPI_Fint *incount, MPI_Fint *datatype, void *outbuf,
                             MPI_Aint *outsize, MPI_Aint *position, MPI_Fint *ierror, size_t datarep_len)
 {
@@ -5471,6 +7958,36 @@ void pmpi_pack_external_(char *datarep, void *inbuf, MPI_Fint *incount, MPI_Fint
     f_pack_external(1, datarep, inbuf, incount, datatype, outbuf, outsize, position, ierror, datarep_len);
 }
 
+static void f_pack_external_c(int prof, char *datarep, void *inbuf, MPI_Count *incount, MPI_Fint *datatype,
+                              void *outbuf, MPI_Count *outsize, MPI_Count *position, MPI_Fint *ierror,
+                              size_t datarep_len)
+{
+    char *s_datarep = NULL;
+    int rc;
+    if (!(s_datarep = aptus_f_string_in(datarep, datarep_len, 0)))
+        goto nomem;
+    rc = prof ? PMPI_Pack_external_c(s_datarep, aptus_f_buf(inbuf), *incount, MPI_Type_fromint(*datatype),
+                                     aptus_f_buf(outbuf), *outsize, position)
+              : MPI_Pack_external_c(s_datarep, aptus_f_buf(inbuf), *incount, MPI_Type_fromint(*datatype),
+                                    aptus_f_buf(outbuf), *outsize, position);
+    goto done;
+nomem:
+    rc = aptus_f_nomem("MPI_Pack_external_c");
+done:
+    free(s_datarep);
+    *ierror = rc;
+}
+void mpi_pack_external_c_(char *datarep, void *inbuf, MPI_Count *incount, MPI_Fint *datatype, void *outbuf,
+                          MPI_Count *outsize, MPI_Count *position, MPI_Fint *ierror, size_t datarep_len)
+{
+    f_pack_external_c(0, datarep, inbuf, incount, datatype, outbuf, outsize, position, ierror, datarep_len);
+}
+void pmpi_pack_external_c_(char *datarep, void *inbuf, MPI_Count *incount, MPI_Fint *datatype, void *outbuf,
+                           MPI_Count *outsize, MPI_Count *position, MPI_Fint *ierror, size_t datarep_len)
+{
+    f_pack_external_c(1, datarep, inbuf, incount, datatype, outbuf, outsize, position, ierror, datarep_len);
+}
+
 static void f_pack_external_size(int prof, char *datarep, MPI_Fint *incount, MPI_Fint *datatype, MPI_Aint *size,
                                  MPI_Fint *ierror, size_t datarep_len)
 {
@@ -5498,6 +8015,33 @@ void pmpi_pack_external_size_(char *datarep, MPI_Fint *incount, MPI_Fint *dataty
     f_pack_external_size(1, datarep, incount, datatype, size, ierror, datarep_len);
 }
 
+static void f_pack_external_size_c(int prof, char *datarep, MPI_Count *incount, MPI_Fint *datatype, MPI_Count *size,
+                                   MPI_Fint *ierror, size_t datarep_len)
+{
+    char *s_datarep = NULL;
+    int rc;
+    if (!(s_datarep = aptus_f_string_in(datarep, datarep_len, 0)))
+        goto nomem;
+    rc = prof ? PMPI_Pack_external_size_c(s_datarep, *incount, MPI_Type_fromint(*datatype), size)
+              : MPI_Pack_external_size_c(s_datarep, *incount, MPI_Type_fromint(*datatype), size);
+    goto done;
+nomem:
+    rc = aptus_f_nomem("MPI_Pack_external_size_c");
+done:
+    free(s_datarep);
+    *ierror = rc;
+}
+void mpi_pack_external_size_c_(char *datarep, MPI_Count *incount, MPI_Fint *datatype, MPI_Count *size, MPI_Fint *ierror,
+                               size_t datarep_len)
+{
+    f_pack_external_size_c(0, datarep, incount, datatype, size, ierror, datarep_len);
+}
+void pmpi_pack_external_size_c_(char *datarep, MPI_Count *incount, MPI_Fint *datatype, MPI_Count *size,
+                                MPI_Fint *ierror, size_t datarep_len)
+{
+    f_pack_external_size_c(1, datarep, incount, datatype, size, ierror, datarep_len);
+}
+
 static void f_pack_size(int prof, MPI_Fint *incount, MPI_Fint *datatype, MPI_Fint *comm, MPI_Fint *size,
                         MPI_Fint *ierror)
 {
@@ -5513,6 +8057,23 @@ void mpi_pack_size_(MPI_Fint *incount, MPI_Fint *datatype, MPI_Fint *comm, MPI_F
 void pmpi_pack_size_(MPI_Fint *incount, MPI_Fint *datatype, MPI_Fint *comm, MPI_Fint *size, MPI_Fint *ierror)
 {
     f_pack_size(1, incount, datatype, comm, size, ierror);
+}
+
+static void f_pack_size_c(int prof, MPI_Count *incount, MPI_Fint *datatype, MPI_Fint *comm, MPI_Count *size,
+                          MPI_Fint *ierror)
+{
+    int rc;
+    rc = prof ? PMPI_Pack_size_c(*incount, MPI_Type_fromint(*datatype), MPI_Comm_fromint(*comm), size)
+              : MPI_Pack_size_c(*incount, MPI_Type_fromint(*datatype), MPI_Comm_fromint(*comm), size);
+    *ierror = rc;
+}
+void mpi_pack_size_c_(MPI_Count *incount, MPI_Fint *datatype, MPI_Fint *comm, MPI_Count *size, MPI_Fint *ierror)
+{
+    f_pack_size_c(0, incount, datatype, comm, size, ierror);
+}
+void pmpi_pack_size_c_(MPI_Count *incount, MPI_Fint *datatype, MPI_Fint *comm, MPI_Count *size, MPI_Fint *ierror)
+{
+    f_pack_size_c(1, incount, datatype, comm, size, ierror);
 }
 
 static void f_parrived(int prof, MPI_Fint *request, MPI_Fint *partition, MPI_Fint *flag, MPI_Fint *ierror)
@@ -5718,6 +8279,32 @@ void pmpi_put_(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datat
           ierror);
 }
 
+static void f_put_c(int prof, void *origin_addr, MPI_Count *origin_count, MPI_Fint *origin_datatype,
+                    MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Count *target_count, MPI_Fint *target_datatype,
+                    MPI_Fint *win, MPI_Fint *ierror)
+{
+    int rc;
+    rc = prof ? PMPI_Put_c(aptus_f_buf(origin_addr), *origin_count, MPI_Type_fromint(*origin_datatype), *target_rank,
+                           *target_disp, *target_count, MPI_Type_fromint(*target_datatype), MPI_Win_fromint(*win))
+              : MPI_Put_c(aptus_f_buf(origin_addr), *origin_count, MPI_Type_fromint(*origin_datatype), *target_rank,
+                          *target_disp, *target_count, MPI_Type_fromint(*target_datatype), MPI_Win_fromint(*win));
+    *ierror = rc;
+}
+void mpi_put_c_(void *origin_addr, MPI_Count *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank,
+                MPI_Aint *target_disp, MPI_Count *target_count, MPI_Fint *target_datatype, MPI_Fint *win,
+                MPI_Fint *ierror)
+{
+    f_put_c(0, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win,
+            ierror);
+}
+void pmpi_put_c_(void *origin_addr, MPI_Count *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank,
+                 MPI_Aint *target_disp, MPI_Count *target_count, MPI_Fint *target_datatype, MPI_Fint *win,
+                 MPI_Fint *ierror)
+{
+    f_put_c(1, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win,
+            ierror);
+}
+
 static void f_query_thread(int prof, MPI_Fint *provided, MPI_Fint *ierror)
 {
     int rc;
@@ -5763,6 +8350,36 @@ void pmpi_raccumulate_(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *orig
                   target_datatype, op, win, request, ierror);
 }
 
+static void f_raccumulate_c(int prof, void *origin_addr, MPI_Count *origin_count, MPI_Fint *origin_datatype,
+                            MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Count *target_count,
+                            MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierror)
+{
+    MPI_Request h_request = MPI_Request_fromint(*request);
+    int rc;
+    rc = prof ? PMPI_Raccumulate_c(aptus_f_buf(origin_addr), *origin_count, MPI_Type_fromint(*origin_datatype),
+                                   *target_rank, *target_disp, *target_count, MPI_Type_fromint(*target_datatype),
+                                   MPI_Op_fromint(*op), MPI_Win_fromint(*win), &h_request)
+              : MPI_Raccumulate_c(aptus_f_buf(origin_addr), *origin_count, MPI_Type_fromint(*origin_datatype),
+                                  *target_rank, *target_disp, *target_count, MPI_Type_fromint(*target_datatype),
+                                  MPI_Op_fromint(*op), MPI_Win_fromint(*win), &h_request);
+    *request = MPI_Request_toint(h_request);
+    *ierror = rc;
+}
+void mpi_raccumulate_c_(void *origin_addr, MPI_Count *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank,
+                        MPI_Aint *target_disp, MPI_Count *target_count, MPI_Fint *target_datatype, MPI_Fint *op,
+                        MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierror)
+{
+    f_raccumulate_c(0, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+                    target_datatype, op, win, request, ierror);
+}
+void pmpi_raccumulate_c_(void *origin_addr, MPI_Count *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank,
+                         MPI_Aint *target_disp, MPI_Count *target_count, MPI_Fint *target_datatype, MPI_Fint *op,
+                         MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierror)
+{
+    f_raccumulate_c(1, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+                    target_datatype, op, win, request, ierror);
+}
+
 static void f_recv(int prof, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag,
                    MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierror)
 {
@@ -5782,6 +8399,27 @@ void pmpi_recv_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *source
                 MPI_Fint *status, MPI_Fint *ierror)
 {
     f_recv(1, buf, count, datatype, source, tag, comm, status, ierror);
+}
+
+static void f_recv_c(int prof, void *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag,
+                     MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierror)
+{
+    int rc;
+    rc = prof ? PMPI_Recv_c(aptus_f_buf(buf), *count, MPI_Type_fromint(*datatype), *source, *tag,
+                            MPI_Comm_fromint(*comm), aptus_f_status(status))
+              : MPI_Recv_c(aptus_f_buf(buf), *count, MPI_Type_fromint(*datatype), *source, *tag,
+                           MPI_Comm_fromint(*comm), aptus_f_status(status));
+    *ierror = rc;
+}
+void mpi_recv_c_(void *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm,
+                 MPI_Fint *status, MPI_Fint *ierror)
+{
+    f_recv_c(0, buf, count, datatype, source, tag, comm, status, ierror);
+}
+void pmpi_recv_c_(void *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm,
+                  MPI_Fint *status, MPI_Fint *ierror)
+{
+    f_recv_c(1, buf, count, datatype, source, tag, comm, status, ierror);
 }
 
 static void f_recv_init(int prof, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag,
@@ -5807,6 +8445,29 @@ void pmpi_recv_init_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *s
     f_recv_init(1, buf, count, datatype, source, tag, comm, request, ierror);
 }
 
+static void f_recv_init_c(int prof, void *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag,
+                          MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+{
+    MPI_Request h_request = MPI_Request_fromint(*request);
+    int rc;
+    rc = prof ? PMPI_Recv_init_c(aptus_f_buf(buf), *count, MPI_Type_fromint(*datatype), *source, *tag,
+                                 MPI_Comm_fromint(*comm), &h_request)
+              : MPI_Recv_init_c(aptus_f_buf(buf), *count, MPI_Type_fromint(*datatype), *source, *tag,
+                                MPI_Comm_fromint(*comm), &h_request);
+    *request = MPI_Request_toint(h_request);
+    *ierror = rc;
+}
+void mpi_recv_init_c_(void *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm,
+                      MPI_Fint *request, MPI_Fint *ierror)
+{
+    f_recv_init_c(0, buf, count, datatype, source, tag, comm, request, ierror);
+}
+void pmpi_recv_init_c_(void *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm,
+                       MPI_Fint *request, MPI_Fint *ierror)
+{
+    f_recv_init_c(1, buf, count, datatype, source, tag, comm, request, ierror);
+}
+
 static void f_reduce(int prof, void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op,
                      MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierror)
 {
@@ -5826,6 +8487,27 @@ void pmpi_reduce_(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datat
                   MPI_Fint *comm, MPI_Fint *ierror)
 {
     f_reduce(1, sendbuf, recvbuf, count, datatype, op, root, comm, ierror);
+}
+
+static void f_reduce_c(int prof, void *sendbuf, void *recvbuf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *op,
+                       MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierror)
+{
+    int rc;
+    rc = prof ? PMPI_Reduce_c(aptus_f_buf(sendbuf), aptus_f_buf(recvbuf), *count, MPI_Type_fromint(*datatype),
+                              MPI_Op_fromint(*op), *root, MPI_Comm_fromint(*comm))
+              : MPI_Reduce_c(aptus_f_buf(sendbuf), aptus_f_buf(recvbuf), *count, MPI_Type_fromint(*datatype),
+                             MPI_Op_fromint(*op), *root, MPI_Comm_fromint(*comm));
+    *ierror = rc;
+}
+void mpi_reduce_c_(void *sendbuf, void *recvbuf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *root,
+                   MPI_Fint *comm, MPI_Fint *ierror)
+{
+    f_reduce_c(0, sendbuf, recvbuf, count, datatype, op, root, comm, ierror);
+}
+void pmpi_reduce_c_(void *sendbuf, void *recvbuf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *root,
+                    MPI_Fint *comm, MPI_Fint *ierror)
+{
+    f_reduce_c(1, sendbuf, recvbuf, count, datatype, op, root, comm, ierror);
 }
 
 static void f_reduce_init(int prof, void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op,
@@ -5853,6 +8535,31 @@ void pmpi_reduce_init_(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *
     f_reduce_init(1, sendbuf, recvbuf, count, datatype, op, root, comm, info, request, ierror);
 }
 
+static void f_reduce_init_c(int prof, void *sendbuf, void *recvbuf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *op,
+                            MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+{
+    MPI_Request h_request = MPI_Request_fromint(*request);
+    int rc;
+    rc = prof ? PMPI_Reduce_init_c(aptus_f_buf(sendbuf), aptus_f_buf(recvbuf), *count, MPI_Type_fromint(*datatype),
+                                   MPI_Op_fromint(*op), *root, MPI_Comm_fromint(*comm), MPI_Info_fromint(*info),
+                                   &h_request)
+              : MPI_Reduce_init_c(aptus_f_buf(sendbuf), aptus_f_buf(recvbuf), *count, MPI_Type_fromint(*datatype),
+                                  MPI_Op_fromint(*op), *root, MPI_Comm_fromint(*comm), MPI_Info_fromint(*info),
+                                  &h_request);
+    *request = MPI_Request_toint(h_request);
+    *ierror = rc;
+}
+void mpi_reduce_init_c_(void *sendbuf, void *recvbuf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *op,
+                        MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+{
+    f_reduce_init_c(0, sendbuf, recvbuf, count, datatype, op, root, comm, info, request, ierror);
+}
+void pmpi_reduce_init_c_(void *sendbuf, void *recvbuf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *op,
+                         MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+{
+    f_reduce_init_c(1, sendbuf, recvbuf, count, datatype, op, root, comm, info, request, ierror);
+}
+
 static void f_reduce_local(int prof, void *inbuf, void *inoutbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op,
                            MPI_Fint *ierror)
 {
@@ -5871,6 +8578,27 @@ void pmpi_reduce_local_(void *inbuf, void *inoutbuf, MPI_Fint *count, MPI_Fint *
                         MPI_Fint *ierror)
 {
     f_reduce_local(1, inbuf, inoutbuf, count, datatype, op, ierror);
+}
+
+static void f_reduce_local_c(int prof, void *inbuf, void *inoutbuf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *op,
+                             MPI_Fint *ierror)
+{
+    int rc;
+    rc = prof ? PMPI_Reduce_local_c(aptus_f_buf(inbuf), aptus_f_buf(inoutbuf), *count, MPI_Type_fromint(*datatype),
+                                    MPI_Op_fromint(*op))
+              : MPI_Reduce_local_c(aptus_f_buf(inbuf), aptus_f_buf(inoutbuf), *count, MPI_Type_fromint(*datatype),
+                                   MPI_Op_fromint(*op));
+    *ierror = rc;
+}
+void mpi_reduce_local_c_(void *inbuf, void *inoutbuf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *op,
+                         MPI_Fint *ierror)
+{
+    f_reduce_local_c(0, inbuf, inoutbuf, count, datatype, op, ierror);
+}
+void pmpi_reduce_local_c_(void *inbuf, void *inoutbuf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *op,
+                          MPI_Fint *ierror)
+{
+    f_reduce_local_c(1, inbuf, inoutbuf, count, datatype, op, ierror);
 }
 
 static void f_reduce_scatter(int prof, void *sendbuf, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *datatype,
@@ -5894,6 +8622,27 @@ void pmpi_reduce_scatter_(void *sendbuf, void *recvbuf, MPI_Fint *recvcounts, MP
     f_reduce_scatter(1, sendbuf, recvbuf, recvcounts, datatype, op, comm, ierror);
 }
 
+static void f_reduce_scatter_c(int prof, void *sendbuf, void *recvbuf, MPI_Count *recvcounts, MPI_Fint *datatype,
+                               MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierror)
+{
+    int rc;
+    rc = prof ? PMPI_Reduce_scatter_c(aptus_f_buf(sendbuf), aptus_f_buf(recvbuf), recvcounts,
+                                      MPI_Type_fromint(*datatype), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm))
+              : MPI_Reduce_scatter_c(aptus_f_buf(sendbuf), aptus_f_buf(recvbuf), recvcounts,
+                                     MPI_Type_fromint(*datatype), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm));
+    *ierror = rc;
+}
+void mpi_reduce_scatter_c_(void *sendbuf, void *recvbuf, MPI_Count *recvcounts, MPI_Fint *datatype, MPI_Fint *op,
+                           MPI_Fint *comm, MPI_Fint *ierror)
+{
+    f_reduce_scatter_c(0, sendbuf, recvbuf, recvcounts, datatype, op, comm, ierror);
+}
+void pmpi_reduce_scatter_c_(void *sendbuf, void *recvbuf, MPI_Count *recvcounts, MPI_Fint *datatype, MPI_Fint *op,
+                            MPI_Fint *comm, MPI_Fint *ierror)
+{
+    f_reduce_scatter_c(1, sendbuf, recvbuf, recvcounts, datatype, op, comm, ierror);
+}
+
 static void f_reduce_scatter_block(int prof, void *sendbuf, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *datatype,
                                    MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierror)
 {
@@ -5913,6 +8662,27 @@ void pmpi_reduce_scatter_block_(void *sendbuf, void *recvbuf, MPI_Fint *recvcoun
                                 MPI_Fint *comm, MPI_Fint *ierror)
 {
     f_reduce_scatter_block(1, sendbuf, recvbuf, recvcount, datatype, op, comm, ierror);
+}
+
+static void f_reduce_scatter_block_c(int prof, void *sendbuf, void *recvbuf, MPI_Count *recvcount, MPI_Fint *datatype,
+                                     MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierror)
+{
+    int rc;
+    rc = prof ? PMPI_Reduce_scatter_block_c(aptus_f_buf(sendbuf), aptus_f_buf(recvbuf), *recvcount,
+                                            MPI_Type_fromint(*datatype), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm))
+              : MPI_Reduce_scatter_block_c(aptus_f_buf(sendbuf), aptus_f_buf(recvbuf), *recvcount,
+                                           MPI_Type_fromint(*datatype), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm));
+    *ierror = rc;
+}
+void mpi_reduce_scatter_block_c_(void *sendbuf, void *recvbuf, MPI_Count *recvcount, MPI_Fint *datatype, MPI_Fint *op,
+                                 MPI_Fint *comm, MPI_Fint *ierror)
+{
+    f_reduce_scatter_block_c(0, sendbuf, recvbuf, recvcount, datatype, op, comm, ierror);
+}
+void pmpi_reduce_scatter_block_c_(void *sendbuf, void *recvbuf, MPI_Count *recvcount, MPI_Fint *datatype, MPI_Fint *op,
+                                  MPI_Fint *comm, MPI_Fint *ierror)
+{
+    f_reduce_scatter_block_c(1, sendbuf, recvbuf, recvcount, datatype, op, comm, ierror);
 }
 
 static void f_reduce_scatter_block_init(int prof, void *sendbuf, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *datatype,
@@ -5941,6 +8711,33 @@ void pmpi_reduce_scatter_block_init_(void *sendbuf, void *recvbuf, MPI_Fint *rec
     f_reduce_scatter_block_init(1, sendbuf, recvbuf, recvcount, datatype, op, comm, info, request, ierror);
 }
 
+static void f_reduce_scatter_block_init_c(int prof, void *sendbuf, void *recvbuf, MPI_Count *recvcount,
+                                          MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *info,
+                                          MPI_Fint *request, MPI_Fint *ierror)
+{
+    MPI_Request h_request = MPI_Request_fromint(*request);
+    int rc;
+    rc = prof ? PMPI_Reduce_scatter_block_init_c(aptus_f_buf(sendbuf), aptus_f_buf(recvbuf), *recvcount,
+                                                 MPI_Type_fromint(*datatype), MPI_Op_fromint(*op),
+                                                 MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &h_request)
+              : MPI_Reduce_scatter_block_init_c(aptus_f_buf(sendbuf), aptus_f_buf(recvbuf), *recvcount,
+                                                MPI_Type_fromint(*datatype), MPI_Op_fromint(*op),
+                                                MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &h_request);
+    *request = MPI_Request_toint(h_request);
+    *ierror = rc;
+}
+void mpi_reduce_scatter_block_init_c_(void *sendbuf, void *recvbuf, MPI_Count *recvcount, MPI_Fint *datatype,
+                                      MPI_Fint *op, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+{
+    f_reduce_scatter_block_init_c(0, sendbuf, recvbuf, recvcount, datatype, op, comm, info, request, ierror);
+}
+void pmpi_reduce_scatter_block_init_c_(void *sendbuf, void *recvbuf, MPI_Count *recvcount, MPI_Fint *datatype,
+                                       MPI_Fint *op, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request,
+                                       MPI_Fint *ierror)
+{
+    f_reduce_scatter_block_init_c(1, sendbuf, recvbuf, recvcount, datatype, op, comm, info, request, ierror);
+}
+
 static void f_reduce_scatter_init(int prof, void *sendbuf, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *datatype,
                                   MPI_Fint *op, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -5964,6 +8761,31 @@ void pmpi_reduce_scatter_init_(void *sendbuf, void *recvbuf, MPI_Fint *recvcount
                                MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     f_reduce_scatter_init(1, sendbuf, recvbuf, recvcounts, datatype, op, comm, info, request, ierror);
+}
+
+static void f_reduce_scatter_init_c(int prof, void *sendbuf, void *recvbuf, MPI_Count *recvcounts, MPI_Fint *datatype,
+                                    MPI_Fint *op, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+{
+    MPI_Request h_request = MPI_Request_fromint(*request);
+    int rc;
+    rc = prof ? PMPI_Reduce_scatter_init_c(aptus_f_buf(sendbuf), aptus_f_buf(recvbuf), recvcounts,
+                                           MPI_Type_fromint(*datatype), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm),
+                                           MPI_Info_fromint(*info), &h_request)
+              : MPI_Reduce_scatter_init_c(aptus_f_buf(sendbuf), aptus_f_buf(recvbuf), recvcounts,
+                                          MPI_Type_fromint(*datatype), MPI_Op_fromint(*op), MPI_Comm_fromint(*comm),
+                                          MPI_Info_fromint(*info), &h_request);
+    *request = MPI_Request_toint(h_request);
+    *ierror = rc;
+}
+void mpi_reduce_scatter_init_c_(void *sendbuf, void *recvbuf, MPI_Count *recvcounts, MPI_Fint *datatype, MPI_Fint *op,
+                                MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+{
+    f_reduce_scatter_init_c(0, sendbuf, recvbuf, recvcounts, datatype, op, comm, info, request, ierror);
+}
+void pmpi_reduce_scatter_init_c_(void *sendbuf, void *recvbuf, MPI_Count *recvcounts, MPI_Fint *datatype, MPI_Fint *op,
+                                 MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+{
+    f_reduce_scatter_init_c(1, sendbuf, recvbuf, recvcounts, datatype, op, comm, info, request, ierror);
 }
 
 static void f_remove_error_class(int prof, MPI_Fint *errorclass, MPI_Fint *ierror)
@@ -6175,6 +8997,36 @@ void pmpi_rget_(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_data
            request, ierror);
 }
 
+static void f_rget_c(int prof, void *origin_addr, MPI_Count *origin_count, MPI_Fint *origin_datatype,
+                     MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Count *target_count, MPI_Fint *target_datatype,
+                     MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierror)
+{
+    MPI_Request h_request = MPI_Request_fromint(*request);
+    int rc;
+    rc = prof ? PMPI_Rget_c(aptus_f_buf(origin_addr), *origin_count, MPI_Type_fromint(*origin_datatype), *target_rank,
+                            *target_disp, *target_count, MPI_Type_fromint(*target_datatype), MPI_Win_fromint(*win),
+                            &h_request)
+              : MPI_Rget_c(aptus_f_buf(origin_addr), *origin_count, MPI_Type_fromint(*origin_datatype), *target_rank,
+                           *target_disp, *target_count, MPI_Type_fromint(*target_datatype), MPI_Win_fromint(*win),
+                           &h_request);
+    *request = MPI_Request_toint(h_request);
+    *ierror = rc;
+}
+void mpi_rget_c_(void *origin_addr, MPI_Count *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank,
+                 MPI_Aint *target_disp, MPI_Count *target_count, MPI_Fint *target_datatype, MPI_Fint *win,
+                 MPI_Fint *request, MPI_Fint *ierror)
+{
+    f_rget_c(0, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype,
+             win, request, ierror);
+}
+void pmpi_rget_c_(void *origin_addr, MPI_Count *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank,
+                  MPI_Aint *target_disp, MPI_Count *target_count, MPI_Fint *target_datatype, MPI_Fint *win,
+                  MPI_Fint *request, MPI_Fint *ierror)
+{
+    f_rget_c(1, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype,
+             win, request, ierror);
+}
+
 static void f_rget_accumulate(int prof, void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype,
                               void *result_addr, MPI_Fint *result_count, MPI_Fint *result_datatype,
                               MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count,
@@ -6211,6 +9063,42 @@ void pmpi_rget_accumulate_(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *
                       target_rank, target_disp, target_count, target_datatype, op, win, request, ierror);
 }
 
+static void f_rget_accumulate_c(int prof, void *origin_addr, MPI_Count *origin_count, MPI_Fint *origin_datatype,
+                                void *result_addr, MPI_Count *result_count, MPI_Fint *result_datatype,
+                                MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Count *target_count,
+                                MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *request,
+                                MPI_Fint *ierror)
+{
+    MPI_Request h_request = MPI_Request_fromint(*request);
+    int rc;
+    rc = prof ? PMPI_Rget_accumulate_c(aptus_f_buf(origin_addr), *origin_count, MPI_Type_fromint(*origin_datatype),
+                                       aptus_f_buf(result_addr), *result_count, MPI_Type_fromint(*result_datatype),
+                                       *target_rank, *target_disp, *target_count, MPI_Type_fromint(*target_datatype),
+                                       MPI_Op_fromint(*op), MPI_Win_fromint(*win), &h_request)
+              : MPI_Rget_accumulate_c(aptus_f_buf(origin_addr), *origin_count, MPI_Type_fromint(*origin_datatype),
+                                      aptus_f_buf(result_addr), *result_count, MPI_Type_fromint(*result_datatype),
+                                      *target_rank, *target_disp, *target_count, MPI_Type_fromint(*target_datatype),
+                                      MPI_Op_fromint(*op), MPI_Win_fromint(*win), &h_request);
+    *request = MPI_Request_toint(h_request);
+    *ierror = rc;
+}
+void mpi_rget_accumulate_c_(void *origin_addr, MPI_Count *origin_count, MPI_Fint *origin_datatype, void *result_addr,
+                            MPI_Count *result_count, MPI_Fint *result_datatype, MPI_Fint *target_rank,
+                            MPI_Aint *target_disp, MPI_Count *target_count, MPI_Fint *target_datatype, MPI_Fint *op,
+                            MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierror)
+{
+    f_rget_accumulate_c(0, origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype,
+                        target_rank, target_disp, target_count, target_datatype, op, win, request, ierror);
+}
+void pmpi_rget_accumulate_c_(void *origin_addr, MPI_Count *origin_count, MPI_Fint *origin_datatype, void *result_addr,
+                             MPI_Count *result_count, MPI_Fint *result_datatype, MPI_Fint *target_rank,
+                             MPI_Aint *target_disp, MPI_Count *target_count, MPI_Fint *target_datatype, MPI_Fint *op,
+                             MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierror)
+{
+    f_rget_accumulate_c(1, origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype,
+                        target_rank, target_disp, target_count, target_datatype, op, win, request, ierror);
+}
+
 static void f_rput(int prof, void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype,
                    MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype,
                    MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierror)
@@ -6241,6 +9129,36 @@ void pmpi_rput_(void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_data
            request, ierror);
 }
 
+static void f_rput_c(int prof, void *origin_addr, MPI_Count *origin_count, MPI_Fint *origin_datatype,
+                     MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Count *target_count, MPI_Fint *target_datatype,
+                     MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierror)
+{
+    MPI_Request h_request = MPI_Request_fromint(*request);
+    int rc;
+    rc = prof ? PMPI_Rput_c(aptus_f_buf(origin_addr), *origin_count, MPI_Type_fromint(*origin_datatype), *target_rank,
+                            *target_disp, *target_count, MPI_Type_fromint(*target_datatype), MPI_Win_fromint(*win),
+                            &h_request)
+              : MPI_Rput_c(aptus_f_buf(origin_addr), *origin_count, MPI_Type_fromint(*origin_datatype), *target_rank,
+                           *target_disp, *target_count, MPI_Type_fromint(*target_datatype), MPI_Win_fromint(*win),
+                           &h_request);
+    *request = MPI_Request_toint(h_request);
+    *ierror = rc;
+}
+void mpi_rput_c_(void *origin_addr, MPI_Count *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank,
+                 MPI_Aint *target_disp, MPI_Count *target_count, MPI_Fint *target_datatype, MPI_Fint *win,
+                 MPI_Fint *request, MPI_Fint *ierror)
+{
+    f_rput_c(0, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype,
+             win, request, ierror);
+}
+void pmpi_rput_c_(void *origin_addr, MPI_Count *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank,
+                  MPI_Aint *target_disp, MPI_Count *target_count, MPI_Fint *target_datatype, MPI_Fint *win,
+                  MPI_Fint *request, MPI_Fint *ierror)
+{
+    f_rput_c(1, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype,
+             win, request, ierror);
+}
+
 static void f_rsend(int prof, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag,
                     MPI_Fint *comm, MPI_Fint *ierror)
 {
@@ -6258,6 +9176,26 @@ void pmpi_rsend_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest,
                  MPI_Fint *ierror)
 {
     f_rsend(1, buf, count, datatype, dest, tag, comm, ierror);
+}
+
+static void f_rsend_c(int prof, void *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag,
+                      MPI_Fint *comm, MPI_Fint *ierror)
+{
+    int rc;
+    rc = prof
+             ? PMPI_Rsend_c(aptus_f_buf(buf), *count, MPI_Type_fromint(*datatype), *dest, *tag, MPI_Comm_fromint(*comm))
+             : MPI_Rsend_c(aptus_f_buf(buf), *count, MPI_Type_fromint(*datatype), *dest, *tag, MPI_Comm_fromint(*comm));
+    *ierror = rc;
+}
+void mpi_rsend_c_(void *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm,
+                  MPI_Fint *ierror)
+{
+    f_rsend_c(0, buf, count, datatype, dest, tag, comm, ierror);
+}
+void pmpi_rsend_c_(void *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm,
+                   MPI_Fint *ierror)
+{
+    f_rsend_c(1, buf, count, datatype, dest, tag, comm, ierror);
 }
 
 static void f_rsend_init(int prof, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag,
@@ -6283,6 +9221,29 @@ void pmpi_rsend_init_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *
     f_rsend_init(1, buf, count, datatype, dest, tag, comm, request, ierror);
 }
 
+static void f_rsend_init_c(int prof, void *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag,
+                           MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+{
+    MPI_Request h_request = MPI_Request_fromint(*request);
+    int rc;
+    rc = prof ? PMPI_Rsend_init_c(aptus_f_buf(buf), *count, MPI_Type_fromint(*datatype), *dest, *tag,
+                                  MPI_Comm_fromint(*comm), &h_request)
+              : MPI_Rsend_init_c(aptus_f_buf(buf), *count, MPI_Type_fromint(*datatype), *dest, *tag,
+                                 MPI_Comm_fromint(*comm), &h_request);
+    *request = MPI_Request_toint(h_request);
+    *ierror = rc;
+}
+void mpi_rsend_init_c_(void *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm,
+                       MPI_Fint *request, MPI_Fint *ierror)
+{
+    f_rsend_init_c(0, buf, count, datatype, dest, tag, comm, request, ierror);
+}
+void pmpi_rsend_init_c_(void *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm,
+                        MPI_Fint *request, MPI_Fint *ierror)
+{
+    f_rsend_init_c(1, buf, count, datatype, dest, tag, comm, request, ierror);
+}
+
 static void f_scan(int prof, void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op,
                    MPI_Fint *comm, MPI_Fint *ierror)
 {
@@ -6302,6 +9263,27 @@ void pmpi_scan_(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatyp
                 MPI_Fint *ierror)
 {
     f_scan(1, sendbuf, recvbuf, count, datatype, op, comm, ierror);
+}
+
+static void f_scan_c(int prof, void *sendbuf, void *recvbuf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *op,
+                     MPI_Fint *comm, MPI_Fint *ierror)
+{
+    int rc;
+    rc = prof ? PMPI_Scan_c(aptus_f_buf(sendbuf), aptus_f_buf(recvbuf), *count, MPI_Type_fromint(*datatype),
+                            MPI_Op_fromint(*op), MPI_Comm_fromint(*comm))
+              : MPI_Scan_c(aptus_f_buf(sendbuf), aptus_f_buf(recvbuf), *count, MPI_Type_fromint(*datatype),
+                           MPI_Op_fromint(*op), MPI_Comm_fromint(*comm));
+    *ierror = rc;
+}
+void mpi_scan_c_(void *sendbuf, void *recvbuf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm,
+                 MPI_Fint *ierror)
+{
+    f_scan_c(0, sendbuf, recvbuf, count, datatype, op, comm, ierror);
+}
+void pmpi_scan_c_(void *sendbuf, void *recvbuf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm,
+                  MPI_Fint *ierror)
+{
+    f_scan_c(1, sendbuf, recvbuf, count, datatype, op, comm, ierror);
 }
 
 static void f_scan_init(int prof, void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op,
@@ -6327,6 +9309,29 @@ void pmpi_scan_init_(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *da
     f_scan_init(1, sendbuf, recvbuf, count, datatype, op, comm, info, request, ierror);
 }
 
+static void f_scan_init_c(int prof, void *sendbuf, void *recvbuf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *op,
+                          MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+{
+    MPI_Request h_request = MPI_Request_fromint(*request);
+    int rc;
+    rc = prof ? PMPI_Scan_init_c(aptus_f_buf(sendbuf), aptus_f_buf(recvbuf), *count, MPI_Type_fromint(*datatype),
+                                 MPI_Op_fromint(*op), MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &h_request)
+              : MPI_Scan_init_c(aptus_f_buf(sendbuf), aptus_f_buf(recvbuf), *count, MPI_Type_fromint(*datatype),
+                                MPI_Op_fromint(*op), MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &h_request);
+    *request = MPI_Request_toint(h_request);
+    *ierror = rc;
+}
+void mpi_scan_init_c_(void *sendbuf, void *recvbuf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm,
+                      MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+{
+    f_scan_init_c(0, sendbuf, recvbuf, count, datatype, op, comm, info, request, ierror);
+}
+void pmpi_scan_init_c_(void *sendbuf, void *recvbuf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm,
+                       MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+{
+    f_scan_init_c(1, sendbuf, recvbuf, count, datatype, op, comm, info, request, ierror);
+}
+
 static void f_scatter(int prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf,
                       MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierror)
 {
@@ -6346,6 +9351,27 @@ void pmpi_scatter_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void 
                    MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierror)
 {
     f_scatter(1, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, ierror);
+}
+
+static void f_scatter_c(int prof, void *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, void *recvbuf,
+                        MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierror)
+{
+    int rc;
+    rc = prof ? PMPI_Scatter_c(aptus_f_buf(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), aptus_f_buf(recvbuf),
+                               *recvcount, MPI_Type_fromint(*recvtype), *root, MPI_Comm_fromint(*comm))
+              : MPI_Scatter_c(aptus_f_buf(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), aptus_f_buf(recvbuf),
+                              *recvcount, MPI_Type_fromint(*recvtype), *root, MPI_Comm_fromint(*comm));
+    *ierror = rc;
+}
+void mpi_scatter_c_(void *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Count *recvcount,
+                    MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierror)
+{
+    f_scatter_c(0, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, ierror);
+}
+void pmpi_scatter_c_(void *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Count *recvcount,
+                     MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierror)
+{
+    f_scatter_c(1, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, ierror);
 }
 
 static void f_scatter_init(int prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf,
@@ -6376,6 +9402,34 @@ void pmpi_scatter_init_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, 
     f_scatter_init(1, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request, ierror);
 }
 
+static void f_scatter_init_c(int prof, void *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, void *recvbuf,
+                             MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info,
+                             MPI_Fint *request, MPI_Fint *ierror)
+{
+    MPI_Request h_request = MPI_Request_fromint(*request);
+    int rc;
+    rc = prof ? PMPI_Scatter_init_c(aptus_f_buf(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), aptus_f_buf(recvbuf),
+                                    *recvcount, MPI_Type_fromint(*recvtype), *root, MPI_Comm_fromint(*comm),
+                                    MPI_Info_fromint(*info), &h_request)
+              : MPI_Scatter_init_c(aptus_f_buf(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), aptus_f_buf(recvbuf),
+                                   *recvcount, MPI_Type_fromint(*recvtype), *root, MPI_Comm_fromint(*comm),
+                                   MPI_Info_fromint(*info), &h_request);
+    *request = MPI_Request_toint(h_request);
+    *ierror = rc;
+}
+void mpi_scatter_init_c_(void *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Count *recvcount,
+                         MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request,
+                         MPI_Fint *ierror)
+{
+    f_scatter_init_c(0, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request, ierror);
+}
+void pmpi_scatter_init_c_(void *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Count *recvcount,
+                          MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request,
+                          MPI_Fint *ierror)
+{
+    f_scatter_init_c(1, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request, ierror);
+}
+
 static void f_scatterv(int prof, void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *displs, MPI_Fint *sendtype,
                        void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm,
                        MPI_Fint *ierror)
@@ -6398,6 +9452,30 @@ void pmpi_scatterv_(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *displs, MPI_F
                     MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierror)
 {
     f_scatterv(1, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, ierror);
+}
+
+static void f_scatterv_c(int prof, void *sendbuf, MPI_Count *sendcounts, MPI_Aint *displs, MPI_Fint *sendtype,
+                         void *recvbuf, MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm,
+                         MPI_Fint *ierror)
+{
+    int rc;
+    rc = prof ? PMPI_Scatterv_c(aptus_f_buf(sendbuf), sendcounts, displs, MPI_Type_fromint(*sendtype),
+                                aptus_f_buf(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), *root,
+                                MPI_Comm_fromint(*comm))
+              : MPI_Scatterv_c(aptus_f_buf(sendbuf), sendcounts, displs, MPI_Type_fromint(*sendtype),
+                               aptus_f_buf(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), *root,
+                               MPI_Comm_fromint(*comm));
+    *ierror = rc;
+}
+void mpi_scatterv_c_(void *sendbuf, MPI_Count *sendcounts, MPI_Aint *displs, MPI_Fint *sendtype, void *recvbuf,
+                     MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierror)
+{
+    f_scatterv_c(0, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, ierror);
+}
+void pmpi_scatterv_c_(void *sendbuf, MPI_Count *sendcounts, MPI_Aint *displs, MPI_Fint *sendtype, void *recvbuf,
+                      MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierror)
+{
+    f_scatterv_c(1, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, ierror);
 }
 
 static void f_scatterv_init(int prof, void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *displs, MPI_Fint *sendtype,
@@ -6430,6 +9508,36 @@ void pmpi_scatterv_init_(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *displs, 
                     ierror);
 }
 
+static void f_scatterv_init_c(int prof, void *sendbuf, MPI_Count *sendcounts, MPI_Aint *displs, MPI_Fint *sendtype,
+                              void *recvbuf, MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm,
+                              MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+{
+    MPI_Request h_request = MPI_Request_fromint(*request);
+    int rc;
+    rc = prof ? PMPI_Scatterv_init_c(aptus_f_buf(sendbuf), sendcounts, displs, MPI_Type_fromint(*sendtype),
+                                     aptus_f_buf(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), *root,
+                                     MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &h_request)
+              : MPI_Scatterv_init_c(aptus_f_buf(sendbuf), sendcounts, displs, MPI_Type_fromint(*sendtype),
+                                    aptus_f_buf(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), *root,
+                                    MPI_Comm_fromint(*comm), MPI_Info_fromint(*info), &h_request);
+    *request = MPI_Request_toint(h_request);
+    *ierror = rc;
+}
+void mpi_scatterv_init_c_(void *sendbuf, MPI_Count *sendcounts, MPI_Aint *displs, MPI_Fint *sendtype, void *recvbuf,
+                          MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info,
+                          MPI_Fint *request, MPI_Fint *ierror)
+{
+    f_scatterv_init_c(0, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request,
+                      ierror);
+}
+void pmpi_scatterv_init_c_(void *sendbuf, MPI_Count *sendcounts, MPI_Aint *displs, MPI_Fint *sendtype, void *recvbuf,
+                           MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *info,
+                           MPI_Fint *request, MPI_Fint *ierror)
+{
+    f_scatterv_init_c(1, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request,
+                      ierror);
+}
+
 static void f_send(int prof, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag,
                    MPI_Fint *comm, MPI_Fint *ierror)
 {
@@ -6447,6 +9555,25 @@ void pmpi_send_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, 
                 MPI_Fint *ierror)
 {
     f_send(1, buf, count, datatype, dest, tag, comm, ierror);
+}
+
+static void f_send_c(int prof, void *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag,
+                     MPI_Fint *comm, MPI_Fint *ierror)
+{
+    int rc;
+    rc = prof ? PMPI_Send_c(aptus_f_buf(buf), *count, MPI_Type_fromint(*datatype), *dest, *tag, MPI_Comm_fromint(*comm))
+              : MPI_Send_c(aptus_f_buf(buf), *count, MPI_Type_fromint(*datatype), *dest, *tag, MPI_Comm_fromint(*comm));
+    *ierror = rc;
+}
+void mpi_send_c_(void *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm,
+                 MPI_Fint *ierror)
+{
+    f_send_c(0, buf, count, datatype, dest, tag, comm, ierror);
+}
+void pmpi_send_c_(void *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm,
+                  MPI_Fint *ierror)
+{
+    f_send_c(1, buf, count, datatype, dest, tag, comm, ierror);
 }
 
 static void f_send_init(int prof, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag,
@@ -6470,6 +9597,29 @@ void pmpi_send_init_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *d
                      MPI_Fint *request, MPI_Fint *ierror)
 {
     f_send_init(1, buf, count, datatype, dest, tag, comm, request, ierror);
+}
+
+static void f_send_init_c(int prof, void *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag,
+                          MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+{
+    MPI_Request h_request = MPI_Request_fromint(*request);
+    int rc;
+    rc = prof ? PMPI_Send_init_c(aptus_f_buf(buf), *count, MPI_Type_fromint(*datatype), *dest, *tag,
+                                 MPI_Comm_fromint(*comm), &h_request)
+              : MPI_Send_init_c(aptus_f_buf(buf), *count, MPI_Type_fromint(*datatype), *dest, *tag,
+                                MPI_Comm_fromint(*comm), &h_request);
+    *request = MPI_Request_toint(h_request);
+    *ierror = rc;
+}
+void mpi_send_init_c_(void *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm,
+                      MPI_Fint *request, MPI_Fint *ierror)
+{
+    f_send_init_c(0, buf, count, datatype, dest, tag, comm, request, ierror);
+}
+void pmpi_send_init_c_(void *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm,
+                       MPI_Fint *request, MPI_Fint *ierror)
+{
+    f_send_init_c(1, buf, count, datatype, dest, tag, comm, request, ierror);
 }
 
 static void f_sendrecv(int prof, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, MPI_Fint *dest,
@@ -6500,6 +9650,34 @@ void pmpi_sendrecv_(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, MPI_
                status, ierror);
 }
 
+static void f_sendrecv_c(int prof, void *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, MPI_Fint *dest,
+                         MPI_Fint *sendtag, void *recvbuf, MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *source,
+                         MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierror)
+{
+    int rc;
+    rc = prof ? PMPI_Sendrecv_c(aptus_f_buf(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), *dest, *sendtag,
+                                aptus_f_buf(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), *source, *recvtag,
+                                MPI_Comm_fromint(*comm), aptus_f_status(status))
+              : MPI_Sendrecv_c(aptus_f_buf(sendbuf), *sendcount, MPI_Type_fromint(*sendtype), *dest, *sendtag,
+                               aptus_f_buf(recvbuf), *recvcount, MPI_Type_fromint(*recvtype), *source, *recvtag,
+                               MPI_Comm_fromint(*comm), aptus_f_status(status));
+    *ierror = rc;
+}
+void mpi_sendrecv_c_(void *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, MPI_Fint *dest, MPI_Fint *sendtag,
+                     void *recvbuf, MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *source, MPI_Fint *recvtag,
+                     MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierror)
+{
+    f_sendrecv_c(0, sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm,
+                 status, ierror);
+}
+void pmpi_sendrecv_c_(void *sendbuf, MPI_Count *sendcount, MPI_Fint *sendtype, MPI_Fint *dest, MPI_Fint *sendtag,
+                      void *recvbuf, MPI_Count *recvcount, MPI_Fint *recvtype, MPI_Fint *source, MPI_Fint *recvtag,
+                      MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierror)
+{
+    f_sendrecv_c(1, sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm,
+                 status, ierror);
+}
+
 static void f_sendrecv_replace(int prof, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest,
                                MPI_Fint *sendtag, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *status,
                                MPI_Fint *ierror)
@@ -6522,6 +9700,28 @@ void pmpi_sendrecv_replace_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_
     f_sendrecv_replace(1, buf, count, datatype, dest, sendtag, source, recvtag, comm, status, ierror);
 }
 
+static void f_sendrecv_replace_c(int prof, void *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest,
+                                 MPI_Fint *sendtag, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm,
+                                 MPI_Fint *status, MPI_Fint *ierror)
+{
+    int rc;
+    rc = prof ? PMPI_Sendrecv_replace_c(aptus_f_buf(buf), *count, MPI_Type_fromint(*datatype), *dest, *sendtag, *source,
+                                        *recvtag, MPI_Comm_fromint(*comm), aptus_f_status(status))
+              : MPI_Sendrecv_replace_c(aptus_f_buf(buf), *count, MPI_Type_fromint(*datatype), *dest, *sendtag, *source,
+                                       *recvtag, MPI_Comm_fromint(*comm), aptus_f_status(status));
+    *ierror = rc;
+}
+void mpi_sendrecv_replace_c_(void *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *sendtag,
+                             MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierror)
+{
+    f_sendrecv_replace_c(0, buf, count, datatype, dest, sendtag, source, recvtag, comm, status, ierror);
+}
+void pmpi_sendrecv_replace_c_(void *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *sendtag,
+                              MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierror)
+{
+    f_sendrecv_replace_c(1, buf, count, datatype, dest, sendtag, source, recvtag, comm, status, ierror);
+}
+
 static void f_session_attach_buffer(int prof, MPI_Fint *session, void *buffer, MPI_Fint *size, MPI_Fint *ierror)
 {
     int rc;
@@ -6536,6 +9736,22 @@ void mpi_session_attach_buffer_(MPI_Fint *session, void *buffer, MPI_Fint *size,
 void pmpi_session_attach_buffer_(MPI_Fint *session, void *buffer, MPI_Fint *size, MPI_Fint *ierror)
 {
     f_session_attach_buffer(1, session, buffer, size, ierror);
+}
+
+static void f_session_attach_buffer_c(int prof, MPI_Fint *session, void *buffer, MPI_Count *size, MPI_Fint *ierror)
+{
+    int rc;
+    rc = prof ? PMPI_Session_attach_buffer_c(MPI_Session_fromint(*session), aptus_f_buf(buffer), *size)
+              : MPI_Session_attach_buffer_c(MPI_Session_fromint(*session), aptus_f_buf(buffer), *size);
+    *ierror = rc;
+}
+void mpi_session_attach_buffer_c_(MPI_Fint *session, void *buffer, MPI_Count *size, MPI_Fint *ierror)
+{
+    f_session_attach_buffer_c(0, session, buffer, size, ierror);
+}
+void pmpi_session_attach_buffer_c_(MPI_Fint *session, void *buffer, MPI_Count *size, MPI_Fint *ierror)
+{
+    f_session_attach_buffer_c(1, session, buffer, size, ierror);
 }
 
 static void f_session_call_errhandler(int prof, MPI_Fint *session, MPI_Fint *errorcode, MPI_Fint *ierror)
@@ -6568,6 +9784,22 @@ void mpi_session_detach_buffer_(MPI_Fint *session, void *buffer_addr, MPI_Fint *
 void pmpi_session_detach_buffer_(MPI_Fint *session, void *buffer_addr, MPI_Fint *size, MPI_Fint *ierror)
 {
     f_session_detach_buffer(1, session, buffer_addr, size, ierror);
+}
+
+static void f_session_detach_buffer_c(int prof, MPI_Fint *session, void *buffer_addr, MPI_Count *size, MPI_Fint *ierror)
+{
+    int rc;
+    rc = prof ? PMPI_Session_detach_buffer_c(MPI_Session_fromint(*session), aptus_f_buf(buffer_addr), size)
+              : MPI_Session_detach_buffer_c(MPI_Session_fromint(*session), aptus_f_buf(buffer_addr), size);
+    *ierror = rc;
+}
+void mpi_session_detach_buffer_c_(MPI_Fint *session, void *buffer_addr, MPI_Count *size, MPI_Fint *ierror)
+{
+    f_session_detach_buffer_c(0, session, buffer_addr, size, ierror);
+}
+void pmpi_session_detach_buffer_c_(MPI_Fint *session, void *buffer_addr, MPI_Count *size, MPI_Fint *ierror)
+{
+    f_session_detach_buffer_c(1, session, buffer_addr, size, ierror);
 }
 
 static void f_session_finalize(int prof, MPI_Fint *session, MPI_Fint *ierror)
@@ -6786,6 +10018,26 @@ void pmpi_ssend_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest,
     f_ssend(1, buf, count, datatype, dest, tag, comm, ierror);
 }
 
+static void f_ssend_c(int prof, void *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag,
+                      MPI_Fint *comm, MPI_Fint *ierror)
+{
+    int rc;
+    rc = prof
+             ? PMPI_Ssend_c(aptus_f_buf(buf), *count, MPI_Type_fromint(*datatype), *dest, *tag, MPI_Comm_fromint(*comm))
+             : MPI_Ssend_c(aptus_f_buf(buf), *count, MPI_Type_fromint(*datatype), *dest, *tag, MPI_Comm_fromint(*comm));
+    *ierror = rc;
+}
+void mpi_ssend_c_(void *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm,
+                  MPI_Fint *ierror)
+{
+    f_ssend_c(0, buf, count, datatype, dest, tag, comm, ierror);
+}
+void pmpi_ssend_c_(void *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm,
+                   MPI_Fint *ierror)
+{
+    f_ssend_c(1, buf, count, datatype, dest, tag, comm, ierror);
+}
+
 static void f_ssend_init(int prof, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag,
                          MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -6807,6 +10059,29 @@ void pmpi_ssend_init_(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *
                       MPI_Fint *request, MPI_Fint *ierror)
 {
     f_ssend_init(1, buf, count, datatype, dest, tag, comm, request, ierror);
+}
+
+static void f_ssend_init_c(int prof, void *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag,
+                           MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+{
+    MPI_Request h_request = MPI_Request_fromint(*request);
+    int rc;
+    rc = prof ? PMPI_Ssend_init_c(aptus_f_buf(buf), *count, MPI_Type_fromint(*datatype), *dest, *tag,
+                                  MPI_Comm_fromint(*comm), &h_request)
+              : MPI_Ssend_init_c(aptus_f_buf(buf), *count, MPI_Type_fromint(*datatype), *dest, *tag,
+                                 MPI_Comm_fromint(*comm), &h_request);
+    *request = MPI_Request_toint(h_request);
+    *ierror = rc;
+}
+void mpi_ssend_init_c_(void *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm,
+                       MPI_Fint *request, MPI_Fint *ierror)
+{
+    f_ssend_init_c(0, buf, count, datatype, dest, tag, comm, request, ierror);
+}
+void pmpi_ssend_init_c_(void *buf, MPI_Count *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm,
+                        MPI_Fint *request, MPI_Fint *ierror)
+{
+    f_ssend_init_c(1, buf, count, datatype, dest, tag, comm, request, ierror);
 }
 
 static void f_start(int prof, MPI_Fint *request, MPI_Fint *ierror)
@@ -6931,6 +10206,22 @@ void mpi_status_set_elements_(MPI_Fint *status, MPI_Fint *datatype, MPI_Fint *co
 void pmpi_status_set_elements_(MPI_Fint *status, MPI_Fint *datatype, MPI_Fint *count, MPI_Fint *ierror)
 {
     f_status_set_elements(1, status, datatype, count, ierror);
+}
+
+static void f_status_set_elements_c(int prof, MPI_Fint *status, MPI_Fint *datatype, MPI_Count *count, MPI_Fint *ierror)
+{
+    int rc;
+    rc = prof ? PMPI_Status_set_elements_c(aptus_f_status(status), MPI_Type_fromint(*datatype), *count)
+              : MPI_Status_set_elements_c(aptus_f_status(status), MPI_Type_fromint(*datatype), *count);
+    *ierror = rc;
+}
+void mpi_status_set_elements_c_(MPI_Fint *status, MPI_Fint *datatype, MPI_Count *count, MPI_Fint *ierror)
+{
+    f_status_set_elements_c(0, status, datatype, count, ierror);
+}
+void pmpi_status_set_elements_c_(MPI_Fint *status, MPI_Fint *datatype, MPI_Count *count, MPI_Fint *ierror)
+{
+    f_status_set_elements_c(1, status, datatype, count, ierror);
 }
 
 static void f_status_set_elements_x(int prof, MPI_Fint *status, MPI_Fint *datatype, MPI_Count *count, MPI_Fint *ierror)
@@ -7189,6 +10480,24 @@ void pmpi_type_contiguous_(MPI_Fint *count, MPI_Fint *oldtype, MPI_Fint *newtype
     f_type_contiguous(1, count, oldtype, newtype, ierror);
 }
 
+static void f_type_contiguous_c(int prof, MPI_Count *count, MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror)
+{
+    MPI_Datatype h_newtype = MPI_Type_fromint(*newtype);
+    int rc;
+    rc = prof ? PMPI_Type_contiguous_c(*count, MPI_Type_fromint(*oldtype), &h_newtype)
+              : MPI_Type_contiguous_c(*count, MPI_Type_fromint(*oldtype), &h_newtype);
+    *newtype = MPI_Type_toint(h_newtype);
+    *ierror = rc;
+}
+void mpi_type_contiguous_c_(MPI_Count *count, MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror)
+{
+    f_type_contiguous_c(0, count, oldtype, newtype, ierror);
+}
+void pmpi_type_contiguous_c_(MPI_Count *count, MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror)
+{
+    f_type_contiguous_c(1, count, oldtype, newtype, ierror);
+}
+
 static void f_type_create_darray(int prof, MPI_Fint *size, MPI_Fint *rank, MPI_Fint *ndims, MPI_Fint *array_of_gsizes,
                                  MPI_Fint *array_of_distribs, MPI_Fint *array_of_dargs, MPI_Fint *array_of_psizes,
                                  MPI_Fint *order, MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror)
@@ -7215,6 +10524,35 @@ void pmpi_type_create_darray_(MPI_Fint *size, MPI_Fint *rank, MPI_Fint *ndims, M
 {
     f_type_create_darray(1, size, rank, ndims, array_of_gsizes, array_of_distribs, array_of_dargs, array_of_psizes,
                          order, oldtype, newtype, ierror);
+}
+
+static void f_type_create_darray_c(int prof, MPI_Fint *size, MPI_Fint *rank, MPI_Fint *ndims,
+                                   MPI_Count *array_of_gsizes, MPI_Fint *array_of_distribs, MPI_Fint *array_of_dargs,
+                                   MPI_Fint *array_of_psizes, MPI_Fint *order, MPI_Fint *oldtype, MPI_Fint *newtype,
+                                   MPI_Fint *ierror)
+{
+    MPI_Datatype h_newtype = MPI_Type_fromint(*newtype);
+    int rc;
+    rc = prof ? PMPI_Type_create_darray_c(*size, *rank, *ndims, array_of_gsizes, array_of_distribs, array_of_dargs,
+                                          array_of_psizes, *order, MPI_Type_fromint(*oldtype), &h_newtype)
+              : MPI_Type_create_darray_c(*size, *rank, *ndims, array_of_gsizes, array_of_distribs, array_of_dargs,
+                                         array_of_psizes, *order, MPI_Type_fromint(*oldtype), &h_newtype);
+    *newtype = MPI_Type_toint(h_newtype);
+    *ierror = rc;
+}
+void mpi_type_create_darray_c_(MPI_Fint *size, MPI_Fint *rank, MPI_Fint *ndims, MPI_Count *array_of_gsizes,
+                               MPI_Fint *array_of_distribs, MPI_Fint *array_of_dargs, MPI_Fint *array_of_psizes,
+                               MPI_Fint *order, MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror)
+{
+    f_type_create_darray_c(0, size, rank, ndims, array_of_gsizes, array_of_distribs, array_of_dargs, array_of_psizes,
+                           order, oldtype, newtype, ierror);
+}
+void pmpi_type_create_darray_c_(MPI_Fint *size, MPI_Fint *rank, MPI_Fint *ndims, MPI_Count *array_of_gsizes,
+                                MPI_Fint *array_of_distribs, MPI_Fint *array_of_dargs, MPI_Fint *array_of_psizes,
+                                MPI_Fint *order, MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror)
+{
+    f_type_create_darray_c(1, size, rank, ndims, array_of_gsizes, array_of_distribs, array_of_dargs, array_of_psizes,
+                           order, oldtype, newtype, ierror);
 }
 
 static void f_type_create_f90_complex(int prof, MPI_Fint *p, MPI_Fint *r, MPI_Fint *newtype, MPI_Fint *ierror)
@@ -7292,6 +10630,30 @@ void pmpi_type_create_hindexed_(MPI_Fint *count, MPI_Fint *array_of_blocklengths
     f_type_create_hindexed(1, count, array_of_blocklengths, array_of_displacements, oldtype, newtype, ierror);
 }
 
+static void f_type_create_hindexed_c(int prof, MPI_Count *count, MPI_Count *array_of_blocklengths,
+                                     MPI_Count *array_of_displacements, MPI_Fint *oldtype, MPI_Fint *newtype,
+                                     MPI_Fint *ierror)
+{
+    MPI_Datatype h_newtype = MPI_Type_fromint(*newtype);
+    int rc;
+    rc = prof ? PMPI_Type_create_hindexed_c(*count, array_of_blocklengths, array_of_displacements,
+                                            MPI_Type_fromint(*oldtype), &h_newtype)
+              : MPI_Type_create_hindexed_c(*count, array_of_blocklengths, array_of_displacements,
+                                           MPI_Type_fromint(*oldtype), &h_newtype);
+    *newtype = MPI_Type_toint(h_newtype);
+    *ierror = rc;
+}
+void mpi_type_create_hindexed_c_(MPI_Count *count, MPI_Count *array_of_blocklengths, MPI_Count *array_of_displacements,
+                                 MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror)
+{
+    f_type_create_hindexed_c(0, count, array_of_blocklengths, array_of_displacements, oldtype, newtype, ierror);
+}
+void pmpi_type_create_hindexed_c_(MPI_Count *count, MPI_Count *array_of_blocklengths, MPI_Count *array_of_displacements,
+                                  MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror)
+{
+    f_type_create_hindexed_c(1, count, array_of_blocklengths, array_of_displacements, oldtype, newtype, ierror);
+}
+
 static void f_type_create_hindexed_block(int prof, MPI_Fint *count, MPI_Fint *blocklength,
                                          MPI_Aint *array_of_displacements, MPI_Fint *oldtype, MPI_Fint *newtype,
                                          MPI_Fint *ierror)
@@ -7316,6 +10678,30 @@ void pmpi_type_create_hindexed_block_(MPI_Fint *count, MPI_Fint *blocklength, MP
     f_type_create_hindexed_block(1, count, blocklength, array_of_displacements, oldtype, newtype, ierror);
 }
 
+static void f_type_create_hindexed_block_c(int prof, MPI_Count *count, MPI_Count *blocklength,
+                                           MPI_Count *array_of_displacements, MPI_Fint *oldtype, MPI_Fint *newtype,
+                                           MPI_Fint *ierror)
+{
+    MPI_Datatype h_newtype = MPI_Type_fromint(*newtype);
+    int rc;
+    rc = prof ? PMPI_Type_create_hindexed_block_c(*count, *blocklength, array_of_displacements,
+                                                  MPI_Type_fromint(*oldtype), &h_newtype)
+              : MPI_Type_create_hindexed_block_c(*count, *blocklength, array_of_displacements,
+                                                 MPI_Type_fromint(*oldtype), &h_newtype);
+    *newtype = MPI_Type_toint(h_newtype);
+    *ierror = rc;
+}
+void mpi_type_create_hindexed_block_c_(MPI_Count *count, MPI_Count *blocklength, MPI_Count *array_of_displacements,
+                                       MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror)
+{
+    f_type_create_hindexed_block_c(0, count, blocklength, array_of_displacements, oldtype, newtype, ierror);
+}
+void pmpi_type_create_hindexed_block_c_(MPI_Count *count, MPI_Count *blocklength, MPI_Count *array_of_displacements,
+                                        MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror)
+{
+    f_type_create_hindexed_block_c(1, count, blocklength, array_of_displacements, oldtype, newtype, ierror);
+}
+
 static void f_type_create_hvector(int prof, MPI_Fint *count, MPI_Fint *blocklength, MPI_Aint *stride, MPI_Fint *oldtype,
                                   MPI_Fint *newtype, MPI_Fint *ierror)
 {
@@ -7335,6 +10721,27 @@ void pmpi_type_create_hvector_(MPI_Fint *count, MPI_Fint *blocklength, MPI_Aint 
                                MPI_Fint *newtype, MPI_Fint *ierror)
 {
     f_type_create_hvector(1, count, blocklength, stride, oldtype, newtype, ierror);
+}
+
+static void f_type_create_hvector_c(int prof, MPI_Count *count, MPI_Count *blocklength, MPI_Count *stride,
+                                    MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror)
+{
+    MPI_Datatype h_newtype = MPI_Type_fromint(*newtype);
+    int rc;
+    rc = prof ? PMPI_Type_create_hvector_c(*count, *blocklength, *stride, MPI_Type_fromint(*oldtype), &h_newtype)
+              : MPI_Type_create_hvector_c(*count, *blocklength, *stride, MPI_Type_fromint(*oldtype), &h_newtype);
+    *newtype = MPI_Type_toint(h_newtype);
+    *ierror = rc;
+}
+void mpi_type_create_hvector_c_(MPI_Count *count, MPI_Count *blocklength, MPI_Count *stride, MPI_Fint *oldtype,
+                                MPI_Fint *newtype, MPI_Fint *ierror)
+{
+    f_type_create_hvector_c(0, count, blocklength, stride, oldtype, newtype, ierror);
+}
+void pmpi_type_create_hvector_c_(MPI_Count *count, MPI_Count *blocklength, MPI_Count *stride, MPI_Fint *oldtype,
+                                 MPI_Fint *newtype, MPI_Fint *ierror)
+{
+    f_type_create_hvector_c(1, count, blocklength, stride, oldtype, newtype, ierror);
 }
 
 static void f_type_create_indexed_block(int prof, MPI_Fint *count, MPI_Fint *blocklength,
@@ -7361,6 +10768,30 @@ void pmpi_type_create_indexed_block_(MPI_Fint *count, MPI_Fint *blocklength, MPI
     f_type_create_indexed_block(1, count, blocklength, array_of_displacements, oldtype, newtype, ierror);
 }
 
+static void f_type_create_indexed_block_c(int prof, MPI_Count *count, MPI_Count *blocklength,
+                                          MPI_Count *array_of_displacements, MPI_Fint *oldtype, MPI_Fint *newtype,
+                                          MPI_Fint *ierror)
+{
+    MPI_Datatype h_newtype = MPI_Type_fromint(*newtype);
+    int rc;
+    rc = prof ? PMPI_Type_create_indexed_block_c(*count, *blocklength, array_of_displacements,
+                                                 MPI_Type_fromint(*oldtype), &h_newtype)
+              : MPI_Type_create_indexed_block_c(*count, *blocklength, array_of_displacements,
+                                                MPI_Type_fromint(*oldtype), &h_newtype);
+    *newtype = MPI_Type_toint(h_newtype);
+    *ierror = rc;
+}
+void mpi_type_create_indexed_block_c_(MPI_Count *count, MPI_Count *blocklength, MPI_Count *array_of_displacements,
+                                      MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror)
+{
+    f_type_create_indexed_block_c(0, count, blocklength, array_of_displacements, oldtype, newtype, ierror);
+}
+void pmpi_type_create_indexed_block_c_(MPI_Count *count, MPI_Count *blocklength, MPI_Count *array_of_displacements,
+                                       MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror)
+{
+    f_type_create_indexed_block_c(1, count, blocklength, array_of_displacements, oldtype, newtype, ierror);
+}
+
 static void f_type_create_resized(int prof, MPI_Fint *oldtype, MPI_Aint *lb, MPI_Aint *extent, MPI_Fint *newtype,
                                   MPI_Fint *ierror)
 {
@@ -7378,6 +10809,27 @@ void mpi_type_create_resized_(MPI_Fint *oldtype, MPI_Aint *lb, MPI_Aint *extent,
 void pmpi_type_create_resized_(MPI_Fint *oldtype, MPI_Aint *lb, MPI_Aint *extent, MPI_Fint *newtype, MPI_Fint *ierror)
 {
     f_type_create_resized(1, oldtype, lb, extent, newtype, ierror);
+}
+
+static void f_type_create_resized_c(int prof, MPI_Fint *oldtype, MPI_Count *lb, MPI_Count *extent, MPI_Fint *newtype,
+                                    MPI_Fint *ierror)
+{
+    MPI_Datatype h_newtype = MPI_Type_fromint(*newtype);
+    int rc;
+    rc = prof ? PMPI_Type_create_resized_c(MPI_Type_fromint(*oldtype), *lb, *extent, &h_newtype)
+              : MPI_Type_create_resized_c(MPI_Type_fromint(*oldtype), *lb, *extent, &h_newtype);
+    *newtype = MPI_Type_toint(h_newtype);
+    *ierror = rc;
+}
+void mpi_type_create_resized_c_(MPI_Fint *oldtype, MPI_Count *lb, MPI_Count *extent, MPI_Fint *newtype,
+                                MPI_Fint *ierror)
+{
+    f_type_create_resized_c(0, oldtype, lb, extent, newtype, ierror);
+}
+void pmpi_type_create_resized_c_(MPI_Fint *oldtype, MPI_Count *lb, MPI_Count *extent, MPI_Fint *newtype,
+                                 MPI_Fint *ierror)
+{
+    f_type_create_resized_c(1, oldtype, lb, extent, newtype, ierror);
 }
 
 static void f_type_create_struct(int prof, MPI_Fint *count, MPI_Fint *array_of_blocklengths,
@@ -7415,6 +10867,41 @@ void pmpi_type_create_struct_(MPI_Fint *count, MPI_Fint *array_of_blocklengths, 
     f_type_create_struct(1, count, array_of_blocklengths, array_of_displacements, array_of_types, newtype, ierror);
 }
 
+static void f_type_create_struct_c(int prof, MPI_Count *count, MPI_Count *array_of_blocklengths,
+                                   MPI_Count *array_of_displacements, MPI_Fint *array_of_types, MPI_Fint *newtype,
+                                   MPI_Fint *ierror)
+{
+    int n_array_of_types = 0;
+    MPI_Datatype hb_array_of_types[APTUS_F_STACK], *h_array_of_types = NULL;
+    MPI_Datatype h_newtype = MPI_Type_fromint(*newtype);
+    int rc;
+    if ((n_array_of_types = *count) > 0 &&
+        !(h_array_of_types = aptus_f_handles_in(APTUS_F_TYPE, array_of_types, n_array_of_types, hb_array_of_types, 0)))
+        goto nomem;
+    rc = prof ? PMPI_Type_create_struct_c(*count, array_of_blocklengths, array_of_displacements, h_array_of_types,
+                                          &h_newtype)
+              : MPI_Type_create_struct_c(*count, array_of_blocklengths, array_of_displacements, h_array_of_types,
+                                         &h_newtype);
+    *newtype = MPI_Type_toint(h_newtype);
+    goto done;
+nomem:
+    rc = aptus_f_nomem("MPI_Type_create_struct_c");
+done:
+    if (h_array_of_types != hb_array_of_types)
+        free(h_array_of_types);
+    *ierror = rc;
+}
+void mpi_type_create_struct_c_(MPI_Count *count, MPI_Count *array_of_blocklengths, MPI_Count *array_of_displacements,
+                               MPI_Fint *array_of_types, MPI_Fint *newtype, MPI_Fint *ierror)
+{
+    f_type_create_struct_c(0, count, array_of_blocklengths, array_of_displacements, array_of_types, newtype, ierror);
+}
+void pmpi_type_create_struct_c_(MPI_Count *count, MPI_Count *array_of_blocklengths, MPI_Count *array_of_displacements,
+                                MPI_Fint *array_of_types, MPI_Fint *newtype, MPI_Fint *ierror)
+{
+    f_type_create_struct_c(1, count, array_of_blocklengths, array_of_displacements, array_of_types, newtype, ierror);
+}
+
 static void f_type_create_subarray(int prof, MPI_Fint *ndims, MPI_Fint *array_of_sizes, MPI_Fint *array_of_subsizes,
                                    MPI_Fint *array_of_starts, MPI_Fint *order, MPI_Fint *oldtype, MPI_Fint *newtype,
                                    MPI_Fint *ierror)
@@ -7441,6 +10928,34 @@ void pmpi_type_create_subarray_(MPI_Fint *ndims, MPI_Fint *array_of_sizes, MPI_F
 {
     f_type_create_subarray(1, ndims, array_of_sizes, array_of_subsizes, array_of_starts, order, oldtype, newtype,
                            ierror);
+}
+
+static void f_type_create_subarray_c(int prof, MPI_Fint *ndims, MPI_Count *array_of_sizes, MPI_Count *array_of_subsizes,
+                                     MPI_Count *array_of_starts, MPI_Fint *order, MPI_Fint *oldtype, MPI_Fint *newtype,
+                                     MPI_Fint *ierror)
+{
+    MPI_Datatype h_newtype = MPI_Type_fromint(*newtype);
+    int rc;
+    rc = prof ? PMPI_Type_create_subarray_c(*ndims, array_of_sizes, array_of_subsizes, array_of_starts, *order,
+                                            MPI_Type_fromint(*oldtype), &h_newtype)
+              : MPI_Type_create_subarray_c(*ndims, array_of_sizes, array_of_subsizes, array_of_starts, *order,
+                                           MPI_Type_fromint(*oldtype), &h_newtype);
+    *newtype = MPI_Type_toint(h_newtype);
+    *ierror = rc;
+}
+void mpi_type_create_subarray_c_(MPI_Fint *ndims, MPI_Count *array_of_sizes, MPI_Count *array_of_subsizes,
+                                 MPI_Count *array_of_starts, MPI_Fint *order, MPI_Fint *oldtype, MPI_Fint *newtype,
+                                 MPI_Fint *ierror)
+{
+    f_type_create_subarray_c(0, ndims, array_of_sizes, array_of_subsizes, array_of_starts, order, oldtype, newtype,
+                             ierror);
+}
+void pmpi_type_create_subarray_c_(MPI_Fint *ndims, MPI_Count *array_of_sizes, MPI_Count *array_of_subsizes,
+                                  MPI_Count *array_of_starts, MPI_Fint *order, MPI_Fint *oldtype, MPI_Fint *newtype,
+                                  MPI_Fint *ierror)
+{
+    f_type_create_subarray_c(1, ndims, array_of_sizes, array_of_subsizes, array_of_starts, order, oldtype, newtype,
+                             ierror);
 }
 
 static void f_type_delete_attr(int prof, MPI_Fint *datatype, MPI_Fint *type_keyval, MPI_Fint *ierror)
@@ -7549,6 +11064,51 @@ void pmpi_type_get_contents_(MPI_Fint *datatype, MPI_Fint *max_integers, MPI_Fin
                         array_of_datatypes, ierror);
 }
 
+static void f_type_get_contents_c(int prof, MPI_Fint *datatype, MPI_Count *max_integers, MPI_Count *max_addresses,
+                                  MPI_Count *max_large_counts, MPI_Count *max_datatypes, MPI_Fint *array_of_integers,
+                                  MPI_Aint *array_of_addresses, MPI_Count *array_of_large_counts,
+                                  MPI_Fint *array_of_datatypes, MPI_Fint *ierror)
+{
+    int n_array_of_datatypes = 0;
+    MPI_Datatype hb_array_of_datatypes[APTUS_F_STACK], *h_array_of_datatypes = NULL;
+    int rc;
+    if ((n_array_of_datatypes = *max_datatypes) > 0 &&
+        !(h_array_of_datatypes =
+              aptus_f_handles_in(APTUS_F_TYPE, array_of_datatypes, n_array_of_datatypes, hb_array_of_datatypes, 1)))
+        goto nomem;
+    rc = prof ? PMPI_Type_get_contents_c(MPI_Type_fromint(*datatype), *max_integers, *max_addresses, *max_large_counts,
+                                         *max_datatypes, array_of_integers, array_of_addresses, array_of_large_counts,
+                                         h_array_of_datatypes)
+              : MPI_Type_get_contents_c(MPI_Type_fromint(*datatype), *max_integers, *max_addresses, *max_large_counts,
+                                        *max_datatypes, array_of_integers, array_of_addresses, array_of_large_counts,
+                                        h_array_of_datatypes);
+    if (h_array_of_datatypes)
+        aptus_f_handles_out(APTUS_F_TYPE, array_of_datatypes, n_array_of_datatypes, h_array_of_datatypes);
+    goto done;
+nomem:
+    rc = aptus_f_nomem("MPI_Type_get_contents_c");
+done:
+    if (h_array_of_datatypes != hb_array_of_datatypes)
+        free(h_array_of_datatypes);
+    *ierror = rc;
+}
+void mpi_type_get_contents_c_(MPI_Fint *datatype, MPI_Count *max_integers, MPI_Count *max_addresses,
+                              MPI_Count *max_large_counts, MPI_Count *max_datatypes, MPI_Fint *array_of_integers,
+                              MPI_Aint *array_of_addresses, MPI_Count *array_of_large_counts,
+                              MPI_Fint *array_of_datatypes, MPI_Fint *ierror)
+{
+    f_type_get_contents_c(0, datatype, max_integers, max_addresses, max_large_counts, max_datatypes, array_of_integers,
+                          array_of_addresses, array_of_large_counts, array_of_datatypes, ierror);
+}
+void pmpi_type_get_contents_c_(MPI_Fint *datatype, MPI_Count *max_integers, MPI_Count *max_addresses,
+                               MPI_Count *max_large_counts, MPI_Count *max_datatypes, MPI_Fint *array_of_integers,
+                               MPI_Aint *array_of_addresses, MPI_Count *array_of_large_counts,
+                               MPI_Fint *array_of_datatypes, MPI_Fint *ierror)
+{
+    f_type_get_contents_c(1, datatype, max_integers, max_addresses, max_large_counts, max_datatypes, array_of_integers,
+                          array_of_addresses, array_of_large_counts, array_of_datatypes, ierror);
+}
+
 static void f_type_get_envelope(int prof, MPI_Fint *datatype, MPI_Fint *num_integers, MPI_Fint *num_addresses,
                                 MPI_Fint *num_datatypes, MPI_Fint *combiner, MPI_Fint *ierror)
 {
@@ -7569,6 +11129,30 @@ void pmpi_type_get_envelope_(MPI_Fint *datatype, MPI_Fint *num_integers, MPI_Fin
     f_type_get_envelope(1, datatype, num_integers, num_addresses, num_datatypes, combiner, ierror);
 }
 
+static void f_type_get_envelope_c(int prof, MPI_Fint *datatype, MPI_Count *num_integers, MPI_Count *num_addresses,
+                                  MPI_Count *num_large_counts, MPI_Count *num_datatypes, MPI_Fint *combiner,
+                                  MPI_Fint *ierror)
+{
+    int rc;
+    rc = prof ? PMPI_Type_get_envelope_c(MPI_Type_fromint(*datatype), num_integers, num_addresses, num_large_counts,
+                                         num_datatypes, combiner)
+              : MPI_Type_get_envelope_c(MPI_Type_fromint(*datatype), num_integers, num_addresses, num_large_counts,
+                                        num_datatypes, combiner);
+    *ierror = rc;
+}
+void mpi_type_get_envelope_c_(MPI_Fint *datatype, MPI_Count *num_integers, MPI_Count *num_addresses,
+                              MPI_Count *num_large_counts, MPI_Count *num_datatypes, MPI_Fint *combiner,
+                              MPI_Fint *ierror)
+{
+    f_type_get_envelope_c(0, datatype, num_integers, num_addresses, num_large_counts, num_datatypes, combiner, ierror);
+}
+void pmpi_type_get_envelope_c_(MPI_Fint *datatype, MPI_Count *num_integers, MPI_Count *num_addresses,
+                               MPI_Count *num_large_counts, MPI_Count *num_datatypes, MPI_Fint *combiner,
+                               MPI_Fint *ierror)
+{
+    f_type_get_envelope_c(1, datatype, num_integers, num_addresses, num_large_counts, num_datatypes, combiner, ierror);
+}
+
 static void f_type_get_extent(int prof, MPI_Fint *datatype, MPI_Aint *lb, MPI_Aint *extent, MPI_Fint *ierror)
 {
     int rc;
@@ -7583,6 +11167,22 @@ void mpi_type_get_extent_(MPI_Fint *datatype, MPI_Aint *lb, MPI_Aint *extent, MP
 void pmpi_type_get_extent_(MPI_Fint *datatype, MPI_Aint *lb, MPI_Aint *extent, MPI_Fint *ierror)
 {
     f_type_get_extent(1, datatype, lb, extent, ierror);
+}
+
+static void f_type_get_extent_c(int prof, MPI_Fint *datatype, MPI_Count *lb, MPI_Count *extent, MPI_Fint *ierror)
+{
+    int rc;
+    rc = prof ? PMPI_Type_get_extent_c(MPI_Type_fromint(*datatype), lb, extent)
+              : MPI_Type_get_extent_c(MPI_Type_fromint(*datatype), lb, extent);
+    *ierror = rc;
+}
+void mpi_type_get_extent_c_(MPI_Fint *datatype, MPI_Count *lb, MPI_Count *extent, MPI_Fint *ierror)
+{
+    f_type_get_extent_c(0, datatype, lb, extent, ierror);
+}
+void pmpi_type_get_extent_c_(MPI_Fint *datatype, MPI_Count *lb, MPI_Count *extent, MPI_Fint *ierror)
+{
+    f_type_get_extent_c(1, datatype, lb, extent, ierror);
 }
 
 static void f_type_get_extent_x(int prof, MPI_Fint *datatype, MPI_Count *lb, MPI_Count *extent, MPI_Fint *ierror)
@@ -7646,6 +11246,23 @@ void pmpi_type_get_true_extent_(MPI_Fint *datatype, MPI_Aint *true_lb, MPI_Aint 
     f_type_get_true_extent(1, datatype, true_lb, true_extent, ierror);
 }
 
+static void f_type_get_true_extent_c(int prof, MPI_Fint *datatype, MPI_Count *true_lb, MPI_Count *true_extent,
+                                     MPI_Fint *ierror)
+{
+    int rc;
+    rc = prof ? PMPI_Type_get_true_extent_c(MPI_Type_fromint(*datatype), true_lb, true_extent)
+              : MPI_Type_get_true_extent_c(MPI_Type_fromint(*datatype), true_lb, true_extent);
+    *ierror = rc;
+}
+void mpi_type_get_true_extent_c_(MPI_Fint *datatype, MPI_Count *true_lb, MPI_Count *true_extent, MPI_Fint *ierror)
+{
+    f_type_get_true_extent_c(0, datatype, true_lb, true_extent, ierror);
+}
+void pmpi_type_get_true_extent_c_(MPI_Fint *datatype, MPI_Count *true_lb, MPI_Count *true_extent, MPI_Fint *ierror)
+{
+    f_type_get_true_extent_c(1, datatype, true_lb, true_extent, ierror);
+}
+
 static void f_type_get_true_extent_x(int prof, MPI_Fint *datatype, MPI_Count *true_lb, MPI_Count *true_extent,
                                      MPI_Fint *ierror)
 {
@@ -7705,6 +11322,29 @@ void pmpi_type_indexed_(MPI_Fint *count, MPI_Fint *array_of_blocklengths, MPI_Fi
     f_type_indexed(1, count, array_of_blocklengths, array_of_displacements, oldtype, newtype, ierror);
 }
 
+static void f_type_indexed_c(int prof, MPI_Count *count, MPI_Count *array_of_blocklengths,
+                             MPI_Count *array_of_displacements, MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror)
+{
+    MPI_Datatype h_newtype = MPI_Type_fromint(*newtype);
+    int rc;
+    rc = prof ? PMPI_Type_indexed_c(*count, array_of_blocklengths, array_of_displacements, MPI_Type_fromint(*oldtype),
+                                    &h_newtype)
+              : MPI_Type_indexed_c(*count, array_of_blocklengths, array_of_displacements, MPI_Type_fromint(*oldtype),
+                                   &h_newtype);
+    *newtype = MPI_Type_toint(h_newtype);
+    *ierror = rc;
+}
+void mpi_type_indexed_c_(MPI_Count *count, MPI_Count *array_of_blocklengths, MPI_Count *array_of_displacements,
+                         MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror)
+{
+    f_type_indexed_c(0, count, array_of_blocklengths, array_of_displacements, oldtype, newtype, ierror);
+}
+void pmpi_type_indexed_c_(MPI_Count *count, MPI_Count *array_of_blocklengths, MPI_Count *array_of_displacements,
+                          MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror)
+{
+    f_type_indexed_c(1, count, array_of_blocklengths, array_of_displacements, oldtype, newtype, ierror);
+}
+
 static void f_type_match_size(int prof, MPI_Fint *typeclass, MPI_Fint *size, MPI_Fint *datatype, MPI_Fint *ierror)
 {
     MPI_Datatype h_datatype = MPI_Type_fromint(*datatype);
@@ -7762,6 +11402,22 @@ void pmpi_type_size_(MPI_Fint *datatype, MPI_Fint *size, MPI_Fint *ierror)
     f_type_size(1, datatype, size, ierror);
 }
 
+static void f_type_size_c(int prof, MPI_Fint *datatype, MPI_Count *size, MPI_Fint *ierror)
+{
+    int rc;
+    rc =
+        prof ? PMPI_Type_size_c(MPI_Type_fromint(*datatype), size) : MPI_Type_size_c(MPI_Type_fromint(*datatype), size);
+    *ierror = rc;
+}
+void mpi_type_size_c_(MPI_Fint *datatype, MPI_Count *size, MPI_Fint *ierror)
+{
+    f_type_size_c(0, datatype, size, ierror);
+}
+void pmpi_type_size_c_(MPI_Fint *datatype, MPI_Count *size, MPI_Fint *ierror)
+{
+    f_type_size_c(1, datatype, size, ierror);
+}
+
 static void f_type_size_x(int prof, MPI_Fint *datatype, MPI_Count *size, MPI_Fint *ierror)
 {
     int rc;
@@ -7799,6 +11455,27 @@ void pmpi_type_vector_(MPI_Fint *count, MPI_Fint *blocklength, MPI_Fint *stride,
     f_type_vector(1, count, blocklength, stride, oldtype, newtype, ierror);
 }
 
+static void f_type_vector_c(int prof, MPI_Count *count, MPI_Count *blocklength, MPI_Count *stride, MPI_Fint *oldtype,
+                            MPI_Fint *newtype, MPI_Fint *ierror)
+{
+    MPI_Datatype h_newtype = MPI_Type_fromint(*newtype);
+    int rc;
+    rc = prof ? PMPI_Type_vector_c(*count, *blocklength, *stride, MPI_Type_fromint(*oldtype), &h_newtype)
+              : MPI_Type_vector_c(*count, *blocklength, *stride, MPI_Type_fromint(*oldtype), &h_newtype);
+    *newtype = MPI_Type_toint(h_newtype);
+    *ierror = rc;
+}
+void mpi_type_vector_c_(MPI_Count *count, MPI_Count *blocklength, MPI_Count *stride, MPI_Fint *oldtype,
+                        MPI_Fint *newtype, MPI_Fint *ierror)
+{
+    f_type_vector_c(0, count, blocklength, stride, oldtype, newtype, ierror);
+}
+void pmpi_type_vector_c_(MPI_Count *count, MPI_Count *blocklength, MPI_Count *stride, MPI_Fint *oldtype,
+                         MPI_Fint *newtype, MPI_Fint *ierror)
+{
+    f_type_vector_c(1, count, blocklength, stride, oldtype, newtype, ierror);
+}
+
 static void f_unpack(int prof, void *inbuf, MPI_Fint *insize, MPI_Fint *position, void *outbuf, MPI_Fint *outcount,
                      MPI_Fint *datatype, MPI_Fint *comm, MPI_Fint *ierror)
 {
@@ -7818,6 +11495,27 @@ void pmpi_unpack_(void *inbuf, MPI_Fint *insize, MPI_Fint *position, void *outbu
                   MPI_Fint *datatype, MPI_Fint *comm, MPI_Fint *ierror)
 {
     f_unpack(1, inbuf, insize, position, outbuf, outcount, datatype, comm, ierror);
+}
+
+static void f_unpack_c(int prof, void *inbuf, MPI_Count *insize, MPI_Count *position, void *outbuf, MPI_Count *outcount,
+                       MPI_Fint *datatype, MPI_Fint *comm, MPI_Fint *ierror)
+{
+    int rc;
+    rc = prof ? PMPI_Unpack_c(aptus_f_buf(inbuf), *insize, position, aptus_f_buf(outbuf), *outcount,
+                              MPI_Type_fromint(*datatype), MPI_Comm_fromint(*comm))
+              : MPI_Unpack_c(aptus_f_buf(inbuf), *insize, position, aptus_f_buf(outbuf), *outcount,
+                             MPI_Type_fromint(*datatype), MPI_Comm_fromint(*comm));
+    *ierror = rc;
+}
+void mpi_unpack_c_(void *inbuf, MPI_Count *insize, MPI_Count *position, void *outbuf, MPI_Count *outcount,
+                   MPI_Fint *datatype, MPI_Fint *comm, MPI_Fint *ierror)
+{
+    f_unpack_c(0, inbuf, insize, position, outbuf, outcount, datatype, comm, ierror);
+}
+void pmpi_unpack_c_(void *inbuf, MPI_Count *insize, MPI_Count *position, void *outbuf, MPI_Count *outcount,
+                    MPI_Fint *datatype, MPI_Fint *comm, MPI_Fint *ierror)
+{
+    f_unpack_c(1, inbuf, insize, position, outbuf, outcount, datatype, comm, ierror);
 }
 
 static void f_unpack_external(int prof, char *datarep, void *inbuf, MPI_Aint *insize, MPI_Aint *position, void *outbuf,
@@ -7847,6 +11545,36 @@ void pmpi_unpack_external_(char *datarep, void *inbuf, MPI_Aint *insize, MPI_Ain
                            MPI_Fint *outcount, MPI_Fint *datatype, MPI_Fint *ierror, size_t datarep_len)
 {
     f_unpack_external(1, datarep, inbuf, insize, position, outbuf, outcount, datatype, ierror, datarep_len);
+}
+
+static void f_unpack_external_c(int prof, char *datarep, void *inbuf, MPI_Count *insize, MPI_Count *position,
+                                void *outbuf, MPI_Count *outcount, MPI_Fint *datatype, MPI_Fint *ierror,
+                                size_t datarep_len)
+{
+    char *s_datarep = NULL;
+    int rc;
+    if (!(s_datarep = aptus_f_string_in(datarep, datarep_len, 0)))
+        goto nomem;
+    rc = prof ? PMPI_Unpack_external_c(s_datarep, aptus_f_buf(inbuf), *insize, position, aptus_f_buf(outbuf), *outcount,
+                                       MPI_Type_fromint(*datatype))
+              : MPI_Unpack_external_c(s_datarep, aptus_f_buf(inbuf), *insize, position, aptus_f_buf(outbuf), *outcount,
+                                      MPI_Type_fromint(*datatype));
+    goto done;
+nomem:
+    rc = aptus_f_nomem("MPI_Unpack_external_c");
+done:
+    free(s_datarep);
+    *ierror = rc;
+}
+void mpi_unpack_external_c_(char *datarep, void *inbuf, MPI_Count *insize, MPI_Count *position, void *outbuf,
+                            MPI_Count *outcount, MPI_Fint *datatype, MPI_Fint *ierror, size_t datarep_len)
+{
+    f_unpack_external_c(0, datarep, inbuf, insize, position, outbuf, outcount, datatype, ierror, datarep_len);
+}
+void pmpi_unpack_external_c_(char *datarep, void *inbuf, MPI_Count *insize, MPI_Count *position, void *outbuf,
+                             MPI_Count *outcount, MPI_Fint *datatype, MPI_Fint *ierror, size_t datarep_len)
+{
+    f_unpack_external_c(1, datarep, inbuf, insize, position, outbuf, outcount, datatype, ierror, datarep_len);
 }
 
 static void f_unpublish_name(int prof, char *service_name, MPI_Fint *info, char *port_name, MPI_Fint *ierror,
@@ -8017,6 +11745,29 @@ void pmpi_win_allocate_(MPI_Aint *size, MPI_Fint *disp_unit, MPI_Fint *info, MPI
     f_win_allocate(1, size, disp_unit, info, comm, baseptr, win, ierror);
 }
 
+static void f_win_allocate_c(int prof, MPI_Aint *size, MPI_Aint *disp_unit, MPI_Fint *info, MPI_Fint *comm,
+                             void *baseptr, MPI_Fint *win, MPI_Fint *ierror)
+{
+    MPI_Win h_win = MPI_Win_fromint(*win);
+    int rc;
+    rc = prof ? PMPI_Win_allocate_c(*size, *disp_unit, MPI_Info_fromint(*info), MPI_Comm_fromint(*comm),
+                                    (void *)baseptr, &h_win)
+              : MPI_Win_allocate_c(*size, *disp_unit, MPI_Info_fromint(*info), MPI_Comm_fromint(*comm), (void *)baseptr,
+                                   &h_win);
+    *win = MPI_Win_toint(h_win);
+    *ierror = rc;
+}
+void mpi_win_allocate_c_(MPI_Aint *size, MPI_Aint *disp_unit, MPI_Fint *info, MPI_Fint *comm, void *baseptr,
+                         MPI_Fint *win, MPI_Fint *ierror)
+{
+    f_win_allocate_c(0, size, disp_unit, info, comm, baseptr, win, ierror);
+}
+void pmpi_win_allocate_c_(MPI_Aint *size, MPI_Aint *disp_unit, MPI_Fint *info, MPI_Fint *comm, void *baseptr,
+                          MPI_Fint *win, MPI_Fint *ierror)
+{
+    f_win_allocate_c(1, size, disp_unit, info, comm, baseptr, win, ierror);
+}
+
 static void f_win_allocate_shared(int prof, MPI_Aint *size, MPI_Fint *disp_unit, MPI_Fint *info, MPI_Fint *comm,
                                   void *baseptr, MPI_Fint *win, MPI_Fint *ierror)
 {
@@ -8038,6 +11789,29 @@ void pmpi_win_allocate_shared_(MPI_Aint *size, MPI_Fint *disp_unit, MPI_Fint *in
                                MPI_Fint *win, MPI_Fint *ierror)
 {
     f_win_allocate_shared(1, size, disp_unit, info, comm, baseptr, win, ierror);
+}
+
+static void f_win_allocate_shared_c(int prof, MPI_Aint *size, MPI_Aint *disp_unit, MPI_Fint *info, MPI_Fint *comm,
+                                    void *baseptr, MPI_Fint *win, MPI_Fint *ierror)
+{
+    MPI_Win h_win = MPI_Win_fromint(*win);
+    int rc;
+    rc = prof ? PMPI_Win_allocate_shared_c(*size, *disp_unit, MPI_Info_fromint(*info), MPI_Comm_fromint(*comm),
+                                           (void *)baseptr, &h_win)
+              : MPI_Win_allocate_shared_c(*size, *disp_unit, MPI_Info_fromint(*info), MPI_Comm_fromint(*comm),
+                                          (void *)baseptr, &h_win);
+    *win = MPI_Win_toint(h_win);
+    *ierror = rc;
+}
+void mpi_win_allocate_shared_c_(MPI_Aint *size, MPI_Aint *disp_unit, MPI_Fint *info, MPI_Fint *comm, void *baseptr,
+                                MPI_Fint *win, MPI_Fint *ierror)
+{
+    f_win_allocate_shared_c(0, size, disp_unit, info, comm, baseptr, win, ierror);
+}
+void pmpi_win_allocate_shared_c_(MPI_Aint *size, MPI_Aint *disp_unit, MPI_Fint *info, MPI_Fint *comm, void *baseptr,
+                                 MPI_Fint *win, MPI_Fint *ierror)
+{
+    f_win_allocate_shared_c(1, size, disp_unit, info, comm, baseptr, win, ierror);
 }
 
 static void f_win_attach(int prof, MPI_Fint *win, void *base, MPI_Aint *size, MPI_Fint *ierror)
@@ -8108,6 +11882,29 @@ void pmpi_win_create_(void *base, MPI_Aint *size, MPI_Fint *disp_unit, MPI_Fint 
                       MPI_Fint *ierror)
 {
     f_win_create(1, base, size, disp_unit, info, comm, win, ierror);
+}
+
+static void f_win_create_c(int prof, void *base, MPI_Aint *size, MPI_Aint *disp_unit, MPI_Fint *info, MPI_Fint *comm,
+                           MPI_Fint *win, MPI_Fint *ierror)
+{
+    MPI_Win h_win = MPI_Win_fromint(*win);
+    int rc;
+    rc = prof ? PMPI_Win_create_c(aptus_f_buf(base), *size, *disp_unit, MPI_Info_fromint(*info),
+                                  MPI_Comm_fromint(*comm), &h_win)
+              : MPI_Win_create_c(aptus_f_buf(base), *size, *disp_unit, MPI_Info_fromint(*info), MPI_Comm_fromint(*comm),
+                                 &h_win);
+    *win = MPI_Win_toint(h_win);
+    *ierror = rc;
+}
+void mpi_win_create_c_(void *base, MPI_Aint *size, MPI_Aint *disp_unit, MPI_Fint *info, MPI_Fint *comm, MPI_Fint *win,
+                       MPI_Fint *ierror)
+{
+    f_win_create_c(0, base, size, disp_unit, info, comm, win, ierror);
+}
+void pmpi_win_create_c_(void *base, MPI_Aint *size, MPI_Aint *disp_unit, MPI_Fint *info, MPI_Fint *comm, MPI_Fint *win,
+                        MPI_Fint *ierror)
+{
+    f_win_create_c(1, base, size, disp_unit, info, comm, win, ierror);
 }
 
 static void f_win_create_dynamic(int prof, MPI_Fint *info, MPI_Fint *comm, MPI_Fint *win, MPI_Fint *ierror)
@@ -8467,6 +12264,25 @@ void pmpi_win_shared_query_(MPI_Fint *win, MPI_Fint *rank, MPI_Aint *size, MPI_F
                             MPI_Fint *ierror)
 {
     f_win_shared_query(1, win, rank, size, disp_unit, baseptr, ierror);
+}
+
+static void f_win_shared_query_c(int prof, MPI_Fint *win, MPI_Fint *rank, MPI_Aint *size, MPI_Aint *disp_unit,
+                                 void *baseptr, MPI_Fint *ierror)
+{
+    int rc;
+    rc = prof ? PMPI_Win_shared_query_c(MPI_Win_fromint(*win), *rank, size, disp_unit, (void *)baseptr)
+              : MPI_Win_shared_query_c(MPI_Win_fromint(*win), *rank, size, disp_unit, (void *)baseptr);
+    *ierror = rc;
+}
+void mpi_win_shared_query_c_(MPI_Fint *win, MPI_Fint *rank, MPI_Aint *size, MPI_Aint *disp_unit, void *baseptr,
+                             MPI_Fint *ierror)
+{
+    f_win_shared_query_c(0, win, rank, size, disp_unit, baseptr, ierror);
+}
+void pmpi_win_shared_query_c_(MPI_Fint *win, MPI_Fint *rank, MPI_Aint *size, MPI_Aint *disp_unit, void *baseptr,
+                              MPI_Fint *ierror)
+{
+    f_win_shared_query_c(1, win, rank, size, disp_unit, baseptr, ierror);
 }
 
 static void f_win_start(int prof, MPI_Fint *group, MPI_Fint *assert, MPI_Fint *win, MPI_Fint *ierror)
