@@ -252,14 +252,87 @@ int PMPI_Abi_get_info(MPI_Info *info)
 }
 APTUS_ALIAS(Abi_get_info)
 
+/* ---- what the Fortran bindings tell the C library (MPI 5.0, the ABI chapter) ----------------
+ * libmpifort_abi sets both when it is loaded (src/fortran/f_runtime.c): the sizes of its types
+ * (an info object, kept as a copy) and the values of .TRUE. and .FALSE. per LOGICAL size. */
+static struct aptus_info *fortran_info;
+static struct {
+    int set;
+    unsigned char t[16], f[16];
+} fortran_bool[5]; /* LOGICAL sizes 1, 2, 4, 8, 16 */
+
+/* The slot of a LOGICAL size (a power of two up to 16), -1 for any other. */
+static int bool_slot(int size)
+{
+    for (int k = 0; k < 5; k++)
+        if (size == 1 << k)
+            return k;
+    return -1;
+}
+
 int PMPI_Abi_get_fortran_info(MPI_Info *info)
 {
     APTUS_OUT_NULL(info, MPI_INFO_NULL);
     APTUS_API_LOCK();
-    /* No Fortran bindings: no Fortran ABI details (MPI_INFO_NULL, as the standard allows). */
     if (!info)
         return aptus_error(NULL, MPI_ERR_ARG, "MPI_Abi_get_fortran_info", "null info argument");
-    *info = MPI_INFO_NULL;
+    if (!fortran_info) { /* no Fortran bindings loaded: no details (as the standard allows) */
+        *info = MPI_INFO_NULL;
+        return MPI_SUCCESS;
+    }
+    struct aptus_info *i = aptus_info_dup(fortran_info);
+    if (!i)
+        return aptus_error(NULL, MPI_ERR_NO_MEM, "MPI_Abi_get_fortran_info", "out of memory");
+    *info = (MPI_Info)i;
     return MPI_SUCCESS;
 }
 APTUS_ALIAS(Abi_get_fortran_info)
+
+int PMPI_Abi_set_fortran_info(MPI_Info info)
+{
+    APTUS_API_LOCK();
+    struct aptus_info *i = aptus_info_get(info);
+    if (!i)
+        return aptus_error(NULL, MPI_ERR_INFO, "MPI_Abi_set_fortran_info", "invalid info object");
+    if (fortran_info)
+        return aptus_error(NULL, MPI_ERR_ABI, "MPI_Abi_set_fortran_info",
+                           "the Fortran ABI details are set already (by the Fortran bindings or an earlier call)");
+    if (!(fortran_info = aptus_info_dup(i)))
+        return aptus_error(NULL, MPI_ERR_NO_MEM, "MPI_Abi_set_fortran_info", "out of memory");
+    return MPI_SUCCESS;
+}
+APTUS_ALIAS(Abi_set_fortran_info)
+
+int PMPI_Abi_set_fortran_booleans(int logical_size, void *logical_true, void *logical_false)
+{
+    APTUS_API_LOCK();
+    int k = bool_slot(logical_size);
+    if (k < 0)
+        return aptus_error(NULL, MPI_ERR_ARG, "MPI_Abi_set_fortran_booleans",
+                           "logical_size %d is not a power of two from 1 to 16", logical_size);
+    if (!logical_true || !logical_false)
+        return aptus_error(NULL, MPI_ERR_ARG, "MPI_Abi_set_fortran_booleans", "null value argument");
+    memcpy(fortran_bool[k].t, logical_true, (size_t)logical_size);
+    memcpy(fortran_bool[k].f, logical_false, (size_t)logical_size);
+    fortran_bool[k].set = 1;
+    return MPI_SUCCESS;
+}
+APTUS_ALIAS(Abi_set_fortran_booleans)
+
+int PMPI_Abi_get_fortran_booleans(int logical_size, void *logical_true, void *logical_false, int *is_set)
+{
+    APTUS_API_LOCK();
+    int k = bool_slot(logical_size);
+    if (k < 0)
+        return aptus_error(NULL, MPI_ERR_ARG, "MPI_Abi_get_fortran_booleans",
+                           "logical_size %d is not a power of two from 1 to 16", logical_size);
+    if (!logical_true || !logical_false || !is_set)
+        return aptus_error(NULL, MPI_ERR_ARG, "MPI_Abi_get_fortran_booleans", "null argument");
+    *is_set = fortran_bool[k].set;
+    if (*is_set) {
+        memcpy(logical_true, fortran_bool[k].t, (size_t)logical_size);
+        memcpy(logical_false, fortran_bool[k].f, (size_t)logical_size);
+    }
+    return MPI_SUCCESS;
+}
+APTUS_ALIAS(Abi_get_fortran_booleans)

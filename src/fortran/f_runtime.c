@@ -93,6 +93,61 @@ void aptus_f_logicals_out(MPI_Fint *f, int n, const int *c)
         f[i] = aptus_f_logical_out(c[i]);
 }
 
+/* ---- what this library tells the C library, when it is loaded --------------------------------- */
+
+/* The Fortran ABI details of the compiler the bindings were built for (gfortran: INTEGER, REAL
+ * and LOGICAL 4 bytes; no REAL*2 and so no COMPLEX*4), for MPI_Abi_get_fortran_info; and the
+ * values of .TRUE. and .FALSE. (MPI_Abi_set_fortran_booleans). Values set before (by the
+ * application, through the C library) are kept and used. Never fails a program's start. */
+__attribute__((constructor)) static void f_register(void)
+{
+    MPI_Fint t = 0, f = 0;
+    int is_set = 0;
+    if (PMPI_Abi_get_fortran_booleans((int)sizeof(MPI_Fint), &t, &f, &is_set) == MPI_SUCCESS && is_set) {
+        f_true = t;
+        f_false = f;
+    } else {
+        PMPI_Abi_set_fortran_booleans((int)sizeof(MPI_Fint), &f_true, &f_false);
+    }
+    MPI_Info info = MPI_INFO_NULL;
+    if (PMPI_Abi_get_fortran_info(&info) != MPI_SUCCESS || info != MPI_INFO_NULL) {
+        if (info != MPI_INFO_NULL)
+            PMPI_Info_free(&info);
+        return;
+    }
+    static const char *const keys[][2] = {
+        { "mpi_logical_size", "4" },
+        { "mpi_integer_size", "4" },
+        { "mpi_real_size", "4" },
+        { "mpi_double_precision_size", "8" },
+        { "mpi_logical1_supported", "true" },
+        { "mpi_logical2_supported", "true" },
+        { "mpi_logical4_supported", "true" },
+        { "mpi_logical8_supported", "true" },
+        { "mpi_logical16_supported", "true" },
+        { "mpi_integer1_supported", "true" },
+        { "mpi_integer2_supported", "true" },
+        { "mpi_integer4_supported", "true" },
+        { "mpi_integer8_supported", "true" },
+        { "mpi_integer16_supported", "true" },
+        { "mpi_real2_supported", "false" },
+        { "mpi_real4_supported", "true" },
+        { "mpi_real8_supported", "true" },
+        { "mpi_real16_supported", "true" },
+        { "mpi_complex4_supported", "false" },
+        { "mpi_complex8_supported", "true" },
+        { "mpi_complex16_supported", "true" },
+        { "mpi_complex32_supported", "true" },
+        { "mpi_double_complex_supported", "true" },
+    };
+    if (PMPI_Info_create(&info) != MPI_SUCCESS)
+        return;
+    for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++)
+        PMPI_Info_set(info, keys[k][0], keys[k][1]);
+    PMPI_Abi_set_fortran_info(info);
+    PMPI_Info_free(&info);
+}
+
 /* ---- handle arrays (every handle of the standard ABI is a pointer) ------------------------ */
 
 static void *from_int(int kind, MPI_Fint v)

@@ -38,7 +38,9 @@ program f08_basic
   integer :: fstat(MPI_STATUS_SIZE)
   integer, target :: winbuf(4)
   integer(kind=MPI_ADDRESS_KIND) :: winsize
-  logical :: flag
+  logical :: flag, ltrue, lfalse
+  type(MPI_Info) :: info
+  character(len=MPI_MAX_INFO_VAL) :: value
   integer(kind=MPI_COUNT_KIND) :: bigcount, lb, extent
 
   call MPI_Init()
@@ -142,6 +144,15 @@ program f08_basic
     call MPI_Recv(col, 5, MPI_INTEGER, 0, 9, MPI_COMM_WORLD, status)
     if (any(col /= grid(2, :))) call fail('strided section')
   end if
+
+  ! the bindings told the C library their LOGICAL values and type sizes when they were loaded
+  call MPI_Abi_get_fortran_booleans(4, ltrue, lfalse, flag)
+  if (.not. flag .or. .not. ltrue .or. lfalse) call fail('MPI_Abi_get_fortran_booleans')
+  call MPI_Abi_get_fortran_info(info)
+  if (info == MPI_INFO_NULL) call fail('MPI_Abi_get_fortran_info gave MPI_INFO_NULL')
+  call MPI_Info_get(info, 'mpi_integer_size', MPI_MAX_INFO_VAL, value, flag)
+  if (.not. flag .or. value /= '4') call fail('mpi_integer_size of MPI_Abi_get_fortran_info')
+  call MPI_Info_free(info)
 
   call MPI_Iprobe(MPI_ANY_SOURCE, 99, MPI_COMM_WORLD, flag, MPI_STATUS_IGNORE)
   if (flag) call fail('MPI_Iprobe found a message nobody sent')
