@@ -450,3 +450,117 @@ static void f_status_f082f(int prof, MPI_F08_status *f08, MPI_Fint *f, MPI_Fint 
     *ierror = F_CALL(prof, Status_f082f, f08, f);
 }
 F_ENTRY(status_f082f, (MPI_F08_status * f08, MPI_Fint *f, MPI_Fint *ierror), f08 COMMA f COMMA ierror)
+
+/* ---- MPI-1 routines removed in MPI 3.0 that old programs still call (mpif.h and `mpi` only) ---
+ * Their addresses and displacements are default INTEGERs: a value that does not fit is
+ * refused with MPI_ERR_ARG (never silently cut). The C library keeps them (api/legacy.c). */
+
+/* An address-sized value into an INTEGER, or the error of `call`. */
+static int narrow(MPI_Aint v, MPI_Fint *out, const char *call)
+{
+    if (v != (MPI_Aint)(MPI_Fint)v)
+        return aptus_f_error(MPI_ERR_ARG, call, "the value does not fit a default INTEGER (use the MPI-2 routine)");
+    *out = (MPI_Fint)v;
+    return MPI_SUCCESS;
+}
+
+static void f_address(int prof, void *location, MPI_Fint *address, MPI_Fint *ierror)
+{
+    MPI_Aint a = 0;
+    *ierror = F_CALL(prof, Get_address, aptus_f_buf(location), &a);
+    if (*ierror == MPI_SUCCESS)
+        *ierror = narrow(a, address, "MPI_Address");
+}
+F_ENTRY(address, (void *location, MPI_Fint *address, MPI_Fint *ierror), location COMMA address COMMA ierror)
+
+#define F_TYPE_BOUND(lname, Name)                                                                                      \
+    static void f_##lname(int prof, MPI_Fint *type, MPI_Fint *out, MPI_Fint *ierror)                                   \
+    {                                                                                                                  \
+        MPI_Aint v = 0;                                                                                                \
+        *ierror = F_CALL(prof, Name, MPI_Type_fromint(*type), &v);                                                     \
+        if (*ierror == MPI_SUCCESS)                                                                                    \
+            *ierror = narrow(v, out, "MPI_" #Name);                                                                    \
+    }                                                                                                                  \
+    F_ENTRY(lname, (MPI_Fint * type, MPI_Fint * out, MPI_Fint * ierror), type COMMA out COMMA ierror)
+F_TYPE_BOUND(type_extent, Type_extent)
+F_TYPE_BOUND(type_lb, Type_lb)
+F_TYPE_BOUND(type_ub, Type_ub)
+
+static void f_type_hvector(int prof, MPI_Fint *count, MPI_Fint *blocklen, MPI_Fint *stride, MPI_Fint *oldtype,
+                           MPI_Fint *newtype, MPI_Fint *ierror)
+{
+    MPI_Datatype h = MPI_DATATYPE_NULL;
+    *ierror = F_CALL(prof, Type_create_hvector, *count, *blocklen, (MPI_Aint)*stride, MPI_Type_fromint(*oldtype), &h);
+    if (*ierror == MPI_SUCCESS)
+        *newtype = MPI_Type_toint(h);
+}
+F_ENTRY(type_hvector,
+        (MPI_Fint * count, MPI_Fint *blocklen, MPI_Fint *stride, MPI_Fint *oldtype, MPI_Fint *newtype,
+         MPI_Fint *ierror),
+        count COMMA blocklen COMMA stride COMMA oldtype COMMA newtype COMMA ierror)
+
+/* MPI_TYPE_HINDEXED and MPI_TYPE_STRUCT: INTEGER displacements widened; types: one, or an array. */
+static void f_legacy_h(int prof, int structured, MPI_Fint *count, MPI_Fint *blocklens, MPI_Fint *displs,
+                       MPI_Fint *types, MPI_Fint *newtype, MPI_Fint *ierror)
+{
+    int n = *count > 0 ? *count : 0;
+    MPI_Aint *d = malloc(sizeof *d * (size_t)(n ? n : 1));
+    MPI_Datatype *t = structured ? malloc(sizeof *t * (size_t)(n ? n : 1)) : NULL;
+    if (!d || (structured && !t)) {
+        free(d);
+        free(t);
+        *ierror = aptus_f_nomem(structured ? "MPI_Type_struct" : "MPI_Type_hindexed");
+        return;
+    }
+    for (int i = 0; i < n; i++) {
+        d[i] = displs[i];
+        if (structured)
+            t[i] = MPI_Type_fromint(types[i]);
+    }
+    MPI_Datatype h = MPI_DATATYPE_NULL;
+    if (structured)
+        *ierror = F_CALL(prof, Type_create_struct, *count, blocklens, d, t, &h);
+    else
+        *ierror = F_CALL(prof, Type_create_hindexed, *count, blocklens, d, MPI_Type_fromint(*types), &h);
+    if (*ierror == MPI_SUCCESS)
+        *newtype = MPI_Type_toint(h);
+    free(d);
+    free(t);
+}
+static void f_type_hindexed(int prof, MPI_Fint *count, MPI_Fint *blocklens, MPI_Fint *displs, MPI_Fint *oldtype,
+                            MPI_Fint *newtype, MPI_Fint *ierror)
+{
+    f_legacy_h(prof, 0, count, blocklens, displs, oldtype, newtype, ierror);
+}
+F_ENTRY(type_hindexed,
+        (MPI_Fint * count, MPI_Fint *blocklens, MPI_Fint *displs, MPI_Fint *oldtype, MPI_Fint *newtype,
+         MPI_Fint *ierror),
+        count COMMA blocklens COMMA displs COMMA oldtype COMMA newtype COMMA ierror)
+static void f_type_struct(int prof, MPI_Fint *count, MPI_Fint *blocklens, MPI_Fint *displs, MPI_Fint *types,
+                          MPI_Fint *newtype, MPI_Fint *ierror)
+{
+    f_legacy_h(prof, 1, count, blocklens, displs, types, newtype, ierror);
+}
+F_ENTRY(type_struct,
+        (MPI_Fint * count, MPI_Fint *blocklens, MPI_Fint *displs, MPI_Fint *types, MPI_Fint *newtype, MPI_Fint *ierror),
+        count COMMA blocklens COMMA displs COMMA types COMMA newtype COMMA ierror)
+
+/* MPI_ERRHANDLER_CREATE: MPI_COMM_CREATE_ERRHANDLER's old name; _SET and _GET on communicators. */
+static void f_errhandler_create(int prof, f_errh_fn *fn, MPI_Fint *errh, MPI_Fint *ierror)
+{
+    f_comm_create_errhandler(prof, fn, errh, ierror);
+}
+F_ENTRY(errhandler_create, (f_errh_fn * fn, MPI_Fint *errh, MPI_Fint *ierror), fn COMMA errh COMMA ierror)
+static void f_errhandler_set(int prof, MPI_Fint *comm, MPI_Fint *errh, MPI_Fint *ierror)
+{
+    *ierror = F_CALL(prof, Comm_set_errhandler, MPI_Comm_fromint(*comm), MPI_Errhandler_fromint(*errh));
+}
+F_ENTRY(errhandler_set, (MPI_Fint * comm, MPI_Fint *errh, MPI_Fint *ierror), comm COMMA errh COMMA ierror)
+static void f_errhandler_get(int prof, MPI_Fint *comm, MPI_Fint *errh, MPI_Fint *ierror)
+{
+    MPI_Errhandler h = MPI_ERRHANDLER_NULL;
+    *ierror = F_CALL(prof, Comm_get_errhandler, MPI_Comm_fromint(*comm), &h);
+    if (*ierror == MPI_SUCCESS)
+        *errh = MPI_Errhandler_toint(h);
+}
+F_ENTRY(errhandler_get, (MPI_Fint * comm, MPI_Fint *errh, MPI_Fint *ierror), comm COMMA errh COMMA ierror)

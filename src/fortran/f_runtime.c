@@ -286,7 +286,7 @@ static struct {
 static int ncodes;
 static pthread_mutex_t codes_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static int f_error(int cls, const char *call, const char *why)
+int aptus_f_error(int cls, const char *call, const char *why)
 {
     int code = cls;
     pthread_mutex_lock(&codes_lock);
@@ -311,10 +311,10 @@ static int f_error(int cls, const char *call, const char *why)
 
 int aptus_f_nomem(const char *call)
 {
-    return f_error(MPI_ERR_NO_MEM, call, "out of memory converting the Fortran arguments");
+    return aptus_f_error(MPI_ERR_NO_MEM, call, "out of memory converting the Fortran arguments");
 }
 
 int aptus_f_unsupported(const char *call, const char *why)
 {
-    return f_error(MPI_ERR_UNSUPPORTED_OPERATION, call, why);
+    return aptus_f_error(MPI_ERR_UNSUPPORTED_OPERATION, call, why);
 }

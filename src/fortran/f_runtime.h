@@ -68,6 +68,9 @@ APTUS_F_HIDDEN int aptus_f_ntypes(MPI_Comm comm, int recv, int neighbor);
 /* The number of dimensions of a Cartesian communicator (0 when it is none). */
 APTUS_F_HIDDEN int aptus_f_cartdim(MPI_Comm comm);
 
+/* An error of class cls in `call` (message "call: why"), through MPI_COMM_WORLD's handler; its
+ * code returned (one code per call and reason). */
+APTUS_F_HIDDEN int aptus_f_error(int cls, const char *call, const char *why);
 /* Out of memory converting the arguments of `call`: the error through MPI_COMM_WORLD's
  * handler, its code returned. */
 APTUS_F_HIDDEN int aptus_f_nomem(const char *call);
