@@ -60,6 +60,7 @@ static void f_op_create(int prof, f_user_fn *fn, MPI_Fint *commute, MPI_Fint *op
         return;
     }
     ops[i].fn = fn;
+    ops[i].op = -1; /* no handle yet: a free of the slot's last op (its number may come again) misses it */
     pthread_mutex_unlock(&hand_lock);
     MPI_Op h = MPI_OP_NULL;
     int rc = F_CALL(prof, Op_create, op_trampolines[i], aptus_f_logical_in(*commute), &h);
@@ -76,15 +77,20 @@ F_ENTRY(op_create, (f_user_fn * fn, MPI_Fint *commute, MPI_Fint *op, MPI_Fint *i
 
 static void f_op_free(int prof, MPI_Fint *op, MPI_Fint *ierror)
 {
-    MPI_Fint was = *op;
+    /* the slot is found while the op lives (its number is its own until the C library frees
+     * it), and given back by index: after the free, another thread's new op may have the number */
+    int k = -1;
+    pthread_mutex_lock(&hand_lock);
+    for (int i = 0; i < F_SLOTS && k < 0; i++)
+        if (ops[i].fn && ops[i].op == *op)
+            k = i;
+    pthread_mutex_unlock(&hand_lock);
     MPI_Op h = MPI_Op_fromint(*op);
     int rc = F_CALL(prof, Op_free, &h);
     *op = MPI_Op_toint(h);
-    if (rc == MPI_SUCCESS) {
+    if (rc == MPI_SUCCESS && k >= 0) {
         pthread_mutex_lock(&hand_lock);
-        for (int i = 0; i < F_SLOTS; i++)
-            if (ops[i].fn && ops[i].op == was)
-                ops[i].fn = NULL;
+        ops[k].fn = NULL;
         pthread_mutex_unlock(&hand_lock);
     }
     *ierror = rc;
