@@ -75,22 +75,73 @@ static void f_op_create(int prof, f_user_fn *fn, MPI_Fint *commute, MPI_Fint *op
 F_ENTRY(op_create, (f_user_fn * fn, MPI_Fint *commute, MPI_Fint *op, MPI_Fint *ierror),
         fn COMMA commute COMMA op COMMA ierror)
 
+/* The large-count reductions (mpi_f08's MPI_Op_create_c): slots of their own. */
+typedef void f_user_fn_c(void *in, void *inout, MPI_Count *len, MPI_Fint *type);
+static struct {
+    f_user_fn_c *fn;
+    MPI_Fint op;
+} ops_c[F_SLOTS];
+#define F_OPC_TRAMPOLINE(i)                                                                                            \
+    static void opc_##i(void *in, void *inout, MPI_Count *len, MPI_Datatype *type)                                     \
+    {                                                                                                                  \
+        MPI_Fint t = MPI_Type_toint(*type);                                                                            \
+        ops_c[0##i].fn(in, inout, len, &t);                                                                            \
+    }
+F_SLOTS_64(F_OPC_TRAMPOLINE)
+#define F_OPC_NAME(i) opc_##i,
+static MPI_User_function_c *const opc_trampolines[F_SLOTS] = { F_SLOTS_64(F_OPC_NAME) };
+
+static void f_op_create_c(int prof, f_user_fn_c *fn, MPI_Fint *commute, MPI_Fint *op, MPI_Fint *ierror)
+{
+    pthread_mutex_lock(&hand_lock);
+    int i = 0;
+    while (i < F_SLOTS && ops_c[i].fn)
+        i++;
+    if (i < F_SLOTS) {
+        ops_c[i].fn = fn;
+        ops_c[i].op = -1;
+    }
+    pthread_mutex_unlock(&hand_lock);
+    if (i == F_SLOTS) {
+        *ierror =
+            aptus_f_unsupported("MPI_Op_create_c", "more than 64 large-count reductions written in Fortran at once");
+        return;
+    }
+    MPI_Op h = MPI_OP_NULL;
+    int rc = F_CALL(prof, Op_create_c, opc_trampolines[i], aptus_f_logical_in(*commute), &h);
+    pthread_mutex_lock(&hand_lock);
+    if (rc == MPI_SUCCESS)
+        ops_c[i].op = *op = MPI_Op_toint(h);
+    else
+        ops_c[i].fn = NULL;
+    pthread_mutex_unlock(&hand_lock);
+    *ierror = rc;
+}
+F_ENTRY(op_create_c, (f_user_fn_c * fn, MPI_Fint *commute, MPI_Fint *op, MPI_Fint *ierror),
+        fn COMMA commute COMMA op COMMA ierror)
+
 static void f_op_free(int prof, MPI_Fint *op, MPI_Fint *ierror)
 {
     /* the slot is found while the op lives (its number is its own until the C library frees
      * it), and given back by index: after the free, another thread's new op may have the number */
-    int k = -1;
+    int k = -1, kc = -1;
     pthread_mutex_lock(&hand_lock);
-    for (int i = 0; i < F_SLOTS && k < 0; i++)
+    for (int i = 0; i < F_SLOTS; i++) {
         if (ops[i].fn && ops[i].op == *op)
             k = i;
+        if (ops_c[i].fn && ops_c[i].op == *op)
+            kc = i;
+    }
     pthread_mutex_unlock(&hand_lock);
     MPI_Op h = MPI_Op_fromint(*op);
     int rc = F_CALL(prof, Op_free, &h);
     *op = MPI_Op_toint(h);
-    if (rc == MPI_SUCCESS && k >= 0) {
+    if (rc == MPI_SUCCESS && (k >= 0 || kc >= 0)) {
         pthread_mutex_lock(&hand_lock);
-        ops[k].fn = NULL;
+        if (k >= 0)
+            ops[k].fn = NULL;
+        if (kc >= 0)
+            ops_c[kc].fn = NULL;
         pthread_mutex_unlock(&hand_lock);
     }
     *ierror = rc;
@@ -400,6 +451,64 @@ static void f_attr_put(int prof, MPI_Fint *h, MPI_Fint *keyval, MPI_Fint *value,
 F_ENTRY(attr_put, (MPI_Fint * h, MPI_Fint *keyval, MPI_Fint *value, MPI_Fint *ierror),
         h COMMA keyval COMMA value COMMA ierror)
 
+/* ---- generalized requests: the Fortran callbacks and state travel as the C extra state ------- */
+
+typedef void f_query_fn(MPI_Aint *extra, MPI_Fint *status, MPI_Fint *ierror);
+typedef void f_free_fn(MPI_Aint *extra, MPI_Fint *ierror);
+typedef void f_cancel_fn(MPI_Aint *extra, MPI_Fint *complete, MPI_Fint *ierror);
+struct f_greq {
+    f_query_fn *query;
+    f_free_fn *free_fn;
+    f_cancel_fn *cancel;
+    MPI_Aint extra;
+};
+
+static int greq_query(void *state, MPI_Status *status)
+{
+    struct f_greq *g = state;
+    MPI_Fint ierr = MPI_SUCCESS;
+    g->query(&g->extra, (MPI_Fint *)(void *)status, &ierr); /* eight INTEGERs: the C status */
+    return ierr;
+}
+
+static int greq_free(void *state)
+{
+    struct f_greq *g = state;
+    MPI_Fint ierr = MPI_SUCCESS;
+    g->free_fn(&g->extra, &ierr);
+    free(g);
+    return ierr;
+}
+
+static int greq_cancel(void *state, int complete)
+{
+    struct f_greq *g = state;
+    MPI_Fint ierr = MPI_SUCCESS, c = aptus_f_logical_out(complete);
+    g->cancel(&g->extra, &c, &ierr);
+    return ierr;
+}
+
+static void f_grequest_start(int prof, f_query_fn *query, f_free_fn *free_fn, f_cancel_fn *cancel, MPI_Aint *extra,
+                             MPI_Fint *request, MPI_Fint *ierror)
+{
+    struct f_greq *g = malloc(sizeof *g);
+    if (!g) {
+        *ierror = aptus_f_nomem("MPI_Grequest_start");
+        return;
+    }
+    *g = (struct f_greq){ query, free_fn, cancel, *extra };
+    MPI_Request h = MPI_REQUEST_NULL;
+    *ierror = F_CALL(prof, Grequest_start, greq_query, greq_free, greq_cancel, g, &h);
+    if (*ierror == MPI_SUCCESS)
+        *request = MPI_Request_toint(h);
+    else
+        free(g);
+}
+F_ENTRY(grequest_start,
+        (f_query_fn * query, f_free_fn *free_fn, f_cancel_fn *cancel, MPI_Aint *extra, MPI_Fint *request,
+         MPI_Fint *ierror),
+        query COMMA free_fn COMMA cancel COMMA extra COMMA request COMMA ierror)
+
 /* ---- the rest ------------------------------------------------------------------------------ */
 
 static void f_info_create_env(int prof, MPI_Fint *info, MPI_Fint *ierror)
@@ -431,17 +540,15 @@ void pmpi_f_sync_reg_(void *buf)
     {                                                                                                                  \
         *(ierr) = aptus_f_unsupported("MPI_" #Name, why);                                                              \
     }
-F_NOT_YET(comm_spawn, Comm_spawn, "not available from Fortran yet",
+F_NOT_YET(comm_spawn, Comm_spawn, "dynamic processes are not implemented in Aptus MPI",
           (char *c, char *a, MPI_Fint *m, MPI_Fint *i, MPI_Fint *r, MPI_Fint *cm, MPI_Fint *ic, MPI_Fint *e,
            MPI_Fint *ierror, size_t cl, size_t al),
           ierror)
-F_NOT_YET(comm_spawn_multiple, Comm_spawn_multiple, "not available from Fortran yet",
+F_NOT_YET(comm_spawn_multiple, Comm_spawn_multiple, "dynamic processes are not implemented in Aptus MPI",
           (MPI_Fint * n, char *c, char *a, MPI_Fint *m, MPI_Fint *i, MPI_Fint *r, MPI_Fint *cm, MPI_Fint *ic,
            MPI_Fint *e, MPI_Fint *ierror, size_t cl, size_t al),
           ierror)
-F_NOT_YET(grequest_start, Grequest_start, "generalized requests written in Fortran are not available yet",
-          (void *q, void *f, void *c, MPI_Aint *e, MPI_Fint *r, MPI_Fint *ierror), ierror)
-F_NOT_YET(register_datarep, Register_datarep, "data representations written in Fortran are not available yet",
+F_NOT_YET(register_datarep, Register_datarep, "MPI-IO is not implemented in Aptus MPI",
           (char *d, void *r, void *w, void *x, MPI_Aint *e, MPI_Fint *ierror, size_t dl), ierror)
 F_NOT_YET(sizeof, Sizeof, "not available yet", (void *x, MPI_Fint *size, MPI_Fint *ierror), ierror)
 

@@ -6,6 +6,9 @@
 program f90_types
   use mpi
   implicit none
+  double precision :: dsize8
+  integer(kind=2) :: isize2(3, 2)
+  integer :: sz
   integer, parameter :: nr = 5, nc = 4
   integer :: ierr, rank, n, i, j, rowtype, stype, isz, dsz, tsz, cnt
   integer :: a(nr, nc), row(nc)
@@ -97,6 +100,11 @@ program f90_types
   call MPI_Type_free(stype, ierr)
   if (stype /= MPI_DATATYPE_NULL) call fail('type_free of the struct')
 
+  ! MPI_SIZEOF (a generic of the module): bytes of one element, any rank
+  call MPI_Sizeof(dsize8, sz, ierr)
+  if (ierr /= MPI_SUCCESS .or. sz /= 8) call fail('MPI_Sizeof double precision')
+  call MPI_Sizeof(isize2, sz, ierr)
+  if (sz /= 2) call fail('MPI_Sizeof integer(2) array')
   call MPI_Finalize(ierr)
 
 contains

@@ -427,6 +427,14 @@ MODULE aptus_f08_types
     END SUBROUTINE
   END INTERFACE
   ABSTRACT INTERFACE
+    SUBROUTINE MPI_User_function_c(invec, inoutvec, len, datatype)
+      IMPORT
+      TYPE(C_PTR), VALUE :: invec, inoutvec
+      INTEGER(KIND=MPI_COUNT_KIND) :: len
+      TYPE(MPI_Datatype) :: datatype
+    END SUBROUTINE
+  END INTERFACE
+  ABSTRACT INTERFACE
     SUBROUTINE MPI_User_function(invec, inoutvec, len, datatype)
       IMPORT
       TYPE(C_PTR), VALUE :: invec, inoutvec
@@ -11853,6 +11861,16 @@ MODULE aptus_f08_entries
       !GCC$ ATTRIBUTES NO_ARG_CHECK :: IERROR
       TYPE(*), DIMENSION(*) :: IERROR
     END SUBROUTINE MPI_OP_CREATE
+    SUBROUTINE MPI_OP_CREATE_C(USER_FN, COMMUTE, OP, IERROR)
+      IMPORT
+      EXTERNAL :: USER_FN
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: COMMUTE
+      TYPE(*), DIMENSION(*) :: COMMUTE
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: OP
+      TYPE(*), DIMENSION(*) :: OP
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: IERROR
+      TYPE(*), DIMENSION(*) :: IERROR
+    END SUBROUTINE MPI_OP_CREATE_C
     SUBROUTINE PMPI_OP_CREATE(USER_FN, COMMUTE, OP, IERROR)
       IMPORT
       EXTERNAL :: USER_FN
@@ -11863,6 +11881,16 @@ MODULE aptus_f08_entries
       !GCC$ ATTRIBUTES NO_ARG_CHECK :: IERROR
       TYPE(*), DIMENSION(*) :: IERROR
     END SUBROUTINE PMPI_OP_CREATE
+    SUBROUTINE PMPI_OP_CREATE_C(USER_FN, COMMUTE, OP, IERROR)
+      IMPORT
+      EXTERNAL :: USER_FN
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: COMMUTE
+      TYPE(*), DIMENSION(*) :: COMMUTE
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: OP
+      TYPE(*), DIMENSION(*) :: OP
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: IERROR
+      TYPE(*), DIMENSION(*) :: IERROR
+    END SUBROUTINE PMPI_OP_CREATE_C
     SUBROUTINE MPI_OP_FREE(OP, IERROR)
       IMPORT
       !GCC$ ATTRIBUTES NO_ARG_CHECK :: OP
@@ -18920,7 +18948,9 @@ MODULE aptus_f08_impl
   USE aptus_f08_entries, ONLY : f77_MPI_OP_COMMUTATIVE => MPI_OP_COMMUTATIVE
   USE aptus_f08_entries, ONLY : f77_PMPI_OP_COMMUTATIVE => PMPI_OP_COMMUTATIVE
   USE aptus_f08_entries, ONLY : f77_MPI_OP_CREATE => MPI_OP_CREATE
+  USE aptus_f08_entries, ONLY : f77_MPI_OP_CREATE_C => MPI_OP_CREATE_C
   USE aptus_f08_entries, ONLY : f77_PMPI_OP_CREATE => PMPI_OP_CREATE
+  USE aptus_f08_entries, ONLY : f77_PMPI_OP_CREATE_C => PMPI_OP_CREATE_C
   USE aptus_f08_entries, ONLY : f77_MPI_OP_FREE => MPI_OP_FREE
   USE aptus_f08_entries, ONLY : f77_PMPI_OP_FREE => PMPI_OP_FREE
   USE aptus_f08_entries, ONLY : f77_MPI_OPEN_PORT => MPI_OPEN_PORT
@@ -19639,174 +19669,177 @@ MODULE aptus_f08_impl
         & MPI_Neighbor_alltoallw_init_f08, MPI_Neighbor_alltoallw_init_f08c, &
         & PMPI_Neighbor_alltoallw_init_f08, PMPI_Neighbor_alltoallw_init_f08c
   PUBLIC :: MPI_Op_commutative_f08, PMPI_Op_commutative_f08, MPI_Op_create_f08, &
-        & PMPI_Op_create_f08, MPI_Op_free_f08, PMPI_Op_free_f08
-  PUBLIC :: MPI_Open_port_f08, PMPI_Open_port_f08, MPI_Pack_f08, MPI_Pack_f08c, PMPI_Pack_f08, &
-        & PMPI_Pack_f08c
-  PUBLIC :: MPI_Pack_external_f08, MPI_Pack_external_f08c, PMPI_Pack_external_f08, &
-        & PMPI_Pack_external_f08c, MPI_Pack_external_size_f08, MPI_Pack_external_size_f08c
-  PUBLIC :: PMPI_Pack_external_size_f08, PMPI_Pack_external_size_f08c, MPI_Pack_size_f08, &
-        & MPI_Pack_size_f08c, PMPI_Pack_size_f08, PMPI_Pack_size_f08c
-  PUBLIC :: MPI_Parrived_f08, PMPI_Parrived_f08, MPI_Pcontrol_f08, PMPI_Pcontrol_f08, &
-        & MPI_Pready_f08, PMPI_Pready_f08
-  PUBLIC :: MPI_Pready_list_f08, PMPI_Pready_list_f08, MPI_Pready_range_f08, &
-        & PMPI_Pready_range_f08, MPI_Precv_init_f08, PMPI_Precv_init_f08
-  PUBLIC :: MPI_Probe_f08, PMPI_Probe_f08, MPI_Psend_init_f08, PMPI_Psend_init_f08, &
-        & MPI_Publish_name_f08, PMPI_Publish_name_f08
-  PUBLIC :: MPI_Put_f08, MPI_Put_f08c, PMPI_Put_f08, PMPI_Put_f08c, MPI_Query_thread_f08, &
-        & PMPI_Query_thread_f08
-  PUBLIC :: MPI_Raccumulate_f08, MPI_Raccumulate_f08c, PMPI_Raccumulate_f08, &
-        & PMPI_Raccumulate_f08c, MPI_Recv_f08, MPI_Recv_f08c
-  PUBLIC :: PMPI_Recv_f08, PMPI_Recv_f08c, MPI_Recv_init_f08, MPI_Recv_init_f08c, &
-        & PMPI_Recv_init_f08, PMPI_Recv_init_f08c
-  PUBLIC :: MPI_Reduce_f08, MPI_Reduce_f08c, PMPI_Reduce_f08, PMPI_Reduce_f08c, &
-        & MPI_Reduce_init_f08, MPI_Reduce_init_f08c
-  PUBLIC :: PMPI_Reduce_init_f08, PMPI_Reduce_init_f08c, MPI_Reduce_local_f08, &
-        & MPI_Reduce_local_f08c, PMPI_Reduce_local_f08, PMPI_Reduce_local_f08c
-  PUBLIC :: MPI_Reduce_scatter_f08, MPI_Reduce_scatter_f08c, PMPI_Reduce_scatter_f08, &
-        & PMPI_Reduce_scatter_f08c, MPI_Reduce_scatter_block_f08, MPI_Reduce_scatter_block_f08c
-  PUBLIC :: PMPI_Reduce_scatter_block_f08, PMPI_Reduce_scatter_block_f08c, &
-        & MPI_Reduce_scatter_block_init_f08, MPI_Reduce_scatter_block_init_f08c, &
-        & PMPI_Reduce_scatter_block_init_f08, PMPI_Reduce_scatter_block_init_f08c
-  PUBLIC :: MPI_Reduce_scatter_init_f08, MPI_Reduce_scatter_init_f08c, &
-        & PMPI_Reduce_scatter_init_f08, PMPI_Reduce_scatter_init_f08c, MPI_Register_datarep_f08, &
-        & PMPI_Register_datarep_f08
-  PUBLIC :: MPI_Remove_error_class_f08, PMPI_Remove_error_class_f08, MPI_Remove_error_code_f08, &
-        & PMPI_Remove_error_code_f08, MPI_Remove_error_string_f08, PMPI_Remove_error_string_f08
-  PUBLIC :: MPI_Request_free_f08, PMPI_Request_free_f08, MPI_Request_get_status_f08, &
-        & PMPI_Request_get_status_f08, MPI_Request_get_status_all_f08, &
-        & PMPI_Request_get_status_all_f08
-  PUBLIC :: MPI_Request_get_status_any_f08, PMPI_Request_get_status_any_f08, &
-        & MPI_Request_get_status_some_f08, PMPI_Request_get_status_some_f08, MPI_Rget_f08, &
-        & MPI_Rget_f08c
-  PUBLIC :: PMPI_Rget_f08, PMPI_Rget_f08c, MPI_Rget_accumulate_f08, MPI_Rget_accumulate_f08c, &
-        & PMPI_Rget_accumulate_f08, PMPI_Rget_accumulate_f08c
-  PUBLIC :: MPI_Rput_f08, MPI_Rput_f08c, PMPI_Rput_f08, PMPI_Rput_f08c, MPI_Rsend_f08, &
-        & MPI_Rsend_f08c
-  PUBLIC :: PMPI_Rsend_f08, PMPI_Rsend_f08c, MPI_Rsend_init_f08, MPI_Rsend_init_f08c, &
-        & PMPI_Rsend_init_f08, PMPI_Rsend_init_f08c
-  PUBLIC :: MPI_Scan_f08, MPI_Scan_f08c, PMPI_Scan_f08, PMPI_Scan_f08c, MPI_Scan_init_f08, &
-        & MPI_Scan_init_f08c
-  PUBLIC :: PMPI_Scan_init_f08, PMPI_Scan_init_f08c, MPI_Scatter_f08, MPI_Scatter_f08c, &
-        & PMPI_Scatter_f08, PMPI_Scatter_f08c
-  PUBLIC :: MPI_Scatter_init_f08, MPI_Scatter_init_f08c, PMPI_Scatter_init_f08, &
-        & PMPI_Scatter_init_f08c, MPI_Scatterv_f08, MPI_Scatterv_f08c
-  PUBLIC :: PMPI_Scatterv_f08, PMPI_Scatterv_f08c, MPI_Scatterv_init_f08, MPI_Scatterv_init_f08c, &
-        & PMPI_Scatterv_init_f08, PMPI_Scatterv_init_f08c
-  PUBLIC :: MPI_Send_f08, MPI_Send_f08c, PMPI_Send_f08, PMPI_Send_f08c, MPI_Send_init_f08, &
-        & MPI_Send_init_f08c
-  PUBLIC :: PMPI_Send_init_f08, PMPI_Send_init_f08c, MPI_Sendrecv_f08, MPI_Sendrecv_f08c, &
-        & PMPI_Sendrecv_f08, PMPI_Sendrecv_f08c
-  PUBLIC :: MPI_Sendrecv_replace_f08, MPI_Sendrecv_replace_f08c, PMPI_Sendrecv_replace_f08, &
-        & PMPI_Sendrecv_replace_f08c, MPI_Session_attach_buffer_f08, MPI_Session_attach_buffer_f08c
-  PUBLIC :: PMPI_Session_attach_buffer_f08, PMPI_Session_attach_buffer_f08c, &
-        & MPI_Session_call_errhandler_f08, PMPI_Session_call_errhandler_f08, &
-        & MPI_Session_create_errhandler_f08, PMPI_Session_create_errhandler_f08
-  PUBLIC :: MPI_Session_detach_buffer_f08, MPI_Session_detach_buffer_f08c, &
-        & PMPI_Session_detach_buffer_f08, PMPI_Session_detach_buffer_f08c, &
-        & MPI_Session_finalize_f08, PMPI_Session_finalize_f08
-  PUBLIC :: MPI_Session_flush_buffer_f08, PMPI_Session_flush_buffer_f08, &
-        & MPI_Session_get_errhandler_f08, PMPI_Session_get_errhandler_f08, &
-        & MPI_Session_get_info_f08, PMPI_Session_get_info_f08
-  PUBLIC :: MPI_Session_get_nth_pset_f08, PMPI_Session_get_nth_pset_f08, &
-        & MPI_Session_get_num_psets_f08, PMPI_Session_get_num_psets_f08, &
-        & MPI_Session_get_pset_info_f08, PMPI_Session_get_pset_info_f08
-  PUBLIC :: MPI_Session_iflush_buffer_f08, PMPI_Session_iflush_buffer_f08, MPI_Session_init_f08, &
-        & PMPI_Session_init_f08, MPI_Session_set_errhandler_f08, PMPI_Session_set_errhandler_f08
-  PUBLIC :: MPI_Ssend_f08, MPI_Ssend_f08c, PMPI_Ssend_f08, PMPI_Ssend_f08c, MPI_Ssend_init_f08, &
-        & MPI_Ssend_init_f08c
-  PUBLIC :: PMPI_Ssend_init_f08, PMPI_Ssend_init_f08c, MPI_Start_f08, PMPI_Start_f08, &
-        & MPI_Startall_f08, PMPI_Startall_f08
-  PUBLIC :: MPI_Status_get_error_f08, PMPI_Status_get_error_f08, MPI_Status_get_source_f08, &
-        & PMPI_Status_get_source_f08, MPI_Status_get_tag_f08, PMPI_Status_get_tag_f08
-  PUBLIC :: MPI_Status_set_cancelled_f08, PMPI_Status_set_cancelled_f08, &
-        & MPI_Status_set_elements_f08, MPI_Status_set_elements_f08c, &
-        & PMPI_Status_set_elements_f08, PMPI_Status_set_elements_f08c
-  PUBLIC :: MPI_Status_set_elements_x_f08, PMPI_Status_set_elements_x_f08, &
-        & MPI_Status_set_error_f08, PMPI_Status_set_error_f08, MPI_Status_set_source_f08, &
-        & PMPI_Status_set_source_f08
-  PUBLIC :: MPI_Status_set_tag_f08, PMPI_Status_set_tag_f08, MPI_Test_f08, PMPI_Test_f08, &
-        & MPI_Test_cancelled_f08, PMPI_Test_cancelled_f08
-  PUBLIC :: MPI_Testall_f08, PMPI_Testall_f08, MPI_Testany_f08, PMPI_Testany_f08, &
-        & MPI_Testsome_f08, PMPI_Testsome_f08
-  PUBLIC :: MPI_Topo_test_f08, PMPI_Topo_test_f08, MPI_Type_commit_f08, PMPI_Type_commit_f08, &
-        & MPI_Type_contiguous_f08, MPI_Type_contiguous_f08c
-  PUBLIC :: PMPI_Type_contiguous_f08, PMPI_Type_contiguous_f08c, MPI_Type_create_darray_f08, &
-        & MPI_Type_create_darray_f08c, PMPI_Type_create_darray_f08, PMPI_Type_create_darray_f08c
-  PUBLIC :: MPI_Type_create_f90_complex_f08, PMPI_Type_create_f90_complex_f08, &
-        & MPI_Type_create_f90_integer_f08, PMPI_Type_create_f90_integer_f08, &
-        & MPI_Type_create_f90_real_f08, PMPI_Type_create_f90_real_f08
-  PUBLIC :: MPI_Type_create_hindexed_f08, MPI_Type_create_hindexed_f08c, &
-        & PMPI_Type_create_hindexed_f08, PMPI_Type_create_hindexed_f08c, &
-        & MPI_Type_create_hindexed_block_f08, MPI_Type_create_hindexed_block_f08c
-  PUBLIC :: PMPI_Type_create_hindexed_block_f08, PMPI_Type_create_hindexed_block_f08c, &
-        & MPI_Type_create_hvector_f08, MPI_Type_create_hvector_f08c, &
-        & PMPI_Type_create_hvector_f08, PMPI_Type_create_hvector_f08c
-  PUBLIC :: MPI_Type_create_indexed_block_f08, MPI_Type_create_indexed_block_f08c, &
-        & PMPI_Type_create_indexed_block_f08, PMPI_Type_create_indexed_block_f08c, &
-        & MPI_Type_create_keyval_f08, PMPI_Type_create_keyval_f08
-  PUBLIC :: MPI_Type_create_resized_f08, MPI_Type_create_resized_f08c, &
-        & PMPI_Type_create_resized_f08, PMPI_Type_create_resized_f08c, &
-        & MPI_Type_create_struct_f08, MPI_Type_create_struct_f08c
-  PUBLIC :: PMPI_Type_create_struct_f08, PMPI_Type_create_struct_f08c, &
-        & MPI_Type_create_subarray_f08, MPI_Type_create_subarray_f08c, &
-        & PMPI_Type_create_subarray_f08, PMPI_Type_create_subarray_f08c
-  PUBLIC :: MPI_Type_delete_attr_f08, PMPI_Type_delete_attr_f08, MPI_Type_dup_f08, &
-        & PMPI_Type_dup_f08, MPI_Type_free_f08, PMPI_Type_free_f08
-  PUBLIC :: MPI_Type_free_keyval_f08, PMPI_Type_free_keyval_f08, MPI_Type_get_attr_f08, &
-        & PMPI_Type_get_attr_f08, MPI_Type_get_contents_f08, MPI_Type_get_contents_f08c
-  PUBLIC :: PMPI_Type_get_contents_f08, PMPI_Type_get_contents_f08c, MPI_Type_get_envelope_f08, &
-        & MPI_Type_get_envelope_f08c, PMPI_Type_get_envelope_f08, PMPI_Type_get_envelope_f08c
-  PUBLIC :: MPI_Type_get_extent_f08, MPI_Type_get_extent_f08c, PMPI_Type_get_extent_f08, &
-        & PMPI_Type_get_extent_f08c, MPI_Type_get_extent_x_f08, PMPI_Type_get_extent_x_f08
-  PUBLIC :: MPI_Type_get_name_f08, PMPI_Type_get_name_f08, MPI_Type_get_true_extent_f08, &
-        & MPI_Type_get_true_extent_f08c, PMPI_Type_get_true_extent_f08, &
-        & PMPI_Type_get_true_extent_f08c
-  PUBLIC :: MPI_Type_get_true_extent_x_f08, PMPI_Type_get_true_extent_x_f08, &
-        & MPI_Type_get_value_index_f08, PMPI_Type_get_value_index_f08, MPI_Type_indexed_f08, &
-        & MPI_Type_indexed_f08c
-  PUBLIC :: PMPI_Type_indexed_f08, PMPI_Type_indexed_f08c, MPI_Type_match_size_f08, &
-        & PMPI_Type_match_size_f08, MPI_Type_set_attr_f08, PMPI_Type_set_attr_f08
-  PUBLIC :: MPI_Type_set_name_f08, PMPI_Type_set_name_f08, MPI_Type_size_f08, MPI_Type_size_f08c, &
-        & PMPI_Type_size_f08, PMPI_Type_size_f08c
-  PUBLIC :: MPI_Type_size_x_f08, PMPI_Type_size_x_f08, MPI_Type_vector_f08, MPI_Type_vector_f08c, &
-        & PMPI_Type_vector_f08, PMPI_Type_vector_f08c
-  PUBLIC :: MPI_Unpack_f08, MPI_Unpack_f08c, PMPI_Unpack_f08, PMPI_Unpack_f08c, &
-        & MPI_Unpack_external_f08, MPI_Unpack_external_f08c
-  PUBLIC :: PMPI_Unpack_external_f08, PMPI_Unpack_external_f08c, MPI_Unpublish_name_f08, &
-        & PMPI_Unpublish_name_f08, MPI_Wait_f08, PMPI_Wait_f08
-  PUBLIC :: MPI_Waitall_f08, PMPI_Waitall_f08, MPI_Waitany_f08, PMPI_Waitany_f08, &
-        & MPI_Waitsome_f08, PMPI_Waitsome_f08
-  PUBLIC :: MPI_Win_allocate_f08, MPI_Win_allocate_f08c, PMPI_Win_allocate_f08, &
-        & PMPI_Win_allocate_f08c, MPI_Win_allocate_shared_f08, MPI_Win_allocate_shared_f08c
-  PUBLIC :: PMPI_Win_allocate_shared_f08, PMPI_Win_allocate_shared_f08c, MPI_Win_attach_f08, &
-        & PMPI_Win_attach_f08, MPI_Win_call_errhandler_f08, PMPI_Win_call_errhandler_f08
-  PUBLIC :: MPI_Win_complete_f08, PMPI_Win_complete_f08, MPI_Win_create_f08, MPI_Win_create_f08c, &
-        & PMPI_Win_create_f08, PMPI_Win_create_f08c
-  PUBLIC :: MPI_Win_create_dynamic_f08, PMPI_Win_create_dynamic_f08, &
-        & MPI_Win_create_errhandler_f08, PMPI_Win_create_errhandler_f08, &
-        & MPI_Win_create_keyval_f08, PMPI_Win_create_keyval_f08
-  PUBLIC :: MPI_Win_delete_attr_f08, PMPI_Win_delete_attr_f08, MPI_Win_detach_f08, &
-        & PMPI_Win_detach_f08, MPI_Win_fence_f08, PMPI_Win_fence_f08
-  PUBLIC :: MPI_Win_flush_f08, PMPI_Win_flush_f08, MPI_Win_flush_all_f08, PMPI_Win_flush_all_f08, &
-        & MPI_Win_flush_local_f08, PMPI_Win_flush_local_f08
-  PUBLIC :: MPI_Win_flush_local_all_f08, PMPI_Win_flush_local_all_f08, MPI_Win_free_f08, &
-        & PMPI_Win_free_f08, MPI_Win_free_keyval_f08, PMPI_Win_free_keyval_f08
-  PUBLIC :: MPI_Win_get_attr_f08, PMPI_Win_get_attr_f08, MPI_Win_get_errhandler_f08, &
-        & PMPI_Win_get_errhandler_f08, MPI_Win_get_group_f08, PMPI_Win_get_group_f08
-  PUBLIC :: MPI_Win_get_info_f08, PMPI_Win_get_info_f08, MPI_Win_get_name_f08, &
-        & PMPI_Win_get_name_f08, MPI_Win_lock_f08, PMPI_Win_lock_f08
-  PUBLIC :: MPI_Win_lock_all_f08, PMPI_Win_lock_all_f08, MPI_Win_post_f08, PMPI_Win_post_f08, &
-        & MPI_Win_set_attr_f08, PMPI_Win_set_attr_f08
-  PUBLIC :: MPI_Win_set_errhandler_f08, PMPI_Win_set_errhandler_f08, MPI_Win_set_info_f08, &
-        & PMPI_Win_set_info_f08, MPI_Win_set_name_f08, PMPI_Win_set_name_f08
-  PUBLIC :: MPI_Win_shared_query_f08, MPI_Win_shared_query_f08c, PMPI_Win_shared_query_f08, &
-        & PMPI_Win_shared_query_f08c, MPI_Win_start_f08, PMPI_Win_start_f08
-  PUBLIC :: MPI_Win_sync_f08, PMPI_Win_sync_f08, MPI_Win_test_f08, PMPI_Win_test_f08, &
-        & MPI_Win_unlock_f08, PMPI_Win_unlock_f08
-  PUBLIC :: MPI_Win_unlock_all_f08, PMPI_Win_unlock_all_f08, MPI_Win_wait_f08, PMPI_Win_wait_f08, &
-        & MPI_Wtick_f08, PMPI_Wtick_f08
-  PUBLIC :: MPI_Wtime_f08, PMPI_Wtime_f08, MPI_Status_f2f08_f08, MPI_Status_f082f_f08, &
-        & PMPI_Status_f2f08_f08, PMPI_Status_f082f_f08
+        & MPI_Op_create_c_f08c, PMPI_Op_create_f08, PMPI_Op_create_c_f08c
+  PUBLIC :: MPI_Op_free_f08, PMPI_Op_free_f08, MPI_Open_port_f08, PMPI_Open_port_f08, &
+        & MPI_Pack_f08, MPI_Pack_f08c
+  PUBLIC :: PMPI_Pack_f08, PMPI_Pack_f08c, MPI_Pack_external_f08, MPI_Pack_external_f08c, &
+        & PMPI_Pack_external_f08, PMPI_Pack_external_f08c
+  PUBLIC :: MPI_Pack_external_size_f08, MPI_Pack_external_size_f08c, PMPI_Pack_external_size_f08, &
+        & PMPI_Pack_external_size_f08c, MPI_Pack_size_f08, MPI_Pack_size_f08c
+  PUBLIC :: PMPI_Pack_size_f08, PMPI_Pack_size_f08c, MPI_Parrived_f08, PMPI_Parrived_f08, &
+        & MPI_Pcontrol_f08, PMPI_Pcontrol_f08
+  PUBLIC :: MPI_Pready_f08, PMPI_Pready_f08, MPI_Pready_list_f08, PMPI_Pready_list_f08, &
+        & MPI_Pready_range_f08, PMPI_Pready_range_f08
+  PUBLIC :: MPI_Precv_init_f08, PMPI_Precv_init_f08, MPI_Probe_f08, PMPI_Probe_f08, &
+        & MPI_Psend_init_f08, PMPI_Psend_init_f08
+  PUBLIC :: MPI_Publish_name_f08, PMPI_Publish_name_f08, MPI_Put_f08, MPI_Put_f08c, PMPI_Put_f08, &
+        & PMPI_Put_f08c
+  PUBLIC :: MPI_Query_thread_f08, PMPI_Query_thread_f08, MPI_Raccumulate_f08, &
+        & MPI_Raccumulate_f08c, PMPI_Raccumulate_f08, PMPI_Raccumulate_f08c
+  PUBLIC :: MPI_Recv_f08, MPI_Recv_f08c, PMPI_Recv_f08, PMPI_Recv_f08c, MPI_Recv_init_f08, &
+        & MPI_Recv_init_f08c
+  PUBLIC :: PMPI_Recv_init_f08, PMPI_Recv_init_f08c, MPI_Reduce_f08, MPI_Reduce_f08c, &
+        & PMPI_Reduce_f08, PMPI_Reduce_f08c
+  PUBLIC :: MPI_Reduce_init_f08, MPI_Reduce_init_f08c, PMPI_Reduce_init_f08, &
+        & PMPI_Reduce_init_f08c, MPI_Reduce_local_f08, MPI_Reduce_local_f08c
+  PUBLIC :: PMPI_Reduce_local_f08, PMPI_Reduce_local_f08c, MPI_Reduce_scatter_f08, &
+        & MPI_Reduce_scatter_f08c, PMPI_Reduce_scatter_f08, PMPI_Reduce_scatter_f08c
+  PUBLIC :: MPI_Reduce_scatter_block_f08, MPI_Reduce_scatter_block_f08c, &
+        & PMPI_Reduce_scatter_block_f08, PMPI_Reduce_scatter_block_f08c, &
+        & MPI_Reduce_scatter_block_init_f08, MPI_Reduce_scatter_block_init_f08c
+  PUBLIC :: PMPI_Reduce_scatter_block_init_f08, PMPI_Reduce_scatter_block_init_f08c, &
+        & MPI_Reduce_scatter_init_f08, MPI_Reduce_scatter_init_f08c, &
+        & PMPI_Reduce_scatter_init_f08, PMPI_Reduce_scatter_init_f08c
+  PUBLIC :: MPI_Register_datarep_f08, PMPI_Register_datarep_f08, MPI_Remove_error_class_f08, &
+        & PMPI_Remove_error_class_f08, MPI_Remove_error_code_f08, PMPI_Remove_error_code_f08
+  PUBLIC :: MPI_Remove_error_string_f08, PMPI_Remove_error_string_f08, MPI_Request_free_f08, &
+        & PMPI_Request_free_f08, MPI_Request_get_status_f08, PMPI_Request_get_status_f08
+  PUBLIC :: MPI_Request_get_status_all_f08, PMPI_Request_get_status_all_f08, &
+        & MPI_Request_get_status_any_f08, PMPI_Request_get_status_any_f08, &
+        & MPI_Request_get_status_some_f08, PMPI_Request_get_status_some_f08
+  PUBLIC :: MPI_Rget_f08, MPI_Rget_f08c, PMPI_Rget_f08, PMPI_Rget_f08c, MPI_Rget_accumulate_f08, &
+        & MPI_Rget_accumulate_f08c
+  PUBLIC :: PMPI_Rget_accumulate_f08, PMPI_Rget_accumulate_f08c, MPI_Rput_f08, MPI_Rput_f08c, &
+        & PMPI_Rput_f08, PMPI_Rput_f08c
+  PUBLIC :: MPI_Rsend_f08, MPI_Rsend_f08c, PMPI_Rsend_f08, PMPI_Rsend_f08c, MPI_Rsend_init_f08, &
+        & MPI_Rsend_init_f08c
+  PUBLIC :: PMPI_Rsend_init_f08, PMPI_Rsend_init_f08c, MPI_Scan_f08, MPI_Scan_f08c, &
+        & PMPI_Scan_f08, PMPI_Scan_f08c
+  PUBLIC :: MPI_Scan_init_f08, MPI_Scan_init_f08c, PMPI_Scan_init_f08, PMPI_Scan_init_f08c, &
+        & MPI_Scatter_f08, MPI_Scatter_f08c
+  PUBLIC :: PMPI_Scatter_f08, PMPI_Scatter_f08c, MPI_Scatter_init_f08, MPI_Scatter_init_f08c, &
+        & PMPI_Scatter_init_f08, PMPI_Scatter_init_f08c
+  PUBLIC :: MPI_Scatterv_f08, MPI_Scatterv_f08c, PMPI_Scatterv_f08, PMPI_Scatterv_f08c, &
+        & MPI_Scatterv_init_f08, MPI_Scatterv_init_f08c
+  PUBLIC :: PMPI_Scatterv_init_f08, PMPI_Scatterv_init_f08c, MPI_Send_f08, MPI_Send_f08c, &
+        & PMPI_Send_f08, PMPI_Send_f08c
+  PUBLIC :: MPI_Send_init_f08, MPI_Send_init_f08c, PMPI_Send_init_f08, PMPI_Send_init_f08c, &
+        & MPI_Sendrecv_f08, MPI_Sendrecv_f08c
+  PUBLIC :: PMPI_Sendrecv_f08, PMPI_Sendrecv_f08c, MPI_Sendrecv_replace_f08, &
+        & MPI_Sendrecv_replace_f08c, PMPI_Sendrecv_replace_f08, PMPI_Sendrecv_replace_f08c
+  PUBLIC :: MPI_Session_attach_buffer_f08, MPI_Session_attach_buffer_f08c, &
+        & PMPI_Session_attach_buffer_f08, PMPI_Session_attach_buffer_f08c, &
+        & MPI_Session_call_errhandler_f08, PMPI_Session_call_errhandler_f08
+  PUBLIC :: MPI_Session_create_errhandler_f08, PMPI_Session_create_errhandler_f08, &
+        & MPI_Session_detach_buffer_f08, MPI_Session_detach_buffer_f08c, &
+        & PMPI_Session_detach_buffer_f08, PMPI_Session_detach_buffer_f08c
+  PUBLIC :: MPI_Session_finalize_f08, PMPI_Session_finalize_f08, MPI_Session_flush_buffer_f08, &
+        & PMPI_Session_flush_buffer_f08, MPI_Session_get_errhandler_f08, &
+        & PMPI_Session_get_errhandler_f08
+  PUBLIC :: MPI_Session_get_info_f08, PMPI_Session_get_info_f08, MPI_Session_get_nth_pset_f08, &
+        & PMPI_Session_get_nth_pset_f08, MPI_Session_get_num_psets_f08, &
+        & PMPI_Session_get_num_psets_f08
+  PUBLIC :: MPI_Session_get_pset_info_f08, PMPI_Session_get_pset_info_f08, &
+        & MPI_Session_iflush_buffer_f08, PMPI_Session_iflush_buffer_f08, MPI_Session_init_f08, &
+        & PMPI_Session_init_f08
+  PUBLIC :: MPI_Session_set_errhandler_f08, PMPI_Session_set_errhandler_f08, MPI_Ssend_f08, &
+        & MPI_Ssend_f08c, PMPI_Ssend_f08, PMPI_Ssend_f08c
+  PUBLIC :: MPI_Ssend_init_f08, MPI_Ssend_init_f08c, PMPI_Ssend_init_f08, PMPI_Ssend_init_f08c, &
+        & MPI_Start_f08, PMPI_Start_f08
+  PUBLIC :: MPI_Startall_f08, PMPI_Startall_f08, MPI_Status_get_error_f08, &
+        & PMPI_Status_get_error_f08, MPI_Status_get_source_f08, PMPI_Status_get_source_f08
+  PUBLIC :: MPI_Status_get_tag_f08, PMPI_Status_get_tag_f08, MPI_Status_set_cancelled_f08, &
+        & PMPI_Status_set_cancelled_f08, MPI_Status_set_elements_f08, MPI_Status_set_elements_f08c
+  PUBLIC :: PMPI_Status_set_elements_f08, PMPI_Status_set_elements_f08c, &
+        & MPI_Status_set_elements_x_f08, PMPI_Status_set_elements_x_f08, &
+        & MPI_Status_set_error_f08, PMPI_Status_set_error_f08
+  PUBLIC :: MPI_Status_set_source_f08, PMPI_Status_set_source_f08, MPI_Status_set_tag_f08, &
+        & PMPI_Status_set_tag_f08, MPI_Test_f08, PMPI_Test_f08
+  PUBLIC :: MPI_Test_cancelled_f08, PMPI_Test_cancelled_f08, MPI_Testall_f08, PMPI_Testall_f08, &
+        & MPI_Testany_f08, PMPI_Testany_f08
+  PUBLIC :: MPI_Testsome_f08, PMPI_Testsome_f08, MPI_Topo_test_f08, PMPI_Topo_test_f08, &
+        & MPI_Type_commit_f08, PMPI_Type_commit_f08
+  PUBLIC :: MPI_Type_contiguous_f08, MPI_Type_contiguous_f08c, PMPI_Type_contiguous_f08, &
+        & PMPI_Type_contiguous_f08c, MPI_Type_create_darray_f08, MPI_Type_create_darray_f08c
+  PUBLIC :: PMPI_Type_create_darray_f08, PMPI_Type_create_darray_f08c, &
+        & MPI_Type_create_f90_complex_f08, PMPI_Type_create_f90_complex_f08, &
+        & MPI_Type_create_f90_integer_f08, PMPI_Type_create_f90_integer_f08
+  PUBLIC :: MPI_Type_create_f90_real_f08, PMPI_Type_create_f90_real_f08, &
+        & MPI_Type_create_hindexed_f08, MPI_Type_create_hindexed_f08c, &
+        & PMPI_Type_create_hindexed_f08, PMPI_Type_create_hindexed_f08c
+  PUBLIC :: MPI_Type_create_hindexed_block_f08, MPI_Type_create_hindexed_block_f08c, &
+        & PMPI_Type_create_hindexed_block_f08, PMPI_Type_create_hindexed_block_f08c, &
+        & MPI_Type_create_hvector_f08, MPI_Type_create_hvector_f08c
+  PUBLIC :: PMPI_Type_create_hvector_f08, PMPI_Type_create_hvector_f08c, &
+        & MPI_Type_create_indexed_block_f08, MPI_Type_create_indexed_block_f08c, &
+        & PMPI_Type_create_indexed_block_f08, PMPI_Type_create_indexed_block_f08c
+  PUBLIC :: MPI_Type_create_keyval_f08, PMPI_Type_create_keyval_f08, MPI_Type_create_resized_f08, &
+        & MPI_Type_create_resized_f08c, PMPI_Type_create_resized_f08, PMPI_Type_create_resized_f08c
+  PUBLIC :: MPI_Type_create_struct_f08, MPI_Type_create_struct_f08c, PMPI_Type_create_struct_f08, &
+        & PMPI_Type_create_struct_f08c, MPI_Type_create_subarray_f08, MPI_Type_create_subarray_f08c
+  PUBLIC :: PMPI_Type_create_subarray_f08, PMPI_Type_create_subarray_f08c, &
+        & MPI_Type_delete_attr_f08, PMPI_Type_delete_attr_f08, MPI_Type_dup_f08, PMPI_Type_dup_f08
+  PUBLIC :: MPI_Type_free_f08, PMPI_Type_free_f08, MPI_Type_free_keyval_f08, &
+        & PMPI_Type_free_keyval_f08, MPI_Type_get_attr_f08, PMPI_Type_get_attr_f08
+  PUBLIC :: MPI_Type_get_contents_f08, MPI_Type_get_contents_f08c, PMPI_Type_get_contents_f08, &
+        & PMPI_Type_get_contents_f08c, MPI_Type_get_envelope_f08, MPI_Type_get_envelope_f08c
+  PUBLIC :: PMPI_Type_get_envelope_f08, PMPI_Type_get_envelope_f08c, MPI_Type_get_extent_f08, &
+        & MPI_Type_get_extent_f08c, PMPI_Type_get_extent_f08, PMPI_Type_get_extent_f08c
+  PUBLIC :: MPI_Type_get_extent_x_f08, PMPI_Type_get_extent_x_f08, MPI_Type_get_name_f08, &
+        & PMPI_Type_get_name_f08, MPI_Type_get_true_extent_f08, MPI_Type_get_true_extent_f08c
+  PUBLIC :: PMPI_Type_get_true_extent_f08, PMPI_Type_get_true_extent_f08c, &
+        & MPI_Type_get_true_extent_x_f08, PMPI_Type_get_true_extent_x_f08, &
+        & MPI_Type_get_value_index_f08, PMPI_Type_get_value_index_f08
+  PUBLIC :: MPI_Type_indexed_f08, MPI_Type_indexed_f08c, PMPI_Type_indexed_f08, &
+        & PMPI_Type_indexed_f08c, MPI_Type_match_size_f08, PMPI_Type_match_size_f08
+  PUBLIC :: MPI_Type_set_attr_f08, PMPI_Type_set_attr_f08, MPI_Type_set_name_f08, &
+        & PMPI_Type_set_name_f08, MPI_Type_size_f08, MPI_Type_size_f08c
+  PUBLIC :: PMPI_Type_size_f08, PMPI_Type_size_f08c, MPI_Type_size_x_f08, PMPI_Type_size_x_f08, &
+        & MPI_Type_vector_f08, MPI_Type_vector_f08c
+  PUBLIC :: PMPI_Type_vector_f08, PMPI_Type_vector_f08c, MPI_Unpack_f08, MPI_Unpack_f08c, &
+        & PMPI_Unpack_f08, PMPI_Unpack_f08c
+  PUBLIC :: MPI_Unpack_external_f08, MPI_Unpack_external_f08c, PMPI_Unpack_external_f08, &
+        & PMPI_Unpack_external_f08c, MPI_Unpublish_name_f08, PMPI_Unpublish_name_f08
+  PUBLIC :: MPI_Wait_f08, PMPI_Wait_f08, MPI_Waitall_f08, PMPI_Waitall_f08, MPI_Waitany_f08, &
+        & PMPI_Waitany_f08
+  PUBLIC :: MPI_Waitsome_f08, PMPI_Waitsome_f08, MPI_Win_allocate_f08, MPI_Win_allocate_f08c, &
+        & PMPI_Win_allocate_f08, PMPI_Win_allocate_f08c
+  PUBLIC :: MPI_Win_allocate_shared_f08, MPI_Win_allocate_shared_f08c, &
+        & PMPI_Win_allocate_shared_f08, PMPI_Win_allocate_shared_f08c, MPI_Win_attach_f08, &
+        & PMPI_Win_attach_f08
+  PUBLIC :: MPI_Win_call_errhandler_f08, PMPI_Win_call_errhandler_f08, MPI_Win_complete_f08, &
+        & PMPI_Win_complete_f08, MPI_Win_create_f08, MPI_Win_create_f08c
+  PUBLIC :: PMPI_Win_create_f08, PMPI_Win_create_f08c, MPI_Win_create_dynamic_f08, &
+        & PMPI_Win_create_dynamic_f08, MPI_Win_create_errhandler_f08, PMPI_Win_create_errhandler_f08
+  PUBLIC :: MPI_Win_create_keyval_f08, PMPI_Win_create_keyval_f08, MPI_Win_delete_attr_f08, &
+        & PMPI_Win_delete_attr_f08, MPI_Win_detach_f08, PMPI_Win_detach_f08
+  PUBLIC :: MPI_Win_fence_f08, PMPI_Win_fence_f08, MPI_Win_flush_f08, PMPI_Win_flush_f08, &
+        & MPI_Win_flush_all_f08, PMPI_Win_flush_all_f08
+  PUBLIC :: MPI_Win_flush_local_f08, PMPI_Win_flush_local_f08, MPI_Win_flush_local_all_f08, &
+        & PMPI_Win_flush_local_all_f08, MPI_Win_free_f08, PMPI_Win_free_f08
+  PUBLIC :: MPI_Win_free_keyval_f08, PMPI_Win_free_keyval_f08, MPI_Win_get_attr_f08, &
+        & PMPI_Win_get_attr_f08, MPI_Win_get_errhandler_f08, PMPI_Win_get_errhandler_f08
+  PUBLIC :: MPI_Win_get_group_f08, PMPI_Win_get_group_f08, MPI_Win_get_info_f08, &
+        & PMPI_Win_get_info_f08, MPI_Win_get_name_f08, PMPI_Win_get_name_f08
+  PUBLIC :: MPI_Win_lock_f08, PMPI_Win_lock_f08, MPI_Win_lock_all_f08, PMPI_Win_lock_all_f08, &
+        & MPI_Win_post_f08, PMPI_Win_post_f08
+  PUBLIC :: MPI_Win_set_attr_f08, PMPI_Win_set_attr_f08, MPI_Win_set_errhandler_f08, &
+        & PMPI_Win_set_errhandler_f08, MPI_Win_set_info_f08, PMPI_Win_set_info_f08
+  PUBLIC :: MPI_Win_set_name_f08, PMPI_Win_set_name_f08, MPI_Win_shared_query_f08, &
+        & MPI_Win_shared_query_f08c, PMPI_Win_shared_query_f08, PMPI_Win_shared_query_f08c
+  PUBLIC :: MPI_Win_start_f08, PMPI_Win_start_f08, MPI_Win_sync_f08, PMPI_Win_sync_f08, &
+        & MPI_Win_test_f08, PMPI_Win_test_f08
+  PUBLIC :: MPI_Win_unlock_f08, PMPI_Win_unlock_f08, MPI_Win_unlock_all_f08, &
+        & PMPI_Win_unlock_all_f08, MPI_Win_wait_f08, PMPI_Win_wait_f08
+  PUBLIC :: MPI_Wtick_f08, PMPI_Wtick_f08, MPI_Wtime_f08, PMPI_Wtime_f08, aptus_sizeof_i1, &
+        & aptus_sizeof_i2
+  PUBLIC :: aptus_sizeof_i4, aptus_sizeof_i8, aptus_sizeof_i16, aptus_sizeof_r4, aptus_sizeof_r8, &
+        & aptus_sizeof_r10
+  PUBLIC :: aptus_sizeof_r16, aptus_sizeof_c4, aptus_sizeof_c8, aptus_sizeof_c10, &
+        & aptus_sizeof_c16, aptus_sizeof_l1
+  PUBLIC :: aptus_sizeof_l2, aptus_sizeof_l4, aptus_sizeof_l8, MPI_Status_f2f08_f08, &
+        & MPI_Status_f082f_f08, PMPI_Status_f2f08_f08
+  PUBLIC :: PMPI_Status_f082f_f08
 CONTAINS
   SUBROUTINE MPI_Abi_get_fortran_booleans_f08(logical_size, logical_true, logical_false, is_set, &
         & ierror)
@@ -28291,6 +28324,15 @@ CONTAINS
     CALL f77_MPI_OP_CREATE(user_fn, commute, op, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Op_create_f08
+  SUBROUTINE MPI_Op_create_c_f08c(user_fn, commute, op, ierror)
+    PROCEDURE(MPI_User_function_c) :: user_fn
+    LOGICAL, INTENT(IN) :: commute
+    TYPE(MPI_Op), INTENT(OUT) :: op
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    INTEGER :: ierror_
+    CALL f77_MPI_OP_CREATE_C(user_fn, commute, op, ierror_)
+    IF (PRESENT(ierror)) ierror = ierror_
+  END SUBROUTINE MPI_Op_create_c_f08c
   SUBROUTINE PMPI_Op_create_f08(user_fn, commute, op, ierror)
     PROCEDURE(MPI_User_function) :: user_fn
     LOGICAL, INTENT(IN) :: commute
@@ -28300,6 +28342,15 @@ CONTAINS
     CALL f77_PMPI_OP_CREATE(user_fn, commute, op, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Op_create_f08
+  SUBROUTINE PMPI_Op_create_c_f08c(user_fn, commute, op, ierror)
+    PROCEDURE(MPI_User_function_c) :: user_fn
+    LOGICAL, INTENT(IN) :: commute
+    TYPE(MPI_Op), INTENT(OUT) :: op
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    INTEGER :: ierror_
+    CALL f77_PMPI_OP_CREATE_C(user_fn, commute, op, ierror_)
+    IF (PRESENT(ierror)) ierror = ierror_
+  END SUBROUTINE PMPI_Op_create_c_f08c
   SUBROUTINE MPI_Op_free_f08(op, ierror)
     TYPE(MPI_Op), INTENT(INOUT) :: op
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
@@ -33104,6 +33155,125 @@ CONTAINS
     f_status(4:8) = f08_status%MPI_internal
     IF (PRESENT(ierror)) ierror = MPI_SUCCESS
   END SUBROUTINE PMPI_Status_f082f_f08
+  SUBROUTINE aptus_sizeof_i1(x, size, ierror)
+    INTEGER(KIND=1), DIMENSION(..), INTENT(IN) :: x
+    INTEGER, INTENT(OUT) :: size
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    size = STORAGE_SIZE(x) / 8
+    IF (PRESENT(ierror)) ierror = MPI_SUCCESS
+  END SUBROUTINE aptus_sizeof_i1
+  SUBROUTINE aptus_sizeof_i2(x, size, ierror)
+    INTEGER(KIND=2), DIMENSION(..), INTENT(IN) :: x
+    INTEGER, INTENT(OUT) :: size
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    size = STORAGE_SIZE(x) / 8
+    IF (PRESENT(ierror)) ierror = MPI_SUCCESS
+  END SUBROUTINE aptus_sizeof_i2
+  SUBROUTINE aptus_sizeof_i4(x, size, ierror)
+    INTEGER(KIND=4), DIMENSION(..), INTENT(IN) :: x
+    INTEGER, INTENT(OUT) :: size
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    size = STORAGE_SIZE(x) / 8
+    IF (PRESENT(ierror)) ierror = MPI_SUCCESS
+  END SUBROUTINE aptus_sizeof_i4
+  SUBROUTINE aptus_sizeof_i8(x, size, ierror)
+    INTEGER(KIND=8), DIMENSION(..), INTENT(IN) :: x
+    INTEGER, INTENT(OUT) :: size
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    size = STORAGE_SIZE(x) / 8
+    IF (PRESENT(ierror)) ierror = MPI_SUCCESS
+  END SUBROUTINE aptus_sizeof_i8
+  SUBROUTINE aptus_sizeof_i16(x, size, ierror)
+    INTEGER(KIND=16), DIMENSION(..), INTENT(IN) :: x
+    INTEGER, INTENT(OUT) :: size
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    size = STORAGE_SIZE(x) / 8
+    IF (PRESENT(ierror)) ierror = MPI_SUCCESS
+  END SUBROUTINE aptus_sizeof_i16
+  SUBROUTINE aptus_sizeof_r4(x, size, ierror)
+    REAL(KIND=4), DIMENSION(..), INTENT(IN) :: x
+    INTEGER, INTENT(OUT) :: size
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    size = STORAGE_SIZE(x) / 8
+    IF (PRESENT(ierror)) ierror = MPI_SUCCESS
+  END SUBROUTINE aptus_sizeof_r4
+  SUBROUTINE aptus_sizeof_r8(x, size, ierror)
+    REAL(KIND=8), DIMENSION(..), INTENT(IN) :: x
+    INTEGER, INTENT(OUT) :: size
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    size = STORAGE_SIZE(x) / 8
+    IF (PRESENT(ierror)) ierror = MPI_SUCCESS
+  END SUBROUTINE aptus_sizeof_r8
+  SUBROUTINE aptus_sizeof_r10(x, size, ierror)
+    REAL(KIND=10), DIMENSION(..), INTENT(IN) :: x
+    INTEGER, INTENT(OUT) :: size
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    size = STORAGE_SIZE(x) / 8
+    IF (PRESENT(ierror)) ierror = MPI_SUCCESS
+  END SUBROUTINE aptus_sizeof_r10
+  SUBROUTINE aptus_sizeof_r16(x, size, ierror)
+    REAL(KIND=16), DIMENSION(..), INTENT(IN) :: x
+    INTEGER, INTENT(OUT) :: size
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    size = STORAGE_SIZE(x) / 8
+    IF (PRESENT(ierror)) ierror = MPI_SUCCESS
+  END SUBROUTINE aptus_sizeof_r16
+  SUBROUTINE aptus_sizeof_c4(x, size, ierror)
+    COMPLEX(KIND=4), DIMENSION(..), INTENT(IN) :: x
+    INTEGER, INTENT(OUT) :: size
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    size = STORAGE_SIZE(x) / 8
+    IF (PRESENT(ierror)) ierror = MPI_SUCCESS
+  END SUBROUTINE aptus_sizeof_c4
+  SUBROUTINE aptus_sizeof_c8(x, size, ierror)
+    COMPLEX(KIND=8), DIMENSION(..), INTENT(IN) :: x
+    INTEGER, INTENT(OUT) :: size
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    size = STORAGE_SIZE(x) / 8
+    IF (PRESENT(ierror)) ierror = MPI_SUCCESS
+  END SUBROUTINE aptus_sizeof_c8
+  SUBROUTINE aptus_sizeof_c10(x, size, ierror)
+    COMPLEX(KIND=10), DIMENSION(..), INTENT(IN) :: x
+    INTEGER, INTENT(OUT) :: size
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    size = STORAGE_SIZE(x) / 8
+    IF (PRESENT(ierror)) ierror = MPI_SUCCESS
+  END SUBROUTINE aptus_sizeof_c10
+  SUBROUTINE aptus_sizeof_c16(x, size, ierror)
+    COMPLEX(KIND=16), DIMENSION(..), INTENT(IN) :: x
+    INTEGER, INTENT(OUT) :: size
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    size = STORAGE_SIZE(x) / 8
+    IF (PRESENT(ierror)) ierror = MPI_SUCCESS
+  END SUBROUTINE aptus_sizeof_c16
+  SUBROUTINE aptus_sizeof_l1(x, size, ierror)
+    LOGICAL(KIND=1), DIMENSION(..), INTENT(IN) :: x
+    INTEGER, INTENT(OUT) :: size
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    size = STORAGE_SIZE(x) / 8
+    IF (PRESENT(ierror)) ierror = MPI_SUCCESS
+  END SUBROUTINE aptus_sizeof_l1
+  SUBROUTINE aptus_sizeof_l2(x, size, ierror)
+    LOGICAL(KIND=2), DIMENSION(..), INTENT(IN) :: x
+    INTEGER, INTENT(OUT) :: size
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    size = STORAGE_SIZE(x) / 8
+    IF (PRESENT(ierror)) ierror = MPI_SUCCESS
+  END SUBROUTINE aptus_sizeof_l2
+  SUBROUTINE aptus_sizeof_l4(x, size, ierror)
+    LOGICAL(KIND=4), DIMENSION(..), INTENT(IN) :: x
+    INTEGER, INTENT(OUT) :: size
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    size = STORAGE_SIZE(x) / 8
+    IF (PRESENT(ierror)) ierror = MPI_SUCCESS
+  END SUBROUTINE aptus_sizeof_l4
+  SUBROUTINE aptus_sizeof_l8(x, size, ierror)
+    LOGICAL(KIND=8), DIMENSION(..), INTENT(IN) :: x
+    INTEGER, INTENT(OUT) :: size
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    size = STORAGE_SIZE(x) / 8
+    IF (PRESENT(ierror)) ierror = MPI_SUCCESS
+  END SUBROUTINE aptus_sizeof_l8
 END MODULE aptus_f08_impl
 
 MODULE mpi_f08
@@ -33899,6 +34069,9 @@ MODULE mpi_f08
   INTERFACE MPI_Op_create
     MODULE PROCEDURE MPI_Op_create_f08
   END INTERFACE MPI_Op_create
+  INTERFACE MPI_Op_create_c
+    MODULE PROCEDURE MPI_Op_create_c_f08c
+  END INTERFACE MPI_Op_create_c
   INTERFACE MPI_Op_free
     MODULE PROCEDURE MPI_Op_free_f08
   END INTERFACE MPI_Op_free
@@ -34094,6 +34267,12 @@ MODULE mpi_f08
   INTERFACE MPI_Session_set_errhandler
     MODULE PROCEDURE MPI_Session_set_errhandler_f08
   END INTERFACE MPI_Session_set_errhandler
+  INTERFACE MPI_Sizeof
+    MODULE PROCEDURE aptus_sizeof_i1, aptus_sizeof_i2, aptus_sizeof_i4, aptus_sizeof_i8, &
+        & aptus_sizeof_i16, aptus_sizeof_r4, aptus_sizeof_r8, aptus_sizeof_r10, aptus_sizeof_r16, &
+        & aptus_sizeof_c4, aptus_sizeof_c8, aptus_sizeof_c10, aptus_sizeof_c16, aptus_sizeof_l1, &
+        & aptus_sizeof_l2, aptus_sizeof_l4, aptus_sizeof_l8
+  END INTERFACE MPI_Sizeof
   INTERFACE MPI_Ssend
     MODULE PROCEDURE MPI_Ssend_f08, MPI_Ssend_f08c
   END INTERFACE MPI_Ssend
@@ -35195,6 +35374,9 @@ MODULE mpi_f08
   INTERFACE PMPI_Op_create
     MODULE PROCEDURE PMPI_Op_create_f08
   END INTERFACE PMPI_Op_create
+  INTERFACE PMPI_Op_create_c
+    MODULE PROCEDURE PMPI_Op_create_c_f08c
+  END INTERFACE PMPI_Op_create_c
   INTERFACE PMPI_Op_free
     MODULE PROCEDURE PMPI_Op_free_f08
   END INTERFACE PMPI_Op_free
@@ -35390,6 +35572,12 @@ MODULE mpi_f08
   INTERFACE PMPI_Session_set_errhandler
     MODULE PROCEDURE PMPI_Session_set_errhandler_f08
   END INTERFACE PMPI_Session_set_errhandler
+  INTERFACE PMPI_Sizeof
+    MODULE PROCEDURE aptus_sizeof_i1, aptus_sizeof_i2, aptus_sizeof_i4, aptus_sizeof_i8, &
+        & aptus_sizeof_i16, aptus_sizeof_r4, aptus_sizeof_r8, aptus_sizeof_r10, aptus_sizeof_r16, &
+        & aptus_sizeof_c4, aptus_sizeof_c8, aptus_sizeof_c10, aptus_sizeof_c16, aptus_sizeof_l1, &
+        & aptus_sizeof_l2, aptus_sizeof_l4, aptus_sizeof_l8
+  END INTERFACE PMPI_Sizeof
   INTERFACE PMPI_Ssend
     MODULE PROCEDURE PMPI_Ssend_f08, PMPI_Ssend_f08c
   END INTERFACE PMPI_Ssend

@@ -3135,13 +3135,6 @@ MODULE mpi
       INTEGER :: ERRHANDLER
       INTEGER :: IERROR
     END SUBROUTINE MPI_SESSION_SET_ERRHANDLER
-    SUBROUTINE MPI_SIZEOF(X, SIZE, IERROR)
-      IMPORT
-      !GCC$ ATTRIBUTES NO_ARG_CHECK :: X
-      TYPE(*), DIMENSION(*) :: X
-      INTEGER :: SIZE
-      INTEGER :: IERROR
-    END SUBROUTINE MPI_SIZEOF
     SUBROUTINE MPI_SSEND(BUF, COUNT, DATATYPE, DEST, TAG, COMM, IERROR)
       IMPORT
       !GCC$ ATTRIBUTES NO_ARG_CHECK :: BUF
@@ -3859,4 +3852,136 @@ MODULE mpi
       INTEGER :: IERROR
     END SUBROUTINE MPI_WIN_WAIT
   END INTERFACE
+  INTERFACE MPI_SIZEOF
+    MODULE PROCEDURE aptus_sizeof_i1, aptus_sizeof_i2, aptus_sizeof_i4, aptus_sizeof_i8, &
+        & aptus_sizeof_i16, aptus_sizeof_r4, aptus_sizeof_r8, aptus_sizeof_r10, aptus_sizeof_r16, &
+        & aptus_sizeof_c4, aptus_sizeof_c8, aptus_sizeof_c10, aptus_sizeof_c16, aptus_sizeof_l1, &
+        & aptus_sizeof_l2, aptus_sizeof_l4, aptus_sizeof_l8
+  END INTERFACE MPI_SIZEOF
+  INTERFACE PMPI_SIZEOF
+    MODULE PROCEDURE aptus_sizeof_i1, aptus_sizeof_i2, aptus_sizeof_i4, aptus_sizeof_i8, &
+        & aptus_sizeof_i16, aptus_sizeof_r4, aptus_sizeof_r8, aptus_sizeof_r10, aptus_sizeof_r16, &
+        & aptus_sizeof_c4, aptus_sizeof_c8, aptus_sizeof_c10, aptus_sizeof_c16, aptus_sizeof_l1, &
+        & aptus_sizeof_l2, aptus_sizeof_l4, aptus_sizeof_l8
+  END INTERFACE PMPI_SIZEOF
+CONTAINS
+  SUBROUTINE aptus_sizeof_i1(x, size, ierror)
+    INTEGER(KIND=1), DIMENSION(..), INTENT(IN) :: x
+    INTEGER, INTENT(OUT) :: size
+    INTEGER, INTENT(OUT) :: ierror
+    size = STORAGE_SIZE(x) / 8
+    ierror = MPI_SUCCESS
+  END SUBROUTINE aptus_sizeof_i1
+  SUBROUTINE aptus_sizeof_i2(x, size, ierror)
+    INTEGER(KIND=2), DIMENSION(..), INTENT(IN) :: x
+    INTEGER, INTENT(OUT) :: size
+    INTEGER, INTENT(OUT) :: ierror
+    size = STORAGE_SIZE(x) / 8
+    ierror = MPI_SUCCESS
+  END SUBROUTINE aptus_sizeof_i2
+  SUBROUTINE aptus_sizeof_i4(x, size, ierror)
+    INTEGER(KIND=4), DIMENSION(..), INTENT(IN) :: x
+    INTEGER, INTENT(OUT) :: size
+    INTEGER, INTENT(OUT) :: ierror
+    size = STORAGE_SIZE(x) / 8
+    ierror = MPI_SUCCESS
+  END SUBROUTINE aptus_sizeof_i4
+  SUBROUTINE aptus_sizeof_i8(x, size, ierror)
+    INTEGER(KIND=8), DIMENSION(..), INTENT(IN) :: x
+    INTEGER, INTENT(OUT) :: size
+    INTEGER, INTENT(OUT) :: ierror
+    size = STORAGE_SIZE(x) / 8
+    ierror = MPI_SUCCESS
+  END SUBROUTINE aptus_sizeof_i8
+  SUBROUTINE aptus_sizeof_i16(x, size, ierror)
+    INTEGER(KIND=16), DIMENSION(..), INTENT(IN) :: x
+    INTEGER, INTENT(OUT) :: size
+    INTEGER, INTENT(OUT) :: ierror
+    size = STORAGE_SIZE(x) / 8
+    ierror = MPI_SUCCESS
+  END SUBROUTINE aptus_sizeof_i16
+  SUBROUTINE aptus_sizeof_r4(x, size, ierror)
+    REAL(KIND=4), DIMENSION(..), INTENT(IN) :: x
+    INTEGER, INTENT(OUT) :: size
+    INTEGER, INTENT(OUT) :: ierror
+    size = STORAGE_SIZE(x) / 8
+    ierror = MPI_SUCCESS
+  END SUBROUTINE aptus_sizeof_r4
+  SUBROUTINE aptus_sizeof_r8(x, size, ierror)
+    REAL(KIND=8), DIMENSION(..), INTENT(IN) :: x
+    INTEGER, INTENT(OUT) :: size
+    INTEGER, INTENT(OUT) :: ierror
+    size = STORAGE_SIZE(x) / 8
+    ierror = MPI_SUCCESS
+  END SUBROUTINE aptus_sizeof_r8
+  SUBROUTINE aptus_sizeof_r10(x, size, ierror)
+    REAL(KIND=10), DIMENSION(..), INTENT(IN) :: x
+    INTEGER, INTENT(OUT) :: size
+    INTEGER, INTENT(OUT) :: ierror
+    size = STORAGE_SIZE(x) / 8
+    ierror = MPI_SUCCESS
+  END SUBROUTINE aptus_sizeof_r10
+  SUBROUTINE aptus_sizeof_r16(x, size, ierror)
+    REAL(KIND=16), DIMENSION(..), INTENT(IN) :: x
+    INTEGER, INTENT(OUT) :: size
+    INTEGER, INTENT(OUT) :: ierror
+    size = STORAGE_SIZE(x) / 8
+    ierror = MPI_SUCCESS
+  END SUBROUTINE aptus_sizeof_r16
+  SUBROUTINE aptus_sizeof_c4(x, size, ierror)
+    COMPLEX(KIND=4), DIMENSION(..), INTENT(IN) :: x
+    INTEGER, INTENT(OUT) :: size
+    INTEGER, INTENT(OUT) :: ierror
+    size = STORAGE_SIZE(x) / 8
+    ierror = MPI_SUCCESS
+  END SUBROUTINE aptus_sizeof_c4
+  SUBROUTINE aptus_sizeof_c8(x, size, ierror)
+    COMPLEX(KIND=8), DIMENSION(..), INTENT(IN) :: x
+    INTEGER, INTENT(OUT) :: size
+    INTEGER, INTENT(OUT) :: ierror
+    size = STORAGE_SIZE(x) / 8
+    ierror = MPI_SUCCESS
+  END SUBROUTINE aptus_sizeof_c8
+  SUBROUTINE aptus_sizeof_c10(x, size, ierror)
+    COMPLEX(KIND=10), DIMENSION(..), INTENT(IN) :: x
+    INTEGER, INTENT(OUT) :: size
+    INTEGER, INTENT(OUT) :: ierror
+    size = STORAGE_SIZE(x) / 8
+    ierror = MPI_SUCCESS
+  END SUBROUTINE aptus_sizeof_c10
+  SUBROUTINE aptus_sizeof_c16(x, size, ierror)
+    COMPLEX(KIND=16), DIMENSION(..), INTENT(IN) :: x
+    INTEGER, INTENT(OUT) :: size
+    INTEGER, INTENT(OUT) :: ierror
+    size = STORAGE_SIZE(x) / 8
+    ierror = MPI_SUCCESS
+  END SUBROUTINE aptus_sizeof_c16
+  SUBROUTINE aptus_sizeof_l1(x, size, ierror)
+    LOGICAL(KIND=1), DIMENSION(..), INTENT(IN) :: x
+    INTEGER, INTENT(OUT) :: size
+    INTEGER, INTENT(OUT) :: ierror
+    size = STORAGE_SIZE(x) / 8
+    ierror = MPI_SUCCESS
+  END SUBROUTINE aptus_sizeof_l1
+  SUBROUTINE aptus_sizeof_l2(x, size, ierror)
+    LOGICAL(KIND=2), DIMENSION(..), INTENT(IN) :: x
+    INTEGER, INTENT(OUT) :: size
+    INTEGER, INTENT(OUT) :: ierror
+    size = STORAGE_SIZE(x) / 8
+    ierror = MPI_SUCCESS
+  END SUBROUTINE aptus_sizeof_l2
+  SUBROUTINE aptus_sizeof_l4(x, size, ierror)
+    LOGICAL(KIND=4), DIMENSION(..), INTENT(IN) :: x
+    INTEGER, INTENT(OUT) :: size
+    INTEGER, INTENT(OUT) :: ierror
+    size = STORAGE_SIZE(x) / 8
+    ierror = MPI_SUCCESS
+  END SUBROUTINE aptus_sizeof_l4
+  SUBROUTINE aptus_sizeof_l8(x, size, ierror)
+    LOGICAL(KIND=8), DIMENSION(..), INTENT(IN) :: x
+    INTEGER, INTENT(OUT) :: size
+    INTEGER, INTENT(OUT) :: ierror
+    size = STORAGE_SIZE(x) / 8
+    ierror = MPI_SUCCESS
+  END SUBROUTINE aptus_sizeof_l8
 END MODULE mpi

@@ -3114,17 +3114,24 @@ CONTAINS
     CALL MPI_Op_create(user_fn, commute, op, ierror)
   END SUBROUTINE call_362
   SUBROUTINE call_363()
+    PROCEDURE(MPI_User_function_c), POINTER :: user_fn => NULL()
+    LOGICAL :: commute
+    TYPE(MPI_Op) :: op
+    INTEGER :: ierror
+    CALL MPI_Op_create_c(user_fn, commute, op, ierror)
+  END SUBROUTINE call_363
+  SUBROUTINE call_364()
     TYPE(MPI_Op) :: op
     INTEGER :: ierror
     CALL MPI_Op_free(op, ierror)
-  END SUBROUTINE call_363
-  SUBROUTINE call_364()
+  END SUBROUTINE call_364
+  SUBROUTINE call_365()
     TYPE(MPI_Info) :: info
     CHARACTER(LEN=MPI_MAX_PORT_NAME) :: port_name
     INTEGER :: ierror
     CALL MPI_Open_port(info, port_name, ierror)
-  END SUBROUTINE call_364
-  SUBROUTINE call_365()
+  END SUBROUTINE call_365
+  SUBROUTINE call_366()
     INTEGER :: inbuf(4)
     INTEGER :: incount, outsize
     TYPE(MPI_Datatype) :: datatype
@@ -3133,8 +3140,8 @@ CONTAINS
     TYPE(MPI_Comm) :: comm
     INTEGER :: ierror
     CALL MPI_Pack(inbuf, incount, datatype, outbuf, outsize, position, comm, ierror)
-  END SUBROUTINE call_365
-  SUBROUTINE call_366()
+  END SUBROUTINE call_366
+  SUBROUTINE call_367()
     INTEGER :: inbuf(4)
     INTEGER(KIND=MPI_COUNT_KIND) :: incount, outsize
     TYPE(MPI_Datatype) :: datatype
@@ -3143,8 +3150,8 @@ CONTAINS
     TYPE(MPI_Comm) :: comm
     INTEGER :: ierror
     CALL MPI_Pack(inbuf, incount, datatype, outbuf, outsize, position, comm, ierror)
-  END SUBROUTINE call_366
-  SUBROUTINE call_367()
+  END SUBROUTINE call_367
+  SUBROUTINE call_368()
     CHARACTER(LEN=16) :: datarep
     INTEGER :: inbuf(4)
     INTEGER :: incount
@@ -3154,8 +3161,8 @@ CONTAINS
     INTEGER(KIND=MPI_ADDRESS_KIND) :: position
     INTEGER :: ierror
     CALL MPI_Pack_external(datarep, inbuf, incount, datatype, outbuf, outsize, position, ierror)
-  END SUBROUTINE call_367
-  SUBROUTINE call_368()
+  END SUBROUTINE call_368
+  SUBROUTINE call_369()
     CHARACTER(LEN=16) :: datarep
     INTEGER :: inbuf(4)
     INTEGER(KIND=MPI_COUNT_KIND) :: incount, outsize
@@ -3164,69 +3171,69 @@ CONTAINS
     INTEGER(KIND=MPI_COUNT_KIND) :: position
     INTEGER :: ierror
     CALL MPI_Pack_external(datarep, inbuf, incount, datatype, outbuf, outsize, position, ierror)
-  END SUBROUTINE call_368
-  SUBROUTINE call_369()
+  END SUBROUTINE call_369
+  SUBROUTINE call_370()
     CHARACTER(LEN=16) :: datarep
     INTEGER :: incount
     TYPE(MPI_Datatype) :: datatype
     INTEGER(KIND=MPI_ADDRESS_KIND) :: size
     INTEGER :: ierror
     CALL MPI_Pack_external_size(datarep, incount, datatype, size, ierror)
-  END SUBROUTINE call_369
-  SUBROUTINE call_370()
+  END SUBROUTINE call_370
+  SUBROUTINE call_371()
     CHARACTER(LEN=16) :: datarep
     INTEGER(KIND=MPI_COUNT_KIND) :: incount
     TYPE(MPI_Datatype) :: datatype
     INTEGER(KIND=MPI_COUNT_KIND) :: size
     INTEGER :: ierror
     CALL MPI_Pack_external_size(datarep, incount, datatype, size, ierror)
-  END SUBROUTINE call_370
-  SUBROUTINE call_371()
+  END SUBROUTINE call_371
+  SUBROUTINE call_372()
     INTEGER :: incount
     TYPE(MPI_Datatype) :: datatype
     TYPE(MPI_Comm) :: comm
     INTEGER :: size
     INTEGER :: ierror
     CALL MPI_Pack_size(incount, datatype, comm, size, ierror)
-  END SUBROUTINE call_371
-  SUBROUTINE call_372()
+  END SUBROUTINE call_372
+  SUBROUTINE call_373()
     INTEGER(KIND=MPI_COUNT_KIND) :: incount
     TYPE(MPI_Datatype) :: datatype
     TYPE(MPI_Comm) :: comm
     INTEGER(KIND=MPI_COUNT_KIND) :: size
     INTEGER :: ierror
     CALL MPI_Pack_size(incount, datatype, comm, size, ierror)
-  END SUBROUTINE call_372
-  SUBROUTINE call_373()
+  END SUBROUTINE call_373
+  SUBROUTINE call_374()
     TYPE(MPI_Request) :: request
     INTEGER :: partition
     LOGICAL :: flag
     INTEGER :: ierror
     CALL MPI_Parrived(request, partition, flag, ierror)
-  END SUBROUTINE call_373
-  SUBROUTINE call_374()
-    INTEGER :: level
-    CALL MPI_Pcontrol(level)
   END SUBROUTINE call_374
   SUBROUTINE call_375()
+    INTEGER :: level
+    CALL MPI_Pcontrol(level)
+  END SUBROUTINE call_375
+  SUBROUTINE call_376()
     INTEGER :: partition
     TYPE(MPI_Request) :: request
     INTEGER :: ierror
     CALL MPI_Pready(partition, request, ierror)
-  END SUBROUTINE call_375
-  SUBROUTINE call_376()
+  END SUBROUTINE call_376
+  SUBROUTINE call_377()
     INTEGER :: length, array_of_partitions(2)
     TYPE(MPI_Request) :: request
     INTEGER :: ierror
     CALL MPI_Pready_list(length, array_of_partitions, request, ierror)
-  END SUBROUTINE call_376
-  SUBROUTINE call_377()
+  END SUBROUTINE call_377
+  SUBROUTINE call_378()
     INTEGER :: partition_low, partition_high
     TYPE(MPI_Request) :: request
     INTEGER :: ierror
     CALL MPI_Pready_range(partition_low, partition_high, request, ierror)
-  END SUBROUTINE call_377
-  SUBROUTINE call_378()
+  END SUBROUTINE call_378
+  SUBROUTINE call_379()
     INTEGER :: buf(4)
     INTEGER :: partitions, source, tag
     INTEGER(KIND=MPI_COUNT_KIND) :: count
@@ -3236,15 +3243,15 @@ CONTAINS
     TYPE(MPI_Request) :: request
     INTEGER :: ierror
     CALL MPI_Precv_init(buf, partitions, count, datatype, source, tag, comm, info, request, ierror)
-  END SUBROUTINE call_378
-  SUBROUTINE call_379()
+  END SUBROUTINE call_379
+  SUBROUTINE call_380()
     INTEGER :: source, tag
     TYPE(MPI_Comm) :: comm
     TYPE(MPI_Status) :: status
     INTEGER :: ierror
     CALL MPI_Probe(source, tag, comm, status, ierror)
-  END SUBROUTINE call_379
-  SUBROUTINE call_380()
+  END SUBROUTINE call_380
+  SUBROUTINE call_381()
     INTEGER :: buf(4)
     INTEGER :: partitions, dest, tag
     INTEGER(KIND=MPI_COUNT_KIND) :: count
@@ -3254,28 +3261,17 @@ CONTAINS
     TYPE(MPI_Request) :: request
     INTEGER :: ierror
     CALL MPI_Psend_init(buf, partitions, count, datatype, dest, tag, comm, info, request, ierror)
-  END SUBROUTINE call_380
-  SUBROUTINE call_381()
+  END SUBROUTINE call_381
+  SUBROUTINE call_382()
     CHARACTER(LEN=16) :: service_name, port_name
     TYPE(MPI_Info) :: info
     INTEGER :: ierror
     CALL MPI_Publish_name(service_name, info, port_name, ierror)
-  END SUBROUTINE call_381
-  SUBROUTINE call_382()
-    INTEGER :: origin_addr(4)
-    INTEGER :: origin_count, target_rank, target_count
-    TYPE(MPI_Datatype) :: origin_datatype, target_datatype
-    INTEGER(KIND=MPI_ADDRESS_KIND) :: target_disp
-    TYPE(MPI_Win) :: win
-    INTEGER :: ierror
-    CALL MPI_Put(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
-        & target_count, target_datatype, win, ierror)
   END SUBROUTINE call_382
   SUBROUTINE call_383()
     INTEGER :: origin_addr(4)
-    INTEGER(KIND=MPI_COUNT_KIND) :: origin_count, target_count
+    INTEGER :: origin_count, target_rank, target_count
     TYPE(MPI_Datatype) :: origin_datatype, target_datatype
-    INTEGER :: target_rank
     INTEGER(KIND=MPI_ADDRESS_KIND) :: target_disp
     TYPE(MPI_Win) :: win
     INTEGER :: ierror
@@ -3283,27 +3279,25 @@ CONTAINS
         & target_count, target_datatype, win, ierror)
   END SUBROUTINE call_383
   SUBROUTINE call_384()
-    INTEGER :: provided
-    INTEGER :: ierror
-    CALL MPI_Query_thread(provided, ierror)
-  END SUBROUTINE call_384
-  SUBROUTINE call_385()
-    INTEGER :: origin_addr(4)
-    INTEGER :: origin_count, target_rank, target_count
-    TYPE(MPI_Datatype) :: origin_datatype, target_datatype
-    INTEGER(KIND=MPI_ADDRESS_KIND) :: target_disp
-    TYPE(MPI_Op) :: op
-    TYPE(MPI_Win) :: win
-    TYPE(MPI_Request) :: request
-    INTEGER :: ierror
-    CALL MPI_Raccumulate(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
-        & target_count, target_datatype, op, win, request, ierror)
-  END SUBROUTINE call_385
-  SUBROUTINE call_386()
     INTEGER :: origin_addr(4)
     INTEGER(KIND=MPI_COUNT_KIND) :: origin_count, target_count
     TYPE(MPI_Datatype) :: origin_datatype, target_datatype
     INTEGER :: target_rank
+    INTEGER(KIND=MPI_ADDRESS_KIND) :: target_disp
+    TYPE(MPI_Win) :: win
+    INTEGER :: ierror
+    CALL MPI_Put(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
+        & target_count, target_datatype, win, ierror)
+  END SUBROUTINE call_384
+  SUBROUTINE call_385()
+    INTEGER :: provided
+    INTEGER :: ierror
+    CALL MPI_Query_thread(provided, ierror)
+  END SUBROUTINE call_385
+  SUBROUTINE call_386()
+    INTEGER :: origin_addr(4)
+    INTEGER :: origin_count, target_rank, target_count
+    TYPE(MPI_Datatype) :: origin_datatype, target_datatype
     INTEGER(KIND=MPI_ADDRESS_KIND) :: target_disp
     TYPE(MPI_Op) :: op
     TYPE(MPI_Win) :: win
@@ -3313,19 +3307,22 @@ CONTAINS
         & target_count, target_datatype, op, win, request, ierror)
   END SUBROUTINE call_386
   SUBROUTINE call_387()
-    INTEGER :: buf(4)
-    INTEGER :: count, source, tag
-    TYPE(MPI_Datatype) :: datatype
-    TYPE(MPI_Comm) :: comm
-    TYPE(MPI_Status) :: status
+    INTEGER :: origin_addr(4)
+    INTEGER(KIND=MPI_COUNT_KIND) :: origin_count, target_count
+    TYPE(MPI_Datatype) :: origin_datatype, target_datatype
+    INTEGER :: target_rank
+    INTEGER(KIND=MPI_ADDRESS_KIND) :: target_disp
+    TYPE(MPI_Op) :: op
+    TYPE(MPI_Win) :: win
+    TYPE(MPI_Request) :: request
     INTEGER :: ierror
-    CALL MPI_Recv(buf, count, datatype, source, tag, comm, status, ierror)
+    CALL MPI_Raccumulate(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
+        & target_count, target_datatype, op, win, request, ierror)
   END SUBROUTINE call_387
   SUBROUTINE call_388()
     INTEGER :: buf(4)
-    INTEGER(KIND=MPI_COUNT_KIND) :: count
+    INTEGER :: count, source, tag
     TYPE(MPI_Datatype) :: datatype
-    INTEGER :: source, tag
     TYPE(MPI_Comm) :: comm
     TYPE(MPI_Status) :: status
     INTEGER :: ierror
@@ -3333,14 +3330,24 @@ CONTAINS
   END SUBROUTINE call_388
   SUBROUTINE call_389()
     INTEGER :: buf(4)
+    INTEGER(KIND=MPI_COUNT_KIND) :: count
+    TYPE(MPI_Datatype) :: datatype
+    INTEGER :: source, tag
+    TYPE(MPI_Comm) :: comm
+    TYPE(MPI_Status) :: status
+    INTEGER :: ierror
+    CALL MPI_Recv(buf, count, datatype, source, tag, comm, status, ierror)
+  END SUBROUTINE call_389
+  SUBROUTINE call_390()
+    INTEGER :: buf(4)
     INTEGER :: count, source, tag
     TYPE(MPI_Datatype) :: datatype
     TYPE(MPI_Comm) :: comm
     TYPE(MPI_Request) :: request
     INTEGER :: ierror
     CALL MPI_Recv_init(buf, count, datatype, source, tag, comm, request, ierror)
-  END SUBROUTINE call_389
-  SUBROUTINE call_390()
+  END SUBROUTINE call_390
+  SUBROUTINE call_391()
     INTEGER :: buf(4)
     INTEGER(KIND=MPI_COUNT_KIND) :: count
     TYPE(MPI_Datatype) :: datatype
@@ -3349,24 +3356,13 @@ CONTAINS
     TYPE(MPI_Request) :: request
     INTEGER :: ierror
     CALL MPI_Recv_init(buf, count, datatype, source, tag, comm, request, ierror)
-  END SUBROUTINE call_390
-  SUBROUTINE call_391()
+  END SUBROUTINE call_391
+  SUBROUTINE call_392()
     INTEGER :: sendbuf(4)
     INTEGER :: recvbuf(4)
     INTEGER :: count, root
     TYPE(MPI_Datatype) :: datatype
     TYPE(MPI_Op) :: op
-    TYPE(MPI_Comm) :: comm
-    INTEGER :: ierror
-    CALL MPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm, ierror)
-  END SUBROUTINE call_391
-  SUBROUTINE call_392()
-    INTEGER :: sendbuf(4)
-    INTEGER :: recvbuf(4)
-    INTEGER(KIND=MPI_COUNT_KIND) :: count
-    TYPE(MPI_Datatype) :: datatype
-    TYPE(MPI_Op) :: op
-    INTEGER :: root
     TYPE(MPI_Comm) :: comm
     INTEGER :: ierror
     CALL MPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm, ierror)
@@ -3374,6 +3370,17 @@ CONTAINS
   SUBROUTINE call_393()
     INTEGER :: sendbuf(4)
     INTEGER :: recvbuf(4)
+    INTEGER(KIND=MPI_COUNT_KIND) :: count
+    TYPE(MPI_Datatype) :: datatype
+    TYPE(MPI_Op) :: op
+    INTEGER :: root
+    TYPE(MPI_Comm) :: comm
+    INTEGER :: ierror
+    CALL MPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm, ierror)
+  END SUBROUTINE call_393
+  SUBROUTINE call_394()
+    INTEGER :: sendbuf(4)
+    INTEGER :: recvbuf(4)
     INTEGER :: count, root
     TYPE(MPI_Datatype) :: datatype
     TYPE(MPI_Op) :: op
@@ -3382,8 +3389,8 @@ CONTAINS
     TYPE(MPI_Request) :: request
     INTEGER :: ierror
     CALL MPI_Reduce_init(sendbuf, recvbuf, count, datatype, op, root, comm, info, request, ierror)
-  END SUBROUTINE call_393
-  SUBROUTINE call_394()
+  END SUBROUTINE call_394
+  SUBROUTINE call_395()
     INTEGER :: sendbuf(4)
     INTEGER :: recvbuf(4)
     INTEGER(KIND=MPI_COUNT_KIND) :: count
@@ -3395,8 +3402,8 @@ CONTAINS
     TYPE(MPI_Request) :: request
     INTEGER :: ierror
     CALL MPI_Reduce_init(sendbuf, recvbuf, count, datatype, op, root, comm, info, request, ierror)
-  END SUBROUTINE call_394
-  SUBROUTINE call_395()
+  END SUBROUTINE call_395
+  SUBROUTINE call_396()
     INTEGER :: inbuf(4)
     INTEGER :: inoutbuf(4)
     INTEGER :: count
@@ -3404,8 +3411,8 @@ CONTAINS
     TYPE(MPI_Op) :: op
     INTEGER :: ierror
     CALL MPI_Reduce_local(inbuf, inoutbuf, count, datatype, op, ierror)
-  END SUBROUTINE call_395
-  SUBROUTINE call_396()
+  END SUBROUTINE call_396
+  SUBROUTINE call_397()
     INTEGER :: inbuf(4)
     INTEGER :: inoutbuf(4)
     INTEGER(KIND=MPI_COUNT_KIND) :: count
@@ -3413,21 +3420,11 @@ CONTAINS
     TYPE(MPI_Op) :: op
     INTEGER :: ierror
     CALL MPI_Reduce_local(inbuf, inoutbuf, count, datatype, op, ierror)
-  END SUBROUTINE call_396
-  SUBROUTINE call_397()
-    INTEGER :: sendbuf(4)
-    INTEGER :: recvbuf(4)
-    INTEGER :: recvcounts(2)
-    TYPE(MPI_Datatype) :: datatype
-    TYPE(MPI_Op) :: op
-    TYPE(MPI_Comm) :: comm
-    INTEGER :: ierror
-    CALL MPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm, ierror)
   END SUBROUTINE call_397
   SUBROUTINE call_398()
     INTEGER :: sendbuf(4)
     INTEGER :: recvbuf(4)
-    INTEGER(KIND=MPI_COUNT_KIND) :: recvcounts(2)
+    INTEGER :: recvcounts(2)
     TYPE(MPI_Datatype) :: datatype
     TYPE(MPI_Op) :: op
     TYPE(MPI_Comm) :: comm
@@ -3437,17 +3434,17 @@ CONTAINS
   SUBROUTINE call_399()
     INTEGER :: sendbuf(4)
     INTEGER :: recvbuf(4)
-    INTEGER :: recvcount
+    INTEGER(KIND=MPI_COUNT_KIND) :: recvcounts(2)
     TYPE(MPI_Datatype) :: datatype
     TYPE(MPI_Op) :: op
     TYPE(MPI_Comm) :: comm
     INTEGER :: ierror
-    CALL MPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm, ierror)
+    CALL MPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm, ierror)
   END SUBROUTINE call_399
   SUBROUTINE call_400()
     INTEGER :: sendbuf(4)
     INTEGER :: recvbuf(4)
-    INTEGER(KIND=MPI_COUNT_KIND) :: recvcount
+    INTEGER :: recvcount
     TYPE(MPI_Datatype) :: datatype
     TYPE(MPI_Op) :: op
     TYPE(MPI_Comm) :: comm
@@ -3457,20 +3454,17 @@ CONTAINS
   SUBROUTINE call_401()
     INTEGER :: sendbuf(4)
     INTEGER :: recvbuf(4)
-    INTEGER :: recvcount
+    INTEGER(KIND=MPI_COUNT_KIND) :: recvcount
     TYPE(MPI_Datatype) :: datatype
     TYPE(MPI_Op) :: op
     TYPE(MPI_Comm) :: comm
-    TYPE(MPI_Info) :: info
-    TYPE(MPI_Request) :: request
     INTEGER :: ierror
-    CALL MPI_Reduce_scatter_block_init(sendbuf, recvbuf, recvcount, datatype, op, comm, info, &
-        & request, ierror)
+    CALL MPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm, ierror)
   END SUBROUTINE call_401
   SUBROUTINE call_402()
     INTEGER :: sendbuf(4)
     INTEGER :: recvbuf(4)
-    INTEGER(KIND=MPI_COUNT_KIND) :: recvcount
+    INTEGER :: recvcount
     TYPE(MPI_Datatype) :: datatype
     TYPE(MPI_Op) :: op
     TYPE(MPI_Comm) :: comm
@@ -3483,6 +3477,19 @@ CONTAINS
   SUBROUTINE call_403()
     INTEGER :: sendbuf(4)
     INTEGER :: recvbuf(4)
+    INTEGER(KIND=MPI_COUNT_KIND) :: recvcount
+    TYPE(MPI_Datatype) :: datatype
+    TYPE(MPI_Op) :: op
+    TYPE(MPI_Comm) :: comm
+    TYPE(MPI_Info) :: info
+    TYPE(MPI_Request) :: request
+    INTEGER :: ierror
+    CALL MPI_Reduce_scatter_block_init(sendbuf, recvbuf, recvcount, datatype, op, comm, info, &
+        & request, ierror)
+  END SUBROUTINE call_403
+  SUBROUTINE call_404()
+    INTEGER :: sendbuf(4)
+    INTEGER :: recvbuf(4)
     INTEGER :: recvcounts(2)
     TYPE(MPI_Datatype) :: datatype
     TYPE(MPI_Op) :: op
@@ -3492,8 +3499,8 @@ CONTAINS
     INTEGER :: ierror
     CALL MPI_Reduce_scatter_init(sendbuf, recvbuf, recvcounts, datatype, op, comm, info, request, &
         & ierror)
-  END SUBROUTINE call_403
-  SUBROUTINE call_404()
+  END SUBROUTINE call_404
+  SUBROUTINE call_405()
     INTEGER :: sendbuf(4)
     INTEGER :: recvbuf(4)
     INTEGER(KIND=MPI_COUNT_KIND) :: recvcounts(2)
@@ -3505,8 +3512,8 @@ CONTAINS
     INTEGER :: ierror
     CALL MPI_Reduce_scatter_init(sendbuf, recvbuf, recvcounts, datatype, op, comm, info, request, &
         & ierror)
-  END SUBROUTINE call_404
-  SUBROUTINE call_405()
+  END SUBROUTINE call_405
+  SUBROUTINE call_406()
     CHARACTER(LEN=16) :: datarep
     PROCEDURE(MPI_Datarep_conversion_function), POINTER :: read_conversion_fn => NULL(), &
         & write_conversion_fn => NULL()
@@ -3515,43 +3522,43 @@ CONTAINS
     INTEGER :: ierror
     CALL MPI_Register_datarep(datarep, read_conversion_fn, write_conversion_fn, &
         & dtype_file_extent_fn, extra_state, ierror)
-  END SUBROUTINE call_405
-  SUBROUTINE call_406()
+  END SUBROUTINE call_406
+  SUBROUTINE call_407()
     INTEGER :: errorclass
     INTEGER :: ierror
     CALL MPI_Remove_error_class(errorclass, ierror)
-  END SUBROUTINE call_406
-  SUBROUTINE call_407()
-    INTEGER :: errorcode
-    INTEGER :: ierror
-    CALL MPI_Remove_error_code(errorcode, ierror)
   END SUBROUTINE call_407
   SUBROUTINE call_408()
     INTEGER :: errorcode
     INTEGER :: ierror
-    CALL MPI_Remove_error_string(errorcode, ierror)
+    CALL MPI_Remove_error_code(errorcode, ierror)
   END SUBROUTINE call_408
   SUBROUTINE call_409()
+    INTEGER :: errorcode
+    INTEGER :: ierror
+    CALL MPI_Remove_error_string(errorcode, ierror)
+  END SUBROUTINE call_409
+  SUBROUTINE call_410()
     TYPE(MPI_Request) :: request
     INTEGER :: ierror
     CALL MPI_Request_free(request, ierror)
-  END SUBROUTINE call_409
-  SUBROUTINE call_410()
+  END SUBROUTINE call_410
+  SUBROUTINE call_411()
     TYPE(MPI_Request) :: request
     LOGICAL :: flag
     TYPE(MPI_Status) :: status
     INTEGER :: ierror
     CALL MPI_Request_get_status(request, flag, status, ierror)
-  END SUBROUTINE call_410
-  SUBROUTINE call_411()
+  END SUBROUTINE call_411
+  SUBROUTINE call_412()
     INTEGER :: count
     TYPE(MPI_Request) :: array_of_requests(2)
     LOGICAL :: flag
     TYPE(MPI_Status) :: array_of_statuses(2)
     INTEGER :: ierror
     CALL MPI_Request_get_status_all(count, array_of_requests, flag, array_of_statuses, ierror)
-  END SUBROUTINE call_411
-  SUBROUTINE call_412()
+  END SUBROUTINE call_412
+  SUBROUTINE call_413()
     INTEGER :: count
     TYPE(MPI_Request) :: array_of_requests(2)
     INTEGER :: index
@@ -3559,8 +3566,8 @@ CONTAINS
     TYPE(MPI_Status) :: status
     INTEGER :: ierror
     CALL MPI_Request_get_status_any(count, array_of_requests, index, flag, status, ierror)
-  END SUBROUTINE call_412
-  SUBROUTINE call_413()
+  END SUBROUTINE call_413
+  SUBROUTINE call_414()
     INTEGER :: incount
     TYPE(MPI_Request) :: array_of_requests(2)
     INTEGER :: outcount, array_of_indices(2)
@@ -3568,8 +3575,8 @@ CONTAINS
     INTEGER :: ierror
     CALL MPI_Request_get_status_some(incount, array_of_requests, outcount, array_of_indices, &
         & array_of_statuses, ierror)
-  END SUBROUTINE call_413
-  SUBROUTINE call_414()
+  END SUBROUTINE call_414
+  SUBROUTINE call_415()
     INTEGER :: origin_addr(4)
     INTEGER :: origin_count, target_rank, target_count
     TYPE(MPI_Datatype) :: origin_datatype, target_datatype
@@ -3579,8 +3586,8 @@ CONTAINS
     INTEGER :: ierror
     CALL MPI_Rget(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
         & target_count, target_datatype, win, request, ierror)
-  END SUBROUTINE call_414
-  SUBROUTINE call_415()
+  END SUBROUTINE call_415
+  SUBROUTINE call_416()
     INTEGER :: origin_addr(4)
     INTEGER(KIND=MPI_COUNT_KIND) :: origin_count, target_count
     TYPE(MPI_Datatype) :: origin_datatype, target_datatype
@@ -3591,8 +3598,8 @@ CONTAINS
     INTEGER :: ierror
     CALL MPI_Rget(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
         & target_count, target_datatype, win, request, ierror)
-  END SUBROUTINE call_415
-  SUBROUTINE call_416()
+  END SUBROUTINE call_416
+  SUBROUTINE call_417()
     INTEGER :: origin_addr(4)
     INTEGER :: origin_count, result_count, target_rank, target_count
     TYPE(MPI_Datatype) :: origin_datatype, result_datatype, target_datatype
@@ -3605,8 +3612,8 @@ CONTAINS
     CALL MPI_Rget_accumulate(origin_addr, origin_count, origin_datatype, result_addr, &
         & result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, &
         & op, win, request, ierror)
-  END SUBROUTINE call_416
-  SUBROUTINE call_417()
+  END SUBROUTINE call_417
+  SUBROUTINE call_418()
     INTEGER :: origin_addr(4)
     INTEGER(KIND=MPI_COUNT_KIND) :: origin_count, result_count, target_count
     TYPE(MPI_Datatype) :: origin_datatype, result_datatype, target_datatype
@@ -3620,8 +3627,8 @@ CONTAINS
     CALL MPI_Rget_accumulate(origin_addr, origin_count, origin_datatype, result_addr, &
         & result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, &
         & op, win, request, ierror)
-  END SUBROUTINE call_417
-  SUBROUTINE call_418()
+  END SUBROUTINE call_418
+  SUBROUTINE call_419()
     INTEGER :: origin_addr(4)
     INTEGER :: origin_count, target_rank, target_count
     TYPE(MPI_Datatype) :: origin_datatype, target_datatype
@@ -3631,8 +3638,8 @@ CONTAINS
     INTEGER :: ierror
     CALL MPI_Rput(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
         & target_count, target_datatype, win, request, ierror)
-  END SUBROUTINE call_418
-  SUBROUTINE call_419()
+  END SUBROUTINE call_419
+  SUBROUTINE call_420()
     INTEGER :: origin_addr(4)
     INTEGER(KIND=MPI_COUNT_KIND) :: origin_count, target_count
     TYPE(MPI_Datatype) :: origin_datatype, target_datatype
@@ -3643,34 +3650,34 @@ CONTAINS
     INTEGER :: ierror
     CALL MPI_Rput(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
         & target_count, target_datatype, win, request, ierror)
-  END SUBROUTINE call_419
-  SUBROUTINE call_420()
-    INTEGER :: buf(4)
-    INTEGER :: count, dest, tag
-    TYPE(MPI_Datatype) :: datatype
-    TYPE(MPI_Comm) :: comm
-    INTEGER :: ierror
-    CALL MPI_Rsend(buf, count, datatype, dest, tag, comm, ierror)
   END SUBROUTINE call_420
   SUBROUTINE call_421()
     INTEGER :: buf(4)
-    INTEGER(KIND=MPI_COUNT_KIND) :: count
+    INTEGER :: count, dest, tag
     TYPE(MPI_Datatype) :: datatype
-    INTEGER :: dest, tag
     TYPE(MPI_Comm) :: comm
     INTEGER :: ierror
     CALL MPI_Rsend(buf, count, datatype, dest, tag, comm, ierror)
   END SUBROUTINE call_421
   SUBROUTINE call_422()
     INTEGER :: buf(4)
+    INTEGER(KIND=MPI_COUNT_KIND) :: count
+    TYPE(MPI_Datatype) :: datatype
+    INTEGER :: dest, tag
+    TYPE(MPI_Comm) :: comm
+    INTEGER :: ierror
+    CALL MPI_Rsend(buf, count, datatype, dest, tag, comm, ierror)
+  END SUBROUTINE call_422
+  SUBROUTINE call_423()
+    INTEGER :: buf(4)
     INTEGER :: count, dest, tag
     TYPE(MPI_Datatype) :: datatype
     TYPE(MPI_Comm) :: comm
     TYPE(MPI_Request) :: request
     INTEGER :: ierror
     CALL MPI_Rsend_init(buf, count, datatype, dest, tag, comm, request, ierror)
-  END SUBROUTINE call_422
-  SUBROUTINE call_423()
+  END SUBROUTINE call_423
+  SUBROUTINE call_424()
     INTEGER :: buf(4)
     INTEGER(KIND=MPI_COUNT_KIND) :: count
     TYPE(MPI_Datatype) :: datatype
@@ -3679,21 +3686,11 @@ CONTAINS
     TYPE(MPI_Request) :: request
     INTEGER :: ierror
     CALL MPI_Rsend_init(buf, count, datatype, dest, tag, comm, request, ierror)
-  END SUBROUTINE call_423
-  SUBROUTINE call_424()
-    INTEGER :: sendbuf(4)
-    INTEGER :: recvbuf(4)
-    INTEGER :: count
-    TYPE(MPI_Datatype) :: datatype
-    TYPE(MPI_Op) :: op
-    TYPE(MPI_Comm) :: comm
-    INTEGER :: ierror
-    CALL MPI_Scan(sendbuf, recvbuf, count, datatype, op, comm, ierror)
   END SUBROUTINE call_424
   SUBROUTINE call_425()
     INTEGER :: sendbuf(4)
     INTEGER :: recvbuf(4)
-    INTEGER(KIND=MPI_COUNT_KIND) :: count
+    INTEGER :: count
     TYPE(MPI_Datatype) :: datatype
     TYPE(MPI_Op) :: op
     TYPE(MPI_Comm) :: comm
@@ -3703,19 +3700,17 @@ CONTAINS
   SUBROUTINE call_426()
     INTEGER :: sendbuf(4)
     INTEGER :: recvbuf(4)
-    INTEGER :: count
+    INTEGER(KIND=MPI_COUNT_KIND) :: count
     TYPE(MPI_Datatype) :: datatype
     TYPE(MPI_Op) :: op
     TYPE(MPI_Comm) :: comm
-    TYPE(MPI_Info) :: info
-    TYPE(MPI_Request) :: request
     INTEGER :: ierror
-    CALL MPI_Scan_init(sendbuf, recvbuf, count, datatype, op, comm, info, request, ierror)
+    CALL MPI_Scan(sendbuf, recvbuf, count, datatype, op, comm, ierror)
   END SUBROUTINE call_426
   SUBROUTINE call_427()
     INTEGER :: sendbuf(4)
     INTEGER :: recvbuf(4)
-    INTEGER(KIND=MPI_COUNT_KIND) :: count
+    INTEGER :: count
     TYPE(MPI_Datatype) :: datatype
     TYPE(MPI_Op) :: op
     TYPE(MPI_Comm) :: comm
@@ -3726,41 +3721,40 @@ CONTAINS
   END SUBROUTINE call_427
   SUBROUTINE call_428()
     INTEGER :: sendbuf(4)
-    INTEGER :: sendcount, recvcount, root
-    TYPE(MPI_Datatype) :: sendtype, recvtype
     INTEGER :: recvbuf(4)
+    INTEGER(KIND=MPI_COUNT_KIND) :: count
+    TYPE(MPI_Datatype) :: datatype
+    TYPE(MPI_Op) :: op
     TYPE(MPI_Comm) :: comm
+    TYPE(MPI_Info) :: info
+    TYPE(MPI_Request) :: request
     INTEGER :: ierror
-    CALL MPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, ierror)
+    CALL MPI_Scan_init(sendbuf, recvbuf, count, datatype, op, comm, info, request, ierror)
   END SUBROUTINE call_428
   SUBROUTINE call_429()
     INTEGER :: sendbuf(4)
-    INTEGER(KIND=MPI_COUNT_KIND) :: sendcount, recvcount
+    INTEGER :: sendcount, recvcount, root
     TYPE(MPI_Datatype) :: sendtype, recvtype
     INTEGER :: recvbuf(4)
-    INTEGER :: root
     TYPE(MPI_Comm) :: comm
     INTEGER :: ierror
     CALL MPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, ierror)
   END SUBROUTINE call_429
   SUBROUTINE call_430()
     INTEGER :: sendbuf(4)
-    INTEGER :: sendcount, recvcount, root
-    TYPE(MPI_Datatype) :: sendtype, recvtype
-    INTEGER :: recvbuf(4)
-    TYPE(MPI_Comm) :: comm
-    TYPE(MPI_Info) :: info
-    TYPE(MPI_Request) :: request
-    INTEGER :: ierror
-    CALL MPI_Scatter_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, &
-        & info, request, ierror)
-  END SUBROUTINE call_430
-  SUBROUTINE call_431()
-    INTEGER :: sendbuf(4)
     INTEGER(KIND=MPI_COUNT_KIND) :: sendcount, recvcount
     TYPE(MPI_Datatype) :: sendtype, recvtype
     INTEGER :: recvbuf(4)
     INTEGER :: root
+    TYPE(MPI_Comm) :: comm
+    INTEGER :: ierror
+    CALL MPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, ierror)
+  END SUBROUTINE call_430
+  SUBROUTINE call_431()
+    INTEGER :: sendbuf(4)
+    INTEGER :: sendcount, recvcount, root
+    TYPE(MPI_Datatype) :: sendtype, recvtype
+    INTEGER :: recvbuf(4)
     TYPE(MPI_Comm) :: comm
     TYPE(MPI_Info) :: info
     TYPE(MPI_Request) :: request
@@ -3770,6 +3764,19 @@ CONTAINS
   END SUBROUTINE call_431
   SUBROUTINE call_432()
     INTEGER :: sendbuf(4)
+    INTEGER(KIND=MPI_COUNT_KIND) :: sendcount, recvcount
+    TYPE(MPI_Datatype) :: sendtype, recvtype
+    INTEGER :: recvbuf(4)
+    INTEGER :: root
+    TYPE(MPI_Comm) :: comm
+    TYPE(MPI_Info) :: info
+    TYPE(MPI_Request) :: request
+    INTEGER :: ierror
+    CALL MPI_Scatter_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, &
+        & info, request, ierror)
+  END SUBROUTINE call_432
+  SUBROUTINE call_433()
+    INTEGER :: sendbuf(4)
     INTEGER :: sendcounts(2), displs(2), recvcount, root
     TYPE(MPI_Datatype) :: sendtype, recvtype
     INTEGER :: recvbuf(4)
@@ -3777,8 +3784,8 @@ CONTAINS
     INTEGER :: ierror
     CALL MPI_Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, &
         & comm, ierror)
-  END SUBROUTINE call_432
-  SUBROUTINE call_433()
+  END SUBROUTINE call_433
+  SUBROUTINE call_434()
     INTEGER :: sendbuf(4)
     INTEGER(KIND=MPI_COUNT_KIND) :: sendcounts(2), recvcount
     INTEGER(KIND=MPI_ADDRESS_KIND) :: displs(2)
@@ -3789,8 +3796,8 @@ CONTAINS
     INTEGER :: ierror
     CALL MPI_Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, &
         & comm, ierror)
-  END SUBROUTINE call_433
-  SUBROUTINE call_434()
+  END SUBROUTINE call_434
+  SUBROUTINE call_435()
     INTEGER :: sendbuf(4)
     INTEGER :: sendcounts(2), displs(2)
     TYPE(MPI_Datatype) :: sendtype, recvtype
@@ -3802,8 +3809,8 @@ CONTAINS
     INTEGER :: ierror
     CALL MPI_Scatterv_init(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, &
         & root, comm, info, request, ierror)
-  END SUBROUTINE call_434
-  SUBROUTINE call_435()
+  END SUBROUTINE call_435
+  SUBROUTINE call_436()
     INTEGER :: sendbuf(4)
     INTEGER(KIND=MPI_COUNT_KIND) :: sendcounts(2)
     INTEGER(KIND=MPI_ADDRESS_KIND) :: displs(2)
@@ -3817,34 +3824,34 @@ CONTAINS
     INTEGER :: ierror
     CALL MPI_Scatterv_init(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, &
         & root, comm, info, request, ierror)
-  END SUBROUTINE call_435
-  SUBROUTINE call_436()
-    INTEGER :: buf(4)
-    INTEGER :: count, dest, tag
-    TYPE(MPI_Datatype) :: datatype
-    TYPE(MPI_Comm) :: comm
-    INTEGER :: ierror
-    CALL MPI_Send(buf, count, datatype, dest, tag, comm, ierror)
   END SUBROUTINE call_436
   SUBROUTINE call_437()
     INTEGER :: buf(4)
-    INTEGER(KIND=MPI_COUNT_KIND) :: count
+    INTEGER :: count, dest, tag
     TYPE(MPI_Datatype) :: datatype
-    INTEGER :: dest, tag
     TYPE(MPI_Comm) :: comm
     INTEGER :: ierror
     CALL MPI_Send(buf, count, datatype, dest, tag, comm, ierror)
   END SUBROUTINE call_437
   SUBROUTINE call_438()
     INTEGER :: buf(4)
+    INTEGER(KIND=MPI_COUNT_KIND) :: count
+    TYPE(MPI_Datatype) :: datatype
+    INTEGER :: dest, tag
+    TYPE(MPI_Comm) :: comm
+    INTEGER :: ierror
+    CALL MPI_Send(buf, count, datatype, dest, tag, comm, ierror)
+  END SUBROUTINE call_438
+  SUBROUTINE call_439()
+    INTEGER :: buf(4)
     INTEGER :: count, dest, tag
     TYPE(MPI_Datatype) :: datatype
     TYPE(MPI_Comm) :: comm
     TYPE(MPI_Request) :: request
     INTEGER :: ierror
     CALL MPI_Send_init(buf, count, datatype, dest, tag, comm, request, ierror)
-  END SUBROUTINE call_438
-  SUBROUTINE call_439()
+  END SUBROUTINE call_439
+  SUBROUTINE call_440()
     INTEGER :: buf(4)
     INTEGER(KIND=MPI_COUNT_KIND) :: count
     TYPE(MPI_Datatype) :: datatype
@@ -3853,8 +3860,8 @@ CONTAINS
     TYPE(MPI_Request) :: request
     INTEGER :: ierror
     CALL MPI_Send_init(buf, count, datatype, dest, tag, comm, request, ierror)
-  END SUBROUTINE call_439
-  SUBROUTINE call_440()
+  END SUBROUTINE call_440
+  SUBROUTINE call_441()
     INTEGER :: sendbuf(4)
     INTEGER :: sendcount, dest, sendtag, recvcount, source, recvtag
     TYPE(MPI_Datatype) :: sendtype, recvtype
@@ -3864,8 +3871,8 @@ CONTAINS
     INTEGER :: ierror
     CALL MPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, &
         & source, recvtag, comm, status, ierror)
-  END SUBROUTINE call_440
-  SUBROUTINE call_441()
+  END SUBROUTINE call_441
+  SUBROUTINE call_442()
     INTEGER :: sendbuf(4)
     INTEGER(KIND=MPI_COUNT_KIND) :: sendcount, recvcount
     TYPE(MPI_Datatype) :: sendtype, recvtype
@@ -3876,8 +3883,8 @@ CONTAINS
     INTEGER :: ierror
     CALL MPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, &
         & source, recvtag, comm, status, ierror)
-  END SUBROUTINE call_441
-  SUBROUTINE call_442()
+  END SUBROUTINE call_442
+  SUBROUTINE call_443()
     INTEGER :: buf(4)
     INTEGER :: count, dest, sendtag, source, recvtag
     TYPE(MPI_Datatype) :: datatype
@@ -3886,8 +3893,8 @@ CONTAINS
     INTEGER :: ierror
     CALL MPI_Sendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm, status, &
         & ierror)
-  END SUBROUTINE call_442
-  SUBROUTINE call_443()
+  END SUBROUTINE call_443
+  SUBROUTINE call_444()
     INTEGER :: buf(4)
     INTEGER(KIND=MPI_COUNT_KIND) :: count
     TYPE(MPI_Datatype) :: datatype
@@ -3897,70 +3904,70 @@ CONTAINS
     INTEGER :: ierror
     CALL MPI_Sendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm, status, &
         & ierror)
-  END SUBROUTINE call_443
-  SUBROUTINE call_444()
-    TYPE(MPI_Session) :: session
-    INTEGER :: buffer(4)
-    INTEGER :: size
-    INTEGER :: ierror
-    CALL MPI_Session_attach_buffer(session, buffer, size, ierror)
   END SUBROUTINE call_444
   SUBROUTINE call_445()
     TYPE(MPI_Session) :: session
     INTEGER :: buffer(4)
-    INTEGER(KIND=MPI_COUNT_KIND) :: size
+    INTEGER :: size
     INTEGER :: ierror
     CALL MPI_Session_attach_buffer(session, buffer, size, ierror)
   END SUBROUTINE call_445
   SUBROUTINE call_446()
     TYPE(MPI_Session) :: session
+    INTEGER :: buffer(4)
+    INTEGER(KIND=MPI_COUNT_KIND) :: size
+    INTEGER :: ierror
+    CALL MPI_Session_attach_buffer(session, buffer, size, ierror)
+  END SUBROUTINE call_446
+  SUBROUTINE call_447()
+    TYPE(MPI_Session) :: session
     INTEGER :: errorcode
     INTEGER :: ierror
     CALL MPI_Session_call_errhandler(session, errorcode, ierror)
-  END SUBROUTINE call_446
-  SUBROUTINE call_447()
+  END SUBROUTINE call_447
+  SUBROUTINE call_448()
     PROCEDURE(MPI_Session_errhandler_function), POINTER :: session_errhandler_fn => NULL()
     TYPE(MPI_Errhandler) :: errhandler
     INTEGER :: ierror
     CALL MPI_Session_create_errhandler(session_errhandler_fn, errhandler, ierror)
-  END SUBROUTINE call_447
-  SUBROUTINE call_448()
+  END SUBROUTINE call_448
+  SUBROUTINE call_449()
     TYPE(MPI_Session) :: session
     TYPE(C_PTR) :: buffer_addr
     INTEGER :: size
     INTEGER :: ierror
     CALL MPI_Session_detach_buffer(session, buffer_addr, size, ierror)
-  END SUBROUTINE call_448
-  SUBROUTINE call_449()
+  END SUBROUTINE call_449
+  SUBROUTINE call_450()
     TYPE(MPI_Session) :: session
     TYPE(C_PTR) :: buffer_addr
     INTEGER(KIND=MPI_COUNT_KIND) :: size
     INTEGER :: ierror
     CALL MPI_Session_detach_buffer(session, buffer_addr, size, ierror)
-  END SUBROUTINE call_449
-  SUBROUTINE call_450()
-    TYPE(MPI_Session) :: session
-    INTEGER :: ierror
-    CALL MPI_Session_finalize(session, ierror)
   END SUBROUTINE call_450
   SUBROUTINE call_451()
     TYPE(MPI_Session) :: session
     INTEGER :: ierror
-    CALL MPI_Session_flush_buffer(session, ierror)
+    CALL MPI_Session_finalize(session, ierror)
   END SUBROUTINE call_451
   SUBROUTINE call_452()
+    TYPE(MPI_Session) :: session
+    INTEGER :: ierror
+    CALL MPI_Session_flush_buffer(session, ierror)
+  END SUBROUTINE call_452
+  SUBROUTINE call_453()
     TYPE(MPI_Session) :: session
     TYPE(MPI_Errhandler) :: errhandler
     INTEGER :: ierror
     CALL MPI_Session_get_errhandler(session, errhandler, ierror)
-  END SUBROUTINE call_452
-  SUBROUTINE call_453()
+  END SUBROUTINE call_453
+  SUBROUTINE call_454()
     TYPE(MPI_Session) :: session
     TYPE(MPI_Info) :: info_used
     INTEGER :: ierror
     CALL MPI_Session_get_info(session, info_used, ierror)
-  END SUBROUTINE call_453
-  SUBROUTINE call_454()
+  END SUBROUTINE call_454
+  SUBROUTINE call_455()
     TYPE(MPI_Session) :: session
     TYPE(MPI_Info) :: info
     INTEGER :: n
@@ -3968,73 +3975,73 @@ CONTAINS
     CHARACTER(LEN=16) :: pset_name
     INTEGER :: ierror
     CALL MPI_Session_get_nth_pset(session, info, n, pset_len, pset_name, ierror)
-  END SUBROUTINE call_454
-  SUBROUTINE call_455()
+  END SUBROUTINE call_455
+  SUBROUTINE call_456()
     TYPE(MPI_Session) :: session
     TYPE(MPI_Info) :: info
     INTEGER :: npset_names
     INTEGER :: ierror
     CALL MPI_Session_get_num_psets(session, info, npset_names, ierror)
-  END SUBROUTINE call_455
-  SUBROUTINE call_456()
+  END SUBROUTINE call_456
+  SUBROUTINE call_457()
     TYPE(MPI_Session) :: session
     CHARACTER(LEN=16) :: pset_name
     TYPE(MPI_Info) :: info
     INTEGER :: ierror
     CALL MPI_Session_get_pset_info(session, pset_name, info, ierror)
-  END SUBROUTINE call_456
-  SUBROUTINE call_457()
+  END SUBROUTINE call_457
+  SUBROUTINE call_458()
     TYPE(MPI_Session) :: session
     TYPE(MPI_Request) :: request
     INTEGER :: ierror
     CALL MPI_Session_iflush_buffer(session, request, ierror)
-  END SUBROUTINE call_457
-  SUBROUTINE call_458()
+  END SUBROUTINE call_458
+  SUBROUTINE call_459()
     TYPE(MPI_Info) :: info
     TYPE(MPI_Errhandler) :: errhandler
     TYPE(MPI_Session) :: session
     INTEGER :: ierror
     CALL MPI_Session_init(info, errhandler, session, ierror)
-  END SUBROUTINE call_458
-  SUBROUTINE call_459()
+  END SUBROUTINE call_459
+  SUBROUTINE call_460()
     TYPE(MPI_Session) :: session
     TYPE(MPI_Errhandler) :: errhandler
     INTEGER :: ierror
     CALL MPI_Session_set_errhandler(session, errhandler, ierror)
-  END SUBROUTINE call_459
-  SUBROUTINE call_460()
+  END SUBROUTINE call_460
+  SUBROUTINE call_461()
     INTEGER :: x(4)
     INTEGER :: size
     INTEGER :: ierror
     CALL MPI_Sizeof(x, size, ierror)
-  END SUBROUTINE call_460
-  SUBROUTINE call_461()
-    INTEGER :: buf(4)
-    INTEGER :: count, dest, tag
-    TYPE(MPI_Datatype) :: datatype
-    TYPE(MPI_Comm) :: comm
-    INTEGER :: ierror
-    CALL MPI_Ssend(buf, count, datatype, dest, tag, comm, ierror)
   END SUBROUTINE call_461
   SUBROUTINE call_462()
     INTEGER :: buf(4)
-    INTEGER(KIND=MPI_COUNT_KIND) :: count
+    INTEGER :: count, dest, tag
     TYPE(MPI_Datatype) :: datatype
-    INTEGER :: dest, tag
     TYPE(MPI_Comm) :: comm
     INTEGER :: ierror
     CALL MPI_Ssend(buf, count, datatype, dest, tag, comm, ierror)
   END SUBROUTINE call_462
   SUBROUTINE call_463()
     INTEGER :: buf(4)
+    INTEGER(KIND=MPI_COUNT_KIND) :: count
+    TYPE(MPI_Datatype) :: datatype
+    INTEGER :: dest, tag
+    TYPE(MPI_Comm) :: comm
+    INTEGER :: ierror
+    CALL MPI_Ssend(buf, count, datatype, dest, tag, comm, ierror)
+  END SUBROUTINE call_463
+  SUBROUTINE call_464()
+    INTEGER :: buf(4)
     INTEGER :: count, dest, tag
     TYPE(MPI_Datatype) :: datatype
     TYPE(MPI_Comm) :: comm
     TYPE(MPI_Request) :: request
     INTEGER :: ierror
     CALL MPI_Ssend_init(buf, count, datatype, dest, tag, comm, request, ierror)
-  END SUBROUTINE call_463
-  SUBROUTINE call_464()
+  END SUBROUTINE call_464
+  SUBROUTINE call_465()
     INTEGER :: buf(4)
     INTEGER(KIND=MPI_COUNT_KIND) :: count
     TYPE(MPI_Datatype) :: datatype
@@ -4043,65 +4050,58 @@ CONTAINS
     TYPE(MPI_Request) :: request
     INTEGER :: ierror
     CALL MPI_Ssend_init(buf, count, datatype, dest, tag, comm, request, ierror)
-  END SUBROUTINE call_464
-  SUBROUTINE call_465()
+  END SUBROUTINE call_465
+  SUBROUTINE call_466()
     TYPE(MPI_Request) :: request
     INTEGER :: ierror
     CALL MPI_Start(request, ierror)
-  END SUBROUTINE call_465
-  SUBROUTINE call_466()
+  END SUBROUTINE call_466
+  SUBROUTINE call_467()
     INTEGER :: count
     TYPE(MPI_Request) :: array_of_requests(2)
     INTEGER :: ierror
     CALL MPI_Startall(count, array_of_requests, ierror)
-  END SUBROUTINE call_466
-  SUBROUTINE call_467()
+  END SUBROUTINE call_467
+  SUBROUTINE call_468()
     TYPE(MPI_Status) :: f08_status
     INTEGER :: f_status(MPI_STATUS_SIZE)
     INTEGER :: ierror
     CALL MPI_Status_f082f(f08_status, f_status, ierror)
-  END SUBROUTINE call_467
-  SUBROUTINE call_468()
+  END SUBROUTINE call_468
+  SUBROUTINE call_469()
     INTEGER :: f_status(MPI_STATUS_SIZE)
     TYPE(MPI_Status) :: f08_status
     INTEGER :: ierror
     CALL MPI_Status_f2f08(f_status, f08_status, ierror)
-  END SUBROUTINE call_468
-  SUBROUTINE call_469()
+  END SUBROUTINE call_469
+  SUBROUTINE call_470()
     TYPE(MPI_Status) :: status
     INTEGER :: err
     INTEGER :: ierror
     CALL MPI_Status_get_error(status, err, ierror)
-  END SUBROUTINE call_469
-  SUBROUTINE call_470()
+  END SUBROUTINE call_470
+  SUBROUTINE call_471()
     TYPE(MPI_Status) :: status
     INTEGER :: source
     INTEGER :: ierror
     CALL MPI_Status_get_source(status, source, ierror)
-  END SUBROUTINE call_470
-  SUBROUTINE call_471()
+  END SUBROUTINE call_471
+  SUBROUTINE call_472()
     TYPE(MPI_Status) :: status
     INTEGER :: tag
     INTEGER :: ierror
     CALL MPI_Status_get_tag(status, tag, ierror)
-  END SUBROUTINE call_471
-  SUBROUTINE call_472()
+  END SUBROUTINE call_472
+  SUBROUTINE call_473()
     TYPE(MPI_Status) :: status
     LOGICAL :: flag
     INTEGER :: ierror
     CALL MPI_Status_set_cancelled(status, flag, ierror)
-  END SUBROUTINE call_472
-  SUBROUTINE call_473()
-    TYPE(MPI_Status) :: status
-    TYPE(MPI_Datatype) :: datatype
-    INTEGER :: count
-    INTEGER :: ierror
-    CALL MPI_Status_set_elements(status, datatype, count, ierror)
   END SUBROUTINE call_473
   SUBROUTINE call_474()
     TYPE(MPI_Status) :: status
     TYPE(MPI_Datatype) :: datatype
-    INTEGER(KIND=MPI_COUNT_KIND) :: count
+    INTEGER :: count
     INTEGER :: ierror
     CALL MPI_Status_set_elements(status, datatype, count, ierror)
   END SUBROUTINE call_474
@@ -4110,48 +4110,55 @@ CONTAINS
     TYPE(MPI_Datatype) :: datatype
     INTEGER(KIND=MPI_COUNT_KIND) :: count
     INTEGER :: ierror
-    CALL MPI_Status_set_elements_x(status, datatype, count, ierror)
+    CALL MPI_Status_set_elements(status, datatype, count, ierror)
   END SUBROUTINE call_475
   SUBROUTINE call_476()
+    TYPE(MPI_Status) :: status
+    TYPE(MPI_Datatype) :: datatype
+    INTEGER(KIND=MPI_COUNT_KIND) :: count
+    INTEGER :: ierror
+    CALL MPI_Status_set_elements_x(status, datatype, count, ierror)
+  END SUBROUTINE call_476
+  SUBROUTINE call_477()
     TYPE(MPI_Status) :: status
     INTEGER :: err
     INTEGER :: ierror
     CALL MPI_Status_set_error(status, err, ierror)
-  END SUBROUTINE call_476
-  SUBROUTINE call_477()
+  END SUBROUTINE call_477
+  SUBROUTINE call_478()
     TYPE(MPI_Status) :: status
     INTEGER :: source
     INTEGER :: ierror
     CALL MPI_Status_set_source(status, source, ierror)
-  END SUBROUTINE call_477
-  SUBROUTINE call_478()
+  END SUBROUTINE call_478
+  SUBROUTINE call_479()
     TYPE(MPI_Status) :: status
     INTEGER :: tag
     INTEGER :: ierror
     CALL MPI_Status_set_tag(status, tag, ierror)
-  END SUBROUTINE call_478
-  SUBROUTINE call_479()
+  END SUBROUTINE call_479
+  SUBROUTINE call_480()
     TYPE(MPI_Request) :: request
     LOGICAL :: flag
     TYPE(MPI_Status) :: status
     INTEGER :: ierror
     CALL MPI_Test(request, flag, status, ierror)
-  END SUBROUTINE call_479
-  SUBROUTINE call_480()
+  END SUBROUTINE call_480
+  SUBROUTINE call_481()
     TYPE(MPI_Status) :: status
     LOGICAL :: flag
     INTEGER :: ierror
     CALL MPI_Test_cancelled(status, flag, ierror)
-  END SUBROUTINE call_480
-  SUBROUTINE call_481()
+  END SUBROUTINE call_481
+  SUBROUTINE call_482()
     INTEGER :: count
     TYPE(MPI_Request) :: array_of_requests(2)
     LOGICAL :: flag
     TYPE(MPI_Status) :: array_of_statuses(2)
     INTEGER :: ierror
     CALL MPI_Testall(count, array_of_requests, flag, array_of_statuses, ierror)
-  END SUBROUTINE call_481
-  SUBROUTINE call_482()
+  END SUBROUTINE call_482
+  SUBROUTINE call_483()
     INTEGER :: count
     TYPE(MPI_Request) :: array_of_requests(2)
     INTEGER :: index
@@ -4159,8 +4166,8 @@ CONTAINS
     TYPE(MPI_Status) :: status
     INTEGER :: ierror
     CALL MPI_Testany(count, array_of_requests, index, flag, status, ierror)
-  END SUBROUTINE call_482
-  SUBROUTINE call_483()
+  END SUBROUTINE call_483
+  SUBROUTINE call_484()
     INTEGER :: incount
     TYPE(MPI_Request) :: array_of_requests(2)
     INTEGER :: outcount, array_of_indices(2)
@@ -4168,33 +4175,33 @@ CONTAINS
     INTEGER :: ierror
     CALL MPI_Testsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses, &
         & ierror)
-  END SUBROUTINE call_483
-  SUBROUTINE call_484()
+  END SUBROUTINE call_484
+  SUBROUTINE call_485()
     TYPE(MPI_Comm) :: comm
     INTEGER :: status
     INTEGER :: ierror
     CALL MPI_Topo_test(comm, status, ierror)
-  END SUBROUTINE call_484
-  SUBROUTINE call_485()
+  END SUBROUTINE call_485
+  SUBROUTINE call_486()
     TYPE(MPI_Datatype) :: datatype
     INTEGER :: ierror
     CALL MPI_Type_commit(datatype, ierror)
-  END SUBROUTINE call_485
-  SUBROUTINE call_486()
-    INTEGER :: count
-    TYPE(MPI_Datatype) :: oldtype
-    TYPE(MPI_Datatype) :: newtype
-    INTEGER :: ierror
-    CALL MPI_Type_contiguous(count, oldtype, newtype, ierror)
   END SUBROUTINE call_486
   SUBROUTINE call_487()
-    INTEGER(KIND=MPI_COUNT_KIND) :: count
+    INTEGER :: count
     TYPE(MPI_Datatype) :: oldtype
     TYPE(MPI_Datatype) :: newtype
     INTEGER :: ierror
     CALL MPI_Type_contiguous(count, oldtype, newtype, ierror)
   END SUBROUTINE call_487
   SUBROUTINE call_488()
+    INTEGER(KIND=MPI_COUNT_KIND) :: count
+    TYPE(MPI_Datatype) :: oldtype
+    TYPE(MPI_Datatype) :: newtype
+    INTEGER :: ierror
+    CALL MPI_Type_contiguous(count, oldtype, newtype, ierror)
+  END SUBROUTINE call_488
+  SUBROUTINE call_489()
     INTEGER :: size, rank, ndims, array_of_gsizes(2), array_of_distribs(2), array_of_dargs(2), &
         & array_of_psizes(2), order
     TYPE(MPI_Datatype) :: oldtype
@@ -4202,8 +4209,8 @@ CONTAINS
     INTEGER :: ierror
     CALL MPI_Type_create_darray(size, rank, ndims, array_of_gsizes, array_of_distribs, &
         & array_of_dargs, array_of_psizes, order, oldtype, newtype, ierror)
-  END SUBROUTINE call_488
-  SUBROUTINE call_489()
+  END SUBROUTINE call_489
+  SUBROUTINE call_490()
     INTEGER :: size, rank, ndims, array_of_distribs(2), array_of_dargs(2), array_of_psizes(2), order
     INTEGER(KIND=MPI_COUNT_KIND) :: array_of_gsizes(2)
     TYPE(MPI_Datatype) :: oldtype
@@ -4211,36 +4218,28 @@ CONTAINS
     INTEGER :: ierror
     CALL MPI_Type_create_darray(size, rank, ndims, array_of_gsizes, array_of_distribs, &
         & array_of_dargs, array_of_psizes, order, oldtype, newtype, ierror)
-  END SUBROUTINE call_489
-  SUBROUTINE call_490()
+  END SUBROUTINE call_490
+  SUBROUTINE call_491()
     INTEGER :: p, r
     TYPE(MPI_Datatype) :: newtype
     INTEGER :: ierror
     CALL MPI_Type_create_f90_complex(p, r, newtype, ierror)
-  END SUBROUTINE call_490
-  SUBROUTINE call_491()
+  END SUBROUTINE call_491
+  SUBROUTINE call_492()
     INTEGER :: r
     TYPE(MPI_Datatype) :: newtype
     INTEGER :: ierror
     CALL MPI_Type_create_f90_integer(r, newtype, ierror)
-  END SUBROUTINE call_491
-  SUBROUTINE call_492()
+  END SUBROUTINE call_492
+  SUBROUTINE call_493()
     INTEGER :: p, r
     TYPE(MPI_Datatype) :: newtype
     INTEGER :: ierror
     CALL MPI_Type_create_f90_real(p, r, newtype, ierror)
-  END SUBROUTINE call_492
-  SUBROUTINE call_493()
-    INTEGER :: count, array_of_blocklengths(2)
-    INTEGER(KIND=MPI_ADDRESS_KIND) :: array_of_displacements(2)
-    TYPE(MPI_Datatype) :: oldtype
-    TYPE(MPI_Datatype) :: newtype
-    INTEGER :: ierror
-    CALL MPI_Type_create_hindexed(count, array_of_blocklengths, array_of_displacements, oldtype, &
-        & newtype, ierror)
   END SUBROUTINE call_493
   SUBROUTINE call_494()
-    INTEGER(KIND=MPI_COUNT_KIND) :: count, array_of_blocklengths(2), array_of_displacements(2)
+    INTEGER :: count, array_of_blocklengths(2)
+    INTEGER(KIND=MPI_ADDRESS_KIND) :: array_of_displacements(2)
     TYPE(MPI_Datatype) :: oldtype
     TYPE(MPI_Datatype) :: newtype
     INTEGER :: ierror
@@ -4248,16 +4247,16 @@ CONTAINS
         & newtype, ierror)
   END SUBROUTINE call_494
   SUBROUTINE call_495()
-    INTEGER :: count, blocklength
-    INTEGER(KIND=MPI_ADDRESS_KIND) :: array_of_displacements(2)
+    INTEGER(KIND=MPI_COUNT_KIND) :: count, array_of_blocklengths(2), array_of_displacements(2)
     TYPE(MPI_Datatype) :: oldtype
     TYPE(MPI_Datatype) :: newtype
     INTEGER :: ierror
-    CALL MPI_Type_create_hindexed_block(count, blocklength, array_of_displacements, oldtype, &
+    CALL MPI_Type_create_hindexed(count, array_of_blocklengths, array_of_displacements, oldtype, &
         & newtype, ierror)
   END SUBROUTINE call_495
   SUBROUTINE call_496()
-    INTEGER(KIND=MPI_COUNT_KIND) :: count, blocklength, array_of_displacements(2)
+    INTEGER :: count, blocklength
+    INTEGER(KIND=MPI_ADDRESS_KIND) :: array_of_displacements(2)
     TYPE(MPI_Datatype) :: oldtype
     TYPE(MPI_Datatype) :: newtype
     INTEGER :: ierror
@@ -4265,30 +4264,30 @@ CONTAINS
         & newtype, ierror)
   END SUBROUTINE call_496
   SUBROUTINE call_497()
+    INTEGER(KIND=MPI_COUNT_KIND) :: count, blocklength, array_of_displacements(2)
+    TYPE(MPI_Datatype) :: oldtype
+    TYPE(MPI_Datatype) :: newtype
+    INTEGER :: ierror
+    CALL MPI_Type_create_hindexed_block(count, blocklength, array_of_displacements, oldtype, &
+        & newtype, ierror)
+  END SUBROUTINE call_497
+  SUBROUTINE call_498()
     INTEGER :: count, blocklength
     INTEGER(KIND=MPI_ADDRESS_KIND) :: stride
     TYPE(MPI_Datatype) :: oldtype
     TYPE(MPI_Datatype) :: newtype
     INTEGER :: ierror
     CALL MPI_Type_create_hvector(count, blocklength, stride, oldtype, newtype, ierror)
-  END SUBROUTINE call_497
-  SUBROUTINE call_498()
+  END SUBROUTINE call_498
+  SUBROUTINE call_499()
     INTEGER(KIND=MPI_COUNT_KIND) :: count, blocklength, stride
     TYPE(MPI_Datatype) :: oldtype
     TYPE(MPI_Datatype) :: newtype
     INTEGER :: ierror
     CALL MPI_Type_create_hvector(count, blocklength, stride, oldtype, newtype, ierror)
-  END SUBROUTINE call_498
-  SUBROUTINE call_499()
-    INTEGER :: count, blocklength, array_of_displacements(2)
-    TYPE(MPI_Datatype) :: oldtype
-    TYPE(MPI_Datatype) :: newtype
-    INTEGER :: ierror
-    CALL MPI_Type_create_indexed_block(count, blocklength, array_of_displacements, oldtype, &
-        & newtype, ierror)
   END SUBROUTINE call_499
   SUBROUTINE call_500()
-    INTEGER(KIND=MPI_COUNT_KIND) :: count, blocklength, array_of_displacements(2)
+    INTEGER :: count, blocklength, array_of_displacements(2)
     TYPE(MPI_Datatype) :: oldtype
     TYPE(MPI_Datatype) :: newtype
     INTEGER :: ierror
@@ -4296,6 +4295,14 @@ CONTAINS
         & newtype, ierror)
   END SUBROUTINE call_500
   SUBROUTINE call_501()
+    INTEGER(KIND=MPI_COUNT_KIND) :: count, blocklength, array_of_displacements(2)
+    TYPE(MPI_Datatype) :: oldtype
+    TYPE(MPI_Datatype) :: newtype
+    INTEGER :: ierror
+    CALL MPI_Type_create_indexed_block(count, blocklength, array_of_displacements, oldtype, &
+        & newtype, ierror)
+  END SUBROUTINE call_501
+  SUBROUTINE call_502()
     PROCEDURE(MPI_Type_copy_attr_function), POINTER :: type_copy_attr_fn => NULL()
     PROCEDURE(MPI_Type_delete_attr_function), POINTER :: type_delete_attr_fn => NULL()
     INTEGER :: type_keyval
@@ -4303,22 +4310,22 @@ CONTAINS
     INTEGER :: ierror
     CALL MPI_Type_create_keyval(type_copy_attr_fn, type_delete_attr_fn, type_keyval, extra_state, &
         & ierror)
-  END SUBROUTINE call_501
-  SUBROUTINE call_502()
+  END SUBROUTINE call_502
+  SUBROUTINE call_503()
     TYPE(MPI_Datatype) :: oldtype
     INTEGER(KIND=MPI_ADDRESS_KIND) :: lb, extent
     TYPE(MPI_Datatype) :: newtype
     INTEGER :: ierror
     CALL MPI_Type_create_resized(oldtype, lb, extent, newtype, ierror)
-  END SUBROUTINE call_502
-  SUBROUTINE call_503()
+  END SUBROUTINE call_503
+  SUBROUTINE call_504()
     TYPE(MPI_Datatype) :: oldtype
     INTEGER(KIND=MPI_COUNT_KIND) :: lb, extent
     TYPE(MPI_Datatype) :: newtype
     INTEGER :: ierror
     CALL MPI_Type_create_resized_c(oldtype, lb, extent, newtype, ierror)
-  END SUBROUTINE call_503
-  SUBROUTINE call_504()
+  END SUBROUTINE call_504
+  SUBROUTINE call_505()
     INTEGER :: count, array_of_blocklengths(2)
     INTEGER(KIND=MPI_ADDRESS_KIND) :: array_of_displacements(2)
     TYPE(MPI_Datatype) :: array_of_types(2)
@@ -4326,26 +4333,17 @@ CONTAINS
     INTEGER :: ierror
     CALL MPI_Type_create_struct(count, array_of_blocklengths, array_of_displacements, &
         & array_of_types, newtype, ierror)
-  END SUBROUTINE call_504
-  SUBROUTINE call_505()
+  END SUBROUTINE call_505
+  SUBROUTINE call_506()
     INTEGER(KIND=MPI_COUNT_KIND) :: count, array_of_blocklengths(2), array_of_displacements(2)
     TYPE(MPI_Datatype) :: array_of_types(2)
     TYPE(MPI_Datatype) :: newtype
     INTEGER :: ierror
     CALL MPI_Type_create_struct(count, array_of_blocklengths, array_of_displacements, &
         & array_of_types, newtype, ierror)
-  END SUBROUTINE call_505
-  SUBROUTINE call_506()
-    INTEGER :: ndims, array_of_sizes(2), array_of_subsizes(2), array_of_starts(2), order
-    TYPE(MPI_Datatype) :: oldtype
-    TYPE(MPI_Datatype) :: newtype
-    INTEGER :: ierror
-    CALL MPI_Type_create_subarray(ndims, array_of_sizes, array_of_subsizes, array_of_starts, &
-        & order, oldtype, newtype, ierror)
   END SUBROUTINE call_506
   SUBROUTINE call_507()
-    INTEGER :: ndims, order
-    INTEGER(KIND=MPI_COUNT_KIND) :: array_of_sizes(2), array_of_subsizes(2), array_of_starts(2)
+    INTEGER :: ndims, array_of_sizes(2), array_of_subsizes(2), array_of_starts(2), order
     TYPE(MPI_Datatype) :: oldtype
     TYPE(MPI_Datatype) :: newtype
     INTEGER :: ierror
@@ -4353,36 +4351,45 @@ CONTAINS
         & order, oldtype, newtype, ierror)
   END SUBROUTINE call_507
   SUBROUTINE call_508()
+    INTEGER :: ndims, order
+    INTEGER(KIND=MPI_COUNT_KIND) :: array_of_sizes(2), array_of_subsizes(2), array_of_starts(2)
+    TYPE(MPI_Datatype) :: oldtype
+    TYPE(MPI_Datatype) :: newtype
+    INTEGER :: ierror
+    CALL MPI_Type_create_subarray(ndims, array_of_sizes, array_of_subsizes, array_of_starts, &
+        & order, oldtype, newtype, ierror)
+  END SUBROUTINE call_508
+  SUBROUTINE call_509()
     TYPE(MPI_Datatype) :: datatype
     INTEGER :: type_keyval
     INTEGER :: ierror
     CALL MPI_Type_delete_attr(datatype, type_keyval, ierror)
-  END SUBROUTINE call_508
-  SUBROUTINE call_509()
+  END SUBROUTINE call_509
+  SUBROUTINE call_510()
     TYPE(MPI_Datatype) :: oldtype
     TYPE(MPI_Datatype) :: newtype
     INTEGER :: ierror
     CALL MPI_Type_dup(oldtype, newtype, ierror)
-  END SUBROUTINE call_509
-  SUBROUTINE call_510()
+  END SUBROUTINE call_510
+  SUBROUTINE call_511()
     TYPE(MPI_Datatype) :: datatype
     INTEGER :: ierror
     CALL MPI_Type_free(datatype, ierror)
-  END SUBROUTINE call_510
-  SUBROUTINE call_511()
+  END SUBROUTINE call_511
+  SUBROUTINE call_512()
     INTEGER :: type_keyval
     INTEGER :: ierror
     CALL MPI_Type_free_keyval(type_keyval, ierror)
-  END SUBROUTINE call_511
-  SUBROUTINE call_512()
+  END SUBROUTINE call_512
+  SUBROUTINE call_513()
     TYPE(MPI_Datatype) :: datatype
     INTEGER :: type_keyval
     INTEGER(KIND=MPI_ADDRESS_KIND) :: attribute_val
     LOGICAL :: flag
     INTEGER :: ierror
     CALL MPI_Type_get_attr(datatype, type_keyval, attribute_val, flag, ierror)
-  END SUBROUTINE call_512
-  SUBROUTINE call_513()
+  END SUBROUTINE call_513
+  SUBROUTINE call_514()
     TYPE(MPI_Datatype) :: datatype
     INTEGER :: max_integers, max_addresses, max_datatypes
     INTEGER :: array_of_integers(2)
@@ -4391,8 +4398,8 @@ CONTAINS
     INTEGER :: ierror
     CALL MPI_Type_get_contents(datatype, max_integers, max_addresses, max_datatypes, &
         & array_of_integers, array_of_addresses, array_of_datatypes, ierror)
-  END SUBROUTINE call_513
-  SUBROUTINE call_514()
+  END SUBROUTINE call_514
+  SUBROUTINE call_515()
     TYPE(MPI_Datatype) :: datatype
     INTEGER(KIND=MPI_COUNT_KIND) :: max_integers, max_addresses, max_large_counts, max_datatypes
     INTEGER :: array_of_integers(2)
@@ -4403,81 +4410,73 @@ CONTAINS
     CALL MPI_Type_get_contents(datatype, max_integers, max_addresses, max_large_counts, &
         & max_datatypes, array_of_integers, array_of_addresses, array_of_large_counts, &
         & array_of_datatypes, ierror)
-  END SUBROUTINE call_514
-  SUBROUTINE call_515()
+  END SUBROUTINE call_515
+  SUBROUTINE call_516()
     TYPE(MPI_Datatype) :: datatype
     INTEGER :: num_integers, num_addresses, num_datatypes, combiner
     INTEGER :: ierror
     CALL MPI_Type_get_envelope(datatype, num_integers, num_addresses, num_datatypes, combiner, &
         & ierror)
-  END SUBROUTINE call_515
-  SUBROUTINE call_516()
+  END SUBROUTINE call_516
+  SUBROUTINE call_517()
     TYPE(MPI_Datatype) :: datatype
     INTEGER(KIND=MPI_COUNT_KIND) :: num_integers, num_addresses, num_large_counts, num_datatypes
     INTEGER :: combiner
     INTEGER :: ierror
     CALL MPI_Type_get_envelope(datatype, num_integers, num_addresses, num_large_counts, &
         & num_datatypes, combiner, ierror)
-  END SUBROUTINE call_516
-  SUBROUTINE call_517()
+  END SUBROUTINE call_517
+  SUBROUTINE call_518()
     TYPE(MPI_Datatype) :: datatype
     INTEGER(KIND=MPI_ADDRESS_KIND) :: lb, extent
     INTEGER :: ierror
     CALL MPI_Type_get_extent(datatype, lb, extent, ierror)
-  END SUBROUTINE call_517
-  SUBROUTINE call_518()
-    TYPE(MPI_Datatype) :: datatype
-    INTEGER(KIND=MPI_COUNT_KIND) :: lb, extent
-    INTEGER :: ierror
-    CALL MPI_Type_get_extent_c(datatype, lb, extent, ierror)
   END SUBROUTINE call_518
   SUBROUTINE call_519()
     TYPE(MPI_Datatype) :: datatype
     INTEGER(KIND=MPI_COUNT_KIND) :: lb, extent
     INTEGER :: ierror
-    CALL MPI_Type_get_extent_x(datatype, lb, extent, ierror)
+    CALL MPI_Type_get_extent_c(datatype, lb, extent, ierror)
   END SUBROUTINE call_519
   SUBROUTINE call_520()
+    TYPE(MPI_Datatype) :: datatype
+    INTEGER(KIND=MPI_COUNT_KIND) :: lb, extent
+    INTEGER :: ierror
+    CALL MPI_Type_get_extent_x(datatype, lb, extent, ierror)
+  END SUBROUTINE call_520
+  SUBROUTINE call_521()
     TYPE(MPI_Datatype) :: datatype
     CHARACTER(LEN=MPI_MAX_OBJECT_NAME) :: type_name
     INTEGER :: resultlen
     INTEGER :: ierror
     CALL MPI_Type_get_name(datatype, type_name, resultlen, ierror)
-  END SUBROUTINE call_520
-  SUBROUTINE call_521()
+  END SUBROUTINE call_521
+  SUBROUTINE call_522()
     TYPE(MPI_Datatype) :: datatype
     INTEGER(KIND=MPI_ADDRESS_KIND) :: true_lb, true_extent
     INTEGER :: ierror
     CALL MPI_Type_get_true_extent(datatype, true_lb, true_extent, ierror)
-  END SUBROUTINE call_521
-  SUBROUTINE call_522()
-    TYPE(MPI_Datatype) :: datatype
-    INTEGER(KIND=MPI_COUNT_KIND) :: true_lb, true_extent
-    INTEGER :: ierror
-    CALL MPI_Type_get_true_extent_c(datatype, true_lb, true_extent, ierror)
   END SUBROUTINE call_522
   SUBROUTINE call_523()
     TYPE(MPI_Datatype) :: datatype
     INTEGER(KIND=MPI_COUNT_KIND) :: true_lb, true_extent
     INTEGER :: ierror
-    CALL MPI_Type_get_true_extent_x(datatype, true_lb, true_extent, ierror)
+    CALL MPI_Type_get_true_extent_c(datatype, true_lb, true_extent, ierror)
   END SUBROUTINE call_523
   SUBROUTINE call_524()
+    TYPE(MPI_Datatype) :: datatype
+    INTEGER(KIND=MPI_COUNT_KIND) :: true_lb, true_extent
+    INTEGER :: ierror
+    CALL MPI_Type_get_true_extent_x(datatype, true_lb, true_extent, ierror)
+  END SUBROUTINE call_524
+  SUBROUTINE call_525()
     TYPE(MPI_Datatype) :: value_type, index_type
     TYPE(MPI_Datatype) :: pair_type
     INTEGER :: ierror
     CALL MPI_Type_get_value_index(value_type, index_type, pair_type, ierror)
-  END SUBROUTINE call_524
-  SUBROUTINE call_525()
-    INTEGER :: count, array_of_blocklengths(2), array_of_displacements(2)
-    TYPE(MPI_Datatype) :: oldtype
-    TYPE(MPI_Datatype) :: newtype
-    INTEGER :: ierror
-    CALL MPI_Type_indexed(count, array_of_blocklengths, array_of_displacements, oldtype, newtype, &
-        & ierror)
   END SUBROUTINE call_525
   SUBROUTINE call_526()
-    INTEGER(KIND=MPI_COUNT_KIND) :: count, array_of_blocklengths(2), array_of_displacements(2)
+    INTEGER :: count, array_of_blocklengths(2), array_of_displacements(2)
     TYPE(MPI_Datatype) :: oldtype
     TYPE(MPI_Datatype) :: newtype
     INTEGER :: ierror
@@ -4485,33 +4484,35 @@ CONTAINS
         & ierror)
   END SUBROUTINE call_526
   SUBROUTINE call_527()
+    INTEGER(KIND=MPI_COUNT_KIND) :: count, array_of_blocklengths(2), array_of_displacements(2)
+    TYPE(MPI_Datatype) :: oldtype
+    TYPE(MPI_Datatype) :: newtype
+    INTEGER :: ierror
+    CALL MPI_Type_indexed(count, array_of_blocklengths, array_of_displacements, oldtype, newtype, &
+        & ierror)
+  END SUBROUTINE call_527
+  SUBROUTINE call_528()
     INTEGER :: typeclass, size
     TYPE(MPI_Datatype) :: datatype
     INTEGER :: ierror
     CALL MPI_Type_match_size(typeclass, size, datatype, ierror)
-  END SUBROUTINE call_527
-  SUBROUTINE call_528()
+  END SUBROUTINE call_528
+  SUBROUTINE call_529()
     TYPE(MPI_Datatype) :: datatype
     INTEGER :: type_keyval
     INTEGER(KIND=MPI_ADDRESS_KIND) :: attribute_val
     INTEGER :: ierror
     CALL MPI_Type_set_attr(datatype, type_keyval, attribute_val, ierror)
-  END SUBROUTINE call_528
-  SUBROUTINE call_529()
+  END SUBROUTINE call_529
+  SUBROUTINE call_530()
     TYPE(MPI_Datatype) :: datatype
     CHARACTER(LEN=16) :: type_name
     INTEGER :: ierror
     CALL MPI_Type_set_name(datatype, type_name, ierror)
-  END SUBROUTINE call_529
-  SUBROUTINE call_530()
-    TYPE(MPI_Datatype) :: datatype
-    INTEGER :: size
-    INTEGER :: ierror
-    CALL MPI_Type_size(datatype, size, ierror)
   END SUBROUTINE call_530
   SUBROUTINE call_531()
     TYPE(MPI_Datatype) :: datatype
-    INTEGER(KIND=MPI_COUNT_KIND) :: size
+    INTEGER :: size
     INTEGER :: ierror
     CALL MPI_Type_size(datatype, size, ierror)
   END SUBROUTINE call_531
@@ -4519,23 +4520,29 @@ CONTAINS
     TYPE(MPI_Datatype) :: datatype
     INTEGER(KIND=MPI_COUNT_KIND) :: size
     INTEGER :: ierror
-    CALL MPI_Type_size_x(datatype, size, ierror)
+    CALL MPI_Type_size(datatype, size, ierror)
   END SUBROUTINE call_532
   SUBROUTINE call_533()
-    INTEGER :: count, blocklength, stride
-    TYPE(MPI_Datatype) :: oldtype
-    TYPE(MPI_Datatype) :: newtype
+    TYPE(MPI_Datatype) :: datatype
+    INTEGER(KIND=MPI_COUNT_KIND) :: size
     INTEGER :: ierror
-    CALL MPI_Type_vector(count, blocklength, stride, oldtype, newtype, ierror)
+    CALL MPI_Type_size_x(datatype, size, ierror)
   END SUBROUTINE call_533
   SUBROUTINE call_534()
-    INTEGER(KIND=MPI_COUNT_KIND) :: count, blocklength, stride
+    INTEGER :: count, blocklength, stride
     TYPE(MPI_Datatype) :: oldtype
     TYPE(MPI_Datatype) :: newtype
     INTEGER :: ierror
     CALL MPI_Type_vector(count, blocklength, stride, oldtype, newtype, ierror)
   END SUBROUTINE call_534
   SUBROUTINE call_535()
+    INTEGER(KIND=MPI_COUNT_KIND) :: count, blocklength, stride
+    TYPE(MPI_Datatype) :: oldtype
+    TYPE(MPI_Datatype) :: newtype
+    INTEGER :: ierror
+    CALL MPI_Type_vector(count, blocklength, stride, oldtype, newtype, ierror)
+  END SUBROUTINE call_535
+  SUBROUTINE call_536()
     INTEGER :: inbuf(4)
     INTEGER :: insize, outcount
     INTEGER :: position
@@ -4544,8 +4551,8 @@ CONTAINS
     TYPE(MPI_Comm) :: comm
     INTEGER :: ierror
     CALL MPI_Unpack(inbuf, insize, position, outbuf, outcount, datatype, comm, ierror)
-  END SUBROUTINE call_535
-  SUBROUTINE call_536()
+  END SUBROUTINE call_536
+  SUBROUTINE call_537()
     INTEGER :: inbuf(4)
     INTEGER(KIND=MPI_COUNT_KIND) :: insize, outcount
     INTEGER(KIND=MPI_COUNT_KIND) :: position
@@ -4554,8 +4561,8 @@ CONTAINS
     TYPE(MPI_Comm) :: comm
     INTEGER :: ierror
     CALL MPI_Unpack(inbuf, insize, position, outbuf, outcount, datatype, comm, ierror)
-  END SUBROUTINE call_536
-  SUBROUTINE call_537()
+  END SUBROUTINE call_537
+  SUBROUTINE call_538()
     CHARACTER(LEN=16) :: datarep
     INTEGER :: inbuf(4)
     INTEGER(KIND=MPI_ADDRESS_KIND) :: insize
@@ -4565,8 +4572,8 @@ CONTAINS
     TYPE(MPI_Datatype) :: datatype
     INTEGER :: ierror
     CALL MPI_Unpack_external(datarep, inbuf, insize, position, outbuf, outcount, datatype, ierror)
-  END SUBROUTINE call_537
-  SUBROUTINE call_538()
+  END SUBROUTINE call_538
+  SUBROUTINE call_539()
     CHARACTER(LEN=16) :: datarep
     INTEGER :: inbuf(4)
     INTEGER(KIND=MPI_COUNT_KIND) :: insize, outcount
@@ -4575,35 +4582,35 @@ CONTAINS
     TYPE(MPI_Datatype) :: datatype
     INTEGER :: ierror
     CALL MPI_Unpack_external(datarep, inbuf, insize, position, outbuf, outcount, datatype, ierror)
-  END SUBROUTINE call_538
-  SUBROUTINE call_539()
+  END SUBROUTINE call_539
+  SUBROUTINE call_540()
     CHARACTER(LEN=16) :: service_name, port_name
     TYPE(MPI_Info) :: info
     INTEGER :: ierror
     CALL MPI_Unpublish_name(service_name, info, port_name, ierror)
-  END SUBROUTINE call_539
-  SUBROUTINE call_540()
+  END SUBROUTINE call_540
+  SUBROUTINE call_541()
     TYPE(MPI_Request) :: request
     TYPE(MPI_Status) :: status
     INTEGER :: ierror
     CALL MPI_Wait(request, status, ierror)
-  END SUBROUTINE call_540
-  SUBROUTINE call_541()
+  END SUBROUTINE call_541
+  SUBROUTINE call_542()
     INTEGER :: count
     TYPE(MPI_Request) :: array_of_requests(2)
     TYPE(MPI_Status) :: array_of_statuses(2)
     INTEGER :: ierror
     CALL MPI_Waitall(count, array_of_requests, array_of_statuses, ierror)
-  END SUBROUTINE call_541
-  SUBROUTINE call_542()
+  END SUBROUTINE call_542
+  SUBROUTINE call_543()
     INTEGER :: count
     TYPE(MPI_Request) :: array_of_requests(2)
     INTEGER :: index
     TYPE(MPI_Status) :: status
     INTEGER :: ierror
     CALL MPI_Waitany(count, array_of_requests, index, status, ierror)
-  END SUBROUTINE call_542
-  SUBROUTINE call_543()
+  END SUBROUTINE call_543
+  SUBROUTINE call_544()
     INTEGER :: incount
     TYPE(MPI_Request) :: array_of_requests(2)
     INTEGER :: outcount, array_of_indices(2)
@@ -4611,19 +4618,10 @@ CONTAINS
     INTEGER :: ierror
     CALL MPI_Waitsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses, &
         & ierror)
-  END SUBROUTINE call_543
-  SUBROUTINE call_544()
-    INTEGER(KIND=MPI_ADDRESS_KIND) :: size
-    INTEGER :: disp_unit
-    TYPE(MPI_Info) :: info
-    TYPE(MPI_Comm) :: comm
-    TYPE(C_PTR) :: baseptr
-    TYPE(MPI_Win) :: win
-    INTEGER :: ierror
-    CALL MPI_Win_allocate(size, disp_unit, info, comm, baseptr, win, ierror)
   END SUBROUTINE call_544
   SUBROUTINE call_545()
-    INTEGER(KIND=MPI_ADDRESS_KIND) :: size, disp_unit
+    INTEGER(KIND=MPI_ADDRESS_KIND) :: size
+    INTEGER :: disp_unit
     TYPE(MPI_Info) :: info
     TYPE(MPI_Comm) :: comm
     TYPE(C_PTR) :: baseptr
@@ -4632,17 +4630,17 @@ CONTAINS
     CALL MPI_Win_allocate(size, disp_unit, info, comm, baseptr, win, ierror)
   END SUBROUTINE call_545
   SUBROUTINE call_546()
-    INTEGER(KIND=MPI_ADDRESS_KIND) :: size
-    INTEGER :: disp_unit
+    INTEGER(KIND=MPI_ADDRESS_KIND) :: size, disp_unit
     TYPE(MPI_Info) :: info
     TYPE(MPI_Comm) :: comm
     TYPE(C_PTR) :: baseptr
     TYPE(MPI_Win) :: win
     INTEGER :: ierror
-    CALL MPI_Win_allocate_shared(size, disp_unit, info, comm, baseptr, win, ierror)
+    CALL MPI_Win_allocate(size, disp_unit, info, comm, baseptr, win, ierror)
   END SUBROUTINE call_546
   SUBROUTINE call_547()
-    INTEGER(KIND=MPI_ADDRESS_KIND) :: size, disp_unit
+    INTEGER(KIND=MPI_ADDRESS_KIND) :: size
+    INTEGER :: disp_unit
     TYPE(MPI_Info) :: info
     TYPE(MPI_Comm) :: comm
     TYPE(C_PTR) :: baseptr
@@ -4651,36 +4649,36 @@ CONTAINS
     CALL MPI_Win_allocate_shared(size, disp_unit, info, comm, baseptr, win, ierror)
   END SUBROUTINE call_547
   SUBROUTINE call_548()
+    INTEGER(KIND=MPI_ADDRESS_KIND) :: size, disp_unit
+    TYPE(MPI_Info) :: info
+    TYPE(MPI_Comm) :: comm
+    TYPE(C_PTR) :: baseptr
+    TYPE(MPI_Win) :: win
+    INTEGER :: ierror
+    CALL MPI_Win_allocate_shared(size, disp_unit, info, comm, baseptr, win, ierror)
+  END SUBROUTINE call_548
+  SUBROUTINE call_549()
     TYPE(MPI_Win) :: win
     INTEGER :: base(4)
     INTEGER(KIND=MPI_ADDRESS_KIND) :: size
     INTEGER :: ierror
     CALL MPI_Win_attach(win, base, size, ierror)
-  END SUBROUTINE call_548
-  SUBROUTINE call_549()
+  END SUBROUTINE call_549
+  SUBROUTINE call_550()
     TYPE(MPI_Win) :: win
     INTEGER :: errorcode
     INTEGER :: ierror
     CALL MPI_Win_call_errhandler(win, errorcode, ierror)
-  END SUBROUTINE call_549
-  SUBROUTINE call_550()
+  END SUBROUTINE call_550
+  SUBROUTINE call_551()
     TYPE(MPI_Win) :: win
     INTEGER :: ierror
     CALL MPI_Win_complete(win, ierror)
-  END SUBROUTINE call_550
-  SUBROUTINE call_551()
-    INTEGER :: base(4)
-    INTEGER(KIND=MPI_ADDRESS_KIND) :: size
-    INTEGER :: disp_unit
-    TYPE(MPI_Info) :: info
-    TYPE(MPI_Comm) :: comm
-    TYPE(MPI_Win) :: win
-    INTEGER :: ierror
-    CALL MPI_Win_create(base, size, disp_unit, info, comm, win, ierror)
   END SUBROUTINE call_551
   SUBROUTINE call_552()
     INTEGER :: base(4)
-    INTEGER(KIND=MPI_ADDRESS_KIND) :: size, disp_unit
+    INTEGER(KIND=MPI_ADDRESS_KIND) :: size
+    INTEGER :: disp_unit
     TYPE(MPI_Info) :: info
     TYPE(MPI_Comm) :: comm
     TYPE(MPI_Win) :: win
@@ -4688,19 +4686,28 @@ CONTAINS
     CALL MPI_Win_create(base, size, disp_unit, info, comm, win, ierror)
   END SUBROUTINE call_552
   SUBROUTINE call_553()
+    INTEGER :: base(4)
+    INTEGER(KIND=MPI_ADDRESS_KIND) :: size, disp_unit
+    TYPE(MPI_Info) :: info
+    TYPE(MPI_Comm) :: comm
+    TYPE(MPI_Win) :: win
+    INTEGER :: ierror
+    CALL MPI_Win_create(base, size, disp_unit, info, comm, win, ierror)
+  END SUBROUTINE call_553
+  SUBROUTINE call_554()
     TYPE(MPI_Info) :: info
     TYPE(MPI_Comm) :: comm
     TYPE(MPI_Win) :: win
     INTEGER :: ierror
     CALL MPI_Win_create_dynamic(info, comm, win, ierror)
-  END SUBROUTINE call_553
-  SUBROUTINE call_554()
+  END SUBROUTINE call_554
+  SUBROUTINE call_555()
     PROCEDURE(MPI_Win_errhandler_function), POINTER :: win_errhandler_fn => NULL()
     TYPE(MPI_Errhandler) :: errhandler
     INTEGER :: ierror
     CALL MPI_Win_create_errhandler(win_errhandler_fn, errhandler, ierror)
-  END SUBROUTINE call_554
-  SUBROUTINE call_555()
+  END SUBROUTINE call_555
+  SUBROUTINE call_556()
     PROCEDURE(MPI_Win_copy_attr_function), POINTER :: win_copy_attr_fn => NULL()
     PROCEDURE(MPI_Win_delete_attr_function), POINTER :: win_delete_attr_fn => NULL()
     INTEGER :: win_keyval
@@ -4708,135 +4715,135 @@ CONTAINS
     INTEGER :: ierror
     CALL MPI_Win_create_keyval(win_copy_attr_fn, win_delete_attr_fn, win_keyval, extra_state, &
         & ierror)
-  END SUBROUTINE call_555
-  SUBROUTINE call_556()
+  END SUBROUTINE call_556
+  SUBROUTINE call_557()
     TYPE(MPI_Win) :: win
     INTEGER :: win_keyval
     INTEGER :: ierror
     CALL MPI_Win_delete_attr(win, win_keyval, ierror)
-  END SUBROUTINE call_556
-  SUBROUTINE call_557()
+  END SUBROUTINE call_557
+  SUBROUTINE call_558()
     TYPE(MPI_Win) :: win
     INTEGER :: base(4)
     INTEGER :: ierror
     CALL MPI_Win_detach(win, base, ierror)
-  END SUBROUTINE call_557
-  SUBROUTINE call_558()
+  END SUBROUTINE call_558
+  SUBROUTINE call_559()
     INTEGER :: assert
     TYPE(MPI_Win) :: win
     INTEGER :: ierror
     CALL MPI_Win_fence(assert, win, ierror)
-  END SUBROUTINE call_558
-  SUBROUTINE call_559()
+  END SUBROUTINE call_559
+  SUBROUTINE call_560()
     INTEGER :: rank
     TYPE(MPI_Win) :: win
     INTEGER :: ierror
     CALL MPI_Win_flush(rank, win, ierror)
-  END SUBROUTINE call_559
-  SUBROUTINE call_560()
+  END SUBROUTINE call_560
+  SUBROUTINE call_561()
     TYPE(MPI_Win) :: win
     INTEGER :: ierror
     CALL MPI_Win_flush_all(win, ierror)
-  END SUBROUTINE call_560
-  SUBROUTINE call_561()
+  END SUBROUTINE call_561
+  SUBROUTINE call_562()
     INTEGER :: rank
     TYPE(MPI_Win) :: win
     INTEGER :: ierror
     CALL MPI_Win_flush_local(rank, win, ierror)
-  END SUBROUTINE call_561
-  SUBROUTINE call_562()
-    TYPE(MPI_Win) :: win
-    INTEGER :: ierror
-    CALL MPI_Win_flush_local_all(win, ierror)
   END SUBROUTINE call_562
   SUBROUTINE call_563()
     TYPE(MPI_Win) :: win
     INTEGER :: ierror
-    CALL MPI_Win_free(win, ierror)
+    CALL MPI_Win_flush_local_all(win, ierror)
   END SUBROUTINE call_563
   SUBROUTINE call_564()
+    TYPE(MPI_Win) :: win
+    INTEGER :: ierror
+    CALL MPI_Win_free(win, ierror)
+  END SUBROUTINE call_564
+  SUBROUTINE call_565()
     INTEGER :: win_keyval
     INTEGER :: ierror
     CALL MPI_Win_free_keyval(win_keyval, ierror)
-  END SUBROUTINE call_564
-  SUBROUTINE call_565()
+  END SUBROUTINE call_565
+  SUBROUTINE call_566()
     TYPE(MPI_Win) :: win
     INTEGER :: win_keyval
     INTEGER(KIND=MPI_ADDRESS_KIND) :: attribute_val
     LOGICAL :: flag
     INTEGER :: ierror
     CALL MPI_Win_get_attr(win, win_keyval, attribute_val, flag, ierror)
-  END SUBROUTINE call_565
-  SUBROUTINE call_566()
+  END SUBROUTINE call_566
+  SUBROUTINE call_567()
     TYPE(MPI_Win) :: win
     TYPE(MPI_Errhandler) :: errhandler
     INTEGER :: ierror
     CALL MPI_Win_get_errhandler(win, errhandler, ierror)
-  END SUBROUTINE call_566
-  SUBROUTINE call_567()
+  END SUBROUTINE call_567
+  SUBROUTINE call_568()
     TYPE(MPI_Win) :: win
     TYPE(MPI_Group) :: group
     INTEGER :: ierror
     CALL MPI_Win_get_group(win, group, ierror)
-  END SUBROUTINE call_567
-  SUBROUTINE call_568()
+  END SUBROUTINE call_568
+  SUBROUTINE call_569()
     TYPE(MPI_Win) :: win
     TYPE(MPI_Info) :: info_used
     INTEGER :: ierror
     CALL MPI_Win_get_info(win, info_used, ierror)
-  END SUBROUTINE call_568
-  SUBROUTINE call_569()
+  END SUBROUTINE call_569
+  SUBROUTINE call_570()
     TYPE(MPI_Win) :: win
     CHARACTER(LEN=MPI_MAX_OBJECT_NAME) :: win_name
     INTEGER :: resultlen
     INTEGER :: ierror
     CALL MPI_Win_get_name(win, win_name, resultlen, ierror)
-  END SUBROUTINE call_569
-  SUBROUTINE call_570()
+  END SUBROUTINE call_570
+  SUBROUTINE call_571()
     INTEGER :: lock_type, rank, assert
     TYPE(MPI_Win) :: win
     INTEGER :: ierror
     CALL MPI_Win_lock(lock_type, rank, assert, win, ierror)
-  END SUBROUTINE call_570
-  SUBROUTINE call_571()
+  END SUBROUTINE call_571
+  SUBROUTINE call_572()
     INTEGER :: assert
     TYPE(MPI_Win) :: win
     INTEGER :: ierror
     CALL MPI_Win_lock_all(assert, win, ierror)
-  END SUBROUTINE call_571
-  SUBROUTINE call_572()
+  END SUBROUTINE call_572
+  SUBROUTINE call_573()
     TYPE(MPI_Group) :: group
     INTEGER :: assert
     TYPE(MPI_Win) :: win
     INTEGER :: ierror
     CALL MPI_Win_post(group, assert, win, ierror)
-  END SUBROUTINE call_572
-  SUBROUTINE call_573()
+  END SUBROUTINE call_573
+  SUBROUTINE call_574()
     TYPE(MPI_Win) :: win
     INTEGER :: win_keyval
     INTEGER(KIND=MPI_ADDRESS_KIND) :: attribute_val
     INTEGER :: ierror
     CALL MPI_Win_set_attr(win, win_keyval, attribute_val, ierror)
-  END SUBROUTINE call_573
-  SUBROUTINE call_574()
+  END SUBROUTINE call_574
+  SUBROUTINE call_575()
     TYPE(MPI_Win) :: win
     TYPE(MPI_Errhandler) :: errhandler
     INTEGER :: ierror
     CALL MPI_Win_set_errhandler(win, errhandler, ierror)
-  END SUBROUTINE call_574
-  SUBROUTINE call_575()
+  END SUBROUTINE call_575
+  SUBROUTINE call_576()
     TYPE(MPI_Win) :: win
     TYPE(MPI_Info) :: info
     INTEGER :: ierror
     CALL MPI_Win_set_info(win, info, ierror)
-  END SUBROUTINE call_575
-  SUBROUTINE call_576()
+  END SUBROUTINE call_576
+  SUBROUTINE call_577()
     TYPE(MPI_Win) :: win
     CHARACTER(LEN=16) :: win_name
     INTEGER :: ierror
     CALL MPI_Win_set_name(win, win_name, ierror)
-  END SUBROUTINE call_576
-  SUBROUTINE call_577()
+  END SUBROUTINE call_577
+  SUBROUTINE call_578()
     TYPE(MPI_Win) :: win
     INTEGER :: rank
     INTEGER(KIND=MPI_ADDRESS_KIND) :: size
@@ -4844,55 +4851,55 @@ CONTAINS
     TYPE(C_PTR) :: baseptr
     INTEGER :: ierror
     CALL MPI_Win_shared_query(win, rank, size, disp_unit, baseptr, ierror)
-  END SUBROUTINE call_577
-  SUBROUTINE call_578()
+  END SUBROUTINE call_578
+  SUBROUTINE call_579()
     TYPE(MPI_Win) :: win
     INTEGER :: rank
     INTEGER(KIND=MPI_ADDRESS_KIND) :: size, disp_unit
     TYPE(C_PTR) :: baseptr
     INTEGER :: ierror
     CALL MPI_Win_shared_query(win, rank, size, disp_unit, baseptr, ierror)
-  END SUBROUTINE call_578
-  SUBROUTINE call_579()
+  END SUBROUTINE call_579
+  SUBROUTINE call_580()
     TYPE(MPI_Group) :: group
     INTEGER :: assert
     TYPE(MPI_Win) :: win
     INTEGER :: ierror
     CALL MPI_Win_start(group, assert, win, ierror)
-  END SUBROUTINE call_579
-  SUBROUTINE call_580()
+  END SUBROUTINE call_580
+  SUBROUTINE call_581()
     TYPE(MPI_Win) :: win
     INTEGER :: ierror
     CALL MPI_Win_sync(win, ierror)
-  END SUBROUTINE call_580
-  SUBROUTINE call_581()
+  END SUBROUTINE call_581
+  SUBROUTINE call_582()
     TYPE(MPI_Win) :: win
     LOGICAL :: flag
     INTEGER :: ierror
     CALL MPI_Win_test(win, flag, ierror)
-  END SUBROUTINE call_581
-  SUBROUTINE call_582()
+  END SUBROUTINE call_582
+  SUBROUTINE call_583()
     INTEGER :: rank
     TYPE(MPI_Win) :: win
     INTEGER :: ierror
     CALL MPI_Win_unlock(rank, win, ierror)
-  END SUBROUTINE call_582
-  SUBROUTINE call_583()
-    TYPE(MPI_Win) :: win
-    INTEGER :: ierror
-    CALL MPI_Win_unlock_all(win, ierror)
   END SUBROUTINE call_583
   SUBROUTINE call_584()
     TYPE(MPI_Win) :: win
     INTEGER :: ierror
-    CALL MPI_Win_wait(win, ierror)
+    CALL MPI_Win_unlock_all(win, ierror)
   END SUBROUTINE call_584
   SUBROUTINE call_585()
-    DOUBLE PRECISION :: r
-    r = MPI_Wtick()
+    TYPE(MPI_Win) :: win
+    INTEGER :: ierror
+    CALL MPI_Win_wait(win, ierror)
   END SUBROUTINE call_585
   SUBROUTINE call_586()
     DOUBLE PRECISION :: r
-    r = MPI_Wtime()
+    r = MPI_Wtick()
   END SUBROUTINE call_586
+  SUBROUTINE call_587()
+    DOUBLE PRECISION :: r
+    r = MPI_Wtime()
+  END SUBROUTINE call_587
 END MODULE f08_calls
