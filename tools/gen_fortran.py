@@ -60,6 +60,10 @@ LARGE_HAND_F08 = {"mpi_op_create"}
 # for Fortran's own use are hand-written above).
 SKIPPED = set()
 
+# Procedures whose INDEX results are positions in the caller's array of requests.
+INDEX_PROCS = ("mpi_waitany", "mpi_testany", "mpi_waitsome", "mpi_testsome", "mpi_request_get_status_any",
+               "mpi_request_get_status_some")
+
 # Handle kinds -> the C type and the name used by MPI_<Name>_toint / _fromint.
 HANDLES = {
     "COMMUNICATOR": ("MPI_Comm", "Comm"), "DATATYPE": ("MPI_Datatype", "Type"),
@@ -262,6 +266,14 @@ def bind(name, p, proto, large=False):
             raise ValueError("parameter %s of kind %s, C type %s" % (qn, kind, ct))
     if ci != len(ctypes):
         raise ValueError("%d C parameters, %d matched" % (len(ctypes), ci))
+    # Indices into an array of requests count from 1 in Fortran, from 0 in C.
+    for q in params:
+        if q["kind"] != "INDEX" or q["param_direction"] != "out" or not name.startswith(INDEX_PROCS):
+            continue
+        if q["length"] is None:
+            b.post.append("if (*%s >= 0) (*%s)++;" % (q["name"], q["name"]))
+        else:
+            b.post.append("for (int i_ = 0; *outcount != MPI_UNDEFINED && i_ < *outcount; i_++) %s[i_]++;" % q["name"])
     return b, has_ierror
 
 

@@ -27,7 +27,10 @@ program f08_basic
   use f08_ops
   implicit none
   integer :: rank, size, ierr, i, n, peer, count
-  integer :: buf(10), got(10), sums(3), expect
+  integer :: sums(3), expect
+  ! buffers of nonblocking calls: ASYNCHRONOUS (MPI 4.1, 19.1.17), or the compiler may keep them in
+  ! registers across the waits
+  integer, asynchronous :: buf(10), got(10)
   integer :: grid(4, 5), col(5)
   double precision :: t0
   type(MPI_Status) :: status, st2
@@ -81,6 +84,33 @@ program f08_basic
   call MPI_Waitall(2, reqs(1:2), MPI_STATUSES_IGNORE)
   if (any(got /= mod(rank + size - 1, size))) call fail('ring exchange')
   if (reqs(1) /= MPI_REQUEST_NULL .or. reqs(2) /= MPI_REQUEST_NULL) call fail('requests not set to null')
+
+  ! indices into an array of requests count from 1 (MPI_Waitany, MPI_Waitsome)
+  got = -1
+  do i = 1, 3
+    call MPI_Irecv(got(i), 1, MPI_INTEGER, mod(rank + size - 1, size), 20 + i, MPI_COMM_WORLD, reqs(i))
+  end do
+  reqs(4) = MPI_REQUEST_NULL
+  call MPI_Send(rank, 1, MPI_INTEGER, peer, 22, MPI_COMM_WORLD)
+  ! (the peer may have sent 21 and 23 too by now: whichever completed, its position counts from 1)
+  call MPI_Waitany(4, reqs, n, status)
+  if (n < 1 .or. n > 3) call fail('MPI_Waitany index out of 1..3')
+  if (status%MPI_TAG /= 20 + n) call fail('MPI_Waitany index (1-based) does not match the tag')
+  if (reqs(n) /= MPI_REQUEST_NULL .or. got(n) /= mod(rank + size - 1, size)) call fail('MPI_Waitany request/data')
+  call MPI_Send(rank, 1, MPI_INTEGER, peer, 21, MPI_COMM_WORLD)
+  call MPI_Send(rank, 1, MPI_INTEGER, peer, 23, MPI_COMM_WORLD)
+  count = 1
+  do while (count < 3)
+    call MPI_Waitsome(4, reqs, n, sums, MPI_STATUSES_IGNORE)
+    if (n == MPI_UNDEFINED) call fail('MPI_Waitsome found no active request')
+    do i = 1, n
+      if (sums(i) < 1 .or. sums(i) > 3) call fail('MPI_Waitsome index (1-based)')
+      if (got(sums(i)) /= mod(rank + size - 1, size)) call fail('MPI_Waitsome data at its index')
+    end do
+    count = count + n
+  end do
+  call MPI_Waitany(4, reqs, n, status)
+  if (n /= MPI_UNDEFINED) call fail('MPI_Waitany on inactive requests did not give MPI_UNDEFINED')
 
   ! MPI_IN_PLACE reduction and a user reduction (non-commutative: ranks in order)
   sums = [rank, 1, 2 * rank]

@@ -68,7 +68,8 @@ contains
     type(MPI_Op) :: op
     type(MPI_Comm) :: dup
     type(MPI_Request) :: reqs(2)
-    integer :: i, keyval, me, n, sendv(3), recvv(3)
+    integer :: i, keyval, me, n, sendv(3)
+    integer, asynchronous :: recvv(3)
     integer(kind=MPI_ADDRESS_KIND) :: val
     logical :: found
     call MPI_Comm_rank(comm, me)

@@ -8915,6 +8915,8 @@ static void f_request_get_status_any(int prof, MPI_Fint *count, MPI_Fint *array_
     rc = prof ? PMPI_Request_get_status_any(*count, h_array_of_requests, index, &l_flag, aptus_f_status(status))
               : MPI_Request_get_status_any(*count, h_array_of_requests, index, &l_flag, aptus_f_status(status));
     *flag = aptus_f_logical_out(l_flag);
+    if (*index >= 0)
+        (*index)++;
     goto done;
 nomem:
     rc = aptus_f_nomem("MPI_Request_get_status_any");
@@ -8948,6 +8950,8 @@ static void f_request_get_status_some(int prof, MPI_Fint *incount, MPI_Fint *arr
                                              aptus_f_status(array_of_statuses))
               : MPI_Request_get_status_some(*incount, h_array_of_requests, outcount, array_of_indices,
                                             aptus_f_status(array_of_statuses));
+    for (int i_ = 0; *outcount != MPI_UNDEFINED && i_ < *outcount; i_++)
+        array_of_indices[i_]++;
     goto done;
 nomem:
     rc = aptus_f_nomem("MPI_Request_get_status_some");
@@ -10376,6 +10380,8 @@ static void f_testany(int prof, MPI_Fint *count, MPI_Fint *array_of_requests, MP
     if (h_array_of_requests)
         aptus_f_handles_out(APTUS_F_REQUEST, array_of_requests, n_array_of_requests, h_array_of_requests);
     *flag = aptus_f_logical_out(l_flag);
+    if (*index >= 0)
+        (*index)++;
     goto done;
 nomem:
     rc = aptus_f_nomem("MPI_Testany");
@@ -10411,6 +10417,8 @@ static void f_testsome(int prof, MPI_Fint *incount, MPI_Fint *array_of_requests,
                              aptus_f_status(array_of_statuses));
     if (h_array_of_requests)
         aptus_f_handles_out(APTUS_F_REQUEST, array_of_requests, n_array_of_requests, h_array_of_requests);
+    for (int i_ = 0; *outcount != MPI_UNDEFINED && i_ < *outcount; i_++)
+        array_of_indices[i_]++;
     goto done;
 nomem:
     rc = aptus_f_nomem("MPI_Testsome");
@@ -11670,6 +11678,8 @@ static void f_waitany(int prof, MPI_Fint *count, MPI_Fint *array_of_requests, MP
               : MPI_Waitany(*count, h_array_of_requests, index, aptus_f_status(status));
     if (h_array_of_requests)
         aptus_f_handles_out(APTUS_F_REQUEST, array_of_requests, n_array_of_requests, h_array_of_requests);
+    if (*index >= 0)
+        (*index)++;
     goto done;
 nomem:
     rc = aptus_f_nomem("MPI_Waitany");
@@ -11703,6 +11713,8 @@ static void f_waitsome(int prof, MPI_Fint *incount, MPI_Fint *array_of_requests,
                              aptus_f_status(array_of_statuses));
     if (h_array_of_requests)
         aptus_f_handles_out(APTUS_F_REQUEST, array_of_requests, n_array_of_requests, h_array_of_requests);
+    for (int i_ = 0; *outcount != MPI_UNDEFINED && i_ < *outcount; i_++)
+        array_of_indices[i_]++;
     goto done;
 nomem:
     rc = aptus_f_nomem("MPI_Waitsome");
