@@ -237,6 +237,14 @@ def bind(name, p, proto, large=False):
         if kind in ("STRING_ARRAY", "STRING_2DARRAY", "FUNCTION", "POLYFUNCTION", "F90_STATUS", "F08_STATUS",
                     "ARGUMENT_LIST"):
             raise ValueError("parameter %s of kind %s" % (qn, kind))
+        if kind == "C_BUFFER2" and d == "out":
+            # the detached buffer's address: C writes a pointer, the Fortran argument is the
+            # buffer itself (perhaps smaller than a pointer): received in a C variable, not written
+            b.fparams.append("void *%s" % qn)
+            b.decls.append("void *p_%s = NULL;" % qn)
+            b.args.append("&p_%s" % qn)
+            b.post.append("(void)%s;" % qn)
+            continue
         if kind in ("BUFFER", "C_BUFFER2", "C_BUFFER3", "C_BUFFER4") and base in ("void *", "const void *"):
             b.fparams.append("void *%s" % qn)
             b.args.append("aptus_f_buf(%s)" % qn)
@@ -583,7 +591,7 @@ def f08_specific(p, prof, large=False):
     pre = "P" if prof else ""
     spec = pre + name + ("_f08c" if large else "_f08")
     arglist = [a.strip() for a in args.split(",")] if args.strip() else []
-    f77 = "f77_" + pre + p.express.f90.name + ("_C" if large else "")
+    f77 = "f77_" + f08_entry_name(p, prof, large)
     out = []
     if is_function:
         out.append("  %s FUNCTION %s(%s)" % (rtype, spec, ", ".join(arglist)))
@@ -624,6 +632,19 @@ def f08_signature(p, large):
     return sorted(sig)
 
 
+# Procedures whose mpi_f08 form returns a C_PTR that mpif.h's does not (the detached buffer's
+# address): their specifics call entry points of their own (f_hand.c, aptus_f08_[p]xxx_).
+F08_OWN_ENTRY = {"mpi_buffer_detach", "mpi_comm_detach_buffer", "mpi_session_detach_buffer"}
+
+
+def f08_entry_name(p, prof, large):
+    """The Fortran name of the C entry point an f08 specific calls."""
+    f90 = p.express.f90.name
+    if p._parseset["name"].lower() in F08_OWN_ENTRY:
+        return ("APTUS_F08_P" if prof else "APTUS_F08_") + f90[4:] + ("_C" if large else "")
+    return ("P" if prof else "") + f90 + ("_C" if large else "")
+
+
 def f08_entry_interface(p, prof, large=False):
     """The interface of a C entry point as the f08 specifics call it: every argument but strings
     and procedures of any type (NO_ARG_CHECK), so that handles, statuses and C_PTRs pass as the
@@ -634,7 +655,7 @@ def f08_entry_interface(p, prof, large=False):
               if ("f90_parameter" not in q["suppress"] or (large and "c_parameter" not in q["suppress"]))
               and q["kind"] != "VARARGS" and (large or not q["large_only"])]
     pre = "P" if prof else ""
-    name = pre + f90.name + ("_C" if large else "")
+    name = f08_entry_name(p, prof, large)
     if f90.return_kind is not None:
         out = ["    FUNCTION %s(%s)" % (name, ", ".join(x.name for x in params)), "      IMPORT",
                "      %s :: %s" % (f90.return_type, name)]

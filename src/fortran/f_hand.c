@@ -509,6 +509,41 @@ F_ENTRY(grequest_start,
          MPI_Fint *ierror),
         query COMMA free_fn COMMA cancel COMMA extra COMMA request COMMA ierror)
 
+/* ---- the detached buffer's address for mpi_f08 (a TYPE(C_PTR) there; mpif.h's entry points
+ * receive it in a C variable: the Fortran argument is the buffer, maybe smaller than a pointer) */
+#define F08_BUFFER_DETACH(sfx, Sfx, ST)                                                                                \
+    static void f08_buffer_detach##sfx(int prof, void **addr, ST *size, MPI_Fint *ierror)                              \
+    {                                                                                                                  \
+        *ierror = F_CALL(prof, Buffer_detach##Sfx, addr, size);                                                        \
+    }                                                                                                                  \
+    void aptus_f08_buffer_detach##sfx##_(void **addr, ST *size, MPI_Fint *ierror)                                      \
+    {                                                                                                                  \
+        f08_buffer_detach##sfx(0, addr, size, ierror);                                                                 \
+    }                                                                                                                  \
+    void aptus_f08_pbuffer_detach##sfx##_(void **addr, ST *size, MPI_Fint *ierror)                                     \
+    {                                                                                                                  \
+        f08_buffer_detach##sfx(1, addr, size, ierror);                                                                 \
+    }
+F08_BUFFER_DETACH(, , MPI_Fint)
+F08_BUFFER_DETACH(_c, _c, MPI_Count)
+#define F08_DETACH(lname, Name, HT, sfx, Sfx, ST)                                                                      \
+    static void f08_##lname##_detach_buffer##sfx(int prof, MPI_Fint *h, void **addr, ST *size, MPI_Fint *ierror)       \
+    {                                                                                                                  \
+        *ierror = F_CALL(prof, Name##_detach_buffer##Sfx, MPI_##HT##_fromint(*h), addr, size);                         \
+    }                                                                                                                  \
+    void aptus_f08_##lname##_detach_buffer##sfx##_(MPI_Fint *h, void **addr, ST *size, MPI_Fint *ierror)               \
+    {                                                                                                                  \
+        f08_##lname##_detach_buffer##sfx(0, h, addr, size, ierror);                                                    \
+    }                                                                                                                  \
+    void aptus_f08_p##lname##_detach_buffer##sfx##_(MPI_Fint *h, void **addr, ST *size, MPI_Fint *ierror)              \
+    {                                                                                                                  \
+        f08_##lname##_detach_buffer##sfx(1, h, addr, size, ierror);                                                    \
+    }
+F08_DETACH(comm, Comm, Comm, , , MPI_Fint)
+F08_DETACH(comm, Comm, Comm, _c, _c, MPI_Count)
+F08_DETACH(session, Session, Session, , , MPI_Fint)
+F08_DETACH(session, Session, Session, _c, _c, MPI_Count)
+
 /* ---- the rest ------------------------------------------------------------------------------ */
 
 static void f_info_create_env(int prof, MPI_Fint *info, MPI_Fint *ierror)

@@ -55,6 +55,7 @@ end module cb_funcs
 program f08_callbacks
   use mpi_f08
   use cb_funcs
+  use, intrinsic :: iso_c_binding, only : c_ptr, c_loc, c_intptr_t
   implicit none
   integer :: rank, size, n, res(4), cls
   integer(kind=8) :: i8(3)
@@ -66,6 +67,8 @@ program f08_callbacks
   type(MPI_Op) :: op
   type(MPI_Comm) :: dup
   type(MPI_Errhandler) :: errh
+  integer(kind=1), target :: bsbuf(4096)
+  type(c_ptr) :: detached
 
   call MPI_Init()
   call MPI_Comm_rank(MPI_COMM_WORLD, rank)
@@ -110,6 +113,15 @@ program f08_callbacks
   call MPI_Error_class(handled_code, cls)
   if (cls /= MPI_ERR_RANK) call fail('error handler got another error class')
   call MPI_Comm_free(dup)
+
+  ! buffered sends: the detached buffer's address comes back as a C_PTR
+  call MPI_Buffer_attach(bsbuf, int(sizeof(bsbuf)))
+  call MPI_Bsend(rank, 1, MPI_INTEGER, mod(rank + 1, size), 5, MPI_COMM_WORLD)
+  call MPI_Recv(n, 1, MPI_INTEGER, mod(rank + size - 1, size), 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE)
+  if (n /= mod(rank + size - 1, size)) call fail('MPI_Bsend data')
+  call MPI_Buffer_detach(detached, n)
+  if (transfer(detached, 0_c_intptr_t) /= transfer(c_loc(bsbuf), 0_c_intptr_t)) call fail('MPI_Buffer_detach address')
+  if (n /= int(sizeof(bsbuf))) call fail('MPI_Buffer_detach size')
 
   call MPI_Finalize()
 contains

@@ -5,7 +5,7 @@
       implicit none
       include 'mpif.h'
       integer rank, ierr, cls, ext, lb, ub, addr, errh, i
-      integer tstruct, thvec, thind, sz
+      integer tstruct, thvec, thind, sz, guard(2)
       integer(kind=MPI_ADDRESS_KIND) aaddr
       integer blens(2), displs(2), types(2)
       integer ibuf(8), obuf(8)
@@ -74,6 +74,18 @@ c     MPI_ERR_ARG, never cut; one that fits is the address
         if (aaddr .eq. int(aaddr, kind(addr)))
      &     call fail(rank, 'mpi_address refused an INTEGER address')
       end if
+c     buffered sends; the detach writes no address into the argument (an INTEGER here)
+      call mpi_buffer_attach(big, 8192, ierr)
+      call mpi_bsend(ibuf, 8, MPI_INTEGER, 1 - rank, 9, MPI_COMM_WORLD,
+     &               ierr)
+      call mpi_recv(obuf, 8, MPI_INTEGER, 1 - rank, 9, MPI_COMM_WORLD,
+     &              MPI_STATUS_IGNORE, ierr)
+      if (obuf(8) .ne. 80) call fail(rank, 'bsend data')
+      guard(1) = 11
+      guard(2) = 22
+      call mpi_buffer_detach(guard(1), sz, ierr)
+      if (sz .ne. 8192 .or. guard(2) .ne. 22)
+     &   call fail(rank, 'buffer_detach size or guard')
       call mpi_type_free(tstruct, ierr)
       call mpi_type_free(thvec, ierr)
       call mpi_type_free(thind, ierr)

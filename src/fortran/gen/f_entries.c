@@ -1195,8 +1195,10 @@ void pmpi_buffer_attach_c_(void *buffer, MPI_Count *size, MPI_Fint *ierror)
 
 static void f_buffer_detach(int prof, void *buffer_addr, MPI_Fint *size, MPI_Fint *ierror)
 {
+    void *p_buffer_addr = NULL;
     int rc;
-    rc = prof ? PMPI_Buffer_detach(aptus_f_buf(buffer_addr), size) : MPI_Buffer_detach(aptus_f_buf(buffer_addr), size);
+    rc = prof ? PMPI_Buffer_detach(&p_buffer_addr, size) : MPI_Buffer_detach(&p_buffer_addr, size);
+    (void)buffer_addr;
     *ierror = rc;
 }
 void mpi_buffer_detach_(void *buffer_addr, MPI_Fint *size, MPI_Fint *ierror)
@@ -1210,9 +1212,10 @@ void pmpi_buffer_detach_(void *buffer_addr, MPI_Fint *size, MPI_Fint *ierror)
 
 static void f_buffer_detach_c(int prof, void *buffer_addr, MPI_Count *size, MPI_Fint *ierror)
 {
+    void *p_buffer_addr = NULL;
     int rc;
-    rc = prof ? PMPI_Buffer_detach_c(aptus_f_buf(buffer_addr), size)
-              : MPI_Buffer_detach_c(aptus_f_buf(buffer_addr), size);
+    rc = prof ? PMPI_Buffer_detach_c(&p_buffer_addr, size) : MPI_Buffer_detach_c(&p_buffer_addr, size);
+    (void)buffer_addr;
     *ierror = rc;
 }
 void mpi_buffer_detach_c_(void *buffer_addr, MPI_Count *size, MPI_Fint *ierror)
@@ -1689,9 +1692,11 @@ void pmpi_comm_delete_attr_(MPI_Fint *comm, MPI_Fint *comm_keyval, MPI_Fint *ier
 
 static void f_comm_detach_buffer(int prof, MPI_Fint *comm, void *buffer_addr, MPI_Fint *size, MPI_Fint *ierror)
 {
+    void *p_buffer_addr = NULL;
     int rc;
-    rc = prof ? PMPI_Comm_detach_buffer(MPI_Comm_fromint(*comm), aptus_f_buf(buffer_addr), size)
-              : MPI_Comm_detach_buffer(MPI_Comm_fromint(*comm), aptus_f_buf(buffer_addr), size);
+    rc = prof ? PMPI_Comm_detach_buffer(MPI_Comm_fromint(*comm), &p_buffer_addr, size)
+              : MPI_Comm_detach_buffer(MPI_Comm_fromint(*comm), &p_buffer_addr, size);
+    (void)buffer_addr;
     *ierror = rc;
 }
 void mpi_comm_detach_buffer_(MPI_Fint *comm, void *buffer_addr, MPI_Fint *size, MPI_Fint *ierror)
@@ -1705,9 +1710,11 @@ void pmpi_comm_detach_buffer_(MPI_Fint *comm, void *buffer_addr, MPI_Fint *size,
 
 static void f_comm_detach_buffer_c(int prof, MPI_Fint *comm, void *buffer_addr, MPI_Count *size, MPI_Fint *ierror)
 {
+    void *p_buffer_addr = NULL;
     int rc;
-    rc = prof ? PMPI_Comm_detach_buffer_c(MPI_Comm_fromint(*comm), aptus_f_buf(buffer_addr), size)
-              : MPI_Comm_detach_buffer_c(MPI_Comm_fromint(*comm), aptus_f_buf(buffer_addr), size);
+    rc = prof ? PMPI_Comm_detach_buffer_c(MPI_Comm_fromint(*comm), &p_buffer_addr, size)
+              : MPI_Comm_detach_buffer_c(MPI_Comm_fromint(*comm), &p_buffer_addr, size);
+    (void)buffer_addr;
     *ierror = rc;
 }
 void mpi_comm_detach_buffer_c_(MPI_Fint *comm, void *buffer_addr, MPI_Count *size, MPI_Fint *ierror)
@@ -9776,9 +9783,11 @@ void pmpi_session_call_errhandler_(MPI_Fint *session, MPI_Fint *errorcode, MPI_F
 
 static void f_session_detach_buffer(int prof, MPI_Fint *session, void *buffer_addr, MPI_Fint *size, MPI_Fint *ierror)
 {
+    void *p_buffer_addr = NULL;
     int rc;
-    rc = prof ? PMPI_Session_detach_buffer(MPI_Session_fromint(*session), aptus_f_buf(buffer_addr), size)
-              : MPI_Session_detach_buffer(MPI_Session_fromint(*session), aptus_f_buf(buffer_addr), size);
+    rc = prof ? PMPI_Session_detach_buffer(MPI_Session_fromint(*session), &p_buffer_addr, size)
+              : MPI_Session_detach_buffer(MPI_Session_fromint(*session), &p_buffer_addr, size);
+    (void)buffer_addr;
     *ierror = rc;
 }
 void mpi_session_detach_buffer_(MPI_Fint *session, void *buffer_addr, MPI_Fint *size, MPI_Fint *ierror)
@@ -9792,9 +9801,11 @@ void pmpi_session_detach_buffer_(MPI_Fint *session, void *buffer_addr, MPI_Fint 
 
 static void f_session_detach_buffer_c(int prof, MPI_Fint *session, void *buffer_addr, MPI_Count *size, MPI_Fint *ierror)
 {
+    void *p_buffer_addr = NULL;
     int rc;
-    rc = prof ? PMPI_Session_detach_buffer_c(MPI_Session_fromint(*session), aptus_f_buf(buffer_addr), size)
-              : MPI_Session_detach_buffer_c(MPI_Session_fromint(*session), aptus_f_buf(buffer_addr), size);
+    rc = prof ? PMPI_Session_detach_buffer_c(MPI_Session_fromint(*session), &p_buffer_addr, size)
+              : MPI_Session_detach_buffer_c(MPI_Session_fromint(*session), &p_buffer_addr, size);
+    (void)buffer_addr;
     *ierror = rc;
 }
 void mpi_session_detach_buffer_c_(MPI_Fint *session, void *buffer_addr, MPI_Count *size, MPI_Fint *ierror)
