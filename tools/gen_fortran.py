@@ -563,15 +563,23 @@ F08_HANDLES = [("MPI_Comm", "MPI_Comm"), ("MPI_Datatype", "MPI_Datatype"), ("MPI
 F08_HAND = {"mpi_status_f2f08", "mpi_status_f082f", "mpi_sizeof"}
 
 
-def f08_decl_lines(text):
-    """The f08 declaration lines of pympistandard's rendering, choice buffers made assumed-size
-    with gfortran's NO_ARG_CHECK (MPI_SUBARRAYS_SUPPORTED is .FALSE.)."""
+# Whose choice argument is an address, not data (the address of its first element is wanted, not
+# that of a contiguous copy): kept assumed-size with NO_ARG_CHECK, as in the module mpi.
+F08_ADDRESS_ONLY = ("MPI_Get_address", "MPI_F_sync_reg")
+
+
+def f08_decl_lines(text, keep_assumed_rank=True):
+    """The f08 declaration lines of pympistandard's rendering. Choice buffers stay assumed-rank
+    (TYPE(*), DIMENSION(..)) as the standard declares them; the specific passes them on to the
+    entry point's assumed-size argument, for which the compiler makes a contiguous copy of a
+    non-contiguous section (MPI_SUBARRAYS_SUPPORTED is .FALSE.). With keep_assumed_rank false
+    they are assumed-size with NO_ARG_CHECK."""
     out = []
     for line in text.splitlines()[1:]:
         line = line.strip()
         if line.startswith("USE, INTRINSIC"):
             continue
-        if "DIMENSION(..)" in line:
+        if "DIMENSION(..)" in line and not keep_assumed_rank:
             names = line.split("::")[1].strip()
             out.append("!GCC$ ATTRIBUTES NO_ARG_CHECK :: %s" % names)
             line = line.replace("DIMENSION(..)", "DIMENSION(*)")
@@ -597,13 +605,29 @@ def f08_specific(p, prof, large=False):
         out.append("  %s FUNCTION %s(%s)" % (rtype, spec, ", ".join(arglist)))
     else:
         out.append("  SUBROUTINE %s(%s)" % (spec, ", ".join(arglist)))
-    out += ["    " + x for x in f08_decl_lines(text)]
+    decls = f08_decl_lines(text, keep_assumed_rank=name not in F08_ADDRESS_ONLY)
+    out += ["    " + x for x in decls]
+    # A non-contiguous section given to a call that keeps its buffer (ASYNCHRONOUS: nonblocking,
+    # persistent, one-sided, attached buffers) would be a copy the call outlives: refused.
+    kept = []
+    for x in decls:
+        if "DIMENSION(..)" in x and "ASYNCHRONOUS" in x:
+            kept += [v.strip() for v in x.split("::")[1].split(",")]
     call_args = [a for a in arglist]
+    if kept and "ierror" in arglist:
+        out.append("    INTEGER :: ierror_")
+        for v in kept:
+            out.append("    IF (.NOT. IS_CONTIGUOUS(%s)) THEN" % v)
+            out.append("      CALL f77_APTUS_F08_NONCONTIG('%s', ierror_)" % name)
+            out.append("      IF (PRESENT(ierror)) ierror = ierror_")
+            out.append("      RETURN")
+            out.append("    END IF")
     if is_function:
         out.append("    %s = %s(%s)" % (spec, f77, ", ".join(call_args)))
         out.append("  END FUNCTION %s" % spec)
     elif "ierror" in arglist:
-        out.append("    INTEGER :: ierror_")
+        if not kept:
+            out.append("    INTEGER :: ierror_")
         call_args[call_args.index("ierror")] = "ierror_"
         out.append("    CALL %s(%s)" % (f77, ", ".join(call_args)))
         out.append("    IF (PRESENT(ierror)) ierror = ierror_")
@@ -757,7 +781,9 @@ def f08_text(procs, names, values, large):
     t.append("END MODULE aptus_f08_types")
     t.append("")
 
-    e = ["MODULE aptus_f08_entries", "  USE aptus_f08_types, ONLY : MPI_ADDRESS_KIND", "  IMPLICIT NONE", "  INTERFACE"]
+    e = ["MODULE aptus_f08_entries", "  USE aptus_f08_types, ONLY : MPI_ADDRESS_KIND", "  IMPLICIT NONE", "  INTERFACE",
+         "    SUBROUTINE APTUS_F08_NONCONTIG(NAME, IERROR)", "      CHARACTER(LEN=*) :: NAME", "      INTEGER :: IERROR",
+         "    END SUBROUTINE APTUS_F08_NONCONTIG"]
     impl = ["MODULE aptus_f08_impl", "  USE aptus_f08_types"]
     specs = []
     generics = {}
@@ -786,7 +812,7 @@ def f08_text(procs, names, values, large):
                 gname += "_c"
             generics.setdefault(("P" if prof else "") + gname, []).append(spec)
     e += ["  END INTERFACE", "END MODULE aptus_f08_entries", ""]
-    impl += uses
+    impl += uses + ["  USE aptus_f08_entries, ONLY : f77_APTUS_F08_NONCONTIG => APTUS_F08_NONCONTIG"]
     # (a PUBLIC statement of its own per few names: a compiler may bound continuation lines)
     pub = [s for g in generics.values() for s in g] + sizeof_text("aptus_sizeof", True)[2] + ["MPI_Status_f2f08_f08", "MPI_Status_f082f_f08",
                                                       "PMPI_Status_f2f08_f08", "PMPI_Status_f082f_f08"]

@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "fortran/f_runtime.h"
 
@@ -543,6 +544,40 @@ F08_DETACH(comm, Comm, Comm, , , MPI_Fint)
 F08_DETACH(comm, Comm, Comm, _c, _c, MPI_Count)
 F08_DETACH(session, Session, Session, , , MPI_Fint)
 F08_DETACH(session, Session, Session, _c, _c, MPI_Count)
+
+/* ---- a non-contiguous section given to a call that keeps its buffer (mpi_f08's specifics) ---- */
+
+/* The calls' names, kept: an error code is made once per call and reason. */
+static const char *intern(const char *name, size_t len)
+{
+    static struct {
+        char name[48];
+        const char *kept;
+    } names[256];
+    static int nnames;
+    if (len >= sizeof names[0].name)
+        len = sizeof names[0].name - 1;
+    pthread_mutex_lock(&hand_lock);
+    const char *r = "an MPI call";
+    for (int i = 0; i < nnames; i++)
+        if (strncmp(names[i].name, name, len) == 0 && names[i].name[len] == '\0')
+            r = names[i].name;
+    if (strcmp(r, "an MPI call") == 0 && nnames < 256) {
+        memcpy(names[nnames].name, name, len);
+        names[nnames].name[len] = '\0';
+        r = names[nnames++].name;
+    }
+    pthread_mutex_unlock(&hand_lock);
+    return r;
+}
+
+void aptus_f08_noncontig_(const char *name, MPI_Fint *ierror, size_t len)
+{
+    *ierror = aptus_f_error(MPI_ERR_BUFFER, intern(name, len),
+                            "a non-contiguous array section cannot be the buffer of a call that keeps it "
+                            "(nonblocking, persistent, one-sided, attached): MPI_SUBARRAYS_SUPPORTED is .FALSE.; "
+                            "pass a contiguous array");
+}
 
 /* ---- the rest ------------------------------------------------------------------------------ */
 

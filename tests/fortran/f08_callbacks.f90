@@ -68,6 +68,7 @@ program f08_callbacks
   type(MPI_Comm) :: dup
   type(MPI_Errhandler) :: errh
   integer(kind=1), target :: bsbuf(4096)
+  integer :: grid(3, 4)
   type(c_ptr) :: detached
 
   call MPI_Init()
@@ -113,6 +114,18 @@ program f08_callbacks
   call MPI_Error_class(handled_code, cls)
   if (cls /= MPI_ERR_RANK) call fail('error handler got another error class')
   call MPI_Comm_free(dup)
+
+  ! a non-contiguous section as the buffer of a nonblocking call: refused (the call would outlive
+  ! the compiler's contiguous copy); as the buffer of a blocking call: sent
+  call MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN)
+  grid = reshape([(n, n = 1, 12)], [3, 4])
+  call MPI_Isend(grid(2, :), 4, MPI_INTEGER, mod(rank + 1, size), 6, MPI_COMM_WORLD, req, n)
+  call MPI_Error_class(n, cls)
+  if (cls /= MPI_ERR_BUFFER) call fail('non-contiguous section in MPI_Isend not refused')
+  call MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL)
+  call MPI_Sendrecv(grid(2, :), 4, MPI_INTEGER, mod(rank + 1, size), 6, res, 4, MPI_INTEGER, &
+                    mod(rank + size - 1, size), 6, MPI_COMM_WORLD, MPI_STATUS_IGNORE)
+  if (any(res /= [2, 5, 8, 11])) call fail('non-contiguous section in a blocking call')
 
   ! buffered sends: the detached buffer's address comes back as a C_PTR
   call MPI_Buffer_attach(bsbuf, int(sizeof(bsbuf)))

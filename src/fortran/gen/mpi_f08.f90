@@ -582,6 +582,10 @@ MODULE aptus_f08_entries
   USE aptus_f08_types, ONLY : MPI_ADDRESS_KIND
   IMPLICIT NONE
   INTERFACE
+    SUBROUTINE APTUS_F08_NONCONTIG(NAME, IERROR)
+      CHARACTER(LEN=*) :: NAME
+      INTEGER :: IERROR
+    END SUBROUTINE APTUS_F08_NONCONTIG
     SUBROUTINE MPI_ABI_GET_FORTRAN_BOOLEANS(LOGICAL_SIZE, LOGICAL_TRUE, LOGICAL_FALSE, IS_SET, &
         & IERROR)
       IMPORT
@@ -19405,6 +19409,7 @@ MODULE aptus_f08_impl
   USE aptus_f08_entries, ONLY : f77_PMPI_WTICK => PMPI_WTICK
   USE aptus_f08_entries, ONLY : f77_MPI_WTIME => MPI_WTIME
   USE aptus_f08_entries, ONLY : f77_PMPI_WTIME => PMPI_WTIME
+  USE aptus_f08_entries, ONLY : f77_APTUS_F08_NONCONTIG => APTUS_F08_NONCONTIG
   IMPLICIT NONE
   PRIVATE
   PUBLIC :: MPI_Abi_get_fortran_booleans_f08, PMPI_Abi_get_fortran_booleans_f08, &
@@ -19956,8 +19961,7 @@ CONTAINS
   END SUBROUTINE PMPI_Abort_f08
   SUBROUTINE MPI_Accumulate_f08(origin_addr, origin_count, origin_datatype, target_rank, &
         & target_disp, target_count, target_datatype, op, win, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: origin_addr
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: origin_addr
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: origin_addr
     INTEGER, INTENT(IN) :: origin_count, target_rank, target_count
     TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype, target_datatype
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
@@ -19965,14 +19969,18 @@ CONTAINS
     TYPE(MPI_Win), INTENT(IN) :: win
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(origin_addr)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Accumulate', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_ACCUMULATE(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
         & target_count, target_datatype, op, win, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Accumulate_f08
   SUBROUTINE MPI_Accumulate_f08c(origin_addr, origin_count, origin_datatype, target_rank, &
         & target_disp, target_count, target_datatype, op, win, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: origin_addr
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: origin_addr
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: origin_addr
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: origin_count, target_count
     TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype, target_datatype
     INTEGER, INTENT(IN) :: target_rank
@@ -19981,14 +19989,18 @@ CONTAINS
     TYPE(MPI_Win), INTENT(IN) :: win
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(origin_addr)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Accumulate', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_ACCUMULATE_C(origin_addr, origin_count, origin_datatype, target_rank, &
         & target_disp, target_count, target_datatype, op, win, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Accumulate_f08c
   SUBROUTINE PMPI_Accumulate_f08(origin_addr, origin_count, origin_datatype, target_rank, &
         & target_disp, target_count, target_datatype, op, win, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: origin_addr
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: origin_addr
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: origin_addr
     INTEGER, INTENT(IN) :: origin_count, target_rank, target_count
     TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype, target_datatype
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
@@ -19996,14 +20008,18 @@ CONTAINS
     TYPE(MPI_Win), INTENT(IN) :: win
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(origin_addr)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Accumulate', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_ACCUMULATE(origin_addr, origin_count, origin_datatype, target_rank, &
         & target_disp, target_count, target_datatype, op, win, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Accumulate_f08
   SUBROUTINE PMPI_Accumulate_f08c(origin_addr, origin_count, origin_datatype, target_rank, &
         & target_disp, target_count, target_datatype, op, win, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: origin_addr
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: origin_addr
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: origin_addr
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: origin_count, target_count
     TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype, target_datatype
     INTEGER, INTENT(IN) :: target_rank
@@ -20012,6 +20028,11 @@ CONTAINS
     TYPE(MPI_Win), INTENT(IN) :: win
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(origin_addr)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Accumulate', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_ACCUMULATE_C(origin_addr, origin_count, origin_datatype, target_rank, &
         & target_disp, target_count, target_datatype, op, win, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
@@ -20080,12 +20101,10 @@ CONTAINS
   END FUNCTION PMPI_Aint_diff_f08
   SUBROUTINE MPI_Allgather_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &
         & ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
     INTEGER, INTENT(IN) :: sendcount, recvcount
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*) :: recvbuf
+    TYPE(*), DIMENSION(..) :: recvbuf
     TYPE(MPI_Comm), INTENT(IN) :: comm
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
@@ -20095,12 +20114,10 @@ CONTAINS
   END SUBROUTINE MPI_Allgather_f08
   SUBROUTINE MPI_Allgather_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &
         & ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount, recvcount
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*) :: recvbuf
+    TYPE(*), DIMENSION(..) :: recvbuf
     TYPE(MPI_Comm), INTENT(IN) :: comm
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
@@ -20110,12 +20127,10 @@ CONTAINS
   END SUBROUTINE MPI_Allgather_f08c
   SUBROUTINE PMPI_Allgather_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &
         & ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
     INTEGER, INTENT(IN) :: sendcount, recvcount
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*) :: recvbuf
+    TYPE(*), DIMENSION(..) :: recvbuf
     TYPE(MPI_Comm), INTENT(IN) :: comm
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
@@ -20125,12 +20140,10 @@ CONTAINS
   END SUBROUTINE PMPI_Allgather_f08
   SUBROUTINE PMPI_Allgather_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
         & comm, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount, recvcount
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*) :: recvbuf
+    TYPE(*), DIMENSION(..) :: recvbuf
     TYPE(MPI_Comm), INTENT(IN) :: comm
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
@@ -20140,80 +20153,110 @@ CONTAINS
   END SUBROUTINE PMPI_Allgather_f08c
   SUBROUTINE MPI_Allgather_init_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
         & comm, info, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER, INTENT(IN) :: sendcount, recvcount
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Info), INTENT(IN) :: info
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Allgather_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Allgather_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_ALLGATHER_INIT(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &
         & info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Allgather_init_f08
   SUBROUTINE MPI_Allgather_init_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
         & comm, info, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount, recvcount
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Info), INTENT(IN) :: info
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Allgather_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Allgather_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_ALLGATHER_INIT_C(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
         & comm, info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Allgather_init_f08c
   SUBROUTINE PMPI_Allgather_init_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
         & comm, info, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER, INTENT(IN) :: sendcount, recvcount
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Info), INTENT(IN) :: info
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Allgather_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Allgather_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_ALLGATHER_INIT(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
         & comm, info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Allgather_init_f08
   SUBROUTINE PMPI_Allgather_init_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
         & comm, info, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount, recvcount
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Info), INTENT(IN) :: info
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Allgather_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Allgather_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_ALLGATHER_INIT_C(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
         & comm, info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Allgather_init_f08c
   SUBROUTINE MPI_Allgatherv_f08(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
         & recvtype, comm, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
     INTEGER, INTENT(IN) :: sendcount, recvcounts(*), displs(*)
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*) :: recvbuf
+    TYPE(*), DIMENSION(..) :: recvbuf
     TYPE(MPI_Comm), INTENT(IN) :: comm
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
@@ -20223,12 +20266,10 @@ CONTAINS
   END SUBROUTINE MPI_Allgatherv_f08
   SUBROUTINE MPI_Allgatherv_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
         & recvtype, comm, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount, recvcounts(*)
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*) :: recvbuf
+    TYPE(*), DIMENSION(..) :: recvbuf
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: displs(*)
     TYPE(MPI_Comm), INTENT(IN) :: comm
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
@@ -20239,12 +20280,10 @@ CONTAINS
   END SUBROUTINE MPI_Allgatherv_f08c
   SUBROUTINE PMPI_Allgatherv_f08(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
         & recvtype, comm, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
     INTEGER, INTENT(IN) :: sendcount, recvcounts(*), displs(*)
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*) :: recvbuf
+    TYPE(*), DIMENSION(..) :: recvbuf
     TYPE(MPI_Comm), INTENT(IN) :: comm
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
@@ -20254,12 +20293,10 @@ CONTAINS
   END SUBROUTINE PMPI_Allgatherv_f08
   SUBROUTINE PMPI_Allgatherv_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
         & recvtype, comm, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount, recvcounts(*)
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*) :: recvbuf
+    TYPE(*), DIMENSION(..) :: recvbuf
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: displs(*)
     TYPE(MPI_Comm), INTENT(IN) :: comm
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
@@ -20270,30 +20307,36 @@ CONTAINS
   END SUBROUTINE PMPI_Allgatherv_f08c
   SUBROUTINE MPI_Allgatherv_init_f08(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
         & recvtype, comm, info, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER, INTENT(IN) :: sendcount
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     INTEGER, INTENT(IN), ASYNCHRONOUS :: recvcounts(*), displs(*)
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Info), INTENT(IN) :: info
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Allgatherv_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Allgatherv_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_ALLGATHERV_INIT(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
         & recvtype, comm, info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Allgatherv_init_f08
   SUBROUTINE MPI_Allgatherv_init_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
         & recvtype, comm, info, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: displs(*)
     TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -20301,36 +20344,52 @@ CONTAINS
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Allgatherv_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Allgatherv_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_ALLGATHERV_INIT_C(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
         & recvtype, comm, info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Allgatherv_init_f08c
   SUBROUTINE PMPI_Allgatherv_init_f08(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
         & recvtype, comm, info, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER, INTENT(IN) :: sendcount
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     INTEGER, INTENT(IN), ASYNCHRONOUS :: recvcounts(*), displs(*)
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Info), INTENT(IN) :: info
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Allgatherv_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Allgatherv_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_ALLGATHERV_INIT(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
         & recvtype, comm, info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Allgatherv_init_f08
   SUBROUTINE PMPI_Allgatherv_init_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
         & recvtype, comm, info, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: displs(*)
     TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -20338,6 +20397,16 @@ CONTAINS
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Allgatherv_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Allgatherv_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_ALLGATHERV_INIT_C(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
         & recvtype, comm, info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
@@ -20361,10 +20430,8 @@ CONTAINS
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Alloc_mem_f08
   SUBROUTINE MPI_Allreduce_f08(sendbuf, recvbuf, count, datatype, op, comm, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: sendbuf
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*) :: recvbuf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
+    TYPE(*), DIMENSION(..) :: recvbuf
     INTEGER, INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Op), INTENT(IN) :: op
@@ -20375,10 +20442,8 @@ CONTAINS
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Allreduce_f08
   SUBROUTINE MPI_Allreduce_f08c(sendbuf, recvbuf, count, datatype, op, comm, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: sendbuf
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*) :: recvbuf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
+    TYPE(*), DIMENSION(..) :: recvbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Op), INTENT(IN) :: op
@@ -20389,10 +20454,8 @@ CONTAINS
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Allreduce_f08c
   SUBROUTINE PMPI_Allreduce_f08(sendbuf, recvbuf, count, datatype, op, comm, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: sendbuf
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*) :: recvbuf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
+    TYPE(*), DIMENSION(..) :: recvbuf
     INTEGER, INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Op), INTENT(IN) :: op
@@ -20403,10 +20466,8 @@ CONTAINS
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Allreduce_f08
   SUBROUTINE PMPI_Allreduce_f08c(sendbuf, recvbuf, count, datatype, op, comm, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: sendbuf
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*) :: recvbuf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
+    TYPE(*), DIMENSION(..) :: recvbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Op), INTENT(IN) :: op
@@ -20418,10 +20479,8 @@ CONTAINS
   END SUBROUTINE PMPI_Allreduce_f08c
   SUBROUTINE MPI_Allreduce_init_f08(sendbuf, recvbuf, count, datatype, op, comm, info, request, &
         & ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     INTEGER, INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Op), INTENT(IN) :: op
@@ -20430,15 +20489,23 @@ CONTAINS
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Allreduce_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Allreduce_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_ALLREDUCE_INIT(sendbuf, recvbuf, count, datatype, op, comm, info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Allreduce_init_f08
   SUBROUTINE MPI_Allreduce_init_f08c(sendbuf, recvbuf, count, datatype, op, comm, info, request, &
         & ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Op), INTENT(IN) :: op
@@ -20447,16 +20514,24 @@ CONTAINS
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Allreduce_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Allreduce_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_ALLREDUCE_INIT_C(sendbuf, recvbuf, count, datatype, op, comm, info, request, &
         & ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Allreduce_init_f08c
   SUBROUTINE PMPI_Allreduce_init_f08(sendbuf, recvbuf, count, datatype, op, comm, info, request, &
         & ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     INTEGER, INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Op), INTENT(IN) :: op
@@ -20465,16 +20540,24 @@ CONTAINS
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Allreduce_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Allreduce_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_ALLREDUCE_INIT(sendbuf, recvbuf, count, datatype, op, comm, info, request, &
         & ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Allreduce_init_f08
   SUBROUTINE PMPI_Allreduce_init_f08c(sendbuf, recvbuf, count, datatype, op, comm, info, request, &
         & ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Op), INTENT(IN) :: op
@@ -20483,18 +20566,26 @@ CONTAINS
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Allreduce_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Allreduce_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_ALLREDUCE_INIT_C(sendbuf, recvbuf, count, datatype, op, comm, info, request, &
         & ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Allreduce_init_f08c
   SUBROUTINE MPI_Alltoall_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &
         & ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
     INTEGER, INTENT(IN) :: sendcount, recvcount
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*) :: recvbuf
+    TYPE(*), DIMENSION(..) :: recvbuf
     TYPE(MPI_Comm), INTENT(IN) :: comm
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
@@ -20503,12 +20594,10 @@ CONTAINS
   END SUBROUTINE MPI_Alltoall_f08
   SUBROUTINE MPI_Alltoall_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &
         & ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount, recvcount
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*) :: recvbuf
+    TYPE(*), DIMENSION(..) :: recvbuf
     TYPE(MPI_Comm), INTENT(IN) :: comm
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
@@ -20518,12 +20607,10 @@ CONTAINS
   END SUBROUTINE MPI_Alltoall_f08c
   SUBROUTINE PMPI_Alltoall_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &
         & ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
     INTEGER, INTENT(IN) :: sendcount, recvcount
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*) :: recvbuf
+    TYPE(*), DIMENSION(..) :: recvbuf
     TYPE(MPI_Comm), INTENT(IN) :: comm
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
@@ -20533,12 +20620,10 @@ CONTAINS
   END SUBROUTINE PMPI_Alltoall_f08
   SUBROUTINE PMPI_Alltoall_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &
         & ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount, recvcount
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*) :: recvbuf
+    TYPE(*), DIMENSION(..) :: recvbuf
     TYPE(MPI_Comm), INTENT(IN) :: comm
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
@@ -20548,80 +20633,110 @@ CONTAINS
   END SUBROUTINE PMPI_Alltoall_f08c
   SUBROUTINE MPI_Alltoall_init_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
         & comm, info, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER, INTENT(IN) :: sendcount, recvcount
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Info), INTENT(IN) :: info
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Alltoall_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Alltoall_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_ALLTOALL_INIT(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &
         & info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Alltoall_init_f08
   SUBROUTINE MPI_Alltoall_init_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
         & comm, info, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount, recvcount
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Info), INTENT(IN) :: info
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Alltoall_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Alltoall_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_ALLTOALL_INIT_C(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
         & comm, info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Alltoall_init_f08c
   SUBROUTINE PMPI_Alltoall_init_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
         & comm, info, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER, INTENT(IN) :: sendcount, recvcount
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Info), INTENT(IN) :: info
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Alltoall_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Alltoall_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_ALLTOALL_INIT(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &
         & info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Alltoall_init_f08
   SUBROUTINE PMPI_Alltoall_init_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
         & comm, info, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount, recvcount
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Info), INTENT(IN) :: info
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Alltoall_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Alltoall_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_ALLTOALL_INIT_C(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
         & comm, info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Alltoall_init_f08c
   SUBROUTINE MPI_Alltoallv_f08(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, &
         & rdispls, recvtype, comm, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
     INTEGER, INTENT(IN) :: sendcounts(*), sdispls(*), recvcounts(*), rdispls(*)
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*) :: recvbuf
+    TYPE(*), DIMENSION(..) :: recvbuf
     TYPE(MPI_Comm), INTENT(IN) :: comm
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
@@ -20631,13 +20746,11 @@ CONTAINS
   END SUBROUTINE MPI_Alltoallv_f08
   SUBROUTINE MPI_Alltoallv_f08c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, &
         & rdispls, recvtype, comm, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcounts(*), recvcounts(*)
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: sdispls(*), rdispls(*)
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*) :: recvbuf
+    TYPE(*), DIMENSION(..) :: recvbuf
     TYPE(MPI_Comm), INTENT(IN) :: comm
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
@@ -20647,12 +20760,10 @@ CONTAINS
   END SUBROUTINE MPI_Alltoallv_f08c
   SUBROUTINE PMPI_Alltoallv_f08(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, &
         & rdispls, recvtype, comm, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
     INTEGER, INTENT(IN) :: sendcounts(*), sdispls(*), recvcounts(*), rdispls(*)
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*) :: recvbuf
+    TYPE(*), DIMENSION(..) :: recvbuf
     TYPE(MPI_Comm), INTENT(IN) :: comm
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
@@ -20662,13 +20773,11 @@ CONTAINS
   END SUBROUTINE PMPI_Alltoallv_f08
   SUBROUTINE PMPI_Alltoallv_f08c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, &
         & rdispls, recvtype, comm, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcounts(*), recvcounts(*)
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: sdispls(*), rdispls(*)
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*) :: recvbuf
+    TYPE(*), DIMENSION(..) :: recvbuf
     TYPE(MPI_Comm), INTENT(IN) :: comm
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
@@ -20678,82 +20787,112 @@ CONTAINS
   END SUBROUTINE PMPI_Alltoallv_f08c
   SUBROUTINE MPI_Alltoallv_init_f08(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, &
         & rdispls, recvtype, comm, info, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER, INTENT(IN), ASYNCHRONOUS :: sendcounts(*), sdispls(*), recvcounts(*), rdispls(*)
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Info), INTENT(IN) :: info
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Alltoallv_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Alltoallv_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_ALLTOALLV_INIT(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, &
         & rdispls, recvtype, comm, info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Alltoallv_init_f08
   SUBROUTINE MPI_Alltoallv_init_f08c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, &
         & rdispls, recvtype, comm, info, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: sendcounts(*), recvcounts(*)
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: sdispls(*), rdispls(*)
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Info), INTENT(IN) :: info
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Alltoallv_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Alltoallv_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_ALLTOALLV_INIT_C(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, &
         & rdispls, recvtype, comm, info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Alltoallv_init_f08c
   SUBROUTINE PMPI_Alltoallv_init_f08(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, &
         & rdispls, recvtype, comm, info, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER, INTENT(IN), ASYNCHRONOUS :: sendcounts(*), sdispls(*), recvcounts(*), rdispls(*)
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Info), INTENT(IN) :: info
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Alltoallv_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Alltoallv_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_ALLTOALLV_INIT(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, &
         & rdispls, recvtype, comm, info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Alltoallv_init_f08
   SUBROUTINE PMPI_Alltoallv_init_f08c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, &
         & recvcounts, rdispls, recvtype, comm, info, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: sendcounts(*), recvcounts(*)
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: sdispls(*), rdispls(*)
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Info), INTENT(IN) :: info
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Alltoallv_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Alltoallv_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_ALLTOALLV_INIT_C(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, &
         & rdispls, recvtype, comm, info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Alltoallv_init_f08c
   SUBROUTINE MPI_Alltoallw_f08(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, &
         & rdispls, recvtypes, comm, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
     INTEGER, INTENT(IN) :: sendcounts(*), sdispls(*), recvcounts(*), rdispls(*)
     TYPE(MPI_Datatype), INTENT(IN) :: sendtypes(*), recvtypes(*)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*) :: recvbuf
+    TYPE(*), DIMENSION(..) :: recvbuf
     TYPE(MPI_Comm), INTENT(IN) :: comm
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
@@ -20763,13 +20902,11 @@ CONTAINS
   END SUBROUTINE MPI_Alltoallw_f08
   SUBROUTINE MPI_Alltoallw_f08c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, &
         & rdispls, recvtypes, comm, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcounts(*), recvcounts(*)
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: sdispls(*), rdispls(*)
     TYPE(MPI_Datatype), INTENT(IN) :: sendtypes(*), recvtypes(*)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*) :: recvbuf
+    TYPE(*), DIMENSION(..) :: recvbuf
     TYPE(MPI_Comm), INTENT(IN) :: comm
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
@@ -20779,12 +20916,10 @@ CONTAINS
   END SUBROUTINE MPI_Alltoallw_f08c
   SUBROUTINE PMPI_Alltoallw_f08(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, &
         & rdispls, recvtypes, comm, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
     INTEGER, INTENT(IN) :: sendcounts(*), sdispls(*), recvcounts(*), rdispls(*)
     TYPE(MPI_Datatype), INTENT(IN) :: sendtypes(*), recvtypes(*)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*) :: recvbuf
+    TYPE(*), DIMENSION(..) :: recvbuf
     TYPE(MPI_Comm), INTENT(IN) :: comm
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
@@ -20794,13 +20929,11 @@ CONTAINS
   END SUBROUTINE PMPI_Alltoallw_f08
   SUBROUTINE PMPI_Alltoallw_f08c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, &
         & rdispls, recvtypes, comm, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcounts(*), recvcounts(*)
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: sdispls(*), rdispls(*)
     TYPE(MPI_Datatype), INTENT(IN) :: sendtypes(*), recvtypes(*)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*) :: recvbuf
+    TYPE(*), DIMENSION(..) :: recvbuf
     TYPE(MPI_Comm), INTENT(IN) :: comm
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
@@ -20810,70 +20943,102 @@ CONTAINS
   END SUBROUTINE PMPI_Alltoallw_f08c
   SUBROUTINE MPI_Alltoallw_init_f08(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, &
         & rdispls, recvtypes, comm, info, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER, INTENT(IN), ASYNCHRONOUS :: sendcounts(*), sdispls(*), recvcounts(*), rdispls(*)
     TYPE(MPI_Datatype), INTENT(IN), ASYNCHRONOUS :: sendtypes(*), recvtypes(*)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Info), INTENT(IN) :: info
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Alltoallw_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Alltoallw_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_ALLTOALLW_INIT(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, &
         & rdispls, recvtypes, comm, info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Alltoallw_init_f08
   SUBROUTINE MPI_Alltoallw_init_f08c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
         & recvcounts, rdispls, recvtypes, comm, info, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: sendcounts(*), recvcounts(*)
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: sdispls(*), rdispls(*)
     TYPE(MPI_Datatype), INTENT(IN), ASYNCHRONOUS :: sendtypes(*), recvtypes(*)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Info), INTENT(IN) :: info
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Alltoallw_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Alltoallw_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_ALLTOALLW_INIT_C(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, &
         & rdispls, recvtypes, comm, info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Alltoallw_init_f08c
   SUBROUTINE PMPI_Alltoallw_init_f08(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
         & recvcounts, rdispls, recvtypes, comm, info, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER, INTENT(IN), ASYNCHRONOUS :: sendcounts(*), sdispls(*), recvcounts(*), rdispls(*)
     TYPE(MPI_Datatype), INTENT(IN), ASYNCHRONOUS :: sendtypes(*), recvtypes(*)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Info), INTENT(IN) :: info
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Alltoallw_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Alltoallw_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_ALLTOALLW_INIT(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, &
         & rdispls, recvtypes, comm, info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Alltoallw_init_f08
   SUBROUTINE PMPI_Alltoallw_init_f08c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
         & recvcounts, rdispls, recvtypes, comm, info, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: sendcounts(*), recvcounts(*)
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: sdispls(*), rdispls(*)
     TYPE(MPI_Datatype), INTENT(IN), ASYNCHRONOUS :: sendtypes(*), recvtypes(*)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Info), INTENT(IN) :: info
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Alltoallw_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Alltoallw_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_ALLTOALLW_INIT_C(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, &
         & rdispls, recvtypes, comm, info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
@@ -20911,8 +21076,7 @@ CONTAINS
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Barrier_init_f08
   SUBROUTINE MPI_Bcast_f08(buffer, count, datatype, root, comm, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buffer
-    TYPE(*), DIMENSION(*) :: buffer
+    TYPE(*), DIMENSION(..) :: buffer
     INTEGER, INTENT(IN) :: count, root
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -20922,8 +21086,7 @@ CONTAINS
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Bcast_f08
   SUBROUTINE MPI_Bcast_f08c(buffer, count, datatype, root, comm, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buffer
-    TYPE(*), DIMENSION(*) :: buffer
+    TYPE(*), DIMENSION(..) :: buffer
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     INTEGER, INTENT(IN) :: root
@@ -20934,8 +21097,7 @@ CONTAINS
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Bcast_f08c
   SUBROUTINE PMPI_Bcast_f08(buffer, count, datatype, root, comm, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buffer
-    TYPE(*), DIMENSION(*) :: buffer
+    TYPE(*), DIMENSION(..) :: buffer
     INTEGER, INTENT(IN) :: count, root
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -20945,8 +21107,7 @@ CONTAINS
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Bcast_f08
   SUBROUTINE PMPI_Bcast_f08c(buffer, count, datatype, root, comm, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buffer
-    TYPE(*), DIMENSION(*) :: buffer
+    TYPE(*), DIMENSION(..) :: buffer
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     INTEGER, INTENT(IN) :: root
@@ -20957,8 +21118,7 @@ CONTAINS
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Bcast_f08c
   SUBROUTINE MPI_Bcast_init_f08(buffer, count, datatype, root, comm, info, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buffer
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buffer
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buffer
     INTEGER, INTENT(IN) :: count, root
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -20966,12 +21126,16 @@ CONTAINS
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buffer)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Bcast_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_BCAST_INIT(buffer, count, datatype, root, comm, info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Bcast_init_f08
   SUBROUTINE MPI_Bcast_init_f08c(buffer, count, datatype, root, comm, info, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buffer
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buffer
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buffer
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     INTEGER, INTENT(IN) :: root
@@ -20980,12 +21144,16 @@ CONTAINS
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buffer)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Bcast_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_BCAST_INIT_C(buffer, count, datatype, root, comm, info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Bcast_init_f08c
   SUBROUTINE PMPI_Bcast_init_f08(buffer, count, datatype, root, comm, info, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buffer
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buffer
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buffer
     INTEGER, INTENT(IN) :: count, root
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -20993,12 +21161,16 @@ CONTAINS
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buffer)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Bcast_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_BCAST_INIT(buffer, count, datatype, root, comm, info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Bcast_init_f08
   SUBROUTINE PMPI_Bcast_init_f08c(buffer, count, datatype, root, comm, info, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buffer
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buffer
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buffer
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     INTEGER, INTENT(IN) :: root
@@ -21007,12 +21179,16 @@ CONTAINS
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buffer)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Bcast_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_BCAST_INIT_C(buffer, count, datatype, root, comm, info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Bcast_init_f08c
   SUBROUTINE MPI_Bsend_f08(buf, count, datatype, dest, tag, comm, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: buf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: buf
     INTEGER, INTENT(IN) :: count, dest, tag
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -21022,8 +21198,7 @@ CONTAINS
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Bsend_f08
   SUBROUTINE MPI_Bsend_f08c(buf, count, datatype, dest, tag, comm, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: buf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     INTEGER, INTENT(IN) :: dest, tag
@@ -21034,8 +21209,7 @@ CONTAINS
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Bsend_f08c
   SUBROUTINE PMPI_Bsend_f08(buf, count, datatype, dest, tag, comm, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: buf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: buf
     INTEGER, INTENT(IN) :: count, dest, tag
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -21045,8 +21219,7 @@ CONTAINS
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Bsend_f08
   SUBROUTINE PMPI_Bsend_f08c(buf, count, datatype, dest, tag, comm, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: buf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     INTEGER, INTENT(IN) :: dest, tag
@@ -21057,20 +21230,23 @@ CONTAINS
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Bsend_f08c
   SUBROUTINE MPI_Bsend_init_f08(buf, count, datatype, dest, tag, comm, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: buf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
     INTEGER, INTENT(IN) :: count, dest, tag
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Bsend_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_BSEND_INIT(buf, count, datatype, dest, tag, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Bsend_init_f08
   SUBROUTINE MPI_Bsend_init_f08c(buf, count, datatype, dest, tag, comm, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: buf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     INTEGER, INTENT(IN) :: dest, tag
@@ -21078,24 +21254,32 @@ CONTAINS
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Bsend_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_BSEND_INIT_C(buf, count, datatype, dest, tag, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Bsend_init_f08c
   SUBROUTINE PMPI_Bsend_init_f08(buf, count, datatype, dest, tag, comm, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: buf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
     INTEGER, INTENT(IN) :: count, dest, tag
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Bsend_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_BSEND_INIT(buf, count, datatype, dest, tag, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Bsend_init_f08
   SUBROUTINE PMPI_Bsend_init_f08c(buf, count, datatype, dest, tag, comm, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: buf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     INTEGER, INTENT(IN) :: dest, tag
@@ -21103,42 +21287,63 @@ CONTAINS
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Bsend_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_BSEND_INIT_C(buf, count, datatype, dest, tag, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Bsend_init_f08c
   SUBROUTINE MPI_Buffer_attach_f08(buffer, size, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buffer
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buffer
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buffer
     INTEGER, INTENT(IN) :: size
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buffer)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Buffer_attach', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_BUFFER_ATTACH(buffer, size, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Buffer_attach_f08
   SUBROUTINE MPI_Buffer_attach_f08c(buffer, size, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buffer
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buffer
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buffer
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: size
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buffer)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Buffer_attach', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_BUFFER_ATTACH_C(buffer, size, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Buffer_attach_f08c
   SUBROUTINE PMPI_Buffer_attach_f08(buffer, size, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buffer
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buffer
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buffer
     INTEGER, INTENT(IN) :: size
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buffer)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Buffer_attach', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_BUFFER_ATTACH(buffer, size, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Buffer_attach_f08
   SUBROUTINE PMPI_Buffer_attach_f08c(buffer, size, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buffer
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buffer
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buffer
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: size
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buffer)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Buffer_attach', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_BUFFER_ATTACH_C(buffer, size, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Buffer_attach_f08c
@@ -21400,41 +21605,57 @@ CONTAINS
   END SUBROUTINE PMPI_Comm_accept_f08
   SUBROUTINE MPI_Comm_attach_buffer_f08(comm, buffer, size, ierror)
     TYPE(MPI_Comm), INTENT(IN) :: comm
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buffer
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buffer
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buffer
     INTEGER, INTENT(IN) :: size
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buffer)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Comm_attach_buffer', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_COMM_ATTACH_BUFFER(comm, buffer, size, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Comm_attach_buffer_f08
   SUBROUTINE MPI_Comm_attach_buffer_f08c(comm, buffer, size, ierror)
     TYPE(MPI_Comm), INTENT(IN) :: comm
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buffer
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buffer
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buffer
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: size
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buffer)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Comm_attach_buffer', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_COMM_ATTACH_BUFFER_C(comm, buffer, size, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Comm_attach_buffer_f08c
   SUBROUTINE PMPI_Comm_attach_buffer_f08(comm, buffer, size, ierror)
     TYPE(MPI_Comm), INTENT(IN) :: comm
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buffer
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buffer
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buffer
     INTEGER, INTENT(IN) :: size
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buffer)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Comm_attach_buffer', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_COMM_ATTACH_BUFFER(comm, buffer, size, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Comm_attach_buffer_f08
   SUBROUTINE PMPI_Comm_attach_buffer_f08c(comm, buffer, size, ierror)
     TYPE(MPI_Comm), INTENT(IN) :: comm
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buffer
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buffer
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buffer
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: size
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buffer)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Comm_attach_buffer', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_COMM_ATTACH_BUFFER_C(comm, buffer, size, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Comm_attach_buffer_f08c
@@ -22146,32 +22367,58 @@ CONTAINS
   END SUBROUTINE PMPI_Comm_test_inter_f08
   SUBROUTINE MPI_Compare_and_swap_f08(origin_addr, compare_addr, result_addr, datatype, &
         & target_rank, target_disp, win, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: origin_addr, compare_addr
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: origin_addr, compare_addr
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: result_addr
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: result_addr
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: origin_addr, compare_addr
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: result_addr
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     INTEGER, INTENT(IN) :: target_rank
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
     TYPE(MPI_Win), INTENT(IN) :: win
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(origin_addr)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Compare_and_swap', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(compare_addr)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Compare_and_swap', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(result_addr)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Compare_and_swap', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_COMPARE_AND_SWAP(origin_addr, compare_addr, result_addr, datatype, target_rank, &
         & target_disp, win, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Compare_and_swap_f08
   SUBROUTINE PMPI_Compare_and_swap_f08(origin_addr, compare_addr, result_addr, datatype, &
         & target_rank, target_disp, win, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: origin_addr, compare_addr
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: origin_addr, compare_addr
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: result_addr
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: result_addr
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: origin_addr, compare_addr
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: result_addr
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     INTEGER, INTENT(IN) :: target_rank
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
     TYPE(MPI_Win), INTENT(IN) :: win
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(origin_addr)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Compare_and_swap', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(compare_addr)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Compare_and_swap', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(result_addr)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Compare_and_swap', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_COMPARE_AND_SWAP(origin_addr, compare_addr, result_addr, datatype, target_rank, &
         & target_disp, win, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
@@ -22337,10 +22584,8 @@ CONTAINS
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Error_string_f08
   SUBROUTINE MPI_Exscan_f08(sendbuf, recvbuf, count, datatype, op, comm, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: sendbuf
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*) :: recvbuf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
+    TYPE(*), DIMENSION(..) :: recvbuf
     INTEGER, INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Op), INTENT(IN) :: op
@@ -22351,10 +22596,8 @@ CONTAINS
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Exscan_f08
   SUBROUTINE MPI_Exscan_f08c(sendbuf, recvbuf, count, datatype, op, comm, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: sendbuf
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*) :: recvbuf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
+    TYPE(*), DIMENSION(..) :: recvbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Op), INTENT(IN) :: op
@@ -22365,10 +22608,8 @@ CONTAINS
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Exscan_f08c
   SUBROUTINE PMPI_Exscan_f08(sendbuf, recvbuf, count, datatype, op, comm, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: sendbuf
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*) :: recvbuf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
+    TYPE(*), DIMENSION(..) :: recvbuf
     INTEGER, INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Op), INTENT(IN) :: op
@@ -22379,10 +22620,8 @@ CONTAINS
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Exscan_f08
   SUBROUTINE PMPI_Exscan_f08c(sendbuf, recvbuf, count, datatype, op, comm, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: sendbuf
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*) :: recvbuf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
+    TYPE(*), DIMENSION(..) :: recvbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Op), INTENT(IN) :: op
@@ -22393,10 +22632,8 @@ CONTAINS
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Exscan_f08c
   SUBROUTINE MPI_Exscan_init_f08(sendbuf, recvbuf, count, datatype, op, comm, info, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     INTEGER, INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Op), INTENT(IN) :: op
@@ -22405,15 +22642,23 @@ CONTAINS
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Exscan_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Exscan_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_EXSCAN_INIT(sendbuf, recvbuf, count, datatype, op, comm, info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Exscan_init_f08
   SUBROUTINE MPI_Exscan_init_f08c(sendbuf, recvbuf, count, datatype, op, comm, info, request, &
         & ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Op), INTENT(IN) :: op
@@ -22422,15 +22667,23 @@ CONTAINS
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Exscan_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Exscan_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_EXSCAN_INIT_C(sendbuf, recvbuf, count, datatype, op, comm, info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Exscan_init_f08c
   SUBROUTINE PMPI_Exscan_init_f08(sendbuf, recvbuf, count, datatype, op, comm, info, request, &
         & ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     INTEGER, INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Op), INTENT(IN) :: op
@@ -22439,15 +22692,23 @@ CONTAINS
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Exscan_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Exscan_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_EXSCAN_INIT(sendbuf, recvbuf, count, datatype, op, comm, info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Exscan_init_f08
   SUBROUTINE PMPI_Exscan_init_f08c(sendbuf, recvbuf, count, datatype, op, comm, info, request, &
         & ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Op), INTENT(IN) :: op
@@ -22456,6 +22717,16 @@ CONTAINS
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Exscan_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Exscan_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_EXSCAN_INIT_C(sendbuf, recvbuf, count, datatype, op, comm, info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Exscan_init_f08c
@@ -22471,10 +22742,8 @@ CONTAINS
   END SUBROUTINE PMPI_F_sync_reg_f08
   SUBROUTINE MPI_Fetch_and_op_f08(origin_addr, result_addr, datatype, target_rank, target_disp, &
         & op, win, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: origin_addr
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: origin_addr
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: result_addr
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: result_addr
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: origin_addr
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: result_addr
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     INTEGER, INTENT(IN) :: target_rank
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
@@ -22482,16 +22751,24 @@ CONTAINS
     TYPE(MPI_Win), INTENT(IN) :: win
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(origin_addr)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Fetch_and_op', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(result_addr)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Fetch_and_op', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_FETCH_AND_OP(origin_addr, result_addr, datatype, target_rank, target_disp, op, &
         & win, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Fetch_and_op_f08
   SUBROUTINE PMPI_Fetch_and_op_f08(origin_addr, result_addr, datatype, target_rank, target_disp, &
         & op, win, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: origin_addr
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: origin_addr
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: result_addr
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: result_addr
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: origin_addr
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: result_addr
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     INTEGER, INTENT(IN) :: target_rank
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
@@ -22499,6 +22776,16 @@ CONTAINS
     TYPE(MPI_Win), INTENT(IN) :: win
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(origin_addr)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Fetch_and_op', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(result_addr)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Fetch_and_op', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_FETCH_AND_OP(origin_addr, result_addr, datatype, target_rank, target_disp, op, &
         & win, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
@@ -22769,497 +23056,657 @@ CONTAINS
   END SUBROUTINE PMPI_File_get_view_f08
   SUBROUTINE MPI_File_iread_f08(fh, buf, count, datatype, request, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
     INTEGER, INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_File_iread', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_FILE_IREAD(fh, buf, count, datatype, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_File_iread_f08
   SUBROUTINE MPI_File_iread_f08c(fh, buf, count, datatype, request, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_File_iread', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_FILE_IREAD_C(fh, buf, count, datatype, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_File_iread_f08c
   SUBROUTINE PMPI_File_iread_f08(fh, buf, count, datatype, request, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
     INTEGER, INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_File_iread', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_FILE_IREAD(fh, buf, count, datatype, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_File_iread_f08
   SUBROUTINE PMPI_File_iread_f08c(fh, buf, count, datatype, request, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_File_iread', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_FILE_IREAD_C(fh, buf, count, datatype, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_File_iread_f08c
   SUBROUTINE MPI_File_iread_all_f08(fh, buf, count, datatype, request, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
     INTEGER, INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_File_iread_all', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_FILE_IREAD_ALL(fh, buf, count, datatype, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_File_iread_all_f08
   SUBROUTINE MPI_File_iread_all_f08c(fh, buf, count, datatype, request, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_File_iread_all', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_FILE_IREAD_ALL_C(fh, buf, count, datatype, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_File_iread_all_f08c
   SUBROUTINE PMPI_File_iread_all_f08(fh, buf, count, datatype, request, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
     INTEGER, INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_File_iread_all', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_FILE_IREAD_ALL(fh, buf, count, datatype, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_File_iread_all_f08
   SUBROUTINE PMPI_File_iread_all_f08c(fh, buf, count, datatype, request, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_File_iread_all', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_FILE_IREAD_ALL_C(fh, buf, count, datatype, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_File_iread_all_f08c
   SUBROUTINE MPI_File_iread_at_f08(fh, offset, buf, count, datatype, request, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
     INTEGER, INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_File_iread_at', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_FILE_IREAD_AT(fh, offset, buf, count, datatype, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_File_iread_at_f08
   SUBROUTINE MPI_File_iread_at_f08c(fh, offset, buf, count, datatype, request, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_File_iread_at', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_FILE_IREAD_AT_C(fh, offset, buf, count, datatype, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_File_iread_at_f08c
   SUBROUTINE PMPI_File_iread_at_f08(fh, offset, buf, count, datatype, request, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
     INTEGER, INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_File_iread_at', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_FILE_IREAD_AT(fh, offset, buf, count, datatype, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_File_iread_at_f08
   SUBROUTINE PMPI_File_iread_at_f08c(fh, offset, buf, count, datatype, request, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_File_iread_at', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_FILE_IREAD_AT_C(fh, offset, buf, count, datatype, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_File_iread_at_f08c
   SUBROUTINE MPI_File_iread_at_all_f08(fh, offset, buf, count, datatype, request, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
     INTEGER, INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_File_iread_at_all', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_FILE_IREAD_AT_ALL(fh, offset, buf, count, datatype, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_File_iread_at_all_f08
   SUBROUTINE MPI_File_iread_at_all_f08c(fh, offset, buf, count, datatype, request, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_File_iread_at_all', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_FILE_IREAD_AT_ALL_C(fh, offset, buf, count, datatype, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_File_iread_at_all_f08c
   SUBROUTINE PMPI_File_iread_at_all_f08(fh, offset, buf, count, datatype, request, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
     INTEGER, INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_File_iread_at_all', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_FILE_IREAD_AT_ALL(fh, offset, buf, count, datatype, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_File_iread_at_all_f08
   SUBROUTINE PMPI_File_iread_at_all_f08c(fh, offset, buf, count, datatype, request, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_File_iread_at_all', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_FILE_IREAD_AT_ALL_C(fh, offset, buf, count, datatype, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_File_iread_at_all_f08c
   SUBROUTINE MPI_File_iread_shared_f08(fh, buf, count, datatype, request, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
     INTEGER, INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_File_iread_shared', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_FILE_IREAD_SHARED(fh, buf, count, datatype, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_File_iread_shared_f08
   SUBROUTINE MPI_File_iread_shared_f08c(fh, buf, count, datatype, request, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_File_iread_shared', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_FILE_IREAD_SHARED_C(fh, buf, count, datatype, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_File_iread_shared_f08c
   SUBROUTINE PMPI_File_iread_shared_f08(fh, buf, count, datatype, request, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
     INTEGER, INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_File_iread_shared', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_FILE_IREAD_SHARED(fh, buf, count, datatype, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_File_iread_shared_f08
   SUBROUTINE PMPI_File_iread_shared_f08c(fh, buf, count, datatype, request, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_File_iread_shared', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_FILE_IREAD_SHARED_C(fh, buf, count, datatype, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_File_iread_shared_f08c
   SUBROUTINE MPI_File_iwrite_f08(fh, buf, count, datatype, request, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: buf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
     INTEGER, INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_File_iwrite', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_FILE_IWRITE(fh, buf, count, datatype, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_File_iwrite_f08
   SUBROUTINE MPI_File_iwrite_f08c(fh, buf, count, datatype, request, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: buf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_File_iwrite', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_FILE_IWRITE_C(fh, buf, count, datatype, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_File_iwrite_f08c
   SUBROUTINE PMPI_File_iwrite_f08(fh, buf, count, datatype, request, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: buf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
     INTEGER, INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_File_iwrite', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_FILE_IWRITE(fh, buf, count, datatype, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_File_iwrite_f08
   SUBROUTINE PMPI_File_iwrite_f08c(fh, buf, count, datatype, request, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: buf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_File_iwrite', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_FILE_IWRITE_C(fh, buf, count, datatype, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_File_iwrite_f08c
   SUBROUTINE MPI_File_iwrite_all_f08(fh, buf, count, datatype, request, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: buf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
     INTEGER, INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_File_iwrite_all', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_FILE_IWRITE_ALL(fh, buf, count, datatype, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_File_iwrite_all_f08
   SUBROUTINE MPI_File_iwrite_all_f08c(fh, buf, count, datatype, request, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: buf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_File_iwrite_all', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_FILE_IWRITE_ALL_C(fh, buf, count, datatype, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_File_iwrite_all_f08c
   SUBROUTINE PMPI_File_iwrite_all_f08(fh, buf, count, datatype, request, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: buf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
     INTEGER, INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_File_iwrite_all', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_FILE_IWRITE_ALL(fh, buf, count, datatype, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_File_iwrite_all_f08
   SUBROUTINE PMPI_File_iwrite_all_f08c(fh, buf, count, datatype, request, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: buf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_File_iwrite_all', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_FILE_IWRITE_ALL_C(fh, buf, count, datatype, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_File_iwrite_all_f08c
   SUBROUTINE MPI_File_iwrite_at_f08(fh, offset, buf, count, datatype, request, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: buf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
     INTEGER, INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_File_iwrite_at', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_FILE_IWRITE_AT(fh, offset, buf, count, datatype, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_File_iwrite_at_f08
   SUBROUTINE MPI_File_iwrite_at_f08c(fh, offset, buf, count, datatype, request, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: buf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_File_iwrite_at', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_FILE_IWRITE_AT_C(fh, offset, buf, count, datatype, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_File_iwrite_at_f08c
   SUBROUTINE PMPI_File_iwrite_at_f08(fh, offset, buf, count, datatype, request, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: buf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
     INTEGER, INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_File_iwrite_at', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_FILE_IWRITE_AT(fh, offset, buf, count, datatype, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_File_iwrite_at_f08
   SUBROUTINE PMPI_File_iwrite_at_f08c(fh, offset, buf, count, datatype, request, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: buf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_File_iwrite_at', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_FILE_IWRITE_AT_C(fh, offset, buf, count, datatype, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_File_iwrite_at_f08c
   SUBROUTINE MPI_File_iwrite_at_all_f08(fh, offset, buf, count, datatype, request, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: buf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
     INTEGER, INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_File_iwrite_at_all', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_FILE_IWRITE_AT_ALL(fh, offset, buf, count, datatype, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_File_iwrite_at_all_f08
   SUBROUTINE MPI_File_iwrite_at_all_f08c(fh, offset, buf, count, datatype, request, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: buf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_File_iwrite_at_all', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_FILE_IWRITE_AT_ALL_C(fh, offset, buf, count, datatype, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_File_iwrite_at_all_f08c
   SUBROUTINE PMPI_File_iwrite_at_all_f08(fh, offset, buf, count, datatype, request, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: buf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
     INTEGER, INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_File_iwrite_at_all', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_FILE_IWRITE_AT_ALL(fh, offset, buf, count, datatype, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_File_iwrite_at_all_f08
   SUBROUTINE PMPI_File_iwrite_at_all_f08c(fh, offset, buf, count, datatype, request, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: buf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_File_iwrite_at_all', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_FILE_IWRITE_AT_ALL_C(fh, offset, buf, count, datatype, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_File_iwrite_at_all_f08c
   SUBROUTINE MPI_File_iwrite_shared_f08(fh, buf, count, datatype, request, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: buf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
     INTEGER, INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_File_iwrite_shared', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_FILE_IWRITE_SHARED(fh, buf, count, datatype, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_File_iwrite_shared_f08
   SUBROUTINE MPI_File_iwrite_shared_f08c(fh, buf, count, datatype, request, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: buf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_File_iwrite_shared', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_FILE_IWRITE_SHARED_C(fh, buf, count, datatype, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_File_iwrite_shared_f08c
   SUBROUTINE PMPI_File_iwrite_shared_f08(fh, buf, count, datatype, request, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: buf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
     INTEGER, INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_File_iwrite_shared', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_FILE_IWRITE_SHARED(fh, buf, count, datatype, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_File_iwrite_shared_f08
   SUBROUTINE PMPI_File_iwrite_shared_f08c(fh, buf, count, datatype, request, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: buf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_File_iwrite_shared', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_FILE_IWRITE_SHARED_C(fh, buf, count, datatype, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_File_iwrite_shared_f08c
@@ -23303,8 +23750,7 @@ CONTAINS
   END SUBROUTINE PMPI_File_preallocate_f08
   SUBROUTINE MPI_File_read_f08(fh, buf, count, datatype, status, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*) :: buf
+    TYPE(*), DIMENSION(..) :: buf
     INTEGER, INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Status) :: status
@@ -23315,8 +23761,7 @@ CONTAINS
   END SUBROUTINE MPI_File_read_f08
   SUBROUTINE MPI_File_read_f08c(fh, buf, count, datatype, status, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*) :: buf
+    TYPE(*), DIMENSION(..) :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Status) :: status
@@ -23327,8 +23772,7 @@ CONTAINS
   END SUBROUTINE MPI_File_read_f08c
   SUBROUTINE PMPI_File_read_f08(fh, buf, count, datatype, status, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*) :: buf
+    TYPE(*), DIMENSION(..) :: buf
     INTEGER, INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Status) :: status
@@ -23339,8 +23783,7 @@ CONTAINS
   END SUBROUTINE PMPI_File_read_f08
   SUBROUTINE PMPI_File_read_f08c(fh, buf, count, datatype, status, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*) :: buf
+    TYPE(*), DIMENSION(..) :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Status) :: status
@@ -23351,8 +23794,7 @@ CONTAINS
   END SUBROUTINE PMPI_File_read_f08c
   SUBROUTINE MPI_File_read_all_f08(fh, buf, count, datatype, status, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*) :: buf
+    TYPE(*), DIMENSION(..) :: buf
     INTEGER, INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Status) :: status
@@ -23363,8 +23805,7 @@ CONTAINS
   END SUBROUTINE MPI_File_read_all_f08
   SUBROUTINE MPI_File_read_all_f08c(fh, buf, count, datatype, status, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*) :: buf
+    TYPE(*), DIMENSION(..) :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Status) :: status
@@ -23375,8 +23816,7 @@ CONTAINS
   END SUBROUTINE MPI_File_read_all_f08c
   SUBROUTINE PMPI_File_read_all_f08(fh, buf, count, datatype, status, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*) :: buf
+    TYPE(*), DIMENSION(..) :: buf
     INTEGER, INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Status) :: status
@@ -23387,8 +23827,7 @@ CONTAINS
   END SUBROUTINE PMPI_File_read_all_f08
   SUBROUTINE PMPI_File_read_all_f08c(fh, buf, count, datatype, status, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*) :: buf
+    TYPE(*), DIMENSION(..) :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Status) :: status
@@ -23399,73 +23838,96 @@ CONTAINS
   END SUBROUTINE PMPI_File_read_all_f08c
   SUBROUTINE MPI_File_read_all_begin_f08(fh, buf, count, datatype, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
     INTEGER, INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_File_read_all_begin', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_FILE_READ_ALL_BEGIN(fh, buf, count, datatype, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_File_read_all_begin_f08
   SUBROUTINE MPI_File_read_all_begin_f08c(fh, buf, count, datatype, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_File_read_all_begin', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_FILE_READ_ALL_BEGIN_C(fh, buf, count, datatype, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_File_read_all_begin_f08c
   SUBROUTINE PMPI_File_read_all_begin_f08(fh, buf, count, datatype, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
     INTEGER, INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_File_read_all_begin', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_FILE_READ_ALL_BEGIN(fh, buf, count, datatype, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_File_read_all_begin_f08
   SUBROUTINE PMPI_File_read_all_begin_f08c(fh, buf, count, datatype, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_File_read_all_begin', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_FILE_READ_ALL_BEGIN_C(fh, buf, count, datatype, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_File_read_all_begin_f08c
   SUBROUTINE MPI_File_read_all_end_f08(fh, buf, status, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
     TYPE(MPI_Status) :: status
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_File_read_all_end', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_FILE_READ_ALL_END(fh, buf, status, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_File_read_all_end_f08
   SUBROUTINE PMPI_File_read_all_end_f08(fh, buf, status, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
     TYPE(MPI_Status) :: status
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_File_read_all_end', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_FILE_READ_ALL_END(fh, buf, status, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_File_read_all_end_f08
   SUBROUTINE MPI_File_read_at_f08(fh, offset, buf, count, datatype, status, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*) :: buf
+    TYPE(*), DIMENSION(..) :: buf
     INTEGER, INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Status) :: status
@@ -23477,8 +23939,7 @@ CONTAINS
   SUBROUTINE MPI_File_read_at_f08c(fh, offset, buf, count, datatype, status, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*) :: buf
+    TYPE(*), DIMENSION(..) :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Status) :: status
@@ -23490,8 +23951,7 @@ CONTAINS
   SUBROUTINE PMPI_File_read_at_f08(fh, offset, buf, count, datatype, status, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*) :: buf
+    TYPE(*), DIMENSION(..) :: buf
     INTEGER, INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Status) :: status
@@ -23503,8 +23963,7 @@ CONTAINS
   SUBROUTINE PMPI_File_read_at_f08c(fh, offset, buf, count, datatype, status, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*) :: buf
+    TYPE(*), DIMENSION(..) :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Status) :: status
@@ -23516,8 +23975,7 @@ CONTAINS
   SUBROUTINE MPI_File_read_at_all_f08(fh, offset, buf, count, datatype, status, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*) :: buf
+    TYPE(*), DIMENSION(..) :: buf
     INTEGER, INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Status) :: status
@@ -23529,8 +23987,7 @@ CONTAINS
   SUBROUTINE MPI_File_read_at_all_f08c(fh, offset, buf, count, datatype, status, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*) :: buf
+    TYPE(*), DIMENSION(..) :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Status) :: status
@@ -23542,8 +23999,7 @@ CONTAINS
   SUBROUTINE PMPI_File_read_at_all_f08(fh, offset, buf, count, datatype, status, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*) :: buf
+    TYPE(*), DIMENSION(..) :: buf
     INTEGER, INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Status) :: status
@@ -23555,8 +24011,7 @@ CONTAINS
   SUBROUTINE PMPI_File_read_at_all_f08c(fh, offset, buf, count, datatype, status, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*) :: buf
+    TYPE(*), DIMENSION(..) :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Status) :: status
@@ -23568,75 +24023,98 @@ CONTAINS
   SUBROUTINE MPI_File_read_at_all_begin_f08(fh, offset, buf, count, datatype, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
     INTEGER, INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_File_read_at_all_begin', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_FILE_READ_AT_ALL_BEGIN(fh, offset, buf, count, datatype, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_File_read_at_all_begin_f08
   SUBROUTINE MPI_File_read_at_all_begin_f08c(fh, offset, buf, count, datatype, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_File_read_at_all_begin', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_FILE_READ_AT_ALL_BEGIN_C(fh, offset, buf, count, datatype, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_File_read_at_all_begin_f08c
   SUBROUTINE PMPI_File_read_at_all_begin_f08(fh, offset, buf, count, datatype, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
     INTEGER, INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_File_read_at_all_begin', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_FILE_READ_AT_ALL_BEGIN(fh, offset, buf, count, datatype, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_File_read_at_all_begin_f08
   SUBROUTINE PMPI_File_read_at_all_begin_f08c(fh, offset, buf, count, datatype, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_File_read_at_all_begin', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_FILE_READ_AT_ALL_BEGIN_C(fh, offset, buf, count, datatype, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_File_read_at_all_begin_f08c
   SUBROUTINE MPI_File_read_at_all_end_f08(fh, buf, status, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
     TYPE(MPI_Status) :: status
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_File_read_at_all_end', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_FILE_READ_AT_ALL_END(fh, buf, status, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_File_read_at_all_end_f08
   SUBROUTINE PMPI_File_read_at_all_end_f08(fh, buf, status, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
     TYPE(MPI_Status) :: status
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_File_read_at_all_end', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_FILE_READ_AT_ALL_END(fh, buf, status, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_File_read_at_all_end_f08
   SUBROUTINE MPI_File_read_ordered_f08(fh, buf, count, datatype, status, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*) :: buf
+    TYPE(*), DIMENSION(..) :: buf
     INTEGER, INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Status) :: status
@@ -23647,8 +24125,7 @@ CONTAINS
   END SUBROUTINE MPI_File_read_ordered_f08
   SUBROUTINE MPI_File_read_ordered_f08c(fh, buf, count, datatype, status, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*) :: buf
+    TYPE(*), DIMENSION(..) :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Status) :: status
@@ -23659,8 +24136,7 @@ CONTAINS
   END SUBROUTINE MPI_File_read_ordered_f08c
   SUBROUTINE PMPI_File_read_ordered_f08(fh, buf, count, datatype, status, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*) :: buf
+    TYPE(*), DIMENSION(..) :: buf
     INTEGER, INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Status) :: status
@@ -23671,8 +24147,7 @@ CONTAINS
   END SUBROUTINE PMPI_File_read_ordered_f08
   SUBROUTINE PMPI_File_read_ordered_f08c(fh, buf, count, datatype, status, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*) :: buf
+    TYPE(*), DIMENSION(..) :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Status) :: status
@@ -23683,72 +24158,95 @@ CONTAINS
   END SUBROUTINE PMPI_File_read_ordered_f08c
   SUBROUTINE MPI_File_read_ordered_begin_f08(fh, buf, count, datatype, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
     INTEGER, INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_File_read_ordered_begin', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_FILE_READ_ORDERED_BEGIN(fh, buf, count, datatype, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_File_read_ordered_begin_f08
   SUBROUTINE MPI_File_read_ordered_begin_f08c(fh, buf, count, datatype, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_File_read_ordered_begin', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_FILE_READ_ORDERED_BEGIN_C(fh, buf, count, datatype, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_File_read_ordered_begin_f08c
   SUBROUTINE PMPI_File_read_ordered_begin_f08(fh, buf, count, datatype, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
     INTEGER, INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_File_read_ordered_begin', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_FILE_READ_ORDERED_BEGIN(fh, buf, count, datatype, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_File_read_ordered_begin_f08
   SUBROUTINE PMPI_File_read_ordered_begin_f08c(fh, buf, count, datatype, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_File_read_ordered_begin', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_FILE_READ_ORDERED_BEGIN_C(fh, buf, count, datatype, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_File_read_ordered_begin_f08c
   SUBROUTINE MPI_File_read_ordered_end_f08(fh, buf, status, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
     TYPE(MPI_Status) :: status
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_File_read_ordered_end', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_FILE_READ_ORDERED_END(fh, buf, status, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_File_read_ordered_end_f08
   SUBROUTINE PMPI_File_read_ordered_end_f08(fh, buf, status, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
     TYPE(MPI_Status) :: status
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_File_read_ordered_end', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_FILE_READ_ORDERED_END(fh, buf, status, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_File_read_ordered_end_f08
   SUBROUTINE MPI_File_read_shared_f08(fh, buf, count, datatype, status, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*) :: buf
+    TYPE(*), DIMENSION(..) :: buf
     INTEGER, INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Status) :: status
@@ -23759,8 +24257,7 @@ CONTAINS
   END SUBROUTINE MPI_File_read_shared_f08
   SUBROUTINE MPI_File_read_shared_f08c(fh, buf, count, datatype, status, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*) :: buf
+    TYPE(*), DIMENSION(..) :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Status) :: status
@@ -23771,8 +24268,7 @@ CONTAINS
   END SUBROUTINE MPI_File_read_shared_f08c
   SUBROUTINE PMPI_File_read_shared_f08(fh, buf, count, datatype, status, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*) :: buf
+    TYPE(*), DIMENSION(..) :: buf
     INTEGER, INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Status) :: status
@@ -23783,8 +24279,7 @@ CONTAINS
   END SUBROUTINE PMPI_File_read_shared_f08
   SUBROUTINE PMPI_File_read_shared_f08c(fh, buf, count, datatype, status, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*) :: buf
+    TYPE(*), DIMENSION(..) :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Status) :: status
@@ -23931,8 +24426,7 @@ CONTAINS
   END SUBROUTINE PMPI_File_sync_f08
   SUBROUTINE MPI_File_write_f08(fh, buf, count, datatype, status, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: buf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: buf
     INTEGER, INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Status) :: status
@@ -23943,8 +24437,7 @@ CONTAINS
   END SUBROUTINE MPI_File_write_f08
   SUBROUTINE MPI_File_write_f08c(fh, buf, count, datatype, status, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: buf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Status) :: status
@@ -23955,8 +24448,7 @@ CONTAINS
   END SUBROUTINE MPI_File_write_f08c
   SUBROUTINE PMPI_File_write_f08(fh, buf, count, datatype, status, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: buf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: buf
     INTEGER, INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Status) :: status
@@ -23967,8 +24459,7 @@ CONTAINS
   END SUBROUTINE PMPI_File_write_f08
   SUBROUTINE PMPI_File_write_f08c(fh, buf, count, datatype, status, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: buf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Status) :: status
@@ -23979,8 +24470,7 @@ CONTAINS
   END SUBROUTINE PMPI_File_write_f08c
   SUBROUTINE MPI_File_write_all_f08(fh, buf, count, datatype, status, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: buf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: buf
     INTEGER, INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Status) :: status
@@ -23991,8 +24481,7 @@ CONTAINS
   END SUBROUTINE MPI_File_write_all_f08
   SUBROUTINE MPI_File_write_all_f08c(fh, buf, count, datatype, status, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: buf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Status) :: status
@@ -24003,8 +24492,7 @@ CONTAINS
   END SUBROUTINE MPI_File_write_all_f08c
   SUBROUTINE PMPI_File_write_all_f08(fh, buf, count, datatype, status, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: buf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: buf
     INTEGER, INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Status) :: status
@@ -24015,8 +24503,7 @@ CONTAINS
   END SUBROUTINE PMPI_File_write_all_f08
   SUBROUTINE PMPI_File_write_all_f08c(fh, buf, count, datatype, status, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: buf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Status) :: status
@@ -24027,73 +24514,96 @@ CONTAINS
   END SUBROUTINE PMPI_File_write_all_f08c
   SUBROUTINE MPI_File_write_all_begin_f08(fh, buf, count, datatype, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: buf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
     INTEGER, INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_File_write_all_begin', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_FILE_WRITE_ALL_BEGIN(fh, buf, count, datatype, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_File_write_all_begin_f08
   SUBROUTINE MPI_File_write_all_begin_f08c(fh, buf, count, datatype, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: buf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_File_write_all_begin', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_FILE_WRITE_ALL_BEGIN_C(fh, buf, count, datatype, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_File_write_all_begin_f08c
   SUBROUTINE PMPI_File_write_all_begin_f08(fh, buf, count, datatype, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: buf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
     INTEGER, INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_File_write_all_begin', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_FILE_WRITE_ALL_BEGIN(fh, buf, count, datatype, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_File_write_all_begin_f08
   SUBROUTINE PMPI_File_write_all_begin_f08c(fh, buf, count, datatype, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: buf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_File_write_all_begin', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_FILE_WRITE_ALL_BEGIN_C(fh, buf, count, datatype, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_File_write_all_begin_f08c
   SUBROUTINE MPI_File_write_all_end_f08(fh, buf, status, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: buf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
     TYPE(MPI_Status) :: status
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_File_write_all_end', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_FILE_WRITE_ALL_END(fh, buf, status, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_File_write_all_end_f08
   SUBROUTINE PMPI_File_write_all_end_f08(fh, buf, status, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: buf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
     TYPE(MPI_Status) :: status
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_File_write_all_end', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_FILE_WRITE_ALL_END(fh, buf, status, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_File_write_all_end_f08
   SUBROUTINE MPI_File_write_at_f08(fh, offset, buf, count, datatype, status, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: buf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: buf
     INTEGER, INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Status) :: status
@@ -24105,8 +24615,7 @@ CONTAINS
   SUBROUTINE MPI_File_write_at_f08c(fh, offset, buf, count, datatype, status, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: buf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Status) :: status
@@ -24118,8 +24627,7 @@ CONTAINS
   SUBROUTINE PMPI_File_write_at_f08(fh, offset, buf, count, datatype, status, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: buf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: buf
     INTEGER, INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Status) :: status
@@ -24131,8 +24639,7 @@ CONTAINS
   SUBROUTINE PMPI_File_write_at_f08c(fh, offset, buf, count, datatype, status, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: buf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Status) :: status
@@ -24144,8 +24651,7 @@ CONTAINS
   SUBROUTINE MPI_File_write_at_all_f08(fh, offset, buf, count, datatype, status, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: buf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: buf
     INTEGER, INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Status) :: status
@@ -24157,8 +24663,7 @@ CONTAINS
   SUBROUTINE MPI_File_write_at_all_f08c(fh, offset, buf, count, datatype, status, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: buf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Status) :: status
@@ -24170,8 +24675,7 @@ CONTAINS
   SUBROUTINE PMPI_File_write_at_all_f08(fh, offset, buf, count, datatype, status, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: buf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: buf
     INTEGER, INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Status) :: status
@@ -24183,8 +24687,7 @@ CONTAINS
   SUBROUTINE PMPI_File_write_at_all_f08c(fh, offset, buf, count, datatype, status, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: buf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Status) :: status
@@ -24196,75 +24699,98 @@ CONTAINS
   SUBROUTINE MPI_File_write_at_all_begin_f08(fh, offset, buf, count, datatype, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: buf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
     INTEGER, INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_File_write_at_all_begin', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_FILE_WRITE_AT_ALL_BEGIN(fh, offset, buf, count, datatype, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_File_write_at_all_begin_f08
   SUBROUTINE MPI_File_write_at_all_begin_f08c(fh, offset, buf, count, datatype, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: buf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_File_write_at_all_begin', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_FILE_WRITE_AT_ALL_BEGIN_C(fh, offset, buf, count, datatype, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_File_write_at_all_begin_f08c
   SUBROUTINE PMPI_File_write_at_all_begin_f08(fh, offset, buf, count, datatype, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: buf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
     INTEGER, INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_File_write_at_all_begin', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_FILE_WRITE_AT_ALL_BEGIN(fh, offset, buf, count, datatype, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_File_write_at_all_begin_f08
   SUBROUTINE PMPI_File_write_at_all_begin_f08c(fh, offset, buf, count, datatype, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: buf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_File_write_at_all_begin', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_FILE_WRITE_AT_ALL_BEGIN_C(fh, offset, buf, count, datatype, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_File_write_at_all_begin_f08c
   SUBROUTINE MPI_File_write_at_all_end_f08(fh, buf, status, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: buf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
     TYPE(MPI_Status) :: status
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_File_write_at_all_end', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_FILE_WRITE_AT_ALL_END(fh, buf, status, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_File_write_at_all_end_f08
   SUBROUTINE PMPI_File_write_at_all_end_f08(fh, buf, status, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: buf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
     TYPE(MPI_Status) :: status
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_File_write_at_all_end', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_FILE_WRITE_AT_ALL_END(fh, buf, status, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_File_write_at_all_end_f08
   SUBROUTINE MPI_File_write_ordered_f08(fh, buf, count, datatype, status, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: buf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: buf
     INTEGER, INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Status) :: status
@@ -24275,8 +24801,7 @@ CONTAINS
   END SUBROUTINE MPI_File_write_ordered_f08
   SUBROUTINE MPI_File_write_ordered_f08c(fh, buf, count, datatype, status, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: buf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Status) :: status
@@ -24287,8 +24812,7 @@ CONTAINS
   END SUBROUTINE MPI_File_write_ordered_f08c
   SUBROUTINE PMPI_File_write_ordered_f08(fh, buf, count, datatype, status, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: buf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: buf
     INTEGER, INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Status) :: status
@@ -24299,8 +24823,7 @@ CONTAINS
   END SUBROUTINE PMPI_File_write_ordered_f08
   SUBROUTINE PMPI_File_write_ordered_f08c(fh, buf, count, datatype, status, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: buf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Status) :: status
@@ -24311,72 +24834,95 @@ CONTAINS
   END SUBROUTINE PMPI_File_write_ordered_f08c
   SUBROUTINE MPI_File_write_ordered_begin_f08(fh, buf, count, datatype, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: buf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
     INTEGER, INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_File_write_ordered_begin', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_FILE_WRITE_ORDERED_BEGIN(fh, buf, count, datatype, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_File_write_ordered_begin_f08
   SUBROUTINE MPI_File_write_ordered_begin_f08c(fh, buf, count, datatype, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: buf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_File_write_ordered_begin', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_FILE_WRITE_ORDERED_BEGIN_C(fh, buf, count, datatype, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_File_write_ordered_begin_f08c
   SUBROUTINE PMPI_File_write_ordered_begin_f08(fh, buf, count, datatype, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: buf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
     INTEGER, INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_File_write_ordered_begin', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_FILE_WRITE_ORDERED_BEGIN(fh, buf, count, datatype, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_File_write_ordered_begin_f08
   SUBROUTINE PMPI_File_write_ordered_begin_f08c(fh, buf, count, datatype, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: buf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_File_write_ordered_begin', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_FILE_WRITE_ORDERED_BEGIN_C(fh, buf, count, datatype, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_File_write_ordered_begin_f08c
   SUBROUTINE MPI_File_write_ordered_end_f08(fh, buf, status, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: buf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
     TYPE(MPI_Status) :: status
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_File_write_ordered_end', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_FILE_WRITE_ORDERED_END(fh, buf, status, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_File_write_ordered_end_f08
   SUBROUTINE PMPI_File_write_ordered_end_f08(fh, buf, status, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: buf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
     TYPE(MPI_Status) :: status
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_File_write_ordered_end', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_FILE_WRITE_ORDERED_END(fh, buf, status, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_File_write_ordered_end_f08
   SUBROUTINE MPI_File_write_shared_f08(fh, buf, count, datatype, status, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: buf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: buf
     INTEGER, INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Status) :: status
@@ -24387,8 +24933,7 @@ CONTAINS
   END SUBROUTINE MPI_File_write_shared_f08
   SUBROUTINE MPI_File_write_shared_f08c(fh, buf, count, datatype, status, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: buf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Status) :: status
@@ -24399,8 +24944,7 @@ CONTAINS
   END SUBROUTINE MPI_File_write_shared_f08c
   SUBROUTINE PMPI_File_write_shared_f08(fh, buf, count, datatype, status, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: buf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: buf
     INTEGER, INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Status) :: status
@@ -24411,8 +24955,7 @@ CONTAINS
   END SUBROUTINE PMPI_File_write_shared_f08
   SUBROUTINE PMPI_File_write_shared_f08c(fh, buf, count, datatype, status, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: buf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Status) :: status
@@ -24448,29 +24991,35 @@ CONTAINS
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Finalized_f08
   SUBROUTINE MPI_Free_mem_f08(base, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: base
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: base
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: base
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(base)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Free_mem', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_FREE_MEM(base, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Free_mem_f08
   SUBROUTINE PMPI_Free_mem_f08(base, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: base
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: base
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: base
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(base)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Free_mem', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_FREE_MEM(base, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Free_mem_f08
   SUBROUTINE MPI_Gather_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, &
         & comm, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
     INTEGER, INTENT(IN) :: sendcount, recvcount, root
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*) :: recvbuf
+    TYPE(*), DIMENSION(..) :: recvbuf
     TYPE(MPI_Comm), INTENT(IN) :: comm
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
@@ -24480,12 +25029,10 @@ CONTAINS
   END SUBROUTINE MPI_Gather_f08
   SUBROUTINE MPI_Gather_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, &
         & comm, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount, recvcount
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*) :: recvbuf
+    TYPE(*), DIMENSION(..) :: recvbuf
     INTEGER, INTENT(IN) :: root
     TYPE(MPI_Comm), INTENT(IN) :: comm
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
@@ -24496,12 +25043,10 @@ CONTAINS
   END SUBROUTINE MPI_Gather_f08c
   SUBROUTINE PMPI_Gather_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, &
         & comm, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
     INTEGER, INTENT(IN) :: sendcount, recvcount, root
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*) :: recvbuf
+    TYPE(*), DIMENSION(..) :: recvbuf
     TYPE(MPI_Comm), INTENT(IN) :: comm
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
@@ -24511,12 +25056,10 @@ CONTAINS
   END SUBROUTINE PMPI_Gather_f08
   SUBROUTINE PMPI_Gather_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, &
         & comm, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount, recvcount
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*) :: recvbuf
+    TYPE(*), DIMENSION(..) :: recvbuf
     INTEGER, INTENT(IN) :: root
     TYPE(MPI_Comm), INTENT(IN) :: comm
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
@@ -24527,82 +25070,112 @@ CONTAINS
   END SUBROUTINE PMPI_Gather_f08c
   SUBROUTINE MPI_Gather_init_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
         & root, comm, info, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER, INTENT(IN) :: sendcount, recvcount, root
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Info), INTENT(IN) :: info
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Gather_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Gather_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_GATHER_INIT(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, &
         & comm, info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Gather_init_f08
   SUBROUTINE MPI_Gather_init_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
         & root, comm, info, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount, recvcount
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     INTEGER, INTENT(IN) :: root
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Info), INTENT(IN) :: info
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Gather_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Gather_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_GATHER_INIT_C(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, &
         & comm, info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Gather_init_f08c
   SUBROUTINE PMPI_Gather_init_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
         & root, comm, info, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER, INTENT(IN) :: sendcount, recvcount, root
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Info), INTENT(IN) :: info
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Gather_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Gather_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_GATHER_INIT(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, &
         & comm, info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Gather_init_f08
   SUBROUTINE PMPI_Gather_init_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
         & root, comm, info, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount, recvcount
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     INTEGER, INTENT(IN) :: root
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Info), INTENT(IN) :: info
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Gather_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Gather_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_GATHER_INIT_C(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, &
         & comm, info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Gather_init_f08c
   SUBROUTINE MPI_Gatherv_f08(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, &
         & root, comm, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
     INTEGER, INTENT(IN) :: sendcount, recvcounts(*), displs(*), root
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*) :: recvbuf
+    TYPE(*), DIMENSION(..) :: recvbuf
     TYPE(MPI_Comm), INTENT(IN) :: comm
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
@@ -24612,12 +25185,10 @@ CONTAINS
   END SUBROUTINE MPI_Gatherv_f08
   SUBROUTINE MPI_Gatherv_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
         & recvtype, root, comm, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount, recvcounts(*)
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*) :: recvbuf
+    TYPE(*), DIMENSION(..) :: recvbuf
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: displs(*)
     INTEGER, INTENT(IN) :: root
     TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -24629,12 +25200,10 @@ CONTAINS
   END SUBROUTINE MPI_Gatherv_f08c
   SUBROUTINE PMPI_Gatherv_f08(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
         & recvtype, root, comm, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
     INTEGER, INTENT(IN) :: sendcount, recvcounts(*), displs(*), root
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*) :: recvbuf
+    TYPE(*), DIMENSION(..) :: recvbuf
     TYPE(MPI_Comm), INTENT(IN) :: comm
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
@@ -24644,12 +25213,10 @@ CONTAINS
   END SUBROUTINE PMPI_Gatherv_f08
   SUBROUTINE PMPI_Gatherv_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
         & recvtype, root, comm, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount, recvcounts(*)
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*) :: recvbuf
+    TYPE(*), DIMENSION(..) :: recvbuf
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: displs(*)
     INTEGER, INTENT(IN) :: root
     TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -24661,30 +25228,36 @@ CONTAINS
   END SUBROUTINE PMPI_Gatherv_f08c
   SUBROUTINE MPI_Gatherv_init_f08(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
         & recvtype, root, comm, info, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER, INTENT(IN) :: sendcount, root
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     INTEGER, INTENT(IN), ASYNCHRONOUS :: recvcounts(*), displs(*)
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Info), INTENT(IN) :: info
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Gatherv_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Gatherv_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_GATHERV_INIT(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
         & recvtype, root, comm, info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Gatherv_init_f08
   SUBROUTINE MPI_Gatherv_init_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
         & recvtype, root, comm, info, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: displs(*)
     INTEGER, INTENT(IN) :: root
@@ -24693,36 +25266,52 @@ CONTAINS
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Gatherv_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Gatherv_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_GATHERV_INIT_C(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
         & recvtype, root, comm, info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Gatherv_init_f08c
   SUBROUTINE PMPI_Gatherv_init_f08(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
         & recvtype, root, comm, info, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER, INTENT(IN) :: sendcount, root
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     INTEGER, INTENT(IN), ASYNCHRONOUS :: recvcounts(*), displs(*)
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Info), INTENT(IN) :: info
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Gatherv_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Gatherv_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_GATHERV_INIT(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
         & recvtype, root, comm, info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Gatherv_init_f08
   SUBROUTINE PMPI_Gatherv_init_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
         & recvtype, root, comm, info, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: displs(*)
     INTEGER, INTENT(IN) :: root
@@ -24731,28 +25320,41 @@ CONTAINS
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Gatherv_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Gatherv_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_GATHERV_INIT_C(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
         & recvtype, root, comm, info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Gatherv_init_f08c
   SUBROUTINE MPI_Get_f08(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
         & target_count, target_datatype, win, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: origin_addr
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: origin_addr
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: origin_addr
     INTEGER, INTENT(IN) :: origin_count, target_rank, target_count
     TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype, target_datatype
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
     TYPE(MPI_Win), INTENT(IN) :: win
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(origin_addr)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Get', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_GET(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
         & target_count, target_datatype, win, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Get_f08
   SUBROUTINE MPI_Get_f08c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
         & target_count, target_datatype, win, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: origin_addr
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: origin_addr
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: origin_addr
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: origin_count, target_count
     TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype, target_datatype
     INTEGER, INTENT(IN) :: target_rank
@@ -24760,28 +25362,36 @@ CONTAINS
     TYPE(MPI_Win), INTENT(IN) :: win
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(origin_addr)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Get', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_GET_C(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
         & target_count, target_datatype, win, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Get_f08c
   SUBROUTINE PMPI_Get_f08(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
         & target_count, target_datatype, win, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: origin_addr
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: origin_addr
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: origin_addr
     INTEGER, INTENT(IN) :: origin_count, target_rank, target_count
     TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype, target_datatype
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
     TYPE(MPI_Win), INTENT(IN) :: win
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(origin_addr)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Get', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_GET(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
         & target_count, target_datatype, win, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Get_f08
   SUBROUTINE PMPI_Get_f08c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
         & target_count, target_datatype, win, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: origin_addr
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: origin_addr
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: origin_addr
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: origin_count, target_count
     TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype, target_datatype
     INTEGER, INTENT(IN) :: target_rank
@@ -24789,6 +25399,11 @@ CONTAINS
     TYPE(MPI_Win), INTENT(IN) :: win
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(origin_addr)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Get', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_GET_C(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
         & target_count, target_datatype, win, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
@@ -24796,17 +25411,25 @@ CONTAINS
   SUBROUTINE MPI_Get_accumulate_f08(origin_addr, origin_count, origin_datatype, result_addr, &
         & result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, &
         & op, win, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: origin_addr
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: origin_addr
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: origin_addr
     INTEGER, INTENT(IN) :: origin_count, result_count, target_rank, target_count
     TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype, result_datatype, target_datatype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: result_addr
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: result_addr
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: result_addr
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
     TYPE(MPI_Op), INTENT(IN) :: op
     TYPE(MPI_Win), INTENT(IN) :: win
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(origin_addr)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Get_accumulate', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(result_addr)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Get_accumulate', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_GET_ACCUMULATE(origin_addr, origin_count, origin_datatype, result_addr, &
         & result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, &
         & op, win, ierror_)
@@ -24815,18 +25438,26 @@ CONTAINS
   SUBROUTINE MPI_Get_accumulate_f08c(origin_addr, origin_count, origin_datatype, result_addr, &
         & result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, &
         & op, win, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: origin_addr
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: origin_addr
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: origin_addr
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: origin_count, result_count, target_count
     TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype, result_datatype, target_datatype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: result_addr
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: result_addr
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: result_addr
     INTEGER, INTENT(IN) :: target_rank
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
     TYPE(MPI_Op), INTENT(IN) :: op
     TYPE(MPI_Win), INTENT(IN) :: win
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(origin_addr)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Get_accumulate', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(result_addr)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Get_accumulate', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_GET_ACCUMULATE_C(origin_addr, origin_count, origin_datatype, result_addr, &
         & result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, &
         & op, win, ierror_)
@@ -24835,17 +25466,25 @@ CONTAINS
   SUBROUTINE PMPI_Get_accumulate_f08(origin_addr, origin_count, origin_datatype, result_addr, &
         & result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, &
         & op, win, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: origin_addr
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: origin_addr
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: origin_addr
     INTEGER, INTENT(IN) :: origin_count, result_count, target_rank, target_count
     TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype, result_datatype, target_datatype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: result_addr
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: result_addr
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: result_addr
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
     TYPE(MPI_Op), INTENT(IN) :: op
     TYPE(MPI_Win), INTENT(IN) :: win
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(origin_addr)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Get_accumulate', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(result_addr)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Get_accumulate', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_GET_ACCUMULATE(origin_addr, origin_count, origin_datatype, result_addr, &
         & result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, &
         & op, win, ierror_)
@@ -24854,18 +25493,26 @@ CONTAINS
   SUBROUTINE PMPI_Get_accumulate_f08c(origin_addr, origin_count, origin_datatype, result_addr, &
         & result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, &
         & op, win, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: origin_addr
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: origin_addr
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: origin_addr
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: origin_count, result_count, target_count
     TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype, result_datatype, target_datatype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: result_addr
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: result_addr
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: result_addr
     INTEGER, INTENT(IN) :: target_rank
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
     TYPE(MPI_Op), INTENT(IN) :: op
     TYPE(MPI_Win), INTENT(IN) :: win
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(origin_addr)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Get_accumulate', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(result_addr)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Get_accumulate', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_GET_ACCUMULATE_C(origin_addr, origin_count, origin_datatype, result_addr, &
         & result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, &
         & op, win, ierror_)
@@ -25403,143 +26050,205 @@ CONTAINS
   END SUBROUTINE PMPI_Group_union_f08
   SUBROUTINE MPI_Iallgather_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &
         & request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER, INTENT(IN) :: sendcount, recvcount
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Iallgather', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Iallgather', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_IALLGATHER(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &
         & request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Iallgather_f08
   SUBROUTINE MPI_Iallgather_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
         & comm, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount, recvcount
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Iallgather', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Iallgather', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_IALLGATHER_C(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &
         & request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Iallgather_f08c
   SUBROUTINE PMPI_Iallgather_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
         & comm, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER, INTENT(IN) :: sendcount, recvcount
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Iallgather', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Iallgather', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_IALLGATHER(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &
         & request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Iallgather_f08
   SUBROUTINE PMPI_Iallgather_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
         & comm, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount, recvcount
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Iallgather', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Iallgather', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_IALLGATHER_C(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &
         & request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Iallgather_f08c
   SUBROUTINE MPI_Iallgatherv_f08(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
         & recvtype, comm, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER, INTENT(IN) :: sendcount
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     INTEGER, INTENT(IN), ASYNCHRONOUS :: recvcounts(*), displs(*)
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Iallgatherv', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Iallgatherv', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_IALLGATHERV(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, &
         & comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Iallgatherv_f08
   SUBROUTINE MPI_Iallgatherv_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
         & recvtype, comm, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: displs(*)
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Iallgatherv', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Iallgatherv', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_IALLGATHERV_C(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
         & recvtype, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Iallgatherv_f08c
   SUBROUTINE PMPI_Iallgatherv_f08(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
         & recvtype, comm, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER, INTENT(IN) :: sendcount
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     INTEGER, INTENT(IN), ASYNCHRONOUS :: recvcounts(*), displs(*)
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Iallgatherv', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Iallgatherv', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_IALLGATHERV(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
         & recvtype, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Iallgatherv_f08
   SUBROUTINE PMPI_Iallgatherv_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
         & recvtype, comm, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: displs(*)
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Iallgatherv', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Iallgatherv', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_IALLGATHERV_C(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
         & recvtype, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Iallgatherv_f08c
   SUBROUTINE MPI_Iallreduce_f08(sendbuf, recvbuf, count, datatype, op, comm, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     INTEGER, INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Op), INTENT(IN) :: op
@@ -25547,14 +26256,22 @@ CONTAINS
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Iallreduce', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Iallreduce', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_IALLREDUCE(sendbuf, recvbuf, count, datatype, op, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Iallreduce_f08
   SUBROUTINE MPI_Iallreduce_f08c(sendbuf, recvbuf, count, datatype, op, comm, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Op), INTENT(IN) :: op
@@ -25562,14 +26279,22 @@ CONTAINS
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Iallreduce', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Iallreduce', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_IALLREDUCE_C(sendbuf, recvbuf, count, datatype, op, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Iallreduce_f08c
   SUBROUTINE PMPI_Iallreduce_f08(sendbuf, recvbuf, count, datatype, op, comm, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     INTEGER, INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Op), INTENT(IN) :: op
@@ -25577,14 +26302,22 @@ CONTAINS
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Iallreduce', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Iallreduce', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_IALLREDUCE(sendbuf, recvbuf, count, datatype, op, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Iallreduce_f08
   SUBROUTINE PMPI_Iallreduce_f08c(sendbuf, recvbuf, count, datatype, op, comm, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Op), INTENT(IN) :: op
@@ -25592,201 +26325,307 @@ CONTAINS
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Iallreduce', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Iallreduce', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_IALLREDUCE_C(sendbuf, recvbuf, count, datatype, op, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Iallreduce_f08c
   SUBROUTINE MPI_Ialltoall_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &
         & request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER, INTENT(IN) :: sendcount, recvcount
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Ialltoall', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Ialltoall', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_IALLTOALL(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &
         & request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Ialltoall_f08
   SUBROUTINE MPI_Ialltoall_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &
         & request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount, recvcount
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Ialltoall', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Ialltoall', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_IALLTOALL_C(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &
         & request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Ialltoall_f08c
   SUBROUTINE PMPI_Ialltoall_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &
         & request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER, INTENT(IN) :: sendcount, recvcount
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Ialltoall', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Ialltoall', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_IALLTOALL(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &
         & request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Ialltoall_f08
   SUBROUTINE PMPI_Ialltoall_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
         & comm, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount, recvcount
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Ialltoall', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Ialltoall', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_IALLTOALL_C(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &
         & request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Ialltoall_f08c
   SUBROUTINE MPI_Ialltoallv_f08(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, &
         & rdispls, recvtype, comm, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER, INTENT(IN), ASYNCHRONOUS :: sendcounts(*), sdispls(*), recvcounts(*), rdispls(*)
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Ialltoallv', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Ialltoallv', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_IALLTOALLV(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, &
         & recvtype, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Ialltoallv_f08
   SUBROUTINE MPI_Ialltoallv_f08c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, &
         & rdispls, recvtype, comm, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: sendcounts(*), recvcounts(*)
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: sdispls(*), rdispls(*)
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Ialltoallv', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Ialltoallv', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_IALLTOALLV_C(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, &
         & rdispls, recvtype, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Ialltoallv_f08c
   SUBROUTINE PMPI_Ialltoallv_f08(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, &
         & rdispls, recvtype, comm, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER, INTENT(IN), ASYNCHRONOUS :: sendcounts(*), sdispls(*), recvcounts(*), rdispls(*)
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Ialltoallv', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Ialltoallv', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_IALLTOALLV(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, &
         & rdispls, recvtype, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Ialltoallv_f08
   SUBROUTINE PMPI_Ialltoallv_f08c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, &
         & rdispls, recvtype, comm, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: sendcounts(*), recvcounts(*)
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: sdispls(*), rdispls(*)
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Ialltoallv', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Ialltoallv', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_IALLTOALLV_C(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, &
         & rdispls, recvtype, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Ialltoallv_f08c
   SUBROUTINE MPI_Ialltoallw_f08(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, &
         & rdispls, recvtypes, comm, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER, INTENT(IN), ASYNCHRONOUS :: sendcounts(*), sdispls(*), recvcounts(*), rdispls(*)
     TYPE(MPI_Datatype), INTENT(IN), ASYNCHRONOUS :: sendtypes(*), recvtypes(*)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Ialltoallw', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Ialltoallw', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_IALLTOALLW(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, &
         & rdispls, recvtypes, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Ialltoallw_f08
   SUBROUTINE MPI_Ialltoallw_f08c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, &
         & rdispls, recvtypes, comm, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: sendcounts(*), recvcounts(*)
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: sdispls(*), rdispls(*)
     TYPE(MPI_Datatype), INTENT(IN), ASYNCHRONOUS :: sendtypes(*), recvtypes(*)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Ialltoallw', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Ialltoallw', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_IALLTOALLW_C(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, &
         & rdispls, recvtypes, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Ialltoallw_f08c
   SUBROUTINE PMPI_Ialltoallw_f08(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, &
         & rdispls, recvtypes, comm, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER, INTENT(IN), ASYNCHRONOUS :: sendcounts(*), sdispls(*), recvcounts(*), rdispls(*)
     TYPE(MPI_Datatype), INTENT(IN), ASYNCHRONOUS :: sendtypes(*), recvtypes(*)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Ialltoallw', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Ialltoallw', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_IALLTOALLW(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, &
         & rdispls, recvtypes, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Ialltoallw_f08
   SUBROUTINE PMPI_Ialltoallw_f08c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, &
         & rdispls, recvtypes, comm, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: sendcounts(*), recvcounts(*)
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: sdispls(*), rdispls(*)
     TYPE(MPI_Datatype), INTENT(IN), ASYNCHRONOUS :: sendtypes(*), recvtypes(*)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Ialltoallw', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Ialltoallw', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_IALLTOALLW_C(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, &
         & rdispls, recvtypes, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
@@ -25808,20 +26647,23 @@ CONTAINS
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Ibarrier_f08
   SUBROUTINE MPI_Ibcast_f08(buffer, count, datatype, root, comm, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buffer
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buffer
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buffer
     INTEGER, INTENT(IN) :: count, root
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buffer)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Ibcast', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_IBCAST(buffer, count, datatype, root, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Ibcast_f08
   SUBROUTINE MPI_Ibcast_f08c(buffer, count, datatype, root, comm, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buffer
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buffer
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buffer
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     INTEGER, INTENT(IN) :: root
@@ -25829,24 +26671,32 @@ CONTAINS
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buffer)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Ibcast', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_IBCAST_C(buffer, count, datatype, root, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Ibcast_f08c
   SUBROUTINE PMPI_Ibcast_f08(buffer, count, datatype, root, comm, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buffer
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buffer
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buffer
     INTEGER, INTENT(IN) :: count, root
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buffer)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Ibcast', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_IBCAST(buffer, count, datatype, root, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Ibcast_f08
   SUBROUTINE PMPI_Ibcast_f08c(buffer, count, datatype, root, comm, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buffer
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buffer
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buffer
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     INTEGER, INTENT(IN) :: root
@@ -25854,24 +26704,32 @@ CONTAINS
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buffer)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Ibcast', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_IBCAST_C(buffer, count, datatype, root, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Ibcast_f08c
   SUBROUTINE MPI_Ibsend_f08(buf, count, datatype, dest, tag, comm, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: buf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
     INTEGER, INTENT(IN) :: count, dest, tag
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Ibsend', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_IBSEND(buf, count, datatype, dest, tag, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Ibsend_f08
   SUBROUTINE MPI_Ibsend_f08c(buf, count, datatype, dest, tag, comm, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: buf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     INTEGER, INTENT(IN) :: dest, tag
@@ -25879,24 +26737,32 @@ CONTAINS
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Ibsend', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_IBSEND_C(buf, count, datatype, dest, tag, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Ibsend_f08c
   SUBROUTINE PMPI_Ibsend_f08(buf, count, datatype, dest, tag, comm, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: buf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
     INTEGER, INTENT(IN) :: count, dest, tag
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Ibsend', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_IBSEND(buf, count, datatype, dest, tag, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Ibsend_f08
   SUBROUTINE PMPI_Ibsend_f08c(buf, count, datatype, dest, tag, comm, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: buf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     INTEGER, INTENT(IN) :: dest, tag
@@ -25904,14 +26770,17 @@ CONTAINS
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Ibsend', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_IBSEND_C(buf, count, datatype, dest, tag, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Ibsend_f08c
   SUBROUTINE MPI_Iexscan_f08(sendbuf, recvbuf, count, datatype, op, comm, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     INTEGER, INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Op), INTENT(IN) :: op
@@ -25919,14 +26788,22 @@ CONTAINS
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Iexscan', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Iexscan', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_IEXSCAN(sendbuf, recvbuf, count, datatype, op, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Iexscan_f08
   SUBROUTINE MPI_Iexscan_f08c(sendbuf, recvbuf, count, datatype, op, comm, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Op), INTENT(IN) :: op
@@ -25934,14 +26811,22 @@ CONTAINS
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Iexscan', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Iexscan', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_IEXSCAN_C(sendbuf, recvbuf, count, datatype, op, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Iexscan_f08c
   SUBROUTINE PMPI_Iexscan_f08(sendbuf, recvbuf, count, datatype, op, comm, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     INTEGER, INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Op), INTENT(IN) :: op
@@ -25949,14 +26834,22 @@ CONTAINS
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Iexscan', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Iexscan', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_IEXSCAN(sendbuf, recvbuf, count, datatype, op, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Iexscan_f08
   SUBROUTINE PMPI_Iexscan_f08c(sendbuf, recvbuf, count, datatype, op, comm, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Op), INTENT(IN) :: op
@@ -25964,100 +26857,148 @@ CONTAINS
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Iexscan', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Iexscan', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_IEXSCAN_C(sendbuf, recvbuf, count, datatype, op, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Iexscan_f08c
   SUBROUTINE MPI_Igather_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, &
         & comm, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER, INTENT(IN) :: sendcount, recvcount, root
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Igather', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Igather', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_IGATHER(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, &
         & request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Igather_f08
   SUBROUTINE MPI_Igather_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, &
         & comm, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount, recvcount
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     INTEGER, INTENT(IN) :: root
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Igather', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Igather', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_IGATHER_C(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, &
         & comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Igather_f08c
   SUBROUTINE PMPI_Igather_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, &
         & comm, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER, INTENT(IN) :: sendcount, recvcount, root
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Igather', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Igather', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_IGATHER(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, &
         & request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Igather_f08
   SUBROUTINE PMPI_Igather_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, &
         & comm, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount, recvcount
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     INTEGER, INTENT(IN) :: root
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Igather', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Igather', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_IGATHER_C(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, &
         & comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Igather_f08c
   SUBROUTINE MPI_Igatherv_f08(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
         & recvtype, root, comm, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER, INTENT(IN) :: sendcount, root
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     INTEGER, INTENT(IN), ASYNCHRONOUS :: recvcounts(*), displs(*)
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Igatherv', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Igatherv', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_IGATHERV(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, &
         & root, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Igatherv_f08
   SUBROUTINE MPI_Igatherv_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
         & recvtype, root, comm, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: displs(*)
     INTEGER, INTENT(IN) :: root
@@ -26065,35 +27006,51 @@ CONTAINS
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Igatherv', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Igatherv', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_IGATHERV_C(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, &
         & root, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Igatherv_f08c
   SUBROUTINE PMPI_Igatherv_f08(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
         & recvtype, root, comm, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER, INTENT(IN) :: sendcount, root
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     INTEGER, INTENT(IN), ASYNCHRONOUS :: recvcounts(*), displs(*)
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Igatherv', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Igatherv', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_IGATHERV(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, &
         & root, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Igatherv_f08
   SUBROUTINE PMPI_Igatherv_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
         & recvtype, root, comm, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: displs(*)
     INTEGER, INTENT(IN) :: root
@@ -26101,6 +27058,16 @@ CONTAINS
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Igatherv', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Igatherv', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_IGATHERV_C(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, &
         & root, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
@@ -26128,381 +27095,557 @@ CONTAINS
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Improbe_f08
   SUBROUTINE MPI_Imrecv_f08(buf, count, datatype, message, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
     INTEGER, INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Message), INTENT(INOUT) :: message
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Imrecv', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_IMRECV(buf, count, datatype, message, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Imrecv_f08
   SUBROUTINE MPI_Imrecv_f08c(buf, count, datatype, message, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Message), INTENT(INOUT) :: message
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Imrecv', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_IMRECV_C(buf, count, datatype, message, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Imrecv_f08c
   SUBROUTINE PMPI_Imrecv_f08(buf, count, datatype, message, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
     INTEGER, INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Message), INTENT(INOUT) :: message
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Imrecv', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_IMRECV(buf, count, datatype, message, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Imrecv_f08
   SUBROUTINE PMPI_Imrecv_f08c(buf, count, datatype, message, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Message), INTENT(INOUT) :: message
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Imrecv', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_IMRECV_C(buf, count, datatype, message, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Imrecv_f08c
   SUBROUTINE MPI_Ineighbor_allgather_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
         & recvtype, comm, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER, INTENT(IN) :: sendcount, recvcount
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Ineighbor_allgather', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Ineighbor_allgather', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_INEIGHBOR_ALLGATHER(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
         & comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Ineighbor_allgather_f08
   SUBROUTINE MPI_Ineighbor_allgather_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
         & recvtype, comm, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount, recvcount
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Ineighbor_allgather', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Ineighbor_allgather', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_INEIGHBOR_ALLGATHER_C(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
         & recvtype, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Ineighbor_allgather_f08c
   SUBROUTINE PMPI_Ineighbor_allgather_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
         & recvtype, comm, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER, INTENT(IN) :: sendcount, recvcount
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Ineighbor_allgather', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Ineighbor_allgather', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_INEIGHBOR_ALLGATHER(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
         & comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Ineighbor_allgather_f08
   SUBROUTINE PMPI_Ineighbor_allgather_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
         & recvtype, comm, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount, recvcount
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Ineighbor_allgather', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Ineighbor_allgather', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_INEIGHBOR_ALLGATHER_C(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
         & recvtype, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Ineighbor_allgather_f08c
   SUBROUTINE MPI_Ineighbor_allgatherv_f08(sendbuf, sendcount, sendtype, recvbuf, recvcounts, &
         & displs, recvtype, comm, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER, INTENT(IN) :: sendcount
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     INTEGER, INTENT(IN), ASYNCHRONOUS :: recvcounts(*), displs(*)
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Ineighbor_allgatherv', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Ineighbor_allgatherv', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_INEIGHBOR_ALLGATHERV(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
         & recvtype, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Ineighbor_allgatherv_f08
   SUBROUTINE MPI_Ineighbor_allgatherv_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, &
         & displs, recvtype, comm, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: displs(*)
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Ineighbor_allgatherv', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Ineighbor_allgatherv', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_INEIGHBOR_ALLGATHERV_C(sendbuf, sendcount, sendtype, recvbuf, recvcounts, &
         & displs, recvtype, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Ineighbor_allgatherv_f08c
   SUBROUTINE PMPI_Ineighbor_allgatherv_f08(sendbuf, sendcount, sendtype, recvbuf, recvcounts, &
         & displs, recvtype, comm, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER, INTENT(IN) :: sendcount
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     INTEGER, INTENT(IN), ASYNCHRONOUS :: recvcounts(*), displs(*)
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Ineighbor_allgatherv', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Ineighbor_allgatherv', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_INEIGHBOR_ALLGATHERV(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
         & recvtype, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Ineighbor_allgatherv_f08
   SUBROUTINE PMPI_Ineighbor_allgatherv_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, &
         & displs, recvtype, comm, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: displs(*)
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Ineighbor_allgatherv', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Ineighbor_allgatherv', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_INEIGHBOR_ALLGATHERV_C(sendbuf, sendcount, sendtype, recvbuf, recvcounts, &
         & displs, recvtype, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Ineighbor_allgatherv_f08c
   SUBROUTINE MPI_Ineighbor_alltoall_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
         & recvtype, comm, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER, INTENT(IN) :: sendcount, recvcount
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Ineighbor_alltoall', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Ineighbor_alltoall', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_INEIGHBOR_ALLTOALL(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
         & comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Ineighbor_alltoall_f08
   SUBROUTINE MPI_Ineighbor_alltoall_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
         & recvtype, comm, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount, recvcount
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Ineighbor_alltoall', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Ineighbor_alltoall', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_INEIGHBOR_ALLTOALL_C(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
         & comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Ineighbor_alltoall_f08c
   SUBROUTINE PMPI_Ineighbor_alltoall_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
         & recvtype, comm, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER, INTENT(IN) :: sendcount, recvcount
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Ineighbor_alltoall', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Ineighbor_alltoall', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_INEIGHBOR_ALLTOALL(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
         & comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Ineighbor_alltoall_f08
   SUBROUTINE PMPI_Ineighbor_alltoall_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
         & recvtype, comm, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount, recvcount
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Ineighbor_alltoall', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Ineighbor_alltoall', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_INEIGHBOR_ALLTOALL_C(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
         & recvtype, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Ineighbor_alltoall_f08c
   SUBROUTINE MPI_Ineighbor_alltoallv_f08(sendbuf, sendcounts, sdispls, sendtype, recvbuf, &
         & recvcounts, rdispls, recvtype, comm, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER, INTENT(IN), ASYNCHRONOUS :: sendcounts(*), sdispls(*), recvcounts(*), rdispls(*)
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Ineighbor_alltoallv', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Ineighbor_alltoallv', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_INEIGHBOR_ALLTOALLV(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, &
         & rdispls, recvtype, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Ineighbor_alltoallv_f08
   SUBROUTINE MPI_Ineighbor_alltoallv_f08c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, &
         & recvcounts, rdispls, recvtype, comm, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: sendcounts(*), recvcounts(*)
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: sdispls(*), rdispls(*)
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Ineighbor_alltoallv', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Ineighbor_alltoallv', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_INEIGHBOR_ALLTOALLV_C(sendbuf, sendcounts, sdispls, sendtype, recvbuf, &
         & recvcounts, rdispls, recvtype, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Ineighbor_alltoallv_f08c
   SUBROUTINE PMPI_Ineighbor_alltoallv_f08(sendbuf, sendcounts, sdispls, sendtype, recvbuf, &
         & recvcounts, rdispls, recvtype, comm, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER, INTENT(IN), ASYNCHRONOUS :: sendcounts(*), sdispls(*), recvcounts(*), rdispls(*)
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Ineighbor_alltoallv', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Ineighbor_alltoallv', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_INEIGHBOR_ALLTOALLV(sendbuf, sendcounts, sdispls, sendtype, recvbuf, &
         & recvcounts, rdispls, recvtype, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Ineighbor_alltoallv_f08
   SUBROUTINE PMPI_Ineighbor_alltoallv_f08c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, &
         & recvcounts, rdispls, recvtype, comm, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: sendcounts(*), recvcounts(*)
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: sdispls(*), rdispls(*)
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Ineighbor_alltoallv', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Ineighbor_alltoallv', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_INEIGHBOR_ALLTOALLV_C(sendbuf, sendcounts, sdispls, sendtype, recvbuf, &
         & recvcounts, rdispls, recvtype, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Ineighbor_alltoallv_f08c
   SUBROUTINE MPI_Ineighbor_alltoallw_f08(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
         & recvcounts, rdispls, recvtypes, comm, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER, INTENT(IN), ASYNCHRONOUS :: sendcounts(*), recvcounts(*)
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: sdispls(*), rdispls(*)
     TYPE(MPI_Datatype), INTENT(IN), ASYNCHRONOUS :: sendtypes(*), recvtypes(*)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Ineighbor_alltoallw', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Ineighbor_alltoallw', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_INEIGHBOR_ALLTOALLW(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
         & recvcounts, rdispls, recvtypes, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Ineighbor_alltoallw_f08
   SUBROUTINE MPI_Ineighbor_alltoallw_f08c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
         & recvcounts, rdispls, recvtypes, comm, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: sendcounts(*), recvcounts(*)
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: sdispls(*), rdispls(*)
     TYPE(MPI_Datatype), INTENT(IN), ASYNCHRONOUS :: sendtypes(*), recvtypes(*)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Ineighbor_alltoallw', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Ineighbor_alltoallw', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_INEIGHBOR_ALLTOALLW_C(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
         & recvcounts, rdispls, recvtypes, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Ineighbor_alltoallw_f08c
   SUBROUTINE PMPI_Ineighbor_alltoallw_f08(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
         & recvcounts, rdispls, recvtypes, comm, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER, INTENT(IN), ASYNCHRONOUS :: sendcounts(*), recvcounts(*)
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: sdispls(*), rdispls(*)
     TYPE(MPI_Datatype), INTENT(IN), ASYNCHRONOUS :: sendtypes(*), recvtypes(*)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Ineighbor_alltoallw', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Ineighbor_alltoallw', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_INEIGHBOR_ALLTOALLW(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
         & recvcounts, rdispls, recvtypes, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Ineighbor_alltoallw_f08
   SUBROUTINE PMPI_Ineighbor_alltoallw_f08c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
         & recvcounts, rdispls, recvtypes, comm, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: sendcounts(*), recvcounts(*)
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: sdispls(*), rdispls(*)
     TYPE(MPI_Datatype), INTENT(IN), ASYNCHRONOUS :: sendtypes(*), recvtypes(*)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Ineighbor_alltoallw', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Ineighbor_alltoallw', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_INEIGHBOR_ALLTOALLW_C(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
         & recvcounts, rdispls, recvtypes, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
@@ -26826,20 +27969,23 @@ CONTAINS
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Iprobe_f08
   SUBROUTINE MPI_Irecv_f08(buf, count, datatype, source, tag, comm, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
     INTEGER, INTENT(IN) :: count, source, tag
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Irecv', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_IRECV(buf, count, datatype, source, tag, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Irecv_f08
   SUBROUTINE MPI_Irecv_f08c(buf, count, datatype, source, tag, comm, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     INTEGER, INTENT(IN) :: source, tag
@@ -26847,24 +27993,32 @@ CONTAINS
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Irecv', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_IRECV_C(buf, count, datatype, source, tag, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Irecv_f08c
   SUBROUTINE PMPI_Irecv_f08(buf, count, datatype, source, tag, comm, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
     INTEGER, INTENT(IN) :: count, source, tag
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Irecv', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_IRECV(buf, count, datatype, source, tag, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Irecv_f08
   SUBROUTINE PMPI_Irecv_f08c(buf, count, datatype, source, tag, comm, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     INTEGER, INTENT(IN) :: source, tag
@@ -26872,14 +28026,17 @@ CONTAINS
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Irecv', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_IRECV_C(buf, count, datatype, source, tag, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Irecv_f08c
   SUBROUTINE MPI_Ireduce_f08(sendbuf, recvbuf, count, datatype, op, root, comm, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     INTEGER, INTENT(IN) :: count, root
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Op), INTENT(IN) :: op
@@ -26887,14 +28044,22 @@ CONTAINS
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Ireduce', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Ireduce', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_IREDUCE(sendbuf, recvbuf, count, datatype, op, root, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Ireduce_f08
   SUBROUTINE MPI_Ireduce_f08c(sendbuf, recvbuf, count, datatype, op, root, comm, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Op), INTENT(IN) :: op
@@ -26903,14 +28068,22 @@ CONTAINS
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Ireduce', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Ireduce', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_IREDUCE_C(sendbuf, recvbuf, count, datatype, op, root, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Ireduce_f08c
   SUBROUTINE PMPI_Ireduce_f08(sendbuf, recvbuf, count, datatype, op, root, comm, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     INTEGER, INTENT(IN) :: count, root
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Op), INTENT(IN) :: op
@@ -26918,14 +28091,22 @@ CONTAINS
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Ireduce', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Ireduce', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_IREDUCE(sendbuf, recvbuf, count, datatype, op, root, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Ireduce_f08
   SUBROUTINE PMPI_Ireduce_f08c(sendbuf, recvbuf, count, datatype, op, root, comm, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Op), INTENT(IN) :: op
@@ -26934,15 +28115,23 @@ CONTAINS
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Ireduce', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Ireduce', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_IREDUCE_C(sendbuf, recvbuf, count, datatype, op, root, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Ireduce_f08c
   SUBROUTINE MPI_Ireduce_scatter_f08(sendbuf, recvbuf, recvcounts, datatype, op, comm, request, &
         & ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     INTEGER, INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Op), INTENT(IN) :: op
@@ -26950,15 +28139,23 @@ CONTAINS
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Ireduce_scatter', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Ireduce_scatter', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_IREDUCE_SCATTER(sendbuf, recvbuf, recvcounts, datatype, op, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Ireduce_scatter_f08
   SUBROUTINE MPI_Ireduce_scatter_f08c(sendbuf, recvbuf, recvcounts, datatype, op, comm, request, &
         & ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Op), INTENT(IN) :: op
@@ -26966,16 +28163,24 @@ CONTAINS
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Ireduce_scatter', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Ireduce_scatter', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_IREDUCE_SCATTER_C(sendbuf, recvbuf, recvcounts, datatype, op, comm, request, &
         & ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Ireduce_scatter_f08c
   SUBROUTINE PMPI_Ireduce_scatter_f08(sendbuf, recvbuf, recvcounts, datatype, op, comm, request, &
         & ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     INTEGER, INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Op), INTENT(IN) :: op
@@ -26983,16 +28188,24 @@ CONTAINS
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Ireduce_scatter', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Ireduce_scatter', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_IREDUCE_SCATTER(sendbuf, recvbuf, recvcounts, datatype, op, comm, request, &
         & ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Ireduce_scatter_f08
   SUBROUTINE PMPI_Ireduce_scatter_f08c(sendbuf, recvbuf, recvcounts, datatype, op, comm, request, &
         & ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Op), INTENT(IN) :: op
@@ -27000,16 +28213,24 @@ CONTAINS
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Ireduce_scatter', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Ireduce_scatter', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_IREDUCE_SCATTER_C(sendbuf, recvbuf, recvcounts, datatype, op, comm, request, &
         & ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Ireduce_scatter_f08c
   SUBROUTINE MPI_Ireduce_scatter_block_f08(sendbuf, recvbuf, recvcount, datatype, op, comm, &
         & request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     INTEGER, INTENT(IN) :: recvcount
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Op), INTENT(IN) :: op
@@ -27017,16 +28238,24 @@ CONTAINS
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Ireduce_scatter_block', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Ireduce_scatter_block', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_IREDUCE_SCATTER_BLOCK(sendbuf, recvbuf, recvcount, datatype, op, comm, request, &
         & ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Ireduce_scatter_block_f08
   SUBROUTINE MPI_Ireduce_scatter_block_f08c(sendbuf, recvbuf, recvcount, datatype, op, comm, &
         & request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Op), INTENT(IN) :: op
@@ -27034,16 +28263,24 @@ CONTAINS
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Ireduce_scatter_block', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Ireduce_scatter_block', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_IREDUCE_SCATTER_BLOCK_C(sendbuf, recvbuf, recvcount, datatype, op, comm, &
         & request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Ireduce_scatter_block_f08c
   SUBROUTINE PMPI_Ireduce_scatter_block_f08(sendbuf, recvbuf, recvcount, datatype, op, comm, &
         & request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     INTEGER, INTENT(IN) :: recvcount
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Op), INTENT(IN) :: op
@@ -27051,16 +28288,24 @@ CONTAINS
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Ireduce_scatter_block', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Ireduce_scatter_block', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_IREDUCE_SCATTER_BLOCK(sendbuf, recvbuf, recvcount, datatype, op, comm, request, &
         & ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Ireduce_scatter_block_f08
   SUBROUTINE PMPI_Ireduce_scatter_block_f08c(sendbuf, recvbuf, recvcount, datatype, op, comm, &
         & request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Op), INTENT(IN) :: op
@@ -27068,25 +28313,38 @@ CONTAINS
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Ireduce_scatter_block', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Ireduce_scatter_block', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_IREDUCE_SCATTER_BLOCK_C(sendbuf, recvbuf, recvcount, datatype, op, comm, &
         & request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Ireduce_scatter_block_f08c
   SUBROUTINE MPI_Irsend_f08(buf, count, datatype, dest, tag, comm, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: buf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
     INTEGER, INTENT(IN) :: count, dest, tag
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Irsend', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_IRSEND(buf, count, datatype, dest, tag, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Irsend_f08
   SUBROUTINE MPI_Irsend_f08c(buf, count, datatype, dest, tag, comm, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: buf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     INTEGER, INTENT(IN) :: dest, tag
@@ -27094,24 +28352,32 @@ CONTAINS
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Irsend', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_IRSEND_C(buf, count, datatype, dest, tag, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Irsend_f08c
   SUBROUTINE PMPI_Irsend_f08(buf, count, datatype, dest, tag, comm, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: buf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
     INTEGER, INTENT(IN) :: count, dest, tag
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Irsend', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_IRSEND(buf, count, datatype, dest, tag, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Irsend_f08
   SUBROUTINE PMPI_Irsend_f08c(buf, count, datatype, dest, tag, comm, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: buf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     INTEGER, INTENT(IN) :: dest, tag
@@ -27119,6 +28385,11 @@ CONTAINS
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Irsend', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_IRSEND_C(buf, count, datatype, dest, tag, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Irsend_f08c
@@ -27137,10 +28408,8 @@ CONTAINS
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Is_thread_main_f08
   SUBROUTINE MPI_Iscan_f08(sendbuf, recvbuf, count, datatype, op, comm, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     INTEGER, INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Op), INTENT(IN) :: op
@@ -27148,14 +28417,22 @@ CONTAINS
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Iscan', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Iscan', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_ISCAN(sendbuf, recvbuf, count, datatype, op, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Iscan_f08
   SUBROUTINE MPI_Iscan_f08c(sendbuf, recvbuf, count, datatype, op, comm, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Op), INTENT(IN) :: op
@@ -27163,14 +28440,22 @@ CONTAINS
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Iscan', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Iscan', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_ISCAN_C(sendbuf, recvbuf, count, datatype, op, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Iscan_f08c
   SUBROUTINE PMPI_Iscan_f08(sendbuf, recvbuf, count, datatype, op, comm, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     INTEGER, INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Op), INTENT(IN) :: op
@@ -27178,14 +28463,22 @@ CONTAINS
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Iscan', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Iscan', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_ISCAN(sendbuf, recvbuf, count, datatype, op, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Iscan_f08
   SUBROUTINE PMPI_Iscan_f08c(sendbuf, recvbuf, count, datatype, op, comm, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Op), INTENT(IN) :: op
@@ -27193,162 +28486,239 @@ CONTAINS
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Iscan', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Iscan', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_ISCAN_C(sendbuf, recvbuf, count, datatype, op, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Iscan_f08c
   SUBROUTINE MPI_Iscatter_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, &
         & comm, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER, INTENT(IN) :: sendcount, recvcount, root
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Iscatter', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Iscatter', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_ISCATTER(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, &
         & request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Iscatter_f08
   SUBROUTINE MPI_Iscatter_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, &
         & comm, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount, recvcount
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     INTEGER, INTENT(IN) :: root
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Iscatter', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Iscatter', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_ISCATTER_C(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, &
         & comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Iscatter_f08c
   SUBROUTINE PMPI_Iscatter_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, &
         & comm, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER, INTENT(IN) :: sendcount, recvcount, root
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Iscatter', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Iscatter', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_ISCATTER(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, &
         & comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Iscatter_f08
   SUBROUTINE PMPI_Iscatter_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, &
         & comm, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount, recvcount
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     INTEGER, INTENT(IN) :: root
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Iscatter', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Iscatter', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_ISCATTER_C(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, &
         & comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Iscatter_f08c
   SUBROUTINE MPI_Iscatterv_f08(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, &
         & recvtype, root, comm, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER, INTENT(IN), ASYNCHRONOUS :: sendcounts(*), displs(*)
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     INTEGER, INTENT(IN) :: recvcount, root
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Iscatterv', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Iscatterv', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_ISCATTERV(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, &
         & root, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Iscatterv_f08
   SUBROUTINE MPI_Iscatterv_f08c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, &
         & recvtype, root, comm, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: sendcounts(*)
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: displs(*)
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
     INTEGER, INTENT(IN) :: root
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Iscatterv', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Iscatterv', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_ISCATTERV_C(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, &
         & root, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Iscatterv_f08c
   SUBROUTINE PMPI_Iscatterv_f08(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, &
         & recvtype, root, comm, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER, INTENT(IN), ASYNCHRONOUS :: sendcounts(*), displs(*)
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     INTEGER, INTENT(IN) :: recvcount, root
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Iscatterv', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Iscatterv', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_ISCATTERV(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, &
         & root, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Iscatterv_f08
   SUBROUTINE PMPI_Iscatterv_f08c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, &
         & recvtype, root, comm, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: sendcounts(*)
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: displs(*)
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
     INTEGER, INTENT(IN) :: root
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Iscatterv', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Iscatterv', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_ISCATTERV_C(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, &
         & recvtype, root, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Iscatterv_f08c
   SUBROUTINE MPI_Isend_f08(buf, count, datatype, dest, tag, comm, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: buf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
     INTEGER, INTENT(IN) :: count, dest, tag
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Isend', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_ISEND(buf, count, datatype, dest, tag, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Isend_f08
   SUBROUTINE MPI_Isend_f08c(buf, count, datatype, dest, tag, comm, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: buf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     INTEGER, INTENT(IN) :: dest, tag
@@ -27356,24 +28726,32 @@ CONTAINS
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Isend', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_ISEND_C(buf, count, datatype, dest, tag, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Isend_f08c
   SUBROUTINE PMPI_Isend_f08(buf, count, datatype, dest, tag, comm, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: buf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
     INTEGER, INTENT(IN) :: count, dest, tag
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Isend', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_ISEND(buf, count, datatype, dest, tag, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Isend_f08
   SUBROUTINE PMPI_Isend_f08c(buf, count, datatype, dest, tag, comm, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: buf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     INTEGER, INTENT(IN) :: dest, tag
@@ -27381,93 +28759,133 @@ CONTAINS
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Isend', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_ISEND_C(buf, count, datatype, dest, tag, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Isend_f08c
   SUBROUTINE MPI_Isendrecv_f08(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, &
         & recvtype, source, recvtag, comm, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER, INTENT(IN) :: sendcount, dest, sendtag, recvcount, source, recvtag
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Isendrecv', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Isendrecv', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_ISENDRECV(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, &
         & recvtype, source, recvtag, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Isendrecv_f08
   SUBROUTINE MPI_Isendrecv_f08c(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, &
         & recvtype, source, recvtag, comm, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount, recvcount
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
     INTEGER, INTENT(IN) :: dest, sendtag, source, recvtag
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Isendrecv', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Isendrecv', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_ISENDRECV_C(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, &
         & recvtype, source, recvtag, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Isendrecv_f08c
   SUBROUTINE PMPI_Isendrecv_f08(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, &
         & recvtype, source, recvtag, comm, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER, INTENT(IN) :: sendcount, dest, sendtag, recvcount, source, recvtag
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Isendrecv', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Isendrecv', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_ISENDRECV(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, &
         & recvtype, source, recvtag, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Isendrecv_f08
   SUBROUTINE PMPI_Isendrecv_f08c(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, &
         & recvtype, source, recvtag, comm, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount, recvcount
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
     INTEGER, INTENT(IN) :: dest, sendtag, source, recvtag
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Isendrecv', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Isendrecv', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_ISENDRECV_C(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, &
         & recvtype, source, recvtag, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Isendrecv_f08c
   SUBROUTINE MPI_Isendrecv_replace_f08(buf, count, datatype, dest, sendtag, source, recvtag, &
         & comm, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
     INTEGER, INTENT(IN) :: count, dest, sendtag, source, recvtag
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Isendrecv_replace', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_ISENDRECV_REPLACE(buf, count, datatype, dest, sendtag, source, recvtag, comm, &
         & request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Isendrecv_replace_f08
   SUBROUTINE MPI_Isendrecv_replace_f08c(buf, count, datatype, dest, sendtag, source, recvtag, &
         & comm, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     INTEGER, INTENT(IN) :: dest, sendtag, source, recvtag
@@ -27475,28 +28893,36 @@ CONTAINS
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Isendrecv_replace', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_ISENDRECV_REPLACE_C(buf, count, datatype, dest, sendtag, source, recvtag, comm, &
         & request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Isendrecv_replace_f08c
   SUBROUTINE PMPI_Isendrecv_replace_f08(buf, count, datatype, dest, sendtag, source, recvtag, &
         & comm, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
     INTEGER, INTENT(IN) :: count, dest, sendtag, source, recvtag
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Isendrecv_replace', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_ISENDRECV_REPLACE(buf, count, datatype, dest, sendtag, source, recvtag, comm, &
         & request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Isendrecv_replace_f08
   SUBROUTINE PMPI_Isendrecv_replace_f08c(buf, count, datatype, dest, sendtag, source, recvtag, &
         & comm, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     INTEGER, INTENT(IN) :: dest, sendtag, source, recvtag
@@ -27504,25 +28930,33 @@ CONTAINS
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Isendrecv_replace', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_ISENDRECV_REPLACE_C(buf, count, datatype, dest, sendtag, source, recvtag, comm, &
         & request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Isendrecv_replace_f08c
   SUBROUTINE MPI_Issend_f08(buf, count, datatype, dest, tag, comm, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: buf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
     INTEGER, INTENT(IN) :: count, dest, tag
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Issend', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_ISSEND(buf, count, datatype, dest, tag, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Issend_f08
   SUBROUTINE MPI_Issend_f08c(buf, count, datatype, dest, tag, comm, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: buf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     INTEGER, INTENT(IN) :: dest, tag
@@ -27530,24 +28964,32 @@ CONTAINS
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Issend', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_ISSEND_C(buf, count, datatype, dest, tag, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Issend_f08c
   SUBROUTINE PMPI_Issend_f08(buf, count, datatype, dest, tag, comm, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: buf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
     INTEGER, INTENT(IN) :: count, dest, tag
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Issend', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_ISSEND(buf, count, datatype, dest, tag, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Issend_f08
   SUBROUTINE PMPI_Issend_f08c(buf, count, datatype, dest, tag, comm, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: buf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     INTEGER, INTENT(IN) :: dest, tag
@@ -27555,6 +28997,11 @@ CONTAINS
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Issend', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_ISSEND_C(buf, count, datatype, dest, tag, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Issend_f08c
@@ -27597,8 +29044,7 @@ CONTAINS
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Mprobe_f08
   SUBROUTINE MPI_Mrecv_f08(buf, count, datatype, message, status, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*) :: buf
+    TYPE(*), DIMENSION(..) :: buf
     INTEGER, INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Message), INTENT(INOUT) :: message
@@ -27609,8 +29055,7 @@ CONTAINS
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Mrecv_f08
   SUBROUTINE MPI_Mrecv_f08c(buf, count, datatype, message, status, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*) :: buf
+    TYPE(*), DIMENSION(..) :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Message), INTENT(INOUT) :: message
@@ -27621,8 +29066,7 @@ CONTAINS
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Mrecv_f08c
   SUBROUTINE PMPI_Mrecv_f08(buf, count, datatype, message, status, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*) :: buf
+    TYPE(*), DIMENSION(..) :: buf
     INTEGER, INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Message), INTENT(INOUT) :: message
@@ -27633,8 +29077,7 @@ CONTAINS
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Mrecv_f08
   SUBROUTINE PMPI_Mrecv_f08c(buf, count, datatype, message, status, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*) :: buf
+    TYPE(*), DIMENSION(..) :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Message), INTENT(INOUT) :: message
@@ -27646,12 +29089,10 @@ CONTAINS
   END SUBROUTINE PMPI_Mrecv_f08c
   SUBROUTINE MPI_Neighbor_allgather_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
         & recvtype, comm, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
     INTEGER, INTENT(IN) :: sendcount, recvcount
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*) :: recvbuf
+    TYPE(*), DIMENSION(..) :: recvbuf
     TYPE(MPI_Comm), INTENT(IN) :: comm
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
@@ -27661,12 +29102,10 @@ CONTAINS
   END SUBROUTINE MPI_Neighbor_allgather_f08
   SUBROUTINE MPI_Neighbor_allgather_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
         & recvtype, comm, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount, recvcount
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*) :: recvbuf
+    TYPE(*), DIMENSION(..) :: recvbuf
     TYPE(MPI_Comm), INTENT(IN) :: comm
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
@@ -27676,12 +29115,10 @@ CONTAINS
   END SUBROUTINE MPI_Neighbor_allgather_f08c
   SUBROUTINE PMPI_Neighbor_allgather_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
         & recvtype, comm, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
     INTEGER, INTENT(IN) :: sendcount, recvcount
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*) :: recvbuf
+    TYPE(*), DIMENSION(..) :: recvbuf
     TYPE(MPI_Comm), INTENT(IN) :: comm
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
@@ -27691,12 +29128,10 @@ CONTAINS
   END SUBROUTINE PMPI_Neighbor_allgather_f08
   SUBROUTINE PMPI_Neighbor_allgather_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
         & recvtype, comm, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount, recvcount
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*) :: recvbuf
+    TYPE(*), DIMENSION(..) :: recvbuf
     TYPE(MPI_Comm), INTENT(IN) :: comm
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
@@ -27706,80 +29141,110 @@ CONTAINS
   END SUBROUTINE PMPI_Neighbor_allgather_f08c
   SUBROUTINE MPI_Neighbor_allgather_init_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
         & recvtype, comm, info, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER, INTENT(IN) :: sendcount, recvcount
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Info), INTENT(IN) :: info
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Neighbor_allgather_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Neighbor_allgather_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_NEIGHBOR_ALLGATHER_INIT(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
         & recvtype, comm, info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Neighbor_allgather_init_f08
   SUBROUTINE MPI_Neighbor_allgather_init_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
         & recvtype, comm, info, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount, recvcount
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Info), INTENT(IN) :: info
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Neighbor_allgather_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Neighbor_allgather_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_NEIGHBOR_ALLGATHER_INIT_C(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
         & recvtype, comm, info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Neighbor_allgather_init_f08c
   SUBROUTINE PMPI_Neighbor_allgather_init_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
         & recvtype, comm, info, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER, INTENT(IN) :: sendcount, recvcount
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Info), INTENT(IN) :: info
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Neighbor_allgather_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Neighbor_allgather_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_NEIGHBOR_ALLGATHER_INIT(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
         & recvtype, comm, info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Neighbor_allgather_init_f08
   SUBROUTINE PMPI_Neighbor_allgather_init_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
         & recvtype, comm, info, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount, recvcount
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Info), INTENT(IN) :: info
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Neighbor_allgather_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Neighbor_allgather_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_NEIGHBOR_ALLGATHER_INIT_C(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
         & recvtype, comm, info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Neighbor_allgather_init_f08c
   SUBROUTINE MPI_Neighbor_allgatherv_f08(sendbuf, sendcount, sendtype, recvbuf, recvcounts, &
         & displs, recvtype, comm, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
     INTEGER, INTENT(IN) :: sendcount, recvcounts(*), displs(*)
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*) :: recvbuf
+    TYPE(*), DIMENSION(..) :: recvbuf
     TYPE(MPI_Comm), INTENT(IN) :: comm
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
@@ -27789,12 +29254,10 @@ CONTAINS
   END SUBROUTINE MPI_Neighbor_allgatherv_f08
   SUBROUTINE MPI_Neighbor_allgatherv_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, &
         & displs, recvtype, comm, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount, recvcounts(*)
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*) :: recvbuf
+    TYPE(*), DIMENSION(..) :: recvbuf
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: displs(*)
     TYPE(MPI_Comm), INTENT(IN) :: comm
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
@@ -27805,12 +29268,10 @@ CONTAINS
   END SUBROUTINE MPI_Neighbor_allgatherv_f08c
   SUBROUTINE PMPI_Neighbor_allgatherv_f08(sendbuf, sendcount, sendtype, recvbuf, recvcounts, &
         & displs, recvtype, comm, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
     INTEGER, INTENT(IN) :: sendcount, recvcounts(*), displs(*)
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*) :: recvbuf
+    TYPE(*), DIMENSION(..) :: recvbuf
     TYPE(MPI_Comm), INTENT(IN) :: comm
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
@@ -27820,12 +29281,10 @@ CONTAINS
   END SUBROUTINE PMPI_Neighbor_allgatherv_f08
   SUBROUTINE PMPI_Neighbor_allgatherv_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, &
         & displs, recvtype, comm, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount, recvcounts(*)
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*) :: recvbuf
+    TYPE(*), DIMENSION(..) :: recvbuf
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: displs(*)
     TYPE(MPI_Comm), INTENT(IN) :: comm
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
@@ -27836,30 +29295,36 @@ CONTAINS
   END SUBROUTINE PMPI_Neighbor_allgatherv_f08c
   SUBROUTINE MPI_Neighbor_allgatherv_init_f08(sendbuf, sendcount, sendtype, recvbuf, recvcounts, &
         & displs, recvtype, comm, info, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER, INTENT(IN) :: sendcount, displs(*)
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     INTEGER, INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Info), INTENT(IN) :: info
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Neighbor_allgatherv_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Neighbor_allgatherv_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_NEIGHBOR_ALLGATHERV_INIT(sendbuf, sendcount, sendtype, recvbuf, recvcounts, &
         & displs, recvtype, comm, info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Neighbor_allgatherv_init_f08
   SUBROUTINE MPI_Neighbor_allgatherv_init_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, &
         & displs, recvtype, comm, info, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: displs(*)
     TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -27867,36 +29332,52 @@ CONTAINS
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Neighbor_allgatherv_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Neighbor_allgatherv_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_NEIGHBOR_ALLGATHERV_INIT_C(sendbuf, sendcount, sendtype, recvbuf, recvcounts, &
         & displs, recvtype, comm, info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Neighbor_allgatherv_init_f08c
   SUBROUTINE PMPI_Neighbor_allgatherv_init_f08(sendbuf, sendcount, sendtype, recvbuf, recvcounts, &
         & displs, recvtype, comm, info, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER, INTENT(IN) :: sendcount, displs(*)
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     INTEGER, INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Info), INTENT(IN) :: info
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Neighbor_allgatherv_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Neighbor_allgatherv_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_NEIGHBOR_ALLGATHERV_INIT(sendbuf, sendcount, sendtype, recvbuf, recvcounts, &
         & displs, recvtype, comm, info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Neighbor_allgatherv_init_f08
   SUBROUTINE PMPI_Neighbor_allgatherv_init_f08c(sendbuf, sendcount, sendtype, recvbuf, &
         & recvcounts, displs, recvtype, comm, info, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: displs(*)
     TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -27904,18 +29385,26 @@ CONTAINS
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Neighbor_allgatherv_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Neighbor_allgatherv_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_NEIGHBOR_ALLGATHERV_INIT_C(sendbuf, sendcount, sendtype, recvbuf, recvcounts, &
         & displs, recvtype, comm, info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Neighbor_allgatherv_init_f08c
   SUBROUTINE MPI_Neighbor_alltoall_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
         & recvtype, comm, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
     INTEGER, INTENT(IN) :: sendcount, recvcount
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*) :: recvbuf
+    TYPE(*), DIMENSION(..) :: recvbuf
     TYPE(MPI_Comm), INTENT(IN) :: comm
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
@@ -27925,12 +29414,10 @@ CONTAINS
   END SUBROUTINE MPI_Neighbor_alltoall_f08
   SUBROUTINE MPI_Neighbor_alltoall_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
         & recvtype, comm, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount, recvcount
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*) :: recvbuf
+    TYPE(*), DIMENSION(..) :: recvbuf
     TYPE(MPI_Comm), INTENT(IN) :: comm
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
@@ -27940,12 +29427,10 @@ CONTAINS
   END SUBROUTINE MPI_Neighbor_alltoall_f08c
   SUBROUTINE PMPI_Neighbor_alltoall_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
         & recvtype, comm, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
     INTEGER, INTENT(IN) :: sendcount, recvcount
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*) :: recvbuf
+    TYPE(*), DIMENSION(..) :: recvbuf
     TYPE(MPI_Comm), INTENT(IN) :: comm
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
@@ -27955,12 +29440,10 @@ CONTAINS
   END SUBROUTINE PMPI_Neighbor_alltoall_f08
   SUBROUTINE PMPI_Neighbor_alltoall_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
         & recvtype, comm, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount, recvcount
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*) :: recvbuf
+    TYPE(*), DIMENSION(..) :: recvbuf
     TYPE(MPI_Comm), INTENT(IN) :: comm
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
@@ -27970,80 +29453,110 @@ CONTAINS
   END SUBROUTINE PMPI_Neighbor_alltoall_f08c
   SUBROUTINE MPI_Neighbor_alltoall_init_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
         & recvtype, comm, info, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER, INTENT(IN) :: sendcount, recvcount
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Info), INTENT(IN) :: info
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Neighbor_alltoall_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Neighbor_alltoall_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_NEIGHBOR_ALLTOALL_INIT(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
         & recvtype, comm, info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Neighbor_alltoall_init_f08
   SUBROUTINE MPI_Neighbor_alltoall_init_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
         & recvtype, comm, info, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount, recvcount
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Info), INTENT(IN) :: info
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Neighbor_alltoall_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Neighbor_alltoall_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_NEIGHBOR_ALLTOALL_INIT_C(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
         & recvtype, comm, info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Neighbor_alltoall_init_f08c
   SUBROUTINE PMPI_Neighbor_alltoall_init_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
         & recvtype, comm, info, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER, INTENT(IN) :: sendcount, recvcount
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Info), INTENT(IN) :: info
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Neighbor_alltoall_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Neighbor_alltoall_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_NEIGHBOR_ALLTOALL_INIT(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
         & recvtype, comm, info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Neighbor_alltoall_init_f08
   SUBROUTINE PMPI_Neighbor_alltoall_init_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
         & recvtype, comm, info, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount, recvcount
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Info), INTENT(IN) :: info
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Neighbor_alltoall_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Neighbor_alltoall_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_NEIGHBOR_ALLTOALL_INIT_C(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
         & recvtype, comm, info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Neighbor_alltoall_init_f08c
   SUBROUTINE MPI_Neighbor_alltoallv_f08(sendbuf, sendcounts, sdispls, sendtype, recvbuf, &
         & recvcounts, rdispls, recvtype, comm, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
     INTEGER, INTENT(IN) :: sendcounts(*), sdispls(*), recvcounts(*), rdispls(*)
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*) :: recvbuf
+    TYPE(*), DIMENSION(..) :: recvbuf
     TYPE(MPI_Comm), INTENT(IN) :: comm
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
@@ -28053,13 +29566,11 @@ CONTAINS
   END SUBROUTINE MPI_Neighbor_alltoallv_f08
   SUBROUTINE MPI_Neighbor_alltoallv_f08c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, &
         & recvcounts, rdispls, recvtype, comm, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcounts(*), recvcounts(*)
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: sdispls(*), rdispls(*)
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*) :: recvbuf
+    TYPE(*), DIMENSION(..) :: recvbuf
     TYPE(MPI_Comm), INTENT(IN) :: comm
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
@@ -28069,12 +29580,10 @@ CONTAINS
   END SUBROUTINE MPI_Neighbor_alltoallv_f08c
   SUBROUTINE PMPI_Neighbor_alltoallv_f08(sendbuf, sendcounts, sdispls, sendtype, recvbuf, &
         & recvcounts, rdispls, recvtype, comm, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
     INTEGER, INTENT(IN) :: sendcounts(*), sdispls(*), recvcounts(*), rdispls(*)
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*) :: recvbuf
+    TYPE(*), DIMENSION(..) :: recvbuf
     TYPE(MPI_Comm), INTENT(IN) :: comm
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
@@ -28084,13 +29593,11 @@ CONTAINS
   END SUBROUTINE PMPI_Neighbor_alltoallv_f08
   SUBROUTINE PMPI_Neighbor_alltoallv_f08c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, &
         & recvcounts, rdispls, recvtype, comm, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcounts(*), recvcounts(*)
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: sdispls(*), rdispls(*)
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*) :: recvbuf
+    TYPE(*), DIMENSION(..) :: recvbuf
     TYPE(MPI_Comm), INTENT(IN) :: comm
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
@@ -28100,83 +29607,113 @@ CONTAINS
   END SUBROUTINE PMPI_Neighbor_alltoallv_f08c
   SUBROUTINE MPI_Neighbor_alltoallv_init_f08(sendbuf, sendcounts, sdispls, sendtype, recvbuf, &
         & recvcounts, rdispls, recvtype, comm, info, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER, INTENT(IN), ASYNCHRONOUS :: sendcounts(*), sdispls(*), recvcounts(*), rdispls(*)
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Info), INTENT(IN) :: info
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Neighbor_alltoallv_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Neighbor_alltoallv_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_NEIGHBOR_ALLTOALLV_INIT(sendbuf, sendcounts, sdispls, sendtype, recvbuf, &
         & recvcounts, rdispls, recvtype, comm, info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Neighbor_alltoallv_init_f08
   SUBROUTINE MPI_Neighbor_alltoallv_init_f08c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, &
         & recvcounts, rdispls, recvtype, comm, info, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: sendcounts(*), recvcounts(*)
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: sdispls(*), rdispls(*)
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Info), INTENT(IN) :: info
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Neighbor_alltoallv_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Neighbor_alltoallv_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_NEIGHBOR_ALLTOALLV_INIT_C(sendbuf, sendcounts, sdispls, sendtype, recvbuf, &
         & recvcounts, rdispls, recvtype, comm, info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Neighbor_alltoallv_init_f08c
   SUBROUTINE PMPI_Neighbor_alltoallv_init_f08(sendbuf, sendcounts, sdispls, sendtype, recvbuf, &
         & recvcounts, rdispls, recvtype, comm, info, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER, INTENT(IN), ASYNCHRONOUS :: sendcounts(*), sdispls(*), recvcounts(*), rdispls(*)
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Info), INTENT(IN) :: info
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Neighbor_alltoallv_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Neighbor_alltoallv_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_NEIGHBOR_ALLTOALLV_INIT(sendbuf, sendcounts, sdispls, sendtype, recvbuf, &
         & recvcounts, rdispls, recvtype, comm, info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Neighbor_alltoallv_init_f08
   SUBROUTINE PMPI_Neighbor_alltoallv_init_f08c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, &
         & recvcounts, rdispls, recvtype, comm, info, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: sendcounts(*), recvcounts(*)
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: sdispls(*), rdispls(*)
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Info), INTENT(IN) :: info
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Neighbor_alltoallv_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Neighbor_alltoallv_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_NEIGHBOR_ALLTOALLV_INIT_C(sendbuf, sendcounts, sdispls, sendtype, recvbuf, &
         & recvcounts, rdispls, recvtype, comm, info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Neighbor_alltoallv_init_f08c
   SUBROUTINE MPI_Neighbor_alltoallw_f08(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
         & recvcounts, rdispls, recvtypes, comm, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
     INTEGER, INTENT(IN) :: sendcounts(*), recvcounts(*)
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: sdispls(*), rdispls(*)
     TYPE(MPI_Datatype), INTENT(IN) :: sendtypes(*), recvtypes(*)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*) :: recvbuf
+    TYPE(*), DIMENSION(..) :: recvbuf
     TYPE(MPI_Comm), INTENT(IN) :: comm
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
@@ -28186,13 +29723,11 @@ CONTAINS
   END SUBROUTINE MPI_Neighbor_alltoallw_f08
   SUBROUTINE MPI_Neighbor_alltoallw_f08c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
         & recvcounts, rdispls, recvtypes, comm, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcounts(*), recvcounts(*)
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: sdispls(*), rdispls(*)
     TYPE(MPI_Datatype), INTENT(IN) :: sendtypes(*), recvtypes(*)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*) :: recvbuf
+    TYPE(*), DIMENSION(..) :: recvbuf
     TYPE(MPI_Comm), INTENT(IN) :: comm
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
@@ -28202,13 +29737,11 @@ CONTAINS
   END SUBROUTINE MPI_Neighbor_alltoallw_f08c
   SUBROUTINE PMPI_Neighbor_alltoallw_f08(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
         & recvcounts, rdispls, recvtypes, comm, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
     INTEGER, INTENT(IN) :: sendcounts(*), recvcounts(*)
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: sdispls(*), rdispls(*)
     TYPE(MPI_Datatype), INTENT(IN) :: sendtypes(*), recvtypes(*)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*) :: recvbuf
+    TYPE(*), DIMENSION(..) :: recvbuf
     TYPE(MPI_Comm), INTENT(IN) :: comm
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
@@ -28218,13 +29751,11 @@ CONTAINS
   END SUBROUTINE PMPI_Neighbor_alltoallw_f08
   SUBROUTINE PMPI_Neighbor_alltoallw_f08c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
         & recvcounts, rdispls, recvtypes, comm, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcounts(*), recvcounts(*)
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: sdispls(*), rdispls(*)
     TYPE(MPI_Datatype), INTENT(IN) :: sendtypes(*), recvtypes(*)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*) :: recvbuf
+    TYPE(*), DIMENSION(..) :: recvbuf
     TYPE(MPI_Comm), INTENT(IN) :: comm
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
@@ -28234,72 +29765,104 @@ CONTAINS
   END SUBROUTINE PMPI_Neighbor_alltoallw_f08c
   SUBROUTINE MPI_Neighbor_alltoallw_init_f08(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
         & recvcounts, rdispls, recvtypes, comm, info, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER, INTENT(IN), ASYNCHRONOUS :: sendcounts(*), recvcounts(*)
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: sdispls(*), rdispls(*)
     TYPE(MPI_Datatype), INTENT(IN), ASYNCHRONOUS :: sendtypes(*), recvtypes(*)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Info), INTENT(IN) :: info
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Neighbor_alltoallw_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Neighbor_alltoallw_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_NEIGHBOR_ALLTOALLW_INIT(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
         & recvcounts, rdispls, recvtypes, comm, info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Neighbor_alltoallw_init_f08
   SUBROUTINE MPI_Neighbor_alltoallw_init_f08c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
         & recvcounts, rdispls, recvtypes, comm, info, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: sendcounts(*), recvcounts(*)
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: sdispls(*), rdispls(*)
     TYPE(MPI_Datatype), INTENT(IN), ASYNCHRONOUS :: sendtypes(*), recvtypes(*)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Info), INTENT(IN) :: info
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Neighbor_alltoallw_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Neighbor_alltoallw_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_NEIGHBOR_ALLTOALLW_INIT_C(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
         & recvcounts, rdispls, recvtypes, comm, info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Neighbor_alltoallw_init_f08c
   SUBROUTINE PMPI_Neighbor_alltoallw_init_f08(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
         & recvcounts, rdispls, recvtypes, comm, info, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER, INTENT(IN), ASYNCHRONOUS :: sendcounts(*), recvcounts(*)
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: sdispls(*), rdispls(*)
     TYPE(MPI_Datatype), INTENT(IN), ASYNCHRONOUS :: sendtypes(*), recvtypes(*)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Info), INTENT(IN) :: info
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Neighbor_alltoallw_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Neighbor_alltoallw_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_NEIGHBOR_ALLTOALLW_INIT(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
         & recvcounts, rdispls, recvtypes, comm, info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Neighbor_alltoallw_init_f08
   SUBROUTINE PMPI_Neighbor_alltoallw_init_f08c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
         & recvcounts, rdispls, recvtypes, comm, info, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: sendcounts(*), recvcounts(*)
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: sdispls(*), rdispls(*)
     TYPE(MPI_Datatype), INTENT(IN), ASYNCHRONOUS :: sendtypes(*), recvtypes(*)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Info), INTENT(IN) :: info
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Neighbor_alltoallw_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Neighbor_alltoallw_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_NEIGHBOR_ALLTOALLW_INIT_C(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
         & recvcounts, rdispls, recvtypes, comm, info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
@@ -28387,12 +29950,10 @@ CONTAINS
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Open_port_f08
   SUBROUTINE MPI_Pack_f08(inbuf, incount, datatype, outbuf, outsize, position, comm, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: inbuf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: inbuf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: inbuf
     INTEGER, INTENT(IN) :: incount, outsize
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: outbuf
-    TYPE(*), DIMENSION(*) :: outbuf
+    TYPE(*), DIMENSION(..) :: outbuf
     INTEGER, INTENT(INOUT) :: position
     TYPE(MPI_Comm), INTENT(IN) :: comm
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
@@ -28401,12 +29962,10 @@ CONTAINS
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Pack_f08
   SUBROUTINE MPI_Pack_f08c(inbuf, incount, datatype, outbuf, outsize, position, comm, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: inbuf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: inbuf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: inbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: incount, outsize
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: outbuf
-    TYPE(*), DIMENSION(*) :: outbuf
+    TYPE(*), DIMENSION(..) :: outbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(INOUT) :: position
     TYPE(MPI_Comm), INTENT(IN) :: comm
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
@@ -28415,12 +29974,10 @@ CONTAINS
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Pack_f08c
   SUBROUTINE PMPI_Pack_f08(inbuf, incount, datatype, outbuf, outsize, position, comm, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: inbuf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: inbuf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: inbuf
     INTEGER, INTENT(IN) :: incount, outsize
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: outbuf
-    TYPE(*), DIMENSION(*) :: outbuf
+    TYPE(*), DIMENSION(..) :: outbuf
     INTEGER, INTENT(INOUT) :: position
     TYPE(MPI_Comm), INTENT(IN) :: comm
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
@@ -28429,12 +29986,10 @@ CONTAINS
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Pack_f08
   SUBROUTINE PMPI_Pack_f08c(inbuf, incount, datatype, outbuf, outsize, position, comm, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: inbuf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: inbuf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: inbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: incount, outsize
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: outbuf
-    TYPE(*), DIMENSION(*) :: outbuf
+    TYPE(*), DIMENSION(..) :: outbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(INOUT) :: position
     TYPE(MPI_Comm), INTENT(IN) :: comm
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
@@ -28445,12 +30000,10 @@ CONTAINS
   SUBROUTINE MPI_Pack_external_f08(datarep, inbuf, incount, datatype, outbuf, outsize, position, &
         & ierror)
     CHARACTER(LEN=*), INTENT(IN) :: datarep
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: inbuf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: inbuf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: inbuf
     INTEGER, INTENT(IN) :: incount
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: outbuf
-    TYPE(*), DIMENSION(*) :: outbuf
+    TYPE(*), DIMENSION(..) :: outbuf
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: outsize
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(INOUT) :: position
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
@@ -28462,12 +30015,10 @@ CONTAINS
   SUBROUTINE MPI_Pack_external_f08c(datarep, inbuf, incount, datatype, outbuf, outsize, position, &
         & ierror)
     CHARACTER(LEN=*), INTENT(IN) :: datarep
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: inbuf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: inbuf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: inbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: incount, outsize
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: outbuf
-    TYPE(*), DIMENSION(*) :: outbuf
+    TYPE(*), DIMENSION(..) :: outbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(INOUT) :: position
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
@@ -28478,12 +30029,10 @@ CONTAINS
   SUBROUTINE PMPI_Pack_external_f08(datarep, inbuf, incount, datatype, outbuf, outsize, position, &
         & ierror)
     CHARACTER(LEN=*), INTENT(IN) :: datarep
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: inbuf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: inbuf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: inbuf
     INTEGER, INTENT(IN) :: incount
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: outbuf
-    TYPE(*), DIMENSION(*) :: outbuf
+    TYPE(*), DIMENSION(..) :: outbuf
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: outsize
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(INOUT) :: position
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
@@ -28495,12 +30044,10 @@ CONTAINS
   SUBROUTINE PMPI_Pack_external_f08c(datarep, inbuf, incount, datatype, outbuf, outsize, &
         & position, ierror)
     CHARACTER(LEN=*), INTENT(IN) :: datarep
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: inbuf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: inbuf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: inbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: incount, outsize
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: outbuf
-    TYPE(*), DIMENSION(*) :: outbuf
+    TYPE(*), DIMENSION(..) :: outbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(INOUT) :: position
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
@@ -28664,8 +30211,7 @@ CONTAINS
   END SUBROUTINE PMPI_Pready_range_f08
   SUBROUTINE MPI_Precv_init_f08(buf, partitions, count, datatype, source, tag, comm, info, &
         & request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: buf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: buf
     INTEGER, INTENT(IN) :: partitions, source, tag
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
@@ -28680,8 +30226,7 @@ CONTAINS
   END SUBROUTINE MPI_Precv_init_f08
   SUBROUTINE PMPI_Precv_init_f08(buf, partitions, count, datatype, source, tag, comm, info, &
         & request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: buf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: buf
     INTEGER, INTENT(IN) :: partitions, source, tag
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
@@ -28714,8 +30259,7 @@ CONTAINS
   END SUBROUTINE PMPI_Probe_f08
   SUBROUTINE MPI_Psend_init_f08(buf, partitions, count, datatype, dest, tag, comm, info, request, &
         & ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: buf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: buf
     INTEGER, INTENT(IN) :: partitions, dest, tag
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
@@ -28730,8 +30274,7 @@ CONTAINS
   END SUBROUTINE MPI_Psend_init_f08
   SUBROUTINE PMPI_Psend_init_f08(buf, partitions, count, datatype, dest, tag, comm, info, &
         & request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: buf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: buf
     INTEGER, INTENT(IN) :: partitions, dest, tag
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
@@ -28762,22 +30305,25 @@ CONTAINS
   END SUBROUTINE PMPI_Publish_name_f08
   SUBROUTINE MPI_Put_f08(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
         & target_count, target_datatype, win, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: origin_addr
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: origin_addr
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: origin_addr
     INTEGER, INTENT(IN) :: origin_count, target_rank, target_count
     TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype, target_datatype
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
     TYPE(MPI_Win), INTENT(IN) :: win
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(origin_addr)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Put', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_PUT(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
         & target_count, target_datatype, win, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Put_f08
   SUBROUTINE MPI_Put_f08c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
         & target_count, target_datatype, win, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: origin_addr
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: origin_addr
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: origin_addr
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: origin_count, target_count
     TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype, target_datatype
     INTEGER, INTENT(IN) :: target_rank
@@ -28785,28 +30331,36 @@ CONTAINS
     TYPE(MPI_Win), INTENT(IN) :: win
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(origin_addr)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Put', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_PUT_C(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
         & target_count, target_datatype, win, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Put_f08c
   SUBROUTINE PMPI_Put_f08(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
         & target_count, target_datatype, win, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: origin_addr
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: origin_addr
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: origin_addr
     INTEGER, INTENT(IN) :: origin_count, target_rank, target_count
     TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype, target_datatype
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
     TYPE(MPI_Win), INTENT(IN) :: win
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(origin_addr)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Put', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_PUT(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
         & target_count, target_datatype, win, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Put_f08
   SUBROUTINE PMPI_Put_f08c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
         & target_count, target_datatype, win, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: origin_addr
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: origin_addr
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: origin_addr
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: origin_count, target_count
     TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype, target_datatype
     INTEGER, INTENT(IN) :: target_rank
@@ -28814,6 +30368,11 @@ CONTAINS
     TYPE(MPI_Win), INTENT(IN) :: win
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(origin_addr)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Put', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_PUT_C(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
         & target_count, target_datatype, win, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
@@ -28834,8 +30393,7 @@ CONTAINS
   END SUBROUTINE PMPI_Query_thread_f08
   SUBROUTINE MPI_Raccumulate_f08(origin_addr, origin_count, origin_datatype, target_rank, &
         & target_disp, target_count, target_datatype, op, win, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: origin_addr
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: origin_addr
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: origin_addr
     INTEGER, INTENT(IN) :: origin_count, target_rank, target_count
     TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype, target_datatype
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
@@ -28844,14 +30402,18 @@ CONTAINS
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(origin_addr)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Raccumulate', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_RACCUMULATE(origin_addr, origin_count, origin_datatype, target_rank, &
         & target_disp, target_count, target_datatype, op, win, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Raccumulate_f08
   SUBROUTINE MPI_Raccumulate_f08c(origin_addr, origin_count, origin_datatype, target_rank, &
         & target_disp, target_count, target_datatype, op, win, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: origin_addr
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: origin_addr
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: origin_addr
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: origin_count, target_count
     TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype, target_datatype
     INTEGER, INTENT(IN) :: target_rank
@@ -28861,14 +30423,18 @@ CONTAINS
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(origin_addr)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Raccumulate', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_RACCUMULATE_C(origin_addr, origin_count, origin_datatype, target_rank, &
         & target_disp, target_count, target_datatype, op, win, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Raccumulate_f08c
   SUBROUTINE PMPI_Raccumulate_f08(origin_addr, origin_count, origin_datatype, target_rank, &
         & target_disp, target_count, target_datatype, op, win, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: origin_addr
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: origin_addr
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: origin_addr
     INTEGER, INTENT(IN) :: origin_count, target_rank, target_count
     TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype, target_datatype
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
@@ -28877,14 +30443,18 @@ CONTAINS
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(origin_addr)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Raccumulate', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_RACCUMULATE(origin_addr, origin_count, origin_datatype, target_rank, &
         & target_disp, target_count, target_datatype, op, win, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Raccumulate_f08
   SUBROUTINE PMPI_Raccumulate_f08c(origin_addr, origin_count, origin_datatype, target_rank, &
         & target_disp, target_count, target_datatype, op, win, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: origin_addr
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: origin_addr
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: origin_addr
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: origin_count, target_count
     TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype, target_datatype
     INTEGER, INTENT(IN) :: target_rank
@@ -28894,13 +30464,17 @@ CONTAINS
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(origin_addr)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Raccumulate', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_RACCUMULATE_C(origin_addr, origin_count, origin_datatype, target_rank, &
         & target_disp, target_count, target_datatype, op, win, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Raccumulate_f08c
   SUBROUTINE MPI_Recv_f08(buf, count, datatype, source, tag, comm, status, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*) :: buf
+    TYPE(*), DIMENSION(..) :: buf
     INTEGER, INTENT(IN) :: count, source, tag
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -28911,8 +30485,7 @@ CONTAINS
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Recv_f08
   SUBROUTINE MPI_Recv_f08c(buf, count, datatype, source, tag, comm, status, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*) :: buf
+    TYPE(*), DIMENSION(..) :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     INTEGER, INTENT(IN) :: source, tag
@@ -28924,8 +30497,7 @@ CONTAINS
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Recv_f08c
   SUBROUTINE PMPI_Recv_f08(buf, count, datatype, source, tag, comm, status, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*) :: buf
+    TYPE(*), DIMENSION(..) :: buf
     INTEGER, INTENT(IN) :: count, source, tag
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -28936,8 +30508,7 @@ CONTAINS
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Recv_f08
   SUBROUTINE PMPI_Recv_f08c(buf, count, datatype, source, tag, comm, status, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*) :: buf
+    TYPE(*), DIMENSION(..) :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     INTEGER, INTENT(IN) :: source, tag
@@ -28949,20 +30520,23 @@ CONTAINS
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Recv_f08c
   SUBROUTINE MPI_Recv_init_f08(buf, count, datatype, source, tag, comm, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
     INTEGER, INTENT(IN) :: count, source, tag
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Recv_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_RECV_INIT(buf, count, datatype, source, tag, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Recv_init_f08
   SUBROUTINE MPI_Recv_init_f08c(buf, count, datatype, source, tag, comm, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     INTEGER, INTENT(IN) :: source, tag
@@ -28970,24 +30544,32 @@ CONTAINS
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Recv_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_RECV_INIT_C(buf, count, datatype, source, tag, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Recv_init_f08c
   SUBROUTINE PMPI_Recv_init_f08(buf, count, datatype, source, tag, comm, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
     INTEGER, INTENT(IN) :: count, source, tag
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Recv_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_RECV_INIT(buf, count, datatype, source, tag, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Recv_init_f08
   SUBROUTINE PMPI_Recv_init_f08c(buf, count, datatype, source, tag, comm, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     INTEGER, INTENT(IN) :: source, tag
@@ -28995,14 +30577,17 @@ CONTAINS
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Recv_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_RECV_INIT_C(buf, count, datatype, source, tag, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Recv_init_f08c
   SUBROUTINE MPI_Reduce_f08(sendbuf, recvbuf, count, datatype, op, root, comm, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: sendbuf
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*) :: recvbuf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
+    TYPE(*), DIMENSION(..) :: recvbuf
     INTEGER, INTENT(IN) :: count, root
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Op), INTENT(IN) :: op
@@ -29013,10 +30598,8 @@ CONTAINS
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Reduce_f08
   SUBROUTINE MPI_Reduce_f08c(sendbuf, recvbuf, count, datatype, op, root, comm, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: sendbuf
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*) :: recvbuf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
+    TYPE(*), DIMENSION(..) :: recvbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Op), INTENT(IN) :: op
@@ -29028,10 +30611,8 @@ CONTAINS
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Reduce_f08c
   SUBROUTINE PMPI_Reduce_f08(sendbuf, recvbuf, count, datatype, op, root, comm, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: sendbuf
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*) :: recvbuf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
+    TYPE(*), DIMENSION(..) :: recvbuf
     INTEGER, INTENT(IN) :: count, root
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Op), INTENT(IN) :: op
@@ -29042,10 +30623,8 @@ CONTAINS
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Reduce_f08
   SUBROUTINE PMPI_Reduce_f08c(sendbuf, recvbuf, count, datatype, op, root, comm, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: sendbuf
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*) :: recvbuf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
+    TYPE(*), DIMENSION(..) :: recvbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Op), INTENT(IN) :: op
@@ -29058,10 +30637,8 @@ CONTAINS
   END SUBROUTINE PMPI_Reduce_f08c
   SUBROUTINE MPI_Reduce_init_f08(sendbuf, recvbuf, count, datatype, op, root, comm, info, &
         & request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     INTEGER, INTENT(IN) :: count, root
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Op), INTENT(IN) :: op
@@ -29070,16 +30647,24 @@ CONTAINS
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Reduce_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Reduce_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_REDUCE_INIT(sendbuf, recvbuf, count, datatype, op, root, comm, info, request, &
         & ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Reduce_init_f08
   SUBROUTINE MPI_Reduce_init_f08c(sendbuf, recvbuf, count, datatype, op, root, comm, info, &
         & request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Op), INTENT(IN) :: op
@@ -29089,16 +30674,24 @@ CONTAINS
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Reduce_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Reduce_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_REDUCE_INIT_C(sendbuf, recvbuf, count, datatype, op, root, comm, info, request, &
         & ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Reduce_init_f08c
   SUBROUTINE PMPI_Reduce_init_f08(sendbuf, recvbuf, count, datatype, op, root, comm, info, &
         & request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     INTEGER, INTENT(IN) :: count, root
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Op), INTENT(IN) :: op
@@ -29107,16 +30700,24 @@ CONTAINS
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Reduce_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Reduce_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_REDUCE_INIT(sendbuf, recvbuf, count, datatype, op, root, comm, info, request, &
         & ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Reduce_init_f08
   SUBROUTINE PMPI_Reduce_init_f08c(sendbuf, recvbuf, count, datatype, op, root, comm, info, &
         & request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Op), INTENT(IN) :: op
@@ -29126,15 +30727,23 @@ CONTAINS
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Reduce_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Reduce_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_REDUCE_INIT_C(sendbuf, recvbuf, count, datatype, op, root, comm, info, request, &
         & ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Reduce_init_f08c
   SUBROUTINE MPI_Reduce_local_f08(inbuf, inoutbuf, count, datatype, op, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: inbuf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: inbuf
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: inoutbuf
-    TYPE(*), DIMENSION(*) :: inoutbuf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: inbuf
+    TYPE(*), DIMENSION(..) :: inoutbuf
     INTEGER, INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Op), INTENT(IN) :: op
@@ -29144,10 +30753,8 @@ CONTAINS
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Reduce_local_f08
   SUBROUTINE MPI_Reduce_local_f08c(inbuf, inoutbuf, count, datatype, op, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: inbuf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: inbuf
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: inoutbuf
-    TYPE(*), DIMENSION(*) :: inoutbuf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: inbuf
+    TYPE(*), DIMENSION(..) :: inoutbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Op), INTENT(IN) :: op
@@ -29157,10 +30764,8 @@ CONTAINS
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Reduce_local_f08c
   SUBROUTINE PMPI_Reduce_local_f08(inbuf, inoutbuf, count, datatype, op, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: inbuf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: inbuf
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: inoutbuf
-    TYPE(*), DIMENSION(*) :: inoutbuf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: inbuf
+    TYPE(*), DIMENSION(..) :: inoutbuf
     INTEGER, INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Op), INTENT(IN) :: op
@@ -29170,10 +30775,8 @@ CONTAINS
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Reduce_local_f08
   SUBROUTINE PMPI_Reduce_local_f08c(inbuf, inoutbuf, count, datatype, op, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: inbuf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: inbuf
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: inoutbuf
-    TYPE(*), DIMENSION(*) :: inoutbuf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: inbuf
+    TYPE(*), DIMENSION(..) :: inoutbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Op), INTENT(IN) :: op
@@ -29183,10 +30786,8 @@ CONTAINS
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Reduce_local_f08c
   SUBROUTINE MPI_Reduce_scatter_f08(sendbuf, recvbuf, recvcounts, datatype, op, comm, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: sendbuf
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*) :: recvbuf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
+    TYPE(*), DIMENSION(..) :: recvbuf
     INTEGER, INTENT(IN) :: recvcounts(*)
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Op), INTENT(IN) :: op
@@ -29197,10 +30798,8 @@ CONTAINS
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Reduce_scatter_f08
   SUBROUTINE MPI_Reduce_scatter_f08c(sendbuf, recvbuf, recvcounts, datatype, op, comm, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: sendbuf
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*) :: recvbuf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
+    TYPE(*), DIMENSION(..) :: recvbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Op), INTENT(IN) :: op
@@ -29211,10 +30810,8 @@ CONTAINS
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Reduce_scatter_f08c
   SUBROUTINE PMPI_Reduce_scatter_f08(sendbuf, recvbuf, recvcounts, datatype, op, comm, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: sendbuf
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*) :: recvbuf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
+    TYPE(*), DIMENSION(..) :: recvbuf
     INTEGER, INTENT(IN) :: recvcounts(*)
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Op), INTENT(IN) :: op
@@ -29225,10 +30822,8 @@ CONTAINS
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Reduce_scatter_f08
   SUBROUTINE PMPI_Reduce_scatter_f08c(sendbuf, recvbuf, recvcounts, datatype, op, comm, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: sendbuf
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*) :: recvbuf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
+    TYPE(*), DIMENSION(..) :: recvbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Op), INTENT(IN) :: op
@@ -29239,10 +30834,8 @@ CONTAINS
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Reduce_scatter_f08c
   SUBROUTINE MPI_Reduce_scatter_block_f08(sendbuf, recvbuf, recvcount, datatype, op, comm, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: sendbuf
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*) :: recvbuf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
+    TYPE(*), DIMENSION(..) :: recvbuf
     INTEGER, INTENT(IN) :: recvcount
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Op), INTENT(IN) :: op
@@ -29253,10 +30846,8 @@ CONTAINS
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Reduce_scatter_block_f08
   SUBROUTINE MPI_Reduce_scatter_block_f08c(sendbuf, recvbuf, recvcount, datatype, op, comm, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: sendbuf
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*) :: recvbuf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
+    TYPE(*), DIMENSION(..) :: recvbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Op), INTENT(IN) :: op
@@ -29267,10 +30858,8 @@ CONTAINS
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Reduce_scatter_block_f08c
   SUBROUTINE PMPI_Reduce_scatter_block_f08(sendbuf, recvbuf, recvcount, datatype, op, comm, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: sendbuf
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*) :: recvbuf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
+    TYPE(*), DIMENSION(..) :: recvbuf
     INTEGER, INTENT(IN) :: recvcount
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Op), INTENT(IN) :: op
@@ -29281,10 +30870,8 @@ CONTAINS
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Reduce_scatter_block_f08
   SUBROUTINE PMPI_Reduce_scatter_block_f08c(sendbuf, recvbuf, recvcount, datatype, op, comm, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: sendbuf
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*) :: recvbuf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
+    TYPE(*), DIMENSION(..) :: recvbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Op), INTENT(IN) :: op
@@ -29296,10 +30883,8 @@ CONTAINS
   END SUBROUTINE PMPI_Reduce_scatter_block_f08c
   SUBROUTINE MPI_Reduce_scatter_block_init_f08(sendbuf, recvbuf, recvcount, datatype, op, comm, &
         & info, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     INTEGER, INTENT(IN) :: recvcount
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Op), INTENT(IN) :: op
@@ -29308,16 +30893,24 @@ CONTAINS
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Reduce_scatter_block_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Reduce_scatter_block_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_REDUCE_SCATTER_BLOCK_INIT(sendbuf, recvbuf, recvcount, datatype, op, comm, info, &
         & request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Reduce_scatter_block_init_f08
   SUBROUTINE MPI_Reduce_scatter_block_init_f08c(sendbuf, recvbuf, recvcount, datatype, op, comm, &
         & info, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Op), INTENT(IN) :: op
@@ -29326,16 +30919,24 @@ CONTAINS
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Reduce_scatter_block_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Reduce_scatter_block_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_REDUCE_SCATTER_BLOCK_INIT_C(sendbuf, recvbuf, recvcount, datatype, op, comm, &
         & info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Reduce_scatter_block_init_f08c
   SUBROUTINE PMPI_Reduce_scatter_block_init_f08(sendbuf, recvbuf, recvcount, datatype, op, comm, &
         & info, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     INTEGER, INTENT(IN) :: recvcount
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Op), INTENT(IN) :: op
@@ -29344,16 +30945,24 @@ CONTAINS
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Reduce_scatter_block_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Reduce_scatter_block_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_REDUCE_SCATTER_BLOCK_INIT(sendbuf, recvbuf, recvcount, datatype, op, comm, &
         & info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Reduce_scatter_block_init_f08
   SUBROUTINE PMPI_Reduce_scatter_block_init_f08c(sendbuf, recvbuf, recvcount, datatype, op, comm, &
         & info, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Op), INTENT(IN) :: op
@@ -29362,16 +30971,24 @@ CONTAINS
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Reduce_scatter_block_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Reduce_scatter_block_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_REDUCE_SCATTER_BLOCK_INIT_C(sendbuf, recvbuf, recvcount, datatype, op, comm, &
         & info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Reduce_scatter_block_init_f08c
   SUBROUTINE MPI_Reduce_scatter_init_f08(sendbuf, recvbuf, recvcounts, datatype, op, comm, info, &
         & request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     INTEGER, INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Op), INTENT(IN) :: op
@@ -29380,16 +30997,24 @@ CONTAINS
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Reduce_scatter_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Reduce_scatter_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_REDUCE_SCATTER_INIT(sendbuf, recvbuf, recvcounts, datatype, op, comm, info, &
         & request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Reduce_scatter_init_f08
   SUBROUTINE MPI_Reduce_scatter_init_f08c(sendbuf, recvbuf, recvcounts, datatype, op, comm, info, &
         & request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Op), INTENT(IN) :: op
@@ -29398,16 +31023,24 @@ CONTAINS
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Reduce_scatter_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Reduce_scatter_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_REDUCE_SCATTER_INIT_C(sendbuf, recvbuf, recvcounts, datatype, op, comm, info, &
         & request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Reduce_scatter_init_f08c
   SUBROUTINE PMPI_Reduce_scatter_init_f08(sendbuf, recvbuf, recvcounts, datatype, op, comm, info, &
         & request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     INTEGER, INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Op), INTENT(IN) :: op
@@ -29416,16 +31049,24 @@ CONTAINS
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Reduce_scatter_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Reduce_scatter_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_REDUCE_SCATTER_INIT(sendbuf, recvbuf, recvcounts, datatype, op, comm, info, &
         & request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Reduce_scatter_init_f08
   SUBROUTINE PMPI_Reduce_scatter_init_f08c(sendbuf, recvbuf, recvcounts, datatype, op, comm, &
         & info, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Op), INTENT(IN) :: op
@@ -29434,6 +31075,16 @@ CONTAINS
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Reduce_scatter_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Reduce_scatter_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_REDUCE_SCATTER_INIT_C(sendbuf, recvbuf, recvcounts, datatype, op, comm, info, &
         & request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
@@ -29606,8 +31257,7 @@ CONTAINS
   END SUBROUTINE PMPI_Request_get_status_some_f08
   SUBROUTINE MPI_Rget_f08(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
         & target_count, target_datatype, win, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: origin_addr
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: origin_addr
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: origin_addr
     INTEGER, INTENT(IN) :: origin_count, target_rank, target_count
     TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype, target_datatype
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
@@ -29615,14 +31265,18 @@ CONTAINS
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(origin_addr)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Rget', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_RGET(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
         & target_count, target_datatype, win, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Rget_f08
   SUBROUTINE MPI_Rget_f08c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
         & target_count, target_datatype, win, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: origin_addr
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: origin_addr
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: origin_addr
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: origin_count, target_count
     TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype, target_datatype
     INTEGER, INTENT(IN) :: target_rank
@@ -29631,14 +31285,18 @@ CONTAINS
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(origin_addr)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Rget', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_RGET_C(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
         & target_count, target_datatype, win, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Rget_f08c
   SUBROUTINE PMPI_Rget_f08(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
         & target_count, target_datatype, win, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: origin_addr
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: origin_addr
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: origin_addr
     INTEGER, INTENT(IN) :: origin_count, target_rank, target_count
     TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype, target_datatype
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
@@ -29646,14 +31304,18 @@ CONTAINS
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(origin_addr)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Rget', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_RGET(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
         & target_count, target_datatype, win, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Rget_f08
   SUBROUTINE PMPI_Rget_f08c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
         & target_count, target_datatype, win, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: origin_addr
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: origin_addr
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: origin_addr
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: origin_count, target_count
     TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype, target_datatype
     INTEGER, INTENT(IN) :: target_rank
@@ -29662,6 +31324,11 @@ CONTAINS
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(origin_addr)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Rget', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_RGET_C(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
         & target_count, target_datatype, win, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
@@ -29669,18 +31336,26 @@ CONTAINS
   SUBROUTINE MPI_Rget_accumulate_f08(origin_addr, origin_count, origin_datatype, result_addr, &
         & result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, &
         & op, win, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: origin_addr
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: origin_addr
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: origin_addr
     INTEGER, INTENT(IN) :: origin_count, result_count, target_rank, target_count
     TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype, result_datatype, target_datatype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: result_addr
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: result_addr
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: result_addr
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
     TYPE(MPI_Op), INTENT(IN) :: op
     TYPE(MPI_Win), INTENT(IN) :: win
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(origin_addr)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Rget_accumulate', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(result_addr)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Rget_accumulate', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_RGET_ACCUMULATE(origin_addr, origin_count, origin_datatype, result_addr, &
         & result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, &
         & op, win, request, ierror_)
@@ -29689,12 +31364,10 @@ CONTAINS
   SUBROUTINE MPI_Rget_accumulate_f08c(origin_addr, origin_count, origin_datatype, result_addr, &
         & result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, &
         & op, win, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: origin_addr
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: origin_addr
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: origin_addr
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: origin_count, result_count, target_count
     TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype, result_datatype, target_datatype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: result_addr
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: result_addr
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: result_addr
     INTEGER, INTENT(IN) :: target_rank
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
     TYPE(MPI_Op), INTENT(IN) :: op
@@ -29702,6 +31375,16 @@ CONTAINS
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(origin_addr)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Rget_accumulate', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(result_addr)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Rget_accumulate', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_RGET_ACCUMULATE_C(origin_addr, origin_count, origin_datatype, result_addr, &
         & result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, &
         & op, win, request, ierror_)
@@ -29710,18 +31393,26 @@ CONTAINS
   SUBROUTINE PMPI_Rget_accumulate_f08(origin_addr, origin_count, origin_datatype, result_addr, &
         & result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, &
         & op, win, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: origin_addr
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: origin_addr
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: origin_addr
     INTEGER, INTENT(IN) :: origin_count, result_count, target_rank, target_count
     TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype, result_datatype, target_datatype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: result_addr
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: result_addr
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: result_addr
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
     TYPE(MPI_Op), INTENT(IN) :: op
     TYPE(MPI_Win), INTENT(IN) :: win
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(origin_addr)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Rget_accumulate', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(result_addr)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Rget_accumulate', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_RGET_ACCUMULATE(origin_addr, origin_count, origin_datatype, result_addr, &
         & result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, &
         & op, win, request, ierror_)
@@ -29730,12 +31421,10 @@ CONTAINS
   SUBROUTINE PMPI_Rget_accumulate_f08c(origin_addr, origin_count, origin_datatype, result_addr, &
         & result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, &
         & op, win, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: origin_addr
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: origin_addr
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: origin_addr
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: origin_count, result_count, target_count
     TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype, result_datatype, target_datatype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: result_addr
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: result_addr
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: result_addr
     INTEGER, INTENT(IN) :: target_rank
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
     TYPE(MPI_Op), INTENT(IN) :: op
@@ -29743,6 +31432,16 @@ CONTAINS
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(origin_addr)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Rget_accumulate', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(result_addr)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Rget_accumulate', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_RGET_ACCUMULATE_C(origin_addr, origin_count, origin_datatype, result_addr, &
         & result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, &
         & op, win, request, ierror_)
@@ -29750,8 +31449,7 @@ CONTAINS
   END SUBROUTINE PMPI_Rget_accumulate_f08c
   SUBROUTINE MPI_Rput_f08(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
         & target_count, target_datatype, win, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: origin_addr
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: origin_addr
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: origin_addr
     INTEGER, INTENT(IN) :: origin_count, target_rank, target_count
     TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype, target_datatype
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
@@ -29759,14 +31457,18 @@ CONTAINS
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(origin_addr)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Rput', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_RPUT(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
         & target_count, target_datatype, win, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Rput_f08
   SUBROUTINE MPI_Rput_f08c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
         & target_count, target_datatype, win, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: origin_addr
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: origin_addr
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: origin_addr
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: origin_count, target_count
     TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype, target_datatype
     INTEGER, INTENT(IN) :: target_rank
@@ -29775,14 +31477,18 @@ CONTAINS
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(origin_addr)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Rput', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_RPUT_C(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
         & target_count, target_datatype, win, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Rput_f08c
   SUBROUTINE PMPI_Rput_f08(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
         & target_count, target_datatype, win, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: origin_addr
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: origin_addr
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: origin_addr
     INTEGER, INTENT(IN) :: origin_count, target_rank, target_count
     TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype, target_datatype
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
@@ -29790,14 +31496,18 @@ CONTAINS
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(origin_addr)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Rput', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_RPUT(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
         & target_count, target_datatype, win, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Rput_f08
   SUBROUTINE PMPI_Rput_f08c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
         & target_count, target_datatype, win, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: origin_addr
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: origin_addr
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: origin_addr
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: origin_count, target_count
     TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype, target_datatype
     INTEGER, INTENT(IN) :: target_rank
@@ -29806,13 +31516,17 @@ CONTAINS
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(origin_addr)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Rput', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_RPUT_C(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
         & target_count, target_datatype, win, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Rput_f08c
   SUBROUTINE MPI_Rsend_f08(buf, count, datatype, dest, tag, comm, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: buf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: buf
     INTEGER, INTENT(IN) :: count, dest, tag
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -29822,8 +31536,7 @@ CONTAINS
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Rsend_f08
   SUBROUTINE MPI_Rsend_f08c(buf, count, datatype, dest, tag, comm, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: buf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     INTEGER, INTENT(IN) :: dest, tag
@@ -29834,8 +31547,7 @@ CONTAINS
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Rsend_f08c
   SUBROUTINE PMPI_Rsend_f08(buf, count, datatype, dest, tag, comm, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: buf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: buf
     INTEGER, INTENT(IN) :: count, dest, tag
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -29845,8 +31557,7 @@ CONTAINS
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Rsend_f08
   SUBROUTINE PMPI_Rsend_f08c(buf, count, datatype, dest, tag, comm, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: buf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     INTEGER, INTENT(IN) :: dest, tag
@@ -29857,20 +31568,23 @@ CONTAINS
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Rsend_f08c
   SUBROUTINE MPI_Rsend_init_f08(buf, count, datatype, dest, tag, comm, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: buf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
     INTEGER, INTENT(IN) :: count, dest, tag
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Rsend_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_RSEND_INIT(buf, count, datatype, dest, tag, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Rsend_init_f08
   SUBROUTINE MPI_Rsend_init_f08c(buf, count, datatype, dest, tag, comm, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: buf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     INTEGER, INTENT(IN) :: dest, tag
@@ -29878,24 +31592,32 @@ CONTAINS
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Rsend_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_RSEND_INIT_C(buf, count, datatype, dest, tag, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Rsend_init_f08c
   SUBROUTINE PMPI_Rsend_init_f08(buf, count, datatype, dest, tag, comm, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: buf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
     INTEGER, INTENT(IN) :: count, dest, tag
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Rsend_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_RSEND_INIT(buf, count, datatype, dest, tag, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Rsend_init_f08
   SUBROUTINE PMPI_Rsend_init_f08c(buf, count, datatype, dest, tag, comm, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: buf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     INTEGER, INTENT(IN) :: dest, tag
@@ -29903,14 +31625,17 @@ CONTAINS
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Rsend_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_RSEND_INIT_C(buf, count, datatype, dest, tag, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Rsend_init_f08c
   SUBROUTINE MPI_Scan_f08(sendbuf, recvbuf, count, datatype, op, comm, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: sendbuf
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*) :: recvbuf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
+    TYPE(*), DIMENSION(..) :: recvbuf
     INTEGER, INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Op), INTENT(IN) :: op
@@ -29921,10 +31646,8 @@ CONTAINS
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Scan_f08
   SUBROUTINE MPI_Scan_f08c(sendbuf, recvbuf, count, datatype, op, comm, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: sendbuf
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*) :: recvbuf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
+    TYPE(*), DIMENSION(..) :: recvbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Op), INTENT(IN) :: op
@@ -29935,10 +31658,8 @@ CONTAINS
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Scan_f08c
   SUBROUTINE PMPI_Scan_f08(sendbuf, recvbuf, count, datatype, op, comm, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: sendbuf
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*) :: recvbuf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
+    TYPE(*), DIMENSION(..) :: recvbuf
     INTEGER, INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Op), INTENT(IN) :: op
@@ -29949,10 +31670,8 @@ CONTAINS
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Scan_f08
   SUBROUTINE PMPI_Scan_f08c(sendbuf, recvbuf, count, datatype, op, comm, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: sendbuf
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*) :: recvbuf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
+    TYPE(*), DIMENSION(..) :: recvbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Op), INTENT(IN) :: op
@@ -29963,10 +31682,8 @@ CONTAINS
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Scan_f08c
   SUBROUTINE MPI_Scan_init_f08(sendbuf, recvbuf, count, datatype, op, comm, info, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     INTEGER, INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Op), INTENT(IN) :: op
@@ -29975,14 +31692,22 @@ CONTAINS
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Scan_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Scan_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_SCAN_INIT(sendbuf, recvbuf, count, datatype, op, comm, info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Scan_init_f08
   SUBROUTINE MPI_Scan_init_f08c(sendbuf, recvbuf, count, datatype, op, comm, info, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Op), INTENT(IN) :: op
@@ -29991,14 +31716,22 @@ CONTAINS
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Scan_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Scan_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_SCAN_INIT_C(sendbuf, recvbuf, count, datatype, op, comm, info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Scan_init_f08c
   SUBROUTINE PMPI_Scan_init_f08(sendbuf, recvbuf, count, datatype, op, comm, info, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     INTEGER, INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Op), INTENT(IN) :: op
@@ -30007,14 +31740,22 @@ CONTAINS
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Scan_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Scan_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_SCAN_INIT(sendbuf, recvbuf, count, datatype, op, comm, info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Scan_init_f08
   SUBROUTINE PMPI_Scan_init_f08c(sendbuf, recvbuf, count, datatype, op, comm, info, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Op), INTENT(IN) :: op
@@ -30023,17 +31764,25 @@ CONTAINS
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Scan_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Scan_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_SCAN_INIT_C(sendbuf, recvbuf, count, datatype, op, comm, info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Scan_init_f08c
   SUBROUTINE MPI_Scatter_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, &
         & comm, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
     INTEGER, INTENT(IN) :: sendcount, recvcount, root
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*) :: recvbuf
+    TYPE(*), DIMENSION(..) :: recvbuf
     TYPE(MPI_Comm), INTENT(IN) :: comm
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
@@ -30043,12 +31792,10 @@ CONTAINS
   END SUBROUTINE MPI_Scatter_f08
   SUBROUTINE MPI_Scatter_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, &
         & comm, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount, recvcount
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*) :: recvbuf
+    TYPE(*), DIMENSION(..) :: recvbuf
     INTEGER, INTENT(IN) :: root
     TYPE(MPI_Comm), INTENT(IN) :: comm
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
@@ -30059,12 +31806,10 @@ CONTAINS
   END SUBROUTINE MPI_Scatter_f08c
   SUBROUTINE PMPI_Scatter_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, &
         & comm, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
     INTEGER, INTENT(IN) :: sendcount, recvcount, root
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*) :: recvbuf
+    TYPE(*), DIMENSION(..) :: recvbuf
     TYPE(MPI_Comm), INTENT(IN) :: comm
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
@@ -30074,12 +31819,10 @@ CONTAINS
   END SUBROUTINE PMPI_Scatter_f08
   SUBROUTINE PMPI_Scatter_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, &
         & comm, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount, recvcount
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*) :: recvbuf
+    TYPE(*), DIMENSION(..) :: recvbuf
     INTEGER, INTENT(IN) :: root
     TYPE(MPI_Comm), INTENT(IN) :: comm
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
@@ -30090,82 +31833,112 @@ CONTAINS
   END SUBROUTINE PMPI_Scatter_f08c
   SUBROUTINE MPI_Scatter_init_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
         & root, comm, info, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER, INTENT(IN) :: sendcount, recvcount, root
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Info), INTENT(IN) :: info
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Scatter_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Scatter_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_SCATTER_INIT(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, &
         & comm, info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Scatter_init_f08
   SUBROUTINE MPI_Scatter_init_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
         & root, comm, info, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount, recvcount
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     INTEGER, INTENT(IN) :: root
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Info), INTENT(IN) :: info
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Scatter_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Scatter_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_SCATTER_INIT_C(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, &
         & comm, info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Scatter_init_f08c
   SUBROUTINE PMPI_Scatter_init_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
         & root, comm, info, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER, INTENT(IN) :: sendcount, recvcount, root
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Info), INTENT(IN) :: info
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Scatter_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Scatter_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_SCATTER_INIT(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, &
         & comm, info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Scatter_init_f08
   SUBROUTINE PMPI_Scatter_init_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
         & root, comm, info, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount, recvcount
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     INTEGER, INTENT(IN) :: root
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Info), INTENT(IN) :: info
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Scatter_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Scatter_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_SCATTER_INIT_C(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
         & root, comm, info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Scatter_init_f08c
   SUBROUTINE MPI_Scatterv_f08(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, &
         & recvtype, root, comm, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
     INTEGER, INTENT(IN) :: sendcounts(*), displs(*), recvcount, root
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*) :: recvbuf
+    TYPE(*), DIMENSION(..) :: recvbuf
     TYPE(MPI_Comm), INTENT(IN) :: comm
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
@@ -30175,13 +31948,11 @@ CONTAINS
   END SUBROUTINE MPI_Scatterv_f08
   SUBROUTINE MPI_Scatterv_f08c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, &
         & recvtype, root, comm, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcounts(*), recvcount
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: displs(*)
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*) :: recvbuf
+    TYPE(*), DIMENSION(..) :: recvbuf
     INTEGER, INTENT(IN) :: root
     TYPE(MPI_Comm), INTENT(IN) :: comm
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
@@ -30192,12 +31963,10 @@ CONTAINS
   END SUBROUTINE MPI_Scatterv_f08c
   SUBROUTINE PMPI_Scatterv_f08(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, &
         & recvtype, root, comm, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
     INTEGER, INTENT(IN) :: sendcounts(*), displs(*), recvcount, root
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*) :: recvbuf
+    TYPE(*), DIMENSION(..) :: recvbuf
     TYPE(MPI_Comm), INTENT(IN) :: comm
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
@@ -30207,13 +31976,11 @@ CONTAINS
   END SUBROUTINE PMPI_Scatterv_f08
   SUBROUTINE PMPI_Scatterv_f08c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, &
         & recvtype, root, comm, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcounts(*), recvcount
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: displs(*)
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*) :: recvbuf
+    TYPE(*), DIMENSION(..) :: recvbuf
     INTEGER, INTENT(IN) :: root
     TYPE(MPI_Comm), INTENT(IN) :: comm
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
@@ -30224,31 +31991,37 @@ CONTAINS
   END SUBROUTINE PMPI_Scatterv_f08c
   SUBROUTINE MPI_Scatterv_init_f08(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, &
         & recvtype, root, comm, info, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER, INTENT(IN), ASYNCHRONOUS :: sendcounts(*), displs(*)
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     INTEGER, INTENT(IN) :: recvcount, root
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Info), INTENT(IN) :: info
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Scatterv_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Scatterv_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_SCATTERV_INIT(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, &
         & recvtype, root, comm, info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Scatterv_init_f08
   SUBROUTINE MPI_Scatterv_init_f08c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, &
         & recvtype, root, comm, info, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: sendcounts(*)
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: displs(*)
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
     INTEGER, INTENT(IN) :: root
     TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -30256,37 +32029,53 @@ CONTAINS
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Scatterv_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Scatterv_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_SCATTERV_INIT_C(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, &
         & recvtype, root, comm, info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Scatterv_init_f08c
   SUBROUTINE PMPI_Scatterv_init_f08(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, &
         & recvtype, root, comm, info, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER, INTENT(IN), ASYNCHRONOUS :: sendcounts(*), displs(*)
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     INTEGER, INTENT(IN) :: recvcount, root
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Info), INTENT(IN) :: info
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Scatterv_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Scatterv_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_SCATTERV_INIT(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, &
         & recvtype, root, comm, info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Scatterv_init_f08
   SUBROUTINE PMPI_Scatterv_init_f08c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, &
         & recvtype, root, comm, info, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: sendcounts(*)
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: displs(*)
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
     INTEGER, INTENT(IN) :: root
     TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -30294,13 +32083,22 @@ CONTAINS
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(sendbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Scatterv_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
+    IF (.NOT. IS_CONTIGUOUS(recvbuf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Scatterv_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_SCATTERV_INIT_C(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, &
         & recvtype, root, comm, info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Scatterv_init_f08c
   SUBROUTINE MPI_Send_f08(buf, count, datatype, dest, tag, comm, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: buf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: buf
     INTEGER, INTENT(IN) :: count, dest, tag
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -30310,8 +32108,7 @@ CONTAINS
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Send_f08
   SUBROUTINE MPI_Send_f08c(buf, count, datatype, dest, tag, comm, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: buf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     INTEGER, INTENT(IN) :: dest, tag
@@ -30322,8 +32119,7 @@ CONTAINS
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Send_f08c
   SUBROUTINE PMPI_Send_f08(buf, count, datatype, dest, tag, comm, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: buf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: buf
     INTEGER, INTENT(IN) :: count, dest, tag
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -30333,8 +32129,7 @@ CONTAINS
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Send_f08
   SUBROUTINE PMPI_Send_f08c(buf, count, datatype, dest, tag, comm, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: buf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     INTEGER, INTENT(IN) :: dest, tag
@@ -30345,20 +32140,23 @@ CONTAINS
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Send_f08c
   SUBROUTINE MPI_Send_init_f08(buf, count, datatype, dest, tag, comm, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: buf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
     INTEGER, INTENT(IN) :: count, dest, tag
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Send_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_SEND_INIT(buf, count, datatype, dest, tag, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Send_init_f08
   SUBROUTINE MPI_Send_init_f08c(buf, count, datatype, dest, tag, comm, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: buf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     INTEGER, INTENT(IN) :: dest, tag
@@ -30366,24 +32164,32 @@ CONTAINS
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Send_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_SEND_INIT_C(buf, count, datatype, dest, tag, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Send_init_f08c
   SUBROUTINE PMPI_Send_init_f08(buf, count, datatype, dest, tag, comm, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: buf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
     INTEGER, INTENT(IN) :: count, dest, tag
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Send_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_SEND_INIT(buf, count, datatype, dest, tag, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Send_init_f08
   SUBROUTINE PMPI_Send_init_f08c(buf, count, datatype, dest, tag, comm, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: buf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     INTEGER, INTENT(IN) :: dest, tag
@@ -30391,17 +32197,20 @@ CONTAINS
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Send_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_SEND_INIT_C(buf, count, datatype, dest, tag, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Send_init_f08c
   SUBROUTINE MPI_Sendrecv_f08(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, &
         & recvtype, source, recvtag, comm, status, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
     INTEGER, INTENT(IN) :: sendcount, dest, sendtag, recvcount, source, recvtag
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*) :: recvbuf
+    TYPE(*), DIMENSION(..) :: recvbuf
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Status) :: status
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
@@ -30412,13 +32221,11 @@ CONTAINS
   END SUBROUTINE MPI_Sendrecv_f08
   SUBROUTINE MPI_Sendrecv_f08c(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, &
         & recvtype, source, recvtag, comm, status, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount, recvcount
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
     INTEGER, INTENT(IN) :: dest, sendtag, source, recvtag
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*) :: recvbuf
+    TYPE(*), DIMENSION(..) :: recvbuf
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Status) :: status
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
@@ -30429,12 +32236,10 @@ CONTAINS
   END SUBROUTINE MPI_Sendrecv_f08c
   SUBROUTINE PMPI_Sendrecv_f08(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, &
         & recvtype, source, recvtag, comm, status, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
     INTEGER, INTENT(IN) :: sendcount, dest, sendtag, recvcount, source, recvtag
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*) :: recvbuf
+    TYPE(*), DIMENSION(..) :: recvbuf
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Status) :: status
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
@@ -30445,13 +32250,11 @@ CONTAINS
   END SUBROUTINE PMPI_Sendrecv_f08
   SUBROUTINE PMPI_Sendrecv_f08c(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, &
         & recvtype, source, recvtag, comm, status, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: sendbuf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount, recvcount
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
     INTEGER, INTENT(IN) :: dest, sendtag, source, recvtag
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
-    TYPE(*), DIMENSION(*) :: recvbuf
+    TYPE(*), DIMENSION(..) :: recvbuf
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Status) :: status
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
@@ -30462,8 +32265,7 @@ CONTAINS
   END SUBROUTINE PMPI_Sendrecv_f08c
   SUBROUTINE MPI_Sendrecv_replace_f08(buf, count, datatype, dest, sendtag, source, recvtag, comm, &
         & status, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*) :: buf
+    TYPE(*), DIMENSION(..) :: buf
     INTEGER, INTENT(IN) :: count, dest, sendtag, source, recvtag
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -30476,8 +32278,7 @@ CONTAINS
   END SUBROUTINE MPI_Sendrecv_replace_f08
   SUBROUTINE MPI_Sendrecv_replace_f08c(buf, count, datatype, dest, sendtag, source, recvtag, &
         & comm, status, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*) :: buf
+    TYPE(*), DIMENSION(..) :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     INTEGER, INTENT(IN) :: dest, sendtag, source, recvtag
@@ -30491,8 +32292,7 @@ CONTAINS
   END SUBROUTINE MPI_Sendrecv_replace_f08c
   SUBROUTINE PMPI_Sendrecv_replace_f08(buf, count, datatype, dest, sendtag, source, recvtag, &
         & comm, status, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*) :: buf
+    TYPE(*), DIMENSION(..) :: buf
     INTEGER, INTENT(IN) :: count, dest, sendtag, source, recvtag
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -30505,8 +32305,7 @@ CONTAINS
   END SUBROUTINE PMPI_Sendrecv_replace_f08
   SUBROUTINE PMPI_Sendrecv_replace_f08c(buf, count, datatype, dest, sendtag, source, recvtag, &
         & comm, status, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*) :: buf
+    TYPE(*), DIMENSION(..) :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     INTEGER, INTENT(IN) :: dest, sendtag, source, recvtag
@@ -30520,41 +32319,57 @@ CONTAINS
   END SUBROUTINE PMPI_Sendrecv_replace_f08c
   SUBROUTINE MPI_Session_attach_buffer_f08(session, buffer, size, ierror)
     TYPE(MPI_Session), INTENT(IN) :: session
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buffer
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buffer
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buffer
     INTEGER, INTENT(IN) :: size
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buffer)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Session_attach_buffer', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_SESSION_ATTACH_BUFFER(session, buffer, size, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Session_attach_buffer_f08
   SUBROUTINE MPI_Session_attach_buffer_f08c(session, buffer, size, ierror)
     TYPE(MPI_Session), INTENT(IN) :: session
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buffer
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buffer
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buffer
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: size
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buffer)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Session_attach_buffer', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_SESSION_ATTACH_BUFFER_C(session, buffer, size, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Session_attach_buffer_f08c
   SUBROUTINE PMPI_Session_attach_buffer_f08(session, buffer, size, ierror)
     TYPE(MPI_Session), INTENT(IN) :: session
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buffer
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buffer
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buffer
     INTEGER, INTENT(IN) :: size
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buffer)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Session_attach_buffer', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_SESSION_ATTACH_BUFFER(session, buffer, size, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Session_attach_buffer_f08
   SUBROUTINE PMPI_Session_attach_buffer_f08c(session, buffer, size, ierror)
     TYPE(MPI_Session), INTENT(IN) :: session
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buffer
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buffer
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buffer
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: size
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buffer)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Session_attach_buffer', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_SESSION_ATTACH_BUFFER_C(session, buffer, size, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Session_attach_buffer_f08c
@@ -30795,8 +32610,7 @@ CONTAINS
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Session_set_errhandler_f08
   SUBROUTINE MPI_Ssend_f08(buf, count, datatype, dest, tag, comm, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: buf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: buf
     INTEGER, INTENT(IN) :: count, dest, tag
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -30806,8 +32620,7 @@ CONTAINS
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Ssend_f08
   SUBROUTINE MPI_Ssend_f08c(buf, count, datatype, dest, tag, comm, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: buf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     INTEGER, INTENT(IN) :: dest, tag
@@ -30818,8 +32631,7 @@ CONTAINS
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Ssend_f08c
   SUBROUTINE PMPI_Ssend_f08(buf, count, datatype, dest, tag, comm, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: buf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: buf
     INTEGER, INTENT(IN) :: count, dest, tag
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -30829,8 +32641,7 @@ CONTAINS
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Ssend_f08
   SUBROUTINE PMPI_Ssend_f08c(buf, count, datatype, dest, tag, comm, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: buf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     INTEGER, INTENT(IN) :: dest, tag
@@ -30841,20 +32652,23 @@ CONTAINS
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Ssend_f08c
   SUBROUTINE MPI_Ssend_init_f08(buf, count, datatype, dest, tag, comm, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: buf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
     INTEGER, INTENT(IN) :: count, dest, tag
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Ssend_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_SSEND_INIT(buf, count, datatype, dest, tag, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Ssend_init_f08
   SUBROUTINE MPI_Ssend_init_f08c(buf, count, datatype, dest, tag, comm, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: buf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     INTEGER, INTENT(IN) :: dest, tag
@@ -30862,24 +32676,32 @@ CONTAINS
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Ssend_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_SSEND_INIT_C(buf, count, datatype, dest, tag, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Ssend_init_f08c
   SUBROUTINE PMPI_Ssend_init_f08(buf, count, datatype, dest, tag, comm, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: buf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
     INTEGER, INTENT(IN) :: count, dest, tag
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Ssend_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_SSEND_INIT(buf, count, datatype, dest, tag, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Ssend_init_f08
   SUBROUTINE PMPI_Ssend_init_f08c(buf, count, datatype, dest, tag, comm, request, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
-    TYPE(*), DIMENSION(*), INTENT(IN), ASYNCHRONOUS :: buf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     INTEGER, INTENT(IN) :: dest, tag
@@ -30887,6 +32709,11 @@ CONTAINS
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(buf)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Ssend_init', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_SSEND_INIT_C(buf, count, datatype, dest, tag, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Ssend_init_f08c
@@ -32179,12 +34006,10 @@ CONTAINS
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Type_vector_f08c
   SUBROUTINE MPI_Unpack_f08(inbuf, insize, position, outbuf, outcount, datatype, comm, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: inbuf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: inbuf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: inbuf
     INTEGER, INTENT(IN) :: insize, outcount
     INTEGER, INTENT(INOUT) :: position
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: outbuf
-    TYPE(*), DIMENSION(*) :: outbuf
+    TYPE(*), DIMENSION(..) :: outbuf
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Comm), INTENT(IN) :: comm
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
@@ -32193,12 +34018,10 @@ CONTAINS
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Unpack_f08
   SUBROUTINE MPI_Unpack_f08c(inbuf, insize, position, outbuf, outcount, datatype, comm, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: inbuf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: inbuf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: inbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: insize, outcount
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(INOUT) :: position
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: outbuf
-    TYPE(*), DIMENSION(*) :: outbuf
+    TYPE(*), DIMENSION(..) :: outbuf
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Comm), INTENT(IN) :: comm
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
@@ -32207,12 +34030,10 @@ CONTAINS
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Unpack_f08c
   SUBROUTINE PMPI_Unpack_f08(inbuf, insize, position, outbuf, outcount, datatype, comm, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: inbuf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: inbuf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: inbuf
     INTEGER, INTENT(IN) :: insize, outcount
     INTEGER, INTENT(INOUT) :: position
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: outbuf
-    TYPE(*), DIMENSION(*) :: outbuf
+    TYPE(*), DIMENSION(..) :: outbuf
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Comm), INTENT(IN) :: comm
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
@@ -32221,12 +34042,10 @@ CONTAINS
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Unpack_f08
   SUBROUTINE PMPI_Unpack_f08c(inbuf, insize, position, outbuf, outcount, datatype, comm, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: inbuf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: inbuf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: inbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: insize, outcount
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(INOUT) :: position
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: outbuf
-    TYPE(*), DIMENSION(*) :: outbuf
+    TYPE(*), DIMENSION(..) :: outbuf
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Comm), INTENT(IN) :: comm
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
@@ -32237,12 +34056,10 @@ CONTAINS
   SUBROUTINE MPI_Unpack_external_f08(datarep, inbuf, insize, position, outbuf, outcount, &
         & datatype, ierror)
     CHARACTER(LEN=*), INTENT(IN) :: datarep
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: inbuf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: inbuf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: inbuf
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: insize
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(INOUT) :: position
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: outbuf
-    TYPE(*), DIMENSION(*) :: outbuf
+    TYPE(*), DIMENSION(..) :: outbuf
     INTEGER, INTENT(IN) :: outcount
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
@@ -32254,12 +34071,10 @@ CONTAINS
   SUBROUTINE MPI_Unpack_external_f08c(datarep, inbuf, insize, position, outbuf, outcount, &
         & datatype, ierror)
     CHARACTER(LEN=*), INTENT(IN) :: datarep
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: inbuf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: inbuf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: inbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: insize, outcount
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(INOUT) :: position
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: outbuf
-    TYPE(*), DIMENSION(*) :: outbuf
+    TYPE(*), DIMENSION(..) :: outbuf
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
@@ -32270,12 +34085,10 @@ CONTAINS
   SUBROUTINE PMPI_Unpack_external_f08(datarep, inbuf, insize, position, outbuf, outcount, &
         & datatype, ierror)
     CHARACTER(LEN=*), INTENT(IN) :: datarep
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: inbuf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: inbuf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: inbuf
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: insize
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(INOUT) :: position
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: outbuf
-    TYPE(*), DIMENSION(*) :: outbuf
+    TYPE(*), DIMENSION(..) :: outbuf
     INTEGER, INTENT(IN) :: outcount
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
@@ -32287,12 +34100,10 @@ CONTAINS
   SUBROUTINE PMPI_Unpack_external_f08c(datarep, inbuf, insize, position, outbuf, outcount, &
         & datatype, ierror)
     CHARACTER(LEN=*), INTENT(IN) :: datarep
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: inbuf
-    TYPE(*), DIMENSION(*), INTENT(IN) :: inbuf
+    TYPE(*), DIMENSION(..), INTENT(IN) :: inbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: insize, outcount
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(INOUT) :: position
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: outbuf
-    TYPE(*), DIMENSION(*) :: outbuf
+    TYPE(*), DIMENSION(..) :: outbuf
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
@@ -32488,21 +34299,29 @@ CONTAINS
   END SUBROUTINE PMPI_Win_allocate_shared_f08c
   SUBROUTINE MPI_Win_attach_f08(win, base, size, ierror)
     TYPE(MPI_Win), INTENT(IN) :: win
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: base
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: base
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: base
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: size
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(base)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Win_attach', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_WIN_ATTACH(win, base, size, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Win_attach_f08
   SUBROUTINE PMPI_Win_attach_f08(win, base, size, ierror)
     TYPE(MPI_Win), INTENT(IN) :: win
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: base
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: base
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: base
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: size
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(base)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Win_attach', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_WIN_ATTACH(win, base, size, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Win_attach_f08
@@ -32537,8 +34356,7 @@ CONTAINS
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Win_complete_f08
   SUBROUTINE MPI_Win_create_f08(base, size, disp_unit, info, comm, win, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: base
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: base
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: base
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: size
     INTEGER, INTENT(IN) :: disp_unit
     TYPE(MPI_Info), INTENT(IN) :: info
@@ -32546,24 +34364,32 @@ CONTAINS
     TYPE(MPI_Win), INTENT(OUT) :: win
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(base)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Win_create', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_WIN_CREATE(base, size, disp_unit, info, comm, win, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Win_create_f08
   SUBROUTINE MPI_Win_create_f08c(base, size, disp_unit, info, comm, win, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: base
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: base
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: base
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: size, disp_unit
     TYPE(MPI_Info), INTENT(IN) :: info
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Win), INTENT(OUT) :: win
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(base)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Win_create', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_WIN_CREATE_C(base, size, disp_unit, info, comm, win, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Win_create_f08c
   SUBROUTINE PMPI_Win_create_f08(base, size, disp_unit, info, comm, win, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: base
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: base
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: base
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: size
     INTEGER, INTENT(IN) :: disp_unit
     TYPE(MPI_Info), INTENT(IN) :: info
@@ -32571,18 +34397,27 @@ CONTAINS
     TYPE(MPI_Win), INTENT(OUT) :: win
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(base)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Win_create', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_WIN_CREATE(base, size, disp_unit, info, comm, win, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Win_create_f08
   SUBROUTINE PMPI_Win_create_f08c(base, size, disp_unit, info, comm, win, ierror)
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: base
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: base
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: base
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: size, disp_unit
     TYPE(MPI_Info), INTENT(IN) :: info
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Win), INTENT(OUT) :: win
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(base)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Win_create', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_WIN_CREATE_C(base, size, disp_unit, info, comm, win, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Win_create_f08c
@@ -32662,19 +34497,27 @@ CONTAINS
   END SUBROUTINE PMPI_Win_delete_attr_f08
   SUBROUTINE MPI_Win_detach_f08(win, base, ierror)
     TYPE(MPI_Win), INTENT(IN) :: win
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: base
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: base
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: base
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(base)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Win_detach', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_MPI_WIN_DETACH(win, base, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Win_detach_f08
   SUBROUTINE PMPI_Win_detach_f08(win, base, ierror)
     TYPE(MPI_Win), INTENT(IN) :: win
-    !GCC$ ATTRIBUTES NO_ARG_CHECK :: base
-    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: base
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: base
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
+    IF (.NOT. IS_CONTIGUOUS(base)) THEN
+      CALL f77_APTUS_F08_NONCONTIG('MPI_Win_detach', ierror_)
+      IF (PRESENT(ierror)) ierror = ierror_
+      RETURN
+    END IF
     CALL f77_PMPI_WIN_DETACH(win, base, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Win_detach_f08
