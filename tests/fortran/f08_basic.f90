@@ -25,6 +25,7 @@ end module f08_ops
 program f08_basic
   use mpi_f08
   use f08_ops
+  use ftest
   implicit none
   integer :: rank, size, ierr, i, n, peer, count
   integer :: sums(3), expect
@@ -192,7 +193,6 @@ program f08_basic
 contains
   subroutine fail(what)
     character(len=*), intent(in) :: what
-    write (*, '(a,i0,a)') 'FAIL f08_basic.f90: rank ', rank, ': ' // what
-    call MPI_Abort(MPI_COMM_WORLD, 1)
+    call ftest_fail('f08_basic.f90', what)
   end subroutine fail
 end program f08_basic

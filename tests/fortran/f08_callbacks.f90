@@ -55,6 +55,7 @@ end module cb_funcs
 program f08_callbacks
   use mpi_f08
   use cb_funcs
+  use ftest
   use, intrinsic :: iso_c_binding, only : c_ptr, c_loc, c_intptr_t
   implicit none
   integer :: rank, size, n, res(4), cls
@@ -140,7 +141,6 @@ program f08_callbacks
 contains
   subroutine fail(what)
     character(len=*), intent(in) :: what
-    write (*, '(a,i0,a)') 'FAIL f08_callbacks.f90: rank ', rank, ': ' // what
-    call MPI_Abort(MPI_COMM_WORLD, 1)
+    call ftest_fail('f08_callbacks.f90', what)
   end subroutine fail
 end program f08_callbacks

@@ -4,6 +4,7 @@
 ! MPI_Barrier, MPI_Iallreduce + MPI_Wait, LOGICAL MPI_LAND / MPI_LOR.  Any number of ranks.
 program f90_coll
   use mpi
+  use ftest
   implicit none
   integer :: ierr, rank, n, i, r, root, req, best, bestrank
   integer :: ia(3), pairs(2, 2), gath(2, 0:63), sbuf(0:63), rbuf(0:63), val
@@ -126,10 +127,7 @@ contains
 
   subroutine fail(what)
     character(len=*), intent(in) :: what
-    integer :: ierr2
-    write (*, '(a,i0,a)') 'FAIL f90_coll.f90: rank ', rank, ': ' // what
-    flush (6)
-    call MPI_Abort(MPI_COMM_WORLD, 1, ierr2)
+    call ftest_fail('f90_coll.f90', what)
   end subroutine fail
 
 end program f90_coll

@@ -4,6 +4,7 @@
 ! MPI_Iprobe / MPI_Test, info objects.  Run at 4 ranks (any count >= 2 works).
 program f90_comm
   use mpi
+  use ftest
   implicit none
   integer :: ierr, rank, n, i, sub, dup, cart, res, ssize, srank, src, dst, req, val, nkeys
   integer :: dims(2), coords(2), info
@@ -127,10 +128,7 @@ contains
 
   subroutine fail(what)
     character(len=*), intent(in) :: what
-    integer :: ierr2
-    write (*, '(a,i0,a)') 'FAIL f90_comm.f90: rank ', rank, ': ' // what
-    flush (6)
-    call MPI_Abort(MPI_COMM_WORLD, 1, ierr2)
+    call ftest_fail('f90_comm.f90', what)
   end subroutine fail
 
 end program f90_comm

@@ -3,6 +3,7 @@
 ! communication still works afterwards.
 program f90_errors
   use mpi
+  use ftest
   implicit none
   integer :: ierr, rank, n, cls, res, eh, val, peer
   integer :: status(MPI_STATUS_SIZE)
@@ -66,10 +67,7 @@ contains
 
   subroutine fail(what)
     character(len=*), intent(in) :: what
-    integer :: ierr2
-    write (*, '(a,i0,a)') 'FAIL f90_errors.f90: rank ', rank, ': ' // what
-    flush (6)
-    call MPI_Abort(MPI_COMM_WORLD, 1, ierr2)
+    call ftest_fail('f90_errors.f90', what)
   end subroutine fail
 
 end program f90_errors

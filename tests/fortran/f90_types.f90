@@ -5,9 +5,10 @@
 ! Ranks 0 and 1 talk.
 program f90_types
   use mpi
+  use ftest
   implicit none
   double precision :: dsize8
-  integer(kind=2) :: isize2(3, 2)
+  integer :: isize4(3)
   integer :: sz
   integer, parameter :: nr = 5, nc = 4
   integer :: ierr, rank, n, i, j, rowtype, stype, isz, dsz, tsz, cnt
@@ -103,18 +104,15 @@ program f90_types
   ! MPI_SIZEOF (a generic of the module): bytes of one element, any rank
   call MPI_Sizeof(dsize8, sz, ierr)
   if (ierr /= MPI_SUCCESS .or. sz /= 8) call fail('MPI_Sizeof double precision')
-  call MPI_Sizeof(isize2, sz, ierr)
-  if (sz /= 2) call fail('MPI_Sizeof integer(2) array')
+  call MPI_Sizeof(isize4, sz, ierr)
+  if (sz /= 4) call fail('MPI_Sizeof INTEGER array')
   call MPI_Finalize(ierr)
 
 contains
 
   subroutine fail(what)
     character(len=*), intent(in) :: what
-    integer :: ierr2
-    write (*, '(a,i0,a)') 'FAIL f90_types.f90: rank ', rank, ': ' // what
-    flush (6)
-    call MPI_Abort(MPI_COMM_WORLD, 1, ierr2)
+    call ftest_fail('f90_types.f90', what)
   end subroutine fail
 
 end program f90_types

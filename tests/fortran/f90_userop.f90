@@ -38,6 +38,7 @@ end module userops
 program f90_userop
   use mpi
   use userops
+  use ftest
   implicit none
   integer :: ierr, rank, n, i, r, op, cop, keyval, keyval2, dup
   integer :: a(5), b(5), expect(5), pa(2, 2), pb(2, 2)
@@ -125,10 +126,7 @@ contains
 
   subroutine fail(what)
     character(len=*), intent(in) :: what
-    integer :: ierr2
-    write (*, '(a,i0,a)') 'FAIL f90_userop.f90: rank ', rank, ': ' // what
-    flush (6)
-    call MPI_Abort(MPI_COMM_WORLD, 1, ierr2)
+    call ftest_fail('f90_userop.f90', what)
   end subroutine fail
 
 end program f90_userop

@@ -3,6 +3,7 @@
 ! (MPI_Comm_c2f(MPI_COMM_WORLD) is MPI_COMM_WORLD, ...).  The C half: f_handles_c.c.
 program f_handles
   use mpi
+  use ftest
   implicit none
   interface
     subroutine c_check(comm, dtype, status, res)
@@ -67,10 +68,7 @@ contains
 
   subroutine fail(what)
     character(len=*), intent(in) :: what
-    integer :: ierr2
-    write (*, '(a,i0,a)') 'FAIL f_handles.f90: rank ', rank, ': ' // what
-    flush (6)
-    call MPI_Abort(MPI_COMM_WORLD, 1, ierr2)
+    call ftest_fail('f_handles.f90', what)
   end subroutine fail
 
 end program f_handles

@@ -3,6 +3,7 @@
 ! MPI_Barrier this program calls must go through it, and still be a barrier.
 program f_pmpi
   use mpi
+  use ftest
   implicit none
   interface
     subroutine get_count(n)
@@ -55,10 +56,7 @@ contains
 
   subroutine fail(what)
     character(len=*), intent(in) :: what
-    integer :: ierr2
-    write (*, '(a,i0,a)') 'FAIL f_pmpi.f90: rank ', rank, ': ' // what
-    flush (6)
-    call MPI_Abort(MPI_COMM_WORLD, 1, ierr2)
+    call ftest_fail('f_pmpi.f90', what)
   end subroutine fail
 
 end program f_pmpi

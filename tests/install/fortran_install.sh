@@ -23,8 +23,8 @@ case "$show" in
 esac
 cd "$tmp"
 "$tmp/prefix/bin/mpif77" -O2 "$src/tests/fortran/f77_basic.f" -o f77 2>/dev/null
-"$tmp/prefix/bin/mpif90" -O2 "$src/tests/fortran/f90_coll.f90" -o f90
-"$tmp/prefix/bin/mpifort" -O2 "$src/tests/fortran/f08_basic.f90" -o f08
+"$tmp/prefix/bin/mpif90" -O2 "$src/tests/fortran/ftest.f90" "$src/tests/fortran/f90_coll.f90" -o f90
+"$tmp/prefix/bin/mpifort" -O2 "$src/tests/fortran/ftest.f90" "$src/tests/fortran/f08_basic.f90" -o f08
 for p in f77 f90 f08; do
   "$tmp/prefix/bin/mpiexec" -n 2 "./$p" || fail "installed $p program failed"
 done
