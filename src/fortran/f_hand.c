@@ -211,26 +211,51 @@ F_CREATE_ERRHANDLER(file, File, APTUS_F_FILE, MPI_File_errhandler_function)
 
 /* ---- attribute keys: copy and delete callbacks found by key --------------------------------- */
 
-/* The predefined callbacks a Fortran program names (mpif.h declares them EXTERNAL): recognised
- * by address and given to the C library as its own constants; never called from here. */
-#define F_PREDEF_CALLBACK(name)                                                                                        \
-    void name(void);                                                                                                   \
-    void name(void)                                                                                                    \
+/* The predefined callbacks a Fortran program names (mpif.h declares them EXTERNAL): given to
+ * the C library as its own constants when a key is made with them (recognised by address), and
+ * callable as what the standard says they do (a program may call them from its own callback). */
+#define F_NULL_COPY(name, VT)                                                                                          \
+    void name(MPI_Fint *old, MPI_Fint *keyval, VT *extra, VT *in, VT *out, MPI_Fint *flag, MPI_Fint *ierror);          \
+    void name(MPI_Fint *old, MPI_Fint *keyval, VT *extra, VT *in, VT *out, MPI_Fint *flag, MPI_Fint *ierror)           \
     {                                                                                                                  \
+        (void)old, (void)keyval, (void)extra, (void)in, (void)out;                                                     \
+        *flag = aptus_f_logical_out(0);                                                                                \
+        *ierror = MPI_SUCCESS;                                                                                         \
     }
-F_PREDEF_CALLBACK(mpi_comm_null_copy_fn_)
-F_PREDEF_CALLBACK(mpi_comm_null_delete_fn_)
-F_PREDEF_CALLBACK(mpi_comm_dup_fn_)
-F_PREDEF_CALLBACK(mpi_type_null_copy_fn_)
-F_PREDEF_CALLBACK(mpi_type_null_delete_fn_)
-F_PREDEF_CALLBACK(mpi_type_dup_fn_)
-F_PREDEF_CALLBACK(mpi_win_null_copy_fn_)
-F_PREDEF_CALLBACK(mpi_win_null_delete_fn_)
-F_PREDEF_CALLBACK(mpi_win_dup_fn_)
-F_PREDEF_CALLBACK(mpi_null_copy_fn_)
-F_PREDEF_CALLBACK(mpi_null_delete_fn_)
-F_PREDEF_CALLBACK(mpi_dup_fn_)
-F_PREDEF_CALLBACK(mpi_conversion_fn_null_)
+#define F_DUP(name, VT)                                                                                                \
+    void name(MPI_Fint *old, MPI_Fint *keyval, VT *extra, VT *in, VT *out, MPI_Fint *flag, MPI_Fint *ierror);          \
+    void name(MPI_Fint *old, MPI_Fint *keyval, VT *extra, VT *in, VT *out, MPI_Fint *flag, MPI_Fint *ierror)           \
+    {                                                                                                                  \
+        (void)old, (void)keyval, (void)extra;                                                                          \
+        *out = *in;                                                                                                    \
+        *flag = aptus_f_logical_out(1);                                                                                \
+        *ierror = MPI_SUCCESS;                                                                                         \
+    }
+#define F_NULL_DELETE(name, VT)                                                                                        \
+    void name(MPI_Fint *h, MPI_Fint *keyval, VT *value, VT *extra, MPI_Fint *ierror);                                  \
+    void name(MPI_Fint *h, MPI_Fint *keyval, VT *value, VT *extra, MPI_Fint *ierror)                                   \
+    {                                                                                                                  \
+        (void)h, (void)keyval, (void)value, (void)extra;                                                               \
+        *ierror = MPI_SUCCESS;                                                                                         \
+    }
+F_NULL_COPY(mpi_comm_null_copy_fn_, MPI_Aint)
+F_NULL_DELETE(mpi_comm_null_delete_fn_, MPI_Aint)
+F_DUP(mpi_comm_dup_fn_, MPI_Aint)
+F_NULL_COPY(mpi_type_null_copy_fn_, MPI_Aint)
+F_NULL_DELETE(mpi_type_null_delete_fn_, MPI_Aint)
+F_DUP(mpi_type_dup_fn_, MPI_Aint)
+F_NULL_COPY(mpi_win_null_copy_fn_, MPI_Aint)
+F_NULL_DELETE(mpi_win_null_delete_fn_, MPI_Aint)
+F_DUP(mpi_win_dup_fn_, MPI_Aint)
+/* MPI_KEYVAL_CREATE's: INTEGER state and values */
+F_NULL_COPY(mpi_null_copy_fn_, MPI_Fint)
+F_NULL_DELETE(mpi_null_delete_fn_, MPI_Fint)
+F_DUP(mpi_dup_fn_, MPI_Fint)
+/* MPI_CONVERSION_FN_NULL: names "no conversion" to MPI_REGISTER_DATAREP; never called */
+void mpi_conversion_fn_null_(void);
+void mpi_conversion_fn_null_(void)
+{
+}
 
 /* A copy function in Fortran: (old, keyval, extra_state, value_in, value_out, flag, ierror), the
  * state and values INTEGER(KIND=MPI_ADDRESS_KIND) -- INTEGER for MPI_KEYVAL_CREATE's (narrow). */
@@ -239,7 +264,7 @@ typedef void f_copy_fn(MPI_Fint *old, MPI_Fint *keyval, void *extra, void *in, v
 typedef void f_delete_fn(MPI_Fint *h, MPI_Fint *keyval, void *value, void *extra, MPI_Fint *ierror);
 
 struct f_keyval {
-    int keyval, kind, narrow;
+    int keyval, kind, narrow, copy_mode;
     f_copy_fn *copy;
     f_delete_fn *del;
 };
@@ -290,24 +315,142 @@ static MPI_Fint obj_toint(int kind, void *h)
     return kind == APTUS_F_TYPE ? MPI_Type_toint(h) : kind == APTUS_F_WIN ? MPI_Win_toint(h) : MPI_Comm_toint(h);
 }
 
+/* ---- attribute values set in Fortran: cells ---------------------------------------------------
+ * A value set from Fortran is kept in a cell of this library and the C library stores the
+ * cell's address: a C program reading the attribute gets a pointer to the integer, as MPI 4.1
+ * 19.3.7 has it (and as MPICH and Open MPI do); a Fortran program reading it gets the integer
+ * back. A value set from C is a pointer, which Fortran reads as its address-sized integer. The
+ * cells live in a set, so that a pointer set by C is never taken for one. A cell goes when its
+ * attribute is replaced or deleted from Fortran, or when the C library deletes it through a key
+ * made in Fortran (whose callbacks are always this library's). */
+struct f_cell {
+    MPI_Aint value; /* first: the C library's pointer points at the integer */
+};
+static struct f_cell **cells; /* open addressing; NULL free, CELL_GONE deleted */
+static size_t ncells_cap, ncells_used;
+#define CELL_GONE ((struct f_cell *)1)
+
+static size_t cell_hash(const void *p, size_t cap)
+{
+    return (size_t)(((uintptr_t)p >> 4) * 0x9e3779b97f4a7c15ull) & (cap - 1);
+}
+
+/* Whether p is a live cell (hand_lock held). */
+static int cell_is(const void *p)
+{
+    if (!p || !ncells_cap)
+        return 0;
+    for (size_t i = cell_hash(p, ncells_cap);; i = (i + 1) & (ncells_cap - 1)) {
+        if (cells[i] == p)
+            return 1;
+        if (!cells[i])
+            return 0;
+    }
+}
+
+static int cell_insert(struct f_cell *c) /* hand_lock held; 0 when out of memory */
+{
+    if (2 * (ncells_used + 1) > ncells_cap) {
+        size_t cap = ncells_cap ? 2 * ncells_cap : 64;
+        struct f_cell **t = calloc(cap, sizeof *t);
+        if (!t)
+            return 0;
+        for (size_t j = 0; j < ncells_cap; j++)
+            if (cells[j] && cells[j] != CELL_GONE)
+                for (size_t i = cell_hash(cells[j], cap);; i = (i + 1) & (cap - 1))
+                    if (!t[i]) {
+                        t[i] = cells[j];
+                        break;
+                    }
+        free(cells);
+        cells = t;
+        ncells_cap = cap;
+        ncells_used = 0;
+        for (size_t j = 0; j < cap; j++)
+            ncells_used += t[j] != NULL;
+    }
+    size_t i = cell_hash(c, ncells_cap);
+    while (cells[i] && cells[i] != CELL_GONE)
+        i = (i + 1) & (ncells_cap - 1);
+    ncells_used += !cells[i];
+    cells[i] = c;
+    return 1;
+}
+
+/* A new cell holding v, or NULL when out of memory. */
+static struct f_cell *cell_new(MPI_Aint v)
+{
+    struct f_cell *c = malloc(sizeof *c);
+    if (!c)
+        return NULL;
+    c->value = v;
+    pthread_mutex_lock(&hand_lock);
+    int ok = cell_insert(c);
+    pthread_mutex_unlock(&hand_lock);
+    if (!ok) {
+        free(c);
+        return NULL;
+    }
+    return c;
+}
+
+/* The integer a stored attribute stands for: a cell's value, or a pointer set by C. */
+static MPI_Aint cell_value(void *p)
+{
+    pthread_mutex_lock(&hand_lock);
+    MPI_Aint v = cell_is(p) ? ((struct f_cell *)p)->value : (MPI_Aint)p;
+    pthread_mutex_unlock(&hand_lock);
+    return v;
+}
+
+/* Frees p if it is a cell. */
+static void cell_drop(void *p)
+{
+    pthread_mutex_lock(&hand_lock);
+    int is = 0;
+    if (p && ncells_cap)
+        for (size_t i = cell_hash(p, ncells_cap); cells[i]; i = (i + 1) & (ncells_cap - 1))
+            if (cells[i] == p) {
+                cells[i] = CELL_GONE;
+                is = 1;
+                break;
+            }
+    pthread_mutex_unlock(&hand_lock);
+    if (is)
+        free(p);
+}
+
+/* ---- keys made in Fortran: their callbacks ---------------------------------------------------- */
+
+enum { KEEP_NONE, KEEP_DUP, KEEP_USER }; /* a key's copy: MPI_*_NULL_COPY_FN, MPI_*_DUP_FN, the program's */
+
 static int f_copy(int kind, void *old, int keyval, void *extra, void *in, void *out, int *flag)
 {
     struct f_keyval k = key_find(keyval);
     MPI_Fint h = obj_toint(kind, old), fflag = 0, ierr = MPI_SUCCESS;
-    if (!k.copy) {
+    MPI_Aint vin = cell_value(in), vout = 0;
+    if (k.copy_mode == KEEP_NONE) {
         *flag = 0;
         return MPI_SUCCESS;
     }
-    if (k.narrow) {
-        MPI_Fint e = (MPI_Fint)(intptr_t)extra, vin = (MPI_Fint)(intptr_t)in, vout = 0;
-        k.copy(&h, &keyval, &e, &vin, &vout, &fflag, &ierr);
-        *(void **)out = (void *)(intptr_t)vout;
+    if (k.copy_mode == KEEP_DUP) {
+        vout = vin;
+        fflag = aptus_f_logical_out(1);
+    } else if (k.narrow) {
+        MPI_Fint e = (MPI_Fint)(intptr_t)extra, nin = (MPI_Fint)vin, nout = 0;
+        k.copy(&h, &keyval, &e, &nin, &nout, &fflag, &ierr);
+        vout = nout;
     } else {
-        MPI_Aint e = (MPI_Aint)extra, vin = (MPI_Aint)in, vout = 0;
+        MPI_Aint e = (MPI_Aint)extra;
         k.copy(&h, &keyval, &e, &vin, &vout, &fflag, &ierr);
-        *(void **)out = (void *)vout;
     }
     *flag = aptus_f_logical_in(fflag);
+    if (*flag) {
+        struct f_cell *c = cell_new(vout);
+        if (!c)
+            return MPI_ERR_NO_MEM;
+        *(void **)out = c;
+    }
     return ierr;
 }
 
@@ -315,15 +458,16 @@ static int f_delete(int kind, void *obj, int keyval, void *value, void *extra)
 {
     struct f_keyval k = key_find(keyval);
     MPI_Fint h = obj_toint(kind, obj), ierr = MPI_SUCCESS;
-    if (!k.del)
-        return MPI_SUCCESS;
-    if (k.narrow) {
-        MPI_Fint e = (MPI_Fint)(intptr_t)extra, v = (MPI_Fint)(intptr_t)value;
-        k.del(&h, &keyval, &v, &e, &ierr);
-    } else {
-        MPI_Aint e = (MPI_Aint)extra, v = (MPI_Aint)value;
+    MPI_Aint v = cell_value(value);
+    if (k.del && k.narrow) {
+        MPI_Fint e = (MPI_Fint)(intptr_t)extra, nv = (MPI_Fint)v;
+        k.del(&h, &keyval, &nv, &e, &ierr);
+    } else if (k.del) {
+        MPI_Aint e = (MPI_Aint)extra;
         k.del(&h, &keyval, &v, &e, &ierr);
     }
+    if (ierr == MPI_SUCCESS)
+        cell_drop(value);
     return ierr;
 }
 
@@ -352,23 +496,20 @@ static int win_delete(MPI_Win w, int keyval, void *value, void *extra)
     return f_delete(APTUS_F_WIN, w, keyval, value, extra);
 }
 
-/* A key's callbacks: the predefined ones by their C constants, others through the functions
- * above, which find the Fortran ones by key. */
+/* A key made in Fortran: always this library's callbacks (they keep the cells right), which
+ * call the program's own or do what the predefined ones do. */
 #define F_CREATE_KEYVAL(lname, Name, KIND, CT, NULLCOPY, DUP, NULLDEL, NARROW, ET)                                     \
     static void f_##lname(int prof, f_copy_fn *copy, f_delete_fn *del, MPI_Fint *keyval, ET *extra, MPI_Fint *ierror)  \
     {                                                                                                                  \
-        int own_copy = (f_fn *)copy != (f_fn *)NULLCOPY##_ && (f_fn *)copy != (f_fn *)DUP##_;                          \
-        int own_del = (f_fn *)del != (f_fn *)NULLDEL##_;                                                               \
-        MPI_##CT##_copy_attr_function *c = (f_fn *)copy == (f_fn *)DUP##_ ? MPI_##KIND##_DUP_FN                        \
-                                           : own_copy                     ? CT##_copy_fn                               \
-                                                                          : MPI_##KIND##_NULL_COPY_FN;                                     \
-        MPI_##CT##_delete_attr_function *d = own_del ? CT##_delete_fn : MPI_##KIND##_NULL_DELETE_FN;                   \
+        int mode = (f_fn *)copy == (f_fn *)NULLCOPY##_ ? KEEP_NONE                                                     \
+                   : (f_fn *)copy == (f_fn *)DUP##_    ? KEEP_DUP                                                      \
+                                                       : KEEP_USER;                                                       \
+        f_delete_fn *d = (f_fn *)del == (f_fn *)NULLDEL##_ ? NULL : del;                                               \
         int k = MPI_KEYVAL_INVALID;                                                                                    \
-        *ierror = F_CALL(prof, Name##_create_keyval, c, d, &k, (void *)(intptr_t)*extra);                              \
+        *ierror = F_CALL(prof, Name##_create_keyval, CT##_copy_fn, CT##_delete_fn, &k, (void *)(intptr_t)*extra);      \
         if (*ierror != MPI_SUCCESS)                                                                                    \
             return;                                                                                                    \
-        if ((own_copy || own_del) &&                                                                                   \
-            !key_add((struct f_keyval){ k, APTUS_F_##KIND, NARROW, own_copy ? copy : NULL, own_del ? del : NULL })) {  \
+        if (!key_add((struct f_keyval){ k, APTUS_F_##KIND, NARROW, mode, mode == KEEP_USER ? copy : NULL, d })) {      \
             *ierror = aptus_f_nomem("MPI_" #Name "_create_keyval");                                                    \
             return;                                                                                                    \
         }                                                                                                              \
@@ -406,9 +547,13 @@ static MPI_Aint attr_value(int kind, int keyval, void *v)
         return *(int *)v;
     if (kind == APTUS_F_WIN && keyval == MPI_WIN_SIZE)
         return *(MPI_Aint *)v;
-    return (MPI_Aint)v;
+    if (kind == APTUS_F_WIN && keyval == MPI_WIN_BASE)
+        return (MPI_Aint)v;
+    return cell_value(v);
 }
 
+/* get: the value; set: a new cell, the one it replaces dropped (after the C library's delete
+ * callback has seen it); delete: likewise. */
 #define F_ATTR(lname, Name, KIND, HT, ET)                                                                              \
     static void f_##lname##_get_attr(int prof, MPI_Fint *h, MPI_Fint *keyval, ET *value, MPI_Fint *flag,               \
                                      MPI_Fint *ierror)                                                                 \
@@ -426,15 +571,41 @@ static MPI_Aint attr_value(int kind, int keyval, void *v)
             h COMMA keyval COMMA value COMMA flag COMMA ierror)                                                        \
     static void f_##lname##_set_attr(int prof, MPI_Fint *h, MPI_Fint *keyval, ET *value, MPI_Fint *ierror)             \
     {                                                                                                                  \
-        *ierror = F_CALL(prof, Name##_set_attr, MPI_##HT##_fromint(*h), *keyval, (void *)(intptr_t)*value);            \
+        HT##_handle_t_ obj = MPI_##HT##_fromint(*h);                                                                   \
+        void *old = NULL;                                                                                              \
+        int had = 0;                                                                                                   \
+        struct f_cell *c = cell_new((MPI_Aint)*value);                                                                 \
+        if (!c) {                                                                                                      \
+            *ierror = aptus_f_nomem("MPI_" #Name "_set_attr");                                                         \
+            return;                                                                                                    \
+        }                                                                                                              \
+        if (PMPI_##Name##_get_attr(obj, *keyval, &old, &had) != MPI_SUCCESS)                                           \
+            had = 0;                                                                                                   \
+        *ierror = F_CALL(prof, Name##_set_attr, obj, *keyval, c);                                                      \
+        cell_drop(*ierror == MPI_SUCCESS ? (had ? old : NULL) : (void *)c);                                            \
     }                                                                                                                  \
     F_ENTRY(lname##_set_attr, (MPI_Fint * h, MPI_Fint * keyval, ET * value, MPI_Fint * ierror),                        \
-            h COMMA keyval COMMA value COMMA ierror)
+            h COMMA keyval COMMA value COMMA ierror)                                                                   \
+    static void f_##lname##_delete_attr(int prof, MPI_Fint *h, MPI_Fint *keyval, MPI_Fint *ierror)                     \
+    {                                                                                                                  \
+        HT##_handle_t_ obj = MPI_##HT##_fromint(*h);                                                                   \
+        void *old = NULL;                                                                                              \
+        int had = 0;                                                                                                   \
+        if (PMPI_##Name##_get_attr(obj, *keyval, &old, &had) != MPI_SUCCESS)                                           \
+            had = 0;                                                                                                   \
+        *ierror = F_CALL(prof, Name##_delete_attr, obj, *keyval);                                                      \
+        if (*ierror == MPI_SUCCESS && had)                                                                             \
+            cell_drop(old);                                                                                            \
+    }                                                                                                                  \
+    F_ENTRY(lname##_delete_attr, (MPI_Fint * h, MPI_Fint * keyval, MPI_Fint * ierror), h COMMA keyval COMMA ierror)
+typedef MPI_Comm Comm_handle_t_;
+typedef MPI_Datatype Type_handle_t_;
+typedef MPI_Win Win_handle_t_;
 F_ATTR(comm, Comm, COMM, Comm, MPI_Aint)
 F_ATTR(type, Type, TYPE, Type, MPI_Aint)
 F_ATTR(win, Win, WIN, Win, MPI_Aint)
 
-/* MPI_ATTR_GET / MPI_ATTR_PUT: the same on communicators, INTEGER values. */
+/* MPI_ATTR_GET / MPI_ATTR_PUT / MPI_ATTR_DELETE: the same on communicators, INTEGER values. */
 static void f_attr_get(int prof, MPI_Fint *h, MPI_Fint *keyval, MPI_Fint *value, MPI_Fint *flag, MPI_Fint *ierror)
 {
     MPI_Aint v = 0;
@@ -451,8 +622,15 @@ static void f_attr_put(int prof, MPI_Fint *h, MPI_Fint *keyval, MPI_Fint *value,
 }
 F_ENTRY(attr_put, (MPI_Fint * h, MPI_Fint *keyval, MPI_Fint *value, MPI_Fint *ierror),
         h COMMA keyval COMMA value COMMA ierror)
+static void f_attr_delete(int prof, MPI_Fint *h, MPI_Fint *keyval, MPI_Fint *ierror)
+{
+    f_comm_delete_attr(prof, h, keyval, ierror);
+}
+F_ENTRY(attr_delete, (MPI_Fint * h, MPI_Fint *keyval, MPI_Fint *ierror), h COMMA keyval COMMA ierror)
 
-/* ---- generalized requests: the Fortran callbacks and state travel as the C extra state ------- */
+/* ---- generalized requests: the Fortran callbacks and state travel as the C extra state -------
+ * The callbacks get the program's own EXTRA_STATE variable (its address is kept), as MPICH and
+ * Open MPI give it: a callback that changes it changes the caller's variable. */
 
 typedef void f_query_fn(MPI_Aint *extra, MPI_Fint *status, MPI_Fint *ierror);
 typedef void f_free_fn(MPI_Aint *extra, MPI_Fint *ierror);
@@ -461,14 +639,14 @@ struct f_greq {
     f_query_fn *query;
     f_free_fn *free_fn;
     f_cancel_fn *cancel;
-    MPI_Aint extra;
+    MPI_Aint *extra;
 };
 
 static int greq_query(void *state, MPI_Status *status)
 {
     struct f_greq *g = state;
     MPI_Fint ierr = MPI_SUCCESS;
-    g->query(&g->extra, (MPI_Fint *)(void *)status, &ierr); /* eight INTEGERs: the C status */
+    g->query(g->extra, (MPI_Fint *)(void *)status, &ierr); /* eight INTEGERs: the C status */
     return ierr;
 }
 
@@ -476,7 +654,7 @@ static int greq_free(void *state)
 {
     struct f_greq *g = state;
     MPI_Fint ierr = MPI_SUCCESS;
-    g->free_fn(&g->extra, &ierr);
+    g->free_fn(g->extra, &ierr);
     free(g);
     return ierr;
 }
@@ -485,7 +663,7 @@ static int greq_cancel(void *state, int complete)
 {
     struct f_greq *g = state;
     MPI_Fint ierr = MPI_SUCCESS, c = aptus_f_logical_out(complete);
-    g->cancel(&g->extra, &c, &ierr);
+    g->cancel(g->extra, &c, &ierr);
     return ierr;
 }
 
@@ -497,7 +675,7 @@ static void f_grequest_start(int prof, f_query_fn *query, f_free_fn *free_fn, f_
         *ierror = aptus_f_nomem("MPI_Grequest_start");
         return;
     }
-    *g = (struct f_greq){ query, free_fn, cancel, *extra };
+    *g = (struct f_greq){ query, free_fn, cancel, extra };
     MPI_Request h = MPI_REQUEST_NULL;
     *ierror = F_CALL(prof, Grequest_start, greq_query, greq_free, greq_cancel, g, &h);
     if (*ierror == MPI_SUCCESS)
@@ -578,6 +756,34 @@ void aptus_f08_noncontig_(const char *name, MPI_Fint *ierror, size_t len)
                             "(nonblocking, persistent, one-sided, attached): MPI_SUBARRAYS_SUPPORTED is .FALSE.; "
                             "pass a contiguous array");
 }
+
+/* ---- the TYPE(C_PTR) forms the module mpi overloads MPI_ALLOC_MEM and the window allocations
+ * with: the same eight bytes as INTEGER(KIND=MPI_ADDRESS_KIND), so the same entry points. */
+#define F_CPTR(name, params, args)                                                                                     \
+    void mpi_##name##_ params;                                                                                         \
+    void pmpi_##name##_ params;                                                                                        \
+    void mpi_##name##_cptr_ params;                                                                                    \
+    void pmpi_##name##_cptr_ params;                                                                                   \
+    void mpi_##name##_cptr_ params                                                                                     \
+    {                                                                                                                  \
+        mpi_##name##_ args;                                                                                            \
+    }                                                                                                                  \
+    void pmpi_##name##_cptr_ params                                                                                    \
+    {                                                                                                                  \
+        pmpi_##name##_ args;                                                                                           \
+    }
+F_CPTR(alloc_mem, (MPI_Aint * size, MPI_Fint *info, void *baseptr, MPI_Fint *ierror), (size, info, baseptr, ierror))
+F_CPTR(win_allocate,
+       (MPI_Aint * size, MPI_Fint *disp_unit, MPI_Fint *info, MPI_Fint *comm, void *baseptr, MPI_Fint *win,
+        MPI_Fint *ierror),
+       (size, disp_unit, info, comm, baseptr, win, ierror))
+F_CPTR(win_allocate_shared,
+       (MPI_Aint * size, MPI_Fint *disp_unit, MPI_Fint *info, MPI_Fint *comm, void *baseptr, MPI_Fint *win,
+        MPI_Fint *ierror),
+       (size, disp_unit, info, comm, baseptr, win, ierror))
+F_CPTR(win_shared_query,
+       (MPI_Fint * win, MPI_Fint *rank, MPI_Aint *size, MPI_Fint *disp_unit, void *baseptr, MPI_Fint *ierror),
+       (win, rank, size, disp_unit, baseptr, ierror))
 
 /* ---- the rest ------------------------------------------------------------------------------ */
 

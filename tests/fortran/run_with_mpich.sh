@@ -54,6 +54,7 @@ t f90_errors_np2 f90_errors.f90 2
 t f90_userop_np3 f90_userop.f90 3
 t f_handles_np2 f_handles.f90 2 f_handles_c.c
 t f_pmpi_np2 f_pmpi.f90 2 f_pmpi_c.c
+t f_attrlang_np2 f_attrlang.f90 2 f_attrlang_c.c
 # Not here: f77_legacy (MPICH 4.0.2 refuses MPI_ADDRESS past 2**31 with another class than
 # MPI_ERR_ARG) and the f08 tests (MPI 5.0 calls: MPI_Abi_*, the large-count forms).
 echo "$pass passed, $fail failed"

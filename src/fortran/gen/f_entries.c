@@ -950,21 +950,6 @@ void pmpi_alltoallw_init_c_(void *sendbuf, MPI_Count *sendcounts, MPI_Aint *sdis
                        request, ierror);
 }
 
-static void f_attr_delete(int prof, MPI_Fint *comm, MPI_Fint *keyval, MPI_Fint *ierror)
-{
-    int rc;
-    rc = prof ? PMPI_Attr_delete(MPI_Comm_fromint(*comm), *keyval) : MPI_Attr_delete(MPI_Comm_fromint(*comm), *keyval);
-    *ierror = rc;
-}
-void mpi_attr_delete_(MPI_Fint *comm, MPI_Fint *keyval, MPI_Fint *ierror)
-{
-    f_attr_delete(0, comm, keyval, ierror);
-}
-void pmpi_attr_delete_(MPI_Fint *comm, MPI_Fint *keyval, MPI_Fint *ierror)
-{
-    f_attr_delete(1, comm, keyval, ierror);
-}
-
 static void f_barrier(int prof, MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc;
@@ -1674,22 +1659,6 @@ void pmpi_comm_create_group_(MPI_Fint *comm, MPI_Fint *group, MPI_Fint *tag, MPI
     f_comm_create_group(1, comm, group, tag, newcomm, ierror);
 }
 
-static void f_comm_delete_attr(int prof, MPI_Fint *comm, MPI_Fint *comm_keyval, MPI_Fint *ierror)
-{
-    int rc;
-    rc = prof ? PMPI_Comm_delete_attr(MPI_Comm_fromint(*comm), *comm_keyval)
-              : MPI_Comm_delete_attr(MPI_Comm_fromint(*comm), *comm_keyval);
-    *ierror = rc;
-}
-void mpi_comm_delete_attr_(MPI_Fint *comm, MPI_Fint *comm_keyval, MPI_Fint *ierror)
-{
-    f_comm_delete_attr(0, comm, comm_keyval, ierror);
-}
-void pmpi_comm_delete_attr_(MPI_Fint *comm, MPI_Fint *comm_keyval, MPI_Fint *ierror)
-{
-    f_comm_delete_attr(1, comm, comm_keyval, ierror);
-}
-
 static void f_comm_detach_buffer(int prof, MPI_Fint *comm, void *buffer_addr, MPI_Fint *size, MPI_Fint *ierror)
 {
     void *p_buffer_addr = NULL;
@@ -1870,7 +1839,8 @@ static void f_comm_get_name(int prof, MPI_Fint *comm, char *comm_name, MPI_Fint 
         goto nomem;
     rc = prof ? PMPI_Comm_get_name(MPI_Comm_fromint(*comm), s_comm_name, resultlen)
               : MPI_Comm_get_name(MPI_Comm_fromint(*comm), s_comm_name, resultlen);
-    aptus_f_string_out(s_comm_name, comm_name, comm_name_len);
+    if (rc == MPI_SUCCESS)
+        aptus_f_string_out(s_comm_name, comm_name, comm_name_len);
     goto done;
 nomem:
     rc = aptus_f_nomem("MPI_Comm_get_name");
@@ -2360,7 +2330,8 @@ static void f_error_string(int prof, MPI_Fint *errorcode, char *string, MPI_Fint
     if (!(s_string = aptus_f_string_buf(string_len)))
         goto nomem;
     rc = prof ? PMPI_Error_string(*errorcode, s_string, resultlen) : MPI_Error_string(*errorcode, s_string, resultlen);
-    aptus_f_string_out(s_string, string, string_len);
+    if (rc == MPI_SUCCESS)
+        aptus_f_string_out(s_string, string, string_len);
     goto done;
 nomem:
     rc = aptus_f_nomem("MPI_Error_string");
@@ -2738,7 +2709,8 @@ static void f_file_get_view(int prof, MPI_Fint *fh, MPI_Offset *disp, MPI_Fint *
               : MPI_File_get_view(MPI_File_fromint(*fh), disp, &h_etype, &h_filetype, s_datarep);
     *etype = MPI_Type_toint(h_etype);
     *filetype = MPI_Type_toint(h_filetype);
-    aptus_f_string_out(s_datarep, datarep, datarep_len);
+    if (rc == MPI_SUCCESS)
+        aptus_f_string_out(s_datarep, datarep, datarep_len);
     goto done;
 nomem:
     rc = aptus_f_nomem("MPI_File_get_view");
@@ -4706,7 +4678,8 @@ static void f_get_library_version(int prof, char *version, MPI_Fint *resultlen, 
     if (!(s_version = aptus_f_string_buf(version_len)))
         goto nomem;
     rc = prof ? PMPI_Get_library_version(s_version, resultlen) : MPI_Get_library_version(s_version, resultlen);
-    aptus_f_string_out(s_version, version, version_len);
+    if (rc == MPI_SUCCESS)
+        aptus_f_string_out(s_version, version, version_len);
     goto done;
 nomem:
     rc = aptus_f_nomem("MPI_Get_library_version");
@@ -4730,7 +4703,8 @@ static void f_get_processor_name(int prof, char *name, MPI_Fint *resultlen, MPI_
     if (!(s_name = aptus_f_string_buf(name_len)))
         goto nomem;
     rc = prof ? PMPI_Get_processor_name(s_name, resultlen) : MPI_Get_processor_name(s_name, resultlen);
-    aptus_f_string_out(s_name, name, name_len);
+    if (rc == MPI_SUCCESS)
+        aptus_f_string_out(s_name, name, name_len);
     goto done;
 nomem:
     rc = aptus_f_nomem("MPI_Get_processor_name");
@@ -6208,7 +6182,8 @@ static void f_info_get(int prof, MPI_Fint *info, char *key, MPI_Fint *valuelen, 
         goto nomem;
     rc = prof ? PMPI_Info_get(MPI_Info_fromint(*info), s_key, *valuelen, s_value, &l_flag)
               : MPI_Info_get(MPI_Info_fromint(*info), s_key, *valuelen, s_value, &l_flag);
-    aptus_f_string_out(s_value, value, value_len);
+    if (rc == MPI_SUCCESS && l_flag)
+        aptus_f_string_out(s_value, value, value_len);
     *flag = aptus_f_logical_out(l_flag);
     goto done;
 nomem:
@@ -6253,7 +6228,8 @@ static void f_info_get_nthkey(int prof, MPI_Fint *info, MPI_Fint *n, char *key, 
         goto nomem;
     rc = prof ? PMPI_Info_get_nthkey(MPI_Info_fromint(*info), *n, s_key)
               : MPI_Info_get_nthkey(MPI_Info_fromint(*info), *n, s_key);
-    aptus_f_string_out(s_key, key, key_len);
+    if (rc == MPI_SUCCESS)
+        aptus_f_string_out(s_key, key, key_len);
     goto done;
 nomem:
     rc = aptus_f_nomem("MPI_Info_get_nthkey");
@@ -6283,7 +6259,8 @@ static void f_info_get_string(int prof, MPI_Fint *info, char *key, MPI_Fint *buf
         goto nomem;
     rc = prof ? PMPI_Info_get_string(MPI_Info_fromint(*info), s_key, buflen, s_value, &l_flag)
               : MPI_Info_get_string(MPI_Info_fromint(*info), s_key, buflen, s_value, &l_flag);
-    aptus_f_string_out(s_value, value, value_len);
+    if (rc == MPI_SUCCESS && l_flag)
+        aptus_f_string_out(s_value, value, value_len);
     *flag = aptus_f_logical_out(l_flag);
     goto done;
 nomem:
@@ -7139,7 +7116,8 @@ static void f_lookup_name(int prof, char *service_name, MPI_Fint *info, char *po
         goto nomem;
     rc = prof ? PMPI_Lookup_name(s_service_name, MPI_Info_fromint(*info), s_port_name)
               : MPI_Lookup_name(s_service_name, MPI_Info_fromint(*info), s_port_name);
-    aptus_f_string_out(s_port_name, port_name, port_name_len);
+    if (rc == MPI_SUCCESS)
+        aptus_f_string_out(s_port_name, port_name, port_name_len);
     goto done;
 nomem:
     rc = aptus_f_nomem("MPI_Lookup_name");
@@ -7877,7 +7855,8 @@ static void f_open_port(int prof, MPI_Fint *info, char *port_name, MPI_Fint *ier
         goto nomem;
     rc = prof ? PMPI_Open_port(MPI_Info_fromint(*info), s_port_name)
               : MPI_Open_port(MPI_Info_fromint(*info), s_port_name);
-    aptus_f_string_out(s_port_name, port_name, port_name_len);
+    if (rc == MPI_SUCCESS)
+        aptus_f_string_out(s_port_name, port_name, port_name_len);
     goto done;
 nomem:
     rc = aptus_f_nomem("MPI_Open_port");
@@ -9897,7 +9876,8 @@ static void f_session_get_nth_pset(int prof, MPI_Fint *session, MPI_Fint *info, 
                                           s_pset_name)
               : MPI_Session_get_nth_pset(MPI_Session_fromint(*session), MPI_Info_fromint(*info), *n, pset_len,
                                          s_pset_name);
-    aptus_f_string_out(s_pset_name, pset_name, pset_name_len);
+    if (rc == MPI_SUCCESS)
+        aptus_f_string_out(s_pset_name, pset_name, pset_name_len);
     goto done;
 nomem:
     rc = aptus_f_nomem("MPI_Session_get_nth_pset");
@@ -10977,22 +10957,6 @@ void pmpi_type_create_subarray_c_(MPI_Fint *ndims, MPI_Count *array_of_sizes, MP
                              ierror);
 }
 
-static void f_type_delete_attr(int prof, MPI_Fint *datatype, MPI_Fint *type_keyval, MPI_Fint *ierror)
-{
-    int rc;
-    rc = prof ? PMPI_Type_delete_attr(MPI_Type_fromint(*datatype), *type_keyval)
-              : MPI_Type_delete_attr(MPI_Type_fromint(*datatype), *type_keyval);
-    *ierror = rc;
-}
-void mpi_type_delete_attr_(MPI_Fint *datatype, MPI_Fint *type_keyval, MPI_Fint *ierror)
-{
-    f_type_delete_attr(0, datatype, type_keyval, ierror);
-}
-void pmpi_type_delete_attr_(MPI_Fint *datatype, MPI_Fint *type_keyval, MPI_Fint *ierror)
-{
-    f_type_delete_attr(1, datatype, type_keyval, ierror);
-}
-
 static void f_type_dup(int prof, MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror)
 {
     MPI_Datatype h_newtype = MPI_Type_fromint(*newtype);
@@ -11229,7 +11193,8 @@ static void f_type_get_name(int prof, MPI_Fint *datatype, char *type_name, MPI_F
         goto nomem;
     rc = prof ? PMPI_Type_get_name(MPI_Type_fromint(*datatype), s_type_name, resultlen)
               : MPI_Type_get_name(MPI_Type_fromint(*datatype), s_type_name, resultlen);
-    aptus_f_string_out(s_type_name, type_name, type_name_len);
+    if (rc == MPI_SUCCESS)
+        aptus_f_string_out(s_type_name, type_name, type_name_len);
     goto done;
 nomem:
     rc = aptus_f_nomem("MPI_Type_get_name");
@@ -11948,22 +11913,6 @@ void pmpi_win_create_dynamic_(MPI_Fint *info, MPI_Fint *comm, MPI_Fint *win, MPI
     f_win_create_dynamic(1, info, comm, win, ierror);
 }
 
-static void f_win_delete_attr(int prof, MPI_Fint *win, MPI_Fint *win_keyval, MPI_Fint *ierror)
-{
-    int rc;
-    rc = prof ? PMPI_Win_delete_attr(MPI_Win_fromint(*win), *win_keyval)
-              : MPI_Win_delete_attr(MPI_Win_fromint(*win), *win_keyval);
-    *ierror = rc;
-}
-void mpi_win_delete_attr_(MPI_Fint *win, MPI_Fint *win_keyval, MPI_Fint *ierror)
-{
-    f_win_delete_attr(0, win, win_keyval, ierror);
-}
-void pmpi_win_delete_attr_(MPI_Fint *win, MPI_Fint *win_keyval, MPI_Fint *ierror)
-{
-    f_win_delete_attr(1, win, win_keyval, ierror);
-}
-
 static void f_win_detach(int prof, MPI_Fint *win, void *base, MPI_Fint *ierror)
 {
     int rc;
@@ -12150,7 +12099,8 @@ static void f_win_get_name(int prof, MPI_Fint *win, char *win_name, MPI_Fint *re
         goto nomem;
     rc = prof ? PMPI_Win_get_name(MPI_Win_fromint(*win), s_win_name, resultlen)
               : MPI_Win_get_name(MPI_Win_fromint(*win), s_win_name, resultlen);
-    aptus_f_string_out(s_win_name, win_name, win_name_len);
+    if (rc == MPI_SUCCESS)
+        aptus_f_string_out(s_win_name, win_name, win_name_len);
     goto done;
 nomem:
     rc = aptus_f_nomem("MPI_Win_get_name");

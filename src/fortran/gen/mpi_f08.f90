@@ -19418,38 +19418,38 @@ MODULE aptus_f08_impl
   PUBLIC :: MPI_Abi_get_version_f08, PMPI_Abi_get_version_f08, MPI_Abi_set_fortran_booleans_f08, &
         & PMPI_Abi_set_fortran_booleans_f08, MPI_Abi_set_fortran_info_f08, &
         & PMPI_Abi_set_fortran_info_f08
-  PUBLIC :: MPI_Abort_f08, PMPI_Abort_f08, MPI_Accumulate_f08, MPI_Accumulate_f08c, &
-        & PMPI_Accumulate_f08, PMPI_Accumulate_f08c
+  PUBLIC :: MPI_Abort_f08, PMPI_Abort_f08, MPI_Accumulate_f08, MPI_Accumulate_c_f08, &
+        & PMPI_Accumulate_f08, PMPI_Accumulate_c_f08
   PUBLIC :: MPI_Add_error_class_f08, PMPI_Add_error_class_f08, MPI_Add_error_code_f08, &
         & PMPI_Add_error_code_f08, MPI_Add_error_string_f08, PMPI_Add_error_string_f08
   PUBLIC :: MPI_Aint_add_f08, PMPI_Aint_add_f08, MPI_Aint_diff_f08, PMPI_Aint_diff_f08, &
-        & MPI_Allgather_f08, MPI_Allgather_f08c
-  PUBLIC :: PMPI_Allgather_f08, PMPI_Allgather_f08c, MPI_Allgather_init_f08, &
-        & MPI_Allgather_init_f08c, PMPI_Allgather_init_f08, PMPI_Allgather_init_f08c
-  PUBLIC :: MPI_Allgatherv_f08, MPI_Allgatherv_f08c, PMPI_Allgatherv_f08, PMPI_Allgatherv_f08c, &
-        & MPI_Allgatherv_init_f08, MPI_Allgatherv_init_f08c
-  PUBLIC :: PMPI_Allgatherv_init_f08, PMPI_Allgatherv_init_f08c, MPI_Alloc_mem_f08, &
-        & PMPI_Alloc_mem_f08, MPI_Allreduce_f08, MPI_Allreduce_f08c
-  PUBLIC :: PMPI_Allreduce_f08, PMPI_Allreduce_f08c, MPI_Allreduce_init_f08, &
-        & MPI_Allreduce_init_f08c, PMPI_Allreduce_init_f08, PMPI_Allreduce_init_f08c
-  PUBLIC :: MPI_Alltoall_f08, MPI_Alltoall_f08c, PMPI_Alltoall_f08, PMPI_Alltoall_f08c, &
-        & MPI_Alltoall_init_f08, MPI_Alltoall_init_f08c
-  PUBLIC :: PMPI_Alltoall_init_f08, PMPI_Alltoall_init_f08c, MPI_Alltoallv_f08, &
-        & MPI_Alltoallv_f08c, PMPI_Alltoallv_f08, PMPI_Alltoallv_f08c
-  PUBLIC :: MPI_Alltoallv_init_f08, MPI_Alltoallv_init_f08c, PMPI_Alltoallv_init_f08, &
-        & PMPI_Alltoallv_init_f08c, MPI_Alltoallw_f08, MPI_Alltoallw_f08c
-  PUBLIC :: PMPI_Alltoallw_f08, PMPI_Alltoallw_f08c, MPI_Alltoallw_init_f08, &
-        & MPI_Alltoallw_init_f08c, PMPI_Alltoallw_init_f08, PMPI_Alltoallw_init_f08c
+        & MPI_Allgather_f08, MPI_Allgather_c_f08
+  PUBLIC :: PMPI_Allgather_f08, PMPI_Allgather_c_f08, MPI_Allgather_init_f08, &
+        & MPI_Allgather_init_c_f08, PMPI_Allgather_init_f08, PMPI_Allgather_init_c_f08
+  PUBLIC :: MPI_Allgatherv_f08, MPI_Allgatherv_c_f08, PMPI_Allgatherv_f08, PMPI_Allgatherv_c_f08, &
+        & MPI_Allgatherv_init_f08, MPI_Allgatherv_init_c_f08
+  PUBLIC :: PMPI_Allgatherv_init_f08, PMPI_Allgatherv_init_c_f08, MPI_Alloc_mem_f08, &
+        & PMPI_Alloc_mem_f08, MPI_Allreduce_f08, MPI_Allreduce_c_f08
+  PUBLIC :: PMPI_Allreduce_f08, PMPI_Allreduce_c_f08, MPI_Allreduce_init_f08, &
+        & MPI_Allreduce_init_c_f08, PMPI_Allreduce_init_f08, PMPI_Allreduce_init_c_f08
+  PUBLIC :: MPI_Alltoall_f08, MPI_Alltoall_c_f08, PMPI_Alltoall_f08, PMPI_Alltoall_c_f08, &
+        & MPI_Alltoall_init_f08, MPI_Alltoall_init_c_f08
+  PUBLIC :: PMPI_Alltoall_init_f08, PMPI_Alltoall_init_c_f08, MPI_Alltoallv_f08, &
+        & MPI_Alltoallv_c_f08, PMPI_Alltoallv_f08, PMPI_Alltoallv_c_f08
+  PUBLIC :: MPI_Alltoallv_init_f08, MPI_Alltoallv_init_c_f08, PMPI_Alltoallv_init_f08, &
+        & PMPI_Alltoallv_init_c_f08, MPI_Alltoallw_f08, MPI_Alltoallw_c_f08
+  PUBLIC :: PMPI_Alltoallw_f08, PMPI_Alltoallw_c_f08, MPI_Alltoallw_init_f08, &
+        & MPI_Alltoallw_init_c_f08, PMPI_Alltoallw_init_f08, PMPI_Alltoallw_init_c_f08
   PUBLIC :: MPI_Barrier_f08, PMPI_Barrier_f08, MPI_Barrier_init_f08, PMPI_Barrier_init_f08, &
-        & MPI_Bcast_f08, MPI_Bcast_f08c
-  PUBLIC :: PMPI_Bcast_f08, PMPI_Bcast_f08c, MPI_Bcast_init_f08, MPI_Bcast_init_f08c, &
-        & PMPI_Bcast_init_f08, PMPI_Bcast_init_f08c
-  PUBLIC :: MPI_Bsend_f08, MPI_Bsend_f08c, PMPI_Bsend_f08, PMPI_Bsend_f08c, MPI_Bsend_init_f08, &
-        & MPI_Bsend_init_f08c
-  PUBLIC :: PMPI_Bsend_init_f08, PMPI_Bsend_init_f08c, MPI_Buffer_attach_f08, &
-        & MPI_Buffer_attach_f08c, PMPI_Buffer_attach_f08, PMPI_Buffer_attach_f08c
-  PUBLIC :: MPI_Buffer_detach_f08, MPI_Buffer_detach_f08c, PMPI_Buffer_detach_f08, &
-        & PMPI_Buffer_detach_f08c, MPI_Buffer_flush_f08, PMPI_Buffer_flush_f08
+        & MPI_Bcast_f08, MPI_Bcast_c_f08
+  PUBLIC :: PMPI_Bcast_f08, PMPI_Bcast_c_f08, MPI_Bcast_init_f08, MPI_Bcast_init_c_f08, &
+        & PMPI_Bcast_init_f08, PMPI_Bcast_init_c_f08
+  PUBLIC :: MPI_Bsend_f08, MPI_Bsend_c_f08, PMPI_Bsend_f08, PMPI_Bsend_c_f08, MPI_Bsend_init_f08, &
+        & MPI_Bsend_init_c_f08
+  PUBLIC :: PMPI_Bsend_init_f08, PMPI_Bsend_init_c_f08, MPI_Buffer_attach_f08, &
+        & MPI_Buffer_attach_c_f08, PMPI_Buffer_attach_f08, PMPI_Buffer_attach_c_f08
+  PUBLIC :: MPI_Buffer_detach_f08, MPI_Buffer_detach_c_f08, PMPI_Buffer_detach_f08, &
+        & PMPI_Buffer_detach_c_f08, MPI_Buffer_flush_f08, PMPI_Buffer_flush_f08
   PUBLIC :: MPI_Buffer_iflush_f08, PMPI_Buffer_iflush_f08, MPI_Cancel_f08, PMPI_Cancel_f08, &
         & MPI_Cart_coords_f08, PMPI_Cart_coords_f08
   PUBLIC :: MPI_Cart_create_f08, PMPI_Cart_create_f08, MPI_Cart_get_f08, PMPI_Cart_get_f08, &
@@ -19458,16 +19458,17 @@ MODULE aptus_f08_impl
         & MPI_Cart_sub_f08, PMPI_Cart_sub_f08
   PUBLIC :: MPI_Cartdim_get_f08, PMPI_Cartdim_get_f08, MPI_Close_port_f08, PMPI_Close_port_f08, &
         & MPI_Comm_accept_f08, PMPI_Comm_accept_f08
-  PUBLIC :: MPI_Comm_attach_buffer_f08, MPI_Comm_attach_buffer_f08c, PMPI_Comm_attach_buffer_f08, &
-        & PMPI_Comm_attach_buffer_f08c, MPI_Comm_call_errhandler_f08, PMPI_Comm_call_errhandler_f08
+  PUBLIC :: MPI_Comm_attach_buffer_f08, MPI_Comm_attach_buffer_c_f08, &
+        & PMPI_Comm_attach_buffer_f08, PMPI_Comm_attach_buffer_c_f08, &
+        & MPI_Comm_call_errhandler_f08, PMPI_Comm_call_errhandler_f08
   PUBLIC :: MPI_Comm_compare_f08, PMPI_Comm_compare_f08, MPI_Comm_connect_f08, &
         & PMPI_Comm_connect_f08, MPI_Comm_create_f08, PMPI_Comm_create_f08
   PUBLIC :: MPI_Comm_create_errhandler_f08, PMPI_Comm_create_errhandler_f08, &
         & MPI_Comm_create_from_group_f08, PMPI_Comm_create_from_group_f08, &
         & MPI_Comm_create_group_f08, PMPI_Comm_create_group_f08
   PUBLIC :: MPI_Comm_create_keyval_f08, PMPI_Comm_create_keyval_f08, MPI_Comm_delete_attr_f08, &
-        & PMPI_Comm_delete_attr_f08, MPI_Comm_detach_buffer_f08, MPI_Comm_detach_buffer_f08c
-  PUBLIC :: PMPI_Comm_detach_buffer_f08, PMPI_Comm_detach_buffer_f08c, MPI_Comm_disconnect_f08, &
+        & PMPI_Comm_delete_attr_f08, MPI_Comm_detach_buffer_f08, MPI_Comm_detach_buffer_c_f08
+  PUBLIC :: PMPI_Comm_detach_buffer_f08, PMPI_Comm_detach_buffer_c_f08, MPI_Comm_disconnect_f08, &
         & PMPI_Comm_disconnect_f08, MPI_Comm_dup_f08, PMPI_Comm_dup_f08
   PUBLIC :: MPI_Comm_dup_with_info_f08, PMPI_Comm_dup_with_info_f08, MPI_Comm_flush_buffer_f08, &
         & PMPI_Comm_flush_buffer_f08, MPI_Comm_free_f08, PMPI_Comm_free_f08
@@ -19494,10 +19495,10 @@ MODULE aptus_f08_impl
         & MPI_Dist_graph_neighbors_count_f08, PMPI_Dist_graph_neighbors_count_f08
   PUBLIC :: MPI_Errhandler_free_f08, PMPI_Errhandler_free_f08, MPI_Error_class_f08, &
         & PMPI_Error_class_f08, MPI_Error_string_f08, PMPI_Error_string_f08
-  PUBLIC :: MPI_Exscan_f08, MPI_Exscan_f08c, PMPI_Exscan_f08, PMPI_Exscan_f08c, &
-        & MPI_Exscan_init_f08, MPI_Exscan_init_f08c
-  PUBLIC :: PMPI_Exscan_init_f08, PMPI_Exscan_init_f08c, MPI_F_sync_reg_f08, PMPI_F_sync_reg_f08, &
-        & MPI_Fetch_and_op_f08, PMPI_Fetch_and_op_f08
+  PUBLIC :: MPI_Exscan_f08, MPI_Exscan_c_f08, PMPI_Exscan_f08, PMPI_Exscan_c_f08, &
+        & MPI_Exscan_init_f08, MPI_Exscan_init_c_f08
+  PUBLIC :: PMPI_Exscan_init_f08, PMPI_Exscan_init_c_f08, MPI_F_sync_reg_f08, &
+        & PMPI_F_sync_reg_f08, MPI_Fetch_and_op_f08, PMPI_Fetch_and_op_f08
   PUBLIC :: MPI_File_call_errhandler_f08, PMPI_File_call_errhandler_f08, MPI_File_close_f08, &
         & PMPI_File_close_f08, MPI_File_create_errhandler_f08, PMPI_File_create_errhandler_f08
   PUBLIC :: MPI_File_delete_f08, PMPI_File_delete_f08, MPI_File_get_amode_f08, &
@@ -19509,79 +19510,79 @@ MODULE aptus_f08_impl
         & PMPI_File_get_position_f08, MPI_File_get_position_shared_f08, &
         & PMPI_File_get_position_shared_f08
   PUBLIC :: MPI_File_get_size_f08, PMPI_File_get_size_f08, MPI_File_get_type_extent_f08, &
-        & MPI_File_get_type_extent_f08c, PMPI_File_get_type_extent_f08, &
-        & PMPI_File_get_type_extent_f08c
+        & MPI_File_get_type_extent_c_f08, PMPI_File_get_type_extent_f08, &
+        & PMPI_File_get_type_extent_c_f08
   PUBLIC :: MPI_File_get_view_f08, PMPI_File_get_view_f08, MPI_File_iread_f08, &
-        & MPI_File_iread_f08c, PMPI_File_iread_f08, PMPI_File_iread_f08c
-  PUBLIC :: MPI_File_iread_all_f08, MPI_File_iread_all_f08c, PMPI_File_iread_all_f08, &
-        & PMPI_File_iread_all_f08c, MPI_File_iread_at_f08, MPI_File_iread_at_f08c
-  PUBLIC :: PMPI_File_iread_at_f08, PMPI_File_iread_at_f08c, MPI_File_iread_at_all_f08, &
-        & MPI_File_iread_at_all_f08c, PMPI_File_iread_at_all_f08, PMPI_File_iread_at_all_f08c
-  PUBLIC :: MPI_File_iread_shared_f08, MPI_File_iread_shared_f08c, PMPI_File_iread_shared_f08, &
-        & PMPI_File_iread_shared_f08c, MPI_File_iwrite_f08, MPI_File_iwrite_f08c
-  PUBLIC :: PMPI_File_iwrite_f08, PMPI_File_iwrite_f08c, MPI_File_iwrite_all_f08, &
-        & MPI_File_iwrite_all_f08c, PMPI_File_iwrite_all_f08, PMPI_File_iwrite_all_f08c
-  PUBLIC :: MPI_File_iwrite_at_f08, MPI_File_iwrite_at_f08c, PMPI_File_iwrite_at_f08, &
-        & PMPI_File_iwrite_at_f08c, MPI_File_iwrite_at_all_f08, MPI_File_iwrite_at_all_f08c
-  PUBLIC :: PMPI_File_iwrite_at_all_f08, PMPI_File_iwrite_at_all_f08c, &
-        & MPI_File_iwrite_shared_f08, MPI_File_iwrite_shared_f08c, PMPI_File_iwrite_shared_f08, &
-        & PMPI_File_iwrite_shared_f08c
+        & MPI_File_iread_c_f08, PMPI_File_iread_f08, PMPI_File_iread_c_f08
+  PUBLIC :: MPI_File_iread_all_f08, MPI_File_iread_all_c_f08, PMPI_File_iread_all_f08, &
+        & PMPI_File_iread_all_c_f08, MPI_File_iread_at_f08, MPI_File_iread_at_c_f08
+  PUBLIC :: PMPI_File_iread_at_f08, PMPI_File_iread_at_c_f08, MPI_File_iread_at_all_f08, &
+        & MPI_File_iread_at_all_c_f08, PMPI_File_iread_at_all_f08, PMPI_File_iread_at_all_c_f08
+  PUBLIC :: MPI_File_iread_shared_f08, MPI_File_iread_shared_c_f08, PMPI_File_iread_shared_f08, &
+        & PMPI_File_iread_shared_c_f08, MPI_File_iwrite_f08, MPI_File_iwrite_c_f08
+  PUBLIC :: PMPI_File_iwrite_f08, PMPI_File_iwrite_c_f08, MPI_File_iwrite_all_f08, &
+        & MPI_File_iwrite_all_c_f08, PMPI_File_iwrite_all_f08, PMPI_File_iwrite_all_c_f08
+  PUBLIC :: MPI_File_iwrite_at_f08, MPI_File_iwrite_at_c_f08, PMPI_File_iwrite_at_f08, &
+        & PMPI_File_iwrite_at_c_f08, MPI_File_iwrite_at_all_f08, MPI_File_iwrite_at_all_c_f08
+  PUBLIC :: PMPI_File_iwrite_at_all_f08, PMPI_File_iwrite_at_all_c_f08, &
+        & MPI_File_iwrite_shared_f08, MPI_File_iwrite_shared_c_f08, PMPI_File_iwrite_shared_f08, &
+        & PMPI_File_iwrite_shared_c_f08
   PUBLIC :: MPI_File_open_f08, PMPI_File_open_f08, MPI_File_preallocate_f08, &
-        & PMPI_File_preallocate_f08, MPI_File_read_f08, MPI_File_read_f08c
-  PUBLIC :: PMPI_File_read_f08, PMPI_File_read_f08c, MPI_File_read_all_f08, &
-        & MPI_File_read_all_f08c, PMPI_File_read_all_f08, PMPI_File_read_all_f08c
-  PUBLIC :: MPI_File_read_all_begin_f08, MPI_File_read_all_begin_f08c, &
-        & PMPI_File_read_all_begin_f08, PMPI_File_read_all_begin_f08c, MPI_File_read_all_end_f08, &
-        & PMPI_File_read_all_end_f08
-  PUBLIC :: MPI_File_read_at_f08, MPI_File_read_at_f08c, PMPI_File_read_at_f08, &
-        & PMPI_File_read_at_f08c, MPI_File_read_at_all_f08, MPI_File_read_at_all_f08c
-  PUBLIC :: PMPI_File_read_at_all_f08, PMPI_File_read_at_all_f08c, &
-        & MPI_File_read_at_all_begin_f08, MPI_File_read_at_all_begin_f08c, &
-        & PMPI_File_read_at_all_begin_f08, PMPI_File_read_at_all_begin_f08c
+        & PMPI_File_preallocate_f08, MPI_File_read_f08, MPI_File_read_c_f08
+  PUBLIC :: PMPI_File_read_f08, PMPI_File_read_c_f08, MPI_File_read_all_f08, &
+        & MPI_File_read_all_c_f08, PMPI_File_read_all_f08, PMPI_File_read_all_c_f08
+  PUBLIC :: MPI_File_read_all_begin_f08, MPI_File_read_all_begin_c_f08, &
+        & PMPI_File_read_all_begin_f08, PMPI_File_read_all_begin_c_f08, &
+        & MPI_File_read_all_end_f08, PMPI_File_read_all_end_f08
+  PUBLIC :: MPI_File_read_at_f08, MPI_File_read_at_c_f08, PMPI_File_read_at_f08, &
+        & PMPI_File_read_at_c_f08, MPI_File_read_at_all_f08, MPI_File_read_at_all_c_f08
+  PUBLIC :: PMPI_File_read_at_all_f08, PMPI_File_read_at_all_c_f08, &
+        & MPI_File_read_at_all_begin_f08, MPI_File_read_at_all_begin_c_f08, &
+        & PMPI_File_read_at_all_begin_f08, PMPI_File_read_at_all_begin_c_f08
   PUBLIC :: MPI_File_read_at_all_end_f08, PMPI_File_read_at_all_end_f08, &
-        & MPI_File_read_ordered_f08, MPI_File_read_ordered_f08c, PMPI_File_read_ordered_f08, &
-        & PMPI_File_read_ordered_f08c
-  PUBLIC :: MPI_File_read_ordered_begin_f08, MPI_File_read_ordered_begin_f08c, &
-        & PMPI_File_read_ordered_begin_f08, PMPI_File_read_ordered_begin_f08c, &
+        & MPI_File_read_ordered_f08, MPI_File_read_ordered_c_f08, PMPI_File_read_ordered_f08, &
+        & PMPI_File_read_ordered_c_f08
+  PUBLIC :: MPI_File_read_ordered_begin_f08, MPI_File_read_ordered_begin_c_f08, &
+        & PMPI_File_read_ordered_begin_f08, PMPI_File_read_ordered_begin_c_f08, &
         & MPI_File_read_ordered_end_f08, PMPI_File_read_ordered_end_f08
-  PUBLIC :: MPI_File_read_shared_f08, MPI_File_read_shared_f08c, PMPI_File_read_shared_f08, &
-        & PMPI_File_read_shared_f08c, MPI_File_seek_f08, PMPI_File_seek_f08
+  PUBLIC :: MPI_File_read_shared_f08, MPI_File_read_shared_c_f08, PMPI_File_read_shared_f08, &
+        & PMPI_File_read_shared_c_f08, MPI_File_seek_f08, PMPI_File_seek_f08
   PUBLIC :: MPI_File_seek_shared_f08, PMPI_File_seek_shared_f08, MPI_File_set_atomicity_f08, &
         & PMPI_File_set_atomicity_f08, MPI_File_set_errhandler_f08, PMPI_File_set_errhandler_f08
   PUBLIC :: MPI_File_set_info_f08, PMPI_File_set_info_f08, MPI_File_set_size_f08, &
         & PMPI_File_set_size_f08, MPI_File_set_view_f08, PMPI_File_set_view_f08
-  PUBLIC :: MPI_File_sync_f08, PMPI_File_sync_f08, MPI_File_write_f08, MPI_File_write_f08c, &
-        & PMPI_File_write_f08, PMPI_File_write_f08c
-  PUBLIC :: MPI_File_write_all_f08, MPI_File_write_all_f08c, PMPI_File_write_all_f08, &
-        & PMPI_File_write_all_f08c, MPI_File_write_all_begin_f08, MPI_File_write_all_begin_f08c
-  PUBLIC :: PMPI_File_write_all_begin_f08, PMPI_File_write_all_begin_f08c, &
+  PUBLIC :: MPI_File_sync_f08, PMPI_File_sync_f08, MPI_File_write_f08, MPI_File_write_c_f08, &
+        & PMPI_File_write_f08, PMPI_File_write_c_f08
+  PUBLIC :: MPI_File_write_all_f08, MPI_File_write_all_c_f08, PMPI_File_write_all_f08, &
+        & PMPI_File_write_all_c_f08, MPI_File_write_all_begin_f08, MPI_File_write_all_begin_c_f08
+  PUBLIC :: PMPI_File_write_all_begin_f08, PMPI_File_write_all_begin_c_f08, &
         & MPI_File_write_all_end_f08, PMPI_File_write_all_end_f08, MPI_File_write_at_f08, &
-        & MPI_File_write_at_f08c
-  PUBLIC :: PMPI_File_write_at_f08, PMPI_File_write_at_f08c, MPI_File_write_at_all_f08, &
-        & MPI_File_write_at_all_f08c, PMPI_File_write_at_all_f08, PMPI_File_write_at_all_f08c
-  PUBLIC :: MPI_File_write_at_all_begin_f08, MPI_File_write_at_all_begin_f08c, &
-        & PMPI_File_write_at_all_begin_f08, PMPI_File_write_at_all_begin_f08c, &
+        & MPI_File_write_at_c_f08
+  PUBLIC :: PMPI_File_write_at_f08, PMPI_File_write_at_c_f08, MPI_File_write_at_all_f08, &
+        & MPI_File_write_at_all_c_f08, PMPI_File_write_at_all_f08, PMPI_File_write_at_all_c_f08
+  PUBLIC :: MPI_File_write_at_all_begin_f08, MPI_File_write_at_all_begin_c_f08, &
+        & PMPI_File_write_at_all_begin_f08, PMPI_File_write_at_all_begin_c_f08, &
         & MPI_File_write_at_all_end_f08, PMPI_File_write_at_all_end_f08
-  PUBLIC :: MPI_File_write_ordered_f08, MPI_File_write_ordered_f08c, PMPI_File_write_ordered_f08, &
-        & PMPI_File_write_ordered_f08c, MPI_File_write_ordered_begin_f08, &
-        & MPI_File_write_ordered_begin_f08c
-  PUBLIC :: PMPI_File_write_ordered_begin_f08, PMPI_File_write_ordered_begin_f08c, &
+  PUBLIC :: MPI_File_write_ordered_f08, MPI_File_write_ordered_c_f08, &
+        & PMPI_File_write_ordered_f08, PMPI_File_write_ordered_c_f08, &
+        & MPI_File_write_ordered_begin_f08, MPI_File_write_ordered_begin_c_f08
+  PUBLIC :: PMPI_File_write_ordered_begin_f08, PMPI_File_write_ordered_begin_c_f08, &
         & MPI_File_write_ordered_end_f08, PMPI_File_write_ordered_end_f08, &
-        & MPI_File_write_shared_f08, MPI_File_write_shared_f08c
-  PUBLIC :: PMPI_File_write_shared_f08, PMPI_File_write_shared_f08c, MPI_Finalize_f08, &
+        & MPI_File_write_shared_f08, MPI_File_write_shared_c_f08
+  PUBLIC :: PMPI_File_write_shared_f08, PMPI_File_write_shared_c_f08, MPI_Finalize_f08, &
         & PMPI_Finalize_f08, MPI_Finalized_f08, PMPI_Finalized_f08
-  PUBLIC :: MPI_Free_mem_f08, PMPI_Free_mem_f08, MPI_Gather_f08, MPI_Gather_f08c, &
-        & PMPI_Gather_f08, PMPI_Gather_f08c
-  PUBLIC :: MPI_Gather_init_f08, MPI_Gather_init_f08c, PMPI_Gather_init_f08, &
-        & PMPI_Gather_init_f08c, MPI_Gatherv_f08, MPI_Gatherv_f08c
-  PUBLIC :: PMPI_Gatherv_f08, PMPI_Gatherv_f08c, MPI_Gatherv_init_f08, MPI_Gatherv_init_f08c, &
-        & PMPI_Gatherv_init_f08, PMPI_Gatherv_init_f08c
-  PUBLIC :: MPI_Get_f08, MPI_Get_f08c, PMPI_Get_f08, PMPI_Get_f08c, MPI_Get_accumulate_f08, &
-        & MPI_Get_accumulate_f08c
-  PUBLIC :: PMPI_Get_accumulate_f08, PMPI_Get_accumulate_f08c, MPI_Get_address_f08, &
-        & PMPI_Get_address_f08, MPI_Get_count_f08, MPI_Get_count_f08c
-  PUBLIC :: PMPI_Get_count_f08, PMPI_Get_count_f08c, MPI_Get_elements_f08, MPI_Get_elements_f08c, &
-        & PMPI_Get_elements_f08, PMPI_Get_elements_f08c
+  PUBLIC :: MPI_Free_mem_f08, PMPI_Free_mem_f08, MPI_Gather_f08, MPI_Gather_c_f08, &
+        & PMPI_Gather_f08, PMPI_Gather_c_f08
+  PUBLIC :: MPI_Gather_init_f08, MPI_Gather_init_c_f08, PMPI_Gather_init_f08, &
+        & PMPI_Gather_init_c_f08, MPI_Gatherv_f08, MPI_Gatherv_c_f08
+  PUBLIC :: PMPI_Gatherv_f08, PMPI_Gatherv_c_f08, MPI_Gatherv_init_f08, MPI_Gatherv_init_c_f08, &
+        & PMPI_Gatherv_init_f08, PMPI_Gatherv_init_c_f08
+  PUBLIC :: MPI_Get_f08, MPI_Get_c_f08, PMPI_Get_f08, PMPI_Get_c_f08, MPI_Get_accumulate_f08, &
+        & MPI_Get_accumulate_c_f08
+  PUBLIC :: PMPI_Get_accumulate_f08, PMPI_Get_accumulate_c_f08, MPI_Get_address_f08, &
+        & PMPI_Get_address_f08, MPI_Get_count_f08, MPI_Get_count_c_f08
+  PUBLIC :: PMPI_Get_count_f08, PMPI_Get_count_c_f08, MPI_Get_elements_f08, &
+        & MPI_Get_elements_c_f08, PMPI_Get_elements_f08, PMPI_Get_elements_c_f08
   PUBLIC :: MPI_Get_elements_x_f08, PMPI_Get_elements_x_f08, MPI_Get_hw_resource_info_f08, &
         & PMPI_Get_hw_resource_info_f08, MPI_Get_library_version_f08, PMPI_Get_library_version_f08
   PUBLIC :: MPI_Get_processor_name_f08, PMPI_Get_processor_name_f08, MPI_Get_version_f08, &
@@ -19599,33 +19600,34 @@ MODULE aptus_f08_impl
   PUBLIC :: MPI_Group_range_incl_f08, PMPI_Group_range_incl_f08, MPI_Group_rank_f08, &
         & PMPI_Group_rank_f08, MPI_Group_size_f08, PMPI_Group_size_f08
   PUBLIC :: MPI_Group_translate_ranks_f08, PMPI_Group_translate_ranks_f08, MPI_Group_union_f08, &
-        & PMPI_Group_union_f08, MPI_Iallgather_f08, MPI_Iallgather_f08c
-  PUBLIC :: PMPI_Iallgather_f08, PMPI_Iallgather_f08c, MPI_Iallgatherv_f08, MPI_Iallgatherv_f08c, &
-        & PMPI_Iallgatherv_f08, PMPI_Iallgatherv_f08c
-  PUBLIC :: MPI_Iallreduce_f08, MPI_Iallreduce_f08c, PMPI_Iallreduce_f08, PMPI_Iallreduce_f08c, &
-        & MPI_Ialltoall_f08, MPI_Ialltoall_f08c
-  PUBLIC :: PMPI_Ialltoall_f08, PMPI_Ialltoall_f08c, MPI_Ialltoallv_f08, MPI_Ialltoallv_f08c, &
-        & PMPI_Ialltoallv_f08, PMPI_Ialltoallv_f08c
-  PUBLIC :: MPI_Ialltoallw_f08, MPI_Ialltoallw_f08c, PMPI_Ialltoallw_f08, PMPI_Ialltoallw_f08c, &
+        & PMPI_Group_union_f08, MPI_Iallgather_f08, MPI_Iallgather_c_f08
+  PUBLIC :: PMPI_Iallgather_f08, PMPI_Iallgather_c_f08, MPI_Iallgatherv_f08, &
+        & MPI_Iallgatherv_c_f08, PMPI_Iallgatherv_f08, PMPI_Iallgatherv_c_f08
+  PUBLIC :: MPI_Iallreduce_f08, MPI_Iallreduce_c_f08, PMPI_Iallreduce_f08, PMPI_Iallreduce_c_f08, &
+        & MPI_Ialltoall_f08, MPI_Ialltoall_c_f08
+  PUBLIC :: PMPI_Ialltoall_f08, PMPI_Ialltoall_c_f08, MPI_Ialltoallv_f08, MPI_Ialltoallv_c_f08, &
+        & PMPI_Ialltoallv_f08, PMPI_Ialltoallv_c_f08
+  PUBLIC :: MPI_Ialltoallw_f08, MPI_Ialltoallw_c_f08, PMPI_Ialltoallw_f08, PMPI_Ialltoallw_c_f08, &
         & MPI_Ibarrier_f08, PMPI_Ibarrier_f08
-  PUBLIC :: MPI_Ibcast_f08, MPI_Ibcast_f08c, PMPI_Ibcast_f08, PMPI_Ibcast_f08c, MPI_Ibsend_f08, &
-        & MPI_Ibsend_f08c
-  PUBLIC :: PMPI_Ibsend_f08, PMPI_Ibsend_f08c, MPI_Iexscan_f08, MPI_Iexscan_f08c, &
-        & PMPI_Iexscan_f08, PMPI_Iexscan_f08c
-  PUBLIC :: MPI_Igather_f08, MPI_Igather_f08c, PMPI_Igather_f08, PMPI_Igather_f08c, &
-        & MPI_Igatherv_f08, MPI_Igatherv_f08c
-  PUBLIC :: PMPI_Igatherv_f08, PMPI_Igatherv_f08c, MPI_Improbe_f08, PMPI_Improbe_f08, &
-        & MPI_Imrecv_f08, MPI_Imrecv_f08c
-  PUBLIC :: PMPI_Imrecv_f08, PMPI_Imrecv_f08c, MPI_Ineighbor_allgather_f08, &
-        & MPI_Ineighbor_allgather_f08c, PMPI_Ineighbor_allgather_f08, PMPI_Ineighbor_allgather_f08c
-  PUBLIC :: MPI_Ineighbor_allgatherv_f08, MPI_Ineighbor_allgatherv_f08c, &
-        & PMPI_Ineighbor_allgatherv_f08, PMPI_Ineighbor_allgatherv_f08c, &
-        & MPI_Ineighbor_alltoall_f08, MPI_Ineighbor_alltoall_f08c
-  PUBLIC :: PMPI_Ineighbor_alltoall_f08, PMPI_Ineighbor_alltoall_f08c, &
-        & MPI_Ineighbor_alltoallv_f08, MPI_Ineighbor_alltoallv_f08c, &
-        & PMPI_Ineighbor_alltoallv_f08, PMPI_Ineighbor_alltoallv_f08c
-  PUBLIC :: MPI_Ineighbor_alltoallw_f08, MPI_Ineighbor_alltoallw_f08c, &
-        & PMPI_Ineighbor_alltoallw_f08, PMPI_Ineighbor_alltoallw_f08c, MPI_Info_create_f08, &
+  PUBLIC :: MPI_Ibcast_f08, MPI_Ibcast_c_f08, PMPI_Ibcast_f08, PMPI_Ibcast_c_f08, MPI_Ibsend_f08, &
+        & MPI_Ibsend_c_f08
+  PUBLIC :: PMPI_Ibsend_f08, PMPI_Ibsend_c_f08, MPI_Iexscan_f08, MPI_Iexscan_c_f08, &
+        & PMPI_Iexscan_f08, PMPI_Iexscan_c_f08
+  PUBLIC :: MPI_Igather_f08, MPI_Igather_c_f08, PMPI_Igather_f08, PMPI_Igather_c_f08, &
+        & MPI_Igatherv_f08, MPI_Igatherv_c_f08
+  PUBLIC :: PMPI_Igatherv_f08, PMPI_Igatherv_c_f08, MPI_Improbe_f08, PMPI_Improbe_f08, &
+        & MPI_Imrecv_f08, MPI_Imrecv_c_f08
+  PUBLIC :: PMPI_Imrecv_f08, PMPI_Imrecv_c_f08, MPI_Ineighbor_allgather_f08, &
+        & MPI_Ineighbor_allgather_c_f08, PMPI_Ineighbor_allgather_f08, &
+        & PMPI_Ineighbor_allgather_c_f08
+  PUBLIC :: MPI_Ineighbor_allgatherv_f08, MPI_Ineighbor_allgatherv_c_f08, &
+        & PMPI_Ineighbor_allgatherv_f08, PMPI_Ineighbor_allgatherv_c_f08, &
+        & MPI_Ineighbor_alltoall_f08, MPI_Ineighbor_alltoall_c_f08
+  PUBLIC :: PMPI_Ineighbor_alltoall_f08, PMPI_Ineighbor_alltoall_c_f08, &
+        & MPI_Ineighbor_alltoallv_f08, MPI_Ineighbor_alltoallv_c_f08, &
+        & PMPI_Ineighbor_alltoallv_f08, PMPI_Ineighbor_alltoallv_c_f08
+  PUBLIC :: MPI_Ineighbor_alltoallw_f08, MPI_Ineighbor_alltoallw_c_f08, &
+        & PMPI_Ineighbor_alltoallw_f08, PMPI_Ineighbor_alltoallw_c_f08, MPI_Info_create_f08, &
         & PMPI_Info_create_f08
   PUBLIC :: MPI_Info_create_env_f08, PMPI_Info_create_env_f08, MPI_Info_delete_f08, &
         & PMPI_Info_delete_f08, MPI_Info_dup_f08, PMPI_Info_dup_f08
@@ -19639,77 +19641,78 @@ MODULE aptus_f08_impl
         & PMPI_Intercomm_create_f08, MPI_Intercomm_create_from_groups_f08, &
         & PMPI_Intercomm_create_from_groups_f08
   PUBLIC :: MPI_Intercomm_merge_f08, PMPI_Intercomm_merge_f08, MPI_Iprobe_f08, PMPI_Iprobe_f08, &
-        & MPI_Irecv_f08, MPI_Irecv_f08c
-  PUBLIC :: PMPI_Irecv_f08, PMPI_Irecv_f08c, MPI_Ireduce_f08, MPI_Ireduce_f08c, PMPI_Ireduce_f08, &
-        & PMPI_Ireduce_f08c
-  PUBLIC :: MPI_Ireduce_scatter_f08, MPI_Ireduce_scatter_f08c, PMPI_Ireduce_scatter_f08, &
-        & PMPI_Ireduce_scatter_f08c, MPI_Ireduce_scatter_block_f08, MPI_Ireduce_scatter_block_f08c
-  PUBLIC :: PMPI_Ireduce_scatter_block_f08, PMPI_Ireduce_scatter_block_f08c, MPI_Irsend_f08, &
-        & MPI_Irsend_f08c, PMPI_Irsend_f08, PMPI_Irsend_f08c
-  PUBLIC :: MPI_Is_thread_main_f08, PMPI_Is_thread_main_f08, MPI_Iscan_f08, MPI_Iscan_f08c, &
-        & PMPI_Iscan_f08, PMPI_Iscan_f08c
-  PUBLIC :: MPI_Iscatter_f08, MPI_Iscatter_f08c, PMPI_Iscatter_f08, PMPI_Iscatter_f08c, &
-        & MPI_Iscatterv_f08, MPI_Iscatterv_f08c
-  PUBLIC :: PMPI_Iscatterv_f08, PMPI_Iscatterv_f08c, MPI_Isend_f08, MPI_Isend_f08c, &
-        & PMPI_Isend_f08, PMPI_Isend_f08c
-  PUBLIC :: MPI_Isendrecv_f08, MPI_Isendrecv_f08c, PMPI_Isendrecv_f08, PMPI_Isendrecv_f08c, &
-        & MPI_Isendrecv_replace_f08, MPI_Isendrecv_replace_f08c
-  PUBLIC :: PMPI_Isendrecv_replace_f08, PMPI_Isendrecv_replace_f08c, MPI_Issend_f08, &
-        & MPI_Issend_f08c, PMPI_Issend_f08, PMPI_Issend_f08c
+        & MPI_Irecv_f08, MPI_Irecv_c_f08
+  PUBLIC :: PMPI_Irecv_f08, PMPI_Irecv_c_f08, MPI_Ireduce_f08, MPI_Ireduce_c_f08, &
+        & PMPI_Ireduce_f08, PMPI_Ireduce_c_f08
+  PUBLIC :: MPI_Ireduce_scatter_f08, MPI_Ireduce_scatter_c_f08, PMPI_Ireduce_scatter_f08, &
+        & PMPI_Ireduce_scatter_c_f08, MPI_Ireduce_scatter_block_f08, MPI_Ireduce_scatter_block_c_f08
+  PUBLIC :: PMPI_Ireduce_scatter_block_f08, PMPI_Ireduce_scatter_block_c_f08, MPI_Irsend_f08, &
+        & MPI_Irsend_c_f08, PMPI_Irsend_f08, PMPI_Irsend_c_f08
+  PUBLIC :: MPI_Is_thread_main_f08, PMPI_Is_thread_main_f08, MPI_Iscan_f08, MPI_Iscan_c_f08, &
+        & PMPI_Iscan_f08, PMPI_Iscan_c_f08
+  PUBLIC :: MPI_Iscatter_f08, MPI_Iscatter_c_f08, PMPI_Iscatter_f08, PMPI_Iscatter_c_f08, &
+        & MPI_Iscatterv_f08, MPI_Iscatterv_c_f08
+  PUBLIC :: PMPI_Iscatterv_f08, PMPI_Iscatterv_c_f08, MPI_Isend_f08, MPI_Isend_c_f08, &
+        & PMPI_Isend_f08, PMPI_Isend_c_f08
+  PUBLIC :: MPI_Isendrecv_f08, MPI_Isendrecv_c_f08, PMPI_Isendrecv_f08, PMPI_Isendrecv_c_f08, &
+        & MPI_Isendrecv_replace_f08, MPI_Isendrecv_replace_c_f08
+  PUBLIC :: PMPI_Isendrecv_replace_f08, PMPI_Isendrecv_replace_c_f08, MPI_Issend_f08, &
+        & MPI_Issend_c_f08, PMPI_Issend_f08, PMPI_Issend_c_f08
   PUBLIC :: MPI_Lookup_name_f08, PMPI_Lookup_name_f08, MPI_Mprobe_f08, PMPI_Mprobe_f08, &
-        & MPI_Mrecv_f08, MPI_Mrecv_f08c
-  PUBLIC :: PMPI_Mrecv_f08, PMPI_Mrecv_f08c, MPI_Neighbor_allgather_f08, &
-        & MPI_Neighbor_allgather_f08c, PMPI_Neighbor_allgather_f08, PMPI_Neighbor_allgather_f08c
-  PUBLIC :: MPI_Neighbor_allgather_init_f08, MPI_Neighbor_allgather_init_f08c, &
-        & PMPI_Neighbor_allgather_init_f08, PMPI_Neighbor_allgather_init_f08c, &
-        & MPI_Neighbor_allgatherv_f08, MPI_Neighbor_allgatherv_f08c
-  PUBLIC :: PMPI_Neighbor_allgatherv_f08, PMPI_Neighbor_allgatherv_f08c, &
-        & MPI_Neighbor_allgatherv_init_f08, MPI_Neighbor_allgatherv_init_f08c, &
-        & PMPI_Neighbor_allgatherv_init_f08, PMPI_Neighbor_allgatherv_init_f08c
-  PUBLIC :: MPI_Neighbor_alltoall_f08, MPI_Neighbor_alltoall_f08c, PMPI_Neighbor_alltoall_f08, &
-        & PMPI_Neighbor_alltoall_f08c, MPI_Neighbor_alltoall_init_f08, &
-        & MPI_Neighbor_alltoall_init_f08c
-  PUBLIC :: PMPI_Neighbor_alltoall_init_f08, PMPI_Neighbor_alltoall_init_f08c, &
-        & MPI_Neighbor_alltoallv_f08, MPI_Neighbor_alltoallv_f08c, PMPI_Neighbor_alltoallv_f08, &
-        & PMPI_Neighbor_alltoallv_f08c
-  PUBLIC :: MPI_Neighbor_alltoallv_init_f08, MPI_Neighbor_alltoallv_init_f08c, &
-        & PMPI_Neighbor_alltoallv_init_f08, PMPI_Neighbor_alltoallv_init_f08c, &
-        & MPI_Neighbor_alltoallw_f08, MPI_Neighbor_alltoallw_f08c
-  PUBLIC :: PMPI_Neighbor_alltoallw_f08, PMPI_Neighbor_alltoallw_f08c, &
-        & MPI_Neighbor_alltoallw_init_f08, MPI_Neighbor_alltoallw_init_f08c, &
-        & PMPI_Neighbor_alltoallw_init_f08, PMPI_Neighbor_alltoallw_init_f08c
+        & MPI_Mrecv_f08, MPI_Mrecv_c_f08
+  PUBLIC :: PMPI_Mrecv_f08, PMPI_Mrecv_c_f08, MPI_Neighbor_allgather_f08, &
+        & MPI_Neighbor_allgather_c_f08, PMPI_Neighbor_allgather_f08, PMPI_Neighbor_allgather_c_f08
+  PUBLIC :: MPI_Neighbor_allgather_init_f08, MPI_Neighbor_allgather_init_c_f08, &
+        & PMPI_Neighbor_allgather_init_f08, PMPI_Neighbor_allgather_init_c_f08, &
+        & MPI_Neighbor_allgatherv_f08, MPI_Neighbor_allgatherv_c_f08
+  PUBLIC :: PMPI_Neighbor_allgatherv_f08, PMPI_Neighbor_allgatherv_c_f08, &
+        & MPI_Neighbor_allgatherv_init_f08, MPI_Neighbor_allgatherv_init_c_f08, &
+        & PMPI_Neighbor_allgatherv_init_f08, PMPI_Neighbor_allgatherv_init_c_f08
+  PUBLIC :: MPI_Neighbor_alltoall_f08, MPI_Neighbor_alltoall_c_f08, PMPI_Neighbor_alltoall_f08, &
+        & PMPI_Neighbor_alltoall_c_f08, MPI_Neighbor_alltoall_init_f08, &
+        & MPI_Neighbor_alltoall_init_c_f08
+  PUBLIC :: PMPI_Neighbor_alltoall_init_f08, PMPI_Neighbor_alltoall_init_c_f08, &
+        & MPI_Neighbor_alltoallv_f08, MPI_Neighbor_alltoallv_c_f08, PMPI_Neighbor_alltoallv_f08, &
+        & PMPI_Neighbor_alltoallv_c_f08
+  PUBLIC :: MPI_Neighbor_alltoallv_init_f08, MPI_Neighbor_alltoallv_init_c_f08, &
+        & PMPI_Neighbor_alltoallv_init_f08, PMPI_Neighbor_alltoallv_init_c_f08, &
+        & MPI_Neighbor_alltoallw_f08, MPI_Neighbor_alltoallw_c_f08
+  PUBLIC :: PMPI_Neighbor_alltoallw_f08, PMPI_Neighbor_alltoallw_c_f08, &
+        & MPI_Neighbor_alltoallw_init_f08, MPI_Neighbor_alltoallw_init_c_f08, &
+        & PMPI_Neighbor_alltoallw_init_f08, PMPI_Neighbor_alltoallw_init_c_f08
   PUBLIC :: MPI_Op_commutative_f08, PMPI_Op_commutative_f08, MPI_Op_create_f08, &
-        & MPI_Op_create_c_f08c, PMPI_Op_create_f08, PMPI_Op_create_c_f08c
+        & MPI_Op_create_c_f08, PMPI_Op_create_f08, PMPI_Op_create_c_f08
   PUBLIC :: MPI_Op_free_f08, PMPI_Op_free_f08, MPI_Open_port_f08, PMPI_Open_port_f08, &
-        & MPI_Pack_f08, MPI_Pack_f08c
-  PUBLIC :: PMPI_Pack_f08, PMPI_Pack_f08c, MPI_Pack_external_f08, MPI_Pack_external_f08c, &
-        & PMPI_Pack_external_f08, PMPI_Pack_external_f08c
-  PUBLIC :: MPI_Pack_external_size_f08, MPI_Pack_external_size_f08c, PMPI_Pack_external_size_f08, &
-        & PMPI_Pack_external_size_f08c, MPI_Pack_size_f08, MPI_Pack_size_f08c
-  PUBLIC :: PMPI_Pack_size_f08, PMPI_Pack_size_f08c, MPI_Parrived_f08, PMPI_Parrived_f08, &
+        & MPI_Pack_f08, MPI_Pack_c_f08
+  PUBLIC :: PMPI_Pack_f08, PMPI_Pack_c_f08, MPI_Pack_external_f08, MPI_Pack_external_c_f08, &
+        & PMPI_Pack_external_f08, PMPI_Pack_external_c_f08
+  PUBLIC :: MPI_Pack_external_size_f08, MPI_Pack_external_size_c_f08, &
+        & PMPI_Pack_external_size_f08, PMPI_Pack_external_size_c_f08, MPI_Pack_size_f08, &
+        & MPI_Pack_size_c_f08
+  PUBLIC :: PMPI_Pack_size_f08, PMPI_Pack_size_c_f08, MPI_Parrived_f08, PMPI_Parrived_f08, &
         & MPI_Pcontrol_f08, PMPI_Pcontrol_f08
   PUBLIC :: MPI_Pready_f08, PMPI_Pready_f08, MPI_Pready_list_f08, PMPI_Pready_list_f08, &
         & MPI_Pready_range_f08, PMPI_Pready_range_f08
   PUBLIC :: MPI_Precv_init_f08, PMPI_Precv_init_f08, MPI_Probe_f08, PMPI_Probe_f08, &
         & MPI_Psend_init_f08, PMPI_Psend_init_f08
-  PUBLIC :: MPI_Publish_name_f08, PMPI_Publish_name_f08, MPI_Put_f08, MPI_Put_f08c, PMPI_Put_f08, &
-        & PMPI_Put_f08c
+  PUBLIC :: MPI_Publish_name_f08, PMPI_Publish_name_f08, MPI_Put_f08, MPI_Put_c_f08, &
+        & PMPI_Put_f08, PMPI_Put_c_f08
   PUBLIC :: MPI_Query_thread_f08, PMPI_Query_thread_f08, MPI_Raccumulate_f08, &
-        & MPI_Raccumulate_f08c, PMPI_Raccumulate_f08, PMPI_Raccumulate_f08c
-  PUBLIC :: MPI_Recv_f08, MPI_Recv_f08c, PMPI_Recv_f08, PMPI_Recv_f08c, MPI_Recv_init_f08, &
-        & MPI_Recv_init_f08c
-  PUBLIC :: PMPI_Recv_init_f08, PMPI_Recv_init_f08c, MPI_Reduce_f08, MPI_Reduce_f08c, &
-        & PMPI_Reduce_f08, PMPI_Reduce_f08c
-  PUBLIC :: MPI_Reduce_init_f08, MPI_Reduce_init_f08c, PMPI_Reduce_init_f08, &
-        & PMPI_Reduce_init_f08c, MPI_Reduce_local_f08, MPI_Reduce_local_f08c
-  PUBLIC :: PMPI_Reduce_local_f08, PMPI_Reduce_local_f08c, MPI_Reduce_scatter_f08, &
-        & MPI_Reduce_scatter_f08c, PMPI_Reduce_scatter_f08, PMPI_Reduce_scatter_f08c
-  PUBLIC :: MPI_Reduce_scatter_block_f08, MPI_Reduce_scatter_block_f08c, &
-        & PMPI_Reduce_scatter_block_f08, PMPI_Reduce_scatter_block_f08c, &
-        & MPI_Reduce_scatter_block_init_f08, MPI_Reduce_scatter_block_init_f08c
-  PUBLIC :: PMPI_Reduce_scatter_block_init_f08, PMPI_Reduce_scatter_block_init_f08c, &
-        & MPI_Reduce_scatter_init_f08, MPI_Reduce_scatter_init_f08c, &
-        & PMPI_Reduce_scatter_init_f08, PMPI_Reduce_scatter_init_f08c
+        & MPI_Raccumulate_c_f08, PMPI_Raccumulate_f08, PMPI_Raccumulate_c_f08
+  PUBLIC :: MPI_Recv_f08, MPI_Recv_c_f08, PMPI_Recv_f08, PMPI_Recv_c_f08, MPI_Recv_init_f08, &
+        & MPI_Recv_init_c_f08
+  PUBLIC :: PMPI_Recv_init_f08, PMPI_Recv_init_c_f08, MPI_Reduce_f08, MPI_Reduce_c_f08, &
+        & PMPI_Reduce_f08, PMPI_Reduce_c_f08
+  PUBLIC :: MPI_Reduce_init_f08, MPI_Reduce_init_c_f08, PMPI_Reduce_init_f08, &
+        & PMPI_Reduce_init_c_f08, MPI_Reduce_local_f08, MPI_Reduce_local_c_f08
+  PUBLIC :: PMPI_Reduce_local_f08, PMPI_Reduce_local_c_f08, MPI_Reduce_scatter_f08, &
+        & MPI_Reduce_scatter_c_f08, PMPI_Reduce_scatter_f08, PMPI_Reduce_scatter_c_f08
+  PUBLIC :: MPI_Reduce_scatter_block_f08, MPI_Reduce_scatter_block_c_f08, &
+        & PMPI_Reduce_scatter_block_f08, PMPI_Reduce_scatter_block_c_f08, &
+        & MPI_Reduce_scatter_block_init_f08, MPI_Reduce_scatter_block_init_c_f08
+  PUBLIC :: PMPI_Reduce_scatter_block_init_f08, PMPI_Reduce_scatter_block_init_c_f08, &
+        & MPI_Reduce_scatter_init_f08, MPI_Reduce_scatter_init_c_f08, &
+        & PMPI_Reduce_scatter_init_f08, PMPI_Reduce_scatter_init_c_f08
   PUBLIC :: MPI_Register_datarep_f08, PMPI_Register_datarep_f08, MPI_Remove_error_class_f08, &
         & PMPI_Remove_error_class_f08, MPI_Remove_error_code_f08, PMPI_Remove_error_code_f08
   PUBLIC :: MPI_Remove_error_string_f08, PMPI_Remove_error_string_f08, MPI_Request_free_f08, &
@@ -19717,32 +19720,32 @@ MODULE aptus_f08_impl
   PUBLIC :: MPI_Request_get_status_all_f08, PMPI_Request_get_status_all_f08, &
         & MPI_Request_get_status_any_f08, PMPI_Request_get_status_any_f08, &
         & MPI_Request_get_status_some_f08, PMPI_Request_get_status_some_f08
-  PUBLIC :: MPI_Rget_f08, MPI_Rget_f08c, PMPI_Rget_f08, PMPI_Rget_f08c, MPI_Rget_accumulate_f08, &
-        & MPI_Rget_accumulate_f08c
-  PUBLIC :: PMPI_Rget_accumulate_f08, PMPI_Rget_accumulate_f08c, MPI_Rput_f08, MPI_Rput_f08c, &
-        & PMPI_Rput_f08, PMPI_Rput_f08c
-  PUBLIC :: MPI_Rsend_f08, MPI_Rsend_f08c, PMPI_Rsend_f08, PMPI_Rsend_f08c, MPI_Rsend_init_f08, &
-        & MPI_Rsend_init_f08c
-  PUBLIC :: PMPI_Rsend_init_f08, PMPI_Rsend_init_f08c, MPI_Scan_f08, MPI_Scan_f08c, &
-        & PMPI_Scan_f08, PMPI_Scan_f08c
-  PUBLIC :: MPI_Scan_init_f08, MPI_Scan_init_f08c, PMPI_Scan_init_f08, PMPI_Scan_init_f08c, &
-        & MPI_Scatter_f08, MPI_Scatter_f08c
-  PUBLIC :: PMPI_Scatter_f08, PMPI_Scatter_f08c, MPI_Scatter_init_f08, MPI_Scatter_init_f08c, &
-        & PMPI_Scatter_init_f08, PMPI_Scatter_init_f08c
-  PUBLIC :: MPI_Scatterv_f08, MPI_Scatterv_f08c, PMPI_Scatterv_f08, PMPI_Scatterv_f08c, &
-        & MPI_Scatterv_init_f08, MPI_Scatterv_init_f08c
-  PUBLIC :: PMPI_Scatterv_init_f08, PMPI_Scatterv_init_f08c, MPI_Send_f08, MPI_Send_f08c, &
-        & PMPI_Send_f08, PMPI_Send_f08c
-  PUBLIC :: MPI_Send_init_f08, MPI_Send_init_f08c, PMPI_Send_init_f08, PMPI_Send_init_f08c, &
-        & MPI_Sendrecv_f08, MPI_Sendrecv_f08c
-  PUBLIC :: PMPI_Sendrecv_f08, PMPI_Sendrecv_f08c, MPI_Sendrecv_replace_f08, &
-        & MPI_Sendrecv_replace_f08c, PMPI_Sendrecv_replace_f08, PMPI_Sendrecv_replace_f08c
-  PUBLIC :: MPI_Session_attach_buffer_f08, MPI_Session_attach_buffer_f08c, &
-        & PMPI_Session_attach_buffer_f08, PMPI_Session_attach_buffer_f08c, &
+  PUBLIC :: MPI_Rget_f08, MPI_Rget_c_f08, PMPI_Rget_f08, PMPI_Rget_c_f08, &
+        & MPI_Rget_accumulate_f08, MPI_Rget_accumulate_c_f08
+  PUBLIC :: PMPI_Rget_accumulate_f08, PMPI_Rget_accumulate_c_f08, MPI_Rput_f08, MPI_Rput_c_f08, &
+        & PMPI_Rput_f08, PMPI_Rput_c_f08
+  PUBLIC :: MPI_Rsend_f08, MPI_Rsend_c_f08, PMPI_Rsend_f08, PMPI_Rsend_c_f08, MPI_Rsend_init_f08, &
+        & MPI_Rsend_init_c_f08
+  PUBLIC :: PMPI_Rsend_init_f08, PMPI_Rsend_init_c_f08, MPI_Scan_f08, MPI_Scan_c_f08, &
+        & PMPI_Scan_f08, PMPI_Scan_c_f08
+  PUBLIC :: MPI_Scan_init_f08, MPI_Scan_init_c_f08, PMPI_Scan_init_f08, PMPI_Scan_init_c_f08, &
+        & MPI_Scatter_f08, MPI_Scatter_c_f08
+  PUBLIC :: PMPI_Scatter_f08, PMPI_Scatter_c_f08, MPI_Scatter_init_f08, MPI_Scatter_init_c_f08, &
+        & PMPI_Scatter_init_f08, PMPI_Scatter_init_c_f08
+  PUBLIC :: MPI_Scatterv_f08, MPI_Scatterv_c_f08, PMPI_Scatterv_f08, PMPI_Scatterv_c_f08, &
+        & MPI_Scatterv_init_f08, MPI_Scatterv_init_c_f08
+  PUBLIC :: PMPI_Scatterv_init_f08, PMPI_Scatterv_init_c_f08, MPI_Send_f08, MPI_Send_c_f08, &
+        & PMPI_Send_f08, PMPI_Send_c_f08
+  PUBLIC :: MPI_Send_init_f08, MPI_Send_init_c_f08, PMPI_Send_init_f08, PMPI_Send_init_c_f08, &
+        & MPI_Sendrecv_f08, MPI_Sendrecv_c_f08
+  PUBLIC :: PMPI_Sendrecv_f08, PMPI_Sendrecv_c_f08, MPI_Sendrecv_replace_f08, &
+        & MPI_Sendrecv_replace_c_f08, PMPI_Sendrecv_replace_f08, PMPI_Sendrecv_replace_c_f08
+  PUBLIC :: MPI_Session_attach_buffer_f08, MPI_Session_attach_buffer_c_f08, &
+        & PMPI_Session_attach_buffer_f08, PMPI_Session_attach_buffer_c_f08, &
         & MPI_Session_call_errhandler_f08, PMPI_Session_call_errhandler_f08
   PUBLIC :: MPI_Session_create_errhandler_f08, PMPI_Session_create_errhandler_f08, &
-        & MPI_Session_detach_buffer_f08, MPI_Session_detach_buffer_f08c, &
-        & PMPI_Session_detach_buffer_f08, PMPI_Session_detach_buffer_f08c
+        & MPI_Session_detach_buffer_f08, MPI_Session_detach_buffer_c_f08, &
+        & PMPI_Session_detach_buffer_f08, PMPI_Session_detach_buffer_c_f08
   PUBLIC :: MPI_Session_finalize_f08, PMPI_Session_finalize_f08, MPI_Session_flush_buffer_f08, &
         & PMPI_Session_flush_buffer_f08, MPI_Session_get_errhandler_f08, &
         & PMPI_Session_get_errhandler_f08
@@ -19753,14 +19756,14 @@ MODULE aptus_f08_impl
         & MPI_Session_iflush_buffer_f08, PMPI_Session_iflush_buffer_f08, MPI_Session_init_f08, &
         & PMPI_Session_init_f08
   PUBLIC :: MPI_Session_set_errhandler_f08, PMPI_Session_set_errhandler_f08, MPI_Ssend_f08, &
-        & MPI_Ssend_f08c, PMPI_Ssend_f08, PMPI_Ssend_f08c
-  PUBLIC :: MPI_Ssend_init_f08, MPI_Ssend_init_f08c, PMPI_Ssend_init_f08, PMPI_Ssend_init_f08c, &
+        & MPI_Ssend_c_f08, PMPI_Ssend_f08, PMPI_Ssend_c_f08
+  PUBLIC :: MPI_Ssend_init_f08, MPI_Ssend_init_c_f08, PMPI_Ssend_init_f08, PMPI_Ssend_init_c_f08, &
         & MPI_Start_f08, PMPI_Start_f08
   PUBLIC :: MPI_Startall_f08, PMPI_Startall_f08, MPI_Status_get_error_f08, &
         & PMPI_Status_get_error_f08, MPI_Status_get_source_f08, PMPI_Status_get_source_f08
   PUBLIC :: MPI_Status_get_tag_f08, PMPI_Status_get_tag_f08, MPI_Status_set_cancelled_f08, &
-        & PMPI_Status_set_cancelled_f08, MPI_Status_set_elements_f08, MPI_Status_set_elements_f08c
-  PUBLIC :: PMPI_Status_set_elements_f08, PMPI_Status_set_elements_f08c, &
+        & PMPI_Status_set_cancelled_f08, MPI_Status_set_elements_f08, MPI_Status_set_elements_c_f08
+  PUBLIC :: PMPI_Status_set_elements_f08, PMPI_Status_set_elements_c_f08, &
         & MPI_Status_set_elements_x_f08, PMPI_Status_set_elements_x_f08, &
         & MPI_Status_set_error_f08, PMPI_Status_set_error_f08
   PUBLIC :: MPI_Status_set_source_f08, PMPI_Status_set_source_f08, MPI_Status_set_tag_f08, &
@@ -19769,57 +19772,59 @@ MODULE aptus_f08_impl
         & MPI_Testany_f08, PMPI_Testany_f08
   PUBLIC :: MPI_Testsome_f08, PMPI_Testsome_f08, MPI_Topo_test_f08, PMPI_Topo_test_f08, &
         & MPI_Type_commit_f08, PMPI_Type_commit_f08
-  PUBLIC :: MPI_Type_contiguous_f08, MPI_Type_contiguous_f08c, PMPI_Type_contiguous_f08, &
-        & PMPI_Type_contiguous_f08c, MPI_Type_create_darray_f08, MPI_Type_create_darray_f08c
-  PUBLIC :: PMPI_Type_create_darray_f08, PMPI_Type_create_darray_f08c, &
+  PUBLIC :: MPI_Type_contiguous_f08, MPI_Type_contiguous_c_f08, PMPI_Type_contiguous_f08, &
+        & PMPI_Type_contiguous_c_f08, MPI_Type_create_darray_f08, MPI_Type_create_darray_c_f08
+  PUBLIC :: PMPI_Type_create_darray_f08, PMPI_Type_create_darray_c_f08, &
         & MPI_Type_create_f90_complex_f08, PMPI_Type_create_f90_complex_f08, &
         & MPI_Type_create_f90_integer_f08, PMPI_Type_create_f90_integer_f08
   PUBLIC :: MPI_Type_create_f90_real_f08, PMPI_Type_create_f90_real_f08, &
-        & MPI_Type_create_hindexed_f08, MPI_Type_create_hindexed_f08c, &
-        & PMPI_Type_create_hindexed_f08, PMPI_Type_create_hindexed_f08c
-  PUBLIC :: MPI_Type_create_hindexed_block_f08, MPI_Type_create_hindexed_block_f08c, &
-        & PMPI_Type_create_hindexed_block_f08, PMPI_Type_create_hindexed_block_f08c, &
-        & MPI_Type_create_hvector_f08, MPI_Type_create_hvector_f08c
-  PUBLIC :: PMPI_Type_create_hvector_f08, PMPI_Type_create_hvector_f08c, &
-        & MPI_Type_create_indexed_block_f08, MPI_Type_create_indexed_block_f08c, &
-        & PMPI_Type_create_indexed_block_f08, PMPI_Type_create_indexed_block_f08c
+        & MPI_Type_create_hindexed_f08, MPI_Type_create_hindexed_c_f08, &
+        & PMPI_Type_create_hindexed_f08, PMPI_Type_create_hindexed_c_f08
+  PUBLIC :: MPI_Type_create_hindexed_block_f08, MPI_Type_create_hindexed_block_c_f08, &
+        & PMPI_Type_create_hindexed_block_f08, PMPI_Type_create_hindexed_block_c_f08, &
+        & MPI_Type_create_hvector_f08, MPI_Type_create_hvector_c_f08
+  PUBLIC :: PMPI_Type_create_hvector_f08, PMPI_Type_create_hvector_c_f08, &
+        & MPI_Type_create_indexed_block_f08, MPI_Type_create_indexed_block_c_f08, &
+        & PMPI_Type_create_indexed_block_f08, PMPI_Type_create_indexed_block_c_f08
   PUBLIC :: MPI_Type_create_keyval_f08, PMPI_Type_create_keyval_f08, MPI_Type_create_resized_f08, &
-        & MPI_Type_create_resized_f08c, PMPI_Type_create_resized_f08, PMPI_Type_create_resized_f08c
-  PUBLIC :: MPI_Type_create_struct_f08, MPI_Type_create_struct_f08c, PMPI_Type_create_struct_f08, &
-        & PMPI_Type_create_struct_f08c, MPI_Type_create_subarray_f08, MPI_Type_create_subarray_f08c
-  PUBLIC :: PMPI_Type_create_subarray_f08, PMPI_Type_create_subarray_f08c, &
+        & MPI_Type_create_resized_c_f08, PMPI_Type_create_resized_f08, &
+        & PMPI_Type_create_resized_c_f08
+  PUBLIC :: MPI_Type_create_struct_f08, MPI_Type_create_struct_c_f08, &
+        & PMPI_Type_create_struct_f08, PMPI_Type_create_struct_c_f08, &
+        & MPI_Type_create_subarray_f08, MPI_Type_create_subarray_c_f08
+  PUBLIC :: PMPI_Type_create_subarray_f08, PMPI_Type_create_subarray_c_f08, &
         & MPI_Type_delete_attr_f08, PMPI_Type_delete_attr_f08, MPI_Type_dup_f08, PMPI_Type_dup_f08
   PUBLIC :: MPI_Type_free_f08, PMPI_Type_free_f08, MPI_Type_free_keyval_f08, &
         & PMPI_Type_free_keyval_f08, MPI_Type_get_attr_f08, PMPI_Type_get_attr_f08
-  PUBLIC :: MPI_Type_get_contents_f08, MPI_Type_get_contents_f08c, PMPI_Type_get_contents_f08, &
-        & PMPI_Type_get_contents_f08c, MPI_Type_get_envelope_f08, MPI_Type_get_envelope_f08c
-  PUBLIC :: PMPI_Type_get_envelope_f08, PMPI_Type_get_envelope_f08c, MPI_Type_get_extent_f08, &
-        & MPI_Type_get_extent_f08c, PMPI_Type_get_extent_f08, PMPI_Type_get_extent_f08c
+  PUBLIC :: MPI_Type_get_contents_f08, MPI_Type_get_contents_c_f08, PMPI_Type_get_contents_f08, &
+        & PMPI_Type_get_contents_c_f08, MPI_Type_get_envelope_f08, MPI_Type_get_envelope_c_f08
+  PUBLIC :: PMPI_Type_get_envelope_f08, PMPI_Type_get_envelope_c_f08, MPI_Type_get_extent_f08, &
+        & MPI_Type_get_extent_c_f08, PMPI_Type_get_extent_f08, PMPI_Type_get_extent_c_f08
   PUBLIC :: MPI_Type_get_extent_x_f08, PMPI_Type_get_extent_x_f08, MPI_Type_get_name_f08, &
-        & PMPI_Type_get_name_f08, MPI_Type_get_true_extent_f08, MPI_Type_get_true_extent_f08c
-  PUBLIC :: PMPI_Type_get_true_extent_f08, PMPI_Type_get_true_extent_f08c, &
+        & PMPI_Type_get_name_f08, MPI_Type_get_true_extent_f08, MPI_Type_get_true_extent_c_f08
+  PUBLIC :: PMPI_Type_get_true_extent_f08, PMPI_Type_get_true_extent_c_f08, &
         & MPI_Type_get_true_extent_x_f08, PMPI_Type_get_true_extent_x_f08, &
         & MPI_Type_get_value_index_f08, PMPI_Type_get_value_index_f08
-  PUBLIC :: MPI_Type_indexed_f08, MPI_Type_indexed_f08c, PMPI_Type_indexed_f08, &
-        & PMPI_Type_indexed_f08c, MPI_Type_match_size_f08, PMPI_Type_match_size_f08
+  PUBLIC :: MPI_Type_indexed_f08, MPI_Type_indexed_c_f08, PMPI_Type_indexed_f08, &
+        & PMPI_Type_indexed_c_f08, MPI_Type_match_size_f08, PMPI_Type_match_size_f08
   PUBLIC :: MPI_Type_set_attr_f08, PMPI_Type_set_attr_f08, MPI_Type_set_name_f08, &
-        & PMPI_Type_set_name_f08, MPI_Type_size_f08, MPI_Type_size_f08c
-  PUBLIC :: PMPI_Type_size_f08, PMPI_Type_size_f08c, MPI_Type_size_x_f08, PMPI_Type_size_x_f08, &
-        & MPI_Type_vector_f08, MPI_Type_vector_f08c
-  PUBLIC :: PMPI_Type_vector_f08, PMPI_Type_vector_f08c, MPI_Unpack_f08, MPI_Unpack_f08c, &
-        & PMPI_Unpack_f08, PMPI_Unpack_f08c
-  PUBLIC :: MPI_Unpack_external_f08, MPI_Unpack_external_f08c, PMPI_Unpack_external_f08, &
-        & PMPI_Unpack_external_f08c, MPI_Unpublish_name_f08, PMPI_Unpublish_name_f08
+        & PMPI_Type_set_name_f08, MPI_Type_size_f08, MPI_Type_size_c_f08
+  PUBLIC :: PMPI_Type_size_f08, PMPI_Type_size_c_f08, MPI_Type_size_x_f08, PMPI_Type_size_x_f08, &
+        & MPI_Type_vector_f08, MPI_Type_vector_c_f08
+  PUBLIC :: PMPI_Type_vector_f08, PMPI_Type_vector_c_f08, MPI_Unpack_f08, MPI_Unpack_c_f08, &
+        & PMPI_Unpack_f08, PMPI_Unpack_c_f08
+  PUBLIC :: MPI_Unpack_external_f08, MPI_Unpack_external_c_f08, PMPI_Unpack_external_f08, &
+        & PMPI_Unpack_external_c_f08, MPI_Unpublish_name_f08, PMPI_Unpublish_name_f08
   PUBLIC :: MPI_Wait_f08, PMPI_Wait_f08, MPI_Waitall_f08, PMPI_Waitall_f08, MPI_Waitany_f08, &
         & PMPI_Waitany_f08
-  PUBLIC :: MPI_Waitsome_f08, PMPI_Waitsome_f08, MPI_Win_allocate_f08, MPI_Win_allocate_f08c, &
-        & PMPI_Win_allocate_f08, PMPI_Win_allocate_f08c
-  PUBLIC :: MPI_Win_allocate_shared_f08, MPI_Win_allocate_shared_f08c, &
-        & PMPI_Win_allocate_shared_f08, PMPI_Win_allocate_shared_f08c, MPI_Win_attach_f08, &
+  PUBLIC :: MPI_Waitsome_f08, PMPI_Waitsome_f08, MPI_Win_allocate_f08, MPI_Win_allocate_c_f08, &
+        & PMPI_Win_allocate_f08, PMPI_Win_allocate_c_f08
+  PUBLIC :: MPI_Win_allocate_shared_f08, MPI_Win_allocate_shared_c_f08, &
+        & PMPI_Win_allocate_shared_f08, PMPI_Win_allocate_shared_c_f08, MPI_Win_attach_f08, &
         & PMPI_Win_attach_f08
   PUBLIC :: MPI_Win_call_errhandler_f08, PMPI_Win_call_errhandler_f08, MPI_Win_complete_f08, &
-        & PMPI_Win_complete_f08, MPI_Win_create_f08, MPI_Win_create_f08c
-  PUBLIC :: PMPI_Win_create_f08, PMPI_Win_create_f08c, MPI_Win_create_dynamic_f08, &
+        & PMPI_Win_complete_f08, MPI_Win_create_f08, MPI_Win_create_c_f08
+  PUBLIC :: PMPI_Win_create_f08, PMPI_Win_create_c_f08, MPI_Win_create_dynamic_f08, &
         & PMPI_Win_create_dynamic_f08, MPI_Win_create_errhandler_f08, PMPI_Win_create_errhandler_f08
   PUBLIC :: MPI_Win_create_keyval_f08, PMPI_Win_create_keyval_f08, MPI_Win_delete_attr_f08, &
         & PMPI_Win_delete_attr_f08, MPI_Win_detach_f08, PMPI_Win_detach_f08
@@ -19836,7 +19841,7 @@ MODULE aptus_f08_impl
   PUBLIC :: MPI_Win_set_attr_f08, PMPI_Win_set_attr_f08, MPI_Win_set_errhandler_f08, &
         & PMPI_Win_set_errhandler_f08, MPI_Win_set_info_f08, PMPI_Win_set_info_f08
   PUBLIC :: MPI_Win_set_name_f08, PMPI_Win_set_name_f08, MPI_Win_shared_query_f08, &
-        & MPI_Win_shared_query_f08c, PMPI_Win_shared_query_f08, PMPI_Win_shared_query_f08c
+        & MPI_Win_shared_query_c_f08, PMPI_Win_shared_query_f08, PMPI_Win_shared_query_c_f08
   PUBLIC :: MPI_Win_start_f08, PMPI_Win_start_f08, MPI_Win_sync_f08, PMPI_Win_sync_f08, &
         & MPI_Win_test_f08, PMPI_Win_test_f08
   PUBLIC :: MPI_Win_unlock_f08, PMPI_Win_unlock_f08, MPI_Win_unlock_all_f08, &
@@ -19978,7 +19983,7 @@ CONTAINS
         & target_count, target_datatype, op, win, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Accumulate_f08
-  SUBROUTINE MPI_Accumulate_f08c(origin_addr, origin_count, origin_datatype, target_rank, &
+  SUBROUTINE MPI_Accumulate_c_f08(origin_addr, origin_count, origin_datatype, target_rank, &
         & target_disp, target_count, target_datatype, op, win, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: origin_addr
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: origin_count, target_count
@@ -19997,7 +20002,7 @@ CONTAINS
     CALL f77_MPI_ACCUMULATE_C(origin_addr, origin_count, origin_datatype, target_rank, &
         & target_disp, target_count, target_datatype, op, win, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_Accumulate_f08c
+  END SUBROUTINE MPI_Accumulate_c_f08
   SUBROUTINE PMPI_Accumulate_f08(origin_addr, origin_count, origin_datatype, target_rank, &
         & target_disp, target_count, target_datatype, op, win, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: origin_addr
@@ -20017,7 +20022,7 @@ CONTAINS
         & target_disp, target_count, target_datatype, op, win, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Accumulate_f08
-  SUBROUTINE PMPI_Accumulate_f08c(origin_addr, origin_count, origin_datatype, target_rank, &
+  SUBROUTINE PMPI_Accumulate_c_f08(origin_addr, origin_count, origin_datatype, target_rank, &
         & target_disp, target_count, target_datatype, op, win, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: origin_addr
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: origin_count, target_count
@@ -20036,7 +20041,7 @@ CONTAINS
     CALL f77_PMPI_ACCUMULATE_C(origin_addr, origin_count, origin_datatype, target_rank, &
         & target_disp, target_count, target_datatype, op, win, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_Accumulate_f08c
+  END SUBROUTINE PMPI_Accumulate_c_f08
   SUBROUTINE MPI_Add_error_class_f08(errorclass, ierror)
     INTEGER, INTENT(OUT) :: errorclass
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
@@ -20112,8 +20117,8 @@ CONTAINS
         & ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Allgather_f08
-  SUBROUTINE MPI_Allgather_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &
-        & ierror)
+  SUBROUTINE MPI_Allgather_c_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
+        & comm, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount, recvcount
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
@@ -20124,7 +20129,7 @@ CONTAINS
     CALL f77_MPI_ALLGATHER_C(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &
         & ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_Allgather_f08c
+  END SUBROUTINE MPI_Allgather_c_f08
   SUBROUTINE PMPI_Allgather_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &
         & ierror)
     TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
@@ -20138,7 +20143,7 @@ CONTAINS
         & ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Allgather_f08
-  SUBROUTINE PMPI_Allgather_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
+  SUBROUTINE PMPI_Allgather_c_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
         & comm, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount, recvcount
@@ -20150,7 +20155,7 @@ CONTAINS
     CALL f77_PMPI_ALLGATHER_C(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &
         & ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_Allgather_f08c
+  END SUBROUTINE PMPI_Allgather_c_f08
   SUBROUTINE MPI_Allgather_init_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
         & comm, info, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -20176,7 +20181,7 @@ CONTAINS
         & info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Allgather_init_f08
-  SUBROUTINE MPI_Allgather_init_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
+  SUBROUTINE MPI_Allgather_init_c_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
         & comm, info, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount, recvcount
@@ -20200,7 +20205,7 @@ CONTAINS
     CALL f77_MPI_ALLGATHER_INIT_C(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
         & comm, info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_Allgather_init_f08c
+  END SUBROUTINE MPI_Allgather_init_c_f08
   SUBROUTINE PMPI_Allgather_init_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
         & comm, info, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -20226,8 +20231,8 @@ CONTAINS
         & comm, info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Allgather_init_f08
-  SUBROUTINE PMPI_Allgather_init_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
-        & comm, info, request, ierror)
+  SUBROUTINE PMPI_Allgather_init_c_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
+        & recvtype, comm, info, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount, recvcount
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
@@ -20250,7 +20255,7 @@ CONTAINS
     CALL f77_PMPI_ALLGATHER_INIT_C(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
         & comm, info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_Allgather_init_f08c
+  END SUBROUTINE PMPI_Allgather_init_c_f08
   SUBROUTINE MPI_Allgatherv_f08(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
         & recvtype, comm, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
@@ -20264,7 +20269,7 @@ CONTAINS
         & comm, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Allgatherv_f08
-  SUBROUTINE MPI_Allgatherv_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
+  SUBROUTINE MPI_Allgatherv_c_f08(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
         & recvtype, comm, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount, recvcounts(*)
@@ -20277,7 +20282,7 @@ CONTAINS
     CALL f77_MPI_ALLGATHERV_C(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
         & recvtype, comm, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_Allgatherv_f08c
+  END SUBROUTINE MPI_Allgatherv_c_f08
   SUBROUTINE PMPI_Allgatherv_f08(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
         & recvtype, comm, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
@@ -20291,7 +20296,7 @@ CONTAINS
         & comm, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Allgatherv_f08
-  SUBROUTINE PMPI_Allgatherv_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
+  SUBROUTINE PMPI_Allgatherv_c_f08(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
         & recvtype, comm, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount, recvcounts(*)
@@ -20304,7 +20309,7 @@ CONTAINS
     CALL f77_PMPI_ALLGATHERV_C(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
         & recvtype, comm, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_Allgatherv_f08c
+  END SUBROUTINE PMPI_Allgatherv_c_f08
   SUBROUTINE MPI_Allgatherv_init_f08(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
         & recvtype, comm, info, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -20331,7 +20336,7 @@ CONTAINS
         & recvtype, comm, info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Allgatherv_init_f08
-  SUBROUTINE MPI_Allgatherv_init_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
+  SUBROUTINE MPI_Allgatherv_init_c_f08(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
         & recvtype, comm, info, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
@@ -20357,7 +20362,7 @@ CONTAINS
     CALL f77_MPI_ALLGATHERV_INIT_C(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
         & recvtype, comm, info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_Allgatherv_init_f08c
+  END SUBROUTINE MPI_Allgatherv_init_c_f08
   SUBROUTINE PMPI_Allgatherv_init_f08(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
         & recvtype, comm, info, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -20384,8 +20389,8 @@ CONTAINS
         & recvtype, comm, info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Allgatherv_init_f08
-  SUBROUTINE PMPI_Allgatherv_init_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
-        & recvtype, comm, info, request, ierror)
+  SUBROUTINE PMPI_Allgatherv_init_c_f08(sendbuf, sendcount, sendtype, recvbuf, recvcounts, &
+        & displs, recvtype, comm, info, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
@@ -20410,7 +20415,7 @@ CONTAINS
     CALL f77_PMPI_ALLGATHERV_INIT_C(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
         & recvtype, comm, info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_Allgatherv_init_f08c
+  END SUBROUTINE PMPI_Allgatherv_init_c_f08
   SUBROUTINE MPI_Alloc_mem_f08(size, info, baseptr, ierror)
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: size
     TYPE(MPI_Info), INTENT(IN) :: info
@@ -20441,7 +20446,7 @@ CONTAINS
     CALL f77_MPI_ALLREDUCE(sendbuf, recvbuf, count, datatype, op, comm, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Allreduce_f08
-  SUBROUTINE MPI_Allreduce_f08c(sendbuf, recvbuf, count, datatype, op, comm, ierror)
+  SUBROUTINE MPI_Allreduce_c_f08(sendbuf, recvbuf, count, datatype, op, comm, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
     TYPE(*), DIMENSION(..) :: recvbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
@@ -20452,7 +20457,7 @@ CONTAINS
     INTEGER :: ierror_
     CALL f77_MPI_ALLREDUCE_C(sendbuf, recvbuf, count, datatype, op, comm, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_Allreduce_f08c
+  END SUBROUTINE MPI_Allreduce_c_f08
   SUBROUTINE PMPI_Allreduce_f08(sendbuf, recvbuf, count, datatype, op, comm, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
     TYPE(*), DIMENSION(..) :: recvbuf
@@ -20465,7 +20470,7 @@ CONTAINS
     CALL f77_PMPI_ALLREDUCE(sendbuf, recvbuf, count, datatype, op, comm, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Allreduce_f08
-  SUBROUTINE PMPI_Allreduce_f08c(sendbuf, recvbuf, count, datatype, op, comm, ierror)
+  SUBROUTINE PMPI_Allreduce_c_f08(sendbuf, recvbuf, count, datatype, op, comm, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
     TYPE(*), DIMENSION(..) :: recvbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
@@ -20476,7 +20481,7 @@ CONTAINS
     INTEGER :: ierror_
     CALL f77_PMPI_ALLREDUCE_C(sendbuf, recvbuf, count, datatype, op, comm, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_Allreduce_f08c
+  END SUBROUTINE PMPI_Allreduce_c_f08
   SUBROUTINE MPI_Allreduce_init_f08(sendbuf, recvbuf, count, datatype, op, comm, info, request, &
         & ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -20502,7 +20507,7 @@ CONTAINS
     CALL f77_MPI_ALLREDUCE_INIT(sendbuf, recvbuf, count, datatype, op, comm, info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Allreduce_init_f08
-  SUBROUTINE MPI_Allreduce_init_f08c(sendbuf, recvbuf, count, datatype, op, comm, info, request, &
+  SUBROUTINE MPI_Allreduce_init_c_f08(sendbuf, recvbuf, count, datatype, op, comm, info, request, &
         & ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
@@ -20527,7 +20532,7 @@ CONTAINS
     CALL f77_MPI_ALLREDUCE_INIT_C(sendbuf, recvbuf, count, datatype, op, comm, info, request, &
         & ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_Allreduce_init_f08c
+  END SUBROUTINE MPI_Allreduce_init_c_f08
   SUBROUTINE PMPI_Allreduce_init_f08(sendbuf, recvbuf, count, datatype, op, comm, info, request, &
         & ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -20554,8 +20559,8 @@ CONTAINS
         & ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Allreduce_init_f08
-  SUBROUTINE PMPI_Allreduce_init_f08c(sendbuf, recvbuf, count, datatype, op, comm, info, request, &
-        & ierror)
+  SUBROUTINE PMPI_Allreduce_init_c_f08(sendbuf, recvbuf, count, datatype, op, comm, info, &
+        & request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
@@ -20579,7 +20584,7 @@ CONTAINS
     CALL f77_PMPI_ALLREDUCE_INIT_C(sendbuf, recvbuf, count, datatype, op, comm, info, request, &
         & ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_Allreduce_init_f08c
+  END SUBROUTINE PMPI_Allreduce_init_c_f08
   SUBROUTINE MPI_Alltoall_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &
         & ierror)
     TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
@@ -20592,7 +20597,7 @@ CONTAINS
     CALL f77_MPI_ALLTOALL(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Alltoall_f08
-  SUBROUTINE MPI_Alltoall_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &
+  SUBROUTINE MPI_Alltoall_c_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &
         & ierror)
     TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount, recvcount
@@ -20604,7 +20609,7 @@ CONTAINS
     CALL f77_MPI_ALLTOALL_C(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &
         & ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_Alltoall_f08c
+  END SUBROUTINE MPI_Alltoall_c_f08
   SUBROUTINE PMPI_Alltoall_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &
         & ierror)
     TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
@@ -20618,8 +20623,8 @@ CONTAINS
         & ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Alltoall_f08
-  SUBROUTINE PMPI_Alltoall_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &
-        & ierror)
+  SUBROUTINE PMPI_Alltoall_c_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
+        & comm, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount, recvcount
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
@@ -20630,7 +20635,7 @@ CONTAINS
     CALL f77_PMPI_ALLTOALL_C(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &
         & ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_Alltoall_f08c
+  END SUBROUTINE PMPI_Alltoall_c_f08
   SUBROUTINE MPI_Alltoall_init_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
         & comm, info, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -20656,7 +20661,7 @@ CONTAINS
         & info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Alltoall_init_f08
-  SUBROUTINE MPI_Alltoall_init_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
+  SUBROUTINE MPI_Alltoall_init_c_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
         & comm, info, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount, recvcount
@@ -20680,7 +20685,7 @@ CONTAINS
     CALL f77_MPI_ALLTOALL_INIT_C(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
         & comm, info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_Alltoall_init_f08c
+  END SUBROUTINE MPI_Alltoall_init_c_f08
   SUBROUTINE PMPI_Alltoall_init_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
         & comm, info, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -20706,7 +20711,7 @@ CONTAINS
         & info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Alltoall_init_f08
-  SUBROUTINE PMPI_Alltoall_init_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
+  SUBROUTINE PMPI_Alltoall_init_c_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
         & comm, info, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount, recvcount
@@ -20730,7 +20735,7 @@ CONTAINS
     CALL f77_PMPI_ALLTOALL_INIT_C(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
         & comm, info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_Alltoall_init_f08c
+  END SUBROUTINE PMPI_Alltoall_init_c_f08
   SUBROUTINE MPI_Alltoallv_f08(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, &
         & rdispls, recvtype, comm, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
@@ -20744,7 +20749,7 @@ CONTAINS
         & recvtype, comm, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Alltoallv_f08
-  SUBROUTINE MPI_Alltoallv_f08c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, &
+  SUBROUTINE MPI_Alltoallv_c_f08(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, &
         & rdispls, recvtype, comm, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcounts(*), recvcounts(*)
@@ -20757,7 +20762,7 @@ CONTAINS
     CALL f77_MPI_ALLTOALLV_C(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, &
         & rdispls, recvtype, comm, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_Alltoallv_f08c
+  END SUBROUTINE MPI_Alltoallv_c_f08
   SUBROUTINE PMPI_Alltoallv_f08(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, &
         & rdispls, recvtype, comm, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
@@ -20771,7 +20776,7 @@ CONTAINS
         & recvtype, comm, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Alltoallv_f08
-  SUBROUTINE PMPI_Alltoallv_f08c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, &
+  SUBROUTINE PMPI_Alltoallv_c_f08(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, &
         & rdispls, recvtype, comm, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcounts(*), recvcounts(*)
@@ -20784,7 +20789,7 @@ CONTAINS
     CALL f77_PMPI_ALLTOALLV_C(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, &
         & rdispls, recvtype, comm, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_Alltoallv_f08c
+  END SUBROUTINE PMPI_Alltoallv_c_f08
   SUBROUTINE MPI_Alltoallv_init_f08(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, &
         & rdispls, recvtype, comm, info, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -20810,8 +20815,8 @@ CONTAINS
         & rdispls, recvtype, comm, info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Alltoallv_init_f08
-  SUBROUTINE MPI_Alltoallv_init_f08c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, &
-        & rdispls, recvtype, comm, info, request, ierror)
+  SUBROUTINE MPI_Alltoallv_init_c_f08(sendbuf, sendcounts, sdispls, sendtype, recvbuf, &
+        & recvcounts, rdispls, recvtype, comm, info, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: sendcounts(*), recvcounts(*)
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: sdispls(*), rdispls(*)
@@ -20835,7 +20840,7 @@ CONTAINS
     CALL f77_MPI_ALLTOALLV_INIT_C(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, &
         & rdispls, recvtype, comm, info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_Alltoallv_init_f08c
+  END SUBROUTINE MPI_Alltoallv_init_c_f08
   SUBROUTINE PMPI_Alltoallv_init_f08(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, &
         & rdispls, recvtype, comm, info, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -20861,7 +20866,7 @@ CONTAINS
         & rdispls, recvtype, comm, info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Alltoallv_init_f08
-  SUBROUTINE PMPI_Alltoallv_init_f08c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, &
+  SUBROUTINE PMPI_Alltoallv_init_c_f08(sendbuf, sendcounts, sdispls, sendtype, recvbuf, &
         & recvcounts, rdispls, recvtype, comm, info, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: sendcounts(*), recvcounts(*)
@@ -20886,7 +20891,7 @@ CONTAINS
     CALL f77_PMPI_ALLTOALLV_INIT_C(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, &
         & rdispls, recvtype, comm, info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_Alltoallv_init_f08c
+  END SUBROUTINE PMPI_Alltoallv_init_c_f08
   SUBROUTINE MPI_Alltoallw_f08(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, &
         & rdispls, recvtypes, comm, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
@@ -20900,7 +20905,7 @@ CONTAINS
         & recvtypes, comm, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Alltoallw_f08
-  SUBROUTINE MPI_Alltoallw_f08c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, &
+  SUBROUTINE MPI_Alltoallw_c_f08(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, &
         & rdispls, recvtypes, comm, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcounts(*), recvcounts(*)
@@ -20913,7 +20918,7 @@ CONTAINS
     CALL f77_MPI_ALLTOALLW_C(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, &
         & rdispls, recvtypes, comm, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_Alltoallw_f08c
+  END SUBROUTINE MPI_Alltoallw_c_f08
   SUBROUTINE PMPI_Alltoallw_f08(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, &
         & rdispls, recvtypes, comm, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
@@ -20927,7 +20932,7 @@ CONTAINS
         & rdispls, recvtypes, comm, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Alltoallw_f08
-  SUBROUTINE PMPI_Alltoallw_f08c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, &
+  SUBROUTINE PMPI_Alltoallw_c_f08(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, &
         & rdispls, recvtypes, comm, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcounts(*), recvcounts(*)
@@ -20940,7 +20945,7 @@ CONTAINS
     CALL f77_PMPI_ALLTOALLW_C(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, &
         & rdispls, recvtypes, comm, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_Alltoallw_f08c
+  END SUBROUTINE PMPI_Alltoallw_c_f08
   SUBROUTINE MPI_Alltoallw_init_f08(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, &
         & rdispls, recvtypes, comm, info, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -20966,7 +20971,7 @@ CONTAINS
         & rdispls, recvtypes, comm, info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Alltoallw_init_f08
-  SUBROUTINE MPI_Alltoallw_init_f08c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
+  SUBROUTINE MPI_Alltoallw_init_c_f08(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
         & recvcounts, rdispls, recvtypes, comm, info, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: sendcounts(*), recvcounts(*)
@@ -20991,7 +20996,7 @@ CONTAINS
     CALL f77_MPI_ALLTOALLW_INIT_C(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, &
         & rdispls, recvtypes, comm, info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_Alltoallw_init_f08c
+  END SUBROUTINE MPI_Alltoallw_init_c_f08
   SUBROUTINE PMPI_Alltoallw_init_f08(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
         & recvcounts, rdispls, recvtypes, comm, info, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -21017,7 +21022,7 @@ CONTAINS
         & rdispls, recvtypes, comm, info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Alltoallw_init_f08
-  SUBROUTINE PMPI_Alltoallw_init_f08c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
+  SUBROUTINE PMPI_Alltoallw_init_c_f08(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
         & recvcounts, rdispls, recvtypes, comm, info, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: sendcounts(*), recvcounts(*)
@@ -21042,7 +21047,7 @@ CONTAINS
     CALL f77_PMPI_ALLTOALLW_INIT_C(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, &
         & rdispls, recvtypes, comm, info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_Alltoallw_init_f08c
+  END SUBROUTINE PMPI_Alltoallw_init_c_f08
   SUBROUTINE MPI_Barrier_f08(comm, ierror)
     TYPE(MPI_Comm), INTENT(IN) :: comm
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
@@ -21085,7 +21090,7 @@ CONTAINS
     CALL f77_MPI_BCAST(buffer, count, datatype, root, comm, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Bcast_f08
-  SUBROUTINE MPI_Bcast_f08c(buffer, count, datatype, root, comm, ierror)
+  SUBROUTINE MPI_Bcast_c_f08(buffer, count, datatype, root, comm, ierror)
     TYPE(*), DIMENSION(..) :: buffer
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
@@ -21095,7 +21100,7 @@ CONTAINS
     INTEGER :: ierror_
     CALL f77_MPI_BCAST_C(buffer, count, datatype, root, comm, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_Bcast_f08c
+  END SUBROUTINE MPI_Bcast_c_f08
   SUBROUTINE PMPI_Bcast_f08(buffer, count, datatype, root, comm, ierror)
     TYPE(*), DIMENSION(..) :: buffer
     INTEGER, INTENT(IN) :: count, root
@@ -21106,7 +21111,7 @@ CONTAINS
     CALL f77_PMPI_BCAST(buffer, count, datatype, root, comm, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Bcast_f08
-  SUBROUTINE PMPI_Bcast_f08c(buffer, count, datatype, root, comm, ierror)
+  SUBROUTINE PMPI_Bcast_c_f08(buffer, count, datatype, root, comm, ierror)
     TYPE(*), DIMENSION(..) :: buffer
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
@@ -21116,7 +21121,7 @@ CONTAINS
     INTEGER :: ierror_
     CALL f77_PMPI_BCAST_C(buffer, count, datatype, root, comm, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_Bcast_f08c
+  END SUBROUTINE PMPI_Bcast_c_f08
   SUBROUTINE MPI_Bcast_init_f08(buffer, count, datatype, root, comm, info, request, ierror)
     TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buffer
     INTEGER, INTENT(IN) :: count, root
@@ -21134,7 +21139,7 @@ CONTAINS
     CALL f77_MPI_BCAST_INIT(buffer, count, datatype, root, comm, info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Bcast_init_f08
-  SUBROUTINE MPI_Bcast_init_f08c(buffer, count, datatype, root, comm, info, request, ierror)
+  SUBROUTINE MPI_Bcast_init_c_f08(buffer, count, datatype, root, comm, info, request, ierror)
     TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buffer
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
@@ -21151,7 +21156,7 @@ CONTAINS
     END IF
     CALL f77_MPI_BCAST_INIT_C(buffer, count, datatype, root, comm, info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_Bcast_init_f08c
+  END SUBROUTINE MPI_Bcast_init_c_f08
   SUBROUTINE PMPI_Bcast_init_f08(buffer, count, datatype, root, comm, info, request, ierror)
     TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buffer
     INTEGER, INTENT(IN) :: count, root
@@ -21169,7 +21174,7 @@ CONTAINS
     CALL f77_PMPI_BCAST_INIT(buffer, count, datatype, root, comm, info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Bcast_init_f08
-  SUBROUTINE PMPI_Bcast_init_f08c(buffer, count, datatype, root, comm, info, request, ierror)
+  SUBROUTINE PMPI_Bcast_init_c_f08(buffer, count, datatype, root, comm, info, request, ierror)
     TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buffer
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
@@ -21186,7 +21191,7 @@ CONTAINS
     END IF
     CALL f77_PMPI_BCAST_INIT_C(buffer, count, datatype, root, comm, info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_Bcast_init_f08c
+  END SUBROUTINE PMPI_Bcast_init_c_f08
   SUBROUTINE MPI_Bsend_f08(buf, count, datatype, dest, tag, comm, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN) :: buf
     INTEGER, INTENT(IN) :: count, dest, tag
@@ -21197,7 +21202,7 @@ CONTAINS
     CALL f77_MPI_BSEND(buf, count, datatype, dest, tag, comm, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Bsend_f08
-  SUBROUTINE MPI_Bsend_f08c(buf, count, datatype, dest, tag, comm, ierror)
+  SUBROUTINE MPI_Bsend_c_f08(buf, count, datatype, dest, tag, comm, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN) :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
@@ -21207,7 +21212,7 @@ CONTAINS
     INTEGER :: ierror_
     CALL f77_MPI_BSEND_C(buf, count, datatype, dest, tag, comm, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_Bsend_f08c
+  END SUBROUTINE MPI_Bsend_c_f08
   SUBROUTINE PMPI_Bsend_f08(buf, count, datatype, dest, tag, comm, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN) :: buf
     INTEGER, INTENT(IN) :: count, dest, tag
@@ -21218,7 +21223,7 @@ CONTAINS
     CALL f77_PMPI_BSEND(buf, count, datatype, dest, tag, comm, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Bsend_f08
-  SUBROUTINE PMPI_Bsend_f08c(buf, count, datatype, dest, tag, comm, ierror)
+  SUBROUTINE PMPI_Bsend_c_f08(buf, count, datatype, dest, tag, comm, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN) :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
@@ -21228,7 +21233,7 @@ CONTAINS
     INTEGER :: ierror_
     CALL f77_PMPI_BSEND_C(buf, count, datatype, dest, tag, comm, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_Bsend_f08c
+  END SUBROUTINE PMPI_Bsend_c_f08
   SUBROUTINE MPI_Bsend_init_f08(buf, count, datatype, dest, tag, comm, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
     INTEGER, INTENT(IN) :: count, dest, tag
@@ -21245,7 +21250,7 @@ CONTAINS
     CALL f77_MPI_BSEND_INIT(buf, count, datatype, dest, tag, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Bsend_init_f08
-  SUBROUTINE MPI_Bsend_init_f08c(buf, count, datatype, dest, tag, comm, request, ierror)
+  SUBROUTINE MPI_Bsend_init_c_f08(buf, count, datatype, dest, tag, comm, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
@@ -21261,7 +21266,7 @@ CONTAINS
     END IF
     CALL f77_MPI_BSEND_INIT_C(buf, count, datatype, dest, tag, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_Bsend_init_f08c
+  END SUBROUTINE MPI_Bsend_init_c_f08
   SUBROUTINE PMPI_Bsend_init_f08(buf, count, datatype, dest, tag, comm, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
     INTEGER, INTENT(IN) :: count, dest, tag
@@ -21278,7 +21283,7 @@ CONTAINS
     CALL f77_PMPI_BSEND_INIT(buf, count, datatype, dest, tag, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Bsend_init_f08
-  SUBROUTINE PMPI_Bsend_init_f08c(buf, count, datatype, dest, tag, comm, request, ierror)
+  SUBROUTINE PMPI_Bsend_init_c_f08(buf, count, datatype, dest, tag, comm, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
@@ -21294,7 +21299,7 @@ CONTAINS
     END IF
     CALL f77_PMPI_BSEND_INIT_C(buf, count, datatype, dest, tag, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_Bsend_init_f08c
+  END SUBROUTINE PMPI_Bsend_init_c_f08
   SUBROUTINE MPI_Buffer_attach_f08(buffer, size, ierror)
     TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buffer
     INTEGER, INTENT(IN) :: size
@@ -21308,7 +21313,7 @@ CONTAINS
     CALL f77_MPI_BUFFER_ATTACH(buffer, size, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Buffer_attach_f08
-  SUBROUTINE MPI_Buffer_attach_f08c(buffer, size, ierror)
+  SUBROUTINE MPI_Buffer_attach_c_f08(buffer, size, ierror)
     TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buffer
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: size
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
@@ -21320,7 +21325,7 @@ CONTAINS
     END IF
     CALL f77_MPI_BUFFER_ATTACH_C(buffer, size, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_Buffer_attach_f08c
+  END SUBROUTINE MPI_Buffer_attach_c_f08
   SUBROUTINE PMPI_Buffer_attach_f08(buffer, size, ierror)
     TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buffer
     INTEGER, INTENT(IN) :: size
@@ -21334,7 +21339,7 @@ CONTAINS
     CALL f77_PMPI_BUFFER_ATTACH(buffer, size, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Buffer_attach_f08
-  SUBROUTINE PMPI_Buffer_attach_f08c(buffer, size, ierror)
+  SUBROUTINE PMPI_Buffer_attach_c_f08(buffer, size, ierror)
     TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buffer
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: size
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
@@ -21346,7 +21351,7 @@ CONTAINS
     END IF
     CALL f77_PMPI_BUFFER_ATTACH_C(buffer, size, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_Buffer_attach_f08c
+  END SUBROUTINE PMPI_Buffer_attach_c_f08
   SUBROUTINE MPI_Buffer_detach_f08(buffer_addr, size, ierror)
     TYPE(C_PTR), INTENT(OUT) :: buffer_addr
     INTEGER, INTENT(OUT) :: size
@@ -21355,14 +21360,14 @@ CONTAINS
     CALL f77_APTUS_F08_BUFFER_DETACH(buffer_addr, size, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Buffer_detach_f08
-  SUBROUTINE MPI_Buffer_detach_f08c(buffer_addr, size, ierror)
+  SUBROUTINE MPI_Buffer_detach_c_f08(buffer_addr, size, ierror)
     TYPE(C_PTR), INTENT(OUT) :: buffer_addr
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(OUT) :: size
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
     CALL f77_APTUS_F08_BUFFER_DETACH_C(buffer_addr, size, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_Buffer_detach_f08c
+  END SUBROUTINE MPI_Buffer_detach_c_f08
   SUBROUTINE PMPI_Buffer_detach_f08(buffer_addr, size, ierror)
     TYPE(C_PTR), INTENT(OUT) :: buffer_addr
     INTEGER, INTENT(OUT) :: size
@@ -21371,14 +21376,14 @@ CONTAINS
     CALL f77_APTUS_F08_PBUFFER_DETACH(buffer_addr, size, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Buffer_detach_f08
-  SUBROUTINE PMPI_Buffer_detach_f08c(buffer_addr, size, ierror)
+  SUBROUTINE PMPI_Buffer_detach_c_f08(buffer_addr, size, ierror)
     TYPE(C_PTR), INTENT(OUT) :: buffer_addr
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(OUT) :: size
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
     CALL f77_APTUS_F08_PBUFFER_DETACH_C(buffer_addr, size, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_Buffer_detach_f08c
+  END SUBROUTINE PMPI_Buffer_detach_c_f08
   SUBROUTINE MPI_Buffer_flush_f08(ierror)
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
@@ -21617,7 +21622,7 @@ CONTAINS
     CALL f77_MPI_COMM_ATTACH_BUFFER(comm, buffer, size, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Comm_attach_buffer_f08
-  SUBROUTINE MPI_Comm_attach_buffer_f08c(comm, buffer, size, ierror)
+  SUBROUTINE MPI_Comm_attach_buffer_c_f08(comm, buffer, size, ierror)
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buffer
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: size
@@ -21630,7 +21635,7 @@ CONTAINS
     END IF
     CALL f77_MPI_COMM_ATTACH_BUFFER_C(comm, buffer, size, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_Comm_attach_buffer_f08c
+  END SUBROUTINE MPI_Comm_attach_buffer_c_f08
   SUBROUTINE PMPI_Comm_attach_buffer_f08(comm, buffer, size, ierror)
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buffer
@@ -21645,7 +21650,7 @@ CONTAINS
     CALL f77_PMPI_COMM_ATTACH_BUFFER(comm, buffer, size, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Comm_attach_buffer_f08
-  SUBROUTINE PMPI_Comm_attach_buffer_f08c(comm, buffer, size, ierror)
+  SUBROUTINE PMPI_Comm_attach_buffer_c_f08(comm, buffer, size, ierror)
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buffer
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: size
@@ -21658,7 +21663,7 @@ CONTAINS
     END IF
     CALL f77_PMPI_COMM_ATTACH_BUFFER_C(comm, buffer, size, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_Comm_attach_buffer_f08c
+  END SUBROUTINE PMPI_Comm_attach_buffer_c_f08
   SUBROUTINE MPI_Comm_call_errhandler_f08(comm, errorcode, ierror)
     TYPE(MPI_Comm), INTENT(IN) :: comm
     INTEGER, INTENT(IN) :: errorcode
@@ -21838,7 +21843,7 @@ CONTAINS
     CALL f77_APTUS_F08_COMM_DETACH_BUFFER(comm, buffer_addr, size, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Comm_detach_buffer_f08
-  SUBROUTINE MPI_Comm_detach_buffer_f08c(comm, buffer_addr, size, ierror)
+  SUBROUTINE MPI_Comm_detach_buffer_c_f08(comm, buffer_addr, size, ierror)
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(C_PTR), INTENT(OUT) :: buffer_addr
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(OUT) :: size
@@ -21846,7 +21851,7 @@ CONTAINS
     INTEGER :: ierror_
     CALL f77_APTUS_F08_COMM_DETACH_BUFFER_C(comm, buffer_addr, size, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_Comm_detach_buffer_f08c
+  END SUBROUTINE MPI_Comm_detach_buffer_c_f08
   SUBROUTINE PMPI_Comm_detach_buffer_f08(comm, buffer_addr, size, ierror)
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(C_PTR), INTENT(OUT) :: buffer_addr
@@ -21856,7 +21861,7 @@ CONTAINS
     CALL f77_APTUS_F08_PCOMM_DETACH_BUFFER(comm, buffer_addr, size, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Comm_detach_buffer_f08
-  SUBROUTINE PMPI_Comm_detach_buffer_f08c(comm, buffer_addr, size, ierror)
+  SUBROUTINE PMPI_Comm_detach_buffer_c_f08(comm, buffer_addr, size, ierror)
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(C_PTR), INTENT(OUT) :: buffer_addr
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(OUT) :: size
@@ -21864,7 +21869,7 @@ CONTAINS
     INTEGER :: ierror_
     CALL f77_APTUS_F08_PCOMM_DETACH_BUFFER_C(comm, buffer_addr, size, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_Comm_detach_buffer_f08c
+  END SUBROUTINE PMPI_Comm_detach_buffer_c_f08
   SUBROUTINE MPI_Comm_disconnect_f08(comm, ierror)
     TYPE(MPI_Comm), INTENT(INOUT) :: comm
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
@@ -22595,7 +22600,7 @@ CONTAINS
     CALL f77_MPI_EXSCAN(sendbuf, recvbuf, count, datatype, op, comm, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Exscan_f08
-  SUBROUTINE MPI_Exscan_f08c(sendbuf, recvbuf, count, datatype, op, comm, ierror)
+  SUBROUTINE MPI_Exscan_c_f08(sendbuf, recvbuf, count, datatype, op, comm, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
     TYPE(*), DIMENSION(..) :: recvbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
@@ -22606,7 +22611,7 @@ CONTAINS
     INTEGER :: ierror_
     CALL f77_MPI_EXSCAN_C(sendbuf, recvbuf, count, datatype, op, comm, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_Exscan_f08c
+  END SUBROUTINE MPI_Exscan_c_f08
   SUBROUTINE PMPI_Exscan_f08(sendbuf, recvbuf, count, datatype, op, comm, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
     TYPE(*), DIMENSION(..) :: recvbuf
@@ -22619,7 +22624,7 @@ CONTAINS
     CALL f77_PMPI_EXSCAN(sendbuf, recvbuf, count, datatype, op, comm, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Exscan_f08
-  SUBROUTINE PMPI_Exscan_f08c(sendbuf, recvbuf, count, datatype, op, comm, ierror)
+  SUBROUTINE PMPI_Exscan_c_f08(sendbuf, recvbuf, count, datatype, op, comm, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
     TYPE(*), DIMENSION(..) :: recvbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
@@ -22630,7 +22635,7 @@ CONTAINS
     INTEGER :: ierror_
     CALL f77_PMPI_EXSCAN_C(sendbuf, recvbuf, count, datatype, op, comm, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_Exscan_f08c
+  END SUBROUTINE PMPI_Exscan_c_f08
   SUBROUTINE MPI_Exscan_init_f08(sendbuf, recvbuf, count, datatype, op, comm, info, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
@@ -22655,7 +22660,7 @@ CONTAINS
     CALL f77_MPI_EXSCAN_INIT(sendbuf, recvbuf, count, datatype, op, comm, info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Exscan_init_f08
-  SUBROUTINE MPI_Exscan_init_f08c(sendbuf, recvbuf, count, datatype, op, comm, info, request, &
+  SUBROUTINE MPI_Exscan_init_c_f08(sendbuf, recvbuf, count, datatype, op, comm, info, request, &
         & ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
@@ -22679,7 +22684,7 @@ CONTAINS
     END IF
     CALL f77_MPI_EXSCAN_INIT_C(sendbuf, recvbuf, count, datatype, op, comm, info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_Exscan_init_f08c
+  END SUBROUTINE MPI_Exscan_init_c_f08
   SUBROUTINE PMPI_Exscan_init_f08(sendbuf, recvbuf, count, datatype, op, comm, info, request, &
         & ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -22705,7 +22710,7 @@ CONTAINS
     CALL f77_PMPI_EXSCAN_INIT(sendbuf, recvbuf, count, datatype, op, comm, info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Exscan_init_f08
-  SUBROUTINE PMPI_Exscan_init_f08c(sendbuf, recvbuf, count, datatype, op, comm, info, request, &
+  SUBROUTINE PMPI_Exscan_init_c_f08(sendbuf, recvbuf, count, datatype, op, comm, info, request, &
         & ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
@@ -22729,7 +22734,7 @@ CONTAINS
     END IF
     CALL f77_PMPI_EXSCAN_INIT_C(sendbuf, recvbuf, count, datatype, op, comm, info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_Exscan_init_f08c
+  END SUBROUTINE PMPI_Exscan_init_c_f08
   SUBROUTINE MPI_F_sync_reg_f08(buf)
     !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
     TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
@@ -23007,7 +23012,7 @@ CONTAINS
     CALL f77_MPI_FILE_GET_TYPE_EXTENT(fh, datatype, extent, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_File_get_type_extent_f08
-  SUBROUTINE MPI_File_get_type_extent_f08c(fh, datatype, extent, ierror)
+  SUBROUTINE MPI_File_get_type_extent_c_f08(fh, datatype, extent, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(OUT) :: extent
@@ -23015,7 +23020,7 @@ CONTAINS
     INTEGER :: ierror_
     CALL f77_MPI_FILE_GET_TYPE_EXTENT_C(fh, datatype, extent, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_File_get_type_extent_f08c
+  END SUBROUTINE MPI_File_get_type_extent_c_f08
   SUBROUTINE PMPI_File_get_type_extent_f08(fh, datatype, extent, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
@@ -23025,7 +23030,7 @@ CONTAINS
     CALL f77_PMPI_FILE_GET_TYPE_EXTENT(fh, datatype, extent, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_File_get_type_extent_f08
-  SUBROUTINE PMPI_File_get_type_extent_f08c(fh, datatype, extent, ierror)
+  SUBROUTINE PMPI_File_get_type_extent_c_f08(fh, datatype, extent, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(OUT) :: extent
@@ -23033,7 +23038,7 @@ CONTAINS
     INTEGER :: ierror_
     CALL f77_PMPI_FILE_GET_TYPE_EXTENT_C(fh, datatype, extent, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_File_get_type_extent_f08c
+  END SUBROUTINE PMPI_File_get_type_extent_c_f08
   SUBROUTINE MPI_File_get_view_f08(fh, disp, etype, filetype, datarep, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     INTEGER(KIND=MPI_OFFSET_KIND), INTENT(OUT) :: disp
@@ -23070,7 +23075,7 @@ CONTAINS
     CALL f77_MPI_FILE_IREAD(fh, buf, count, datatype, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_File_iread_f08
-  SUBROUTINE MPI_File_iread_f08c(fh, buf, count, datatype, request, ierror)
+  SUBROUTINE MPI_File_iread_c_f08(fh, buf, count, datatype, request, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
@@ -23085,7 +23090,7 @@ CONTAINS
     END IF
     CALL f77_MPI_FILE_IREAD_C(fh, buf, count, datatype, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_File_iread_f08c
+  END SUBROUTINE MPI_File_iread_c_f08
   SUBROUTINE PMPI_File_iread_f08(fh, buf, count, datatype, request, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
@@ -23102,7 +23107,7 @@ CONTAINS
     CALL f77_PMPI_FILE_IREAD(fh, buf, count, datatype, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_File_iread_f08
-  SUBROUTINE PMPI_File_iread_f08c(fh, buf, count, datatype, request, ierror)
+  SUBROUTINE PMPI_File_iread_c_f08(fh, buf, count, datatype, request, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
@@ -23117,7 +23122,7 @@ CONTAINS
     END IF
     CALL f77_PMPI_FILE_IREAD_C(fh, buf, count, datatype, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_File_iread_f08c
+  END SUBROUTINE PMPI_File_iread_c_f08
   SUBROUTINE MPI_File_iread_all_f08(fh, buf, count, datatype, request, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
@@ -23134,7 +23139,7 @@ CONTAINS
     CALL f77_MPI_FILE_IREAD_ALL(fh, buf, count, datatype, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_File_iread_all_f08
-  SUBROUTINE MPI_File_iread_all_f08c(fh, buf, count, datatype, request, ierror)
+  SUBROUTINE MPI_File_iread_all_c_f08(fh, buf, count, datatype, request, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
@@ -23149,7 +23154,7 @@ CONTAINS
     END IF
     CALL f77_MPI_FILE_IREAD_ALL_C(fh, buf, count, datatype, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_File_iread_all_f08c
+  END SUBROUTINE MPI_File_iread_all_c_f08
   SUBROUTINE PMPI_File_iread_all_f08(fh, buf, count, datatype, request, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
@@ -23166,7 +23171,7 @@ CONTAINS
     CALL f77_PMPI_FILE_IREAD_ALL(fh, buf, count, datatype, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_File_iread_all_f08
-  SUBROUTINE PMPI_File_iread_all_f08c(fh, buf, count, datatype, request, ierror)
+  SUBROUTINE PMPI_File_iread_all_c_f08(fh, buf, count, datatype, request, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
@@ -23181,7 +23186,7 @@ CONTAINS
     END IF
     CALL f77_PMPI_FILE_IREAD_ALL_C(fh, buf, count, datatype, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_File_iread_all_f08c
+  END SUBROUTINE PMPI_File_iread_all_c_f08
   SUBROUTINE MPI_File_iread_at_f08(fh, offset, buf, count, datatype, request, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
@@ -23199,7 +23204,7 @@ CONTAINS
     CALL f77_MPI_FILE_IREAD_AT(fh, offset, buf, count, datatype, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_File_iread_at_f08
-  SUBROUTINE MPI_File_iread_at_f08c(fh, offset, buf, count, datatype, request, ierror)
+  SUBROUTINE MPI_File_iread_at_c_f08(fh, offset, buf, count, datatype, request, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
     TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
@@ -23215,7 +23220,7 @@ CONTAINS
     END IF
     CALL f77_MPI_FILE_IREAD_AT_C(fh, offset, buf, count, datatype, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_File_iread_at_f08c
+  END SUBROUTINE MPI_File_iread_at_c_f08
   SUBROUTINE PMPI_File_iread_at_f08(fh, offset, buf, count, datatype, request, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
@@ -23233,7 +23238,7 @@ CONTAINS
     CALL f77_PMPI_FILE_IREAD_AT(fh, offset, buf, count, datatype, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_File_iread_at_f08
-  SUBROUTINE PMPI_File_iread_at_f08c(fh, offset, buf, count, datatype, request, ierror)
+  SUBROUTINE PMPI_File_iread_at_c_f08(fh, offset, buf, count, datatype, request, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
     TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
@@ -23249,7 +23254,7 @@ CONTAINS
     END IF
     CALL f77_PMPI_FILE_IREAD_AT_C(fh, offset, buf, count, datatype, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_File_iread_at_f08c
+  END SUBROUTINE PMPI_File_iread_at_c_f08
   SUBROUTINE MPI_File_iread_at_all_f08(fh, offset, buf, count, datatype, request, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
@@ -23267,7 +23272,7 @@ CONTAINS
     CALL f77_MPI_FILE_IREAD_AT_ALL(fh, offset, buf, count, datatype, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_File_iread_at_all_f08
-  SUBROUTINE MPI_File_iread_at_all_f08c(fh, offset, buf, count, datatype, request, ierror)
+  SUBROUTINE MPI_File_iread_at_all_c_f08(fh, offset, buf, count, datatype, request, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
     TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
@@ -23283,7 +23288,7 @@ CONTAINS
     END IF
     CALL f77_MPI_FILE_IREAD_AT_ALL_C(fh, offset, buf, count, datatype, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_File_iread_at_all_f08c
+  END SUBROUTINE MPI_File_iread_at_all_c_f08
   SUBROUTINE PMPI_File_iread_at_all_f08(fh, offset, buf, count, datatype, request, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
@@ -23301,7 +23306,7 @@ CONTAINS
     CALL f77_PMPI_FILE_IREAD_AT_ALL(fh, offset, buf, count, datatype, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_File_iread_at_all_f08
-  SUBROUTINE PMPI_File_iread_at_all_f08c(fh, offset, buf, count, datatype, request, ierror)
+  SUBROUTINE PMPI_File_iread_at_all_c_f08(fh, offset, buf, count, datatype, request, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
     TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
@@ -23317,7 +23322,7 @@ CONTAINS
     END IF
     CALL f77_PMPI_FILE_IREAD_AT_ALL_C(fh, offset, buf, count, datatype, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_File_iread_at_all_f08c
+  END SUBROUTINE PMPI_File_iread_at_all_c_f08
   SUBROUTINE MPI_File_iread_shared_f08(fh, buf, count, datatype, request, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
@@ -23334,7 +23339,7 @@ CONTAINS
     CALL f77_MPI_FILE_IREAD_SHARED(fh, buf, count, datatype, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_File_iread_shared_f08
-  SUBROUTINE MPI_File_iread_shared_f08c(fh, buf, count, datatype, request, ierror)
+  SUBROUTINE MPI_File_iread_shared_c_f08(fh, buf, count, datatype, request, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
@@ -23349,7 +23354,7 @@ CONTAINS
     END IF
     CALL f77_MPI_FILE_IREAD_SHARED_C(fh, buf, count, datatype, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_File_iread_shared_f08c
+  END SUBROUTINE MPI_File_iread_shared_c_f08
   SUBROUTINE PMPI_File_iread_shared_f08(fh, buf, count, datatype, request, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
@@ -23366,7 +23371,7 @@ CONTAINS
     CALL f77_PMPI_FILE_IREAD_SHARED(fh, buf, count, datatype, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_File_iread_shared_f08
-  SUBROUTINE PMPI_File_iread_shared_f08c(fh, buf, count, datatype, request, ierror)
+  SUBROUTINE PMPI_File_iread_shared_c_f08(fh, buf, count, datatype, request, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
@@ -23381,7 +23386,7 @@ CONTAINS
     END IF
     CALL f77_PMPI_FILE_IREAD_SHARED_C(fh, buf, count, datatype, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_File_iread_shared_f08c
+  END SUBROUTINE PMPI_File_iread_shared_c_f08
   SUBROUTINE MPI_File_iwrite_f08(fh, buf, count, datatype, request, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
@@ -23398,7 +23403,7 @@ CONTAINS
     CALL f77_MPI_FILE_IWRITE(fh, buf, count, datatype, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_File_iwrite_f08
-  SUBROUTINE MPI_File_iwrite_f08c(fh, buf, count, datatype, request, ierror)
+  SUBROUTINE MPI_File_iwrite_c_f08(fh, buf, count, datatype, request, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
@@ -23413,7 +23418,7 @@ CONTAINS
     END IF
     CALL f77_MPI_FILE_IWRITE_C(fh, buf, count, datatype, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_File_iwrite_f08c
+  END SUBROUTINE MPI_File_iwrite_c_f08
   SUBROUTINE PMPI_File_iwrite_f08(fh, buf, count, datatype, request, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
@@ -23430,7 +23435,7 @@ CONTAINS
     CALL f77_PMPI_FILE_IWRITE(fh, buf, count, datatype, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_File_iwrite_f08
-  SUBROUTINE PMPI_File_iwrite_f08c(fh, buf, count, datatype, request, ierror)
+  SUBROUTINE PMPI_File_iwrite_c_f08(fh, buf, count, datatype, request, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
@@ -23445,7 +23450,7 @@ CONTAINS
     END IF
     CALL f77_PMPI_FILE_IWRITE_C(fh, buf, count, datatype, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_File_iwrite_f08c
+  END SUBROUTINE PMPI_File_iwrite_c_f08
   SUBROUTINE MPI_File_iwrite_all_f08(fh, buf, count, datatype, request, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
@@ -23462,7 +23467,7 @@ CONTAINS
     CALL f77_MPI_FILE_IWRITE_ALL(fh, buf, count, datatype, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_File_iwrite_all_f08
-  SUBROUTINE MPI_File_iwrite_all_f08c(fh, buf, count, datatype, request, ierror)
+  SUBROUTINE MPI_File_iwrite_all_c_f08(fh, buf, count, datatype, request, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
@@ -23477,7 +23482,7 @@ CONTAINS
     END IF
     CALL f77_MPI_FILE_IWRITE_ALL_C(fh, buf, count, datatype, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_File_iwrite_all_f08c
+  END SUBROUTINE MPI_File_iwrite_all_c_f08
   SUBROUTINE PMPI_File_iwrite_all_f08(fh, buf, count, datatype, request, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
@@ -23494,7 +23499,7 @@ CONTAINS
     CALL f77_PMPI_FILE_IWRITE_ALL(fh, buf, count, datatype, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_File_iwrite_all_f08
-  SUBROUTINE PMPI_File_iwrite_all_f08c(fh, buf, count, datatype, request, ierror)
+  SUBROUTINE PMPI_File_iwrite_all_c_f08(fh, buf, count, datatype, request, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
@@ -23509,7 +23514,7 @@ CONTAINS
     END IF
     CALL f77_PMPI_FILE_IWRITE_ALL_C(fh, buf, count, datatype, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_File_iwrite_all_f08c
+  END SUBROUTINE PMPI_File_iwrite_all_c_f08
   SUBROUTINE MPI_File_iwrite_at_f08(fh, offset, buf, count, datatype, request, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
@@ -23527,7 +23532,7 @@ CONTAINS
     CALL f77_MPI_FILE_IWRITE_AT(fh, offset, buf, count, datatype, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_File_iwrite_at_f08
-  SUBROUTINE MPI_File_iwrite_at_f08c(fh, offset, buf, count, datatype, request, ierror)
+  SUBROUTINE MPI_File_iwrite_at_c_f08(fh, offset, buf, count, datatype, request, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
@@ -23543,7 +23548,7 @@ CONTAINS
     END IF
     CALL f77_MPI_FILE_IWRITE_AT_C(fh, offset, buf, count, datatype, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_File_iwrite_at_f08c
+  END SUBROUTINE MPI_File_iwrite_at_c_f08
   SUBROUTINE PMPI_File_iwrite_at_f08(fh, offset, buf, count, datatype, request, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
@@ -23561,7 +23566,7 @@ CONTAINS
     CALL f77_PMPI_FILE_IWRITE_AT(fh, offset, buf, count, datatype, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_File_iwrite_at_f08
-  SUBROUTINE PMPI_File_iwrite_at_f08c(fh, offset, buf, count, datatype, request, ierror)
+  SUBROUTINE PMPI_File_iwrite_at_c_f08(fh, offset, buf, count, datatype, request, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
@@ -23577,7 +23582,7 @@ CONTAINS
     END IF
     CALL f77_PMPI_FILE_IWRITE_AT_C(fh, offset, buf, count, datatype, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_File_iwrite_at_f08c
+  END SUBROUTINE PMPI_File_iwrite_at_c_f08
   SUBROUTINE MPI_File_iwrite_at_all_f08(fh, offset, buf, count, datatype, request, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
@@ -23595,7 +23600,7 @@ CONTAINS
     CALL f77_MPI_FILE_IWRITE_AT_ALL(fh, offset, buf, count, datatype, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_File_iwrite_at_all_f08
-  SUBROUTINE MPI_File_iwrite_at_all_f08c(fh, offset, buf, count, datatype, request, ierror)
+  SUBROUTINE MPI_File_iwrite_at_all_c_f08(fh, offset, buf, count, datatype, request, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
@@ -23611,7 +23616,7 @@ CONTAINS
     END IF
     CALL f77_MPI_FILE_IWRITE_AT_ALL_C(fh, offset, buf, count, datatype, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_File_iwrite_at_all_f08c
+  END SUBROUTINE MPI_File_iwrite_at_all_c_f08
   SUBROUTINE PMPI_File_iwrite_at_all_f08(fh, offset, buf, count, datatype, request, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
@@ -23629,7 +23634,7 @@ CONTAINS
     CALL f77_PMPI_FILE_IWRITE_AT_ALL(fh, offset, buf, count, datatype, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_File_iwrite_at_all_f08
-  SUBROUTINE PMPI_File_iwrite_at_all_f08c(fh, offset, buf, count, datatype, request, ierror)
+  SUBROUTINE PMPI_File_iwrite_at_all_c_f08(fh, offset, buf, count, datatype, request, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
@@ -23645,7 +23650,7 @@ CONTAINS
     END IF
     CALL f77_PMPI_FILE_IWRITE_AT_ALL_C(fh, offset, buf, count, datatype, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_File_iwrite_at_all_f08c
+  END SUBROUTINE PMPI_File_iwrite_at_all_c_f08
   SUBROUTINE MPI_File_iwrite_shared_f08(fh, buf, count, datatype, request, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
@@ -23662,7 +23667,7 @@ CONTAINS
     CALL f77_MPI_FILE_IWRITE_SHARED(fh, buf, count, datatype, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_File_iwrite_shared_f08
-  SUBROUTINE MPI_File_iwrite_shared_f08c(fh, buf, count, datatype, request, ierror)
+  SUBROUTINE MPI_File_iwrite_shared_c_f08(fh, buf, count, datatype, request, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
@@ -23677,7 +23682,7 @@ CONTAINS
     END IF
     CALL f77_MPI_FILE_IWRITE_SHARED_C(fh, buf, count, datatype, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_File_iwrite_shared_f08c
+  END SUBROUTINE MPI_File_iwrite_shared_c_f08
   SUBROUTINE PMPI_File_iwrite_shared_f08(fh, buf, count, datatype, request, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
@@ -23694,7 +23699,7 @@ CONTAINS
     CALL f77_PMPI_FILE_IWRITE_SHARED(fh, buf, count, datatype, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_File_iwrite_shared_f08
-  SUBROUTINE PMPI_File_iwrite_shared_f08c(fh, buf, count, datatype, request, ierror)
+  SUBROUTINE PMPI_File_iwrite_shared_c_f08(fh, buf, count, datatype, request, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
@@ -23709,7 +23714,7 @@ CONTAINS
     END IF
     CALL f77_PMPI_FILE_IWRITE_SHARED_C(fh, buf, count, datatype, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_File_iwrite_shared_f08c
+  END SUBROUTINE PMPI_File_iwrite_shared_c_f08
   SUBROUTINE MPI_File_open_f08(comm, filename, amode, info, fh, ierror)
     TYPE(MPI_Comm), INTENT(IN) :: comm
     CHARACTER(LEN=*), INTENT(IN) :: filename
@@ -23759,7 +23764,7 @@ CONTAINS
     CALL f77_MPI_FILE_READ(fh, buf, count, datatype, status, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_File_read_f08
-  SUBROUTINE MPI_File_read_f08c(fh, buf, count, datatype, status, ierror)
+  SUBROUTINE MPI_File_read_c_f08(fh, buf, count, datatype, status, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     TYPE(*), DIMENSION(..) :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
@@ -23769,7 +23774,7 @@ CONTAINS
     INTEGER :: ierror_
     CALL f77_MPI_FILE_READ_C(fh, buf, count, datatype, status, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_File_read_f08c
+  END SUBROUTINE MPI_File_read_c_f08
   SUBROUTINE PMPI_File_read_f08(fh, buf, count, datatype, status, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     TYPE(*), DIMENSION(..) :: buf
@@ -23781,7 +23786,7 @@ CONTAINS
     CALL f77_PMPI_FILE_READ(fh, buf, count, datatype, status, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_File_read_f08
-  SUBROUTINE PMPI_File_read_f08c(fh, buf, count, datatype, status, ierror)
+  SUBROUTINE PMPI_File_read_c_f08(fh, buf, count, datatype, status, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     TYPE(*), DIMENSION(..) :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
@@ -23791,7 +23796,7 @@ CONTAINS
     INTEGER :: ierror_
     CALL f77_PMPI_FILE_READ_C(fh, buf, count, datatype, status, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_File_read_f08c
+  END SUBROUTINE PMPI_File_read_c_f08
   SUBROUTINE MPI_File_read_all_f08(fh, buf, count, datatype, status, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     TYPE(*), DIMENSION(..) :: buf
@@ -23803,7 +23808,7 @@ CONTAINS
     CALL f77_MPI_FILE_READ_ALL(fh, buf, count, datatype, status, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_File_read_all_f08
-  SUBROUTINE MPI_File_read_all_f08c(fh, buf, count, datatype, status, ierror)
+  SUBROUTINE MPI_File_read_all_c_f08(fh, buf, count, datatype, status, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     TYPE(*), DIMENSION(..) :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
@@ -23813,7 +23818,7 @@ CONTAINS
     INTEGER :: ierror_
     CALL f77_MPI_FILE_READ_ALL_C(fh, buf, count, datatype, status, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_File_read_all_f08c
+  END SUBROUTINE MPI_File_read_all_c_f08
   SUBROUTINE PMPI_File_read_all_f08(fh, buf, count, datatype, status, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     TYPE(*), DIMENSION(..) :: buf
@@ -23825,7 +23830,7 @@ CONTAINS
     CALL f77_PMPI_FILE_READ_ALL(fh, buf, count, datatype, status, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_File_read_all_f08
-  SUBROUTINE PMPI_File_read_all_f08c(fh, buf, count, datatype, status, ierror)
+  SUBROUTINE PMPI_File_read_all_c_f08(fh, buf, count, datatype, status, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     TYPE(*), DIMENSION(..) :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
@@ -23835,7 +23840,7 @@ CONTAINS
     INTEGER :: ierror_
     CALL f77_PMPI_FILE_READ_ALL_C(fh, buf, count, datatype, status, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_File_read_all_f08c
+  END SUBROUTINE PMPI_File_read_all_c_f08
   SUBROUTINE MPI_File_read_all_begin_f08(fh, buf, count, datatype, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
@@ -23851,7 +23856,7 @@ CONTAINS
     CALL f77_MPI_FILE_READ_ALL_BEGIN(fh, buf, count, datatype, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_File_read_all_begin_f08
-  SUBROUTINE MPI_File_read_all_begin_f08c(fh, buf, count, datatype, ierror)
+  SUBROUTINE MPI_File_read_all_begin_c_f08(fh, buf, count, datatype, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
@@ -23865,7 +23870,7 @@ CONTAINS
     END IF
     CALL f77_MPI_FILE_READ_ALL_BEGIN_C(fh, buf, count, datatype, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_File_read_all_begin_f08c
+  END SUBROUTINE MPI_File_read_all_begin_c_f08
   SUBROUTINE PMPI_File_read_all_begin_f08(fh, buf, count, datatype, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
@@ -23881,7 +23886,7 @@ CONTAINS
     CALL f77_PMPI_FILE_READ_ALL_BEGIN(fh, buf, count, datatype, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_File_read_all_begin_f08
-  SUBROUTINE PMPI_File_read_all_begin_f08c(fh, buf, count, datatype, ierror)
+  SUBROUTINE PMPI_File_read_all_begin_c_f08(fh, buf, count, datatype, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
@@ -23895,7 +23900,7 @@ CONTAINS
     END IF
     CALL f77_PMPI_FILE_READ_ALL_BEGIN_C(fh, buf, count, datatype, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_File_read_all_begin_f08c
+  END SUBROUTINE PMPI_File_read_all_begin_c_f08
   SUBROUTINE MPI_File_read_all_end_f08(fh, buf, status, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
@@ -23936,7 +23941,7 @@ CONTAINS
     CALL f77_MPI_FILE_READ_AT(fh, offset, buf, count, datatype, status, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_File_read_at_f08
-  SUBROUTINE MPI_File_read_at_f08c(fh, offset, buf, count, datatype, status, ierror)
+  SUBROUTINE MPI_File_read_at_c_f08(fh, offset, buf, count, datatype, status, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
     TYPE(*), DIMENSION(..) :: buf
@@ -23947,7 +23952,7 @@ CONTAINS
     INTEGER :: ierror_
     CALL f77_MPI_FILE_READ_AT_C(fh, offset, buf, count, datatype, status, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_File_read_at_f08c
+  END SUBROUTINE MPI_File_read_at_c_f08
   SUBROUTINE PMPI_File_read_at_f08(fh, offset, buf, count, datatype, status, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
@@ -23960,7 +23965,7 @@ CONTAINS
     CALL f77_PMPI_FILE_READ_AT(fh, offset, buf, count, datatype, status, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_File_read_at_f08
-  SUBROUTINE PMPI_File_read_at_f08c(fh, offset, buf, count, datatype, status, ierror)
+  SUBROUTINE PMPI_File_read_at_c_f08(fh, offset, buf, count, datatype, status, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
     TYPE(*), DIMENSION(..) :: buf
@@ -23971,7 +23976,7 @@ CONTAINS
     INTEGER :: ierror_
     CALL f77_PMPI_FILE_READ_AT_C(fh, offset, buf, count, datatype, status, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_File_read_at_f08c
+  END SUBROUTINE PMPI_File_read_at_c_f08
   SUBROUTINE MPI_File_read_at_all_f08(fh, offset, buf, count, datatype, status, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
@@ -23984,7 +23989,7 @@ CONTAINS
     CALL f77_MPI_FILE_READ_AT_ALL(fh, offset, buf, count, datatype, status, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_File_read_at_all_f08
-  SUBROUTINE MPI_File_read_at_all_f08c(fh, offset, buf, count, datatype, status, ierror)
+  SUBROUTINE MPI_File_read_at_all_c_f08(fh, offset, buf, count, datatype, status, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
     TYPE(*), DIMENSION(..) :: buf
@@ -23995,7 +24000,7 @@ CONTAINS
     INTEGER :: ierror_
     CALL f77_MPI_FILE_READ_AT_ALL_C(fh, offset, buf, count, datatype, status, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_File_read_at_all_f08c
+  END SUBROUTINE MPI_File_read_at_all_c_f08
   SUBROUTINE PMPI_File_read_at_all_f08(fh, offset, buf, count, datatype, status, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
@@ -24008,7 +24013,7 @@ CONTAINS
     CALL f77_PMPI_FILE_READ_AT_ALL(fh, offset, buf, count, datatype, status, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_File_read_at_all_f08
-  SUBROUTINE PMPI_File_read_at_all_f08c(fh, offset, buf, count, datatype, status, ierror)
+  SUBROUTINE PMPI_File_read_at_all_c_f08(fh, offset, buf, count, datatype, status, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
     TYPE(*), DIMENSION(..) :: buf
@@ -24019,7 +24024,7 @@ CONTAINS
     INTEGER :: ierror_
     CALL f77_PMPI_FILE_READ_AT_ALL_C(fh, offset, buf, count, datatype, status, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_File_read_at_all_f08c
+  END SUBROUTINE PMPI_File_read_at_all_c_f08
   SUBROUTINE MPI_File_read_at_all_begin_f08(fh, offset, buf, count, datatype, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
@@ -24036,7 +24041,7 @@ CONTAINS
     CALL f77_MPI_FILE_READ_AT_ALL_BEGIN(fh, offset, buf, count, datatype, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_File_read_at_all_begin_f08
-  SUBROUTINE MPI_File_read_at_all_begin_f08c(fh, offset, buf, count, datatype, ierror)
+  SUBROUTINE MPI_File_read_at_all_begin_c_f08(fh, offset, buf, count, datatype, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
     TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
@@ -24051,7 +24056,7 @@ CONTAINS
     END IF
     CALL f77_MPI_FILE_READ_AT_ALL_BEGIN_C(fh, offset, buf, count, datatype, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_File_read_at_all_begin_f08c
+  END SUBROUTINE MPI_File_read_at_all_begin_c_f08
   SUBROUTINE PMPI_File_read_at_all_begin_f08(fh, offset, buf, count, datatype, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
@@ -24068,7 +24073,7 @@ CONTAINS
     CALL f77_PMPI_FILE_READ_AT_ALL_BEGIN(fh, offset, buf, count, datatype, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_File_read_at_all_begin_f08
-  SUBROUTINE PMPI_File_read_at_all_begin_f08c(fh, offset, buf, count, datatype, ierror)
+  SUBROUTINE PMPI_File_read_at_all_begin_c_f08(fh, offset, buf, count, datatype, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
     TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
@@ -24083,7 +24088,7 @@ CONTAINS
     END IF
     CALL f77_PMPI_FILE_READ_AT_ALL_BEGIN_C(fh, offset, buf, count, datatype, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_File_read_at_all_begin_f08c
+  END SUBROUTINE PMPI_File_read_at_all_begin_c_f08
   SUBROUTINE MPI_File_read_at_all_end_f08(fh, buf, status, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
@@ -24123,7 +24128,7 @@ CONTAINS
     CALL f77_MPI_FILE_READ_ORDERED(fh, buf, count, datatype, status, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_File_read_ordered_f08
-  SUBROUTINE MPI_File_read_ordered_f08c(fh, buf, count, datatype, status, ierror)
+  SUBROUTINE MPI_File_read_ordered_c_f08(fh, buf, count, datatype, status, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     TYPE(*), DIMENSION(..) :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
@@ -24133,7 +24138,7 @@ CONTAINS
     INTEGER :: ierror_
     CALL f77_MPI_FILE_READ_ORDERED_C(fh, buf, count, datatype, status, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_File_read_ordered_f08c
+  END SUBROUTINE MPI_File_read_ordered_c_f08
   SUBROUTINE PMPI_File_read_ordered_f08(fh, buf, count, datatype, status, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     TYPE(*), DIMENSION(..) :: buf
@@ -24145,7 +24150,7 @@ CONTAINS
     CALL f77_PMPI_FILE_READ_ORDERED(fh, buf, count, datatype, status, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_File_read_ordered_f08
-  SUBROUTINE PMPI_File_read_ordered_f08c(fh, buf, count, datatype, status, ierror)
+  SUBROUTINE PMPI_File_read_ordered_c_f08(fh, buf, count, datatype, status, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     TYPE(*), DIMENSION(..) :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
@@ -24155,7 +24160,7 @@ CONTAINS
     INTEGER :: ierror_
     CALL f77_PMPI_FILE_READ_ORDERED_C(fh, buf, count, datatype, status, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_File_read_ordered_f08c
+  END SUBROUTINE PMPI_File_read_ordered_c_f08
   SUBROUTINE MPI_File_read_ordered_begin_f08(fh, buf, count, datatype, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
@@ -24171,7 +24176,7 @@ CONTAINS
     CALL f77_MPI_FILE_READ_ORDERED_BEGIN(fh, buf, count, datatype, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_File_read_ordered_begin_f08
-  SUBROUTINE MPI_File_read_ordered_begin_f08c(fh, buf, count, datatype, ierror)
+  SUBROUTINE MPI_File_read_ordered_begin_c_f08(fh, buf, count, datatype, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
@@ -24185,7 +24190,7 @@ CONTAINS
     END IF
     CALL f77_MPI_FILE_READ_ORDERED_BEGIN_C(fh, buf, count, datatype, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_File_read_ordered_begin_f08c
+  END SUBROUTINE MPI_File_read_ordered_begin_c_f08
   SUBROUTINE PMPI_File_read_ordered_begin_f08(fh, buf, count, datatype, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
@@ -24201,7 +24206,7 @@ CONTAINS
     CALL f77_PMPI_FILE_READ_ORDERED_BEGIN(fh, buf, count, datatype, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_File_read_ordered_begin_f08
-  SUBROUTINE PMPI_File_read_ordered_begin_f08c(fh, buf, count, datatype, ierror)
+  SUBROUTINE PMPI_File_read_ordered_begin_c_f08(fh, buf, count, datatype, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
@@ -24215,7 +24220,7 @@ CONTAINS
     END IF
     CALL f77_PMPI_FILE_READ_ORDERED_BEGIN_C(fh, buf, count, datatype, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_File_read_ordered_begin_f08c
+  END SUBROUTINE PMPI_File_read_ordered_begin_c_f08
   SUBROUTINE MPI_File_read_ordered_end_f08(fh, buf, status, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
@@ -24255,7 +24260,7 @@ CONTAINS
     CALL f77_MPI_FILE_READ_SHARED(fh, buf, count, datatype, status, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_File_read_shared_f08
-  SUBROUTINE MPI_File_read_shared_f08c(fh, buf, count, datatype, status, ierror)
+  SUBROUTINE MPI_File_read_shared_c_f08(fh, buf, count, datatype, status, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     TYPE(*), DIMENSION(..) :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
@@ -24265,7 +24270,7 @@ CONTAINS
     INTEGER :: ierror_
     CALL f77_MPI_FILE_READ_SHARED_C(fh, buf, count, datatype, status, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_File_read_shared_f08c
+  END SUBROUTINE MPI_File_read_shared_c_f08
   SUBROUTINE PMPI_File_read_shared_f08(fh, buf, count, datatype, status, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     TYPE(*), DIMENSION(..) :: buf
@@ -24277,7 +24282,7 @@ CONTAINS
     CALL f77_PMPI_FILE_READ_SHARED(fh, buf, count, datatype, status, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_File_read_shared_f08
-  SUBROUTINE PMPI_File_read_shared_f08c(fh, buf, count, datatype, status, ierror)
+  SUBROUTINE PMPI_File_read_shared_c_f08(fh, buf, count, datatype, status, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     TYPE(*), DIMENSION(..) :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
@@ -24287,7 +24292,7 @@ CONTAINS
     INTEGER :: ierror_
     CALL f77_PMPI_FILE_READ_SHARED_C(fh, buf, count, datatype, status, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_File_read_shared_f08c
+  END SUBROUTINE PMPI_File_read_shared_c_f08
   SUBROUTINE MPI_File_seek_f08(fh, offset, whence, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
@@ -24435,7 +24440,7 @@ CONTAINS
     CALL f77_MPI_FILE_WRITE(fh, buf, count, datatype, status, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_File_write_f08
-  SUBROUTINE MPI_File_write_f08c(fh, buf, count, datatype, status, ierror)
+  SUBROUTINE MPI_File_write_c_f08(fh, buf, count, datatype, status, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     TYPE(*), DIMENSION(..), INTENT(IN) :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
@@ -24445,7 +24450,7 @@ CONTAINS
     INTEGER :: ierror_
     CALL f77_MPI_FILE_WRITE_C(fh, buf, count, datatype, status, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_File_write_f08c
+  END SUBROUTINE MPI_File_write_c_f08
   SUBROUTINE PMPI_File_write_f08(fh, buf, count, datatype, status, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     TYPE(*), DIMENSION(..), INTENT(IN) :: buf
@@ -24457,7 +24462,7 @@ CONTAINS
     CALL f77_PMPI_FILE_WRITE(fh, buf, count, datatype, status, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_File_write_f08
-  SUBROUTINE PMPI_File_write_f08c(fh, buf, count, datatype, status, ierror)
+  SUBROUTINE PMPI_File_write_c_f08(fh, buf, count, datatype, status, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     TYPE(*), DIMENSION(..), INTENT(IN) :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
@@ -24467,7 +24472,7 @@ CONTAINS
     INTEGER :: ierror_
     CALL f77_PMPI_FILE_WRITE_C(fh, buf, count, datatype, status, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_File_write_f08c
+  END SUBROUTINE PMPI_File_write_c_f08
   SUBROUTINE MPI_File_write_all_f08(fh, buf, count, datatype, status, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     TYPE(*), DIMENSION(..), INTENT(IN) :: buf
@@ -24479,7 +24484,7 @@ CONTAINS
     CALL f77_MPI_FILE_WRITE_ALL(fh, buf, count, datatype, status, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_File_write_all_f08
-  SUBROUTINE MPI_File_write_all_f08c(fh, buf, count, datatype, status, ierror)
+  SUBROUTINE MPI_File_write_all_c_f08(fh, buf, count, datatype, status, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     TYPE(*), DIMENSION(..), INTENT(IN) :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
@@ -24489,7 +24494,7 @@ CONTAINS
     INTEGER :: ierror_
     CALL f77_MPI_FILE_WRITE_ALL_C(fh, buf, count, datatype, status, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_File_write_all_f08c
+  END SUBROUTINE MPI_File_write_all_c_f08
   SUBROUTINE PMPI_File_write_all_f08(fh, buf, count, datatype, status, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     TYPE(*), DIMENSION(..), INTENT(IN) :: buf
@@ -24501,7 +24506,7 @@ CONTAINS
     CALL f77_PMPI_FILE_WRITE_ALL(fh, buf, count, datatype, status, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_File_write_all_f08
-  SUBROUTINE PMPI_File_write_all_f08c(fh, buf, count, datatype, status, ierror)
+  SUBROUTINE PMPI_File_write_all_c_f08(fh, buf, count, datatype, status, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     TYPE(*), DIMENSION(..), INTENT(IN) :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
@@ -24511,7 +24516,7 @@ CONTAINS
     INTEGER :: ierror_
     CALL f77_PMPI_FILE_WRITE_ALL_C(fh, buf, count, datatype, status, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_File_write_all_f08c
+  END SUBROUTINE PMPI_File_write_all_c_f08
   SUBROUTINE MPI_File_write_all_begin_f08(fh, buf, count, datatype, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
@@ -24527,7 +24532,7 @@ CONTAINS
     CALL f77_MPI_FILE_WRITE_ALL_BEGIN(fh, buf, count, datatype, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_File_write_all_begin_f08
-  SUBROUTINE MPI_File_write_all_begin_f08c(fh, buf, count, datatype, ierror)
+  SUBROUTINE MPI_File_write_all_begin_c_f08(fh, buf, count, datatype, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
@@ -24541,7 +24546,7 @@ CONTAINS
     END IF
     CALL f77_MPI_FILE_WRITE_ALL_BEGIN_C(fh, buf, count, datatype, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_File_write_all_begin_f08c
+  END SUBROUTINE MPI_File_write_all_begin_c_f08
   SUBROUTINE PMPI_File_write_all_begin_f08(fh, buf, count, datatype, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
@@ -24557,7 +24562,7 @@ CONTAINS
     CALL f77_PMPI_FILE_WRITE_ALL_BEGIN(fh, buf, count, datatype, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_File_write_all_begin_f08
-  SUBROUTINE PMPI_File_write_all_begin_f08c(fh, buf, count, datatype, ierror)
+  SUBROUTINE PMPI_File_write_all_begin_c_f08(fh, buf, count, datatype, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
@@ -24571,7 +24576,7 @@ CONTAINS
     END IF
     CALL f77_PMPI_FILE_WRITE_ALL_BEGIN_C(fh, buf, count, datatype, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_File_write_all_begin_f08c
+  END SUBROUTINE PMPI_File_write_all_begin_c_f08
   SUBROUTINE MPI_File_write_all_end_f08(fh, buf, status, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
@@ -24612,7 +24617,7 @@ CONTAINS
     CALL f77_MPI_FILE_WRITE_AT(fh, offset, buf, count, datatype, status, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_File_write_at_f08
-  SUBROUTINE MPI_File_write_at_f08c(fh, offset, buf, count, datatype, status, ierror)
+  SUBROUTINE MPI_File_write_at_c_f08(fh, offset, buf, count, datatype, status, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
     TYPE(*), DIMENSION(..), INTENT(IN) :: buf
@@ -24623,7 +24628,7 @@ CONTAINS
     INTEGER :: ierror_
     CALL f77_MPI_FILE_WRITE_AT_C(fh, offset, buf, count, datatype, status, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_File_write_at_f08c
+  END SUBROUTINE MPI_File_write_at_c_f08
   SUBROUTINE PMPI_File_write_at_f08(fh, offset, buf, count, datatype, status, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
@@ -24636,7 +24641,7 @@ CONTAINS
     CALL f77_PMPI_FILE_WRITE_AT(fh, offset, buf, count, datatype, status, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_File_write_at_f08
-  SUBROUTINE PMPI_File_write_at_f08c(fh, offset, buf, count, datatype, status, ierror)
+  SUBROUTINE PMPI_File_write_at_c_f08(fh, offset, buf, count, datatype, status, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
     TYPE(*), DIMENSION(..), INTENT(IN) :: buf
@@ -24647,7 +24652,7 @@ CONTAINS
     INTEGER :: ierror_
     CALL f77_PMPI_FILE_WRITE_AT_C(fh, offset, buf, count, datatype, status, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_File_write_at_f08c
+  END SUBROUTINE PMPI_File_write_at_c_f08
   SUBROUTINE MPI_File_write_at_all_f08(fh, offset, buf, count, datatype, status, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
@@ -24660,7 +24665,7 @@ CONTAINS
     CALL f77_MPI_FILE_WRITE_AT_ALL(fh, offset, buf, count, datatype, status, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_File_write_at_all_f08
-  SUBROUTINE MPI_File_write_at_all_f08c(fh, offset, buf, count, datatype, status, ierror)
+  SUBROUTINE MPI_File_write_at_all_c_f08(fh, offset, buf, count, datatype, status, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
     TYPE(*), DIMENSION(..), INTENT(IN) :: buf
@@ -24671,7 +24676,7 @@ CONTAINS
     INTEGER :: ierror_
     CALL f77_MPI_FILE_WRITE_AT_ALL_C(fh, offset, buf, count, datatype, status, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_File_write_at_all_f08c
+  END SUBROUTINE MPI_File_write_at_all_c_f08
   SUBROUTINE PMPI_File_write_at_all_f08(fh, offset, buf, count, datatype, status, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
@@ -24684,7 +24689,7 @@ CONTAINS
     CALL f77_PMPI_FILE_WRITE_AT_ALL(fh, offset, buf, count, datatype, status, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_File_write_at_all_f08
-  SUBROUTINE PMPI_File_write_at_all_f08c(fh, offset, buf, count, datatype, status, ierror)
+  SUBROUTINE PMPI_File_write_at_all_c_f08(fh, offset, buf, count, datatype, status, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
     TYPE(*), DIMENSION(..), INTENT(IN) :: buf
@@ -24695,7 +24700,7 @@ CONTAINS
     INTEGER :: ierror_
     CALL f77_PMPI_FILE_WRITE_AT_ALL_C(fh, offset, buf, count, datatype, status, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_File_write_at_all_f08c
+  END SUBROUTINE PMPI_File_write_at_all_c_f08
   SUBROUTINE MPI_File_write_at_all_begin_f08(fh, offset, buf, count, datatype, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
@@ -24712,7 +24717,7 @@ CONTAINS
     CALL f77_MPI_FILE_WRITE_AT_ALL_BEGIN(fh, offset, buf, count, datatype, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_File_write_at_all_begin_f08
-  SUBROUTINE MPI_File_write_at_all_begin_f08c(fh, offset, buf, count, datatype, ierror)
+  SUBROUTINE MPI_File_write_at_all_begin_c_f08(fh, offset, buf, count, datatype, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
@@ -24727,7 +24732,7 @@ CONTAINS
     END IF
     CALL f77_MPI_FILE_WRITE_AT_ALL_BEGIN_C(fh, offset, buf, count, datatype, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_File_write_at_all_begin_f08c
+  END SUBROUTINE MPI_File_write_at_all_begin_c_f08
   SUBROUTINE PMPI_File_write_at_all_begin_f08(fh, offset, buf, count, datatype, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
@@ -24744,7 +24749,7 @@ CONTAINS
     CALL f77_PMPI_FILE_WRITE_AT_ALL_BEGIN(fh, offset, buf, count, datatype, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_File_write_at_all_begin_f08
-  SUBROUTINE PMPI_File_write_at_all_begin_f08c(fh, offset, buf, count, datatype, ierror)
+  SUBROUTINE PMPI_File_write_at_all_begin_c_f08(fh, offset, buf, count, datatype, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
@@ -24759,7 +24764,7 @@ CONTAINS
     END IF
     CALL f77_PMPI_FILE_WRITE_AT_ALL_BEGIN_C(fh, offset, buf, count, datatype, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_File_write_at_all_begin_f08c
+  END SUBROUTINE PMPI_File_write_at_all_begin_c_f08
   SUBROUTINE MPI_File_write_at_all_end_f08(fh, buf, status, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
@@ -24799,7 +24804,7 @@ CONTAINS
     CALL f77_MPI_FILE_WRITE_ORDERED(fh, buf, count, datatype, status, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_File_write_ordered_f08
-  SUBROUTINE MPI_File_write_ordered_f08c(fh, buf, count, datatype, status, ierror)
+  SUBROUTINE MPI_File_write_ordered_c_f08(fh, buf, count, datatype, status, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     TYPE(*), DIMENSION(..), INTENT(IN) :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
@@ -24809,7 +24814,7 @@ CONTAINS
     INTEGER :: ierror_
     CALL f77_MPI_FILE_WRITE_ORDERED_C(fh, buf, count, datatype, status, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_File_write_ordered_f08c
+  END SUBROUTINE MPI_File_write_ordered_c_f08
   SUBROUTINE PMPI_File_write_ordered_f08(fh, buf, count, datatype, status, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     TYPE(*), DIMENSION(..), INTENT(IN) :: buf
@@ -24821,7 +24826,7 @@ CONTAINS
     CALL f77_PMPI_FILE_WRITE_ORDERED(fh, buf, count, datatype, status, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_File_write_ordered_f08
-  SUBROUTINE PMPI_File_write_ordered_f08c(fh, buf, count, datatype, status, ierror)
+  SUBROUTINE PMPI_File_write_ordered_c_f08(fh, buf, count, datatype, status, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     TYPE(*), DIMENSION(..), INTENT(IN) :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
@@ -24831,7 +24836,7 @@ CONTAINS
     INTEGER :: ierror_
     CALL f77_PMPI_FILE_WRITE_ORDERED_C(fh, buf, count, datatype, status, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_File_write_ordered_f08c
+  END SUBROUTINE PMPI_File_write_ordered_c_f08
   SUBROUTINE MPI_File_write_ordered_begin_f08(fh, buf, count, datatype, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
@@ -24847,7 +24852,7 @@ CONTAINS
     CALL f77_MPI_FILE_WRITE_ORDERED_BEGIN(fh, buf, count, datatype, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_File_write_ordered_begin_f08
-  SUBROUTINE MPI_File_write_ordered_begin_f08c(fh, buf, count, datatype, ierror)
+  SUBROUTINE MPI_File_write_ordered_begin_c_f08(fh, buf, count, datatype, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
@@ -24861,7 +24866,7 @@ CONTAINS
     END IF
     CALL f77_MPI_FILE_WRITE_ORDERED_BEGIN_C(fh, buf, count, datatype, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_File_write_ordered_begin_f08c
+  END SUBROUTINE MPI_File_write_ordered_begin_c_f08
   SUBROUTINE PMPI_File_write_ordered_begin_f08(fh, buf, count, datatype, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
@@ -24877,7 +24882,7 @@ CONTAINS
     CALL f77_PMPI_FILE_WRITE_ORDERED_BEGIN(fh, buf, count, datatype, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_File_write_ordered_begin_f08
-  SUBROUTINE PMPI_File_write_ordered_begin_f08c(fh, buf, count, datatype, ierror)
+  SUBROUTINE PMPI_File_write_ordered_begin_c_f08(fh, buf, count, datatype, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
@@ -24891,7 +24896,7 @@ CONTAINS
     END IF
     CALL f77_PMPI_FILE_WRITE_ORDERED_BEGIN_C(fh, buf, count, datatype, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_File_write_ordered_begin_f08c
+  END SUBROUTINE PMPI_File_write_ordered_begin_c_f08
   SUBROUTINE MPI_File_write_ordered_end_f08(fh, buf, status, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
@@ -24931,7 +24936,7 @@ CONTAINS
     CALL f77_MPI_FILE_WRITE_SHARED(fh, buf, count, datatype, status, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_File_write_shared_f08
-  SUBROUTINE MPI_File_write_shared_f08c(fh, buf, count, datatype, status, ierror)
+  SUBROUTINE MPI_File_write_shared_c_f08(fh, buf, count, datatype, status, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     TYPE(*), DIMENSION(..), INTENT(IN) :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
@@ -24941,7 +24946,7 @@ CONTAINS
     INTEGER :: ierror_
     CALL f77_MPI_FILE_WRITE_SHARED_C(fh, buf, count, datatype, status, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_File_write_shared_f08c
+  END SUBROUTINE MPI_File_write_shared_c_f08
   SUBROUTINE PMPI_File_write_shared_f08(fh, buf, count, datatype, status, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     TYPE(*), DIMENSION(..), INTENT(IN) :: buf
@@ -24953,7 +24958,7 @@ CONTAINS
     CALL f77_PMPI_FILE_WRITE_SHARED(fh, buf, count, datatype, status, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_File_write_shared_f08
-  SUBROUTINE PMPI_File_write_shared_f08c(fh, buf, count, datatype, status, ierror)
+  SUBROUTINE PMPI_File_write_shared_c_f08(fh, buf, count, datatype, status, ierror)
     TYPE(MPI_File), INTENT(IN) :: fh
     TYPE(*), DIMENSION(..), INTENT(IN) :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
@@ -24963,7 +24968,7 @@ CONTAINS
     INTEGER :: ierror_
     CALL f77_PMPI_FILE_WRITE_SHARED_C(fh, buf, count, datatype, status, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_File_write_shared_f08c
+  END SUBROUTINE PMPI_File_write_shared_c_f08
   SUBROUTINE MPI_Finalize_f08(ierror)
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
@@ -25027,7 +25032,7 @@ CONTAINS
         & ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Gather_f08
-  SUBROUTINE MPI_Gather_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, &
+  SUBROUTINE MPI_Gather_c_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, &
         & comm, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount, recvcount
@@ -25040,7 +25045,7 @@ CONTAINS
     CALL f77_MPI_GATHER_C(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, &
         & ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_Gather_f08c
+  END SUBROUTINE MPI_Gather_c_f08
   SUBROUTINE PMPI_Gather_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, &
         & comm, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
@@ -25054,7 +25059,7 @@ CONTAINS
         & ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Gather_f08
-  SUBROUTINE PMPI_Gather_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, &
+  SUBROUTINE PMPI_Gather_c_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, &
         & comm, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount, recvcount
@@ -25067,7 +25072,7 @@ CONTAINS
     CALL f77_PMPI_GATHER_C(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, &
         & comm, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_Gather_f08c
+  END SUBROUTINE PMPI_Gather_c_f08
   SUBROUTINE MPI_Gather_init_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
         & root, comm, info, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -25093,7 +25098,7 @@ CONTAINS
         & comm, info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Gather_init_f08
-  SUBROUTINE MPI_Gather_init_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
+  SUBROUTINE MPI_Gather_init_c_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
         & root, comm, info, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount, recvcount
@@ -25118,7 +25123,7 @@ CONTAINS
     CALL f77_MPI_GATHER_INIT_C(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, &
         & comm, info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_Gather_init_f08c
+  END SUBROUTINE MPI_Gather_init_c_f08
   SUBROUTINE PMPI_Gather_init_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
         & root, comm, info, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -25144,7 +25149,7 @@ CONTAINS
         & comm, info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Gather_init_f08
-  SUBROUTINE PMPI_Gather_init_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
+  SUBROUTINE PMPI_Gather_init_c_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
         & root, comm, info, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount, recvcount
@@ -25169,7 +25174,7 @@ CONTAINS
     CALL f77_PMPI_GATHER_INIT_C(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, &
         & comm, info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_Gather_init_f08c
+  END SUBROUTINE PMPI_Gather_init_c_f08
   SUBROUTINE MPI_Gatherv_f08(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, &
         & root, comm, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
@@ -25183,7 +25188,7 @@ CONTAINS
         & root, comm, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Gatherv_f08
-  SUBROUTINE MPI_Gatherv_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
+  SUBROUTINE MPI_Gatherv_c_f08(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
         & recvtype, root, comm, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount, recvcounts(*)
@@ -25197,7 +25202,7 @@ CONTAINS
     CALL f77_MPI_GATHERV_C(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, &
         & root, comm, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_Gatherv_f08c
+  END SUBROUTINE MPI_Gatherv_c_f08
   SUBROUTINE PMPI_Gatherv_f08(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
         & recvtype, root, comm, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
@@ -25211,7 +25216,7 @@ CONTAINS
         & root, comm, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Gatherv_f08
-  SUBROUTINE PMPI_Gatherv_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
+  SUBROUTINE PMPI_Gatherv_c_f08(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
         & recvtype, root, comm, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount, recvcounts(*)
@@ -25225,7 +25230,7 @@ CONTAINS
     CALL f77_PMPI_GATHERV_C(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, &
         & root, comm, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_Gatherv_f08c
+  END SUBROUTINE PMPI_Gatherv_c_f08
   SUBROUTINE MPI_Gatherv_init_f08(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
         & recvtype, root, comm, info, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -25252,7 +25257,7 @@ CONTAINS
         & recvtype, root, comm, info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Gatherv_init_f08
-  SUBROUTINE MPI_Gatherv_init_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
+  SUBROUTINE MPI_Gatherv_init_c_f08(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
         & recvtype, root, comm, info, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
@@ -25279,7 +25284,7 @@ CONTAINS
     CALL f77_MPI_GATHERV_INIT_C(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
         & recvtype, root, comm, info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_Gatherv_init_f08c
+  END SUBROUTINE MPI_Gatherv_init_c_f08
   SUBROUTINE PMPI_Gatherv_init_f08(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
         & recvtype, root, comm, info, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -25306,7 +25311,7 @@ CONTAINS
         & recvtype, root, comm, info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Gatherv_init_f08
-  SUBROUTINE PMPI_Gatherv_init_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
+  SUBROUTINE PMPI_Gatherv_init_c_f08(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
         & recvtype, root, comm, info, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
@@ -25333,7 +25338,7 @@ CONTAINS
     CALL f77_PMPI_GATHERV_INIT_C(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
         & recvtype, root, comm, info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_Gatherv_init_f08c
+  END SUBROUTINE PMPI_Gatherv_init_c_f08
   SUBROUTINE MPI_Get_f08(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
         & target_count, target_datatype, win, ierror)
     TYPE(*), DIMENSION(..), ASYNCHRONOUS :: origin_addr
@@ -25352,7 +25357,7 @@ CONTAINS
         & target_count, target_datatype, win, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Get_f08
-  SUBROUTINE MPI_Get_f08c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
+  SUBROUTINE MPI_Get_c_f08(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
         & target_count, target_datatype, win, ierror)
     TYPE(*), DIMENSION(..), ASYNCHRONOUS :: origin_addr
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: origin_count, target_count
@@ -25370,7 +25375,7 @@ CONTAINS
     CALL f77_MPI_GET_C(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
         & target_count, target_datatype, win, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_Get_f08c
+  END SUBROUTINE MPI_Get_c_f08
   SUBROUTINE PMPI_Get_f08(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
         & target_count, target_datatype, win, ierror)
     TYPE(*), DIMENSION(..), ASYNCHRONOUS :: origin_addr
@@ -25389,7 +25394,7 @@ CONTAINS
         & target_count, target_datatype, win, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Get_f08
-  SUBROUTINE PMPI_Get_f08c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
+  SUBROUTINE PMPI_Get_c_f08(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
         & target_count, target_datatype, win, ierror)
     TYPE(*), DIMENSION(..), ASYNCHRONOUS :: origin_addr
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: origin_count, target_count
@@ -25407,7 +25412,7 @@ CONTAINS
     CALL f77_PMPI_GET_C(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
         & target_count, target_datatype, win, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_Get_f08c
+  END SUBROUTINE PMPI_Get_c_f08
   SUBROUTINE MPI_Get_accumulate_f08(origin_addr, origin_count, origin_datatype, result_addr, &
         & result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, &
         & op, win, ierror)
@@ -25435,7 +25440,7 @@ CONTAINS
         & op, win, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Get_accumulate_f08
-  SUBROUTINE MPI_Get_accumulate_f08c(origin_addr, origin_count, origin_datatype, result_addr, &
+  SUBROUTINE MPI_Get_accumulate_c_f08(origin_addr, origin_count, origin_datatype, result_addr, &
         & result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, &
         & op, win, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: origin_addr
@@ -25462,7 +25467,7 @@ CONTAINS
         & result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, &
         & op, win, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_Get_accumulate_f08c
+  END SUBROUTINE MPI_Get_accumulate_c_f08
   SUBROUTINE PMPI_Get_accumulate_f08(origin_addr, origin_count, origin_datatype, result_addr, &
         & result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, &
         & op, win, ierror)
@@ -25490,7 +25495,7 @@ CONTAINS
         & op, win, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Get_accumulate_f08
-  SUBROUTINE PMPI_Get_accumulate_f08c(origin_addr, origin_count, origin_datatype, result_addr, &
+  SUBROUTINE PMPI_Get_accumulate_c_f08(origin_addr, origin_count, origin_datatype, result_addr, &
         & result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, &
         & op, win, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: origin_addr
@@ -25517,7 +25522,7 @@ CONTAINS
         & result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, &
         & op, win, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_Get_accumulate_f08c
+  END SUBROUTINE PMPI_Get_accumulate_c_f08
   SUBROUTINE MPI_Get_address_f08(location, address, ierror)
     !GCC$ ATTRIBUTES NO_ARG_CHECK :: location
     TYPE(*), DIMENSION(*), ASYNCHRONOUS :: location
@@ -25545,7 +25550,7 @@ CONTAINS
     CALL f77_MPI_GET_COUNT(status, datatype, count, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Get_count_f08
-  SUBROUTINE MPI_Get_count_f08c(status, datatype, count, ierror)
+  SUBROUTINE MPI_Get_count_c_f08(status, datatype, count, ierror)
     TYPE(MPI_Status), INTENT(IN) :: status
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(OUT) :: count
@@ -25553,7 +25558,7 @@ CONTAINS
     INTEGER :: ierror_
     CALL f77_MPI_GET_COUNT_C(status, datatype, count, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_Get_count_f08c
+  END SUBROUTINE MPI_Get_count_c_f08
   SUBROUTINE PMPI_Get_count_f08(status, datatype, count, ierror)
     TYPE(MPI_Status), INTENT(IN) :: status
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
@@ -25563,7 +25568,7 @@ CONTAINS
     CALL f77_PMPI_GET_COUNT(status, datatype, count, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Get_count_f08
-  SUBROUTINE PMPI_Get_count_f08c(status, datatype, count, ierror)
+  SUBROUTINE PMPI_Get_count_c_f08(status, datatype, count, ierror)
     TYPE(MPI_Status), INTENT(IN) :: status
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(OUT) :: count
@@ -25571,7 +25576,7 @@ CONTAINS
     INTEGER :: ierror_
     CALL f77_PMPI_GET_COUNT_C(status, datatype, count, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_Get_count_f08c
+  END SUBROUTINE PMPI_Get_count_c_f08
   SUBROUTINE MPI_Get_elements_f08(status, datatype, count, ierror)
     TYPE(MPI_Status), INTENT(IN) :: status
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
@@ -25581,7 +25586,7 @@ CONTAINS
     CALL f77_MPI_GET_ELEMENTS(status, datatype, count, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Get_elements_f08
-  SUBROUTINE MPI_Get_elements_f08c(status, datatype, count, ierror)
+  SUBROUTINE MPI_Get_elements_c_f08(status, datatype, count, ierror)
     TYPE(MPI_Status), INTENT(IN) :: status
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(OUT) :: count
@@ -25589,7 +25594,7 @@ CONTAINS
     INTEGER :: ierror_
     CALL f77_MPI_GET_ELEMENTS_C(status, datatype, count, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_Get_elements_f08c
+  END SUBROUTINE MPI_Get_elements_c_f08
   SUBROUTINE PMPI_Get_elements_f08(status, datatype, count, ierror)
     TYPE(MPI_Status), INTENT(IN) :: status
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
@@ -25599,7 +25604,7 @@ CONTAINS
     CALL f77_PMPI_GET_ELEMENTS(status, datatype, count, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Get_elements_f08
-  SUBROUTINE PMPI_Get_elements_f08c(status, datatype, count, ierror)
+  SUBROUTINE PMPI_Get_elements_c_f08(status, datatype, count, ierror)
     TYPE(MPI_Status), INTENT(IN) :: status
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(OUT) :: count
@@ -25607,7 +25612,7 @@ CONTAINS
     INTEGER :: ierror_
     CALL f77_PMPI_GET_ELEMENTS_C(status, datatype, count, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_Get_elements_f08c
+  END SUBROUTINE PMPI_Get_elements_c_f08
   SUBROUTINE MPI_Get_elements_x_f08(status, datatype, count, ierror)
     TYPE(MPI_Status), INTENT(IN) :: status
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
@@ -26072,7 +26077,7 @@ CONTAINS
         & request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Iallgather_f08
-  SUBROUTINE MPI_Iallgather_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
+  SUBROUTINE MPI_Iallgather_c_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
         & comm, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount, recvcount
@@ -26095,7 +26100,7 @@ CONTAINS
     CALL f77_MPI_IALLGATHER_C(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &
         & request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_Iallgather_f08c
+  END SUBROUTINE MPI_Iallgather_c_f08
   SUBROUTINE PMPI_Iallgather_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
         & comm, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -26120,7 +26125,7 @@ CONTAINS
         & request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Iallgather_f08
-  SUBROUTINE PMPI_Iallgather_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
+  SUBROUTINE PMPI_Iallgather_c_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
         & comm, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount, recvcount
@@ -26143,7 +26148,7 @@ CONTAINS
     CALL f77_PMPI_IALLGATHER_C(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &
         & request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_Iallgather_f08c
+  END SUBROUTINE PMPI_Iallgather_c_f08
   SUBROUTINE MPI_Iallgatherv_f08(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
         & recvtype, comm, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -26169,7 +26174,7 @@ CONTAINS
         & comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Iallgatherv_f08
-  SUBROUTINE MPI_Iallgatherv_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
+  SUBROUTINE MPI_Iallgatherv_c_f08(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
         & recvtype, comm, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
@@ -26194,7 +26199,7 @@ CONTAINS
     CALL f77_MPI_IALLGATHERV_C(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
         & recvtype, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_Iallgatherv_f08c
+  END SUBROUTINE MPI_Iallgatherv_c_f08
   SUBROUTINE PMPI_Iallgatherv_f08(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
         & recvtype, comm, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -26220,7 +26225,7 @@ CONTAINS
         & recvtype, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Iallgatherv_f08
-  SUBROUTINE PMPI_Iallgatherv_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
+  SUBROUTINE PMPI_Iallgatherv_c_f08(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
         & recvtype, comm, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
@@ -26245,7 +26250,7 @@ CONTAINS
     CALL f77_PMPI_IALLGATHERV_C(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
         & recvtype, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_Iallgatherv_f08c
+  END SUBROUTINE PMPI_Iallgatherv_c_f08
   SUBROUTINE MPI_Iallreduce_f08(sendbuf, recvbuf, count, datatype, op, comm, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
@@ -26269,7 +26274,7 @@ CONTAINS
     CALL f77_MPI_IALLREDUCE(sendbuf, recvbuf, count, datatype, op, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Iallreduce_f08
-  SUBROUTINE MPI_Iallreduce_f08c(sendbuf, recvbuf, count, datatype, op, comm, request, ierror)
+  SUBROUTINE MPI_Iallreduce_c_f08(sendbuf, recvbuf, count, datatype, op, comm, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
@@ -26291,7 +26296,7 @@ CONTAINS
     END IF
     CALL f77_MPI_IALLREDUCE_C(sendbuf, recvbuf, count, datatype, op, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_Iallreduce_f08c
+  END SUBROUTINE MPI_Iallreduce_c_f08
   SUBROUTINE PMPI_Iallreduce_f08(sendbuf, recvbuf, count, datatype, op, comm, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
@@ -26315,7 +26320,7 @@ CONTAINS
     CALL f77_PMPI_IALLREDUCE(sendbuf, recvbuf, count, datatype, op, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Iallreduce_f08
-  SUBROUTINE PMPI_Iallreduce_f08c(sendbuf, recvbuf, count, datatype, op, comm, request, ierror)
+  SUBROUTINE PMPI_Iallreduce_c_f08(sendbuf, recvbuf, count, datatype, op, comm, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
@@ -26337,7 +26342,7 @@ CONTAINS
     END IF
     CALL f77_PMPI_IALLREDUCE_C(sendbuf, recvbuf, count, datatype, op, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_Iallreduce_f08c
+  END SUBROUTINE PMPI_Iallreduce_c_f08
   SUBROUTINE MPI_Ialltoall_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &
         & request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -26362,8 +26367,8 @@ CONTAINS
         & request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Ialltoall_f08
-  SUBROUTINE MPI_Ialltoall_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &
-        & request, ierror)
+  SUBROUTINE MPI_Ialltoall_c_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
+        & comm, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount, recvcount
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
@@ -26385,7 +26390,7 @@ CONTAINS
     CALL f77_MPI_IALLTOALL_C(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &
         & request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_Ialltoall_f08c
+  END SUBROUTINE MPI_Ialltoall_c_f08
   SUBROUTINE PMPI_Ialltoall_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &
         & request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -26410,7 +26415,7 @@ CONTAINS
         & request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Ialltoall_f08
-  SUBROUTINE PMPI_Ialltoall_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
+  SUBROUTINE PMPI_Ialltoall_c_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
         & comm, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount, recvcount
@@ -26433,7 +26438,7 @@ CONTAINS
     CALL f77_PMPI_IALLTOALL_C(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &
         & request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_Ialltoall_f08c
+  END SUBROUTINE PMPI_Ialltoall_c_f08
   SUBROUTINE MPI_Ialltoallv_f08(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, &
         & rdispls, recvtype, comm, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -26458,7 +26463,7 @@ CONTAINS
         & recvtype, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Ialltoallv_f08
-  SUBROUTINE MPI_Ialltoallv_f08c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, &
+  SUBROUTINE MPI_Ialltoallv_c_f08(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, &
         & rdispls, recvtype, comm, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: sendcounts(*), recvcounts(*)
@@ -26482,7 +26487,7 @@ CONTAINS
     CALL f77_MPI_IALLTOALLV_C(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, &
         & rdispls, recvtype, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_Ialltoallv_f08c
+  END SUBROUTINE MPI_Ialltoallv_c_f08
   SUBROUTINE PMPI_Ialltoallv_f08(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, &
         & rdispls, recvtype, comm, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -26507,7 +26512,7 @@ CONTAINS
         & rdispls, recvtype, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Ialltoallv_f08
-  SUBROUTINE PMPI_Ialltoallv_f08c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, &
+  SUBROUTINE PMPI_Ialltoallv_c_f08(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, &
         & rdispls, recvtype, comm, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: sendcounts(*), recvcounts(*)
@@ -26531,7 +26536,7 @@ CONTAINS
     CALL f77_PMPI_IALLTOALLV_C(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, &
         & rdispls, recvtype, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_Ialltoallv_f08c
+  END SUBROUTINE PMPI_Ialltoallv_c_f08
   SUBROUTINE MPI_Ialltoallw_f08(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, &
         & rdispls, recvtypes, comm, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -26556,7 +26561,7 @@ CONTAINS
         & rdispls, recvtypes, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Ialltoallw_f08
-  SUBROUTINE MPI_Ialltoallw_f08c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, &
+  SUBROUTINE MPI_Ialltoallw_c_f08(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, &
         & rdispls, recvtypes, comm, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: sendcounts(*), recvcounts(*)
@@ -26580,7 +26585,7 @@ CONTAINS
     CALL f77_MPI_IALLTOALLW_C(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, &
         & rdispls, recvtypes, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_Ialltoallw_f08c
+  END SUBROUTINE MPI_Ialltoallw_c_f08
   SUBROUTINE PMPI_Ialltoallw_f08(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, &
         & rdispls, recvtypes, comm, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -26605,7 +26610,7 @@ CONTAINS
         & rdispls, recvtypes, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Ialltoallw_f08
-  SUBROUTINE PMPI_Ialltoallw_f08c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, &
+  SUBROUTINE PMPI_Ialltoallw_c_f08(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, &
         & rdispls, recvtypes, comm, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: sendcounts(*), recvcounts(*)
@@ -26629,7 +26634,7 @@ CONTAINS
     CALL f77_PMPI_IALLTOALLW_C(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, &
         & rdispls, recvtypes, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_Ialltoallw_f08c
+  END SUBROUTINE PMPI_Ialltoallw_c_f08
   SUBROUTINE MPI_Ibarrier_f08(comm, request, ierror)
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Request), INTENT(OUT) :: request
@@ -26662,7 +26667,7 @@ CONTAINS
     CALL f77_MPI_IBCAST(buffer, count, datatype, root, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Ibcast_f08
-  SUBROUTINE MPI_Ibcast_f08c(buffer, count, datatype, root, comm, request, ierror)
+  SUBROUTINE MPI_Ibcast_c_f08(buffer, count, datatype, root, comm, request, ierror)
     TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buffer
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
@@ -26678,7 +26683,7 @@ CONTAINS
     END IF
     CALL f77_MPI_IBCAST_C(buffer, count, datatype, root, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_Ibcast_f08c
+  END SUBROUTINE MPI_Ibcast_c_f08
   SUBROUTINE PMPI_Ibcast_f08(buffer, count, datatype, root, comm, request, ierror)
     TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buffer
     INTEGER, INTENT(IN) :: count, root
@@ -26695,7 +26700,7 @@ CONTAINS
     CALL f77_PMPI_IBCAST(buffer, count, datatype, root, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Ibcast_f08
-  SUBROUTINE PMPI_Ibcast_f08c(buffer, count, datatype, root, comm, request, ierror)
+  SUBROUTINE PMPI_Ibcast_c_f08(buffer, count, datatype, root, comm, request, ierror)
     TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buffer
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
@@ -26711,7 +26716,7 @@ CONTAINS
     END IF
     CALL f77_PMPI_IBCAST_C(buffer, count, datatype, root, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_Ibcast_f08c
+  END SUBROUTINE PMPI_Ibcast_c_f08
   SUBROUTINE MPI_Ibsend_f08(buf, count, datatype, dest, tag, comm, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
     INTEGER, INTENT(IN) :: count, dest, tag
@@ -26728,7 +26733,7 @@ CONTAINS
     CALL f77_MPI_IBSEND(buf, count, datatype, dest, tag, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Ibsend_f08
-  SUBROUTINE MPI_Ibsend_f08c(buf, count, datatype, dest, tag, comm, request, ierror)
+  SUBROUTINE MPI_Ibsend_c_f08(buf, count, datatype, dest, tag, comm, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
@@ -26744,7 +26749,7 @@ CONTAINS
     END IF
     CALL f77_MPI_IBSEND_C(buf, count, datatype, dest, tag, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_Ibsend_f08c
+  END SUBROUTINE MPI_Ibsend_c_f08
   SUBROUTINE PMPI_Ibsend_f08(buf, count, datatype, dest, tag, comm, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
     INTEGER, INTENT(IN) :: count, dest, tag
@@ -26761,7 +26766,7 @@ CONTAINS
     CALL f77_PMPI_IBSEND(buf, count, datatype, dest, tag, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Ibsend_f08
-  SUBROUTINE PMPI_Ibsend_f08c(buf, count, datatype, dest, tag, comm, request, ierror)
+  SUBROUTINE PMPI_Ibsend_c_f08(buf, count, datatype, dest, tag, comm, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
@@ -26777,7 +26782,7 @@ CONTAINS
     END IF
     CALL f77_PMPI_IBSEND_C(buf, count, datatype, dest, tag, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_Ibsend_f08c
+  END SUBROUTINE PMPI_Ibsend_c_f08
   SUBROUTINE MPI_Iexscan_f08(sendbuf, recvbuf, count, datatype, op, comm, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
@@ -26801,7 +26806,7 @@ CONTAINS
     CALL f77_MPI_IEXSCAN(sendbuf, recvbuf, count, datatype, op, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Iexscan_f08
-  SUBROUTINE MPI_Iexscan_f08c(sendbuf, recvbuf, count, datatype, op, comm, request, ierror)
+  SUBROUTINE MPI_Iexscan_c_f08(sendbuf, recvbuf, count, datatype, op, comm, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
@@ -26823,7 +26828,7 @@ CONTAINS
     END IF
     CALL f77_MPI_IEXSCAN_C(sendbuf, recvbuf, count, datatype, op, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_Iexscan_f08c
+  END SUBROUTINE MPI_Iexscan_c_f08
   SUBROUTINE PMPI_Iexscan_f08(sendbuf, recvbuf, count, datatype, op, comm, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
@@ -26847,7 +26852,7 @@ CONTAINS
     CALL f77_PMPI_IEXSCAN(sendbuf, recvbuf, count, datatype, op, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Iexscan_f08
-  SUBROUTINE PMPI_Iexscan_f08c(sendbuf, recvbuf, count, datatype, op, comm, request, ierror)
+  SUBROUTINE PMPI_Iexscan_c_f08(sendbuf, recvbuf, count, datatype, op, comm, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
@@ -26869,7 +26874,7 @@ CONTAINS
     END IF
     CALL f77_PMPI_IEXSCAN_C(sendbuf, recvbuf, count, datatype, op, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_Iexscan_f08c
+  END SUBROUTINE PMPI_Iexscan_c_f08
   SUBROUTINE MPI_Igather_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, &
         & comm, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -26894,7 +26899,7 @@ CONTAINS
         & request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Igather_f08
-  SUBROUTINE MPI_Igather_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, &
+  SUBROUTINE MPI_Igather_c_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, &
         & comm, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount, recvcount
@@ -26918,7 +26923,7 @@ CONTAINS
     CALL f77_MPI_IGATHER_C(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, &
         & comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_Igather_f08c
+  END SUBROUTINE MPI_Igather_c_f08
   SUBROUTINE PMPI_Igather_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, &
         & comm, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -26943,7 +26948,7 @@ CONTAINS
         & request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Igather_f08
-  SUBROUTINE PMPI_Igather_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, &
+  SUBROUTINE PMPI_Igather_c_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, &
         & comm, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount, recvcount
@@ -26967,7 +26972,7 @@ CONTAINS
     CALL f77_PMPI_IGATHER_C(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, &
         & comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_Igather_f08c
+  END SUBROUTINE PMPI_Igather_c_f08
   SUBROUTINE MPI_Igatherv_f08(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
         & recvtype, root, comm, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -26993,7 +26998,7 @@ CONTAINS
         & root, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Igatherv_f08
-  SUBROUTINE MPI_Igatherv_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
+  SUBROUTINE MPI_Igatherv_c_f08(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
         & recvtype, root, comm, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
@@ -27019,7 +27024,7 @@ CONTAINS
     CALL f77_MPI_IGATHERV_C(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, &
         & root, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_Igatherv_f08c
+  END SUBROUTINE MPI_Igatherv_c_f08
   SUBROUTINE PMPI_Igatherv_f08(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
         & recvtype, root, comm, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -27045,7 +27050,7 @@ CONTAINS
         & root, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Igatherv_f08
-  SUBROUTINE PMPI_Igatherv_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
+  SUBROUTINE PMPI_Igatherv_c_f08(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
         & recvtype, root, comm, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
@@ -27071,7 +27076,7 @@ CONTAINS
     CALL f77_PMPI_IGATHERV_C(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, &
         & root, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_Igatherv_f08c
+  END SUBROUTINE PMPI_Igatherv_c_f08
   SUBROUTINE MPI_Improbe_f08(source, tag, comm, flag, message, status, ierror)
     INTEGER, INTENT(IN) :: source, tag
     TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -27110,7 +27115,7 @@ CONTAINS
     CALL f77_MPI_IMRECV(buf, count, datatype, message, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Imrecv_f08
-  SUBROUTINE MPI_Imrecv_f08c(buf, count, datatype, message, request, ierror)
+  SUBROUTINE MPI_Imrecv_c_f08(buf, count, datatype, message, request, ierror)
     TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
@@ -27125,7 +27130,7 @@ CONTAINS
     END IF
     CALL f77_MPI_IMRECV_C(buf, count, datatype, message, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_Imrecv_f08c
+  END SUBROUTINE MPI_Imrecv_c_f08
   SUBROUTINE PMPI_Imrecv_f08(buf, count, datatype, message, request, ierror)
     TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
     INTEGER, INTENT(IN) :: count
@@ -27142,7 +27147,7 @@ CONTAINS
     CALL f77_PMPI_IMRECV(buf, count, datatype, message, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Imrecv_f08
-  SUBROUTINE PMPI_Imrecv_f08c(buf, count, datatype, message, request, ierror)
+  SUBROUTINE PMPI_Imrecv_c_f08(buf, count, datatype, message, request, ierror)
     TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
@@ -27157,7 +27162,7 @@ CONTAINS
     END IF
     CALL f77_PMPI_IMRECV_C(buf, count, datatype, message, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_Imrecv_f08c
+  END SUBROUTINE PMPI_Imrecv_c_f08
   SUBROUTINE MPI_Ineighbor_allgather_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
         & recvtype, comm, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -27182,7 +27187,7 @@ CONTAINS
         & comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Ineighbor_allgather_f08
-  SUBROUTINE MPI_Ineighbor_allgather_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
+  SUBROUTINE MPI_Ineighbor_allgather_c_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
         & recvtype, comm, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount, recvcount
@@ -27205,7 +27210,7 @@ CONTAINS
     CALL f77_MPI_INEIGHBOR_ALLGATHER_C(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
         & recvtype, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_Ineighbor_allgather_f08c
+  END SUBROUTINE MPI_Ineighbor_allgather_c_f08
   SUBROUTINE PMPI_Ineighbor_allgather_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
         & recvtype, comm, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -27230,7 +27235,7 @@ CONTAINS
         & comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Ineighbor_allgather_f08
-  SUBROUTINE PMPI_Ineighbor_allgather_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
+  SUBROUTINE PMPI_Ineighbor_allgather_c_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
         & recvtype, comm, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount, recvcount
@@ -27253,7 +27258,7 @@ CONTAINS
     CALL f77_PMPI_INEIGHBOR_ALLGATHER_C(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
         & recvtype, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_Ineighbor_allgather_f08c
+  END SUBROUTINE PMPI_Ineighbor_allgather_c_f08
   SUBROUTINE MPI_Ineighbor_allgatherv_f08(sendbuf, sendcount, sendtype, recvbuf, recvcounts, &
         & displs, recvtype, comm, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -27279,7 +27284,7 @@ CONTAINS
         & recvtype, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Ineighbor_allgatherv_f08
-  SUBROUTINE MPI_Ineighbor_allgatherv_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, &
+  SUBROUTINE MPI_Ineighbor_allgatherv_c_f08(sendbuf, sendcount, sendtype, recvbuf, recvcounts, &
         & displs, recvtype, comm, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
@@ -27304,7 +27309,7 @@ CONTAINS
     CALL f77_MPI_INEIGHBOR_ALLGATHERV_C(sendbuf, sendcount, sendtype, recvbuf, recvcounts, &
         & displs, recvtype, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_Ineighbor_allgatherv_f08c
+  END SUBROUTINE MPI_Ineighbor_allgatherv_c_f08
   SUBROUTINE PMPI_Ineighbor_allgatherv_f08(sendbuf, sendcount, sendtype, recvbuf, recvcounts, &
         & displs, recvtype, comm, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -27330,7 +27335,7 @@ CONTAINS
         & recvtype, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Ineighbor_allgatherv_f08
-  SUBROUTINE PMPI_Ineighbor_allgatherv_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, &
+  SUBROUTINE PMPI_Ineighbor_allgatherv_c_f08(sendbuf, sendcount, sendtype, recvbuf, recvcounts, &
         & displs, recvtype, comm, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
@@ -27355,7 +27360,7 @@ CONTAINS
     CALL f77_PMPI_INEIGHBOR_ALLGATHERV_C(sendbuf, sendcount, sendtype, recvbuf, recvcounts, &
         & displs, recvtype, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_Ineighbor_allgatherv_f08c
+  END SUBROUTINE PMPI_Ineighbor_allgatherv_c_f08
   SUBROUTINE MPI_Ineighbor_alltoall_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
         & recvtype, comm, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -27380,7 +27385,7 @@ CONTAINS
         & comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Ineighbor_alltoall_f08
-  SUBROUTINE MPI_Ineighbor_alltoall_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
+  SUBROUTINE MPI_Ineighbor_alltoall_c_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
         & recvtype, comm, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount, recvcount
@@ -27403,7 +27408,7 @@ CONTAINS
     CALL f77_MPI_INEIGHBOR_ALLTOALL_C(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
         & comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_Ineighbor_alltoall_f08c
+  END SUBROUTINE MPI_Ineighbor_alltoall_c_f08
   SUBROUTINE PMPI_Ineighbor_alltoall_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
         & recvtype, comm, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -27428,7 +27433,7 @@ CONTAINS
         & comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Ineighbor_alltoall_f08
-  SUBROUTINE PMPI_Ineighbor_alltoall_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
+  SUBROUTINE PMPI_Ineighbor_alltoall_c_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
         & recvtype, comm, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount, recvcount
@@ -27451,7 +27456,7 @@ CONTAINS
     CALL f77_PMPI_INEIGHBOR_ALLTOALL_C(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
         & recvtype, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_Ineighbor_alltoall_f08c
+  END SUBROUTINE PMPI_Ineighbor_alltoall_c_f08
   SUBROUTINE MPI_Ineighbor_alltoallv_f08(sendbuf, sendcounts, sdispls, sendtype, recvbuf, &
         & recvcounts, rdispls, recvtype, comm, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -27476,7 +27481,7 @@ CONTAINS
         & rdispls, recvtype, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Ineighbor_alltoallv_f08
-  SUBROUTINE MPI_Ineighbor_alltoallv_f08c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, &
+  SUBROUTINE MPI_Ineighbor_alltoallv_c_f08(sendbuf, sendcounts, sdispls, sendtype, recvbuf, &
         & recvcounts, rdispls, recvtype, comm, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: sendcounts(*), recvcounts(*)
@@ -27500,7 +27505,7 @@ CONTAINS
     CALL f77_MPI_INEIGHBOR_ALLTOALLV_C(sendbuf, sendcounts, sdispls, sendtype, recvbuf, &
         & recvcounts, rdispls, recvtype, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_Ineighbor_alltoallv_f08c
+  END SUBROUTINE MPI_Ineighbor_alltoallv_c_f08
   SUBROUTINE PMPI_Ineighbor_alltoallv_f08(sendbuf, sendcounts, sdispls, sendtype, recvbuf, &
         & recvcounts, rdispls, recvtype, comm, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -27525,7 +27530,7 @@ CONTAINS
         & recvcounts, rdispls, recvtype, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Ineighbor_alltoallv_f08
-  SUBROUTINE PMPI_Ineighbor_alltoallv_f08c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, &
+  SUBROUTINE PMPI_Ineighbor_alltoallv_c_f08(sendbuf, sendcounts, sdispls, sendtype, recvbuf, &
         & recvcounts, rdispls, recvtype, comm, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: sendcounts(*), recvcounts(*)
@@ -27549,7 +27554,7 @@ CONTAINS
     CALL f77_PMPI_INEIGHBOR_ALLTOALLV_C(sendbuf, sendcounts, sdispls, sendtype, recvbuf, &
         & recvcounts, rdispls, recvtype, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_Ineighbor_alltoallv_f08c
+  END SUBROUTINE PMPI_Ineighbor_alltoallv_c_f08
   SUBROUTINE MPI_Ineighbor_alltoallw_f08(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
         & recvcounts, rdispls, recvtypes, comm, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -27575,7 +27580,7 @@ CONTAINS
         & recvcounts, rdispls, recvtypes, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Ineighbor_alltoallw_f08
-  SUBROUTINE MPI_Ineighbor_alltoallw_f08c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
+  SUBROUTINE MPI_Ineighbor_alltoallw_c_f08(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
         & recvcounts, rdispls, recvtypes, comm, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: sendcounts(*), recvcounts(*)
@@ -27599,7 +27604,7 @@ CONTAINS
     CALL f77_MPI_INEIGHBOR_ALLTOALLW_C(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
         & recvcounts, rdispls, recvtypes, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_Ineighbor_alltoallw_f08c
+  END SUBROUTINE MPI_Ineighbor_alltoallw_c_f08
   SUBROUTINE PMPI_Ineighbor_alltoallw_f08(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
         & recvcounts, rdispls, recvtypes, comm, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -27625,7 +27630,7 @@ CONTAINS
         & recvcounts, rdispls, recvtypes, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Ineighbor_alltoallw_f08
-  SUBROUTINE PMPI_Ineighbor_alltoallw_f08c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
+  SUBROUTINE PMPI_Ineighbor_alltoallw_c_f08(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
         & recvcounts, rdispls, recvtypes, comm, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: sendcounts(*), recvcounts(*)
@@ -27649,7 +27654,7 @@ CONTAINS
     CALL f77_PMPI_INEIGHBOR_ALLTOALLW_C(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
         & recvcounts, rdispls, recvtypes, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_Ineighbor_alltoallw_f08c
+  END SUBROUTINE PMPI_Ineighbor_alltoallw_c_f08
   SUBROUTINE MPI_Info_create_f08(info, ierror)
     TYPE(MPI_Info), INTENT(OUT) :: info
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
@@ -27984,7 +27989,7 @@ CONTAINS
     CALL f77_MPI_IRECV(buf, count, datatype, source, tag, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Irecv_f08
-  SUBROUTINE MPI_Irecv_f08c(buf, count, datatype, source, tag, comm, request, ierror)
+  SUBROUTINE MPI_Irecv_c_f08(buf, count, datatype, source, tag, comm, request, ierror)
     TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
@@ -28000,7 +28005,7 @@ CONTAINS
     END IF
     CALL f77_MPI_IRECV_C(buf, count, datatype, source, tag, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_Irecv_f08c
+  END SUBROUTINE MPI_Irecv_c_f08
   SUBROUTINE PMPI_Irecv_f08(buf, count, datatype, source, tag, comm, request, ierror)
     TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
     INTEGER, INTENT(IN) :: count, source, tag
@@ -28017,7 +28022,7 @@ CONTAINS
     CALL f77_PMPI_IRECV(buf, count, datatype, source, tag, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Irecv_f08
-  SUBROUTINE PMPI_Irecv_f08c(buf, count, datatype, source, tag, comm, request, ierror)
+  SUBROUTINE PMPI_Irecv_c_f08(buf, count, datatype, source, tag, comm, request, ierror)
     TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
@@ -28033,7 +28038,7 @@ CONTAINS
     END IF
     CALL f77_PMPI_IRECV_C(buf, count, datatype, source, tag, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_Irecv_f08c
+  END SUBROUTINE PMPI_Irecv_c_f08
   SUBROUTINE MPI_Ireduce_f08(sendbuf, recvbuf, count, datatype, op, root, comm, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
@@ -28057,7 +28062,7 @@ CONTAINS
     CALL f77_MPI_IREDUCE(sendbuf, recvbuf, count, datatype, op, root, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Ireduce_f08
-  SUBROUTINE MPI_Ireduce_f08c(sendbuf, recvbuf, count, datatype, op, root, comm, request, ierror)
+  SUBROUTINE MPI_Ireduce_c_f08(sendbuf, recvbuf, count, datatype, op, root, comm, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
@@ -28080,7 +28085,7 @@ CONTAINS
     END IF
     CALL f77_MPI_IREDUCE_C(sendbuf, recvbuf, count, datatype, op, root, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_Ireduce_f08c
+  END SUBROUTINE MPI_Ireduce_c_f08
   SUBROUTINE PMPI_Ireduce_f08(sendbuf, recvbuf, count, datatype, op, root, comm, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
@@ -28104,7 +28109,7 @@ CONTAINS
     CALL f77_PMPI_IREDUCE(sendbuf, recvbuf, count, datatype, op, root, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Ireduce_f08
-  SUBROUTINE PMPI_Ireduce_f08c(sendbuf, recvbuf, count, datatype, op, root, comm, request, ierror)
+  SUBROUTINE PMPI_Ireduce_c_f08(sendbuf, recvbuf, count, datatype, op, root, comm, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
@@ -28127,7 +28132,7 @@ CONTAINS
     END IF
     CALL f77_PMPI_IREDUCE_C(sendbuf, recvbuf, count, datatype, op, root, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_Ireduce_f08c
+  END SUBROUTINE PMPI_Ireduce_c_f08
   SUBROUTINE MPI_Ireduce_scatter_f08(sendbuf, recvbuf, recvcounts, datatype, op, comm, request, &
         & ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -28152,7 +28157,7 @@ CONTAINS
     CALL f77_MPI_IREDUCE_SCATTER(sendbuf, recvbuf, recvcounts, datatype, op, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Ireduce_scatter_f08
-  SUBROUTINE MPI_Ireduce_scatter_f08c(sendbuf, recvbuf, recvcounts, datatype, op, comm, request, &
+  SUBROUTINE MPI_Ireduce_scatter_c_f08(sendbuf, recvbuf, recvcounts, datatype, op, comm, request, &
         & ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
@@ -28176,7 +28181,7 @@ CONTAINS
     CALL f77_MPI_IREDUCE_SCATTER_C(sendbuf, recvbuf, recvcounts, datatype, op, comm, request, &
         & ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_Ireduce_scatter_f08c
+  END SUBROUTINE MPI_Ireduce_scatter_c_f08
   SUBROUTINE PMPI_Ireduce_scatter_f08(sendbuf, recvbuf, recvcounts, datatype, op, comm, request, &
         & ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -28202,8 +28207,8 @@ CONTAINS
         & ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Ireduce_scatter_f08
-  SUBROUTINE PMPI_Ireduce_scatter_f08c(sendbuf, recvbuf, recvcounts, datatype, op, comm, request, &
-        & ierror)
+  SUBROUTINE PMPI_Ireduce_scatter_c_f08(sendbuf, recvbuf, recvcounts, datatype, op, comm, &
+        & request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
@@ -28226,7 +28231,7 @@ CONTAINS
     CALL f77_PMPI_IREDUCE_SCATTER_C(sendbuf, recvbuf, recvcounts, datatype, op, comm, request, &
         & ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_Ireduce_scatter_f08c
+  END SUBROUTINE PMPI_Ireduce_scatter_c_f08
   SUBROUTINE MPI_Ireduce_scatter_block_f08(sendbuf, recvbuf, recvcount, datatype, op, comm, &
         & request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -28252,7 +28257,7 @@ CONTAINS
         & ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Ireduce_scatter_block_f08
-  SUBROUTINE MPI_Ireduce_scatter_block_f08c(sendbuf, recvbuf, recvcount, datatype, op, comm, &
+  SUBROUTINE MPI_Ireduce_scatter_block_c_f08(sendbuf, recvbuf, recvcount, datatype, op, comm, &
         & request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
@@ -28276,7 +28281,7 @@ CONTAINS
     CALL f77_MPI_IREDUCE_SCATTER_BLOCK_C(sendbuf, recvbuf, recvcount, datatype, op, comm, &
         & request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_Ireduce_scatter_block_f08c
+  END SUBROUTINE MPI_Ireduce_scatter_block_c_f08
   SUBROUTINE PMPI_Ireduce_scatter_block_f08(sendbuf, recvbuf, recvcount, datatype, op, comm, &
         & request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -28302,7 +28307,7 @@ CONTAINS
         & ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Ireduce_scatter_block_f08
-  SUBROUTINE PMPI_Ireduce_scatter_block_f08c(sendbuf, recvbuf, recvcount, datatype, op, comm, &
+  SUBROUTINE PMPI_Ireduce_scatter_block_c_f08(sendbuf, recvbuf, recvcount, datatype, op, comm, &
         & request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
@@ -28326,7 +28331,7 @@ CONTAINS
     CALL f77_PMPI_IREDUCE_SCATTER_BLOCK_C(sendbuf, recvbuf, recvcount, datatype, op, comm, &
         & request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_Ireduce_scatter_block_f08c
+  END SUBROUTINE PMPI_Ireduce_scatter_block_c_f08
   SUBROUTINE MPI_Irsend_f08(buf, count, datatype, dest, tag, comm, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
     INTEGER, INTENT(IN) :: count, dest, tag
@@ -28343,7 +28348,7 @@ CONTAINS
     CALL f77_MPI_IRSEND(buf, count, datatype, dest, tag, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Irsend_f08
-  SUBROUTINE MPI_Irsend_f08c(buf, count, datatype, dest, tag, comm, request, ierror)
+  SUBROUTINE MPI_Irsend_c_f08(buf, count, datatype, dest, tag, comm, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
@@ -28359,7 +28364,7 @@ CONTAINS
     END IF
     CALL f77_MPI_IRSEND_C(buf, count, datatype, dest, tag, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_Irsend_f08c
+  END SUBROUTINE MPI_Irsend_c_f08
   SUBROUTINE PMPI_Irsend_f08(buf, count, datatype, dest, tag, comm, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
     INTEGER, INTENT(IN) :: count, dest, tag
@@ -28376,7 +28381,7 @@ CONTAINS
     CALL f77_PMPI_IRSEND(buf, count, datatype, dest, tag, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Irsend_f08
-  SUBROUTINE PMPI_Irsend_f08c(buf, count, datatype, dest, tag, comm, request, ierror)
+  SUBROUTINE PMPI_Irsend_c_f08(buf, count, datatype, dest, tag, comm, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
@@ -28392,7 +28397,7 @@ CONTAINS
     END IF
     CALL f77_PMPI_IRSEND_C(buf, count, datatype, dest, tag, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_Irsend_f08c
+  END SUBROUTINE PMPI_Irsend_c_f08
   SUBROUTINE MPI_Is_thread_main_f08(flag, ierror)
     LOGICAL, INTENT(OUT) :: flag
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
@@ -28430,7 +28435,7 @@ CONTAINS
     CALL f77_MPI_ISCAN(sendbuf, recvbuf, count, datatype, op, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Iscan_f08
-  SUBROUTINE MPI_Iscan_f08c(sendbuf, recvbuf, count, datatype, op, comm, request, ierror)
+  SUBROUTINE MPI_Iscan_c_f08(sendbuf, recvbuf, count, datatype, op, comm, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
@@ -28452,7 +28457,7 @@ CONTAINS
     END IF
     CALL f77_MPI_ISCAN_C(sendbuf, recvbuf, count, datatype, op, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_Iscan_f08c
+  END SUBROUTINE MPI_Iscan_c_f08
   SUBROUTINE PMPI_Iscan_f08(sendbuf, recvbuf, count, datatype, op, comm, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
@@ -28476,7 +28481,7 @@ CONTAINS
     CALL f77_PMPI_ISCAN(sendbuf, recvbuf, count, datatype, op, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Iscan_f08
-  SUBROUTINE PMPI_Iscan_f08c(sendbuf, recvbuf, count, datatype, op, comm, request, ierror)
+  SUBROUTINE PMPI_Iscan_c_f08(sendbuf, recvbuf, count, datatype, op, comm, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
@@ -28498,7 +28503,7 @@ CONTAINS
     END IF
     CALL f77_PMPI_ISCAN_C(sendbuf, recvbuf, count, datatype, op, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_Iscan_f08c
+  END SUBROUTINE PMPI_Iscan_c_f08
   SUBROUTINE MPI_Iscatter_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, &
         & comm, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -28523,7 +28528,7 @@ CONTAINS
         & request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Iscatter_f08
-  SUBROUTINE MPI_Iscatter_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, &
+  SUBROUTINE MPI_Iscatter_c_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, &
         & comm, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount, recvcount
@@ -28547,7 +28552,7 @@ CONTAINS
     CALL f77_MPI_ISCATTER_C(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, &
         & comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_Iscatter_f08c
+  END SUBROUTINE MPI_Iscatter_c_f08
   SUBROUTINE PMPI_Iscatter_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, &
         & comm, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -28572,8 +28577,8 @@ CONTAINS
         & comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Iscatter_f08
-  SUBROUTINE PMPI_Iscatter_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, &
-        & comm, request, ierror)
+  SUBROUTINE PMPI_Iscatter_c_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
+        & root, comm, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount, recvcount
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
@@ -28596,7 +28601,7 @@ CONTAINS
     CALL f77_PMPI_ISCATTER_C(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, &
         & comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_Iscatter_f08c
+  END SUBROUTINE PMPI_Iscatter_c_f08
   SUBROUTINE MPI_Iscatterv_f08(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, &
         & recvtype, root, comm, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -28622,7 +28627,7 @@ CONTAINS
         & root, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Iscatterv_f08
-  SUBROUTINE MPI_Iscatterv_f08c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, &
+  SUBROUTINE MPI_Iscatterv_c_f08(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, &
         & recvtype, root, comm, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: sendcounts(*)
@@ -28648,7 +28653,7 @@ CONTAINS
     CALL f77_MPI_ISCATTERV_C(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, &
         & root, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_Iscatterv_f08c
+  END SUBROUTINE MPI_Iscatterv_c_f08
   SUBROUTINE PMPI_Iscatterv_f08(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, &
         & recvtype, root, comm, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -28674,7 +28679,7 @@ CONTAINS
         & root, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Iscatterv_f08
-  SUBROUTINE PMPI_Iscatterv_f08c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, &
+  SUBROUTINE PMPI_Iscatterv_c_f08(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, &
         & recvtype, root, comm, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: sendcounts(*)
@@ -28700,7 +28705,7 @@ CONTAINS
     CALL f77_PMPI_ISCATTERV_C(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, &
         & recvtype, root, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_Iscatterv_f08c
+  END SUBROUTINE PMPI_Iscatterv_c_f08
   SUBROUTINE MPI_Isend_f08(buf, count, datatype, dest, tag, comm, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
     INTEGER, INTENT(IN) :: count, dest, tag
@@ -28717,7 +28722,7 @@ CONTAINS
     CALL f77_MPI_ISEND(buf, count, datatype, dest, tag, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Isend_f08
-  SUBROUTINE MPI_Isend_f08c(buf, count, datatype, dest, tag, comm, request, ierror)
+  SUBROUTINE MPI_Isend_c_f08(buf, count, datatype, dest, tag, comm, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
@@ -28733,7 +28738,7 @@ CONTAINS
     END IF
     CALL f77_MPI_ISEND_C(buf, count, datatype, dest, tag, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_Isend_f08c
+  END SUBROUTINE MPI_Isend_c_f08
   SUBROUTINE PMPI_Isend_f08(buf, count, datatype, dest, tag, comm, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
     INTEGER, INTENT(IN) :: count, dest, tag
@@ -28750,7 +28755,7 @@ CONTAINS
     CALL f77_PMPI_ISEND(buf, count, datatype, dest, tag, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Isend_f08
-  SUBROUTINE PMPI_Isend_f08c(buf, count, datatype, dest, tag, comm, request, ierror)
+  SUBROUTINE PMPI_Isend_c_f08(buf, count, datatype, dest, tag, comm, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
@@ -28766,7 +28771,7 @@ CONTAINS
     END IF
     CALL f77_PMPI_ISEND_C(buf, count, datatype, dest, tag, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_Isend_f08c
+  END SUBROUTINE PMPI_Isend_c_f08
   SUBROUTINE MPI_Isendrecv_f08(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, &
         & recvtype, source, recvtag, comm, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -28791,7 +28796,7 @@ CONTAINS
         & recvtype, source, recvtag, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Isendrecv_f08
-  SUBROUTINE MPI_Isendrecv_f08c(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, &
+  SUBROUTINE MPI_Isendrecv_c_f08(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, &
         & recvtype, source, recvtag, comm, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount, recvcount
@@ -28815,7 +28820,7 @@ CONTAINS
     CALL f77_MPI_ISENDRECV_C(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, &
         & recvtype, source, recvtag, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_Isendrecv_f08c
+  END SUBROUTINE MPI_Isendrecv_c_f08
   SUBROUTINE PMPI_Isendrecv_f08(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, &
         & recvtype, source, recvtag, comm, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -28840,8 +28845,8 @@ CONTAINS
         & recvtype, source, recvtag, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Isendrecv_f08
-  SUBROUTINE PMPI_Isendrecv_f08c(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, &
-        & recvtype, source, recvtag, comm, request, ierror)
+  SUBROUTINE PMPI_Isendrecv_c_f08(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, &
+        & recvcount, recvtype, source, recvtag, comm, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount, recvcount
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
@@ -28864,7 +28869,7 @@ CONTAINS
     CALL f77_PMPI_ISENDRECV_C(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, &
         & recvtype, source, recvtag, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_Isendrecv_f08c
+  END SUBROUTINE PMPI_Isendrecv_c_f08
   SUBROUTINE MPI_Isendrecv_replace_f08(buf, count, datatype, dest, sendtag, source, recvtag, &
         & comm, request, ierror)
     TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
@@ -28883,7 +28888,7 @@ CONTAINS
         & request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Isendrecv_replace_f08
-  SUBROUTINE MPI_Isendrecv_replace_f08c(buf, count, datatype, dest, sendtag, source, recvtag, &
+  SUBROUTINE MPI_Isendrecv_replace_c_f08(buf, count, datatype, dest, sendtag, source, recvtag, &
         & comm, request, ierror)
     TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
@@ -28901,7 +28906,7 @@ CONTAINS
     CALL f77_MPI_ISENDRECV_REPLACE_C(buf, count, datatype, dest, sendtag, source, recvtag, comm, &
         & request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_Isendrecv_replace_f08c
+  END SUBROUTINE MPI_Isendrecv_replace_c_f08
   SUBROUTINE PMPI_Isendrecv_replace_f08(buf, count, datatype, dest, sendtag, source, recvtag, &
         & comm, request, ierror)
     TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
@@ -28920,7 +28925,7 @@ CONTAINS
         & request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Isendrecv_replace_f08
-  SUBROUTINE PMPI_Isendrecv_replace_f08c(buf, count, datatype, dest, sendtag, source, recvtag, &
+  SUBROUTINE PMPI_Isendrecv_replace_c_f08(buf, count, datatype, dest, sendtag, source, recvtag, &
         & comm, request, ierror)
     TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
@@ -28938,7 +28943,7 @@ CONTAINS
     CALL f77_PMPI_ISENDRECV_REPLACE_C(buf, count, datatype, dest, sendtag, source, recvtag, comm, &
         & request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_Isendrecv_replace_f08c
+  END SUBROUTINE PMPI_Isendrecv_replace_c_f08
   SUBROUTINE MPI_Issend_f08(buf, count, datatype, dest, tag, comm, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
     INTEGER, INTENT(IN) :: count, dest, tag
@@ -28955,7 +28960,7 @@ CONTAINS
     CALL f77_MPI_ISSEND(buf, count, datatype, dest, tag, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Issend_f08
-  SUBROUTINE MPI_Issend_f08c(buf, count, datatype, dest, tag, comm, request, ierror)
+  SUBROUTINE MPI_Issend_c_f08(buf, count, datatype, dest, tag, comm, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
@@ -28971,7 +28976,7 @@ CONTAINS
     END IF
     CALL f77_MPI_ISSEND_C(buf, count, datatype, dest, tag, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_Issend_f08c
+  END SUBROUTINE MPI_Issend_c_f08
   SUBROUTINE PMPI_Issend_f08(buf, count, datatype, dest, tag, comm, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
     INTEGER, INTENT(IN) :: count, dest, tag
@@ -28988,7 +28993,7 @@ CONTAINS
     CALL f77_PMPI_ISSEND(buf, count, datatype, dest, tag, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Issend_f08
-  SUBROUTINE PMPI_Issend_f08c(buf, count, datatype, dest, tag, comm, request, ierror)
+  SUBROUTINE PMPI_Issend_c_f08(buf, count, datatype, dest, tag, comm, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
@@ -29004,7 +29009,7 @@ CONTAINS
     END IF
     CALL f77_PMPI_ISSEND_C(buf, count, datatype, dest, tag, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_Issend_f08c
+  END SUBROUTINE PMPI_Issend_c_f08
   SUBROUTINE MPI_Lookup_name_f08(service_name, info, port_name, ierror)
     CHARACTER(LEN=*), INTENT(IN) :: service_name
     TYPE(MPI_Info), INTENT(IN) :: info
@@ -29054,7 +29059,7 @@ CONTAINS
     CALL f77_MPI_MRECV(buf, count, datatype, message, status, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Mrecv_f08
-  SUBROUTINE MPI_Mrecv_f08c(buf, count, datatype, message, status, ierror)
+  SUBROUTINE MPI_Mrecv_c_f08(buf, count, datatype, message, status, ierror)
     TYPE(*), DIMENSION(..) :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
@@ -29064,7 +29069,7 @@ CONTAINS
     INTEGER :: ierror_
     CALL f77_MPI_MRECV_C(buf, count, datatype, message, status, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_Mrecv_f08c
+  END SUBROUTINE MPI_Mrecv_c_f08
   SUBROUTINE PMPI_Mrecv_f08(buf, count, datatype, message, status, ierror)
     TYPE(*), DIMENSION(..) :: buf
     INTEGER, INTENT(IN) :: count
@@ -29076,7 +29081,7 @@ CONTAINS
     CALL f77_PMPI_MRECV(buf, count, datatype, message, status, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Mrecv_f08
-  SUBROUTINE PMPI_Mrecv_f08c(buf, count, datatype, message, status, ierror)
+  SUBROUTINE PMPI_Mrecv_c_f08(buf, count, datatype, message, status, ierror)
     TYPE(*), DIMENSION(..) :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
@@ -29086,7 +29091,7 @@ CONTAINS
     INTEGER :: ierror_
     CALL f77_PMPI_MRECV_C(buf, count, datatype, message, status, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_Mrecv_f08c
+  END SUBROUTINE PMPI_Mrecv_c_f08
   SUBROUTINE MPI_Neighbor_allgather_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
         & recvtype, comm, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
@@ -29100,7 +29105,7 @@ CONTAINS
         & comm, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Neighbor_allgather_f08
-  SUBROUTINE MPI_Neighbor_allgather_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
+  SUBROUTINE MPI_Neighbor_allgather_c_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
         & recvtype, comm, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount, recvcount
@@ -29112,7 +29117,7 @@ CONTAINS
     CALL f77_MPI_NEIGHBOR_ALLGATHER_C(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
         & comm, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_Neighbor_allgather_f08c
+  END SUBROUTINE MPI_Neighbor_allgather_c_f08
   SUBROUTINE PMPI_Neighbor_allgather_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
         & recvtype, comm, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
@@ -29126,7 +29131,7 @@ CONTAINS
         & comm, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Neighbor_allgather_f08
-  SUBROUTINE PMPI_Neighbor_allgather_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
+  SUBROUTINE PMPI_Neighbor_allgather_c_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
         & recvtype, comm, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount, recvcount
@@ -29138,7 +29143,7 @@ CONTAINS
     CALL f77_PMPI_NEIGHBOR_ALLGATHER_C(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
         & recvtype, comm, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_Neighbor_allgather_f08c
+  END SUBROUTINE PMPI_Neighbor_allgather_c_f08
   SUBROUTINE MPI_Neighbor_allgather_init_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
         & recvtype, comm, info, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -29164,7 +29169,7 @@ CONTAINS
         & recvtype, comm, info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Neighbor_allgather_init_f08
-  SUBROUTINE MPI_Neighbor_allgather_init_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
+  SUBROUTINE MPI_Neighbor_allgather_init_c_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
         & recvtype, comm, info, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount, recvcount
@@ -29188,7 +29193,7 @@ CONTAINS
     CALL f77_MPI_NEIGHBOR_ALLGATHER_INIT_C(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
         & recvtype, comm, info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_Neighbor_allgather_init_f08c
+  END SUBROUTINE MPI_Neighbor_allgather_init_c_f08
   SUBROUTINE PMPI_Neighbor_allgather_init_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
         & recvtype, comm, info, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -29214,7 +29219,7 @@ CONTAINS
         & recvtype, comm, info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Neighbor_allgather_init_f08
-  SUBROUTINE PMPI_Neighbor_allgather_init_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
+  SUBROUTINE PMPI_Neighbor_allgather_init_c_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
         & recvtype, comm, info, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount, recvcount
@@ -29238,7 +29243,7 @@ CONTAINS
     CALL f77_PMPI_NEIGHBOR_ALLGATHER_INIT_C(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
         & recvtype, comm, info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_Neighbor_allgather_init_f08c
+  END SUBROUTINE PMPI_Neighbor_allgather_init_c_f08
   SUBROUTINE MPI_Neighbor_allgatherv_f08(sendbuf, sendcount, sendtype, recvbuf, recvcounts, &
         & displs, recvtype, comm, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
@@ -29252,7 +29257,7 @@ CONTAINS
         & recvtype, comm, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Neighbor_allgatherv_f08
-  SUBROUTINE MPI_Neighbor_allgatherv_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, &
+  SUBROUTINE MPI_Neighbor_allgatherv_c_f08(sendbuf, sendcount, sendtype, recvbuf, recvcounts, &
         & displs, recvtype, comm, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount, recvcounts(*)
@@ -29265,7 +29270,7 @@ CONTAINS
     CALL f77_MPI_NEIGHBOR_ALLGATHERV_C(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
         & recvtype, comm, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_Neighbor_allgatherv_f08c
+  END SUBROUTINE MPI_Neighbor_allgatherv_c_f08
   SUBROUTINE PMPI_Neighbor_allgatherv_f08(sendbuf, sendcount, sendtype, recvbuf, recvcounts, &
         & displs, recvtype, comm, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
@@ -29279,7 +29284,7 @@ CONTAINS
         & recvtype, comm, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Neighbor_allgatherv_f08
-  SUBROUTINE PMPI_Neighbor_allgatherv_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, &
+  SUBROUTINE PMPI_Neighbor_allgatherv_c_f08(sendbuf, sendcount, sendtype, recvbuf, recvcounts, &
         & displs, recvtype, comm, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount, recvcounts(*)
@@ -29292,7 +29297,7 @@ CONTAINS
     CALL f77_PMPI_NEIGHBOR_ALLGATHERV_C(sendbuf, sendcount, sendtype, recvbuf, recvcounts, &
         & displs, recvtype, comm, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_Neighbor_allgatherv_f08c
+  END SUBROUTINE PMPI_Neighbor_allgatherv_c_f08
   SUBROUTINE MPI_Neighbor_allgatherv_init_f08(sendbuf, sendcount, sendtype, recvbuf, recvcounts, &
         & displs, recvtype, comm, info, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -29319,8 +29324,8 @@ CONTAINS
         & displs, recvtype, comm, info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Neighbor_allgatherv_init_f08
-  SUBROUTINE MPI_Neighbor_allgatherv_init_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, &
-        & displs, recvtype, comm, info, request, ierror)
+  SUBROUTINE MPI_Neighbor_allgatherv_init_c_f08(sendbuf, sendcount, sendtype, recvbuf, &
+        & recvcounts, displs, recvtype, comm, info, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
     TYPE(MPI_Datatype), INTENT(IN) :: sendtype, recvtype
@@ -29345,7 +29350,7 @@ CONTAINS
     CALL f77_MPI_NEIGHBOR_ALLGATHERV_INIT_C(sendbuf, sendcount, sendtype, recvbuf, recvcounts, &
         & displs, recvtype, comm, info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_Neighbor_allgatherv_init_f08c
+  END SUBROUTINE MPI_Neighbor_allgatherv_init_c_f08
   SUBROUTINE PMPI_Neighbor_allgatherv_init_f08(sendbuf, sendcount, sendtype, recvbuf, recvcounts, &
         & displs, recvtype, comm, info, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -29372,7 +29377,7 @@ CONTAINS
         & displs, recvtype, comm, info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Neighbor_allgatherv_init_f08
-  SUBROUTINE PMPI_Neighbor_allgatherv_init_f08c(sendbuf, sendcount, sendtype, recvbuf, &
+  SUBROUTINE PMPI_Neighbor_allgatherv_init_c_f08(sendbuf, sendcount, sendtype, recvbuf, &
         & recvcounts, displs, recvtype, comm, info, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
@@ -29398,7 +29403,7 @@ CONTAINS
     CALL f77_PMPI_NEIGHBOR_ALLGATHERV_INIT_C(sendbuf, sendcount, sendtype, recvbuf, recvcounts, &
         & displs, recvtype, comm, info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_Neighbor_allgatherv_init_f08c
+  END SUBROUTINE PMPI_Neighbor_allgatherv_init_c_f08
   SUBROUTINE MPI_Neighbor_alltoall_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
         & recvtype, comm, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
@@ -29412,7 +29417,7 @@ CONTAINS
         & comm, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Neighbor_alltoall_f08
-  SUBROUTINE MPI_Neighbor_alltoall_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
+  SUBROUTINE MPI_Neighbor_alltoall_c_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
         & recvtype, comm, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount, recvcount
@@ -29424,7 +29429,7 @@ CONTAINS
     CALL f77_MPI_NEIGHBOR_ALLTOALL_C(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
         & comm, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_Neighbor_alltoall_f08c
+  END SUBROUTINE MPI_Neighbor_alltoall_c_f08
   SUBROUTINE PMPI_Neighbor_alltoall_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
         & recvtype, comm, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
@@ -29438,7 +29443,7 @@ CONTAINS
         & comm, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Neighbor_alltoall_f08
-  SUBROUTINE PMPI_Neighbor_alltoall_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
+  SUBROUTINE PMPI_Neighbor_alltoall_c_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
         & recvtype, comm, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount, recvcount
@@ -29450,7 +29455,7 @@ CONTAINS
     CALL f77_PMPI_NEIGHBOR_ALLTOALL_C(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
         & comm, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_Neighbor_alltoall_f08c
+  END SUBROUTINE PMPI_Neighbor_alltoall_c_f08
   SUBROUTINE MPI_Neighbor_alltoall_init_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
         & recvtype, comm, info, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -29476,7 +29481,7 @@ CONTAINS
         & recvtype, comm, info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Neighbor_alltoall_init_f08
-  SUBROUTINE MPI_Neighbor_alltoall_init_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
+  SUBROUTINE MPI_Neighbor_alltoall_init_c_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
         & recvtype, comm, info, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount, recvcount
@@ -29500,7 +29505,7 @@ CONTAINS
     CALL f77_MPI_NEIGHBOR_ALLTOALL_INIT_C(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
         & recvtype, comm, info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_Neighbor_alltoall_init_f08c
+  END SUBROUTINE MPI_Neighbor_alltoall_init_c_f08
   SUBROUTINE PMPI_Neighbor_alltoall_init_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
         & recvtype, comm, info, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -29526,7 +29531,7 @@ CONTAINS
         & recvtype, comm, info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Neighbor_alltoall_init_f08
-  SUBROUTINE PMPI_Neighbor_alltoall_init_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
+  SUBROUTINE PMPI_Neighbor_alltoall_init_c_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
         & recvtype, comm, info, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount, recvcount
@@ -29550,7 +29555,7 @@ CONTAINS
     CALL f77_PMPI_NEIGHBOR_ALLTOALL_INIT_C(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
         & recvtype, comm, info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_Neighbor_alltoall_init_f08c
+  END SUBROUTINE PMPI_Neighbor_alltoall_init_c_f08
   SUBROUTINE MPI_Neighbor_alltoallv_f08(sendbuf, sendcounts, sdispls, sendtype, recvbuf, &
         & recvcounts, rdispls, recvtype, comm, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
@@ -29564,7 +29569,7 @@ CONTAINS
         & rdispls, recvtype, comm, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Neighbor_alltoallv_f08
-  SUBROUTINE MPI_Neighbor_alltoallv_f08c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, &
+  SUBROUTINE MPI_Neighbor_alltoallv_c_f08(sendbuf, sendcounts, sdispls, sendtype, recvbuf, &
         & recvcounts, rdispls, recvtype, comm, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcounts(*), recvcounts(*)
@@ -29577,7 +29582,7 @@ CONTAINS
     CALL f77_MPI_NEIGHBOR_ALLTOALLV_C(sendbuf, sendcounts, sdispls, sendtype, recvbuf, &
         & recvcounts, rdispls, recvtype, comm, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_Neighbor_alltoallv_f08c
+  END SUBROUTINE MPI_Neighbor_alltoallv_c_f08
   SUBROUTINE PMPI_Neighbor_alltoallv_f08(sendbuf, sendcounts, sdispls, sendtype, recvbuf, &
         & recvcounts, rdispls, recvtype, comm, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
@@ -29591,7 +29596,7 @@ CONTAINS
         & rdispls, recvtype, comm, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Neighbor_alltoallv_f08
-  SUBROUTINE PMPI_Neighbor_alltoallv_f08c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, &
+  SUBROUTINE PMPI_Neighbor_alltoallv_c_f08(sendbuf, sendcounts, sdispls, sendtype, recvbuf, &
         & recvcounts, rdispls, recvtype, comm, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcounts(*), recvcounts(*)
@@ -29604,7 +29609,7 @@ CONTAINS
     CALL f77_PMPI_NEIGHBOR_ALLTOALLV_C(sendbuf, sendcounts, sdispls, sendtype, recvbuf, &
         & recvcounts, rdispls, recvtype, comm, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_Neighbor_alltoallv_f08c
+  END SUBROUTINE PMPI_Neighbor_alltoallv_c_f08
   SUBROUTINE MPI_Neighbor_alltoallv_init_f08(sendbuf, sendcounts, sdispls, sendtype, recvbuf, &
         & recvcounts, rdispls, recvtype, comm, info, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -29630,7 +29635,7 @@ CONTAINS
         & recvcounts, rdispls, recvtype, comm, info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Neighbor_alltoallv_init_f08
-  SUBROUTINE MPI_Neighbor_alltoallv_init_f08c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, &
+  SUBROUTINE MPI_Neighbor_alltoallv_init_c_f08(sendbuf, sendcounts, sdispls, sendtype, recvbuf, &
         & recvcounts, rdispls, recvtype, comm, info, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: sendcounts(*), recvcounts(*)
@@ -29655,7 +29660,7 @@ CONTAINS
     CALL f77_MPI_NEIGHBOR_ALLTOALLV_INIT_C(sendbuf, sendcounts, sdispls, sendtype, recvbuf, &
         & recvcounts, rdispls, recvtype, comm, info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_Neighbor_alltoallv_init_f08c
+  END SUBROUTINE MPI_Neighbor_alltoallv_init_c_f08
   SUBROUTINE PMPI_Neighbor_alltoallv_init_f08(sendbuf, sendcounts, sdispls, sendtype, recvbuf, &
         & recvcounts, rdispls, recvtype, comm, info, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -29681,7 +29686,7 @@ CONTAINS
         & recvcounts, rdispls, recvtype, comm, info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Neighbor_alltoallv_init_f08
-  SUBROUTINE PMPI_Neighbor_alltoallv_init_f08c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, &
+  SUBROUTINE PMPI_Neighbor_alltoallv_init_c_f08(sendbuf, sendcounts, sdispls, sendtype, recvbuf, &
         & recvcounts, rdispls, recvtype, comm, info, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: sendcounts(*), recvcounts(*)
@@ -29706,7 +29711,7 @@ CONTAINS
     CALL f77_PMPI_NEIGHBOR_ALLTOALLV_INIT_C(sendbuf, sendcounts, sdispls, sendtype, recvbuf, &
         & recvcounts, rdispls, recvtype, comm, info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_Neighbor_alltoallv_init_f08c
+  END SUBROUTINE PMPI_Neighbor_alltoallv_init_c_f08
   SUBROUTINE MPI_Neighbor_alltoallw_f08(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
         & recvcounts, rdispls, recvtypes, comm, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
@@ -29721,7 +29726,7 @@ CONTAINS
         & rdispls, recvtypes, comm, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Neighbor_alltoallw_f08
-  SUBROUTINE MPI_Neighbor_alltoallw_f08c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
+  SUBROUTINE MPI_Neighbor_alltoallw_c_f08(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
         & recvcounts, rdispls, recvtypes, comm, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcounts(*), recvcounts(*)
@@ -29734,7 +29739,7 @@ CONTAINS
     CALL f77_MPI_NEIGHBOR_ALLTOALLW_C(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
         & recvcounts, rdispls, recvtypes, comm, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_Neighbor_alltoallw_f08c
+  END SUBROUTINE MPI_Neighbor_alltoallw_c_f08
   SUBROUTINE PMPI_Neighbor_alltoallw_f08(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
         & recvcounts, rdispls, recvtypes, comm, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
@@ -29749,7 +29754,7 @@ CONTAINS
         & recvcounts, rdispls, recvtypes, comm, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Neighbor_alltoallw_f08
-  SUBROUTINE PMPI_Neighbor_alltoallw_f08c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
+  SUBROUTINE PMPI_Neighbor_alltoallw_c_f08(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
         & recvcounts, rdispls, recvtypes, comm, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcounts(*), recvcounts(*)
@@ -29762,7 +29767,7 @@ CONTAINS
     CALL f77_PMPI_NEIGHBOR_ALLTOALLW_C(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
         & recvcounts, rdispls, recvtypes, comm, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_Neighbor_alltoallw_f08c
+  END SUBROUTINE PMPI_Neighbor_alltoallw_c_f08
   SUBROUTINE MPI_Neighbor_alltoallw_init_f08(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
         & recvcounts, rdispls, recvtypes, comm, info, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -29789,7 +29794,7 @@ CONTAINS
         & recvcounts, rdispls, recvtypes, comm, info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Neighbor_alltoallw_init_f08
-  SUBROUTINE MPI_Neighbor_alltoallw_init_f08c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
+  SUBROUTINE MPI_Neighbor_alltoallw_init_c_f08(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
         & recvcounts, rdispls, recvtypes, comm, info, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: sendcounts(*), recvcounts(*)
@@ -29814,7 +29819,7 @@ CONTAINS
     CALL f77_MPI_NEIGHBOR_ALLTOALLW_INIT_C(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
         & recvcounts, rdispls, recvtypes, comm, info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_Neighbor_alltoallw_init_f08c
+  END SUBROUTINE MPI_Neighbor_alltoallw_init_c_f08
   SUBROUTINE PMPI_Neighbor_alltoallw_init_f08(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
         & recvcounts, rdispls, recvtypes, comm, info, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -29841,7 +29846,7 @@ CONTAINS
         & recvcounts, rdispls, recvtypes, comm, info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Neighbor_alltoallw_init_f08
-  SUBROUTINE PMPI_Neighbor_alltoallw_init_f08c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
+  SUBROUTINE PMPI_Neighbor_alltoallw_init_c_f08(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
         & recvcounts, rdispls, recvtypes, comm, info, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: sendcounts(*), recvcounts(*)
@@ -29866,7 +29871,7 @@ CONTAINS
     CALL f77_PMPI_NEIGHBOR_ALLTOALLW_INIT_C(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
         & recvcounts, rdispls, recvtypes, comm, info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_Neighbor_alltoallw_init_f08c
+  END SUBROUTINE PMPI_Neighbor_alltoallw_init_c_f08
   SUBROUTINE MPI_Op_commutative_f08(op, commute, ierror)
     TYPE(MPI_Op), INTENT(IN) :: op
     LOGICAL, INTENT(OUT) :: commute
@@ -29892,7 +29897,7 @@ CONTAINS
     CALL f77_MPI_OP_CREATE(user_fn, commute, op, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Op_create_f08
-  SUBROUTINE MPI_Op_create_c_f08c(user_fn, commute, op, ierror)
+  SUBROUTINE MPI_Op_create_c_f08(user_fn, commute, op, ierror)
     PROCEDURE(MPI_User_function_c) :: user_fn
     LOGICAL, INTENT(IN) :: commute
     TYPE(MPI_Op), INTENT(OUT) :: op
@@ -29900,7 +29905,7 @@ CONTAINS
     INTEGER :: ierror_
     CALL f77_MPI_OP_CREATE_C(user_fn, commute, op, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_Op_create_c_f08c
+  END SUBROUTINE MPI_Op_create_c_f08
   SUBROUTINE PMPI_Op_create_f08(user_fn, commute, op, ierror)
     PROCEDURE(MPI_User_function) :: user_fn
     LOGICAL, INTENT(IN) :: commute
@@ -29910,7 +29915,7 @@ CONTAINS
     CALL f77_PMPI_OP_CREATE(user_fn, commute, op, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Op_create_f08
-  SUBROUTINE PMPI_Op_create_c_f08c(user_fn, commute, op, ierror)
+  SUBROUTINE PMPI_Op_create_c_f08(user_fn, commute, op, ierror)
     PROCEDURE(MPI_User_function_c) :: user_fn
     LOGICAL, INTENT(IN) :: commute
     TYPE(MPI_Op), INTENT(OUT) :: op
@@ -29918,7 +29923,7 @@ CONTAINS
     INTEGER :: ierror_
     CALL f77_PMPI_OP_CREATE_C(user_fn, commute, op, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_Op_create_c_f08c
+  END SUBROUTINE PMPI_Op_create_c_f08
   SUBROUTINE MPI_Op_free_f08(op, ierror)
     TYPE(MPI_Op), INTENT(INOUT) :: op
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
@@ -29961,7 +29966,7 @@ CONTAINS
     CALL f77_MPI_PACK(inbuf, incount, datatype, outbuf, outsize, position, comm, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Pack_f08
-  SUBROUTINE MPI_Pack_f08c(inbuf, incount, datatype, outbuf, outsize, position, comm, ierror)
+  SUBROUTINE MPI_Pack_c_f08(inbuf, incount, datatype, outbuf, outsize, position, comm, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN) :: inbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: incount, outsize
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
@@ -29972,7 +29977,7 @@ CONTAINS
     INTEGER :: ierror_
     CALL f77_MPI_PACK_C(inbuf, incount, datatype, outbuf, outsize, position, comm, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_Pack_f08c
+  END SUBROUTINE MPI_Pack_c_f08
   SUBROUTINE PMPI_Pack_f08(inbuf, incount, datatype, outbuf, outsize, position, comm, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN) :: inbuf
     INTEGER, INTENT(IN) :: incount, outsize
@@ -29985,7 +29990,7 @@ CONTAINS
     CALL f77_PMPI_PACK(inbuf, incount, datatype, outbuf, outsize, position, comm, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Pack_f08
-  SUBROUTINE PMPI_Pack_f08c(inbuf, incount, datatype, outbuf, outsize, position, comm, ierror)
+  SUBROUTINE PMPI_Pack_c_f08(inbuf, incount, datatype, outbuf, outsize, position, comm, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN) :: inbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: incount, outsize
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
@@ -29996,7 +30001,7 @@ CONTAINS
     INTEGER :: ierror_
     CALL f77_PMPI_PACK_C(inbuf, incount, datatype, outbuf, outsize, position, comm, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_Pack_f08c
+  END SUBROUTINE PMPI_Pack_c_f08
   SUBROUTINE MPI_Pack_external_f08(datarep, inbuf, incount, datatype, outbuf, outsize, position, &
         & ierror)
     CHARACTER(LEN=*), INTENT(IN) :: datarep
@@ -30012,8 +30017,8 @@ CONTAINS
         & ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Pack_external_f08
-  SUBROUTINE MPI_Pack_external_f08c(datarep, inbuf, incount, datatype, outbuf, outsize, position, &
-        & ierror)
+  SUBROUTINE MPI_Pack_external_c_f08(datarep, inbuf, incount, datatype, outbuf, outsize, &
+        & position, ierror)
     CHARACTER(LEN=*), INTENT(IN) :: datarep
     TYPE(*), DIMENSION(..), INTENT(IN) :: inbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: incount, outsize
@@ -30025,7 +30030,7 @@ CONTAINS
     CALL f77_MPI_PACK_EXTERNAL_C(datarep, inbuf, incount, datatype, outbuf, outsize, position, &
         & ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_Pack_external_f08c
+  END SUBROUTINE MPI_Pack_external_c_f08
   SUBROUTINE PMPI_Pack_external_f08(datarep, inbuf, incount, datatype, outbuf, outsize, position, &
         & ierror)
     CHARACTER(LEN=*), INTENT(IN) :: datarep
@@ -30041,7 +30046,7 @@ CONTAINS
         & ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Pack_external_f08
-  SUBROUTINE PMPI_Pack_external_f08c(datarep, inbuf, incount, datatype, outbuf, outsize, &
+  SUBROUTINE PMPI_Pack_external_c_f08(datarep, inbuf, incount, datatype, outbuf, outsize, &
         & position, ierror)
     CHARACTER(LEN=*), INTENT(IN) :: datarep
     TYPE(*), DIMENSION(..), INTENT(IN) :: inbuf
@@ -30054,7 +30059,7 @@ CONTAINS
     CALL f77_PMPI_PACK_EXTERNAL_C(datarep, inbuf, incount, datatype, outbuf, outsize, position, &
         & ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_Pack_external_f08c
+  END SUBROUTINE PMPI_Pack_external_c_f08
   SUBROUTINE MPI_Pack_external_size_f08(datarep, incount, datatype, size, ierror)
     CHARACTER(LEN=*), INTENT(IN) :: datarep
     INTEGER, INTENT(IN) :: incount
@@ -30065,7 +30070,7 @@ CONTAINS
     CALL f77_MPI_PACK_EXTERNAL_SIZE(datarep, incount, datatype, size, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Pack_external_size_f08
-  SUBROUTINE MPI_Pack_external_size_f08c(datarep, incount, datatype, size, ierror)
+  SUBROUTINE MPI_Pack_external_size_c_f08(datarep, incount, datatype, size, ierror)
     CHARACTER(LEN=*), INTENT(IN) :: datarep
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: incount
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
@@ -30074,7 +30079,7 @@ CONTAINS
     INTEGER :: ierror_
     CALL f77_MPI_PACK_EXTERNAL_SIZE_C(datarep, incount, datatype, size, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_Pack_external_size_f08c
+  END SUBROUTINE MPI_Pack_external_size_c_f08
   SUBROUTINE PMPI_Pack_external_size_f08(datarep, incount, datatype, size, ierror)
     CHARACTER(LEN=*), INTENT(IN) :: datarep
     INTEGER, INTENT(IN) :: incount
@@ -30085,7 +30090,7 @@ CONTAINS
     CALL f77_PMPI_PACK_EXTERNAL_SIZE(datarep, incount, datatype, size, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Pack_external_size_f08
-  SUBROUTINE PMPI_Pack_external_size_f08c(datarep, incount, datatype, size, ierror)
+  SUBROUTINE PMPI_Pack_external_size_c_f08(datarep, incount, datatype, size, ierror)
     CHARACTER(LEN=*), INTENT(IN) :: datarep
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: incount
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
@@ -30094,7 +30099,7 @@ CONTAINS
     INTEGER :: ierror_
     CALL f77_PMPI_PACK_EXTERNAL_SIZE_C(datarep, incount, datatype, size, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_Pack_external_size_f08c
+  END SUBROUTINE PMPI_Pack_external_size_c_f08
   SUBROUTINE MPI_Pack_size_f08(incount, datatype, comm, size, ierror)
     INTEGER, INTENT(IN) :: incount
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
@@ -30105,7 +30110,7 @@ CONTAINS
     CALL f77_MPI_PACK_SIZE(incount, datatype, comm, size, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Pack_size_f08
-  SUBROUTINE MPI_Pack_size_f08c(incount, datatype, comm, size, ierror)
+  SUBROUTINE MPI_Pack_size_c_f08(incount, datatype, comm, size, ierror)
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: incount
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -30114,7 +30119,7 @@ CONTAINS
     INTEGER :: ierror_
     CALL f77_MPI_PACK_SIZE_C(incount, datatype, comm, size, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_Pack_size_f08c
+  END SUBROUTINE MPI_Pack_size_c_f08
   SUBROUTINE PMPI_Pack_size_f08(incount, datatype, comm, size, ierror)
     INTEGER, INTENT(IN) :: incount
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
@@ -30125,7 +30130,7 @@ CONTAINS
     CALL f77_PMPI_PACK_SIZE(incount, datatype, comm, size, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Pack_size_f08
-  SUBROUTINE PMPI_Pack_size_f08c(incount, datatype, comm, size, ierror)
+  SUBROUTINE PMPI_Pack_size_c_f08(incount, datatype, comm, size, ierror)
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: incount
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -30134,7 +30139,7 @@ CONTAINS
     INTEGER :: ierror_
     CALL f77_PMPI_PACK_SIZE_C(incount, datatype, comm, size, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_Pack_size_f08c
+  END SUBROUTINE PMPI_Pack_size_c_f08
   SUBROUTINE MPI_Parrived_f08(request, partition, flag, ierror)
     TYPE(MPI_Request), INTENT(IN) :: request
     INTEGER, INTENT(IN) :: partition
@@ -30321,7 +30326,7 @@ CONTAINS
         & target_count, target_datatype, win, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Put_f08
-  SUBROUTINE MPI_Put_f08c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
+  SUBROUTINE MPI_Put_c_f08(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
         & target_count, target_datatype, win, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: origin_addr
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: origin_count, target_count
@@ -30339,7 +30344,7 @@ CONTAINS
     CALL f77_MPI_PUT_C(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
         & target_count, target_datatype, win, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_Put_f08c
+  END SUBROUTINE MPI_Put_c_f08
   SUBROUTINE PMPI_Put_f08(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
         & target_count, target_datatype, win, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: origin_addr
@@ -30358,7 +30363,7 @@ CONTAINS
         & target_count, target_datatype, win, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Put_f08
-  SUBROUTINE PMPI_Put_f08c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
+  SUBROUTINE PMPI_Put_c_f08(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
         & target_count, target_datatype, win, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: origin_addr
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: origin_count, target_count
@@ -30376,7 +30381,7 @@ CONTAINS
     CALL f77_PMPI_PUT_C(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
         & target_count, target_datatype, win, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_Put_f08c
+  END SUBROUTINE PMPI_Put_c_f08
   SUBROUTINE MPI_Query_thread_f08(provided, ierror)
     INTEGER, INTENT(OUT) :: provided
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
@@ -30411,7 +30416,7 @@ CONTAINS
         & target_disp, target_count, target_datatype, op, win, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Raccumulate_f08
-  SUBROUTINE MPI_Raccumulate_f08c(origin_addr, origin_count, origin_datatype, target_rank, &
+  SUBROUTINE MPI_Raccumulate_c_f08(origin_addr, origin_count, origin_datatype, target_rank, &
         & target_disp, target_count, target_datatype, op, win, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: origin_addr
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: origin_count, target_count
@@ -30431,7 +30436,7 @@ CONTAINS
     CALL f77_MPI_RACCUMULATE_C(origin_addr, origin_count, origin_datatype, target_rank, &
         & target_disp, target_count, target_datatype, op, win, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_Raccumulate_f08c
+  END SUBROUTINE MPI_Raccumulate_c_f08
   SUBROUTINE PMPI_Raccumulate_f08(origin_addr, origin_count, origin_datatype, target_rank, &
         & target_disp, target_count, target_datatype, op, win, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: origin_addr
@@ -30452,7 +30457,7 @@ CONTAINS
         & target_disp, target_count, target_datatype, op, win, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Raccumulate_f08
-  SUBROUTINE PMPI_Raccumulate_f08c(origin_addr, origin_count, origin_datatype, target_rank, &
+  SUBROUTINE PMPI_Raccumulate_c_f08(origin_addr, origin_count, origin_datatype, target_rank, &
         & target_disp, target_count, target_datatype, op, win, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: origin_addr
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: origin_count, target_count
@@ -30472,7 +30477,7 @@ CONTAINS
     CALL f77_PMPI_RACCUMULATE_C(origin_addr, origin_count, origin_datatype, target_rank, &
         & target_disp, target_count, target_datatype, op, win, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_Raccumulate_f08c
+  END SUBROUTINE PMPI_Raccumulate_c_f08
   SUBROUTINE MPI_Recv_f08(buf, count, datatype, source, tag, comm, status, ierror)
     TYPE(*), DIMENSION(..) :: buf
     INTEGER, INTENT(IN) :: count, source, tag
@@ -30484,7 +30489,7 @@ CONTAINS
     CALL f77_MPI_RECV(buf, count, datatype, source, tag, comm, status, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Recv_f08
-  SUBROUTINE MPI_Recv_f08c(buf, count, datatype, source, tag, comm, status, ierror)
+  SUBROUTINE MPI_Recv_c_f08(buf, count, datatype, source, tag, comm, status, ierror)
     TYPE(*), DIMENSION(..) :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
@@ -30495,7 +30500,7 @@ CONTAINS
     INTEGER :: ierror_
     CALL f77_MPI_RECV_C(buf, count, datatype, source, tag, comm, status, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_Recv_f08c
+  END SUBROUTINE MPI_Recv_c_f08
   SUBROUTINE PMPI_Recv_f08(buf, count, datatype, source, tag, comm, status, ierror)
     TYPE(*), DIMENSION(..) :: buf
     INTEGER, INTENT(IN) :: count, source, tag
@@ -30507,7 +30512,7 @@ CONTAINS
     CALL f77_PMPI_RECV(buf, count, datatype, source, tag, comm, status, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Recv_f08
-  SUBROUTINE PMPI_Recv_f08c(buf, count, datatype, source, tag, comm, status, ierror)
+  SUBROUTINE PMPI_Recv_c_f08(buf, count, datatype, source, tag, comm, status, ierror)
     TYPE(*), DIMENSION(..) :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
@@ -30518,7 +30523,7 @@ CONTAINS
     INTEGER :: ierror_
     CALL f77_PMPI_RECV_C(buf, count, datatype, source, tag, comm, status, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_Recv_f08c
+  END SUBROUTINE PMPI_Recv_c_f08
   SUBROUTINE MPI_Recv_init_f08(buf, count, datatype, source, tag, comm, request, ierror)
     TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
     INTEGER, INTENT(IN) :: count, source, tag
@@ -30535,7 +30540,7 @@ CONTAINS
     CALL f77_MPI_RECV_INIT(buf, count, datatype, source, tag, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Recv_init_f08
-  SUBROUTINE MPI_Recv_init_f08c(buf, count, datatype, source, tag, comm, request, ierror)
+  SUBROUTINE MPI_Recv_init_c_f08(buf, count, datatype, source, tag, comm, request, ierror)
     TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
@@ -30551,7 +30556,7 @@ CONTAINS
     END IF
     CALL f77_MPI_RECV_INIT_C(buf, count, datatype, source, tag, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_Recv_init_f08c
+  END SUBROUTINE MPI_Recv_init_c_f08
   SUBROUTINE PMPI_Recv_init_f08(buf, count, datatype, source, tag, comm, request, ierror)
     TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
     INTEGER, INTENT(IN) :: count, source, tag
@@ -30568,7 +30573,7 @@ CONTAINS
     CALL f77_PMPI_RECV_INIT(buf, count, datatype, source, tag, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Recv_init_f08
-  SUBROUTINE PMPI_Recv_init_f08c(buf, count, datatype, source, tag, comm, request, ierror)
+  SUBROUTINE PMPI_Recv_init_c_f08(buf, count, datatype, source, tag, comm, request, ierror)
     TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
@@ -30584,7 +30589,7 @@ CONTAINS
     END IF
     CALL f77_PMPI_RECV_INIT_C(buf, count, datatype, source, tag, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_Recv_init_f08c
+  END SUBROUTINE PMPI_Recv_init_c_f08
   SUBROUTINE MPI_Reduce_f08(sendbuf, recvbuf, count, datatype, op, root, comm, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
     TYPE(*), DIMENSION(..) :: recvbuf
@@ -30597,7 +30602,7 @@ CONTAINS
     CALL f77_MPI_REDUCE(sendbuf, recvbuf, count, datatype, op, root, comm, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Reduce_f08
-  SUBROUTINE MPI_Reduce_f08c(sendbuf, recvbuf, count, datatype, op, root, comm, ierror)
+  SUBROUTINE MPI_Reduce_c_f08(sendbuf, recvbuf, count, datatype, op, root, comm, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
     TYPE(*), DIMENSION(..) :: recvbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
@@ -30609,7 +30614,7 @@ CONTAINS
     INTEGER :: ierror_
     CALL f77_MPI_REDUCE_C(sendbuf, recvbuf, count, datatype, op, root, comm, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_Reduce_f08c
+  END SUBROUTINE MPI_Reduce_c_f08
   SUBROUTINE PMPI_Reduce_f08(sendbuf, recvbuf, count, datatype, op, root, comm, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
     TYPE(*), DIMENSION(..) :: recvbuf
@@ -30622,7 +30627,7 @@ CONTAINS
     CALL f77_PMPI_REDUCE(sendbuf, recvbuf, count, datatype, op, root, comm, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Reduce_f08
-  SUBROUTINE PMPI_Reduce_f08c(sendbuf, recvbuf, count, datatype, op, root, comm, ierror)
+  SUBROUTINE PMPI_Reduce_c_f08(sendbuf, recvbuf, count, datatype, op, root, comm, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
     TYPE(*), DIMENSION(..) :: recvbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
@@ -30634,7 +30639,7 @@ CONTAINS
     INTEGER :: ierror_
     CALL f77_PMPI_REDUCE_C(sendbuf, recvbuf, count, datatype, op, root, comm, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_Reduce_f08c
+  END SUBROUTINE PMPI_Reduce_c_f08
   SUBROUTINE MPI_Reduce_init_f08(sendbuf, recvbuf, count, datatype, op, root, comm, info, &
         & request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -30661,7 +30666,7 @@ CONTAINS
         & ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Reduce_init_f08
-  SUBROUTINE MPI_Reduce_init_f08c(sendbuf, recvbuf, count, datatype, op, root, comm, info, &
+  SUBROUTINE MPI_Reduce_init_c_f08(sendbuf, recvbuf, count, datatype, op, root, comm, info, &
         & request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
@@ -30687,7 +30692,7 @@ CONTAINS
     CALL f77_MPI_REDUCE_INIT_C(sendbuf, recvbuf, count, datatype, op, root, comm, info, request, &
         & ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_Reduce_init_f08c
+  END SUBROUTINE MPI_Reduce_init_c_f08
   SUBROUTINE PMPI_Reduce_init_f08(sendbuf, recvbuf, count, datatype, op, root, comm, info, &
         & request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -30714,7 +30719,7 @@ CONTAINS
         & ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Reduce_init_f08
-  SUBROUTINE PMPI_Reduce_init_f08c(sendbuf, recvbuf, count, datatype, op, root, comm, info, &
+  SUBROUTINE PMPI_Reduce_init_c_f08(sendbuf, recvbuf, count, datatype, op, root, comm, info, &
         & request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
@@ -30740,7 +30745,7 @@ CONTAINS
     CALL f77_PMPI_REDUCE_INIT_C(sendbuf, recvbuf, count, datatype, op, root, comm, info, request, &
         & ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_Reduce_init_f08c
+  END SUBROUTINE PMPI_Reduce_init_c_f08
   SUBROUTINE MPI_Reduce_local_f08(inbuf, inoutbuf, count, datatype, op, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN) :: inbuf
     TYPE(*), DIMENSION(..) :: inoutbuf
@@ -30752,7 +30757,7 @@ CONTAINS
     CALL f77_MPI_REDUCE_LOCAL(inbuf, inoutbuf, count, datatype, op, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Reduce_local_f08
-  SUBROUTINE MPI_Reduce_local_f08c(inbuf, inoutbuf, count, datatype, op, ierror)
+  SUBROUTINE MPI_Reduce_local_c_f08(inbuf, inoutbuf, count, datatype, op, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN) :: inbuf
     TYPE(*), DIMENSION(..) :: inoutbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
@@ -30762,7 +30767,7 @@ CONTAINS
     INTEGER :: ierror_
     CALL f77_MPI_REDUCE_LOCAL_C(inbuf, inoutbuf, count, datatype, op, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_Reduce_local_f08c
+  END SUBROUTINE MPI_Reduce_local_c_f08
   SUBROUTINE PMPI_Reduce_local_f08(inbuf, inoutbuf, count, datatype, op, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN) :: inbuf
     TYPE(*), DIMENSION(..) :: inoutbuf
@@ -30774,7 +30779,7 @@ CONTAINS
     CALL f77_PMPI_REDUCE_LOCAL(inbuf, inoutbuf, count, datatype, op, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Reduce_local_f08
-  SUBROUTINE PMPI_Reduce_local_f08c(inbuf, inoutbuf, count, datatype, op, ierror)
+  SUBROUTINE PMPI_Reduce_local_c_f08(inbuf, inoutbuf, count, datatype, op, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN) :: inbuf
     TYPE(*), DIMENSION(..) :: inoutbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
@@ -30784,7 +30789,7 @@ CONTAINS
     INTEGER :: ierror_
     CALL f77_PMPI_REDUCE_LOCAL_C(inbuf, inoutbuf, count, datatype, op, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_Reduce_local_f08c
+  END SUBROUTINE PMPI_Reduce_local_c_f08
   SUBROUTINE MPI_Reduce_scatter_f08(sendbuf, recvbuf, recvcounts, datatype, op, comm, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
     TYPE(*), DIMENSION(..) :: recvbuf
@@ -30797,7 +30802,7 @@ CONTAINS
     CALL f77_MPI_REDUCE_SCATTER(sendbuf, recvbuf, recvcounts, datatype, op, comm, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Reduce_scatter_f08
-  SUBROUTINE MPI_Reduce_scatter_f08c(sendbuf, recvbuf, recvcounts, datatype, op, comm, ierror)
+  SUBROUTINE MPI_Reduce_scatter_c_f08(sendbuf, recvbuf, recvcounts, datatype, op, comm, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
     TYPE(*), DIMENSION(..) :: recvbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
@@ -30808,7 +30813,7 @@ CONTAINS
     INTEGER :: ierror_
     CALL f77_MPI_REDUCE_SCATTER_C(sendbuf, recvbuf, recvcounts, datatype, op, comm, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_Reduce_scatter_f08c
+  END SUBROUTINE MPI_Reduce_scatter_c_f08
   SUBROUTINE PMPI_Reduce_scatter_f08(sendbuf, recvbuf, recvcounts, datatype, op, comm, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
     TYPE(*), DIMENSION(..) :: recvbuf
@@ -30821,7 +30826,7 @@ CONTAINS
     CALL f77_PMPI_REDUCE_SCATTER(sendbuf, recvbuf, recvcounts, datatype, op, comm, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Reduce_scatter_f08
-  SUBROUTINE PMPI_Reduce_scatter_f08c(sendbuf, recvbuf, recvcounts, datatype, op, comm, ierror)
+  SUBROUTINE PMPI_Reduce_scatter_c_f08(sendbuf, recvbuf, recvcounts, datatype, op, comm, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
     TYPE(*), DIMENSION(..) :: recvbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
@@ -30832,7 +30837,7 @@ CONTAINS
     INTEGER :: ierror_
     CALL f77_PMPI_REDUCE_SCATTER_C(sendbuf, recvbuf, recvcounts, datatype, op, comm, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_Reduce_scatter_f08c
+  END SUBROUTINE PMPI_Reduce_scatter_c_f08
   SUBROUTINE MPI_Reduce_scatter_block_f08(sendbuf, recvbuf, recvcount, datatype, op, comm, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
     TYPE(*), DIMENSION(..) :: recvbuf
@@ -30845,7 +30850,7 @@ CONTAINS
     CALL f77_MPI_REDUCE_SCATTER_BLOCK(sendbuf, recvbuf, recvcount, datatype, op, comm, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Reduce_scatter_block_f08
-  SUBROUTINE MPI_Reduce_scatter_block_f08c(sendbuf, recvbuf, recvcount, datatype, op, comm, ierror)
+  SUBROUTINE MPI_Reduce_scatter_block_c_f08(sendbuf, recvbuf, recvcount, datatype, op, comm, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
     TYPE(*), DIMENSION(..) :: recvbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
@@ -30856,7 +30861,7 @@ CONTAINS
     INTEGER :: ierror_
     CALL f77_MPI_REDUCE_SCATTER_BLOCK_C(sendbuf, recvbuf, recvcount, datatype, op, comm, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_Reduce_scatter_block_f08c
+  END SUBROUTINE MPI_Reduce_scatter_block_c_f08
   SUBROUTINE PMPI_Reduce_scatter_block_f08(sendbuf, recvbuf, recvcount, datatype, op, comm, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
     TYPE(*), DIMENSION(..) :: recvbuf
@@ -30869,7 +30874,8 @@ CONTAINS
     CALL f77_PMPI_REDUCE_SCATTER_BLOCK(sendbuf, recvbuf, recvcount, datatype, op, comm, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Reduce_scatter_block_f08
-  SUBROUTINE PMPI_Reduce_scatter_block_f08c(sendbuf, recvbuf, recvcount, datatype, op, comm, ierror)
+  SUBROUTINE PMPI_Reduce_scatter_block_c_f08(sendbuf, recvbuf, recvcount, datatype, op, comm, &
+        & ierror)
     TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
     TYPE(*), DIMENSION(..) :: recvbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
@@ -30880,7 +30886,7 @@ CONTAINS
     INTEGER :: ierror_
     CALL f77_PMPI_REDUCE_SCATTER_BLOCK_C(sendbuf, recvbuf, recvcount, datatype, op, comm, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_Reduce_scatter_block_f08c
+  END SUBROUTINE PMPI_Reduce_scatter_block_c_f08
   SUBROUTINE MPI_Reduce_scatter_block_init_f08(sendbuf, recvbuf, recvcount, datatype, op, comm, &
         & info, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -30907,7 +30913,7 @@ CONTAINS
         & request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Reduce_scatter_block_init_f08
-  SUBROUTINE MPI_Reduce_scatter_block_init_f08c(sendbuf, recvbuf, recvcount, datatype, op, comm, &
+  SUBROUTINE MPI_Reduce_scatter_block_init_c_f08(sendbuf, recvbuf, recvcount, datatype, op, comm, &
         & info, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
@@ -30932,7 +30938,7 @@ CONTAINS
     CALL f77_MPI_REDUCE_SCATTER_BLOCK_INIT_C(sendbuf, recvbuf, recvcount, datatype, op, comm, &
         & info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_Reduce_scatter_block_init_f08c
+  END SUBROUTINE MPI_Reduce_scatter_block_init_c_f08
   SUBROUTINE PMPI_Reduce_scatter_block_init_f08(sendbuf, recvbuf, recvcount, datatype, op, comm, &
         & info, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -30959,8 +30965,8 @@ CONTAINS
         & info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Reduce_scatter_block_init_f08
-  SUBROUTINE PMPI_Reduce_scatter_block_init_f08c(sendbuf, recvbuf, recvcount, datatype, op, comm, &
-        & info, request, ierror)
+  SUBROUTINE PMPI_Reduce_scatter_block_init_c_f08(sendbuf, recvbuf, recvcount, datatype, op, &
+        & comm, info, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
@@ -30984,7 +30990,7 @@ CONTAINS
     CALL f77_PMPI_REDUCE_SCATTER_BLOCK_INIT_C(sendbuf, recvbuf, recvcount, datatype, op, comm, &
         & info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_Reduce_scatter_block_init_f08c
+  END SUBROUTINE PMPI_Reduce_scatter_block_init_c_f08
   SUBROUTINE MPI_Reduce_scatter_init_f08(sendbuf, recvbuf, recvcounts, datatype, op, comm, info, &
         & request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -31011,8 +31017,8 @@ CONTAINS
         & request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Reduce_scatter_init_f08
-  SUBROUTINE MPI_Reduce_scatter_init_f08c(sendbuf, recvbuf, recvcounts, datatype, op, comm, info, &
-        & request, ierror)
+  SUBROUTINE MPI_Reduce_scatter_init_c_f08(sendbuf, recvbuf, recvcounts, datatype, op, comm, &
+        & info, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
@@ -31036,7 +31042,7 @@ CONTAINS
     CALL f77_MPI_REDUCE_SCATTER_INIT_C(sendbuf, recvbuf, recvcounts, datatype, op, comm, info, &
         & request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_Reduce_scatter_init_f08c
+  END SUBROUTINE MPI_Reduce_scatter_init_c_f08
   SUBROUTINE PMPI_Reduce_scatter_init_f08(sendbuf, recvbuf, recvcounts, datatype, op, comm, info, &
         & request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -31063,7 +31069,7 @@ CONTAINS
         & request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Reduce_scatter_init_f08
-  SUBROUTINE PMPI_Reduce_scatter_init_f08c(sendbuf, recvbuf, recvcounts, datatype, op, comm, &
+  SUBROUTINE PMPI_Reduce_scatter_init_c_f08(sendbuf, recvbuf, recvcounts, datatype, op, comm, &
         & info, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
@@ -31088,7 +31094,7 @@ CONTAINS
     CALL f77_PMPI_REDUCE_SCATTER_INIT_C(sendbuf, recvbuf, recvcounts, datatype, op, comm, info, &
         & request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_Reduce_scatter_init_f08c
+  END SUBROUTINE PMPI_Reduce_scatter_init_c_f08
   SUBROUTINE MPI_Register_datarep_f08(datarep, read_conversion_fn, write_conversion_fn, &
         & dtype_file_extent_fn, extra_state, ierror)
     CHARACTER(LEN=*), INTENT(IN) :: datarep
@@ -31274,7 +31280,7 @@ CONTAINS
         & target_count, target_datatype, win, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Rget_f08
-  SUBROUTINE MPI_Rget_f08c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
+  SUBROUTINE MPI_Rget_c_f08(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
         & target_count, target_datatype, win, request, ierror)
     TYPE(*), DIMENSION(..), ASYNCHRONOUS :: origin_addr
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: origin_count, target_count
@@ -31293,7 +31299,7 @@ CONTAINS
     CALL f77_MPI_RGET_C(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
         & target_count, target_datatype, win, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_Rget_f08c
+  END SUBROUTINE MPI_Rget_c_f08
   SUBROUTINE PMPI_Rget_f08(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
         & target_count, target_datatype, win, request, ierror)
     TYPE(*), DIMENSION(..), ASYNCHRONOUS :: origin_addr
@@ -31313,8 +31319,8 @@ CONTAINS
         & target_count, target_datatype, win, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Rget_f08
-  SUBROUTINE PMPI_Rget_f08c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
-        & target_count, target_datatype, win, request, ierror)
+  SUBROUTINE PMPI_Rget_c_f08(origin_addr, origin_count, origin_datatype, target_rank, &
+        & target_disp, target_count, target_datatype, win, request, ierror)
     TYPE(*), DIMENSION(..), ASYNCHRONOUS :: origin_addr
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: origin_count, target_count
     TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype, target_datatype
@@ -31332,7 +31338,7 @@ CONTAINS
     CALL f77_PMPI_RGET_C(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
         & target_count, target_datatype, win, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_Rget_f08c
+  END SUBROUTINE PMPI_Rget_c_f08
   SUBROUTINE MPI_Rget_accumulate_f08(origin_addr, origin_count, origin_datatype, result_addr, &
         & result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, &
         & op, win, request, ierror)
@@ -31361,7 +31367,7 @@ CONTAINS
         & op, win, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Rget_accumulate_f08
-  SUBROUTINE MPI_Rget_accumulate_f08c(origin_addr, origin_count, origin_datatype, result_addr, &
+  SUBROUTINE MPI_Rget_accumulate_c_f08(origin_addr, origin_count, origin_datatype, result_addr, &
         & result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, &
         & op, win, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: origin_addr
@@ -31389,7 +31395,7 @@ CONTAINS
         & result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, &
         & op, win, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_Rget_accumulate_f08c
+  END SUBROUTINE MPI_Rget_accumulate_c_f08
   SUBROUTINE PMPI_Rget_accumulate_f08(origin_addr, origin_count, origin_datatype, result_addr, &
         & result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, &
         & op, win, request, ierror)
@@ -31418,7 +31424,7 @@ CONTAINS
         & op, win, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Rget_accumulate_f08
-  SUBROUTINE PMPI_Rget_accumulate_f08c(origin_addr, origin_count, origin_datatype, result_addr, &
+  SUBROUTINE PMPI_Rget_accumulate_c_f08(origin_addr, origin_count, origin_datatype, result_addr, &
         & result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, &
         & op, win, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: origin_addr
@@ -31446,7 +31452,7 @@ CONTAINS
         & result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, &
         & op, win, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_Rget_accumulate_f08c
+  END SUBROUTINE PMPI_Rget_accumulate_c_f08
   SUBROUTINE MPI_Rput_f08(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
         & target_count, target_datatype, win, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: origin_addr
@@ -31466,7 +31472,7 @@ CONTAINS
         & target_count, target_datatype, win, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Rput_f08
-  SUBROUTINE MPI_Rput_f08c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
+  SUBROUTINE MPI_Rput_c_f08(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
         & target_count, target_datatype, win, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: origin_addr
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: origin_count, target_count
@@ -31485,7 +31491,7 @@ CONTAINS
     CALL f77_MPI_RPUT_C(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
         & target_count, target_datatype, win, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_Rput_f08c
+  END SUBROUTINE MPI_Rput_c_f08
   SUBROUTINE PMPI_Rput_f08(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
         & target_count, target_datatype, win, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: origin_addr
@@ -31505,8 +31511,8 @@ CONTAINS
         & target_count, target_datatype, win, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Rput_f08
-  SUBROUTINE PMPI_Rput_f08c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
-        & target_count, target_datatype, win, request, ierror)
+  SUBROUTINE PMPI_Rput_c_f08(origin_addr, origin_count, origin_datatype, target_rank, &
+        & target_disp, target_count, target_datatype, win, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: origin_addr
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: origin_count, target_count
     TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype, target_datatype
@@ -31524,7 +31530,7 @@ CONTAINS
     CALL f77_PMPI_RPUT_C(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
         & target_count, target_datatype, win, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_Rput_f08c
+  END SUBROUTINE PMPI_Rput_c_f08
   SUBROUTINE MPI_Rsend_f08(buf, count, datatype, dest, tag, comm, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN) :: buf
     INTEGER, INTENT(IN) :: count, dest, tag
@@ -31535,7 +31541,7 @@ CONTAINS
     CALL f77_MPI_RSEND(buf, count, datatype, dest, tag, comm, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Rsend_f08
-  SUBROUTINE MPI_Rsend_f08c(buf, count, datatype, dest, tag, comm, ierror)
+  SUBROUTINE MPI_Rsend_c_f08(buf, count, datatype, dest, tag, comm, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN) :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
@@ -31545,7 +31551,7 @@ CONTAINS
     INTEGER :: ierror_
     CALL f77_MPI_RSEND_C(buf, count, datatype, dest, tag, comm, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_Rsend_f08c
+  END SUBROUTINE MPI_Rsend_c_f08
   SUBROUTINE PMPI_Rsend_f08(buf, count, datatype, dest, tag, comm, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN) :: buf
     INTEGER, INTENT(IN) :: count, dest, tag
@@ -31556,7 +31562,7 @@ CONTAINS
     CALL f77_PMPI_RSEND(buf, count, datatype, dest, tag, comm, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Rsend_f08
-  SUBROUTINE PMPI_Rsend_f08c(buf, count, datatype, dest, tag, comm, ierror)
+  SUBROUTINE PMPI_Rsend_c_f08(buf, count, datatype, dest, tag, comm, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN) :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
@@ -31566,7 +31572,7 @@ CONTAINS
     INTEGER :: ierror_
     CALL f77_PMPI_RSEND_C(buf, count, datatype, dest, tag, comm, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_Rsend_f08c
+  END SUBROUTINE PMPI_Rsend_c_f08
   SUBROUTINE MPI_Rsend_init_f08(buf, count, datatype, dest, tag, comm, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
     INTEGER, INTENT(IN) :: count, dest, tag
@@ -31583,7 +31589,7 @@ CONTAINS
     CALL f77_MPI_RSEND_INIT(buf, count, datatype, dest, tag, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Rsend_init_f08
-  SUBROUTINE MPI_Rsend_init_f08c(buf, count, datatype, dest, tag, comm, request, ierror)
+  SUBROUTINE MPI_Rsend_init_c_f08(buf, count, datatype, dest, tag, comm, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
@@ -31599,7 +31605,7 @@ CONTAINS
     END IF
     CALL f77_MPI_RSEND_INIT_C(buf, count, datatype, dest, tag, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_Rsend_init_f08c
+  END SUBROUTINE MPI_Rsend_init_c_f08
   SUBROUTINE PMPI_Rsend_init_f08(buf, count, datatype, dest, tag, comm, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
     INTEGER, INTENT(IN) :: count, dest, tag
@@ -31616,7 +31622,7 @@ CONTAINS
     CALL f77_PMPI_RSEND_INIT(buf, count, datatype, dest, tag, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Rsend_init_f08
-  SUBROUTINE PMPI_Rsend_init_f08c(buf, count, datatype, dest, tag, comm, request, ierror)
+  SUBROUTINE PMPI_Rsend_init_c_f08(buf, count, datatype, dest, tag, comm, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
@@ -31632,7 +31638,7 @@ CONTAINS
     END IF
     CALL f77_PMPI_RSEND_INIT_C(buf, count, datatype, dest, tag, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_Rsend_init_f08c
+  END SUBROUTINE PMPI_Rsend_init_c_f08
   SUBROUTINE MPI_Scan_f08(sendbuf, recvbuf, count, datatype, op, comm, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
     TYPE(*), DIMENSION(..) :: recvbuf
@@ -31645,7 +31651,7 @@ CONTAINS
     CALL f77_MPI_SCAN(sendbuf, recvbuf, count, datatype, op, comm, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Scan_f08
-  SUBROUTINE MPI_Scan_f08c(sendbuf, recvbuf, count, datatype, op, comm, ierror)
+  SUBROUTINE MPI_Scan_c_f08(sendbuf, recvbuf, count, datatype, op, comm, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
     TYPE(*), DIMENSION(..) :: recvbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
@@ -31656,7 +31662,7 @@ CONTAINS
     INTEGER :: ierror_
     CALL f77_MPI_SCAN_C(sendbuf, recvbuf, count, datatype, op, comm, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_Scan_f08c
+  END SUBROUTINE MPI_Scan_c_f08
   SUBROUTINE PMPI_Scan_f08(sendbuf, recvbuf, count, datatype, op, comm, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
     TYPE(*), DIMENSION(..) :: recvbuf
@@ -31669,7 +31675,7 @@ CONTAINS
     CALL f77_PMPI_SCAN(sendbuf, recvbuf, count, datatype, op, comm, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Scan_f08
-  SUBROUTINE PMPI_Scan_f08c(sendbuf, recvbuf, count, datatype, op, comm, ierror)
+  SUBROUTINE PMPI_Scan_c_f08(sendbuf, recvbuf, count, datatype, op, comm, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
     TYPE(*), DIMENSION(..) :: recvbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
@@ -31680,7 +31686,7 @@ CONTAINS
     INTEGER :: ierror_
     CALL f77_PMPI_SCAN_C(sendbuf, recvbuf, count, datatype, op, comm, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_Scan_f08c
+  END SUBROUTINE PMPI_Scan_c_f08
   SUBROUTINE MPI_Scan_init_f08(sendbuf, recvbuf, count, datatype, op, comm, info, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
@@ -31705,7 +31711,7 @@ CONTAINS
     CALL f77_MPI_SCAN_INIT(sendbuf, recvbuf, count, datatype, op, comm, info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Scan_init_f08
-  SUBROUTINE MPI_Scan_init_f08c(sendbuf, recvbuf, count, datatype, op, comm, info, request, ierror)
+  SUBROUTINE MPI_Scan_init_c_f08(sendbuf, recvbuf, count, datatype, op, comm, info, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
@@ -31728,7 +31734,7 @@ CONTAINS
     END IF
     CALL f77_MPI_SCAN_INIT_C(sendbuf, recvbuf, count, datatype, op, comm, info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_Scan_init_f08c
+  END SUBROUTINE MPI_Scan_init_c_f08
   SUBROUTINE PMPI_Scan_init_f08(sendbuf, recvbuf, count, datatype, op, comm, info, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
@@ -31753,7 +31759,8 @@ CONTAINS
     CALL f77_PMPI_SCAN_INIT(sendbuf, recvbuf, count, datatype, op, comm, info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Scan_init_f08
-  SUBROUTINE PMPI_Scan_init_f08c(sendbuf, recvbuf, count, datatype, op, comm, info, request, ierror)
+  SUBROUTINE PMPI_Scan_init_c_f08(sendbuf, recvbuf, count, datatype, op, comm, info, request, &
+        & ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
@@ -31776,7 +31783,7 @@ CONTAINS
     END IF
     CALL f77_PMPI_SCAN_INIT_C(sendbuf, recvbuf, count, datatype, op, comm, info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_Scan_init_f08c
+  END SUBROUTINE PMPI_Scan_init_c_f08
   SUBROUTINE MPI_Scatter_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, &
         & comm, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
@@ -31790,7 +31797,7 @@ CONTAINS
         & ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Scatter_f08
-  SUBROUTINE MPI_Scatter_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, &
+  SUBROUTINE MPI_Scatter_c_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, &
         & comm, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount, recvcount
@@ -31803,7 +31810,7 @@ CONTAINS
     CALL f77_MPI_SCATTER_C(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, &
         & comm, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_Scatter_f08c
+  END SUBROUTINE MPI_Scatter_c_f08
   SUBROUTINE PMPI_Scatter_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, &
         & comm, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
@@ -31817,7 +31824,7 @@ CONTAINS
         & ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Scatter_f08
-  SUBROUTINE PMPI_Scatter_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, &
+  SUBROUTINE PMPI_Scatter_c_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, &
         & comm, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount, recvcount
@@ -31830,7 +31837,7 @@ CONTAINS
     CALL f77_PMPI_SCATTER_C(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, &
         & comm, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_Scatter_f08c
+  END SUBROUTINE PMPI_Scatter_c_f08
   SUBROUTINE MPI_Scatter_init_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
         & root, comm, info, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -31856,7 +31863,7 @@ CONTAINS
         & comm, info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Scatter_init_f08
-  SUBROUTINE MPI_Scatter_init_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
+  SUBROUTINE MPI_Scatter_init_c_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
         & root, comm, info, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount, recvcount
@@ -31881,7 +31888,7 @@ CONTAINS
     CALL f77_MPI_SCATTER_INIT_C(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, &
         & comm, info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_Scatter_init_f08c
+  END SUBROUTINE MPI_Scatter_init_c_f08
   SUBROUTINE PMPI_Scatter_init_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
         & root, comm, info, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -31907,7 +31914,7 @@ CONTAINS
         & comm, info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Scatter_init_f08
-  SUBROUTINE PMPI_Scatter_init_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
+  SUBROUTINE PMPI_Scatter_init_c_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
         & root, comm, info, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount, recvcount
@@ -31932,7 +31939,7 @@ CONTAINS
     CALL f77_PMPI_SCATTER_INIT_C(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
         & root, comm, info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_Scatter_init_f08c
+  END SUBROUTINE PMPI_Scatter_init_c_f08
   SUBROUTINE MPI_Scatterv_f08(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, &
         & recvtype, root, comm, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
@@ -31946,7 +31953,7 @@ CONTAINS
         & root, comm, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Scatterv_f08
-  SUBROUTINE MPI_Scatterv_f08c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, &
+  SUBROUTINE MPI_Scatterv_c_f08(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, &
         & recvtype, root, comm, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcounts(*), recvcount
@@ -31960,7 +31967,7 @@ CONTAINS
     CALL f77_MPI_SCATTERV_C(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, &
         & root, comm, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_Scatterv_f08c
+  END SUBROUTINE MPI_Scatterv_c_f08
   SUBROUTINE PMPI_Scatterv_f08(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, &
         & recvtype, root, comm, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
@@ -31974,7 +31981,7 @@ CONTAINS
         & root, comm, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Scatterv_f08
-  SUBROUTINE PMPI_Scatterv_f08c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, &
+  SUBROUTINE PMPI_Scatterv_c_f08(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, &
         & recvtype, root, comm, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcounts(*), recvcount
@@ -31988,7 +31995,7 @@ CONTAINS
     CALL f77_PMPI_SCATTERV_C(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, &
         & root, comm, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_Scatterv_f08c
+  END SUBROUTINE PMPI_Scatterv_c_f08
   SUBROUTINE MPI_Scatterv_init_f08(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, &
         & recvtype, root, comm, info, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -32015,7 +32022,7 @@ CONTAINS
         & recvtype, root, comm, info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Scatterv_init_f08
-  SUBROUTINE MPI_Scatterv_init_f08c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, &
+  SUBROUTINE MPI_Scatterv_init_c_f08(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, &
         & recvtype, root, comm, info, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: sendcounts(*)
@@ -32042,7 +32049,7 @@ CONTAINS
     CALL f77_MPI_SCATTERV_INIT_C(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, &
         & recvtype, root, comm, info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_Scatterv_init_f08c
+  END SUBROUTINE MPI_Scatterv_init_c_f08
   SUBROUTINE PMPI_Scatterv_init_f08(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, &
         & recvtype, root, comm, info, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -32069,7 +32076,7 @@ CONTAINS
         & recvtype, root, comm, info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Scatterv_init_f08
-  SUBROUTINE PMPI_Scatterv_init_f08c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, &
+  SUBROUTINE PMPI_Scatterv_init_c_f08(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, &
         & recvtype, root, comm, info, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: sendcounts(*)
@@ -32096,7 +32103,7 @@ CONTAINS
     CALL f77_PMPI_SCATTERV_INIT_C(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, &
         & recvtype, root, comm, info, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_Scatterv_init_f08c
+  END SUBROUTINE PMPI_Scatterv_init_c_f08
   SUBROUTINE MPI_Send_f08(buf, count, datatype, dest, tag, comm, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN) :: buf
     INTEGER, INTENT(IN) :: count, dest, tag
@@ -32107,7 +32114,7 @@ CONTAINS
     CALL f77_MPI_SEND(buf, count, datatype, dest, tag, comm, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Send_f08
-  SUBROUTINE MPI_Send_f08c(buf, count, datatype, dest, tag, comm, ierror)
+  SUBROUTINE MPI_Send_c_f08(buf, count, datatype, dest, tag, comm, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN) :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
@@ -32117,7 +32124,7 @@ CONTAINS
     INTEGER :: ierror_
     CALL f77_MPI_SEND_C(buf, count, datatype, dest, tag, comm, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_Send_f08c
+  END SUBROUTINE MPI_Send_c_f08
   SUBROUTINE PMPI_Send_f08(buf, count, datatype, dest, tag, comm, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN) :: buf
     INTEGER, INTENT(IN) :: count, dest, tag
@@ -32128,7 +32135,7 @@ CONTAINS
     CALL f77_PMPI_SEND(buf, count, datatype, dest, tag, comm, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Send_f08
-  SUBROUTINE PMPI_Send_f08c(buf, count, datatype, dest, tag, comm, ierror)
+  SUBROUTINE PMPI_Send_c_f08(buf, count, datatype, dest, tag, comm, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN) :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
@@ -32138,7 +32145,7 @@ CONTAINS
     INTEGER :: ierror_
     CALL f77_PMPI_SEND_C(buf, count, datatype, dest, tag, comm, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_Send_f08c
+  END SUBROUTINE PMPI_Send_c_f08
   SUBROUTINE MPI_Send_init_f08(buf, count, datatype, dest, tag, comm, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
     INTEGER, INTENT(IN) :: count, dest, tag
@@ -32155,7 +32162,7 @@ CONTAINS
     CALL f77_MPI_SEND_INIT(buf, count, datatype, dest, tag, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Send_init_f08
-  SUBROUTINE MPI_Send_init_f08c(buf, count, datatype, dest, tag, comm, request, ierror)
+  SUBROUTINE MPI_Send_init_c_f08(buf, count, datatype, dest, tag, comm, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
@@ -32171,7 +32178,7 @@ CONTAINS
     END IF
     CALL f77_MPI_SEND_INIT_C(buf, count, datatype, dest, tag, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_Send_init_f08c
+  END SUBROUTINE MPI_Send_init_c_f08
   SUBROUTINE PMPI_Send_init_f08(buf, count, datatype, dest, tag, comm, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
     INTEGER, INTENT(IN) :: count, dest, tag
@@ -32188,7 +32195,7 @@ CONTAINS
     CALL f77_PMPI_SEND_INIT(buf, count, datatype, dest, tag, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Send_init_f08
-  SUBROUTINE PMPI_Send_init_f08c(buf, count, datatype, dest, tag, comm, request, ierror)
+  SUBROUTINE PMPI_Send_init_c_f08(buf, count, datatype, dest, tag, comm, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
@@ -32204,7 +32211,7 @@ CONTAINS
     END IF
     CALL f77_PMPI_SEND_INIT_C(buf, count, datatype, dest, tag, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_Send_init_f08c
+  END SUBROUTINE PMPI_Send_init_c_f08
   SUBROUTINE MPI_Sendrecv_f08(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, &
         & recvtype, source, recvtag, comm, status, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
@@ -32219,7 +32226,7 @@ CONTAINS
         & recvtype, source, recvtag, comm, status, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Sendrecv_f08
-  SUBROUTINE MPI_Sendrecv_f08c(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, &
+  SUBROUTINE MPI_Sendrecv_c_f08(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, &
         & recvtype, source, recvtag, comm, status, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount, recvcount
@@ -32233,7 +32240,7 @@ CONTAINS
     CALL f77_MPI_SENDRECV_C(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, &
         & recvtype, source, recvtag, comm, status, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_Sendrecv_f08c
+  END SUBROUTINE MPI_Sendrecv_c_f08
   SUBROUTINE PMPI_Sendrecv_f08(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, &
         & recvtype, source, recvtag, comm, status, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
@@ -32248,7 +32255,7 @@ CONTAINS
         & recvtype, source, recvtag, comm, status, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Sendrecv_f08
-  SUBROUTINE PMPI_Sendrecv_f08c(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, &
+  SUBROUTINE PMPI_Sendrecv_c_f08(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, &
         & recvtype, source, recvtag, comm, status, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount, recvcount
@@ -32262,7 +32269,7 @@ CONTAINS
     CALL f77_PMPI_SENDRECV_C(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, &
         & recvtype, source, recvtag, comm, status, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_Sendrecv_f08c
+  END SUBROUTINE PMPI_Sendrecv_c_f08
   SUBROUTINE MPI_Sendrecv_replace_f08(buf, count, datatype, dest, sendtag, source, recvtag, comm, &
         & status, ierror)
     TYPE(*), DIMENSION(..) :: buf
@@ -32276,7 +32283,7 @@ CONTAINS
         & status, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Sendrecv_replace_f08
-  SUBROUTINE MPI_Sendrecv_replace_f08c(buf, count, datatype, dest, sendtag, source, recvtag, &
+  SUBROUTINE MPI_Sendrecv_replace_c_f08(buf, count, datatype, dest, sendtag, source, recvtag, &
         & comm, status, ierror)
     TYPE(*), DIMENSION(..) :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
@@ -32289,7 +32296,7 @@ CONTAINS
     CALL f77_MPI_SENDRECV_REPLACE_C(buf, count, datatype, dest, sendtag, source, recvtag, comm, &
         & status, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_Sendrecv_replace_f08c
+  END SUBROUTINE MPI_Sendrecv_replace_c_f08
   SUBROUTINE PMPI_Sendrecv_replace_f08(buf, count, datatype, dest, sendtag, source, recvtag, &
         & comm, status, ierror)
     TYPE(*), DIMENSION(..) :: buf
@@ -32303,7 +32310,7 @@ CONTAINS
         & status, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Sendrecv_replace_f08
-  SUBROUTINE PMPI_Sendrecv_replace_f08c(buf, count, datatype, dest, sendtag, source, recvtag, &
+  SUBROUTINE PMPI_Sendrecv_replace_c_f08(buf, count, datatype, dest, sendtag, source, recvtag, &
         & comm, status, ierror)
     TYPE(*), DIMENSION(..) :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
@@ -32316,7 +32323,7 @@ CONTAINS
     CALL f77_PMPI_SENDRECV_REPLACE_C(buf, count, datatype, dest, sendtag, source, recvtag, comm, &
         & status, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_Sendrecv_replace_f08c
+  END SUBROUTINE PMPI_Sendrecv_replace_c_f08
   SUBROUTINE MPI_Session_attach_buffer_f08(session, buffer, size, ierror)
     TYPE(MPI_Session), INTENT(IN) :: session
     TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buffer
@@ -32331,7 +32338,7 @@ CONTAINS
     CALL f77_MPI_SESSION_ATTACH_BUFFER(session, buffer, size, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Session_attach_buffer_f08
-  SUBROUTINE MPI_Session_attach_buffer_f08c(session, buffer, size, ierror)
+  SUBROUTINE MPI_Session_attach_buffer_c_f08(session, buffer, size, ierror)
     TYPE(MPI_Session), INTENT(IN) :: session
     TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buffer
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: size
@@ -32344,7 +32351,7 @@ CONTAINS
     END IF
     CALL f77_MPI_SESSION_ATTACH_BUFFER_C(session, buffer, size, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_Session_attach_buffer_f08c
+  END SUBROUTINE MPI_Session_attach_buffer_c_f08
   SUBROUTINE PMPI_Session_attach_buffer_f08(session, buffer, size, ierror)
     TYPE(MPI_Session), INTENT(IN) :: session
     TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buffer
@@ -32359,7 +32366,7 @@ CONTAINS
     CALL f77_PMPI_SESSION_ATTACH_BUFFER(session, buffer, size, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Session_attach_buffer_f08
-  SUBROUTINE PMPI_Session_attach_buffer_f08c(session, buffer, size, ierror)
+  SUBROUTINE PMPI_Session_attach_buffer_c_f08(session, buffer, size, ierror)
     TYPE(MPI_Session), INTENT(IN) :: session
     TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buffer
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: size
@@ -32372,7 +32379,7 @@ CONTAINS
     END IF
     CALL f77_PMPI_SESSION_ATTACH_BUFFER_C(session, buffer, size, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_Session_attach_buffer_f08c
+  END SUBROUTINE PMPI_Session_attach_buffer_c_f08
   SUBROUTINE MPI_Session_call_errhandler_f08(session, errorcode, ierror)
     TYPE(MPI_Session), INTENT(IN) :: session
     INTEGER, INTENT(IN) :: errorcode
@@ -32414,7 +32421,7 @@ CONTAINS
     CALL f77_APTUS_F08_SESSION_DETACH_BUFFER(session, buffer_addr, size, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Session_detach_buffer_f08
-  SUBROUTINE MPI_Session_detach_buffer_f08c(session, buffer_addr, size, ierror)
+  SUBROUTINE MPI_Session_detach_buffer_c_f08(session, buffer_addr, size, ierror)
     TYPE(MPI_Session), INTENT(IN) :: session
     TYPE(C_PTR), INTENT(OUT) :: buffer_addr
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(OUT) :: size
@@ -32422,7 +32429,7 @@ CONTAINS
     INTEGER :: ierror_
     CALL f77_APTUS_F08_SESSION_DETACH_BUFFER_C(session, buffer_addr, size, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_Session_detach_buffer_f08c
+  END SUBROUTINE MPI_Session_detach_buffer_c_f08
   SUBROUTINE PMPI_Session_detach_buffer_f08(session, buffer_addr, size, ierror)
     TYPE(MPI_Session), INTENT(IN) :: session
     TYPE(C_PTR), INTENT(OUT) :: buffer_addr
@@ -32432,7 +32439,7 @@ CONTAINS
     CALL f77_APTUS_F08_PSESSION_DETACH_BUFFER(session, buffer_addr, size, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Session_detach_buffer_f08
-  SUBROUTINE PMPI_Session_detach_buffer_f08c(session, buffer_addr, size, ierror)
+  SUBROUTINE PMPI_Session_detach_buffer_c_f08(session, buffer_addr, size, ierror)
     TYPE(MPI_Session), INTENT(IN) :: session
     TYPE(C_PTR), INTENT(OUT) :: buffer_addr
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(OUT) :: size
@@ -32440,7 +32447,7 @@ CONTAINS
     INTEGER :: ierror_
     CALL f77_APTUS_F08_PSESSION_DETACH_BUFFER_C(session, buffer_addr, size, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_Session_detach_buffer_f08c
+  END SUBROUTINE PMPI_Session_detach_buffer_c_f08
   SUBROUTINE MPI_Session_finalize_f08(session, ierror)
     TYPE(MPI_Session), INTENT(INOUT) :: session
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
@@ -32619,7 +32626,7 @@ CONTAINS
     CALL f77_MPI_SSEND(buf, count, datatype, dest, tag, comm, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Ssend_f08
-  SUBROUTINE MPI_Ssend_f08c(buf, count, datatype, dest, tag, comm, ierror)
+  SUBROUTINE MPI_Ssend_c_f08(buf, count, datatype, dest, tag, comm, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN) :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
@@ -32629,7 +32636,7 @@ CONTAINS
     INTEGER :: ierror_
     CALL f77_MPI_SSEND_C(buf, count, datatype, dest, tag, comm, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_Ssend_f08c
+  END SUBROUTINE MPI_Ssend_c_f08
   SUBROUTINE PMPI_Ssend_f08(buf, count, datatype, dest, tag, comm, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN) :: buf
     INTEGER, INTENT(IN) :: count, dest, tag
@@ -32640,7 +32647,7 @@ CONTAINS
     CALL f77_PMPI_SSEND(buf, count, datatype, dest, tag, comm, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Ssend_f08
-  SUBROUTINE PMPI_Ssend_f08c(buf, count, datatype, dest, tag, comm, ierror)
+  SUBROUTINE PMPI_Ssend_c_f08(buf, count, datatype, dest, tag, comm, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN) :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
@@ -32650,7 +32657,7 @@ CONTAINS
     INTEGER :: ierror_
     CALL f77_PMPI_SSEND_C(buf, count, datatype, dest, tag, comm, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_Ssend_f08c
+  END SUBROUTINE PMPI_Ssend_c_f08
   SUBROUTINE MPI_Ssend_init_f08(buf, count, datatype, dest, tag, comm, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
     INTEGER, INTENT(IN) :: count, dest, tag
@@ -32667,7 +32674,7 @@ CONTAINS
     CALL f77_MPI_SSEND_INIT(buf, count, datatype, dest, tag, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Ssend_init_f08
-  SUBROUTINE MPI_Ssend_init_f08c(buf, count, datatype, dest, tag, comm, request, ierror)
+  SUBROUTINE MPI_Ssend_init_c_f08(buf, count, datatype, dest, tag, comm, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
@@ -32683,7 +32690,7 @@ CONTAINS
     END IF
     CALL f77_MPI_SSEND_INIT_C(buf, count, datatype, dest, tag, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_Ssend_init_f08c
+  END SUBROUTINE MPI_Ssend_init_c_f08
   SUBROUTINE PMPI_Ssend_init_f08(buf, count, datatype, dest, tag, comm, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
     INTEGER, INTENT(IN) :: count, dest, tag
@@ -32700,7 +32707,7 @@ CONTAINS
     CALL f77_PMPI_SSEND_INIT(buf, count, datatype, dest, tag, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Ssend_init_f08
-  SUBROUTINE PMPI_Ssend_init_f08c(buf, count, datatype, dest, tag, comm, request, ierror)
+  SUBROUTINE PMPI_Ssend_init_c_f08(buf, count, datatype, dest, tag, comm, request, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
@@ -32716,7 +32723,7 @@ CONTAINS
     END IF
     CALL f77_PMPI_SSEND_INIT_C(buf, count, datatype, dest, tag, comm, request, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_Ssend_init_f08c
+  END SUBROUTINE PMPI_Ssend_init_c_f08
   SUBROUTINE MPI_Start_f08(request, ierror)
     TYPE(MPI_Request), INTENT(INOUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
@@ -32820,7 +32827,7 @@ CONTAINS
     CALL f77_MPI_STATUS_SET_ELEMENTS(status, datatype, count, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Status_set_elements_f08
-  SUBROUTINE MPI_Status_set_elements_f08c(status, datatype, count, ierror)
+  SUBROUTINE MPI_Status_set_elements_c_f08(status, datatype, count, ierror)
     TYPE(MPI_Status), INTENT(INOUT) :: status
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
@@ -32828,7 +32835,7 @@ CONTAINS
     INTEGER :: ierror_
     CALL f77_MPI_STATUS_SET_ELEMENTS_C(status, datatype, count, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_Status_set_elements_f08c
+  END SUBROUTINE MPI_Status_set_elements_c_f08
   SUBROUTINE PMPI_Status_set_elements_f08(status, datatype, count, ierror)
     TYPE(MPI_Status), INTENT(INOUT) :: status
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
@@ -32838,7 +32845,7 @@ CONTAINS
     CALL f77_PMPI_STATUS_SET_ELEMENTS(status, datatype, count, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Status_set_elements_f08
-  SUBROUTINE PMPI_Status_set_elements_f08c(status, datatype, count, ierror)
+  SUBROUTINE PMPI_Status_set_elements_c_f08(status, datatype, count, ierror)
     TYPE(MPI_Status), INTENT(INOUT) :: status
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
@@ -32846,7 +32853,7 @@ CONTAINS
     INTEGER :: ierror_
     CALL f77_PMPI_STATUS_SET_ELEMENTS_C(status, datatype, count, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_Status_set_elements_f08c
+  END SUBROUTINE PMPI_Status_set_elements_c_f08
   SUBROUTINE MPI_Status_set_elements_x_f08(status, datatype, count, ierror)
     TYPE(MPI_Status), INTENT(INOUT) :: status
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
@@ -33052,7 +33059,7 @@ CONTAINS
     CALL f77_MPI_TYPE_CONTIGUOUS(count, oldtype, newtype, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Type_contiguous_f08
-  SUBROUTINE MPI_Type_contiguous_f08c(count, oldtype, newtype, ierror)
+  SUBROUTINE MPI_Type_contiguous_c_f08(count, oldtype, newtype, ierror)
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: oldtype
     TYPE(MPI_Datatype), INTENT(OUT) :: newtype
@@ -33060,7 +33067,7 @@ CONTAINS
     INTEGER :: ierror_
     CALL f77_MPI_TYPE_CONTIGUOUS_C(count, oldtype, newtype, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_Type_contiguous_f08c
+  END SUBROUTINE MPI_Type_contiguous_c_f08
   SUBROUTINE PMPI_Type_contiguous_f08(count, oldtype, newtype, ierror)
     INTEGER, INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: oldtype
@@ -33070,7 +33077,7 @@ CONTAINS
     CALL f77_PMPI_TYPE_CONTIGUOUS(count, oldtype, newtype, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Type_contiguous_f08
-  SUBROUTINE PMPI_Type_contiguous_f08c(count, oldtype, newtype, ierror)
+  SUBROUTINE PMPI_Type_contiguous_c_f08(count, oldtype, newtype, ierror)
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: oldtype
     TYPE(MPI_Datatype), INTENT(OUT) :: newtype
@@ -33078,7 +33085,7 @@ CONTAINS
     INTEGER :: ierror_
     CALL f77_PMPI_TYPE_CONTIGUOUS_C(count, oldtype, newtype, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_Type_contiguous_f08c
+  END SUBROUTINE PMPI_Type_contiguous_c_f08
   SUBROUTINE MPI_Type_create_darray_f08(size, rank, ndims, array_of_gsizes, array_of_distribs, &
         & array_of_dargs, array_of_psizes, order, oldtype, newtype, ierror)
     INTEGER, INTENT(IN) :: size, rank, ndims, array_of_gsizes(ndims), array_of_distribs(ndims), &
@@ -33091,7 +33098,7 @@ CONTAINS
         & array_of_dargs, array_of_psizes, order, oldtype, newtype, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Type_create_darray_f08
-  SUBROUTINE MPI_Type_create_darray_f08c(size, rank, ndims, array_of_gsizes, array_of_distribs, &
+  SUBROUTINE MPI_Type_create_darray_c_f08(size, rank, ndims, array_of_gsizes, array_of_distribs, &
         & array_of_dargs, array_of_psizes, order, oldtype, newtype, ierror)
     INTEGER, INTENT(IN) :: size, rank, ndims, array_of_distribs(ndims), array_of_dargs(ndims), &
         & array_of_psizes(ndims), order
@@ -33103,7 +33110,7 @@ CONTAINS
     CALL f77_MPI_TYPE_CREATE_DARRAY_C(size, rank, ndims, array_of_gsizes, array_of_distribs, &
         & array_of_dargs, array_of_psizes, order, oldtype, newtype, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_Type_create_darray_f08c
+  END SUBROUTINE MPI_Type_create_darray_c_f08
   SUBROUTINE PMPI_Type_create_darray_f08(size, rank, ndims, array_of_gsizes, array_of_distribs, &
         & array_of_dargs, array_of_psizes, order, oldtype, newtype, ierror)
     INTEGER, INTENT(IN) :: size, rank, ndims, array_of_gsizes(ndims), array_of_distribs(ndims), &
@@ -33116,7 +33123,7 @@ CONTAINS
         & array_of_dargs, array_of_psizes, order, oldtype, newtype, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Type_create_darray_f08
-  SUBROUTINE PMPI_Type_create_darray_f08c(size, rank, ndims, array_of_gsizes, array_of_distribs, &
+  SUBROUTINE PMPI_Type_create_darray_c_f08(size, rank, ndims, array_of_gsizes, array_of_distribs, &
         & array_of_dargs, array_of_psizes, order, oldtype, newtype, ierror)
     INTEGER, INTENT(IN) :: size, rank, ndims, array_of_distribs(ndims), array_of_dargs(ndims), &
         & array_of_psizes(ndims), order
@@ -33128,7 +33135,7 @@ CONTAINS
     CALL f77_PMPI_TYPE_CREATE_DARRAY_C(size, rank, ndims, array_of_gsizes, array_of_distribs, &
         & array_of_dargs, array_of_psizes, order, oldtype, newtype, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_Type_create_darray_f08c
+  END SUBROUTINE PMPI_Type_create_darray_c_f08
   SUBROUTINE MPI_Type_create_f90_complex_f08(p, r, newtype, ierror)
     INTEGER, INTENT(IN) :: p, r
     TYPE(MPI_Datatype), INTENT(OUT) :: newtype
@@ -33189,7 +33196,7 @@ CONTAINS
         & oldtype, newtype, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Type_create_hindexed_f08
-  SUBROUTINE MPI_Type_create_hindexed_f08c(count, array_of_blocklengths, array_of_displacements, &
+  SUBROUTINE MPI_Type_create_hindexed_c_f08(count, array_of_blocklengths, array_of_displacements, &
         & oldtype, newtype, ierror)
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count, array_of_blocklengths(count), &
         & array_of_displacements(count)
@@ -33200,7 +33207,7 @@ CONTAINS
     CALL f77_MPI_TYPE_CREATE_HINDEXED_C(count, array_of_blocklengths, array_of_displacements, &
         & oldtype, newtype, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_Type_create_hindexed_f08c
+  END SUBROUTINE MPI_Type_create_hindexed_c_f08
   SUBROUTINE PMPI_Type_create_hindexed_f08(count, array_of_blocklengths, array_of_displacements, &
         & oldtype, newtype, ierror)
     INTEGER, INTENT(IN) :: count, array_of_blocklengths(count)
@@ -33213,8 +33220,8 @@ CONTAINS
         & oldtype, newtype, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Type_create_hindexed_f08
-  SUBROUTINE PMPI_Type_create_hindexed_f08c(count, array_of_blocklengths, array_of_displacements, &
-        & oldtype, newtype, ierror)
+  SUBROUTINE PMPI_Type_create_hindexed_c_f08(count, array_of_blocklengths, &
+        & array_of_displacements, oldtype, newtype, ierror)
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count, array_of_blocklengths(count), &
         & array_of_displacements(count)
     TYPE(MPI_Datatype), INTENT(IN) :: oldtype
@@ -33224,7 +33231,7 @@ CONTAINS
     CALL f77_PMPI_TYPE_CREATE_HINDEXED_C(count, array_of_blocklengths, array_of_displacements, &
         & oldtype, newtype, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_Type_create_hindexed_f08c
+  END SUBROUTINE PMPI_Type_create_hindexed_c_f08
   SUBROUTINE MPI_Type_create_hindexed_block_f08(count, blocklength, array_of_displacements, &
         & oldtype, newtype, ierror)
     INTEGER, INTENT(IN) :: count, blocklength
@@ -33237,7 +33244,7 @@ CONTAINS
         & newtype, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Type_create_hindexed_block_f08
-  SUBROUTINE MPI_Type_create_hindexed_block_f08c(count, blocklength, array_of_displacements, &
+  SUBROUTINE MPI_Type_create_hindexed_block_c_f08(count, blocklength, array_of_displacements, &
         & oldtype, newtype, ierror)
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count, blocklength, array_of_displacements(count)
     TYPE(MPI_Datatype), INTENT(IN) :: oldtype
@@ -33247,7 +33254,7 @@ CONTAINS
     CALL f77_MPI_TYPE_CREATE_HINDEXED_BLOCK_C(count, blocklength, array_of_displacements, &
         & oldtype, newtype, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_Type_create_hindexed_block_f08c
+  END SUBROUTINE MPI_Type_create_hindexed_block_c_f08
   SUBROUTINE PMPI_Type_create_hindexed_block_f08(count, blocklength, array_of_displacements, &
         & oldtype, newtype, ierror)
     INTEGER, INTENT(IN) :: count, blocklength
@@ -33260,7 +33267,7 @@ CONTAINS
         & newtype, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Type_create_hindexed_block_f08
-  SUBROUTINE PMPI_Type_create_hindexed_block_f08c(count, blocklength, array_of_displacements, &
+  SUBROUTINE PMPI_Type_create_hindexed_block_c_f08(count, blocklength, array_of_displacements, &
         & oldtype, newtype, ierror)
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count, blocklength, array_of_displacements(count)
     TYPE(MPI_Datatype), INTENT(IN) :: oldtype
@@ -33270,7 +33277,7 @@ CONTAINS
     CALL f77_PMPI_TYPE_CREATE_HINDEXED_BLOCK_C(count, blocklength, array_of_displacements, &
         & oldtype, newtype, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_Type_create_hindexed_block_f08c
+  END SUBROUTINE PMPI_Type_create_hindexed_block_c_f08
   SUBROUTINE MPI_Type_create_hvector_f08(count, blocklength, stride, oldtype, newtype, ierror)
     INTEGER, INTENT(IN) :: count, blocklength
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: stride
@@ -33281,7 +33288,7 @@ CONTAINS
     CALL f77_MPI_TYPE_CREATE_HVECTOR(count, blocklength, stride, oldtype, newtype, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Type_create_hvector_f08
-  SUBROUTINE MPI_Type_create_hvector_f08c(count, blocklength, stride, oldtype, newtype, ierror)
+  SUBROUTINE MPI_Type_create_hvector_c_f08(count, blocklength, stride, oldtype, newtype, ierror)
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count, blocklength, stride
     TYPE(MPI_Datatype), INTENT(IN) :: oldtype
     TYPE(MPI_Datatype), INTENT(OUT) :: newtype
@@ -33289,7 +33296,7 @@ CONTAINS
     INTEGER :: ierror_
     CALL f77_MPI_TYPE_CREATE_HVECTOR_C(count, blocklength, stride, oldtype, newtype, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_Type_create_hvector_f08c
+  END SUBROUTINE MPI_Type_create_hvector_c_f08
   SUBROUTINE PMPI_Type_create_hvector_f08(count, blocklength, stride, oldtype, newtype, ierror)
     INTEGER, INTENT(IN) :: count, blocklength
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: stride
@@ -33300,7 +33307,7 @@ CONTAINS
     CALL f77_PMPI_TYPE_CREATE_HVECTOR(count, blocklength, stride, oldtype, newtype, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Type_create_hvector_f08
-  SUBROUTINE PMPI_Type_create_hvector_f08c(count, blocklength, stride, oldtype, newtype, ierror)
+  SUBROUTINE PMPI_Type_create_hvector_c_f08(count, blocklength, stride, oldtype, newtype, ierror)
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count, blocklength, stride
     TYPE(MPI_Datatype), INTENT(IN) :: oldtype
     TYPE(MPI_Datatype), INTENT(OUT) :: newtype
@@ -33308,7 +33315,7 @@ CONTAINS
     INTEGER :: ierror_
     CALL f77_PMPI_TYPE_CREATE_HVECTOR_C(count, blocklength, stride, oldtype, newtype, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_Type_create_hvector_f08c
+  END SUBROUTINE PMPI_Type_create_hvector_c_f08
   SUBROUTINE MPI_Type_create_indexed_block_f08(count, blocklength, array_of_displacements, &
         & oldtype, newtype, ierror)
     INTEGER, INTENT(IN) :: count, blocklength, array_of_displacements(count)
@@ -33320,7 +33327,7 @@ CONTAINS
         & newtype, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Type_create_indexed_block_f08
-  SUBROUTINE MPI_Type_create_indexed_block_f08c(count, blocklength, array_of_displacements, &
+  SUBROUTINE MPI_Type_create_indexed_block_c_f08(count, blocklength, array_of_displacements, &
         & oldtype, newtype, ierror)
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count, blocklength, array_of_displacements(count)
     TYPE(MPI_Datatype), INTENT(IN) :: oldtype
@@ -33330,7 +33337,7 @@ CONTAINS
     CALL f77_MPI_TYPE_CREATE_INDEXED_BLOCK_C(count, blocklength, array_of_displacements, oldtype, &
         & newtype, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_Type_create_indexed_block_f08c
+  END SUBROUTINE MPI_Type_create_indexed_block_c_f08
   SUBROUTINE PMPI_Type_create_indexed_block_f08(count, blocklength, array_of_displacements, &
         & oldtype, newtype, ierror)
     INTEGER, INTENT(IN) :: count, blocklength, array_of_displacements(count)
@@ -33342,7 +33349,7 @@ CONTAINS
         & newtype, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Type_create_indexed_block_f08
-  SUBROUTINE PMPI_Type_create_indexed_block_f08c(count, blocklength, array_of_displacements, &
+  SUBROUTINE PMPI_Type_create_indexed_block_c_f08(count, blocklength, array_of_displacements, &
         & oldtype, newtype, ierror)
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count, blocklength, array_of_displacements(count)
     TYPE(MPI_Datatype), INTENT(IN) :: oldtype
@@ -33352,7 +33359,7 @@ CONTAINS
     CALL f77_PMPI_TYPE_CREATE_INDEXED_BLOCK_C(count, blocklength, array_of_displacements, &
         & oldtype, newtype, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_Type_create_indexed_block_f08c
+  END SUBROUTINE PMPI_Type_create_indexed_block_c_f08
   SUBROUTINE MPI_Type_create_keyval_f08(type_copy_attr_fn, type_delete_attr_fn, type_keyval, &
         & extra_state, ierror)
     PROCEDURE(MPI_Type_copy_attr_function) :: type_copy_attr_fn
@@ -33386,7 +33393,7 @@ CONTAINS
     CALL f77_MPI_TYPE_CREATE_RESIZED(oldtype, lb, extent, newtype, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Type_create_resized_f08
-  SUBROUTINE MPI_Type_create_resized_f08c(oldtype, lb, extent, newtype, ierror)
+  SUBROUTINE MPI_Type_create_resized_c_f08(oldtype, lb, extent, newtype, ierror)
     TYPE(MPI_Datatype), INTENT(IN) :: oldtype
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: lb, extent
     TYPE(MPI_Datatype), INTENT(OUT) :: newtype
@@ -33394,7 +33401,7 @@ CONTAINS
     INTEGER :: ierror_
     CALL f77_MPI_TYPE_CREATE_RESIZED_C(oldtype, lb, extent, newtype, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_Type_create_resized_f08c
+  END SUBROUTINE MPI_Type_create_resized_c_f08
   SUBROUTINE PMPI_Type_create_resized_f08(oldtype, lb, extent, newtype, ierror)
     TYPE(MPI_Datatype), INTENT(IN) :: oldtype
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: lb, extent
@@ -33404,7 +33411,7 @@ CONTAINS
     CALL f77_PMPI_TYPE_CREATE_RESIZED(oldtype, lb, extent, newtype, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Type_create_resized_f08
-  SUBROUTINE PMPI_Type_create_resized_f08c(oldtype, lb, extent, newtype, ierror)
+  SUBROUTINE PMPI_Type_create_resized_c_f08(oldtype, lb, extent, newtype, ierror)
     TYPE(MPI_Datatype), INTENT(IN) :: oldtype
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: lb, extent
     TYPE(MPI_Datatype), INTENT(OUT) :: newtype
@@ -33412,7 +33419,7 @@ CONTAINS
     INTEGER :: ierror_
     CALL f77_PMPI_TYPE_CREATE_RESIZED_C(oldtype, lb, extent, newtype, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_Type_create_resized_f08c
+  END SUBROUTINE PMPI_Type_create_resized_c_f08
   SUBROUTINE MPI_Type_create_struct_f08(count, array_of_blocklengths, array_of_displacements, &
         & array_of_types, newtype, ierror)
     INTEGER, INTENT(IN) :: count, array_of_blocklengths(count)
@@ -33425,7 +33432,7 @@ CONTAINS
         & array_of_types, newtype, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Type_create_struct_f08
-  SUBROUTINE MPI_Type_create_struct_f08c(count, array_of_blocklengths, array_of_displacements, &
+  SUBROUTINE MPI_Type_create_struct_c_f08(count, array_of_blocklengths, array_of_displacements, &
         & array_of_types, newtype, ierror)
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count, array_of_blocklengths(count), &
         & array_of_displacements(count)
@@ -33436,7 +33443,7 @@ CONTAINS
     CALL f77_MPI_TYPE_CREATE_STRUCT_C(count, array_of_blocklengths, array_of_displacements, &
         & array_of_types, newtype, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_Type_create_struct_f08c
+  END SUBROUTINE MPI_Type_create_struct_c_f08
   SUBROUTINE PMPI_Type_create_struct_f08(count, array_of_blocklengths, array_of_displacements, &
         & array_of_types, newtype, ierror)
     INTEGER, INTENT(IN) :: count, array_of_blocklengths(count)
@@ -33449,7 +33456,7 @@ CONTAINS
         & array_of_types, newtype, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Type_create_struct_f08
-  SUBROUTINE PMPI_Type_create_struct_f08c(count, array_of_blocklengths, array_of_displacements, &
+  SUBROUTINE PMPI_Type_create_struct_c_f08(count, array_of_blocklengths, array_of_displacements, &
         & array_of_types, newtype, ierror)
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count, array_of_blocklengths(count), &
         & array_of_displacements(count)
@@ -33460,7 +33467,7 @@ CONTAINS
     CALL f77_PMPI_TYPE_CREATE_STRUCT_C(count, array_of_blocklengths, array_of_displacements, &
         & array_of_types, newtype, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_Type_create_struct_f08c
+  END SUBROUTINE PMPI_Type_create_struct_c_f08
   SUBROUTINE MPI_Type_create_subarray_f08(ndims, array_of_sizes, array_of_subsizes, &
         & array_of_starts, order, oldtype, newtype, ierror)
     INTEGER, INTENT(IN) :: ndims, array_of_sizes(ndims), array_of_subsizes(ndims), &
@@ -33473,7 +33480,7 @@ CONTAINS
         & order, oldtype, newtype, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Type_create_subarray_f08
-  SUBROUTINE MPI_Type_create_subarray_f08c(ndims, array_of_sizes, array_of_subsizes, &
+  SUBROUTINE MPI_Type_create_subarray_c_f08(ndims, array_of_sizes, array_of_subsizes, &
         & array_of_starts, order, oldtype, newtype, ierror)
     INTEGER, INTENT(IN) :: ndims, order
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: array_of_sizes(ndims), array_of_subsizes(ndims), &
@@ -33485,7 +33492,7 @@ CONTAINS
     CALL f77_MPI_TYPE_CREATE_SUBARRAY_C(ndims, array_of_sizes, array_of_subsizes, &
         & array_of_starts, order, oldtype, newtype, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_Type_create_subarray_f08c
+  END SUBROUTINE MPI_Type_create_subarray_c_f08
   SUBROUTINE PMPI_Type_create_subarray_f08(ndims, array_of_sizes, array_of_subsizes, &
         & array_of_starts, order, oldtype, newtype, ierror)
     INTEGER, INTENT(IN) :: ndims, array_of_sizes(ndims), array_of_subsizes(ndims), &
@@ -33498,7 +33505,7 @@ CONTAINS
         & order, oldtype, newtype, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Type_create_subarray_f08
-  SUBROUTINE PMPI_Type_create_subarray_f08c(ndims, array_of_sizes, array_of_subsizes, &
+  SUBROUTINE PMPI_Type_create_subarray_c_f08(ndims, array_of_sizes, array_of_subsizes, &
         & array_of_starts, order, oldtype, newtype, ierror)
     INTEGER, INTENT(IN) :: ndims, order
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: array_of_sizes(ndims), array_of_subsizes(ndims), &
@@ -33510,7 +33517,7 @@ CONTAINS
     CALL f77_PMPI_TYPE_CREATE_SUBARRAY_C(ndims, array_of_sizes, array_of_subsizes, &
         & array_of_starts, order, oldtype, newtype, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_Type_create_subarray_f08c
+  END SUBROUTINE PMPI_Type_create_subarray_c_f08
   SUBROUTINE MPI_Type_delete_attr_f08(datatype, type_keyval, ierror)
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     INTEGER, INTENT(IN) :: type_keyval
@@ -33604,7 +33611,7 @@ CONTAINS
         & array_of_integers, array_of_addresses, array_of_datatypes, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Type_get_contents_f08
-  SUBROUTINE MPI_Type_get_contents_f08c(datatype, max_integers, max_addresses, max_large_counts, &
+  SUBROUTINE MPI_Type_get_contents_c_f08(datatype, max_integers, max_addresses, max_large_counts, &
         & max_datatypes, array_of_integers, array_of_addresses, array_of_large_counts, &
         & array_of_datatypes, ierror)
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
@@ -33620,7 +33627,7 @@ CONTAINS
         & max_datatypes, array_of_integers, array_of_addresses, array_of_large_counts, &
         & array_of_datatypes, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_Type_get_contents_f08c
+  END SUBROUTINE MPI_Type_get_contents_c_f08
   SUBROUTINE PMPI_Type_get_contents_f08(datatype, max_integers, max_addresses, max_datatypes, &
         & array_of_integers, array_of_addresses, array_of_datatypes, ierror)
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
@@ -33634,9 +33641,9 @@ CONTAINS
         & array_of_integers, array_of_addresses, array_of_datatypes, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Type_get_contents_f08
-  SUBROUTINE PMPI_Type_get_contents_f08c(datatype, max_integers, max_addresses, max_large_counts, &
-        & max_datatypes, array_of_integers, array_of_addresses, array_of_large_counts, &
-        & array_of_datatypes, ierror)
+  SUBROUTINE PMPI_Type_get_contents_c_f08(datatype, max_integers, max_addresses, &
+        & max_large_counts, max_datatypes, array_of_integers, array_of_addresses, &
+        & array_of_large_counts, array_of_datatypes, ierror)
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: max_integers, max_addresses, max_large_counts, &
         & max_datatypes
@@ -33650,7 +33657,7 @@ CONTAINS
         & max_datatypes, array_of_integers, array_of_addresses, array_of_large_counts, &
         & array_of_datatypes, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_Type_get_contents_f08c
+  END SUBROUTINE PMPI_Type_get_contents_c_f08
   SUBROUTINE MPI_Type_get_envelope_f08(datatype, num_integers, num_addresses, num_datatypes, &
         & combiner, ierror)
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
@@ -33661,7 +33668,7 @@ CONTAINS
         & combiner, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Type_get_envelope_f08
-  SUBROUTINE MPI_Type_get_envelope_f08c(datatype, num_integers, num_addresses, num_large_counts, &
+  SUBROUTINE MPI_Type_get_envelope_c_f08(datatype, num_integers, num_addresses, num_large_counts, &
         & num_datatypes, combiner, ierror)
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(OUT) :: num_integers, num_addresses, num_large_counts, &
@@ -33672,7 +33679,7 @@ CONTAINS
     CALL f77_MPI_TYPE_GET_ENVELOPE_C(datatype, num_integers, num_addresses, num_large_counts, &
         & num_datatypes, combiner, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_Type_get_envelope_f08c
+  END SUBROUTINE MPI_Type_get_envelope_c_f08
   SUBROUTINE PMPI_Type_get_envelope_f08(datatype, num_integers, num_addresses, num_datatypes, &
         & combiner, ierror)
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
@@ -33683,8 +33690,8 @@ CONTAINS
         & combiner, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Type_get_envelope_f08
-  SUBROUTINE PMPI_Type_get_envelope_f08c(datatype, num_integers, num_addresses, num_large_counts, &
-        & num_datatypes, combiner, ierror)
+  SUBROUTINE PMPI_Type_get_envelope_c_f08(datatype, num_integers, num_addresses, &
+        & num_large_counts, num_datatypes, combiner, ierror)
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(OUT) :: num_integers, num_addresses, num_large_counts, &
         & num_datatypes
@@ -33694,7 +33701,7 @@ CONTAINS
     CALL f77_PMPI_TYPE_GET_ENVELOPE_C(datatype, num_integers, num_addresses, num_large_counts, &
         & num_datatypes, combiner, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_Type_get_envelope_f08c
+  END SUBROUTINE PMPI_Type_get_envelope_c_f08
   SUBROUTINE MPI_Type_get_extent_f08(datatype, lb, extent, ierror)
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(OUT) :: lb, extent
@@ -33703,14 +33710,14 @@ CONTAINS
     CALL f77_MPI_TYPE_GET_EXTENT(datatype, lb, extent, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Type_get_extent_f08
-  SUBROUTINE MPI_Type_get_extent_f08c(datatype, lb, extent, ierror)
+  SUBROUTINE MPI_Type_get_extent_c_f08(datatype, lb, extent, ierror)
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(OUT) :: lb, extent
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
     CALL f77_MPI_TYPE_GET_EXTENT_C(datatype, lb, extent, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_Type_get_extent_f08c
+  END SUBROUTINE MPI_Type_get_extent_c_f08
   SUBROUTINE PMPI_Type_get_extent_f08(datatype, lb, extent, ierror)
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(OUT) :: lb, extent
@@ -33719,14 +33726,14 @@ CONTAINS
     CALL f77_PMPI_TYPE_GET_EXTENT(datatype, lb, extent, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Type_get_extent_f08
-  SUBROUTINE PMPI_Type_get_extent_f08c(datatype, lb, extent, ierror)
+  SUBROUTINE PMPI_Type_get_extent_c_f08(datatype, lb, extent, ierror)
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(OUT) :: lb, extent
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
     CALL f77_PMPI_TYPE_GET_EXTENT_C(datatype, lb, extent, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_Type_get_extent_f08c
+  END SUBROUTINE PMPI_Type_get_extent_c_f08
   SUBROUTINE MPI_Type_get_extent_x_f08(datatype, lb, extent, ierror)
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(OUT) :: lb, extent
@@ -33769,14 +33776,14 @@ CONTAINS
     CALL f77_MPI_TYPE_GET_TRUE_EXTENT(datatype, true_lb, true_extent, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Type_get_true_extent_f08
-  SUBROUTINE MPI_Type_get_true_extent_f08c(datatype, true_lb, true_extent, ierror)
+  SUBROUTINE MPI_Type_get_true_extent_c_f08(datatype, true_lb, true_extent, ierror)
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(OUT) :: true_lb, true_extent
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
     CALL f77_MPI_TYPE_GET_TRUE_EXTENT_C(datatype, true_lb, true_extent, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_Type_get_true_extent_f08c
+  END SUBROUTINE MPI_Type_get_true_extent_c_f08
   SUBROUTINE PMPI_Type_get_true_extent_f08(datatype, true_lb, true_extent, ierror)
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(OUT) :: true_lb, true_extent
@@ -33785,14 +33792,14 @@ CONTAINS
     CALL f77_PMPI_TYPE_GET_TRUE_EXTENT(datatype, true_lb, true_extent, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Type_get_true_extent_f08
-  SUBROUTINE PMPI_Type_get_true_extent_f08c(datatype, true_lb, true_extent, ierror)
+  SUBROUTINE PMPI_Type_get_true_extent_c_f08(datatype, true_lb, true_extent, ierror)
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(OUT) :: true_lb, true_extent
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
     CALL f77_PMPI_TYPE_GET_TRUE_EXTENT_C(datatype, true_lb, true_extent, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_Type_get_true_extent_f08c
+  END SUBROUTINE PMPI_Type_get_true_extent_c_f08
   SUBROUTINE MPI_Type_get_true_extent_x_f08(datatype, true_lb, true_extent, ierror)
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(OUT) :: true_lb, true_extent
@@ -33836,8 +33843,8 @@ CONTAINS
         & newtype, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Type_indexed_f08
-  SUBROUTINE MPI_Type_indexed_f08c(count, array_of_blocklengths, array_of_displacements, oldtype, &
-        & newtype, ierror)
+  SUBROUTINE MPI_Type_indexed_c_f08(count, array_of_blocklengths, array_of_displacements, &
+        & oldtype, newtype, ierror)
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count, array_of_blocklengths(count), &
         & array_of_displacements(count)
     TYPE(MPI_Datatype), INTENT(IN) :: oldtype
@@ -33847,7 +33854,7 @@ CONTAINS
     CALL f77_MPI_TYPE_INDEXED_C(count, array_of_blocklengths, array_of_displacements, oldtype, &
         & newtype, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_Type_indexed_f08c
+  END SUBROUTINE MPI_Type_indexed_c_f08
   SUBROUTINE PMPI_Type_indexed_f08(count, array_of_blocklengths, array_of_displacements, oldtype, &
         & newtype, ierror)
     INTEGER, INTENT(IN) :: count, array_of_blocklengths(count), array_of_displacements(count)
@@ -33859,7 +33866,7 @@ CONTAINS
         & newtype, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Type_indexed_f08
-  SUBROUTINE PMPI_Type_indexed_f08c(count, array_of_blocklengths, array_of_displacements, &
+  SUBROUTINE PMPI_Type_indexed_c_f08(count, array_of_blocklengths, array_of_displacements, &
         & oldtype, newtype, ierror)
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count, array_of_blocklengths(count), &
         & array_of_displacements(count)
@@ -33870,7 +33877,7 @@ CONTAINS
     CALL f77_PMPI_TYPE_INDEXED_C(count, array_of_blocklengths, array_of_displacements, oldtype, &
         & newtype, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_Type_indexed_f08c
+  END SUBROUTINE PMPI_Type_indexed_c_f08
   SUBROUTINE MPI_Type_match_size_f08(typeclass, size, datatype, ierror)
     INTEGER, INTENT(IN) :: typeclass, size
     TYPE(MPI_Datatype), INTENT(OUT) :: datatype
@@ -33929,14 +33936,14 @@ CONTAINS
     CALL f77_MPI_TYPE_SIZE(datatype, size, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Type_size_f08
-  SUBROUTINE MPI_Type_size_f08c(datatype, size, ierror)
+  SUBROUTINE MPI_Type_size_c_f08(datatype, size, ierror)
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(OUT) :: size
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
     CALL f77_MPI_TYPE_SIZE_C(datatype, size, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_Type_size_f08c
+  END SUBROUTINE MPI_Type_size_c_f08
   SUBROUTINE PMPI_Type_size_f08(datatype, size, ierror)
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     INTEGER, INTENT(OUT) :: size
@@ -33945,14 +33952,14 @@ CONTAINS
     CALL f77_PMPI_TYPE_SIZE(datatype, size, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Type_size_f08
-  SUBROUTINE PMPI_Type_size_f08c(datatype, size, ierror)
+  SUBROUTINE PMPI_Type_size_c_f08(datatype, size, ierror)
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(OUT) :: size
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTEGER :: ierror_
     CALL f77_PMPI_TYPE_SIZE_C(datatype, size, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_Type_size_f08c
+  END SUBROUTINE PMPI_Type_size_c_f08
   SUBROUTINE MPI_Type_size_x_f08(datatype, size, ierror)
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(OUT) :: size
@@ -33978,7 +33985,7 @@ CONTAINS
     CALL f77_MPI_TYPE_VECTOR(count, blocklength, stride, oldtype, newtype, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Type_vector_f08
-  SUBROUTINE MPI_Type_vector_f08c(count, blocklength, stride, oldtype, newtype, ierror)
+  SUBROUTINE MPI_Type_vector_c_f08(count, blocklength, stride, oldtype, newtype, ierror)
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count, blocklength, stride
     TYPE(MPI_Datatype), INTENT(IN) :: oldtype
     TYPE(MPI_Datatype), INTENT(OUT) :: newtype
@@ -33986,7 +33993,7 @@ CONTAINS
     INTEGER :: ierror_
     CALL f77_MPI_TYPE_VECTOR_C(count, blocklength, stride, oldtype, newtype, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_Type_vector_f08c
+  END SUBROUTINE MPI_Type_vector_c_f08
   SUBROUTINE PMPI_Type_vector_f08(count, blocklength, stride, oldtype, newtype, ierror)
     INTEGER, INTENT(IN) :: count, blocklength, stride
     TYPE(MPI_Datatype), INTENT(IN) :: oldtype
@@ -33996,7 +34003,7 @@ CONTAINS
     CALL f77_PMPI_TYPE_VECTOR(count, blocklength, stride, oldtype, newtype, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Type_vector_f08
-  SUBROUTINE PMPI_Type_vector_f08c(count, blocklength, stride, oldtype, newtype, ierror)
+  SUBROUTINE PMPI_Type_vector_c_f08(count, blocklength, stride, oldtype, newtype, ierror)
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count, blocklength, stride
     TYPE(MPI_Datatype), INTENT(IN) :: oldtype
     TYPE(MPI_Datatype), INTENT(OUT) :: newtype
@@ -34004,7 +34011,7 @@ CONTAINS
     INTEGER :: ierror_
     CALL f77_PMPI_TYPE_VECTOR_C(count, blocklength, stride, oldtype, newtype, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_Type_vector_f08c
+  END SUBROUTINE PMPI_Type_vector_c_f08
   SUBROUTINE MPI_Unpack_f08(inbuf, insize, position, outbuf, outcount, datatype, comm, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN) :: inbuf
     INTEGER, INTENT(IN) :: insize, outcount
@@ -34017,7 +34024,7 @@ CONTAINS
     CALL f77_MPI_UNPACK(inbuf, insize, position, outbuf, outcount, datatype, comm, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Unpack_f08
-  SUBROUTINE MPI_Unpack_f08c(inbuf, insize, position, outbuf, outcount, datatype, comm, ierror)
+  SUBROUTINE MPI_Unpack_c_f08(inbuf, insize, position, outbuf, outcount, datatype, comm, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN) :: inbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: insize, outcount
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(INOUT) :: position
@@ -34028,7 +34035,7 @@ CONTAINS
     INTEGER :: ierror_
     CALL f77_MPI_UNPACK_C(inbuf, insize, position, outbuf, outcount, datatype, comm, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_Unpack_f08c
+  END SUBROUTINE MPI_Unpack_c_f08
   SUBROUTINE PMPI_Unpack_f08(inbuf, insize, position, outbuf, outcount, datatype, comm, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN) :: inbuf
     INTEGER, INTENT(IN) :: insize, outcount
@@ -34041,7 +34048,7 @@ CONTAINS
     CALL f77_PMPI_UNPACK(inbuf, insize, position, outbuf, outcount, datatype, comm, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Unpack_f08
-  SUBROUTINE PMPI_Unpack_f08c(inbuf, insize, position, outbuf, outcount, datatype, comm, ierror)
+  SUBROUTINE PMPI_Unpack_c_f08(inbuf, insize, position, outbuf, outcount, datatype, comm, ierror)
     TYPE(*), DIMENSION(..), INTENT(IN) :: inbuf
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: insize, outcount
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(INOUT) :: position
@@ -34052,7 +34059,7 @@ CONTAINS
     INTEGER :: ierror_
     CALL f77_PMPI_UNPACK_C(inbuf, insize, position, outbuf, outcount, datatype, comm, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_Unpack_f08c
+  END SUBROUTINE PMPI_Unpack_c_f08
   SUBROUTINE MPI_Unpack_external_f08(datarep, inbuf, insize, position, outbuf, outcount, &
         & datatype, ierror)
     CHARACTER(LEN=*), INTENT(IN) :: datarep
@@ -34068,7 +34075,7 @@ CONTAINS
         & ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Unpack_external_f08
-  SUBROUTINE MPI_Unpack_external_f08c(datarep, inbuf, insize, position, outbuf, outcount, &
+  SUBROUTINE MPI_Unpack_external_c_f08(datarep, inbuf, insize, position, outbuf, outcount, &
         & datatype, ierror)
     CHARACTER(LEN=*), INTENT(IN) :: datarep
     TYPE(*), DIMENSION(..), INTENT(IN) :: inbuf
@@ -34081,7 +34088,7 @@ CONTAINS
     CALL f77_MPI_UNPACK_EXTERNAL_C(datarep, inbuf, insize, position, outbuf, outcount, datatype, &
         & ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_Unpack_external_f08c
+  END SUBROUTINE MPI_Unpack_external_c_f08
   SUBROUTINE PMPI_Unpack_external_f08(datarep, inbuf, insize, position, outbuf, outcount, &
         & datatype, ierror)
     CHARACTER(LEN=*), INTENT(IN) :: datarep
@@ -34097,7 +34104,7 @@ CONTAINS
         & ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Unpack_external_f08
-  SUBROUTINE PMPI_Unpack_external_f08c(datarep, inbuf, insize, position, outbuf, outcount, &
+  SUBROUTINE PMPI_Unpack_external_c_f08(datarep, inbuf, insize, position, outbuf, outcount, &
         & datatype, ierror)
     CHARACTER(LEN=*), INTENT(IN) :: datarep
     TYPE(*), DIMENSION(..), INTENT(IN) :: inbuf
@@ -34110,7 +34117,7 @@ CONTAINS
     CALL f77_PMPI_UNPACK_EXTERNAL_C(datarep, inbuf, insize, position, outbuf, outcount, datatype, &
         & ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_Unpack_external_f08c
+  END SUBROUTINE PMPI_Unpack_external_c_f08
   SUBROUTINE MPI_Unpublish_name_f08(service_name, info, port_name, ierror)
     CHARACTER(LEN=*), INTENT(IN) :: service_name, port_name
     TYPE(MPI_Info), INTENT(IN) :: info
@@ -34217,7 +34224,7 @@ CONTAINS
     CALL f77_MPI_WIN_ALLOCATE(size, disp_unit, info, comm, baseptr, win, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Win_allocate_f08
-  SUBROUTINE MPI_Win_allocate_f08c(size, disp_unit, info, comm, baseptr, win, ierror)
+  SUBROUTINE MPI_Win_allocate_c_f08(size, disp_unit, info, comm, baseptr, win, ierror)
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: size, disp_unit
     TYPE(MPI_Info), INTENT(IN) :: info
     TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -34227,7 +34234,7 @@ CONTAINS
     INTEGER :: ierror_
     CALL f77_MPI_WIN_ALLOCATE_C(size, disp_unit, info, comm, baseptr, win, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_Win_allocate_f08c
+  END SUBROUTINE MPI_Win_allocate_c_f08
   SUBROUTINE PMPI_Win_allocate_f08(size, disp_unit, info, comm, baseptr, win, ierror)
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: size
     INTEGER, INTENT(IN) :: disp_unit
@@ -34240,7 +34247,7 @@ CONTAINS
     CALL f77_PMPI_WIN_ALLOCATE(size, disp_unit, info, comm, baseptr, win, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Win_allocate_f08
-  SUBROUTINE PMPI_Win_allocate_f08c(size, disp_unit, info, comm, baseptr, win, ierror)
+  SUBROUTINE PMPI_Win_allocate_c_f08(size, disp_unit, info, comm, baseptr, win, ierror)
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: size, disp_unit
     TYPE(MPI_Info), INTENT(IN) :: info
     TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -34250,7 +34257,7 @@ CONTAINS
     INTEGER :: ierror_
     CALL f77_PMPI_WIN_ALLOCATE_C(size, disp_unit, info, comm, baseptr, win, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_Win_allocate_f08c
+  END SUBROUTINE PMPI_Win_allocate_c_f08
   SUBROUTINE MPI_Win_allocate_shared_f08(size, disp_unit, info, comm, baseptr, win, ierror)
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: size
     INTEGER, INTENT(IN) :: disp_unit
@@ -34263,7 +34270,7 @@ CONTAINS
     CALL f77_MPI_WIN_ALLOCATE_SHARED(size, disp_unit, info, comm, baseptr, win, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Win_allocate_shared_f08
-  SUBROUTINE MPI_Win_allocate_shared_f08c(size, disp_unit, info, comm, baseptr, win, ierror)
+  SUBROUTINE MPI_Win_allocate_shared_c_f08(size, disp_unit, info, comm, baseptr, win, ierror)
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: size, disp_unit
     TYPE(MPI_Info), INTENT(IN) :: info
     TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -34273,7 +34280,7 @@ CONTAINS
     INTEGER :: ierror_
     CALL f77_MPI_WIN_ALLOCATE_SHARED_C(size, disp_unit, info, comm, baseptr, win, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_Win_allocate_shared_f08c
+  END SUBROUTINE MPI_Win_allocate_shared_c_f08
   SUBROUTINE PMPI_Win_allocate_shared_f08(size, disp_unit, info, comm, baseptr, win, ierror)
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: size
     INTEGER, INTENT(IN) :: disp_unit
@@ -34286,7 +34293,7 @@ CONTAINS
     CALL f77_PMPI_WIN_ALLOCATE_SHARED(size, disp_unit, info, comm, baseptr, win, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Win_allocate_shared_f08
-  SUBROUTINE PMPI_Win_allocate_shared_f08c(size, disp_unit, info, comm, baseptr, win, ierror)
+  SUBROUTINE PMPI_Win_allocate_shared_c_f08(size, disp_unit, info, comm, baseptr, win, ierror)
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: size, disp_unit
     TYPE(MPI_Info), INTENT(IN) :: info
     TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -34296,7 +34303,7 @@ CONTAINS
     INTEGER :: ierror_
     CALL f77_PMPI_WIN_ALLOCATE_SHARED_C(size, disp_unit, info, comm, baseptr, win, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_Win_allocate_shared_f08c
+  END SUBROUTINE PMPI_Win_allocate_shared_c_f08
   SUBROUTINE MPI_Win_attach_f08(win, base, size, ierror)
     TYPE(MPI_Win), INTENT(IN) :: win
     TYPE(*), DIMENSION(..), ASYNCHRONOUS :: base
@@ -34372,7 +34379,7 @@ CONTAINS
     CALL f77_MPI_WIN_CREATE(base, size, disp_unit, info, comm, win, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Win_create_f08
-  SUBROUTINE MPI_Win_create_f08c(base, size, disp_unit, info, comm, win, ierror)
+  SUBROUTINE MPI_Win_create_c_f08(base, size, disp_unit, info, comm, win, ierror)
     TYPE(*), DIMENSION(..), ASYNCHRONOUS :: base
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: size, disp_unit
     TYPE(MPI_Info), INTENT(IN) :: info
@@ -34387,7 +34394,7 @@ CONTAINS
     END IF
     CALL f77_MPI_WIN_CREATE_C(base, size, disp_unit, info, comm, win, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_Win_create_f08c
+  END SUBROUTINE MPI_Win_create_c_f08
   SUBROUTINE PMPI_Win_create_f08(base, size, disp_unit, info, comm, win, ierror)
     TYPE(*), DIMENSION(..), ASYNCHRONOUS :: base
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: size
@@ -34405,7 +34412,7 @@ CONTAINS
     CALL f77_PMPI_WIN_CREATE(base, size, disp_unit, info, comm, win, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Win_create_f08
-  SUBROUTINE PMPI_Win_create_f08c(base, size, disp_unit, info, comm, win, ierror)
+  SUBROUTINE PMPI_Win_create_c_f08(base, size, disp_unit, info, comm, win, ierror)
     TYPE(*), DIMENSION(..), ASYNCHRONOUS :: base
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: size, disp_unit
     TYPE(MPI_Info), INTENT(IN) :: info
@@ -34420,7 +34427,7 @@ CONTAINS
     END IF
     CALL f77_PMPI_WIN_CREATE_C(base, size, disp_unit, info, comm, win, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_Win_create_f08c
+  END SUBROUTINE PMPI_Win_create_c_f08
   SUBROUTINE MPI_Win_create_dynamic_f08(info, comm, win, ierror)
     TYPE(MPI_Info), INTENT(IN) :: info
     TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -34838,7 +34845,7 @@ CONTAINS
     CALL f77_MPI_WIN_SHARED_QUERY(win, rank, size, disp_unit, baseptr, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE MPI_Win_shared_query_f08
-  SUBROUTINE MPI_Win_shared_query_f08c(win, rank, size, disp_unit, baseptr, ierror)
+  SUBROUTINE MPI_Win_shared_query_c_f08(win, rank, size, disp_unit, baseptr, ierror)
     TYPE(MPI_Win), INTENT(IN) :: win
     INTEGER, INTENT(IN) :: rank
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(OUT) :: size, disp_unit
@@ -34847,7 +34854,7 @@ CONTAINS
     INTEGER :: ierror_
     CALL f77_MPI_WIN_SHARED_QUERY_C(win, rank, size, disp_unit, baseptr, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE MPI_Win_shared_query_f08c
+  END SUBROUTINE MPI_Win_shared_query_c_f08
   SUBROUTINE PMPI_Win_shared_query_f08(win, rank, size, disp_unit, baseptr, ierror)
     TYPE(MPI_Win), INTENT(IN) :: win
     INTEGER, INTENT(IN) :: rank
@@ -34859,7 +34866,7 @@ CONTAINS
     CALL f77_PMPI_WIN_SHARED_QUERY(win, rank, size, disp_unit, baseptr, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
   END SUBROUTINE PMPI_Win_shared_query_f08
-  SUBROUTINE PMPI_Win_shared_query_f08c(win, rank, size, disp_unit, baseptr, ierror)
+  SUBROUTINE PMPI_Win_shared_query_c_f08(win, rank, size, disp_unit, baseptr, ierror)
     TYPE(MPI_Win), INTENT(IN) :: win
     INTEGER, INTENT(IN) :: rank
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(OUT) :: size, disp_unit
@@ -34868,7 +34875,7 @@ CONTAINS
     INTEGER :: ierror_
     CALL f77_PMPI_WIN_SHARED_QUERY_C(win, rank, size, disp_unit, baseptr, ierror_)
     IF (PRESENT(ierror)) ierror = ierror_
-  END SUBROUTINE PMPI_Win_shared_query_f08c
+  END SUBROUTINE PMPI_Win_shared_query_c_f08
   SUBROUTINE MPI_Win_start_f08(group, assert, win, ierror)
     TYPE(MPI_Group), INTENT(IN) :: group
     INTEGER, INTENT(IN) :: assert
@@ -35150,7 +35157,7 @@ MODULE mpi_f08
     MODULE PROCEDURE MPI_Abort_f08
   END INTERFACE MPI_Abort
   INTERFACE MPI_Accumulate
-    MODULE PROCEDURE MPI_Accumulate_f08, MPI_Accumulate_f08c
+    MODULE PROCEDURE MPI_Accumulate_f08, MPI_Accumulate_c_f08
   END INTERFACE MPI_Accumulate
   INTERFACE MPI_Add_error_class
     MODULE PROCEDURE MPI_Add_error_class_f08
@@ -35168,43 +35175,43 @@ MODULE mpi_f08
     MODULE PROCEDURE MPI_Aint_diff_f08
   END INTERFACE MPI_Aint_diff
   INTERFACE MPI_Allgather
-    MODULE PROCEDURE MPI_Allgather_f08, MPI_Allgather_f08c
+    MODULE PROCEDURE MPI_Allgather_f08, MPI_Allgather_c_f08
   END INTERFACE MPI_Allgather
   INTERFACE MPI_Allgather_init
-    MODULE PROCEDURE MPI_Allgather_init_f08, MPI_Allgather_init_f08c
+    MODULE PROCEDURE MPI_Allgather_init_f08, MPI_Allgather_init_c_f08
   END INTERFACE MPI_Allgather_init
   INTERFACE MPI_Allgatherv
-    MODULE PROCEDURE MPI_Allgatherv_f08, MPI_Allgatherv_f08c
+    MODULE PROCEDURE MPI_Allgatherv_f08, MPI_Allgatherv_c_f08
   END INTERFACE MPI_Allgatherv
   INTERFACE MPI_Allgatherv_init
-    MODULE PROCEDURE MPI_Allgatherv_init_f08, MPI_Allgatherv_init_f08c
+    MODULE PROCEDURE MPI_Allgatherv_init_f08, MPI_Allgatherv_init_c_f08
   END INTERFACE MPI_Allgatherv_init
   INTERFACE MPI_Alloc_mem
     MODULE PROCEDURE MPI_Alloc_mem_f08
   END INTERFACE MPI_Alloc_mem
   INTERFACE MPI_Allreduce
-    MODULE PROCEDURE MPI_Allreduce_f08, MPI_Allreduce_f08c
+    MODULE PROCEDURE MPI_Allreduce_f08, MPI_Allreduce_c_f08
   END INTERFACE MPI_Allreduce
   INTERFACE MPI_Allreduce_init
-    MODULE PROCEDURE MPI_Allreduce_init_f08, MPI_Allreduce_init_f08c
+    MODULE PROCEDURE MPI_Allreduce_init_f08, MPI_Allreduce_init_c_f08
   END INTERFACE MPI_Allreduce_init
   INTERFACE MPI_Alltoall
-    MODULE PROCEDURE MPI_Alltoall_f08, MPI_Alltoall_f08c
+    MODULE PROCEDURE MPI_Alltoall_f08, MPI_Alltoall_c_f08
   END INTERFACE MPI_Alltoall
   INTERFACE MPI_Alltoall_init
-    MODULE PROCEDURE MPI_Alltoall_init_f08, MPI_Alltoall_init_f08c
+    MODULE PROCEDURE MPI_Alltoall_init_f08, MPI_Alltoall_init_c_f08
   END INTERFACE MPI_Alltoall_init
   INTERFACE MPI_Alltoallv
-    MODULE PROCEDURE MPI_Alltoallv_f08, MPI_Alltoallv_f08c
+    MODULE PROCEDURE MPI_Alltoallv_f08, MPI_Alltoallv_c_f08
   END INTERFACE MPI_Alltoallv
   INTERFACE MPI_Alltoallv_init
-    MODULE PROCEDURE MPI_Alltoallv_init_f08, MPI_Alltoallv_init_f08c
+    MODULE PROCEDURE MPI_Alltoallv_init_f08, MPI_Alltoallv_init_c_f08
   END INTERFACE MPI_Alltoallv_init
   INTERFACE MPI_Alltoallw
-    MODULE PROCEDURE MPI_Alltoallw_f08, MPI_Alltoallw_f08c
+    MODULE PROCEDURE MPI_Alltoallw_f08, MPI_Alltoallw_c_f08
   END INTERFACE MPI_Alltoallw
   INTERFACE MPI_Alltoallw_init
-    MODULE PROCEDURE MPI_Alltoallw_init_f08, MPI_Alltoallw_init_f08c
+    MODULE PROCEDURE MPI_Alltoallw_init_f08, MPI_Alltoallw_init_c_f08
   END INTERFACE MPI_Alltoallw_init
   INTERFACE MPI_Barrier
     MODULE PROCEDURE MPI_Barrier_f08
@@ -35213,22 +35220,22 @@ MODULE mpi_f08
     MODULE PROCEDURE MPI_Barrier_init_f08
   END INTERFACE MPI_Barrier_init
   INTERFACE MPI_Bcast
-    MODULE PROCEDURE MPI_Bcast_f08, MPI_Bcast_f08c
+    MODULE PROCEDURE MPI_Bcast_f08, MPI_Bcast_c_f08
   END INTERFACE MPI_Bcast
   INTERFACE MPI_Bcast_init
-    MODULE PROCEDURE MPI_Bcast_init_f08, MPI_Bcast_init_f08c
+    MODULE PROCEDURE MPI_Bcast_init_f08, MPI_Bcast_init_c_f08
   END INTERFACE MPI_Bcast_init
   INTERFACE MPI_Bsend
-    MODULE PROCEDURE MPI_Bsend_f08, MPI_Bsend_f08c
+    MODULE PROCEDURE MPI_Bsend_f08, MPI_Bsend_c_f08
   END INTERFACE MPI_Bsend
   INTERFACE MPI_Bsend_init
-    MODULE PROCEDURE MPI_Bsend_init_f08, MPI_Bsend_init_f08c
+    MODULE PROCEDURE MPI_Bsend_init_f08, MPI_Bsend_init_c_f08
   END INTERFACE MPI_Bsend_init
   INTERFACE MPI_Buffer_attach
-    MODULE PROCEDURE MPI_Buffer_attach_f08, MPI_Buffer_attach_f08c
+    MODULE PROCEDURE MPI_Buffer_attach_f08, MPI_Buffer_attach_c_f08
   END INTERFACE MPI_Buffer_attach
   INTERFACE MPI_Buffer_detach
-    MODULE PROCEDURE MPI_Buffer_detach_f08, MPI_Buffer_detach_f08c
+    MODULE PROCEDURE MPI_Buffer_detach_f08, MPI_Buffer_detach_c_f08
   END INTERFACE MPI_Buffer_detach
   INTERFACE MPI_Buffer_flush
     MODULE PROCEDURE MPI_Buffer_flush_f08
@@ -35270,7 +35277,7 @@ MODULE mpi_f08
     MODULE PROCEDURE MPI_Comm_accept_f08
   END INTERFACE MPI_Comm_accept
   INTERFACE MPI_Comm_attach_buffer
-    MODULE PROCEDURE MPI_Comm_attach_buffer_f08, MPI_Comm_attach_buffer_f08c
+    MODULE PROCEDURE MPI_Comm_attach_buffer_f08, MPI_Comm_attach_buffer_c_f08
   END INTERFACE MPI_Comm_attach_buffer
   INTERFACE MPI_Comm_call_errhandler
     MODULE PROCEDURE MPI_Comm_call_errhandler_f08
@@ -35300,7 +35307,7 @@ MODULE mpi_f08
     MODULE PROCEDURE MPI_Comm_delete_attr_f08
   END INTERFACE MPI_Comm_delete_attr
   INTERFACE MPI_Comm_detach_buffer
-    MODULE PROCEDURE MPI_Comm_detach_buffer_f08, MPI_Comm_detach_buffer_f08c
+    MODULE PROCEDURE MPI_Comm_detach_buffer_f08, MPI_Comm_detach_buffer_c_f08
   END INTERFACE MPI_Comm_detach_buffer
   INTERFACE MPI_Comm_disconnect
     MODULE PROCEDURE MPI_Comm_disconnect_f08
@@ -35417,10 +35424,10 @@ MODULE mpi_f08
     MODULE PROCEDURE MPI_Error_string_f08
   END INTERFACE MPI_Error_string
   INTERFACE MPI_Exscan
-    MODULE PROCEDURE MPI_Exscan_f08, MPI_Exscan_f08c
+    MODULE PROCEDURE MPI_Exscan_f08, MPI_Exscan_c_f08
   END INTERFACE MPI_Exscan
   INTERFACE MPI_Exscan_init
-    MODULE PROCEDURE MPI_Exscan_init_f08, MPI_Exscan_init_f08c
+    MODULE PROCEDURE MPI_Exscan_init_f08, MPI_Exscan_init_c_f08
   END INTERFACE MPI_Exscan_init
   INTERFACE MPI_F_sync_reg
     MODULE PROCEDURE MPI_F_sync_reg_f08
@@ -35471,40 +35478,40 @@ MODULE mpi_f08
     MODULE PROCEDURE MPI_File_get_type_extent_f08
   END INTERFACE MPI_File_get_type_extent
   INTERFACE MPI_File_get_type_extent_c
-    MODULE PROCEDURE MPI_File_get_type_extent_f08c
+    MODULE PROCEDURE MPI_File_get_type_extent_c_f08
   END INTERFACE MPI_File_get_type_extent_c
   INTERFACE MPI_File_get_view
     MODULE PROCEDURE MPI_File_get_view_f08
   END INTERFACE MPI_File_get_view
   INTERFACE MPI_File_iread
-    MODULE PROCEDURE MPI_File_iread_f08, MPI_File_iread_f08c
+    MODULE PROCEDURE MPI_File_iread_f08, MPI_File_iread_c_f08
   END INTERFACE MPI_File_iread
   INTERFACE MPI_File_iread_all
-    MODULE PROCEDURE MPI_File_iread_all_f08, MPI_File_iread_all_f08c
+    MODULE PROCEDURE MPI_File_iread_all_f08, MPI_File_iread_all_c_f08
   END INTERFACE MPI_File_iread_all
   INTERFACE MPI_File_iread_at
-    MODULE PROCEDURE MPI_File_iread_at_f08, MPI_File_iread_at_f08c
+    MODULE PROCEDURE MPI_File_iread_at_f08, MPI_File_iread_at_c_f08
   END INTERFACE MPI_File_iread_at
   INTERFACE MPI_File_iread_at_all
-    MODULE PROCEDURE MPI_File_iread_at_all_f08, MPI_File_iread_at_all_f08c
+    MODULE PROCEDURE MPI_File_iread_at_all_f08, MPI_File_iread_at_all_c_f08
   END INTERFACE MPI_File_iread_at_all
   INTERFACE MPI_File_iread_shared
-    MODULE PROCEDURE MPI_File_iread_shared_f08, MPI_File_iread_shared_f08c
+    MODULE PROCEDURE MPI_File_iread_shared_f08, MPI_File_iread_shared_c_f08
   END INTERFACE MPI_File_iread_shared
   INTERFACE MPI_File_iwrite
-    MODULE PROCEDURE MPI_File_iwrite_f08, MPI_File_iwrite_f08c
+    MODULE PROCEDURE MPI_File_iwrite_f08, MPI_File_iwrite_c_f08
   END INTERFACE MPI_File_iwrite
   INTERFACE MPI_File_iwrite_all
-    MODULE PROCEDURE MPI_File_iwrite_all_f08, MPI_File_iwrite_all_f08c
+    MODULE PROCEDURE MPI_File_iwrite_all_f08, MPI_File_iwrite_all_c_f08
   END INTERFACE MPI_File_iwrite_all
   INTERFACE MPI_File_iwrite_at
-    MODULE PROCEDURE MPI_File_iwrite_at_f08, MPI_File_iwrite_at_f08c
+    MODULE PROCEDURE MPI_File_iwrite_at_f08, MPI_File_iwrite_at_c_f08
   END INTERFACE MPI_File_iwrite_at
   INTERFACE MPI_File_iwrite_at_all
-    MODULE PROCEDURE MPI_File_iwrite_at_all_f08, MPI_File_iwrite_at_all_f08c
+    MODULE PROCEDURE MPI_File_iwrite_at_all_f08, MPI_File_iwrite_at_all_c_f08
   END INTERFACE MPI_File_iwrite_at_all
   INTERFACE MPI_File_iwrite_shared
-    MODULE PROCEDURE MPI_File_iwrite_shared_f08, MPI_File_iwrite_shared_f08c
+    MODULE PROCEDURE MPI_File_iwrite_shared_f08, MPI_File_iwrite_shared_c_f08
   END INTERFACE MPI_File_iwrite_shared
   INTERFACE MPI_File_open
     MODULE PROCEDURE MPI_File_open_f08
@@ -35513,40 +35520,40 @@ MODULE mpi_f08
     MODULE PROCEDURE MPI_File_preallocate_f08
   END INTERFACE MPI_File_preallocate
   INTERFACE MPI_File_read
-    MODULE PROCEDURE MPI_File_read_f08, MPI_File_read_f08c
+    MODULE PROCEDURE MPI_File_read_f08, MPI_File_read_c_f08
   END INTERFACE MPI_File_read
   INTERFACE MPI_File_read_all
-    MODULE PROCEDURE MPI_File_read_all_f08, MPI_File_read_all_f08c
+    MODULE PROCEDURE MPI_File_read_all_f08, MPI_File_read_all_c_f08
   END INTERFACE MPI_File_read_all
   INTERFACE MPI_File_read_all_begin
-    MODULE PROCEDURE MPI_File_read_all_begin_f08, MPI_File_read_all_begin_f08c
+    MODULE PROCEDURE MPI_File_read_all_begin_f08, MPI_File_read_all_begin_c_f08
   END INTERFACE MPI_File_read_all_begin
   INTERFACE MPI_File_read_all_end
     MODULE PROCEDURE MPI_File_read_all_end_f08
   END INTERFACE MPI_File_read_all_end
   INTERFACE MPI_File_read_at
-    MODULE PROCEDURE MPI_File_read_at_f08, MPI_File_read_at_f08c
+    MODULE PROCEDURE MPI_File_read_at_f08, MPI_File_read_at_c_f08
   END INTERFACE MPI_File_read_at
   INTERFACE MPI_File_read_at_all
-    MODULE PROCEDURE MPI_File_read_at_all_f08, MPI_File_read_at_all_f08c
+    MODULE PROCEDURE MPI_File_read_at_all_f08, MPI_File_read_at_all_c_f08
   END INTERFACE MPI_File_read_at_all
   INTERFACE MPI_File_read_at_all_begin
-    MODULE PROCEDURE MPI_File_read_at_all_begin_f08, MPI_File_read_at_all_begin_f08c
+    MODULE PROCEDURE MPI_File_read_at_all_begin_f08, MPI_File_read_at_all_begin_c_f08
   END INTERFACE MPI_File_read_at_all_begin
   INTERFACE MPI_File_read_at_all_end
     MODULE PROCEDURE MPI_File_read_at_all_end_f08
   END INTERFACE MPI_File_read_at_all_end
   INTERFACE MPI_File_read_ordered
-    MODULE PROCEDURE MPI_File_read_ordered_f08, MPI_File_read_ordered_f08c
+    MODULE PROCEDURE MPI_File_read_ordered_f08, MPI_File_read_ordered_c_f08
   END INTERFACE MPI_File_read_ordered
   INTERFACE MPI_File_read_ordered_begin
-    MODULE PROCEDURE MPI_File_read_ordered_begin_f08, MPI_File_read_ordered_begin_f08c
+    MODULE PROCEDURE MPI_File_read_ordered_begin_f08, MPI_File_read_ordered_begin_c_f08
   END INTERFACE MPI_File_read_ordered_begin
   INTERFACE MPI_File_read_ordered_end
     MODULE PROCEDURE MPI_File_read_ordered_end_f08
   END INTERFACE MPI_File_read_ordered_end
   INTERFACE MPI_File_read_shared
-    MODULE PROCEDURE MPI_File_read_shared_f08, MPI_File_read_shared_f08c
+    MODULE PROCEDURE MPI_File_read_shared_f08, MPI_File_read_shared_c_f08
   END INTERFACE MPI_File_read_shared
   INTERFACE MPI_File_seek
     MODULE PROCEDURE MPI_File_seek_f08
@@ -35573,40 +35580,40 @@ MODULE mpi_f08
     MODULE PROCEDURE MPI_File_sync_f08
   END INTERFACE MPI_File_sync
   INTERFACE MPI_File_write
-    MODULE PROCEDURE MPI_File_write_f08, MPI_File_write_f08c
+    MODULE PROCEDURE MPI_File_write_f08, MPI_File_write_c_f08
   END INTERFACE MPI_File_write
   INTERFACE MPI_File_write_all
-    MODULE PROCEDURE MPI_File_write_all_f08, MPI_File_write_all_f08c
+    MODULE PROCEDURE MPI_File_write_all_f08, MPI_File_write_all_c_f08
   END INTERFACE MPI_File_write_all
   INTERFACE MPI_File_write_all_begin
-    MODULE PROCEDURE MPI_File_write_all_begin_f08, MPI_File_write_all_begin_f08c
+    MODULE PROCEDURE MPI_File_write_all_begin_f08, MPI_File_write_all_begin_c_f08
   END INTERFACE MPI_File_write_all_begin
   INTERFACE MPI_File_write_all_end
     MODULE PROCEDURE MPI_File_write_all_end_f08
   END INTERFACE MPI_File_write_all_end
   INTERFACE MPI_File_write_at
-    MODULE PROCEDURE MPI_File_write_at_f08, MPI_File_write_at_f08c
+    MODULE PROCEDURE MPI_File_write_at_f08, MPI_File_write_at_c_f08
   END INTERFACE MPI_File_write_at
   INTERFACE MPI_File_write_at_all
-    MODULE PROCEDURE MPI_File_write_at_all_f08, MPI_File_write_at_all_f08c
+    MODULE PROCEDURE MPI_File_write_at_all_f08, MPI_File_write_at_all_c_f08
   END INTERFACE MPI_File_write_at_all
   INTERFACE MPI_File_write_at_all_begin
-    MODULE PROCEDURE MPI_File_write_at_all_begin_f08, MPI_File_write_at_all_begin_f08c
+    MODULE PROCEDURE MPI_File_write_at_all_begin_f08, MPI_File_write_at_all_begin_c_f08
   END INTERFACE MPI_File_write_at_all_begin
   INTERFACE MPI_File_write_at_all_end
     MODULE PROCEDURE MPI_File_write_at_all_end_f08
   END INTERFACE MPI_File_write_at_all_end
   INTERFACE MPI_File_write_ordered
-    MODULE PROCEDURE MPI_File_write_ordered_f08, MPI_File_write_ordered_f08c
+    MODULE PROCEDURE MPI_File_write_ordered_f08, MPI_File_write_ordered_c_f08
   END INTERFACE MPI_File_write_ordered
   INTERFACE MPI_File_write_ordered_begin
-    MODULE PROCEDURE MPI_File_write_ordered_begin_f08, MPI_File_write_ordered_begin_f08c
+    MODULE PROCEDURE MPI_File_write_ordered_begin_f08, MPI_File_write_ordered_begin_c_f08
   END INTERFACE MPI_File_write_ordered_begin
   INTERFACE MPI_File_write_ordered_end
     MODULE PROCEDURE MPI_File_write_ordered_end_f08
   END INTERFACE MPI_File_write_ordered_end
   INTERFACE MPI_File_write_shared
-    MODULE PROCEDURE MPI_File_write_shared_f08, MPI_File_write_shared_f08c
+    MODULE PROCEDURE MPI_File_write_shared_f08, MPI_File_write_shared_c_f08
   END INTERFACE MPI_File_write_shared
   INTERFACE MPI_Finalize
     MODULE PROCEDURE MPI_Finalize_f08
@@ -35618,31 +35625,31 @@ MODULE mpi_f08
     MODULE PROCEDURE MPI_Free_mem_f08
   END INTERFACE MPI_Free_mem
   INTERFACE MPI_Gather
-    MODULE PROCEDURE MPI_Gather_f08, MPI_Gather_f08c
+    MODULE PROCEDURE MPI_Gather_f08, MPI_Gather_c_f08
   END INTERFACE MPI_Gather
   INTERFACE MPI_Gather_init
-    MODULE PROCEDURE MPI_Gather_init_f08, MPI_Gather_init_f08c
+    MODULE PROCEDURE MPI_Gather_init_f08, MPI_Gather_init_c_f08
   END INTERFACE MPI_Gather_init
   INTERFACE MPI_Gatherv
-    MODULE PROCEDURE MPI_Gatherv_f08, MPI_Gatherv_f08c
+    MODULE PROCEDURE MPI_Gatherv_f08, MPI_Gatherv_c_f08
   END INTERFACE MPI_Gatherv
   INTERFACE MPI_Gatherv_init
-    MODULE PROCEDURE MPI_Gatherv_init_f08, MPI_Gatherv_init_f08c
+    MODULE PROCEDURE MPI_Gatherv_init_f08, MPI_Gatherv_init_c_f08
   END INTERFACE MPI_Gatherv_init
   INTERFACE MPI_Get
-    MODULE PROCEDURE MPI_Get_f08, MPI_Get_f08c
+    MODULE PROCEDURE MPI_Get_f08, MPI_Get_c_f08
   END INTERFACE MPI_Get
   INTERFACE MPI_Get_accumulate
-    MODULE PROCEDURE MPI_Get_accumulate_f08, MPI_Get_accumulate_f08c
+    MODULE PROCEDURE MPI_Get_accumulate_f08, MPI_Get_accumulate_c_f08
   END INTERFACE MPI_Get_accumulate
   INTERFACE MPI_Get_address
     MODULE PROCEDURE MPI_Get_address_f08
   END INTERFACE MPI_Get_address
   INTERFACE MPI_Get_count
-    MODULE PROCEDURE MPI_Get_count_f08, MPI_Get_count_f08c
+    MODULE PROCEDURE MPI_Get_count_f08, MPI_Get_count_c_f08
   END INTERFACE MPI_Get_count
   INTERFACE MPI_Get_elements
-    MODULE PROCEDURE MPI_Get_elements_f08, MPI_Get_elements_f08c
+    MODULE PROCEDURE MPI_Get_elements_f08, MPI_Get_elements_c_f08
   END INTERFACE MPI_Get_elements
   INTERFACE MPI_Get_elements_x
     MODULE PROCEDURE MPI_Get_elements_x_f08
@@ -35723,61 +35730,61 @@ MODULE mpi_f08
     MODULE PROCEDURE MPI_Group_union_f08
   END INTERFACE MPI_Group_union
   INTERFACE MPI_Iallgather
-    MODULE PROCEDURE MPI_Iallgather_f08, MPI_Iallgather_f08c
+    MODULE PROCEDURE MPI_Iallgather_f08, MPI_Iallgather_c_f08
   END INTERFACE MPI_Iallgather
   INTERFACE MPI_Iallgatherv
-    MODULE PROCEDURE MPI_Iallgatherv_f08, MPI_Iallgatherv_f08c
+    MODULE PROCEDURE MPI_Iallgatherv_f08, MPI_Iallgatherv_c_f08
   END INTERFACE MPI_Iallgatherv
   INTERFACE MPI_Iallreduce
-    MODULE PROCEDURE MPI_Iallreduce_f08, MPI_Iallreduce_f08c
+    MODULE PROCEDURE MPI_Iallreduce_f08, MPI_Iallreduce_c_f08
   END INTERFACE MPI_Iallreduce
   INTERFACE MPI_Ialltoall
-    MODULE PROCEDURE MPI_Ialltoall_f08, MPI_Ialltoall_f08c
+    MODULE PROCEDURE MPI_Ialltoall_f08, MPI_Ialltoall_c_f08
   END INTERFACE MPI_Ialltoall
   INTERFACE MPI_Ialltoallv
-    MODULE PROCEDURE MPI_Ialltoallv_f08, MPI_Ialltoallv_f08c
+    MODULE PROCEDURE MPI_Ialltoallv_f08, MPI_Ialltoallv_c_f08
   END INTERFACE MPI_Ialltoallv
   INTERFACE MPI_Ialltoallw
-    MODULE PROCEDURE MPI_Ialltoallw_f08, MPI_Ialltoallw_f08c
+    MODULE PROCEDURE MPI_Ialltoallw_f08, MPI_Ialltoallw_c_f08
   END INTERFACE MPI_Ialltoallw
   INTERFACE MPI_Ibarrier
     MODULE PROCEDURE MPI_Ibarrier_f08
   END INTERFACE MPI_Ibarrier
   INTERFACE MPI_Ibcast
-    MODULE PROCEDURE MPI_Ibcast_f08, MPI_Ibcast_f08c
+    MODULE PROCEDURE MPI_Ibcast_f08, MPI_Ibcast_c_f08
   END INTERFACE MPI_Ibcast
   INTERFACE MPI_Ibsend
-    MODULE PROCEDURE MPI_Ibsend_f08, MPI_Ibsend_f08c
+    MODULE PROCEDURE MPI_Ibsend_f08, MPI_Ibsend_c_f08
   END INTERFACE MPI_Ibsend
   INTERFACE MPI_Iexscan
-    MODULE PROCEDURE MPI_Iexscan_f08, MPI_Iexscan_f08c
+    MODULE PROCEDURE MPI_Iexscan_f08, MPI_Iexscan_c_f08
   END INTERFACE MPI_Iexscan
   INTERFACE MPI_Igather
-    MODULE PROCEDURE MPI_Igather_f08, MPI_Igather_f08c
+    MODULE PROCEDURE MPI_Igather_f08, MPI_Igather_c_f08
   END INTERFACE MPI_Igather
   INTERFACE MPI_Igatherv
-    MODULE PROCEDURE MPI_Igatherv_f08, MPI_Igatherv_f08c
+    MODULE PROCEDURE MPI_Igatherv_f08, MPI_Igatherv_c_f08
   END INTERFACE MPI_Igatherv
   INTERFACE MPI_Improbe
     MODULE PROCEDURE MPI_Improbe_f08
   END INTERFACE MPI_Improbe
   INTERFACE MPI_Imrecv
-    MODULE PROCEDURE MPI_Imrecv_f08, MPI_Imrecv_f08c
+    MODULE PROCEDURE MPI_Imrecv_f08, MPI_Imrecv_c_f08
   END INTERFACE MPI_Imrecv
   INTERFACE MPI_Ineighbor_allgather
-    MODULE PROCEDURE MPI_Ineighbor_allgather_f08, MPI_Ineighbor_allgather_f08c
+    MODULE PROCEDURE MPI_Ineighbor_allgather_f08, MPI_Ineighbor_allgather_c_f08
   END INTERFACE MPI_Ineighbor_allgather
   INTERFACE MPI_Ineighbor_allgatherv
-    MODULE PROCEDURE MPI_Ineighbor_allgatherv_f08, MPI_Ineighbor_allgatherv_f08c
+    MODULE PROCEDURE MPI_Ineighbor_allgatherv_f08, MPI_Ineighbor_allgatherv_c_f08
   END INTERFACE MPI_Ineighbor_allgatherv
   INTERFACE MPI_Ineighbor_alltoall
-    MODULE PROCEDURE MPI_Ineighbor_alltoall_f08, MPI_Ineighbor_alltoall_f08c
+    MODULE PROCEDURE MPI_Ineighbor_alltoall_f08, MPI_Ineighbor_alltoall_c_f08
   END INTERFACE MPI_Ineighbor_alltoall
   INTERFACE MPI_Ineighbor_alltoallv
-    MODULE PROCEDURE MPI_Ineighbor_alltoallv_f08, MPI_Ineighbor_alltoallv_f08c
+    MODULE PROCEDURE MPI_Ineighbor_alltoallv_f08, MPI_Ineighbor_alltoallv_c_f08
   END INTERFACE MPI_Ineighbor_alltoallv
   INTERFACE MPI_Ineighbor_alltoallw
-    MODULE PROCEDURE MPI_Ineighbor_alltoallw_f08, MPI_Ineighbor_alltoallw_f08c
+    MODULE PROCEDURE MPI_Ineighbor_alltoallw_f08, MPI_Ineighbor_alltoallw_c_f08
   END INTERFACE MPI_Ineighbor_alltoallw
   INTERFACE MPI_Info_create
     MODULE PROCEDURE MPI_Info_create_f08
@@ -35834,43 +35841,43 @@ MODULE mpi_f08
     MODULE PROCEDURE MPI_Iprobe_f08
   END INTERFACE MPI_Iprobe
   INTERFACE MPI_Irecv
-    MODULE PROCEDURE MPI_Irecv_f08, MPI_Irecv_f08c
+    MODULE PROCEDURE MPI_Irecv_f08, MPI_Irecv_c_f08
   END INTERFACE MPI_Irecv
   INTERFACE MPI_Ireduce
-    MODULE PROCEDURE MPI_Ireduce_f08, MPI_Ireduce_f08c
+    MODULE PROCEDURE MPI_Ireduce_f08, MPI_Ireduce_c_f08
   END INTERFACE MPI_Ireduce
   INTERFACE MPI_Ireduce_scatter
-    MODULE PROCEDURE MPI_Ireduce_scatter_f08, MPI_Ireduce_scatter_f08c
+    MODULE PROCEDURE MPI_Ireduce_scatter_f08, MPI_Ireduce_scatter_c_f08
   END INTERFACE MPI_Ireduce_scatter
   INTERFACE MPI_Ireduce_scatter_block
-    MODULE PROCEDURE MPI_Ireduce_scatter_block_f08, MPI_Ireduce_scatter_block_f08c
+    MODULE PROCEDURE MPI_Ireduce_scatter_block_f08, MPI_Ireduce_scatter_block_c_f08
   END INTERFACE MPI_Ireduce_scatter_block
   INTERFACE MPI_Irsend
-    MODULE PROCEDURE MPI_Irsend_f08, MPI_Irsend_f08c
+    MODULE PROCEDURE MPI_Irsend_f08, MPI_Irsend_c_f08
   END INTERFACE MPI_Irsend
   INTERFACE MPI_Is_thread_main
     MODULE PROCEDURE MPI_Is_thread_main_f08
   END INTERFACE MPI_Is_thread_main
   INTERFACE MPI_Iscan
-    MODULE PROCEDURE MPI_Iscan_f08, MPI_Iscan_f08c
+    MODULE PROCEDURE MPI_Iscan_f08, MPI_Iscan_c_f08
   END INTERFACE MPI_Iscan
   INTERFACE MPI_Iscatter
-    MODULE PROCEDURE MPI_Iscatter_f08, MPI_Iscatter_f08c
+    MODULE PROCEDURE MPI_Iscatter_f08, MPI_Iscatter_c_f08
   END INTERFACE MPI_Iscatter
   INTERFACE MPI_Iscatterv
-    MODULE PROCEDURE MPI_Iscatterv_f08, MPI_Iscatterv_f08c
+    MODULE PROCEDURE MPI_Iscatterv_f08, MPI_Iscatterv_c_f08
   END INTERFACE MPI_Iscatterv
   INTERFACE MPI_Isend
-    MODULE PROCEDURE MPI_Isend_f08, MPI_Isend_f08c
+    MODULE PROCEDURE MPI_Isend_f08, MPI_Isend_c_f08
   END INTERFACE MPI_Isend
   INTERFACE MPI_Isendrecv
-    MODULE PROCEDURE MPI_Isendrecv_f08, MPI_Isendrecv_f08c
+    MODULE PROCEDURE MPI_Isendrecv_f08, MPI_Isendrecv_c_f08
   END INTERFACE MPI_Isendrecv
   INTERFACE MPI_Isendrecv_replace
-    MODULE PROCEDURE MPI_Isendrecv_replace_f08, MPI_Isendrecv_replace_f08c
+    MODULE PROCEDURE MPI_Isendrecv_replace_f08, MPI_Isendrecv_replace_c_f08
   END INTERFACE MPI_Isendrecv_replace
   INTERFACE MPI_Issend
-    MODULE PROCEDURE MPI_Issend_f08, MPI_Issend_f08c
+    MODULE PROCEDURE MPI_Issend_f08, MPI_Issend_c_f08
   END INTERFACE MPI_Issend
   INTERFACE MPI_Lookup_name
     MODULE PROCEDURE MPI_Lookup_name_f08
@@ -35879,37 +35886,37 @@ MODULE mpi_f08
     MODULE PROCEDURE MPI_Mprobe_f08
   END INTERFACE MPI_Mprobe
   INTERFACE MPI_Mrecv
-    MODULE PROCEDURE MPI_Mrecv_f08, MPI_Mrecv_f08c
+    MODULE PROCEDURE MPI_Mrecv_f08, MPI_Mrecv_c_f08
   END INTERFACE MPI_Mrecv
   INTERFACE MPI_Neighbor_allgather
-    MODULE PROCEDURE MPI_Neighbor_allgather_f08, MPI_Neighbor_allgather_f08c
+    MODULE PROCEDURE MPI_Neighbor_allgather_f08, MPI_Neighbor_allgather_c_f08
   END INTERFACE MPI_Neighbor_allgather
   INTERFACE MPI_Neighbor_allgather_init
-    MODULE PROCEDURE MPI_Neighbor_allgather_init_f08, MPI_Neighbor_allgather_init_f08c
+    MODULE PROCEDURE MPI_Neighbor_allgather_init_f08, MPI_Neighbor_allgather_init_c_f08
   END INTERFACE MPI_Neighbor_allgather_init
   INTERFACE MPI_Neighbor_allgatherv
-    MODULE PROCEDURE MPI_Neighbor_allgatherv_f08, MPI_Neighbor_allgatherv_f08c
+    MODULE PROCEDURE MPI_Neighbor_allgatherv_f08, MPI_Neighbor_allgatherv_c_f08
   END INTERFACE MPI_Neighbor_allgatherv
   INTERFACE MPI_Neighbor_allgatherv_init
-    MODULE PROCEDURE MPI_Neighbor_allgatherv_init_f08, MPI_Neighbor_allgatherv_init_f08c
+    MODULE PROCEDURE MPI_Neighbor_allgatherv_init_f08, MPI_Neighbor_allgatherv_init_c_f08
   END INTERFACE MPI_Neighbor_allgatherv_init
   INTERFACE MPI_Neighbor_alltoall
-    MODULE PROCEDURE MPI_Neighbor_alltoall_f08, MPI_Neighbor_alltoall_f08c
+    MODULE PROCEDURE MPI_Neighbor_alltoall_f08, MPI_Neighbor_alltoall_c_f08
   END INTERFACE MPI_Neighbor_alltoall
   INTERFACE MPI_Neighbor_alltoall_init
-    MODULE PROCEDURE MPI_Neighbor_alltoall_init_f08, MPI_Neighbor_alltoall_init_f08c
+    MODULE PROCEDURE MPI_Neighbor_alltoall_init_f08, MPI_Neighbor_alltoall_init_c_f08
   END INTERFACE MPI_Neighbor_alltoall_init
   INTERFACE MPI_Neighbor_alltoallv
-    MODULE PROCEDURE MPI_Neighbor_alltoallv_f08, MPI_Neighbor_alltoallv_f08c
+    MODULE PROCEDURE MPI_Neighbor_alltoallv_f08, MPI_Neighbor_alltoallv_c_f08
   END INTERFACE MPI_Neighbor_alltoallv
   INTERFACE MPI_Neighbor_alltoallv_init
-    MODULE PROCEDURE MPI_Neighbor_alltoallv_init_f08, MPI_Neighbor_alltoallv_init_f08c
+    MODULE PROCEDURE MPI_Neighbor_alltoallv_init_f08, MPI_Neighbor_alltoallv_init_c_f08
   END INTERFACE MPI_Neighbor_alltoallv_init
   INTERFACE MPI_Neighbor_alltoallw
-    MODULE PROCEDURE MPI_Neighbor_alltoallw_f08, MPI_Neighbor_alltoallw_f08c
+    MODULE PROCEDURE MPI_Neighbor_alltoallw_f08, MPI_Neighbor_alltoallw_c_f08
   END INTERFACE MPI_Neighbor_alltoallw
   INTERFACE MPI_Neighbor_alltoallw_init
-    MODULE PROCEDURE MPI_Neighbor_alltoallw_init_f08, MPI_Neighbor_alltoallw_init_f08c
+    MODULE PROCEDURE MPI_Neighbor_alltoallw_init_f08, MPI_Neighbor_alltoallw_init_c_f08
   END INTERFACE MPI_Neighbor_alltoallw_init
   INTERFACE MPI_Op_commutative
     MODULE PROCEDURE MPI_Op_commutative_f08
@@ -35918,7 +35925,7 @@ MODULE mpi_f08
     MODULE PROCEDURE MPI_Op_create_f08
   END INTERFACE MPI_Op_create
   INTERFACE MPI_Op_create_c
-    MODULE PROCEDURE MPI_Op_create_c_f08c
+    MODULE PROCEDURE MPI_Op_create_c_f08
   END INTERFACE MPI_Op_create_c
   INTERFACE MPI_Op_free
     MODULE PROCEDURE MPI_Op_free_f08
@@ -35927,16 +35934,16 @@ MODULE mpi_f08
     MODULE PROCEDURE MPI_Open_port_f08
   END INTERFACE MPI_Open_port
   INTERFACE MPI_Pack
-    MODULE PROCEDURE MPI_Pack_f08, MPI_Pack_f08c
+    MODULE PROCEDURE MPI_Pack_f08, MPI_Pack_c_f08
   END INTERFACE MPI_Pack
   INTERFACE MPI_Pack_external
-    MODULE PROCEDURE MPI_Pack_external_f08, MPI_Pack_external_f08c
+    MODULE PROCEDURE MPI_Pack_external_f08, MPI_Pack_external_c_f08
   END INTERFACE MPI_Pack_external
   INTERFACE MPI_Pack_external_size
-    MODULE PROCEDURE MPI_Pack_external_size_f08, MPI_Pack_external_size_f08c
+    MODULE PROCEDURE MPI_Pack_external_size_f08, MPI_Pack_external_size_c_f08
   END INTERFACE MPI_Pack_external_size
   INTERFACE MPI_Pack_size
-    MODULE PROCEDURE MPI_Pack_size_f08, MPI_Pack_size_f08c
+    MODULE PROCEDURE MPI_Pack_size_f08, MPI_Pack_size_c_f08
   END INTERFACE MPI_Pack_size
   INTERFACE MPI_Parrived
     MODULE PROCEDURE MPI_Parrived_f08
@@ -35966,40 +35973,40 @@ MODULE mpi_f08
     MODULE PROCEDURE MPI_Publish_name_f08
   END INTERFACE MPI_Publish_name
   INTERFACE MPI_Put
-    MODULE PROCEDURE MPI_Put_f08, MPI_Put_f08c
+    MODULE PROCEDURE MPI_Put_f08, MPI_Put_c_f08
   END INTERFACE MPI_Put
   INTERFACE MPI_Query_thread
     MODULE PROCEDURE MPI_Query_thread_f08
   END INTERFACE MPI_Query_thread
   INTERFACE MPI_Raccumulate
-    MODULE PROCEDURE MPI_Raccumulate_f08, MPI_Raccumulate_f08c
+    MODULE PROCEDURE MPI_Raccumulate_f08, MPI_Raccumulate_c_f08
   END INTERFACE MPI_Raccumulate
   INTERFACE MPI_Recv
-    MODULE PROCEDURE MPI_Recv_f08, MPI_Recv_f08c
+    MODULE PROCEDURE MPI_Recv_f08, MPI_Recv_c_f08
   END INTERFACE MPI_Recv
   INTERFACE MPI_Recv_init
-    MODULE PROCEDURE MPI_Recv_init_f08, MPI_Recv_init_f08c
+    MODULE PROCEDURE MPI_Recv_init_f08, MPI_Recv_init_c_f08
   END INTERFACE MPI_Recv_init
   INTERFACE MPI_Reduce
-    MODULE PROCEDURE MPI_Reduce_f08, MPI_Reduce_f08c
+    MODULE PROCEDURE MPI_Reduce_f08, MPI_Reduce_c_f08
   END INTERFACE MPI_Reduce
   INTERFACE MPI_Reduce_init
-    MODULE PROCEDURE MPI_Reduce_init_f08, MPI_Reduce_init_f08c
+    MODULE PROCEDURE MPI_Reduce_init_f08, MPI_Reduce_init_c_f08
   END INTERFACE MPI_Reduce_init
   INTERFACE MPI_Reduce_local
-    MODULE PROCEDURE MPI_Reduce_local_f08, MPI_Reduce_local_f08c
+    MODULE PROCEDURE MPI_Reduce_local_f08, MPI_Reduce_local_c_f08
   END INTERFACE MPI_Reduce_local
   INTERFACE MPI_Reduce_scatter
-    MODULE PROCEDURE MPI_Reduce_scatter_f08, MPI_Reduce_scatter_f08c
+    MODULE PROCEDURE MPI_Reduce_scatter_f08, MPI_Reduce_scatter_c_f08
   END INTERFACE MPI_Reduce_scatter
   INTERFACE MPI_Reduce_scatter_block
-    MODULE PROCEDURE MPI_Reduce_scatter_block_f08, MPI_Reduce_scatter_block_f08c
+    MODULE PROCEDURE MPI_Reduce_scatter_block_f08, MPI_Reduce_scatter_block_c_f08
   END INTERFACE MPI_Reduce_scatter_block
   INTERFACE MPI_Reduce_scatter_block_init
-    MODULE PROCEDURE MPI_Reduce_scatter_block_init_f08, MPI_Reduce_scatter_block_init_f08c
+    MODULE PROCEDURE MPI_Reduce_scatter_block_init_f08, MPI_Reduce_scatter_block_init_c_f08
   END INTERFACE MPI_Reduce_scatter_block_init
   INTERFACE MPI_Reduce_scatter_init
-    MODULE PROCEDURE MPI_Reduce_scatter_init_f08, MPI_Reduce_scatter_init_f08c
+    MODULE PROCEDURE MPI_Reduce_scatter_init_f08, MPI_Reduce_scatter_init_c_f08
   END INTERFACE MPI_Reduce_scatter_init
   INTERFACE MPI_Register_datarep
     MODULE PROCEDURE MPI_Register_datarep_f08
@@ -36029,52 +36036,52 @@ MODULE mpi_f08
     MODULE PROCEDURE MPI_Request_get_status_some_f08
   END INTERFACE MPI_Request_get_status_some
   INTERFACE MPI_Rget
-    MODULE PROCEDURE MPI_Rget_f08, MPI_Rget_f08c
+    MODULE PROCEDURE MPI_Rget_f08, MPI_Rget_c_f08
   END INTERFACE MPI_Rget
   INTERFACE MPI_Rget_accumulate
-    MODULE PROCEDURE MPI_Rget_accumulate_f08, MPI_Rget_accumulate_f08c
+    MODULE PROCEDURE MPI_Rget_accumulate_f08, MPI_Rget_accumulate_c_f08
   END INTERFACE MPI_Rget_accumulate
   INTERFACE MPI_Rput
-    MODULE PROCEDURE MPI_Rput_f08, MPI_Rput_f08c
+    MODULE PROCEDURE MPI_Rput_f08, MPI_Rput_c_f08
   END INTERFACE MPI_Rput
   INTERFACE MPI_Rsend
-    MODULE PROCEDURE MPI_Rsend_f08, MPI_Rsend_f08c
+    MODULE PROCEDURE MPI_Rsend_f08, MPI_Rsend_c_f08
   END INTERFACE MPI_Rsend
   INTERFACE MPI_Rsend_init
-    MODULE PROCEDURE MPI_Rsend_init_f08, MPI_Rsend_init_f08c
+    MODULE PROCEDURE MPI_Rsend_init_f08, MPI_Rsend_init_c_f08
   END INTERFACE MPI_Rsend_init
   INTERFACE MPI_Scan
-    MODULE PROCEDURE MPI_Scan_f08, MPI_Scan_f08c
+    MODULE PROCEDURE MPI_Scan_f08, MPI_Scan_c_f08
   END INTERFACE MPI_Scan
   INTERFACE MPI_Scan_init
-    MODULE PROCEDURE MPI_Scan_init_f08, MPI_Scan_init_f08c
+    MODULE PROCEDURE MPI_Scan_init_f08, MPI_Scan_init_c_f08
   END INTERFACE MPI_Scan_init
   INTERFACE MPI_Scatter
-    MODULE PROCEDURE MPI_Scatter_f08, MPI_Scatter_f08c
+    MODULE PROCEDURE MPI_Scatter_f08, MPI_Scatter_c_f08
   END INTERFACE MPI_Scatter
   INTERFACE MPI_Scatter_init
-    MODULE PROCEDURE MPI_Scatter_init_f08, MPI_Scatter_init_f08c
+    MODULE PROCEDURE MPI_Scatter_init_f08, MPI_Scatter_init_c_f08
   END INTERFACE MPI_Scatter_init
   INTERFACE MPI_Scatterv
-    MODULE PROCEDURE MPI_Scatterv_f08, MPI_Scatterv_f08c
+    MODULE PROCEDURE MPI_Scatterv_f08, MPI_Scatterv_c_f08
   END INTERFACE MPI_Scatterv
   INTERFACE MPI_Scatterv_init
-    MODULE PROCEDURE MPI_Scatterv_init_f08, MPI_Scatterv_init_f08c
+    MODULE PROCEDURE MPI_Scatterv_init_f08, MPI_Scatterv_init_c_f08
   END INTERFACE MPI_Scatterv_init
   INTERFACE MPI_Send
-    MODULE PROCEDURE MPI_Send_f08, MPI_Send_f08c
+    MODULE PROCEDURE MPI_Send_f08, MPI_Send_c_f08
   END INTERFACE MPI_Send
   INTERFACE MPI_Send_init
-    MODULE PROCEDURE MPI_Send_init_f08, MPI_Send_init_f08c
+    MODULE PROCEDURE MPI_Send_init_f08, MPI_Send_init_c_f08
   END INTERFACE MPI_Send_init
   INTERFACE MPI_Sendrecv
-    MODULE PROCEDURE MPI_Sendrecv_f08, MPI_Sendrecv_f08c
+    MODULE PROCEDURE MPI_Sendrecv_f08, MPI_Sendrecv_c_f08
   END INTERFACE MPI_Sendrecv
   INTERFACE MPI_Sendrecv_replace
-    MODULE PROCEDURE MPI_Sendrecv_replace_f08, MPI_Sendrecv_replace_f08c
+    MODULE PROCEDURE MPI_Sendrecv_replace_f08, MPI_Sendrecv_replace_c_f08
   END INTERFACE MPI_Sendrecv_replace
   INTERFACE MPI_Session_attach_buffer
-    MODULE PROCEDURE MPI_Session_attach_buffer_f08, MPI_Session_attach_buffer_f08c
+    MODULE PROCEDURE MPI_Session_attach_buffer_f08, MPI_Session_attach_buffer_c_f08
   END INTERFACE MPI_Session_attach_buffer
   INTERFACE MPI_Session_call_errhandler
     MODULE PROCEDURE MPI_Session_call_errhandler_f08
@@ -36083,7 +36090,7 @@ MODULE mpi_f08
     MODULE PROCEDURE MPI_Session_create_errhandler_f08
   END INTERFACE MPI_Session_create_errhandler
   INTERFACE MPI_Session_detach_buffer
-    MODULE PROCEDURE MPI_Session_detach_buffer_f08, MPI_Session_detach_buffer_f08c
+    MODULE PROCEDURE MPI_Session_detach_buffer_f08, MPI_Session_detach_buffer_c_f08
   END INTERFACE MPI_Session_detach_buffer
   INTERFACE MPI_Session_finalize
     MODULE PROCEDURE MPI_Session_finalize_f08
@@ -36122,10 +36129,10 @@ MODULE mpi_f08
         & aptus_sizeof_l2, aptus_sizeof_l4, aptus_sizeof_l8
   END INTERFACE MPI_Sizeof
   INTERFACE MPI_Ssend
-    MODULE PROCEDURE MPI_Ssend_f08, MPI_Ssend_f08c
+    MODULE PROCEDURE MPI_Ssend_f08, MPI_Ssend_c_f08
   END INTERFACE MPI_Ssend
   INTERFACE MPI_Ssend_init
-    MODULE PROCEDURE MPI_Ssend_init_f08, MPI_Ssend_init_f08c
+    MODULE PROCEDURE MPI_Ssend_init_f08, MPI_Ssend_init_c_f08
   END INTERFACE MPI_Ssend_init
   INTERFACE MPI_Start
     MODULE PROCEDURE MPI_Start_f08
@@ -36152,7 +36159,7 @@ MODULE mpi_f08
     MODULE PROCEDURE MPI_Status_set_cancelled_f08
   END INTERFACE MPI_Status_set_cancelled
   INTERFACE MPI_Status_set_elements
-    MODULE PROCEDURE MPI_Status_set_elements_f08, MPI_Status_set_elements_f08c
+    MODULE PROCEDURE MPI_Status_set_elements_f08, MPI_Status_set_elements_c_f08
   END INTERFACE MPI_Status_set_elements
   INTERFACE MPI_Status_set_elements_x
     MODULE PROCEDURE MPI_Status_set_elements_x_f08
@@ -36188,10 +36195,10 @@ MODULE mpi_f08
     MODULE PROCEDURE MPI_Type_commit_f08
   END INTERFACE MPI_Type_commit
   INTERFACE MPI_Type_contiguous
-    MODULE PROCEDURE MPI_Type_contiguous_f08, MPI_Type_contiguous_f08c
+    MODULE PROCEDURE MPI_Type_contiguous_f08, MPI_Type_contiguous_c_f08
   END INTERFACE MPI_Type_contiguous
   INTERFACE MPI_Type_create_darray
-    MODULE PROCEDURE MPI_Type_create_darray_f08, MPI_Type_create_darray_f08c
+    MODULE PROCEDURE MPI_Type_create_darray_f08, MPI_Type_create_darray_c_f08
   END INTERFACE MPI_Type_create_darray
   INTERFACE MPI_Type_create_f90_complex
     MODULE PROCEDURE MPI_Type_create_f90_complex_f08
@@ -36203,16 +36210,16 @@ MODULE mpi_f08
     MODULE PROCEDURE MPI_Type_create_f90_real_f08
   END INTERFACE MPI_Type_create_f90_real
   INTERFACE MPI_Type_create_hindexed
-    MODULE PROCEDURE MPI_Type_create_hindexed_f08, MPI_Type_create_hindexed_f08c
+    MODULE PROCEDURE MPI_Type_create_hindexed_f08, MPI_Type_create_hindexed_c_f08
   END INTERFACE MPI_Type_create_hindexed
   INTERFACE MPI_Type_create_hindexed_block
-    MODULE PROCEDURE MPI_Type_create_hindexed_block_f08, MPI_Type_create_hindexed_block_f08c
+    MODULE PROCEDURE MPI_Type_create_hindexed_block_f08, MPI_Type_create_hindexed_block_c_f08
   END INTERFACE MPI_Type_create_hindexed_block
   INTERFACE MPI_Type_create_hvector
-    MODULE PROCEDURE MPI_Type_create_hvector_f08, MPI_Type_create_hvector_f08c
+    MODULE PROCEDURE MPI_Type_create_hvector_f08, MPI_Type_create_hvector_c_f08
   END INTERFACE MPI_Type_create_hvector
   INTERFACE MPI_Type_create_indexed_block
-    MODULE PROCEDURE MPI_Type_create_indexed_block_f08, MPI_Type_create_indexed_block_f08c
+    MODULE PROCEDURE MPI_Type_create_indexed_block_f08, MPI_Type_create_indexed_block_c_f08
   END INTERFACE MPI_Type_create_indexed_block
   INTERFACE MPI_Type_create_keyval
     MODULE PROCEDURE MPI_Type_create_keyval_f08
@@ -36221,13 +36228,13 @@ MODULE mpi_f08
     MODULE PROCEDURE MPI_Type_create_resized_f08
   END INTERFACE MPI_Type_create_resized
   INTERFACE MPI_Type_create_resized_c
-    MODULE PROCEDURE MPI_Type_create_resized_f08c
+    MODULE PROCEDURE MPI_Type_create_resized_c_f08
   END INTERFACE MPI_Type_create_resized_c
   INTERFACE MPI_Type_create_struct
-    MODULE PROCEDURE MPI_Type_create_struct_f08, MPI_Type_create_struct_f08c
+    MODULE PROCEDURE MPI_Type_create_struct_f08, MPI_Type_create_struct_c_f08
   END INTERFACE MPI_Type_create_struct
   INTERFACE MPI_Type_create_subarray
-    MODULE PROCEDURE MPI_Type_create_subarray_f08, MPI_Type_create_subarray_f08c
+    MODULE PROCEDURE MPI_Type_create_subarray_f08, MPI_Type_create_subarray_c_f08
   END INTERFACE MPI_Type_create_subarray
   INTERFACE MPI_Type_delete_attr
     MODULE PROCEDURE MPI_Type_delete_attr_f08
@@ -36245,16 +36252,16 @@ MODULE mpi_f08
     MODULE PROCEDURE MPI_Type_get_attr_f08
   END INTERFACE MPI_Type_get_attr
   INTERFACE MPI_Type_get_contents
-    MODULE PROCEDURE MPI_Type_get_contents_f08, MPI_Type_get_contents_f08c
+    MODULE PROCEDURE MPI_Type_get_contents_f08, MPI_Type_get_contents_c_f08
   END INTERFACE MPI_Type_get_contents
   INTERFACE MPI_Type_get_envelope
-    MODULE PROCEDURE MPI_Type_get_envelope_f08, MPI_Type_get_envelope_f08c
+    MODULE PROCEDURE MPI_Type_get_envelope_f08, MPI_Type_get_envelope_c_f08
   END INTERFACE MPI_Type_get_envelope
   INTERFACE MPI_Type_get_extent
     MODULE PROCEDURE MPI_Type_get_extent_f08
   END INTERFACE MPI_Type_get_extent
   INTERFACE MPI_Type_get_extent_c
-    MODULE PROCEDURE MPI_Type_get_extent_f08c
+    MODULE PROCEDURE MPI_Type_get_extent_c_f08
   END INTERFACE MPI_Type_get_extent_c
   INTERFACE MPI_Type_get_extent_x
     MODULE PROCEDURE MPI_Type_get_extent_x_f08
@@ -36266,7 +36273,7 @@ MODULE mpi_f08
     MODULE PROCEDURE MPI_Type_get_true_extent_f08
   END INTERFACE MPI_Type_get_true_extent
   INTERFACE MPI_Type_get_true_extent_c
-    MODULE PROCEDURE MPI_Type_get_true_extent_f08c
+    MODULE PROCEDURE MPI_Type_get_true_extent_c_f08
   END INTERFACE MPI_Type_get_true_extent_c
   INTERFACE MPI_Type_get_true_extent_x
     MODULE PROCEDURE MPI_Type_get_true_extent_x_f08
@@ -36275,7 +36282,7 @@ MODULE mpi_f08
     MODULE PROCEDURE MPI_Type_get_value_index_f08
   END INTERFACE MPI_Type_get_value_index
   INTERFACE MPI_Type_indexed
-    MODULE PROCEDURE MPI_Type_indexed_f08, MPI_Type_indexed_f08c
+    MODULE PROCEDURE MPI_Type_indexed_f08, MPI_Type_indexed_c_f08
   END INTERFACE MPI_Type_indexed
   INTERFACE MPI_Type_match_size
     MODULE PROCEDURE MPI_Type_match_size_f08
@@ -36287,19 +36294,19 @@ MODULE mpi_f08
     MODULE PROCEDURE MPI_Type_set_name_f08
   END INTERFACE MPI_Type_set_name
   INTERFACE MPI_Type_size
-    MODULE PROCEDURE MPI_Type_size_f08, MPI_Type_size_f08c
+    MODULE PROCEDURE MPI_Type_size_f08, MPI_Type_size_c_f08
   END INTERFACE MPI_Type_size
   INTERFACE MPI_Type_size_x
     MODULE PROCEDURE MPI_Type_size_x_f08
   END INTERFACE MPI_Type_size_x
   INTERFACE MPI_Type_vector
-    MODULE PROCEDURE MPI_Type_vector_f08, MPI_Type_vector_f08c
+    MODULE PROCEDURE MPI_Type_vector_f08, MPI_Type_vector_c_f08
   END INTERFACE MPI_Type_vector
   INTERFACE MPI_Unpack
-    MODULE PROCEDURE MPI_Unpack_f08, MPI_Unpack_f08c
+    MODULE PROCEDURE MPI_Unpack_f08, MPI_Unpack_c_f08
   END INTERFACE MPI_Unpack
   INTERFACE MPI_Unpack_external
-    MODULE PROCEDURE MPI_Unpack_external_f08, MPI_Unpack_external_f08c
+    MODULE PROCEDURE MPI_Unpack_external_f08, MPI_Unpack_external_c_f08
   END INTERFACE MPI_Unpack_external
   INTERFACE MPI_Unpublish_name
     MODULE PROCEDURE MPI_Unpublish_name_f08
@@ -36317,10 +36324,10 @@ MODULE mpi_f08
     MODULE PROCEDURE MPI_Waitsome_f08
   END INTERFACE MPI_Waitsome
   INTERFACE MPI_Win_allocate
-    MODULE PROCEDURE MPI_Win_allocate_f08, MPI_Win_allocate_f08c
+    MODULE PROCEDURE MPI_Win_allocate_f08, MPI_Win_allocate_c_f08
   END INTERFACE MPI_Win_allocate
   INTERFACE MPI_Win_allocate_shared
-    MODULE PROCEDURE MPI_Win_allocate_shared_f08, MPI_Win_allocate_shared_f08c
+    MODULE PROCEDURE MPI_Win_allocate_shared_f08, MPI_Win_allocate_shared_c_f08
   END INTERFACE MPI_Win_allocate_shared
   INTERFACE MPI_Win_attach
     MODULE PROCEDURE MPI_Win_attach_f08
@@ -36332,7 +36339,7 @@ MODULE mpi_f08
     MODULE PROCEDURE MPI_Win_complete_f08
   END INTERFACE MPI_Win_complete
   INTERFACE MPI_Win_create
-    MODULE PROCEDURE MPI_Win_create_f08, MPI_Win_create_f08c
+    MODULE PROCEDURE MPI_Win_create_f08, MPI_Win_create_c_f08
   END INTERFACE MPI_Win_create
   INTERFACE MPI_Win_create_dynamic
     MODULE PROCEDURE MPI_Win_create_dynamic_f08
@@ -36407,7 +36414,7 @@ MODULE mpi_f08
     MODULE PROCEDURE MPI_Win_set_name_f08
   END INTERFACE MPI_Win_set_name
   INTERFACE MPI_Win_shared_query
-    MODULE PROCEDURE MPI_Win_shared_query_f08, MPI_Win_shared_query_f08c
+    MODULE PROCEDURE MPI_Win_shared_query_f08, MPI_Win_shared_query_c_f08
   END INTERFACE MPI_Win_shared_query
   INTERFACE MPI_Win_start
     MODULE PROCEDURE MPI_Win_start_f08
@@ -36455,7 +36462,7 @@ MODULE mpi_f08
     MODULE PROCEDURE PMPI_Abort_f08
   END INTERFACE PMPI_Abort
   INTERFACE PMPI_Accumulate
-    MODULE PROCEDURE PMPI_Accumulate_f08, PMPI_Accumulate_f08c
+    MODULE PROCEDURE PMPI_Accumulate_f08, PMPI_Accumulate_c_f08
   END INTERFACE PMPI_Accumulate
   INTERFACE PMPI_Add_error_class
     MODULE PROCEDURE PMPI_Add_error_class_f08
@@ -36473,43 +36480,43 @@ MODULE mpi_f08
     MODULE PROCEDURE PMPI_Aint_diff_f08
   END INTERFACE PMPI_Aint_diff
   INTERFACE PMPI_Allgather
-    MODULE PROCEDURE PMPI_Allgather_f08, PMPI_Allgather_f08c
+    MODULE PROCEDURE PMPI_Allgather_f08, PMPI_Allgather_c_f08
   END INTERFACE PMPI_Allgather
   INTERFACE PMPI_Allgather_init
-    MODULE PROCEDURE PMPI_Allgather_init_f08, PMPI_Allgather_init_f08c
+    MODULE PROCEDURE PMPI_Allgather_init_f08, PMPI_Allgather_init_c_f08
   END INTERFACE PMPI_Allgather_init
   INTERFACE PMPI_Allgatherv
-    MODULE PROCEDURE PMPI_Allgatherv_f08, PMPI_Allgatherv_f08c
+    MODULE PROCEDURE PMPI_Allgatherv_f08, PMPI_Allgatherv_c_f08
   END INTERFACE PMPI_Allgatherv
   INTERFACE PMPI_Allgatherv_init
-    MODULE PROCEDURE PMPI_Allgatherv_init_f08, PMPI_Allgatherv_init_f08c
+    MODULE PROCEDURE PMPI_Allgatherv_init_f08, PMPI_Allgatherv_init_c_f08
   END INTERFACE PMPI_Allgatherv_init
   INTERFACE PMPI_Alloc_mem
     MODULE PROCEDURE PMPI_Alloc_mem_f08
   END INTERFACE PMPI_Alloc_mem
   INTERFACE PMPI_Allreduce
-    MODULE PROCEDURE PMPI_Allreduce_f08, PMPI_Allreduce_f08c
+    MODULE PROCEDURE PMPI_Allreduce_f08, PMPI_Allreduce_c_f08
   END INTERFACE PMPI_Allreduce
   INTERFACE PMPI_Allreduce_init
-    MODULE PROCEDURE PMPI_Allreduce_init_f08, PMPI_Allreduce_init_f08c
+    MODULE PROCEDURE PMPI_Allreduce_init_f08, PMPI_Allreduce_init_c_f08
   END INTERFACE PMPI_Allreduce_init
   INTERFACE PMPI_Alltoall
-    MODULE PROCEDURE PMPI_Alltoall_f08, PMPI_Alltoall_f08c
+    MODULE PROCEDURE PMPI_Alltoall_f08, PMPI_Alltoall_c_f08
   END INTERFACE PMPI_Alltoall
   INTERFACE PMPI_Alltoall_init
-    MODULE PROCEDURE PMPI_Alltoall_init_f08, PMPI_Alltoall_init_f08c
+    MODULE PROCEDURE PMPI_Alltoall_init_f08, PMPI_Alltoall_init_c_f08
   END INTERFACE PMPI_Alltoall_init
   INTERFACE PMPI_Alltoallv
-    MODULE PROCEDURE PMPI_Alltoallv_f08, PMPI_Alltoallv_f08c
+    MODULE PROCEDURE PMPI_Alltoallv_f08, PMPI_Alltoallv_c_f08
   END INTERFACE PMPI_Alltoallv
   INTERFACE PMPI_Alltoallv_init
-    MODULE PROCEDURE PMPI_Alltoallv_init_f08, PMPI_Alltoallv_init_f08c
+    MODULE PROCEDURE PMPI_Alltoallv_init_f08, PMPI_Alltoallv_init_c_f08
   END INTERFACE PMPI_Alltoallv_init
   INTERFACE PMPI_Alltoallw
-    MODULE PROCEDURE PMPI_Alltoallw_f08, PMPI_Alltoallw_f08c
+    MODULE PROCEDURE PMPI_Alltoallw_f08, PMPI_Alltoallw_c_f08
   END INTERFACE PMPI_Alltoallw
   INTERFACE PMPI_Alltoallw_init
-    MODULE PROCEDURE PMPI_Alltoallw_init_f08, PMPI_Alltoallw_init_f08c
+    MODULE PROCEDURE PMPI_Alltoallw_init_f08, PMPI_Alltoallw_init_c_f08
   END INTERFACE PMPI_Alltoallw_init
   INTERFACE PMPI_Barrier
     MODULE PROCEDURE PMPI_Barrier_f08
@@ -36518,22 +36525,22 @@ MODULE mpi_f08
     MODULE PROCEDURE PMPI_Barrier_init_f08
   END INTERFACE PMPI_Barrier_init
   INTERFACE PMPI_Bcast
-    MODULE PROCEDURE PMPI_Bcast_f08, PMPI_Bcast_f08c
+    MODULE PROCEDURE PMPI_Bcast_f08, PMPI_Bcast_c_f08
   END INTERFACE PMPI_Bcast
   INTERFACE PMPI_Bcast_init
-    MODULE PROCEDURE PMPI_Bcast_init_f08, PMPI_Bcast_init_f08c
+    MODULE PROCEDURE PMPI_Bcast_init_f08, PMPI_Bcast_init_c_f08
   END INTERFACE PMPI_Bcast_init
   INTERFACE PMPI_Bsend
-    MODULE PROCEDURE PMPI_Bsend_f08, PMPI_Bsend_f08c
+    MODULE PROCEDURE PMPI_Bsend_f08, PMPI_Bsend_c_f08
   END INTERFACE PMPI_Bsend
   INTERFACE PMPI_Bsend_init
-    MODULE PROCEDURE PMPI_Bsend_init_f08, PMPI_Bsend_init_f08c
+    MODULE PROCEDURE PMPI_Bsend_init_f08, PMPI_Bsend_init_c_f08
   END INTERFACE PMPI_Bsend_init
   INTERFACE PMPI_Buffer_attach
-    MODULE PROCEDURE PMPI_Buffer_attach_f08, PMPI_Buffer_attach_f08c
+    MODULE PROCEDURE PMPI_Buffer_attach_f08, PMPI_Buffer_attach_c_f08
   END INTERFACE PMPI_Buffer_attach
   INTERFACE PMPI_Buffer_detach
-    MODULE PROCEDURE PMPI_Buffer_detach_f08, PMPI_Buffer_detach_f08c
+    MODULE PROCEDURE PMPI_Buffer_detach_f08, PMPI_Buffer_detach_c_f08
   END INTERFACE PMPI_Buffer_detach
   INTERFACE PMPI_Buffer_flush
     MODULE PROCEDURE PMPI_Buffer_flush_f08
@@ -36575,7 +36582,7 @@ MODULE mpi_f08
     MODULE PROCEDURE PMPI_Comm_accept_f08
   END INTERFACE PMPI_Comm_accept
   INTERFACE PMPI_Comm_attach_buffer
-    MODULE PROCEDURE PMPI_Comm_attach_buffer_f08, PMPI_Comm_attach_buffer_f08c
+    MODULE PROCEDURE PMPI_Comm_attach_buffer_f08, PMPI_Comm_attach_buffer_c_f08
   END INTERFACE PMPI_Comm_attach_buffer
   INTERFACE PMPI_Comm_call_errhandler
     MODULE PROCEDURE PMPI_Comm_call_errhandler_f08
@@ -36605,7 +36612,7 @@ MODULE mpi_f08
     MODULE PROCEDURE PMPI_Comm_delete_attr_f08
   END INTERFACE PMPI_Comm_delete_attr
   INTERFACE PMPI_Comm_detach_buffer
-    MODULE PROCEDURE PMPI_Comm_detach_buffer_f08, PMPI_Comm_detach_buffer_f08c
+    MODULE PROCEDURE PMPI_Comm_detach_buffer_f08, PMPI_Comm_detach_buffer_c_f08
   END INTERFACE PMPI_Comm_detach_buffer
   INTERFACE PMPI_Comm_disconnect
     MODULE PROCEDURE PMPI_Comm_disconnect_f08
@@ -36722,10 +36729,10 @@ MODULE mpi_f08
     MODULE PROCEDURE PMPI_Error_string_f08
   END INTERFACE PMPI_Error_string
   INTERFACE PMPI_Exscan
-    MODULE PROCEDURE PMPI_Exscan_f08, PMPI_Exscan_f08c
+    MODULE PROCEDURE PMPI_Exscan_f08, PMPI_Exscan_c_f08
   END INTERFACE PMPI_Exscan
   INTERFACE PMPI_Exscan_init
-    MODULE PROCEDURE PMPI_Exscan_init_f08, PMPI_Exscan_init_f08c
+    MODULE PROCEDURE PMPI_Exscan_init_f08, PMPI_Exscan_init_c_f08
   END INTERFACE PMPI_Exscan_init
   INTERFACE PMPI_F_sync_reg
     MODULE PROCEDURE PMPI_F_sync_reg_f08
@@ -36776,40 +36783,40 @@ MODULE mpi_f08
     MODULE PROCEDURE PMPI_File_get_type_extent_f08
   END INTERFACE PMPI_File_get_type_extent
   INTERFACE PMPI_File_get_type_extent_c
-    MODULE PROCEDURE PMPI_File_get_type_extent_f08c
+    MODULE PROCEDURE PMPI_File_get_type_extent_c_f08
   END INTERFACE PMPI_File_get_type_extent_c
   INTERFACE PMPI_File_get_view
     MODULE PROCEDURE PMPI_File_get_view_f08
   END INTERFACE PMPI_File_get_view
   INTERFACE PMPI_File_iread
-    MODULE PROCEDURE PMPI_File_iread_f08, PMPI_File_iread_f08c
+    MODULE PROCEDURE PMPI_File_iread_f08, PMPI_File_iread_c_f08
   END INTERFACE PMPI_File_iread
   INTERFACE PMPI_File_iread_all
-    MODULE PROCEDURE PMPI_File_iread_all_f08, PMPI_File_iread_all_f08c
+    MODULE PROCEDURE PMPI_File_iread_all_f08, PMPI_File_iread_all_c_f08
   END INTERFACE PMPI_File_iread_all
   INTERFACE PMPI_File_iread_at
-    MODULE PROCEDURE PMPI_File_iread_at_f08, PMPI_File_iread_at_f08c
+    MODULE PROCEDURE PMPI_File_iread_at_f08, PMPI_File_iread_at_c_f08
   END INTERFACE PMPI_File_iread_at
   INTERFACE PMPI_File_iread_at_all
-    MODULE PROCEDURE PMPI_File_iread_at_all_f08, PMPI_File_iread_at_all_f08c
+    MODULE PROCEDURE PMPI_File_iread_at_all_f08, PMPI_File_iread_at_all_c_f08
   END INTERFACE PMPI_File_iread_at_all
   INTERFACE PMPI_File_iread_shared
-    MODULE PROCEDURE PMPI_File_iread_shared_f08, PMPI_File_iread_shared_f08c
+    MODULE PROCEDURE PMPI_File_iread_shared_f08, PMPI_File_iread_shared_c_f08
   END INTERFACE PMPI_File_iread_shared
   INTERFACE PMPI_File_iwrite
-    MODULE PROCEDURE PMPI_File_iwrite_f08, PMPI_File_iwrite_f08c
+    MODULE PROCEDURE PMPI_File_iwrite_f08, PMPI_File_iwrite_c_f08
   END INTERFACE PMPI_File_iwrite
   INTERFACE PMPI_File_iwrite_all
-    MODULE PROCEDURE PMPI_File_iwrite_all_f08, PMPI_File_iwrite_all_f08c
+    MODULE PROCEDURE PMPI_File_iwrite_all_f08, PMPI_File_iwrite_all_c_f08
   END INTERFACE PMPI_File_iwrite_all
   INTERFACE PMPI_File_iwrite_at
-    MODULE PROCEDURE PMPI_File_iwrite_at_f08, PMPI_File_iwrite_at_f08c
+    MODULE PROCEDURE PMPI_File_iwrite_at_f08, PMPI_File_iwrite_at_c_f08
   END INTERFACE PMPI_File_iwrite_at
   INTERFACE PMPI_File_iwrite_at_all
-    MODULE PROCEDURE PMPI_File_iwrite_at_all_f08, PMPI_File_iwrite_at_all_f08c
+    MODULE PROCEDURE PMPI_File_iwrite_at_all_f08, PMPI_File_iwrite_at_all_c_f08
   END INTERFACE PMPI_File_iwrite_at_all
   INTERFACE PMPI_File_iwrite_shared
-    MODULE PROCEDURE PMPI_File_iwrite_shared_f08, PMPI_File_iwrite_shared_f08c
+    MODULE PROCEDURE PMPI_File_iwrite_shared_f08, PMPI_File_iwrite_shared_c_f08
   END INTERFACE PMPI_File_iwrite_shared
   INTERFACE PMPI_File_open
     MODULE PROCEDURE PMPI_File_open_f08
@@ -36818,40 +36825,40 @@ MODULE mpi_f08
     MODULE PROCEDURE PMPI_File_preallocate_f08
   END INTERFACE PMPI_File_preallocate
   INTERFACE PMPI_File_read
-    MODULE PROCEDURE PMPI_File_read_f08, PMPI_File_read_f08c
+    MODULE PROCEDURE PMPI_File_read_f08, PMPI_File_read_c_f08
   END INTERFACE PMPI_File_read
   INTERFACE PMPI_File_read_all
-    MODULE PROCEDURE PMPI_File_read_all_f08, PMPI_File_read_all_f08c
+    MODULE PROCEDURE PMPI_File_read_all_f08, PMPI_File_read_all_c_f08
   END INTERFACE PMPI_File_read_all
   INTERFACE PMPI_File_read_all_begin
-    MODULE PROCEDURE PMPI_File_read_all_begin_f08, PMPI_File_read_all_begin_f08c
+    MODULE PROCEDURE PMPI_File_read_all_begin_f08, PMPI_File_read_all_begin_c_f08
   END INTERFACE PMPI_File_read_all_begin
   INTERFACE PMPI_File_read_all_end
     MODULE PROCEDURE PMPI_File_read_all_end_f08
   END INTERFACE PMPI_File_read_all_end
   INTERFACE PMPI_File_read_at
-    MODULE PROCEDURE PMPI_File_read_at_f08, PMPI_File_read_at_f08c
+    MODULE PROCEDURE PMPI_File_read_at_f08, PMPI_File_read_at_c_f08
   END INTERFACE PMPI_File_read_at
   INTERFACE PMPI_File_read_at_all
-    MODULE PROCEDURE PMPI_File_read_at_all_f08, PMPI_File_read_at_all_f08c
+    MODULE PROCEDURE PMPI_File_read_at_all_f08, PMPI_File_read_at_all_c_f08
   END INTERFACE PMPI_File_read_at_all
   INTERFACE PMPI_File_read_at_all_begin
-    MODULE PROCEDURE PMPI_File_read_at_all_begin_f08, PMPI_File_read_at_all_begin_f08c
+    MODULE PROCEDURE PMPI_File_read_at_all_begin_f08, PMPI_File_read_at_all_begin_c_f08
   END INTERFACE PMPI_File_read_at_all_begin
   INTERFACE PMPI_File_read_at_all_end
     MODULE PROCEDURE PMPI_File_read_at_all_end_f08
   END INTERFACE PMPI_File_read_at_all_end
   INTERFACE PMPI_File_read_ordered
-    MODULE PROCEDURE PMPI_File_read_ordered_f08, PMPI_File_read_ordered_f08c
+    MODULE PROCEDURE PMPI_File_read_ordered_f08, PMPI_File_read_ordered_c_f08
   END INTERFACE PMPI_File_read_ordered
   INTERFACE PMPI_File_read_ordered_begin
-    MODULE PROCEDURE PMPI_File_read_ordered_begin_f08, PMPI_File_read_ordered_begin_f08c
+    MODULE PROCEDURE PMPI_File_read_ordered_begin_f08, PMPI_File_read_ordered_begin_c_f08
   END INTERFACE PMPI_File_read_ordered_begin
   INTERFACE PMPI_File_read_ordered_end
     MODULE PROCEDURE PMPI_File_read_ordered_end_f08
   END INTERFACE PMPI_File_read_ordered_end
   INTERFACE PMPI_File_read_shared
-    MODULE PROCEDURE PMPI_File_read_shared_f08, PMPI_File_read_shared_f08c
+    MODULE PROCEDURE PMPI_File_read_shared_f08, PMPI_File_read_shared_c_f08
   END INTERFACE PMPI_File_read_shared
   INTERFACE PMPI_File_seek
     MODULE PROCEDURE PMPI_File_seek_f08
@@ -36878,40 +36885,40 @@ MODULE mpi_f08
     MODULE PROCEDURE PMPI_File_sync_f08
   END INTERFACE PMPI_File_sync
   INTERFACE PMPI_File_write
-    MODULE PROCEDURE PMPI_File_write_f08, PMPI_File_write_f08c
+    MODULE PROCEDURE PMPI_File_write_f08, PMPI_File_write_c_f08
   END INTERFACE PMPI_File_write
   INTERFACE PMPI_File_write_all
-    MODULE PROCEDURE PMPI_File_write_all_f08, PMPI_File_write_all_f08c
+    MODULE PROCEDURE PMPI_File_write_all_f08, PMPI_File_write_all_c_f08
   END INTERFACE PMPI_File_write_all
   INTERFACE PMPI_File_write_all_begin
-    MODULE PROCEDURE PMPI_File_write_all_begin_f08, PMPI_File_write_all_begin_f08c
+    MODULE PROCEDURE PMPI_File_write_all_begin_f08, PMPI_File_write_all_begin_c_f08
   END INTERFACE PMPI_File_write_all_begin
   INTERFACE PMPI_File_write_all_end
     MODULE PROCEDURE PMPI_File_write_all_end_f08
   END INTERFACE PMPI_File_write_all_end
   INTERFACE PMPI_File_write_at
-    MODULE PROCEDURE PMPI_File_write_at_f08, PMPI_File_write_at_f08c
+    MODULE PROCEDURE PMPI_File_write_at_f08, PMPI_File_write_at_c_f08
   END INTERFACE PMPI_File_write_at
   INTERFACE PMPI_File_write_at_all
-    MODULE PROCEDURE PMPI_File_write_at_all_f08, PMPI_File_write_at_all_f08c
+    MODULE PROCEDURE PMPI_File_write_at_all_f08, PMPI_File_write_at_all_c_f08
   END INTERFACE PMPI_File_write_at_all
   INTERFACE PMPI_File_write_at_all_begin
-    MODULE PROCEDURE PMPI_File_write_at_all_begin_f08, PMPI_File_write_at_all_begin_f08c
+    MODULE PROCEDURE PMPI_File_write_at_all_begin_f08, PMPI_File_write_at_all_begin_c_f08
   END INTERFACE PMPI_File_write_at_all_begin
   INTERFACE PMPI_File_write_at_all_end
     MODULE PROCEDURE PMPI_File_write_at_all_end_f08
   END INTERFACE PMPI_File_write_at_all_end
   INTERFACE PMPI_File_write_ordered
-    MODULE PROCEDURE PMPI_File_write_ordered_f08, PMPI_File_write_ordered_f08c
+    MODULE PROCEDURE PMPI_File_write_ordered_f08, PMPI_File_write_ordered_c_f08
   END INTERFACE PMPI_File_write_ordered
   INTERFACE PMPI_File_write_ordered_begin
-    MODULE PROCEDURE PMPI_File_write_ordered_begin_f08, PMPI_File_write_ordered_begin_f08c
+    MODULE PROCEDURE PMPI_File_write_ordered_begin_f08, PMPI_File_write_ordered_begin_c_f08
   END INTERFACE PMPI_File_write_ordered_begin
   INTERFACE PMPI_File_write_ordered_end
     MODULE PROCEDURE PMPI_File_write_ordered_end_f08
   END INTERFACE PMPI_File_write_ordered_end
   INTERFACE PMPI_File_write_shared
-    MODULE PROCEDURE PMPI_File_write_shared_f08, PMPI_File_write_shared_f08c
+    MODULE PROCEDURE PMPI_File_write_shared_f08, PMPI_File_write_shared_c_f08
   END INTERFACE PMPI_File_write_shared
   INTERFACE PMPI_Finalize
     MODULE PROCEDURE PMPI_Finalize_f08
@@ -36923,31 +36930,31 @@ MODULE mpi_f08
     MODULE PROCEDURE PMPI_Free_mem_f08
   END INTERFACE PMPI_Free_mem
   INTERFACE PMPI_Gather
-    MODULE PROCEDURE PMPI_Gather_f08, PMPI_Gather_f08c
+    MODULE PROCEDURE PMPI_Gather_f08, PMPI_Gather_c_f08
   END INTERFACE PMPI_Gather
   INTERFACE PMPI_Gather_init
-    MODULE PROCEDURE PMPI_Gather_init_f08, PMPI_Gather_init_f08c
+    MODULE PROCEDURE PMPI_Gather_init_f08, PMPI_Gather_init_c_f08
   END INTERFACE PMPI_Gather_init
   INTERFACE PMPI_Gatherv
-    MODULE PROCEDURE PMPI_Gatherv_f08, PMPI_Gatherv_f08c
+    MODULE PROCEDURE PMPI_Gatherv_f08, PMPI_Gatherv_c_f08
   END INTERFACE PMPI_Gatherv
   INTERFACE PMPI_Gatherv_init
-    MODULE PROCEDURE PMPI_Gatherv_init_f08, PMPI_Gatherv_init_f08c
+    MODULE PROCEDURE PMPI_Gatherv_init_f08, PMPI_Gatherv_init_c_f08
   END INTERFACE PMPI_Gatherv_init
   INTERFACE PMPI_Get
-    MODULE PROCEDURE PMPI_Get_f08, PMPI_Get_f08c
+    MODULE PROCEDURE PMPI_Get_f08, PMPI_Get_c_f08
   END INTERFACE PMPI_Get
   INTERFACE PMPI_Get_accumulate
-    MODULE PROCEDURE PMPI_Get_accumulate_f08, PMPI_Get_accumulate_f08c
+    MODULE PROCEDURE PMPI_Get_accumulate_f08, PMPI_Get_accumulate_c_f08
   END INTERFACE PMPI_Get_accumulate
   INTERFACE PMPI_Get_address
     MODULE PROCEDURE PMPI_Get_address_f08
   END INTERFACE PMPI_Get_address
   INTERFACE PMPI_Get_count
-    MODULE PROCEDURE PMPI_Get_count_f08, PMPI_Get_count_f08c
+    MODULE PROCEDURE PMPI_Get_count_f08, PMPI_Get_count_c_f08
   END INTERFACE PMPI_Get_count
   INTERFACE PMPI_Get_elements
-    MODULE PROCEDURE PMPI_Get_elements_f08, PMPI_Get_elements_f08c
+    MODULE PROCEDURE PMPI_Get_elements_f08, PMPI_Get_elements_c_f08
   END INTERFACE PMPI_Get_elements
   INTERFACE PMPI_Get_elements_x
     MODULE PROCEDURE PMPI_Get_elements_x_f08
@@ -37028,61 +37035,61 @@ MODULE mpi_f08
     MODULE PROCEDURE PMPI_Group_union_f08
   END INTERFACE PMPI_Group_union
   INTERFACE PMPI_Iallgather
-    MODULE PROCEDURE PMPI_Iallgather_f08, PMPI_Iallgather_f08c
+    MODULE PROCEDURE PMPI_Iallgather_f08, PMPI_Iallgather_c_f08
   END INTERFACE PMPI_Iallgather
   INTERFACE PMPI_Iallgatherv
-    MODULE PROCEDURE PMPI_Iallgatherv_f08, PMPI_Iallgatherv_f08c
+    MODULE PROCEDURE PMPI_Iallgatherv_f08, PMPI_Iallgatherv_c_f08
   END INTERFACE PMPI_Iallgatherv
   INTERFACE PMPI_Iallreduce
-    MODULE PROCEDURE PMPI_Iallreduce_f08, PMPI_Iallreduce_f08c
+    MODULE PROCEDURE PMPI_Iallreduce_f08, PMPI_Iallreduce_c_f08
   END INTERFACE PMPI_Iallreduce
   INTERFACE PMPI_Ialltoall
-    MODULE PROCEDURE PMPI_Ialltoall_f08, PMPI_Ialltoall_f08c
+    MODULE PROCEDURE PMPI_Ialltoall_f08, PMPI_Ialltoall_c_f08
   END INTERFACE PMPI_Ialltoall
   INTERFACE PMPI_Ialltoallv
-    MODULE PROCEDURE PMPI_Ialltoallv_f08, PMPI_Ialltoallv_f08c
+    MODULE PROCEDURE PMPI_Ialltoallv_f08, PMPI_Ialltoallv_c_f08
   END INTERFACE PMPI_Ialltoallv
   INTERFACE PMPI_Ialltoallw
-    MODULE PROCEDURE PMPI_Ialltoallw_f08, PMPI_Ialltoallw_f08c
+    MODULE PROCEDURE PMPI_Ialltoallw_f08, PMPI_Ialltoallw_c_f08
   END INTERFACE PMPI_Ialltoallw
   INTERFACE PMPI_Ibarrier
     MODULE PROCEDURE PMPI_Ibarrier_f08
   END INTERFACE PMPI_Ibarrier
   INTERFACE PMPI_Ibcast
-    MODULE PROCEDURE PMPI_Ibcast_f08, PMPI_Ibcast_f08c
+    MODULE PROCEDURE PMPI_Ibcast_f08, PMPI_Ibcast_c_f08
   END INTERFACE PMPI_Ibcast
   INTERFACE PMPI_Ibsend
-    MODULE PROCEDURE PMPI_Ibsend_f08, PMPI_Ibsend_f08c
+    MODULE PROCEDURE PMPI_Ibsend_f08, PMPI_Ibsend_c_f08
   END INTERFACE PMPI_Ibsend
   INTERFACE PMPI_Iexscan
-    MODULE PROCEDURE PMPI_Iexscan_f08, PMPI_Iexscan_f08c
+    MODULE PROCEDURE PMPI_Iexscan_f08, PMPI_Iexscan_c_f08
   END INTERFACE PMPI_Iexscan
   INTERFACE PMPI_Igather
-    MODULE PROCEDURE PMPI_Igather_f08, PMPI_Igather_f08c
+    MODULE PROCEDURE PMPI_Igather_f08, PMPI_Igather_c_f08
   END INTERFACE PMPI_Igather
   INTERFACE PMPI_Igatherv
-    MODULE PROCEDURE PMPI_Igatherv_f08, PMPI_Igatherv_f08c
+    MODULE PROCEDURE PMPI_Igatherv_f08, PMPI_Igatherv_c_f08
   END INTERFACE PMPI_Igatherv
   INTERFACE PMPI_Improbe
     MODULE PROCEDURE PMPI_Improbe_f08
   END INTERFACE PMPI_Improbe
   INTERFACE PMPI_Imrecv
-    MODULE PROCEDURE PMPI_Imrecv_f08, PMPI_Imrecv_f08c
+    MODULE PROCEDURE PMPI_Imrecv_f08, PMPI_Imrecv_c_f08
   END INTERFACE PMPI_Imrecv
   INTERFACE PMPI_Ineighbor_allgather
-    MODULE PROCEDURE PMPI_Ineighbor_allgather_f08, PMPI_Ineighbor_allgather_f08c
+    MODULE PROCEDURE PMPI_Ineighbor_allgather_f08, PMPI_Ineighbor_allgather_c_f08
   END INTERFACE PMPI_Ineighbor_allgather
   INTERFACE PMPI_Ineighbor_allgatherv
-    MODULE PROCEDURE PMPI_Ineighbor_allgatherv_f08, PMPI_Ineighbor_allgatherv_f08c
+    MODULE PROCEDURE PMPI_Ineighbor_allgatherv_f08, PMPI_Ineighbor_allgatherv_c_f08
   END INTERFACE PMPI_Ineighbor_allgatherv
   INTERFACE PMPI_Ineighbor_alltoall
-    MODULE PROCEDURE PMPI_Ineighbor_alltoall_f08, PMPI_Ineighbor_alltoall_f08c
+    MODULE PROCEDURE PMPI_Ineighbor_alltoall_f08, PMPI_Ineighbor_alltoall_c_f08
   END INTERFACE PMPI_Ineighbor_alltoall
   INTERFACE PMPI_Ineighbor_alltoallv
-    MODULE PROCEDURE PMPI_Ineighbor_alltoallv_f08, PMPI_Ineighbor_alltoallv_f08c
+    MODULE PROCEDURE PMPI_Ineighbor_alltoallv_f08, PMPI_Ineighbor_alltoallv_c_f08
   END INTERFACE PMPI_Ineighbor_alltoallv
   INTERFACE PMPI_Ineighbor_alltoallw
-    MODULE PROCEDURE PMPI_Ineighbor_alltoallw_f08, PMPI_Ineighbor_alltoallw_f08c
+    MODULE PROCEDURE PMPI_Ineighbor_alltoallw_f08, PMPI_Ineighbor_alltoallw_c_f08
   END INTERFACE PMPI_Ineighbor_alltoallw
   INTERFACE PMPI_Info_create
     MODULE PROCEDURE PMPI_Info_create_f08
@@ -37139,43 +37146,43 @@ MODULE mpi_f08
     MODULE PROCEDURE PMPI_Iprobe_f08
   END INTERFACE PMPI_Iprobe
   INTERFACE PMPI_Irecv
-    MODULE PROCEDURE PMPI_Irecv_f08, PMPI_Irecv_f08c
+    MODULE PROCEDURE PMPI_Irecv_f08, PMPI_Irecv_c_f08
   END INTERFACE PMPI_Irecv
   INTERFACE PMPI_Ireduce
-    MODULE PROCEDURE PMPI_Ireduce_f08, PMPI_Ireduce_f08c
+    MODULE PROCEDURE PMPI_Ireduce_f08, PMPI_Ireduce_c_f08
   END INTERFACE PMPI_Ireduce
   INTERFACE PMPI_Ireduce_scatter
-    MODULE PROCEDURE PMPI_Ireduce_scatter_f08, PMPI_Ireduce_scatter_f08c
+    MODULE PROCEDURE PMPI_Ireduce_scatter_f08, PMPI_Ireduce_scatter_c_f08
   END INTERFACE PMPI_Ireduce_scatter
   INTERFACE PMPI_Ireduce_scatter_block
-    MODULE PROCEDURE PMPI_Ireduce_scatter_block_f08, PMPI_Ireduce_scatter_block_f08c
+    MODULE PROCEDURE PMPI_Ireduce_scatter_block_f08, PMPI_Ireduce_scatter_block_c_f08
   END INTERFACE PMPI_Ireduce_scatter_block
   INTERFACE PMPI_Irsend
-    MODULE PROCEDURE PMPI_Irsend_f08, PMPI_Irsend_f08c
+    MODULE PROCEDURE PMPI_Irsend_f08, PMPI_Irsend_c_f08
   END INTERFACE PMPI_Irsend
   INTERFACE PMPI_Is_thread_main
     MODULE PROCEDURE PMPI_Is_thread_main_f08
   END INTERFACE PMPI_Is_thread_main
   INTERFACE PMPI_Iscan
-    MODULE PROCEDURE PMPI_Iscan_f08, PMPI_Iscan_f08c
+    MODULE PROCEDURE PMPI_Iscan_f08, PMPI_Iscan_c_f08
   END INTERFACE PMPI_Iscan
   INTERFACE PMPI_Iscatter
-    MODULE PROCEDURE PMPI_Iscatter_f08, PMPI_Iscatter_f08c
+    MODULE PROCEDURE PMPI_Iscatter_f08, PMPI_Iscatter_c_f08
   END INTERFACE PMPI_Iscatter
   INTERFACE PMPI_Iscatterv
-    MODULE PROCEDURE PMPI_Iscatterv_f08, PMPI_Iscatterv_f08c
+    MODULE PROCEDURE PMPI_Iscatterv_f08, PMPI_Iscatterv_c_f08
   END INTERFACE PMPI_Iscatterv
   INTERFACE PMPI_Isend
-    MODULE PROCEDURE PMPI_Isend_f08, PMPI_Isend_f08c
+    MODULE PROCEDURE PMPI_Isend_f08, PMPI_Isend_c_f08
   END INTERFACE PMPI_Isend
   INTERFACE PMPI_Isendrecv
-    MODULE PROCEDURE PMPI_Isendrecv_f08, PMPI_Isendrecv_f08c
+    MODULE PROCEDURE PMPI_Isendrecv_f08, PMPI_Isendrecv_c_f08
   END INTERFACE PMPI_Isendrecv
   INTERFACE PMPI_Isendrecv_replace
-    MODULE PROCEDURE PMPI_Isendrecv_replace_f08, PMPI_Isendrecv_replace_f08c
+    MODULE PROCEDURE PMPI_Isendrecv_replace_f08, PMPI_Isendrecv_replace_c_f08
   END INTERFACE PMPI_Isendrecv_replace
   INTERFACE PMPI_Issend
-    MODULE PROCEDURE PMPI_Issend_f08, PMPI_Issend_f08c
+    MODULE PROCEDURE PMPI_Issend_f08, PMPI_Issend_c_f08
   END INTERFACE PMPI_Issend
   INTERFACE PMPI_Lookup_name
     MODULE PROCEDURE PMPI_Lookup_name_f08
@@ -37184,37 +37191,37 @@ MODULE mpi_f08
     MODULE PROCEDURE PMPI_Mprobe_f08
   END INTERFACE PMPI_Mprobe
   INTERFACE PMPI_Mrecv
-    MODULE PROCEDURE PMPI_Mrecv_f08, PMPI_Mrecv_f08c
+    MODULE PROCEDURE PMPI_Mrecv_f08, PMPI_Mrecv_c_f08
   END INTERFACE PMPI_Mrecv
   INTERFACE PMPI_Neighbor_allgather
-    MODULE PROCEDURE PMPI_Neighbor_allgather_f08, PMPI_Neighbor_allgather_f08c
+    MODULE PROCEDURE PMPI_Neighbor_allgather_f08, PMPI_Neighbor_allgather_c_f08
   END INTERFACE PMPI_Neighbor_allgather
   INTERFACE PMPI_Neighbor_allgather_init
-    MODULE PROCEDURE PMPI_Neighbor_allgather_init_f08, PMPI_Neighbor_allgather_init_f08c
+    MODULE PROCEDURE PMPI_Neighbor_allgather_init_f08, PMPI_Neighbor_allgather_init_c_f08
   END INTERFACE PMPI_Neighbor_allgather_init
   INTERFACE PMPI_Neighbor_allgatherv
-    MODULE PROCEDURE PMPI_Neighbor_allgatherv_f08, PMPI_Neighbor_allgatherv_f08c
+    MODULE PROCEDURE PMPI_Neighbor_allgatherv_f08, PMPI_Neighbor_allgatherv_c_f08
   END INTERFACE PMPI_Neighbor_allgatherv
   INTERFACE PMPI_Neighbor_allgatherv_init
-    MODULE PROCEDURE PMPI_Neighbor_allgatherv_init_f08, PMPI_Neighbor_allgatherv_init_f08c
+    MODULE PROCEDURE PMPI_Neighbor_allgatherv_init_f08, PMPI_Neighbor_allgatherv_init_c_f08
   END INTERFACE PMPI_Neighbor_allgatherv_init
   INTERFACE PMPI_Neighbor_alltoall
-    MODULE PROCEDURE PMPI_Neighbor_alltoall_f08, PMPI_Neighbor_alltoall_f08c
+    MODULE PROCEDURE PMPI_Neighbor_alltoall_f08, PMPI_Neighbor_alltoall_c_f08
   END INTERFACE PMPI_Neighbor_alltoall
   INTERFACE PMPI_Neighbor_alltoall_init
-    MODULE PROCEDURE PMPI_Neighbor_alltoall_init_f08, PMPI_Neighbor_alltoall_init_f08c
+    MODULE PROCEDURE PMPI_Neighbor_alltoall_init_f08, PMPI_Neighbor_alltoall_init_c_f08
   END INTERFACE PMPI_Neighbor_alltoall_init
   INTERFACE PMPI_Neighbor_alltoallv
-    MODULE PROCEDURE PMPI_Neighbor_alltoallv_f08, PMPI_Neighbor_alltoallv_f08c
+    MODULE PROCEDURE PMPI_Neighbor_alltoallv_f08, PMPI_Neighbor_alltoallv_c_f08
   END INTERFACE PMPI_Neighbor_alltoallv
   INTERFACE PMPI_Neighbor_alltoallv_init
-    MODULE PROCEDURE PMPI_Neighbor_alltoallv_init_f08, PMPI_Neighbor_alltoallv_init_f08c
+    MODULE PROCEDURE PMPI_Neighbor_alltoallv_init_f08, PMPI_Neighbor_alltoallv_init_c_f08
   END INTERFACE PMPI_Neighbor_alltoallv_init
   INTERFACE PMPI_Neighbor_alltoallw
-    MODULE PROCEDURE PMPI_Neighbor_alltoallw_f08, PMPI_Neighbor_alltoallw_f08c
+    MODULE PROCEDURE PMPI_Neighbor_alltoallw_f08, PMPI_Neighbor_alltoallw_c_f08
   END INTERFACE PMPI_Neighbor_alltoallw
   INTERFACE PMPI_Neighbor_alltoallw_init
-    MODULE PROCEDURE PMPI_Neighbor_alltoallw_init_f08, PMPI_Neighbor_alltoallw_init_f08c
+    MODULE PROCEDURE PMPI_Neighbor_alltoallw_init_f08, PMPI_Neighbor_alltoallw_init_c_f08
   END INTERFACE PMPI_Neighbor_alltoallw_init
   INTERFACE PMPI_Op_commutative
     MODULE PROCEDURE PMPI_Op_commutative_f08
@@ -37223,7 +37230,7 @@ MODULE mpi_f08
     MODULE PROCEDURE PMPI_Op_create_f08
   END INTERFACE PMPI_Op_create
   INTERFACE PMPI_Op_create_c
-    MODULE PROCEDURE PMPI_Op_create_c_f08c
+    MODULE PROCEDURE PMPI_Op_create_c_f08
   END INTERFACE PMPI_Op_create_c
   INTERFACE PMPI_Op_free
     MODULE PROCEDURE PMPI_Op_free_f08
@@ -37232,16 +37239,16 @@ MODULE mpi_f08
     MODULE PROCEDURE PMPI_Open_port_f08
   END INTERFACE PMPI_Open_port
   INTERFACE PMPI_Pack
-    MODULE PROCEDURE PMPI_Pack_f08, PMPI_Pack_f08c
+    MODULE PROCEDURE PMPI_Pack_f08, PMPI_Pack_c_f08
   END INTERFACE PMPI_Pack
   INTERFACE PMPI_Pack_external
-    MODULE PROCEDURE PMPI_Pack_external_f08, PMPI_Pack_external_f08c
+    MODULE PROCEDURE PMPI_Pack_external_f08, PMPI_Pack_external_c_f08
   END INTERFACE PMPI_Pack_external
   INTERFACE PMPI_Pack_external_size
-    MODULE PROCEDURE PMPI_Pack_external_size_f08, PMPI_Pack_external_size_f08c
+    MODULE PROCEDURE PMPI_Pack_external_size_f08, PMPI_Pack_external_size_c_f08
   END INTERFACE PMPI_Pack_external_size
   INTERFACE PMPI_Pack_size
-    MODULE PROCEDURE PMPI_Pack_size_f08, PMPI_Pack_size_f08c
+    MODULE PROCEDURE PMPI_Pack_size_f08, PMPI_Pack_size_c_f08
   END INTERFACE PMPI_Pack_size
   INTERFACE PMPI_Parrived
     MODULE PROCEDURE PMPI_Parrived_f08
@@ -37271,40 +37278,40 @@ MODULE mpi_f08
     MODULE PROCEDURE PMPI_Publish_name_f08
   END INTERFACE PMPI_Publish_name
   INTERFACE PMPI_Put
-    MODULE PROCEDURE PMPI_Put_f08, PMPI_Put_f08c
+    MODULE PROCEDURE PMPI_Put_f08, PMPI_Put_c_f08
   END INTERFACE PMPI_Put
   INTERFACE PMPI_Query_thread
     MODULE PROCEDURE PMPI_Query_thread_f08
   END INTERFACE PMPI_Query_thread
   INTERFACE PMPI_Raccumulate
-    MODULE PROCEDURE PMPI_Raccumulate_f08, PMPI_Raccumulate_f08c
+    MODULE PROCEDURE PMPI_Raccumulate_f08, PMPI_Raccumulate_c_f08
   END INTERFACE PMPI_Raccumulate
   INTERFACE PMPI_Recv
-    MODULE PROCEDURE PMPI_Recv_f08, PMPI_Recv_f08c
+    MODULE PROCEDURE PMPI_Recv_f08, PMPI_Recv_c_f08
   END INTERFACE PMPI_Recv
   INTERFACE PMPI_Recv_init
-    MODULE PROCEDURE PMPI_Recv_init_f08, PMPI_Recv_init_f08c
+    MODULE PROCEDURE PMPI_Recv_init_f08, PMPI_Recv_init_c_f08
   END INTERFACE PMPI_Recv_init
   INTERFACE PMPI_Reduce
-    MODULE PROCEDURE PMPI_Reduce_f08, PMPI_Reduce_f08c
+    MODULE PROCEDURE PMPI_Reduce_f08, PMPI_Reduce_c_f08
   END INTERFACE PMPI_Reduce
   INTERFACE PMPI_Reduce_init
-    MODULE PROCEDURE PMPI_Reduce_init_f08, PMPI_Reduce_init_f08c
+    MODULE PROCEDURE PMPI_Reduce_init_f08, PMPI_Reduce_init_c_f08
   END INTERFACE PMPI_Reduce_init
   INTERFACE PMPI_Reduce_local
-    MODULE PROCEDURE PMPI_Reduce_local_f08, PMPI_Reduce_local_f08c
+    MODULE PROCEDURE PMPI_Reduce_local_f08, PMPI_Reduce_local_c_f08
   END INTERFACE PMPI_Reduce_local
   INTERFACE PMPI_Reduce_scatter
-    MODULE PROCEDURE PMPI_Reduce_scatter_f08, PMPI_Reduce_scatter_f08c
+    MODULE PROCEDURE PMPI_Reduce_scatter_f08, PMPI_Reduce_scatter_c_f08
   END INTERFACE PMPI_Reduce_scatter
   INTERFACE PMPI_Reduce_scatter_block
-    MODULE PROCEDURE PMPI_Reduce_scatter_block_f08, PMPI_Reduce_scatter_block_f08c
+    MODULE PROCEDURE PMPI_Reduce_scatter_block_f08, PMPI_Reduce_scatter_block_c_f08
   END INTERFACE PMPI_Reduce_scatter_block
   INTERFACE PMPI_Reduce_scatter_block_init
-    MODULE PROCEDURE PMPI_Reduce_scatter_block_init_f08, PMPI_Reduce_scatter_block_init_f08c
+    MODULE PROCEDURE PMPI_Reduce_scatter_block_init_f08, PMPI_Reduce_scatter_block_init_c_f08
   END INTERFACE PMPI_Reduce_scatter_block_init
   INTERFACE PMPI_Reduce_scatter_init
-    MODULE PROCEDURE PMPI_Reduce_scatter_init_f08, PMPI_Reduce_scatter_init_f08c
+    MODULE PROCEDURE PMPI_Reduce_scatter_init_f08, PMPI_Reduce_scatter_init_c_f08
   END INTERFACE PMPI_Reduce_scatter_init
   INTERFACE PMPI_Register_datarep
     MODULE PROCEDURE PMPI_Register_datarep_f08
@@ -37334,52 +37341,52 @@ MODULE mpi_f08
     MODULE PROCEDURE PMPI_Request_get_status_some_f08
   END INTERFACE PMPI_Request_get_status_some
   INTERFACE PMPI_Rget
-    MODULE PROCEDURE PMPI_Rget_f08, PMPI_Rget_f08c
+    MODULE PROCEDURE PMPI_Rget_f08, PMPI_Rget_c_f08
   END INTERFACE PMPI_Rget
   INTERFACE PMPI_Rget_accumulate
-    MODULE PROCEDURE PMPI_Rget_accumulate_f08, PMPI_Rget_accumulate_f08c
+    MODULE PROCEDURE PMPI_Rget_accumulate_f08, PMPI_Rget_accumulate_c_f08
   END INTERFACE PMPI_Rget_accumulate
   INTERFACE PMPI_Rput
-    MODULE PROCEDURE PMPI_Rput_f08, PMPI_Rput_f08c
+    MODULE PROCEDURE PMPI_Rput_f08, PMPI_Rput_c_f08
   END INTERFACE PMPI_Rput
   INTERFACE PMPI_Rsend
-    MODULE PROCEDURE PMPI_Rsend_f08, PMPI_Rsend_f08c
+    MODULE PROCEDURE PMPI_Rsend_f08, PMPI_Rsend_c_f08
   END INTERFACE PMPI_Rsend
   INTERFACE PMPI_Rsend_init
-    MODULE PROCEDURE PMPI_Rsend_init_f08, PMPI_Rsend_init_f08c
+    MODULE PROCEDURE PMPI_Rsend_init_f08, PMPI_Rsend_init_c_f08
   END INTERFACE PMPI_Rsend_init
   INTERFACE PMPI_Scan
-    MODULE PROCEDURE PMPI_Scan_f08, PMPI_Scan_f08c
+    MODULE PROCEDURE PMPI_Scan_f08, PMPI_Scan_c_f08
   END INTERFACE PMPI_Scan
   INTERFACE PMPI_Scan_init
-    MODULE PROCEDURE PMPI_Scan_init_f08, PMPI_Scan_init_f08c
+    MODULE PROCEDURE PMPI_Scan_init_f08, PMPI_Scan_init_c_f08
   END INTERFACE PMPI_Scan_init
   INTERFACE PMPI_Scatter
-    MODULE PROCEDURE PMPI_Scatter_f08, PMPI_Scatter_f08c
+    MODULE PROCEDURE PMPI_Scatter_f08, PMPI_Scatter_c_f08
   END INTERFACE PMPI_Scatter
   INTERFACE PMPI_Scatter_init
-    MODULE PROCEDURE PMPI_Scatter_init_f08, PMPI_Scatter_init_f08c
+    MODULE PROCEDURE PMPI_Scatter_init_f08, PMPI_Scatter_init_c_f08
   END INTERFACE PMPI_Scatter_init
   INTERFACE PMPI_Scatterv
-    MODULE PROCEDURE PMPI_Scatterv_f08, PMPI_Scatterv_f08c
+    MODULE PROCEDURE PMPI_Scatterv_f08, PMPI_Scatterv_c_f08
   END INTERFACE PMPI_Scatterv
   INTERFACE PMPI_Scatterv_init
-    MODULE PROCEDURE PMPI_Scatterv_init_f08, PMPI_Scatterv_init_f08c
+    MODULE PROCEDURE PMPI_Scatterv_init_f08, PMPI_Scatterv_init_c_f08
   END INTERFACE PMPI_Scatterv_init
   INTERFACE PMPI_Send
-    MODULE PROCEDURE PMPI_Send_f08, PMPI_Send_f08c
+    MODULE PROCEDURE PMPI_Send_f08, PMPI_Send_c_f08
   END INTERFACE PMPI_Send
   INTERFACE PMPI_Send_init
-    MODULE PROCEDURE PMPI_Send_init_f08, PMPI_Send_init_f08c
+    MODULE PROCEDURE PMPI_Send_init_f08, PMPI_Send_init_c_f08
   END INTERFACE PMPI_Send_init
   INTERFACE PMPI_Sendrecv
-    MODULE PROCEDURE PMPI_Sendrecv_f08, PMPI_Sendrecv_f08c
+    MODULE PROCEDURE PMPI_Sendrecv_f08, PMPI_Sendrecv_c_f08
   END INTERFACE PMPI_Sendrecv
   INTERFACE PMPI_Sendrecv_replace
-    MODULE PROCEDURE PMPI_Sendrecv_replace_f08, PMPI_Sendrecv_replace_f08c
+    MODULE PROCEDURE PMPI_Sendrecv_replace_f08, PMPI_Sendrecv_replace_c_f08
   END INTERFACE PMPI_Sendrecv_replace
   INTERFACE PMPI_Session_attach_buffer
-    MODULE PROCEDURE PMPI_Session_attach_buffer_f08, PMPI_Session_attach_buffer_f08c
+    MODULE PROCEDURE PMPI_Session_attach_buffer_f08, PMPI_Session_attach_buffer_c_f08
   END INTERFACE PMPI_Session_attach_buffer
   INTERFACE PMPI_Session_call_errhandler
     MODULE PROCEDURE PMPI_Session_call_errhandler_f08
@@ -37388,7 +37395,7 @@ MODULE mpi_f08
     MODULE PROCEDURE PMPI_Session_create_errhandler_f08
   END INTERFACE PMPI_Session_create_errhandler
   INTERFACE PMPI_Session_detach_buffer
-    MODULE PROCEDURE PMPI_Session_detach_buffer_f08, PMPI_Session_detach_buffer_f08c
+    MODULE PROCEDURE PMPI_Session_detach_buffer_f08, PMPI_Session_detach_buffer_c_f08
   END INTERFACE PMPI_Session_detach_buffer
   INTERFACE PMPI_Session_finalize
     MODULE PROCEDURE PMPI_Session_finalize_f08
@@ -37427,10 +37434,10 @@ MODULE mpi_f08
         & aptus_sizeof_l2, aptus_sizeof_l4, aptus_sizeof_l8
   END INTERFACE PMPI_Sizeof
   INTERFACE PMPI_Ssend
-    MODULE PROCEDURE PMPI_Ssend_f08, PMPI_Ssend_f08c
+    MODULE PROCEDURE PMPI_Ssend_f08, PMPI_Ssend_c_f08
   END INTERFACE PMPI_Ssend
   INTERFACE PMPI_Ssend_init
-    MODULE PROCEDURE PMPI_Ssend_init_f08, PMPI_Ssend_init_f08c
+    MODULE PROCEDURE PMPI_Ssend_init_f08, PMPI_Ssend_init_c_f08
   END INTERFACE PMPI_Ssend_init
   INTERFACE PMPI_Start
     MODULE PROCEDURE PMPI_Start_f08
@@ -37457,7 +37464,7 @@ MODULE mpi_f08
     MODULE PROCEDURE PMPI_Status_set_cancelled_f08
   END INTERFACE PMPI_Status_set_cancelled
   INTERFACE PMPI_Status_set_elements
-    MODULE PROCEDURE PMPI_Status_set_elements_f08, PMPI_Status_set_elements_f08c
+    MODULE PROCEDURE PMPI_Status_set_elements_f08, PMPI_Status_set_elements_c_f08
   END INTERFACE PMPI_Status_set_elements
   INTERFACE PMPI_Status_set_elements_x
     MODULE PROCEDURE PMPI_Status_set_elements_x_f08
@@ -37493,10 +37500,10 @@ MODULE mpi_f08
     MODULE PROCEDURE PMPI_Type_commit_f08
   END INTERFACE PMPI_Type_commit
   INTERFACE PMPI_Type_contiguous
-    MODULE PROCEDURE PMPI_Type_contiguous_f08, PMPI_Type_contiguous_f08c
+    MODULE PROCEDURE PMPI_Type_contiguous_f08, PMPI_Type_contiguous_c_f08
   END INTERFACE PMPI_Type_contiguous
   INTERFACE PMPI_Type_create_darray
-    MODULE PROCEDURE PMPI_Type_create_darray_f08, PMPI_Type_create_darray_f08c
+    MODULE PROCEDURE PMPI_Type_create_darray_f08, PMPI_Type_create_darray_c_f08
   END INTERFACE PMPI_Type_create_darray
   INTERFACE PMPI_Type_create_f90_complex
     MODULE PROCEDURE PMPI_Type_create_f90_complex_f08
@@ -37508,16 +37515,16 @@ MODULE mpi_f08
     MODULE PROCEDURE PMPI_Type_create_f90_real_f08
   END INTERFACE PMPI_Type_create_f90_real
   INTERFACE PMPI_Type_create_hindexed
-    MODULE PROCEDURE PMPI_Type_create_hindexed_f08, PMPI_Type_create_hindexed_f08c
+    MODULE PROCEDURE PMPI_Type_create_hindexed_f08, PMPI_Type_create_hindexed_c_f08
   END INTERFACE PMPI_Type_create_hindexed
   INTERFACE PMPI_Type_create_hindexed_block
-    MODULE PROCEDURE PMPI_Type_create_hindexed_block_f08, PMPI_Type_create_hindexed_block_f08c
+    MODULE PROCEDURE PMPI_Type_create_hindexed_block_f08, PMPI_Type_create_hindexed_block_c_f08
   END INTERFACE PMPI_Type_create_hindexed_block
   INTERFACE PMPI_Type_create_hvector
-    MODULE PROCEDURE PMPI_Type_create_hvector_f08, PMPI_Type_create_hvector_f08c
+    MODULE PROCEDURE PMPI_Type_create_hvector_f08, PMPI_Type_create_hvector_c_f08
   END INTERFACE PMPI_Type_create_hvector
   INTERFACE PMPI_Type_create_indexed_block
-    MODULE PROCEDURE PMPI_Type_create_indexed_block_f08, PMPI_Type_create_indexed_block_f08c
+    MODULE PROCEDURE PMPI_Type_create_indexed_block_f08, PMPI_Type_create_indexed_block_c_f08
   END INTERFACE PMPI_Type_create_indexed_block
   INTERFACE PMPI_Type_create_keyval
     MODULE PROCEDURE PMPI_Type_create_keyval_f08
@@ -37526,13 +37533,13 @@ MODULE mpi_f08
     MODULE PROCEDURE PMPI_Type_create_resized_f08
   END INTERFACE PMPI_Type_create_resized
   INTERFACE PMPI_Type_create_resized_c
-    MODULE PROCEDURE PMPI_Type_create_resized_f08c
+    MODULE PROCEDURE PMPI_Type_create_resized_c_f08
   END INTERFACE PMPI_Type_create_resized_c
   INTERFACE PMPI_Type_create_struct
-    MODULE PROCEDURE PMPI_Type_create_struct_f08, PMPI_Type_create_struct_f08c
+    MODULE PROCEDURE PMPI_Type_create_struct_f08, PMPI_Type_create_struct_c_f08
   END INTERFACE PMPI_Type_create_struct
   INTERFACE PMPI_Type_create_subarray
-    MODULE PROCEDURE PMPI_Type_create_subarray_f08, PMPI_Type_create_subarray_f08c
+    MODULE PROCEDURE PMPI_Type_create_subarray_f08, PMPI_Type_create_subarray_c_f08
   END INTERFACE PMPI_Type_create_subarray
   INTERFACE PMPI_Type_delete_attr
     MODULE PROCEDURE PMPI_Type_delete_attr_f08
@@ -37550,16 +37557,16 @@ MODULE mpi_f08
     MODULE PROCEDURE PMPI_Type_get_attr_f08
   END INTERFACE PMPI_Type_get_attr
   INTERFACE PMPI_Type_get_contents
-    MODULE PROCEDURE PMPI_Type_get_contents_f08, PMPI_Type_get_contents_f08c
+    MODULE PROCEDURE PMPI_Type_get_contents_f08, PMPI_Type_get_contents_c_f08
   END INTERFACE PMPI_Type_get_contents
   INTERFACE PMPI_Type_get_envelope
-    MODULE PROCEDURE PMPI_Type_get_envelope_f08, PMPI_Type_get_envelope_f08c
+    MODULE PROCEDURE PMPI_Type_get_envelope_f08, PMPI_Type_get_envelope_c_f08
   END INTERFACE PMPI_Type_get_envelope
   INTERFACE PMPI_Type_get_extent
     MODULE PROCEDURE PMPI_Type_get_extent_f08
   END INTERFACE PMPI_Type_get_extent
   INTERFACE PMPI_Type_get_extent_c
-    MODULE PROCEDURE PMPI_Type_get_extent_f08c
+    MODULE PROCEDURE PMPI_Type_get_extent_c_f08
   END INTERFACE PMPI_Type_get_extent_c
   INTERFACE PMPI_Type_get_extent_x
     MODULE PROCEDURE PMPI_Type_get_extent_x_f08
@@ -37571,7 +37578,7 @@ MODULE mpi_f08
     MODULE PROCEDURE PMPI_Type_get_true_extent_f08
   END INTERFACE PMPI_Type_get_true_extent
   INTERFACE PMPI_Type_get_true_extent_c
-    MODULE PROCEDURE PMPI_Type_get_true_extent_f08c
+    MODULE PROCEDURE PMPI_Type_get_true_extent_c_f08
   END INTERFACE PMPI_Type_get_true_extent_c
   INTERFACE PMPI_Type_get_true_extent_x
     MODULE PROCEDURE PMPI_Type_get_true_extent_x_f08
@@ -37580,7 +37587,7 @@ MODULE mpi_f08
     MODULE PROCEDURE PMPI_Type_get_value_index_f08
   END INTERFACE PMPI_Type_get_value_index
   INTERFACE PMPI_Type_indexed
-    MODULE PROCEDURE PMPI_Type_indexed_f08, PMPI_Type_indexed_f08c
+    MODULE PROCEDURE PMPI_Type_indexed_f08, PMPI_Type_indexed_c_f08
   END INTERFACE PMPI_Type_indexed
   INTERFACE PMPI_Type_match_size
     MODULE PROCEDURE PMPI_Type_match_size_f08
@@ -37592,19 +37599,19 @@ MODULE mpi_f08
     MODULE PROCEDURE PMPI_Type_set_name_f08
   END INTERFACE PMPI_Type_set_name
   INTERFACE PMPI_Type_size
-    MODULE PROCEDURE PMPI_Type_size_f08, PMPI_Type_size_f08c
+    MODULE PROCEDURE PMPI_Type_size_f08, PMPI_Type_size_c_f08
   END INTERFACE PMPI_Type_size
   INTERFACE PMPI_Type_size_x
     MODULE PROCEDURE PMPI_Type_size_x_f08
   END INTERFACE PMPI_Type_size_x
   INTERFACE PMPI_Type_vector
-    MODULE PROCEDURE PMPI_Type_vector_f08, PMPI_Type_vector_f08c
+    MODULE PROCEDURE PMPI_Type_vector_f08, PMPI_Type_vector_c_f08
   END INTERFACE PMPI_Type_vector
   INTERFACE PMPI_Unpack
-    MODULE PROCEDURE PMPI_Unpack_f08, PMPI_Unpack_f08c
+    MODULE PROCEDURE PMPI_Unpack_f08, PMPI_Unpack_c_f08
   END INTERFACE PMPI_Unpack
   INTERFACE PMPI_Unpack_external
-    MODULE PROCEDURE PMPI_Unpack_external_f08, PMPI_Unpack_external_f08c
+    MODULE PROCEDURE PMPI_Unpack_external_f08, PMPI_Unpack_external_c_f08
   END INTERFACE PMPI_Unpack_external
   INTERFACE PMPI_Unpublish_name
     MODULE PROCEDURE PMPI_Unpublish_name_f08
@@ -37622,10 +37629,10 @@ MODULE mpi_f08
     MODULE PROCEDURE PMPI_Waitsome_f08
   END INTERFACE PMPI_Waitsome
   INTERFACE PMPI_Win_allocate
-    MODULE PROCEDURE PMPI_Win_allocate_f08, PMPI_Win_allocate_f08c
+    MODULE PROCEDURE PMPI_Win_allocate_f08, PMPI_Win_allocate_c_f08
   END INTERFACE PMPI_Win_allocate
   INTERFACE PMPI_Win_allocate_shared
-    MODULE PROCEDURE PMPI_Win_allocate_shared_f08, PMPI_Win_allocate_shared_f08c
+    MODULE PROCEDURE PMPI_Win_allocate_shared_f08, PMPI_Win_allocate_shared_c_f08
   END INTERFACE PMPI_Win_allocate_shared
   INTERFACE PMPI_Win_attach
     MODULE PROCEDURE PMPI_Win_attach_f08
@@ -37637,7 +37644,7 @@ MODULE mpi_f08
     MODULE PROCEDURE PMPI_Win_complete_f08
   END INTERFACE PMPI_Win_complete
   INTERFACE PMPI_Win_create
-    MODULE PROCEDURE PMPI_Win_create_f08, PMPI_Win_create_f08c
+    MODULE PROCEDURE PMPI_Win_create_f08, PMPI_Win_create_c_f08
   END INTERFACE PMPI_Win_create
   INTERFACE PMPI_Win_create_dynamic
     MODULE PROCEDURE PMPI_Win_create_dynamic_f08
@@ -37712,7 +37719,7 @@ MODULE mpi_f08
     MODULE PROCEDURE PMPI_Win_set_name_f08
   END INTERFACE PMPI_Win_set_name
   INTERFACE PMPI_Win_shared_query
-    MODULE PROCEDURE PMPI_Win_shared_query_f08, PMPI_Win_shared_query_f08c
+    MODULE PROCEDURE PMPI_Win_shared_query_f08, PMPI_Win_shared_query_c_f08
   END INTERFACE PMPI_Win_shared_query
   INTERFACE PMPI_Win_start
     MODULE PROCEDURE PMPI_Win_start_f08
