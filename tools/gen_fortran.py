@@ -44,6 +44,7 @@ HAND_WRITTEN = {
     "mpi_comm_get_attr", "mpi_type_get_attr", "mpi_win_get_attr",
     "mpi_comm_set_attr", "mpi_type_set_attr", "mpi_win_set_attr",
     "mpi_comm_delete_attr", "mpi_type_delete_attr", "mpi_win_delete_attr", "mpi_attr_delete",
+    "mpi_info_get_string",
 }
 # MPI-1 routines removed in MPI 3.0 (not in the API description) that f_hand.c still offers to
 # mpif.h and `mpi` programs.

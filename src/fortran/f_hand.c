@@ -787,6 +787,43 @@ F_CPTR(win_shared_query,
 
 /* ---- the rest ------------------------------------------------------------------------------ */
 
+/* MPI_INFO_GET_STRING: in Fortran BUFLEN counts no terminator -- on input the characters wanted
+ * (0: VALUE left alone), on return the value's length -- and VALUE gets the first BUFLEN
+ * characters, padded with blanks. */
+static void f_info_get_string(int prof, MPI_Fint *info, char *key, MPI_Fint *buflen, char *value, MPI_Fint *flag,
+                              MPI_Fint *ierror, size_t key_len, size_t value_len)
+{
+    size_t want = *buflen > 0 ? (size_t)*buflen : 0;
+    char *k = aptus_f_string_in(key, key_len, 1);
+    char *v = k ? malloc(want + 1) : NULL;
+    if (!v) {
+        free(k);
+        *ierror = aptus_f_nomem("MPI_Info_get_string");
+        return;
+    }
+    int cbuflen = (int)want + 1, found = 0;
+    *ierror = F_CALL(prof, Info_get_string, MPI_Info_fromint(*info), k, &cbuflen, v, &found);
+    if (*ierror == MPI_SUCCESS) {
+        *flag = aptus_f_logical_out(found);
+        if (found) {
+            *buflen = cbuflen - 1;
+            if (want > 0) {
+                size_t n = strlen(v);
+                n = n < want ? n : want;
+                n = n < value_len ? n : value_len;
+                memcpy(value, v, n);
+                memset(value + n, ' ', value_len - n);
+            }
+        }
+    }
+    free(k);
+    free(v);
+}
+F_ENTRY(info_get_string,
+        (MPI_Fint * info, char *key, MPI_Fint *buflen, char *value, MPI_Fint *flag, MPI_Fint *ierror, size_t key_len,
+         size_t value_len),
+        info COMMA key COMMA buflen COMMA value COMMA flag COMMA ierror COMMA key_len COMMA value_len)
+
 static void f_info_create_env(int prof, MPI_Fint *info, MPI_Fint *ierror)
 {
     MPI_Info h = MPI_INFO_NULL;

@@ -2,12 +2,12 @@
 ! pointer to the integer, and in Fortran as the integer, also on a communicator duplicated with
 ! MPI_COMM_DUP_FN; a pointer set in C is read in Fortran as its integer value. The predefined
 ! copy functions called directly do what they say. MPI_INFO_GET of a missing key leaves the value
-! alone. Run on 2 ranks (under ASan: the cells behind Fortran's values are all freed).
+! alone; MPI_INFO_GET_STRING's BUFLEN counts characters (no terminator). Run on 2 ranks (under ASan: the cells behind Fortran's values are all freed).
 program f_attrlang
   use mpi
   use ftest
   implicit none
-  integer :: rank, ierr, key_null, key_dup, dup, found, info
+  integer :: rank, ierr, key_null, key_dup, dup, found, info, buflen
   integer(kind=MPI_ADDRESS_KIND) :: extra, val, vin, vout
   logical :: flag
   character(len=16) :: value
@@ -67,6 +67,21 @@ program f_attrlang
   if (flag .or. value /= 'unchanged') call fail('MPI_INFO_GET of a missing key changed the value')
   call MPI_Info_get(info, 'present', 16, value, flag, ierr)
   if (.not. flag .or. value /= 'yes') call fail('MPI_INFO_GET of a present key')
+  ! MPI_INFO_GET_STRING: BUFLEN counts no terminator; VALUE gets its first BUFLEN characters
+  value = 'unchanged'
+  buflen = 16
+  call MPI_Info_get_string(info, 'present', buflen, value, flag, ierr)
+  if (.not. flag .or. buflen /= 3 .or. value /= 'yes') call fail('MPI_INFO_GET_STRING, room enough')
+  buflen = 2
+  call MPI_Info_get_string(info, 'present', buflen, value, flag, ierr)
+  if (.not. flag .or. buflen /= 3 .or. value /= 'ye') call fail('MPI_INFO_GET_STRING, truncated')
+  value = 'unchanged'
+  buflen = 0
+  call MPI_Info_get_string(info, 'present', buflen, value, flag, ierr)
+  if (.not. flag .or. buflen /= 3 .or. value /= 'unchanged') call fail('MPI_INFO_GET_STRING, BUFLEN 0')
+  buflen = 16
+  call MPI_Info_get_string(info, 'absent', buflen, value, flag, ierr)
+  if (flag .or. value /= 'unchanged') call fail('MPI_INFO_GET_STRING of a missing key')
   call MPI_Info_free(info, ierr)
   call MPI_Finalize(ierr)
 contains

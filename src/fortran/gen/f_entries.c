@@ -6246,41 +6246,6 @@ void pmpi_info_get_nthkey_(MPI_Fint *info, MPI_Fint *n, char *key, MPI_Fint *ier
     f_info_get_nthkey(1, info, n, key, ierror, key_len);
 }
 
-static void f_info_get_string(int prof, MPI_Fint *info, char *key, MPI_Fint *buflen, char *value, MPI_Fint *flag,
-                              MPI_Fint *ierror, size_t key_len, size_t value_len)
-{
-    char *s_key = NULL;
-    char *s_value = NULL;
-    int l_flag = 0;
-    int rc;
-    if (!(s_key = aptus_f_string_in(key, key_len, 1)))
-        goto nomem;
-    if (!(s_value = aptus_f_string_buf(value_len)))
-        goto nomem;
-    rc = prof ? PMPI_Info_get_string(MPI_Info_fromint(*info), s_key, buflen, s_value, &l_flag)
-              : MPI_Info_get_string(MPI_Info_fromint(*info), s_key, buflen, s_value, &l_flag);
-    if (rc == MPI_SUCCESS && l_flag)
-        aptus_f_string_out(s_value, value, value_len);
-    *flag = aptus_f_logical_out(l_flag);
-    goto done;
-nomem:
-    rc = aptus_f_nomem("MPI_Info_get_string");
-done:
-    free(s_key);
-    free(s_value);
-    *ierror = rc;
-}
-void mpi_info_get_string_(MPI_Fint *info, char *key, MPI_Fint *buflen, char *value, MPI_Fint *flag, MPI_Fint *ierror,
-                          size_t key_len, size_t value_len)
-{
-    f_info_get_string(0, info, key, buflen, value, flag, ierror, key_len, value_len);
-}
-void pmpi_info_get_string_(MPI_Fint *info, char *key, MPI_Fint *buflen, char *value, MPI_Fint *flag, MPI_Fint *ierror,
-                           size_t key_len, size_t value_len)
-{
-    f_info_get_string(1, info, key, buflen, value, flag, ierror, key_len, value_len);
-}
-
 static void f_info_get_valuelen(int prof, MPI_Fint *info, char *key, MPI_Fint *valuelen, MPI_Fint *flag,
                                 MPI_Fint *ierror, size_t key_len)
 {
