@@ -58,10 +58,6 @@ REMOVED_MPI1 = ["mpi_address", "mpi_type_extent", "mpi_type_lb", "mpi_type_ub", 
 LARGE_HAND = {"mpi_op_create", "mpi_register_datarep"}
 LARGE_HAND_F08 = {"mpi_op_create"}
 
-# Not part of the Fortran bindings at all (C-only conversions the standard marks f90-expressible
-# for Fortran's own use are hand-written above).
-SKIPPED = set()
-
 # Procedures whose INDEX results are positions in the caller's array of requests.
 INDEX_PROCS = ("mpi_waitany", "mpi_testany", "mpi_waitsome", "mpi_testsome", "mpi_request_get_status_any",
                "mpi_request_get_status_some")
@@ -142,7 +138,6 @@ def bind(name, p, proto, large=False):
     fnames = {q["name"] for q in params if ("f90_parameter" not in q["suppress"] or large) and q["kind"] != "VARARGS"
               and ("c_parameter" not in q["suppress"] or q["kind"] == "ERROR_CODE")}
     has_ierror = False
-    inplace_guard = {}
     for q in params:
         in_c = "c_parameter" not in q["suppress"] and q["kind"] != "VARARGS"
         in_f = q["name"] in fnames
@@ -701,7 +696,6 @@ def f08_entry_interface(p, prof, large=False):
     params = [F90Parameter(q) for q in p._parseset["parameters"]
               if ("f90_parameter" not in q["suppress"] or (large and "c_parameter" not in q["suppress"]))
               and q["kind"] != "VARARGS" and (large or not q["large_only"])]
-    pre = "P" if prof else ""
     name = f08_entry_name(p, prof, large)
     if f90.return_kind is not None:
         out = ["    FUNCTION %s(%s)" % (name, ", ".join(x.name for x in params)), "      IMPORT",

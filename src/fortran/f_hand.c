@@ -28,17 +28,61 @@ static pthread_mutex_t hand_lock = PTHREAD_MUTEX_INITIALIZER;
 /* ---- user reductions: a C function per slot calls the slot's Fortran subroutine ----------- */
 
 typedef void f_user_fn(void *in, void *inout, MPI_Fint *len, MPI_Fint *type);
+typedef void f_user_fn_c(void *in, void *inout, MPI_Count *len, MPI_Fint *type); /* MPI_Op_create_c's */
 #define F_SLOTS 64
-static struct {
-    f_user_fn *fn;
+
+/* A table of slots: the Fortran function of each and the op made with it (-1 before it is). */
+struct op_slot {
+    f_fn *fn;
     MPI_Fint op;
-} ops[F_SLOTS];
+};
+static struct op_slot ops[F_SLOTS], ops_c[F_SLOTS];
+
+/* A free slot of t for fn, or -1 when all are taken. */
+static int slot_take(struct op_slot *t, f_fn *fn)
+{
+    pthread_mutex_lock(&hand_lock);
+    int i = 0;
+    while (i < F_SLOTS && t[i].fn)
+        i++;
+    if (i < F_SLOTS) {
+        t[i].fn = fn;
+        t[i].op = -1; /* no handle yet: a free of the slot's last op (its number may come again) misses it */
+    }
+    pthread_mutex_unlock(&hand_lock);
+    return i < F_SLOTS ? i : -1;
+}
+
+/* After the C library's op creation: the op recorded (and returned), or the slot free again. */
+static void slot_settle(struct op_slot *t, int i, int rc, MPI_Op h, MPI_Fint *op)
+{
+    pthread_mutex_lock(&hand_lock);
+    if (rc == MPI_SUCCESS)
+        t[i].op = *op = MPI_Op_toint(h);
+    else
+        t[i].fn = NULL;
+    pthread_mutex_unlock(&hand_lock);
+}
+
+/* The slot of t holding op, or -1 (hand_lock held). */
+static int slot_find(const struct op_slot *t, MPI_Fint op)
+{
+    for (int i = 0; i < F_SLOTS; i++)
+        if (t[i].fn && t[i].op == op)
+            return i;
+    return -1;
+}
 
 #define F_OP_TRAMPOLINE(i)                                                                                             \
     static void op_##i(void *in, void *inout, int *len, MPI_Datatype *type)                                            \
     {                                                                                                                  \
         MPI_Fint t = MPI_Type_toint(*type);                                                                            \
-        ops[0##i].fn(in, inout, len, &t);                                                                              \
+        ((f_user_fn *)ops[0##i].fn)(in, inout, len, &t);                                                               \
+    }                                                                                                                  \
+    static void opc_##i(void *in, void *inout, MPI_Count *len, MPI_Datatype *type)                                     \
+    {                                                                                                                  \
+        MPI_Fint t = MPI_Type_toint(*type);                                                                            \
+        ((f_user_fn_c *)ops_c[0##i].fn)(in, inout, len, &t);                                                           \
     }
 #define F_SLOTS_8(X, b) X(b##0) X(b##1) X(b##2) X(b##3) X(b##4) X(b##5) X(b##6) X(b##7)
 #define F_SLOTS_64(X)                                                                                                  \
@@ -46,77 +90,36 @@ static struct {
     F_SLOTS_8(X, 1) F_SLOTS_8(X, 2) F_SLOTS_8(X, 3) F_SLOTS_8(X, 4) F_SLOTS_8(X, 5) F_SLOTS_8(X, 6) F_SLOTS_8(X, 7)
 /* slots 0-7, 10-17, ..., 70-77: 64 names, each read as an octal index (0##i) */
 F_SLOTS_64(F_OP_TRAMPOLINE)
-#define F_OP_NAME(i) op_##i,
+#define F_OP_NAME(i)  op_##i,
+#define F_OPC_NAME(i) opc_##i,
 static MPI_User_function *const op_trampolines[F_SLOTS] = { F_SLOTS_64(F_OP_NAME) };
+static MPI_User_function_c *const opc_trampolines[F_SLOTS] = { F_SLOTS_64(F_OPC_NAME) };
 
 static void f_op_create(int prof, f_user_fn *fn, MPI_Fint *commute, MPI_Fint *op, MPI_Fint *ierror)
 {
-    pthread_mutex_lock(&hand_lock);
-    int i = 0;
-    while (i < F_SLOTS && ops[i].fn)
-        i++;
-    if (i == F_SLOTS) {
-        pthread_mutex_unlock(&hand_lock);
+    int i = slot_take(ops, (f_fn *)fn);
+    if (i < 0) {
         *ierror = aptus_f_unsupported("MPI_Op_create", "more than 64 reductions written in Fortran at once");
         return;
     }
-    ops[i].fn = fn;
-    ops[i].op = -1; /* no handle yet: a free of the slot's last op (its number may come again) misses it */
-    pthread_mutex_unlock(&hand_lock);
     MPI_Op h = MPI_OP_NULL;
-    int rc = F_CALL(prof, Op_create, op_trampolines[i], aptus_f_logical_in(*commute), &h);
-    pthread_mutex_lock(&hand_lock);
-    if (rc == MPI_SUCCESS)
-        ops[i].op = *op = MPI_Op_toint(h);
-    else
-        ops[i].fn = NULL;
-    pthread_mutex_unlock(&hand_lock);
-    *ierror = rc;
+    *ierror = F_CALL(prof, Op_create, op_trampolines[i], aptus_f_logical_in(*commute), &h);
+    slot_settle(ops, i, *ierror, h, op);
 }
 F_ENTRY(op_create, (f_user_fn * fn, MPI_Fint *commute, MPI_Fint *op, MPI_Fint *ierror),
         fn COMMA commute COMMA op COMMA ierror)
 
-/* The large-count reductions (mpi_f08's MPI_Op_create_c): slots of their own. */
-typedef void f_user_fn_c(void *in, void *inout, MPI_Count *len, MPI_Fint *type);
-static struct {
-    f_user_fn_c *fn;
-    MPI_Fint op;
-} ops_c[F_SLOTS];
-#define F_OPC_TRAMPOLINE(i)                                                                                            \
-    static void opc_##i(void *in, void *inout, MPI_Count *len, MPI_Datatype *type)                                     \
-    {                                                                                                                  \
-        MPI_Fint t = MPI_Type_toint(*type);                                                                            \
-        ops_c[0##i].fn(in, inout, len, &t);                                                                            \
-    }
-F_SLOTS_64(F_OPC_TRAMPOLINE)
-#define F_OPC_NAME(i) opc_##i,
-static MPI_User_function_c *const opc_trampolines[F_SLOTS] = { F_SLOTS_64(F_OPC_NAME) };
-
 static void f_op_create_c(int prof, f_user_fn_c *fn, MPI_Fint *commute, MPI_Fint *op, MPI_Fint *ierror)
 {
-    pthread_mutex_lock(&hand_lock);
-    int i = 0;
-    while (i < F_SLOTS && ops_c[i].fn)
-        i++;
-    if (i < F_SLOTS) {
-        ops_c[i].fn = fn;
-        ops_c[i].op = -1;
-    }
-    pthread_mutex_unlock(&hand_lock);
-    if (i == F_SLOTS) {
+    int i = slot_take(ops_c, (f_fn *)fn);
+    if (i < 0) {
         *ierror =
             aptus_f_unsupported("MPI_Op_create_c", "more than 64 large-count reductions written in Fortran at once");
         return;
     }
     MPI_Op h = MPI_OP_NULL;
-    int rc = F_CALL(prof, Op_create_c, opc_trampolines[i], aptus_f_logical_in(*commute), &h);
-    pthread_mutex_lock(&hand_lock);
-    if (rc == MPI_SUCCESS)
-        ops_c[i].op = *op = MPI_Op_toint(h);
-    else
-        ops_c[i].fn = NULL;
-    pthread_mutex_unlock(&hand_lock);
-    *ierror = rc;
+    *ierror = F_CALL(prof, Op_create_c, opc_trampolines[i], aptus_f_logical_in(*commute), &h);
+    slot_settle(ops_c, i, *ierror, h, op);
 }
 F_ENTRY(op_create_c, (f_user_fn_c * fn, MPI_Fint *commute, MPI_Fint *op, MPI_Fint *ierror),
         fn COMMA commute COMMA op COMMA ierror)
@@ -125,14 +128,8 @@ static void f_op_free(int prof, MPI_Fint *op, MPI_Fint *ierror)
 {
     /* the slot is found while the op lives (its number is its own until the C library frees
      * it), and given back by index: after the free, another thread's new op may have the number */
-    int k = -1, kc = -1;
     pthread_mutex_lock(&hand_lock);
-    for (int i = 0; i < F_SLOTS; i++) {
-        if (ops[i].fn && ops[i].op == *op)
-            k = i;
-        if (ops_c[i].fn && ops_c[i].op == *op)
-            kc = i;
-    }
+    int k = slot_find(ops, *op), kc = slot_find(ops_c, *op);
     pthread_mutex_unlock(&hand_lock);
     MPI_Op h = MPI_Op_fromint(*op);
     int rc = F_CALL(prof, Op_free, &h);
