@@ -12,9 +12,20 @@ endif()
 enable_language(Fortran)
 set(APTUS_FORTRAN_MODDIR ${PROJECT_BINARY_DIR}/fortran/modules)
 add_library(mpifort_abi SHARED
-  src/fortran/f_runtime.c src/fortran/f_hand.c src/fortran/gen/f_entries.c
+  src/fortran/f_runtime.c src/fortran/f_hand.c src/fortran/f_section.c src/fortran/gen/f_entries.c
   src/fortran/gen/mpi_module.f90 src/fortran/gen/mpi_f08.f90)
 target_include_directories(mpifort_abi PRIVATE ${PROJECT_SOURCE_DIR}/src)
+# The Fortran compiler's C descriptor header (ISO_Fortran_binding.h): the array sections of
+# mpi_f08 arrive as its CFI_cdesc_t, whose layout is that compiler's.
+execute_process(COMMAND ${CMAKE_Fortran_COMPILER} -print-file-name=include
+  OUTPUT_VARIABLE aptus_fc_include OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
+find_file(APTUS_CFI_HEADER ISO_Fortran_binding.h HINTS "${aptus_fc_include}")
+if(NOT APTUS_CFI_HEADER)
+  message(FATAL_ERROR "Aptus MPI: the Fortran compiler ${CMAKE_Fortran_COMPILER} has no ISO_Fortran_binding.h "
+    "(Fortran 2018 C descriptors, gfortran 9 or later); configure with -DAPTUS_WITH_FORTRAN=OFF")
+endif()
+set_source_files_properties(src/fortran/f_section.c PROPERTIES
+  COMPILE_DEFINITIONS "APTUS_CFI_HEADER=\"${APTUS_CFI_HEADER}\"")
 target_include_directories(mpifort_abi PUBLIC
   $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include> $<BUILD_INTERFACE:${APTUS_FORTRAN_MODDIR}>
   $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)

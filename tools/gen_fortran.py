@@ -511,18 +511,20 @@ def wrap(line, width=100):
 
 # MPI_SIZEOF in the modules: a generic over every numeric and LOGICAL kind gfortran has, any rank.
 SIZEOF_KINDS = [("INTEGER", k) for k in (1, 2, 4, 8, 16)] + [("REAL", k) for k in (4, 8, 10, 16)] + \
-    [("COMPLEX", k) for k in (4, 8, 10, 16)] + [("LOGICAL", k) for k in (1, 2, 4, 8)]
+    [("COMPLEX", k) for k in (4, 8, 10, 16)] + [("LOGICAL", k) for k in (1, 2, 4, 8)] + [("CHARACTER", 1)]
+# (CHARACTER is not numeric, so not in the standard's MPI_SIZEOF; programs call it all the same,
+# and MPI_CHARACTER has a size: the length of the string in bytes)
 
 
 def sizeof_text(prefix, optional):
     """The generic MPI_SIZEOF (and PMPI_SIZEOF) and its specifics (prefix: their names' start)."""
-    names = ["%s_%s%d" % (prefix, t.lower()[0], k) for t, k in SIZEOF_KINDS]
+    names = ["%s_%s%d" % (prefix, "h" if t == "CHARACTER" else t.lower()[0], k) for t, k in SIZEOF_KINDS]
     generic = []
     for g in ("MPI_SIZEOF", "PMPI_SIZEOF"):
         generic += ["  INTERFACE %s" % g, "    MODULE PROCEDURE " + ", ".join(names), "  END INTERFACE %s" % g]
     body = []
     for (t, k), n in zip(SIZEOF_KINDS, names):
-        body += ["  SUBROUTINE %s(x, size, ierror)" % n, "    %s(KIND=%d), DIMENSION(..), INTENT(IN) :: x" % (t, k),
+        body += ["  SUBROUTINE %s(x, size, ierror)" % n, "    %s(KIND=%d%s), DIMENSION(..), INTENT(IN) :: x" % (t, k, ", LEN=*" if t == "CHARACTER" else ""),
                  "    INTEGER, INTENT(OUT) :: size", "    INTEGER%s, INTENT(OUT) :: ierror" % (", OPTIONAL" if optional else ""),
                  "    size = STORAGE_SIZE(x) / 8"]
         body.append("    IF (PRESENT(ierror)) ierror = MPI_SUCCESS" if optional else "    ierror = MPI_SUCCESS")
@@ -589,7 +591,8 @@ def f08_decl_lines(text, keep_assumed_rank=True):
     """The f08 declaration lines of pympistandard's rendering. Choice buffers stay assumed-rank
     (TYPE(*), DIMENSION(..)) as the standard declares them; the specific passes them on to the
     entry point's assumed-size argument, for which the compiler makes a contiguous copy of a
-    non-contiguous section (MPI_SUBARRAYS_SUPPORTED is .FALSE.). With keep_assumed_rank false
+    non-contiguous section in the calls that complete before they return (the calls that keep their
+    buffer describe a section by a datatype instead: f08_section_branch). With keep_assumed_rank false
     they are assumed-size with NO_ARG_CHECK."""
     out = []
     for line in text.splitlines()[1:]:
@@ -604,6 +607,108 @@ def f08_decl_lines(text, keep_assumed_rank=True):
     return out
 
 
+# How the calls that keep their buffer take a non-contiguous section (f_section.c): SINGLE, one
+# message of COUNT copies of DATATYPE; ELEM, split by the library (collectives, partitions), the
+# datatype restrided; ADDR, the first element only; the rest need contiguous memory (refused).
+F08_SECTION_NONE = {"MPI_Buffer_attach", "MPI_Comm_attach_buffer", "MPI_Session_attach_buffer", "MPI_Win_create",
+                    "MPI_Win_attach", "MPI_Win_detach", "MPI_Free_mem", "MPI_Ialltoallw", "MPI_Alltoallw_init",
+                    "MPI_Ineighbor_alltoallw", "MPI_Neighbor_alltoallw_init"}
+F08_SECTION_SINGLE = {"MPI_Isend", "MPI_Ibsend", "MPI_Issend", "MPI_Irsend", "MPI_Irecv", "MPI_Imrecv",
+                      "MPI_Send_init", "MPI_Bsend_init", "MPI_Ssend_init", "MPI_Rsend_init", "MPI_Recv_init",
+                      "MPI_Isendrecv", "MPI_Isendrecv_replace", "MPI_Ibcast", "MPI_Bcast_init", "MPI_Put", "MPI_Get",
+                      "MPI_Rput", "MPI_Rget", "MPI_Accumulate", "MPI_Raccumulate", "MPI_Get_accumulate",
+                      "MPI_Rget_accumulate"}
+F08_SECTION_ADDR = {"MPI_Fetch_and_op", "MPI_Compare_and_swap"}
+# partitioned communication keeps its buffer though pympistandard does not declare it ASYNCHRONOUS
+F08_KEPT_EXTRA = {"MPI_Psend_init", "MPI_Precv_init"}
+SECTION_MODES = {"SINGLE": 1, "ELEM": 2, "ADDR": 3}
+
+
+def f08_section_mode(name):
+    if name in F08_SECTION_NONE:
+        return None
+    if name in F08_SECTION_ADDR or (name.startswith("MPI_File_") and name.endswith("_end")):
+        return "ADDR"
+    if name in F08_SECTION_SINGLE or name.startswith("MPI_File_"):
+        return "SINGLE"
+    return "ELEM"
+
+
+def f08_section_args(buf, args):
+    """The count and datatype arguments describing choice buffer `buf` (count None: none)."""
+    stem = {"buf": "", "buffer": "", "sendbuf": "send", "recvbuf": "recv", "origin_addr": "origin_",
+            "result_addr": "result_", "compare_addr": "compare_"}[buf]
+    count = stem + "count" if stem + "count" in args else "count" if "count" in args and stem in ("", "send", "recv") else None
+    for t in (stem + "type", stem + "datatype", "datatype"):
+        if t in args:
+            return count, t
+    return count, None
+
+
+def f08_section_branch(name, f77, kept, args, decls):
+    """The lines of a specific that pass non-contiguous sections of its kept buffers on as
+    datatypes over the user's memory (or refuse them)."""
+    test = " .AND. ".join("IS_CONTIGUOUS(%s)" % v for v in kept)
+    out = []
+    mode = f08_section_mode(name)
+    if mode is None:
+        out += ["    IF (.NOT. (%s)) THEN" % test, "      CALL f77_APTUS_F08_NONCONTIG('%s', ierror_)" % name,
+                "      IF (PRESENT(ierror)) ierror = ierror_", "      RETURN", "    END IF"]
+        return out
+    ctype = {}
+    for x in decls:
+        names = [v.strip().split("(")[0] for v in x.split("::")[1].split(",")]
+        for v in names:
+            ctype[v] = x.split("::")[0].split(",")[0].strip()
+    body, decl, frees, owner = [], [], [], {}
+    call = list(args)
+    call[call.index("ierror")] = "ierror_"
+    for v in kept:
+        count, dtype = f08_section_args(v, args)
+        if dtype is None and mode != "ADDR" and not name.startswith("MPI_File_"):
+            raise ValueError("%s: no datatype argument for buffer %s" % (name, v))
+        elif dtype is None:  # the end of a split collective: the buffer of its begin
+            mode = "ADDR"
+            dtype = "MPI_DATATYPE_NULL"
+        decl += ["    TYPE(MPI_Datatype) :: t_%s" % v, "    TYPE(C_PTR) :: p_%s" % v,
+                 "    INTEGER(KIND=1), POINTER :: b_%s(:)" % v, "    INTEGER(KIND=MPI_ADDRESS_KIND) :: s_%s" % v,
+                 "    INTEGER(KIND=MPI_COUNT_KIND) :: n_%s" % v]
+        single = mode == "SINGLE" and count is not None
+        body.append("      t_%s = %s" % (v, dtype))
+        body.append("      n_%s = %s" % (v, count if single else "0"))
+        body.append("      IF (ierror_ == MPI_SUCCESS) &\n        & CALL f77_APTUS_F08_SECTION(%s, %d_C_INT, '%s' // C_NULL_CHAR, n_%s, %s, "
+                    "t_%s, p_%s, s_%s, ierror_)" % (v, SECTION_MODES[mode if count is not None or mode != "SINGLE" else "ADDR"],
+                                                    name, v, dtype, v, v, v))
+        call[call.index(v)] = "b_%s" % v
+        if single:
+            decl.append("    %s :: c_%s" % (ctype[count], v))
+            body.append("      c_%s = INT(n_%s, KIND(c_%s))" % (v, v, v))
+            call[call.index(count)] = "c_%s" % v
+        if dtype in owner and mode == "SINGLE":
+            raise ValueError("%s: two buffers of one message share the datatype argument %s" % (name, dtype))
+        if dtype in owner and mode == "ADDR":
+            pass
+        elif dtype in owner:  # one datatype argument for two buffers (the reductions)
+            w = owner[dtype]
+            body.append("      IF (ierror_ == MPI_SUCCESS) &\n        & CALL f77_APTUS_F08_SECTION_PAIR('%s' // C_NULL_CHAR, t_%s, s_%s, "
+                        "t_%s, s_%s, %s, ierror_)" % (name, w, w, v, v, dtype))
+        else:
+            owner[dtype] = v
+            if dtype in call:
+                call[call.index(dtype)] = "t_%s" % v
+        frees.append("      CALL f77_APTUS_F08_SECTION_FREE(t_%s, %s)" % (v, dtype))
+    out += decl
+    out += ["    ierror_ = MPI_SUCCESS", "    IF (.NOT. (%s)) THEN" % test] + body
+    out.append("      IF (ierror_ == MPI_SUCCESS) THEN")
+    for v in kept:
+        out.append("        CALL C_F_POINTER(p_%s, b_%s, [1])" % (v, v))
+    out.append("        CALL %s(%s)" % (f77, ", ".join(call)))
+    out.append("      END IF")
+    out += frees
+    out += ["      IF (PRESENT(ierror)) ierror = ierror_", "      RETURN", "    END IF"]
+    return out
+
+
 def f08_specific(p, prof, large=False):
     """The specific procedure (MPI_Xxx_f08 or PMPI_Xxx_f08; MPI_Xxx_c_f08 over the large-count
     entry point) over the C entry point."""
@@ -614,46 +719,62 @@ def f08_specific(p, prof, large=False):
     m = re.match(r"^(?:(.*?)\s+)?(MPI_\w+)\((.*)\)$", head)
     rtype, name, args = m.group(1), m.group(2), m.group(3)
     pre = "P" if prof else ""
-    # the standard's names (MPI 4.1, Table 19.1): MPI_Send_f08, MPI_Send_c_f08
-    spec = pre + name + ("_c_f08" if large and not name.endswith("_c") else "_f08")
+    # the standard's names (MPI 4.1, Table 19.1, MPI_SUBARRAYS_SUPPORTED .TRUE.): MPI_Send_f08ts,
+    # MPI_Send_c_f08ts for procedures with choice buffers, MPI_Comm_rank_f08 for the others
+    spec = pre + name + ("_c" if large and not name.endswith("_c") else "") + \
+        ("_f08ts" if "DIMENSION(..)" in text else "_f08")
     arglist = [a.strip() for a in args.split(",")] if args.strip() else []
     f77 = "f77_" + f08_entry_name(p, prof, large)
     out = []
     if is_function:
-        out.append("  %s FUNCTION %s(%s)" % (rtype, spec, ", ".join(arglist)))
+        out.append("%s FUNCTION %s(%s)" % (rtype, spec, ", ".join(arglist)))
     else:
-        out.append("  SUBROUTINE %s(%s)" % (spec, ", ".join(arglist)))
+        out.append("SUBROUTINE %s(%s)" % (spec, ", ".join(arglist)))
+    head = out[0]
     decls = f08_decl_lines(text, keep_assumed_rank=name not in F08_ADDRESS_ONLY)
-    out += ["    " + x for x in decls]
     # A non-contiguous section given to a call that keeps its buffer (ASYNCHRONOUS: nonblocking,
-    # persistent, one-sided, attached buffers) would be a copy the call outlives: refused.
+    # persistent, one-sided, attached buffers) is described by a datatype over the user's memory
+    # (src/fortran/f_section.c), never copied; what no datatype can describe is refused.
+    if name in F08_KEPT_EXTRA:  # declared without ASYNCHRONOUS by pympistandard, kept all the same
+        decls = [x.replace("DIMENSION(..), INTENT(IN) ::", "DIMENSION(..), INTENT(IN), ASYNCHRONOUS ::")
+                 .replace("DIMENSION(..) ::", "DIMENSION(..), ASYNCHRONOUS ::") for x in decls]
+    # an external procedure (its linker name the standard's, so that a tool can replace it and
+    # call PMPI_Xxx), whose explicit interface the module aptus_f08_impl declares
+    iface = ["    " + head, "      IMPORT"] + ["      " + x for x in decls] + \
+        ["    END %s %s" % ("FUNCTION" if is_function else "SUBROUTINE", spec)]
     kept = []
     for x in decls:
         if "DIMENSION(..)" in x and "ASYNCHRONOUS" in x:
             kept += [v.strip() for v in x.split("::")[1].split(",")]
+    entries = ["%s => %s" % (f77, f77[4:])]
+    if kept and "ierror" in arglist:
+        entries += ["f77_APTUS_F08_NONCONTIG => APTUS_F08_NONCONTIG"] if f08_section_mode(name) is None else \
+            ["f77_APTUS_F08_SECTION => APTUS_F08_SECTION", "f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE"] + \
+            (["f77_APTUS_F08_SECTION_PAIR => APTUS_F08_SECTION_PAIR"] if f08_section_mode(name) == "ELEM" else [])
+    out.append("  USE aptus_f08_types")
+    out.append("  USE aptus_f08_entries, ONLY : " + ", ".join(entries))
+    if kept and "ierror" in arglist and f08_section_mode(name) is not None:
+        out.append("  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR, C_INT, C_NULL_CHAR, C_F_POINTER")
+    out.append("  IMPLICIT NONE")
+    out += ["    " + x for x in decls]
     call_args = [a for a in arglist]
     if kept and "ierror" in arglist:
         out.append("    INTEGER :: ierror_")
-        for v in kept:
-            out.append("    IF (.NOT. IS_CONTIGUOUS(%s)) THEN" % v)
-            out.append("      CALL f77_APTUS_F08_NONCONTIG('%s', ierror_)" % name)
-            out.append("      IF (PRESENT(ierror)) ierror = ierror_")
-            out.append("      RETURN")
-            out.append("    END IF")
+        out += f08_section_branch(name, f77, kept, arglist, decls)
     if is_function:
         out.append("    %s = %s(%s)" % (spec, f77, ", ".join(call_args)))
-        out.append("  END FUNCTION %s" % spec)
+        out.append("END FUNCTION %s" % spec)
     elif "ierror" in arglist:
         if not kept:
             out.append("    INTEGER :: ierror_")
         call_args[call_args.index("ierror")] = "ierror_"
         out.append("    CALL %s(%s)" % (f77, ", ".join(call_args)))
         out.append("    IF (PRESENT(ierror)) ierror = ierror_")
-        out.append("  END SUBROUTINE %s" % spec)
+        out.append("END SUBROUTINE %s" % spec)
     else:
         out.append("    CALL %s(%s)" % (f77, ", ".join(call_args)))
-        out.append("  END SUBROUTINE %s" % spec)
-    return spec, name, "\n".join(wrap(x) for x in out)
+        out.append("END SUBROUTINE %s" % spec)
+    return spec, name, "\n".join(wrap(x) for x in out), "\n".join(wrap(x) for x in iface)
 
 
 def f08_signature(p, large):
@@ -729,7 +850,7 @@ def f08_text(procs, names, values, large):
          "  INTEGER, PARAMETER :: MPI_INTEGER_KIND = 4, MPI_STATUS_SIZE = 8",
          "  INTEGER, PARAMETER :: MPI_SOURCE = 1, MPI_TAG = 2, MPI_ERROR = 3",
          "  INTEGER, PARAMETER :: MPI_VERSION = 5, MPI_SUBVERSION = 0",
-         "  LOGICAL, PARAMETER :: MPI_SUBARRAYS_SUPPORTED = .FALSE., MPI_ASYNC_PROTECTS_NONBLOCKING = .FALSE."]
+         "  LOGICAL, PARAMETER :: MPI_SUBARRAYS_SUPPORTED = .TRUE., MPI_ASYNC_PROTECTS_NONBLOCKING = .FALSE."]
     for ht, _ in F08_HANDLES:
         t += ["  TYPE, BIND(C) :: %s" % ht, "    INTEGER(C_INT) :: MPI_VAL", "  END TYPE %s" % ht]
     t += ["  TYPE, BIND(C) :: MPI_Status",
@@ -798,13 +919,28 @@ def f08_text(procs, names, values, large):
     t.append("END MODULE aptus_f08_types")
     t.append("")
 
-    e = ["MODULE aptus_f08_entries", "  USE aptus_f08_types, ONLY : MPI_ADDRESS_KIND", "  IMPLICIT NONE", "  INTERFACE",
+    e = ["MODULE aptus_f08_entries",
+         "  USE aptus_f08_types, ONLY : MPI_ADDRESS_KIND, MPI_Datatype",
+         "  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_INT, C_CHAR, C_PTR, C_INT64_T", "  IMPLICIT NONE", "  INTERFACE",
          "    SUBROUTINE APTUS_F08_NONCONTIG(NAME, IERROR)", "      CHARACTER(LEN=*) :: NAME", "      INTEGER :: IERROR",
-         "    END SUBROUTINE APTUS_F08_NONCONTIG"]
+         "    END SUBROUTINE APTUS_F08_NONCONTIG",
+         # src/fortran/f_section.c: a non-contiguous section as a datatype over the user's memory
+         "    SUBROUTINE APTUS_F08_SECTION(BUF, MODE, NAME, COUNT, DATATYPE, NEWTYPE, BASE, STRIDE, IERROR) &",
+         "        & BIND(C, NAME='aptus_f08_section')", "      IMPORT", "      TYPE(*), DIMENSION(..) :: BUF",
+         "      INTEGER(C_INT), VALUE :: MODE", "      CHARACTER(KIND=C_CHAR), DIMENSION(*) :: NAME",
+         "      INTEGER(C_INT64_T) :: COUNT", "      TYPE(MPI_Datatype) :: DATATYPE, NEWTYPE",
+         "      TYPE(C_PTR) :: BASE", "      INTEGER(C_INT64_T) :: STRIDE", "      INTEGER(C_INT) :: IERROR",
+         "    END SUBROUTINE APTUS_F08_SECTION",
+         "    SUBROUTINE APTUS_F08_SECTION_PAIR(NAME, T1, S1, T2, S2, DATATYPE, IERROR) &",
+         "        & BIND(C, NAME='aptus_f08_section_pair')", "      IMPORT",
+         "      CHARACTER(KIND=C_CHAR), DIMENSION(*) :: NAME", "      TYPE(MPI_Datatype) :: T1, T2, DATATYPE",
+         "      INTEGER(C_INT64_T) :: S1, S2", "      INTEGER(C_INT) :: IERROR",
+         "    END SUBROUTINE APTUS_F08_SECTION_PAIR",
+         "    SUBROUTINE APTUS_F08_SECTION_FREE(NEWTYPE, DATATYPE) BIND(C, NAME='aptus_f08_section_free')",
+         "      IMPORT", "      TYPE(MPI_Datatype) :: NEWTYPE, DATATYPE", "    END SUBROUTINE APTUS_F08_SECTION_FREE"]
     impl = ["MODULE aptus_f08_impl", "  USE aptus_f08_types"]
-    specs = []
+    specs, ifaces = [], []
     generics = {}
-    uses = []
     for name in names:
         if name in F08_HAND or not procs[name]._parseset["attributes"]["f08_expressible"]:
             continue
@@ -812,30 +948,29 @@ def f08_text(procs, names, values, large):
         for prof in (0, 1):
             ename, eiface = f08_entry_interface(p, prof)
             e.append(eiface)
-            uses.append("  USE aptus_f08_entries, ONLY : f77_%s => %s" % (ename, ename))
-            spec, gname, body = f08_specific(p, prof)
+            spec, gname, body, iface = f08_specific(p, prof)
             specs.append(body)
+            ifaces.append(iface)
             generics.setdefault(("P" if prof else "") + gname, []).append(spec)
             if name not in large:
                 continue
             ename, eiface = f08_entry_interface(p, prof, large=True)
             e.append(eiface)
-            uses.append("  USE aptus_f08_entries, ONLY : f77_%s => %s" % (ename, ename))
-            spec, gname, body = f08_specific(p, prof, large=True)
+            spec, gname, body, iface = f08_specific(p, prof, large=True)
             specs.append(body)
+            ifaces.append(iface)
             # under the generic name unless no argument tells the two apart (both kinds of 8
             # bytes): then under MPI_Xxx_c
             if f08_signature(p, False) == f08_signature(p, True):
                 gname += "_c"
             generics.setdefault(("P" if prof else "") + gname, []).append(spec)
     e += ["  END INTERFACE", "END MODULE aptus_f08_entries", ""]
-    impl += uses + ["  USE aptus_f08_entries, ONLY : f77_APTUS_F08_NONCONTIG => APTUS_F08_NONCONTIG"]
     # (a PUBLIC statement of its own per few names: a compiler may bound continuation lines)
     pub = [s for g in generics.values() for s in g] + sizeof_text("aptus_sizeof", True)[2] + ["MPI_Status_f2f08_f08", "MPI_Status_f082f_f08",
                                                       "PMPI_Status_f2f08_f08", "PMPI_Status_f082f_f08"]
     impl += ["  IMPLICIT NONE", "  PRIVATE"] + ["  PUBLIC :: " + ", ".join(pub[i:i + 6]) for i in range(0, len(pub), 6)]
+    impl += ["  INTERFACE"] + ifaces + ["  END INTERFACE"]
     impl.append("CONTAINS")
-    impl += specs
     impl += F08_FORTRAN_SPECIFICS
     _, sbody, snames = sizeof_text("aptus_sizeof", True)
     impl += sbody
@@ -847,10 +982,12 @@ def f08_text(procs, names, values, large):
         generics.setdefault(g, []).append(extra)
     m = ["MODULE mpi_f08", "  USE aptus_f08_types", "  USE aptus_f08_impl", "  IMPLICIT NONE"]
     for g in sorted(generics):
-        m += ["  INTERFACE %s" % g, "    MODULE PROCEDURE %s" % ", ".join(generics[g]), "  END INTERFACE %s" % g]
+        m += ["  INTERFACE %s" % g, "    PROCEDURE %s" % ", ".join(generics[g]), "  END INTERFACE %s" % g]
     m += ["END MODULE mpi_f08", ""]
-    text = "\n".join(wrap(x) for x in t) + "\n" + "\n".join(e) + "\n" + "\n".join(wrap(x) for x in impl) + "\n" + "\n".join(wrap(x) for x in m)
-    return text, len([g for g in generics if not g.startswith("P")])
+    text = "\n".join(wrap(x) for x in t) + "\n" + "\n".join(e) + "\n" + "\n".join(wrap(x) for x in impl) + "\n" + \
+        "\n".join(wrap(x) for x in m) + "\n! The specifics: external procedures under the standard's names\n" + "\n".join(specs) + "\n"
+    externals = sorted(x.lower() for x in re.findall(r"^(?:SUBROUTINE|.* FUNCTION) (MPI_\w+)\(", "\n".join(specs), re.M))
+    return text, len([g for g in generics if not g.startswith("P")]), externals
 
 
 def f08_calls_text(procs, names, large):
@@ -974,7 +1111,7 @@ def main():
         sys.exit("gen_fortran.py: no rule for:\n  " + "\n  ".join(failed))
     values = constant_values()
     consts = constants_text(values)
-    f08, ngenerics = f08_text(procs, sorted(bound + hand), values, set(large))
+    f08, ngenerics, f08_externals = f08_text(procs, sorted(bound + hand), values, set(large))
     module, ninterfaces = module_text(procs, sorted(bound + hand))
     calls, ncalls = f08_calls_text(procs, sorted(bound + hand), set(large))
     outputs = {
@@ -982,11 +1119,13 @@ def main():
         "src/fortran/gen/mpi_module.f90": module,
         "src/fortran/gen/mpi_f08.f90": f08,
         "tests/fortran/gen/f08_calls.f90": calls,
-        # every procedure of mpif.h / `mpi`: tests/fortran/symbols.sh checks that the library
-        # exports mpi_<name>_ and pmpi_<name>_ for each
+        # every procedure of mpif.h / `mpi`, and every specific of mpi_f08 under its standard
+        # name (mpi_send_f08ts): tests/fortran/symbols.sh checks that the library exports
+        # mpi_<name>_ and pmpi_<name>_ for each
         "src/fortran/gen/procedures.txt": "".join(n + "\n" for n in sorted(bound + hand + [x + "_c" for x in large]
                                                                           + REMOVED_MPI1
-                                                                          + [x + "_cptr" for x in CPTR_FORMS])),
+                                                                          + [x + "_cptr" for x in CPTR_FORMS]
+                                                                          + f08_externals)),
         "src/fortran/gen/f_entries.c": clang_format(HEADER_C + "".join(e + "\n" for e in entries).rstrip("\n") + "\n",
                                                     "src/fortran/gen/f_entries.c"),
     }

@@ -723,35 +723,12 @@ F08_DETACH(session, Session, Session, _c, _c, MPI_Count)
 /* ---- a non-contiguous section given to a call that keeps its buffer (mpi_f08's specifics) ---- */
 
 /* The calls' names, kept: an error code is made once per call and reason. */
-static const char *intern(const char *name, size_t len)
-{
-    static struct {
-        char name[48];
-        const char *kept;
-    } names[256];
-    static int nnames;
-    if (len >= sizeof names[0].name)
-        len = sizeof names[0].name - 1;
-    pthread_mutex_lock(&hand_lock);
-    const char *r = "an MPI call";
-    for (int i = 0; i < nnames; i++)
-        if (strncmp(names[i].name, name, len) == 0 && names[i].name[len] == '\0')
-            r = names[i].name;
-    if (strcmp(r, "an MPI call") == 0 && nnames < 256) {
-        memcpy(names[nnames].name, name, len);
-        names[nnames].name[len] = '\0';
-        r = names[nnames++].name;
-    }
-    pthread_mutex_unlock(&hand_lock);
-    return r;
-}
-
 void aptus_f08_noncontig_(const char *name, MPI_Fint *ierror, size_t len)
 {
-    *ierror = aptus_f_error(MPI_ERR_BUFFER, intern(name, len),
-                            "a non-contiguous array section cannot be the buffer of a call that keeps it "
-                            "(nonblocking, persistent, one-sided, attached): MPI_SUBARRAYS_SUPPORTED is .FALSE.; "
-                            "pass a contiguous array");
+    *ierror = aptus_f_error(MPI_ERR_BUFFER, aptus_f_intern(name, len),
+                            "a non-contiguous array section cannot be this buffer: window memory, attached buffers "
+                            "and the buffers of the collectives with one datatype per process need contiguous "
+                            "storage; pass a contiguous array");
 }
 
 /* ---- the TYPE(C_PTR) forms the module mpi overloads MPI_ALLOC_MEM and the window allocations

@@ -318,3 +318,28 @@ int aptus_f_unsupported(const char *call, const char *why)
 {
     return aptus_f_error(MPI_ERR_UNSUPPORTED_OPERATION, call, why);
 }
+
+static pthread_mutex_t intern_lock = PTHREAD_MUTEX_INITIALIZER;
+
+const char *aptus_f_intern(const char *name, size_t len)
+{
+    static struct {
+        char name[48];
+        const char *kept;
+    } names[256];
+    static int nnames;
+    if (len >= sizeof names[0].name)
+        len = sizeof names[0].name - 1;
+    pthread_mutex_lock(&intern_lock);
+    const char *r = "an MPI call";
+    for (int i = 0; i < nnames; i++)
+        if (strncmp(names[i].name, name, len) == 0 && names[i].name[len] == '\0')
+            r = names[i].name;
+    if (strcmp(r, "an MPI call") == 0 && nnames < 256) {
+        memcpy(names[nnames].name, name, len);
+        names[nnames].name[len] = '\0';
+        r = names[nnames++].name;
+    }
+    pthread_mutex_unlock(&intern_lock);
+    return r;
+}

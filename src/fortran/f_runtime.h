@@ -77,5 +77,10 @@ APTUS_F_HIDDEN int aptus_f_nomem(const char *call);
 /* A procedure the Fortran bindings do not offer yet: MPI_ERR_UNSUPPORTED_OPERATION with a
  * message naming it, through MPI_COMM_WORLD's handler; its code returned. */
 APTUS_F_HIDDEN int aptus_f_unsupported(const char *call, const char *why);
+/* A name of up to 47 characters (not terminated) as a string that lives as long as the process,
+ * one per name: what aptus_f_error wants as `call`. */
+APTUS_F_HIDDEN const char *aptus_f_intern(const char *name, size_t len);
+/* Frees a datatype the array-section conversion made (f_section.c), unless it is `datatype`. */
+APTUS_F_HIDDEN void aptus_f08_section_free(MPI_Fint *newtype, const MPI_Fint *datatype);
 
 #endif

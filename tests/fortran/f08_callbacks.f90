@@ -59,18 +59,21 @@ program f08_callbacks
   use ftest
   use, intrinsic :: iso_c_binding, only : c_ptr, c_loc, c_intptr_t
   implicit none
-  integer :: rank, size, n, res(4), cls
+  integer :: rank, size, n, cls
+  integer, asynchronous :: res(4)
   integer(kind=8) :: i8(3)
   real(kind=4) :: r4
   complex(kind=8) :: c8(2, 2)
   logical :: l, flag
-  type(MPI_Request) :: req
+  character(len=3) :: name3 = 'abc'
+  type(MPI_Request) :: req, req2
+  type(MPI_Win) :: win
   type(MPI_Status) :: status
   type(MPI_Op) :: op
   type(MPI_Comm) :: dup
   type(MPI_Errhandler) :: errh
   integer(kind=1), target :: bsbuf(4096)
-  integer :: grid(3, 4)
+  integer, asynchronous :: grid(3, 4)
   type(c_ptr) :: detached
   ! (VOLATILE: the free function changes it behind the compiler's back, through MPI_WAIT)
   integer(kind=MPI_ADDRESS_KIND), volatile :: state
@@ -88,6 +91,8 @@ program f08_callbacks
   if (n /= 16) call fail('MPI_Sizeof complex(8)')
   call MPI_Sizeof(l, n)
   if (n /= 4) call fail('MPI_Sizeof logical')
+  call MPI_Sizeof(name3, n)  ! (not numeric: an extension, as MPI_CHARACTER has a size)
+  if (n /= 3) call fail('MPI_Sizeof character(len=3)')
 
   ! a generalized request: the query function fills the status, the free function runs once
   ! (the callbacks get this variable itself, as with MPICH and Open MPI)
@@ -122,14 +127,21 @@ program f08_callbacks
   if (cls /= MPI_ERR_RANK) call fail('error handler got another error class')
   call MPI_Comm_free(dup)
 
-  ! a non-contiguous section as the buffer of a nonblocking call: refused (the call would outlive
-  ! the compiler's contiguous copy); as the buffer of a blocking call: sent
+  ! a non-contiguous section as the buffer of a nonblocking call (MPI_SUBARRAYS_SUPPORTED; the
+  ! rest in f08_sections.f90) and as window memory: refused, with MPI_ERR_BUFFER
   call MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN)
   grid = reshape([(n, n = 1, 12)], [3, 4])
-  call MPI_Isend(grid(2, :), 4, MPI_INTEGER, mod(rank + 1, size), 6, MPI_COMM_WORLD, req, n)
+  call MPI_Win_create(grid(2, :), 16_MPI_ADDRESS_KIND, 4, MPI_INFO_NULL, MPI_COMM_WORLD, win, n)
   call MPI_Error_class(n, cls)
-  if (cls /= MPI_ERR_BUFFER) call fail('non-contiguous section in MPI_Isend not refused')
+  if (cls /= MPI_ERR_BUFFER) call fail('non-contiguous section as window memory not refused')
   call MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL)
+  call MPI_Irecv(res, 4, MPI_INTEGER, mod(rank + size - 1, size), 7, MPI_COMM_WORLD, req)
+  call MPI_Isend(grid(2, :), 4, MPI_INTEGER, mod(rank + 1, size), 7, MPI_COMM_WORLD, req2)
+  call MPI_Wait(req, MPI_STATUS_IGNORE)
+  call MPI_Wait(req2, MPI_STATUS_IGNORE)
+  if (any(res /= [2, 5, 8, 11])) call fail('non-contiguous section in MPI_Isend')
+  res = 0
+  ! as the buffer of a blocking call: the compiler's contiguous copy
   call MPI_Sendrecv(grid(2, :), 4, MPI_INTEGER, mod(rank + 1, size), 6, res, 4, MPI_INTEGER, &
                     mod(rank + size - 1, size), 6, MPI_COMM_WORLD, MPI_STATUS_IGNORE)
   if (any(res /= [2, 5, 8, 11])) call fail('non-contiguous section in a blocking call')

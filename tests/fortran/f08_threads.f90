@@ -1,6 +1,7 @@
 ! use mpi_f08 under MPI_THREAD_MULTIPLE: four OpenMP threads per rank at once, each on its own
 ! communicator, create and free reductions written in Fortran (the bindings' slots), attribute
-! keys with callbacks, and exchange with nonblocking requests (handles converted concurrently).
+! keys with callbacks, and exchange with nonblocking requests (handles converted concurrently),
+! some of them on non-contiguous array sections (datatypes made and freed by every thread at once).
 ! Run on 2-3 ranks.
 module thr_ops
   use mpi_f08
@@ -69,7 +70,8 @@ contains
     type(MPI_Comm) :: dup
     type(MPI_Request) :: reqs(2)
     integer :: i, keyval, me, n, sendv(3)
-    integer, asynchronous :: recvv(3)
+    integer, asynchronous :: recvv(3), grid(3, 5)
+    integer :: j
     integer(kind=MPI_ADDRESS_KIND) :: val
     logical :: found
     call MPI_Comm_rank(comm, me)
@@ -97,6 +99,14 @@ contains
       call MPI_Isend(me * 100 + i, 1, MPI_INTEGER, mod(me + 1, n), i, comm, reqs(2))
       call MPI_Waitall(2, reqs, MPI_STATUSES_IGNORE)
       if (recvv(1) /= mod(me + n - 1, n) * 100 + i) bad = bad + 1
+      ! the same ring on array sections: row 2 of the grid to the next rank's row 3
+      grid = -1
+      grid(2, :) = [(me * 1000 + i * 10 + j, j = 1, 5)]
+      call MPI_Irecv(grid(3, :), 5, MPI_INTEGER, mod(me + n - 1, n), i, comm, reqs(1))
+      call MPI_Isend(grid(2, :), 5, MPI_INTEGER, mod(me + 1, n), i, comm, reqs(2))
+      call MPI_Waitall(2, reqs, MPI_STATUSES_IGNORE)
+      if (any(grid(3, :) /= [(mod(me + n - 1, n) * 1000 + i * 10 + j, j = 1, 5)]) .or. any(grid(1, :) /= -1)) &
+        bad = bad + 1
     end do
   end subroutine work
 end program f08_threads

@@ -1,5 +1,6 @@
 #!/bin/sh
-# Every procedure tools/gen_fortran.py lists (src/fortran/gen/procedures.txt) is exported by
+# Every procedure tools/gen_fortran.py lists (src/fortran/gen/procedures.txt: those of mpif.h and
+# `mpi`, and the specifics of mpi_f08 under their standard names, mpi_send_f08ts) is exported by
 # libmpifort_abi under both names, mpi_<name>_ and pmpi_<name>_ (gfortran's naming).
 # Usage: symbols.sh LIBRARY PROCEDURES_TXT
 set -e

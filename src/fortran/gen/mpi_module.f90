@@ -3902,13 +3902,13 @@ MODULE mpi
     MODULE PROCEDURE aptus_sizeof_i1, aptus_sizeof_i2, aptus_sizeof_i4, aptus_sizeof_i8, &
         & aptus_sizeof_i16, aptus_sizeof_r4, aptus_sizeof_r8, aptus_sizeof_r10, aptus_sizeof_r16, &
         & aptus_sizeof_c4, aptus_sizeof_c8, aptus_sizeof_c10, aptus_sizeof_c16, aptus_sizeof_l1, &
-        & aptus_sizeof_l2, aptus_sizeof_l4, aptus_sizeof_l8
+        & aptus_sizeof_l2, aptus_sizeof_l4, aptus_sizeof_l8, aptus_sizeof_h1
   END INTERFACE MPI_SIZEOF
   INTERFACE PMPI_SIZEOF
     MODULE PROCEDURE aptus_sizeof_i1, aptus_sizeof_i2, aptus_sizeof_i4, aptus_sizeof_i8, &
         & aptus_sizeof_i16, aptus_sizeof_r4, aptus_sizeof_r8, aptus_sizeof_r10, aptus_sizeof_r16, &
         & aptus_sizeof_c4, aptus_sizeof_c8, aptus_sizeof_c10, aptus_sizeof_c16, aptus_sizeof_l1, &
-        & aptus_sizeof_l2, aptus_sizeof_l4, aptus_sizeof_l8
+        & aptus_sizeof_l2, aptus_sizeof_l4, aptus_sizeof_l8, aptus_sizeof_h1
   END INTERFACE PMPI_SIZEOF
 CONTAINS
   SUBROUTINE aptus_sizeof_i1(x, size, ierror)
@@ -4030,4 +4030,11 @@ CONTAINS
     size = STORAGE_SIZE(x) / 8
     ierror = MPI_SUCCESS
   END SUBROUTINE aptus_sizeof_l8
+  SUBROUTINE aptus_sizeof_h1(x, size, ierror)
+    CHARACTER(KIND=1, LEN=*), DIMENSION(..), INTENT(IN) :: x
+    INTEGER, INTENT(OUT) :: size
+    INTEGER, INTENT(OUT) :: ierror
+    size = STORAGE_SIZE(x) / 8
+    ierror = MPI_SUCCESS
+  END SUBROUTINE aptus_sizeof_h1
 END MODULE mpi
