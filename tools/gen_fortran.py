@@ -609,7 +609,8 @@ def f08_decl_lines(text, keep_assumed_rank=True):
 
 # How the calls that keep their buffer take a non-contiguous section (f_section.c): SINGLE, one
 # message of COUNT copies of DATATYPE; ELEM, split by the library (collectives, partitions), the
-# datatype restrided; ADDR, the first element only; the rest need contiguous memory (refused).
+# datatype restrided; BLOCK, ELEM or one datatype per block of COUNT; ADDR, the first element only;
+# the rest need contiguous memory (refused). f08_buffer_mode refines it per buffer.
 F08_SECTION_NONE = {"MPI_Buffer_attach", "MPI_Comm_attach_buffer", "MPI_Session_attach_buffer", "MPI_Win_create",
                     "MPI_Win_attach", "MPI_Win_detach", "MPI_Free_mem", "MPI_Ialltoallw", "MPI_Alltoallw_init",
                     "MPI_Ineighbor_alltoallw", "MPI_Neighbor_alltoallw_init"}
@@ -621,7 +622,7 @@ F08_SECTION_SINGLE = {"MPI_Isend", "MPI_Ibsend", "MPI_Issend", "MPI_Irsend", "MP
 F08_SECTION_ADDR = {"MPI_Fetch_and_op", "MPI_Compare_and_swap"}
 # partitioned communication keeps its buffer though pympistandard does not declare it ASYNCHRONOUS
 F08_KEPT_EXTRA = {"MPI_Psend_init", "MPI_Precv_init"}
-SECTION_MODES = {"SINGLE": 1, "ELEM": 2, "ADDR": 3}
+SECTION_MODES = {"SINGLE": 1, "ELEM": 2, "ADDR": 3, "BLOCK": 4}
 
 
 def f08_section_mode(name):
@@ -632,6 +633,24 @@ def f08_section_mode(name):
     if name in F08_SECTION_SINGLE or name.startswith("MPI_File_"):
         return "SINGLE"
     return "ELEM"
+
+
+def f08_buffer_mode(name, buf, count, shared):
+    """How buffer `buf` of procedure `name` takes a non-contiguous section: the call's way, except
+    in the collectives, where a buffer that is one message (the send buffer of a gather, the
+    receive buffer of a scatter) is SINGLE, and one split by one count and a datatype of its own
+    is BLOCK (ELEM, or blocks of COUNT elements that repeat at one distance)."""
+    mode = f08_section_mode(name)
+    if mode == "SINGLE" and count is None:
+        return "ADDR"
+    if mode != "ELEM":
+        return mode
+    base = name[4:-5] if name.endswith("_init") else name[5:]
+    base = base.lower()
+    if (buf == "sendbuf" and base in ("gather", "gatherv", "allgather", "allgatherv", "neighbor_allgather",
+                                      "neighbor_allgatherv")) or (buf == "recvbuf" and base in ("scatter", "scatterv")):
+        return "SINGLE"
+    return "BLOCK" if count is not None and not shared else "ELEM"
 
 
 def f08_section_args(buf, args):
@@ -663,30 +682,30 @@ def f08_section_branch(name, f77, kept, args, decls):
     body, decl, frees, owner = [], [], [], {}
     call = list(args)
     call[call.index("ierror")] = "ierror_"
-    for v in kept:
-        count, dtype = f08_section_args(v, args)
-        if dtype is None and mode != "ADDR" and not name.startswith("MPI_File_"):
+    described = [(v,) + f08_section_args(v, args) for v in kept]
+    dtypes = [d for _, _, d in described]
+    for v, count, dtype in described:
+        bmode = f08_buffer_mode(name, v, count, dtypes.count(dtype) > 1)
+        if dtype is None and bmode != "ADDR":
             raise ValueError("%s: no datatype argument for buffer %s" % (name, v))
         elif dtype is None:  # the end of a split collective: the buffer of its begin
-            mode = "ADDR"
             dtype = "MPI_DATATYPE_NULL"
         decl += ["    TYPE(MPI_Datatype) :: t_%s" % v, "    TYPE(C_PTR) :: p_%s" % v,
                  "    INTEGER(KIND=1), POINTER :: b_%s(:)" % v, "    INTEGER(KIND=MPI_ADDRESS_KIND) :: s_%s" % v,
                  "    INTEGER(KIND=MPI_COUNT_KIND) :: n_%s" % v]
-        single = mode == "SINGLE" and count is not None
+        recount = bmode in ("SINGLE", "BLOCK")  # the count may become 1
         body.append("      t_%s = %s" % (v, dtype))
-        body.append("      n_%s = %s" % (v, count if single else "0"))
+        body.append("      n_%s = %s" % (v, count if recount else "0"))
         body.append("      IF (ierror_ == MPI_SUCCESS) &\n        & CALL f77_APTUS_F08_SECTION(%s, %d_C_INT, '%s' // C_NULL_CHAR, n_%s, %s, "
-                    "t_%s, p_%s, s_%s, ierror_)" % (v, SECTION_MODES[mode if count is not None or mode != "SINGLE" else "ADDR"],
-                                                    name, v, dtype, v, v, v))
+                    "t_%s, p_%s, s_%s, ierror_)" % (v, SECTION_MODES[bmode], name, v, dtype, v, v, v))
         call[call.index(v)] = "b_%s" % v
-        if single:
+        if recount:
             decl.append("    %s :: c_%s" % (ctype[count], v))
             body.append("      c_%s = INT(n_%s, KIND(c_%s))" % (v, v, v))
             call[call.index(count)] = "c_%s" % v
-        if dtype in owner and mode == "SINGLE":
-            raise ValueError("%s: two buffers of one message share the datatype argument %s" % (name, dtype))
-        if dtype in owner and mode == "ADDR":
+        if dtype in owner and bmode != "ELEM" and bmode != "ADDR":
+            raise ValueError("%s: buffer %s shares the datatype argument %s" % (name, v, dtype))
+        if dtype in owner and bmode == "ADDR":
             pass
         elif dtype in owner:  # one datatype argument for two buffers (the reductions)
             w = owner[dtype]
@@ -750,7 +769,8 @@ def f08_specific(p, prof, large=False):
     if kept and "ierror" in arglist:
         entries += ["f77_APTUS_F08_NONCONTIG => APTUS_F08_NONCONTIG"] if f08_section_mode(name) is None else \
             ["f77_APTUS_F08_SECTION => APTUS_F08_SECTION", "f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE"] + \
-            (["f77_APTUS_F08_SECTION_PAIR => APTUS_F08_SECTION_PAIR"] if f08_section_mode(name) == "ELEM" else [])
+            (["f77_APTUS_F08_SECTION_PAIR => APTUS_F08_SECTION_PAIR"] if "_PAIR(" in "\n".join(
+                f08_section_branch(name, f77, kept, arglist, decls)) else [])
     out.append("  USE aptus_f08_types")
     out.append("  USE aptus_f08_entries, ONLY : " + ", ".join(entries))
     if kept and "ierror" in arglist and f08_section_mode(name) is not None:

@@ -8,7 +8,8 @@
  * copy the call would outlive:
  *
  *  - SINGLE: the buffer is one message of COUNT copies of DATATYPE (point-to-point, broadcast,
- *    one-sided, file): a datatype of all of them, COUNT becomes 1. Each copy of DATATYPE must lie
+ *    one-sided, file; the send buffer of a gather, the receive buffer of a scatter): a datatype of
+ *    all of them, COUNT becomes 1. Each copy of DATATYPE must lie
  *    in one element of the array (its extent the element's length, or a divisor of it: MPI_REAL
  *    over COMPLEX).
  *  - ELEM: the call splits the buffer by counts and displacements (the collectives): DATATYPE
@@ -16,6 +17,10 @@
  *    elements, which needs a section whose elements lie at one stride from each other (a
  *    strided 1-D section, a row of a matrix); every count stays as it is. Two buffers sharing the
  *    datatype argument (the reductions) must then have the same stride.
+ *  - BLOCK: as ELEM, for a buffer the call splits into blocks of COUNT copies of a datatype of its
+ *    own (gathers, scatters, all-to-all, partitions): when the elements are not at one stride, the
+ *    blocks may still all have one layout, one distance apart (the columns of a 2-D block): then a
+ *    datatype of one block, resized to that distance, and COUNT becomes 1.
  *  - ADDR: a call that touches one element only (MPI_Fetch_and_op, MPI_Compare_and_swap) or
  *    names the buffer of an earlier begin (split collective file ends): its first element.
  *
@@ -30,7 +35,7 @@
 
 #include "f_runtime.h"
 
-enum { SECTION_SINGLE = 1, SECTION_ELEM = 2, SECTION_ADDR = 3 };
+enum { SECTION_SINGLE = 1, SECTION_ELEM = 2, SECTION_ADDR = 3, SECTION_BLOCK = 4 };
 
 /* The byte offset of element i (in array element order) from the first element. */
 static MPI_Aint element_offset(const CFI_cdesc_t *d, MPI_Count i)
@@ -92,6 +97,25 @@ static int refuse(const char *call, const char *why)
     return aptus_f_error(MPI_ERR_BUFFER, call, why);
 }
 
+/* The distance between consecutive blocks of c elements when every block has the layout of the
+ * first, or 0. */
+static MPI_Aint block_stride(const CFI_cdesc_t *d, MPI_Count c)
+{
+    MPI_Count n = element_count(d);
+    if (c <= 0 || n % c != 0 || n / c < 2)
+        return 0;
+    MPI_Aint step = element_offset(d, c);
+    for (MPI_Count b = 1; b < n / c; b++) {
+        MPI_Aint start = element_offset(d, b * c);
+        if (start != (MPI_Aint)b * step)
+            return 0;
+        for (MPI_Count j = 1; j < c; j++)
+            if (element_offset(d, b * c + j) - start != element_offset(d, j))
+                return 0;
+    }
+    return step;
+}
+
 /* A datatype of `count` copies of t (extent ext, `per` copies in each element) over the section:
  * nested vectors when the copies fill the whole section, else one displacement per copy. */
 static int section_type(const CFI_cdesc_t *d, MPI_Count count, MPI_Datatype t, MPI_Aint ext, MPI_Count per,
@@ -150,7 +174,7 @@ void aptus_f08_section(CFI_cdesc_t *d, int mode, const char *name, MPI_Count *co
     }
     if (mode == SECTION_ADDR || contiguous(d))
         return;
-    if (mode == SECTION_SINGLE && *count <= 0)
+    if ((mode == SECTION_SINGLE || mode == SECTION_BLOCK) && *count <= 0)
         return; /* nothing is sent or received (a negative count is the library's to refuse) */
     MPI_Datatype t = MPI_Type_fromint(*datatype);
     MPI_Count lb, ext, tlb, text;
@@ -164,6 +188,7 @@ void aptus_f08_section(CFI_cdesc_t *d, int mode, const char *name, MPI_Count *co
         return;
     }
     MPI_Datatype made = MPI_DATATYPE_NULL;
+    MPI_Aint step = 0;
     int rc;
     if (mode == SECTION_SINGLE) {
         MPI_Count per = len / ext;
@@ -174,12 +199,23 @@ void aptus_f08_section(CFI_cdesc_t *d, int mode, const char *name, MPI_Count *co
         rc = section_type(d, *count, t, ext, per, &made);
         if (rc == MPI_SUCCESS)
             *count = 1;
+    } else if (mode == SECTION_BLOCK && len == ext && linear_stride(d) <= 0 && (step = block_stride(d, *count)) > 0) {
+        MPI_Datatype one;
+        rc = section_type(d, *count, t, ext, 1, &one);
+        if (rc == MPI_SUCCESS) {
+            rc = PMPI_Type_create_resized_c(one, 0, step, &made);
+            PMPI_Type_free(&one);
+        }
+        if (rc == MPI_SUCCESS)
+            *count = 1;
     } else {
         MPI_Aint s = linear_stride(d);
         if (len != ext || s <= 0) {
             *ierror = refuse(call, "a collective can take a non-contiguous array section only when its elements lie "
-                                   "at one positive stride (a strided 1-D section, a row of a matrix) and the "
-                                   "datatype's extent is an element's length; copy it to a contiguous array");
+                                   "at one positive stride (a strided 1-D section, a row of a matrix) or, for a "
+                                   "buffer split into blocks of one count, when every block has one layout at one "
+                                   "distance (columns of a 2-D block), and the datatype's extent is an element's "
+                                   "length; copy it to a contiguous array");
             return;
         }
         rc = PMPI_Type_create_resized_c(t, lb, s, &made);

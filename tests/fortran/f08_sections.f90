@@ -122,6 +122,26 @@ program f08_sections
   do k = 0, nproc - 1
     if (any(gv(3 * k + 1:3 * k + 3) /= [(100 * k + 3 * rank + i, i = 1, 3)])) call fail('Ialltoall from a row')
   end do
+  ! a 2-D block as the one message a rank gives a gather; blocks of an all-to-all as the columns
+  ! of a 2-D block (not one stride: one datatype per column, resized to the column distance)
+  deallocate(gv)
+  allocate(gv(4 * nproc))
+  gv = -1
+  a = -1
+  a(2:3, 5:6) = reshape([(10 * rank + i, i = 1, 4)], [2, 2])
+  call MPI_Iallgather(a(2:3, 5:6), 4, MPI_INTEGER, gv, 4, MPI_INTEGER, MPI_COMM_WORLD, reqs(1))
+  call MPI_Wait(reqs(1), MPI_STATUS_IGNORE)
+  do k = 0, nproc - 1
+    if (any(gv(4 * k + 1:4 * k + 4) /= [(10 * k + i, i = 1, 4)])) call fail('Iallgather from a 2-D block')
+  end do
+  b = -1
+  gv(1:3 * nproc) = [(100 * rank + i, i = 1, 3 * nproc)]
+  call MPI_Ialltoall(gv, 3, MPI_INTEGER, b(2:4, 1:nproc), 3, MPI_INTEGER, MPI_COMM_WORLD, reqs(1))
+  call MPI_Wait(reqs(1), MPI_STATUS_IGNORE)
+  do k = 0, nproc - 1
+    if (any(b(2:4, k + 1) /= [(100 * k + 3 * rank + i, i = 1, 3)])) call fail('Ialltoall into columns of a 2-D block')
+  end do
+  if (count(b /= -1) /= 3 * nproc) call fail('Ialltoall into columns wrote outside')
   deallocate(g, gv)
 
   ! one-sided: a put from a strided section, a get into one
@@ -142,8 +162,8 @@ program f08_sections
 
   ! what no datatype describes: refused with MPI_ERR_BUFFER, nothing started
   call MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN)
-  call MPI_Iallgather(a(1:2, 1:2), 4, MPI_INTEGER, b, 4, MPI_INTEGER, MPI_COMM_WORLD, reqs(1), ierr)
-  call expect_buffer_error(ierr, 'a 2-D section in MPI_Iallgather')
+  call MPI_Ialltoall(v, 2, MPI_INTEGER, a(1:3, 1:2), 2, MPI_INTEGER, MPI_COMM_WORLD, reqs(1), ierr)
+  call expect_buffer_error(ierr, 'blocks of two layouts in MPI_Ialltoall')
   call MPI_Iallreduce(a(3, :), v(1:n), n, MPI_INTEGER, MPI_MAX, MPI_COMM_WORLD, reqs(1), ierr)
   call expect_buffer_error(ierr, 'MPI_Iallreduce between a row and a contiguous array')
   call MPI_Type_contiguous(2, MPI_INTEGER, pair)

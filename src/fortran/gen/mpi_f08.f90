@@ -31798,8 +31798,7 @@ SUBROUTINE MPI_Allgather_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvc
   USE aptus_f08_types
   USE aptus_f08_entries, ONLY : f77_MPI_ALLGATHER_INIT => MPI_ALLGATHER_INIT, &
         & f77_APTUS_F08_SECTION => APTUS_F08_SECTION, &
-        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE, &
-        & f77_APTUS_F08_SECTION_PAIR => APTUS_F08_SECTION_PAIR
+        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE
   USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR, C_INT, C_NULL_CHAR, C_F_POINTER
   IMPLICIT NONE
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -31816,27 +31815,31 @@ SUBROUTINE MPI_Allgather_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvc
     INTEGER(KIND=1), POINTER :: b_sendbuf(:)
     INTEGER(KIND=MPI_ADDRESS_KIND) :: s_sendbuf
     INTEGER(KIND=MPI_COUNT_KIND) :: n_sendbuf
+    INTEGER :: c_sendbuf
     TYPE(MPI_Datatype) :: t_recvbuf
     TYPE(C_PTR) :: p_recvbuf
     INTEGER(KIND=1), POINTER :: b_recvbuf(:)
     INTEGER(KIND=MPI_ADDRESS_KIND) :: s_recvbuf
     INTEGER(KIND=MPI_COUNT_KIND) :: n_recvbuf
+    INTEGER :: c_recvbuf
     ierror_ = MPI_SUCCESS
     IF (.NOT. (IS_CONTIGUOUS(sendbuf) .AND. IS_CONTIGUOUS(recvbuf))) THEN
       t_sendbuf = sendtype
-      n_sendbuf = 0
+      n_sendbuf = sendcount
       IF (ierror_ == MPI_SUCCESS) &
-        & CALL f77_APTUS_F08_SECTION(sendbuf, 2_C_INT, 'MPI_Allgather_init' // C_NULL_CHAR, &
+        & CALL f77_APTUS_F08_SECTION(sendbuf, 1_C_INT, 'MPI_Allgather_init' // C_NULL_CHAR, &
         & n_sendbuf, sendtype, t_sendbuf, p_sendbuf, s_sendbuf, ierror_)
+      c_sendbuf = INT(n_sendbuf, KIND(c_sendbuf))
       t_recvbuf = recvtype
-      n_recvbuf = 0
+      n_recvbuf = recvcount
       IF (ierror_ == MPI_SUCCESS) &
-        & CALL f77_APTUS_F08_SECTION(recvbuf, 2_C_INT, 'MPI_Allgather_init' // C_NULL_CHAR, &
+        & CALL f77_APTUS_F08_SECTION(recvbuf, 4_C_INT, 'MPI_Allgather_init' // C_NULL_CHAR, &
         & n_recvbuf, recvtype, t_recvbuf, p_recvbuf, s_recvbuf, ierror_)
+      c_recvbuf = INT(n_recvbuf, KIND(c_recvbuf))
       IF (ierror_ == MPI_SUCCESS) THEN
         CALL C_F_POINTER(p_sendbuf, b_sendbuf, [1])
         CALL C_F_POINTER(p_recvbuf, b_recvbuf, [1])
-        CALL f77_MPI_ALLGATHER_INIT(b_sendbuf, sendcount, t_sendbuf, b_recvbuf, recvcount, &
+        CALL f77_MPI_ALLGATHER_INIT(b_sendbuf, c_sendbuf, t_sendbuf, b_recvbuf, c_recvbuf, &
         & t_recvbuf, comm, info, request, ierror_)
       END IF
       CALL f77_APTUS_F08_SECTION_FREE(t_sendbuf, sendtype)
@@ -31853,8 +31856,7 @@ SUBROUTINE MPI_Allgather_init_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, rec
   USE aptus_f08_types
   USE aptus_f08_entries, ONLY : f77_MPI_ALLGATHER_INIT_C => MPI_ALLGATHER_INIT_C, &
         & f77_APTUS_F08_SECTION => APTUS_F08_SECTION, &
-        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE, &
-        & f77_APTUS_F08_SECTION_PAIR => APTUS_F08_SECTION_PAIR
+        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE
   USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR, C_INT, C_NULL_CHAR, C_F_POINTER
   IMPLICIT NONE
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -31871,27 +31873,31 @@ SUBROUTINE MPI_Allgather_init_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, rec
     INTEGER(KIND=1), POINTER :: b_sendbuf(:)
     INTEGER(KIND=MPI_ADDRESS_KIND) :: s_sendbuf
     INTEGER(KIND=MPI_COUNT_KIND) :: n_sendbuf
+    INTEGER(KIND=MPI_COUNT_KIND) :: c_sendbuf
     TYPE(MPI_Datatype) :: t_recvbuf
     TYPE(C_PTR) :: p_recvbuf
     INTEGER(KIND=1), POINTER :: b_recvbuf(:)
     INTEGER(KIND=MPI_ADDRESS_KIND) :: s_recvbuf
     INTEGER(KIND=MPI_COUNT_KIND) :: n_recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND) :: c_recvbuf
     ierror_ = MPI_SUCCESS
     IF (.NOT. (IS_CONTIGUOUS(sendbuf) .AND. IS_CONTIGUOUS(recvbuf))) THEN
       t_sendbuf = sendtype
-      n_sendbuf = 0
+      n_sendbuf = sendcount
       IF (ierror_ == MPI_SUCCESS) &
-        & CALL f77_APTUS_F08_SECTION(sendbuf, 2_C_INT, 'MPI_Allgather_init' // C_NULL_CHAR, &
+        & CALL f77_APTUS_F08_SECTION(sendbuf, 1_C_INT, 'MPI_Allgather_init' // C_NULL_CHAR, &
         & n_sendbuf, sendtype, t_sendbuf, p_sendbuf, s_sendbuf, ierror_)
+      c_sendbuf = INT(n_sendbuf, KIND(c_sendbuf))
       t_recvbuf = recvtype
-      n_recvbuf = 0
+      n_recvbuf = recvcount
       IF (ierror_ == MPI_SUCCESS) &
-        & CALL f77_APTUS_F08_SECTION(recvbuf, 2_C_INT, 'MPI_Allgather_init' // C_NULL_CHAR, &
+        & CALL f77_APTUS_F08_SECTION(recvbuf, 4_C_INT, 'MPI_Allgather_init' // C_NULL_CHAR, &
         & n_recvbuf, recvtype, t_recvbuf, p_recvbuf, s_recvbuf, ierror_)
+      c_recvbuf = INT(n_recvbuf, KIND(c_recvbuf))
       IF (ierror_ == MPI_SUCCESS) THEN
         CALL C_F_POINTER(p_sendbuf, b_sendbuf, [1])
         CALL C_F_POINTER(p_recvbuf, b_recvbuf, [1])
-        CALL f77_MPI_ALLGATHER_INIT_C(b_sendbuf, sendcount, t_sendbuf, b_recvbuf, recvcount, &
+        CALL f77_MPI_ALLGATHER_INIT_C(b_sendbuf, c_sendbuf, t_sendbuf, b_recvbuf, c_recvbuf, &
         & t_recvbuf, comm, info, request, ierror_)
       END IF
       CALL f77_APTUS_F08_SECTION_FREE(t_sendbuf, sendtype)
@@ -31908,8 +31914,7 @@ SUBROUTINE PMPI_Allgather_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, recv
   USE aptus_f08_types
   USE aptus_f08_entries, ONLY : f77_PMPI_ALLGATHER_INIT => PMPI_ALLGATHER_INIT, &
         & f77_APTUS_F08_SECTION => APTUS_F08_SECTION, &
-        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE, &
-        & f77_APTUS_F08_SECTION_PAIR => APTUS_F08_SECTION_PAIR
+        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE
   USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR, C_INT, C_NULL_CHAR, C_F_POINTER
   IMPLICIT NONE
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -31926,27 +31931,31 @@ SUBROUTINE PMPI_Allgather_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, recv
     INTEGER(KIND=1), POINTER :: b_sendbuf(:)
     INTEGER(KIND=MPI_ADDRESS_KIND) :: s_sendbuf
     INTEGER(KIND=MPI_COUNT_KIND) :: n_sendbuf
+    INTEGER :: c_sendbuf
     TYPE(MPI_Datatype) :: t_recvbuf
     TYPE(C_PTR) :: p_recvbuf
     INTEGER(KIND=1), POINTER :: b_recvbuf(:)
     INTEGER(KIND=MPI_ADDRESS_KIND) :: s_recvbuf
     INTEGER(KIND=MPI_COUNT_KIND) :: n_recvbuf
+    INTEGER :: c_recvbuf
     ierror_ = MPI_SUCCESS
     IF (.NOT. (IS_CONTIGUOUS(sendbuf) .AND. IS_CONTIGUOUS(recvbuf))) THEN
       t_sendbuf = sendtype
-      n_sendbuf = 0
+      n_sendbuf = sendcount
       IF (ierror_ == MPI_SUCCESS) &
-        & CALL f77_APTUS_F08_SECTION(sendbuf, 2_C_INT, 'MPI_Allgather_init' // C_NULL_CHAR, &
+        & CALL f77_APTUS_F08_SECTION(sendbuf, 1_C_INT, 'MPI_Allgather_init' // C_NULL_CHAR, &
         & n_sendbuf, sendtype, t_sendbuf, p_sendbuf, s_sendbuf, ierror_)
+      c_sendbuf = INT(n_sendbuf, KIND(c_sendbuf))
       t_recvbuf = recvtype
-      n_recvbuf = 0
+      n_recvbuf = recvcount
       IF (ierror_ == MPI_SUCCESS) &
-        & CALL f77_APTUS_F08_SECTION(recvbuf, 2_C_INT, 'MPI_Allgather_init' // C_NULL_CHAR, &
+        & CALL f77_APTUS_F08_SECTION(recvbuf, 4_C_INT, 'MPI_Allgather_init' // C_NULL_CHAR, &
         & n_recvbuf, recvtype, t_recvbuf, p_recvbuf, s_recvbuf, ierror_)
+      c_recvbuf = INT(n_recvbuf, KIND(c_recvbuf))
       IF (ierror_ == MPI_SUCCESS) THEN
         CALL C_F_POINTER(p_sendbuf, b_sendbuf, [1])
         CALL C_F_POINTER(p_recvbuf, b_recvbuf, [1])
-        CALL f77_PMPI_ALLGATHER_INIT(b_sendbuf, sendcount, t_sendbuf, b_recvbuf, recvcount, &
+        CALL f77_PMPI_ALLGATHER_INIT(b_sendbuf, c_sendbuf, t_sendbuf, b_recvbuf, c_recvbuf, &
         & t_recvbuf, comm, info, request, ierror_)
       END IF
       CALL f77_APTUS_F08_SECTION_FREE(t_sendbuf, sendtype)
@@ -31963,8 +31972,7 @@ SUBROUTINE PMPI_Allgather_init_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, re
   USE aptus_f08_types
   USE aptus_f08_entries, ONLY : f77_PMPI_ALLGATHER_INIT_C => PMPI_ALLGATHER_INIT_C, &
         & f77_APTUS_F08_SECTION => APTUS_F08_SECTION, &
-        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE, &
-        & f77_APTUS_F08_SECTION_PAIR => APTUS_F08_SECTION_PAIR
+        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE
   USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR, C_INT, C_NULL_CHAR, C_F_POINTER
   IMPLICIT NONE
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -31981,27 +31989,31 @@ SUBROUTINE PMPI_Allgather_init_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, re
     INTEGER(KIND=1), POINTER :: b_sendbuf(:)
     INTEGER(KIND=MPI_ADDRESS_KIND) :: s_sendbuf
     INTEGER(KIND=MPI_COUNT_KIND) :: n_sendbuf
+    INTEGER(KIND=MPI_COUNT_KIND) :: c_sendbuf
     TYPE(MPI_Datatype) :: t_recvbuf
     TYPE(C_PTR) :: p_recvbuf
     INTEGER(KIND=1), POINTER :: b_recvbuf(:)
     INTEGER(KIND=MPI_ADDRESS_KIND) :: s_recvbuf
     INTEGER(KIND=MPI_COUNT_KIND) :: n_recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND) :: c_recvbuf
     ierror_ = MPI_SUCCESS
     IF (.NOT. (IS_CONTIGUOUS(sendbuf) .AND. IS_CONTIGUOUS(recvbuf))) THEN
       t_sendbuf = sendtype
-      n_sendbuf = 0
+      n_sendbuf = sendcount
       IF (ierror_ == MPI_SUCCESS) &
-        & CALL f77_APTUS_F08_SECTION(sendbuf, 2_C_INT, 'MPI_Allgather_init' // C_NULL_CHAR, &
+        & CALL f77_APTUS_F08_SECTION(sendbuf, 1_C_INT, 'MPI_Allgather_init' // C_NULL_CHAR, &
         & n_sendbuf, sendtype, t_sendbuf, p_sendbuf, s_sendbuf, ierror_)
+      c_sendbuf = INT(n_sendbuf, KIND(c_sendbuf))
       t_recvbuf = recvtype
-      n_recvbuf = 0
+      n_recvbuf = recvcount
       IF (ierror_ == MPI_SUCCESS) &
-        & CALL f77_APTUS_F08_SECTION(recvbuf, 2_C_INT, 'MPI_Allgather_init' // C_NULL_CHAR, &
+        & CALL f77_APTUS_F08_SECTION(recvbuf, 4_C_INT, 'MPI_Allgather_init' // C_NULL_CHAR, &
         & n_recvbuf, recvtype, t_recvbuf, p_recvbuf, s_recvbuf, ierror_)
+      c_recvbuf = INT(n_recvbuf, KIND(c_recvbuf))
       IF (ierror_ == MPI_SUCCESS) THEN
         CALL C_F_POINTER(p_sendbuf, b_sendbuf, [1])
         CALL C_F_POINTER(p_recvbuf, b_recvbuf, [1])
-        CALL f77_PMPI_ALLGATHER_INIT_C(b_sendbuf, sendcount, t_sendbuf, b_recvbuf, recvcount, &
+        CALL f77_PMPI_ALLGATHER_INIT_C(b_sendbuf, c_sendbuf, t_sendbuf, b_recvbuf, c_recvbuf, &
         & t_recvbuf, comm, info, request, ierror_)
       END IF
       CALL f77_APTUS_F08_SECTION_FREE(t_sendbuf, sendtype)
@@ -32084,8 +32096,7 @@ SUBROUTINE MPI_Allgatherv_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, recv
   USE aptus_f08_types
   USE aptus_f08_entries, ONLY : f77_MPI_ALLGATHERV_INIT => MPI_ALLGATHERV_INIT, &
         & f77_APTUS_F08_SECTION => APTUS_F08_SECTION, &
-        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE, &
-        & f77_APTUS_F08_SECTION_PAIR => APTUS_F08_SECTION_PAIR
+        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE
   USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR, C_INT, C_NULL_CHAR, C_F_POINTER
   IMPLICIT NONE
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -32103,6 +32114,7 @@ SUBROUTINE MPI_Allgatherv_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, recv
     INTEGER(KIND=1), POINTER :: b_sendbuf(:)
     INTEGER(KIND=MPI_ADDRESS_KIND) :: s_sendbuf
     INTEGER(KIND=MPI_COUNT_KIND) :: n_sendbuf
+    INTEGER :: c_sendbuf
     TYPE(MPI_Datatype) :: t_recvbuf
     TYPE(C_PTR) :: p_recvbuf
     INTEGER(KIND=1), POINTER :: b_recvbuf(:)
@@ -32111,10 +32123,11 @@ SUBROUTINE MPI_Allgatherv_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, recv
     ierror_ = MPI_SUCCESS
     IF (.NOT. (IS_CONTIGUOUS(sendbuf) .AND. IS_CONTIGUOUS(recvbuf))) THEN
       t_sendbuf = sendtype
-      n_sendbuf = 0
+      n_sendbuf = sendcount
       IF (ierror_ == MPI_SUCCESS) &
-        & CALL f77_APTUS_F08_SECTION(sendbuf, 2_C_INT, 'MPI_Allgatherv_init' // C_NULL_CHAR, &
+        & CALL f77_APTUS_F08_SECTION(sendbuf, 1_C_INT, 'MPI_Allgatherv_init' // C_NULL_CHAR, &
         & n_sendbuf, sendtype, t_sendbuf, p_sendbuf, s_sendbuf, ierror_)
+      c_sendbuf = INT(n_sendbuf, KIND(c_sendbuf))
       t_recvbuf = recvtype
       n_recvbuf = 0
       IF (ierror_ == MPI_SUCCESS) &
@@ -32123,7 +32136,7 @@ SUBROUTINE MPI_Allgatherv_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, recv
       IF (ierror_ == MPI_SUCCESS) THEN
         CALL C_F_POINTER(p_sendbuf, b_sendbuf, [1])
         CALL C_F_POINTER(p_recvbuf, b_recvbuf, [1])
-        CALL f77_MPI_ALLGATHERV_INIT(b_sendbuf, sendcount, t_sendbuf, b_recvbuf, recvcounts, &
+        CALL f77_MPI_ALLGATHERV_INIT(b_sendbuf, c_sendbuf, t_sendbuf, b_recvbuf, recvcounts, &
         & displs, t_recvbuf, comm, info, request, ierror_)
       END IF
       CALL f77_APTUS_F08_SECTION_FREE(t_sendbuf, sendtype)
@@ -32140,8 +32153,7 @@ SUBROUTINE MPI_Allgatherv_init_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, re
   USE aptus_f08_types
   USE aptus_f08_entries, ONLY : f77_MPI_ALLGATHERV_INIT_C => MPI_ALLGATHERV_INIT_C, &
         & f77_APTUS_F08_SECTION => APTUS_F08_SECTION, &
-        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE, &
-        & f77_APTUS_F08_SECTION_PAIR => APTUS_F08_SECTION_PAIR
+        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE
   USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR, C_INT, C_NULL_CHAR, C_F_POINTER
   IMPLICIT NONE
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -32160,6 +32172,7 @@ SUBROUTINE MPI_Allgatherv_init_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, re
     INTEGER(KIND=1), POINTER :: b_sendbuf(:)
     INTEGER(KIND=MPI_ADDRESS_KIND) :: s_sendbuf
     INTEGER(KIND=MPI_COUNT_KIND) :: n_sendbuf
+    INTEGER(KIND=MPI_COUNT_KIND) :: c_sendbuf
     TYPE(MPI_Datatype) :: t_recvbuf
     TYPE(C_PTR) :: p_recvbuf
     INTEGER(KIND=1), POINTER :: b_recvbuf(:)
@@ -32168,10 +32181,11 @@ SUBROUTINE MPI_Allgatherv_init_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, re
     ierror_ = MPI_SUCCESS
     IF (.NOT. (IS_CONTIGUOUS(sendbuf) .AND. IS_CONTIGUOUS(recvbuf))) THEN
       t_sendbuf = sendtype
-      n_sendbuf = 0
+      n_sendbuf = sendcount
       IF (ierror_ == MPI_SUCCESS) &
-        & CALL f77_APTUS_F08_SECTION(sendbuf, 2_C_INT, 'MPI_Allgatherv_init' // C_NULL_CHAR, &
+        & CALL f77_APTUS_F08_SECTION(sendbuf, 1_C_INT, 'MPI_Allgatherv_init' // C_NULL_CHAR, &
         & n_sendbuf, sendtype, t_sendbuf, p_sendbuf, s_sendbuf, ierror_)
+      c_sendbuf = INT(n_sendbuf, KIND(c_sendbuf))
       t_recvbuf = recvtype
       n_recvbuf = 0
       IF (ierror_ == MPI_SUCCESS) &
@@ -32180,7 +32194,7 @@ SUBROUTINE MPI_Allgatherv_init_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, re
       IF (ierror_ == MPI_SUCCESS) THEN
         CALL C_F_POINTER(p_sendbuf, b_sendbuf, [1])
         CALL C_F_POINTER(p_recvbuf, b_recvbuf, [1])
-        CALL f77_MPI_ALLGATHERV_INIT_C(b_sendbuf, sendcount, t_sendbuf, b_recvbuf, recvcounts, &
+        CALL f77_MPI_ALLGATHERV_INIT_C(b_sendbuf, c_sendbuf, t_sendbuf, b_recvbuf, recvcounts, &
         & displs, t_recvbuf, comm, info, request, ierror_)
       END IF
       CALL f77_APTUS_F08_SECTION_FREE(t_sendbuf, sendtype)
@@ -32197,8 +32211,7 @@ SUBROUTINE PMPI_Allgatherv_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, rec
   USE aptus_f08_types
   USE aptus_f08_entries, ONLY : f77_PMPI_ALLGATHERV_INIT => PMPI_ALLGATHERV_INIT, &
         & f77_APTUS_F08_SECTION => APTUS_F08_SECTION, &
-        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE, &
-        & f77_APTUS_F08_SECTION_PAIR => APTUS_F08_SECTION_PAIR
+        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE
   USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR, C_INT, C_NULL_CHAR, C_F_POINTER
   IMPLICIT NONE
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -32216,6 +32229,7 @@ SUBROUTINE PMPI_Allgatherv_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, rec
     INTEGER(KIND=1), POINTER :: b_sendbuf(:)
     INTEGER(KIND=MPI_ADDRESS_KIND) :: s_sendbuf
     INTEGER(KIND=MPI_COUNT_KIND) :: n_sendbuf
+    INTEGER :: c_sendbuf
     TYPE(MPI_Datatype) :: t_recvbuf
     TYPE(C_PTR) :: p_recvbuf
     INTEGER(KIND=1), POINTER :: b_recvbuf(:)
@@ -32224,10 +32238,11 @@ SUBROUTINE PMPI_Allgatherv_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, rec
     ierror_ = MPI_SUCCESS
     IF (.NOT. (IS_CONTIGUOUS(sendbuf) .AND. IS_CONTIGUOUS(recvbuf))) THEN
       t_sendbuf = sendtype
-      n_sendbuf = 0
+      n_sendbuf = sendcount
       IF (ierror_ == MPI_SUCCESS) &
-        & CALL f77_APTUS_F08_SECTION(sendbuf, 2_C_INT, 'MPI_Allgatherv_init' // C_NULL_CHAR, &
+        & CALL f77_APTUS_F08_SECTION(sendbuf, 1_C_INT, 'MPI_Allgatherv_init' // C_NULL_CHAR, &
         & n_sendbuf, sendtype, t_sendbuf, p_sendbuf, s_sendbuf, ierror_)
+      c_sendbuf = INT(n_sendbuf, KIND(c_sendbuf))
       t_recvbuf = recvtype
       n_recvbuf = 0
       IF (ierror_ == MPI_SUCCESS) &
@@ -32236,7 +32251,7 @@ SUBROUTINE PMPI_Allgatherv_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, rec
       IF (ierror_ == MPI_SUCCESS) THEN
         CALL C_F_POINTER(p_sendbuf, b_sendbuf, [1])
         CALL C_F_POINTER(p_recvbuf, b_recvbuf, [1])
-        CALL f77_PMPI_ALLGATHERV_INIT(b_sendbuf, sendcount, t_sendbuf, b_recvbuf, recvcounts, &
+        CALL f77_PMPI_ALLGATHERV_INIT(b_sendbuf, c_sendbuf, t_sendbuf, b_recvbuf, recvcounts, &
         & displs, t_recvbuf, comm, info, request, ierror_)
       END IF
       CALL f77_APTUS_F08_SECTION_FREE(t_sendbuf, sendtype)
@@ -32253,8 +32268,7 @@ SUBROUTINE PMPI_Allgatherv_init_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, r
   USE aptus_f08_types
   USE aptus_f08_entries, ONLY : f77_PMPI_ALLGATHERV_INIT_C => PMPI_ALLGATHERV_INIT_C, &
         & f77_APTUS_F08_SECTION => APTUS_F08_SECTION, &
-        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE, &
-        & f77_APTUS_F08_SECTION_PAIR => APTUS_F08_SECTION_PAIR
+        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE
   USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR, C_INT, C_NULL_CHAR, C_F_POINTER
   IMPLICIT NONE
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -32273,6 +32287,7 @@ SUBROUTINE PMPI_Allgatherv_init_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, r
     INTEGER(KIND=1), POINTER :: b_sendbuf(:)
     INTEGER(KIND=MPI_ADDRESS_KIND) :: s_sendbuf
     INTEGER(KIND=MPI_COUNT_KIND) :: n_sendbuf
+    INTEGER(KIND=MPI_COUNT_KIND) :: c_sendbuf
     TYPE(MPI_Datatype) :: t_recvbuf
     TYPE(C_PTR) :: p_recvbuf
     INTEGER(KIND=1), POINTER :: b_recvbuf(:)
@@ -32281,10 +32296,11 @@ SUBROUTINE PMPI_Allgatherv_init_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, r
     ierror_ = MPI_SUCCESS
     IF (.NOT. (IS_CONTIGUOUS(sendbuf) .AND. IS_CONTIGUOUS(recvbuf))) THEN
       t_sendbuf = sendtype
-      n_sendbuf = 0
+      n_sendbuf = sendcount
       IF (ierror_ == MPI_SUCCESS) &
-        & CALL f77_APTUS_F08_SECTION(sendbuf, 2_C_INT, 'MPI_Allgatherv_init' // C_NULL_CHAR, &
+        & CALL f77_APTUS_F08_SECTION(sendbuf, 1_C_INT, 'MPI_Allgatherv_init' // C_NULL_CHAR, &
         & n_sendbuf, sendtype, t_sendbuf, p_sendbuf, s_sendbuf, ierror_)
+      c_sendbuf = INT(n_sendbuf, KIND(c_sendbuf))
       t_recvbuf = recvtype
       n_recvbuf = 0
       IF (ierror_ == MPI_SUCCESS) &
@@ -32293,7 +32309,7 @@ SUBROUTINE PMPI_Allgatherv_init_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, r
       IF (ierror_ == MPI_SUCCESS) THEN
         CALL C_F_POINTER(p_sendbuf, b_sendbuf, [1])
         CALL C_F_POINTER(p_recvbuf, b_recvbuf, [1])
-        CALL f77_PMPI_ALLGATHERV_INIT_C(b_sendbuf, sendcount, t_sendbuf, b_recvbuf, recvcounts, &
+        CALL f77_PMPI_ALLGATHERV_INIT_C(b_sendbuf, c_sendbuf, t_sendbuf, b_recvbuf, recvcounts, &
         & displs, t_recvbuf, comm, info, request, ierror_)
       END IF
       CALL f77_APTUS_F08_SECTION_FREE(t_sendbuf, sendtype)
@@ -32692,8 +32708,7 @@ SUBROUTINE MPI_Alltoall_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvco
   USE aptus_f08_types
   USE aptus_f08_entries, ONLY : f77_MPI_ALLTOALL_INIT => MPI_ALLTOALL_INIT, &
         & f77_APTUS_F08_SECTION => APTUS_F08_SECTION, &
-        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE, &
-        & f77_APTUS_F08_SECTION_PAIR => APTUS_F08_SECTION_PAIR
+        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE
   USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR, C_INT, C_NULL_CHAR, C_F_POINTER
   IMPLICIT NONE
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -32710,27 +32725,31 @@ SUBROUTINE MPI_Alltoall_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvco
     INTEGER(KIND=1), POINTER :: b_sendbuf(:)
     INTEGER(KIND=MPI_ADDRESS_KIND) :: s_sendbuf
     INTEGER(KIND=MPI_COUNT_KIND) :: n_sendbuf
+    INTEGER :: c_sendbuf
     TYPE(MPI_Datatype) :: t_recvbuf
     TYPE(C_PTR) :: p_recvbuf
     INTEGER(KIND=1), POINTER :: b_recvbuf(:)
     INTEGER(KIND=MPI_ADDRESS_KIND) :: s_recvbuf
     INTEGER(KIND=MPI_COUNT_KIND) :: n_recvbuf
+    INTEGER :: c_recvbuf
     ierror_ = MPI_SUCCESS
     IF (.NOT. (IS_CONTIGUOUS(sendbuf) .AND. IS_CONTIGUOUS(recvbuf))) THEN
       t_sendbuf = sendtype
-      n_sendbuf = 0
+      n_sendbuf = sendcount
       IF (ierror_ == MPI_SUCCESS) &
-        & CALL f77_APTUS_F08_SECTION(sendbuf, 2_C_INT, 'MPI_Alltoall_init' // C_NULL_CHAR, &
+        & CALL f77_APTUS_F08_SECTION(sendbuf, 4_C_INT, 'MPI_Alltoall_init' // C_NULL_CHAR, &
         & n_sendbuf, sendtype, t_sendbuf, p_sendbuf, s_sendbuf, ierror_)
+      c_sendbuf = INT(n_sendbuf, KIND(c_sendbuf))
       t_recvbuf = recvtype
-      n_recvbuf = 0
+      n_recvbuf = recvcount
       IF (ierror_ == MPI_SUCCESS) &
-        & CALL f77_APTUS_F08_SECTION(recvbuf, 2_C_INT, 'MPI_Alltoall_init' // C_NULL_CHAR, &
+        & CALL f77_APTUS_F08_SECTION(recvbuf, 4_C_INT, 'MPI_Alltoall_init' // C_NULL_CHAR, &
         & n_recvbuf, recvtype, t_recvbuf, p_recvbuf, s_recvbuf, ierror_)
+      c_recvbuf = INT(n_recvbuf, KIND(c_recvbuf))
       IF (ierror_ == MPI_SUCCESS) THEN
         CALL C_F_POINTER(p_sendbuf, b_sendbuf, [1])
         CALL C_F_POINTER(p_recvbuf, b_recvbuf, [1])
-        CALL f77_MPI_ALLTOALL_INIT(b_sendbuf, sendcount, t_sendbuf, b_recvbuf, recvcount, &
+        CALL f77_MPI_ALLTOALL_INIT(b_sendbuf, c_sendbuf, t_sendbuf, b_recvbuf, c_recvbuf, &
         & t_recvbuf, comm, info, request, ierror_)
       END IF
       CALL f77_APTUS_F08_SECTION_FREE(t_sendbuf, sendtype)
@@ -32747,8 +32766,7 @@ SUBROUTINE MPI_Alltoall_init_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recv
   USE aptus_f08_types
   USE aptus_f08_entries, ONLY : f77_MPI_ALLTOALL_INIT_C => MPI_ALLTOALL_INIT_C, &
         & f77_APTUS_F08_SECTION => APTUS_F08_SECTION, &
-        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE, &
-        & f77_APTUS_F08_SECTION_PAIR => APTUS_F08_SECTION_PAIR
+        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE
   USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR, C_INT, C_NULL_CHAR, C_F_POINTER
   IMPLICIT NONE
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -32765,27 +32783,31 @@ SUBROUTINE MPI_Alltoall_init_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recv
     INTEGER(KIND=1), POINTER :: b_sendbuf(:)
     INTEGER(KIND=MPI_ADDRESS_KIND) :: s_sendbuf
     INTEGER(KIND=MPI_COUNT_KIND) :: n_sendbuf
+    INTEGER(KIND=MPI_COUNT_KIND) :: c_sendbuf
     TYPE(MPI_Datatype) :: t_recvbuf
     TYPE(C_PTR) :: p_recvbuf
     INTEGER(KIND=1), POINTER :: b_recvbuf(:)
     INTEGER(KIND=MPI_ADDRESS_KIND) :: s_recvbuf
     INTEGER(KIND=MPI_COUNT_KIND) :: n_recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND) :: c_recvbuf
     ierror_ = MPI_SUCCESS
     IF (.NOT. (IS_CONTIGUOUS(sendbuf) .AND. IS_CONTIGUOUS(recvbuf))) THEN
       t_sendbuf = sendtype
-      n_sendbuf = 0
+      n_sendbuf = sendcount
       IF (ierror_ == MPI_SUCCESS) &
-        & CALL f77_APTUS_F08_SECTION(sendbuf, 2_C_INT, 'MPI_Alltoall_init' // C_NULL_CHAR, &
+        & CALL f77_APTUS_F08_SECTION(sendbuf, 4_C_INT, 'MPI_Alltoall_init' // C_NULL_CHAR, &
         & n_sendbuf, sendtype, t_sendbuf, p_sendbuf, s_sendbuf, ierror_)
+      c_sendbuf = INT(n_sendbuf, KIND(c_sendbuf))
       t_recvbuf = recvtype
-      n_recvbuf = 0
+      n_recvbuf = recvcount
       IF (ierror_ == MPI_SUCCESS) &
-        & CALL f77_APTUS_F08_SECTION(recvbuf, 2_C_INT, 'MPI_Alltoall_init' // C_NULL_CHAR, &
+        & CALL f77_APTUS_F08_SECTION(recvbuf, 4_C_INT, 'MPI_Alltoall_init' // C_NULL_CHAR, &
         & n_recvbuf, recvtype, t_recvbuf, p_recvbuf, s_recvbuf, ierror_)
+      c_recvbuf = INT(n_recvbuf, KIND(c_recvbuf))
       IF (ierror_ == MPI_SUCCESS) THEN
         CALL C_F_POINTER(p_sendbuf, b_sendbuf, [1])
         CALL C_F_POINTER(p_recvbuf, b_recvbuf, [1])
-        CALL f77_MPI_ALLTOALL_INIT_C(b_sendbuf, sendcount, t_sendbuf, b_recvbuf, recvcount, &
+        CALL f77_MPI_ALLTOALL_INIT_C(b_sendbuf, c_sendbuf, t_sendbuf, b_recvbuf, c_recvbuf, &
         & t_recvbuf, comm, info, request, ierror_)
       END IF
       CALL f77_APTUS_F08_SECTION_FREE(t_sendbuf, sendtype)
@@ -32802,8 +32824,7 @@ SUBROUTINE PMPI_Alltoall_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvc
   USE aptus_f08_types
   USE aptus_f08_entries, ONLY : f77_PMPI_ALLTOALL_INIT => PMPI_ALLTOALL_INIT, &
         & f77_APTUS_F08_SECTION => APTUS_F08_SECTION, &
-        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE, &
-        & f77_APTUS_F08_SECTION_PAIR => APTUS_F08_SECTION_PAIR
+        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE
   USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR, C_INT, C_NULL_CHAR, C_F_POINTER
   IMPLICIT NONE
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -32820,27 +32841,31 @@ SUBROUTINE PMPI_Alltoall_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvc
     INTEGER(KIND=1), POINTER :: b_sendbuf(:)
     INTEGER(KIND=MPI_ADDRESS_KIND) :: s_sendbuf
     INTEGER(KIND=MPI_COUNT_KIND) :: n_sendbuf
+    INTEGER :: c_sendbuf
     TYPE(MPI_Datatype) :: t_recvbuf
     TYPE(C_PTR) :: p_recvbuf
     INTEGER(KIND=1), POINTER :: b_recvbuf(:)
     INTEGER(KIND=MPI_ADDRESS_KIND) :: s_recvbuf
     INTEGER(KIND=MPI_COUNT_KIND) :: n_recvbuf
+    INTEGER :: c_recvbuf
     ierror_ = MPI_SUCCESS
     IF (.NOT. (IS_CONTIGUOUS(sendbuf) .AND. IS_CONTIGUOUS(recvbuf))) THEN
       t_sendbuf = sendtype
-      n_sendbuf = 0
+      n_sendbuf = sendcount
       IF (ierror_ == MPI_SUCCESS) &
-        & CALL f77_APTUS_F08_SECTION(sendbuf, 2_C_INT, 'MPI_Alltoall_init' // C_NULL_CHAR, &
+        & CALL f77_APTUS_F08_SECTION(sendbuf, 4_C_INT, 'MPI_Alltoall_init' // C_NULL_CHAR, &
         & n_sendbuf, sendtype, t_sendbuf, p_sendbuf, s_sendbuf, ierror_)
+      c_sendbuf = INT(n_sendbuf, KIND(c_sendbuf))
       t_recvbuf = recvtype
-      n_recvbuf = 0
+      n_recvbuf = recvcount
       IF (ierror_ == MPI_SUCCESS) &
-        & CALL f77_APTUS_F08_SECTION(recvbuf, 2_C_INT, 'MPI_Alltoall_init' // C_NULL_CHAR, &
+        & CALL f77_APTUS_F08_SECTION(recvbuf, 4_C_INT, 'MPI_Alltoall_init' // C_NULL_CHAR, &
         & n_recvbuf, recvtype, t_recvbuf, p_recvbuf, s_recvbuf, ierror_)
+      c_recvbuf = INT(n_recvbuf, KIND(c_recvbuf))
       IF (ierror_ == MPI_SUCCESS) THEN
         CALL C_F_POINTER(p_sendbuf, b_sendbuf, [1])
         CALL C_F_POINTER(p_recvbuf, b_recvbuf, [1])
-        CALL f77_PMPI_ALLTOALL_INIT(b_sendbuf, sendcount, t_sendbuf, b_recvbuf, recvcount, &
+        CALL f77_PMPI_ALLTOALL_INIT(b_sendbuf, c_sendbuf, t_sendbuf, b_recvbuf, c_recvbuf, &
         & t_recvbuf, comm, info, request, ierror_)
       END IF
       CALL f77_APTUS_F08_SECTION_FREE(t_sendbuf, sendtype)
@@ -32857,8 +32882,7 @@ SUBROUTINE PMPI_Alltoall_init_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, rec
   USE aptus_f08_types
   USE aptus_f08_entries, ONLY : f77_PMPI_ALLTOALL_INIT_C => PMPI_ALLTOALL_INIT_C, &
         & f77_APTUS_F08_SECTION => APTUS_F08_SECTION, &
-        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE, &
-        & f77_APTUS_F08_SECTION_PAIR => APTUS_F08_SECTION_PAIR
+        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE
   USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR, C_INT, C_NULL_CHAR, C_F_POINTER
   IMPLICIT NONE
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -32875,27 +32899,31 @@ SUBROUTINE PMPI_Alltoall_init_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, rec
     INTEGER(KIND=1), POINTER :: b_sendbuf(:)
     INTEGER(KIND=MPI_ADDRESS_KIND) :: s_sendbuf
     INTEGER(KIND=MPI_COUNT_KIND) :: n_sendbuf
+    INTEGER(KIND=MPI_COUNT_KIND) :: c_sendbuf
     TYPE(MPI_Datatype) :: t_recvbuf
     TYPE(C_PTR) :: p_recvbuf
     INTEGER(KIND=1), POINTER :: b_recvbuf(:)
     INTEGER(KIND=MPI_ADDRESS_KIND) :: s_recvbuf
     INTEGER(KIND=MPI_COUNT_KIND) :: n_recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND) :: c_recvbuf
     ierror_ = MPI_SUCCESS
     IF (.NOT. (IS_CONTIGUOUS(sendbuf) .AND. IS_CONTIGUOUS(recvbuf))) THEN
       t_sendbuf = sendtype
-      n_sendbuf = 0
+      n_sendbuf = sendcount
       IF (ierror_ == MPI_SUCCESS) &
-        & CALL f77_APTUS_F08_SECTION(sendbuf, 2_C_INT, 'MPI_Alltoall_init' // C_NULL_CHAR, &
+        & CALL f77_APTUS_F08_SECTION(sendbuf, 4_C_INT, 'MPI_Alltoall_init' // C_NULL_CHAR, &
         & n_sendbuf, sendtype, t_sendbuf, p_sendbuf, s_sendbuf, ierror_)
+      c_sendbuf = INT(n_sendbuf, KIND(c_sendbuf))
       t_recvbuf = recvtype
-      n_recvbuf = 0
+      n_recvbuf = recvcount
       IF (ierror_ == MPI_SUCCESS) &
-        & CALL f77_APTUS_F08_SECTION(recvbuf, 2_C_INT, 'MPI_Alltoall_init' // C_NULL_CHAR, &
+        & CALL f77_APTUS_F08_SECTION(recvbuf, 4_C_INT, 'MPI_Alltoall_init' // C_NULL_CHAR, &
         & n_recvbuf, recvtype, t_recvbuf, p_recvbuf, s_recvbuf, ierror_)
+      c_recvbuf = INT(n_recvbuf, KIND(c_recvbuf))
       IF (ierror_ == MPI_SUCCESS) THEN
         CALL C_F_POINTER(p_sendbuf, b_sendbuf, [1])
         CALL C_F_POINTER(p_recvbuf, b_recvbuf, [1])
-        CALL f77_PMPI_ALLTOALL_INIT_C(b_sendbuf, sendcount, t_sendbuf, b_recvbuf, recvcount, &
+        CALL f77_PMPI_ALLTOALL_INIT_C(b_sendbuf, c_sendbuf, t_sendbuf, b_recvbuf, c_recvbuf, &
         & t_recvbuf, comm, info, request, ierror_)
       END IF
       CALL f77_APTUS_F08_SECTION_FREE(t_sendbuf, sendtype)
@@ -32978,8 +33006,7 @@ SUBROUTINE MPI_Alltoallv_init_f08ts(sendbuf, sendcounts, sdispls, sendtype, recv
   USE aptus_f08_types
   USE aptus_f08_entries, ONLY : f77_MPI_ALLTOALLV_INIT => MPI_ALLTOALLV_INIT, &
         & f77_APTUS_F08_SECTION => APTUS_F08_SECTION, &
-        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE, &
-        & f77_APTUS_F08_SECTION_PAIR => APTUS_F08_SECTION_PAIR
+        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE
   USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR, C_INT, C_NULL_CHAR, C_F_POINTER
   IMPLICIT NONE
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -33033,8 +33060,7 @@ SUBROUTINE MPI_Alltoallv_init_c_f08ts(sendbuf, sendcounts, sdispls, sendtype, re
   USE aptus_f08_types
   USE aptus_f08_entries, ONLY : f77_MPI_ALLTOALLV_INIT_C => MPI_ALLTOALLV_INIT_C, &
         & f77_APTUS_F08_SECTION => APTUS_F08_SECTION, &
-        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE, &
-        & f77_APTUS_F08_SECTION_PAIR => APTUS_F08_SECTION_PAIR
+        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE
   USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR, C_INT, C_NULL_CHAR, C_F_POINTER
   IMPLICIT NONE
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -33089,8 +33115,7 @@ SUBROUTINE PMPI_Alltoallv_init_f08ts(sendbuf, sendcounts, sdispls, sendtype, rec
   USE aptus_f08_types
   USE aptus_f08_entries, ONLY : f77_PMPI_ALLTOALLV_INIT => PMPI_ALLTOALLV_INIT, &
         & f77_APTUS_F08_SECTION => APTUS_F08_SECTION, &
-        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE, &
-        & f77_APTUS_F08_SECTION_PAIR => APTUS_F08_SECTION_PAIR
+        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE
   USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR, C_INT, C_NULL_CHAR, C_F_POINTER
   IMPLICIT NONE
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -33144,8 +33169,7 @@ SUBROUTINE PMPI_Alltoallv_init_c_f08ts(sendbuf, sendcounts, sdispls, sendtype, r
   USE aptus_f08_types
   USE aptus_f08_entries, ONLY : f77_PMPI_ALLTOALLV_INIT_C => PMPI_ALLTOALLV_INIT_C, &
         & f77_APTUS_F08_SECTION => APTUS_F08_SECTION, &
-        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE, &
-        & f77_APTUS_F08_SECTION_PAIR => APTUS_F08_SECTION_PAIR
+        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE
   USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR, C_INT, C_NULL_CHAR, C_F_POINTER
   IMPLICIT NONE
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -40368,8 +40392,7 @@ SUBROUTINE MPI_Gather_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcoun
   USE aptus_f08_types
   USE aptus_f08_entries, ONLY : f77_MPI_GATHER_INIT => MPI_GATHER_INIT, &
         & f77_APTUS_F08_SECTION => APTUS_F08_SECTION, &
-        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE, &
-        & f77_APTUS_F08_SECTION_PAIR => APTUS_F08_SECTION_PAIR
+        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE
   USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR, C_INT, C_NULL_CHAR, C_F_POINTER
   IMPLICIT NONE
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -40386,27 +40409,31 @@ SUBROUTINE MPI_Gather_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcoun
     INTEGER(KIND=1), POINTER :: b_sendbuf(:)
     INTEGER(KIND=MPI_ADDRESS_KIND) :: s_sendbuf
     INTEGER(KIND=MPI_COUNT_KIND) :: n_sendbuf
+    INTEGER :: c_sendbuf
     TYPE(MPI_Datatype) :: t_recvbuf
     TYPE(C_PTR) :: p_recvbuf
     INTEGER(KIND=1), POINTER :: b_recvbuf(:)
     INTEGER(KIND=MPI_ADDRESS_KIND) :: s_recvbuf
     INTEGER(KIND=MPI_COUNT_KIND) :: n_recvbuf
+    INTEGER :: c_recvbuf
     ierror_ = MPI_SUCCESS
     IF (.NOT. (IS_CONTIGUOUS(sendbuf) .AND. IS_CONTIGUOUS(recvbuf))) THEN
       t_sendbuf = sendtype
-      n_sendbuf = 0
+      n_sendbuf = sendcount
       IF (ierror_ == MPI_SUCCESS) &
-        & CALL f77_APTUS_F08_SECTION(sendbuf, 2_C_INT, 'MPI_Gather_init' // C_NULL_CHAR, &
+        & CALL f77_APTUS_F08_SECTION(sendbuf, 1_C_INT, 'MPI_Gather_init' // C_NULL_CHAR, &
         & n_sendbuf, sendtype, t_sendbuf, p_sendbuf, s_sendbuf, ierror_)
+      c_sendbuf = INT(n_sendbuf, KIND(c_sendbuf))
       t_recvbuf = recvtype
-      n_recvbuf = 0
+      n_recvbuf = recvcount
       IF (ierror_ == MPI_SUCCESS) &
-        & CALL f77_APTUS_F08_SECTION(recvbuf, 2_C_INT, 'MPI_Gather_init' // C_NULL_CHAR, &
+        & CALL f77_APTUS_F08_SECTION(recvbuf, 4_C_INT, 'MPI_Gather_init' // C_NULL_CHAR, &
         & n_recvbuf, recvtype, t_recvbuf, p_recvbuf, s_recvbuf, ierror_)
+      c_recvbuf = INT(n_recvbuf, KIND(c_recvbuf))
       IF (ierror_ == MPI_SUCCESS) THEN
         CALL C_F_POINTER(p_sendbuf, b_sendbuf, [1])
         CALL C_F_POINTER(p_recvbuf, b_recvbuf, [1])
-        CALL f77_MPI_GATHER_INIT(b_sendbuf, sendcount, t_sendbuf, b_recvbuf, recvcount, &
+        CALL f77_MPI_GATHER_INIT(b_sendbuf, c_sendbuf, t_sendbuf, b_recvbuf, c_recvbuf, &
         & t_recvbuf, root, comm, info, request, ierror_)
       END IF
       CALL f77_APTUS_F08_SECTION_FREE(t_sendbuf, sendtype)
@@ -40423,8 +40450,7 @@ SUBROUTINE MPI_Gather_init_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvco
   USE aptus_f08_types
   USE aptus_f08_entries, ONLY : f77_MPI_GATHER_INIT_C => MPI_GATHER_INIT_C, &
         & f77_APTUS_F08_SECTION => APTUS_F08_SECTION, &
-        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE, &
-        & f77_APTUS_F08_SECTION_PAIR => APTUS_F08_SECTION_PAIR
+        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE
   USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR, C_INT, C_NULL_CHAR, C_F_POINTER
   IMPLICIT NONE
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -40442,27 +40468,31 @@ SUBROUTINE MPI_Gather_init_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvco
     INTEGER(KIND=1), POINTER :: b_sendbuf(:)
     INTEGER(KIND=MPI_ADDRESS_KIND) :: s_sendbuf
     INTEGER(KIND=MPI_COUNT_KIND) :: n_sendbuf
+    INTEGER(KIND=MPI_COUNT_KIND) :: c_sendbuf
     TYPE(MPI_Datatype) :: t_recvbuf
     TYPE(C_PTR) :: p_recvbuf
     INTEGER(KIND=1), POINTER :: b_recvbuf(:)
     INTEGER(KIND=MPI_ADDRESS_KIND) :: s_recvbuf
     INTEGER(KIND=MPI_COUNT_KIND) :: n_recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND) :: c_recvbuf
     ierror_ = MPI_SUCCESS
     IF (.NOT. (IS_CONTIGUOUS(sendbuf) .AND. IS_CONTIGUOUS(recvbuf))) THEN
       t_sendbuf = sendtype
-      n_sendbuf = 0
+      n_sendbuf = sendcount
       IF (ierror_ == MPI_SUCCESS) &
-        & CALL f77_APTUS_F08_SECTION(sendbuf, 2_C_INT, 'MPI_Gather_init' // C_NULL_CHAR, &
+        & CALL f77_APTUS_F08_SECTION(sendbuf, 1_C_INT, 'MPI_Gather_init' // C_NULL_CHAR, &
         & n_sendbuf, sendtype, t_sendbuf, p_sendbuf, s_sendbuf, ierror_)
+      c_sendbuf = INT(n_sendbuf, KIND(c_sendbuf))
       t_recvbuf = recvtype
-      n_recvbuf = 0
+      n_recvbuf = recvcount
       IF (ierror_ == MPI_SUCCESS) &
-        & CALL f77_APTUS_F08_SECTION(recvbuf, 2_C_INT, 'MPI_Gather_init' // C_NULL_CHAR, &
+        & CALL f77_APTUS_F08_SECTION(recvbuf, 4_C_INT, 'MPI_Gather_init' // C_NULL_CHAR, &
         & n_recvbuf, recvtype, t_recvbuf, p_recvbuf, s_recvbuf, ierror_)
+      c_recvbuf = INT(n_recvbuf, KIND(c_recvbuf))
       IF (ierror_ == MPI_SUCCESS) THEN
         CALL C_F_POINTER(p_sendbuf, b_sendbuf, [1])
         CALL C_F_POINTER(p_recvbuf, b_recvbuf, [1])
-        CALL f77_MPI_GATHER_INIT_C(b_sendbuf, sendcount, t_sendbuf, b_recvbuf, recvcount, &
+        CALL f77_MPI_GATHER_INIT_C(b_sendbuf, c_sendbuf, t_sendbuf, b_recvbuf, c_recvbuf, &
         & t_recvbuf, root, comm, info, request, ierror_)
       END IF
       CALL f77_APTUS_F08_SECTION_FREE(t_sendbuf, sendtype)
@@ -40479,8 +40509,7 @@ SUBROUTINE PMPI_Gather_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcou
   USE aptus_f08_types
   USE aptus_f08_entries, ONLY : f77_PMPI_GATHER_INIT => PMPI_GATHER_INIT, &
         & f77_APTUS_F08_SECTION => APTUS_F08_SECTION, &
-        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE, &
-        & f77_APTUS_F08_SECTION_PAIR => APTUS_F08_SECTION_PAIR
+        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE
   USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR, C_INT, C_NULL_CHAR, C_F_POINTER
   IMPLICIT NONE
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -40497,27 +40526,31 @@ SUBROUTINE PMPI_Gather_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcou
     INTEGER(KIND=1), POINTER :: b_sendbuf(:)
     INTEGER(KIND=MPI_ADDRESS_KIND) :: s_sendbuf
     INTEGER(KIND=MPI_COUNT_KIND) :: n_sendbuf
+    INTEGER :: c_sendbuf
     TYPE(MPI_Datatype) :: t_recvbuf
     TYPE(C_PTR) :: p_recvbuf
     INTEGER(KIND=1), POINTER :: b_recvbuf(:)
     INTEGER(KIND=MPI_ADDRESS_KIND) :: s_recvbuf
     INTEGER(KIND=MPI_COUNT_KIND) :: n_recvbuf
+    INTEGER :: c_recvbuf
     ierror_ = MPI_SUCCESS
     IF (.NOT. (IS_CONTIGUOUS(sendbuf) .AND. IS_CONTIGUOUS(recvbuf))) THEN
       t_sendbuf = sendtype
-      n_sendbuf = 0
+      n_sendbuf = sendcount
       IF (ierror_ == MPI_SUCCESS) &
-        & CALL f77_APTUS_F08_SECTION(sendbuf, 2_C_INT, 'MPI_Gather_init' // C_NULL_CHAR, &
+        & CALL f77_APTUS_F08_SECTION(sendbuf, 1_C_INT, 'MPI_Gather_init' // C_NULL_CHAR, &
         & n_sendbuf, sendtype, t_sendbuf, p_sendbuf, s_sendbuf, ierror_)
+      c_sendbuf = INT(n_sendbuf, KIND(c_sendbuf))
       t_recvbuf = recvtype
-      n_recvbuf = 0
+      n_recvbuf = recvcount
       IF (ierror_ == MPI_SUCCESS) &
-        & CALL f77_APTUS_F08_SECTION(recvbuf, 2_C_INT, 'MPI_Gather_init' // C_NULL_CHAR, &
+        & CALL f77_APTUS_F08_SECTION(recvbuf, 4_C_INT, 'MPI_Gather_init' // C_NULL_CHAR, &
         & n_recvbuf, recvtype, t_recvbuf, p_recvbuf, s_recvbuf, ierror_)
+      c_recvbuf = INT(n_recvbuf, KIND(c_recvbuf))
       IF (ierror_ == MPI_SUCCESS) THEN
         CALL C_F_POINTER(p_sendbuf, b_sendbuf, [1])
         CALL C_F_POINTER(p_recvbuf, b_recvbuf, [1])
-        CALL f77_PMPI_GATHER_INIT(b_sendbuf, sendcount, t_sendbuf, b_recvbuf, recvcount, &
+        CALL f77_PMPI_GATHER_INIT(b_sendbuf, c_sendbuf, t_sendbuf, b_recvbuf, c_recvbuf, &
         & t_recvbuf, root, comm, info, request, ierror_)
       END IF
       CALL f77_APTUS_F08_SECTION_FREE(t_sendbuf, sendtype)
@@ -40534,8 +40567,7 @@ SUBROUTINE PMPI_Gather_init_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvc
   USE aptus_f08_types
   USE aptus_f08_entries, ONLY : f77_PMPI_GATHER_INIT_C => PMPI_GATHER_INIT_C, &
         & f77_APTUS_F08_SECTION => APTUS_F08_SECTION, &
-        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE, &
-        & f77_APTUS_F08_SECTION_PAIR => APTUS_F08_SECTION_PAIR
+        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE
   USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR, C_INT, C_NULL_CHAR, C_F_POINTER
   IMPLICIT NONE
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -40553,27 +40585,31 @@ SUBROUTINE PMPI_Gather_init_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvc
     INTEGER(KIND=1), POINTER :: b_sendbuf(:)
     INTEGER(KIND=MPI_ADDRESS_KIND) :: s_sendbuf
     INTEGER(KIND=MPI_COUNT_KIND) :: n_sendbuf
+    INTEGER(KIND=MPI_COUNT_KIND) :: c_sendbuf
     TYPE(MPI_Datatype) :: t_recvbuf
     TYPE(C_PTR) :: p_recvbuf
     INTEGER(KIND=1), POINTER :: b_recvbuf(:)
     INTEGER(KIND=MPI_ADDRESS_KIND) :: s_recvbuf
     INTEGER(KIND=MPI_COUNT_KIND) :: n_recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND) :: c_recvbuf
     ierror_ = MPI_SUCCESS
     IF (.NOT. (IS_CONTIGUOUS(sendbuf) .AND. IS_CONTIGUOUS(recvbuf))) THEN
       t_sendbuf = sendtype
-      n_sendbuf = 0
+      n_sendbuf = sendcount
       IF (ierror_ == MPI_SUCCESS) &
-        & CALL f77_APTUS_F08_SECTION(sendbuf, 2_C_INT, 'MPI_Gather_init' // C_NULL_CHAR, &
+        & CALL f77_APTUS_F08_SECTION(sendbuf, 1_C_INT, 'MPI_Gather_init' // C_NULL_CHAR, &
         & n_sendbuf, sendtype, t_sendbuf, p_sendbuf, s_sendbuf, ierror_)
+      c_sendbuf = INT(n_sendbuf, KIND(c_sendbuf))
       t_recvbuf = recvtype
-      n_recvbuf = 0
+      n_recvbuf = recvcount
       IF (ierror_ == MPI_SUCCESS) &
-        & CALL f77_APTUS_F08_SECTION(recvbuf, 2_C_INT, 'MPI_Gather_init' // C_NULL_CHAR, &
+        & CALL f77_APTUS_F08_SECTION(recvbuf, 4_C_INT, 'MPI_Gather_init' // C_NULL_CHAR, &
         & n_recvbuf, recvtype, t_recvbuf, p_recvbuf, s_recvbuf, ierror_)
+      c_recvbuf = INT(n_recvbuf, KIND(c_recvbuf))
       IF (ierror_ == MPI_SUCCESS) THEN
         CALL C_F_POINTER(p_sendbuf, b_sendbuf, [1])
         CALL C_F_POINTER(p_recvbuf, b_recvbuf, [1])
-        CALL f77_PMPI_GATHER_INIT_C(b_sendbuf, sendcount, t_sendbuf, b_recvbuf, recvcount, &
+        CALL f77_PMPI_GATHER_INIT_C(b_sendbuf, c_sendbuf, t_sendbuf, b_recvbuf, c_recvbuf, &
         & t_recvbuf, root, comm, info, request, ierror_)
       END IF
       CALL f77_APTUS_F08_SECTION_FREE(t_sendbuf, sendtype)
@@ -40658,8 +40694,7 @@ SUBROUTINE MPI_Gatherv_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcou
   USE aptus_f08_types
   USE aptus_f08_entries, ONLY : f77_MPI_GATHERV_INIT => MPI_GATHERV_INIT, &
         & f77_APTUS_F08_SECTION => APTUS_F08_SECTION, &
-        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE, &
-        & f77_APTUS_F08_SECTION_PAIR => APTUS_F08_SECTION_PAIR
+        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE
   USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR, C_INT, C_NULL_CHAR, C_F_POINTER
   IMPLICIT NONE
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -40677,6 +40712,7 @@ SUBROUTINE MPI_Gatherv_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcou
     INTEGER(KIND=1), POINTER :: b_sendbuf(:)
     INTEGER(KIND=MPI_ADDRESS_KIND) :: s_sendbuf
     INTEGER(KIND=MPI_COUNT_KIND) :: n_sendbuf
+    INTEGER :: c_sendbuf
     TYPE(MPI_Datatype) :: t_recvbuf
     TYPE(C_PTR) :: p_recvbuf
     INTEGER(KIND=1), POINTER :: b_recvbuf(:)
@@ -40685,10 +40721,11 @@ SUBROUTINE MPI_Gatherv_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcou
     ierror_ = MPI_SUCCESS
     IF (.NOT. (IS_CONTIGUOUS(sendbuf) .AND. IS_CONTIGUOUS(recvbuf))) THEN
       t_sendbuf = sendtype
-      n_sendbuf = 0
+      n_sendbuf = sendcount
       IF (ierror_ == MPI_SUCCESS) &
-        & CALL f77_APTUS_F08_SECTION(sendbuf, 2_C_INT, 'MPI_Gatherv_init' // C_NULL_CHAR, &
+        & CALL f77_APTUS_F08_SECTION(sendbuf, 1_C_INT, 'MPI_Gatherv_init' // C_NULL_CHAR, &
         & n_sendbuf, sendtype, t_sendbuf, p_sendbuf, s_sendbuf, ierror_)
+      c_sendbuf = INT(n_sendbuf, KIND(c_sendbuf))
       t_recvbuf = recvtype
       n_recvbuf = 0
       IF (ierror_ == MPI_SUCCESS) &
@@ -40697,7 +40734,7 @@ SUBROUTINE MPI_Gatherv_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcou
       IF (ierror_ == MPI_SUCCESS) THEN
         CALL C_F_POINTER(p_sendbuf, b_sendbuf, [1])
         CALL C_F_POINTER(p_recvbuf, b_recvbuf, [1])
-        CALL f77_MPI_GATHERV_INIT(b_sendbuf, sendcount, t_sendbuf, b_recvbuf, recvcounts, displs, &
+        CALL f77_MPI_GATHERV_INIT(b_sendbuf, c_sendbuf, t_sendbuf, b_recvbuf, recvcounts, displs, &
         & t_recvbuf, root, comm, info, request, ierror_)
       END IF
       CALL f77_APTUS_F08_SECTION_FREE(t_sendbuf, sendtype)
@@ -40714,8 +40751,7 @@ SUBROUTINE MPI_Gatherv_init_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvc
   USE aptus_f08_types
   USE aptus_f08_entries, ONLY : f77_MPI_GATHERV_INIT_C => MPI_GATHERV_INIT_C, &
         & f77_APTUS_F08_SECTION => APTUS_F08_SECTION, &
-        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE, &
-        & f77_APTUS_F08_SECTION_PAIR => APTUS_F08_SECTION_PAIR
+        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE
   USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR, C_INT, C_NULL_CHAR, C_F_POINTER
   IMPLICIT NONE
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -40735,6 +40771,7 @@ SUBROUTINE MPI_Gatherv_init_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvc
     INTEGER(KIND=1), POINTER :: b_sendbuf(:)
     INTEGER(KIND=MPI_ADDRESS_KIND) :: s_sendbuf
     INTEGER(KIND=MPI_COUNT_KIND) :: n_sendbuf
+    INTEGER(KIND=MPI_COUNT_KIND) :: c_sendbuf
     TYPE(MPI_Datatype) :: t_recvbuf
     TYPE(C_PTR) :: p_recvbuf
     INTEGER(KIND=1), POINTER :: b_recvbuf(:)
@@ -40743,10 +40780,11 @@ SUBROUTINE MPI_Gatherv_init_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvc
     ierror_ = MPI_SUCCESS
     IF (.NOT. (IS_CONTIGUOUS(sendbuf) .AND. IS_CONTIGUOUS(recvbuf))) THEN
       t_sendbuf = sendtype
-      n_sendbuf = 0
+      n_sendbuf = sendcount
       IF (ierror_ == MPI_SUCCESS) &
-        & CALL f77_APTUS_F08_SECTION(sendbuf, 2_C_INT, 'MPI_Gatherv_init' // C_NULL_CHAR, &
+        & CALL f77_APTUS_F08_SECTION(sendbuf, 1_C_INT, 'MPI_Gatherv_init' // C_NULL_CHAR, &
         & n_sendbuf, sendtype, t_sendbuf, p_sendbuf, s_sendbuf, ierror_)
+      c_sendbuf = INT(n_sendbuf, KIND(c_sendbuf))
       t_recvbuf = recvtype
       n_recvbuf = 0
       IF (ierror_ == MPI_SUCCESS) &
@@ -40755,7 +40793,7 @@ SUBROUTINE MPI_Gatherv_init_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvc
       IF (ierror_ == MPI_SUCCESS) THEN
         CALL C_F_POINTER(p_sendbuf, b_sendbuf, [1])
         CALL C_F_POINTER(p_recvbuf, b_recvbuf, [1])
-        CALL f77_MPI_GATHERV_INIT_C(b_sendbuf, sendcount, t_sendbuf, b_recvbuf, recvcounts, &
+        CALL f77_MPI_GATHERV_INIT_C(b_sendbuf, c_sendbuf, t_sendbuf, b_recvbuf, recvcounts, &
         & displs, t_recvbuf, root, comm, info, request, ierror_)
       END IF
       CALL f77_APTUS_F08_SECTION_FREE(t_sendbuf, sendtype)
@@ -40772,8 +40810,7 @@ SUBROUTINE PMPI_Gatherv_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvco
   USE aptus_f08_types
   USE aptus_f08_entries, ONLY : f77_PMPI_GATHERV_INIT => PMPI_GATHERV_INIT, &
         & f77_APTUS_F08_SECTION => APTUS_F08_SECTION, &
-        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE, &
-        & f77_APTUS_F08_SECTION_PAIR => APTUS_F08_SECTION_PAIR
+        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE
   USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR, C_INT, C_NULL_CHAR, C_F_POINTER
   IMPLICIT NONE
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -40791,6 +40828,7 @@ SUBROUTINE PMPI_Gatherv_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvco
     INTEGER(KIND=1), POINTER :: b_sendbuf(:)
     INTEGER(KIND=MPI_ADDRESS_KIND) :: s_sendbuf
     INTEGER(KIND=MPI_COUNT_KIND) :: n_sendbuf
+    INTEGER :: c_sendbuf
     TYPE(MPI_Datatype) :: t_recvbuf
     TYPE(C_PTR) :: p_recvbuf
     INTEGER(KIND=1), POINTER :: b_recvbuf(:)
@@ -40799,10 +40837,11 @@ SUBROUTINE PMPI_Gatherv_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvco
     ierror_ = MPI_SUCCESS
     IF (.NOT. (IS_CONTIGUOUS(sendbuf) .AND. IS_CONTIGUOUS(recvbuf))) THEN
       t_sendbuf = sendtype
-      n_sendbuf = 0
+      n_sendbuf = sendcount
       IF (ierror_ == MPI_SUCCESS) &
-        & CALL f77_APTUS_F08_SECTION(sendbuf, 2_C_INT, 'MPI_Gatherv_init' // C_NULL_CHAR, &
+        & CALL f77_APTUS_F08_SECTION(sendbuf, 1_C_INT, 'MPI_Gatherv_init' // C_NULL_CHAR, &
         & n_sendbuf, sendtype, t_sendbuf, p_sendbuf, s_sendbuf, ierror_)
+      c_sendbuf = INT(n_sendbuf, KIND(c_sendbuf))
       t_recvbuf = recvtype
       n_recvbuf = 0
       IF (ierror_ == MPI_SUCCESS) &
@@ -40811,7 +40850,7 @@ SUBROUTINE PMPI_Gatherv_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvco
       IF (ierror_ == MPI_SUCCESS) THEN
         CALL C_F_POINTER(p_sendbuf, b_sendbuf, [1])
         CALL C_F_POINTER(p_recvbuf, b_recvbuf, [1])
-        CALL f77_PMPI_GATHERV_INIT(b_sendbuf, sendcount, t_sendbuf, b_recvbuf, recvcounts, &
+        CALL f77_PMPI_GATHERV_INIT(b_sendbuf, c_sendbuf, t_sendbuf, b_recvbuf, recvcounts, &
         & displs, t_recvbuf, root, comm, info, request, ierror_)
       END IF
       CALL f77_APTUS_F08_SECTION_FREE(t_sendbuf, sendtype)
@@ -40828,8 +40867,7 @@ SUBROUTINE PMPI_Gatherv_init_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recv
   USE aptus_f08_types
   USE aptus_f08_entries, ONLY : f77_PMPI_GATHERV_INIT_C => PMPI_GATHERV_INIT_C, &
         & f77_APTUS_F08_SECTION => APTUS_F08_SECTION, &
-        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE, &
-        & f77_APTUS_F08_SECTION_PAIR => APTUS_F08_SECTION_PAIR
+        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE
   USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR, C_INT, C_NULL_CHAR, C_F_POINTER
   IMPLICIT NONE
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -40849,6 +40887,7 @@ SUBROUTINE PMPI_Gatherv_init_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recv
     INTEGER(KIND=1), POINTER :: b_sendbuf(:)
     INTEGER(KIND=MPI_ADDRESS_KIND) :: s_sendbuf
     INTEGER(KIND=MPI_COUNT_KIND) :: n_sendbuf
+    INTEGER(KIND=MPI_COUNT_KIND) :: c_sendbuf
     TYPE(MPI_Datatype) :: t_recvbuf
     TYPE(C_PTR) :: p_recvbuf
     INTEGER(KIND=1), POINTER :: b_recvbuf(:)
@@ -40857,10 +40896,11 @@ SUBROUTINE PMPI_Gatherv_init_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recv
     ierror_ = MPI_SUCCESS
     IF (.NOT. (IS_CONTIGUOUS(sendbuf) .AND. IS_CONTIGUOUS(recvbuf))) THEN
       t_sendbuf = sendtype
-      n_sendbuf = 0
+      n_sendbuf = sendcount
       IF (ierror_ == MPI_SUCCESS) &
-        & CALL f77_APTUS_F08_SECTION(sendbuf, 2_C_INT, 'MPI_Gatherv_init' // C_NULL_CHAR, &
+        & CALL f77_APTUS_F08_SECTION(sendbuf, 1_C_INT, 'MPI_Gatherv_init' // C_NULL_CHAR, &
         & n_sendbuf, sendtype, t_sendbuf, p_sendbuf, s_sendbuf, ierror_)
+      c_sendbuf = INT(n_sendbuf, KIND(c_sendbuf))
       t_recvbuf = recvtype
       n_recvbuf = 0
       IF (ierror_ == MPI_SUCCESS) &
@@ -40869,7 +40909,7 @@ SUBROUTINE PMPI_Gatherv_init_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recv
       IF (ierror_ == MPI_SUCCESS) THEN
         CALL C_F_POINTER(p_sendbuf, b_sendbuf, [1])
         CALL C_F_POINTER(p_recvbuf, b_recvbuf, [1])
-        CALL f77_PMPI_GATHERV_INIT_C(b_sendbuf, sendcount, t_sendbuf, b_recvbuf, recvcounts, &
+        CALL f77_PMPI_GATHERV_INIT_C(b_sendbuf, c_sendbuf, t_sendbuf, b_recvbuf, recvcounts, &
         & displs, t_recvbuf, root, comm, info, request, ierror_)
       END IF
       CALL f77_APTUS_F08_SECTION_FREE(t_sendbuf, sendtype)
@@ -42018,8 +42058,7 @@ SUBROUTINE MPI_Iallgather_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount
   USE aptus_f08_types
   USE aptus_f08_entries, ONLY : f77_MPI_IALLGATHER => MPI_IALLGATHER, &
         & f77_APTUS_F08_SECTION => APTUS_F08_SECTION, &
-        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE, &
-        & f77_APTUS_F08_SECTION_PAIR => APTUS_F08_SECTION_PAIR
+        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE
   USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR, C_INT, C_NULL_CHAR, C_F_POINTER
   IMPLICIT NONE
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -42035,27 +42074,31 @@ SUBROUTINE MPI_Iallgather_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount
     INTEGER(KIND=1), POINTER :: b_sendbuf(:)
     INTEGER(KIND=MPI_ADDRESS_KIND) :: s_sendbuf
     INTEGER(KIND=MPI_COUNT_KIND) :: n_sendbuf
+    INTEGER :: c_sendbuf
     TYPE(MPI_Datatype) :: t_recvbuf
     TYPE(C_PTR) :: p_recvbuf
     INTEGER(KIND=1), POINTER :: b_recvbuf(:)
     INTEGER(KIND=MPI_ADDRESS_KIND) :: s_recvbuf
     INTEGER(KIND=MPI_COUNT_KIND) :: n_recvbuf
+    INTEGER :: c_recvbuf
     ierror_ = MPI_SUCCESS
     IF (.NOT. (IS_CONTIGUOUS(sendbuf) .AND. IS_CONTIGUOUS(recvbuf))) THEN
       t_sendbuf = sendtype
-      n_sendbuf = 0
+      n_sendbuf = sendcount
       IF (ierror_ == MPI_SUCCESS) &
-        & CALL f77_APTUS_F08_SECTION(sendbuf, 2_C_INT, 'MPI_Iallgather' // C_NULL_CHAR, &
+        & CALL f77_APTUS_F08_SECTION(sendbuf, 1_C_INT, 'MPI_Iallgather' // C_NULL_CHAR, &
         & n_sendbuf, sendtype, t_sendbuf, p_sendbuf, s_sendbuf, ierror_)
+      c_sendbuf = INT(n_sendbuf, KIND(c_sendbuf))
       t_recvbuf = recvtype
-      n_recvbuf = 0
+      n_recvbuf = recvcount
       IF (ierror_ == MPI_SUCCESS) &
-        & CALL f77_APTUS_F08_SECTION(recvbuf, 2_C_INT, 'MPI_Iallgather' // C_NULL_CHAR, &
+        & CALL f77_APTUS_F08_SECTION(recvbuf, 4_C_INT, 'MPI_Iallgather' // C_NULL_CHAR, &
         & n_recvbuf, recvtype, t_recvbuf, p_recvbuf, s_recvbuf, ierror_)
+      c_recvbuf = INT(n_recvbuf, KIND(c_recvbuf))
       IF (ierror_ == MPI_SUCCESS) THEN
         CALL C_F_POINTER(p_sendbuf, b_sendbuf, [1])
         CALL C_F_POINTER(p_recvbuf, b_recvbuf, [1])
-        CALL f77_MPI_IALLGATHER(b_sendbuf, sendcount, t_sendbuf, b_recvbuf, recvcount, t_recvbuf, &
+        CALL f77_MPI_IALLGATHER(b_sendbuf, c_sendbuf, t_sendbuf, b_recvbuf, c_recvbuf, t_recvbuf, &
         & comm, request, ierror_)
       END IF
       CALL f77_APTUS_F08_SECTION_FREE(t_sendbuf, sendtype)
@@ -42072,8 +42115,7 @@ SUBROUTINE MPI_Iallgather_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcou
   USE aptus_f08_types
   USE aptus_f08_entries, ONLY : f77_MPI_IALLGATHER_C => MPI_IALLGATHER_C, &
         & f77_APTUS_F08_SECTION => APTUS_F08_SECTION, &
-        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE, &
-        & f77_APTUS_F08_SECTION_PAIR => APTUS_F08_SECTION_PAIR
+        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE
   USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR, C_INT, C_NULL_CHAR, C_F_POINTER
   IMPLICIT NONE
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -42089,27 +42131,31 @@ SUBROUTINE MPI_Iallgather_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcou
     INTEGER(KIND=1), POINTER :: b_sendbuf(:)
     INTEGER(KIND=MPI_ADDRESS_KIND) :: s_sendbuf
     INTEGER(KIND=MPI_COUNT_KIND) :: n_sendbuf
+    INTEGER(KIND=MPI_COUNT_KIND) :: c_sendbuf
     TYPE(MPI_Datatype) :: t_recvbuf
     TYPE(C_PTR) :: p_recvbuf
     INTEGER(KIND=1), POINTER :: b_recvbuf(:)
     INTEGER(KIND=MPI_ADDRESS_KIND) :: s_recvbuf
     INTEGER(KIND=MPI_COUNT_KIND) :: n_recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND) :: c_recvbuf
     ierror_ = MPI_SUCCESS
     IF (.NOT. (IS_CONTIGUOUS(sendbuf) .AND. IS_CONTIGUOUS(recvbuf))) THEN
       t_sendbuf = sendtype
-      n_sendbuf = 0
+      n_sendbuf = sendcount
       IF (ierror_ == MPI_SUCCESS) &
-        & CALL f77_APTUS_F08_SECTION(sendbuf, 2_C_INT, 'MPI_Iallgather' // C_NULL_CHAR, &
+        & CALL f77_APTUS_F08_SECTION(sendbuf, 1_C_INT, 'MPI_Iallgather' // C_NULL_CHAR, &
         & n_sendbuf, sendtype, t_sendbuf, p_sendbuf, s_sendbuf, ierror_)
+      c_sendbuf = INT(n_sendbuf, KIND(c_sendbuf))
       t_recvbuf = recvtype
-      n_recvbuf = 0
+      n_recvbuf = recvcount
       IF (ierror_ == MPI_SUCCESS) &
-        & CALL f77_APTUS_F08_SECTION(recvbuf, 2_C_INT, 'MPI_Iallgather' // C_NULL_CHAR, &
+        & CALL f77_APTUS_F08_SECTION(recvbuf, 4_C_INT, 'MPI_Iallgather' // C_NULL_CHAR, &
         & n_recvbuf, recvtype, t_recvbuf, p_recvbuf, s_recvbuf, ierror_)
+      c_recvbuf = INT(n_recvbuf, KIND(c_recvbuf))
       IF (ierror_ == MPI_SUCCESS) THEN
         CALL C_F_POINTER(p_sendbuf, b_sendbuf, [1])
         CALL C_F_POINTER(p_recvbuf, b_recvbuf, [1])
-        CALL f77_MPI_IALLGATHER_C(b_sendbuf, sendcount, t_sendbuf, b_recvbuf, recvcount, &
+        CALL f77_MPI_IALLGATHER_C(b_sendbuf, c_sendbuf, t_sendbuf, b_recvbuf, c_recvbuf, &
         & t_recvbuf, comm, request, ierror_)
       END IF
       CALL f77_APTUS_F08_SECTION_FREE(t_sendbuf, sendtype)
@@ -42126,8 +42172,7 @@ SUBROUTINE PMPI_Iallgather_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcoun
   USE aptus_f08_types
   USE aptus_f08_entries, ONLY : f77_PMPI_IALLGATHER => PMPI_IALLGATHER, &
         & f77_APTUS_F08_SECTION => APTUS_F08_SECTION, &
-        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE, &
-        & f77_APTUS_F08_SECTION_PAIR => APTUS_F08_SECTION_PAIR
+        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE
   USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR, C_INT, C_NULL_CHAR, C_F_POINTER
   IMPLICIT NONE
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -42143,27 +42188,31 @@ SUBROUTINE PMPI_Iallgather_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcoun
     INTEGER(KIND=1), POINTER :: b_sendbuf(:)
     INTEGER(KIND=MPI_ADDRESS_KIND) :: s_sendbuf
     INTEGER(KIND=MPI_COUNT_KIND) :: n_sendbuf
+    INTEGER :: c_sendbuf
     TYPE(MPI_Datatype) :: t_recvbuf
     TYPE(C_PTR) :: p_recvbuf
     INTEGER(KIND=1), POINTER :: b_recvbuf(:)
     INTEGER(KIND=MPI_ADDRESS_KIND) :: s_recvbuf
     INTEGER(KIND=MPI_COUNT_KIND) :: n_recvbuf
+    INTEGER :: c_recvbuf
     ierror_ = MPI_SUCCESS
     IF (.NOT. (IS_CONTIGUOUS(sendbuf) .AND. IS_CONTIGUOUS(recvbuf))) THEN
       t_sendbuf = sendtype
-      n_sendbuf = 0
+      n_sendbuf = sendcount
       IF (ierror_ == MPI_SUCCESS) &
-        & CALL f77_APTUS_F08_SECTION(sendbuf, 2_C_INT, 'MPI_Iallgather' // C_NULL_CHAR, &
+        & CALL f77_APTUS_F08_SECTION(sendbuf, 1_C_INT, 'MPI_Iallgather' // C_NULL_CHAR, &
         & n_sendbuf, sendtype, t_sendbuf, p_sendbuf, s_sendbuf, ierror_)
+      c_sendbuf = INT(n_sendbuf, KIND(c_sendbuf))
       t_recvbuf = recvtype
-      n_recvbuf = 0
+      n_recvbuf = recvcount
       IF (ierror_ == MPI_SUCCESS) &
-        & CALL f77_APTUS_F08_SECTION(recvbuf, 2_C_INT, 'MPI_Iallgather' // C_NULL_CHAR, &
+        & CALL f77_APTUS_F08_SECTION(recvbuf, 4_C_INT, 'MPI_Iallgather' // C_NULL_CHAR, &
         & n_recvbuf, recvtype, t_recvbuf, p_recvbuf, s_recvbuf, ierror_)
+      c_recvbuf = INT(n_recvbuf, KIND(c_recvbuf))
       IF (ierror_ == MPI_SUCCESS) THEN
         CALL C_F_POINTER(p_sendbuf, b_sendbuf, [1])
         CALL C_F_POINTER(p_recvbuf, b_recvbuf, [1])
-        CALL f77_PMPI_IALLGATHER(b_sendbuf, sendcount, t_sendbuf, b_recvbuf, recvcount, &
+        CALL f77_PMPI_IALLGATHER(b_sendbuf, c_sendbuf, t_sendbuf, b_recvbuf, c_recvbuf, &
         & t_recvbuf, comm, request, ierror_)
       END IF
       CALL f77_APTUS_F08_SECTION_FREE(t_sendbuf, sendtype)
@@ -42180,8 +42229,7 @@ SUBROUTINE PMPI_Iallgather_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvco
   USE aptus_f08_types
   USE aptus_f08_entries, ONLY : f77_PMPI_IALLGATHER_C => PMPI_IALLGATHER_C, &
         & f77_APTUS_F08_SECTION => APTUS_F08_SECTION, &
-        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE, &
-        & f77_APTUS_F08_SECTION_PAIR => APTUS_F08_SECTION_PAIR
+        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE
   USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR, C_INT, C_NULL_CHAR, C_F_POINTER
   IMPLICIT NONE
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -42197,27 +42245,31 @@ SUBROUTINE PMPI_Iallgather_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvco
     INTEGER(KIND=1), POINTER :: b_sendbuf(:)
     INTEGER(KIND=MPI_ADDRESS_KIND) :: s_sendbuf
     INTEGER(KIND=MPI_COUNT_KIND) :: n_sendbuf
+    INTEGER(KIND=MPI_COUNT_KIND) :: c_sendbuf
     TYPE(MPI_Datatype) :: t_recvbuf
     TYPE(C_PTR) :: p_recvbuf
     INTEGER(KIND=1), POINTER :: b_recvbuf(:)
     INTEGER(KIND=MPI_ADDRESS_KIND) :: s_recvbuf
     INTEGER(KIND=MPI_COUNT_KIND) :: n_recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND) :: c_recvbuf
     ierror_ = MPI_SUCCESS
     IF (.NOT. (IS_CONTIGUOUS(sendbuf) .AND. IS_CONTIGUOUS(recvbuf))) THEN
       t_sendbuf = sendtype
-      n_sendbuf = 0
+      n_sendbuf = sendcount
       IF (ierror_ == MPI_SUCCESS) &
-        & CALL f77_APTUS_F08_SECTION(sendbuf, 2_C_INT, 'MPI_Iallgather' // C_NULL_CHAR, &
+        & CALL f77_APTUS_F08_SECTION(sendbuf, 1_C_INT, 'MPI_Iallgather' // C_NULL_CHAR, &
         & n_sendbuf, sendtype, t_sendbuf, p_sendbuf, s_sendbuf, ierror_)
+      c_sendbuf = INT(n_sendbuf, KIND(c_sendbuf))
       t_recvbuf = recvtype
-      n_recvbuf = 0
+      n_recvbuf = recvcount
       IF (ierror_ == MPI_SUCCESS) &
-        & CALL f77_APTUS_F08_SECTION(recvbuf, 2_C_INT, 'MPI_Iallgather' // C_NULL_CHAR, &
+        & CALL f77_APTUS_F08_SECTION(recvbuf, 4_C_INT, 'MPI_Iallgather' // C_NULL_CHAR, &
         & n_recvbuf, recvtype, t_recvbuf, p_recvbuf, s_recvbuf, ierror_)
+      c_recvbuf = INT(n_recvbuf, KIND(c_recvbuf))
       IF (ierror_ == MPI_SUCCESS) THEN
         CALL C_F_POINTER(p_sendbuf, b_sendbuf, [1])
         CALL C_F_POINTER(p_recvbuf, b_recvbuf, [1])
-        CALL f77_PMPI_IALLGATHER_C(b_sendbuf, sendcount, t_sendbuf, b_recvbuf, recvcount, &
+        CALL f77_PMPI_IALLGATHER_C(b_sendbuf, c_sendbuf, t_sendbuf, b_recvbuf, c_recvbuf, &
         & t_recvbuf, comm, request, ierror_)
       END IF
       CALL f77_APTUS_F08_SECTION_FREE(t_sendbuf, sendtype)
@@ -42234,8 +42286,7 @@ SUBROUTINE MPI_Iallgatherv_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcoun
   USE aptus_f08_types
   USE aptus_f08_entries, ONLY : f77_MPI_IALLGATHERV => MPI_IALLGATHERV, &
         & f77_APTUS_F08_SECTION => APTUS_F08_SECTION, &
-        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE, &
-        & f77_APTUS_F08_SECTION_PAIR => APTUS_F08_SECTION_PAIR
+        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE
   USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR, C_INT, C_NULL_CHAR, C_F_POINTER
   IMPLICIT NONE
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -42252,6 +42303,7 @@ SUBROUTINE MPI_Iallgatherv_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcoun
     INTEGER(KIND=1), POINTER :: b_sendbuf(:)
     INTEGER(KIND=MPI_ADDRESS_KIND) :: s_sendbuf
     INTEGER(KIND=MPI_COUNT_KIND) :: n_sendbuf
+    INTEGER :: c_sendbuf
     TYPE(MPI_Datatype) :: t_recvbuf
     TYPE(C_PTR) :: p_recvbuf
     INTEGER(KIND=1), POINTER :: b_recvbuf(:)
@@ -42260,10 +42312,11 @@ SUBROUTINE MPI_Iallgatherv_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcoun
     ierror_ = MPI_SUCCESS
     IF (.NOT. (IS_CONTIGUOUS(sendbuf) .AND. IS_CONTIGUOUS(recvbuf))) THEN
       t_sendbuf = sendtype
-      n_sendbuf = 0
+      n_sendbuf = sendcount
       IF (ierror_ == MPI_SUCCESS) &
-        & CALL f77_APTUS_F08_SECTION(sendbuf, 2_C_INT, 'MPI_Iallgatherv' // C_NULL_CHAR, &
+        & CALL f77_APTUS_F08_SECTION(sendbuf, 1_C_INT, 'MPI_Iallgatherv' // C_NULL_CHAR, &
         & n_sendbuf, sendtype, t_sendbuf, p_sendbuf, s_sendbuf, ierror_)
+      c_sendbuf = INT(n_sendbuf, KIND(c_sendbuf))
       t_recvbuf = recvtype
       n_recvbuf = 0
       IF (ierror_ == MPI_SUCCESS) &
@@ -42272,7 +42325,7 @@ SUBROUTINE MPI_Iallgatherv_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcoun
       IF (ierror_ == MPI_SUCCESS) THEN
         CALL C_F_POINTER(p_sendbuf, b_sendbuf, [1])
         CALL C_F_POINTER(p_recvbuf, b_recvbuf, [1])
-        CALL f77_MPI_IALLGATHERV(b_sendbuf, sendcount, t_sendbuf, b_recvbuf, recvcounts, displs, &
+        CALL f77_MPI_IALLGATHERV(b_sendbuf, c_sendbuf, t_sendbuf, b_recvbuf, recvcounts, displs, &
         & t_recvbuf, comm, request, ierror_)
       END IF
       CALL f77_APTUS_F08_SECTION_FREE(t_sendbuf, sendtype)
@@ -42289,8 +42342,7 @@ SUBROUTINE MPI_Iallgatherv_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvco
   USE aptus_f08_types
   USE aptus_f08_entries, ONLY : f77_MPI_IALLGATHERV_C => MPI_IALLGATHERV_C, &
         & f77_APTUS_F08_SECTION => APTUS_F08_SECTION, &
-        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE, &
-        & f77_APTUS_F08_SECTION_PAIR => APTUS_F08_SECTION_PAIR
+        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE
   USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR, C_INT, C_NULL_CHAR, C_F_POINTER
   IMPLICIT NONE
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -42308,6 +42360,7 @@ SUBROUTINE MPI_Iallgatherv_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvco
     INTEGER(KIND=1), POINTER :: b_sendbuf(:)
     INTEGER(KIND=MPI_ADDRESS_KIND) :: s_sendbuf
     INTEGER(KIND=MPI_COUNT_KIND) :: n_sendbuf
+    INTEGER(KIND=MPI_COUNT_KIND) :: c_sendbuf
     TYPE(MPI_Datatype) :: t_recvbuf
     TYPE(C_PTR) :: p_recvbuf
     INTEGER(KIND=1), POINTER :: b_recvbuf(:)
@@ -42316,10 +42369,11 @@ SUBROUTINE MPI_Iallgatherv_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvco
     ierror_ = MPI_SUCCESS
     IF (.NOT. (IS_CONTIGUOUS(sendbuf) .AND. IS_CONTIGUOUS(recvbuf))) THEN
       t_sendbuf = sendtype
-      n_sendbuf = 0
+      n_sendbuf = sendcount
       IF (ierror_ == MPI_SUCCESS) &
-        & CALL f77_APTUS_F08_SECTION(sendbuf, 2_C_INT, 'MPI_Iallgatherv' // C_NULL_CHAR, &
+        & CALL f77_APTUS_F08_SECTION(sendbuf, 1_C_INT, 'MPI_Iallgatherv' // C_NULL_CHAR, &
         & n_sendbuf, sendtype, t_sendbuf, p_sendbuf, s_sendbuf, ierror_)
+      c_sendbuf = INT(n_sendbuf, KIND(c_sendbuf))
       t_recvbuf = recvtype
       n_recvbuf = 0
       IF (ierror_ == MPI_SUCCESS) &
@@ -42328,7 +42382,7 @@ SUBROUTINE MPI_Iallgatherv_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvco
       IF (ierror_ == MPI_SUCCESS) THEN
         CALL C_F_POINTER(p_sendbuf, b_sendbuf, [1])
         CALL C_F_POINTER(p_recvbuf, b_recvbuf, [1])
-        CALL f77_MPI_IALLGATHERV_C(b_sendbuf, sendcount, t_sendbuf, b_recvbuf, recvcounts, &
+        CALL f77_MPI_IALLGATHERV_C(b_sendbuf, c_sendbuf, t_sendbuf, b_recvbuf, recvcounts, &
         & displs, t_recvbuf, comm, request, ierror_)
       END IF
       CALL f77_APTUS_F08_SECTION_FREE(t_sendbuf, sendtype)
@@ -42345,8 +42399,7 @@ SUBROUTINE PMPI_Iallgatherv_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcou
   USE aptus_f08_types
   USE aptus_f08_entries, ONLY : f77_PMPI_IALLGATHERV => PMPI_IALLGATHERV, &
         & f77_APTUS_F08_SECTION => APTUS_F08_SECTION, &
-        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE, &
-        & f77_APTUS_F08_SECTION_PAIR => APTUS_F08_SECTION_PAIR
+        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE
   USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR, C_INT, C_NULL_CHAR, C_F_POINTER
   IMPLICIT NONE
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -42363,6 +42416,7 @@ SUBROUTINE PMPI_Iallgatherv_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcou
     INTEGER(KIND=1), POINTER :: b_sendbuf(:)
     INTEGER(KIND=MPI_ADDRESS_KIND) :: s_sendbuf
     INTEGER(KIND=MPI_COUNT_KIND) :: n_sendbuf
+    INTEGER :: c_sendbuf
     TYPE(MPI_Datatype) :: t_recvbuf
     TYPE(C_PTR) :: p_recvbuf
     INTEGER(KIND=1), POINTER :: b_recvbuf(:)
@@ -42371,10 +42425,11 @@ SUBROUTINE PMPI_Iallgatherv_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcou
     ierror_ = MPI_SUCCESS
     IF (.NOT. (IS_CONTIGUOUS(sendbuf) .AND. IS_CONTIGUOUS(recvbuf))) THEN
       t_sendbuf = sendtype
-      n_sendbuf = 0
+      n_sendbuf = sendcount
       IF (ierror_ == MPI_SUCCESS) &
-        & CALL f77_APTUS_F08_SECTION(sendbuf, 2_C_INT, 'MPI_Iallgatherv' // C_NULL_CHAR, &
+        & CALL f77_APTUS_F08_SECTION(sendbuf, 1_C_INT, 'MPI_Iallgatherv' // C_NULL_CHAR, &
         & n_sendbuf, sendtype, t_sendbuf, p_sendbuf, s_sendbuf, ierror_)
+      c_sendbuf = INT(n_sendbuf, KIND(c_sendbuf))
       t_recvbuf = recvtype
       n_recvbuf = 0
       IF (ierror_ == MPI_SUCCESS) &
@@ -42383,7 +42438,7 @@ SUBROUTINE PMPI_Iallgatherv_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcou
       IF (ierror_ == MPI_SUCCESS) THEN
         CALL C_F_POINTER(p_sendbuf, b_sendbuf, [1])
         CALL C_F_POINTER(p_recvbuf, b_recvbuf, [1])
-        CALL f77_PMPI_IALLGATHERV(b_sendbuf, sendcount, t_sendbuf, b_recvbuf, recvcounts, displs, &
+        CALL f77_PMPI_IALLGATHERV(b_sendbuf, c_sendbuf, t_sendbuf, b_recvbuf, recvcounts, displs, &
         & t_recvbuf, comm, request, ierror_)
       END IF
       CALL f77_APTUS_F08_SECTION_FREE(t_sendbuf, sendtype)
@@ -42400,8 +42455,7 @@ SUBROUTINE PMPI_Iallgatherv_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvc
   USE aptus_f08_types
   USE aptus_f08_entries, ONLY : f77_PMPI_IALLGATHERV_C => PMPI_IALLGATHERV_C, &
         & f77_APTUS_F08_SECTION => APTUS_F08_SECTION, &
-        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE, &
-        & f77_APTUS_F08_SECTION_PAIR => APTUS_F08_SECTION_PAIR
+        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE
   USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR, C_INT, C_NULL_CHAR, C_F_POINTER
   IMPLICIT NONE
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -42419,6 +42473,7 @@ SUBROUTINE PMPI_Iallgatherv_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvc
     INTEGER(KIND=1), POINTER :: b_sendbuf(:)
     INTEGER(KIND=MPI_ADDRESS_KIND) :: s_sendbuf
     INTEGER(KIND=MPI_COUNT_KIND) :: n_sendbuf
+    INTEGER(KIND=MPI_COUNT_KIND) :: c_sendbuf
     TYPE(MPI_Datatype) :: t_recvbuf
     TYPE(C_PTR) :: p_recvbuf
     INTEGER(KIND=1), POINTER :: b_recvbuf(:)
@@ -42427,10 +42482,11 @@ SUBROUTINE PMPI_Iallgatherv_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvc
     ierror_ = MPI_SUCCESS
     IF (.NOT. (IS_CONTIGUOUS(sendbuf) .AND. IS_CONTIGUOUS(recvbuf))) THEN
       t_sendbuf = sendtype
-      n_sendbuf = 0
+      n_sendbuf = sendcount
       IF (ierror_ == MPI_SUCCESS) &
-        & CALL f77_APTUS_F08_SECTION(sendbuf, 2_C_INT, 'MPI_Iallgatherv' // C_NULL_CHAR, &
+        & CALL f77_APTUS_F08_SECTION(sendbuf, 1_C_INT, 'MPI_Iallgatherv' // C_NULL_CHAR, &
         & n_sendbuf, sendtype, t_sendbuf, p_sendbuf, s_sendbuf, ierror_)
+      c_sendbuf = INT(n_sendbuf, KIND(c_sendbuf))
       t_recvbuf = recvtype
       n_recvbuf = 0
       IF (ierror_ == MPI_SUCCESS) &
@@ -42439,7 +42495,7 @@ SUBROUTINE PMPI_Iallgatherv_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvc
       IF (ierror_ == MPI_SUCCESS) THEN
         CALL C_F_POINTER(p_sendbuf, b_sendbuf, [1])
         CALL C_F_POINTER(p_recvbuf, b_recvbuf, [1])
-        CALL f77_PMPI_IALLGATHERV_C(b_sendbuf, sendcount, t_sendbuf, b_recvbuf, recvcounts, &
+        CALL f77_PMPI_IALLGATHERV_C(b_sendbuf, c_sendbuf, t_sendbuf, b_recvbuf, recvcounts, &
         & displs, t_recvbuf, comm, request, ierror_)
       END IF
       CALL f77_APTUS_F08_SECTION_FREE(t_sendbuf, sendtype)
@@ -42678,8 +42734,7 @@ SUBROUTINE MPI_Ialltoall_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount,
   USE aptus_f08_types
   USE aptus_f08_entries, ONLY : f77_MPI_IALLTOALL => MPI_IALLTOALL, &
         & f77_APTUS_F08_SECTION => APTUS_F08_SECTION, &
-        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE, &
-        & f77_APTUS_F08_SECTION_PAIR => APTUS_F08_SECTION_PAIR
+        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE
   USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR, C_INT, C_NULL_CHAR, C_F_POINTER
   IMPLICIT NONE
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -42695,27 +42750,31 @@ SUBROUTINE MPI_Ialltoall_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount,
     INTEGER(KIND=1), POINTER :: b_sendbuf(:)
     INTEGER(KIND=MPI_ADDRESS_KIND) :: s_sendbuf
     INTEGER(KIND=MPI_COUNT_KIND) :: n_sendbuf
+    INTEGER :: c_sendbuf
     TYPE(MPI_Datatype) :: t_recvbuf
     TYPE(C_PTR) :: p_recvbuf
     INTEGER(KIND=1), POINTER :: b_recvbuf(:)
     INTEGER(KIND=MPI_ADDRESS_KIND) :: s_recvbuf
     INTEGER(KIND=MPI_COUNT_KIND) :: n_recvbuf
+    INTEGER :: c_recvbuf
     ierror_ = MPI_SUCCESS
     IF (.NOT. (IS_CONTIGUOUS(sendbuf) .AND. IS_CONTIGUOUS(recvbuf))) THEN
       t_sendbuf = sendtype
-      n_sendbuf = 0
+      n_sendbuf = sendcount
       IF (ierror_ == MPI_SUCCESS) &
-        & CALL f77_APTUS_F08_SECTION(sendbuf, 2_C_INT, 'MPI_Ialltoall' // C_NULL_CHAR, n_sendbuf, &
+        & CALL f77_APTUS_F08_SECTION(sendbuf, 4_C_INT, 'MPI_Ialltoall' // C_NULL_CHAR, n_sendbuf, &
         & sendtype, t_sendbuf, p_sendbuf, s_sendbuf, ierror_)
+      c_sendbuf = INT(n_sendbuf, KIND(c_sendbuf))
       t_recvbuf = recvtype
-      n_recvbuf = 0
+      n_recvbuf = recvcount
       IF (ierror_ == MPI_SUCCESS) &
-        & CALL f77_APTUS_F08_SECTION(recvbuf, 2_C_INT, 'MPI_Ialltoall' // C_NULL_CHAR, n_recvbuf, &
+        & CALL f77_APTUS_F08_SECTION(recvbuf, 4_C_INT, 'MPI_Ialltoall' // C_NULL_CHAR, n_recvbuf, &
         & recvtype, t_recvbuf, p_recvbuf, s_recvbuf, ierror_)
+      c_recvbuf = INT(n_recvbuf, KIND(c_recvbuf))
       IF (ierror_ == MPI_SUCCESS) THEN
         CALL C_F_POINTER(p_sendbuf, b_sendbuf, [1])
         CALL C_F_POINTER(p_recvbuf, b_recvbuf, [1])
-        CALL f77_MPI_IALLTOALL(b_sendbuf, sendcount, t_sendbuf, b_recvbuf, recvcount, t_recvbuf, &
+        CALL f77_MPI_IALLTOALL(b_sendbuf, c_sendbuf, t_sendbuf, b_recvbuf, c_recvbuf, t_recvbuf, &
         & comm, request, ierror_)
       END IF
       CALL f77_APTUS_F08_SECTION_FREE(t_sendbuf, sendtype)
@@ -42732,8 +42791,7 @@ SUBROUTINE MPI_Ialltoall_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcoun
   USE aptus_f08_types
   USE aptus_f08_entries, ONLY : f77_MPI_IALLTOALL_C => MPI_IALLTOALL_C, &
         & f77_APTUS_F08_SECTION => APTUS_F08_SECTION, &
-        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE, &
-        & f77_APTUS_F08_SECTION_PAIR => APTUS_F08_SECTION_PAIR
+        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE
   USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR, C_INT, C_NULL_CHAR, C_F_POINTER
   IMPLICIT NONE
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -42749,27 +42807,31 @@ SUBROUTINE MPI_Ialltoall_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcoun
     INTEGER(KIND=1), POINTER :: b_sendbuf(:)
     INTEGER(KIND=MPI_ADDRESS_KIND) :: s_sendbuf
     INTEGER(KIND=MPI_COUNT_KIND) :: n_sendbuf
+    INTEGER(KIND=MPI_COUNT_KIND) :: c_sendbuf
     TYPE(MPI_Datatype) :: t_recvbuf
     TYPE(C_PTR) :: p_recvbuf
     INTEGER(KIND=1), POINTER :: b_recvbuf(:)
     INTEGER(KIND=MPI_ADDRESS_KIND) :: s_recvbuf
     INTEGER(KIND=MPI_COUNT_KIND) :: n_recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND) :: c_recvbuf
     ierror_ = MPI_SUCCESS
     IF (.NOT. (IS_CONTIGUOUS(sendbuf) .AND. IS_CONTIGUOUS(recvbuf))) THEN
       t_sendbuf = sendtype
-      n_sendbuf = 0
+      n_sendbuf = sendcount
       IF (ierror_ == MPI_SUCCESS) &
-        & CALL f77_APTUS_F08_SECTION(sendbuf, 2_C_INT, 'MPI_Ialltoall' // C_NULL_CHAR, n_sendbuf, &
+        & CALL f77_APTUS_F08_SECTION(sendbuf, 4_C_INT, 'MPI_Ialltoall' // C_NULL_CHAR, n_sendbuf, &
         & sendtype, t_sendbuf, p_sendbuf, s_sendbuf, ierror_)
+      c_sendbuf = INT(n_sendbuf, KIND(c_sendbuf))
       t_recvbuf = recvtype
-      n_recvbuf = 0
+      n_recvbuf = recvcount
       IF (ierror_ == MPI_SUCCESS) &
-        & CALL f77_APTUS_F08_SECTION(recvbuf, 2_C_INT, 'MPI_Ialltoall' // C_NULL_CHAR, n_recvbuf, &
+        & CALL f77_APTUS_F08_SECTION(recvbuf, 4_C_INT, 'MPI_Ialltoall' // C_NULL_CHAR, n_recvbuf, &
         & recvtype, t_recvbuf, p_recvbuf, s_recvbuf, ierror_)
+      c_recvbuf = INT(n_recvbuf, KIND(c_recvbuf))
       IF (ierror_ == MPI_SUCCESS) THEN
         CALL C_F_POINTER(p_sendbuf, b_sendbuf, [1])
         CALL C_F_POINTER(p_recvbuf, b_recvbuf, [1])
-        CALL f77_MPI_IALLTOALL_C(b_sendbuf, sendcount, t_sendbuf, b_recvbuf, recvcount, &
+        CALL f77_MPI_IALLTOALL_C(b_sendbuf, c_sendbuf, t_sendbuf, b_recvbuf, c_recvbuf, &
         & t_recvbuf, comm, request, ierror_)
       END IF
       CALL f77_APTUS_F08_SECTION_FREE(t_sendbuf, sendtype)
@@ -42786,8 +42848,7 @@ SUBROUTINE PMPI_Ialltoall_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount
   USE aptus_f08_types
   USE aptus_f08_entries, ONLY : f77_PMPI_IALLTOALL => PMPI_IALLTOALL, &
         & f77_APTUS_F08_SECTION => APTUS_F08_SECTION, &
-        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE, &
-        & f77_APTUS_F08_SECTION_PAIR => APTUS_F08_SECTION_PAIR
+        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE
   USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR, C_INT, C_NULL_CHAR, C_F_POINTER
   IMPLICIT NONE
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -42803,27 +42864,31 @@ SUBROUTINE PMPI_Ialltoall_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount
     INTEGER(KIND=1), POINTER :: b_sendbuf(:)
     INTEGER(KIND=MPI_ADDRESS_KIND) :: s_sendbuf
     INTEGER(KIND=MPI_COUNT_KIND) :: n_sendbuf
+    INTEGER :: c_sendbuf
     TYPE(MPI_Datatype) :: t_recvbuf
     TYPE(C_PTR) :: p_recvbuf
     INTEGER(KIND=1), POINTER :: b_recvbuf(:)
     INTEGER(KIND=MPI_ADDRESS_KIND) :: s_recvbuf
     INTEGER(KIND=MPI_COUNT_KIND) :: n_recvbuf
+    INTEGER :: c_recvbuf
     ierror_ = MPI_SUCCESS
     IF (.NOT. (IS_CONTIGUOUS(sendbuf) .AND. IS_CONTIGUOUS(recvbuf))) THEN
       t_sendbuf = sendtype
-      n_sendbuf = 0
+      n_sendbuf = sendcount
       IF (ierror_ == MPI_SUCCESS) &
-        & CALL f77_APTUS_F08_SECTION(sendbuf, 2_C_INT, 'MPI_Ialltoall' // C_NULL_CHAR, n_sendbuf, &
+        & CALL f77_APTUS_F08_SECTION(sendbuf, 4_C_INT, 'MPI_Ialltoall' // C_NULL_CHAR, n_sendbuf, &
         & sendtype, t_sendbuf, p_sendbuf, s_sendbuf, ierror_)
+      c_sendbuf = INT(n_sendbuf, KIND(c_sendbuf))
       t_recvbuf = recvtype
-      n_recvbuf = 0
+      n_recvbuf = recvcount
       IF (ierror_ == MPI_SUCCESS) &
-        & CALL f77_APTUS_F08_SECTION(recvbuf, 2_C_INT, 'MPI_Ialltoall' // C_NULL_CHAR, n_recvbuf, &
+        & CALL f77_APTUS_F08_SECTION(recvbuf, 4_C_INT, 'MPI_Ialltoall' // C_NULL_CHAR, n_recvbuf, &
         & recvtype, t_recvbuf, p_recvbuf, s_recvbuf, ierror_)
+      c_recvbuf = INT(n_recvbuf, KIND(c_recvbuf))
       IF (ierror_ == MPI_SUCCESS) THEN
         CALL C_F_POINTER(p_sendbuf, b_sendbuf, [1])
         CALL C_F_POINTER(p_recvbuf, b_recvbuf, [1])
-        CALL f77_PMPI_IALLTOALL(b_sendbuf, sendcount, t_sendbuf, b_recvbuf, recvcount, t_recvbuf, &
+        CALL f77_PMPI_IALLTOALL(b_sendbuf, c_sendbuf, t_sendbuf, b_recvbuf, c_recvbuf, t_recvbuf, &
         & comm, request, ierror_)
       END IF
       CALL f77_APTUS_F08_SECTION_FREE(t_sendbuf, sendtype)
@@ -42840,8 +42905,7 @@ SUBROUTINE PMPI_Ialltoall_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcou
   USE aptus_f08_types
   USE aptus_f08_entries, ONLY : f77_PMPI_IALLTOALL_C => PMPI_IALLTOALL_C, &
         & f77_APTUS_F08_SECTION => APTUS_F08_SECTION, &
-        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE, &
-        & f77_APTUS_F08_SECTION_PAIR => APTUS_F08_SECTION_PAIR
+        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE
   USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR, C_INT, C_NULL_CHAR, C_F_POINTER
   IMPLICIT NONE
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -42857,27 +42921,31 @@ SUBROUTINE PMPI_Ialltoall_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcou
     INTEGER(KIND=1), POINTER :: b_sendbuf(:)
     INTEGER(KIND=MPI_ADDRESS_KIND) :: s_sendbuf
     INTEGER(KIND=MPI_COUNT_KIND) :: n_sendbuf
+    INTEGER(KIND=MPI_COUNT_KIND) :: c_sendbuf
     TYPE(MPI_Datatype) :: t_recvbuf
     TYPE(C_PTR) :: p_recvbuf
     INTEGER(KIND=1), POINTER :: b_recvbuf(:)
     INTEGER(KIND=MPI_ADDRESS_KIND) :: s_recvbuf
     INTEGER(KIND=MPI_COUNT_KIND) :: n_recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND) :: c_recvbuf
     ierror_ = MPI_SUCCESS
     IF (.NOT. (IS_CONTIGUOUS(sendbuf) .AND. IS_CONTIGUOUS(recvbuf))) THEN
       t_sendbuf = sendtype
-      n_sendbuf = 0
+      n_sendbuf = sendcount
       IF (ierror_ == MPI_SUCCESS) &
-        & CALL f77_APTUS_F08_SECTION(sendbuf, 2_C_INT, 'MPI_Ialltoall' // C_NULL_CHAR, n_sendbuf, &
+        & CALL f77_APTUS_F08_SECTION(sendbuf, 4_C_INT, 'MPI_Ialltoall' // C_NULL_CHAR, n_sendbuf, &
         & sendtype, t_sendbuf, p_sendbuf, s_sendbuf, ierror_)
+      c_sendbuf = INT(n_sendbuf, KIND(c_sendbuf))
       t_recvbuf = recvtype
-      n_recvbuf = 0
+      n_recvbuf = recvcount
       IF (ierror_ == MPI_SUCCESS) &
-        & CALL f77_APTUS_F08_SECTION(recvbuf, 2_C_INT, 'MPI_Ialltoall' // C_NULL_CHAR, n_recvbuf, &
+        & CALL f77_APTUS_F08_SECTION(recvbuf, 4_C_INT, 'MPI_Ialltoall' // C_NULL_CHAR, n_recvbuf, &
         & recvtype, t_recvbuf, p_recvbuf, s_recvbuf, ierror_)
+      c_recvbuf = INT(n_recvbuf, KIND(c_recvbuf))
       IF (ierror_ == MPI_SUCCESS) THEN
         CALL C_F_POINTER(p_sendbuf, b_sendbuf, [1])
         CALL C_F_POINTER(p_recvbuf, b_recvbuf, [1])
-        CALL f77_PMPI_IALLTOALL_C(b_sendbuf, sendcount, t_sendbuf, b_recvbuf, recvcount, &
+        CALL f77_PMPI_IALLTOALL_C(b_sendbuf, c_sendbuf, t_sendbuf, b_recvbuf, c_recvbuf, &
         & t_recvbuf, comm, request, ierror_)
       END IF
       CALL f77_APTUS_F08_SECTION_FREE(t_sendbuf, sendtype)
@@ -42894,8 +42962,7 @@ SUBROUTINE MPI_Ialltoallv_f08ts(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
   USE aptus_f08_types
   USE aptus_f08_entries, ONLY : f77_MPI_IALLTOALLV => MPI_IALLTOALLV, &
         & f77_APTUS_F08_SECTION => APTUS_F08_SECTION, &
-        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE, &
-        & f77_APTUS_F08_SECTION_PAIR => APTUS_F08_SECTION_PAIR
+        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE
   USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR, C_INT, C_NULL_CHAR, C_F_POINTER
   IMPLICIT NONE
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -42948,8 +43015,7 @@ SUBROUTINE MPI_Ialltoallv_c_f08ts(sendbuf, sendcounts, sdispls, sendtype, recvbu
   USE aptus_f08_types
   USE aptus_f08_entries, ONLY : f77_MPI_IALLTOALLV_C => MPI_IALLTOALLV_C, &
         & f77_APTUS_F08_SECTION => APTUS_F08_SECTION, &
-        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE, &
-        & f77_APTUS_F08_SECTION_PAIR => APTUS_F08_SECTION_PAIR
+        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE
   USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR, C_INT, C_NULL_CHAR, C_F_POINTER
   IMPLICIT NONE
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -43003,8 +43069,7 @@ SUBROUTINE PMPI_Ialltoallv_f08ts(sendbuf, sendcounts, sdispls, sendtype, recvbuf
   USE aptus_f08_types
   USE aptus_f08_entries, ONLY : f77_PMPI_IALLTOALLV => PMPI_IALLTOALLV, &
         & f77_APTUS_F08_SECTION => APTUS_F08_SECTION, &
-        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE, &
-        & f77_APTUS_F08_SECTION_PAIR => APTUS_F08_SECTION_PAIR
+        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE
   USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR, C_INT, C_NULL_CHAR, C_F_POINTER
   IMPLICIT NONE
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -43057,8 +43122,7 @@ SUBROUTINE PMPI_Ialltoallv_c_f08ts(sendbuf, sendcounts, sdispls, sendtype, recvb
   USE aptus_f08_types
   USE aptus_f08_entries, ONLY : f77_PMPI_IALLTOALLV_C => PMPI_IALLTOALLV_C, &
         & f77_APTUS_F08_SECTION => APTUS_F08_SECTION, &
-        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE, &
-        & f77_APTUS_F08_SECTION_PAIR => APTUS_F08_SECTION_PAIR
+        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE
   USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR, C_INT, C_NULL_CHAR, C_F_POINTER
   IMPLICIT NONE
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -43764,8 +43828,7 @@ SUBROUTINE MPI_Igather_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, r
   USE aptus_f08_types
   USE aptus_f08_entries, ONLY : f77_MPI_IGATHER => MPI_IGATHER, &
         & f77_APTUS_F08_SECTION => APTUS_F08_SECTION, &
-        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE, &
-        & f77_APTUS_F08_SECTION_PAIR => APTUS_F08_SECTION_PAIR
+        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE
   USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR, C_INT, C_NULL_CHAR, C_F_POINTER
   IMPLICIT NONE
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -43781,27 +43844,31 @@ SUBROUTINE MPI_Igather_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, r
     INTEGER(KIND=1), POINTER :: b_sendbuf(:)
     INTEGER(KIND=MPI_ADDRESS_KIND) :: s_sendbuf
     INTEGER(KIND=MPI_COUNT_KIND) :: n_sendbuf
+    INTEGER :: c_sendbuf
     TYPE(MPI_Datatype) :: t_recvbuf
     TYPE(C_PTR) :: p_recvbuf
     INTEGER(KIND=1), POINTER :: b_recvbuf(:)
     INTEGER(KIND=MPI_ADDRESS_KIND) :: s_recvbuf
     INTEGER(KIND=MPI_COUNT_KIND) :: n_recvbuf
+    INTEGER :: c_recvbuf
     ierror_ = MPI_SUCCESS
     IF (.NOT. (IS_CONTIGUOUS(sendbuf) .AND. IS_CONTIGUOUS(recvbuf))) THEN
       t_sendbuf = sendtype
-      n_sendbuf = 0
+      n_sendbuf = sendcount
       IF (ierror_ == MPI_SUCCESS) &
-        & CALL f77_APTUS_F08_SECTION(sendbuf, 2_C_INT, 'MPI_Igather' // C_NULL_CHAR, n_sendbuf, &
+        & CALL f77_APTUS_F08_SECTION(sendbuf, 1_C_INT, 'MPI_Igather' // C_NULL_CHAR, n_sendbuf, &
         & sendtype, t_sendbuf, p_sendbuf, s_sendbuf, ierror_)
+      c_sendbuf = INT(n_sendbuf, KIND(c_sendbuf))
       t_recvbuf = recvtype
-      n_recvbuf = 0
+      n_recvbuf = recvcount
       IF (ierror_ == MPI_SUCCESS) &
-        & CALL f77_APTUS_F08_SECTION(recvbuf, 2_C_INT, 'MPI_Igather' // C_NULL_CHAR, n_recvbuf, &
+        & CALL f77_APTUS_F08_SECTION(recvbuf, 4_C_INT, 'MPI_Igather' // C_NULL_CHAR, n_recvbuf, &
         & recvtype, t_recvbuf, p_recvbuf, s_recvbuf, ierror_)
+      c_recvbuf = INT(n_recvbuf, KIND(c_recvbuf))
       IF (ierror_ == MPI_SUCCESS) THEN
         CALL C_F_POINTER(p_sendbuf, b_sendbuf, [1])
         CALL C_F_POINTER(p_recvbuf, b_recvbuf, [1])
-        CALL f77_MPI_IGATHER(b_sendbuf, sendcount, t_sendbuf, b_recvbuf, recvcount, t_recvbuf, &
+        CALL f77_MPI_IGATHER(b_sendbuf, c_sendbuf, t_sendbuf, b_recvbuf, c_recvbuf, t_recvbuf, &
         & root, comm, request, ierror_)
       END IF
       CALL f77_APTUS_F08_SECTION_FREE(t_sendbuf, sendtype)
@@ -43818,8 +43885,7 @@ SUBROUTINE MPI_Igather_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount,
   USE aptus_f08_types
   USE aptus_f08_entries, ONLY : f77_MPI_IGATHER_C => MPI_IGATHER_C, &
         & f77_APTUS_F08_SECTION => APTUS_F08_SECTION, &
-        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE, &
-        & f77_APTUS_F08_SECTION_PAIR => APTUS_F08_SECTION_PAIR
+        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE
   USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR, C_INT, C_NULL_CHAR, C_F_POINTER
   IMPLICIT NONE
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -43836,27 +43902,31 @@ SUBROUTINE MPI_Igather_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount,
     INTEGER(KIND=1), POINTER :: b_sendbuf(:)
     INTEGER(KIND=MPI_ADDRESS_KIND) :: s_sendbuf
     INTEGER(KIND=MPI_COUNT_KIND) :: n_sendbuf
+    INTEGER(KIND=MPI_COUNT_KIND) :: c_sendbuf
     TYPE(MPI_Datatype) :: t_recvbuf
     TYPE(C_PTR) :: p_recvbuf
     INTEGER(KIND=1), POINTER :: b_recvbuf(:)
     INTEGER(KIND=MPI_ADDRESS_KIND) :: s_recvbuf
     INTEGER(KIND=MPI_COUNT_KIND) :: n_recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND) :: c_recvbuf
     ierror_ = MPI_SUCCESS
     IF (.NOT. (IS_CONTIGUOUS(sendbuf) .AND. IS_CONTIGUOUS(recvbuf))) THEN
       t_sendbuf = sendtype
-      n_sendbuf = 0
+      n_sendbuf = sendcount
       IF (ierror_ == MPI_SUCCESS) &
-        & CALL f77_APTUS_F08_SECTION(sendbuf, 2_C_INT, 'MPI_Igather' // C_NULL_CHAR, n_sendbuf, &
+        & CALL f77_APTUS_F08_SECTION(sendbuf, 1_C_INT, 'MPI_Igather' // C_NULL_CHAR, n_sendbuf, &
         & sendtype, t_sendbuf, p_sendbuf, s_sendbuf, ierror_)
+      c_sendbuf = INT(n_sendbuf, KIND(c_sendbuf))
       t_recvbuf = recvtype
-      n_recvbuf = 0
+      n_recvbuf = recvcount
       IF (ierror_ == MPI_SUCCESS) &
-        & CALL f77_APTUS_F08_SECTION(recvbuf, 2_C_INT, 'MPI_Igather' // C_NULL_CHAR, n_recvbuf, &
+        & CALL f77_APTUS_F08_SECTION(recvbuf, 4_C_INT, 'MPI_Igather' // C_NULL_CHAR, n_recvbuf, &
         & recvtype, t_recvbuf, p_recvbuf, s_recvbuf, ierror_)
+      c_recvbuf = INT(n_recvbuf, KIND(c_recvbuf))
       IF (ierror_ == MPI_SUCCESS) THEN
         CALL C_F_POINTER(p_sendbuf, b_sendbuf, [1])
         CALL C_F_POINTER(p_recvbuf, b_recvbuf, [1])
-        CALL f77_MPI_IGATHER_C(b_sendbuf, sendcount, t_sendbuf, b_recvbuf, recvcount, t_recvbuf, &
+        CALL f77_MPI_IGATHER_C(b_sendbuf, c_sendbuf, t_sendbuf, b_recvbuf, c_recvbuf, t_recvbuf, &
         & root, comm, request, ierror_)
       END IF
       CALL f77_APTUS_F08_SECTION_FREE(t_sendbuf, sendtype)
@@ -43873,8 +43943,7 @@ SUBROUTINE PMPI_Igather_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, 
   USE aptus_f08_types
   USE aptus_f08_entries, ONLY : f77_PMPI_IGATHER => PMPI_IGATHER, &
         & f77_APTUS_F08_SECTION => APTUS_F08_SECTION, &
-        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE, &
-        & f77_APTUS_F08_SECTION_PAIR => APTUS_F08_SECTION_PAIR
+        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE
   USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR, C_INT, C_NULL_CHAR, C_F_POINTER
   IMPLICIT NONE
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -43890,27 +43959,31 @@ SUBROUTINE PMPI_Igather_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, 
     INTEGER(KIND=1), POINTER :: b_sendbuf(:)
     INTEGER(KIND=MPI_ADDRESS_KIND) :: s_sendbuf
     INTEGER(KIND=MPI_COUNT_KIND) :: n_sendbuf
+    INTEGER :: c_sendbuf
     TYPE(MPI_Datatype) :: t_recvbuf
     TYPE(C_PTR) :: p_recvbuf
     INTEGER(KIND=1), POINTER :: b_recvbuf(:)
     INTEGER(KIND=MPI_ADDRESS_KIND) :: s_recvbuf
     INTEGER(KIND=MPI_COUNT_KIND) :: n_recvbuf
+    INTEGER :: c_recvbuf
     ierror_ = MPI_SUCCESS
     IF (.NOT. (IS_CONTIGUOUS(sendbuf) .AND. IS_CONTIGUOUS(recvbuf))) THEN
       t_sendbuf = sendtype
-      n_sendbuf = 0
+      n_sendbuf = sendcount
       IF (ierror_ == MPI_SUCCESS) &
-        & CALL f77_APTUS_F08_SECTION(sendbuf, 2_C_INT, 'MPI_Igather' // C_NULL_CHAR, n_sendbuf, &
+        & CALL f77_APTUS_F08_SECTION(sendbuf, 1_C_INT, 'MPI_Igather' // C_NULL_CHAR, n_sendbuf, &
         & sendtype, t_sendbuf, p_sendbuf, s_sendbuf, ierror_)
+      c_sendbuf = INT(n_sendbuf, KIND(c_sendbuf))
       t_recvbuf = recvtype
-      n_recvbuf = 0
+      n_recvbuf = recvcount
       IF (ierror_ == MPI_SUCCESS) &
-        & CALL f77_APTUS_F08_SECTION(recvbuf, 2_C_INT, 'MPI_Igather' // C_NULL_CHAR, n_recvbuf, &
+        & CALL f77_APTUS_F08_SECTION(recvbuf, 4_C_INT, 'MPI_Igather' // C_NULL_CHAR, n_recvbuf, &
         & recvtype, t_recvbuf, p_recvbuf, s_recvbuf, ierror_)
+      c_recvbuf = INT(n_recvbuf, KIND(c_recvbuf))
       IF (ierror_ == MPI_SUCCESS) THEN
         CALL C_F_POINTER(p_sendbuf, b_sendbuf, [1])
         CALL C_F_POINTER(p_recvbuf, b_recvbuf, [1])
-        CALL f77_PMPI_IGATHER(b_sendbuf, sendcount, t_sendbuf, b_recvbuf, recvcount, t_recvbuf, &
+        CALL f77_PMPI_IGATHER(b_sendbuf, c_sendbuf, t_sendbuf, b_recvbuf, c_recvbuf, t_recvbuf, &
         & root, comm, request, ierror_)
       END IF
       CALL f77_APTUS_F08_SECTION_FREE(t_sendbuf, sendtype)
@@ -43927,8 +44000,7 @@ SUBROUTINE PMPI_Igather_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount
   USE aptus_f08_types
   USE aptus_f08_entries, ONLY : f77_PMPI_IGATHER_C => PMPI_IGATHER_C, &
         & f77_APTUS_F08_SECTION => APTUS_F08_SECTION, &
-        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE, &
-        & f77_APTUS_F08_SECTION_PAIR => APTUS_F08_SECTION_PAIR
+        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE
   USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR, C_INT, C_NULL_CHAR, C_F_POINTER
   IMPLICIT NONE
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -43945,27 +44017,31 @@ SUBROUTINE PMPI_Igather_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount
     INTEGER(KIND=1), POINTER :: b_sendbuf(:)
     INTEGER(KIND=MPI_ADDRESS_KIND) :: s_sendbuf
     INTEGER(KIND=MPI_COUNT_KIND) :: n_sendbuf
+    INTEGER(KIND=MPI_COUNT_KIND) :: c_sendbuf
     TYPE(MPI_Datatype) :: t_recvbuf
     TYPE(C_PTR) :: p_recvbuf
     INTEGER(KIND=1), POINTER :: b_recvbuf(:)
     INTEGER(KIND=MPI_ADDRESS_KIND) :: s_recvbuf
     INTEGER(KIND=MPI_COUNT_KIND) :: n_recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND) :: c_recvbuf
     ierror_ = MPI_SUCCESS
     IF (.NOT. (IS_CONTIGUOUS(sendbuf) .AND. IS_CONTIGUOUS(recvbuf))) THEN
       t_sendbuf = sendtype
-      n_sendbuf = 0
+      n_sendbuf = sendcount
       IF (ierror_ == MPI_SUCCESS) &
-        & CALL f77_APTUS_F08_SECTION(sendbuf, 2_C_INT, 'MPI_Igather' // C_NULL_CHAR, n_sendbuf, &
+        & CALL f77_APTUS_F08_SECTION(sendbuf, 1_C_INT, 'MPI_Igather' // C_NULL_CHAR, n_sendbuf, &
         & sendtype, t_sendbuf, p_sendbuf, s_sendbuf, ierror_)
+      c_sendbuf = INT(n_sendbuf, KIND(c_sendbuf))
       t_recvbuf = recvtype
-      n_recvbuf = 0
+      n_recvbuf = recvcount
       IF (ierror_ == MPI_SUCCESS) &
-        & CALL f77_APTUS_F08_SECTION(recvbuf, 2_C_INT, 'MPI_Igather' // C_NULL_CHAR, n_recvbuf, &
+        & CALL f77_APTUS_F08_SECTION(recvbuf, 4_C_INT, 'MPI_Igather' // C_NULL_CHAR, n_recvbuf, &
         & recvtype, t_recvbuf, p_recvbuf, s_recvbuf, ierror_)
+      c_recvbuf = INT(n_recvbuf, KIND(c_recvbuf))
       IF (ierror_ == MPI_SUCCESS) THEN
         CALL C_F_POINTER(p_sendbuf, b_sendbuf, [1])
         CALL C_F_POINTER(p_recvbuf, b_recvbuf, [1])
-        CALL f77_PMPI_IGATHER_C(b_sendbuf, sendcount, t_sendbuf, b_recvbuf, recvcount, t_recvbuf, &
+        CALL f77_PMPI_IGATHER_C(b_sendbuf, c_sendbuf, t_sendbuf, b_recvbuf, c_recvbuf, t_recvbuf, &
         & root, comm, request, ierror_)
       END IF
       CALL f77_APTUS_F08_SECTION_FREE(t_sendbuf, sendtype)
@@ -43982,8 +44058,7 @@ SUBROUTINE MPI_Igatherv_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcounts,
   USE aptus_f08_types
   USE aptus_f08_entries, ONLY : f77_MPI_IGATHERV => MPI_IGATHERV, &
         & f77_APTUS_F08_SECTION => APTUS_F08_SECTION, &
-        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE, &
-        & f77_APTUS_F08_SECTION_PAIR => APTUS_F08_SECTION_PAIR
+        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE
   USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR, C_INT, C_NULL_CHAR, C_F_POINTER
   IMPLICIT NONE
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -44000,6 +44075,7 @@ SUBROUTINE MPI_Igatherv_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcounts,
     INTEGER(KIND=1), POINTER :: b_sendbuf(:)
     INTEGER(KIND=MPI_ADDRESS_KIND) :: s_sendbuf
     INTEGER(KIND=MPI_COUNT_KIND) :: n_sendbuf
+    INTEGER :: c_sendbuf
     TYPE(MPI_Datatype) :: t_recvbuf
     TYPE(C_PTR) :: p_recvbuf
     INTEGER(KIND=1), POINTER :: b_recvbuf(:)
@@ -44008,10 +44084,11 @@ SUBROUTINE MPI_Igatherv_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcounts,
     ierror_ = MPI_SUCCESS
     IF (.NOT. (IS_CONTIGUOUS(sendbuf) .AND. IS_CONTIGUOUS(recvbuf))) THEN
       t_sendbuf = sendtype
-      n_sendbuf = 0
+      n_sendbuf = sendcount
       IF (ierror_ == MPI_SUCCESS) &
-        & CALL f77_APTUS_F08_SECTION(sendbuf, 2_C_INT, 'MPI_Igatherv' // C_NULL_CHAR, n_sendbuf, &
+        & CALL f77_APTUS_F08_SECTION(sendbuf, 1_C_INT, 'MPI_Igatherv' // C_NULL_CHAR, n_sendbuf, &
         & sendtype, t_sendbuf, p_sendbuf, s_sendbuf, ierror_)
+      c_sendbuf = INT(n_sendbuf, KIND(c_sendbuf))
       t_recvbuf = recvtype
       n_recvbuf = 0
       IF (ierror_ == MPI_SUCCESS) &
@@ -44020,7 +44097,7 @@ SUBROUTINE MPI_Igatherv_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcounts,
       IF (ierror_ == MPI_SUCCESS) THEN
         CALL C_F_POINTER(p_sendbuf, b_sendbuf, [1])
         CALL C_F_POINTER(p_recvbuf, b_recvbuf, [1])
-        CALL f77_MPI_IGATHERV(b_sendbuf, sendcount, t_sendbuf, b_recvbuf, recvcounts, displs, &
+        CALL f77_MPI_IGATHERV(b_sendbuf, c_sendbuf, t_sendbuf, b_recvbuf, recvcounts, displs, &
         & t_recvbuf, root, comm, request, ierror_)
       END IF
       CALL f77_APTUS_F08_SECTION_FREE(t_sendbuf, sendtype)
@@ -44037,8 +44114,7 @@ SUBROUTINE MPI_Igatherv_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount
   USE aptus_f08_types
   USE aptus_f08_entries, ONLY : f77_MPI_IGATHERV_C => MPI_IGATHERV_C, &
         & f77_APTUS_F08_SECTION => APTUS_F08_SECTION, &
-        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE, &
-        & f77_APTUS_F08_SECTION_PAIR => APTUS_F08_SECTION_PAIR
+        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE
   USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR, C_INT, C_NULL_CHAR, C_F_POINTER
   IMPLICIT NONE
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -44057,6 +44133,7 @@ SUBROUTINE MPI_Igatherv_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount
     INTEGER(KIND=1), POINTER :: b_sendbuf(:)
     INTEGER(KIND=MPI_ADDRESS_KIND) :: s_sendbuf
     INTEGER(KIND=MPI_COUNT_KIND) :: n_sendbuf
+    INTEGER(KIND=MPI_COUNT_KIND) :: c_sendbuf
     TYPE(MPI_Datatype) :: t_recvbuf
     TYPE(C_PTR) :: p_recvbuf
     INTEGER(KIND=1), POINTER :: b_recvbuf(:)
@@ -44065,10 +44142,11 @@ SUBROUTINE MPI_Igatherv_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount
     ierror_ = MPI_SUCCESS
     IF (.NOT. (IS_CONTIGUOUS(sendbuf) .AND. IS_CONTIGUOUS(recvbuf))) THEN
       t_sendbuf = sendtype
-      n_sendbuf = 0
+      n_sendbuf = sendcount
       IF (ierror_ == MPI_SUCCESS) &
-        & CALL f77_APTUS_F08_SECTION(sendbuf, 2_C_INT, 'MPI_Igatherv' // C_NULL_CHAR, n_sendbuf, &
+        & CALL f77_APTUS_F08_SECTION(sendbuf, 1_C_INT, 'MPI_Igatherv' // C_NULL_CHAR, n_sendbuf, &
         & sendtype, t_sendbuf, p_sendbuf, s_sendbuf, ierror_)
+      c_sendbuf = INT(n_sendbuf, KIND(c_sendbuf))
       t_recvbuf = recvtype
       n_recvbuf = 0
       IF (ierror_ == MPI_SUCCESS) &
@@ -44077,7 +44155,7 @@ SUBROUTINE MPI_Igatherv_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount
       IF (ierror_ == MPI_SUCCESS) THEN
         CALL C_F_POINTER(p_sendbuf, b_sendbuf, [1])
         CALL C_F_POINTER(p_recvbuf, b_recvbuf, [1])
-        CALL f77_MPI_IGATHERV_C(b_sendbuf, sendcount, t_sendbuf, b_recvbuf, recvcounts, displs, &
+        CALL f77_MPI_IGATHERV_C(b_sendbuf, c_sendbuf, t_sendbuf, b_recvbuf, recvcounts, displs, &
         & t_recvbuf, root, comm, request, ierror_)
       END IF
       CALL f77_APTUS_F08_SECTION_FREE(t_sendbuf, sendtype)
@@ -44094,8 +44172,7 @@ SUBROUTINE PMPI_Igatherv_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcounts
   USE aptus_f08_types
   USE aptus_f08_entries, ONLY : f77_PMPI_IGATHERV => PMPI_IGATHERV, &
         & f77_APTUS_F08_SECTION => APTUS_F08_SECTION, &
-        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE, &
-        & f77_APTUS_F08_SECTION_PAIR => APTUS_F08_SECTION_PAIR
+        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE
   USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR, C_INT, C_NULL_CHAR, C_F_POINTER
   IMPLICIT NONE
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -44112,6 +44189,7 @@ SUBROUTINE PMPI_Igatherv_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcounts
     INTEGER(KIND=1), POINTER :: b_sendbuf(:)
     INTEGER(KIND=MPI_ADDRESS_KIND) :: s_sendbuf
     INTEGER(KIND=MPI_COUNT_KIND) :: n_sendbuf
+    INTEGER :: c_sendbuf
     TYPE(MPI_Datatype) :: t_recvbuf
     TYPE(C_PTR) :: p_recvbuf
     INTEGER(KIND=1), POINTER :: b_recvbuf(:)
@@ -44120,10 +44198,11 @@ SUBROUTINE PMPI_Igatherv_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcounts
     ierror_ = MPI_SUCCESS
     IF (.NOT. (IS_CONTIGUOUS(sendbuf) .AND. IS_CONTIGUOUS(recvbuf))) THEN
       t_sendbuf = sendtype
-      n_sendbuf = 0
+      n_sendbuf = sendcount
       IF (ierror_ == MPI_SUCCESS) &
-        & CALL f77_APTUS_F08_SECTION(sendbuf, 2_C_INT, 'MPI_Igatherv' // C_NULL_CHAR, n_sendbuf, &
+        & CALL f77_APTUS_F08_SECTION(sendbuf, 1_C_INT, 'MPI_Igatherv' // C_NULL_CHAR, n_sendbuf, &
         & sendtype, t_sendbuf, p_sendbuf, s_sendbuf, ierror_)
+      c_sendbuf = INT(n_sendbuf, KIND(c_sendbuf))
       t_recvbuf = recvtype
       n_recvbuf = 0
       IF (ierror_ == MPI_SUCCESS) &
@@ -44132,7 +44211,7 @@ SUBROUTINE PMPI_Igatherv_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcounts
       IF (ierror_ == MPI_SUCCESS) THEN
         CALL C_F_POINTER(p_sendbuf, b_sendbuf, [1])
         CALL C_F_POINTER(p_recvbuf, b_recvbuf, [1])
-        CALL f77_PMPI_IGATHERV(b_sendbuf, sendcount, t_sendbuf, b_recvbuf, recvcounts, displs, &
+        CALL f77_PMPI_IGATHERV(b_sendbuf, c_sendbuf, t_sendbuf, b_recvbuf, recvcounts, displs, &
         & t_recvbuf, root, comm, request, ierror_)
       END IF
       CALL f77_APTUS_F08_SECTION_FREE(t_sendbuf, sendtype)
@@ -44149,8 +44228,7 @@ SUBROUTINE PMPI_Igatherv_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcoun
   USE aptus_f08_types
   USE aptus_f08_entries, ONLY : f77_PMPI_IGATHERV_C => PMPI_IGATHERV_C, &
         & f77_APTUS_F08_SECTION => APTUS_F08_SECTION, &
-        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE, &
-        & f77_APTUS_F08_SECTION_PAIR => APTUS_F08_SECTION_PAIR
+        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE
   USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR, C_INT, C_NULL_CHAR, C_F_POINTER
   IMPLICIT NONE
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -44169,6 +44247,7 @@ SUBROUTINE PMPI_Igatherv_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcoun
     INTEGER(KIND=1), POINTER :: b_sendbuf(:)
     INTEGER(KIND=MPI_ADDRESS_KIND) :: s_sendbuf
     INTEGER(KIND=MPI_COUNT_KIND) :: n_sendbuf
+    INTEGER(KIND=MPI_COUNT_KIND) :: c_sendbuf
     TYPE(MPI_Datatype) :: t_recvbuf
     TYPE(C_PTR) :: p_recvbuf
     INTEGER(KIND=1), POINTER :: b_recvbuf(:)
@@ -44177,10 +44256,11 @@ SUBROUTINE PMPI_Igatherv_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcoun
     ierror_ = MPI_SUCCESS
     IF (.NOT. (IS_CONTIGUOUS(sendbuf) .AND. IS_CONTIGUOUS(recvbuf))) THEN
       t_sendbuf = sendtype
-      n_sendbuf = 0
+      n_sendbuf = sendcount
       IF (ierror_ == MPI_SUCCESS) &
-        & CALL f77_APTUS_F08_SECTION(sendbuf, 2_C_INT, 'MPI_Igatherv' // C_NULL_CHAR, n_sendbuf, &
+        & CALL f77_APTUS_F08_SECTION(sendbuf, 1_C_INT, 'MPI_Igatherv' // C_NULL_CHAR, n_sendbuf, &
         & sendtype, t_sendbuf, p_sendbuf, s_sendbuf, ierror_)
+      c_sendbuf = INT(n_sendbuf, KIND(c_sendbuf))
       t_recvbuf = recvtype
       n_recvbuf = 0
       IF (ierror_ == MPI_SUCCESS) &
@@ -44189,7 +44269,7 @@ SUBROUTINE PMPI_Igatherv_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcoun
       IF (ierror_ == MPI_SUCCESS) THEN
         CALL C_F_POINTER(p_sendbuf, b_sendbuf, [1])
         CALL C_F_POINTER(p_recvbuf, b_recvbuf, [1])
-        CALL f77_PMPI_IGATHERV_C(b_sendbuf, sendcount, t_sendbuf, b_recvbuf, recvcounts, displs, &
+        CALL f77_PMPI_IGATHERV_C(b_sendbuf, c_sendbuf, t_sendbuf, b_recvbuf, recvcounts, displs, &
         & t_recvbuf, root, comm, request, ierror_)
       END IF
       CALL f77_APTUS_F08_SECTION_FREE(t_sendbuf, sendtype)
@@ -44390,8 +44470,7 @@ SUBROUTINE MPI_Ineighbor_allgather_f08ts(sendbuf, sendcount, sendtype, recvbuf, 
   USE aptus_f08_types
   USE aptus_f08_entries, ONLY : f77_MPI_INEIGHBOR_ALLGATHER => MPI_INEIGHBOR_ALLGATHER, &
         & f77_APTUS_F08_SECTION => APTUS_F08_SECTION, &
-        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE, &
-        & f77_APTUS_F08_SECTION_PAIR => APTUS_F08_SECTION_PAIR
+        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE
   USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR, C_INT, C_NULL_CHAR, C_F_POINTER
   IMPLICIT NONE
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -44407,27 +44486,31 @@ SUBROUTINE MPI_Ineighbor_allgather_f08ts(sendbuf, sendcount, sendtype, recvbuf, 
     INTEGER(KIND=1), POINTER :: b_sendbuf(:)
     INTEGER(KIND=MPI_ADDRESS_KIND) :: s_sendbuf
     INTEGER(KIND=MPI_COUNT_KIND) :: n_sendbuf
+    INTEGER :: c_sendbuf
     TYPE(MPI_Datatype) :: t_recvbuf
     TYPE(C_PTR) :: p_recvbuf
     INTEGER(KIND=1), POINTER :: b_recvbuf(:)
     INTEGER(KIND=MPI_ADDRESS_KIND) :: s_recvbuf
     INTEGER(KIND=MPI_COUNT_KIND) :: n_recvbuf
+    INTEGER :: c_recvbuf
     ierror_ = MPI_SUCCESS
     IF (.NOT. (IS_CONTIGUOUS(sendbuf) .AND. IS_CONTIGUOUS(recvbuf))) THEN
       t_sendbuf = sendtype
-      n_sendbuf = 0
+      n_sendbuf = sendcount
       IF (ierror_ == MPI_SUCCESS) &
-        & CALL f77_APTUS_F08_SECTION(sendbuf, 2_C_INT, 'MPI_Ineighbor_allgather' // C_NULL_CHAR, &
+        & CALL f77_APTUS_F08_SECTION(sendbuf, 1_C_INT, 'MPI_Ineighbor_allgather' // C_NULL_CHAR, &
         & n_sendbuf, sendtype, t_sendbuf, p_sendbuf, s_sendbuf, ierror_)
+      c_sendbuf = INT(n_sendbuf, KIND(c_sendbuf))
       t_recvbuf = recvtype
-      n_recvbuf = 0
+      n_recvbuf = recvcount
       IF (ierror_ == MPI_SUCCESS) &
-        & CALL f77_APTUS_F08_SECTION(recvbuf, 2_C_INT, 'MPI_Ineighbor_allgather' // C_NULL_CHAR, &
+        & CALL f77_APTUS_F08_SECTION(recvbuf, 4_C_INT, 'MPI_Ineighbor_allgather' // C_NULL_CHAR, &
         & n_recvbuf, recvtype, t_recvbuf, p_recvbuf, s_recvbuf, ierror_)
+      c_recvbuf = INT(n_recvbuf, KIND(c_recvbuf))
       IF (ierror_ == MPI_SUCCESS) THEN
         CALL C_F_POINTER(p_sendbuf, b_sendbuf, [1])
         CALL C_F_POINTER(p_recvbuf, b_recvbuf, [1])
-        CALL f77_MPI_INEIGHBOR_ALLGATHER(b_sendbuf, sendcount, t_sendbuf, b_recvbuf, recvcount, &
+        CALL f77_MPI_INEIGHBOR_ALLGATHER(b_sendbuf, c_sendbuf, t_sendbuf, b_recvbuf, c_recvbuf, &
         & t_recvbuf, comm, request, ierror_)
       END IF
       CALL f77_APTUS_F08_SECTION_FREE(t_sendbuf, sendtype)
@@ -44444,8 +44527,7 @@ SUBROUTINE MPI_Ineighbor_allgather_c_f08ts(sendbuf, sendcount, sendtype, recvbuf
   USE aptus_f08_types
   USE aptus_f08_entries, ONLY : f77_MPI_INEIGHBOR_ALLGATHER_C => MPI_INEIGHBOR_ALLGATHER_C, &
         & f77_APTUS_F08_SECTION => APTUS_F08_SECTION, &
-        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE, &
-        & f77_APTUS_F08_SECTION_PAIR => APTUS_F08_SECTION_PAIR
+        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE
   USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR, C_INT, C_NULL_CHAR, C_F_POINTER
   IMPLICIT NONE
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -44461,27 +44543,31 @@ SUBROUTINE MPI_Ineighbor_allgather_c_f08ts(sendbuf, sendcount, sendtype, recvbuf
     INTEGER(KIND=1), POINTER :: b_sendbuf(:)
     INTEGER(KIND=MPI_ADDRESS_KIND) :: s_sendbuf
     INTEGER(KIND=MPI_COUNT_KIND) :: n_sendbuf
+    INTEGER(KIND=MPI_COUNT_KIND) :: c_sendbuf
     TYPE(MPI_Datatype) :: t_recvbuf
     TYPE(C_PTR) :: p_recvbuf
     INTEGER(KIND=1), POINTER :: b_recvbuf(:)
     INTEGER(KIND=MPI_ADDRESS_KIND) :: s_recvbuf
     INTEGER(KIND=MPI_COUNT_KIND) :: n_recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND) :: c_recvbuf
     ierror_ = MPI_SUCCESS
     IF (.NOT. (IS_CONTIGUOUS(sendbuf) .AND. IS_CONTIGUOUS(recvbuf))) THEN
       t_sendbuf = sendtype
-      n_sendbuf = 0
+      n_sendbuf = sendcount
       IF (ierror_ == MPI_SUCCESS) &
-        & CALL f77_APTUS_F08_SECTION(sendbuf, 2_C_INT, 'MPI_Ineighbor_allgather' // C_NULL_CHAR, &
+        & CALL f77_APTUS_F08_SECTION(sendbuf, 1_C_INT, 'MPI_Ineighbor_allgather' // C_NULL_CHAR, &
         & n_sendbuf, sendtype, t_sendbuf, p_sendbuf, s_sendbuf, ierror_)
+      c_sendbuf = INT(n_sendbuf, KIND(c_sendbuf))
       t_recvbuf = recvtype
-      n_recvbuf = 0
+      n_recvbuf = recvcount
       IF (ierror_ == MPI_SUCCESS) &
-        & CALL f77_APTUS_F08_SECTION(recvbuf, 2_C_INT, 'MPI_Ineighbor_allgather' // C_NULL_CHAR, &
+        & CALL f77_APTUS_F08_SECTION(recvbuf, 4_C_INT, 'MPI_Ineighbor_allgather' // C_NULL_CHAR, &
         & n_recvbuf, recvtype, t_recvbuf, p_recvbuf, s_recvbuf, ierror_)
+      c_recvbuf = INT(n_recvbuf, KIND(c_recvbuf))
       IF (ierror_ == MPI_SUCCESS) THEN
         CALL C_F_POINTER(p_sendbuf, b_sendbuf, [1])
         CALL C_F_POINTER(p_recvbuf, b_recvbuf, [1])
-        CALL f77_MPI_INEIGHBOR_ALLGATHER_C(b_sendbuf, sendcount, t_sendbuf, b_recvbuf, recvcount, &
+        CALL f77_MPI_INEIGHBOR_ALLGATHER_C(b_sendbuf, c_sendbuf, t_sendbuf, b_recvbuf, c_recvbuf, &
         & t_recvbuf, comm, request, ierror_)
       END IF
       CALL f77_APTUS_F08_SECTION_FREE(t_sendbuf, sendtype)
@@ -44498,8 +44584,7 @@ SUBROUTINE PMPI_Ineighbor_allgather_f08ts(sendbuf, sendcount, sendtype, recvbuf,
   USE aptus_f08_types
   USE aptus_f08_entries, ONLY : f77_PMPI_INEIGHBOR_ALLGATHER => PMPI_INEIGHBOR_ALLGATHER, &
         & f77_APTUS_F08_SECTION => APTUS_F08_SECTION, &
-        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE, &
-        & f77_APTUS_F08_SECTION_PAIR => APTUS_F08_SECTION_PAIR
+        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE
   USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR, C_INT, C_NULL_CHAR, C_F_POINTER
   IMPLICIT NONE
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -44515,27 +44600,31 @@ SUBROUTINE PMPI_Ineighbor_allgather_f08ts(sendbuf, sendcount, sendtype, recvbuf,
     INTEGER(KIND=1), POINTER :: b_sendbuf(:)
     INTEGER(KIND=MPI_ADDRESS_KIND) :: s_sendbuf
     INTEGER(KIND=MPI_COUNT_KIND) :: n_sendbuf
+    INTEGER :: c_sendbuf
     TYPE(MPI_Datatype) :: t_recvbuf
     TYPE(C_PTR) :: p_recvbuf
     INTEGER(KIND=1), POINTER :: b_recvbuf(:)
     INTEGER(KIND=MPI_ADDRESS_KIND) :: s_recvbuf
     INTEGER(KIND=MPI_COUNT_KIND) :: n_recvbuf
+    INTEGER :: c_recvbuf
     ierror_ = MPI_SUCCESS
     IF (.NOT. (IS_CONTIGUOUS(sendbuf) .AND. IS_CONTIGUOUS(recvbuf))) THEN
       t_sendbuf = sendtype
-      n_sendbuf = 0
+      n_sendbuf = sendcount
       IF (ierror_ == MPI_SUCCESS) &
-        & CALL f77_APTUS_F08_SECTION(sendbuf, 2_C_INT, 'MPI_Ineighbor_allgather' // C_NULL_CHAR, &
+        & CALL f77_APTUS_F08_SECTION(sendbuf, 1_C_INT, 'MPI_Ineighbor_allgather' // C_NULL_CHAR, &
         & n_sendbuf, sendtype, t_sendbuf, p_sendbuf, s_sendbuf, ierror_)
+      c_sendbuf = INT(n_sendbuf, KIND(c_sendbuf))
       t_recvbuf = recvtype
-      n_recvbuf = 0
+      n_recvbuf = recvcount
       IF (ierror_ == MPI_SUCCESS) &
-        & CALL f77_APTUS_F08_SECTION(recvbuf, 2_C_INT, 'MPI_Ineighbor_allgather' // C_NULL_CHAR, &
+        & CALL f77_APTUS_F08_SECTION(recvbuf, 4_C_INT, 'MPI_Ineighbor_allgather' // C_NULL_CHAR, &
         & n_recvbuf, recvtype, t_recvbuf, p_recvbuf, s_recvbuf, ierror_)
+      c_recvbuf = INT(n_recvbuf, KIND(c_recvbuf))
       IF (ierror_ == MPI_SUCCESS) THEN
         CALL C_F_POINTER(p_sendbuf, b_sendbuf, [1])
         CALL C_F_POINTER(p_recvbuf, b_recvbuf, [1])
-        CALL f77_PMPI_INEIGHBOR_ALLGATHER(b_sendbuf, sendcount, t_sendbuf, b_recvbuf, recvcount, &
+        CALL f77_PMPI_INEIGHBOR_ALLGATHER(b_sendbuf, c_sendbuf, t_sendbuf, b_recvbuf, c_recvbuf, &
         & t_recvbuf, comm, request, ierror_)
       END IF
       CALL f77_APTUS_F08_SECTION_FREE(t_sendbuf, sendtype)
@@ -44552,8 +44641,7 @@ SUBROUTINE PMPI_Ineighbor_allgather_c_f08ts(sendbuf, sendcount, sendtype, recvbu
   USE aptus_f08_types
   USE aptus_f08_entries, ONLY : f77_PMPI_INEIGHBOR_ALLGATHER_C => PMPI_INEIGHBOR_ALLGATHER_C, &
         & f77_APTUS_F08_SECTION => APTUS_F08_SECTION, &
-        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE, &
-        & f77_APTUS_F08_SECTION_PAIR => APTUS_F08_SECTION_PAIR
+        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE
   USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR, C_INT, C_NULL_CHAR, C_F_POINTER
   IMPLICIT NONE
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -44569,28 +44657,32 @@ SUBROUTINE PMPI_Ineighbor_allgather_c_f08ts(sendbuf, sendcount, sendtype, recvbu
     INTEGER(KIND=1), POINTER :: b_sendbuf(:)
     INTEGER(KIND=MPI_ADDRESS_KIND) :: s_sendbuf
     INTEGER(KIND=MPI_COUNT_KIND) :: n_sendbuf
+    INTEGER(KIND=MPI_COUNT_KIND) :: c_sendbuf
     TYPE(MPI_Datatype) :: t_recvbuf
     TYPE(C_PTR) :: p_recvbuf
     INTEGER(KIND=1), POINTER :: b_recvbuf(:)
     INTEGER(KIND=MPI_ADDRESS_KIND) :: s_recvbuf
     INTEGER(KIND=MPI_COUNT_KIND) :: n_recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND) :: c_recvbuf
     ierror_ = MPI_SUCCESS
     IF (.NOT. (IS_CONTIGUOUS(sendbuf) .AND. IS_CONTIGUOUS(recvbuf))) THEN
       t_sendbuf = sendtype
-      n_sendbuf = 0
+      n_sendbuf = sendcount
       IF (ierror_ == MPI_SUCCESS) &
-        & CALL f77_APTUS_F08_SECTION(sendbuf, 2_C_INT, 'MPI_Ineighbor_allgather' // C_NULL_CHAR, &
+        & CALL f77_APTUS_F08_SECTION(sendbuf, 1_C_INT, 'MPI_Ineighbor_allgather' // C_NULL_CHAR, &
         & n_sendbuf, sendtype, t_sendbuf, p_sendbuf, s_sendbuf, ierror_)
+      c_sendbuf = INT(n_sendbuf, KIND(c_sendbuf))
       t_recvbuf = recvtype
-      n_recvbuf = 0
+      n_recvbuf = recvcount
       IF (ierror_ == MPI_SUCCESS) &
-        & CALL f77_APTUS_F08_SECTION(recvbuf, 2_C_INT, 'MPI_Ineighbor_allgather' // C_NULL_CHAR, &
+        & CALL f77_APTUS_F08_SECTION(recvbuf, 4_C_INT, 'MPI_Ineighbor_allgather' // C_NULL_CHAR, &
         & n_recvbuf, recvtype, t_recvbuf, p_recvbuf, s_recvbuf, ierror_)
+      c_recvbuf = INT(n_recvbuf, KIND(c_recvbuf))
       IF (ierror_ == MPI_SUCCESS) THEN
         CALL C_F_POINTER(p_sendbuf, b_sendbuf, [1])
         CALL C_F_POINTER(p_recvbuf, b_recvbuf, [1])
-        CALL f77_PMPI_INEIGHBOR_ALLGATHER_C(b_sendbuf, sendcount, t_sendbuf, b_recvbuf, &
-        & recvcount, t_recvbuf, comm, request, ierror_)
+        CALL f77_PMPI_INEIGHBOR_ALLGATHER_C(b_sendbuf, c_sendbuf, t_sendbuf, b_recvbuf, &
+        & c_recvbuf, t_recvbuf, comm, request, ierror_)
       END IF
       CALL f77_APTUS_F08_SECTION_FREE(t_sendbuf, sendtype)
       CALL f77_APTUS_F08_SECTION_FREE(t_recvbuf, recvtype)
@@ -44606,8 +44698,7 @@ SUBROUTINE MPI_Ineighbor_allgatherv_f08ts(sendbuf, sendcount, sendtype, recvbuf,
   USE aptus_f08_types
   USE aptus_f08_entries, ONLY : f77_MPI_INEIGHBOR_ALLGATHERV => MPI_INEIGHBOR_ALLGATHERV, &
         & f77_APTUS_F08_SECTION => APTUS_F08_SECTION, &
-        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE, &
-        & f77_APTUS_F08_SECTION_PAIR => APTUS_F08_SECTION_PAIR
+        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE
   USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR, C_INT, C_NULL_CHAR, C_F_POINTER
   IMPLICIT NONE
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -44624,6 +44715,7 @@ SUBROUTINE MPI_Ineighbor_allgatherv_f08ts(sendbuf, sendcount, sendtype, recvbuf,
     INTEGER(KIND=1), POINTER :: b_sendbuf(:)
     INTEGER(KIND=MPI_ADDRESS_KIND) :: s_sendbuf
     INTEGER(KIND=MPI_COUNT_KIND) :: n_sendbuf
+    INTEGER :: c_sendbuf
     TYPE(MPI_Datatype) :: t_recvbuf
     TYPE(C_PTR) :: p_recvbuf
     INTEGER(KIND=1), POINTER :: b_recvbuf(:)
@@ -44632,10 +44724,11 @@ SUBROUTINE MPI_Ineighbor_allgatherv_f08ts(sendbuf, sendcount, sendtype, recvbuf,
     ierror_ = MPI_SUCCESS
     IF (.NOT. (IS_CONTIGUOUS(sendbuf) .AND. IS_CONTIGUOUS(recvbuf))) THEN
       t_sendbuf = sendtype
-      n_sendbuf = 0
+      n_sendbuf = sendcount
       IF (ierror_ == MPI_SUCCESS) &
-        & CALL f77_APTUS_F08_SECTION(sendbuf, 2_C_INT, 'MPI_Ineighbor_allgatherv' // C_NULL_CHAR, &
+        & CALL f77_APTUS_F08_SECTION(sendbuf, 1_C_INT, 'MPI_Ineighbor_allgatherv' // C_NULL_CHAR, &
         & n_sendbuf, sendtype, t_sendbuf, p_sendbuf, s_sendbuf, ierror_)
+      c_sendbuf = INT(n_sendbuf, KIND(c_sendbuf))
       t_recvbuf = recvtype
       n_recvbuf = 0
       IF (ierror_ == MPI_SUCCESS) &
@@ -44644,7 +44737,7 @@ SUBROUTINE MPI_Ineighbor_allgatherv_f08ts(sendbuf, sendcount, sendtype, recvbuf,
       IF (ierror_ == MPI_SUCCESS) THEN
         CALL C_F_POINTER(p_sendbuf, b_sendbuf, [1])
         CALL C_F_POINTER(p_recvbuf, b_recvbuf, [1])
-        CALL f77_MPI_INEIGHBOR_ALLGATHERV(b_sendbuf, sendcount, t_sendbuf, b_recvbuf, recvcounts, &
+        CALL f77_MPI_INEIGHBOR_ALLGATHERV(b_sendbuf, c_sendbuf, t_sendbuf, b_recvbuf, recvcounts, &
         & displs, t_recvbuf, comm, request, ierror_)
       END IF
       CALL f77_APTUS_F08_SECTION_FREE(t_sendbuf, sendtype)
@@ -44661,8 +44754,7 @@ SUBROUTINE MPI_Ineighbor_allgatherv_c_f08ts(sendbuf, sendcount, sendtype, recvbu
   USE aptus_f08_types
   USE aptus_f08_entries, ONLY : f77_MPI_INEIGHBOR_ALLGATHERV_C => MPI_INEIGHBOR_ALLGATHERV_C, &
         & f77_APTUS_F08_SECTION => APTUS_F08_SECTION, &
-        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE, &
-        & f77_APTUS_F08_SECTION_PAIR => APTUS_F08_SECTION_PAIR
+        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE
   USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR, C_INT, C_NULL_CHAR, C_F_POINTER
   IMPLICIT NONE
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -44680,6 +44772,7 @@ SUBROUTINE MPI_Ineighbor_allgatherv_c_f08ts(sendbuf, sendcount, sendtype, recvbu
     INTEGER(KIND=1), POINTER :: b_sendbuf(:)
     INTEGER(KIND=MPI_ADDRESS_KIND) :: s_sendbuf
     INTEGER(KIND=MPI_COUNT_KIND) :: n_sendbuf
+    INTEGER(KIND=MPI_COUNT_KIND) :: c_sendbuf
     TYPE(MPI_Datatype) :: t_recvbuf
     TYPE(C_PTR) :: p_recvbuf
     INTEGER(KIND=1), POINTER :: b_recvbuf(:)
@@ -44688,10 +44781,11 @@ SUBROUTINE MPI_Ineighbor_allgatherv_c_f08ts(sendbuf, sendcount, sendtype, recvbu
     ierror_ = MPI_SUCCESS
     IF (.NOT. (IS_CONTIGUOUS(sendbuf) .AND. IS_CONTIGUOUS(recvbuf))) THEN
       t_sendbuf = sendtype
-      n_sendbuf = 0
+      n_sendbuf = sendcount
       IF (ierror_ == MPI_SUCCESS) &
-        & CALL f77_APTUS_F08_SECTION(sendbuf, 2_C_INT, 'MPI_Ineighbor_allgatherv' // C_NULL_CHAR, &
+        & CALL f77_APTUS_F08_SECTION(sendbuf, 1_C_INT, 'MPI_Ineighbor_allgatherv' // C_NULL_CHAR, &
         & n_sendbuf, sendtype, t_sendbuf, p_sendbuf, s_sendbuf, ierror_)
+      c_sendbuf = INT(n_sendbuf, KIND(c_sendbuf))
       t_recvbuf = recvtype
       n_recvbuf = 0
       IF (ierror_ == MPI_SUCCESS) &
@@ -44700,7 +44794,7 @@ SUBROUTINE MPI_Ineighbor_allgatherv_c_f08ts(sendbuf, sendcount, sendtype, recvbu
       IF (ierror_ == MPI_SUCCESS) THEN
         CALL C_F_POINTER(p_sendbuf, b_sendbuf, [1])
         CALL C_F_POINTER(p_recvbuf, b_recvbuf, [1])
-        CALL f77_MPI_INEIGHBOR_ALLGATHERV_C(b_sendbuf, sendcount, t_sendbuf, b_recvbuf, &
+        CALL f77_MPI_INEIGHBOR_ALLGATHERV_C(b_sendbuf, c_sendbuf, t_sendbuf, b_recvbuf, &
         & recvcounts, displs, t_recvbuf, comm, request, ierror_)
       END IF
       CALL f77_APTUS_F08_SECTION_FREE(t_sendbuf, sendtype)
@@ -44717,8 +44811,7 @@ SUBROUTINE PMPI_Ineighbor_allgatherv_f08ts(sendbuf, sendcount, sendtype, recvbuf
   USE aptus_f08_types
   USE aptus_f08_entries, ONLY : f77_PMPI_INEIGHBOR_ALLGATHERV => PMPI_INEIGHBOR_ALLGATHERV, &
         & f77_APTUS_F08_SECTION => APTUS_F08_SECTION, &
-        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE, &
-        & f77_APTUS_F08_SECTION_PAIR => APTUS_F08_SECTION_PAIR
+        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE
   USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR, C_INT, C_NULL_CHAR, C_F_POINTER
   IMPLICIT NONE
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -44735,6 +44828,7 @@ SUBROUTINE PMPI_Ineighbor_allgatherv_f08ts(sendbuf, sendcount, sendtype, recvbuf
     INTEGER(KIND=1), POINTER :: b_sendbuf(:)
     INTEGER(KIND=MPI_ADDRESS_KIND) :: s_sendbuf
     INTEGER(KIND=MPI_COUNT_KIND) :: n_sendbuf
+    INTEGER :: c_sendbuf
     TYPE(MPI_Datatype) :: t_recvbuf
     TYPE(C_PTR) :: p_recvbuf
     INTEGER(KIND=1), POINTER :: b_recvbuf(:)
@@ -44743,10 +44837,11 @@ SUBROUTINE PMPI_Ineighbor_allgatherv_f08ts(sendbuf, sendcount, sendtype, recvbuf
     ierror_ = MPI_SUCCESS
     IF (.NOT. (IS_CONTIGUOUS(sendbuf) .AND. IS_CONTIGUOUS(recvbuf))) THEN
       t_sendbuf = sendtype
-      n_sendbuf = 0
+      n_sendbuf = sendcount
       IF (ierror_ == MPI_SUCCESS) &
-        & CALL f77_APTUS_F08_SECTION(sendbuf, 2_C_INT, 'MPI_Ineighbor_allgatherv' // C_NULL_CHAR, &
+        & CALL f77_APTUS_F08_SECTION(sendbuf, 1_C_INT, 'MPI_Ineighbor_allgatherv' // C_NULL_CHAR, &
         & n_sendbuf, sendtype, t_sendbuf, p_sendbuf, s_sendbuf, ierror_)
+      c_sendbuf = INT(n_sendbuf, KIND(c_sendbuf))
       t_recvbuf = recvtype
       n_recvbuf = 0
       IF (ierror_ == MPI_SUCCESS) &
@@ -44755,7 +44850,7 @@ SUBROUTINE PMPI_Ineighbor_allgatherv_f08ts(sendbuf, sendcount, sendtype, recvbuf
       IF (ierror_ == MPI_SUCCESS) THEN
         CALL C_F_POINTER(p_sendbuf, b_sendbuf, [1])
         CALL C_F_POINTER(p_recvbuf, b_recvbuf, [1])
-        CALL f77_PMPI_INEIGHBOR_ALLGATHERV(b_sendbuf, sendcount, t_sendbuf, b_recvbuf, &
+        CALL f77_PMPI_INEIGHBOR_ALLGATHERV(b_sendbuf, c_sendbuf, t_sendbuf, b_recvbuf, &
         & recvcounts, displs, t_recvbuf, comm, request, ierror_)
       END IF
       CALL f77_APTUS_F08_SECTION_FREE(t_sendbuf, sendtype)
@@ -44772,8 +44867,7 @@ SUBROUTINE PMPI_Ineighbor_allgatherv_c_f08ts(sendbuf, sendcount, sendtype, recvb
   USE aptus_f08_types
   USE aptus_f08_entries, ONLY : f77_PMPI_INEIGHBOR_ALLGATHERV_C => PMPI_INEIGHBOR_ALLGATHERV_C, &
         & f77_APTUS_F08_SECTION => APTUS_F08_SECTION, &
-        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE, &
-        & f77_APTUS_F08_SECTION_PAIR => APTUS_F08_SECTION_PAIR
+        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE
   USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR, C_INT, C_NULL_CHAR, C_F_POINTER
   IMPLICIT NONE
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -44791,6 +44885,7 @@ SUBROUTINE PMPI_Ineighbor_allgatherv_c_f08ts(sendbuf, sendcount, sendtype, recvb
     INTEGER(KIND=1), POINTER :: b_sendbuf(:)
     INTEGER(KIND=MPI_ADDRESS_KIND) :: s_sendbuf
     INTEGER(KIND=MPI_COUNT_KIND) :: n_sendbuf
+    INTEGER(KIND=MPI_COUNT_KIND) :: c_sendbuf
     TYPE(MPI_Datatype) :: t_recvbuf
     TYPE(C_PTR) :: p_recvbuf
     INTEGER(KIND=1), POINTER :: b_recvbuf(:)
@@ -44799,10 +44894,11 @@ SUBROUTINE PMPI_Ineighbor_allgatherv_c_f08ts(sendbuf, sendcount, sendtype, recvb
     ierror_ = MPI_SUCCESS
     IF (.NOT. (IS_CONTIGUOUS(sendbuf) .AND. IS_CONTIGUOUS(recvbuf))) THEN
       t_sendbuf = sendtype
-      n_sendbuf = 0
+      n_sendbuf = sendcount
       IF (ierror_ == MPI_SUCCESS) &
-        & CALL f77_APTUS_F08_SECTION(sendbuf, 2_C_INT, 'MPI_Ineighbor_allgatherv' // C_NULL_CHAR, &
+        & CALL f77_APTUS_F08_SECTION(sendbuf, 1_C_INT, 'MPI_Ineighbor_allgatherv' // C_NULL_CHAR, &
         & n_sendbuf, sendtype, t_sendbuf, p_sendbuf, s_sendbuf, ierror_)
+      c_sendbuf = INT(n_sendbuf, KIND(c_sendbuf))
       t_recvbuf = recvtype
       n_recvbuf = 0
       IF (ierror_ == MPI_SUCCESS) &
@@ -44811,7 +44907,7 @@ SUBROUTINE PMPI_Ineighbor_allgatherv_c_f08ts(sendbuf, sendcount, sendtype, recvb
       IF (ierror_ == MPI_SUCCESS) THEN
         CALL C_F_POINTER(p_sendbuf, b_sendbuf, [1])
         CALL C_F_POINTER(p_recvbuf, b_recvbuf, [1])
-        CALL f77_PMPI_INEIGHBOR_ALLGATHERV_C(b_sendbuf, sendcount, t_sendbuf, b_recvbuf, &
+        CALL f77_PMPI_INEIGHBOR_ALLGATHERV_C(b_sendbuf, c_sendbuf, t_sendbuf, b_recvbuf, &
         & recvcounts, displs, t_recvbuf, comm, request, ierror_)
       END IF
       CALL f77_APTUS_F08_SECTION_FREE(t_sendbuf, sendtype)
@@ -44828,8 +44924,7 @@ SUBROUTINE MPI_Ineighbor_alltoall_f08ts(sendbuf, sendcount, sendtype, recvbuf, r
   USE aptus_f08_types
   USE aptus_f08_entries, ONLY : f77_MPI_INEIGHBOR_ALLTOALL => MPI_INEIGHBOR_ALLTOALL, &
         & f77_APTUS_F08_SECTION => APTUS_F08_SECTION, &
-        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE, &
-        & f77_APTUS_F08_SECTION_PAIR => APTUS_F08_SECTION_PAIR
+        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE
   USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR, C_INT, C_NULL_CHAR, C_F_POINTER
   IMPLICIT NONE
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -44845,27 +44940,31 @@ SUBROUTINE MPI_Ineighbor_alltoall_f08ts(sendbuf, sendcount, sendtype, recvbuf, r
     INTEGER(KIND=1), POINTER :: b_sendbuf(:)
     INTEGER(KIND=MPI_ADDRESS_KIND) :: s_sendbuf
     INTEGER(KIND=MPI_COUNT_KIND) :: n_sendbuf
+    INTEGER :: c_sendbuf
     TYPE(MPI_Datatype) :: t_recvbuf
     TYPE(C_PTR) :: p_recvbuf
     INTEGER(KIND=1), POINTER :: b_recvbuf(:)
     INTEGER(KIND=MPI_ADDRESS_KIND) :: s_recvbuf
     INTEGER(KIND=MPI_COUNT_KIND) :: n_recvbuf
+    INTEGER :: c_recvbuf
     ierror_ = MPI_SUCCESS
     IF (.NOT. (IS_CONTIGUOUS(sendbuf) .AND. IS_CONTIGUOUS(recvbuf))) THEN
       t_sendbuf = sendtype
-      n_sendbuf = 0
+      n_sendbuf = sendcount
       IF (ierror_ == MPI_SUCCESS) &
-        & CALL f77_APTUS_F08_SECTION(sendbuf, 2_C_INT, 'MPI_Ineighbor_alltoall' // C_NULL_CHAR, &
+        & CALL f77_APTUS_F08_SECTION(sendbuf, 4_C_INT, 'MPI_Ineighbor_alltoall' // C_NULL_CHAR, &
         & n_sendbuf, sendtype, t_sendbuf, p_sendbuf, s_sendbuf, ierror_)
+      c_sendbuf = INT(n_sendbuf, KIND(c_sendbuf))
       t_recvbuf = recvtype
-      n_recvbuf = 0
+      n_recvbuf = recvcount
       IF (ierror_ == MPI_SUCCESS) &
-        & CALL f77_APTUS_F08_SECTION(recvbuf, 2_C_INT, 'MPI_Ineighbor_alltoall' // C_NULL_CHAR, &
+        & CALL f77_APTUS_F08_SECTION(recvbuf, 4_C_INT, 'MPI_Ineighbor_alltoall' // C_NULL_CHAR, &
         & n_recvbuf, recvtype, t_recvbuf, p_recvbuf, s_recvbuf, ierror_)
+      c_recvbuf = INT(n_recvbuf, KIND(c_recvbuf))
       IF (ierror_ == MPI_SUCCESS) THEN
         CALL C_F_POINTER(p_sendbuf, b_sendbuf, [1])
         CALL C_F_POINTER(p_recvbuf, b_recvbuf, [1])
-        CALL f77_MPI_INEIGHBOR_ALLTOALL(b_sendbuf, sendcount, t_sendbuf, b_recvbuf, recvcount, &
+        CALL f77_MPI_INEIGHBOR_ALLTOALL(b_sendbuf, c_sendbuf, t_sendbuf, b_recvbuf, c_recvbuf, &
         & t_recvbuf, comm, request, ierror_)
       END IF
       CALL f77_APTUS_F08_SECTION_FREE(t_sendbuf, sendtype)
@@ -44882,8 +44981,7 @@ SUBROUTINE MPI_Ineighbor_alltoall_c_f08ts(sendbuf, sendcount, sendtype, recvbuf,
   USE aptus_f08_types
   USE aptus_f08_entries, ONLY : f77_MPI_INEIGHBOR_ALLTOALL_C => MPI_INEIGHBOR_ALLTOALL_C, &
         & f77_APTUS_F08_SECTION => APTUS_F08_SECTION, &
-        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE, &
-        & f77_APTUS_F08_SECTION_PAIR => APTUS_F08_SECTION_PAIR
+        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE
   USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR, C_INT, C_NULL_CHAR, C_F_POINTER
   IMPLICIT NONE
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -44899,27 +44997,31 @@ SUBROUTINE MPI_Ineighbor_alltoall_c_f08ts(sendbuf, sendcount, sendtype, recvbuf,
     INTEGER(KIND=1), POINTER :: b_sendbuf(:)
     INTEGER(KIND=MPI_ADDRESS_KIND) :: s_sendbuf
     INTEGER(KIND=MPI_COUNT_KIND) :: n_sendbuf
+    INTEGER(KIND=MPI_COUNT_KIND) :: c_sendbuf
     TYPE(MPI_Datatype) :: t_recvbuf
     TYPE(C_PTR) :: p_recvbuf
     INTEGER(KIND=1), POINTER :: b_recvbuf(:)
     INTEGER(KIND=MPI_ADDRESS_KIND) :: s_recvbuf
     INTEGER(KIND=MPI_COUNT_KIND) :: n_recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND) :: c_recvbuf
     ierror_ = MPI_SUCCESS
     IF (.NOT. (IS_CONTIGUOUS(sendbuf) .AND. IS_CONTIGUOUS(recvbuf))) THEN
       t_sendbuf = sendtype
-      n_sendbuf = 0
+      n_sendbuf = sendcount
       IF (ierror_ == MPI_SUCCESS) &
-        & CALL f77_APTUS_F08_SECTION(sendbuf, 2_C_INT, 'MPI_Ineighbor_alltoall' // C_NULL_CHAR, &
+        & CALL f77_APTUS_F08_SECTION(sendbuf, 4_C_INT, 'MPI_Ineighbor_alltoall' // C_NULL_CHAR, &
         & n_sendbuf, sendtype, t_sendbuf, p_sendbuf, s_sendbuf, ierror_)
+      c_sendbuf = INT(n_sendbuf, KIND(c_sendbuf))
       t_recvbuf = recvtype
-      n_recvbuf = 0
+      n_recvbuf = recvcount
       IF (ierror_ == MPI_SUCCESS) &
-        & CALL f77_APTUS_F08_SECTION(recvbuf, 2_C_INT, 'MPI_Ineighbor_alltoall' // C_NULL_CHAR, &
+        & CALL f77_APTUS_F08_SECTION(recvbuf, 4_C_INT, 'MPI_Ineighbor_alltoall' // C_NULL_CHAR, &
         & n_recvbuf, recvtype, t_recvbuf, p_recvbuf, s_recvbuf, ierror_)
+      c_recvbuf = INT(n_recvbuf, KIND(c_recvbuf))
       IF (ierror_ == MPI_SUCCESS) THEN
         CALL C_F_POINTER(p_sendbuf, b_sendbuf, [1])
         CALL C_F_POINTER(p_recvbuf, b_recvbuf, [1])
-        CALL f77_MPI_INEIGHBOR_ALLTOALL_C(b_sendbuf, sendcount, t_sendbuf, b_recvbuf, recvcount, &
+        CALL f77_MPI_INEIGHBOR_ALLTOALL_C(b_sendbuf, c_sendbuf, t_sendbuf, b_recvbuf, c_recvbuf, &
         & t_recvbuf, comm, request, ierror_)
       END IF
       CALL f77_APTUS_F08_SECTION_FREE(t_sendbuf, sendtype)
@@ -44936,8 +45038,7 @@ SUBROUTINE PMPI_Ineighbor_alltoall_f08ts(sendbuf, sendcount, sendtype, recvbuf, 
   USE aptus_f08_types
   USE aptus_f08_entries, ONLY : f77_PMPI_INEIGHBOR_ALLTOALL => PMPI_INEIGHBOR_ALLTOALL, &
         & f77_APTUS_F08_SECTION => APTUS_F08_SECTION, &
-        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE, &
-        & f77_APTUS_F08_SECTION_PAIR => APTUS_F08_SECTION_PAIR
+        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE
   USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR, C_INT, C_NULL_CHAR, C_F_POINTER
   IMPLICIT NONE
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -44953,27 +45054,31 @@ SUBROUTINE PMPI_Ineighbor_alltoall_f08ts(sendbuf, sendcount, sendtype, recvbuf, 
     INTEGER(KIND=1), POINTER :: b_sendbuf(:)
     INTEGER(KIND=MPI_ADDRESS_KIND) :: s_sendbuf
     INTEGER(KIND=MPI_COUNT_KIND) :: n_sendbuf
+    INTEGER :: c_sendbuf
     TYPE(MPI_Datatype) :: t_recvbuf
     TYPE(C_PTR) :: p_recvbuf
     INTEGER(KIND=1), POINTER :: b_recvbuf(:)
     INTEGER(KIND=MPI_ADDRESS_KIND) :: s_recvbuf
     INTEGER(KIND=MPI_COUNT_KIND) :: n_recvbuf
+    INTEGER :: c_recvbuf
     ierror_ = MPI_SUCCESS
     IF (.NOT. (IS_CONTIGUOUS(sendbuf) .AND. IS_CONTIGUOUS(recvbuf))) THEN
       t_sendbuf = sendtype
-      n_sendbuf = 0
+      n_sendbuf = sendcount
       IF (ierror_ == MPI_SUCCESS) &
-        & CALL f77_APTUS_F08_SECTION(sendbuf, 2_C_INT, 'MPI_Ineighbor_alltoall' // C_NULL_CHAR, &
+        & CALL f77_APTUS_F08_SECTION(sendbuf, 4_C_INT, 'MPI_Ineighbor_alltoall' // C_NULL_CHAR, &
         & n_sendbuf, sendtype, t_sendbuf, p_sendbuf, s_sendbuf, ierror_)
+      c_sendbuf = INT(n_sendbuf, KIND(c_sendbuf))
       t_recvbuf = recvtype
-      n_recvbuf = 0
+      n_recvbuf = recvcount
       IF (ierror_ == MPI_SUCCESS) &
-        & CALL f77_APTUS_F08_SECTION(recvbuf, 2_C_INT, 'MPI_Ineighbor_alltoall' // C_NULL_CHAR, &
+        & CALL f77_APTUS_F08_SECTION(recvbuf, 4_C_INT, 'MPI_Ineighbor_alltoall' // C_NULL_CHAR, &
         & n_recvbuf, recvtype, t_recvbuf, p_recvbuf, s_recvbuf, ierror_)
+      c_recvbuf = INT(n_recvbuf, KIND(c_recvbuf))
       IF (ierror_ == MPI_SUCCESS) THEN
         CALL C_F_POINTER(p_sendbuf, b_sendbuf, [1])
         CALL C_F_POINTER(p_recvbuf, b_recvbuf, [1])
-        CALL f77_PMPI_INEIGHBOR_ALLTOALL(b_sendbuf, sendcount, t_sendbuf, b_recvbuf, recvcount, &
+        CALL f77_PMPI_INEIGHBOR_ALLTOALL(b_sendbuf, c_sendbuf, t_sendbuf, b_recvbuf, c_recvbuf, &
         & t_recvbuf, comm, request, ierror_)
       END IF
       CALL f77_APTUS_F08_SECTION_FREE(t_sendbuf, sendtype)
@@ -44990,8 +45095,7 @@ SUBROUTINE PMPI_Ineighbor_alltoall_c_f08ts(sendbuf, sendcount, sendtype, recvbuf
   USE aptus_f08_types
   USE aptus_f08_entries, ONLY : f77_PMPI_INEIGHBOR_ALLTOALL_C => PMPI_INEIGHBOR_ALLTOALL_C, &
         & f77_APTUS_F08_SECTION => APTUS_F08_SECTION, &
-        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE, &
-        & f77_APTUS_F08_SECTION_PAIR => APTUS_F08_SECTION_PAIR
+        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE
   USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR, C_INT, C_NULL_CHAR, C_F_POINTER
   IMPLICIT NONE
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -45007,27 +45111,31 @@ SUBROUTINE PMPI_Ineighbor_alltoall_c_f08ts(sendbuf, sendcount, sendtype, recvbuf
     INTEGER(KIND=1), POINTER :: b_sendbuf(:)
     INTEGER(KIND=MPI_ADDRESS_KIND) :: s_sendbuf
     INTEGER(KIND=MPI_COUNT_KIND) :: n_sendbuf
+    INTEGER(KIND=MPI_COUNT_KIND) :: c_sendbuf
     TYPE(MPI_Datatype) :: t_recvbuf
     TYPE(C_PTR) :: p_recvbuf
     INTEGER(KIND=1), POINTER :: b_recvbuf(:)
     INTEGER(KIND=MPI_ADDRESS_KIND) :: s_recvbuf
     INTEGER(KIND=MPI_COUNT_KIND) :: n_recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND) :: c_recvbuf
     ierror_ = MPI_SUCCESS
     IF (.NOT. (IS_CONTIGUOUS(sendbuf) .AND. IS_CONTIGUOUS(recvbuf))) THEN
       t_sendbuf = sendtype
-      n_sendbuf = 0
+      n_sendbuf = sendcount
       IF (ierror_ == MPI_SUCCESS) &
-        & CALL f77_APTUS_F08_SECTION(sendbuf, 2_C_INT, 'MPI_Ineighbor_alltoall' // C_NULL_CHAR, &
+        & CALL f77_APTUS_F08_SECTION(sendbuf, 4_C_INT, 'MPI_Ineighbor_alltoall' // C_NULL_CHAR, &
         & n_sendbuf, sendtype, t_sendbuf, p_sendbuf, s_sendbuf, ierror_)
+      c_sendbuf = INT(n_sendbuf, KIND(c_sendbuf))
       t_recvbuf = recvtype
-      n_recvbuf = 0
+      n_recvbuf = recvcount
       IF (ierror_ == MPI_SUCCESS) &
-        & CALL f77_APTUS_F08_SECTION(recvbuf, 2_C_INT, 'MPI_Ineighbor_alltoall' // C_NULL_CHAR, &
+        & CALL f77_APTUS_F08_SECTION(recvbuf, 4_C_INT, 'MPI_Ineighbor_alltoall' // C_NULL_CHAR, &
         & n_recvbuf, recvtype, t_recvbuf, p_recvbuf, s_recvbuf, ierror_)
+      c_recvbuf = INT(n_recvbuf, KIND(c_recvbuf))
       IF (ierror_ == MPI_SUCCESS) THEN
         CALL C_F_POINTER(p_sendbuf, b_sendbuf, [1])
         CALL C_F_POINTER(p_recvbuf, b_recvbuf, [1])
-        CALL f77_PMPI_INEIGHBOR_ALLTOALL_C(b_sendbuf, sendcount, t_sendbuf, b_recvbuf, recvcount, &
+        CALL f77_PMPI_INEIGHBOR_ALLTOALL_C(b_sendbuf, c_sendbuf, t_sendbuf, b_recvbuf, c_recvbuf, &
         & t_recvbuf, comm, request, ierror_)
       END IF
       CALL f77_APTUS_F08_SECTION_FREE(t_sendbuf, sendtype)
@@ -45044,8 +45152,7 @@ SUBROUTINE MPI_Ineighbor_alltoallv_f08ts(sendbuf, sendcounts, sdispls, sendtype,
   USE aptus_f08_types
   USE aptus_f08_entries, ONLY : f77_MPI_INEIGHBOR_ALLTOALLV => MPI_INEIGHBOR_ALLTOALLV, &
         & f77_APTUS_F08_SECTION => APTUS_F08_SECTION, &
-        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE, &
-        & f77_APTUS_F08_SECTION_PAIR => APTUS_F08_SECTION_PAIR
+        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE
   USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR, C_INT, C_NULL_CHAR, C_F_POINTER
   IMPLICIT NONE
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -45098,8 +45205,7 @@ SUBROUTINE MPI_Ineighbor_alltoallv_c_f08ts(sendbuf, sendcounts, sdispls, sendtyp
   USE aptus_f08_types
   USE aptus_f08_entries, ONLY : f77_MPI_INEIGHBOR_ALLTOALLV_C => MPI_INEIGHBOR_ALLTOALLV_C, &
         & f77_APTUS_F08_SECTION => APTUS_F08_SECTION, &
-        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE, &
-        & f77_APTUS_F08_SECTION_PAIR => APTUS_F08_SECTION_PAIR
+        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE
   USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR, C_INT, C_NULL_CHAR, C_F_POINTER
   IMPLICIT NONE
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -45153,8 +45259,7 @@ SUBROUTINE PMPI_Ineighbor_alltoallv_f08ts(sendbuf, sendcounts, sdispls, sendtype
   USE aptus_f08_types
   USE aptus_f08_entries, ONLY : f77_PMPI_INEIGHBOR_ALLTOALLV => PMPI_INEIGHBOR_ALLTOALLV, &
         & f77_APTUS_F08_SECTION => APTUS_F08_SECTION, &
-        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE, &
-        & f77_APTUS_F08_SECTION_PAIR => APTUS_F08_SECTION_PAIR
+        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE
   USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR, C_INT, C_NULL_CHAR, C_F_POINTER
   IMPLICIT NONE
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -45207,8 +45312,7 @@ SUBROUTINE PMPI_Ineighbor_alltoallv_c_f08ts(sendbuf, sendcounts, sdispls, sendty
   USE aptus_f08_types
   USE aptus_f08_entries, ONLY : f77_PMPI_INEIGHBOR_ALLTOALLV_C => PMPI_INEIGHBOR_ALLTOALLV_C, &
         & f77_APTUS_F08_SECTION => APTUS_F08_SECTION, &
-        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE, &
-        & f77_APTUS_F08_SECTION_PAIR => APTUS_F08_SECTION_PAIR
+        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE
   USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR, C_INT, C_NULL_CHAR, C_F_POINTER
   IMPLICIT NONE
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -47039,8 +47143,7 @@ SUBROUTINE MPI_Iscatter_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, 
   USE aptus_f08_types
   USE aptus_f08_entries, ONLY : f77_MPI_ISCATTER => MPI_ISCATTER, &
         & f77_APTUS_F08_SECTION => APTUS_F08_SECTION, &
-        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE, &
-        & f77_APTUS_F08_SECTION_PAIR => APTUS_F08_SECTION_PAIR
+        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE
   USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR, C_INT, C_NULL_CHAR, C_F_POINTER
   IMPLICIT NONE
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -47056,27 +47159,31 @@ SUBROUTINE MPI_Iscatter_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, 
     INTEGER(KIND=1), POINTER :: b_sendbuf(:)
     INTEGER(KIND=MPI_ADDRESS_KIND) :: s_sendbuf
     INTEGER(KIND=MPI_COUNT_KIND) :: n_sendbuf
+    INTEGER :: c_sendbuf
     TYPE(MPI_Datatype) :: t_recvbuf
     TYPE(C_PTR) :: p_recvbuf
     INTEGER(KIND=1), POINTER :: b_recvbuf(:)
     INTEGER(KIND=MPI_ADDRESS_KIND) :: s_recvbuf
     INTEGER(KIND=MPI_COUNT_KIND) :: n_recvbuf
+    INTEGER :: c_recvbuf
     ierror_ = MPI_SUCCESS
     IF (.NOT. (IS_CONTIGUOUS(sendbuf) .AND. IS_CONTIGUOUS(recvbuf))) THEN
       t_sendbuf = sendtype
-      n_sendbuf = 0
+      n_sendbuf = sendcount
       IF (ierror_ == MPI_SUCCESS) &
-        & CALL f77_APTUS_F08_SECTION(sendbuf, 2_C_INT, 'MPI_Iscatter' // C_NULL_CHAR, n_sendbuf, &
+        & CALL f77_APTUS_F08_SECTION(sendbuf, 4_C_INT, 'MPI_Iscatter' // C_NULL_CHAR, n_sendbuf, &
         & sendtype, t_sendbuf, p_sendbuf, s_sendbuf, ierror_)
+      c_sendbuf = INT(n_sendbuf, KIND(c_sendbuf))
       t_recvbuf = recvtype
-      n_recvbuf = 0
+      n_recvbuf = recvcount
       IF (ierror_ == MPI_SUCCESS) &
-        & CALL f77_APTUS_F08_SECTION(recvbuf, 2_C_INT, 'MPI_Iscatter' // C_NULL_CHAR, n_recvbuf, &
+        & CALL f77_APTUS_F08_SECTION(recvbuf, 1_C_INT, 'MPI_Iscatter' // C_NULL_CHAR, n_recvbuf, &
         & recvtype, t_recvbuf, p_recvbuf, s_recvbuf, ierror_)
+      c_recvbuf = INT(n_recvbuf, KIND(c_recvbuf))
       IF (ierror_ == MPI_SUCCESS) THEN
         CALL C_F_POINTER(p_sendbuf, b_sendbuf, [1])
         CALL C_F_POINTER(p_recvbuf, b_recvbuf, [1])
-        CALL f77_MPI_ISCATTER(b_sendbuf, sendcount, t_sendbuf, b_recvbuf, recvcount, t_recvbuf, &
+        CALL f77_MPI_ISCATTER(b_sendbuf, c_sendbuf, t_sendbuf, b_recvbuf, c_recvbuf, t_recvbuf, &
         & root, comm, request, ierror_)
       END IF
       CALL f77_APTUS_F08_SECTION_FREE(t_sendbuf, sendtype)
@@ -47093,8 +47200,7 @@ SUBROUTINE MPI_Iscatter_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount
   USE aptus_f08_types
   USE aptus_f08_entries, ONLY : f77_MPI_ISCATTER_C => MPI_ISCATTER_C, &
         & f77_APTUS_F08_SECTION => APTUS_F08_SECTION, &
-        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE, &
-        & f77_APTUS_F08_SECTION_PAIR => APTUS_F08_SECTION_PAIR
+        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE
   USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR, C_INT, C_NULL_CHAR, C_F_POINTER
   IMPLICIT NONE
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -47111,27 +47217,31 @@ SUBROUTINE MPI_Iscatter_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount
     INTEGER(KIND=1), POINTER :: b_sendbuf(:)
     INTEGER(KIND=MPI_ADDRESS_KIND) :: s_sendbuf
     INTEGER(KIND=MPI_COUNT_KIND) :: n_sendbuf
+    INTEGER(KIND=MPI_COUNT_KIND) :: c_sendbuf
     TYPE(MPI_Datatype) :: t_recvbuf
     TYPE(C_PTR) :: p_recvbuf
     INTEGER(KIND=1), POINTER :: b_recvbuf(:)
     INTEGER(KIND=MPI_ADDRESS_KIND) :: s_recvbuf
     INTEGER(KIND=MPI_COUNT_KIND) :: n_recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND) :: c_recvbuf
     ierror_ = MPI_SUCCESS
     IF (.NOT. (IS_CONTIGUOUS(sendbuf) .AND. IS_CONTIGUOUS(recvbuf))) THEN
       t_sendbuf = sendtype
-      n_sendbuf = 0
+      n_sendbuf = sendcount
       IF (ierror_ == MPI_SUCCESS) &
-        & CALL f77_APTUS_F08_SECTION(sendbuf, 2_C_INT, 'MPI_Iscatter' // C_NULL_CHAR, n_sendbuf, &
+        & CALL f77_APTUS_F08_SECTION(sendbuf, 4_C_INT, 'MPI_Iscatter' // C_NULL_CHAR, n_sendbuf, &
         & sendtype, t_sendbuf, p_sendbuf, s_sendbuf, ierror_)
+      c_sendbuf = INT(n_sendbuf, KIND(c_sendbuf))
       t_recvbuf = recvtype
-      n_recvbuf = 0
+      n_recvbuf = recvcount
       IF (ierror_ == MPI_SUCCESS) &
-        & CALL f77_APTUS_F08_SECTION(recvbuf, 2_C_INT, 'MPI_Iscatter' // C_NULL_CHAR, n_recvbuf, &
+        & CALL f77_APTUS_F08_SECTION(recvbuf, 1_C_INT, 'MPI_Iscatter' // C_NULL_CHAR, n_recvbuf, &
         & recvtype, t_recvbuf, p_recvbuf, s_recvbuf, ierror_)
+      c_recvbuf = INT(n_recvbuf, KIND(c_recvbuf))
       IF (ierror_ == MPI_SUCCESS) THEN
         CALL C_F_POINTER(p_sendbuf, b_sendbuf, [1])
         CALL C_F_POINTER(p_recvbuf, b_recvbuf, [1])
-        CALL f77_MPI_ISCATTER_C(b_sendbuf, sendcount, t_sendbuf, b_recvbuf, recvcount, t_recvbuf, &
+        CALL f77_MPI_ISCATTER_C(b_sendbuf, c_sendbuf, t_sendbuf, b_recvbuf, c_recvbuf, t_recvbuf, &
         & root, comm, request, ierror_)
       END IF
       CALL f77_APTUS_F08_SECTION_FREE(t_sendbuf, sendtype)
@@ -47148,8 +47258,7 @@ SUBROUTINE PMPI_Iscatter_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount,
   USE aptus_f08_types
   USE aptus_f08_entries, ONLY : f77_PMPI_ISCATTER => PMPI_ISCATTER, &
         & f77_APTUS_F08_SECTION => APTUS_F08_SECTION, &
-        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE, &
-        & f77_APTUS_F08_SECTION_PAIR => APTUS_F08_SECTION_PAIR
+        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE
   USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR, C_INT, C_NULL_CHAR, C_F_POINTER
   IMPLICIT NONE
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -47165,27 +47274,31 @@ SUBROUTINE PMPI_Iscatter_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount,
     INTEGER(KIND=1), POINTER :: b_sendbuf(:)
     INTEGER(KIND=MPI_ADDRESS_KIND) :: s_sendbuf
     INTEGER(KIND=MPI_COUNT_KIND) :: n_sendbuf
+    INTEGER :: c_sendbuf
     TYPE(MPI_Datatype) :: t_recvbuf
     TYPE(C_PTR) :: p_recvbuf
     INTEGER(KIND=1), POINTER :: b_recvbuf(:)
     INTEGER(KIND=MPI_ADDRESS_KIND) :: s_recvbuf
     INTEGER(KIND=MPI_COUNT_KIND) :: n_recvbuf
+    INTEGER :: c_recvbuf
     ierror_ = MPI_SUCCESS
     IF (.NOT. (IS_CONTIGUOUS(sendbuf) .AND. IS_CONTIGUOUS(recvbuf))) THEN
       t_sendbuf = sendtype
-      n_sendbuf = 0
+      n_sendbuf = sendcount
       IF (ierror_ == MPI_SUCCESS) &
-        & CALL f77_APTUS_F08_SECTION(sendbuf, 2_C_INT, 'MPI_Iscatter' // C_NULL_CHAR, n_sendbuf, &
+        & CALL f77_APTUS_F08_SECTION(sendbuf, 4_C_INT, 'MPI_Iscatter' // C_NULL_CHAR, n_sendbuf, &
         & sendtype, t_sendbuf, p_sendbuf, s_sendbuf, ierror_)
+      c_sendbuf = INT(n_sendbuf, KIND(c_sendbuf))
       t_recvbuf = recvtype
-      n_recvbuf = 0
+      n_recvbuf = recvcount
       IF (ierror_ == MPI_SUCCESS) &
-        & CALL f77_APTUS_F08_SECTION(recvbuf, 2_C_INT, 'MPI_Iscatter' // C_NULL_CHAR, n_recvbuf, &
+        & CALL f77_APTUS_F08_SECTION(recvbuf, 1_C_INT, 'MPI_Iscatter' // C_NULL_CHAR, n_recvbuf, &
         & recvtype, t_recvbuf, p_recvbuf, s_recvbuf, ierror_)
+      c_recvbuf = INT(n_recvbuf, KIND(c_recvbuf))
       IF (ierror_ == MPI_SUCCESS) THEN
         CALL C_F_POINTER(p_sendbuf, b_sendbuf, [1])
         CALL C_F_POINTER(p_recvbuf, b_recvbuf, [1])
-        CALL f77_PMPI_ISCATTER(b_sendbuf, sendcount, t_sendbuf, b_recvbuf, recvcount, t_recvbuf, &
+        CALL f77_PMPI_ISCATTER(b_sendbuf, c_sendbuf, t_sendbuf, b_recvbuf, c_recvbuf, t_recvbuf, &
         & root, comm, request, ierror_)
       END IF
       CALL f77_APTUS_F08_SECTION_FREE(t_sendbuf, sendtype)
@@ -47202,8 +47315,7 @@ SUBROUTINE PMPI_Iscatter_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcoun
   USE aptus_f08_types
   USE aptus_f08_entries, ONLY : f77_PMPI_ISCATTER_C => PMPI_ISCATTER_C, &
         & f77_APTUS_F08_SECTION => APTUS_F08_SECTION, &
-        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE, &
-        & f77_APTUS_F08_SECTION_PAIR => APTUS_F08_SECTION_PAIR
+        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE
   USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR, C_INT, C_NULL_CHAR, C_F_POINTER
   IMPLICIT NONE
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -47220,27 +47332,31 @@ SUBROUTINE PMPI_Iscatter_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcoun
     INTEGER(KIND=1), POINTER :: b_sendbuf(:)
     INTEGER(KIND=MPI_ADDRESS_KIND) :: s_sendbuf
     INTEGER(KIND=MPI_COUNT_KIND) :: n_sendbuf
+    INTEGER(KIND=MPI_COUNT_KIND) :: c_sendbuf
     TYPE(MPI_Datatype) :: t_recvbuf
     TYPE(C_PTR) :: p_recvbuf
     INTEGER(KIND=1), POINTER :: b_recvbuf(:)
     INTEGER(KIND=MPI_ADDRESS_KIND) :: s_recvbuf
     INTEGER(KIND=MPI_COUNT_KIND) :: n_recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND) :: c_recvbuf
     ierror_ = MPI_SUCCESS
     IF (.NOT. (IS_CONTIGUOUS(sendbuf) .AND. IS_CONTIGUOUS(recvbuf))) THEN
       t_sendbuf = sendtype
-      n_sendbuf = 0
+      n_sendbuf = sendcount
       IF (ierror_ == MPI_SUCCESS) &
-        & CALL f77_APTUS_F08_SECTION(sendbuf, 2_C_INT, 'MPI_Iscatter' // C_NULL_CHAR, n_sendbuf, &
+        & CALL f77_APTUS_F08_SECTION(sendbuf, 4_C_INT, 'MPI_Iscatter' // C_NULL_CHAR, n_sendbuf, &
         & sendtype, t_sendbuf, p_sendbuf, s_sendbuf, ierror_)
+      c_sendbuf = INT(n_sendbuf, KIND(c_sendbuf))
       t_recvbuf = recvtype
-      n_recvbuf = 0
+      n_recvbuf = recvcount
       IF (ierror_ == MPI_SUCCESS) &
-        & CALL f77_APTUS_F08_SECTION(recvbuf, 2_C_INT, 'MPI_Iscatter' // C_NULL_CHAR, n_recvbuf, &
+        & CALL f77_APTUS_F08_SECTION(recvbuf, 1_C_INT, 'MPI_Iscatter' // C_NULL_CHAR, n_recvbuf, &
         & recvtype, t_recvbuf, p_recvbuf, s_recvbuf, ierror_)
+      c_recvbuf = INT(n_recvbuf, KIND(c_recvbuf))
       IF (ierror_ == MPI_SUCCESS) THEN
         CALL C_F_POINTER(p_sendbuf, b_sendbuf, [1])
         CALL C_F_POINTER(p_recvbuf, b_recvbuf, [1])
-        CALL f77_PMPI_ISCATTER_C(b_sendbuf, sendcount, t_sendbuf, b_recvbuf, recvcount, &
+        CALL f77_PMPI_ISCATTER_C(b_sendbuf, c_sendbuf, t_sendbuf, b_recvbuf, c_recvbuf, &
         & t_recvbuf, root, comm, request, ierror_)
       END IF
       CALL f77_APTUS_F08_SECTION_FREE(t_sendbuf, sendtype)
@@ -47257,8 +47373,7 @@ SUBROUTINE MPI_Iscatterv_f08ts(sendbuf, sendcounts, displs, sendtype, recvbuf, r
   USE aptus_f08_types
   USE aptus_f08_entries, ONLY : f77_MPI_ISCATTERV => MPI_ISCATTERV, &
         & f77_APTUS_F08_SECTION => APTUS_F08_SECTION, &
-        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE, &
-        & f77_APTUS_F08_SECTION_PAIR => APTUS_F08_SECTION_PAIR
+        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE
   USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR, C_INT, C_NULL_CHAR, C_F_POINTER
   IMPLICIT NONE
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -47280,6 +47395,7 @@ SUBROUTINE MPI_Iscatterv_f08ts(sendbuf, sendcounts, displs, sendtype, recvbuf, r
     INTEGER(KIND=1), POINTER :: b_recvbuf(:)
     INTEGER(KIND=MPI_ADDRESS_KIND) :: s_recvbuf
     INTEGER(KIND=MPI_COUNT_KIND) :: n_recvbuf
+    INTEGER :: c_recvbuf
     ierror_ = MPI_SUCCESS
     IF (.NOT. (IS_CONTIGUOUS(sendbuf) .AND. IS_CONTIGUOUS(recvbuf))) THEN
       t_sendbuf = sendtype
@@ -47288,14 +47404,15 @@ SUBROUTINE MPI_Iscatterv_f08ts(sendbuf, sendcounts, displs, sendtype, recvbuf, r
         & CALL f77_APTUS_F08_SECTION(sendbuf, 2_C_INT, 'MPI_Iscatterv' // C_NULL_CHAR, n_sendbuf, &
         & sendtype, t_sendbuf, p_sendbuf, s_sendbuf, ierror_)
       t_recvbuf = recvtype
-      n_recvbuf = 0
+      n_recvbuf = recvcount
       IF (ierror_ == MPI_SUCCESS) &
-        & CALL f77_APTUS_F08_SECTION(recvbuf, 2_C_INT, 'MPI_Iscatterv' // C_NULL_CHAR, n_recvbuf, &
+        & CALL f77_APTUS_F08_SECTION(recvbuf, 1_C_INT, 'MPI_Iscatterv' // C_NULL_CHAR, n_recvbuf, &
         & recvtype, t_recvbuf, p_recvbuf, s_recvbuf, ierror_)
+      c_recvbuf = INT(n_recvbuf, KIND(c_recvbuf))
       IF (ierror_ == MPI_SUCCESS) THEN
         CALL C_F_POINTER(p_sendbuf, b_sendbuf, [1])
         CALL C_F_POINTER(p_recvbuf, b_recvbuf, [1])
-        CALL f77_MPI_ISCATTERV(b_sendbuf, sendcounts, displs, t_sendbuf, b_recvbuf, recvcount, &
+        CALL f77_MPI_ISCATTERV(b_sendbuf, sendcounts, displs, t_sendbuf, b_recvbuf, c_recvbuf, &
         & t_recvbuf, root, comm, request, ierror_)
       END IF
       CALL f77_APTUS_F08_SECTION_FREE(t_sendbuf, sendtype)
@@ -47312,8 +47429,7 @@ SUBROUTINE MPI_Iscatterv_c_f08ts(sendbuf, sendcounts, displs, sendtype, recvbuf,
   USE aptus_f08_types
   USE aptus_f08_entries, ONLY : f77_MPI_ISCATTERV_C => MPI_ISCATTERV_C, &
         & f77_APTUS_F08_SECTION => APTUS_F08_SECTION, &
-        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE, &
-        & f77_APTUS_F08_SECTION_PAIR => APTUS_F08_SECTION_PAIR
+        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE
   USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR, C_INT, C_NULL_CHAR, C_F_POINTER
   IMPLICIT NONE
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -47337,6 +47453,7 @@ SUBROUTINE MPI_Iscatterv_c_f08ts(sendbuf, sendcounts, displs, sendtype, recvbuf,
     INTEGER(KIND=1), POINTER :: b_recvbuf(:)
     INTEGER(KIND=MPI_ADDRESS_KIND) :: s_recvbuf
     INTEGER(KIND=MPI_COUNT_KIND) :: n_recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND) :: c_recvbuf
     ierror_ = MPI_SUCCESS
     IF (.NOT. (IS_CONTIGUOUS(sendbuf) .AND. IS_CONTIGUOUS(recvbuf))) THEN
       t_sendbuf = sendtype
@@ -47345,14 +47462,15 @@ SUBROUTINE MPI_Iscatterv_c_f08ts(sendbuf, sendcounts, displs, sendtype, recvbuf,
         & CALL f77_APTUS_F08_SECTION(sendbuf, 2_C_INT, 'MPI_Iscatterv' // C_NULL_CHAR, n_sendbuf, &
         & sendtype, t_sendbuf, p_sendbuf, s_sendbuf, ierror_)
       t_recvbuf = recvtype
-      n_recvbuf = 0
+      n_recvbuf = recvcount
       IF (ierror_ == MPI_SUCCESS) &
-        & CALL f77_APTUS_F08_SECTION(recvbuf, 2_C_INT, 'MPI_Iscatterv' // C_NULL_CHAR, n_recvbuf, &
+        & CALL f77_APTUS_F08_SECTION(recvbuf, 1_C_INT, 'MPI_Iscatterv' // C_NULL_CHAR, n_recvbuf, &
         & recvtype, t_recvbuf, p_recvbuf, s_recvbuf, ierror_)
+      c_recvbuf = INT(n_recvbuf, KIND(c_recvbuf))
       IF (ierror_ == MPI_SUCCESS) THEN
         CALL C_F_POINTER(p_sendbuf, b_sendbuf, [1])
         CALL C_F_POINTER(p_recvbuf, b_recvbuf, [1])
-        CALL f77_MPI_ISCATTERV_C(b_sendbuf, sendcounts, displs, t_sendbuf, b_recvbuf, recvcount, &
+        CALL f77_MPI_ISCATTERV_C(b_sendbuf, sendcounts, displs, t_sendbuf, b_recvbuf, c_recvbuf, &
         & t_recvbuf, root, comm, request, ierror_)
       END IF
       CALL f77_APTUS_F08_SECTION_FREE(t_sendbuf, sendtype)
@@ -47369,8 +47487,7 @@ SUBROUTINE PMPI_Iscatterv_f08ts(sendbuf, sendcounts, displs, sendtype, recvbuf, 
   USE aptus_f08_types
   USE aptus_f08_entries, ONLY : f77_PMPI_ISCATTERV => PMPI_ISCATTERV, &
         & f77_APTUS_F08_SECTION => APTUS_F08_SECTION, &
-        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE, &
-        & f77_APTUS_F08_SECTION_PAIR => APTUS_F08_SECTION_PAIR
+        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE
   USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR, C_INT, C_NULL_CHAR, C_F_POINTER
   IMPLICIT NONE
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -47392,6 +47509,7 @@ SUBROUTINE PMPI_Iscatterv_f08ts(sendbuf, sendcounts, displs, sendtype, recvbuf, 
     INTEGER(KIND=1), POINTER :: b_recvbuf(:)
     INTEGER(KIND=MPI_ADDRESS_KIND) :: s_recvbuf
     INTEGER(KIND=MPI_COUNT_KIND) :: n_recvbuf
+    INTEGER :: c_recvbuf
     ierror_ = MPI_SUCCESS
     IF (.NOT. (IS_CONTIGUOUS(sendbuf) .AND. IS_CONTIGUOUS(recvbuf))) THEN
       t_sendbuf = sendtype
@@ -47400,14 +47518,15 @@ SUBROUTINE PMPI_Iscatterv_f08ts(sendbuf, sendcounts, displs, sendtype, recvbuf, 
         & CALL f77_APTUS_F08_SECTION(sendbuf, 2_C_INT, 'MPI_Iscatterv' // C_NULL_CHAR, n_sendbuf, &
         & sendtype, t_sendbuf, p_sendbuf, s_sendbuf, ierror_)
       t_recvbuf = recvtype
-      n_recvbuf = 0
+      n_recvbuf = recvcount
       IF (ierror_ == MPI_SUCCESS) &
-        & CALL f77_APTUS_F08_SECTION(recvbuf, 2_C_INT, 'MPI_Iscatterv' // C_NULL_CHAR, n_recvbuf, &
+        & CALL f77_APTUS_F08_SECTION(recvbuf, 1_C_INT, 'MPI_Iscatterv' // C_NULL_CHAR, n_recvbuf, &
         & recvtype, t_recvbuf, p_recvbuf, s_recvbuf, ierror_)
+      c_recvbuf = INT(n_recvbuf, KIND(c_recvbuf))
       IF (ierror_ == MPI_SUCCESS) THEN
         CALL C_F_POINTER(p_sendbuf, b_sendbuf, [1])
         CALL C_F_POINTER(p_recvbuf, b_recvbuf, [1])
-        CALL f77_PMPI_ISCATTERV(b_sendbuf, sendcounts, displs, t_sendbuf, b_recvbuf, recvcount, &
+        CALL f77_PMPI_ISCATTERV(b_sendbuf, sendcounts, displs, t_sendbuf, b_recvbuf, c_recvbuf, &
         & t_recvbuf, root, comm, request, ierror_)
       END IF
       CALL f77_APTUS_F08_SECTION_FREE(t_sendbuf, sendtype)
@@ -47424,8 +47543,7 @@ SUBROUTINE PMPI_Iscatterv_c_f08ts(sendbuf, sendcounts, displs, sendtype, recvbuf
   USE aptus_f08_types
   USE aptus_f08_entries, ONLY : f77_PMPI_ISCATTERV_C => PMPI_ISCATTERV_C, &
         & f77_APTUS_F08_SECTION => APTUS_F08_SECTION, &
-        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE, &
-        & f77_APTUS_F08_SECTION_PAIR => APTUS_F08_SECTION_PAIR
+        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE
   USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR, C_INT, C_NULL_CHAR, C_F_POINTER
   IMPLICIT NONE
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -47449,6 +47567,7 @@ SUBROUTINE PMPI_Iscatterv_c_f08ts(sendbuf, sendcounts, displs, sendtype, recvbuf
     INTEGER(KIND=1), POINTER :: b_recvbuf(:)
     INTEGER(KIND=MPI_ADDRESS_KIND) :: s_recvbuf
     INTEGER(KIND=MPI_COUNT_KIND) :: n_recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND) :: c_recvbuf
     ierror_ = MPI_SUCCESS
     IF (.NOT. (IS_CONTIGUOUS(sendbuf) .AND. IS_CONTIGUOUS(recvbuf))) THEN
       t_sendbuf = sendtype
@@ -47457,14 +47576,15 @@ SUBROUTINE PMPI_Iscatterv_c_f08ts(sendbuf, sendcounts, displs, sendtype, recvbuf
         & CALL f77_APTUS_F08_SECTION(sendbuf, 2_C_INT, 'MPI_Iscatterv' // C_NULL_CHAR, n_sendbuf, &
         & sendtype, t_sendbuf, p_sendbuf, s_sendbuf, ierror_)
       t_recvbuf = recvtype
-      n_recvbuf = 0
+      n_recvbuf = recvcount
       IF (ierror_ == MPI_SUCCESS) &
-        & CALL f77_APTUS_F08_SECTION(recvbuf, 2_C_INT, 'MPI_Iscatterv' // C_NULL_CHAR, n_recvbuf, &
+        & CALL f77_APTUS_F08_SECTION(recvbuf, 1_C_INT, 'MPI_Iscatterv' // C_NULL_CHAR, n_recvbuf, &
         & recvtype, t_recvbuf, p_recvbuf, s_recvbuf, ierror_)
+      c_recvbuf = INT(n_recvbuf, KIND(c_recvbuf))
       IF (ierror_ == MPI_SUCCESS) THEN
         CALL C_F_POINTER(p_sendbuf, b_sendbuf, [1])
         CALL C_F_POINTER(p_recvbuf, b_recvbuf, [1])
-        CALL f77_PMPI_ISCATTERV_C(b_sendbuf, sendcounts, displs, t_sendbuf, b_recvbuf, recvcount, &
+        CALL f77_PMPI_ISCATTERV_C(b_sendbuf, sendcounts, displs, t_sendbuf, b_recvbuf, c_recvbuf, &
         & t_recvbuf, root, comm, request, ierror_)
       END IF
       CALL f77_APTUS_F08_SECTION_FREE(t_sendbuf, sendtype)
@@ -48367,8 +48487,7 @@ SUBROUTINE MPI_Neighbor_allgather_init_f08ts(sendbuf, sendcount, sendtype, recvb
   USE aptus_f08_types
   USE aptus_f08_entries, ONLY : f77_MPI_NEIGHBOR_ALLGATHER_INIT => MPI_NEIGHBOR_ALLGATHER_INIT, &
         & f77_APTUS_F08_SECTION => APTUS_F08_SECTION, &
-        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE, &
-        & f77_APTUS_F08_SECTION_PAIR => APTUS_F08_SECTION_PAIR
+        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE
   USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR, C_INT, C_NULL_CHAR, C_F_POINTER
   IMPLICIT NONE
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -48385,30 +48504,34 @@ SUBROUTINE MPI_Neighbor_allgather_init_f08ts(sendbuf, sendcount, sendtype, recvb
     INTEGER(KIND=1), POINTER :: b_sendbuf(:)
     INTEGER(KIND=MPI_ADDRESS_KIND) :: s_sendbuf
     INTEGER(KIND=MPI_COUNT_KIND) :: n_sendbuf
+    INTEGER :: c_sendbuf
     TYPE(MPI_Datatype) :: t_recvbuf
     TYPE(C_PTR) :: p_recvbuf
     INTEGER(KIND=1), POINTER :: b_recvbuf(:)
     INTEGER(KIND=MPI_ADDRESS_KIND) :: s_recvbuf
     INTEGER(KIND=MPI_COUNT_KIND) :: n_recvbuf
+    INTEGER :: c_recvbuf
     ierror_ = MPI_SUCCESS
     IF (.NOT. (IS_CONTIGUOUS(sendbuf) .AND. IS_CONTIGUOUS(recvbuf))) THEN
       t_sendbuf = sendtype
-      n_sendbuf = 0
+      n_sendbuf = sendcount
       IF (ierror_ == MPI_SUCCESS) &
-        & CALL f77_APTUS_F08_SECTION(sendbuf, 2_C_INT, &
+        & CALL f77_APTUS_F08_SECTION(sendbuf, 1_C_INT, &
         & 'MPI_Neighbor_allgather_init' // C_NULL_CHAR, n_sendbuf, sendtype, t_sendbuf, &
         & p_sendbuf, s_sendbuf, ierror_)
+      c_sendbuf = INT(n_sendbuf, KIND(c_sendbuf))
       t_recvbuf = recvtype
-      n_recvbuf = 0
+      n_recvbuf = recvcount
       IF (ierror_ == MPI_SUCCESS) &
-        & CALL f77_APTUS_F08_SECTION(recvbuf, 2_C_INT, &
+        & CALL f77_APTUS_F08_SECTION(recvbuf, 4_C_INT, &
         & 'MPI_Neighbor_allgather_init' // C_NULL_CHAR, n_recvbuf, recvtype, t_recvbuf, &
         & p_recvbuf, s_recvbuf, ierror_)
+      c_recvbuf = INT(n_recvbuf, KIND(c_recvbuf))
       IF (ierror_ == MPI_SUCCESS) THEN
         CALL C_F_POINTER(p_sendbuf, b_sendbuf, [1])
         CALL C_F_POINTER(p_recvbuf, b_recvbuf, [1])
-        CALL f77_MPI_NEIGHBOR_ALLGATHER_INIT(b_sendbuf, sendcount, t_sendbuf, b_recvbuf, &
-        & recvcount, t_recvbuf, comm, info, request, ierror_)
+        CALL f77_MPI_NEIGHBOR_ALLGATHER_INIT(b_sendbuf, c_sendbuf, t_sendbuf, b_recvbuf, &
+        & c_recvbuf, t_recvbuf, comm, info, request, ierror_)
       END IF
       CALL f77_APTUS_F08_SECTION_FREE(t_sendbuf, sendtype)
       CALL f77_APTUS_F08_SECTION_FREE(t_recvbuf, recvtype)
@@ -48425,8 +48548,7 @@ SUBROUTINE MPI_Neighbor_allgather_init_c_f08ts(sendbuf, sendcount, sendtype, rec
   USE aptus_f08_entries, &
         & ONLY : f77_MPI_NEIGHBOR_ALLGATHER_INIT_C => MPI_NEIGHBOR_ALLGATHER_INIT_C, &
         & f77_APTUS_F08_SECTION => APTUS_F08_SECTION, &
-        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE, &
-        & f77_APTUS_F08_SECTION_PAIR => APTUS_F08_SECTION_PAIR
+        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE
   USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR, C_INT, C_NULL_CHAR, C_F_POINTER
   IMPLICIT NONE
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -48443,30 +48565,34 @@ SUBROUTINE MPI_Neighbor_allgather_init_c_f08ts(sendbuf, sendcount, sendtype, rec
     INTEGER(KIND=1), POINTER :: b_sendbuf(:)
     INTEGER(KIND=MPI_ADDRESS_KIND) :: s_sendbuf
     INTEGER(KIND=MPI_COUNT_KIND) :: n_sendbuf
+    INTEGER(KIND=MPI_COUNT_KIND) :: c_sendbuf
     TYPE(MPI_Datatype) :: t_recvbuf
     TYPE(C_PTR) :: p_recvbuf
     INTEGER(KIND=1), POINTER :: b_recvbuf(:)
     INTEGER(KIND=MPI_ADDRESS_KIND) :: s_recvbuf
     INTEGER(KIND=MPI_COUNT_KIND) :: n_recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND) :: c_recvbuf
     ierror_ = MPI_SUCCESS
     IF (.NOT. (IS_CONTIGUOUS(sendbuf) .AND. IS_CONTIGUOUS(recvbuf))) THEN
       t_sendbuf = sendtype
-      n_sendbuf = 0
+      n_sendbuf = sendcount
       IF (ierror_ == MPI_SUCCESS) &
-        & CALL f77_APTUS_F08_SECTION(sendbuf, 2_C_INT, &
+        & CALL f77_APTUS_F08_SECTION(sendbuf, 1_C_INT, &
         & 'MPI_Neighbor_allgather_init' // C_NULL_CHAR, n_sendbuf, sendtype, t_sendbuf, &
         & p_sendbuf, s_sendbuf, ierror_)
+      c_sendbuf = INT(n_sendbuf, KIND(c_sendbuf))
       t_recvbuf = recvtype
-      n_recvbuf = 0
+      n_recvbuf = recvcount
       IF (ierror_ == MPI_SUCCESS) &
-        & CALL f77_APTUS_F08_SECTION(recvbuf, 2_C_INT, &
+        & CALL f77_APTUS_F08_SECTION(recvbuf, 4_C_INT, &
         & 'MPI_Neighbor_allgather_init' // C_NULL_CHAR, n_recvbuf, recvtype, t_recvbuf, &
         & p_recvbuf, s_recvbuf, ierror_)
+      c_recvbuf = INT(n_recvbuf, KIND(c_recvbuf))
       IF (ierror_ == MPI_SUCCESS) THEN
         CALL C_F_POINTER(p_sendbuf, b_sendbuf, [1])
         CALL C_F_POINTER(p_recvbuf, b_recvbuf, [1])
-        CALL f77_MPI_NEIGHBOR_ALLGATHER_INIT_C(b_sendbuf, sendcount, t_sendbuf, b_recvbuf, &
-        & recvcount, t_recvbuf, comm, info, request, ierror_)
+        CALL f77_MPI_NEIGHBOR_ALLGATHER_INIT_C(b_sendbuf, c_sendbuf, t_sendbuf, b_recvbuf, &
+        & c_recvbuf, t_recvbuf, comm, info, request, ierror_)
       END IF
       CALL f77_APTUS_F08_SECTION_FREE(t_sendbuf, sendtype)
       CALL f77_APTUS_F08_SECTION_FREE(t_recvbuf, recvtype)
@@ -48482,8 +48608,7 @@ SUBROUTINE PMPI_Neighbor_allgather_init_f08ts(sendbuf, sendcount, sendtype, recv
   USE aptus_f08_types
   USE aptus_f08_entries, ONLY : f77_PMPI_NEIGHBOR_ALLGATHER_INIT => PMPI_NEIGHBOR_ALLGATHER_INIT, &
         & f77_APTUS_F08_SECTION => APTUS_F08_SECTION, &
-        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE, &
-        & f77_APTUS_F08_SECTION_PAIR => APTUS_F08_SECTION_PAIR
+        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE
   USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR, C_INT, C_NULL_CHAR, C_F_POINTER
   IMPLICIT NONE
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -48500,30 +48625,34 @@ SUBROUTINE PMPI_Neighbor_allgather_init_f08ts(sendbuf, sendcount, sendtype, recv
     INTEGER(KIND=1), POINTER :: b_sendbuf(:)
     INTEGER(KIND=MPI_ADDRESS_KIND) :: s_sendbuf
     INTEGER(KIND=MPI_COUNT_KIND) :: n_sendbuf
+    INTEGER :: c_sendbuf
     TYPE(MPI_Datatype) :: t_recvbuf
     TYPE(C_PTR) :: p_recvbuf
     INTEGER(KIND=1), POINTER :: b_recvbuf(:)
     INTEGER(KIND=MPI_ADDRESS_KIND) :: s_recvbuf
     INTEGER(KIND=MPI_COUNT_KIND) :: n_recvbuf
+    INTEGER :: c_recvbuf
     ierror_ = MPI_SUCCESS
     IF (.NOT. (IS_CONTIGUOUS(sendbuf) .AND. IS_CONTIGUOUS(recvbuf))) THEN
       t_sendbuf = sendtype
-      n_sendbuf = 0
+      n_sendbuf = sendcount
       IF (ierror_ == MPI_SUCCESS) &
-        & CALL f77_APTUS_F08_SECTION(sendbuf, 2_C_INT, &
+        & CALL f77_APTUS_F08_SECTION(sendbuf, 1_C_INT, &
         & 'MPI_Neighbor_allgather_init' // C_NULL_CHAR, n_sendbuf, sendtype, t_sendbuf, &
         & p_sendbuf, s_sendbuf, ierror_)
+      c_sendbuf = INT(n_sendbuf, KIND(c_sendbuf))
       t_recvbuf = recvtype
-      n_recvbuf = 0
+      n_recvbuf = recvcount
       IF (ierror_ == MPI_SUCCESS) &
-        & CALL f77_APTUS_F08_SECTION(recvbuf, 2_C_INT, &
+        & CALL f77_APTUS_F08_SECTION(recvbuf, 4_C_INT, &
         & 'MPI_Neighbor_allgather_init' // C_NULL_CHAR, n_recvbuf, recvtype, t_recvbuf, &
         & p_recvbuf, s_recvbuf, ierror_)
+      c_recvbuf = INT(n_recvbuf, KIND(c_recvbuf))
       IF (ierror_ == MPI_SUCCESS) THEN
         CALL C_F_POINTER(p_sendbuf, b_sendbuf, [1])
         CALL C_F_POINTER(p_recvbuf, b_recvbuf, [1])
-        CALL f77_PMPI_NEIGHBOR_ALLGATHER_INIT(b_sendbuf, sendcount, t_sendbuf, b_recvbuf, &
-        & recvcount, t_recvbuf, comm, info, request, ierror_)
+        CALL f77_PMPI_NEIGHBOR_ALLGATHER_INIT(b_sendbuf, c_sendbuf, t_sendbuf, b_recvbuf, &
+        & c_recvbuf, t_recvbuf, comm, info, request, ierror_)
       END IF
       CALL f77_APTUS_F08_SECTION_FREE(t_sendbuf, sendtype)
       CALL f77_APTUS_F08_SECTION_FREE(t_recvbuf, recvtype)
@@ -48540,8 +48669,7 @@ SUBROUTINE PMPI_Neighbor_allgather_init_c_f08ts(sendbuf, sendcount, sendtype, re
   USE aptus_f08_entries, &
         & ONLY : f77_PMPI_NEIGHBOR_ALLGATHER_INIT_C => PMPI_NEIGHBOR_ALLGATHER_INIT_C, &
         & f77_APTUS_F08_SECTION => APTUS_F08_SECTION, &
-        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE, &
-        & f77_APTUS_F08_SECTION_PAIR => APTUS_F08_SECTION_PAIR
+        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE
   USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR, C_INT, C_NULL_CHAR, C_F_POINTER
   IMPLICIT NONE
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -48558,30 +48686,34 @@ SUBROUTINE PMPI_Neighbor_allgather_init_c_f08ts(sendbuf, sendcount, sendtype, re
     INTEGER(KIND=1), POINTER :: b_sendbuf(:)
     INTEGER(KIND=MPI_ADDRESS_KIND) :: s_sendbuf
     INTEGER(KIND=MPI_COUNT_KIND) :: n_sendbuf
+    INTEGER(KIND=MPI_COUNT_KIND) :: c_sendbuf
     TYPE(MPI_Datatype) :: t_recvbuf
     TYPE(C_PTR) :: p_recvbuf
     INTEGER(KIND=1), POINTER :: b_recvbuf(:)
     INTEGER(KIND=MPI_ADDRESS_KIND) :: s_recvbuf
     INTEGER(KIND=MPI_COUNT_KIND) :: n_recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND) :: c_recvbuf
     ierror_ = MPI_SUCCESS
     IF (.NOT. (IS_CONTIGUOUS(sendbuf) .AND. IS_CONTIGUOUS(recvbuf))) THEN
       t_sendbuf = sendtype
-      n_sendbuf = 0
+      n_sendbuf = sendcount
       IF (ierror_ == MPI_SUCCESS) &
-        & CALL f77_APTUS_F08_SECTION(sendbuf, 2_C_INT, &
+        & CALL f77_APTUS_F08_SECTION(sendbuf, 1_C_INT, &
         & 'MPI_Neighbor_allgather_init' // C_NULL_CHAR, n_sendbuf, sendtype, t_sendbuf, &
         & p_sendbuf, s_sendbuf, ierror_)
+      c_sendbuf = INT(n_sendbuf, KIND(c_sendbuf))
       t_recvbuf = recvtype
-      n_recvbuf = 0
+      n_recvbuf = recvcount
       IF (ierror_ == MPI_SUCCESS) &
-        & CALL f77_APTUS_F08_SECTION(recvbuf, 2_C_INT, &
+        & CALL f77_APTUS_F08_SECTION(recvbuf, 4_C_INT, &
         & 'MPI_Neighbor_allgather_init' // C_NULL_CHAR, n_recvbuf, recvtype, t_recvbuf, &
         & p_recvbuf, s_recvbuf, ierror_)
+      c_recvbuf = INT(n_recvbuf, KIND(c_recvbuf))
       IF (ierror_ == MPI_SUCCESS) THEN
         CALL C_F_POINTER(p_sendbuf, b_sendbuf, [1])
         CALL C_F_POINTER(p_recvbuf, b_recvbuf, [1])
-        CALL f77_PMPI_NEIGHBOR_ALLGATHER_INIT_C(b_sendbuf, sendcount, t_sendbuf, b_recvbuf, &
-        & recvcount, t_recvbuf, comm, info, request, ierror_)
+        CALL f77_PMPI_NEIGHBOR_ALLGATHER_INIT_C(b_sendbuf, c_sendbuf, t_sendbuf, b_recvbuf, &
+        & c_recvbuf, t_recvbuf, comm, info, request, ierror_)
       END IF
       CALL f77_APTUS_F08_SECTION_FREE(t_sendbuf, sendtype)
       CALL f77_APTUS_F08_SECTION_FREE(t_recvbuf, recvtype)
@@ -48663,8 +48795,7 @@ SUBROUTINE MPI_Neighbor_allgatherv_init_f08ts(sendbuf, sendcount, sendtype, recv
   USE aptus_f08_types
   USE aptus_f08_entries, ONLY : f77_MPI_NEIGHBOR_ALLGATHERV_INIT => MPI_NEIGHBOR_ALLGATHERV_INIT, &
         & f77_APTUS_F08_SECTION => APTUS_F08_SECTION, &
-        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE, &
-        & f77_APTUS_F08_SECTION_PAIR => APTUS_F08_SECTION_PAIR
+        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE
   USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR, C_INT, C_NULL_CHAR, C_F_POINTER
   IMPLICIT NONE
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -48682,6 +48813,7 @@ SUBROUTINE MPI_Neighbor_allgatherv_init_f08ts(sendbuf, sendcount, sendtype, recv
     INTEGER(KIND=1), POINTER :: b_sendbuf(:)
     INTEGER(KIND=MPI_ADDRESS_KIND) :: s_sendbuf
     INTEGER(KIND=MPI_COUNT_KIND) :: n_sendbuf
+    INTEGER :: c_sendbuf
     TYPE(MPI_Datatype) :: t_recvbuf
     TYPE(C_PTR) :: p_recvbuf
     INTEGER(KIND=1), POINTER :: b_recvbuf(:)
@@ -48690,11 +48822,12 @@ SUBROUTINE MPI_Neighbor_allgatherv_init_f08ts(sendbuf, sendcount, sendtype, recv
     ierror_ = MPI_SUCCESS
     IF (.NOT. (IS_CONTIGUOUS(sendbuf) .AND. IS_CONTIGUOUS(recvbuf))) THEN
       t_sendbuf = sendtype
-      n_sendbuf = 0
+      n_sendbuf = sendcount
       IF (ierror_ == MPI_SUCCESS) &
-        & CALL f77_APTUS_F08_SECTION(sendbuf, 2_C_INT, &
+        & CALL f77_APTUS_F08_SECTION(sendbuf, 1_C_INT, &
         & 'MPI_Neighbor_allgatherv_init' // C_NULL_CHAR, n_sendbuf, sendtype, t_sendbuf, &
         & p_sendbuf, s_sendbuf, ierror_)
+      c_sendbuf = INT(n_sendbuf, KIND(c_sendbuf))
       t_recvbuf = recvtype
       n_recvbuf = 0
       IF (ierror_ == MPI_SUCCESS) &
@@ -48704,7 +48837,7 @@ SUBROUTINE MPI_Neighbor_allgatherv_init_f08ts(sendbuf, sendcount, sendtype, recv
       IF (ierror_ == MPI_SUCCESS) THEN
         CALL C_F_POINTER(p_sendbuf, b_sendbuf, [1])
         CALL C_F_POINTER(p_recvbuf, b_recvbuf, [1])
-        CALL f77_MPI_NEIGHBOR_ALLGATHERV_INIT(b_sendbuf, sendcount, t_sendbuf, b_recvbuf, &
+        CALL f77_MPI_NEIGHBOR_ALLGATHERV_INIT(b_sendbuf, c_sendbuf, t_sendbuf, b_recvbuf, &
         & recvcounts, displs, t_recvbuf, comm, info, request, ierror_)
       END IF
       CALL f77_APTUS_F08_SECTION_FREE(t_sendbuf, sendtype)
@@ -48722,8 +48855,7 @@ SUBROUTINE MPI_Neighbor_allgatherv_init_c_f08ts(sendbuf, sendcount, sendtype, re
   USE aptus_f08_entries, &
         & ONLY : f77_MPI_NEIGHBOR_ALLGATHERV_INIT_C => MPI_NEIGHBOR_ALLGATHERV_INIT_C, &
         & f77_APTUS_F08_SECTION => APTUS_F08_SECTION, &
-        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE, &
-        & f77_APTUS_F08_SECTION_PAIR => APTUS_F08_SECTION_PAIR
+        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE
   USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR, C_INT, C_NULL_CHAR, C_F_POINTER
   IMPLICIT NONE
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -48742,6 +48874,7 @@ SUBROUTINE MPI_Neighbor_allgatherv_init_c_f08ts(sendbuf, sendcount, sendtype, re
     INTEGER(KIND=1), POINTER :: b_sendbuf(:)
     INTEGER(KIND=MPI_ADDRESS_KIND) :: s_sendbuf
     INTEGER(KIND=MPI_COUNT_KIND) :: n_sendbuf
+    INTEGER(KIND=MPI_COUNT_KIND) :: c_sendbuf
     TYPE(MPI_Datatype) :: t_recvbuf
     TYPE(C_PTR) :: p_recvbuf
     INTEGER(KIND=1), POINTER :: b_recvbuf(:)
@@ -48750,11 +48883,12 @@ SUBROUTINE MPI_Neighbor_allgatherv_init_c_f08ts(sendbuf, sendcount, sendtype, re
     ierror_ = MPI_SUCCESS
     IF (.NOT. (IS_CONTIGUOUS(sendbuf) .AND. IS_CONTIGUOUS(recvbuf))) THEN
       t_sendbuf = sendtype
-      n_sendbuf = 0
+      n_sendbuf = sendcount
       IF (ierror_ == MPI_SUCCESS) &
-        & CALL f77_APTUS_F08_SECTION(sendbuf, 2_C_INT, &
+        & CALL f77_APTUS_F08_SECTION(sendbuf, 1_C_INT, &
         & 'MPI_Neighbor_allgatherv_init' // C_NULL_CHAR, n_sendbuf, sendtype, t_sendbuf, &
         & p_sendbuf, s_sendbuf, ierror_)
+      c_sendbuf = INT(n_sendbuf, KIND(c_sendbuf))
       t_recvbuf = recvtype
       n_recvbuf = 0
       IF (ierror_ == MPI_SUCCESS) &
@@ -48764,7 +48898,7 @@ SUBROUTINE MPI_Neighbor_allgatherv_init_c_f08ts(sendbuf, sendcount, sendtype, re
       IF (ierror_ == MPI_SUCCESS) THEN
         CALL C_F_POINTER(p_sendbuf, b_sendbuf, [1])
         CALL C_F_POINTER(p_recvbuf, b_recvbuf, [1])
-        CALL f77_MPI_NEIGHBOR_ALLGATHERV_INIT_C(b_sendbuf, sendcount, t_sendbuf, b_recvbuf, &
+        CALL f77_MPI_NEIGHBOR_ALLGATHERV_INIT_C(b_sendbuf, c_sendbuf, t_sendbuf, b_recvbuf, &
         & recvcounts, displs, t_recvbuf, comm, info, request, ierror_)
       END IF
       CALL f77_APTUS_F08_SECTION_FREE(t_sendbuf, sendtype)
@@ -48782,8 +48916,7 @@ SUBROUTINE PMPI_Neighbor_allgatherv_init_f08ts(sendbuf, sendcount, sendtype, rec
   USE aptus_f08_entries, &
         & ONLY : f77_PMPI_NEIGHBOR_ALLGATHERV_INIT => PMPI_NEIGHBOR_ALLGATHERV_INIT, &
         & f77_APTUS_F08_SECTION => APTUS_F08_SECTION, &
-        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE, &
-        & f77_APTUS_F08_SECTION_PAIR => APTUS_F08_SECTION_PAIR
+        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE
   USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR, C_INT, C_NULL_CHAR, C_F_POINTER
   IMPLICIT NONE
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -48801,6 +48934,7 @@ SUBROUTINE PMPI_Neighbor_allgatherv_init_f08ts(sendbuf, sendcount, sendtype, rec
     INTEGER(KIND=1), POINTER :: b_sendbuf(:)
     INTEGER(KIND=MPI_ADDRESS_KIND) :: s_sendbuf
     INTEGER(KIND=MPI_COUNT_KIND) :: n_sendbuf
+    INTEGER :: c_sendbuf
     TYPE(MPI_Datatype) :: t_recvbuf
     TYPE(C_PTR) :: p_recvbuf
     INTEGER(KIND=1), POINTER :: b_recvbuf(:)
@@ -48809,11 +48943,12 @@ SUBROUTINE PMPI_Neighbor_allgatherv_init_f08ts(sendbuf, sendcount, sendtype, rec
     ierror_ = MPI_SUCCESS
     IF (.NOT. (IS_CONTIGUOUS(sendbuf) .AND. IS_CONTIGUOUS(recvbuf))) THEN
       t_sendbuf = sendtype
-      n_sendbuf = 0
+      n_sendbuf = sendcount
       IF (ierror_ == MPI_SUCCESS) &
-        & CALL f77_APTUS_F08_SECTION(sendbuf, 2_C_INT, &
+        & CALL f77_APTUS_F08_SECTION(sendbuf, 1_C_INT, &
         & 'MPI_Neighbor_allgatherv_init' // C_NULL_CHAR, n_sendbuf, sendtype, t_sendbuf, &
         & p_sendbuf, s_sendbuf, ierror_)
+      c_sendbuf = INT(n_sendbuf, KIND(c_sendbuf))
       t_recvbuf = recvtype
       n_recvbuf = 0
       IF (ierror_ == MPI_SUCCESS) &
@@ -48823,7 +48958,7 @@ SUBROUTINE PMPI_Neighbor_allgatherv_init_f08ts(sendbuf, sendcount, sendtype, rec
       IF (ierror_ == MPI_SUCCESS) THEN
         CALL C_F_POINTER(p_sendbuf, b_sendbuf, [1])
         CALL C_F_POINTER(p_recvbuf, b_recvbuf, [1])
-        CALL f77_PMPI_NEIGHBOR_ALLGATHERV_INIT(b_sendbuf, sendcount, t_sendbuf, b_recvbuf, &
+        CALL f77_PMPI_NEIGHBOR_ALLGATHERV_INIT(b_sendbuf, c_sendbuf, t_sendbuf, b_recvbuf, &
         & recvcounts, displs, t_recvbuf, comm, info, request, ierror_)
       END IF
       CALL f77_APTUS_F08_SECTION_FREE(t_sendbuf, sendtype)
@@ -48841,8 +48976,7 @@ SUBROUTINE PMPI_Neighbor_allgatherv_init_c_f08ts(sendbuf, sendcount, sendtype, r
   USE aptus_f08_entries, &
         & ONLY : f77_PMPI_NEIGHBOR_ALLGATHERV_INIT_C => PMPI_NEIGHBOR_ALLGATHERV_INIT_C, &
         & f77_APTUS_F08_SECTION => APTUS_F08_SECTION, &
-        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE, &
-        & f77_APTUS_F08_SECTION_PAIR => APTUS_F08_SECTION_PAIR
+        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE
   USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR, C_INT, C_NULL_CHAR, C_F_POINTER
   IMPLICIT NONE
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -48861,6 +48995,7 @@ SUBROUTINE PMPI_Neighbor_allgatherv_init_c_f08ts(sendbuf, sendcount, sendtype, r
     INTEGER(KIND=1), POINTER :: b_sendbuf(:)
     INTEGER(KIND=MPI_ADDRESS_KIND) :: s_sendbuf
     INTEGER(KIND=MPI_COUNT_KIND) :: n_sendbuf
+    INTEGER(KIND=MPI_COUNT_KIND) :: c_sendbuf
     TYPE(MPI_Datatype) :: t_recvbuf
     TYPE(C_PTR) :: p_recvbuf
     INTEGER(KIND=1), POINTER :: b_recvbuf(:)
@@ -48869,11 +49004,12 @@ SUBROUTINE PMPI_Neighbor_allgatherv_init_c_f08ts(sendbuf, sendcount, sendtype, r
     ierror_ = MPI_SUCCESS
     IF (.NOT. (IS_CONTIGUOUS(sendbuf) .AND. IS_CONTIGUOUS(recvbuf))) THEN
       t_sendbuf = sendtype
-      n_sendbuf = 0
+      n_sendbuf = sendcount
       IF (ierror_ == MPI_SUCCESS) &
-        & CALL f77_APTUS_F08_SECTION(sendbuf, 2_C_INT, &
+        & CALL f77_APTUS_F08_SECTION(sendbuf, 1_C_INT, &
         & 'MPI_Neighbor_allgatherv_init' // C_NULL_CHAR, n_sendbuf, sendtype, t_sendbuf, &
         & p_sendbuf, s_sendbuf, ierror_)
+      c_sendbuf = INT(n_sendbuf, KIND(c_sendbuf))
       t_recvbuf = recvtype
       n_recvbuf = 0
       IF (ierror_ == MPI_SUCCESS) &
@@ -48883,7 +49019,7 @@ SUBROUTINE PMPI_Neighbor_allgatherv_init_c_f08ts(sendbuf, sendcount, sendtype, r
       IF (ierror_ == MPI_SUCCESS) THEN
         CALL C_F_POINTER(p_sendbuf, b_sendbuf, [1])
         CALL C_F_POINTER(p_recvbuf, b_recvbuf, [1])
-        CALL f77_PMPI_NEIGHBOR_ALLGATHERV_INIT_C(b_sendbuf, sendcount, t_sendbuf, b_recvbuf, &
+        CALL f77_PMPI_NEIGHBOR_ALLGATHERV_INIT_C(b_sendbuf, c_sendbuf, t_sendbuf, b_recvbuf, &
         & recvcounts, displs, t_recvbuf, comm, info, request, ierror_)
       END IF
       CALL f77_APTUS_F08_SECTION_FREE(t_sendbuf, sendtype)
@@ -48964,8 +49100,7 @@ SUBROUTINE MPI_Neighbor_alltoall_init_f08ts(sendbuf, sendcount, sendtype, recvbu
   USE aptus_f08_types
   USE aptus_f08_entries, ONLY : f77_MPI_NEIGHBOR_ALLTOALL_INIT => MPI_NEIGHBOR_ALLTOALL_INIT, &
         & f77_APTUS_F08_SECTION => APTUS_F08_SECTION, &
-        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE, &
-        & f77_APTUS_F08_SECTION_PAIR => APTUS_F08_SECTION_PAIR
+        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE
   USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR, C_INT, C_NULL_CHAR, C_F_POINTER
   IMPLICIT NONE
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -48982,30 +49117,34 @@ SUBROUTINE MPI_Neighbor_alltoall_init_f08ts(sendbuf, sendcount, sendtype, recvbu
     INTEGER(KIND=1), POINTER :: b_sendbuf(:)
     INTEGER(KIND=MPI_ADDRESS_KIND) :: s_sendbuf
     INTEGER(KIND=MPI_COUNT_KIND) :: n_sendbuf
+    INTEGER :: c_sendbuf
     TYPE(MPI_Datatype) :: t_recvbuf
     TYPE(C_PTR) :: p_recvbuf
     INTEGER(KIND=1), POINTER :: b_recvbuf(:)
     INTEGER(KIND=MPI_ADDRESS_KIND) :: s_recvbuf
     INTEGER(KIND=MPI_COUNT_KIND) :: n_recvbuf
+    INTEGER :: c_recvbuf
     ierror_ = MPI_SUCCESS
     IF (.NOT. (IS_CONTIGUOUS(sendbuf) .AND. IS_CONTIGUOUS(recvbuf))) THEN
       t_sendbuf = sendtype
-      n_sendbuf = 0
+      n_sendbuf = sendcount
       IF (ierror_ == MPI_SUCCESS) &
-        & CALL f77_APTUS_F08_SECTION(sendbuf, 2_C_INT, &
+        & CALL f77_APTUS_F08_SECTION(sendbuf, 4_C_INT, &
         & 'MPI_Neighbor_alltoall_init' // C_NULL_CHAR, n_sendbuf, sendtype, t_sendbuf, p_sendbuf, &
         & s_sendbuf, ierror_)
+      c_sendbuf = INT(n_sendbuf, KIND(c_sendbuf))
       t_recvbuf = recvtype
-      n_recvbuf = 0
+      n_recvbuf = recvcount
       IF (ierror_ == MPI_SUCCESS) &
-        & CALL f77_APTUS_F08_SECTION(recvbuf, 2_C_INT, &
+        & CALL f77_APTUS_F08_SECTION(recvbuf, 4_C_INT, &
         & 'MPI_Neighbor_alltoall_init' // C_NULL_CHAR, n_recvbuf, recvtype, t_recvbuf, p_recvbuf, &
         & s_recvbuf, ierror_)
+      c_recvbuf = INT(n_recvbuf, KIND(c_recvbuf))
       IF (ierror_ == MPI_SUCCESS) THEN
         CALL C_F_POINTER(p_sendbuf, b_sendbuf, [1])
         CALL C_F_POINTER(p_recvbuf, b_recvbuf, [1])
-        CALL f77_MPI_NEIGHBOR_ALLTOALL_INIT(b_sendbuf, sendcount, t_sendbuf, b_recvbuf, &
-        & recvcount, t_recvbuf, comm, info, request, ierror_)
+        CALL f77_MPI_NEIGHBOR_ALLTOALL_INIT(b_sendbuf, c_sendbuf, t_sendbuf, b_recvbuf, &
+        & c_recvbuf, t_recvbuf, comm, info, request, ierror_)
       END IF
       CALL f77_APTUS_F08_SECTION_FREE(t_sendbuf, sendtype)
       CALL f77_APTUS_F08_SECTION_FREE(t_recvbuf, recvtype)
@@ -49021,8 +49160,7 @@ SUBROUTINE MPI_Neighbor_alltoall_init_c_f08ts(sendbuf, sendcount, sendtype, recv
   USE aptus_f08_types
   USE aptus_f08_entries, ONLY : f77_MPI_NEIGHBOR_ALLTOALL_INIT_C => MPI_NEIGHBOR_ALLTOALL_INIT_C, &
         & f77_APTUS_F08_SECTION => APTUS_F08_SECTION, &
-        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE, &
-        & f77_APTUS_F08_SECTION_PAIR => APTUS_F08_SECTION_PAIR
+        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE
   USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR, C_INT, C_NULL_CHAR, C_F_POINTER
   IMPLICIT NONE
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -49039,30 +49177,34 @@ SUBROUTINE MPI_Neighbor_alltoall_init_c_f08ts(sendbuf, sendcount, sendtype, recv
     INTEGER(KIND=1), POINTER :: b_sendbuf(:)
     INTEGER(KIND=MPI_ADDRESS_KIND) :: s_sendbuf
     INTEGER(KIND=MPI_COUNT_KIND) :: n_sendbuf
+    INTEGER(KIND=MPI_COUNT_KIND) :: c_sendbuf
     TYPE(MPI_Datatype) :: t_recvbuf
     TYPE(C_PTR) :: p_recvbuf
     INTEGER(KIND=1), POINTER :: b_recvbuf(:)
     INTEGER(KIND=MPI_ADDRESS_KIND) :: s_recvbuf
     INTEGER(KIND=MPI_COUNT_KIND) :: n_recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND) :: c_recvbuf
     ierror_ = MPI_SUCCESS
     IF (.NOT. (IS_CONTIGUOUS(sendbuf) .AND. IS_CONTIGUOUS(recvbuf))) THEN
       t_sendbuf = sendtype
-      n_sendbuf = 0
+      n_sendbuf = sendcount
       IF (ierror_ == MPI_SUCCESS) &
-        & CALL f77_APTUS_F08_SECTION(sendbuf, 2_C_INT, &
+        & CALL f77_APTUS_F08_SECTION(sendbuf, 4_C_INT, &
         & 'MPI_Neighbor_alltoall_init' // C_NULL_CHAR, n_sendbuf, sendtype, t_sendbuf, p_sendbuf, &
         & s_sendbuf, ierror_)
+      c_sendbuf = INT(n_sendbuf, KIND(c_sendbuf))
       t_recvbuf = recvtype
-      n_recvbuf = 0
+      n_recvbuf = recvcount
       IF (ierror_ == MPI_SUCCESS) &
-        & CALL f77_APTUS_F08_SECTION(recvbuf, 2_C_INT, &
+        & CALL f77_APTUS_F08_SECTION(recvbuf, 4_C_INT, &
         & 'MPI_Neighbor_alltoall_init' // C_NULL_CHAR, n_recvbuf, recvtype, t_recvbuf, p_recvbuf, &
         & s_recvbuf, ierror_)
+      c_recvbuf = INT(n_recvbuf, KIND(c_recvbuf))
       IF (ierror_ == MPI_SUCCESS) THEN
         CALL C_F_POINTER(p_sendbuf, b_sendbuf, [1])
         CALL C_F_POINTER(p_recvbuf, b_recvbuf, [1])
-        CALL f77_MPI_NEIGHBOR_ALLTOALL_INIT_C(b_sendbuf, sendcount, t_sendbuf, b_recvbuf, &
-        & recvcount, t_recvbuf, comm, info, request, ierror_)
+        CALL f77_MPI_NEIGHBOR_ALLTOALL_INIT_C(b_sendbuf, c_sendbuf, t_sendbuf, b_recvbuf, &
+        & c_recvbuf, t_recvbuf, comm, info, request, ierror_)
       END IF
       CALL f77_APTUS_F08_SECTION_FREE(t_sendbuf, sendtype)
       CALL f77_APTUS_F08_SECTION_FREE(t_recvbuf, recvtype)
@@ -49078,8 +49220,7 @@ SUBROUTINE PMPI_Neighbor_alltoall_init_f08ts(sendbuf, sendcount, sendtype, recvb
   USE aptus_f08_types
   USE aptus_f08_entries, ONLY : f77_PMPI_NEIGHBOR_ALLTOALL_INIT => PMPI_NEIGHBOR_ALLTOALL_INIT, &
         & f77_APTUS_F08_SECTION => APTUS_F08_SECTION, &
-        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE, &
-        & f77_APTUS_F08_SECTION_PAIR => APTUS_F08_SECTION_PAIR
+        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE
   USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR, C_INT, C_NULL_CHAR, C_F_POINTER
   IMPLICIT NONE
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -49096,30 +49237,34 @@ SUBROUTINE PMPI_Neighbor_alltoall_init_f08ts(sendbuf, sendcount, sendtype, recvb
     INTEGER(KIND=1), POINTER :: b_sendbuf(:)
     INTEGER(KIND=MPI_ADDRESS_KIND) :: s_sendbuf
     INTEGER(KIND=MPI_COUNT_KIND) :: n_sendbuf
+    INTEGER :: c_sendbuf
     TYPE(MPI_Datatype) :: t_recvbuf
     TYPE(C_PTR) :: p_recvbuf
     INTEGER(KIND=1), POINTER :: b_recvbuf(:)
     INTEGER(KIND=MPI_ADDRESS_KIND) :: s_recvbuf
     INTEGER(KIND=MPI_COUNT_KIND) :: n_recvbuf
+    INTEGER :: c_recvbuf
     ierror_ = MPI_SUCCESS
     IF (.NOT. (IS_CONTIGUOUS(sendbuf) .AND. IS_CONTIGUOUS(recvbuf))) THEN
       t_sendbuf = sendtype
-      n_sendbuf = 0
+      n_sendbuf = sendcount
       IF (ierror_ == MPI_SUCCESS) &
-        & CALL f77_APTUS_F08_SECTION(sendbuf, 2_C_INT, &
+        & CALL f77_APTUS_F08_SECTION(sendbuf, 4_C_INT, &
         & 'MPI_Neighbor_alltoall_init' // C_NULL_CHAR, n_sendbuf, sendtype, t_sendbuf, p_sendbuf, &
         & s_sendbuf, ierror_)
+      c_sendbuf = INT(n_sendbuf, KIND(c_sendbuf))
       t_recvbuf = recvtype
-      n_recvbuf = 0
+      n_recvbuf = recvcount
       IF (ierror_ == MPI_SUCCESS) &
-        & CALL f77_APTUS_F08_SECTION(recvbuf, 2_C_INT, &
+        & CALL f77_APTUS_F08_SECTION(recvbuf, 4_C_INT, &
         & 'MPI_Neighbor_alltoall_init' // C_NULL_CHAR, n_recvbuf, recvtype, t_recvbuf, p_recvbuf, &
         & s_recvbuf, ierror_)
+      c_recvbuf = INT(n_recvbuf, KIND(c_recvbuf))
       IF (ierror_ == MPI_SUCCESS) THEN
         CALL C_F_POINTER(p_sendbuf, b_sendbuf, [1])
         CALL C_F_POINTER(p_recvbuf, b_recvbuf, [1])
-        CALL f77_PMPI_NEIGHBOR_ALLTOALL_INIT(b_sendbuf, sendcount, t_sendbuf, b_recvbuf, &
-        & recvcount, t_recvbuf, comm, info, request, ierror_)
+        CALL f77_PMPI_NEIGHBOR_ALLTOALL_INIT(b_sendbuf, c_sendbuf, t_sendbuf, b_recvbuf, &
+        & c_recvbuf, t_recvbuf, comm, info, request, ierror_)
       END IF
       CALL f77_APTUS_F08_SECTION_FREE(t_sendbuf, sendtype)
       CALL f77_APTUS_F08_SECTION_FREE(t_recvbuf, recvtype)
@@ -49136,8 +49281,7 @@ SUBROUTINE PMPI_Neighbor_alltoall_init_c_f08ts(sendbuf, sendcount, sendtype, rec
   USE aptus_f08_entries, &
         & ONLY : f77_PMPI_NEIGHBOR_ALLTOALL_INIT_C => PMPI_NEIGHBOR_ALLTOALL_INIT_C, &
         & f77_APTUS_F08_SECTION => APTUS_F08_SECTION, &
-        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE, &
-        & f77_APTUS_F08_SECTION_PAIR => APTUS_F08_SECTION_PAIR
+        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE
   USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR, C_INT, C_NULL_CHAR, C_F_POINTER
   IMPLICIT NONE
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -49154,30 +49298,34 @@ SUBROUTINE PMPI_Neighbor_alltoall_init_c_f08ts(sendbuf, sendcount, sendtype, rec
     INTEGER(KIND=1), POINTER :: b_sendbuf(:)
     INTEGER(KIND=MPI_ADDRESS_KIND) :: s_sendbuf
     INTEGER(KIND=MPI_COUNT_KIND) :: n_sendbuf
+    INTEGER(KIND=MPI_COUNT_KIND) :: c_sendbuf
     TYPE(MPI_Datatype) :: t_recvbuf
     TYPE(C_PTR) :: p_recvbuf
     INTEGER(KIND=1), POINTER :: b_recvbuf(:)
     INTEGER(KIND=MPI_ADDRESS_KIND) :: s_recvbuf
     INTEGER(KIND=MPI_COUNT_KIND) :: n_recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND) :: c_recvbuf
     ierror_ = MPI_SUCCESS
     IF (.NOT. (IS_CONTIGUOUS(sendbuf) .AND. IS_CONTIGUOUS(recvbuf))) THEN
       t_sendbuf = sendtype
-      n_sendbuf = 0
+      n_sendbuf = sendcount
       IF (ierror_ == MPI_SUCCESS) &
-        & CALL f77_APTUS_F08_SECTION(sendbuf, 2_C_INT, &
+        & CALL f77_APTUS_F08_SECTION(sendbuf, 4_C_INT, &
         & 'MPI_Neighbor_alltoall_init' // C_NULL_CHAR, n_sendbuf, sendtype, t_sendbuf, p_sendbuf, &
         & s_sendbuf, ierror_)
+      c_sendbuf = INT(n_sendbuf, KIND(c_sendbuf))
       t_recvbuf = recvtype
-      n_recvbuf = 0
+      n_recvbuf = recvcount
       IF (ierror_ == MPI_SUCCESS) &
-        & CALL f77_APTUS_F08_SECTION(recvbuf, 2_C_INT, &
+        & CALL f77_APTUS_F08_SECTION(recvbuf, 4_C_INT, &
         & 'MPI_Neighbor_alltoall_init' // C_NULL_CHAR, n_recvbuf, recvtype, t_recvbuf, p_recvbuf, &
         & s_recvbuf, ierror_)
+      c_recvbuf = INT(n_recvbuf, KIND(c_recvbuf))
       IF (ierror_ == MPI_SUCCESS) THEN
         CALL C_F_POINTER(p_sendbuf, b_sendbuf, [1])
         CALL C_F_POINTER(p_recvbuf, b_recvbuf, [1])
-        CALL f77_PMPI_NEIGHBOR_ALLTOALL_INIT_C(b_sendbuf, sendcount, t_sendbuf, b_recvbuf, &
-        & recvcount, t_recvbuf, comm, info, request, ierror_)
+        CALL f77_PMPI_NEIGHBOR_ALLTOALL_INIT_C(b_sendbuf, c_sendbuf, t_sendbuf, b_recvbuf, &
+        & c_recvbuf, t_recvbuf, comm, info, request, ierror_)
       END IF
       CALL f77_APTUS_F08_SECTION_FREE(t_sendbuf, sendtype)
       CALL f77_APTUS_F08_SECTION_FREE(t_recvbuf, recvtype)
@@ -49259,8 +49407,7 @@ SUBROUTINE MPI_Neighbor_alltoallv_init_f08ts(sendbuf, sendcounts, sdispls, sendt
   USE aptus_f08_types
   USE aptus_f08_entries, ONLY : f77_MPI_NEIGHBOR_ALLTOALLV_INIT => MPI_NEIGHBOR_ALLTOALLV_INIT, &
         & f77_APTUS_F08_SECTION => APTUS_F08_SECTION, &
-        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE, &
-        & f77_APTUS_F08_SECTION_PAIR => APTUS_F08_SECTION_PAIR
+        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE
   USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR, C_INT, C_NULL_CHAR, C_F_POINTER
   IMPLICIT NONE
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -49317,8 +49464,7 @@ SUBROUTINE MPI_Neighbor_alltoallv_init_c_f08ts(sendbuf, sendcounts, sdispls, sen
   USE aptus_f08_entries, &
         & ONLY : f77_MPI_NEIGHBOR_ALLTOALLV_INIT_C => MPI_NEIGHBOR_ALLTOALLV_INIT_C, &
         & f77_APTUS_F08_SECTION => APTUS_F08_SECTION, &
-        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE, &
-        & f77_APTUS_F08_SECTION_PAIR => APTUS_F08_SECTION_PAIR
+        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE
   USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR, C_INT, C_NULL_CHAR, C_F_POINTER
   IMPLICIT NONE
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -49375,8 +49521,7 @@ SUBROUTINE PMPI_Neighbor_alltoallv_init_f08ts(sendbuf, sendcounts, sdispls, send
   USE aptus_f08_types
   USE aptus_f08_entries, ONLY : f77_PMPI_NEIGHBOR_ALLTOALLV_INIT => PMPI_NEIGHBOR_ALLTOALLV_INIT, &
         & f77_APTUS_F08_SECTION => APTUS_F08_SECTION, &
-        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE, &
-        & f77_APTUS_F08_SECTION_PAIR => APTUS_F08_SECTION_PAIR
+        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE
   USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR, C_INT, C_NULL_CHAR, C_F_POINTER
   IMPLICIT NONE
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -49433,8 +49578,7 @@ SUBROUTINE PMPI_Neighbor_alltoallv_init_c_f08ts(sendbuf, sendcounts, sdispls, se
   USE aptus_f08_entries, &
         & ONLY : f77_PMPI_NEIGHBOR_ALLTOALLV_INIT_C => PMPI_NEIGHBOR_ALLTOALLV_INIT_C, &
         & f77_APTUS_F08_SECTION => APTUS_F08_SECTION, &
-        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE, &
-        & f77_APTUS_F08_SECTION_PAIR => APTUS_F08_SECTION_PAIR
+        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE
   USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR, C_INT, C_NULL_CHAR, C_F_POINTER
   IMPLICIT NONE
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -50111,8 +50255,7 @@ SUBROUTINE MPI_Precv_init_f08ts(buf, partitions, count, datatype, source, tag, c
   USE aptus_f08_types
   USE aptus_f08_entries, ONLY : f77_MPI_PRECV_INIT => MPI_PRECV_INIT, &
         & f77_APTUS_F08_SECTION => APTUS_F08_SECTION, &
-        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE, &
-        & f77_APTUS_F08_SECTION_PAIR => APTUS_F08_SECTION_PAIR
+        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE
   USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR, C_INT, C_NULL_CHAR, C_F_POINTER
   IMPLICIT NONE
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
@@ -50129,16 +50272,18 @@ SUBROUTINE MPI_Precv_init_f08ts(buf, partitions, count, datatype, source, tag, c
     INTEGER(KIND=1), POINTER :: b_buf(:)
     INTEGER(KIND=MPI_ADDRESS_KIND) :: s_buf
     INTEGER(KIND=MPI_COUNT_KIND) :: n_buf
+    INTEGER(KIND=MPI_COUNT_KIND) :: c_buf
     ierror_ = MPI_SUCCESS
     IF (.NOT. (IS_CONTIGUOUS(buf))) THEN
       t_buf = datatype
-      n_buf = 0
+      n_buf = count
       IF (ierror_ == MPI_SUCCESS) &
-        & CALL f77_APTUS_F08_SECTION(buf, 2_C_INT, 'MPI_Precv_init' // C_NULL_CHAR, n_buf, &
+        & CALL f77_APTUS_F08_SECTION(buf, 4_C_INT, 'MPI_Precv_init' // C_NULL_CHAR, n_buf, &
         & datatype, t_buf, p_buf, s_buf, ierror_)
+      c_buf = INT(n_buf, KIND(c_buf))
       IF (ierror_ == MPI_SUCCESS) THEN
         CALL C_F_POINTER(p_buf, b_buf, [1])
-        CALL f77_MPI_PRECV_INIT(b_buf, partitions, count, t_buf, source, tag, comm, info, &
+        CALL f77_MPI_PRECV_INIT(b_buf, partitions, c_buf, t_buf, source, tag, comm, info, &
         & request, ierror_)
       END IF
       CALL f77_APTUS_F08_SECTION_FREE(t_buf, datatype)
@@ -50154,8 +50299,7 @@ SUBROUTINE PMPI_Precv_init_f08ts(buf, partitions, count, datatype, source, tag, 
   USE aptus_f08_types
   USE aptus_f08_entries, ONLY : f77_PMPI_PRECV_INIT => PMPI_PRECV_INIT, &
         & f77_APTUS_F08_SECTION => APTUS_F08_SECTION, &
-        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE, &
-        & f77_APTUS_F08_SECTION_PAIR => APTUS_F08_SECTION_PAIR
+        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE
   USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR, C_INT, C_NULL_CHAR, C_F_POINTER
   IMPLICIT NONE
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
@@ -50172,16 +50316,18 @@ SUBROUTINE PMPI_Precv_init_f08ts(buf, partitions, count, datatype, source, tag, 
     INTEGER(KIND=1), POINTER :: b_buf(:)
     INTEGER(KIND=MPI_ADDRESS_KIND) :: s_buf
     INTEGER(KIND=MPI_COUNT_KIND) :: n_buf
+    INTEGER(KIND=MPI_COUNT_KIND) :: c_buf
     ierror_ = MPI_SUCCESS
     IF (.NOT. (IS_CONTIGUOUS(buf))) THEN
       t_buf = datatype
-      n_buf = 0
+      n_buf = count
       IF (ierror_ == MPI_SUCCESS) &
-        & CALL f77_APTUS_F08_SECTION(buf, 2_C_INT, 'MPI_Precv_init' // C_NULL_CHAR, n_buf, &
+        & CALL f77_APTUS_F08_SECTION(buf, 4_C_INT, 'MPI_Precv_init' // C_NULL_CHAR, n_buf, &
         & datatype, t_buf, p_buf, s_buf, ierror_)
+      c_buf = INT(n_buf, KIND(c_buf))
       IF (ierror_ == MPI_SUCCESS) THEN
         CALL C_F_POINTER(p_buf, b_buf, [1])
-        CALL f77_PMPI_PRECV_INIT(b_buf, partitions, count, t_buf, source, tag, comm, info, &
+        CALL f77_PMPI_PRECV_INIT(b_buf, partitions, c_buf, t_buf, source, tag, comm, info, &
         & request, ierror_)
       END IF
       CALL f77_APTUS_F08_SECTION_FREE(t_buf, datatype)
@@ -50221,8 +50367,7 @@ SUBROUTINE MPI_Psend_init_f08ts(buf, partitions, count, datatype, dest, tag, com
   USE aptus_f08_types
   USE aptus_f08_entries, ONLY : f77_MPI_PSEND_INIT => MPI_PSEND_INIT, &
         & f77_APTUS_F08_SECTION => APTUS_F08_SECTION, &
-        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE, &
-        & f77_APTUS_F08_SECTION_PAIR => APTUS_F08_SECTION_PAIR
+        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE
   USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR, C_INT, C_NULL_CHAR, C_F_POINTER
   IMPLICIT NONE
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
@@ -50239,16 +50384,18 @@ SUBROUTINE MPI_Psend_init_f08ts(buf, partitions, count, datatype, dest, tag, com
     INTEGER(KIND=1), POINTER :: b_buf(:)
     INTEGER(KIND=MPI_ADDRESS_KIND) :: s_buf
     INTEGER(KIND=MPI_COUNT_KIND) :: n_buf
+    INTEGER(KIND=MPI_COUNT_KIND) :: c_buf
     ierror_ = MPI_SUCCESS
     IF (.NOT. (IS_CONTIGUOUS(buf))) THEN
       t_buf = datatype
-      n_buf = 0
+      n_buf = count
       IF (ierror_ == MPI_SUCCESS) &
-        & CALL f77_APTUS_F08_SECTION(buf, 2_C_INT, 'MPI_Psend_init' // C_NULL_CHAR, n_buf, &
+        & CALL f77_APTUS_F08_SECTION(buf, 4_C_INT, 'MPI_Psend_init' // C_NULL_CHAR, n_buf, &
         & datatype, t_buf, p_buf, s_buf, ierror_)
+      c_buf = INT(n_buf, KIND(c_buf))
       IF (ierror_ == MPI_SUCCESS) THEN
         CALL C_F_POINTER(p_buf, b_buf, [1])
-        CALL f77_MPI_PSEND_INIT(b_buf, partitions, count, t_buf, dest, tag, comm, info, request, &
+        CALL f77_MPI_PSEND_INIT(b_buf, partitions, c_buf, t_buf, dest, tag, comm, info, request, &
         & ierror_)
       END IF
       CALL f77_APTUS_F08_SECTION_FREE(t_buf, datatype)
@@ -50264,8 +50411,7 @@ SUBROUTINE PMPI_Psend_init_f08ts(buf, partitions, count, datatype, dest, tag, co
   USE aptus_f08_types
   USE aptus_f08_entries, ONLY : f77_PMPI_PSEND_INIT => PMPI_PSEND_INIT, &
         & f77_APTUS_F08_SECTION => APTUS_F08_SECTION, &
-        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE, &
-        & f77_APTUS_F08_SECTION_PAIR => APTUS_F08_SECTION_PAIR
+        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE
   USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR, C_INT, C_NULL_CHAR, C_F_POINTER
   IMPLICIT NONE
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
@@ -50282,16 +50428,18 @@ SUBROUTINE PMPI_Psend_init_f08ts(buf, partitions, count, datatype, dest, tag, co
     INTEGER(KIND=1), POINTER :: b_buf(:)
     INTEGER(KIND=MPI_ADDRESS_KIND) :: s_buf
     INTEGER(KIND=MPI_COUNT_KIND) :: n_buf
+    INTEGER(KIND=MPI_COUNT_KIND) :: c_buf
     ierror_ = MPI_SUCCESS
     IF (.NOT. (IS_CONTIGUOUS(buf))) THEN
       t_buf = datatype
-      n_buf = 0
+      n_buf = count
       IF (ierror_ == MPI_SUCCESS) &
-        & CALL f77_APTUS_F08_SECTION(buf, 2_C_INT, 'MPI_Psend_init' // C_NULL_CHAR, n_buf, &
+        & CALL f77_APTUS_F08_SECTION(buf, 4_C_INT, 'MPI_Psend_init' // C_NULL_CHAR, n_buf, &
         & datatype, t_buf, p_buf, s_buf, ierror_)
+      c_buf = INT(n_buf, KIND(c_buf))
       IF (ierror_ == MPI_SUCCESS) THEN
         CALL C_F_POINTER(p_buf, b_buf, [1])
-        CALL f77_PMPI_PSEND_INIT(b_buf, partitions, count, t_buf, dest, tag, comm, info, request, &
+        CALL f77_PMPI_PSEND_INIT(b_buf, partitions, c_buf, t_buf, dest, tag, comm, info, request, &
         & ierror_)
       END IF
       CALL f77_APTUS_F08_SECTION_FREE(t_buf, datatype)
@@ -53258,8 +53406,7 @@ SUBROUTINE MPI_Scatter_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcou
   USE aptus_f08_types
   USE aptus_f08_entries, ONLY : f77_MPI_SCATTER_INIT => MPI_SCATTER_INIT, &
         & f77_APTUS_F08_SECTION => APTUS_F08_SECTION, &
-        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE, &
-        & f77_APTUS_F08_SECTION_PAIR => APTUS_F08_SECTION_PAIR
+        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE
   USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR, C_INT, C_NULL_CHAR, C_F_POINTER
   IMPLICIT NONE
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -53276,27 +53423,31 @@ SUBROUTINE MPI_Scatter_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcou
     INTEGER(KIND=1), POINTER :: b_sendbuf(:)
     INTEGER(KIND=MPI_ADDRESS_KIND) :: s_sendbuf
     INTEGER(KIND=MPI_COUNT_KIND) :: n_sendbuf
+    INTEGER :: c_sendbuf
     TYPE(MPI_Datatype) :: t_recvbuf
     TYPE(C_PTR) :: p_recvbuf
     INTEGER(KIND=1), POINTER :: b_recvbuf(:)
     INTEGER(KIND=MPI_ADDRESS_KIND) :: s_recvbuf
     INTEGER(KIND=MPI_COUNT_KIND) :: n_recvbuf
+    INTEGER :: c_recvbuf
     ierror_ = MPI_SUCCESS
     IF (.NOT. (IS_CONTIGUOUS(sendbuf) .AND. IS_CONTIGUOUS(recvbuf))) THEN
       t_sendbuf = sendtype
-      n_sendbuf = 0
+      n_sendbuf = sendcount
       IF (ierror_ == MPI_SUCCESS) &
-        & CALL f77_APTUS_F08_SECTION(sendbuf, 2_C_INT, 'MPI_Scatter_init' // C_NULL_CHAR, &
+        & CALL f77_APTUS_F08_SECTION(sendbuf, 4_C_INT, 'MPI_Scatter_init' // C_NULL_CHAR, &
         & n_sendbuf, sendtype, t_sendbuf, p_sendbuf, s_sendbuf, ierror_)
+      c_sendbuf = INT(n_sendbuf, KIND(c_sendbuf))
       t_recvbuf = recvtype
-      n_recvbuf = 0
+      n_recvbuf = recvcount
       IF (ierror_ == MPI_SUCCESS) &
-        & CALL f77_APTUS_F08_SECTION(recvbuf, 2_C_INT, 'MPI_Scatter_init' // C_NULL_CHAR, &
+        & CALL f77_APTUS_F08_SECTION(recvbuf, 1_C_INT, 'MPI_Scatter_init' // C_NULL_CHAR, &
         & n_recvbuf, recvtype, t_recvbuf, p_recvbuf, s_recvbuf, ierror_)
+      c_recvbuf = INT(n_recvbuf, KIND(c_recvbuf))
       IF (ierror_ == MPI_SUCCESS) THEN
         CALL C_F_POINTER(p_sendbuf, b_sendbuf, [1])
         CALL C_F_POINTER(p_recvbuf, b_recvbuf, [1])
-        CALL f77_MPI_SCATTER_INIT(b_sendbuf, sendcount, t_sendbuf, b_recvbuf, recvcount, &
+        CALL f77_MPI_SCATTER_INIT(b_sendbuf, c_sendbuf, t_sendbuf, b_recvbuf, c_recvbuf, &
         & t_recvbuf, root, comm, info, request, ierror_)
       END IF
       CALL f77_APTUS_F08_SECTION_FREE(t_sendbuf, sendtype)
@@ -53313,8 +53464,7 @@ SUBROUTINE MPI_Scatter_init_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvc
   USE aptus_f08_types
   USE aptus_f08_entries, ONLY : f77_MPI_SCATTER_INIT_C => MPI_SCATTER_INIT_C, &
         & f77_APTUS_F08_SECTION => APTUS_F08_SECTION, &
-        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE, &
-        & f77_APTUS_F08_SECTION_PAIR => APTUS_F08_SECTION_PAIR
+        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE
   USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR, C_INT, C_NULL_CHAR, C_F_POINTER
   IMPLICIT NONE
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -53332,27 +53482,31 @@ SUBROUTINE MPI_Scatter_init_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvc
     INTEGER(KIND=1), POINTER :: b_sendbuf(:)
     INTEGER(KIND=MPI_ADDRESS_KIND) :: s_sendbuf
     INTEGER(KIND=MPI_COUNT_KIND) :: n_sendbuf
+    INTEGER(KIND=MPI_COUNT_KIND) :: c_sendbuf
     TYPE(MPI_Datatype) :: t_recvbuf
     TYPE(C_PTR) :: p_recvbuf
     INTEGER(KIND=1), POINTER :: b_recvbuf(:)
     INTEGER(KIND=MPI_ADDRESS_KIND) :: s_recvbuf
     INTEGER(KIND=MPI_COUNT_KIND) :: n_recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND) :: c_recvbuf
     ierror_ = MPI_SUCCESS
     IF (.NOT. (IS_CONTIGUOUS(sendbuf) .AND. IS_CONTIGUOUS(recvbuf))) THEN
       t_sendbuf = sendtype
-      n_sendbuf = 0
+      n_sendbuf = sendcount
       IF (ierror_ == MPI_SUCCESS) &
-        & CALL f77_APTUS_F08_SECTION(sendbuf, 2_C_INT, 'MPI_Scatter_init' // C_NULL_CHAR, &
+        & CALL f77_APTUS_F08_SECTION(sendbuf, 4_C_INT, 'MPI_Scatter_init' // C_NULL_CHAR, &
         & n_sendbuf, sendtype, t_sendbuf, p_sendbuf, s_sendbuf, ierror_)
+      c_sendbuf = INT(n_sendbuf, KIND(c_sendbuf))
       t_recvbuf = recvtype
-      n_recvbuf = 0
+      n_recvbuf = recvcount
       IF (ierror_ == MPI_SUCCESS) &
-        & CALL f77_APTUS_F08_SECTION(recvbuf, 2_C_INT, 'MPI_Scatter_init' // C_NULL_CHAR, &
+        & CALL f77_APTUS_F08_SECTION(recvbuf, 1_C_INT, 'MPI_Scatter_init' // C_NULL_CHAR, &
         & n_recvbuf, recvtype, t_recvbuf, p_recvbuf, s_recvbuf, ierror_)
+      c_recvbuf = INT(n_recvbuf, KIND(c_recvbuf))
       IF (ierror_ == MPI_SUCCESS) THEN
         CALL C_F_POINTER(p_sendbuf, b_sendbuf, [1])
         CALL C_F_POINTER(p_recvbuf, b_recvbuf, [1])
-        CALL f77_MPI_SCATTER_INIT_C(b_sendbuf, sendcount, t_sendbuf, b_recvbuf, recvcount, &
+        CALL f77_MPI_SCATTER_INIT_C(b_sendbuf, c_sendbuf, t_sendbuf, b_recvbuf, c_recvbuf, &
         & t_recvbuf, root, comm, info, request, ierror_)
       END IF
       CALL f77_APTUS_F08_SECTION_FREE(t_sendbuf, sendtype)
@@ -53369,8 +53523,7 @@ SUBROUTINE PMPI_Scatter_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvco
   USE aptus_f08_types
   USE aptus_f08_entries, ONLY : f77_PMPI_SCATTER_INIT => PMPI_SCATTER_INIT, &
         & f77_APTUS_F08_SECTION => APTUS_F08_SECTION, &
-        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE, &
-        & f77_APTUS_F08_SECTION_PAIR => APTUS_F08_SECTION_PAIR
+        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE
   USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR, C_INT, C_NULL_CHAR, C_F_POINTER
   IMPLICIT NONE
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -53387,27 +53540,31 @@ SUBROUTINE PMPI_Scatter_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvco
     INTEGER(KIND=1), POINTER :: b_sendbuf(:)
     INTEGER(KIND=MPI_ADDRESS_KIND) :: s_sendbuf
     INTEGER(KIND=MPI_COUNT_KIND) :: n_sendbuf
+    INTEGER :: c_sendbuf
     TYPE(MPI_Datatype) :: t_recvbuf
     TYPE(C_PTR) :: p_recvbuf
     INTEGER(KIND=1), POINTER :: b_recvbuf(:)
     INTEGER(KIND=MPI_ADDRESS_KIND) :: s_recvbuf
     INTEGER(KIND=MPI_COUNT_KIND) :: n_recvbuf
+    INTEGER :: c_recvbuf
     ierror_ = MPI_SUCCESS
     IF (.NOT. (IS_CONTIGUOUS(sendbuf) .AND. IS_CONTIGUOUS(recvbuf))) THEN
       t_sendbuf = sendtype
-      n_sendbuf = 0
+      n_sendbuf = sendcount
       IF (ierror_ == MPI_SUCCESS) &
-        & CALL f77_APTUS_F08_SECTION(sendbuf, 2_C_INT, 'MPI_Scatter_init' // C_NULL_CHAR, &
+        & CALL f77_APTUS_F08_SECTION(sendbuf, 4_C_INT, 'MPI_Scatter_init' // C_NULL_CHAR, &
         & n_sendbuf, sendtype, t_sendbuf, p_sendbuf, s_sendbuf, ierror_)
+      c_sendbuf = INT(n_sendbuf, KIND(c_sendbuf))
       t_recvbuf = recvtype
-      n_recvbuf = 0
+      n_recvbuf = recvcount
       IF (ierror_ == MPI_SUCCESS) &
-        & CALL f77_APTUS_F08_SECTION(recvbuf, 2_C_INT, 'MPI_Scatter_init' // C_NULL_CHAR, &
+        & CALL f77_APTUS_F08_SECTION(recvbuf, 1_C_INT, 'MPI_Scatter_init' // C_NULL_CHAR, &
         & n_recvbuf, recvtype, t_recvbuf, p_recvbuf, s_recvbuf, ierror_)
+      c_recvbuf = INT(n_recvbuf, KIND(c_recvbuf))
       IF (ierror_ == MPI_SUCCESS) THEN
         CALL C_F_POINTER(p_sendbuf, b_sendbuf, [1])
         CALL C_F_POINTER(p_recvbuf, b_recvbuf, [1])
-        CALL f77_PMPI_SCATTER_INIT(b_sendbuf, sendcount, t_sendbuf, b_recvbuf, recvcount, &
+        CALL f77_PMPI_SCATTER_INIT(b_sendbuf, c_sendbuf, t_sendbuf, b_recvbuf, c_recvbuf, &
         & t_recvbuf, root, comm, info, request, ierror_)
       END IF
       CALL f77_APTUS_F08_SECTION_FREE(t_sendbuf, sendtype)
@@ -53424,8 +53581,7 @@ SUBROUTINE PMPI_Scatter_init_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recv
   USE aptus_f08_types
   USE aptus_f08_entries, ONLY : f77_PMPI_SCATTER_INIT_C => PMPI_SCATTER_INIT_C, &
         & f77_APTUS_F08_SECTION => APTUS_F08_SECTION, &
-        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE, &
-        & f77_APTUS_F08_SECTION_PAIR => APTUS_F08_SECTION_PAIR
+        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE
   USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR, C_INT, C_NULL_CHAR, C_F_POINTER
   IMPLICIT NONE
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -53443,27 +53599,31 @@ SUBROUTINE PMPI_Scatter_init_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recv
     INTEGER(KIND=1), POINTER :: b_sendbuf(:)
     INTEGER(KIND=MPI_ADDRESS_KIND) :: s_sendbuf
     INTEGER(KIND=MPI_COUNT_KIND) :: n_sendbuf
+    INTEGER(KIND=MPI_COUNT_KIND) :: c_sendbuf
     TYPE(MPI_Datatype) :: t_recvbuf
     TYPE(C_PTR) :: p_recvbuf
     INTEGER(KIND=1), POINTER :: b_recvbuf(:)
     INTEGER(KIND=MPI_ADDRESS_KIND) :: s_recvbuf
     INTEGER(KIND=MPI_COUNT_KIND) :: n_recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND) :: c_recvbuf
     ierror_ = MPI_SUCCESS
     IF (.NOT. (IS_CONTIGUOUS(sendbuf) .AND. IS_CONTIGUOUS(recvbuf))) THEN
       t_sendbuf = sendtype
-      n_sendbuf = 0
+      n_sendbuf = sendcount
       IF (ierror_ == MPI_SUCCESS) &
-        & CALL f77_APTUS_F08_SECTION(sendbuf, 2_C_INT, 'MPI_Scatter_init' // C_NULL_CHAR, &
+        & CALL f77_APTUS_F08_SECTION(sendbuf, 4_C_INT, 'MPI_Scatter_init' // C_NULL_CHAR, &
         & n_sendbuf, sendtype, t_sendbuf, p_sendbuf, s_sendbuf, ierror_)
+      c_sendbuf = INT(n_sendbuf, KIND(c_sendbuf))
       t_recvbuf = recvtype
-      n_recvbuf = 0
+      n_recvbuf = recvcount
       IF (ierror_ == MPI_SUCCESS) &
-        & CALL f77_APTUS_F08_SECTION(recvbuf, 2_C_INT, 'MPI_Scatter_init' // C_NULL_CHAR, &
+        & CALL f77_APTUS_F08_SECTION(recvbuf, 1_C_INT, 'MPI_Scatter_init' // C_NULL_CHAR, &
         & n_recvbuf, recvtype, t_recvbuf, p_recvbuf, s_recvbuf, ierror_)
+      c_recvbuf = INT(n_recvbuf, KIND(c_recvbuf))
       IF (ierror_ == MPI_SUCCESS) THEN
         CALL C_F_POINTER(p_sendbuf, b_sendbuf, [1])
         CALL C_F_POINTER(p_recvbuf, b_recvbuf, [1])
-        CALL f77_PMPI_SCATTER_INIT_C(b_sendbuf, sendcount, t_sendbuf, b_recvbuf, recvcount, &
+        CALL f77_PMPI_SCATTER_INIT_C(b_sendbuf, c_sendbuf, t_sendbuf, b_recvbuf, c_recvbuf, &
         & t_recvbuf, root, comm, info, request, ierror_)
       END IF
       CALL f77_APTUS_F08_SECTION_FREE(t_sendbuf, sendtype)
@@ -53548,8 +53708,7 @@ SUBROUTINE MPI_Scatterv_init_f08ts(sendbuf, sendcounts, displs, sendtype, recvbu
   USE aptus_f08_types
   USE aptus_f08_entries, ONLY : f77_MPI_SCATTERV_INIT => MPI_SCATTERV_INIT, &
         & f77_APTUS_F08_SECTION => APTUS_F08_SECTION, &
-        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE, &
-        & f77_APTUS_F08_SECTION_PAIR => APTUS_F08_SECTION_PAIR
+        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE
   USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR, C_INT, C_NULL_CHAR, C_F_POINTER
   IMPLICIT NONE
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -53572,6 +53731,7 @@ SUBROUTINE MPI_Scatterv_init_f08ts(sendbuf, sendcounts, displs, sendtype, recvbu
     INTEGER(KIND=1), POINTER :: b_recvbuf(:)
     INTEGER(KIND=MPI_ADDRESS_KIND) :: s_recvbuf
     INTEGER(KIND=MPI_COUNT_KIND) :: n_recvbuf
+    INTEGER :: c_recvbuf
     ierror_ = MPI_SUCCESS
     IF (.NOT. (IS_CONTIGUOUS(sendbuf) .AND. IS_CONTIGUOUS(recvbuf))) THEN
       t_sendbuf = sendtype
@@ -53580,15 +53740,16 @@ SUBROUTINE MPI_Scatterv_init_f08ts(sendbuf, sendcounts, displs, sendtype, recvbu
         & CALL f77_APTUS_F08_SECTION(sendbuf, 2_C_INT, 'MPI_Scatterv_init' // C_NULL_CHAR, &
         & n_sendbuf, sendtype, t_sendbuf, p_sendbuf, s_sendbuf, ierror_)
       t_recvbuf = recvtype
-      n_recvbuf = 0
+      n_recvbuf = recvcount
       IF (ierror_ == MPI_SUCCESS) &
-        & CALL f77_APTUS_F08_SECTION(recvbuf, 2_C_INT, 'MPI_Scatterv_init' // C_NULL_CHAR, &
+        & CALL f77_APTUS_F08_SECTION(recvbuf, 1_C_INT, 'MPI_Scatterv_init' // C_NULL_CHAR, &
         & n_recvbuf, recvtype, t_recvbuf, p_recvbuf, s_recvbuf, ierror_)
+      c_recvbuf = INT(n_recvbuf, KIND(c_recvbuf))
       IF (ierror_ == MPI_SUCCESS) THEN
         CALL C_F_POINTER(p_sendbuf, b_sendbuf, [1])
         CALL C_F_POINTER(p_recvbuf, b_recvbuf, [1])
         CALL f77_MPI_SCATTERV_INIT(b_sendbuf, sendcounts, displs, t_sendbuf, b_recvbuf, &
-        & recvcount, t_recvbuf, root, comm, info, request, ierror_)
+        & c_recvbuf, t_recvbuf, root, comm, info, request, ierror_)
       END IF
       CALL f77_APTUS_F08_SECTION_FREE(t_sendbuf, sendtype)
       CALL f77_APTUS_F08_SECTION_FREE(t_recvbuf, recvtype)
@@ -53604,8 +53765,7 @@ SUBROUTINE MPI_Scatterv_init_c_f08ts(sendbuf, sendcounts, displs, sendtype, recv
   USE aptus_f08_types
   USE aptus_f08_entries, ONLY : f77_MPI_SCATTERV_INIT_C => MPI_SCATTERV_INIT_C, &
         & f77_APTUS_F08_SECTION => APTUS_F08_SECTION, &
-        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE, &
-        & f77_APTUS_F08_SECTION_PAIR => APTUS_F08_SECTION_PAIR
+        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE
   USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR, C_INT, C_NULL_CHAR, C_F_POINTER
   IMPLICIT NONE
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -53630,6 +53790,7 @@ SUBROUTINE MPI_Scatterv_init_c_f08ts(sendbuf, sendcounts, displs, sendtype, recv
     INTEGER(KIND=1), POINTER :: b_recvbuf(:)
     INTEGER(KIND=MPI_ADDRESS_KIND) :: s_recvbuf
     INTEGER(KIND=MPI_COUNT_KIND) :: n_recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND) :: c_recvbuf
     ierror_ = MPI_SUCCESS
     IF (.NOT. (IS_CONTIGUOUS(sendbuf) .AND. IS_CONTIGUOUS(recvbuf))) THEN
       t_sendbuf = sendtype
@@ -53638,15 +53799,16 @@ SUBROUTINE MPI_Scatterv_init_c_f08ts(sendbuf, sendcounts, displs, sendtype, recv
         & CALL f77_APTUS_F08_SECTION(sendbuf, 2_C_INT, 'MPI_Scatterv_init' // C_NULL_CHAR, &
         & n_sendbuf, sendtype, t_sendbuf, p_sendbuf, s_sendbuf, ierror_)
       t_recvbuf = recvtype
-      n_recvbuf = 0
+      n_recvbuf = recvcount
       IF (ierror_ == MPI_SUCCESS) &
-        & CALL f77_APTUS_F08_SECTION(recvbuf, 2_C_INT, 'MPI_Scatterv_init' // C_NULL_CHAR, &
+        & CALL f77_APTUS_F08_SECTION(recvbuf, 1_C_INT, 'MPI_Scatterv_init' // C_NULL_CHAR, &
         & n_recvbuf, recvtype, t_recvbuf, p_recvbuf, s_recvbuf, ierror_)
+      c_recvbuf = INT(n_recvbuf, KIND(c_recvbuf))
       IF (ierror_ == MPI_SUCCESS) THEN
         CALL C_F_POINTER(p_sendbuf, b_sendbuf, [1])
         CALL C_F_POINTER(p_recvbuf, b_recvbuf, [1])
         CALL f77_MPI_SCATTERV_INIT_C(b_sendbuf, sendcounts, displs, t_sendbuf, b_recvbuf, &
-        & recvcount, t_recvbuf, root, comm, info, request, ierror_)
+        & c_recvbuf, t_recvbuf, root, comm, info, request, ierror_)
       END IF
       CALL f77_APTUS_F08_SECTION_FREE(t_sendbuf, sendtype)
       CALL f77_APTUS_F08_SECTION_FREE(t_recvbuf, recvtype)
@@ -53662,8 +53824,7 @@ SUBROUTINE PMPI_Scatterv_init_f08ts(sendbuf, sendcounts, displs, sendtype, recvb
   USE aptus_f08_types
   USE aptus_f08_entries, ONLY : f77_PMPI_SCATTERV_INIT => PMPI_SCATTERV_INIT, &
         & f77_APTUS_F08_SECTION => APTUS_F08_SECTION, &
-        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE, &
-        & f77_APTUS_F08_SECTION_PAIR => APTUS_F08_SECTION_PAIR
+        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE
   USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR, C_INT, C_NULL_CHAR, C_F_POINTER
   IMPLICIT NONE
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -53686,6 +53847,7 @@ SUBROUTINE PMPI_Scatterv_init_f08ts(sendbuf, sendcounts, displs, sendtype, recvb
     INTEGER(KIND=1), POINTER :: b_recvbuf(:)
     INTEGER(KIND=MPI_ADDRESS_KIND) :: s_recvbuf
     INTEGER(KIND=MPI_COUNT_KIND) :: n_recvbuf
+    INTEGER :: c_recvbuf
     ierror_ = MPI_SUCCESS
     IF (.NOT. (IS_CONTIGUOUS(sendbuf) .AND. IS_CONTIGUOUS(recvbuf))) THEN
       t_sendbuf = sendtype
@@ -53694,15 +53856,16 @@ SUBROUTINE PMPI_Scatterv_init_f08ts(sendbuf, sendcounts, displs, sendtype, recvb
         & CALL f77_APTUS_F08_SECTION(sendbuf, 2_C_INT, 'MPI_Scatterv_init' // C_NULL_CHAR, &
         & n_sendbuf, sendtype, t_sendbuf, p_sendbuf, s_sendbuf, ierror_)
       t_recvbuf = recvtype
-      n_recvbuf = 0
+      n_recvbuf = recvcount
       IF (ierror_ == MPI_SUCCESS) &
-        & CALL f77_APTUS_F08_SECTION(recvbuf, 2_C_INT, 'MPI_Scatterv_init' // C_NULL_CHAR, &
+        & CALL f77_APTUS_F08_SECTION(recvbuf, 1_C_INT, 'MPI_Scatterv_init' // C_NULL_CHAR, &
         & n_recvbuf, recvtype, t_recvbuf, p_recvbuf, s_recvbuf, ierror_)
+      c_recvbuf = INT(n_recvbuf, KIND(c_recvbuf))
       IF (ierror_ == MPI_SUCCESS) THEN
         CALL C_F_POINTER(p_sendbuf, b_sendbuf, [1])
         CALL C_F_POINTER(p_recvbuf, b_recvbuf, [1])
         CALL f77_PMPI_SCATTERV_INIT(b_sendbuf, sendcounts, displs, t_sendbuf, b_recvbuf, &
-        & recvcount, t_recvbuf, root, comm, info, request, ierror_)
+        & c_recvbuf, t_recvbuf, root, comm, info, request, ierror_)
       END IF
       CALL f77_APTUS_F08_SECTION_FREE(t_sendbuf, sendtype)
       CALL f77_APTUS_F08_SECTION_FREE(t_recvbuf, recvtype)
@@ -53718,8 +53881,7 @@ SUBROUTINE PMPI_Scatterv_init_c_f08ts(sendbuf, sendcounts, displs, sendtype, rec
   USE aptus_f08_types
   USE aptus_f08_entries, ONLY : f77_PMPI_SCATTERV_INIT_C => PMPI_SCATTERV_INIT_C, &
         & f77_APTUS_F08_SECTION => APTUS_F08_SECTION, &
-        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE, &
-        & f77_APTUS_F08_SECTION_PAIR => APTUS_F08_SECTION_PAIR
+        & f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE
   USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR, C_INT, C_NULL_CHAR, C_F_POINTER
   IMPLICIT NONE
     TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -53744,6 +53906,7 @@ SUBROUTINE PMPI_Scatterv_init_c_f08ts(sendbuf, sendcounts, displs, sendtype, rec
     INTEGER(KIND=1), POINTER :: b_recvbuf(:)
     INTEGER(KIND=MPI_ADDRESS_KIND) :: s_recvbuf
     INTEGER(KIND=MPI_COUNT_KIND) :: n_recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND) :: c_recvbuf
     ierror_ = MPI_SUCCESS
     IF (.NOT. (IS_CONTIGUOUS(sendbuf) .AND. IS_CONTIGUOUS(recvbuf))) THEN
       t_sendbuf = sendtype
@@ -53752,15 +53915,16 @@ SUBROUTINE PMPI_Scatterv_init_c_f08ts(sendbuf, sendcounts, displs, sendtype, rec
         & CALL f77_APTUS_F08_SECTION(sendbuf, 2_C_INT, 'MPI_Scatterv_init' // C_NULL_CHAR, &
         & n_sendbuf, sendtype, t_sendbuf, p_sendbuf, s_sendbuf, ierror_)
       t_recvbuf = recvtype
-      n_recvbuf = 0
+      n_recvbuf = recvcount
       IF (ierror_ == MPI_SUCCESS) &
-        & CALL f77_APTUS_F08_SECTION(recvbuf, 2_C_INT, 'MPI_Scatterv_init' // C_NULL_CHAR, &
+        & CALL f77_APTUS_F08_SECTION(recvbuf, 1_C_INT, 'MPI_Scatterv_init' // C_NULL_CHAR, &
         & n_recvbuf, recvtype, t_recvbuf, p_recvbuf, s_recvbuf, ierror_)
+      c_recvbuf = INT(n_recvbuf, KIND(c_recvbuf))
       IF (ierror_ == MPI_SUCCESS) THEN
         CALL C_F_POINTER(p_sendbuf, b_sendbuf, [1])
         CALL C_F_POINTER(p_recvbuf, b_recvbuf, [1])
         CALL f77_PMPI_SCATTERV_INIT_C(b_sendbuf, sendcounts, displs, t_sendbuf, b_recvbuf, &
-        & recvcount, t_recvbuf, root, comm, info, request, ierror_)
+        & c_recvbuf, t_recvbuf, root, comm, info, request, ierror_)
       END IF
       CALL f77_APTUS_F08_SECTION_FREE(t_sendbuf, sendtype)
       CALL f77_APTUS_F08_SECTION_FREE(t_recvbuf, recvtype)
