@@ -704,11 +704,16 @@ typedef struct MPI_F08_status {
     MPI_Fint MPI_internal[5];
 } MPI_F08_status;
 
-/* Ignorable Fortran status arguments of the status conversion functions. */
-#define MPI_F_STATUS_IGNORE     ((MPI_Fint *)0)
-#define MPI_F_STATUSES_IGNORE   ((MPI_Fint *)0)
-#define MPI_F08_STATUS_IGNORE   ((MPI_F08_status *)0)
-#define MPI_F08_STATUSES_IGNORE ((MPI_F08_status *)0)
+/* The Fortran bindings' MPI_STATUS(ES)_IGNORE seen from C (MPI 4.1, 19.3.5): global variables
+ * (MPI 5.0's standard ABI has none; an extension here). Once the Fortran bindings
+ * (libmpifort_abi) are loaded they hold the addresses Fortran passes for its sentinels, so that a
+ * C tool intercepting mpi_recv_ can compare a status argument with them or pass them to
+ * pmpi_recv_; NULL before that, which the Fortran entry points also take as "ignore". The status
+ * conversions refuse them. */
+extern MPI_Fint *MPI_F_STATUS_IGNORE;
+extern MPI_Fint *MPI_F_STATUSES_IGNORE;
+extern MPI_F08_status *MPI_F08_STATUS_IGNORE;
+extern MPI_F08_status *MPI_F08_STATUSES_IGNORE;
 
 /* ======================================================================
  * 15. Function prototypes

@@ -148,12 +148,23 @@ STATUS_SET(error, MPI_ERROR)
  * In the standard ABI all three are eight ints in the same order (MPI_SOURCE, MPI_TAG,
  * MPI_ERROR, five words of the library): a conversion is a copy. The ignore constants are not
  * statuses and are refused. */
+MPI_Fint *MPI_F_STATUS_IGNORE = NULL;
+MPI_Fint *MPI_F_STATUSES_IGNORE = NULL;
+MPI_F08_status *MPI_F08_STATUS_IGNORE = NULL;
+MPI_F08_status *MPI_F08_STATUSES_IGNORE = NULL;
+
+static int not_a_status(const void *p)
+{
+    return !p || p == (const void *)MPI_F_STATUS_IGNORE || p == (const void *)MPI_F_STATUSES_IGNORE ||
+           p == (const void *)MPI_F08_STATUS_IGNORE || p == (const void *)MPI_F08_STATUSES_IGNORE;
+}
+
 #define STATUS_COPY(NAME, FROM_T, TO_T)                                                                                \
     int PMPI_Status_##NAME(const FROM_T *from, TO_T *to)                                                               \
     {                                                                                                                  \
-        if (!from || !to)                                                                                              \
+        if (not_a_status(from) || not_a_status(to))                                                                    \
             return aptus_error(NULL, MPI_ERR_ARG, "MPI_Status_" #NAME,                                                 \
-                               "a status argument is NULL (an ignore constant is not a status)");                      \
+                               "a status argument is NULL or an ignore constant (not a status)");                      \
         memcpy(to, from, sizeof(MPI_Status));                                                                          \
         return MPI_SUCCESS;                                                                                            \
     }                                                                                                                  \

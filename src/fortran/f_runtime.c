@@ -101,6 +101,11 @@ void aptus_f_logicals_out(MPI_Fint *f, int n, const int *c)
  * application, through the C library) are kept and used. Never fails a program's start. */
 __attribute__((constructor)) static void f_register(void)
 {
+    /* the C library's MPI_F_STATUS(ES)_IGNORE and the f08 ones: Fortran's sentinels */
+    MPI_F_STATUS_IGNORE = aptus_f_status_ignore_;
+    MPI_F_STATUSES_IGNORE = aptus_f_statuses_ignore_;
+    MPI_F08_STATUS_IGNORE = (MPI_F08_status *)(void *)aptus_f08_status_ignore;
+    MPI_F08_STATUSES_IGNORE = (MPI_F08_status *)(void *)aptus_f08_statuses_ignore;
     MPI_Fint t = 0, f = 0;
     int is_set = 0;
     if (PMPI_Abi_get_fortran_booleans((int)sizeof(MPI_Fint), &t, &f, &is_set) == MPI_SUCCESS && is_set) {

@@ -1,8 +1,10 @@
 ! use mpi + C: Fortran handles and statuses converted in C (MPI_Comm_f2c, MPI_Type_f2c,
 ! MPI_Status_f2c, and back with the c2f functions), and C handles converted for Fortran
-! (MPI_Comm_c2f(MPI_COMM_WORLD) is MPI_COMM_WORLD, ...).  The C half: f_handles_c.c.
+! (MPI_Comm_c2f(MPI_COMM_WORLD) is MPI_COMM_WORLD, ...), and the ignore sentinels of `mpi` and
+! mpi_f08 as C sees them (MPI_F_STATUS_IGNORE, ...).  The C half: f_handles_c.c.
 program f_handles
   use mpi
+  use mpi_f08, only : F08_STATUS_IGNORE => MPI_STATUS_IGNORE, F08_STATUSES_IGNORE => MPI_STATUSES_IGNORE
   use ftest
   implicit none
   interface
@@ -12,9 +14,13 @@ program f_handles
     subroutine c_handles(world, null, integer, sum, dup)
       integer :: world, null, integer, sum, dup
     end subroutine c_handles
+    subroutine c_ignore(s, ss, s08, ss08, res)
+      integer :: s(*), ss(*), res(7)
+      type(*) :: s08, ss08(*)
+    end subroutine c_ignore
   end interface
   integer :: ierr, rank, n, rev, t3, next, prev, res(12), fworld, fnull, fint, fsum, fdup, v
-  integer :: status(MPI_STATUS_SIZE)
+  integer :: status(MPI_STATUS_SIZE), ign(7)
   double precision :: sbuf(6), rbuf(6)
 
   call MPI_Init(ierr)
@@ -59,6 +65,12 @@ program f_handles
   if (v /= n * (n - 1) / 2) call fail('allreduce on the communicator made in C')
   call MPI_Comm_free(fdup, ierr)
   if (fdup /= MPI_COMM_NULL) call fail('comm_free of the communicator made in C')
+
+  ! C sees Fortran's ignore sentinels as MPI_F_STATUS(ES)_IGNORE and MPI_F08_STATUS(ES)_IGNORE
+  call c_ignore(MPI_STATUS_IGNORE, MPI_STATUSES_IGNORE, F08_STATUS_IGNORE, F08_STATUSES_IGNORE, ign)
+  if (any(ign(1:4) /= 1)) call fail('MPI_F_STATUS(ES)_IGNORE / MPI_F08_STATUS(ES)_IGNORE are not Fortran''s sentinels')
+  if (ign(5) /= 1) call fail('pmpi_recv_ from C with MPI_F_STATUS_IGNORE')
+  if (ign(6) /= 1 .or. ign(7) /= 1) call fail('a status conversion accepted an ignore constant')
 
   call MPI_Type_free(t3, ierr)
   call MPI_Comm_free(rev, ierr)
