@@ -43,11 +43,19 @@ static MPI_Errhandler errh_ref(struct aptus_errhandler *e)
     return aptus_errh_handle(e);
 }
 
-/* There is no MPI-IO yet: MPI_FILE_NULL is the only file handle. */
-#define CHK_FILE_NULL(f, FN)                                                                                           \
-    if ((f) != MPI_FILE_NULL)                                                                                          \
-    return aptus_error(NULL, MPI_ERR_FILE, FN,                                                                         \
-                       "invalid file handle (MPI-IO is not implemented: only MPI_FILE_NULL exists)")
+/* Where the error handler of file f lives: MPI_FILE_NULL's is the default for files opened later
+ * (and the handler of errors no file is open for); NULL for a handle that is no file. */
+static struct aptus_errhandler **file_errh_slot(MPI_File f)
+{
+    if (f == MPI_FILE_NULL)
+        return &aptus_file_default_errh;
+    struct aptus_file_head *h = aptus_file_head_get(f);
+    return h ? &h->errh : NULL;
+}
+#define GET_FILE_ERRH(slot, f, FN)                                                                                     \
+    struct aptus_errhandler **slot = file_errh_slot(f);                                                                \
+    if (!slot)                                                                                                         \
+    return aptus_error(NULL, MPI_ERR_FILE, FN, "invalid file handle")
 
 static const char *obj_name(enum aptus_errh_obj obj)
 {
@@ -169,8 +177,7 @@ int PMPI_Errhandler_free(MPI_Errhandler *errhandler)
 }
 APTUS_ALIAS(Errhandler_free)
 
-/* ---- files: there is no MPI-IO yet, but MPI_FILE_NULL holds the default file error handler,
- * which these calls read and change as the standard describes. ---- */
+/* ---- files: MPI_FILE_NULL holds the default error handler of the files opened later ---- */
 
 int PMPI_File_create_errhandler(MPI_File_errhandler_function *fn, MPI_Errhandler *errhandler)
 {
@@ -185,12 +192,12 @@ int PMPI_File_set_errhandler(MPI_File file, MPI_Errhandler errhandler)
 {
     APTUS_API_LOCK();
     API_INIT("MPI_File_set_errhandler");
-    CHK_FILE_NULL(file, "MPI_File_set_errhandler");
+    GET_FILE_ERRH(slot, file, "MPI_File_set_errhandler");
     int rc;
     struct aptus_errhandler *e = errh_arg(errhandler, APTUS_ERRH_FOR_FILE, NULL, "MPI_File_set_errhandler", &rc);
     if (!e)
         return rc;
-    errh_attach(&aptus_file_default_errh, e);
+    errh_attach(slot, e);
     return MPI_SUCCESS;
 }
 APTUS_ALIAS(File_set_errhandler)
@@ -200,10 +207,10 @@ int PMPI_File_get_errhandler(MPI_File file, MPI_Errhandler *errhandler)
     APTUS_OUT_NULL(errhandler, MPI_ERRHANDLER_NULL);
     APTUS_API_LOCK();
     API_INIT("MPI_File_get_errhandler");
-    CHK_FILE_NULL(file, "MPI_File_get_errhandler");
+    GET_FILE_ERRH(slot, file, "MPI_File_get_errhandler");
     if (!errhandler)
         return aptus_error(NULL, MPI_ERR_ARG, "MPI_File_get_errhandler", "null errhandler argument");
-    *errhandler = errh_ref(aptus_file_default_errh);
+    *errhandler = errh_ref(*slot);
     return MPI_SUCCESS;
 }
 APTUS_ALIAS(File_get_errhandler)
@@ -355,10 +362,10 @@ int PMPI_File_call_errhandler(MPI_File fh, int errorcode)
 {
     APTUS_API_LOCK();
     API_INIT("MPI_File_call_errhandler");
-    CHK_FILE_NULL(fh, "MPI_File_call_errhandler");
+    GET_FILE_ERRH(slot, fh, "MPI_File_call_errhandler");
     if (aptus_error_class_of(errorcode) < 0)
         return aptus_error(NULL, MPI_ERR_ARG, "MPI_File_call_errhandler", "%d is not a valid error code", errorcode);
-    aptus_errh_invoke(aptus_file_default_errh, (void *)fh, errorcode, "MPI_File_call_errhandler");
+    aptus_errh_invoke(*slot, (void *)fh, errorcode, "MPI_File_call_errhandler");
     return MPI_SUCCESS;
 }
 APTUS_ALIAS(File_call_errhandler)

@@ -31,7 +31,7 @@ static void *from_int(int v, int kind)
     return v >= APTUS_INT_FIRST && kind >= 0 ? aptus_obj_at(kind, (uintptr_t)(v - APTUS_INT_FIRST)) : NULL;
 }
 
-/* KIND: the arena's kind of the handle (-1: objects that do not exist here, MPI_File). */
+/* KIND: the arena's kind of the handle. */
 #define CONVERT(NAME, T, KIND)                                                                                         \
     MPI_Fint PMPI_##NAME##_c2f(T h)                                                                                    \
     {                                                                                                                  \
@@ -56,7 +56,7 @@ static void *from_int(int v, int kind)
 
 CONVERT(Comm, MPI_Comm, APTUS_OBJ_COMM)
 CONVERT(Errhandler, MPI_Errhandler, APTUS_OBJ_ERRH)
-CONVERT(File, MPI_File, -1)
+CONVERT(File, MPI_File, APTUS_OBJ_FILE)
 CONVERT(Group, MPI_Group, APTUS_OBJ_GROUP)
 CONVERT(Info, MPI_Info, APTUS_OBJ_INFO)
 CONVERT(Message, MPI_Message, APTUS_OBJ_MESSAGE)

@@ -39,7 +39,8 @@
     X(WIN, 1, 1, 10)                      /* struct aptus_win: 1024 */                                                 \
     X(INFO, 1, 1, 6)                      /* struct aptus_info: 64 */                                                  \
     X(SESSION, 1, 1, 7)                   /* struct aptus_session: 128 */                                              \
-    X(MESSAGE, 1, 1, 6)                   /* a matched message (api/pt2pt.c): 64 */
+    X(MESSAGE, 1, 1, 6)                   /* a matched message (api/pt2pt.c): 64 */                                    \
+    X(FILE, 1, 1, 9)                      /* struct aptus_file (io/io.h): 512 */
 
 enum aptus_obj_kind {
 #define APTUS_OBJ_ENUM_(K, ODD, INV, SHIFT) APTUS_OBJ_##K,

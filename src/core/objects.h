@@ -21,7 +21,8 @@ enum {
     APTUS_MAGIC_OP = 0x4f705f5f,
     APTUS_MAGIC_ERRH = 0x45727248,
     APTUS_MAGIC_REQ = 0x52657175,
-    APTUS_MAGIC_GROUP = 0x47727570
+    APTUS_MAGIC_GROUP = 0x47727570,
+    APTUS_MAGIC_FILE = 0x46696c65
 };
 
 /* ---- error handlers ---- */
@@ -39,6 +40,20 @@ struct aptus_errhandler {
     MPI_Session_errhandler_function *session_fn;
 };
 APTUS_OBJ_FITS(struct aptus_errhandler, ERRH);
+
+/* ---- files (MPI-IO, src/io/): the start of every struct aptus_file, what the error handler
+ * calls of the layers below need ---- */
+struct aptus_file_head {
+    uint32_t magic;
+    struct aptus_errhandler *errh; /* MPI_File_set_errhandler's (a reference) */
+};
+APTUS_OBJ_FITS(struct aptus_file_head, FILE);
+/* The file behind handle h, or NULL (any value is safe: core/arena.h). */
+static inline struct aptus_file_head *aptus_file_head_get(MPI_File h)
+{
+    struct aptus_file_head *f = (struct aptus_file_head *)h;
+    return aptus_obj_in(h, APTUS_OBJ_FILE) && f->magic == APTUS_MAGIC_FILE ? f : NULL;
+}
 
 /* ---- groups: an ordered list of world ranks ---- */
 struct aptus_group {

@@ -835,7 +835,7 @@ F_NOT_YET(comm_spawn_multiple, Comm_spawn_multiple, "dynamic processes are not i
           (MPI_Fint * n, char *c, char *a, MPI_Fint *m, MPI_Fint *i, MPI_Fint *r, MPI_Fint *cm, MPI_Fint *ic,
            MPI_Fint *e, MPI_Fint *ierror, size_t cl, size_t al),
           ierror)
-F_NOT_YET(register_datarep, Register_datarep, "MPI-IO is not implemented in Aptus MPI",
+F_NOT_YET(register_datarep, Register_datarep, "user data representations from Fortran are not available yet",
           (char *d, void *r, void *w, void *x, MPI_Aint *e, MPI_Fint *ierror, size_t dl), ierror)
 F_NOT_YET(sizeof, Sizeof, "not available yet", (void *x, MPI_Fint *size, MPI_Fint *ierror), ierror)
 

@@ -38,20 +38,11 @@ sdist_sha256=56860286dc45f20e8821e93cb06669e30462348bf866f685553fa4b712d58d02
 # MPI_ERR_UNSUPPORTED_OPERATION for these calls; mpi4py only turns its own "not available"
 # into NotImplementedError, so its tests do not skip themselves.
 exclude_modules=(
-    # MPI-IO (MPI_File_*).
-    '^test_io\.py$'
-    '^test_file\.py$'
-    # test_subclass opens an MPI file at import (MPI_File_open) and tolerates only mpi4py's
-    # NotImplementedError there, so the whole module fails to load without MPI-IO.
-    '^test_subclass\.py$'
     # Dynamic processes (MPI_Comm_spawn, MPI_Open_port/Comm_accept/connect, MPI_Comm_join).
     '^test_spawn\.py$'
     '^test_dynproc\.py$'
 )
 exclude_tests=(
-    # MPI-IO: error handlers on a file (MPI_File_open); object model of an open file.
-    'test_errhandler.TestErrhandlerFile'
-    'test_objmodel.TestObjModel.testSafeFreeCreated'
     # mpi4py.util.pool.Pool runs its workers through mpi4py.futures, which starts them with
     # MPI_Comm_spawn (dynamic processes); without spawn its client thread fails and the test
     # waits forever. (The run also sets mpi4py's own switch MPI4PY_TEST_SPAWN=0, which makes

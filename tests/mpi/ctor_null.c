@@ -371,15 +371,20 @@ static void unimplemented(void)
     const int U = MPI_ERR_UNSUPPORTED_OPERATION;
     int errcodes[1];
     char *argv[1] = { NULL };
-    R_FILE(U, MPI_File_open(MPI_COMM_SELF, "ctor_null.tmp", MPI_MODE_RDONLY, MPI_INFO_NULL, &out));
     R_COMM(U, MPI_Comm_spawn("true", argv, 1, MPI_INFO_NULL, 0, MPI_COMM_SELF, &out, errcodes));
     R_COMM(U, MPI_Comm_accept("port", MPI_INFO_NULL, 0, MPI_COMM_SELF, &out));
     R_COMM(U, MPI_Comm_connect("port", MPI_INFO_NULL, 0, MPI_COMM_SELF, &out));
     R_COMM(U, MPI_Comm_join(-1, &out));
-    {
-        int b;
-        R_REQ(U, MPI_File_iread(MPI_FILE_NULL, &b, 1, MPI_INT, &out));
-    }
+}
+
+/* MPI-IO: a file that does not exist, a request on no file. */
+static void files(void)
+{
+    int b;
+    R_FILE(MPI_ERR_NO_SUCH_FILE,
+           MPI_File_open(MPI_COMM_SELF, "ctor_null.no-such-dir/x", MPI_MODE_RDONLY, MPI_INFO_NULL, &out));
+    R_REQ(MPI_ERR_FILE, MPI_File_iread(MPI_FILE_NULL, &b, 1, MPI_INT, &out));
+    R_REQ(MPI_ERR_FILE, MPI_File_iwrite_at(JUNK(MPI_File), 0, &b, 1, MPI_INT, &out));
 }
 
 int main(int argc, char **argv)
@@ -389,6 +394,7 @@ int main(int argc, char **argv)
     collectives();
     datatypes();
     objects();
+    files();
     if (!mtest_known_bug("no_unimplemented"))
         unimplemented();
     if (errs)

@@ -92,3 +92,7 @@ endforeach()
 aptus_mpi_test(NAME comm_create_threads_dup_np4 SOURCE comm_create_threads.c NP 4 ARGS 4 20 dup LABELS threads comm)
 aptus_mpi_test(NAME comm_create_threads_async_np2 SOURCE comm_create_threads.c NP 2 ARGS 3 11
   LABELS threads comm ENV APTUS_ASYNC_PROGRESS=1)
+# MPI-IO from 4 threads per rank: a file and a communicator each, and one file shared by all.
+foreach(np 1 2 3)
+  aptus_mpi_test(NAME io_threads_np${np} SOURCE io_threads.c NP ${np} LABELS threads io)
+endforeach()

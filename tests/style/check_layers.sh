@@ -1,7 +1,7 @@
 #!/bin/sh
 # The dependency rule of docs/DESIGN.md ("Layers"): a file of src/ includes headers only from
 # its own layer and the layers below it. Layers, bottom to top:
-LAYERS="runtime core fabric channel pt2pt coll comm rma api fortran"
+LAYERS="runtime core fabric channel pt2pt coll comm rma api io fortran"
 # Usage: check_layers.sh SOURCE_DIR. Prints every include that goes up and fails if any does.
 src="$1/src"
 rank() {

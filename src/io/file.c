@@ -1,0 +1,744 @@
+/* MPI-IO file manipulation, views, file pointers and hints (MPI 4.1, 14.2-14.4, 14.6). */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "api/check.h"
+#include "core/datatype.h"
+#include "io/io.h"
+#include "runtime/lock.h"
+
+struct aptus_file *aptus_file_get(MPI_File h)
+{
+    return (struct aptus_file *)aptus_file_head_get(h);
+}
+
+int aptus_file_error(struct aptus_file *f, int errclass, const char *fn, const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (!f)
+        return aptus_error_on(aptus_file_default_errh, MPI_FILE_NULL, errclass, fn, "%s", msg);
+    return aptus_error_on(f->head.errh, (void *)f, errclass, fn, "%s", msg);
+}
+
+int aptus_io_errno_class(int err)
+{
+    switch (err) {
+    case ENOENT: return MPI_ERR_NO_SUCH_FILE;
+    case EEXIST: return MPI_ERR_FILE_EXISTS;
+    case EACCES:
+    case EPERM: return MPI_ERR_ACCESS;
+    case ENOSPC: return MPI_ERR_NO_SPACE;
+    case EDQUOT: return MPI_ERR_QUOTA;
+    case EROFS: return MPI_ERR_READ_ONLY;
+    case EISDIR:
+    case ENOTDIR:
+    case ENAMETOOLONG:
+    case ELOOP:
+    case EINVAL: return MPI_ERR_BAD_FILE;
+    case ENOMEM: return MPI_ERR_NO_MEM;
+    default: return MPI_ERR_IO;
+    }
+}
+
+#define GET_FILE(f, h, FN)                                                                                             \
+    API_INIT(FN);                                                                                                      \
+    struct aptus_file *f = aptus_file_get(h);                                                                          \
+    if (!f)                                                                                                            \
+    return aptus_file_error(NULL, MPI_ERR_FILE, FN,                                                                    \
+                            (h) == MPI_FILE_NULL ? "MPI_FILE_NULL is not an open file" : "invalid file handle")
+
+/* The largest error class of the ranks of comm (0: none failed); every rank learns it. */
+static int agree(MPI_Comm comm, int cls)
+{
+    int all = cls;
+    if (PMPI_Allreduce(&cls, &all, 1, MPI_INT, MPI_MAX, comm) != MPI_SUCCESS)
+        return MPI_ERR_OTHER;
+    return all;
+}
+
+/* The view every file starts with: displacement 0, MPI_BYTE, MPI_BYTE, "native". */
+static void view_default(struct aptus_file *f)
+{
+    f->disp = 0;
+    f->etype = f->filetype = MPI_BYTE;
+    f->ft = aptus_dtype_get(MPI_BYTE);
+    f->esize = 1;
+    snprintf(f->datarep, sizeof f->datarep, "native");
+    f->fp = 0;
+}
+
+static void view_drop(struct aptus_file *f)
+{
+    if (f->etype != MPI_DATATYPE_NULL && !aptus_dtype_get(f->etype)->predefined)
+        PMPI_Type_free(&f->etype);
+    if (f->filetype != MPI_DATATYPE_NULL && !aptus_dtype_get(f->filetype)->predefined)
+        PMPI_Type_free(&f->filetype);
+    f->etype = f->filetype = MPI_DATATYPE_NULL;
+}
+
+/* The shared file pointer's window (one MPI_Offset at rank 0). */
+static int shared_open(struct aptus_file *f)
+{
+    int rank;
+    PMPI_Comm_rank(f->comm, &rank);
+    MPI_Aint size = rank == 0 ? (MPI_Aint)sizeof(MPI_Offset) : 0;
+    if (PMPI_Win_allocate(size, (int)sizeof(MPI_Offset), MPI_INFO_NULL, f->comm, &f->shared_mem, &f->shared_win) !=
+        MPI_SUCCESS)
+        return MPI_ERR_NO_MEM;
+    PMPI_Win_set_errhandler(f->shared_win, MPI_ERRORS_RETURN);
+    if (rank == 0) {
+        PMPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, f->shared_win);
+        *f->shared_mem = 0;
+        PMPI_Win_unlock(0, f->shared_win);
+    }
+    return MPI_SUCCESS;
+}
+
+/* Sets the shared file pointer (collective: every rank calls it with the same value). */
+static int shared_set(struct aptus_file *f, MPI_Offset v)
+{
+    int rank;
+    PMPI_Comm_rank(f->comm, &rank);
+    PMPI_Barrier(f->comm);
+    if (rank == 0) {
+        PMPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, f->shared_win);
+        PMPI_Put(&v, 1, MPI_OFFSET, 0, 0, 1, MPI_OFFSET, f->shared_win);
+        PMPI_Win_unlock(0, f->shared_win);
+    }
+    return PMPI_Barrier(f->comm) == MPI_SUCCESS ? MPI_SUCCESS : MPI_ERR_OTHER;
+}
+
+static void file_free(struct aptus_file *f)
+{
+    if (f->shared_win != MPI_WIN_NULL)
+        PMPI_Win_free(&f->shared_win);
+    view_drop(f);
+    if (f->info != MPI_INFO_NULL)
+        PMPI_Info_free(&f->info);
+    if (f->comm != MPI_COMM_NULL)
+        PMPI_Comm_free(&f->comm);
+    if (f->fd >= 0)
+        close(f->fd);
+    free(f->path);
+    aptus_errh_release(f->head.errh);
+    f->head.magic = 0;
+    aptus_obj_free(APTUS_OBJ_FILE, f);
+}
+
+/* The reserved hint "file_perm" (octal) for a file MPI_File_open creates; 0666 (less the umask). */
+static mode_t file_perm(MPI_Info info)
+{
+    char v[32];
+    int len = (int)sizeof v - 1, flag = 0;
+    if (info == MPI_INFO_NULL || PMPI_Info_get_string(info, "file_perm", &len, v, &flag) != MPI_SUCCESS || !flag)
+        return 0666;
+    char *end;
+    long p = strtol(v, &end, 8);
+    return end != v && p >= 0 ? (mode_t)(p & 07777) : 0666;
+}
+
+static int open_flags(int amode)
+{
+    int fl = O_CLOEXEC;
+    if (amode & MPI_MODE_RDWR)
+        fl |= O_RDWR;
+    else if (amode & MPI_MODE_WRONLY)
+        fl |= O_WRONLY;
+    else
+        fl |= O_RDONLY;
+    return fl;
+}
+
+/* An amode the standard allows, or NULL with *why. */
+static const char *amode_problem(int amode)
+{
+    int n = !!(amode & MPI_MODE_RDONLY) + !!(amode & MPI_MODE_RDWR) + !!(amode & MPI_MODE_WRONLY);
+    int known = MPI_MODE_RDONLY | MPI_MODE_RDWR | MPI_MODE_WRONLY | MPI_MODE_CREATE | MPI_MODE_EXCL |
+                MPI_MODE_DELETE_ON_CLOSE | MPI_MODE_UNIQUE_OPEN | MPI_MODE_SEQUENTIAL | MPI_MODE_APPEND;
+    if (amode & ~known)
+        return "unknown bits in amode";
+    if (n != 1)
+        return "amode must have exactly one of MPI_MODE_RDONLY, MPI_MODE_RDWR and MPI_MODE_WRONLY";
+    if ((amode & MPI_MODE_RDONLY) && (amode & (MPI_MODE_CREATE | MPI_MODE_EXCL)))
+        return "MPI_MODE_RDONLY with MPI_MODE_CREATE or MPI_MODE_EXCL";
+    if ((amode & MPI_MODE_RDWR) && (amode & MPI_MODE_SEQUENTIAL))
+        return "MPI_MODE_RDWR with MPI_MODE_SEQUENTIAL";
+    return NULL;
+}
+
+int PMPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info, MPI_File *fh)
+{
+    static const char fn[] = "MPI_File_open";
+    APTUS_OUT_NULL(fh, MPI_FILE_NULL);
+    APTUS_API_LOCK();
+    GET_COMM(c, comm, fn);
+    if (c->is_inter)
+        return aptus_file_error(NULL, MPI_ERR_COMM, fn, "an intercommunicator cannot open a file");
+    if (!filename || !fh)
+        return aptus_file_error(NULL, MPI_ERR_ARG, fn, "null %s argument", filename ? "fh" : "filename");
+    const char *why = amode_problem(amode);
+    /* every rank must give the same amode: a mistake on one is an error on all */
+    int lo = amode, hi = amode;
+    PMPI_Allreduce(MPI_IN_PLACE, &lo, 1, MPI_INT, MPI_MIN, comm);
+    PMPI_Allreduce(MPI_IN_PLACE, &hi, 1, MPI_INT, MPI_MAX, comm);
+    if (!why && lo != hi)
+        why = "the ranks gave different amodes";
+    if (why)
+        return aptus_file_error(NULL, MPI_ERR_AMODE, fn, "%s (amode %#x)", why, (unsigned)amode);
+    /* a prefix naming a file system, as programs written for ROMIO give ("ufs:/scratch/out") */
+    static const char *const prefixes[] = { "ufs:", "nfs:", "lustre:", "gpfs:", "pvfs2:", "panfs:", "xfs:" };
+    for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++)
+        if (strncmp(filename, prefixes[i], strlen(prefixes[i])) == 0)
+            filename += strlen(prefixes[i]);
+
+    struct aptus_file *f = aptus_obj_alloc(APTUS_OBJ_FILE, sizeof *f);
+    if (!f)
+        return aptus_file_error(NULL, MPI_ERR_NO_MEM, fn, "out of memory");
+    memset(f, 0, sizeof *f);
+    f->head.magic = APTUS_MAGIC_FILE;
+    f->head.errh = aptus_file_default_errh;
+    f->head.errh->refcount++;
+    f->fd = -1;
+    f->amode = amode;
+    f->comm = MPI_COMM_NULL;
+    f->info = MPI_INFO_NULL;
+    f->shared_win = MPI_WIN_NULL;
+    f->etype = f->filetype = MPI_DATATYPE_NULL;
+    int cls = MPI_SUCCESS, err = 0;
+    if (PMPI_Comm_dup(comm, &f->comm) != MPI_SUCCESS) {
+        f->comm = MPI_COMM_NULL;
+        file_free(f);
+        return aptus_file_error(NULL, MPI_ERR_OTHER, fn, "could not duplicate the communicator");
+    }
+    PMPI_Comm_set_errhandler(f->comm, MPI_ERRORS_RETURN);
+    f->path = strdup(filename);
+    if (!f->path)
+        cls = MPI_ERR_NO_MEM;
+    if (info != MPI_INFO_NULL && PMPI_Info_dup(info, &f->info) != MPI_SUCCESS)
+        cls = MPI_ERR_INFO;
+    /* rank 0 creates the file (exclusively when asked), then everyone opens it */
+    int rank;
+    PMPI_Comm_rank(f->comm, &rank);
+    if (!cls && rank == 0 && (amode & MPI_MODE_CREATE)) {
+        int fd = open(filename, open_flags(amode) | O_CREAT | ((amode & MPI_MODE_EXCL) ? O_EXCL : 0), file_perm(info));
+        if (fd < 0) {
+            err = errno;
+            cls = aptus_io_errno_class(err);
+        } else {
+            f->fd = fd;
+        }
+    }
+    int all = agree(f->comm, cls);
+    if (!all && f->fd < 0) {
+        f->fd = open(filename, open_flags(amode));
+        if (f->fd < 0) {
+            err = errno;
+            cls = aptus_io_errno_class(err);
+        }
+    }
+    if (!all)
+        all = agree(f->comm, cls);
+    if (!all)
+        view_default(f);
+    if (!all && (shared_open(f) != MPI_SUCCESS))
+        all = agree(f->comm, MPI_ERR_NO_MEM);
+    if (all) {
+        file_free(f);
+        if (!cls)
+            return aptus_file_error(NULL, all, fn, "%s: the file could not be opened on another rank", filename);
+        return aptus_file_error(NULL, cls, fn, "%s: %s", filename, err ? strerror(err) : "out of memory");
+    }
+    if (amode & MPI_MODE_APPEND) { /* both pointers start at the end */
+        struct stat sb;
+        MPI_Offset end = fstat(f->fd, &sb) == 0 ? (MPI_Offset)sb.st_size : 0;
+        f->fp = end;
+        PMPI_Bcast(&end, 1, MPI_OFFSET, 0, f->comm);
+        if (rank == 0) {
+            PMPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, f->shared_win);
+            *f->shared_mem = end;
+            PMPI_Win_unlock(0, f->shared_win);
+        }
+        PMPI_Barrier(f->comm);
+    }
+    *fh = (MPI_File)f;
+    return MPI_SUCCESS;
+}
+APTUS_ALIAS(File_open)
+
+int PMPI_File_close(MPI_File *fh)
+{
+    static const char fn[] = "MPI_File_close";
+    APTUS_API_LOCK();
+    if (!fh)
+        return aptus_file_error(NULL, MPI_ERR_ARG, fn, "null fh argument");
+    GET_FILE(f, *fh, fn);
+    int rank, err = 0;
+    if (f->split)
+        return aptus_file_error(f, MPI_ERR_OTHER, fn, "a split collective operation is still in progress");
+    PMPI_Comm_rank(f->comm, &rank);
+    if ((f->amode & MPI_MODE_WRONLY) || (f->amode & MPI_MODE_RDWR)) {
+        /* the data this process wrote is in the file system's cache: nothing to flush here */
+    }
+    if (close(f->fd) != 0)
+        err = errno;
+    f->fd = -1;
+    PMPI_Barrier(f->comm);
+    if ((f->amode & MPI_MODE_DELETE_ON_CLOSE) && rank == 0 && unlink(f->path) != 0 && !err)
+        err = errno;
+    PMPI_Barrier(f->comm);
+    file_free(f);
+    *fh = MPI_FILE_NULL;
+    if (err)
+        return aptus_file_error(NULL, aptus_io_errno_class(err), fn, "%s", strerror(err));
+    return MPI_SUCCESS;
+}
+APTUS_ALIAS(File_close)
+
+int PMPI_File_delete(const char *filename, MPI_Info info)
+{
+    static const char fn[] = "MPI_File_delete";
+    APTUS_API_LOCK();
+    API_INIT(fn);
+    (void)info;
+    if (!filename)
+        return aptus_file_error(NULL, MPI_ERR_ARG, fn, "null filename argument");
+    if (unlink(filename) != 0) {
+        int err = errno;
+        return aptus_file_error(NULL, aptus_io_errno_class(err), fn, "%s: %s", filename, strerror(err));
+    }
+    return MPI_SUCCESS;
+}
+APTUS_ALIAS(File_delete)
+
+/* MPI_File_set_size (grow 0: any size) and MPI_File_preallocate (grow 1: never shrinks):
+ * collective, rank 0 changes the file, every rank returns its result. */
+static int resize(MPI_File fh, MPI_Offset size, int grow, const char *fn)
+{
+    GET_FILE(f, fh, fn);
+    if (size < 0)
+        return aptus_file_error(f, MPI_ERR_ARG, fn, "negative size %lld", (long long)size);
+    if (f->amode & MPI_MODE_SEQUENTIAL)
+        return aptus_file_error(f, MPI_ERR_UNSUPPORTED_OPERATION, fn, "the file was opened MPI_MODE_SEQUENTIAL");
+    if (f->amode & MPI_MODE_RDONLY)
+        return aptus_file_error(f, MPI_ERR_READ_ONLY, fn, "the file was opened MPI_MODE_RDONLY");
+    int rank, err = 0;
+    PMPI_Comm_rank(f->comm, &rank);
+    PMPI_Barrier(f->comm); /* no rank sees the new size before every rank has called */
+    if (rank == 0) {
+        struct stat sb;
+        if (fstat(f->fd, &sb) != 0)
+            err = errno;
+        else if (!grow && ftruncate(f->fd, (off_t)size) != 0)
+            err = errno;
+        else if (grow && size > (MPI_Offset)sb.st_size) {
+            int r = posix_fallocate(f->fd, 0, (off_t)size);
+            if (r == EOPNOTSUPP || r == EINVAL) /* a file system without allocation: extend */
+                r = ftruncate(f->fd, (off_t)size) != 0 ? errno : 0;
+            err = r;
+        }
+    }
+    int cls = agree(f->comm, err ? aptus_io_errno_class(err) : 0);
+    if (cls)
+        return aptus_file_error(f, cls, fn, "%s", err ? strerror(err) : "failed on rank 0");
+    return MPI_SUCCESS;
+}
+
+int PMPI_File_set_size(MPI_File fh, MPI_Offset size)
+{
+    APTUS_API_LOCK();
+    return resize(fh, size, 0, "MPI_File_set_size");
+}
+APTUS_ALIAS(File_set_size)
+
+int PMPI_File_preallocate(MPI_File fh, MPI_Offset size)
+{
+    APTUS_API_LOCK();
+    return resize(fh, size, 1, "MPI_File_preallocate");
+}
+APTUS_ALIAS(File_preallocate)
+
+int PMPI_File_get_size(MPI_File fh, MPI_Offset *size)
+{
+    static const char fn[] = "MPI_File_get_size";
+    APTUS_API_LOCK();
+    GET_FILE(f, fh, fn);
+    if (!size)
+        return aptus_file_error(f, MPI_ERR_ARG, fn, "null size argument");
+    struct stat sb;
+    if (fstat(f->fd, &sb) != 0) {
+        int err = errno;
+        return aptus_file_error(f, aptus_io_errno_class(err), fn, "%s", strerror(err));
+    }
+    *size = (MPI_Offset)sb.st_size;
+    return MPI_SUCCESS;
+}
+APTUS_ALIAS(File_get_size)
+
+int PMPI_File_sync(MPI_File fh)
+{
+    static const char fn[] = "MPI_File_sync";
+    APTUS_API_LOCK();
+    GET_FILE(f, fh, fn);
+    int err = 0;
+    if (!(f->amode & MPI_MODE_RDONLY) && fsync(f->fd) != 0)
+        err = errno;
+    int cls = agree(f->comm, err ? aptus_io_errno_class(err) : 0);
+    if (cls)
+        return aptus_file_error(f, cls, fn, "%s", err ? strerror(err) : "failed on another rank");
+    return MPI_SUCCESS;
+}
+APTUS_ALIAS(File_sync)
+
+int PMPI_File_get_amode(MPI_File fh, int *amode)
+{
+    APTUS_API_LOCK();
+    GET_FILE(f, fh, "MPI_File_get_amode");
+    if (!amode)
+        return aptus_file_error(f, MPI_ERR_ARG, "MPI_File_get_amode", "null amode argument");
+    *amode = f->amode;
+    return MPI_SUCCESS;
+}
+APTUS_ALIAS(File_get_amode)
+
+int PMPI_File_get_group(MPI_File fh, MPI_Group *group)
+{
+    APTUS_API_LOCK();
+    GET_FILE(f, fh, "MPI_File_get_group");
+    if (!group)
+        return aptus_file_error(f, MPI_ERR_ARG, "MPI_File_get_group", "null group argument");
+    return PMPI_Comm_group(f->comm, group);
+}
+APTUS_ALIAS(File_get_group)
+
+int PMPI_File_set_atomicity(MPI_File fh, int flag)
+{
+    APTUS_API_LOCK();
+    GET_FILE(f, fh, "MPI_File_set_atomicity");
+    int lo = !!flag, hi = !!flag;
+    PMPI_Allreduce(MPI_IN_PLACE, &lo, 1, MPI_INT, MPI_MIN, f->comm);
+    PMPI_Allreduce(MPI_IN_PLACE, &hi, 1, MPI_INT, MPI_MAX, f->comm);
+    if (lo != hi)
+        return aptus_file_error(f, MPI_ERR_ARG, "MPI_File_set_atomicity", "the ranks gave different flags");
+    f->atomic = !!flag;
+    return MPI_SUCCESS;
+}
+APTUS_ALIAS(File_set_atomicity)
+
+int PMPI_File_get_atomicity(MPI_File fh, int *flag)
+{
+    APTUS_API_LOCK();
+    GET_FILE(f, fh, "MPI_File_get_atomicity");
+    if (!flag)
+        return aptus_file_error(f, MPI_ERR_ARG, "MPI_File_get_atomicity", "null flag argument");
+    *flag = f->atomic;
+    return MPI_SUCCESS;
+}
+APTUS_ALIAS(File_get_atomicity)
+
+/* ---- hints ---- */
+
+static int merge_info(struct aptus_file *f, MPI_Info info)
+{
+    if (info == MPI_INFO_NULL)
+        return MPI_SUCCESS;
+    if (f->info == MPI_INFO_NULL)
+        return PMPI_Info_dup(info, &f->info);
+    int n = 0;
+    PMPI_Info_get_nkeys(info, &n);
+    for (int i = 0; i < n; i++) {
+        char key[MPI_MAX_INFO_KEY + 1], val[MPI_MAX_INFO_VAL + 1];
+        int len = MPI_MAX_INFO_VAL, flag = 0;
+        PMPI_Info_get_nthkey(info, i, key);
+        PMPI_Info_get_string(info, key, &len, val, &flag);
+        if (flag)
+            PMPI_Info_set(f->info, key, val);
+    }
+    return MPI_SUCCESS;
+}
+
+int PMPI_File_set_info(MPI_File fh, MPI_Info info)
+{
+    APTUS_API_LOCK();
+    GET_FILE(f, fh, "MPI_File_set_info");
+    if (merge_info(f, info) != MPI_SUCCESS)
+        return aptus_file_error(f, MPI_ERR_INFO, "MPI_File_set_info", "invalid info");
+    return MPI_SUCCESS;
+}
+APTUS_ALIAS(File_set_info)
+
+int PMPI_File_get_info(MPI_File fh, MPI_Info *info_used)
+{
+    static const char fn[] = "MPI_File_get_info";
+    APTUS_OUT_NULL(info_used, MPI_INFO_NULL);
+    APTUS_API_LOCK();
+    GET_FILE(f, fh, fn);
+    if (!info_used)
+        return aptus_file_error(f, MPI_ERR_ARG, fn, "null info_used argument");
+    MPI_Info r;
+    if ((f->info != MPI_INFO_NULL ? PMPI_Info_dup(f->info, &r) : PMPI_Info_create(&r)) != MPI_SUCCESS)
+        return aptus_file_error(f, MPI_ERR_NO_MEM, fn, "out of memory");
+    /* the reserved hints, as they are in effect */
+    struct stat sb;
+    char v[64];
+    int size;
+    PMPI_Comm_size(f->comm, &size);
+    snprintf(v, sizeof v, "%ld", fstat(f->fd, &sb) == 0 ? (long)sb.st_blksize : 4096L);
+    PMPI_Info_set(r, "striping_unit", v);
+    PMPI_Info_set(r, "collective_buffering", "false");
+    snprintf(v, sizeof v, "%d", size);
+    PMPI_Info_set(r, "cb_nodes", v);
+    PMPI_Info_set(r, "cb_buffer_size", "16777216");
+    int has = 0, vlen = 0;
+    PMPI_Info_get_valuelen(r, "file_perm", &vlen, &has);
+    if (!has)
+        PMPI_Info_set(r, "file_perm", "0666");
+    *info_used = r;
+    return MPI_SUCCESS;
+}
+APTUS_ALIAS(File_get_info)
+
+/* ---- views ---- */
+
+int PMPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype, const char *datarep,
+                       MPI_Info info)
+{
+    static const char fn[] = "MPI_File_set_view";
+    APTUS_API_LOCK();
+    GET_FILE(f, fh, fn);
+    struct aptus_dtype *e = aptus_dtype_get(etype), *t = aptus_dtype_get(filetype);
+    const char *why = NULL;
+    int cls = MPI_ERR_ARG, converts = 0;
+    if (!e || !t || !e->committed || !t->committed) {
+        cls = MPI_ERR_TYPE;
+        why = !e || !t ? "invalid etype or filetype" : "the etype and the filetype must be committed";
+    } else if (!datarep) {
+        why = "null datarep argument";
+    } else if (!aptus_io_datarep(datarep, &converts) || converts) {
+        cls = MPI_ERR_UNSUPPORTED_DATAREP;
+        why = strcmp(datarep, "external32") == 0 ? "the data representation external32 is not implemented yet"
+              : converts ? "data representations with conversion functions are not implemented yet"
+                         : "unknown data representation";
+    } else if (disp < 0 && disp != MPI_DISPLACEMENT_CURRENT) {
+        why = "negative displacement";
+    } else if (disp == MPI_DISPLACEMENT_CURRENT) {
+        cls = MPI_ERR_UNSUPPORTED_OPERATION;
+        why = "MPI_DISPLACEMENT_CURRENT is for files opened MPI_MODE_SEQUENTIAL, which are not supported yet";
+    } else if (e->size == 0 || t->size % e->size != 0) {
+        why = "the etype's size does not divide the filetype's";
+    } else if (t->size > 0 && (t->extent <= 0 || t->true_lb < 0)) {
+        why = "the filetype must have a positive extent and no data before its displacement 0";
+    } else if (t->size > 0 && t->true_lb + t->true_extent > t->extent && t->true_extent > 0 && !t->contig) {
+        why = "the filetype's data must lie within its extent (tiles may not overlap)";
+    }
+    if (f->split && !why) {
+        cls = MPI_ERR_OTHER;
+        why = "a split collective operation is in progress";
+    }
+    if (agree(f->comm, why ? cls : 0) && !why) {
+        why = "the view was refused on another rank";
+        cls = MPI_ERR_ARG;
+    }
+    if (why)
+        return aptus_file_error(f, cls, fn, "%s", why);
+    MPI_Datatype ne = etype, nt = filetype;
+    if (!e->predefined)
+        PMPI_Type_dup(etype, &ne);
+    if (!t->predefined)
+        PMPI_Type_dup(filetype, &nt);
+    view_drop(f);
+    f->etype = ne;
+    f->filetype = nt;
+    f->ft = aptus_dtype_get(nt);
+    f->esize = e->size;
+    f->disp = disp;
+    snprintf(f->datarep, sizeof f->datarep, "%s", datarep);
+    f->fp = 0;
+    merge_info(f, info);
+    return shared_set(f, 0) == MPI_SUCCESS
+               ? MPI_SUCCESS
+               : aptus_file_error(f, MPI_ERR_OTHER, fn, "could not reset the shared pointer");
+}
+APTUS_ALIAS(File_set_view)
+
+int PMPI_File_get_view(MPI_File fh, MPI_Offset *disp, MPI_Datatype *etype, MPI_Datatype *filetype, char *datarep)
+{
+    static const char fn[] = "MPI_File_get_view";
+    APTUS_API_LOCK();
+    GET_FILE(f, fh, fn);
+    if (!disp || !etype || !filetype || !datarep)
+        return aptus_file_error(f, MPI_ERR_ARG, fn, "null argument");
+    *disp = f->disp;
+    /* derived types come back as new handles the caller frees */
+    *etype = f->etype;
+    *filetype = f->filetype;
+    if (!aptus_dtype_get(f->etype)->predefined)
+        PMPI_Type_dup(f->etype, etype);
+    if (!aptus_dtype_get(f->filetype)->predefined)
+        PMPI_Type_dup(f->filetype, filetype);
+    snprintf(datarep, MPI_MAX_DATAREP_STRING, "%s", f->datarep);
+    return MPI_SUCCESS;
+}
+APTUS_ALIAS(File_get_view)
+
+int PMPI_File_get_type_extent(MPI_File fh, MPI_Datatype datatype, MPI_Aint *extent)
+{
+    static const char fn[] = "MPI_File_get_type_extent";
+    APTUS_API_LOCK();
+    GET_FILE(f, fh, fn);
+    struct aptus_dtype *d = aptus_dtype_get(datatype);
+    if (!d)
+        return aptus_file_error(f, MPI_ERR_TYPE, fn, "invalid datatype");
+    if (!extent)
+        return aptus_file_error(f, MPI_ERR_ARG, fn, "null extent argument");
+    int converts;
+    if (aptus_io_datarep(f->datarep, &converts) && strcmp(f->datarep, "native") != 0 &&
+        strcmp(f->datarep, "internal") != 0) {
+        int rc = aptus_io_datarep_extent(f->datarep, datatype, extent);
+        if (rc != MPI_SUCCESS)
+            return aptus_file_error(f, MPI_ERR_OTHER, fn, "the extent function of \"%s\" returned %d", f->datarep, rc);
+        return MPI_SUCCESS;
+    }
+    *extent = d->extent; /* native and internal: as in memory */
+    return MPI_SUCCESS;
+}
+APTUS_ALIAS(File_get_type_extent)
+
+int PMPI_File_get_type_extent_c(MPI_File fh, MPI_Datatype datatype, MPI_Count *extent)
+{
+    MPI_Aint e = 0;
+    int rc = PMPI_File_get_type_extent(fh, datatype, &e);
+    if (rc == MPI_SUCCESS && extent)
+        *extent = e;
+    return rc;
+}
+APTUS_ALIAS(File_get_type_extent_c)
+
+/* ---- the individual file pointer ---- */
+
+int PMPI_File_seek(MPI_File fh, MPI_Offset offset, int whence)
+{
+    static const char fn[] = "MPI_File_seek";
+    APTUS_API_LOCK();
+    GET_FILE(f, fh, fn);
+    if (f->amode & MPI_MODE_SEQUENTIAL)
+        return aptus_file_error(f, MPI_ERR_UNSUPPORTED_OPERATION, fn, "the file was opened MPI_MODE_SEQUENTIAL");
+    MPI_Offset base;
+    if (whence == MPI_SEEK_SET) {
+        base = 0;
+    } else if (whence == MPI_SEEK_CUR) {
+        base = f->fp;
+    } else if (whence == MPI_SEEK_END) {
+        struct stat sb;
+        if (fstat(f->fd, &sb) != 0)
+            return aptus_file_error(f, MPI_ERR_IO, fn, "%s", strerror(errno));
+        base = aptus_io_view_bytes_below(f, (MPI_Offset)sb.st_size) / (MPI_Offset)f->esize;
+    } else {
+        return aptus_file_error(f, MPI_ERR_ARG, fn, "whence must be MPI_SEEK_SET, MPI_SEEK_CUR or MPI_SEEK_END");
+    }
+    if (base + offset < 0)
+        return aptus_file_error(f, MPI_ERR_ARG, fn, "the position would be negative (%lld)",
+                                (long long)(base + offset));
+    f->fp = base + offset;
+    return MPI_SUCCESS;
+}
+APTUS_ALIAS(File_seek)
+
+int PMPI_File_get_position(MPI_File fh, MPI_Offset *offset)
+{
+    APTUS_API_LOCK();
+    GET_FILE(f, fh, "MPI_File_get_position");
+    if (!offset)
+        return aptus_file_error(f, MPI_ERR_ARG, "MPI_File_get_position", "null offset argument");
+    *offset = f->fp;
+    return MPI_SUCCESS;
+}
+APTUS_ALIAS(File_get_position)
+
+int PMPI_File_get_byte_offset(MPI_File fh, MPI_Offset offset, MPI_Offset *disp)
+{
+    static const char fn[] = "MPI_File_get_byte_offset";
+    APTUS_API_LOCK();
+    GET_FILE(f, fh, fn);
+    if (!disp)
+        return aptus_file_error(f, MPI_ERR_ARG, fn, "null disp argument");
+    if (offset < 0)
+        return aptus_file_error(f, MPI_ERR_ARG, fn, "negative offset %lld", (long long)offset);
+    *disp = f->ft->size ? aptus_io_byte_offset(f, offset * (MPI_Offset)f->esize) : f->disp;
+    return MPI_SUCCESS;
+}
+APTUS_ALIAS(File_get_byte_offset)
+
+/* ---- the shared file pointer ---- */
+
+int aptus_io_shared_fetch_add(struct aptus_file *f, MPI_Offset add, MPI_Offset *old)
+{
+    int rc = PMPI_Win_lock(MPI_LOCK_SHARED, 0, 0, f->shared_win);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Fetch_and_op(&add, old, MPI_OFFSET, 0, 0, add ? MPI_SUM : MPI_NO_OP, f->shared_win);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Win_unlock(0, f->shared_win);
+    return rc;
+}
+
+int PMPI_File_get_position_shared(MPI_File fh, MPI_Offset *offset)
+{
+    APTUS_API_LOCK();
+    GET_FILE(f, fh, "MPI_File_get_position_shared");
+    if (!offset)
+        return aptus_file_error(f, MPI_ERR_ARG, "MPI_File_get_position_shared", "null offset argument");
+    if (aptus_io_shared_fetch_add(f, 0, offset) != MPI_SUCCESS)
+        return aptus_file_error(f, MPI_ERR_OTHER, "MPI_File_get_position_shared", "could not read the shared pointer");
+    return MPI_SUCCESS;
+}
+APTUS_ALIAS(File_get_position_shared)
+
+int PMPI_File_seek_shared(MPI_File fh, MPI_Offset offset, int whence)
+{
+    static const char fn[] = "MPI_File_seek_shared";
+    APTUS_API_LOCK();
+    GET_FILE(f, fh, fn);
+    int rank;
+    PMPI_Comm_rank(f->comm, &rank);
+    MPI_Offset pos = 0, cur = 0;
+    int cls = 0;
+    if (rank == 0) {
+        if (whence == MPI_SEEK_SET) {
+            pos = offset;
+        } else if (whence == MPI_SEEK_CUR) {
+            cls = aptus_io_shared_fetch_add(f, 0, &cur) == MPI_SUCCESS ? 0 : MPI_ERR_OTHER;
+            pos = cur + offset;
+        } else if (whence == MPI_SEEK_END) {
+            struct stat sb;
+            cls = fstat(f->fd, &sb) == 0 ? 0 : MPI_ERR_IO;
+            pos = aptus_io_view_bytes_below(f, cls ? 0 : (MPI_Offset)sb.st_size) / (MPI_Offset)f->esize + offset;
+        } else {
+            cls = MPI_ERR_ARG;
+        }
+        if (!cls && pos < 0)
+            cls = MPI_ERR_ARG;
+    }
+    /* collective: every rank must give the same offset and whence (checked against rank 0's) */
+    MPI_Offset mine[2] = { offset, whence }, root[2] = { offset, whence };
+    PMPI_Bcast(root, 2, MPI_OFFSET, 0, f->comm);
+    if (!cls && (root[0] != mine[0] || root[1] != mine[1]))
+        cls = MPI_ERR_ARG;
+    cls = agree(f->comm, cls);
+    if (cls)
+        return aptus_file_error(f, cls, fn,
+                                "invalid whence, a negative position, or ranks that gave different arguments");
+    PMPI_Bcast(&pos, 1, MPI_OFFSET, 0, f->comm);
+    if (shared_set(f, pos) != MPI_SUCCESS)
+        return aptus_file_error(f, MPI_ERR_OTHER, fn, "could not set the shared pointer");
+    return MPI_SUCCESS;
+}
+APTUS_ALIAS(File_seek_shared)

@@ -1,0 +1,74 @@
+/* MPI-IO (MPI 4.1, chapter 14): files, views and data access, a layer over the C API (it calls
+ * PMPI_ functions for its communication, as a program would) that walks the datatype engine's
+ * maps itself. docs/DESIGN.md, "MPI-IO".
+ *
+ * A file is one POSIX descriptor per process on a duplicate of the opening communicator (errors
+ * returned, never raised there). The view -- displacement, etype, filetype -- maps the view's
+ * data, a stream of bytes counted in etypes, onto the file: tile k of the filetype starts at
+ * disp + k * extent, and a cursor over the filetype yields the (offset, length) runs of any range
+ * of that stream lazily (never count x blocks). Each access pairs those runs with the memory
+ * cursor of (buf, count, datatype) into iovecs for preadv/pwritev. */
+#ifndef APTUS_IO_IO_H
+#define APTUS_IO_IO_H
+
+#include <mpi.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/objects.h"
+
+struct aptus_file {
+    struct aptus_file_head head; /* magic, error handler */
+    int fd;
+    int amode;
+    int atomic;    /* MPI_File_set_atomicity */
+    MPI_Comm comm; /* a duplicate of the opening communicator, errors returned */
+    char *path;    /* as opened (MPI_MODE_DELETE_ON_CLOSE) */
+    MPI_Info info; /* the hints given (MPI_File_open, MPI_File_set_view, MPI_File_set_info) */
+    /* the view */
+    MPI_Offset disp;
+    MPI_Datatype etype, filetype; /* this file's own (derived ones duplicated) */
+    struct aptus_dtype *ft;       /* filetype's object */
+    size_t esize;                 /* bytes of one etype */
+    char datarep[32];
+    MPI_Offset fp; /* the individual file pointer, in etypes */
+    /* the shared file pointer: one MPI_Offset (etypes) in a window at rank 0 */
+    MPI_Win shared_win;
+    MPI_Offset *shared_mem;
+    /* a split collective begun and not ended */
+    int split;
+    const void *split_buf;
+    MPI_Status split_status;
+    int split_rc;
+};
+_Static_assert(sizeof(struct aptus_file) <= APTUS_OBJ_SLOT_FILE && offsetof(struct aptus_file, head) == 0,
+               "struct aptus_file fits a slot of the handle arena and starts with its magic");
+
+/* The file behind h, or NULL. */
+struct aptus_file *aptus_file_get(MPI_File h);
+
+/* Raises an error on file f (its error handler; f NULL: MPI_FILE_NULL's) and returns the code. */
+int aptus_file_error(struct aptus_file *f, int errclass, const char *fn, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* The MPI error class of an errno value of a file operation. */
+int aptus_io_errno_class(int err);
+
+/* Moves `bytes` bytes of the view's data stream starting at byte `pos` (read: into, write: from
+ * count elements of dt at buf). Returns 0 or an errno value; *done: bytes moved (short at the
+ * end of the file when reading). */
+int aptus_io_access(struct aptus_file *f, int write, MPI_Offset pos, void *buf, size_t count,
+                    const struct aptus_dtype *dt, size_t *done);
+/* The absolute byte offset of byte `pos` of the view's data stream. */
+MPI_Offset aptus_io_byte_offset(const struct aptus_file *f, MPI_Offset pos);
+/* The shared file pointer (etypes): *old its value, then add added (0: only read). */
+int aptus_io_shared_fetch_add(struct aptus_file *f, MPI_Offset add, MPI_Offset *old);
+/* Whether name is a data representation a view may use here (native, internal, registered);
+ * *converts: registered with conversion functions. */
+int aptus_io_datarep(const char *name, int *converts);
+/* A registered representation's extent of datatype in the file (its extent function's return
+ * value; -1 when name is not registered). */
+int aptus_io_datarep_extent(const char *name, MPI_Datatype datatype, MPI_Aint *extent);
+/* Bytes of the view's data stream that lie before byte `size` of the file (its end: SEEK_END). */
+MPI_Offset aptus_io_view_bytes_below(const struct aptus_file *f, MPI_Offset size);
+
+#endif
