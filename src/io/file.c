@@ -487,21 +487,23 @@ int PMPI_File_get_info(MPI_File fh, MPI_Info *info_used)
     MPI_Info r;
     if ((f->info != MPI_INFO_NULL ? PMPI_Info_dup(f->info, &r) : PMPI_Info_create(&r)) != MPI_SUCCESS)
         return aptus_file_error(f, MPI_ERR_NO_MEM, fn, "out of memory");
-    /* the reserved hints, as they are in effect */
-    struct stat sb;
+    /* the reserved hints, as they are in effect: the program's where it gave one (two-phase I/O
+     * uses cb_buffer_size and striping_unit, io/coll.c), else the defaults */
     char v[64];
     int size;
     PMPI_Comm_size(f->comm, &size);
-    snprintf(v, sizeof v, "%ld", fstat(f->fd, &sb) == 0 ? (long)sb.st_blksize : 4096L);
-    PMPI_Info_set(r, "striping_unit", v);
-    PMPI_Info_set(r, "collective_buffering", "false");
     snprintf(v, sizeof v, "%d", size);
-    PMPI_Info_set(r, "cb_nodes", v);
-    PMPI_Info_set(r, "cb_buffer_size", "16777216");
-    int has = 0, vlen = 0;
-    PMPI_Info_get_valuelen(r, "file_perm", &vlen, &has);
-    if (!has)
-        PMPI_Info_set(r, "file_perm", "0666");
+    const char *defaults[][2] = { { "collective_buffering", "true" },
+                                  { "cb_buffer_size", "16777216" },
+                                  { "cb_nodes", v },
+                                  { "striping_unit", "4096" },
+                                  { "file_perm", "0666" } };
+    for (size_t i = 0; i < sizeof defaults / sizeof defaults[0]; i++) {
+        int has = 0, vlen = 0;
+        PMPI_Info_get_valuelen(r, defaults[i][0], &vlen, &has);
+        if (!has || strcmp(defaults[i][0], "cb_nodes") == 0)
+            PMPI_Info_set(r, defaults[i][0], defaults[i][1]);
+    }
     *info_used = r;
     return MPI_SUCCESS;
 }

@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/datatype.h"
 #include "core/objects.h"
 
 struct aptus_file {
@@ -53,6 +54,17 @@ int aptus_file_error(struct aptus_file *f, int errclass, const char *fn, const c
 /* The MPI error class of an errno value of a file operation. */
 int aptus_io_errno_class(int err);
 
+/* The view's file runs come out of the datatype engine's cursor as addresses: this bias plus the
+ * file offset (clear of NULL for any offset a file can have). */
+#define APTUS_IO_BIAS ((uintptr_t)1 << 40)
+/* Positions vc at byte pos of the view's data stream, covering `bytes` bytes from there:
+ * aptus_dt_iov_some on it yields the file runs (iov_base - APTUS_IO_BIAS is the offset). */
+void aptus_io_view_start(struct aptus_dt_cursor *vc, const struct aptus_file *f, MPI_Offset pos, MPI_Offset bytes);
+/* The collective forms (every rank of the file calls it): two-phase I/O when the ranks' ranges
+ * interleave, each rank's own access otherwise. Returns 0 or an errno value (the same class of
+ * failure on every rank when one failed); *done as aptus_io_access. */
+int aptus_io_coll(struct aptus_file *f, int write, MPI_Offset pos, void *buf, size_t count,
+                  const struct aptus_dtype *dt, size_t *done);
 /* Moves `bytes` bytes of the view's data stream starting at byte `pos` (read: into, write: from
  * count elements of dt at buf). Returns 0 or an errno value; *done: bytes moved (short at the
  * end of the file when reading). */

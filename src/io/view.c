@@ -9,15 +9,12 @@
 #include "core/datatype.h"
 #include "io/io.h"
 
-/* The engine's cursor walks addresses: the view's runs are produced as addresses BIAS + offset,
- * which keeps them clear of NULL for any offset a file can have. */
-#define IO_BIAS ((uintptr_t)1 << 40)
+#define IO_BIAS APTUS_IO_BIAS
 /* iovecs per system call, and bytes per system call (Linux moves at most 2 GiB - 4 KiB in one). */
 #define IO_IOV   64
 #define IO_CHUNK ((size_t)1 << 30)
 
-/* Positions a cursor at byte pos of the view's data stream, covering `bytes` bytes from there. */
-static void view_start(struct aptus_dt_cursor *vc, const struct aptus_file *f, MPI_Offset pos, MPI_Offset bytes)
+void aptus_io_view_start(struct aptus_dt_cursor *vc, const struct aptus_file *f, MPI_Offset pos, MPI_Offset bytes)
 {
     MPI_Offset tsize = (MPI_Offset)f->ft->size;
     MPI_Offset t0 = pos / tsize, t1 = (pos + bytes + tsize - 1) / tsize;
@@ -33,7 +30,7 @@ MPI_Offset aptus_io_byte_offset(const struct aptus_file *f, MPI_Offset pos)
     struct aptus_dt_cursor vc;
     struct iovec run;
     size_t got = 0;
-    view_start(&vc, f, pos, 1);
+    aptus_io_view_start(&vc, f, pos, 1);
     if (aptus_dt_iov_some(&vc, &run, 1, 1, &got) != 1)
         return f->disp;
     return (MPI_Offset)((uintptr_t)run.iov_base - IO_BIAS);
@@ -53,7 +50,7 @@ MPI_Offset aptus_io_view_bytes_below(const struct aptus_file *f, MPI_Offset size
         struct aptus_dt_cursor vc;
         struct iovec run[IO_IOV];
         size_t got = 0;
-        view_start(&vc, f, bytes, tsize);
+        aptus_io_view_start(&vc, f, bytes, tsize);
         int n = aptus_dt_iov_some(&vc, run, IO_IOV, (size_t)tsize, &got);
         if (n <= 0)
             return bytes;
@@ -92,7 +89,7 @@ int aptus_io_access(struct aptus_file *f, int write, MPI_Offset pos, void *buf, 
         return 0;
     struct aptus_dt_cursor mc, vc;
     aptus_dt_cursor_init(&mc, buf, count, dt);
-    view_start(&vc, f, pos, (MPI_Offset)total);
+    aptus_io_view_start(&vc, f, pos, (MPI_Offset)total);
     /* atomic mode: the whole access under one lock of the file (open file description locks: per
      * open, not per process, released with the descriptor) */
     struct flock lk = { .l_type = (short)(write ? F_WRLCK : F_RDLCK), .l_whence = SEEK_SET };
