@@ -302,15 +302,22 @@ int aptus_io_coll(struct aptus_file *f, int write, MPI_Offset pos, void *ubuf, s
         if (write) {
             PMPI_Alltoallv(data.p, scd, sdd, MPI_BYTE, rdata.p, rcd, rdd, MPI_BYTE, f->comm);
             if (npc && !err) {
-                if (covered < shi - slo) /* holes: keep what is there */
-                    err = full_pread(f->fd, span.p, (size_t)(shi - slo), slo);
+                int sieve = covered == shi - slo ? 0 : full_pread(f->fd, span.p, (size_t)(shi - slo), slo);
                 size_t at = 0;
-                for (size_t i = 0; i < npc && !err; i++) {
-                    memcpy(span.p + (pc[2 * i] - slo), rdata.p + at, (size_t)pc[2 * i + 1]);
-                    at += (size_t)pc[2 * i + 1];
+                if (sieve == EBADF) { /* holes in a file that cannot be read: piece by piece */
+                    for (size_t i = 0; i < npc && !err; i++) {
+                        err = full_pwrite(f->fd, rdata.p + at, (size_t)pc[2 * i + 1], pc[2 * i]);
+                        at += (size_t)pc[2 * i + 1];
+                    }
+                } else {
+                    err = sieve; /* holes: what the file holds there is kept */
+                    for (size_t i = 0; i < npc && !err; i++) {
+                        memcpy(span.p + (pc[2 * i] - slo), rdata.p + at, (size_t)pc[2 * i + 1]);
+                        at += (size_t)pc[2 * i + 1];
+                    }
+                    if (!err)
+                        err = full_pwrite(f->fd, span.p, (size_t)(shi - slo), slo);
                 }
-                if (!err)
-                    err = full_pwrite(f->fd, span.p, (size_t)(shi - slo), slo);
             }
         } else {
             /* the aggregator reads its span and sends each rank its pieces, in their order */

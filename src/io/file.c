@@ -147,16 +147,19 @@ static mode_t file_perm(MPI_Info info)
     return end != v && p >= 0 ? (mode_t)(p & 07777) : 0666;
 }
 
+/* A write-only file is opened for reading too where the permissions allow (collective writes
+ * read the holes between the pieces they write: io/coll.c); the amode still refuses reads. */
 static int open_flags(int amode)
 {
-    int fl = O_CLOEXEC;
-    if (amode & MPI_MODE_RDWR)
-        fl |= O_RDWR;
-    else if (amode & MPI_MODE_WRONLY)
-        fl |= O_WRONLY;
-    else
-        fl |= O_RDONLY;
-    return fl;
+    return O_CLOEXEC | ((amode & (MPI_MODE_RDWR | MPI_MODE_WRONLY)) ? O_RDWR : O_RDONLY);
+}
+
+static int open_file(const char *name, int amode, int extra, mode_t perm)
+{
+    int fd = open(name, open_flags(amode) | extra, perm);
+    if (fd < 0 && errno == EACCES && (amode & MPI_MODE_WRONLY))
+        fd = open(name, O_CLOEXEC | O_WRONLY | extra, perm);
+    return fd;
 }
 
 /* An amode the standard allows, or NULL with *why. */
@@ -230,7 +233,7 @@ int PMPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info
     int rank;
     PMPI_Comm_rank(f->comm, &rank);
     if (!cls && rank == 0 && (amode & MPI_MODE_CREATE)) {
-        int fd = open(filename, open_flags(amode) | O_CREAT | ((amode & MPI_MODE_EXCL) ? O_EXCL : 0), file_perm(info));
+        int fd = open_file(filename, amode, O_CREAT | ((amode & MPI_MODE_EXCL) ? O_EXCL : 0), file_perm(info));
         if (fd < 0) {
             err = errno;
             cls = aptus_io_errno_class(err);
@@ -240,7 +243,7 @@ int PMPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info
     }
     int all = agree(f->comm, cls);
     if (!all && f->fd < 0) {
-        f->fd = open(filename, open_flags(amode));
+        f->fd = open_file(filename, amode, 0, 0);
         if (f->fd < 0) {
             err = errno;
             cls = aptus_io_errno_class(err);
@@ -532,15 +535,14 @@ int PMPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Dat
                          : "unknown data representation";
     } else if (disp < 0 && disp != MPI_DISPLACEMENT_CURRENT) {
         why = "negative displacement";
-    } else if (disp == MPI_DISPLACEMENT_CURRENT) {
-        cls = MPI_ERR_UNSUPPORTED_OPERATION;
-        why = "MPI_DISPLACEMENT_CURRENT is for files opened MPI_MODE_SEQUENTIAL, which are not supported yet";
+    } else if (disp == MPI_DISPLACEMENT_CURRENT && !(f->amode & MPI_MODE_SEQUENTIAL)) {
+        why = "MPI_DISPLACEMENT_CURRENT is only for files opened MPI_MODE_SEQUENTIAL";
     } else if (e->size == 0 || t->size % e->size != 0) {
         why = "the etype's size does not divide the filetype's";
     } else if (t->size > 0 && (t->extent <= 0 || t->true_lb < 0)) {
         why = "the filetype must have a positive extent and no data before its displacement 0";
-    } else if (t->size > 0 && t->true_lb + t->true_extent > t->extent && t->true_extent > 0 && !t->contig) {
-        why = "the filetype's data must lie within its extent (tiles may not overlap)";
+    } else if (t->size > 0 && t->true_extent > t->extent) {
+        why = "the filetype's data spans more than its extent (the tiles would overlap)";
     }
     if (f->split && !why) {
         cls = MPI_ERR_OTHER;
@@ -552,6 +554,15 @@ int PMPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Dat
     }
     if (why)
         return aptus_file_error(f, cls, fn, "%s", why);
+    if (disp == MPI_DISPLACEMENT_CURRENT) { /* where the shared pointer is, in bytes */
+        MPI_Offset cur = 0;
+        int rank;
+        PMPI_Comm_rank(f->comm, &rank);
+        PMPI_Barrier(f->comm);
+        if (rank == 0 && aptus_io_shared_fetch_add(f, 0, &cur) == MPI_SUCCESS)
+            disp = f->ft->size ? aptus_io_byte_offset(f, cur * (MPI_Offset)f->esize) : f->disp;
+        PMPI_Bcast(&disp, 1, MPI_OFFSET, 0, f->comm);
+    }
     MPI_Datatype ne = etype, nt = filetype;
     if (!e->predefined)
         PMPI_Type_dup(etype, &ne);
