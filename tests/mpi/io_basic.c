@@ -28,14 +28,6 @@ static void on_error(MPI_File *fh, int *code, ...)
     MPI_Error_class(*code, &handled_cls);
 }
 
-static int cls_of(int rc)
-{
-    int c = MPI_SUCCESS;
-    if (rc != MPI_SUCCESS)
-        MPI_Error_class(rc, &c);
-    return c;
-}
-
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -58,14 +50,14 @@ int main(int argc, char **argv)
 
     /* errors: the default file error handler returns; classes from errno and amode */
     rc = MPI_File_open(MPI_COMM_WORLD, missing, MPI_MODE_RDONLY, MPI_INFO_NULL, &fh);
-    CHECK(cls_of(rc) == MPI_ERR_NO_SUCH_FILE, "open of a missing file: class %d", cls_of(rc));
+    CHECK(mtest_class(rc) == MPI_ERR_NO_SUCH_FILE, "open of a missing file: class %d", mtest_class(rc));
     CHECK(fh == MPI_FILE_NULL, "fh not MPI_FILE_NULL after a failed open");
     rc = MPI_File_open(MPI_COMM_WORLD, f1, MPI_MODE_RDONLY | MPI_MODE_CREATE, MPI_INFO_NULL, &fh);
-    CHECK(cls_of(rc) == MPI_ERR_AMODE, "RDONLY|CREATE: class %d", cls_of(rc));
+    CHECK(mtest_class(rc) == MPI_ERR_AMODE, "RDONLY|CREATE: class %d", mtest_class(rc));
     rc = MPI_File_open(MPI_COMM_WORLD, f1, MPI_MODE_RDWR | MPI_MODE_WRONLY, MPI_INFO_NULL, &fh);
-    CHECK(cls_of(rc) == MPI_ERR_AMODE, "RDWR|WRONLY: class %d", cls_of(rc));
+    CHECK(mtest_class(rc) == MPI_ERR_AMODE, "RDWR|WRONLY: class %d", mtest_class(rc));
     rc = MPI_File_delete(missing, MPI_INFO_NULL);
-    CHECK(cls_of(rc) == MPI_ERR_NO_SUCH_FILE, "delete of a missing file: class %d", cls_of(rc));
+    CHECK(mtest_class(rc) == MPI_ERR_NO_SUCH_FILE, "delete of a missing file: class %d", mtest_class(rc));
 
     /* the reserved hint file_perm for a file MPI_File_open creates */
     char fperm[300];
@@ -122,7 +114,7 @@ int main(int argc, char **argv)
     MPI_File_read(fh, in, 1, MPI_INT, MPI_STATUS_IGNORE);
     CHECK(in[0] == (size - 1) * 1000 + 99, "seek end then read: %d", in[0]);
     rc = MPI_File_seek(fh, -1, MPI_SEEK_SET);
-    CHECK(cls_of(rc) == MPI_ERR_ARG, "negative seek: class %d", cls_of(rc));
+    CHECK(mtest_class(rc) == MPI_ERR_ARG, "negative seek: class %d", mtest_class(rc));
 
     /* set_size shrinks, preallocate never does */
     MPI_File_set_size(fh, 800);
@@ -150,9 +142,9 @@ int main(int argc, char **argv)
     CHECK(amode == (MPI_MODE_RDWR | MPI_MODE_CREATE | MPI_MODE_EXCL), "amode %#x", amode);
     CHECK(MPI_File_close(&fh) == MPI_SUCCESS && fh == MPI_FILE_NULL, "close");
     rc = MPI_File_get_size(fh, &fsize);
-    CHECK(cls_of(rc) == MPI_ERR_FILE, "get_size on MPI_FILE_NULL: class %d", cls_of(rc));
+    CHECK(mtest_class(rc) == MPI_ERR_FILE, "get_size on MPI_FILE_NULL: class %d", mtest_class(rc));
     rc = MPI_File_open(MPI_COMM_WORLD, f1, MPI_MODE_RDWR | MPI_MODE_CREATE | MPI_MODE_EXCL, MPI_INFO_NULL, &fh);
-    CHECK(cls_of(rc) == MPI_ERR_FILE_EXISTS, "EXCL on an existing file: class %d", cls_of(rc));
+    CHECK(mtest_class(rc) == MPI_ERR_FILE_EXISTS, "EXCL on an existing file: class %d", mtest_class(rc));
 
     /* read-only: writing is refused, through the file's own error handler, which a file opened
      * later takes from MPI_FILE_NULL */
@@ -165,7 +157,7 @@ int main(int argc, char **argv)
     CHECK(got_eh == eh, "a new file did not take MPI_FILE_NULL's error handler");
     MPI_Errhandler_free(&got_eh);
     rc = MPI_File_write_at(fh, 0, buf, 1, MPI_INT, MPI_STATUS_IGNORE);
-    CHECK(cls_of(rc) == MPI_ERR_READ_ONLY, "write to a read-only file: class %d", cls_of(rc));
+    CHECK(mtest_class(rc) == MPI_ERR_READ_ONLY, "write to a read-only file: class %d", mtest_class(rc));
     CHECK(handled == 1 && handled_fh == fh && handled_cls == MPI_ERR_READ_ONLY, "the file's error handler: %d %d",
           handled, handled_cls);
     MPI_File_call_errhandler(fh, MPI_ERR_IO);
@@ -173,11 +165,11 @@ int main(int argc, char **argv)
     MPI_File_set_errhandler(fh, MPI_ERRORS_RETURN);
     MPI_Errhandler_free(&eh);
     rc = MPI_File_read_at(fh, 0, buf, -1, MPI_INT, MPI_STATUS_IGNORE);
-    CHECK(cls_of(rc) == MPI_ERR_COUNT && handled == 2, "negative count: class %d", cls_of(rc));
+    CHECK(mtest_class(rc) == MPI_ERR_COUNT && handled == 2, "negative count: class %d", mtest_class(rc));
     MPI_File_close(&fh);
     MPI_File_open(MPI_COMM_WORLD, f1, MPI_MODE_WRONLY, MPI_INFO_NULL, &fh);
     rc = MPI_File_read_at(fh, 0, buf, 1, MPI_INT, MPI_STATUS_IGNORE);
-    CHECK(cls_of(rc) == MPI_ERR_ACCESS, "read from a write-only file: class %d", cls_of(rc));
+    CHECK(mtest_class(rc) == MPI_ERR_ACCESS, "read from a write-only file: class %d", mtest_class(rc));
     MPI_File_close(&fh);
 
     /* a strided view: rank r owns ints r, r + size, r + 2 size, ... (blocks of 2 ints) */
@@ -219,9 +211,9 @@ int main(int argc, char **argv)
     MPI_File_get_view(fh, &disp, &et, &ft, rep);
     CHECK(disp == 0 && et == MPI_BYTE && ft == MPI_BYTE && strcmp(rep, "native") == 0, "get_view");
     rc = MPI_File_set_view(fh, 0, MPI_DOUBLE, MPI_INT, "native", MPI_INFO_NULL);
-    CHECK(cls_of(rc) == MPI_ERR_ARG, "an etype that does not divide the filetype: class %d", cls_of(rc));
+    CHECK(mtest_class(rc) == MPI_ERR_ARG, "an etype that does not divide the filetype: class %d", mtest_class(rc));
     rc = MPI_File_set_view(fh, 0, MPI_INT, MPI_INT, "no-such-rep", MPI_INFO_NULL);
-    CHECK(cls_of(rc) == MPI_ERR_UNSUPPORTED_DATAREP, "unknown datarep: class %d", cls_of(rc));
+    CHECK(mtest_class(rc) == MPI_ERR_UNSUPPORTED_DATAREP, "unknown datarep: class %d", mtest_class(rc));
     MPI_File_close(&fh);
     if (rank == 0)
         CHECK(access(f2, F_OK) != 0, "MPI_MODE_DELETE_ON_CLOSE left the file");
@@ -276,7 +268,7 @@ int main(int argc, char **argv)
     MPI_File_read_at_all_end(fh, &got, &st);
     CHECK(got == peer + 7, "split collective read: %d", got);
     rc = MPI_File_read_all_end(fh, &got, &st);
-    CHECK(cls_of(rc) == MPI_ERR_OTHER, "an end without a begin: class %d", cls_of(rc));
+    CHECK(mtest_class(rc) == MPI_ERR_OTHER, "an end without a begin: class %d", mtest_class(rc));
 
     /* the shared pointer: every rank appends one record; ordered writes in rank order */
     MPI_File_seek_shared(fh, 0, MPI_SEEK_SET);

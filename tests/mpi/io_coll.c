@@ -10,14 +10,6 @@
 
 #define N 37
 
-static int cls_of(int rc)
-{
-    int c = MPI_SUCCESS;
-    if (rc != MPI_SUCCESS)
-        MPI_Error_class(rc, &c);
-    return c;
-}
-
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -150,9 +142,9 @@ int main(int argc, char **argv)
     MPI_File_set_view(fh, (MPI_Offset)(rank * sizeof(int)), MPI_INT, sparse, "native", MPI_INFO_NULL);
     int rc = MPI_File_write_at_all(fh, 0, mine, rank == 0 ? -1 : 10, MPI_INT, MPI_STATUS_IGNORE);
     if (rank == 0)
-        CHECK(cls_of(rc) == MPI_ERR_COUNT, "negative count in write_at_all: class %d", cls_of(rc));
+        CHECK(mtest_class(rc) == MPI_ERR_COUNT, "negative count in write_at_all: class %d", mtest_class(rc));
     else
-        CHECK(rc == MPI_SUCCESS, "write_at_all beside a rank with a wrong argument: class %d", cls_of(rc));
+        CHECK(rc == MPI_SUCCESS, "write_at_all beside a rank with a wrong argument: class %d", mtest_class(rc));
     MPI_Type_free(&sparse);
     MPI_Type_free(&one);
     MPI_File_close(&fh);

@@ -75,6 +75,16 @@ static const char *mtest_errstr(int err)
     return buf;
 }
 
+/* The class of an error code (MPI_SUCCESS for MPI_SUCCESS). */
+static int mtest_class(int rc) MTEST_UNUSED;
+static int mtest_class(int rc)
+{
+    int cls = MPI_SUCCESS;
+    if (rc != MPI_SUCCESS)
+        MPI_Error_class(rc, &cls);
+    return cls;
+}
+
 /* MPI_CHECK(call): the call must return MPI_SUCCESS.  With the default
  * MPI_ERRORS_ARE_FATAL a failure aborts inside the library anyway; with
  * MPI_ERRORS_RETURN this reports which call failed. */
