@@ -24,5 +24,6 @@ cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DAPTUS_WERROR=ON -DA
 cmake --build build-tsan --target mpiexec fft3d mpitest_thread_multiple mpitest_nbc_multi mpitest_coll_move \
   mpitest_coll_reduce mpitest_p2p_basic mpitest_rma_basic mpitest_rma_sync mpitest_rma_win mpitest_rma_atomic \
   mpitest_nbc_background mpitest_comm_create_threads mpitest_thread_lazy mpitest_mpi4_part_order \
-  mpitest_mpi4_session_reinit mpitest_rma_defer mpitest_p2p_cancel_send mpitest_p2p_rndv_cust mpitest_rc_idle test_arena
+  mpitest_mpi4_session_reinit mpitest_rma_defer mpitest_p2p_cancel_send mpitest_p2p_rndv_cust mpitest_rc_idle test_arena \
+  mpitest_io_threads
 (cd build-tsan && TSAN_OPTIONS="halt_on_error=1" ctest --output-on-failure -j "$jobs" --timeout 900 -L threads -LE netns)
