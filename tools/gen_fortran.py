@@ -766,11 +766,11 @@ def f08_specific(p, prof, large=False):
         if "DIMENSION(..)" in x and "ASYNCHRONOUS" in x:
             kept += [v.strip() for v in x.split("::")[1].split(",")]
     entries = ["%s => %s" % (f77, f77[4:])]
-    if kept and "ierror" in arglist:
+    branch = f08_section_branch(name, f77, kept, arglist, decls) if kept and "ierror" in arglist else []
+    if branch:
         entries += ["f77_APTUS_F08_NONCONTIG => APTUS_F08_NONCONTIG"] if f08_section_mode(name) is None else \
             ["f77_APTUS_F08_SECTION => APTUS_F08_SECTION", "f77_APTUS_F08_SECTION_FREE => APTUS_F08_SECTION_FREE"] + \
-            (["f77_APTUS_F08_SECTION_PAIR => APTUS_F08_SECTION_PAIR"] if "_PAIR(" in "\n".join(
-                f08_section_branch(name, f77, kept, arglist, decls)) else [])
+            (["f77_APTUS_F08_SECTION_PAIR => APTUS_F08_SECTION_PAIR"] if "_PAIR(" in "\n".join(branch) else [])
     out.append("  USE aptus_f08_types")
     out.append("  USE aptus_f08_entries, ONLY : " + ", ".join(entries))
     if kept and "ierror" in arglist and f08_section_mode(name) is not None:
@@ -778,9 +778,9 @@ def f08_specific(p, prof, large=False):
     out.append("  IMPLICIT NONE")
     out += ["    " + x for x in decls]
     call_args = [a for a in arglist]
-    if kept and "ierror" in arglist:
+    if branch:
         out.append("    INTEGER :: ierror_")
-        out += f08_section_branch(name, f77, kept, arglist, decls)
+        out += branch
     if is_function:
         out.append("    %s = %s(%s)" % (spec, f77, ", ".join(call_args)))
         out.append("END FUNCTION %s" % spec)

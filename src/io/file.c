@@ -66,6 +66,15 @@ static int agree(MPI_Comm comm, int cls)
     return all;
 }
 
+/* Whether the ranks of comm gave different values of v (every rank learns it). */
+static int differs(MPI_Comm comm, int v)
+{
+    int lo = v, hi = v;
+    PMPI_Allreduce(MPI_IN_PLACE, &lo, 1, MPI_INT, MPI_MIN, comm);
+    PMPI_Allreduce(MPI_IN_PLACE, &hi, 1, MPI_INT, MPI_MAX, comm);
+    return lo != hi;
+}
+
 /* The view every file starts with: displacement 0, MPI_BYTE, MPI_BYTE, "native". */
 static void view_default(struct aptus_file *f)
 {
@@ -191,10 +200,7 @@ int PMPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info
         return aptus_file_error(NULL, MPI_ERR_ARG, fn, "null %s argument", filename ? "fh" : "filename");
     const char *why = amode_problem(amode);
     /* every rank must give the same amode: a mistake on one is an error on all */
-    int lo = amode, hi = amode;
-    PMPI_Allreduce(MPI_IN_PLACE, &lo, 1, MPI_INT, MPI_MIN, comm);
-    PMPI_Allreduce(MPI_IN_PLACE, &hi, 1, MPI_INT, MPI_MAX, comm);
-    if (!why && lo != hi)
+    if (differs(comm, amode) && !why)
         why = "the ranks gave different amodes";
     if (why)
         return aptus_file_error(NULL, MPI_ERR_AMODE, fn, "%s (amode %#x)", why, (unsigned)amode);
@@ -289,9 +295,6 @@ int PMPI_File_close(MPI_File *fh)
     if (f->split)
         return aptus_file_error(f, MPI_ERR_OTHER, fn, "a split collective operation is still in progress");
     PMPI_Comm_rank(f->comm, &rank);
-    if ((f->amode & MPI_MODE_WRONLY) || (f->amode & MPI_MODE_RDWR)) {
-        /* the data this process wrote is in the file system's cache: nothing to flush here */
-    }
     if (close(f->fd) != 0)
         err = errno;
     f->fd = -1;
@@ -427,10 +430,7 @@ int PMPI_File_set_atomicity(MPI_File fh, int flag)
 {
     APTUS_API_LOCK();
     GET_FILE(f, fh, "MPI_File_set_atomicity");
-    int lo = !!flag, hi = !!flag;
-    PMPI_Allreduce(MPI_IN_PLACE, &lo, 1, MPI_INT, MPI_MIN, f->comm);
-    PMPI_Allreduce(MPI_IN_PLACE, &hi, 1, MPI_INT, MPI_MAX, f->comm);
-    if (lo != hi)
+    if (differs(f->comm, !!flag))
         return aptus_file_error(f, MPI_ERR_ARG, "MPI_File_set_atomicity", "the ranks gave different flags");
     f->atomic = !!flag;
     return MPI_SUCCESS;
