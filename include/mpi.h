@@ -24,7 +24,8 @@
  *  13. Tool information interface (MPI_T)
  *  14. Language interoperability and the ABI inquiry functions
  *  15. Function prototypes (MPI_ and PMPI_), grouped by chapter
- *  16. The MPI-1 functions removed in MPI 3.0 (APTUS_NO_REMOVED_MPI1 hides them)
+ *  16. The MPI-1 functions removed in MPI 3.0 and ROMIO's old MPIO_ names
+ *      (APTUS_NO_REMOVED_MPI1 hides them)
  *
  * Every function is declared under its MPI_ name and under its PMPI_
  * (profiling interface) name.
@@ -2180,6 +2181,16 @@ int MPI_Type_struct(int count, int *array_of_blocklengths, MPI_Aint *array_of_di
 int PMPI_Type_struct(int count, int *array_of_blocklengths, MPI_Aint *array_of_displacements, MPI_Datatype *array_of_types, MPI_Datatype *newtype);
 int MPI_Type_ub(MPI_Datatype datatype, MPI_Aint *displacement);
 int PMPI_Type_ub(MPI_Datatype datatype, MPI_Aint *displacement);
+
+/* ROMIO's names from before generalized requests (MPI-2 era MPI-IO programs use them; MPICH and
+ * Open MPI define them too): macros for the standard ones, no symbols of their own. */
+#define MPIO_USES_MPI_REQUEST
+#define MPIO_Request      MPI_Request
+#define MPIO_REQUEST_NULL MPI_REQUEST_NULL
+#define MPIO_Test         MPI_Test
+#define MPIO_Wait         MPI_Wait
+#define PMPIO_Test        PMPI_Test
+#define PMPIO_Wait        PMPI_Wait
 #endif /* APTUS_NO_REMOVED_MPI1 */
 
 #ifdef __cplusplus

@@ -303,12 +303,12 @@ static _Noreturn void aptus_error_fatal(int code, const char *fn)
     aptus_abort_job(exit_status(aptus_error_class_of(code)), msg);
 }
 
-void aptus_errh_invoke(struct aptus_errhandler *eh, void *obj, int code, const char *fn)
+int aptus_errh_invoke(struct aptus_errhandler *eh, void *obj, int code, const char *fn)
 {
     if (!aptus_rt.initialized || !eh || eh->kind == APTUS_ERRH_FATAL || eh->kind == APTUS_ERRH_ABORT)
         aptus_error_fatal(code, fn);
     if (eh->kind != APTUS_ERRH_USER)
-        return;
+        return code;
     int c = code;
     if (eh->obj == APTUS_ERRH_FOR_COMM) {
         MPI_Comm h = obj;
@@ -323,6 +323,7 @@ void aptus_errh_invoke(struct aptus_errhandler *eh, void *obj, int code, const c
         MPI_Session h = obj;
         eh->session_fn(&h, &c);
     }
+    return c;
 }
 
 /* Whether the program set an error handler on MPI_COMM_SELF / MPI_COMM_WORLD. */
@@ -384,7 +385,7 @@ int aptus_error_on(struct aptus_errhandler *eh, void *obj, int errclass, const c
     int code = error_store(errclass, fn, fmt, ap);
     va_end(ap);
     if (!eh || eh->kind != APTUS_ERRH_RETURN)
-        aptus_errh_invoke(eh, obj, code, fn);
+        code = aptus_errh_invoke(eh, obj, code, fn);
     return code;
 }
 

@@ -25,8 +25,10 @@
  * (ERRORS_ARE_FATAL/ABORT print it and end the job) and returns the error code. */
 int aptus_error(struct aptus_comm *comm, int errclass, const char *fn, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
-/* Like aptus_error, on error handler eh of the object with handle obj (a session, for example:
- * eh->obj says which kind); NULL or a fatal handler ends the job. */
+/* Like aptus_error, on error handler eh of the object with handle obj (a file, a window, a
+ * session: eh->obj says which kind); NULL or a fatal handler ends the job. Returns the code as a
+ * user handler left it -- the code the MPI call returns (MPI 4.1, 9.3) -- so every caller
+ * returns it at once. */
 int aptus_error_on(struct aptus_errhandler *eh, void *obj, int errclass, const char *fn, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
 /* Invokes comm's error handler with an existing error code as it is (MPI_Comm_call_errhandler).
@@ -37,8 +39,9 @@ void aptus_error_invoke(struct aptus_comm *comm, int code, const char *fn);
 /* Notes that the program set the error handler of comm (MPI_Comm_set_errhandler). */
 void aptus_errh_user_set(struct aptus_comm *comm);
 /* Invokes error handler `eh` for the object with handle `obj` (an MPI_Comm or MPI_File, per the
- * kind the handler was created for); NULL or a fatal handler ends the job as above. */
-void aptus_errh_invoke(struct aptus_errhandler *eh, void *obj, int code, const char *fn);
+ * kind the handler was created for); NULL or a fatal handler ends the job as above. Returns the
+ * code as the handler left it (a user handler may change it: MPI 4.1, 9.3). */
+int aptus_errh_invoke(struct aptus_errhandler *eh, void *obj, int code, const char *fn);
 /* A user callback (an attribute copy or delete function) returned `rc` != MPI_SUCCESS, or our
  * own MPI_ERR_NO_MEM came back in its place: raises it on comm and returns the code. A valid
  * error code goes to the error handler as it is; anything else becomes MPI_ERR_OTHER with the

@@ -1,10 +1,12 @@
 /* MPI-IO data access (MPI 4.1, 14.4): explicit offsets, the individual and the shared file
  * pointer, blocking, nonblocking, collective, split collective and ordered, each with its _c form.
  * Every form comes down to access(): where the data starts in the view's stream, then the
- * transfer of io/view.c. The collective forms are correct as independent accesses (every rank
- * moves its own data; the ordered ones agree on their offsets first); nonblocking ones complete
- * before they return, as a generalized request already complete. */
+ * transfer of io/view.c (io/coll.c for the collective forms). A nonblocking independent access
+ * is a request that the progress engine moves a step at a time (the progress thread too, where it
+ * runs); nonblocking collective ones complete before they return, as a generalized request
+ * already complete. */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,7 +27,7 @@ enum { AT_OFFSET, AT_INDIVIDUAL, AT_SHARED, AT_ORDERED };
     } while (0)
 
 static int check(const struct aptus_file *f, const struct aptus_dtype *d, int write, int where, MPI_Offset offset,
-                 MPI_Count count, char *why, size_t len)
+                 MPI_Count count, size_t *fsize, char *why, size_t len)
 {
     if (!d || !d->committed)
         PROBLEM(MPI_ERR_TYPE, d ? "datatype is not committed" : "invalid datatype");
@@ -40,9 +42,15 @@ static int check(const struct aptus_file *f, const struct aptus_dtype *d, int wr
                 "the file was opened MPI_MODE_SEQUENTIAL: only the shared pointer moves");
     if (where == AT_OFFSET && offset < 0)
         PROBLEM(MPI_ERR_ARG, "negative offset %lld", (long long)offset);
-    size_t bytes = (size_t)count * d->size;
+    *fsize = d->size;
+    int cls = f->rep ? aptus_io_rep_size(f->rep, d, fsize) : 0;
+    if (cls)
+        PROBLEM(cls, "the datatype has no form in the view's data representation \"%s\"%s", f->datarep,
+                cls == MPI_ERR_CONVERSION ? " (its extent function failed)" : "");
+    size_t bytes = (size_t)count * *fsize;
     if (bytes % f->esize != 0)
-        PROBLEM(MPI_ERR_TYPE, "the data (%zu bytes) is not a whole number of etypes of the view (%zu bytes)", bytes,
+        PROBLEM(MPI_ERR_TYPE,
+                "the data (%zu bytes in the file) is not a whole number of etypes of the view (%zu bytes)", bytes,
                 f->esize);
     if (bytes && f->ft->size == 0)
         PROBLEM(MPI_ERR_ARG, "the view's filetype holds no data");
@@ -50,38 +58,79 @@ static int check(const struct aptus_file *f, const struct aptus_dtype *d, int wr
 }
 #undef PROBLEM
 
-/* Every form: where the data starts in the view's stream, then the transfer. A collective form
- * (coll) takes part in the collective steps even when its own arguments are wrong -- with nothing
- * to move -- so that the other ranks never wait for it; it then reports its error. */
-static int io_access(const char *fn, MPI_File fh, int write, int where, MPI_Offset offset, const void *buf,
-                     MPI_Count count, MPI_Datatype datatype, MPI_Status *status, int coll)
+/* One access from its arguments to its status. */
+struct access {
+    const char *fn;
+    struct aptus_file *f;
+    int write, where, coll, cls;
+    char why[200];
+    const void *buf;
+    MPI_Count count;
+    MPI_Datatype datatype;
+    struct aptus_dtype *d;
+    size_t fsize, bytes; /* bytes of one element in the file, of the access in the file */
+    void *conv;          /* a converting representation: the file form, in a buffer of its own */
+    void *data;          /* what moves: (data, n, dd) */
+    size_t n;
+    const struct aptus_dtype *dd;
+    MPI_Offset start; /* etypes */
+};
+
+/* Every form: where the data starts in the view's stream (begin), the transfer, then the status
+ * (finish). A collective form (coll) takes part in the collective steps even when its own
+ * arguments are wrong -- with nothing to move -- so that the other ranks never wait for it; it
+ * then reports its error. begin returns MPI_SUCCESS to go on, else the code to return. */
+static int begin(struct access *a, const char *fn, MPI_File fh, int write, int where, MPI_Offset offset,
+                 const void *buf, MPI_Count count, MPI_Datatype datatype, int coll)
 {
-    API_INIT(fn);
-    struct aptus_file *f = aptus_file_get(fh);
+    memset(a, 0, sizeof *a);
+    a->fn = fn;
+    a->write = write;
+    a->where = where;
+    a->coll = coll;
+    a->buf = buf;
+    a->count = count;
+    a->datatype = datatype;
+    struct aptus_file *f = a->f = aptus_file_get(fh);
     if (!f)
         return aptus_file_error(NULL, MPI_ERR_FILE, fn,
                                 fh == MPI_FILE_NULL ? "MPI_FILE_NULL is not an open file" : "invalid file handle");
-    struct aptus_dtype *d = aptus_dtype_get(datatype);
-    char why[200];
-    int cls = check(f, d, write, where, offset, count, why, sizeof why);
-    if (cls && !coll && where != AT_ORDERED)
-        return aptus_file_error(f, cls, fn, "%s", why);
-    if (cls) { /* nothing to move, but every collective step taken */
-        d = aptus_dtype_get(MPI_BYTE);
-        count = 0;
+    a->d = aptus_dtype_get(datatype);
+    a->cls = check(f, a->d, write, where, offset, count, &a->fsize, a->why, sizeof a->why);
+    a->bytes = a->cls ? 0 : (size_t)count * a->fsize;
+    if (!a->cls && f->rep && a->bytes) {
+        a->conv = malloc(a->bytes);
+        a->cls = !a->conv ? MPI_ERR_NO_MEM
+                 : write  ? aptus_io_rep_write(f->rep, buf, (size_t)count, datatype, a->conv, a->fsize)
+                          : 0;
+        if (a->cls)
+            snprintf(a->why, sizeof a->why, "%s",
+                     a->cls == MPI_ERR_NO_MEM ? "out of memory" : "the conversion to the file failed");
+    }
+    if (a->cls && !coll && where != AT_ORDERED) {
+        free(a->conv);
+        return aptus_file_error(f, a->cls, fn, "%s", a->why);
+    }
+    a->data = a->conv ? a->conv : (void *)buf;
+    a->n = a->conv ? a->bytes : (size_t)count;
+    a->dd = a->conv ? aptus_dtype_get(MPI_BYTE) : a->d;
+    if (a->cls) { /* nothing to move, but every collective step taken */
+        a->dd = aptus_dtype_get(MPI_BYTE);
+        a->n = a->bytes = 0;
         offset = 0;
     }
-    size_t bytes = (size_t)count * d->size;
-    MPI_Offset etypes = (MPI_Offset)(bytes / f->esize), start = offset;
+    MPI_Offset etypes = (MPI_Offset)(a->bytes / f->esize);
+    a->start = offset;
+    int rc = MPI_SUCCESS;
     if (where == AT_INDIVIDUAL) {
-        start = f->fp;
+        a->start = f->fp;
     } else if (where == AT_SHARED) {
-        if (aptus_io_shared_fetch_add(f, etypes, &start) != MPI_SUCCESS)
-            return aptus_file_error(f, MPI_ERR_OTHER, fn, "could not move the shared file pointer");
+        rc = aptus_io_shared_fetch_add(f, etypes, &a->start);
     } else if (where == AT_ORDERED) {
         /* rank order: the ranks before this one go first; rank 0 moves the pointer by the sum */
         MPI_Offset before = 0, total = 0, base = 0;
-        int rank, rc = PMPI_Exscan(&etypes, &before, 1, MPI_OFFSET, MPI_SUM, f->comm);
+        int rank;
+        rc = PMPI_Exscan(&etypes, &before, 1, MPI_OFFSET, MPI_SUM, f->comm);
         PMPI_Comm_rank(f->comm, &rank);
         if (rank == 0)
             before = 0;
@@ -91,30 +140,136 @@ static int io_access(const char *fn, MPI_File fh, int write, int where, MPI_Offs
             rc = aptus_io_shared_fetch_add(f, total, &base);
         if (rc == MPI_SUCCESS)
             rc = PMPI_Bcast(&base, 1, MPI_OFFSET, 0, f->comm);
-        if (rc != MPI_SUCCESS)
-            return aptus_file_error(f, MPI_ERR_OTHER, fn, "could not agree on the ordered offsets");
-        start = base + before;
+        a->start = base + before;
     }
-    size_t done = 0;
-    int err = 0;
-    if (coll && where != AT_ORDERED)
-        err = aptus_io_coll(f, write, start * (MPI_Offset)f->esize, (void *)buf, (size_t)count, d, &done);
-    else if (bytes)
-        err = aptus_io_access(f, write, start * (MPI_Offset)f->esize, (void *)buf, (size_t)count, d, &done);
-    if (cls)
-        return aptus_file_error(f, cls, fn, "%s", why);
-    if (where == AT_INDIVIDUAL)
-        f->fp = start + (MPI_Offset)(done / f->esize);
-    if (status != MPI_STATUS_IGNORE) {
-        aptus_status_empty(status);
-        aptus_status_set_bytes(status, done);
+    if (rc != MPI_SUCCESS) {
+        free(a->conv);
+        return aptus_file_error(f, MPI_ERR_OTHER, fn, "%s",
+                                where == AT_SHARED ? "could not move the shared file pointer"
+                                                   : "could not agree on the ordered offsets");
     }
-    if (err)
-        return aptus_file_error(f, aptus_io_errno_class(err), fn, "%s", strerror(err));
     return MPI_SUCCESS;
 }
 
-/* ---- nonblocking: already complete when the call returns ---- */
+/* After the transfer (done bytes in the file, err an errno value): the conversion of what was
+ * read, the status (bytes of the user's elements) and the error. *moved: those bytes. */
+static int finish(struct access *a, size_t done, int err, size_t *moved)
+{
+    size_t whole = a->fsize ? done / a->fsize : 0; /* elements moved */
+    if (a->conv && !a->write && !err && !a->cls && whole &&
+        aptus_io_rep_read(a->f->rep, a->conv, whole, a->datatype, (void *)a->buf, a->fsize) != 0) {
+        a->cls = MPI_ERR_CONVERSION;
+        snprintf(a->why, sizeof a->why, "the conversion from the file failed");
+    }
+    free(a->conv);
+    a->conv = NULL;
+    *moved = a->f->rep ? whole * a->d->size : done;
+    if (a->cls)
+        return a->cls;
+    return err ? aptus_io_errno_class(err) : 0;
+}
+
+static int io_access(const char *fn, MPI_File fh, int write, int where, MPI_Offset offset, const void *buf,
+                     MPI_Count count, MPI_Datatype datatype, MPI_Status *status, int coll)
+{
+    API_INIT(fn);
+    struct access a;
+    int rc = begin(&a, fn, fh, write, where, offset, buf, count, datatype, coll);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    struct aptus_file *f = a.f;
+    size_t done = 0, moved;
+    int err = 0;
+    if (coll && where != AT_ORDERED)
+        err = aptus_io_coll(f, write, a.start * (MPI_Offset)f->esize, a.data, a.n, a.dd, &done);
+    else if (a.bytes)
+        err = aptus_io_access(f, write, a.start * (MPI_Offset)f->esize, a.data, a.n, a.dd, &done);
+    int cls = finish(&a, done, err, &moved);
+    if (a.cls)
+        return aptus_file_error(f, a.cls, fn, "%s", a.why);
+    if (where == AT_INDIVIDUAL)
+        f->fp = a.start + (MPI_Offset)(done / f->esize);
+    if (status != MPI_STATUS_IGNORE) {
+        aptus_status_empty(status);
+        aptus_status_set_bytes(status, moved);
+    }
+    if (cls)
+        return aptus_file_error(f, cls, fn, "%s", strerror(err));
+    return MPI_SUCCESS;
+}
+
+/* ---- nonblocking independent accesses: a request the progress engine moves a step at a time ---- */
+
+#define IO_STEP ((size_t)4 << 20) /* bytes per progress pass */
+
+struct io_req {
+    struct access a;
+    struct aptus_io_xfer x;
+    struct aptus_request *r;
+};
+
+static int io_req_poll(void *arg)
+{
+    struct io_req *q = arg;
+    if (!aptus_io_xfer_step(&q->x, IO_STEP))
+        return 0;
+    size_t moved;
+    int cls = finish(&q->a, q->x.done, q->x.err, &moved);
+    q->r->st_bytes = moved;
+    q->r->st_error = cls;
+    q->a.f->pending--;
+    aptus_dtype_release(q->a.d);
+    aptus_req_complete(q->r);
+    free(q);
+    return 1;
+}
+
+void aptus_io_drain(struct aptus_file *f)
+{
+    unsigned idle = 0;
+    while (f->pending > 0)
+        aptus_wait_step(&idle);
+}
+
+static int access_async(const char *fn, MPI_File fh, int write, int where, MPI_Offset offset, const void *buf,
+                        MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
+{
+    API_INIT(fn);
+    struct io_req *q = malloc(sizeof *q);
+    if (!q)
+        return aptus_file_error(aptus_file_get(fh), MPI_ERR_NO_MEM, fn, "out of memory");
+    int rc = begin(&q->a, fn, fh, write, where, offset, buf, count, datatype, 0);
+    if (rc != MPI_SUCCESS) {
+        free(q);
+        return rc;
+    }
+    struct aptus_file *f = q->a.f;
+    q->r = aptus_req_new_nomsg(APTUS_REQ_GENERIC);
+    if (!q->r) {
+        free(q->a.conv);
+        free(q);
+        return aptus_file_error(f, MPI_ERR_NO_MEM, fn, "out of memory");
+    }
+    /* a failure found later is returned by the completing call (the file's communicator
+     * returns its errors) */
+    q->r->comm = aptus_comm_get(f->comm);
+    aptus_io_xfer_start(&q->x, f, write, q->a.start * (MPI_Offset)f->esize, q->a.data, q->a.n, q->a.dd);
+    if (where == AT_INDIVIDUAL) /* moved at once by what was asked (MPI 4.1, 14.4.3) */
+        f->fp = q->a.start + (MPI_Offset)(q->a.bytes / f->esize);
+    aptus_dtype_retain(q->a.d); /* the program may free its datatype meanwhile */
+    f->pending++;
+    if (aptus_bg_add(io_req_poll, q) != 0) {
+        f->pending--;
+        aptus_dtype_release(q->a.d);
+        aptus_io_xfer_step(&q->x, 0); /* no task: done now */
+        io_req_poll(q);
+    }
+    *request = (MPI_Request)q->r;
+    return MPI_SUCCESS;
+}
+
+/* ---- nonblocking collective accesses: complete before they return, as a generalized request
+ * already complete ---- */
 
 static int done_query(void *extra, MPI_Status *status)
 {
@@ -141,6 +296,8 @@ static int access_nb(const char *fn, MPI_File fh, int write, int where, MPI_Offs
     APTUS_OUT_NULL(request, MPI_REQUEST_NULL);
     if (!request)
         return aptus_file_error(aptus_file_get(fh), MPI_ERR_ARG, fn, "null request argument");
+    if (!coll)
+        return access_async(fn, fh, write, where, offset, buf, count, datatype, request);
     MPI_Status *st = malloc(sizeof *st);
     if (!st)
         return aptus_file_error(aptus_file_get(fh), MPI_ERR_NO_MEM, fn, "out of memory");

@@ -27,18 +27,6 @@
 #define IO_CB_DEFAULT    ((MPI_Offset)16 << 20)
 #define IO_CB_MIN        ((MPI_Offset)4096)
 
-/* A hint's value as an integer, or def. */
-static MPI_Offset hint(const struct aptus_file *f, const char *key, MPI_Offset def)
-{
-    char v[64];
-    int len = (int)sizeof v - 1, flag = 0;
-    if (f->info == MPI_INFO_NULL || PMPI_Info_get_string(f->info, key, &len, v, &flag) != MPI_SUCCESS || !flag)
-        return def;
-    char *end;
-    long long x = strtoll(v, &end, 10);
-    return end != v && x > 0 ? (MPI_Offset)x : def;
-}
-
 /* The hint "collective_buffering" (true unless the program said false). */
 static int buffering(const struct aptus_file *f)
 {
@@ -115,41 +103,6 @@ static int collect(const struct aptus_file *f, MPI_Offset pos, MPI_Offset bytes,
     return 0;
 }
 
-static int full_pwrite(int fd, const unsigned char *p, size_t n, MPI_Offset off)
-{
-    while (n) {
-        ssize_t w = pwrite(fd, p, n, (off_t)off);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return w < 0 ? errno : EIO;
-        p += w;
-        n -= (size_t)w;
-        off += w;
-    }
-    return 0;
-}
-
-/* Reads [off, off + n) into p; what lies past the end of the file reads as zeros. */
-static int full_pread(int fd, unsigned char *p, size_t n, MPI_Offset off)
-{
-    while (n) {
-        ssize_t r = pread(fd, p, n, (off_t)off);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r < 0)
-            return errno;
-        if (r == 0) {
-            memset(p, 0, n);
-            return 0;
-        }
-        p += r;
-        n -= (size_t)r;
-        off += r;
-    }
-    return 0;
-}
-
 /* The first and last+1 file byte of stream bytes [pos, pos + bytes) (bytes > 0). */
 static void extent_of(const struct aptus_file *f, MPI_Offset pos, MPI_Offset bytes, MPI_Offset *lo, MPI_Offset *hi)
 {
@@ -192,10 +145,11 @@ int aptus_io_coll(struct aptus_file *f, int write, MPI_Offset pos, void *ubuf, s
     PMPI_Allgather(mine, 3, MPI_OFFSET, all, 3, MPI_OFFSET, f->comm);
     /* the ranges with data, sorted: two-phase only when one starts before the previous ends */
     MPI_Offset L = -1, H = -1;
-    int n = 0, interleave = 0;
+    int n = 0, interleave = 0, dense = 1;
     for (int r = 0; r < nproc; r++) {
         if (all[3 * r + 2] <= 0)
             continue;
+        dense &= all[3 * r + 2] * 2 >= all[3 * r + 1] - all[3 * r];
         all[2 * n] = all[3 * r];
         all[2 * n + 1] = all[3 * r + 1];
         n++;
@@ -210,7 +164,10 @@ int aptus_io_coll(struct aptus_file *f, int write, MPI_Offset pos, void *ubuf, s
         H = all[2 * i + 1] > H ? all[2 * i + 1] : H;
     }
     free(all);
-    if (!interleave || nproc == 1 || f->atomic || !buffering(f)) {
+    /* reading, when every rank's data is at least half of its range: each rank reads its own
+     * (sieved: at most twice its bytes, from the file system's cache on one node) rather than
+     * have them exchanged */
+    if (!interleave || nproc == 1 || f->atomic || !buffering(f) || (!write && dense)) {
         free(cnt);
         free(range);
         *done = 0;
@@ -218,8 +175,8 @@ int aptus_io_coll(struct aptus_file *f, int write, MPI_Offset pos, void *ubuf, s
     }
 
     /* file domains and rounds: the same numbers on every rank */
-    MPI_Offset align = hint(f, "striping_unit", IO_ALIGN_DEFAULT);
-    MPI_Offset cb = hint(f, "cb_buffer_size", IO_CB_DEFAULT) / nproc;
+    MPI_Offset align = aptus_io_hint(f, "striping_unit", IO_ALIGN_DEFAULT);
+    MPI_Offset cb = aptus_io_hint(f, "cb_buffer_size", IO_CB_DEFAULT) / nproc;
     if (cb < IO_CB_MIN)
         cb = IO_CB_MIN;
     MPI_Offset base = L / align * align;
@@ -302,11 +259,11 @@ int aptus_io_coll(struct aptus_file *f, int write, MPI_Offset pos, void *ubuf, s
         if (write) {
             PMPI_Alltoallv(data.p, scd, sdd, MPI_BYTE, rdata.p, rcd, rdd, MPI_BYTE, f->comm);
             if (npc && !err) {
-                int sieve = covered == shi - slo ? 0 : full_pread(f->fd, span.p, (size_t)(shi - slo), slo);
+                int sieve = covered == shi - slo ? 0 : aptus_io_pread_full(f->fd, span.p, (size_t)(shi - slo), slo);
                 size_t at = 0;
                 if (sieve == EBADF) { /* holes in a file that cannot be read: piece by piece */
                     for (size_t i = 0; i < npc && !err; i++) {
-                        err = full_pwrite(f->fd, rdata.p + at, (size_t)pc[2 * i + 1], pc[2 * i]);
+                        err = aptus_io_pwrite_full(f->fd, rdata.p + at, (size_t)pc[2 * i + 1], pc[2 * i]);
                         at += (size_t)pc[2 * i + 1];
                     }
                 } else {
@@ -316,13 +273,13 @@ int aptus_io_coll(struct aptus_file *f, int write, MPI_Offset pos, void *ubuf, s
                         at += (size_t)pc[2 * i + 1];
                     }
                     if (!err)
-                        err = full_pwrite(f->fd, span.p, (size_t)(shi - slo), slo);
+                        err = aptus_io_pwrite_full(f->fd, span.p, (size_t)(shi - slo), slo);
                 }
             }
         } else {
             /* the aggregator reads its span and sends each rank its pieces, in their order */
             if (npc && !err)
-                err = full_pread(f->fd, span.p, (size_t)(shi - slo), slo);
+                err = aptus_io_pread_full(f->fd, span.p, (size_t)(shi - slo), slo);
             size_t at = 0;
             for (size_t i = 0; i < npc && !err; i++) {
                 memcpy(rdata.p + at, span.p + (pc[2 * i] - slo), (size_t)pc[2 * i + 1]);

@@ -82,7 +82,9 @@ static void view_default(struct aptus_file *f)
     f->etype = f->filetype = MPI_BYTE;
     f->ft = aptus_dtype_get(MPI_BYTE);
     f->esize = 1;
-    snprintf(f->datarep, sizeof f->datarep, "native");
+    f->datarep = "native";
+    f->rep = NULL;
+    f->fview = MPI_DATATYPE_NULL;
     f->fp = 0;
 }
 
@@ -92,6 +94,8 @@ static void view_drop(struct aptus_file *f)
         PMPI_Type_free(&f->etype);
     if (f->filetype != MPI_DATATYPE_NULL && !aptus_dtype_get(f->filetype)->predefined)
         PMPI_Type_free(&f->filetype);
+    if (f->fview != MPI_DATATYPE_NULL)
+        PMPI_Type_free(&f->fview);
     f->etype = f->filetype = MPI_DATATYPE_NULL;
 }
 
@@ -222,7 +226,7 @@ int PMPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info
     f->comm = MPI_COMM_NULL;
     f->info = MPI_INFO_NULL;
     f->shared_win = MPI_WIN_NULL;
-    f->etype = f->filetype = MPI_DATATYPE_NULL;
+    f->etype = f->filetype = f->fview = MPI_DATATYPE_NULL;
     int cls = MPI_SUCCESS, err = 0;
     if (PMPI_Comm_dup(comm, &f->comm) != MPI_SUCCESS) {
         f->comm = MPI_COMM_NULL;
@@ -291,6 +295,7 @@ int PMPI_File_close(MPI_File *fh)
     if (!fh)
         return aptus_file_error(NULL, MPI_ERR_ARG, fn, "null fh argument");
     GET_FILE(f, *fh, fn);
+    aptus_io_drain(f); /* its nonblocking accesses first */
     int rank, err = 0;
     if (f->split)
         return aptus_file_error(f, MPI_ERR_OTHER, fn, "a split collective operation is still in progress");
@@ -331,6 +336,7 @@ APTUS_ALIAS(File_delete)
 static int resize(MPI_File fh, MPI_Offset size, int grow, const char *fn)
 {
     GET_FILE(f, fh, fn);
+    aptus_io_drain(f); /* its nonblocking accesses first */
     if (size < 0)
         return aptus_file_error(f, MPI_ERR_ARG, fn, "negative size %lld", (long long)size);
     if (f->amode & MPI_MODE_SEQUENTIAL)
@@ -395,6 +401,7 @@ int PMPI_File_sync(MPI_File fh)
     static const char fn[] = "MPI_File_sync";
     APTUS_API_LOCK();
     GET_FILE(f, fh, fn);
+    aptus_io_drain(f); /* its nonblocking accesses first */
     int err = 0;
     if (!(f->amode & MPI_MODE_RDONLY) && fsync(f->fd) != 0)
         err = errno;
@@ -430,6 +437,7 @@ int PMPI_File_set_atomicity(MPI_File fh, int flag)
 {
     APTUS_API_LOCK();
     GET_FILE(f, fh, "MPI_File_set_atomicity");
+    aptus_io_drain(f); /* its nonblocking accesses first */
     if (differs(f->comm, !!flag))
         return aptus_file_error(f, MPI_ERR_ARG, "MPI_File_set_atomicity", "the ranks gave different flags");
     f->atomic = !!flag;
@@ -469,11 +477,23 @@ static int merge_info(struct aptus_file *f, MPI_Info info)
     return MPI_SUCCESS;
 }
 
+/* Whether some rank's view may sieve its writes (in the collective calls that change a view or
+ * the hints): then every independent write locks the range it touches (io/view.c). */
+static void sieve_agree(struct aptus_file *f)
+{
+    int s = aptus_io_sieves(f, 1), n = 1;
+    PMPI_Allreduce(MPI_IN_PLACE, &s, 1, MPI_INT, MPI_MAX, f->comm);
+    PMPI_Comm_size(f->comm, &n);
+    f->sieve_any = s && n > 1;
+}
+
 int PMPI_File_set_info(MPI_File fh, MPI_Info info)
 {
     APTUS_API_LOCK();
     GET_FILE(f, fh, "MPI_File_set_info");
-    if (merge_info(f, info) != MPI_SUCCESS)
+    int rc = merge_info(f, info);
+    sieve_agree(f);
+    if (rc != MPI_SUCCESS)
         return aptus_file_error(f, MPI_ERR_INFO, "MPI_File_set_info", "invalid info");
     return MPI_SUCCESS;
 }
@@ -514,36 +534,71 @@ APTUS_ALIAS(File_get_info)
 
 /* ---- views ---- */
 
+/* Whether the runs of one element of t start at nondecreasing offsets. */
+static int monotone(const struct aptus_dtype *t)
+{
+    for (size_t i = 0; i < t->nsegs; i++) {
+        const struct aptus_dt_seg *g = &t->segs[i];
+        if ((g->count > 1 && g->stride < 0) ||
+            (i > 0 && g->disp < t->segs[i - 1].disp + (MPI_Aint)(t->segs[i - 1].count - 1) * t->segs[i - 1].stride))
+            return 0;
+    }
+    return 1;
+}
+
+/* What is wrong with a view of displacement disp, etype e and filetype t (their layouts in the
+ * file), or NULL. */
+static const char *layout_problem(const struct aptus_file *f, MPI_Offset disp, const struct aptus_dtype *e,
+                                  const struct aptus_dtype *t)
+{
+    if (disp < 0 && disp != MPI_DISPLACEMENT_CURRENT)
+        return "negative displacement";
+    if (disp == MPI_DISPLACEMENT_CURRENT && !(f->amode & MPI_MODE_SEQUENTIAL))
+        return "MPI_DISPLACEMENT_CURRENT is only for files opened MPI_MODE_SEQUENTIAL";
+    if (e->size == 0 || t->size % e->size != 0)
+        return "the etype's size does not divide the filetype's";
+    if (t->size > 0 && (t->extent <= 0 || t->true_lb < 0))
+        return "the filetype must have a positive extent and no data before its displacement 0";
+    if (t->size > 0 && t->true_extent > t->extent)
+        return "the filetype's data spans more than its extent (the tiles would overlap)";
+    if (!monotone(e) || !monotone(t))
+        return "the displacements of the etype and the filetype must be nondecreasing (MPI 4.1, 14.3)";
+    return NULL;
+}
+
 int PMPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype, const char *datarep,
                        MPI_Info info)
 {
     static const char fn[] = "MPI_File_set_view";
     APTUS_API_LOCK();
     GET_FILE(f, fh, fn);
+    aptus_io_drain(f); /* its nonblocking accesses first */
     struct aptus_dtype *e = aptus_dtype_get(etype), *t = aptus_dtype_get(filetype);
-    const char *why = NULL;
-    int cls = MPI_ERR_ARG, converts = 0;
+    const char *why = NULL, *name = NULL;
+    const struct aptus_io_rep *rep = NULL;
+    MPI_Datatype fe = etype, ft = filetype; /* their layouts in the file */
+    int cls = MPI_ERR_ARG;
     if (!e || !t || !e->committed || !t->committed) {
         cls = MPI_ERR_TYPE;
         why = !e || !t ? "invalid etype or filetype" : "the etype and the filetype must be committed";
     } else if (!datarep) {
         why = "null datarep argument";
-    } else if (!aptus_io_datarep(datarep, &converts) || converts) {
+    } else if (!(name = aptus_io_rep_find(datarep, &rep))) {
         cls = MPI_ERR_UNSUPPORTED_DATAREP;
-        why = strcmp(datarep, "external32") == 0 ? "the data representation external32 is not implemented yet"
-              : converts ? "data representations with conversion functions are not implemented yet"
-                         : "unknown data representation";
-    } else if (disp < 0 && disp != MPI_DISPLACEMENT_CURRENT) {
-        why = "negative displacement";
-    } else if (disp == MPI_DISPLACEMENT_CURRENT && !(f->amode & MPI_MODE_SEQUENTIAL)) {
-        why = "MPI_DISPLACEMENT_CURRENT is only for files opened MPI_MODE_SEQUENTIAL";
-    } else if (e->size == 0 || t->size % e->size != 0) {
-        why = "the etype's size does not divide the filetype's";
-    } else if (t->size > 0 && (t->extent <= 0 || t->true_lb < 0)) {
-        why = "the filetype must have a positive extent and no data before its displacement 0";
-    } else if (t->size > 0 && t->true_extent > t->extent) {
-        why = "the filetype's data spans more than its extent (the tiles would overlap)";
+        why = "unknown data representation";
+    } else if (aptus_io_rep_converts(rep) &&
+               ((cls = aptus_io_rep_type(rep, etype, &fe)) != 0 || (cls = aptus_io_rep_type(rep, filetype, &ft)) != 0 ||
+                (ft != filetype && (cls = PMPI_Type_commit(&ft)) != 0))) {
+        why = cls == MPI_ERR_CONVERSION ? "the representation's extent function failed on a type of the view"
+                                        : "a type of the view has no form in this data representation";
     }
+    if (!why) { /* the layout, in the file's sizes */
+        cls = MPI_ERR_ARG;
+        why = layout_problem(f, disp, aptus_dtype_get(fe), aptus_dtype_get(ft));
+    }
+    size_t esize = why ? 0 : aptus_dtype_get(fe)->size;
+    if (fe != etype)
+        PMPI_Type_free(&fe);
     if (f->split && !why) {
         cls = MPI_ERR_OTHER;
         why = "a split collective operation is in progress";
@@ -552,8 +607,11 @@ int PMPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Dat
         why = "the view was refused on another rank";
         cls = MPI_ERR_ARG;
     }
-    if (why)
+    if (why) {
+        if (ft != filetype)
+            PMPI_Type_free(&ft);
         return aptus_file_error(f, cls, fn, "%s", why);
+    }
     if (disp == MPI_DISPLACEMENT_CURRENT) { /* where the shared pointer is, in bytes */
         MPI_Offset cur = 0;
         int rank;
@@ -571,12 +629,15 @@ int PMPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Dat
     view_drop(f);
     f->etype = ne;
     f->filetype = nt;
-    f->ft = aptus_dtype_get(nt);
-    f->esize = e->size;
+    f->fview = ft != filetype ? ft : MPI_DATATYPE_NULL;
+    f->ft = aptus_dtype_get(ft != filetype ? ft : nt);
+    f->esize = esize;
     f->disp = disp;
-    snprintf(f->datarep, sizeof f->datarep, "%s", datarep);
+    f->datarep = name;
+    f->rep = aptus_io_rep_converts(rep) ? rep : NULL;
     f->fp = 0;
     merge_info(f, info);
+    sieve_agree(f);
     return shared_set(f, 0) == MPI_SUCCESS
                ? MPI_SUCCESS
                : aptus_file_error(f, MPI_ERR_OTHER, fn, "could not reset the shared pointer");
@@ -613,15 +674,16 @@ int PMPI_File_get_type_extent(MPI_File fh, MPI_Datatype datatype, MPI_Aint *exte
         return aptus_file_error(f, MPI_ERR_TYPE, fn, "invalid datatype");
     if (!extent)
         return aptus_file_error(f, MPI_ERR_ARG, fn, "null extent argument");
-    int converts;
-    if (aptus_io_datarep(f->datarep, &converts) && strcmp(f->datarep, "native") != 0 &&
-        strcmp(f->datarep, "internal") != 0) {
-        int rc = aptus_io_datarep_extent(f->datarep, datatype, extent);
-        if (rc != MPI_SUCCESS)
-            return aptus_file_error(f, MPI_ERR_OTHER, fn, "the extent function of \"%s\" returned %d", f->datarep, rc);
-        return MPI_SUCCESS;
-    }
-    *extent = d->extent; /* native and internal: as in memory */
+    const struct aptus_io_rep *rep;
+    MPI_Datatype t = datatype;
+    aptus_io_rep_find(f->datarep, &rep);
+    int rc = rep ? aptus_io_rep_type(rep, datatype, &t) : 0; /* native and internal: as in memory */
+    if (rc != 0)
+        return aptus_file_error(f, rc, fn, "the datatype has no extent in the data representation \"%s\"%s", f->datarep,
+                                rc == MPI_ERR_CONVERSION ? " (its extent function failed)" : "");
+    *extent = aptus_dtype_get(t)->extent;
+    if (t != datatype)
+        PMPI_Type_free(&t);
     return MPI_SUCCESS;
 }
 APTUS_ALIAS(File_get_type_extent)

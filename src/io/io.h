@@ -28,11 +28,15 @@ struct aptus_file {
     MPI_Info info; /* the hints given (MPI_File_open, MPI_File_set_view, MPI_File_set_info) */
     /* the view */
     MPI_Offset disp;
-    MPI_Datatype etype, filetype; /* this file's own (derived ones duplicated) */
-    struct aptus_dtype *ft;       /* filetype's object */
-    size_t esize;                 /* bytes of one etype */
-    char datarep[32];
-    MPI_Offset fp; /* the individual file pointer, in etypes */
+    MPI_Datatype etype, filetype;   /* this file's own (derived ones duplicated) */
+    struct aptus_dtype *ft;         /* the layout of the filetype in the file (fview or filetype) */
+    size_t esize;                   /* bytes of one etype in the file */
+    const char *datarep;            /* the view's representation (a string that outlives the file) */
+    const struct aptus_io_rep *rep; /* a converting representation, else NULL */
+    MPI_Datatype fview;             /* the filetype's layout in the file when it differs, else MPI_DATATYPE_NULL */
+    MPI_Offset fp;                  /* the individual file pointer, in etypes */
+    int sieve_any;                  /* some rank's view may sieve writes: independent writes lock their range */
+    int pending;                    /* nonblocking accesses not complete yet (io/access.c) */
     /* the shared file pointer: one MPI_Offset (etypes) in a window at rank 0 */
     MPI_Win shared_win;
     MPI_Offset *shared_mem;
@@ -45,6 +49,8 @@ struct aptus_file {
 _Static_assert(sizeof(struct aptus_file) <= APTUS_OBJ_SLOT_FILE && offsetof(struct aptus_file, head) == 0,
                "struct aptus_file fits a slot of the handle arena and starts with its magic");
 
+/* Waits until f's nonblocking accesses are complete (MPI_File_close, set_view, set_size, sync). */
+void aptus_io_drain(struct aptus_file *f);
 /* The file behind h, or NULL. */
 struct aptus_file *aptus_file_get(MPI_File h);
 
@@ -70,16 +76,50 @@ int aptus_io_coll(struct aptus_file *f, int write, MPI_Offset pos, void *buf, si
  * end of the file when reading). */
 int aptus_io_access(struct aptus_file *f, int write, MPI_Offset pos, void *buf, size_t count,
                     const struct aptus_dtype *dt, size_t *done);
+/* Whether accesses through f's view are sieved (io/view.c, "data sieving"). */
+int aptus_io_sieves(const struct aptus_file *f, int write);
+/* A hint's value as a positive integer, or def. */
+MPI_Offset aptus_io_hint(const struct aptus_file *f, const char *key, MPI_Offset def);
+/* pwrite of all n bytes; pread of all n bytes, what lies past the end of the file reading as
+ * zeros. 0 or an errno value. */
+int aptus_io_pwrite_full(int fd, const unsigned char *p, size_t n, MPI_Offset off);
+int aptus_io_pread_full(int fd, unsigned char *p, size_t n, MPI_Offset off);
+/* A transfer of aptus_io_access in steps (a nonblocking access moves a step per progress pass). */
+struct aptus_io_xfer {
+    struct aptus_file *f;
+    int write, sieve, atomic, range, err, finished;
+    MPI_Offset pos, lo, hi; /* stream start; the range a plain write locks */
+    size_t total, done;
+    struct aptus_dt_cursor mc, vc;
+};
+void aptus_io_xfer_start(struct aptus_io_xfer *x, struct aptus_file *f, int write, MPI_Offset pos, void *buf,
+                         size_t count, const struct aptus_dtype *dt);
+/* Moves at most about `budget` more bytes (0: the rest); returns 1 once the transfer is over:
+ * every byte moved, the end of the file reached when reading, or x->err (an errno value) set.
+ * x->done counts the bytes moved. Locks taken for it are released when it is over. */
+int aptus_io_xfer_step(struct aptus_io_xfer *x, size_t budget);
 /* The absolute byte offset of byte `pos` of the view's data stream. */
 MPI_Offset aptus_io_byte_offset(const struct aptus_file *f, MPI_Offset pos);
 /* The shared file pointer (etypes): *old its value, then add added (0: only read). */
 int aptus_io_shared_fetch_add(struct aptus_file *f, MPI_Offset add, MPI_Offset *old);
-/* Whether name is a data representation a view may use here (native, internal, registered);
- * *converts: registered with conversion functions. */
-int aptus_io_datarep(const char *name, int *converts);
-/* A registered representation's extent of datatype in the file (its extent function's return
- * value; -1 when name is not registered). */
-int aptus_io_datarep_extent(const char *name, MPI_Datatype datatype, MPI_Aint *extent);
+/* ---- data representations (io/datarep.c) ---- */
+struct aptus_io_rep;
+/* Whether name is a data representation here; *rep: NULL for "native" and "internal". Returns
+ * its name as a string that lives as long as the process, or NULL. */
+const char *aptus_io_rep_find(const char *name, const struct aptus_io_rep **rep);
+/* Whether accesses through r convert the data (external32; registered with a conversion function). */
+int aptus_io_rep_converts(const struct aptus_io_rep *r);
+/* Bytes in the file of one element of d. 0 or an MPI error class. */
+int aptus_io_rep_size(const struct aptus_io_rep *r, const struct aptus_dtype *d, size_t *size);
+/* The layout of t in the file: *out is t itself when every predefined type in it keeps its size,
+ * else a new (uncommitted) type the caller frees. 0 or an MPI error class. */
+int aptus_io_rep_type(const struct aptus_io_rep *r, MPI_Datatype t, MPI_Datatype *out);
+/* Converts count elements of dt at buf into their file form at out (esz bytes each), and back.
+ * 0 or an MPI error class (MPI_ERR_CONVERSION: a conversion function failed). */
+int aptus_io_rep_write(const struct aptus_io_rep *r, const void *buf, size_t count, MPI_Datatype dt, void *out,
+                       size_t esz);
+int aptus_io_rep_read(const struct aptus_io_rep *r, const void *in, size_t count, MPI_Datatype dt, void *buf,
+                      size_t esz);
 /* Bytes of the view's data stream that lie before byte `size` of the file (its end: SEEK_END). */
 MPI_Offset aptus_io_view_bytes_below(const struct aptus_file *f, MPI_Offset size);
 

@@ -3,6 +3,8 @@
  * of the user's buffer into iovecs for preadv/pwritev (io/io.h). */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -65,6 +67,65 @@ MPI_Offset aptus_io_view_bytes_below(const struct aptus_file *f, MPI_Offset size
     }
 }
 
+MPI_Offset aptus_io_hint(const struct aptus_file *f, const char *key, MPI_Offset def)
+{
+    char v[64];
+    int len = (int)sizeof v - 1, flag = 0;
+    if (f->info == MPI_INFO_NULL || PMPI_Info_get_string(f->info, key, &len, v, &flag) != MPI_SUCCESS || !flag)
+        return def;
+    char *end;
+    long long x = strtoll(v, &end, 10);
+    return end != v && x > 0 ? (MPI_Offset)x : def;
+}
+
+int aptus_io_pwrite_full(int fd, const unsigned char *p, size_t n, MPI_Offset off)
+{
+    while (n) {
+        ssize_t w = pwrite(fd, p, n < IO_CHUNK ? n : IO_CHUNK, (off_t)off);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return w < 0 ? errno : EIO;
+        p += w;
+        n -= (size_t)w;
+        off += w;
+    }
+    return 0;
+}
+
+int aptus_io_pread_full(int fd, unsigned char *p, size_t n, MPI_Offset off)
+{
+    while (n) {
+        ssize_t r = pread(fd, p, n < IO_CHUNK ? n : IO_CHUNK, (off_t)off);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0)
+            return errno;
+        if (r == 0) {
+            memset(p, 0, n);
+            return 0;
+        }
+        p += r;
+        n -= (size_t)r;
+        off += r;
+    }
+    return 0;
+}
+
+/* An open file description lock of [lo, hi) (type F_WRLCK, F_RDLCK or F_UNLCK; hi 0: to the end
+ * of the file): per open, so that the ranks' opens exclude each other. 0 or an errno value. */
+static int lock_range(int fd, short type, MPI_Offset lo, MPI_Offset hi)
+{
+    struct flock lk = {
+        .l_type = type, .l_whence = SEEK_SET, .l_start = (off_t)lo, .l_len = hi ? (off_t)(hi - lo) : 0
+    };
+    int r;
+    do
+        r = fcntl(fd, type == F_UNLCK ? F_OFD_SETLK : F_OFD_SETLKW, &lk);
+    while (r < 0 && errno == EINTR);
+    return r < 0 ? (errno ? errno : EIO) : 0;
+}
+
 /* One system call's worth at file offset off: the next memory iovecs of at most len bytes. */
 static ssize_t move_some(int fd, int write, struct aptus_dt_cursor *mc, MPI_Offset off, size_t len)
 {
@@ -80,58 +141,251 @@ static ssize_t move_some(int fd, int write, struct aptus_dt_cursor *mc, MPI_Offs
     return r;
 }
 
-int aptus_io_access(struct aptus_file *f, int write, MPI_Offset pos, void *buf, size_t count,
-                    const struct aptus_dtype *dt, size_t *done)
+/* ---- data sieving ----
+ * An access whose file runs are small moves a window of them with one read (and, writing, one
+ * write back of the window under a lock of it: the holes keep what the file holds), instead of
+ * a system call per run. Hints: romio_ds_read / romio_ds_write ("disable", "enable",
+ * "automatic": when the filetype's runs average under SIEVE_RUN bytes), ind_rd_buffer_size /
+ * ind_wr_buffer_size (the window). */
+#define SIEVE_RUN    ((size_t)16 << 10)
+#define SIEVE_RD_BUF ((MPI_Offset)4 << 20)
+#define SIEVE_WR_BUF ((MPI_Offset)4 << 20)
+#define SIEVE_RUNS   4096 /* runs looked at per step */
+
+int aptus_io_sieves(const struct aptus_file *f, int write)
 {
-    size_t total = count * dt->size;
-    *done = 0;
-    if (total == 0)
+    char v[16];
+    int len = (int)sizeof v - 1, flag = 0;
+    if (f->info != MPI_INFO_NULL &&
+        PMPI_Info_get_string(f->info, write ? "romio_ds_write" : "romio_ds_read", &len, v, &flag) == MPI_SUCCESS &&
+        flag && strcmp(v, "disable") == 0)
         return 0;
-    struct aptus_dt_cursor mc, vc;
-    aptus_dt_cursor_init(&mc, buf, count, dt);
-    aptus_io_view_start(&vc, f, pos, (MPI_Offset)total);
-    /* atomic mode: the whole access under one lock of the file (open file description locks: per
-     * open, not per process, released with the descriptor) */
-    struct flock lk = { .l_type = (short)(write ? F_WRLCK : F_RDLCK), .l_whence = SEEK_SET };
-    if (f->atomic) {
-        int r;
-        do
-            r = fcntl(f->fd, F_OFD_SETLKW, &lk);
-        while (r < 0 && errno == EINTR);
-        if (r < 0)
-            return errno ? errno : EIO;
-    }
-    int err = 0;
-    while (*done < total && !err) {
-        struct iovec run[IO_IOV];
-        size_t got = 0;
-        int n = aptus_dt_iov_some(&vc, run, IO_IOV, total - *done, &got);
-        if (n <= 0)
-            break;
-        for (int i = 0; i < n && !err; i++) {
-            MPI_Offset off = (MPI_Offset)((uintptr_t)run[i].iov_base - IO_BIAS);
-            size_t left = run[i].iov_len;
-            while (left) {
-                ssize_t r = move_some(f->fd, write, &mc, off, left);
-                if (r < 0) {
-                    err = errno ? errno : EIO;
+    const struct aptus_dtype *t = f->ft;
+    size_t runs = 0;
+    for (size_t i = 0; i < t->nsegs; i++)
+        runs += t->segs[i].count;
+    if (runs == 0 || (runs == 1 && t->size == (size_t)t->extent)) /* the view is contiguous */
+        return 0;
+    return flag && strcmp(v, "enable") == 0 ? 1 : t->size / runs < SIEVE_RUN;
+}
+
+/* Moves the rest of the access (*done of total bytes already) by windows. Returns 0 or an errno
+ * value; EBADF: the file cannot be read (write-only), nothing of the window moved. */
+static int sieve(struct aptus_file *f, int write, struct aptus_dt_cursor *vc, struct aptus_dt_cursor *mc, size_t total,
+                 size_t *done, int locks, size_t until, int *eof)
+{
+    size_t win = (size_t)aptus_io_hint(f, write ? "ind_wr_buffer_size" : "ind_rd_buffer_size",
+                                       write ? SIEVE_WR_BUF : SIEVE_RD_BUF);
+    unsigned char *sb = malloc(win);
+    struct iovec *runs = malloc(SIEVE_RUNS * sizeof *runs);
+    int err = sb && runs ? 0 : ENOMEM;
+    while (*done < until && !err) {
+        /* the window: the runs from the cursor that end within win bytes of the first */
+        size_t n = 0, data = 0, vstart = vc->pos, got;
+        MPI_Offset lo = 0, hi = 0;
+        while (n < SIEVE_RUNS) {
+            int k = aptus_dt_iov_some(vc, runs + n, SIEVE_RUNS - (int)n < IO_IOV ? SIEVE_RUNS - (int)n : IO_IOV,
+                                      total - *done - data, &got);
+            if (k <= 0)
+                break;
+            int stop = 0;
+            for (int i = 0; i < k && !stop; i++) {
+                MPI_Offset off = (MPI_Offset)((uintptr_t)runs[n].iov_base - IO_BIAS),
+                           end = off + (MPI_Offset)runs[n].iov_len;
+                if (n == 0)
+                    lo = off;
+                if (n > 0 && (end - lo > (MPI_Offset)win || off < lo)) {
+                    stop = 1;
                     break;
                 }
-                if (r == 0) { /* reading at the end of the file */
-                    if (write)
-                        err = EIO;
-                    goto out;
+                hi = end;
+                data += runs[n].iov_len;
+                n++;
+                if (end - lo > (MPI_Offset)win) /* one run longer than the window: alone */
+                    stop = 1;
+            }
+            if (stop || got == 0)
+                break;
+        }
+        aptus_dt_cursor_seek(vc, vstart + data); /* back to the first run not taken */
+        if (n == 0)
+            break;
+        if (hi - lo > (MPI_Offset)win) { /* the lone long run: straight */
+            MPI_Offset off = lo;
+            size_t left = data;
+            if (write && locks)
+                err = lock_range(f->fd, F_WRLCK, lo, hi);
+            while (left && !err) {
+                ssize_t r = move_some(f->fd, write, mc, off, left);
+                if (r <= 0) {
+                    err = r < 0 ? (errno ? errno : EIO) : write ? EIO : 0;
+                    break;
                 }
                 off += r;
                 left -= (size_t)r;
                 *done += (size_t)r;
             }
+            if (write && locks)
+                lock_range(f->fd, F_UNLCK, lo, hi);
+            if (left && !err) {
+                *eof = 1; /* the end of the file */
+                break;
+            }
+            continue;
+        }
+        size_t span = (size_t)(hi - lo), avail = span;
+        if (write) {
+            if (locks && (err = lock_range(f->fd, F_WRLCK, lo, hi)) != 0)
+                break;
+            if (data != span) /* holes: what the file holds there is kept */
+                err = aptus_io_pread_full(f->fd, sb, span, lo);
+            if (err == EBADF)
+                aptus_dt_cursor_seek(vc, vstart);
+            for (size_t i = 0; i < n && !err; i++)
+                aptus_dt_pack_some(mc, sb + ((uintptr_t)runs[i].iov_base - IO_BIAS - (uintptr_t)lo), runs[i].iov_len);
+            if (!err)
+                err = aptus_io_pwrite_full(f->fd, sb, span, lo);
+            if (locks)
+                lock_range(f->fd, F_UNLCK, lo, hi);
+            if (!err)
+                *done += data;
+            continue;
+        }
+        /* reading: what the file holds of the span (short at its end) */
+        ssize_t r;
+        size_t at = 0;
+        while (at < span) {
+            do
+                r = pread(f->fd, sb + at, span - at, (off_t)(lo + (MPI_Offset)at));
+            while (r < 0 && errno == EINTR);
+            if (r <= 0)
+                break;
+            at += (size_t)r;
+        }
+        if (r < 0 && at < span) {
+            err = errno ? errno : EIO;
+            break;
+        }
+        avail = at;
+        for (size_t i = 0; i < n; i++) {
+            size_t o = (size_t)((uintptr_t)runs[i].iov_base - IO_BIAS - (uintptr_t)lo), len = runs[i].iov_len;
+            if (o + len > avail)
+                len = o < avail ? avail - o : 0;
+            aptus_dt_unpack_some(mc, sb + o, len);
+            *done += len;
+            if (len < runs[i].iov_len) {
+                *eof = 1; /* the end of the file */
+                free(sb);
+                free(runs);
+                return 0;
+            }
         }
     }
-out:
-    if (f->atomic) {
-        lk.l_type = F_UNLCK;
-        fcntl(f->fd, F_OFD_SETLK, &lk);
-    }
+    free(sb);
+    free(runs);
     return err;
+}
+
+void aptus_io_xfer_start(struct aptus_io_xfer *x, struct aptus_file *f, int write, MPI_Offset pos, void *buf,
+                         size_t count, const struct aptus_dtype *dt)
+{
+    memset(x, 0, sizeof *x);
+    x->f = f;
+    x->write = write;
+    x->total = count * dt->size;
+    if (x->total == 0) {
+        x->finished = 1;
+        return;
+    }
+    aptus_dt_cursor_init(&x->mc, buf, count, dt);
+    aptus_io_view_start(&x->vc, f, pos, (MPI_Offset)x->total);
+    x->pos = pos;
+    x->sieve = aptus_io_sieves(f, write);
+    /* atomic mode: the whole access under one lock of the file */
+    x->atomic = f->atomic;
+    if (x->atomic && (x->err = lock_range(f->fd, write ? F_WRLCK : F_RDLCK, 0, 0)) != 0) {
+        x->atomic = 0;
+        x->finished = 1;
+    }
+}
+
+static void xfer_end(struct aptus_io_xfer *x)
+{
+    if (x->range)
+        lock_range(x->f->fd, F_UNLCK, x->lo, x->hi);
+    if (x->atomic)
+        lock_range(x->f->fd, F_UNLCK, 0, 0);
+    x->range = x->atomic = 0;
+    x->finished = 1;
+}
+
+int aptus_io_xfer_step(struct aptus_io_xfer *x, size_t budget)
+{
+    if (x->finished)
+        return 1;
+    struct aptus_file *f = x->f;
+    size_t until = budget && x->total - x->done > budget ? x->done + budget : x->total;
+    int eof = 0;
+    if (x->sieve) {
+        x->err = sieve(f, x->write, &x->vc, &x->mc, x->total, &x->done, !f->atomic && f->sieve_any, until, &eof);
+        if (x->err == EBADF && x->write) { /* a write-only file: run by run from here */
+            x->err = 0;
+            x->sieve = 0;
+        } else {
+            if (x->err || eof || x->done >= x->total)
+                xfer_end(x);
+            return x->finished;
+        }
+    }
+    /* when some rank's view sieves, a write locks the range it touches (a sieved window must not
+     * write stale bytes back over it) */
+    if (!x->range && x->write && !f->atomic && f->sieve_any) {
+        x->lo = aptus_io_byte_offset(f, x->pos + (MPI_Offset)x->done);
+        x->hi = aptus_io_byte_offset(f, x->pos + (MPI_Offset)x->total - 1) + 1;
+        if ((x->err = lock_range(f->fd, F_WRLCK, x->lo, x->hi)) != 0) {
+            xfer_end(x);
+            return 1;
+        }
+        x->range = 1;
+    }
+    while (x->done < until && !x->err && !eof) {
+        struct iovec run[IO_IOV];
+        size_t got = 0;
+        int n = aptus_dt_iov_some(&x->vc, run, IO_IOV, until - x->done, &got);
+        if (n <= 0)
+            break;
+        for (int i = 0; i < n && !x->err && !eof; i++) {
+            MPI_Offset off = (MPI_Offset)((uintptr_t)run[i].iov_base - IO_BIAS);
+            size_t left = run[i].iov_len;
+            while (left) {
+                ssize_t r = move_some(f->fd, x->write, &x->mc, off, left);
+                if (r < 0) {
+                    x->err = errno ? errno : EIO;
+                    break;
+                }
+                if (r == 0) { /* reading at the end of the file */
+                    if (x->write)
+                        x->err = EIO;
+                    eof = 1;
+                    break;
+                }
+                off += r;
+                left -= (size_t)r;
+                x->done += (size_t)r;
+            }
+        }
+    }
+    if (x->err || eof || x->done >= x->total)
+        xfer_end(x);
+    return x->finished;
+}
+
+int aptus_io_access(struct aptus_file *f, int write, MPI_Offset pos, void *buf, size_t count,
+                    const struct aptus_dtype *dt, size_t *done)
+{
+    struct aptus_io_xfer x;
+    aptus_io_xfer_start(&x, f, write, pos, buf, count, dt);
+    aptus_io_xfer_step(&x, 0);
+    *done = x.done;
+    return x.err;
 }

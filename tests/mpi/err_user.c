@@ -175,11 +175,20 @@ static void test_user_codes(void)
     MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_ARE_FATAL));
 }
 
-static int file_calls, file_code;
+static int file_calls, file_code, rewrite = -1; /* rewrite >= 0: the code the handlers leave */
 static void file_handler(MPI_File *f, int *code, ...)
 {
     file_calls++;
     file_code = *code;
+    if (rewrite >= 0)
+        *code = rewrite;
+}
+static int win_calls;
+static void win_handler(MPI_Win *w, int *code, ...)
+{
+    win_calls++;
+    if (rewrite >= 0)
+        *code = rewrite;
 }
 
 static void test_handlers(void)
@@ -204,7 +213,34 @@ static void test_handlers(void)
     MPI_CHECK(MPI_Errhandler_free(&feh));
     MPI_CHECK(MPI_File_call_errhandler(MPI_FILE_NULL, MPI_ERR_IO));
     CHECK(file_calls == 1 && file_code == MPI_ERR_IO, "file handler: %d calls code %d", file_calls, file_code);
+    /* The code a user handler leaves is the code the call returns (MPI 4.1, 9.3). */
+    MPI_File fh;
+    rewrite = MPI_SUCCESS;
+    rc = MPI_File_open(MPI_COMM_SELF, "/nonexistent-dir/aptus-file", MPI_MODE_RDONLY, MPI_INFO_NULL, &fh);
+    CHECK(rc == MPI_SUCCESS && file_calls == 2, "open failing, handler returning MPI_SUCCESS: rc %d, %d calls", rc,
+          file_calls);
+    CHECK(mtest_class(file_code) == MPI_ERR_NO_SUCH_FILE, "the handler saw class %d", mtest_class(file_code));
+    rewrite = MPI_ERR_QUOTA;
+    rc = MPI_File_open(MPI_COMM_SELF, "/nonexistent-dir/aptus-file", MPI_MODE_RDONLY, MPI_INFO_NULL, &fh);
+    CHECK(rc == MPI_ERR_QUOTA, "open failing, handler returning MPI_ERR_QUOTA: rc %d", rc);
+    rewrite = -1;
     MPI_CHECK(MPI_File_set_errhandler(MPI_FILE_NULL, MPI_ERRORS_RETURN));
+    MPI_Win win;
+    MPI_Errhandler weh;
+    int cell = 0;
+    MPI_CHECK(MPI_Win_create(&cell, sizeof cell, 1, MPI_INFO_NULL, MPI_COMM_SELF, &win));
+    MPI_CHECK(MPI_Win_create_errhandler(win_handler, &weh));
+    MPI_CHECK(MPI_Win_set_errhandler(win, weh));
+    MPI_CHECK(MPI_Errhandler_free(&weh));
+    rewrite = MPI_SUCCESS;
+    rc = MPI_Win_lock(MPI_LOCK_SHARED, 5, 0, win); /* no rank 5 */
+    CHECK(rc == MPI_SUCCESS && win_calls == 1, "window error, handler returning MPI_SUCCESS: rc %d, %d calls", rc,
+          win_calls);
+    rewrite = MPI_ERR_RANK;
+    rc = MPI_Win_lock(MPI_LOCK_SHARED, 5, 0, win);
+    CHECK(rc == MPI_ERR_RANK && win_calls == 2, "window error, handler returning MPI_ERR_RANK: rc %d", rc);
+    rewrite = -1;
+    MPI_CHECK(MPI_Win_free(&win));
 
     /* Bad handles. */
     rc = MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRHANDLER_NULL);

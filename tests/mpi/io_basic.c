@@ -5,6 +5,7 @@
  * filetype with LB/UB markers), short reads at the end of the file (status counts), sizes
  * (set_size, preallocate never shrinking), the shared pointer and ordered writes, nonblocking and
  * split collective forms, hints, handles as integers. Every byte written is read back. */
+#include <fcntl.h>
 #include <stdio.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -193,6 +194,67 @@ int main(int argc, char **argv)
     MPI_File_sync(fh);
     MPI_Barrier(MPI_COMM_WORLD);
     MPI_File_sync(fh);
+    /* independent writes into each other's holes, at once: the strided ranks' writes are sieved
+     * (read, fill in, write back a window of 4 KiB under a lock of it); the last rank writes its
+     * blocks one by one through the byte view. No rank's bytes may be lost. */
+    if (size > 1) {
+        char f4[300];
+        path(f4, sizeof f4, "interleaved");
+        MPI_File fi;
+        MPI_Info si;
+        MPI_Info_create(&si);
+        MPI_Info_set(si, "ind_wr_buffer_size", "4096");
+        MPI_Info_set(si, "romio_ds_write", "enable");
+        MPI_File_open(MPI_COMM_WORLD, f4, MPI_MODE_RDWR | MPI_MODE_CREATE | MPI_MODE_DELETE_ON_CLOSE, si, &fi);
+        MPI_Info_free(&si);
+        MPI_Type_vector(1, 2, 2 * size, MPI_INT, &vec);
+        MPI_Type_create_resized(vec, 0, (MPI_Aint)(2 * size * sizeof(int)), &ftype);
+        MPI_Type_commit(&ftype);
+        MPI_Type_free(&vec);
+        int last = rank == size - 1, nints = 2000;
+        if (last) /* (set_view is collective) */
+            MPI_File_set_view(fi, 0, MPI_BYTE, MPI_BYTE, "native", MPI_INFO_NULL);
+        else
+            MPI_File_set_view(fi, (MPI_Offset)(rank * 2 * sizeof(int)), MPI_INT, ftype, "native", MPI_INFO_NULL);
+        MPI_Type_free(&ftype);
+        int *w = malloc(sizeof(int) * (size_t)nints), *whole = malloc(sizeof(int) * (size_t)nints * (size_t)size);
+        for (int round = 0; round < 6; round++) {
+            for (int i = 0; i < nints; i++)
+                w[i] = round * 100000 + rank * 10000 + i;
+            MPI_Barrier(MPI_COMM_WORLD);
+            if (!last) {
+                for (int part = 0; part < 4; part++) /* 4 calls, each many windows */
+                    CHECK(MPI_File_write_at(fi, part * nints / 4, w + part * nints / 4, nints / 4, MPI_INT,
+                                            MPI_STATUS_IGNORE) == MPI_SUCCESS,
+                          "sieved write_at");
+            } else {
+                for (int b = 0; b < nints / 2; b++)
+                    CHECK(MPI_File_write_at(fi, (MPI_Offset)((b * 2 * size + rank * 2) * sizeof(int)), w + 2 * b, 2,
+                                            MPI_INT, MPI_STATUS_IGNORE) == MPI_SUCCESS,
+                          "plain write_at");
+            }
+            MPI_File_sync(fi);
+            MPI_Barrier(MPI_COMM_WORLD);
+            MPI_File_sync(fi);
+            if (rank == 0) {
+                int fd = open(f4, O_RDONLY);
+                CHECK(fd >= 0 && pread(fd, whole, sizeof(int) * (size_t)nints * (size_t)size, 0) ==
+                                     (ssize_t)(sizeof(int) * (size_t)nints * (size_t)size),
+                      "read the interleaved file");
+                close(fd);
+                for (int i = 0; i < nints * size; i++) {
+                    int owner = (i / 2) % size, k = (i / (2 * size)) * 2 + i % 2;
+                    CHECK(whole[i] == round * 100000 + owner * 10000 + k,
+                          "round %d: int %d is %d, expected %d (a write lost)", round, i, whole[i],
+                          round * 100000 + owner * 10000 + k);
+                }
+            }
+            MPI_Barrier(MPI_COMM_WORLD);
+        }
+        free(w);
+        free(whole);
+        MPI_File_close(&fi);
+    }
     /* the whole file through the default view */
     MPI_File_set_view(fh, 0, MPI_BYTE, MPI_BYTE, "native", MPI_INFO_NULL);
     MPI_File_get_position(fh, &pos);
@@ -212,6 +274,13 @@ int main(int argc, char **argv)
     CHECK(disp == 0 && et == MPI_BYTE && ft == MPI_BYTE && strcmp(rep, "native") == 0, "get_view");
     rc = MPI_File_set_view(fh, 0, MPI_DOUBLE, MPI_INT, "native", MPI_INFO_NULL);
     CHECK(mtest_class(rc) == MPI_ERR_ARG, "an etype that does not divide the filetype: class %d", mtest_class(rc));
+    int dz[2] = { 3, 0 }, bz[2] = { 1, 1 };
+    MPI_Datatype down;
+    MPI_Type_indexed(2, bz, dz, MPI_INT, &down);
+    MPI_Type_commit(&down);
+    rc = MPI_File_set_view(fh, 0, MPI_INT, down, "native", MPI_INFO_NULL);
+    CHECK(mtest_class(rc) == MPI_ERR_ARG, "a filetype with decreasing displacements: class %d", mtest_class(rc));
+    MPI_Type_free(&down);
     rc = MPI_File_set_view(fh, 0, MPI_INT, MPI_INT, "no-such-rep", MPI_INFO_NULL);
     CHECK(mtest_class(rc) == MPI_ERR_UNSUPPORTED_DATAREP, "unknown datarep: class %d", mtest_class(rc));
     MPI_File_close(&fh);
