@@ -835,9 +835,72 @@ F_NOT_YET(comm_spawn_multiple, Comm_spawn_multiple, "dynamic processes are not i
           (MPI_Fint * n, char *c, char *a, MPI_Fint *m, MPI_Fint *i, MPI_Fint *r, MPI_Fint *cm, MPI_Fint *ic,
            MPI_Fint *e, MPI_Fint *ierror, size_t cl, size_t al),
           ierror)
-F_NOT_YET(register_datarep, Register_datarep, "user data representations from Fortran are not available yet",
-          (char *d, void *r, void *w, void *x, MPI_Aint *e, MPI_Fint *ierror, size_t dl), ierror)
 F_NOT_YET(sizeof, Sizeof, "not available yet", (void *x, MPI_Fint *size, MPI_Fint *ierror), ierror)
+
+/* ---- user data representations: C functions call the Fortran ones (the registration lives as
+ * long as the process, and so does its copy of EXTRA_STATE) ---------------------------------- */
+
+typedef void f_conv_fn(void *userbuf, MPI_Fint *datatype, MPI_Fint *count, void *filebuf, MPI_Offset *position,
+                       MPI_Aint *extra, MPI_Fint *ierror);
+typedef void f_extent_fn(MPI_Fint *datatype, MPI_Aint *extent, MPI_Aint *extra, MPI_Fint *ierror);
+struct f_datarep {
+    f_conv_fn *rd, *wr;
+    f_extent_fn *extent;
+    MPI_Aint extra;
+};
+
+static int datarep_conv(f_conv_fn *fn, void *userbuf, MPI_Datatype t, int count, void *filebuf, MPI_Offset position,
+                        struct f_datarep *r)
+{
+    MPI_Fint ft = MPI_Type_c2f(t), n = count, ierr = MPI_SUCCESS;
+    fn(userbuf, &ft, &n, filebuf, &position, &r->extra, &ierr);
+    return ierr;
+}
+static int datarep_read(void *u, MPI_Datatype t, int count, void *f, MPI_Offset pos, void *state)
+{
+    return datarep_conv(((struct f_datarep *)state)->rd, u, t, count, f, pos, state);
+}
+static int datarep_write(void *u, MPI_Datatype t, int count, void *f, MPI_Offset pos, void *state)
+{
+    return datarep_conv(((struct f_datarep *)state)->wr, u, t, count, f, pos, state);
+}
+static int datarep_extent(MPI_Datatype t, MPI_Aint *extent, void *state)
+{
+    struct f_datarep *r = state;
+    MPI_Fint ft = MPI_Type_c2f(t), ierr = MPI_SUCCESS;
+    r->extent(&ft, extent, &r->extra, &ierr);
+    return ierr;
+}
+
+static void f_register_datarep(int prof, char *d, f_conv_fn *rd, f_conv_fn *wr, f_extent_fn *extent, MPI_Aint *extra,
+                               MPI_Fint *ierror, size_t dl)
+{
+    struct f_datarep *r = malloc(sizeof *r);
+    char *name = aptus_f_string_in(d, dl, 0);
+    if (!r || !name) {
+        free(r);
+        free(name);
+        *ierror = aptus_f_nomem("MPI_Register_datarep");
+        return;
+    }
+    f_conv_fn *null = (f_conv_fn *)(void *)mpi_conversion_fn_null_;
+    *r = (struct f_datarep){ rd == null ? NULL : rd, wr == null ? NULL : wr, extent, *extra };
+    *ierror = F_CALL(prof, Register_datarep, name, r->rd ? datarep_read : MPI_CONVERSION_FN_NULL,
+                     r->wr ? datarep_write : MPI_CONVERSION_FN_NULL, extent ? datarep_extent : NULL, r);
+    if (*ierror != MPI_SUCCESS)
+        free(r);
+    free(name);
+}
+void mpi_register_datarep_(char *d, f_conv_fn *rd, f_conv_fn *wr, f_extent_fn *extent, MPI_Aint *extra,
+                           MPI_Fint *ierror, size_t dl)
+{
+    f_register_datarep(0, d, rd, wr, extent, extra, ierror, dl);
+}
+void pmpi_register_datarep_(char *d, f_conv_fn *rd, f_conv_fn *wr, f_extent_fn *extent, MPI_Aint *extra,
+                            MPI_Fint *ierror, size_t dl)
+{
+    f_register_datarep(1, d, rd, wr, extent, extra, ierror, dl);
+}
 
 /* The f08 status is laid out as the INTEGER one (and as the C one). */
 static void f_status_f2f08(int prof, MPI_Fint *f, MPI_F08_status *f08, MPI_Fint *ierror)
