@@ -1,10 +1,9 @@
 /* MPI-IO data access (MPI 4.1, 14.4): explicit offsets, the individual and the shared file
  * pointer, blocking, nonblocking, collective, split collective and ordered, each with its _c form.
- * Every form comes down to access(): where the data starts in the view's stream, then the
- * transfer of io/view.c (io/coll.c for the collective forms). A nonblocking independent access
- * is a request that the progress engine moves a step at a time (the progress thread too, where it
- * runs); nonblocking collective ones complete before they return, as a generalized request
- * already complete. */
+ * Every form comes down to begin (where the data starts in the view's stream), the transfer of
+ * io/view.c (io/coll.c for the collective forms) and finish (the status). A nonblocking access is
+ * a request that the progress engine moves a step at a time (the progress thread too, where it
+ * runs); a split collective is a nonblocking collective access begun, then waited for. */
 #include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -198,26 +197,48 @@ static int io_access(const char *fn, MPI_File fh, int write, int where, MPI_Offs
     return MPI_SUCCESS;
 }
 
-/* ---- nonblocking independent accesses: a request the progress engine moves a step at a time ---- */
+/* ---- nonblocking accesses: a request the progress engine moves a step at a time ----
+ * An independent one moves IO_STEP bytes a pass; a collective one (MPI_File_iwrite_all, ...) is
+ * the state machine of io/coll.c, whose collective steps are nonblocking collectives. A file's
+ * collective accesses run one after the other in the order they were started (the same on every
+ * rank, so their collectives match): the queue coll_first .. coll_last. */
 
 #define IO_STEP ((size_t)4 << 20) /* bytes per progress pass */
 
 struct io_req {
     struct access a;
-    struct aptus_io_xfer x;
+    struct aptus_io_xfer x;  /* independent */
+    struct aptus_io_coll *c; /* collective (NULL: independent) */
+    struct io_req *next;     /* the file's queue of collective ones */
     struct aptus_request *r;
 };
 
 static int io_req_poll(void *arg)
 {
     struct io_req *q = arg;
-    if (!aptus_io_xfer_step(&q->x, IO_STEP))
-        return 0;
+    struct aptus_file *f = q->a.f;
+    size_t done;
+    int err;
+    if (q->c) {
+        if (f->coll_first != q)
+            return 0; /* an earlier collective access of the file is still running */
+        if (!aptus_io_coll_step(q->c, IO_STEP))
+            return 0;
+        err = aptus_io_coll_end(q->c, &done);
+        f->coll_first = q->next;
+        if (!q->next)
+            f->coll_last = NULL;
+    } else {
+        if (!aptus_io_xfer_step(&q->x, IO_STEP))
+            return 0;
+        done = q->x.done;
+        err = q->x.err;
+    }
     size_t moved;
-    int cls = finish(&q->a, q->x.done, q->x.err, &moved);
+    int cls = finish(&q->a, done, err, &moved);
     q->r->st_bytes = moved;
     q->r->st_error = cls;
-    q->a.f->pending--;
+    f->pending--;
     aptus_dtype_release(q->a.d);
     aptus_req_complete(q->r);
     free(q);
@@ -232,20 +253,25 @@ void aptus_io_drain(struct aptus_file *f)
 }
 
 static int access_async(const char *fn, MPI_File fh, int write, int where, MPI_Offset offset, const void *buf,
-                        MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
+                        MPI_Count count, MPI_Datatype datatype, MPI_Request *request, int coll)
 {
     API_INIT(fn);
-    struct io_req *q = malloc(sizeof *q);
+    struct io_req *q = calloc(1, sizeof *q);
     if (!q)
         return aptus_file_error(aptus_file_get(fh), MPI_ERR_NO_MEM, fn, "out of memory");
-    int rc = begin(&q->a, fn, fh, write, where, offset, buf, count, datatype, 0);
+    int rc = begin(&q->a, fn, fh, write, where, offset, buf, count, datatype, coll);
     if (rc != MPI_SUCCESS) {
         free(q);
         return rc;
     }
     struct aptus_file *f = q->a.f;
+    MPI_Offset pos = q->a.start * (MPI_Offset)f->esize;
     q->r = aptus_req_new_nomsg(APTUS_REQ_GENERIC);
-    if (!q->r) {
+    if (coll && q->r)
+        q->c = aptus_io_coll_start(f, write, pos, q->a.data, q->a.n, q->a.dd);
+    if (!q->r || (coll && !q->c)) {
+        if (q->r)
+            aptus_req_free(q->r);
         free(q->a.conv);
         free(q);
         return aptus_file_error(f, MPI_ERR_NO_MEM, fn, "out of memory");
@@ -253,40 +279,25 @@ static int access_async(const char *fn, MPI_File fh, int write, int where, MPI_O
     /* a failure found later is returned by the completing call (the file's communicator
      * returns its errors) */
     q->r->comm = aptus_comm_get(f->comm);
-    aptus_io_xfer_start(&q->x, f, write, q->a.start * (MPI_Offset)f->esize, q->a.data, q->a.n, q->a.dd);
+    if (coll) {
+        if (f->coll_last)
+            ((struct io_req *)f->coll_last)->next = q;
+        else
+            f->coll_first = q;
+        f->coll_last = q;
+    } else {
+        aptus_io_xfer_start(&q->x, f, write, pos, q->a.data, q->a.n, q->a.dd);
+    }
     if (where == AT_INDIVIDUAL) /* moved at once by what was asked (MPI 4.1, 14.4.3) */
         f->fp = q->a.start + (MPI_Offset)(q->a.bytes / f->esize);
     aptus_dtype_retain(q->a.d); /* the program may free its datatype meanwhile */
     f->pending++;
-    if (aptus_bg_add(io_req_poll, q) != 0) {
-        f->pending--;
-        aptus_dtype_release(q->a.d);
-        aptus_io_xfer_step(&q->x, 0); /* no task: done now */
-        io_req_poll(q);
-    }
     *request = (MPI_Request)q->r;
-    return MPI_SUCCESS;
-}
-
-/* ---- nonblocking collective accesses: complete before they return, as a generalized request
- * already complete ---- */
-
-static int done_query(void *extra, MPI_Status *status)
-{
-    *status = *(MPI_Status *)extra;
-    return MPI_SUCCESS;
-}
-
-static int done_free(void *extra)
-{
-    free(extra);
-    return MPI_SUCCESS;
-}
-
-static int done_cancel(void *extra, int complete)
-{
-    (void)extra;
-    (void)complete;
+    if (aptus_bg_add(io_req_poll, q) != 0) {
+        unsigned idle = 0; /* no room for a background task: finish here */
+        while (!io_req_poll(q))
+            aptus_wait_step(&idle);
+    }
     return MPI_SUCCESS;
 }
 
@@ -296,25 +307,11 @@ static int access_nb(const char *fn, MPI_File fh, int write, int where, MPI_Offs
     APTUS_OUT_NULL(request, MPI_REQUEST_NULL);
     if (!request)
         return aptus_file_error(aptus_file_get(fh), MPI_ERR_ARG, fn, "null request argument");
-    if (!coll)
-        return access_async(fn, fh, write, where, offset, buf, count, datatype, request);
-    MPI_Status *st = malloc(sizeof *st);
-    if (!st)
-        return aptus_file_error(aptus_file_get(fh), MPI_ERR_NO_MEM, fn, "out of memory");
-    int rc = io_access(fn, fh, write, where, offset, buf, count, datatype, st, coll);
-    if (rc != MPI_SUCCESS) {
-        free(st);
-        return rc;
-    }
-    if (PMPI_Grequest_start(done_query, done_free, done_cancel, st, request) != MPI_SUCCESS) {
-        free(st);
-        return aptus_file_error(aptus_file_get(fh), MPI_ERR_NO_MEM, fn, "out of memory");
-    }
-    PMPI_Grequest_complete(*request);
-    return MPI_SUCCESS;
+    return access_async(fn, fh, write, where, offset, buf, count, datatype, request, coll);
 }
 
-/* ---- split collectives: the access at the begin, its status at the end ---- */
+/* ---- split collectives: a nonblocking collective access begun, then waited for (the ordered
+ * forms: the access at the begin, its status at the end) ---- */
 
 static int split_begin(const char *fn, MPI_File fh, int write, int where, MPI_Offset offset, const void *buf,
                        MPI_Count count, MPI_Datatype datatype)
@@ -322,7 +319,9 @@ static int split_begin(const char *fn, MPI_File fh, int write, int where, MPI_Of
     struct aptus_file *f = aptus_file_get(fh);
     if (f && f->split)
         return aptus_file_error(f, MPI_ERR_OTHER, fn, "a split collective operation is already in progress");
-    int rc = io_access(fn, fh, write, where, offset, buf, count, datatype, f ? &f->split_status : MPI_STATUS_IGNORE, 1);
+    int rc = where == AT_ORDERED ? io_access(fn, fh, write, where, offset, buf, count, datatype,
+                                             f ? &f->split_status : MPI_STATUS_IGNORE, 1)
+                                 : access_async(fn, fh, write, where, offset, buf, count, datatype, &f->split_req, 1);
     if (rc == MPI_SUCCESS) {
         f->split = 1;
         f->split_buf = buf;
@@ -341,6 +340,15 @@ static int split_end(const char *fn, MPI_File fh, const void *buf, MPI_Status *s
     if (buf != f->split_buf)
         return aptus_file_error(f, MPI_ERR_BUFFER, fn, "not the buffer of the matching begin");
     f->split = 0;
+    if (f->split_req != MPI_REQUEST_NULL) {
+        int rc = PMPI_Wait(&f->split_req, &f->split_status);
+        f->split_req = MPI_REQUEST_NULL;
+        if (rc != MPI_SUCCESS) {
+            int cls = MPI_ERR_OTHER;
+            PMPI_Error_class(rc, &cls);
+            return aptus_file_error(f, cls, fn, "the access begun failed");
+        }
+    }
     if (status != MPI_STATUS_IGNORE)
         *status = f->split_status;
     return MPI_SUCCESS;

@@ -226,6 +226,7 @@ int PMPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info
     f->comm = MPI_COMM_NULL;
     f->info = MPI_INFO_NULL;
     f->shared_win = MPI_WIN_NULL;
+    f->split_req = MPI_REQUEST_NULL;
     f->etype = f->filetype = f->fview = MPI_DATATYPE_NULL;
     int cls = MPI_SUCCESS, err = 0;
     if (PMPI_Comm_dup(comm, &f->comm) != MPI_SUCCESS) {

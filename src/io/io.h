@@ -37,6 +37,7 @@ struct aptus_file {
     MPI_Offset fp;                  /* the individual file pointer, in etypes */
     int sieve_any;                  /* some rank's view may sieve writes: independent writes lock their range */
     int pending;                    /* nonblocking accesses not complete yet (io/access.c) */
+    void *coll_first, *coll_last;   /* its nonblocking collective accesses, in the order started */
     /* the shared file pointer: one MPI_Offset (etypes) in a window at rank 0 */
     MPI_Win shared_win;
     MPI_Offset *shared_mem;
@@ -44,6 +45,7 @@ struct aptus_file {
     int split;
     const void *split_buf;
     MPI_Status split_status;
+    MPI_Request split_req; /* the nonblocking access a split collective began (ordered: none) */
     int split_rc;
 };
 _Static_assert(sizeof(struct aptus_file) <= APTUS_OBJ_SLOT_FILE && offsetof(struct aptus_file, head) == 0,
@@ -71,6 +73,14 @@ void aptus_io_view_start(struct aptus_dt_cursor *vc, const struct aptus_file *f,
  * failure on every rank when one failed); *done as aptus_io_access. */
 int aptus_io_coll(struct aptus_file *f, int write, MPI_Offset pos, void *buf, size_t count,
                   const struct aptus_dtype *dt, size_t *done);
+/* The collective access in steps (io/coll.c): start (NULL: no memory), advance without blocking
+ * (1 once it is over; budget as aptus_io_xfer_step for the shortcut's own access), end (frees it;
+ * returns what aptus_io_coll returns). */
+struct aptus_io_coll;
+struct aptus_io_coll *aptus_io_coll_start(struct aptus_file *f, int write, MPI_Offset pos, void *buf, size_t count,
+                                          const struct aptus_dtype *dt);
+int aptus_io_coll_step(struct aptus_io_coll *c, size_t budget);
+int aptus_io_coll_end(struct aptus_io_coll *c, size_t *done);
 /* Moves `bytes` bytes of the view's data stream starting at byte `pos` (read: into, write: from
  * count elements of dt at buf). Returns 0 or an errno value; *done: bytes moved (short at the
  * end of the file when reading). */

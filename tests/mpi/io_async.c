@@ -4,8 +4,9 @@
  * writes and reads through a strided view whose datatype the program frees at once, the
  * individual pointer moved when the call starts, a short read at the end of the file, an
  * external32 read converted when it completes, MPI_Request_free of a write in flight followed by
- * MPI_File_close (which completes it first); ROMIO's MPIO_Request / MPIO_Wait. Every byte is
- * checked. */
+ * MPI_File_close (which completes it first); ROMIO's MPIO_Request / MPIO_Wait; nonblocking
+ * collectives (two-phase through an interleaved view) that do not wait for a late rank, several in
+ * flight on one file, one under a blocking collective, a split collective. Every byte is checked. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -114,6 +115,56 @@ int main(int argc, char **argv)
     MPI_Get_count_c(&st, MPI_INT, &n);
     CHECK(n == 4, "iread_at at the end: count %lld, expected 4", (long long)n);
 
+    /* nonblocking collectives through an interleaved view (two-phase): the call does not wait
+     * for a rank that has not called yet; three in flight on one file, waited for in reverse
+     * order; one left in flight under a blocking collective; a split collective */
+    enum { NI = 1 << 18 };
+    int *cw = malloc(sizeof(int) * NI * 3), *cr = malloc(sizeof(int) * NI * 3);
+    for (int i = 0; i < 3 * NI; i++)
+        cw[i] = rank * 1000000 + i;
+    MPI_CHECK(MPI_File_set_size(fh, 0));
+    MPI_Type_vector(1, 2, 2 * size, MPI_INT, &vec);
+    MPI_Type_create_resized(vec, 0, (MPI_Aint)(2 * size * sizeof(int)), &ftype);
+    MPI_Type_commit(&ftype);
+    MPI_Type_free(&vec);
+    MPI_CHECK(MPI_File_set_view(fh, (MPI_Offset)(rank * 2 * sizeof(int)), MPI_INT, ftype, "native", MPI_INFO_NULL));
+    MPI_Type_free(&ftype);
+    if (rank == size - 1 && size > 1)
+        usleep(1000000); /* the last rank comes late */
+    double t0 = MPI_Wtime();
+    MPI_Request creq[3];
+    MPI_CHECK(MPI_File_iwrite_at_all(fh, 0, cw, NI, MPI_INT, &creq[0]));
+    double t1 = MPI_Wtime();
+    if (rank == 0 && size > 1)
+        CHECK(t1 - t0 < 0.5, "MPI_File_iwrite_at_all waited %.2f s for a late rank: not nonblocking", t1 - t0);
+    MPI_CHECK(MPI_File_iwrite_at_all(fh, NI, cw + NI, NI, MPI_INT, &creq[1]));
+    MPI_CHECK(MPI_File_iwrite_all(fh, cw + 2 * NI, NI, MPI_INT, &creq[2])); /* the pointer: 0 */
+    MPI_CHECK(MPI_Wait(&creq[2], &st));
+    MPI_Get_count_c(&st, MPI_INT, &n);
+    CHECK(n == NI, "iwrite_all count %lld", (long long)n);
+    MPI_CHECK(MPI_Wait(&creq[1], MPI_STATUS_IGNORE));
+    MPI_CHECK(MPI_Wait(&creq[0], MPI_STATUS_IGNORE));
+    /* (the pointer-based one wrote over the first at offset 0: it started last) */
+    MPI_CHECK(MPI_File_iread_at_all(fh, 0, cr, 2 * NI, MPI_INT, &creq[0]));
+    MPI_CHECK(MPI_File_read_at_all(fh, 2 * NI, cr + 2 * NI, NI, MPI_INT, &st)); /* one in flight */
+    MPI_Get_count_c(&st, MPI_INT, &n);
+    CHECK(n == 0, "read_at_all past the end: count %lld", (long long)n);
+    MPI_CHECK(MPI_Wait(&creq[0], &st));
+    MPI_Get_count_c(&st, MPI_INT, &n);
+    CHECK(n == 2 * NI, "iread_at_all count %lld", (long long)n);
+    for (int i = 0; i < 2 * NI; i++) {
+        int want = i < NI ? cw[2 * NI + i] : cw[i];
+        if (cr[i] != want)
+            CHECK(0, "nonblocking collectives: int %d is %d, expected %d", i, cr[i], want);
+    }
+    memset(cr, 0, sizeof(int) * NI);
+    MPI_CHECK(MPI_File_read_at_all_begin(fh, NI, cr, NI, MPI_INT));
+    MPI_CHECK(MPI_File_read_at_all_end(fh, cr, &st));
+    MPI_Get_count_c(&st, MPI_INT, &n);
+    CHECK(n == NI && memcmp(cr, cw + NI, sizeof(int) * NI) == 0, "split collective read: count %lld", (long long)n);
+    free(cw);
+    free(cr);
+
     /* external32: the read converted when it completes */
     MPI_CHECK(MPI_File_set_view(fh, 0, MPI_INT, MPI_INT, "external32", MPI_INFO_NULL));
     MPI_CHECK(MPI_File_set_size(fh, 0));
@@ -129,6 +180,7 @@ int main(int argc, char **argv)
     MPI_CHECK(MPI_File_set_view(fh, 0, MPI_BYTE, MPI_BYTE, "native", MPI_INFO_NULL));
     MPI_CHECK(MPI_File_read_at(fh, 12 * rank, raw, 4, MPI_BYTE, MPI_STATUS_IGNORE));
     CHECK(raw[0] == 1 && raw[1] == 2 && raw[2] == 3 && raw[3] == 4, "external32 iwrite_at: not big-endian");
+    MPI_Barrier(MPI_COMM_WORLD); /* (before the next writes cover these bytes) */
 
     /* a write in flight, its request freed, then the file closed: close completes it */
     unsigned char *last = malloc(BIG / 4);

@@ -1,8 +1,9 @@
 /* MPI-IO under MPI_THREAD_MULTIPLE: four threads per rank at once, each opening, writing (explicit
- * offsets, the individual and the shared pointer, nonblocking), reading back and closing a file of
- * its own on a communicator of its own, while all of them also write their records into one file
- * every rank opened together (disjoint offsets, the same handle from every thread); each round also
- * writes and reads its file through an external32 view of every other int (converted, sieved). */
+ * offsets, the individual and the shared pointer, nonblocking independent and collective), reading
+ * back and closing a file of its own on a communicator of its own, while all of them also write
+ * their records into one file every rank opened together (disjoint offsets, the same handle from
+ * every thread); each round also writes and reads its file through an external32 view of every
+ * other int (converted, sieved). */
 #include <pthread.h>
 #include <unistd.h>
 
@@ -36,6 +37,8 @@ static void *work(void *arg)
         MPI_Request req;
         MPI_File_write_at(fh, 0, buf, N / 2, MPI_INT, MPI_STATUS_IGNORE);
         MPI_File_iwrite_at(fh, (N / 2) * sizeof(int), buf + N / 2, N / 4, MPI_INT, &req);
+        MPI_Wait(&req, MPI_STATUS_IGNORE);
+        MPI_File_iwrite_at_all(fh, (N / 2) * sizeof(int), buf + N / 2, N / 4, MPI_INT, &req); /* again, collectively */
         MPI_Wait(&req, MPI_STATUS_IGNORE);
         MPI_File_seek(fh, (3 * N / 4) * sizeof(int), MPI_SEEK_SET);
         MPI_File_write(fh, buf + 3 * N / 4, N / 4, MPI_INT, MPI_STATUS_IGNORE);
