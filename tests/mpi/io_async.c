@@ -16,6 +16,18 @@
 
 #define BIG ((size_t)64 << 20)
 
+/* A view of blocks of 2 ints, every rank its own in turn; the types freed at once. */
+static void interleaved_view(MPI_File fh, int rank, int size)
+{
+    MPI_Datatype vec, ftype;
+    MPI_Type_vector(1, 2, 2 * size, MPI_INT, &vec);
+    MPI_Type_create_resized(vec, 0, (MPI_Aint)(2 * size * sizeof(int)), &ftype);
+    MPI_Type_commit(&ftype);
+    MPI_Type_free(&vec);
+    MPI_CHECK(MPI_File_set_view(fh, (MPI_Offset)(rank * 2 * sizeof(int)), MPI_INT, ftype, "native", MPI_INFO_NULL));
+    MPI_Type_free(&ftype);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -81,13 +93,7 @@ int main(int argc, char **argv)
 
     /* a strided view of blocks of 2 ints (every rank its own), the type freed at once; the
      * individual pointer moves when the call starts */
-    MPI_Datatype vec, ftype;
-    MPI_Type_vector(1, 2, 2 * size, MPI_INT, &vec);
-    MPI_Type_create_resized(vec, 0, (MPI_Aint)(2 * size * sizeof(int)), &ftype);
-    MPI_Type_commit(&ftype);
-    MPI_Type_free(&vec);
-    MPI_CHECK(MPI_File_set_view(fh, (MPI_Offset)(rank * 2 * sizeof(int)), MPI_INT, ftype, "native", MPI_INFO_NULL));
-    MPI_Type_free(&ftype);
+    interleaved_view(fh, rank, size);
     int iv[4000], ib[4000];
     for (int i = 0; i < 4000; i++)
         iv[i] = rank * 100000 + i;
@@ -123,12 +129,7 @@ int main(int argc, char **argv)
     for (int i = 0; i < 3 * NI; i++)
         cw[i] = rank * 1000000 + i;
     MPI_CHECK(MPI_File_set_size(fh, 0));
-    MPI_Type_vector(1, 2, 2 * size, MPI_INT, &vec);
-    MPI_Type_create_resized(vec, 0, (MPI_Aint)(2 * size * sizeof(int)), &ftype);
-    MPI_Type_commit(&ftype);
-    MPI_Type_free(&vec);
-    MPI_CHECK(MPI_File_set_view(fh, (MPI_Offset)(rank * 2 * sizeof(int)), MPI_INT, ftype, "native", MPI_INFO_NULL));
-    MPI_Type_free(&ftype);
+    interleaved_view(fh, rank, size);
     if (rank == size - 1 && size > 1)
         usleep(1000000); /* the last rank comes late */
     double t0 = MPI_Wtime();
