@@ -17,7 +17,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -292,8 +291,9 @@ int aptus_io_coll_step(struct aptus_io_coll *c, size_t budget)
             /* the valid bytes of a read: what lies below the end of the file */
             c->valid = c->bytes;
             if (!c->write && c->bytes > 0) {
-                struct stat sb;
-                MPI_Offset below = aptus_io_view_bytes_below(f, fstat(f->fd, &sb) == 0 ? (MPI_Offset)sb.st_size : 0);
+                MPI_Offset end = 0;
+                f->drv->size(f->fd, &end);
+                MPI_Offset below = aptus_io_view_bytes_below(f, end);
                 c->valid = below - c->pos < c->bytes ? (below - c->pos > 0 ? below - c->pos : 0) : c->bytes;
             }
             aptus_dt_cursor_init(&c->mc, c->ubuf, c->count, c->dt);
@@ -377,7 +377,7 @@ int aptus_io_coll_step(struct aptus_io_coll *c, size_t budget)
             }
             /* the aggregator reads its span and sends each rank its pieces, in their order */
             if (c->npc && !c->err)
-                c->err = aptus_io_pread_full(f->fd, c->span.p, (size_t)(c->shi - c->slo), c->slo);
+                c->err = aptus_io_pread_full(f, c->span.p, (size_t)(c->shi - c->slo), c->slo);
             size_t at = 0;
             for (size_t i = 0; i < c->npc && !c->err; i++) {
                 memcpy(c->rdata.p + at, c->span.p + (pc[2 * i] - c->slo), (size_t)pc[2 * i + 1]);
@@ -398,11 +398,11 @@ int aptus_io_coll_step(struct aptus_io_coll *c, size_t budget)
             if (c->npc && !c->err) {
                 int sieve = c->covered == c->shi - c->slo
                                 ? 0
-                                : aptus_io_pread_full(f->fd, c->span.p, (size_t)(c->shi - c->slo), c->slo);
+                                : aptus_io_pread_full(f, c->span.p, (size_t)(c->shi - c->slo), c->slo);
                 size_t at = 0;
                 if (sieve == EBADF) { /* holes in a file that cannot be read: piece by piece */
                     for (size_t i = 0; i < c->npc && !c->err; i++) {
-                        c->err = aptus_io_pwrite_full(f->fd, c->rdata.p + at, (size_t)pc[2 * i + 1], pc[2 * i]);
+                        c->err = aptus_io_pwrite_full(f, c->rdata.p + at, (size_t)pc[2 * i + 1], pc[2 * i]);
                         at += (size_t)pc[2 * i + 1];
                     }
                 } else {
@@ -412,7 +412,7 @@ int aptus_io_coll_step(struct aptus_io_coll *c, size_t budget)
                         at += (size_t)pc[2 * i + 1];
                     }
                     if (!c->err)
-                        c->err = aptus_io_pwrite_full(f->fd, c->span.p, (size_t)(c->shi - c->slo), c->slo);
+                        c->err = aptus_io_pwrite_full(f, c->span.p, (size_t)(c->shi - c->slo), c->slo);
                 }
             }
             c->r++;

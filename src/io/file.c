@@ -141,7 +141,7 @@ static void file_free(struct aptus_file *f)
     if (f->comm != MPI_COMM_NULL)
         PMPI_Comm_free(&f->comm);
     if (f->fd >= 0)
-        close(f->fd);
+        f->drv->close(f->fd);
     free(f->path);
     aptus_errh_release(f->head.errh);
     f->head.magic = 0;
@@ -158,21 +158,6 @@ static mode_t file_perm(MPI_Info info)
     char *end;
     long p = strtol(v, &end, 8);
     return end != v && p >= 0 ? (mode_t)(p & 07777) : 0666;
-}
-
-/* A write-only file is opened for reading too where the permissions allow (collective writes
- * read the holes between the pieces they write: io/coll.c); the amode still refuses reads. */
-static int open_flags(int amode)
-{
-    return O_CLOEXEC | ((amode & (MPI_MODE_RDWR | MPI_MODE_WRONLY)) ? O_RDWR : O_RDONLY);
-}
-
-static int open_file(const char *name, int amode, int extra, mode_t perm)
-{
-    int fd = open(name, open_flags(amode) | extra, perm);
-    if (fd < 0 && errno == EACCES && (amode & MPI_MODE_WRONLY))
-        fd = open(name, O_CLOEXEC | O_WRONLY | extra, perm);
-    return fd;
 }
 
 /* An amode the standard allows, or NULL with *why. */
@@ -208,11 +193,10 @@ int PMPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info
         why = "the ranks gave different amodes";
     if (why)
         return aptus_file_error(NULL, MPI_ERR_AMODE, fn, "%s (amode %#x)", why, (unsigned)amode);
-    /* a prefix naming a file system, as programs written for ROMIO give ("ufs:/scratch/out") */
-    static const char *const prefixes[] = { "ufs:", "nfs:", "lustre:", "gpfs:", "pvfs2:", "panfs:", "xfs:" };
-    for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++)
-        if (strncmp(filename, prefixes[i], strlen(prefixes[i])) == 0)
-            filename += strlen(prefixes[i]);
+    /* the file system's driver (a prefix may name the file system: "ufs:/scratch/out") */
+    const struct aptus_io_driver *drv = aptus_io_driver_for(filename, &filename);
+    if (!drv)
+        return aptus_file_error(NULL, MPI_ERR_BAD_FILE, fn, "no driver for the file name \"%s\"", filename);
 
     struct aptus_file *f = aptus_obj_alloc(APTUS_OBJ_FILE, sizeof *f);
     if (!f)
@@ -221,6 +205,7 @@ int PMPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info
     f->head.magic = APTUS_MAGIC_FILE;
     f->head.errh = aptus_file_default_errh;
     f->head.errh->refcount++;
+    f->drv = drv;
     f->fd = -1;
     f->amode = amode;
     f->comm = MPI_COMM_NULL;
@@ -244,21 +229,18 @@ int PMPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info
     int rank;
     PMPI_Comm_rank(f->comm, &rank);
     if (!cls && rank == 0 && (amode & MPI_MODE_CREATE)) {
-        int fd = open_file(filename, amode, O_CREAT | ((amode & MPI_MODE_EXCL) ? O_EXCL : 0), file_perm(info));
-        if (fd < 0) {
-            err = errno;
+        int fd = -1;
+        err = drv->open(filename, amode, 1, (amode & MPI_MODE_EXCL) != 0, file_perm(info), &fd);
+        if (err)
             cls = aptus_io_errno_class(err);
-        } else {
+        else
             f->fd = fd;
-        }
     }
     int all = agree(f->comm, cls);
     if (!all && f->fd < 0) {
-        f->fd = open_file(filename, amode, 0, 0);
-        if (f->fd < 0) {
-            err = errno;
+        err = drv->open(filename, amode, 0, 0, 0, &f->fd);
+        if (err)
             cls = aptus_io_errno_class(err);
-        }
     }
     if (!all)
         all = agree(f->comm, cls);
@@ -273,8 +255,8 @@ int PMPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info
         return aptus_file_error(NULL, cls, fn, "%s: %s", filename, err ? strerror(err) : "out of memory");
     }
     if (amode & MPI_MODE_APPEND) { /* both pointers start at the end */
-        struct stat sb;
-        MPI_Offset end = fstat(f->fd, &sb) == 0 ? (MPI_Offset)sb.st_size : 0;
+        MPI_Offset end = 0;
+        f->drv->size(f->fd, &end);
         f->fp = end;
         PMPI_Bcast(&end, 1, MPI_OFFSET, 0, f->comm);
         if (rank == 0) {
@@ -301,12 +283,13 @@ int PMPI_File_close(MPI_File *fh)
     if (f->split)
         return aptus_file_error(f, MPI_ERR_OTHER, fn, "a split collective operation is still in progress");
     PMPI_Comm_rank(f->comm, &rank);
-    if (close(f->fd) != 0)
-        err = errno;
+    err = f->drv->close(f->fd);
     f->fd = -1;
     PMPI_Barrier(f->comm);
-    if ((f->amode & MPI_MODE_DELETE_ON_CLOSE) && rank == 0 && unlink(f->path) != 0 && !err)
-        err = errno;
+    if ((f->amode & MPI_MODE_DELETE_ON_CLOSE) && rank == 0) {
+        int e = f->drv->remove(f->path);
+        err = err ? err : e;
+    }
     PMPI_Barrier(f->comm);
     file_free(f);
     *fh = MPI_FILE_NULL;
@@ -324,10 +307,10 @@ int PMPI_File_delete(const char *filename, MPI_Info info)
     (void)info;
     if (!filename)
         return aptus_file_error(NULL, MPI_ERR_ARG, fn, "null filename argument");
-    if (unlink(filename) != 0) {
-        int err = errno;
+    const struct aptus_io_driver *drv = aptus_io_driver_for(filename, &filename);
+    int err = drv ? drv->remove(filename) : ENOENT;
+    if (err)
         return aptus_file_error(NULL, aptus_io_errno_class(err), fn, "%s: %s", filename, strerror(err));
-    }
     return MPI_SUCCESS;
 }
 APTUS_ALIAS(File_delete)
@@ -348,17 +331,7 @@ static int resize(MPI_File fh, MPI_Offset size, int grow, const char *fn)
     PMPI_Comm_rank(f->comm, &rank);
     PMPI_Barrier(f->comm); /* no rank sees the new size before every rank has called */
     if (rank == 0) {
-        struct stat sb;
-        if (fstat(f->fd, &sb) != 0)
-            err = errno;
-        else if (!grow && ftruncate(f->fd, (off_t)size) != 0)
-            err = errno;
-        else if (grow && size > (MPI_Offset)sb.st_size) {
-            int r = posix_fallocate(f->fd, 0, (off_t)size);
-            if (r == EOPNOTSUPP || r == EINVAL) /* a file system without allocation: extend */
-                r = ftruncate(f->fd, (off_t)size) != 0 ? errno : 0;
-            err = r;
-        }
+        err = grow ? f->drv->allocate(f->fd, size) : f->drv->resize(f->fd, size);
     }
     int cls = agree(f->comm, err ? aptus_io_errno_class(err) : 0);
     if (cls)
@@ -387,12 +360,9 @@ int PMPI_File_get_size(MPI_File fh, MPI_Offset *size)
     GET_FILE(f, fh, fn);
     if (!size)
         return aptus_file_error(f, MPI_ERR_ARG, fn, "null size argument");
-    struct stat sb;
-    if (fstat(f->fd, &sb) != 0) {
-        int err = errno;
+    int err = f->drv->size(f->fd, size);
+    if (err)
         return aptus_file_error(f, aptus_io_errno_class(err), fn, "%s", strerror(err));
-    }
-    *size = (MPI_Offset)sb.st_size;
     return MPI_SUCCESS;
 }
 APTUS_ALIAS(File_get_size)
@@ -404,8 +374,8 @@ int PMPI_File_sync(MPI_File fh)
     GET_FILE(f, fh, fn);
     aptus_io_drain(f); /* its nonblocking accesses first */
     int err = 0;
-    if (!(f->amode & MPI_MODE_RDONLY) && fsync(f->fd) != 0)
-        err = errno;
+    if (!(f->amode & MPI_MODE_RDONLY))
+        err = f->drv->sync(f->fd);
     int cls = agree(f->comm, err ? aptus_io_errno_class(err) : 0);
     if (cls)
         return aptus_file_error(f, cls, fn, "%s", err ? strerror(err) : "failed on another rank");
@@ -714,10 +684,11 @@ int PMPI_File_seek(MPI_File fh, MPI_Offset offset, int whence)
     } else if (whence == MPI_SEEK_CUR) {
         base = f->fp;
     } else if (whence == MPI_SEEK_END) {
-        struct stat sb;
-        if (fstat(f->fd, &sb) != 0)
-            return aptus_file_error(f, MPI_ERR_IO, fn, "%s", strerror(errno));
-        base = aptus_io_view_bytes_below(f, (MPI_Offset)sb.st_size) / (MPI_Offset)f->esize;
+        MPI_Offset end = 0;
+        int err = f->drv->size(f->fd, &end);
+        if (err)
+            return aptus_file_error(f, MPI_ERR_IO, fn, "%s", strerror(err));
+        base = aptus_io_view_bytes_below(f, end) / (MPI_Offset)f->esize;
     } else {
         return aptus_file_error(f, MPI_ERR_ARG, fn, "whence must be MPI_SEEK_SET, MPI_SEEK_CUR or MPI_SEEK_END");
     }
@@ -794,9 +765,9 @@ int PMPI_File_seek_shared(MPI_File fh, MPI_Offset offset, int whence)
             cls = aptus_io_shared_fetch_add(f, 0, &cur) == MPI_SUCCESS ? 0 : MPI_ERR_OTHER;
             pos = cur + offset;
         } else if (whence == MPI_SEEK_END) {
-            struct stat sb;
-            cls = fstat(f->fd, &sb) == 0 ? 0 : MPI_ERR_IO;
-            pos = aptus_io_view_bytes_below(f, cls ? 0 : (MPI_Offset)sb.st_size) / (MPI_Offset)f->esize + offset;
+            MPI_Offset end = 0;
+            cls = f->drv->size(f->fd, &end) == 0 ? 0 : MPI_ERR_IO;
+            pos = aptus_io_view_bytes_below(f, end) / (MPI_Offset)f->esize + offset;
         } else {
             cls = MPI_ERR_ARG;
         }

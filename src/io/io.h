@@ -14,12 +14,39 @@
 #include <mpi.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
+#include <sys/uio.h>
 
 #include "core/datatype.h"
 #include "core/objects.h"
 
+/* A file system driver: how a file's bytes are reached. io/posix.c is the one so far (every file
+ * system the kernel mounts); a driver for a parallel file system's own client would sit beside
+ * it. Each returns 0 or an errno value, the transfers the bytes moved or -1 with errno. */
+struct aptus_io_driver {
+    const char *name;
+    /* whether it serves filename; *path: the name without a prefix naming the file system */
+    int (*claims)(const char *filename, const char **path);
+    int (*open)(const char *path, int amode, int create, int excl, unsigned perm, int *fd);
+    int (*close)(int fd);
+    int (*remove)(const char *path);
+    ssize_t (*preadv)(int fd, const struct iovec *iov, int n, MPI_Offset off);
+    ssize_t (*pwritev)(int fd, const struct iovec *iov, int n, MPI_Offset off);
+    int (*size)(int fd, MPI_Offset *size);
+    int (*resize)(int fd, MPI_Offset size);   /* MPI_File_set_size */
+    int (*allocate)(int fd, MPI_Offset size); /* MPI_File_preallocate: never shrinks */
+    int (*sync)(int fd);
+    /* a lock of [lo, hi) (hi 0: to the end and beyond) between the opens of the file: F_WRLCK,
+     * F_RDLCK (waiting for it) or F_UNLCK */
+    int (*lock)(int fd, int type, MPI_Offset lo, MPI_Offset hi);
+};
+extern const struct aptus_io_driver aptus_io_posix;
+/* The driver of filename (*path: the name it opens), or NULL. */
+const struct aptus_io_driver *aptus_io_driver_for(const char *filename, const char **path);
+
 struct aptus_file {
     struct aptus_file_head head; /* magic, error handler */
+    const struct aptus_io_driver *drv;
     int fd;
     int amode;
     int atomic;    /* MPI_File_set_atomicity */
@@ -90,10 +117,10 @@ int aptus_io_access(struct aptus_file *f, int write, MPI_Offset pos, void *buf, 
 int aptus_io_sieves(const struct aptus_file *f, int write);
 /* A hint's value as a positive integer, or def. */
 MPI_Offset aptus_io_hint(const struct aptus_file *f, const char *key, MPI_Offset def);
-/* pwrite of all n bytes; pread of all n bytes, what lies past the end of the file reading as
+/* Writes all n bytes at off; reads all n bytes, what lies past the end of the file reading as
  * zeros. 0 or an errno value. */
-int aptus_io_pwrite_full(int fd, const unsigned char *p, size_t n, MPI_Offset off);
-int aptus_io_pread_full(int fd, unsigned char *p, size_t n, MPI_Offset off);
+int aptus_io_pwrite_full(const struct aptus_file *f, const unsigned char *p, size_t n, MPI_Offset off);
+int aptus_io_pread_full(const struct aptus_file *f, unsigned char *p, size_t n, MPI_Offset off);
 /* A transfer of aptus_io_access in steps (a nonblocking access moves a step per progress pass). */
 struct aptus_io_xfer {
     struct aptus_file *f;

@@ -78,12 +78,11 @@ MPI_Offset aptus_io_hint(const struct aptus_file *f, const char *key, MPI_Offset
     return end != v && x > 0 ? (MPI_Offset)x : def;
 }
 
-int aptus_io_pwrite_full(int fd, const unsigned char *p, size_t n, MPI_Offset off)
+int aptus_io_pwrite_full(const struct aptus_file *f, const unsigned char *p, size_t n, MPI_Offset off)
 {
     while (n) {
-        ssize_t w = pwrite(fd, p, n < IO_CHUNK ? n : IO_CHUNK, (off_t)off);
-        if (w < 0 && errno == EINTR)
-            continue;
+        struct iovec v = { (void *)p, n < IO_CHUNK ? n : IO_CHUNK };
+        ssize_t w = f->drv->pwritev(f->fd, &v, 1, off);
         if (w <= 0)
             return w < 0 ? errno : EIO;
         p += w;
@@ -93,12 +92,11 @@ int aptus_io_pwrite_full(int fd, const unsigned char *p, size_t n, MPI_Offset of
     return 0;
 }
 
-int aptus_io_pread_full(int fd, unsigned char *p, size_t n, MPI_Offset off)
+int aptus_io_pread_full(const struct aptus_file *f, unsigned char *p, size_t n, MPI_Offset off)
 {
     while (n) {
-        ssize_t r = pread(fd, p, n < IO_CHUNK ? n : IO_CHUNK, (off_t)off);
-        if (r < 0 && errno == EINTR)
-            continue;
+        struct iovec v = { p, n < IO_CHUNK ? n : IO_CHUNK };
+        ssize_t r = f->drv->preadv(f->fd, &v, 1, off);
         if (r < 0)
             return errno;
         if (r == 0) {
@@ -112,30 +110,13 @@ int aptus_io_pread_full(int fd, unsigned char *p, size_t n, MPI_Offset off)
     return 0;
 }
 
-/* An open file description lock of [lo, hi) (type F_WRLCK, F_RDLCK or F_UNLCK; hi 0: to the end
- * of the file): per open, so that the ranks' opens exclude each other. 0 or an errno value. */
-static int lock_range(int fd, short type, MPI_Offset lo, MPI_Offset hi)
-{
-    struct flock lk = {
-        .l_type = type, .l_whence = SEEK_SET, .l_start = (off_t)lo, .l_len = hi ? (off_t)(hi - lo) : 0
-    };
-    int r;
-    do
-        r = fcntl(fd, type == F_UNLCK ? F_OFD_SETLK : F_OFD_SETLKW, &lk);
-    while (r < 0 && errno == EINTR);
-    return r < 0 ? (errno ? errno : EIO) : 0;
-}
-
 /* One system call's worth at file offset off: the next memory iovecs of at most len bytes. */
-static ssize_t move_some(int fd, int write, struct aptus_dt_cursor *mc, MPI_Offset off, size_t len)
+static ssize_t move_some(const struct aptus_file *f, int write, struct aptus_dt_cursor *mc, MPI_Offset off, size_t len)
 {
     struct iovec iov[IO_IOV];
     size_t bytes = 0, start = mc->pos;
     int n = aptus_dt_iov_some(mc, iov, IO_IOV, len < IO_CHUNK ? len : IO_CHUNK, &bytes);
-    ssize_t r;
-    do
-        r = write ? pwritev(fd, iov, n, (off_t)off) : preadv(fd, iov, n, (off_t)off);
-    while (r < 0 && errno == EINTR);
+    ssize_t r = write ? f->drv->pwritev(f->fd, iov, n, off) : f->drv->preadv(f->fd, iov, n, off);
     if (r < 0 || (size_t)r < bytes)
         aptus_dt_cursor_seek(mc, start + (r > 0 ? (size_t)r : 0));
     return r;
@@ -214,9 +195,9 @@ static int sieve(struct aptus_file *f, int write, struct aptus_dt_cursor *vc, st
             MPI_Offset off = lo;
             size_t left = data;
             if (write && locks)
-                err = lock_range(f->fd, F_WRLCK, lo, hi);
+                err = f->drv->lock(f->fd, F_WRLCK, lo, hi);
             while (left && !err) {
-                ssize_t r = move_some(f->fd, write, mc, off, left);
+                ssize_t r = move_some(f, write, mc, off, left);
                 if (r <= 0) {
                     err = r < 0 ? (errno ? errno : EIO) : write ? EIO : 0;
                     break;
@@ -226,7 +207,7 @@ static int sieve(struct aptus_file *f, int write, struct aptus_dt_cursor *vc, st
                 *done += (size_t)r;
             }
             if (write && locks)
-                lock_range(f->fd, F_UNLCK, lo, hi);
+                f->drv->lock(f->fd, F_UNLCK, lo, hi);
             if (left && !err) {
                 *eof = 1; /* the end of the file */
                 break;
@@ -235,18 +216,18 @@ static int sieve(struct aptus_file *f, int write, struct aptus_dt_cursor *vc, st
         }
         size_t span = (size_t)(hi - lo), avail = span;
         if (write) {
-            if (locks && (err = lock_range(f->fd, F_WRLCK, lo, hi)) != 0)
+            if (locks && (err = f->drv->lock(f->fd, F_WRLCK, lo, hi)) != 0)
                 break;
             if (data != span) /* holes: what the file holds there is kept */
-                err = aptus_io_pread_full(f->fd, sb, span, lo);
+                err = aptus_io_pread_full(f, sb, span, lo);
             if (err == EBADF)
                 aptus_dt_cursor_seek(vc, vstart);
             for (size_t i = 0; i < n && !err; i++)
                 aptus_dt_pack_some(mc, sb + ((uintptr_t)runs[i].iov_base - IO_BIAS - (uintptr_t)lo), runs[i].iov_len);
             if (!err)
-                err = aptus_io_pwrite_full(f->fd, sb, span, lo);
+                err = aptus_io_pwrite_full(f, sb, span, lo);
             if (locks)
-                lock_range(f->fd, F_UNLCK, lo, hi);
+                f->drv->lock(f->fd, F_UNLCK, lo, hi);
             if (!err)
                 *done += data;
             continue;
@@ -255,10 +236,8 @@ static int sieve(struct aptus_file *f, int write, struct aptus_dt_cursor *vc, st
         ssize_t r;
         size_t at = 0;
         while (at < span) {
-            do
-                r = pread(f->fd, sb + at, span - at, (off_t)(lo + (MPI_Offset)at));
-            while (r < 0 && errno == EINTR);
-            if (r <= 0)
+            struct iovec v = { sb + at, span - at };
+            if ((r = f->drv->preadv(f->fd, &v, 1, lo + (MPI_Offset)at)) <= 0)
                 break;
             at += (size_t)r;
         }
@@ -303,7 +282,7 @@ void aptus_io_xfer_start(struct aptus_io_xfer *x, struct aptus_file *f, int writ
     x->sieve = aptus_io_sieves(f, write);
     /* atomic mode: the whole access under one lock of the file */
     x->atomic = f->atomic;
-    if (x->atomic && (x->err = lock_range(f->fd, write ? F_WRLCK : F_RDLCK, 0, 0)) != 0) {
+    if (x->atomic && (x->err = f->drv->lock(f->fd, write ? F_WRLCK : F_RDLCK, 0, 0)) != 0) {
         x->atomic = 0;
         x->finished = 1;
     }
@@ -312,9 +291,9 @@ void aptus_io_xfer_start(struct aptus_io_xfer *x, struct aptus_file *f, int writ
 static void xfer_end(struct aptus_io_xfer *x)
 {
     if (x->range)
-        lock_range(x->f->fd, F_UNLCK, x->lo, x->hi);
+        x->f->drv->lock(x->f->fd, F_UNLCK, x->lo, x->hi);
     if (x->atomic)
-        lock_range(x->f->fd, F_UNLCK, 0, 0);
+        x->f->drv->lock(x->f->fd, F_UNLCK, 0, 0);
     x->range = x->atomic = 0;
     x->finished = 1;
 }
@@ -342,7 +321,7 @@ int aptus_io_xfer_step(struct aptus_io_xfer *x, size_t budget)
     if (!x->range && x->write && !f->atomic && f->sieve_any) {
         x->lo = aptus_io_byte_offset(f, x->pos + (MPI_Offset)x->done);
         x->hi = aptus_io_byte_offset(f, x->pos + (MPI_Offset)x->total - 1) + 1;
-        if ((x->err = lock_range(f->fd, F_WRLCK, x->lo, x->hi)) != 0) {
+        if ((x->err = f->drv->lock(f->fd, F_WRLCK, x->lo, x->hi)) != 0) {
             xfer_end(x);
             return 1;
         }
@@ -358,7 +337,7 @@ int aptus_io_xfer_step(struct aptus_io_xfer *x, size_t budget)
             MPI_Offset off = (MPI_Offset)((uintptr_t)run[i].iov_base - IO_BIAS);
             size_t left = run[i].iov_len;
             while (left) {
-                ssize_t r = move_some(f->fd, x->write, &x->mc, off, left);
+                ssize_t r = move_some(f, x->write, &x->mc, off, left);
                 if (r < 0) {
                     x->err = errno ? errno : EIO;
                     break;
