@@ -3,8 +3,9 @@
  * When the ranks' byte ranges in the file interleave (a subarray of a 3-D array over four ranks
  * gives each rank thousands of short runs between the others'), each rank writing its own runs
  * would make one system call per run. Instead the range all ranks touch is cut into one file
- * domain per rank (every rank of the file is an aggregator, aligned to 4 KiB or the
- * "striping_unit" hint), each domain into rounds of at most the collective buffer
+ * domain per aggregator (every rank of the file by default, "cb_nodes" of them spread over the
+ * ranks when the program says so; aligned to 4 KiB or the "striping_unit" hint), each domain
+ * into rounds of at most the collective buffer
  * ("cb_buffer_size", 16 MiB split over the aggregators by default); in each round every rank
  * sends each aggregator the runs of its data that fall in that aggregator's window (offsets and
  * lengths, then the bytes, by MPI_Alltoallv), and the aggregator writes the window's span with one
@@ -148,7 +149,7 @@ struct aptus_io_coll {
     const struct aptus_dtype *dt;
     MPI_Request req; /* the collective step under way */
     MPI_Offset mine[3], *all, *range;
-    int *cnt, *pair_r;
+    int *cnt, *pair_r, *agg; /* agg[rank]: its aggregator number, or -1 */
     MPI_Offset base, dom, cb, rounds, r, slo, shi, covered;
     size_t npc;
     struct aptus_dt_cursor mc;
@@ -179,7 +180,8 @@ struct aptus_io_coll *aptus_io_coll_start(struct aptus_file *f, int write, MPI_O
     c->cnt = calloc(np * 10, sizeof(int));
     c->range = calloc(np * 2, sizeof(MPI_Offset));
     c->pair_r = malloc(sizeof(int) * 2 * np);
-    c->flag = !c->all || !c->cnt || !c->range || !c->pair_r;
+    c->agg = malloc(sizeof(int) * np);
+    c->flag = !c->all || !c->cnt || !c->range || !c->pair_r || !c->agg;
     c->phase = PH_GATHER;
     return c;
 }
@@ -214,9 +216,12 @@ static void round_collect(struct aptus_io_coll *c)
     int *scm = c->cnt, *sdm = c->cnt + nproc, *scd = c->cnt + 2 * nproc, *sdd = c->cnt + 3 * nproc;
     c->meta.len = c->data.len = 0;
     for (int d = 0; d < nproc; d++) {
-        MPI_Offset a = c->base + d * c->dom + c->r * c->cb, b = a + c->cb;
-        if (b > c->base + (d + 1) * c->dom)
-            b = c->base + (d + 1) * c->dom;
+        int j = c->agg[d]; /* aggregator j, or none */
+        MPI_Offset a = 0, b = 0;
+        if (j >= 0) {
+            a = c->base + j * c->dom + c->r * c->cb;
+            b = a + c->cb < c->base + (j + 1) * c->dom ? a + c->cb : c->base + (j + 1) * c->dom;
+        }
         size_t m0 = c->meta.len, d0 = c->data.len;
         c->range[2 * d] = c->range[2 * d + 1] = 0;
         if (!c->err && c->bytes > 0 && a < b)
@@ -282,11 +287,16 @@ int aptus_io_coll_step(struct aptus_io_coll *c, size_t budget)
             }
             /* file domains and rounds: the same numbers on every rank */
             MPI_Offset align = aptus_io_hint(f, "striping_unit", IO_ALIGN_DEFAULT);
-            c->cb = aptus_io_hint(f, "cb_buffer_size", IO_CB_DEFAULT) / nproc;
+            int naggr = aptus_io_aggregators(f);
+            for (int d = 0; d < nproc; d++)
+                c->agg[d] = -1;
+            for (int j = 0; j < naggr; j++) /* spread over the ranks */
+                c->agg[(int)((long)j * nproc / naggr)] = j;
+            c->cb = aptus_io_hint(f, "cb_buffer_size", IO_CB_DEFAULT) / naggr;
             if (c->cb < IO_CB_MIN)
                 c->cb = IO_CB_MIN;
             c->base = L / align * align;
-            c->dom = ((H - c->base + nproc - 1) / nproc + align - 1) / align * align;
+            c->dom = ((H - c->base + naggr - 1) / naggr + align - 1) / align * align;
             c->rounds = (c->dom + c->cb - 1) / c->cb;
             /* the valid bytes of a read: what lies below the end of the file */
             c->valid = c->bytes;
@@ -459,8 +469,17 @@ int aptus_io_coll_end(struct aptus_io_coll *c, size_t *done)
     free(c->cnt);
     free(c->range);
     free(c->pair_r);
+    free(c->agg);
     free(c);
     return err;
+}
+
+int aptus_io_aggregators(const struct aptus_file *f)
+{
+    int nproc = 1;
+    PMPI_Comm_size(f->comm, &nproc);
+    MPI_Offset n = aptus_io_hint(f, "cb_nodes", nproc);
+    return n < nproc ? (int)n : nproc;
 }
 
 int aptus_io_coll(struct aptus_file *f, int write, MPI_Offset pos, void *ubuf, size_t count,

@@ -482,11 +482,10 @@ int PMPI_File_get_info(MPI_File fh, MPI_Info *info_used)
     if ((f->info != MPI_INFO_NULL ? PMPI_Info_dup(f->info, &r) : PMPI_Info_create(&r)) != MPI_SUCCESS)
         return aptus_file_error(f, MPI_ERR_NO_MEM, fn, "out of memory");
     /* the reserved hints, as they are in effect: the program's where it gave one (two-phase I/O
-     * uses cb_buffer_size and striping_unit, io/coll.c), else the defaults */
+     * uses cb_buffer_size, cb_nodes and striping_unit, io/coll.c), else the defaults; cb_nodes
+     * as used (at most the ranks) */
     char v[64];
-    int size;
-    PMPI_Comm_size(f->comm, &size);
-    snprintf(v, sizeof v, "%d", size);
+    snprintf(v, sizeof v, "%d", aptus_io_aggregators(f));
     const char *defaults[][2] = { { "collective_buffering", "true" },
                                   { "cb_buffer_size", "16777216" },
                                   { "cb_nodes", v },

@@ -100,6 +100,8 @@ void aptus_io_view_start(struct aptus_dt_cursor *vc, const struct aptus_file *f,
  * failure on every rank when one failed); *done as aptus_io_access. */
 int aptus_io_coll(struct aptus_file *f, int write, MPI_Offset pos, void *buf, size_t count,
                   const struct aptus_dtype *dt, size_t *done);
+/* The aggregators of two-phase I/O: the hint cb_nodes (at most the ranks), else every rank. */
+int aptus_io_aggregators(const struct aptus_file *f);
 /* The collective access in steps (io/coll.c): start (NULL: no memory), advance without blocking
  * (1 once it is over; budget as aptus_io_xfer_step for the shortcut's own access), end (frees it;
  * returns what aptus_io_coll returns). */

@@ -3,7 +3,9 @@
  * written with MPI_File_write_all in several rounds (a small "cb_buffer_size") and read back
  * both whole and through the views; writes that leave holes keep the bytes already in the file
  * (data sieving); ranks with nothing to write; a rank whose arguments are wrong gets its error
- * while the others complete. Every byte is checked. */
+ * while the others complete. Every byte is checked. An argument: the number of aggregators
+ * (the hint cb_nodes), reported back by MPI_File_get_info. */
+#include <stdlib.h>
 #include <unistd.h>
 
 #include "mtest.h"
@@ -47,8 +49,20 @@ int main(int argc, char **argv)
     MPI_Info info;
     MPI_Info_create(&info);
     MPI_Info_set(info, "cb_buffer_size", "8192"); /* many rounds */
+    int aggregators = size;
+    if (argc > 1) { /* the number of aggregators (cb_nodes) */
+        MPI_Info_set(info, "cb_nodes", argv[1]);
+        aggregators = atoi(argv[1]) < size ? atoi(argv[1]) : size;
+    }
     MPI_File fh;
     CHECK(MPI_File_open(MPI_COMM_WORLD, name, MPI_MODE_RDWR | MPI_MODE_CREATE, info, &fh) == MPI_SUCCESS, "open");
+    MPI_Info used;
+    char v[MPI_MAX_INFO_VAL];
+    int vlen = MPI_MAX_INFO_VAL, has = 0;
+    MPI_File_get_info(fh, &used);
+    MPI_Info_get_string(used, "cb_nodes", &vlen, v, &has);
+    CHECK(has && atoi(v) == aggregators, "cb_nodes in effect: %s, expected %d", has ? v : "(none)", aggregators);
+    MPI_Info_free(&used);
     MPI_File_set_view(fh, 0, MPI_DOUBLE, view, "native", MPI_INFO_NULL);
     MPI_Status s;
     int n;
