@@ -316,11 +316,14 @@ static int access_nb(const char *fn, MPI_File fh, int write, int where, MPI_Offs
 static int split_begin(const char *fn, MPI_File fh, int write, int where, MPI_Offset offset, const void *buf,
                        MPI_Count count, MPI_Datatype datatype)
 {
+    API_INIT(fn);
     struct aptus_file *f = aptus_file_get(fh);
-    if (f && f->split)
+    if (!f)
+        return aptus_file_error(NULL, MPI_ERR_FILE, fn,
+                                fh == MPI_FILE_NULL ? "MPI_FILE_NULL is not an open file" : "invalid file handle");
+    if (f->split)
         return aptus_file_error(f, MPI_ERR_OTHER, fn, "a split collective operation is already in progress");
-    int rc = where == AT_ORDERED ? io_access(fn, fh, write, where, offset, buf, count, datatype,
-                                             f ? &f->split_status : MPI_STATUS_IGNORE, 1)
+    int rc = where == AT_ORDERED ? io_access(fn, fh, write, where, offset, buf, count, datatype, &f->split_status, 1)
                                  : access_async(fn, fh, write, where, offset, buf, count, datatype, &f->split_req, 1);
     if (rc == MPI_SUCCESS) {
         f->split = 1;

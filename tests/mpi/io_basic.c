@@ -338,6 +338,10 @@ int main(int argc, char **argv)
     CHECK(got == peer + 7, "split collective read: %d", got);
     rc = MPI_File_read_all_end(fh, &got, &st);
     CHECK(mtest_class(rc) == MPI_ERR_OTHER, "an end without a begin: class %d", mtest_class(rc));
+    rc = MPI_File_write_all_begin(MPI_FILE_NULL, &got, 1, MPI_INT);
+    CHECK(mtest_class(rc) == MPI_ERR_FILE, "a split collective on MPI_FILE_NULL: class %d", mtest_class(rc));
+    rc = MPI_File_read_ordered_begin(MPI_FILE_NULL, &got, 1, MPI_INT);
+    CHECK(mtest_class(rc) == MPI_ERR_FILE, "an ordered split collective on MPI_FILE_NULL: class %d", mtest_class(rc));
 
     /* the shared pointer: every rank appends one record; ordered writes in rank order */
     MPI_File_seek_shared(fh, 0, MPI_SEEK_SET);
