@@ -891,16 +891,9 @@ static void f_register_datarep(int prof, char *d, f_conv_fn *rd, f_conv_fn *wr, 
         free(r);
     free(name);
 }
-void mpi_register_datarep_(char *d, f_conv_fn *rd, f_conv_fn *wr, f_extent_fn *extent, MPI_Aint *extra,
-                           MPI_Fint *ierror, size_t dl)
-{
-    f_register_datarep(0, d, rd, wr, extent, extra, ierror, dl);
-}
-void pmpi_register_datarep_(char *d, f_conv_fn *rd, f_conv_fn *wr, f_extent_fn *extent, MPI_Aint *extra,
-                            MPI_Fint *ierror, size_t dl)
-{
-    f_register_datarep(1, d, rd, wr, extent, extra, ierror, dl);
-}
+F_ENTRY(register_datarep,
+        (char *d, f_conv_fn *rd, f_conv_fn *wr, f_extent_fn *extent, MPI_Aint *extra, MPI_Fint *ierror, size_t dl),
+        d COMMA rd COMMA wr COMMA extent COMMA extra COMMA ierror COMMA dl)
 
 /* The f08 status is laid out as the INTEGER one (and as the C one). */
 static void f_status_f2f08(int prof, MPI_Fint *f, MPI_F08_status *f08, MPI_Fint *ierror)
