@@ -55,9 +55,11 @@ aptus_mpi_test(NAME faults_p2p_persistent_np2 SOURCE p2p_persistent.c NP 2 LABEL
 aptus_mpi_test(NAME faults_p2p_truncate_np2 SOURCE p2p_truncate.c NP 2 LABELS p2p faults ENV ${APTUS_FAULTS})
 aptus_mpi_test(NAME faults_p2p_wait_np2 SOURCE p2p_wait.c NP 2 LABELS p2p faults ENV ${APTUS_FAULTS})
 # Customized rendezvous with RECEIVER_READY, WRITTEN and the revocations delayed and reordered
-# (a RECEIVER_READY that comes too late is dropped: data checks only).
+# (a RECEIVER_READY that comes too late is dropped: data checks only). Faults on every rank;
+# every kind of them on some rank (rank 2 sends only small messages, so few of its frames are in
+# flight together: one of its runs under ASan saw none overtaken).
 aptus_mpi_test(NAME faults_p2p_rndv_cust_np3 SOURCE p2p_rndv_cust.c NP 3 ARGS any 60 LABELS p2p faults
-  ENV ${APTUS_FAULTS} EXPECT_STATS "(injected)")
+  ENV ${APTUS_FAULTS} EXPECT_STATS "faults: refused" EXPECT_STATS_ANY "(injected)")
 # Cancellation of sends when the question overtakes the message (answered "not yet": asked again).
 aptus_mpi_test(NAME faults_p2p_cancel_send_np2 SOURCE p2p_cancel_send.c NP 2 LABELS p2p faults
   ENV ${APTUS_FAULTS} EXPECT_STATS "(injected)" "send cancellation:")
