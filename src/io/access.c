@@ -59,9 +59,8 @@ static int check(const struct aptus_file *f, const struct aptus_dtype *d, int wr
 
 /* One access from its arguments to its status. */
 struct access {
-    const char *fn;
     struct aptus_file *f;
-    int write, where, coll, cls;
+    int write, cls;
     char why[200];
     const void *buf;
     MPI_Count count;
@@ -82,14 +81,7 @@ struct access {
 static int begin(struct access *a, const char *fn, MPI_File fh, int write, int where, MPI_Offset offset,
                  const void *buf, MPI_Count count, MPI_Datatype datatype, int coll)
 {
-    memset(a, 0, sizeof *a);
-    a->fn = fn;
-    a->write = write;
-    a->where = where;
-    a->coll = coll;
-    a->buf = buf;
-    a->count = count;
-    a->datatype = datatype;
+    *a = (struct access){ .write = write, .buf = buf, .count = count, .datatype = datatype };
     struct aptus_file *f = a->f = aptus_file_get(fh);
     if (!f)
         return aptus_file_error(NULL, MPI_ERR_FILE, fn,

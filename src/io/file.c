@@ -448,11 +448,14 @@ static int merge_info(struct aptus_file *f, MPI_Info info)
     return MPI_SUCCESS;
 }
 
-/* Whether some rank's view may sieve its writes (in the collective calls that change a view or
- * the hints): then every independent write locks the range it touches (io/view.c). */
+/* Whether this rank's view sieves, and whether some rank's may sieve its writes (in the
+ * collective calls that change a view or the hints): then every independent write locks the
+ * range it touches (io/view.c). */
 static void sieve_agree(struct aptus_file *f)
 {
-    int s = aptus_io_sieves(f, 1), n = 1;
+    f->sieve_rd = aptus_io_sieves(f, 0);
+    f->sieve_wr = aptus_io_sieves(f, 1);
+    int s = f->sieve_wr, n = 1;
     PMPI_Allreduce(MPI_IN_PLACE, &s, 1, MPI_INT, MPI_MAX, f->comm);
     PMPI_Comm_size(f->comm, &n);
     f->sieve_any = s && n > 1;

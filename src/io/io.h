@@ -62,6 +62,7 @@ struct aptus_file {
     const struct aptus_io_rep *rep; /* a converting representation, else NULL */
     MPI_Datatype fview;             /* the filetype's layout in the file when it differs, else MPI_DATATYPE_NULL */
     MPI_Offset fp;                  /* the individual file pointer, in etypes */
+    int sieve_rd, sieve_wr;         /* this rank's view sieves reads / writes (aptus_io_sieves) */
     int sieve_any;                  /* some rank's view may sieve writes: independent writes lock their range */
     int pending;                    /* nonblocking accesses not complete yet (io/access.c) */
     void *coll_first, *coll_last;   /* its nonblocking collective accesses, in the order started */
@@ -115,7 +116,8 @@ int aptus_io_coll_end(struct aptus_io_coll *c, size_t *done);
  * end of the file when reading). */
 int aptus_io_access(struct aptus_file *f, int write, MPI_Offset pos, void *buf, size_t count,
                     const struct aptus_dtype *dt, size_t *done);
-/* Whether accesses through f's view are sieved (io/view.c, "data sieving"). */
+/* Whether accesses through f's view are sieved (io/view.c, "data sieving"); worked out when the
+ * view or the hints change (f->sieve_rd, f->sieve_wr). */
 int aptus_io_sieves(const struct aptus_file *f, int write);
 /* A hint's value as a positive integer, or def. */
 MPI_Offset aptus_io_hint(const struct aptus_file *f, const char *key, MPI_Offset def);

@@ -279,7 +279,7 @@ void aptus_io_xfer_start(struct aptus_io_xfer *x, struct aptus_file *f, int writ
     aptus_dt_cursor_init(&x->mc, buf, count, dt);
     aptus_io_view_start(&x->vc, f, pos, (MPI_Offset)x->total);
     x->pos = pos;
-    x->sieve = aptus_io_sieves(f, write);
+    x->sieve = write ? f->sieve_wr : f->sieve_rd;
     /* atomic mode: the whole access under one lock of the file */
     x->atomic = f->atomic;
     if (x->atomic && (x->err = f->drv->lock(f->fd, write ? F_WRLCK : F_RDLCK, 0, 0)) != 0) {
