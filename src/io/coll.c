@@ -5,17 +5,18 @@
  * would make one system call per run. Instead the range all ranks touch is cut into one file
  * domain per aggregator (every rank of the file by default, "cb_nodes" of them spread over the
  * ranks when the program says so; aligned to 4 KiB or the "striping_unit" hint), each domain
- * into rounds of at most the collective buffer
- * ("cb_buffer_size", 16 MiB split over the aggregators by default); in each round every rank
- * sends each aggregator the runs of its data that fall in that aggregator's window (offsets and
- * lengths, then the bytes, by MPI_Alltoallv), and the aggregator writes the window's span with one
- * pwrite -- reading it first where the pieces leave holes (data sieving), so that no byte it does
- * not own changes. Reading is the same the other way: the aggregators read the spans the ranks ask
+ * into rounds of at most an aggregator's collective buffer ("cb_buffer_size", 1 MiB by
+ * default; two of them, see double buffering below); in each round every rank sends each
+ * aggregator the runs of its data that fall in that aggregator's window (offsets and lengths by
+ * MPI_Alltoallv, then the bytes), and the aggregator writes the window's span with one pwrite --
+ * reading it first where the pieces leave holes (data sieving), so that no byte it does not own
+ * changes. Reading is the same the other way: the aggregators read the spans the ranks ask
  * for and send each rank its pieces. Which runs fall in a window comes from the view cursor: the
  * stream bytes below a file offset (aptus_io_view_bytes_below) bound them, lazily, never a list of
  * all runs. When no ranges interleave, every rank does its own access (the shortcut). Every rank
  * takes part in every round, those with nothing to move (count 0) included. */
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
@@ -26,8 +27,9 @@
 #include "runtime/progress.h"
 
 #define IO_ALIGN_DEFAULT 4096
-#define IO_CB_DEFAULT    ((MPI_Offset)16 << 20)
+#define IO_CB_DEFAULT    ((MPI_Offset)1 << 20) /* measured: docs/BENCHMARKS.md, "MPI-IO, third part" */
 #define IO_CB_MIN        ((MPI_Offset)4096)
+#define IO_CB_MAX        ((MPI_Offset)1 << 30) /* (a message's count is an int) */
 
 /* The hint "collective_buffering" (true unless the program said false). */
 static int buffering(const struct aptus_file *f)
@@ -61,11 +63,40 @@ static int buf_room(struct buf *b, size_t more)
     return 0;
 }
 
+/* The span buffers of the last collective access are kept for the next (their pages are in
+ * memory by then: a fresh buffer costs a page fault per 4 KiB), two per process of at most
+ * cb_buffer_size each. */
+static struct buf span_kept[2];
+static pthread_mutex_t span_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void span_take(struct buf *b)
+{
+    pthread_mutex_lock(&span_lock);
+    for (int i = 0; i < 2 && !b->p; i++) {
+        *b = span_kept[i];
+        span_kept[i] = (struct buf){ 0 };
+    }
+    pthread_mutex_unlock(&span_lock);
+}
+
+static void span_give(struct buf *b)
+{
+    pthread_mutex_lock(&span_lock);
+    for (int i = 0; i < 2; i++)
+        if (span_kept[i].cap < b->cap) {
+            struct buf old = span_kept[i];
+            span_kept[i] = *b;
+            *b = old;
+        }
+    pthread_mutex_unlock(&span_lock);
+    free(b->p);
+}
+
 /* This rank's part of the file window [a, b): the stream range [*s0, *s1) of its access (stream
  * bytes pos .. pos + bytes) that lies there, its runs appended to meta as (offset, length) pairs,
- * and, writing, its bytes appended to data from the memory cursor. */
+ * and, when pack is set, its bytes appended to data from the memory cursor. */
 static int collect(const struct aptus_file *f, MPI_Offset pos, MPI_Offset bytes, struct aptus_dt_cursor *mc,
-                   MPI_Offset a, MPI_Offset b, int write, struct buf *meta, struct buf *data, MPI_Offset *s0,
+                   MPI_Offset a, MPI_Offset b, int pack, struct buf *meta, struct buf *data, MPI_Offset *s0,
                    MPI_Offset *s1)
 {
     MPI_Offset lo = aptus_io_view_bytes_below(f, a), hi = aptus_io_view_bytes_below(f, b);
@@ -94,7 +125,7 @@ static int collect(const struct aptus_file *f, MPI_Offset pos, MPI_Offset bytes,
         }
         left -= (MPI_Offset)got;
     }
-    if (write) {
+    if (pack) {
         size_t n = (size_t)(*s1 - *s0);
         if (buf_room(data, n))
             return ENOMEM;
@@ -123,37 +154,61 @@ static int cmp_range(const void *x, const void *y)
  * machine runs until it has to wait for one (aptus_io_coll_step). The blocking forms drive it to
  * its end at once, the nonblocking ones (MPI_File_iwrite_all, ...) from the progress engine. A
  * file runs its collective accesses one after the other, in the order they were started (the
- * same on every rank), so their collectives match. */
+ * same on every rank), so their collectives match.
+ *
+ * The bytes themselves move by point-to-point messages on the file's communicator (its own
+ * context: nothing else of the file uses point-to-point), one per rank and aggregator a round,
+ * each described on the aggregator's side by a datatype of its pieces in the span buffer: the
+ * message layer places them straight where the file wants them (on a node, one Cross Memory
+ * Attach copy from the writer's memory into the aggregator's buffer, which pwrite then takes),
+ * and a writer whose memory is contiguous sends from it without packing.
+ *
+ * Double buffering: the rounds alternate between two slots (pieces, messages, span buffer), and
+ * round r + 1 is agreed on and its messages started before round r's span is written, so that
+ * its bytes move while this and the other aggregators write (ext4 lets one writer of a file in
+ * at a time: the others' cores are free to copy meanwhile). */
+#define IO_TAG 1
+
 enum {
-    PH_GATHER,  /* the ranks' ranges */
-    PH_DECIDE,  /* two-phase or each rank its own */
-    PH_SHORT,   /* each rank its own access (the shortcut) */
-    PH_ALLOCED, /* every rank has its memory */
-    PH_ROUND,   /* a round: this rank's pieces per aggregator */
-    PH_COUNTS,  /* ... their counts exchanged */
-    PH_ROOM,    /* ... every rank has room for what comes */
-    PH_META,    /* ... the pieces (offset, length) exchanged */
-    PH_SPAN,    /* ... the aggregator's span; the bytes exchanged */
-    PH_WRITE,   /* ... the aggregator writes its span */
-    PH_UNPACK,  /* ... a reader unpacks what its aggregators sent */
-    PH_FINAL,   /* one failure fails the call on every rank */
+    PH_GATHER, /* the ranks' ranges */
+    PH_DECIDE, /* two-phase or each rank its own */
+    PH_SHORT,  /* each rank its own access (the shortcut) */
+    PH_ROUND,  /* round q: this rank's pieces per aggregator, their counts exchanged */
+    PH_ROOM,   /* ... every rank has room for what comes */
+    PH_META,   /* ... the pieces (offset, length) exchanged */
+    PH_SPAN,   /* ... the aggregator's span; round q's bytes start moving */
+    PH_WRITE,  /* round q - 1's bytes have moved: the aggregator writes its span, a reader unpacks */
+    PH_FINAL,  /* every message over, */
+    PH_AGREE,  /* ... one failure fails the call on every rank */
     PH_END
+};
+
+/* What one round needs until its bytes are written (or unpacked). */
+struct slot {
+    int *cnt;          /* scm, sdm, scd, sdd, rcm, rdm, pair_s (3 per rank), pair_r (3 per rank) */
+    MPI_Offset *range; /* the stream range of this rank's bytes per aggregator */
+    MPI_Aint *src;     /* writing: where this rank's bytes for each aggregator start */
+    MPI_Request *xr;   /* the round's messages (2 per rank at most) */
+    int nx, piecewise;
+    size_t npc;
+    MPI_Offset slo, shi, covered;
+    struct buf meta, data, rmeta, span;
 };
 
 struct aptus_io_coll {
     struct aptus_file *f;
-    int write, nproc, phase, err, flag, any;
+    int write, nproc, phase, err, flag, any, me, wait; /* wait: the slots whose messages must be over */
     MPI_Offset pos, bytes, valid;
     void *ubuf;
     size_t count, done;
     const struct aptus_dtype *dt;
     MPI_Request req; /* the collective step under way */
-    MPI_Offset mine[3], *all, *range;
-    int *cnt, *pair_r, *agg; /* agg[rank]: its aggregator number, or -1 */
-    MPI_Offset base, dom, cb, rounds, r, slo, shi, covered;
-    size_t npc;
+    MPI_Offset mine[3], *all;
+    int *agg; /* agg[rank]: its aggregator number, or -1 */
+    MPI_Offset base, dom, cb, rounds, q;
     struct aptus_dt_cursor mc;
-    struct buf meta, data, rmeta, rdata, span;
+    struct slot s[2];
+    struct buf lens, disps;
     struct aptus_io_xfer x;
 };
 
@@ -171,33 +226,58 @@ struct aptus_io_coll *aptus_io_coll_start(struct aptus_file *f, int write, MPI_O
     c->dt = dt;
     c->req = MPI_REQUEST_NULL;
     PMPI_Comm_size(f->comm, &c->nproc);
+    PMPI_Comm_rank(f->comm, &c->me);
     c->bytes = (MPI_Offset)(count * dt->size);
     c->mine[2] = c->bytes; /* lo, hi, bytes */
     if (c->bytes > 0)
         extent_of(f, pos, c->bytes, &c->mine[0], &c->mine[1]);
     size_t np = (size_t)c->nproc;
     c->all = malloc(sizeof(MPI_Offset) * 3 * np);
-    c->cnt = calloc(np * 10, sizeof(int));
-    c->range = calloc(np * 2, sizeof(MPI_Offset));
-    c->pair_r = malloc(sizeof(int) * 2 * np);
     c->agg = malloc(sizeof(int) * np);
-    c->flag = !c->all || !c->cnt || !c->range || !c->pair_r || !c->agg;
+    c->flag = !c->all || !c->agg;
+    for (int i = 0; i < 2; i++) {
+        struct slot *s = &c->s[i];
+        s->cnt = calloc(np * 12, sizeof(int));
+        s->range = calloc(np * 2, sizeof(MPI_Offset));
+        s->src = malloc(sizeof(MPI_Aint) * np);
+        s->xr = malloc(sizeof(MPI_Request) * 2 * np);
+        c->flag |= !s->cnt || !s->range || !s->src || !s->xr;
+    }
     c->phase = PH_GATHER;
     return c;
 }
 
-/* Ends a collective step started by the state machine: whether it has completed (its error in
- * *err). A background task must not drive progress itself: the request's own flag is read. */
-static int step_done(struct aptus_io_coll *c)
+/* Whether a request has completed (its error in *err), freeing it then. A background task must
+ * not drive progress itself: the request's own flag is read. */
+static int req_done(MPI_Request *q, int *err)
 {
-    if (c->req == MPI_REQUEST_NULL)
+    if (*q == MPI_REQUEST_NULL)
         return 1;
-    struct aptus_request *r = (struct aptus_request *)c->req;
+    struct aptus_request *r = (struct aptus_request *)*q;
     if (!__atomic_load_n(&r->complete, __ATOMIC_ACQUIRE))
         return 0;
-    if (r->st_error && !c->err)
-        c->err = EIO;
-    PMPI_Request_free(&c->req);
+    if (r->st_error && !*err)
+        *err = EIO;
+    PMPI_Request_free(q);
+    return 1;
+}
+
+/* Ends a step started by the state machine: whether its collective and the messages of the
+ * slots it waits for have completed. */
+static int step_done(struct aptus_io_coll *c)
+{
+    if (!req_done(&c->req, &c->err))
+        return 0;
+    for (int i = 0; i < 2; i++) {
+        struct slot *s = &c->s[i];
+        if (!(c->wait & (1 << i)))
+            continue;
+        while (s->nx > 0 && req_done(&s->xr[s->nx - 1], &c->err))
+            s->nx--;
+        if (s->nx)
+            return 0;
+    }
+    c->wait = 0;
     return 1;
 }
 
@@ -208,31 +288,146 @@ static void agree(struct aptus_io_coll *c, int flag)
     PMPI_Iallreduce(MPI_IN_PLACE, &c->flag, 1, MPI_INT, MPI_MAX, c->f->comm, &c->req);
 }
 
-/* This rank's pieces in each aggregator's window of round c->r, and the exchange of their counts. */
-static void round_collect(struct aptus_io_coll *c)
+/* This rank's pieces in each aggregator's window of round c->q (writing: where their bytes
+ * are, packed into the slot's data only when the memory is not contiguous), and the exchange of
+ * their counts with this rank's failure flag. */
+static void round_collect(struct aptus_io_coll *c, struct slot *s)
 {
     struct aptus_file *f = c->f;
-    int nproc = c->nproc;
-    int *scm = c->cnt, *sdm = c->cnt + nproc, *scd = c->cnt + 2 * nproc, *sdd = c->cnt + 3 * nproc;
-    c->meta.len = c->data.len = 0;
+    int nproc = c->nproc, pack = c->write && !c->dt->contig;
+    int *scm = s->cnt, *sdm = s->cnt + nproc, *scd = s->cnt + 2 * nproc, *pair_s = s->cnt + 6 * nproc;
+    s->meta.len = s->data.len = 0;
     for (int d = 0; d < nproc; d++) {
         int j = c->agg[d]; /* aggregator j, or none */
         MPI_Offset a = 0, b = 0;
         if (j >= 0) {
-            a = c->base + j * c->dom + c->r * c->cb;
+            a = c->base + j * c->dom + c->q * c->cb;
             b = a + c->cb < c->base + (j + 1) * c->dom ? a + c->cb : c->base + (j + 1) * c->dom;
         }
-        size_t m0 = c->meta.len, d0 = c->data.len;
-        c->range[2 * d] = c->range[2 * d + 1] = 0;
+        size_t m0 = s->meta.len, d0 = s->data.len;
+        s->range[2 * d] = s->range[2 * d + 1] = 0;
         if (!c->err && c->bytes > 0 && a < b)
-            c->err = collect(f, c->pos, c->bytes, &c->mc, a, b, c->write, &c->meta, &c->data, &c->range[2 * d],
-                             &c->range[2 * d + 1]);
-        scm[d] = (int)((c->meta.len - m0) / sizeof(MPI_Offset));
+            c->err = collect(f, c->pos, c->bytes, &c->mc, a, b, pack, &s->meta, &s->data, &s->range[2 * d],
+                             &s->range[2 * d + 1]);
+        scm[d] = (int)((s->meta.len - m0) / sizeof(MPI_Offset));
         sdm[d] = (int)(m0 / sizeof(MPI_Offset));
-        scd[d] = (int)(c->data.len - d0);
-        sdd[d] = (int)d0;
-        if (!c->write) /* a reader is sent the bytes of its pieces back */
-            scd[d] = (int)(c->range[2 * d + 1] - c->range[2 * d]);
+        scd[d] = (int)(s->range[2 * d + 1] - s->range[2 * d]);
+        s->src[d] =
+            pack ? (MPI_Aint)d0
+                 : (MPI_Aint)((uintptr_t)c->ubuf + (uintptr_t)c->dt->true_lb + (uintptr_t)(s->range[2 * d] - c->pos));
+        pair_s[3 * d] = scm[d];
+        pair_s[3 * d + 1] = scd[d];
+        pair_s[3 * d + 2] = c->err != 0;
+    }
+    if (pack)
+        for (int d = 0; d < nproc; d++)
+            s->src[d] = (MPI_Aint)(uintptr_t)(s->data.p + s->src[d]);
+    PMPI_Ialltoall(pair_s, 3, MPI_INT, s->cnt + 9 * nproc, 3, MPI_INT, f->comm, &c->req);
+}
+
+/* The aggregator's side of a round's bytes: one message per rank with pieces here, its layout a
+ * datatype of those pieces in the span buffer (they arrive, or leave, in place). */
+static int span_messages(struct aptus_io_coll *c, struct slot *s)
+{
+    const MPI_Offset *pc = (const MPI_Offset *)s->rmeta.p;
+    int nproc = c->nproc, *rcm = s->cnt + 4 * nproc;
+    size_t first = 0;
+    for (int d = 0; d < nproc; d++) {
+        size_t n = (size_t)rcm[d] / 2;
+        if (!n)
+            continue;
+        int *len = (int *)c->lens.p;
+        MPI_Aint *disp = (MPI_Aint *)c->disps.p;
+        for (size_t i = 0; i < n; i++) {
+            len[i] = (int)pc[2 * (first + i) + 1];
+            disp[i] = (MPI_Aint)(pc[2 * (first + i)] - s->slo);
+        }
+        first += n;
+        MPI_Datatype t;
+        int rc = PMPI_Type_create_hindexed((int)n, len, disp, MPI_BYTE, &t);
+        if (rc == MPI_SUCCESS && (rc = PMPI_Type_commit(&t)) == MPI_SUCCESS) {
+            rc = c->write ? PMPI_Irecv(s->span.p, 1, t, d, IO_TAG, c->f->comm, &s->xr[s->nx])
+                          : PMPI_Isend(s->span.p, 1, t, d, IO_TAG, c->f->comm, &s->xr[s->nx]);
+            PMPI_Type_free(&t); /* (the message holds it) */
+        }
+        if (rc != MPI_SUCCESS)
+            return ENOMEM;
+        s->nx++;
+    }
+    return 0;
+}
+
+/* This rank's side: its bytes for each aggregator (writing), or from each (reading, into the
+ * slot's data at sdd). */
+static int rank_messages(struct aptus_io_coll *c, struct slot *s)
+{
+    int nproc = c->nproc, *scd = s->cnt + 2 * nproc, *sdd = s->cnt + 3 * nproc;
+    for (int d = 0; d < nproc; d++) {
+        if (!scd[d])
+            continue;
+        int rc = c->write
+                     ? PMPI_Isend((void *)(uintptr_t)s->src[d], scd[d], MPI_BYTE, d, IO_TAG, c->f->comm, &s->xr[s->nx])
+                     : PMPI_Irecv(s->data.p + sdd[d], scd[d], MPI_BYTE, d, IO_TAG, c->f->comm, &s->xr[s->nx]);
+        if (rc != MPI_SUCCESS)
+            return ENOMEM;
+        s->nx++;
+    }
+    return 0;
+}
+
+/* Round q's span: the part of this aggregator's window its pieces touch; reading, or writing
+ * with holes between the pieces, it is read first (what the file holds in the holes is kept; a
+ * file that cannot be read is written piece by piece instead). Then the round's messages start
+ * -- even after a failure here: the others wait for them. */
+static void round_start(struct aptus_io_coll *c, struct slot *s)
+{
+    const MPI_Offset *pc = (const MPI_Offset *)s->rmeta.p;
+    int nproc = c->nproc, *scd = s->cnt + 2 * nproc, *sdd = s->cnt + 3 * nproc;
+    s->slo = s->shi = -1;
+    s->covered = 0;
+    for (size_t i = 0; i < s->npc; i++) {
+        s->slo = s->slo < 0 || pc[2 * i] < s->slo ? pc[2 * i] : s->slo;
+        s->shi = pc[2 * i] + pc[2 * i + 1] > s->shi ? pc[2 * i] + pc[2 * i + 1] : s->shi;
+        s->covered += pc[2 * i + 1];
+    }
+    s->piecewise = 0;
+    if (s->npc && !c->err && (!c->write || s->covered != s->shi - s->slo)) {
+        int rc = aptus_io_pread_full(c->f, s->span.p, (size_t)(s->shi - s->slo), s->slo);
+        s->piecewise = c->write && rc == EBADF;
+        c->err = s->piecewise ? 0 : rc;
+    }
+    size_t off = 0; /* reading: where this rank receives each aggregator's bytes */
+    for (int d = 0; d < nproc && !c->write; d++) {
+        sdd[d] = (int)off;
+        off += (size_t)scd[d];
+    }
+    int rc = span_messages(c, s);
+    if (!rc)
+        rc = rank_messages(c, s);
+    if (rc && !c->err)
+        c->err = rc;
+}
+
+/* Round q - 1's bytes have moved: the aggregator writes its span, a reader unpacks its pieces. */
+static void round_finish(struct aptus_io_coll *c, struct slot *s)
+{
+    const MPI_Offset *pc = (const MPI_Offset *)s->rmeta.p;
+    if (c->write && s->npc && !c->err) {
+        if (s->piecewise)
+            for (size_t i = 0; i < s->npc && !c->err; i++)
+                c->err = aptus_io_pwrite_full(c->f, s->span.p + (pc[2 * i] - s->slo), (size_t)pc[2 * i + 1], pc[2 * i]);
+        else
+            c->err = aptus_io_pwrite_full(c->f, s->span.p, (size_t)(s->shi - s->slo), s->slo);
+    }
+    int nproc = c->nproc, *sdd = s->cnt + 3 * nproc;
+    for (int d = 0; d < nproc && !c->write && !c->err; d++) {
+        MPI_Offset s0 = s->range[2 * d], s1 = s->range[2 * d + 1];
+        if (s1 > c->pos + c->valid)
+            s1 = c->pos + c->valid;
+        if (s0 >= s1)
+            continue;
+        aptus_dt_cursor_seek(&c->mc, (size_t)(s0 - c->pos));
+        aptus_dt_unpack_some(&c->mc, s->data.p + sdd[d], (size_t)(s1 - s0));
     }
 }
 
@@ -240,12 +435,12 @@ int aptus_io_coll_step(struct aptus_io_coll *c, size_t budget)
 {
     struct aptus_file *f = c->f;
     int nproc = c->nproc;
-    int *scm = c->cnt, *sdm = c->cnt + nproc, *scd = c->cnt + 2 * nproc, *sdd = c->cnt + 3 * nproc;
-    int *rcm = c->cnt + 4 * nproc, *rdm = c->cnt + 5 * nproc, *rcd = c->cnt + 6 * nproc, *rdd = c->cnt + 7 * nproc;
-    int *pair_s = c->cnt + 8 * nproc; /* (pieces, bytes) per aggregator; pair_r: the same received */
     for (;;) {
         if (!step_done(c))
             return 0;
+        struct slot *s = &c->s[c->q & 1];
+        int *scm = s->cnt, *sdm = s->cnt + nproc, *scd = s->cnt + 2 * nproc, *rcm = s->cnt + 4 * nproc,
+            *rdm = s->cnt + 5 * nproc, *pair_r = s->cnt + 9 * nproc;
         switch (c->phase) {
         case PH_GATHER:
             if (c->flag) { /* no memory: this rank cannot take part (nor tell the others) */
@@ -292,12 +487,20 @@ int aptus_io_coll_step(struct aptus_io_coll *c, size_t budget)
                 c->agg[d] = -1;
             for (int j = 0; j < naggr; j++) /* spread over the ranks */
                 c->agg[(int)((long)j * nproc / naggr)] = j;
-            c->cb = aptus_io_hint(f, "cb_buffer_size", IO_CB_DEFAULT) / naggr;
+            c->cb = aptus_io_hint(f, "cb_buffer_size", IO_CB_DEFAULT);
             if (c->cb < IO_CB_MIN)
                 c->cb = IO_CB_MIN;
+            if (c->cb > IO_CB_MAX)
+                c->cb = IO_CB_MAX;
             c->base = L / align * align;
             c->dom = ((H - c->base + naggr - 1) / naggr + align - 1) / align * align;
             c->rounds = (c->dom + c->cb - 1) / c->cb;
+            /* an aggregator's span buffers hold its window (a failure is told in the first round) */
+            for (int i = 0; i < 2 && c->agg[c->me] >= 0 && i < c->rounds; i++) {
+                span_take(&c->s[i].span);
+                if (buf_room(&c->s[i].span, (size_t)(c->dom < c->cb ? c->dom : c->cb)))
+                    c->err = ENOMEM;
+            }
             /* the valid bytes of a read: what lies below the end of the file */
             c->valid = c->bytes;
             if (!c->write && c->bytes > 0) {
@@ -307,7 +510,7 @@ int aptus_io_coll_step(struct aptus_io_coll *c, size_t budget)
                 c->valid = below - c->pos < c->bytes ? (below - c->pos > 0 ? below - c->pos : 0) : c->bytes;
             }
             aptus_dt_cursor_init(&c->mc, c->ubuf, c->count, c->dt);
-            c->r = 0;
+            c->q = 0;
             c->phase = PH_ROUND;
             break;
         }
@@ -319,41 +522,33 @@ int aptus_io_coll_step(struct aptus_io_coll *c, size_t budget)
             c->phase = PH_END;
             return 1;
         case PH_ROUND:
-            if (c->r == c->rounds) {
-                c->phase = PH_FINAL;
+            if (c->q == c->rounds) { /* the last round's bytes still to write */
+                c->wait = 1 << ((c->q - 1) & 1);
+                c->phase = PH_WRITE;
                 break;
             }
-            round_collect(c);
-            agree(c, c->err != 0);
-            c->phase = PH_COUNTS;
-            break;
-        case PH_COUNTS:
-            if (c->flag) {
-                c->phase = PH_FINAL;
-                break;
-            }
-            for (int d = 0; d < nproc; d++) {
-                pair_s[2 * d] = scm[d];
-                pair_s[2 * d + 1] = scd[d];
-            }
-            PMPI_Ialltoall(pair_s, 2, MPI_INT, c->pair_r, 2, MPI_INT, f->comm, &c->req);
+            round_collect(c, s);
             c->phase = PH_ROOM;
             break;
         case PH_ROOM: {
-            size_t rm = 0, rd = 0, want = 0;
+            size_t rm = 0, want = 0, npc = 0;
+            int failed = 0;
             for (int d = 0; d < nproc; d++) {
-                rcm[d] = c->pair_r[2 * d];
-                rcd[d] = c->pair_r[2 * d + 1];
+                rcm[d] = pair_r[3 * d];
                 rdm[d] = (int)rm;
-                rdd[d] = (int)rd;
                 rm += (size_t)rcm[d];
-                rd += (size_t)rcd[d];
                 want += (size_t)scd[d];
+                npc = (size_t)rcm[d] / 2 > npc ? (size_t)rcm[d] / 2 : npc;
+                failed |= pair_r[3 * d + 2];
             }
-            c->rmeta.len = 0;
-            c->npc = rm / 2;
-            if (buf_room(&c->rmeta, rm * sizeof(MPI_Offset)) || buf_room(&c->rdata, rd) ||
-                (!c->write && buf_room(&c->data, want)))
+            if (failed) { /* every rank has seen every rank's flag */
+                c->phase = PH_FINAL;
+                break;
+            }
+            s->rmeta.len = 0;
+            s->npc = rm / 2;
+            if (buf_room(&s->rmeta, rm * sizeof(MPI_Offset)) || buf_room(&c->lens, npc * sizeof(int)) ||
+                buf_room(&c->disps, npc * sizeof(MPI_Aint)) || (!c->write && buf_room(&s->data, want)))
                 c->err = ENOMEM;
             agree(c, c->err != 0);
             c->phase = PH_META;
@@ -364,85 +559,29 @@ int aptus_io_coll_step(struct aptus_io_coll *c, size_t budget)
                 c->phase = PH_FINAL;
                 break;
             }
-            PMPI_Ialltoallv(c->meta.p, scm, sdm, MPI_OFFSET, c->rmeta.p, rcm, rdm, MPI_OFFSET, f->comm, &c->req);
+            PMPI_Ialltoallv(s->meta.p, scm, sdm, MPI_OFFSET, s->rmeta.p, rcm, rdm, MPI_OFFSET, f->comm, &c->req);
             c->phase = PH_SPAN;
             break;
-        case PH_SPAN: {
-            const MPI_Offset *pc = (const MPI_Offset *)c->rmeta.p;
-            /* the span of this aggregator's window the pieces touch */
-            c->slo = c->shi = -1;
-            c->covered = 0;
-            for (size_t i = 0; i < c->npc; i++) {
-                c->slo = c->slo < 0 || pc[2 * i] < c->slo ? pc[2 * i] : c->slo;
-                c->shi = pc[2 * i] + pc[2 * i + 1] > c->shi ? pc[2 * i] + pc[2 * i + 1] : c->shi;
-                c->covered += pc[2 * i + 1];
-            }
-            c->span.len = 0;
-            if (c->npc && buf_room(&c->span, (size_t)(c->shi - c->slo)))
-                c->err = ENOMEM; /* (the exchange still runs: it needs no more memory) */
-            if (c->write) {
-                PMPI_Ialltoallv(c->data.p, scd, sdd, MPI_BYTE, c->rdata.p, rcd, rdd, MPI_BYTE, f->comm, &c->req);
-                c->phase = PH_WRITE;
-                break;
-            }
-            /* the aggregator reads its span and sends each rank its pieces, in their order */
-            if (c->npc && !c->err)
-                c->err = aptus_io_pread_full(f, c->span.p, (size_t)(c->shi - c->slo), c->slo);
-            size_t at = 0;
-            for (size_t i = 0; i < c->npc && !c->err; i++) {
-                memcpy(c->rdata.p + at, c->span.p + (pc[2 * i] - c->slo), (size_t)pc[2 * i + 1]);
-                at += (size_t)pc[2 * i + 1];
-            }
-            /* rcd/rdd (what this aggregator sends) and scd/sdd (what this rank receives) */
-            size_t off = 0;
-            for (int d = 0; d < nproc; d++) {
-                sdd[d] = (int)off;
-                off += (size_t)scd[d];
-            }
-            PMPI_Ialltoallv(c->rdata.p, rcd, rdd, MPI_BYTE, c->data.p, scd, sdd, MPI_BYTE, f->comm, &c->req);
-            c->phase = PH_UNPACK;
+        case PH_SPAN:
+            round_start(c, s);
+            /* round q's bytes are moving: round q - 1's are written (or unpacked) once moved */
+            c->phase = c->q > 0 ? PH_WRITE : PH_ROUND;
+            c->wait = c->q > 0 ? 1 << ((c->q - 1) & 1) : 0;
+            if (!c->q)
+                c->q++;
             break;
-        }
-        case PH_WRITE: {
-            const MPI_Offset *pc = (const MPI_Offset *)c->rmeta.p;
-            if (c->npc && !c->err) {
-                int sieve = c->covered == c->shi - c->slo
-                                ? 0
-                                : aptus_io_pread_full(f, c->span.p, (size_t)(c->shi - c->slo), c->slo);
-                size_t at = 0;
-                if (sieve == EBADF) { /* holes in a file that cannot be read: piece by piece */
-                    for (size_t i = 0; i < c->npc && !c->err; i++) {
-                        c->err = aptus_io_pwrite_full(f, c->rdata.p + at, (size_t)pc[2 * i + 1], pc[2 * i]);
-                        at += (size_t)pc[2 * i + 1];
-                    }
-                } else {
-                    c->err = sieve; /* holes: what the file holds there is kept */
-                    for (size_t i = 0; i < c->npc && !c->err; i++) {
-                        memcpy(c->span.p + (pc[2 * i] - c->slo), c->rdata.p + at, (size_t)pc[2 * i + 1]);
-                        at += (size_t)pc[2 * i + 1];
-                    }
-                    if (!c->err)
-                        c->err = aptus_io_pwrite_full(f, c->span.p, (size_t)(c->shi - c->slo), c->slo);
-                }
-            }
-            c->r++;
-            c->phase = PH_ROUND;
-            break;
-        }
-        case PH_UNPACK:
-            for (int d = 0; d < nproc && !c->err; d++) {
-                MPI_Offset s0 = c->range[2 * d], s1 = c->range[2 * d + 1];
-                if (s1 > c->pos + c->valid)
-                    s1 = c->pos + c->valid;
-                if (s0 >= s1)
-                    continue;
-                aptus_dt_cursor_seek(&c->mc, (size_t)(s0 - c->pos));
-                aptus_dt_unpack_some(&c->mc, c->data.p + sdd[d], (size_t)(s1 - s0));
-            }
-            c->r++;
-            c->phase = PH_ROUND;
+        case PH_WRITE:
+            round_finish(c, &c->s[(c->q - 1) & 1]);
+            if (c->q++ == c->rounds)
+                c->phase = PH_FINAL;
+            else
+                c->phase = PH_ROUND;
             break;
         case PH_FINAL:
+            c->wait = 3;
+            c->phase = PH_AGREE;
+            break;
+        case PH_AGREE:
             c->any = c->err;
             PMPI_Iallreduce(MPI_IN_PLACE, &c->any, 1, MPI_INT, MPI_MAX, f->comm, &c->req);
             c->phase = PH_END;
@@ -460,15 +599,20 @@ int aptus_io_coll_end(struct aptus_io_coll *c, size_t *done)
 {
     int err = c->err;
     *done = c->done;
-    free(c->meta.p);
-    free(c->data.p);
-    free(c->rmeta.p);
-    free(c->rdata.p);
-    free(c->span.p);
+    for (int i = 0; i < 2; i++) {
+        struct slot *s = &c->s[i];
+        free(s->meta.p);
+        free(s->data.p);
+        free(s->rmeta.p);
+        span_give(&s->span);
+        free(s->cnt);
+        free(s->range);
+        free(s->src);
+        free(s->xr);
+    }
+    free(c->lens.p);
+    free(c->disps.p);
     free(c->all);
-    free(c->cnt);
-    free(c->range);
-    free(c->pair_r);
     free(c->agg);
     free(c);
     return err;

@@ -490,7 +490,7 @@ int PMPI_File_get_info(MPI_File fh, MPI_Info *info_used)
     char v[64];
     snprintf(v, sizeof v, "%d", aptus_io_aggregators(f));
     const char *defaults[][2] = { { "collective_buffering", "true" },
-                                  { "cb_buffer_size", "16777216" },
+                                  { "cb_buffer_size", "1048576" },
                                   { "cb_nodes", v },
                                   { "striping_unit", "4096" },
                                   { "file_perm", "0666" } };

@@ -1,7 +1,8 @@
 /* MPI-IO collective access through two-phase I/O (io/coll.c), at 1-4 ranks: a 3-D array of
  * doubles block-decomposed over the ranks (subarray views, sizes that do not divide evenly),
  * written with MPI_File_write_all in several rounds (a small "cb_buffer_size") and read back
- * both whole and through the views; writes that leave holes keep the bytes already in the file
+ * both whole and through the views, then again from memory that is not contiguous (every other
+ * double); writes that leave holes keep the bytes already in the file
  * (data sieving); ranks with nothing to write; a rank whose arguments are wrong gets its error
  * while the others complete. Every byte is checked. An argument: the number of aggregators
  * (the hint cb_nodes), reported back by MPI_File_get_info. */
@@ -48,7 +49,7 @@ int main(int argc, char **argv)
     MPI_Type_commit(&view);
     MPI_Info info;
     MPI_Info_create(&info);
-    MPI_Info_set(info, "cb_buffer_size", "8192"); /* many rounds */
+    MPI_Info_set(info, "cb_buffer_size", "4096"); /* many rounds */
     int aggregators = size;
     if (argc > 1) { /* the number of aggregators (cb_nodes) */
         MPI_Info_set(info, "cb_nodes", argv[1]);
@@ -78,6 +79,35 @@ int main(int argc, char **argv)
     CHECK((size_t)n == local, "read_at_all count %d", n);
     for (size_t i = 0; i < local; i++)
         CHECK(b[i] == a[i], "read_all through the view: element %zu is %g, expected %g", i, b[i], a[i]);
+    /* from memory that is not contiguous: the writer packs its pieces */
+    MPI_Datatype gap;
+    MPI_Type_vector((int)local, 1, 2, MPI_DOUBLE, &gap);
+    MPI_Type_commit(&gap);
+    double *g = malloc(2 * local * sizeof(double));
+    for (size_t i = 0; i < local; i++) {
+        g[2 * i] = a[i] + 0.5;
+        g[2 * i + 1] = -1;
+    }
+    CHECK(MPI_File_write_at_all(fh, 0, g, 1, gap, &s) == MPI_SUCCESS, "write_at_all from every other double");
+    MPI_Get_count(&s, MPI_DOUBLE, &n);
+    CHECK((size_t)n == local, "write_at_all from every other double: count %d", n);
+    MPI_File_sync(fh);
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_File_sync(fh);
+    for (size_t i = 0; i < 2 * local; i++)
+        g[i] = -2;
+    CHECK(MPI_File_read_at_all(fh, 0, g, 1, gap, &s) == MPI_SUCCESS, "read_at_all into every other double");
+    for (size_t i = 0; i < local; i++)
+        CHECK(g[2 * i] == a[i] + 0.5 && g[2 * i + 1] == -2, "every other double: element %zu is %g / %g", i, g[2 * i],
+              g[2 * i + 1]);
+    for (size_t i = 0; i < local; i++)
+        g[i] = a[i];
+    CHECK(MPI_File_write_at_all(fh, 0, g, (int)local, MPI_DOUBLE, &s) == MPI_SUCCESS, "write_at_all again");
+    free(g);
+    MPI_Type_free(&gap);
+    MPI_File_sync(fh);
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_File_sync(fh);
     if (rank == 0) {
         double *whole = malloc(sizeof(double) * N * N * N);
         MPI_File_set_view(fh, 0, MPI_BYTE, MPI_BYTE, "native", MPI_INFO_NULL);
@@ -152,6 +182,23 @@ int main(int argc, char **argv)
         }
         free(back);
     }
+    /* read back through the sparse views, collectively (two-phase: each rank's ints lie between
+     * the others'), into every other int */
+    MPI_File_set_view(fh, (MPI_Offset)(rank * sizeof(int)), MPI_INT, sparse, "native", MPI_INFO_NULL);
+    MPI_Datatype other;
+    MPI_Type_vector(M, 1, 2, MPI_INT, &other);
+    MPI_Type_commit(&other);
+    int *got = malloc(sizeof(int) * 2 * M);
+    for (int i = 0; i < 2 * M; i++)
+        got[i] = -7;
+    CHECK(MPI_File_read_all(fh, got, 1, other, MPI_STATUS_IGNORE) == MPI_SUCCESS, "read_all of the holes' file");
+    for (int i = 0; i < M; i++) {
+        int want = cnt ? 1000000 * (rank + 1) + i : -(i * 2 * size + rank);
+        CHECK(got[2 * i] == want && got[2 * i + 1] == -7, "read_all of the holes' file: int %d is %d / %d, expected %d",
+              i, got[2 * i], got[2 * i + 1], want);
+    }
+    free(got);
+    MPI_Type_free(&other);
     /* a rank with a wrong argument: its error, the others complete */
     MPI_File_set_view(fh, (MPI_Offset)(rank * sizeof(int)), MPI_INT, sparse, "native", MPI_INFO_NULL);
     int rc = MPI_File_write_at_all(fh, 0, mine, rank == 0 ? -1 : 10, MPI_INT, MPI_STATUS_IGNORE);
