@@ -132,6 +132,12 @@ static ssize_t move_some(const struct aptus_file *f, int write, struct aptus_dt_
 #define SIEVE_RD_BUF ((MPI_Offset)4 << 20)
 #define SIEVE_WR_BUF ((MPI_Offset)4 << 20)
 #define SIEVE_RUNS   4096 /* runs looked at per step */
+/* A window of runs averaging at least this many bytes is read straight into memory: one preadv
+ * whose iovecs alternate between the runs' memory and a scratch buffer that takes the holes, so
+ * that the bytes are copied once (by the kernel) instead of into the window and out again. */
+#define GAP_RUN     ((size_t)512)
+#define GAP_IOV     1024 /* IOV_MAX */
+#define GAP_SCRATCH ((size_t)64 << 10)
 
 int aptus_io_sieves(const struct aptus_file *f, int write)
 {
@@ -150,6 +156,86 @@ int aptus_io_sieves(const struct aptus_file *f, int write)
     return flag && strcmp(v, "enable") == 0 ? 1 : t->size / runs < SIEVE_RUN;
 }
 
+/* Advances (*i, *in) -- run i, bytes of it done -- by d bytes of data. */
+static void runs_advance(const struct iovec *runs, size_t *i, size_t *in, size_t d)
+{
+    while (d) {
+        size_t take = runs[*i].iov_len - *in < d ? runs[*i].iov_len - *in : d;
+        *in += take;
+        d -= take;
+        if (*in == runs[*i].iov_len) {
+            ++*i;
+            *in = 0;
+        }
+    }
+}
+
+/* Reads the n runs of a window (file offsets in iov_base, biased) straight into memory at the
+ * cursor: each preadv covers runs and the holes between them, the holes read into scratch.
+ * Returns 0 or an errno value; *eof when the file ended before the last run. */
+static int gap_read(const struct aptus_file *f, const struct iovec *runs, size_t n, struct aptus_dt_cursor *mc,
+                    size_t *done, int *eof, unsigned char *scratch)
+{
+    size_t i = 0, in = 0; /* the next byte: run i, in bytes into it */
+    while (i < n) {
+        struct iovec iov[GAP_IOV];
+        int k = 0;
+        size_t j = i, jin = in, want = 0, mstart = mc->pos;
+        MPI_Offset start = (MPI_Offset)((uintptr_t)runs[i].iov_base - IO_BIAS) + (MPI_Offset)in, cur = start;
+        while (j < n && k < GAP_IOV) {
+            MPI_Offset o = (MPI_Offset)((uintptr_t)runs[j].iov_base - IO_BIAS) + (MPI_Offset)jin;
+            size_t holes = (size_t)(o - cur + (MPI_Offset)GAP_SCRATCH - 1) / GAP_SCRATCH;
+            if (k + (int)holes >= GAP_IOV) /* (room for a run after the hole's iovecs) */
+                break;
+            while (cur < o) {
+                size_t g = (size_t)(o - cur) < GAP_SCRATCH ? (size_t)(o - cur) : GAP_SCRATCH;
+                iov[k++] = (struct iovec){ scratch, g };
+                cur += (MPI_Offset)g;
+                want += g;
+            }
+            size_t b = 0;
+            int m = aptus_dt_iov_some(mc, iov + k, GAP_IOV - k, runs[j].iov_len - jin, &b);
+            if (m <= 0)
+                break;
+            k += m;
+            cur += (MPI_Offset)b;
+            want += b;
+            jin += b;
+            if (jin < runs[j].iov_len)
+                break; /* out of iovecs inside the run */
+            j++;
+            jin = 0;
+        }
+        ssize_t r = f->drv->preadv(f->fd, iov, k, start);
+        if (r < 0) {
+            aptus_dt_cursor_seek(mc, mstart);
+            return errno ? errno : EIO;
+        }
+        if ((size_t)r == want) {
+            *done += mc->pos - mstart;
+            i = j;
+            in = jin;
+            continue;
+        }
+        /* short: the data bytes among the r read count; the end of the file when none came */
+        size_t data = 0, left = (size_t)r;
+        for (int v = 0; v < k && left; v++) {
+            size_t t = iov[v].iov_len < left ? iov[v].iov_len : left;
+            if (iov[v].iov_base != scratch)
+                data += t;
+            left -= t;
+        }
+        aptus_dt_cursor_seek(mc, mstart + data);
+        *done += data;
+        if (r == 0) {
+            *eof = 1;
+            return 0;
+        }
+        runs_advance(runs, &i, &in, data);
+    }
+    return 0;
+}
+
 /* Moves the rest of the access (*done of total bytes already) by windows. Returns 0 or an errno
  * value; EBADF: the file cannot be read (write-only), nothing of the window moved. */
 static int sieve(struct aptus_file *f, int write, struct aptus_dt_cursor *vc, struct aptus_dt_cursor *mc, size_t total,
@@ -157,9 +243,9 @@ static int sieve(struct aptus_file *f, int write, struct aptus_dt_cursor *vc, st
 {
     size_t win = (size_t)aptus_io_hint(f, write ? "ind_wr_buffer_size" : "ind_rd_buffer_size",
                                        write ? SIEVE_WR_BUF : SIEVE_RD_BUF);
-    unsigned char *sb = malloc(win);
+    unsigned char *sb = NULL, *scratch = NULL; /* the window, the holes of a gap_read */
     struct iovec *runs = malloc(SIEVE_RUNS * sizeof *runs);
-    int err = sb && runs ? 0 : ENOMEM;
+    int err = runs ? 0 : ENOMEM;
     while (*done < until && !err) {
         /* the window: the runs from the cursor that end within win bytes of the first */
         size_t n = 0, data = 0, vstart = vc->pos, got;
@@ -215,6 +301,20 @@ static int sieve(struct aptus_file *f, int write, struct aptus_dt_cursor *vc, st
             continue;
         }
         size_t span = (size_t)(hi - lo), avail = span;
+        if (!write && data / n >= GAP_RUN) {
+            if (!scratch && !(scratch = malloc(GAP_SCRATCH))) {
+                err = ENOMEM;
+                break;
+            }
+            err = gap_read(f, runs, n, mc, done, eof, scratch);
+            if (*eof)
+                break;
+            continue;
+        }
+        if (!sb && !(sb = malloc(win))) {
+            err = ENOMEM;
+            break;
+        }
         if (write) {
             if (locks && (err = f->drv->lock(f->fd, F_WRLCK, lo, hi)) != 0)
                 break;
@@ -254,13 +354,14 @@ static int sieve(struct aptus_file *f, int write, struct aptus_dt_cursor *vc, st
             *done += len;
             if (len < runs[i].iov_len) {
                 *eof = 1; /* the end of the file */
-                free(sb);
-                free(runs);
-                return 0;
+                break;
             }
         }
+        if (*eof)
+            break;
     }
     free(sb);
+    free(scratch);
     free(runs);
     return err;
 }

@@ -424,6 +424,80 @@ int main(int argc, char **argv)
     CHECK(got == peer + 7, "atomic mode: read %d", got);
     MPI_File_close(&fh);
 
+    /* sieved reads of long runs, straight into memory (io/view.c, gap_read): runs of R bytes
+     * every R + G, in more runs than one system call takes, holes longer than its scratch, into
+     * contiguous memory and into blocks of 100 bytes every 150; the end of the file inside a run
+     * and inside a hole (the count is what lies before it) */
+    char f4[300];
+    path(f4, sizeof f4, "gaps");
+    MPI_File_open(MPI_COMM_WORLD, f4, MPI_MODE_RDWR | MPI_MODE_CREATE, MPI_INFO_NULL, &fh);
+    const int S = 3000000;
+    if (rank == 0) {
+        unsigned char *all = malloc((size_t)S);
+        for (int i = 0; i < S; i++)
+            all[i] = (unsigned char)(i * 7 + i / 251);
+        MPI_File_write_at(fh, 0, all, S, MPI_BYTE, MPI_STATUS_IGNORE);
+        free(all);
+    }
+    MPI_File_sync(fh);
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_File_sync(fh);
+    const struct {
+        int R, G, runs;
+    } gcase[] = {
+        { 600, 100, 4000 }, { 2000, 100000, 25 }, { 600, 100, 4300 }, { 2000, 100000, 31 }, { 2000, 100000, 29 }
+    };
+    for (int k = 0; k < (int)(sizeof gcase / sizeof gcase[0]); k++) {
+        int R = gcase[k].R, G = gcase[k].G, runs = gcase[k].runs;
+        MPI_Datatype run, ft, chunk, mt;
+        MPI_Type_contiguous(R, MPI_BYTE, &run);
+        MPI_Type_create_resized(run, 0, R + G, &ft);
+        MPI_Type_commit(&ft);
+        MPI_File_set_view(fh, 0, MPI_BYTE, ft, "native", MPI_INFO_NULL);
+        /* the bytes the view holds before the end of the file */
+        long want = 0;
+        for (int q = 0; q < runs; q++) {
+            long at = (long)q * (R + G);
+            want += at >= S ? 0 : at + R <= S ? R : S - at;
+        }
+        for (int noncontig = 0; noncontig < 2; noncontig++) {
+            int n = R * runs;
+            unsigned char *mem = malloc((size_t)n / 100 * 150 + 150);
+            memset(mem, 0xEE, (size_t)n / 100 * 150 + 150);
+            MPI_Type_contiguous(100, MPI_BYTE, &chunk);
+            MPI_Type_create_resized(chunk, 0, 150, &mt);
+            MPI_Type_commit(&mt);
+            MPI_Status st;
+            int cnt = 0;
+            if (noncontig)
+                CHECK(MPI_File_read_at(fh, 0, mem, n / 100, mt, &st) == MPI_SUCCESS, "gap read %d", k);
+            else
+                CHECK(MPI_File_read_at(fh, 0, mem, n, MPI_BYTE, &st) == MPI_SUCCESS, "gap read %d", k);
+            MPI_Get_count(&st, MPI_BYTE, &cnt);
+            CHECK(cnt == want, "gap read %d (memory %s): %d bytes, expected %ld", k,
+                  noncontig ? "in blocks" : "contiguous", cnt, want);
+            for (long b = 0; b < n; b++) {
+                long q = b / R, fo = q * (R + G) + b % R;
+                long mo = noncontig ? b / 100 * 150 + b % 100 : b;
+                unsigned char expect = b < want ? (unsigned char)(fo * 7 + fo / 251) : 0xEE;
+                CHECK(mem[mo] == expect, "gap read %d (memory %s): data byte %ld is %d, expected %d", k,
+                      noncontig ? "in blocks" : "contiguous", b, mem[mo], expect);
+                if (noncontig && b % 100 == 99)
+                    for (long z = mo + 1; z < mo + 51; z++)
+                        CHECK(mem[z] == 0xEE, "gap read %d: the memory type's hole was written", k);
+            }
+            MPI_Type_free(&mt);
+            MPI_Type_free(&chunk);
+            free(mem);
+        }
+        MPI_Type_free(&ft);
+        MPI_Type_free(&run);
+    }
+    MPI_File_close(&fh);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0)
+        MPI_File_delete(f4, MPI_INFO_NULL);
+
     MPI_Barrier(MPI_COMM_WORLD);
     if (rank == 0) {
         CHECK(MPI_File_delete(f1, MPI_INFO_NULL) == MPI_SUCCESS, "delete");
