@@ -244,6 +244,12 @@ struct aptus_io_coll *aptus_io_coll_start(struct aptus_file *f, int write, MPI_O
         c->flag |= !s->cnt || !s->range || !s->src || !s->xr;
     }
     c->phase = PH_GATHER;
+    /* every rank's view contiguous (agreed when the views were set): each rank's access is one
+     * range, written or read best by the rank itself -- no exchange, not even of the ranges */
+    if (!c->flag && f->coll_local) {
+        aptus_io_xfer_start(&c->x, f, write, pos, buf, count, dt);
+        c->phase = PH_SHORT;
+    }
     return c;
 }
 

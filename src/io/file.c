@@ -86,6 +86,7 @@ static void view_default(struct aptus_file *f)
     f->rep = NULL;
     f->fview = MPI_DATATYPE_NULL;
     f->fp = 0;
+    f->coll_local = 1; /* every rank's view is this one: contiguous */
 }
 
 static void view_drop(struct aptus_file *f)
@@ -455,10 +456,15 @@ static void sieve_agree(struct aptus_file *f)
 {
     f->sieve_rd = aptus_io_sieves(f, 0);
     f->sieve_wr = aptus_io_sieves(f, 1);
-    int s = f->sieve_wr, n = 1;
-    PMPI_Allreduce(MPI_IN_PLACE, &s, 1, MPI_INT, MPI_MAX, f->comm);
+    const struct aptus_dtype *t = f->ft;
+    size_t runs = 0;
+    for (size_t i = 0; i < t->nsegs; i++)
+        runs += t->segs[i].count;
+    int s[2] = { f->sieve_wr, !(runs <= 1 && t->size == (size_t)t->extent) }, n = 1;
+    PMPI_Allreduce(MPI_IN_PLACE, s, 2, MPI_INT, MPI_MAX, f->comm);
     PMPI_Comm_size(f->comm, &n);
-    f->sieve_any = s && n > 1;
+    f->sieve_any = s[0] && n > 1;
+    f->coll_local = !s[1];
 }
 
 int PMPI_File_set_info(MPI_File fh, MPI_Info info)

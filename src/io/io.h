@@ -64,6 +64,7 @@ struct aptus_file {
     MPI_Offset fp;                  /* the individual file pointer, in etypes */
     int sieve_rd, sieve_wr;         /* this rank's view sieves reads / writes (aptus_io_sieves) */
     int sieve_any;                  /* some rank's view may sieve writes: independent writes lock their range */
+    int coll_local;                 /* every rank's view is contiguous: a collective access is each rank's own */
     int pending;                    /* nonblocking accesses not complete yet (io/access.c) */
     void *coll_first, *coll_last;   /* its nonblocking collective accesses, in the order started */
     /* the shared file pointer: one MPI_Offset (etypes) in a window at rank 0 */
