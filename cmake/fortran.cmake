@@ -42,21 +42,26 @@ foreach(m mpi mpi_f08 aptus_f08_types aptus_f08_entries aptus_f08_impl)
 endforeach()
 
 # The wrapper: the build tree's copy with absolute paths, the installed one relative to itself.
-set(APTUS_WRAPPER_FC ${CMAKE_Fortran_COMPILER})
+set(APTUS_WRAPPER_LANG "Fortran")
+set(APTUS_WRAPPER_ENV "APTUS_FC")
+set(APTUS_WRAPPER_DEFAULT ${CMAKE_Fortran_COMPILER})
+set(APTUS_WRAPPER_LIBS "-lmpifort_abi -lmpi_abi")
+set(APTUS_VERSION ${PROJECT_VERSION})
 # gfortran 10 and later refuse calls through mpif.h whose buffers differ in type unless told
 # (the standard's "choice" arguments): the wrapper adds the flag for that compiler only.
-set(APTUS_WRAPPER_FFLAGS "")
+set(APTUS_WRAPPER_FLAGS "")
 if(CMAKE_Fortran_COMPILER_ID STREQUAL "GNU" AND CMAKE_Fortran_COMPILER_VERSION VERSION_GREATER_EQUAL 10)
-  set(APTUS_WRAPPER_FFLAGS "-fallow-argument-mismatch")
+  set(APTUS_WRAPPER_FLAGS "-fallow-argument-mismatch")
 endif()
 set(APTUS_WRAPPER_PATHS "incdir=\"${PROJECT_SOURCE_DIR}/include\"\nmoddir=\"${APTUS_FORTRAN_MODDIR}\"\nlibdir=\"${PROJECT_BINARY_DIR}\"")
 set(wrappers ${PROJECT_BINARY_DIR}/tools/wrappers)
 foreach(name mpifort mpif77 mpif90)
-  configure_file(tools/wrappers/mpifort.in ${wrappers}/${name} @ONLY FILE_PERMISSIONS
+  configure_file(tools/wrappers/wrapper.in ${wrappers}/${name} @ONLY FILE_PERMISSIONS
     OWNER_READ OWNER_WRITE OWNER_EXECUTE GROUP_READ GROUP_EXECUTE WORLD_READ WORLD_EXECUTE)
 endforeach()
-set(APTUS_WRAPPER_PATHS "prefix=$(cd \"$(dirname \"$(readlink -f \"$0\")\")/..\" && pwd)\nincdir=\"$prefix/${CMAKE_INSTALL_INCLUDEDIR}\"\nmoddir=\"$incdir\"\nlibdir=\"$prefix/${CMAKE_INSTALL_LIBDIR}\"")
-configure_file(tools/wrappers/mpifort.in ${wrappers}/install/mpifort @ONLY)
+# (installed, the modules are in the include directory)
+set(APTUS_WRAPPER_PATHS "prefix=$(cd \"$(dirname \"$(readlink -f \"$0\")\")/..\" && pwd)\nincdir=\"$prefix/${CMAKE_INSTALL_INCLUDEDIR}\"\nlibdir=\"$prefix/${CMAKE_INSTALL_LIBDIR}\"")
+configure_file(tools/wrappers/wrapper.in ${wrappers}/install/mpifort @ONLY)
 install(PROGRAMS ${wrappers}/install/mpifort DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(CODE "foreach(n mpif77 mpif90)
   file(CREATE_LINK mpifort \$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_BINDIR}/\${n} SYMBOLIC)

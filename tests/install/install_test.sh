@@ -1,7 +1,9 @@
 #!/bin/sh
 # Installs the build into a temporary prefix, then builds a C and a C++ program with the
-# installed wrappers and runs them with the installed mpiexec. Also checks the wrappers of the
-# build tree and their -show output.
+# installed wrappers, a C program with pkg-config's flags and one with CMake's find_package(MPI),
+# and runs them with the installed mpiexec. Also checks the wrappers' options (-show,
+# -compile-info, -link-info, -showme:...), that every installed program answers --help, that the
+# installed tree still works once moved, and the wrappers of the build tree.
 # usage: install_test.sh BUILD_DIR SOURCE_DIR
 set -eu
 build=$1
@@ -33,6 +35,50 @@ echo "$out" | grep -q "all data correct" || fail "installed demo did not report 
 out=$("$tmp/prefix/bin/mpirun" -np 2 "$tmp/hello_cpp")
 echo "$out"
 [ "$(echo "$out" | grep -c 'ok$')" = 2 ] || fail "C++ program did not run on 2 ranks"
+
+# The wrappers' other options, as MPICH's and Open MPI's (build systems ask them for flags).
+p=$tmp/prefix/bin
+info=$("$p/mpicc" -compile-info -c x.c)
+case "$info" in *"-I$tmp/prefix/include"*"x.c"*) ;; *) fail "mpicc -compile-info printed: $info" ;; esac
+case "$info" in *-lmpi_abi*) fail "mpicc -compile-info has the library: $info" ;; esac
+info=$("$p/mpicc" -link-info x.o -o x)
+case "$info" in *"x.o -o x -L$tmp/prefix/lib"*"-lmpi_abi"*) ;; *) fail "mpicc -link-info printed: $info" ;; esac
+[ "$("$p/mpicc" -showme:compile)" = "-I$tmp/prefix/include" ] || fail "mpicc -showme:compile: $("$p/mpicc" -showme:compile)"
+case "$("$p/mpicxx" -showme:link)" in "-L$tmp/prefix/lib -lmpi_abi "*) ;; *) fail "mpicxx -showme:link: $("$p/mpicxx" -showme:link)" ;; esac
+[ "$("$p/mpicc" -showme:libs)" = mpi_abi ] || fail "mpicc -showme:libs: $("$p/mpicc" -showme:libs)"
+[ "$("$p/mpicc" -showme:incdirs)" = "$tmp/prefix/include" ] || fail "mpicc -showme:incdirs"
+"$p/mpicc" -showme:version | grep -q '^Aptus MPI [0-9]' || fail "mpicc -showme:version"
+if "$p/mpicc" -showme:nonsense >/dev/null 2>&1; then fail "mpicc -showme:nonsense succeeded"; fi
+# Every installed program answers --help (a usage text, exit 0).
+for prog in "$p"/*; do
+  out=$("$prog" --help 2>&1) || fail "${prog##*/} --help failed: $out"
+  echo "$out" | grep -qi '^usage' || fail "${prog##*/} --help printed no usage: $out"
+done
+
+# pkg-config (mpi.pc, aptus.pc): the flags build a program that runs.
+pc=$(dirname "$(find "$tmp/prefix" -name mpi.pc | head -1)")
+[ -e "$pc/aptus.pc" ] || fail "aptus.pc not installed"
+ver=$(PKG_CONFIG_PATH=$pc pkg-config --modversion aptus)
+[ -n "$ver" ] || fail "pkg-config --modversion aptus"
+# shellcheck disable=SC2046
+cc -O2 "$src/examples/demo.c" -o "$tmp/demo_pc" $(PKG_CONFIG_PATH=$pc pkg-config --cflags --libs mpi)
+"$p/mpiexec" -n 2 "$tmp/demo_pc" | grep -q "all data correct" || fail "the program built with pkg-config"
+
+# CMake's find_package(MPI), pointed at the installed tree.
+cmake -S "$src/tests/install/find_mpi" -B "$tmp/cm" -DMPI_HOME="$tmp/prefix" -DDEMO_SOURCE="$src/examples/demo.c" \
+  >"$tmp/cm.log" 2>&1 || { cat "$tmp/cm.log"; fail "find_package(MPI) did not configure"; }
+grep -q "Found MPI_C: $tmp/prefix" "$tmp/cm.log" || { cat "$tmp/cm.log"; fail "find_package(MPI) found another MPI"; }
+cmake --build "$tmp/cm" >"$tmp/cmb.log" 2>&1 || { cat "$tmp/cmb.log"; fail "the find_package(MPI) build"; }
+"$p/mpiexec" -n 2 "$tmp/cm/demo_cmake" | grep -q "all data correct" || fail "the program built with find_package(MPI)"
+
+# The installed tree moved elsewhere: the wrappers and pkg-config follow it.
+mv "$tmp/prefix" "$tmp/moved"
+"$tmp/moved/bin/mpicc" -O2 "$src/examples/demo.c" -o "$tmp/demo_moved"
+"$tmp/moved/bin/mpiexec" -n 2 "$tmp/demo_moved" | grep -q "all data correct" || fail "the moved tree's mpicc"
+case "$(PKG_CONFIG_PATH=$tmp/moved/${pc#"$tmp/prefix/"} pkg-config --cflags mpi)" in
+  *"$tmp/moved/"*) ;;
+  *) fail "pkg-config of the moved tree: $(PKG_CONFIG_PATH=$tmp/moved/${pc#"$tmp/prefix/"} pkg-config --cflags mpi)" ;;
+esac
 
 # The build-tree wrappers work too.
 "$build/tools/wrappers/mpicxx" -O2 "$src/tests/install/hello.cpp" -o "$tmp/hello_cpp2"
