@@ -29,6 +29,8 @@ have git || need="$need git"
 # tests (iproute2) and real packet loss in them (nftables).
 have pkg-config || need="$need pkg-config"
 dpkg -s libfabric-dev >/dev/null 2>&1 || need="$need libfabric-dev"
+# mpiexec binds ranks to CPUs from the host's topology (hwloc)
+dpkg -s libhwloc-dev >/dev/null 2>&1 || need="$need libhwloc-dev"
 have ip || need="$need iproute2"
 have nft || need="$need nftables"
 for p in "$@"; do

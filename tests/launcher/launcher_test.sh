@@ -267,6 +267,83 @@ ppn)
     expect_count " map 0,0,0 env_node 0$" 3
     ;;
 
+binding)
+    # --bind-to / --map-by / --cpus-per-rank / --report-bindings: each rank prints the CPUs it
+    # may use (the kernel's view), against what the options ask for on this machine.
+    NCPU=$(nproc)
+    SHOW='echo "rank $PMI_RANK node $APTUS_NODE_ID cpus $(sed -n "s/^Cpus_allowed_list:[[:space:]]*//p" /proc/self/status)"'
+    ALL=$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/self/status)
+    # none: every rank may use what mpiexec may use
+    run -n 2 --bind-to none --report-bindings sh -c "$SHOW"
+    expect_rc 0
+    expect_count "cpus $ALL\$" 2
+    expect_err "rank 0 on host .*: not bound (may use CPUs $ALL)"
+    if [ "$NCPU" -ge 2 ]; then
+        # the default when the ranks fit: one core each, different ones
+        run -n 2 --report-bindings sh -c "$SHOW"
+        expect_rc 0
+        c0=$(sed -n 's/^rank 0 node 0 cpus //p' "$OUT")
+        c1=$(sed -n 's/^rank 1 node 0 cpus //p' "$OUT")
+        case "$c0$c1" in *,* | *-*) fail "default binding gave more than one CPU: '$c0' '$c1'" ;; esac
+        [ -n "$c0" ] && [ -n "$c1" ] && [ "$c0" != "$c1" ] || fail "ranks not on different CPUs: '$c0' '$c1'"
+        expect_err "rank 1 on host .*: bound to core (CPUs $c1)"
+        # two cores for one rank (a progress thread gets the second one)
+        run -n 1 --cpus-per-rank 2 sh -c "$SHOW"
+        expect_rc 0
+        c=$(sed -n 's/^rank 0 node 0 cpus //p' "$OUT")
+        case "$c" in *,* | *-*) ;; *) fail "--cpus-per-rank 2 gave '$c'" ;; esac
+        MPIEXEC_CPUS_PER_RANK=2 "$MPIEXEC" --timeout 60 -n 1 sh -c "$SHOW" >"$OUT" 2>"$ERR"
+        RC=$?
+        expect_rc 0
+        [ "$(sed -n 's/^rank 0 node 0 cpus //p' "$OUT")" = "$c" ] || fail "MPIEXEC_CPUS_PER_RANK=2 differs"
+        # hardware threads: one CPU each
+        run -n 2 --bind-to hwthread sh -c "$SHOW"
+        expect_rc 0
+        [ "$(grep -c 'cpus [0-9][0-9]*$' "$OUT")" -eq 2 ] || fail "--bind-to hwthread: not one CPU each"
+        # mpiexec restricted to one CPU (taskset, a cgroup, Slurm): binding stays inside it
+        if command -v taskset >/dev/null 2>&1; then
+            first=$(echo "$ALL" | sed 's/[-,].*//')
+            taskset -c "$first" "$MPIEXEC" --timeout 60 -n 1 --report-bindings sh -c "$SHOW" >"$OUT" 2>"$ERR"
+            RC=$?
+            expect_rc 0
+            expect_out "cpus $first\$"
+            taskset -c "$first" "$MPIEXEC" --timeout 60 -n 2 sh -c "$SHOW" >"$OUT" 2>"$ERR"
+            RC=$?
+            expect_rc 0
+            expect_count "cpus $first\$" 2
+        fi
+    fi
+    # more ranks than cores: not bound by default; an explicit core binding is refused, or shares
+    # the cores when told it may
+    MORE=$((NCPU + 1))
+    run -n $MORE sh -c "$SHOW"
+    expect_rc 0
+    expect_count "cpus $ALL\$" $MORE
+    run -n $MORE --bind-to core sh -c "$SHOW"
+    expect_rc 2
+    expect_err "bind-to core: $MORE rank(s) on host .* need $MORE cores, it has $NCPU"
+    run -n $MORE --bind-to core:overload-allowed sh -c "$SHOW"
+    expect_rc 0
+    [ "$(grep -c 'cpus [0-9][0-9]*$' "$OUT")" -eq $MORE ] || fail "overload-allowed: not one CPU each"
+    # --map-by node: ranks round-robin over the (simulated) nodes
+    run -n 4 --ppn 2 --map-by node "$PROBE" init map finalize
+    expect_rc 0
+    expect_count " map 0,1,0,1 " 4
+    # bad words
+    for bad in "--bind-to cores" "--bind-to core:sometimes" "--map-by board" "--cpus-per-rank 0"; do
+        # shellcheck disable=SC2086
+        run -n 1 $bad true
+        expect_rc 2
+    done
+    expect_err "cpus-per-rank needs a number of cores"
+    run -n 1 --bind-to cores true
+    expect_err "bind-to 'cores': expected none, hwthread, core, numa or socket"
+    MPIEXEC_MAP_BY=board "$MPIEXEC" --timeout 60 -n 1 true >"$OUT" 2>"$ERR"
+    RC=$?
+    expect_rc 2
+    expect_err "map-by 'board'"
+    ;;
+
 shm_cleanup)
     # A file of another job must survive.
     OTHER=/dev/shm/aptus-otherjob$$-keep
@@ -492,6 +569,22 @@ netns_place)
     expect_rc 0
     expect_count " map 0,1,0 " 3
     expect_out "^rank 2 netns $IA local 1/2 "
+    # --map-by node: round-robin over the hosts, whatever their slots
+    run --launcher netns --hosts "$HA:2,$HB:2" --map-by node -n 3 "$PROBE" init map where finalize
+    expect_rc 0
+    expect_count " map 0,1,0 " 3
+    expect_out "^rank 1 netns $IB local 0/1 "
+    # binding through the proxies: none by default here (the namespaces share this machine), and
+    # what --bind-to asks for, from each host's topology
+    SHOW='echo "rank $PMI_RANK cpus $(sed -n "s/^Cpus_allowed_list:[[:space:]]*//p" /proc/self/status)"'
+    ALL=$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/self/status)
+    run --launcher netns --hosts "$HA,$HB" -n 2 sh -c "$SHOW"
+    expect_rc 0
+    expect_count "cpus $ALL\$" 2
+    run --launcher netns --hosts "$HA,$HB" -n 2 --bind-to core --report-bindings sh -c "$SHOW"
+    expect_rc 0
+    expect_count "cpus [0-9][0-9]*\$" 2
+    expect_err "rank 1 on host $HB: bound to core (CPUs "
     expect_no_orphans
     ;;
 

@@ -54,12 +54,17 @@ aptus_mpi_test(NAME nbc_multi_async_own_np2 SOURCE nbc_multi.c NP 2 LABELS threa
   ENV APTUS_ASYNC_PROGRESS=1 APTUS_ASYNC_PROGRESS_OWN_CORE=1)
 aptus_mpi_test(NAME thread_multiple_async_own_np2 SOURCE thread_multiple.c NP 2 LABELS threads
   ENV APTUS_ASYNC_PROGRESS=1 APTUS_ASYNC_PROGRESS_OWN_CORE=1)
-# Judged from the CPU set: one rank that may use every CPU of a machine with two or more has a
-# core for its thread.
+# Judged from the CPU set: a rank given two cores (mpiexec --cpus-per-rank 2), or one that may
+# use every CPU of a machine with two or more (--bind-to none), has a core for its thread.
 cmake_host_system_information(RESULT aptus_ncpus QUERY NUMBER_OF_LOGICAL_CORES)
 if(aptus_ncpus GREATER 1)
   aptus_mpi_test(NAME nbc_multi_async_np1 SOURCE nbc_multi.c NP 1 LABELS threads nbc
-    ENV APTUS_ASYNC_PROGRESS=1 EXPECT_STATS "progress thread (own core)")
+    ENV APTUS_ASYNC_PROGRESS=1 MPIEXEC_CPUS_PER_RANK=2 EXPECT_STATS "progress thread (own core)")
+  aptus_mpi_test(NAME nbc_multi_async_unbound_np1 SOURCE nbc_multi.c NP 1 LABELS threads nbc
+    ENV APTUS_ASYNC_PROGRESS=1 MPIEXEC_BIND_TO=none EXPECT_STATS "progress thread (own core)")
+  # bound to one core (mpiexec's default when the ranks fit), the thread shares it
+  aptus_mpi_test(NAME nbc_multi_async_bound_np1 SOURCE nbc_multi.c NP 1 LABELS threads nbc
+    ENV APTUS_ASYNC_PROGRESS=1 EXPECT_STATS "progress thread (shared core)")
 endif()
 aptus_mpi_test(NAME nbc_background_np2 SOURCE nbc_background.c NP 2 LABELS nbc ENV MTEST_COMPUTE=0.2)
 # ... and pinned to one CPU the thread shares it, unless APTUS_ASYNC_PROGRESS_CPU puts it on

@@ -65,6 +65,7 @@ void exec_rank(int rank, pid_t parent, int pmi_fd, int in_fd, int out_fd, int er
     setenv_int("APTUS_LOCAL_RANK", J.lrank[rank]);
     setenv_int("APTUS_LOCAL_SIZE", J.lsize[rank]);
     setenv_int("APTUS_NUM_NODES", J.nnodes);
+    bind_apply(rank);
 
     execvp(J.argv[0], J.argv);
     {

@@ -294,6 +294,9 @@ static int send_job(int h)
     n = snprintf(rec, sizeof rec, "jobid=%s size=%d nodes=%d pmiport=%d verbose=%d", J.jobid, J.n, J.nnodes, J.pmi_port,
                  J.verbose);
     ok = ok && ctl_send(hs->fd, 'J', rec, (size_t)n, 10000) == 0;
+    n = snprintf(rec, sizeof rec, "bind=%d overload=%d map=%d cpr=%d report=%d launcher=%d", J.bind, J.bind_overload,
+                 J.map, J.cpus_per_rank, J.report_bindings, J.launcher);
+    ok = ok && ctl_send(hs->fd, 'B', rec, (size_t)n, 10000) == 0;
     for (int r = 0; r < J.n && ok; r++)
         if (J.host_of[r] == h) {
             n = snprintf(rec, sizeof rec, "%d %d %d %d", r, J.node_of[r], J.lrank[r], J.lsize[r]);

@@ -85,12 +85,28 @@ static void make_jobid(void)
     snprintf(J.jobid, sizeof J.jobid, "%ldx%06x", (long)getpid(), rnd & 0xffffffu);
 }
 
+/* The fork launcher runs every rank on this machine (simulated nodes too): bound in rank order. */
+static int bind_here(void)
+{
+    int *order = malloc((size_t)J.n * sizeof *order);
+    if (!order) {
+        msg("mpiexec: out of memory");
+        return 1;
+    }
+    for (int i = 0; i < J.n; i++)
+        order[i] = i;
+    int rc = bind_plan(order, J.n);
+    free(order);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     const char *iface = NULL;
     memset(&J, 0, sizeof J);
     J.stdin_fwd = -1;
     J.pmi_lfd = J.ctl_lfd = J.ctl_fd = -1;
+    J.bind = BIND_DEFAULT;
 
     if (argc > 1 && strcmp(argv[1], "--proxy") == 0)
         return proxy_main(argc, argv);
@@ -100,6 +116,8 @@ int main(int argc, char **argv)
         return rc;
     if (place_ranks() != 0)
         return 1;
+    if (J.launcher == LAUNCH_FORK && (rc = bind_here()) != 0)
+        return rc;
     make_jobid();
     if (J.launcher != LAUNCH_FORK && (rc = remote_prepare(iface)) != 0)
         return rc;

@@ -24,6 +24,7 @@
  *   output.c         forwarding of the ranks' output (whole lines) and of stdin to rank 0
  *   signals.c        signals: caught through a pipe, forwarded to the ranks
  *   cleanup.c        no orphans, no files: the watchdog, leftover descendants, shared memory
+ *   bind.c           binding ranks to CPUs from the host's topology (hwloc)
  *   pmiserv.c        the PMI-2 server;  hosts.c  host lists, placement;  ctl.c  control records
  */
 #ifndef APTUS_MPIEXEC_H
@@ -34,6 +35,7 @@
 #include "pmiserv.h"
 
 #include <limits.h>
+#include <sched.h>
 #include <stdio.h>
 #include <sys/types.h>
 #include <time.h>
@@ -49,6 +51,9 @@
 #define LOST_GRACE_MS   500           /* an abort caused by a lost peer waits this long for news of it */
 
 enum { LAUNCH_FORK, LAUNCH_SSH, LAUNCH_NETNS };
+/* --bind-to and --map-by (bind.c) */
+enum { BIND_DEFAULT = -1, BIND_NONE, BIND_HWTHREAD, BIND_CORE, BIND_NUMA, BIND_SOCKET };
+enum { MAP_CORE, MAP_HWTHREAD, MAP_NUMA, MAP_SOCKET, MAP_NODE };
 extern const char *const launcher_names[3];
 
 /* mpiexec's view of one host's proxy (ssh/netns launchers). */
@@ -121,6 +126,10 @@ struct mpx_job {
     int out_dead[3]; /* our stdout/stderr gave EPIPE */
     pid_t watchdog;
     int watchdog_fd; /* write end: rank pids go to the watchdog */
+    /* binding (bind.c): the options, and for the ranks this process forks their CPUs */
+    int bind, bind_overload, map, cpus_per_rank, report_bindings;
+    cpu_set_t *cpus;
+    int *bound; /* the kind of binding of each rank (0: none) */
     /* placement */
     struct mpx_hostlist hosts;
     int *host_of; /* index in hosts of every rank (NULL without a host list) */
@@ -185,6 +194,14 @@ void read_stream(int rank, struct outstream *o);
 void close_stream(int rank, struct outstream *o);
 void stdin_read(void);
 void stdin_write(void);
+
+/* bind.c: the options' values (0, or -1 after a message); the CPUs of the ranks this process
+ * forks, ranks[0..nlocal) in their order on this host (0, or the exit status after a message);
+ * in the child, the binding of one. */
+int bind_option(const char *val);
+int map_option(const char *val);
+int bind_plan(const int *ranks, int nlocal);
+void bind_apply(int rank);
 
 /* launch_local.c */
 _Noreturn void child_fail(const char *what);

@@ -37,6 +37,17 @@ static void usage(FILE *f)
                "                     address; default: every up interface, non-loopback first (each\n"
                "                     proxy takes the first it can reach), loopback only when all hosts\n"
                "                     are this machine; env MPIEXEC_IFACE\n"
+               "  --bind-to W        bind each rank to the CPUs of W: none, hwthread, core, numa or\n"
+               "                     socket (package); W:overload-allowed lets ranks share cores when a\n"
+               "                     host has fewer than its ranks need. Default: core when a host's\n"
+               "                     ranks fit on its cores, none when they do not, under Slurm (its\n"
+               "                     binding wins) and with the netns launcher; env MPIEXEC_BIND_TO\n"
+               "  --map-by W         lay a host's ranks out by core (default), hwthread, socket or numa\n"
+               "                     (round-robin over them), or ranks over the hosts by node (round-\n"
+               "                     robin: rank r on host r mod hosts); env MPIEXEC_MAP_BY\n"
+               "  --cpus-per-rank C  C cores for each rank (a progress thread then has a core of its\n"
+               "                     own: APTUS_ASYNC_PROGRESS); env MPIEXEC_CPUS_PER_RANK\n"
+               "  --report-bindings  print each rank's CPUs on stderr as it starts\n"
                "  -l, --prefix       prefix every output line with \"[rank] \"\n"
                "  --timeout S        kill the job after S seconds and exit 124;\n"
                "                     env MPIEXEC_TIMEOUT\n"
@@ -179,6 +190,15 @@ int options_parse(int argc, char **argv, const char **iface_out)
     }
     if (iface && !*iface)
         iface = NULL;
+    long cpr = 1;
+    const char *env_bind = getenv("MPIEXEC_BIND_TO"), *env_map = getenv("MPIEXEC_MAP_BY"),
+               *env_cpr = getenv("MPIEXEC_CPUS_PER_RANK");
+    if ((env_bind && *env_bind && bind_option(env_bind) != 0) || (env_map && *env_map && map_option(env_map) != 0))
+        return 2;
+    if (env_cpr && *env_cpr && parse_count(env_cpr, 1, 4096, &cpr) != 0) {
+        msg("mpiexec: MPIEXEC_CPUS_PER_RANK='%s' is not a number of cores (1..4096)", env_cpr);
+        return 2;
+    }
 
     for (i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -261,6 +281,22 @@ int options_parse(int argc, char **argv, const char **iface_out)
         } else if (!strcmp(name, "iface")) {
             NEEDVAL();
             iface = val;
+        } else if (!strcmp(name, "bind-to")) {
+            NEEDVAL();
+            if (bind_option(val) != 0)
+                return 2;
+        } else if (!strcmp(name, "map-by")) {
+            NEEDVAL();
+            if (map_option(val) != 0)
+                return 2;
+        } else if (!strcmp(name, "cpus-per-rank") || !strcmp(name, "cpus-per-proc")) {
+            NEEDVAL();
+            if (parse_count(val, 1, 4096, &cpr) != 0) {
+                msg("mpiexec: --cpus-per-rank needs a number of cores (1..4096), got '%s'", val);
+                return 2;
+            }
+        } else if (!strcmp(name, "report-bindings")) {
+            J.report_bindings = 1;
         } else if (!strcmp(name, "l") || !strcmp(name, "prefix")) {
             J.prefix = 1;
         } else if (!strcmp(name, "timeout")) {
@@ -304,6 +340,7 @@ int options_parse(int argc, char **argv, const char **iface_out)
     J.launcher = launcher;
     J.n = (int)n;
     J.ppn = (int)ppn;
+    J.cpus_per_rank = (int)cpr;
     J.argv = argv + i;
     if (launcher != LAUNCH_SSH) {
         int rc = check_program(J.argv[0], err, sizeof err);
@@ -332,10 +369,15 @@ int place_ranks(void)
     }
     if (J.hosts.n > 0) {
         J.nnodes = hosts_place(&J.hosts, J.n, J.ppn, J.host_of, J.node_of);
+        if (J.map == MAP_NODE) { /* round-robin over the hosts (a node per host) */
+            J.nnodes = J.hosts.n < J.n ? J.hosts.n : J.n;
+            for (int k = 0; k < J.n; k++)
+                J.host_of[k] = J.node_of[k] = k % J.nnodes;
+        }
     } else {
-        for (int k = 0; k < J.n; k++)
-            J.node_of[k] = J.ppn > 0 ? k / J.ppn : 0;
-        J.nnodes = J.node_of[J.n - 1] + 1;
+        J.nnodes = J.ppn > 0 ? (J.n + J.ppn - 1) / J.ppn : 1;
+        for (int k = 0; k < J.n; k++) /* blocks of ppn, or round-robin (--map-by node) */
+            J.node_of[k] = J.map == MAP_NODE ? k % J.nnodes : J.ppn > 0 ? k / J.ppn : 0;
     }
     {
         int *count = calloc((size_t)J.nnodes, sizeof *count);

@@ -197,6 +197,14 @@ int proxy_main(int argc, char **argv)
                     msg("mpiexec proxy on host %s: bad job record", J.proxy_host);
                     return 1;
                 }
+            } else if (type == 'B' && n < sizeof rec) {
+                memcpy(rec, pl, n);
+                rec[n] = '\0';
+                if (sscanf(rec, "bind=%d overload=%d map=%d cpr=%d report=%d launcher=%d", &J.bind, &J.bind_overload,
+                           &J.map, &J.cpus_per_rank, &J.report_bindings, &J.launcher) != 6) {
+                    msg("mpiexec proxy on host %s: bad binding record", J.proxy_host);
+                    return 1;
+                }
             } else if (type == 'R' && n < sizeof rec) {
                 int v[4];
                 if (sscanf(rec, "%d %d %d %d", &v[0], &v[1], &v[2], &v[3]) != 4 || v[0] < 0 || v[0] >= size)
@@ -263,6 +271,9 @@ int proxy_main(int argc, char **argv)
     if (cwd && *cwd && chdir(cwd) != 0)
         msg("mpiexec proxy on host %s: cannot change to directory %s: %s", J.proxy_host, cwd, strerror(errno));
 
+    /* this host's ranks, bound in their order here (a binding that cannot be made fails them) */
+    if (bind_plan(mine, nmine) != 0)
+        return 1;
     setup_signals();
     prctl(PR_SET_CHILD_SUBREAPER, 1);
     if (proxy_spawn(mine, nmine) != 0) {
