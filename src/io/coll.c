@@ -81,6 +81,8 @@ static void span_take(struct buf *b)
 
 static void span_give(struct buf *b)
 {
+    if (!b->p)
+        return;
     pthread_mutex_lock(&span_lock);
     for (int i = 0; i < 2; i++)
         if (span_kept[i].cap < b->cap) {
@@ -225,6 +227,13 @@ struct aptus_io_coll *aptus_io_coll_start(struct aptus_file *f, int write, MPI_O
     c->count = count;
     c->dt = dt;
     c->req = MPI_REQUEST_NULL;
+    /* every rank's view contiguous (agreed when the views were set): each rank's access is one
+     * range, written or read best by the rank itself -- no exchange, not even of the ranges */
+    if (f->coll_local) {
+        aptus_io_xfer_start(&c->x, f, write, pos, buf, count, dt);
+        c->phase = PH_SHORT;
+        return c;
+    }
     PMPI_Comm_size(f->comm, &c->nproc);
     PMPI_Comm_rank(f->comm, &c->me);
     c->bytes = (MPI_Offset)(count * dt->size);
@@ -244,12 +253,6 @@ struct aptus_io_coll *aptus_io_coll_start(struct aptus_file *f, int write, MPI_O
         c->flag |= !s->cnt || !s->range || !s->src || !s->xr;
     }
     c->phase = PH_GATHER;
-    /* every rank's view contiguous (agreed when the views were set): each rank's access is one
-     * range, written or read best by the rank itself -- no exchange, not even of the ranges */
-    if (!c->flag && f->coll_local) {
-        aptus_io_xfer_start(&c->x, f, write, pos, buf, count, dt);
-        c->phase = PH_SHORT;
-    }
     return c;
 }
 
@@ -444,6 +447,14 @@ int aptus_io_coll_step(struct aptus_io_coll *c, size_t budget)
     for (;;) {
         if (!step_done(c))
             return 0;
+        if (c->phase == PH_SHORT) { /* (the arrays below may not exist then) */
+            if (!aptus_io_xfer_step(&c->x, budget))
+                return 0;
+            c->done = c->x.done;
+            c->err = c->x.err;
+            c->phase = PH_END;
+            return 1;
+        }
         struct slot *s = &c->s[c->q & 1];
         int *scm = s->cnt, *sdm = s->cnt + nproc, *scd = s->cnt + 2 * nproc, *rcm = s->cnt + 4 * nproc,
             *rdm = s->cnt + 5 * nproc, *pair_r = s->cnt + 9 * nproc;
@@ -520,13 +531,6 @@ int aptus_io_coll_step(struct aptus_io_coll *c, size_t budget)
             c->phase = PH_ROUND;
             break;
         }
-        case PH_SHORT:
-            if (!aptus_io_xfer_step(&c->x, budget))
-                return 0;
-            c->done = c->x.done;
-            c->err = c->x.err;
-            c->phase = PH_END;
-            return 1;
         case PH_ROUND:
             if (c->q == c->rounds) { /* the last round's bytes still to write */
                 c->wait = 1 << ((c->q - 1) & 1);
