@@ -111,17 +111,17 @@ static hwloc_obj_t around(hwloc_topology_t topo, hwloc_obj_t o, hwloc_obj_type_t
 
 int bind_plan(const int *ranks, int nlocal)
 {
+    int bind = J.bind;
+    if (bind == BIND_DEFAULT && (J.launcher == LAUNCH_NETNS || getenv("SLURM_JOB_ID")))
+        bind = BIND_NONE;
+    if (bind == BIND_NONE && !J.report_bindings)
+        return 0;
     J.cpus = calloc((size_t)J.n, sizeof *J.cpus);
     J.bound = calloc((size_t)J.n, sizeof *J.bound);
     if (!J.cpus || !J.bound) {
         msg("mpiexec: out of memory");
         return 1;
     }
-    int bind = J.bind;
-    if (bind == BIND_DEFAULT && (J.launcher == LAUNCH_NETNS || getenv("SLURM_JOB_ID")))
-        bind = BIND_NONE;
-    if (bind == BIND_NONE && !J.report_bindings)
-        return 0;
 #ifndef APTUS_HAVE_HWLOC
     if (bind != BIND_DEFAULT && bind != BIND_NONE) {
         msg("mpiexec: --bind-to %s: this mpiexec was built without hwloc (libhwloc-dev)", bind_names[bind]);
