@@ -184,6 +184,8 @@ static int gap_read(const struct aptus_file *f, const struct iovec *runs, size_t
         MPI_Offset start = (MPI_Offset)((uintptr_t)runs[i].iov_base - IO_BIAS) + (MPI_Offset)in, cur = start;
         while (j < n && k < GAP_IOV) {
             MPI_Offset o = (MPI_Offset)((uintptr_t)runs[j].iov_base - IO_BIAS) + (MPI_Offset)jin;
+            if (o < cur)
+                break; /* a run over the one before it (a read's filetype may overlap): next call */
             size_t holes = (size_t)(o - cur + (MPI_Offset)GAP_SCRATCH - 1) / GAP_SCRATCH;
             if (k + (int)holes >= GAP_IOV) /* (room for a run after the hole's iovecs) */
                 break;
