@@ -456,11 +456,7 @@ static void sieve_agree(struct aptus_file *f)
 {
     f->sieve_rd = aptus_io_sieves(f, 0);
     f->sieve_wr = aptus_io_sieves(f, 1);
-    const struct aptus_dtype *t = f->ft;
-    size_t runs = 0;
-    for (size_t i = 0; i < t->nsegs; i++)
-        runs += t->segs[i].count;
-    int s[2] = { f->sieve_wr, !(runs <= 1 && t->size == (size_t)t->extent) }, n = 1;
+    int s[2] = { f->sieve_wr, !aptus_io_view_contiguous(f) }, n = 1;
     PMPI_Allreduce(MPI_IN_PLACE, s, 2, MPI_INT, MPI_MAX, f->comm);
     PMPI_Comm_size(f->comm, &n);
     f->sieve_any = s[0] && n > 1;

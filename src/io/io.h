@@ -120,6 +120,8 @@ int aptus_io_access(struct aptus_file *f, int write, MPI_Offset pos, void *buf, 
 /* Whether accesses through f's view are sieved (io/view.c, "data sieving"); worked out when the
  * view or the hints change (f->sieve_rd, f->sieve_wr). */
 int aptus_io_sieves(const struct aptus_file *f, int write);
+/* Whether this rank's view is contiguous: its data stream is one range of the file. */
+int aptus_io_view_contiguous(const struct aptus_file *f);
 /* A hint's value as a positive integer, or def. */
 MPI_Offset aptus_io_hint(const struct aptus_file *f, const char *key, MPI_Offset def);
 /* Writes all n bytes at off; reads all n bytes, what lies past the end of the file reading as

@@ -139,6 +139,21 @@ static ssize_t move_some(const struct aptus_file *f, int write, struct aptus_dt_
 #define GAP_IOV     1024 /* IOV_MAX */
 #define GAP_SCRATCH ((size_t)64 << 10)
 
+/* Runs of one tile of the filetype's layout. */
+static size_t view_runs(const struct aptus_dtype *t)
+{
+    size_t runs = 0;
+    for (size_t i = 0; i < t->nsegs; i++)
+        runs += t->segs[i].count;
+    return runs;
+}
+
+int aptus_io_view_contiguous(const struct aptus_file *f)
+{
+    size_t runs = view_runs(f->ft);
+    return runs == 0 || (runs == 1 && f->ft->size == (size_t)f->ft->extent);
+}
+
 int aptus_io_sieves(const struct aptus_file *f, int write)
 {
     char v[16];
@@ -148,10 +163,8 @@ int aptus_io_sieves(const struct aptus_file *f, int write)
         flag && strcmp(v, "disable") == 0)
         return 0;
     const struct aptus_dtype *t = f->ft;
-    size_t runs = 0;
-    for (size_t i = 0; i < t->nsegs; i++)
-        runs += t->segs[i].count;
-    if (runs == 0 || (runs == 1 && t->size == (size_t)t->extent)) /* the view is contiguous */
+    size_t runs = view_runs(t);
+    if (aptus_io_view_contiguous(f))
         return 0;
     return flag && strcmp(v, "enable") == 0 ? 1 : t->size / runs < SIEVE_RUN;
 }
