@@ -29,7 +29,8 @@ have git || need="$need git"
 # tests (iproute2) and real packet loss in them (nftables).
 have pkg-config || need="$need pkg-config"
 dpkg -s libfabric-dev >/dev/null 2>&1 || need="$need libfabric-dev"
-# mpiexec binds ranks to CPUs from the host's topology (hwloc)
+# mpiexec binds ranks to CPUs from the host's topology (hwloc); the library reads it for the
+# hardware split types of MPI_Comm_split_type and MPI_Get_hw_resource_info
 dpkg -s libhwloc-dev >/dev/null 2>&1 || need="$need libhwloc-dev"
 have ip || need="$need iproute2"
 have nft || need="$need nftables"

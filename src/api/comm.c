@@ -4,10 +4,12 @@
 #include <string.h>
 
 #include "api/check.h"
+#include "coll/coll.h"
 #include "comm/create.h"
 #include "core/attr.h"
 #include "core/info.h"
 #include "pt2pt/pt2pt.h"
+#include "runtime/hwtopo.h"
 #include "runtime/lock.h"
 
 /* A creation call failed in the core: out of memory, out of context ids, or an error code from
@@ -225,6 +227,115 @@ int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
 }
 APTUS_ALIAS(Comm_split)
 
+/* Instances of hardware types are named by a CPU number or a NUMA node number: below this on
+ * every machine there is, which is what an intercommunicator's split needs to know
+ * (comm/create.h; a larger one would give MPI_COMM_NULL there). */
+#define HW_COLORS 65536
+
+#define HWID(ids, i, t) (ids)[APTUS_HW_NTYPES * (size_t)(i) + (size_t)(t)]
+
+/* Whether type t cuts the m members apart (ids: every member's aptus_hw_instances): some member
+ * lies in one instance of it that not every member shares. */
+static int hw_cuts(const int *ids, int m, int t)
+{
+    int v = -1;
+    for (int i = 0; i < m && v < 0; i++)
+        v = HWID(ids, i, t);
+    if (v < 0)
+        return 0;
+    for (int i = 0; i < m; i++)
+        if (HWID(ids, i, t) != v)
+            return 1;
+    return 0;
+}
+
+/* The type member i splits by: the first, from the top down, of which it lies in one instance
+ * that not every member shares; APTUS_HW_NTYPES when there is none. */
+static int hw_level(const int *ids, int m, int i)
+{
+    for (int t = 0; t < APTUS_HW_NTYPES; t++) {
+        int v = HWID(ids, i, t);
+        for (int j = 0; j < m && v >= 0; j++)
+            if (HWID(ids, j, t) != v)
+                return t;
+    }
+    return APTUS_HW_NTYPES;
+}
+
+/* Each member's type (lvl[i], APTUS_HW_NTYPES: none) and color, the same at every member: the
+ * members with one type and one instance of it together. Each takes the first type below c that
+ * gives it a strict subset, so that the communicators are as few and as large as can be, and
+ * a member whose CPUs span several instances of one type can still get a deeper one (the
+ * results of one call may stand for different types, as MPI 4.1 allows). Where the instances
+ * nest (a hierarchy), every member of an instance at a member's type has that type too, so the
+ * result holds every member of the instance, as the standard wants; where they do not, every
+ * member takes the first type that cuts any of them apart (a member spanning several of its
+ * instances gets none). */
+static void hw_choose(const int *ids, int m, int *lvl, int *color)
+{
+    int nested = 1;
+    for (int i = 0; i < m; i++)
+        lvl[i] = hw_level(ids, m, i);
+    for (int i = 0; i < m && nested; i++)
+        for (int j = 0; j < m && lvl[i] < APTUS_HW_NTYPES; j++)
+            if (HWID(ids, j, lvl[i]) == HWID(ids, i, lvl[i]) && lvl[j] != lvl[i])
+                nested = 0;
+    if (!nested) {
+        int t = 0;
+        while (t < APTUS_HW_NTYPES && !hw_cuts(ids, m, t))
+            t++;
+        for (int i = 0; i < m; i++)
+            lvl[i] = t < APTUS_HW_NTYPES && HWID(ids, i, t) >= 0 ? t : APTUS_HW_NTYPES;
+    }
+    /* the color: the first member with the same type and instance */
+    for (int i = 0; i < m; i++) {
+        color[i] = MPI_UNDEFINED;
+        for (int j = 0; j <= i && lvl[i] < APTUS_HW_NTYPES && color[i] == MPI_UNDEFINED; j++)
+            if (lvl[j] == lvl[i] && HWID(ids, j, lvl[i]) == HWID(ids, i, lvl[i]))
+                color[i] = j;
+    }
+}
+
+/* MPI_COMM_TYPE_HW_UNGUIDED: the next level of the hardware below c, for this process. First the
+ * node: its members that take part, when they are a strict subset of c (c spans several nodes,
+ * or a member here gave MPI_UNDEFINED). Else -- all of c on this node, every member taking part
+ * (so every member of the node communicator comes here) -- the members sharing an instance of
+ * a hardware type below (hw_choose), NULL for a member that lies in no instance that would cut
+ * c (the members share one core, or none is bound). *type: the type (APTUS_HW_NTYPES for the
+ * node), the same for every member of a result. On an intercommunicator, the node level only.
+ * Returns an MPI error class. */
+static int split_unguided(struct aptus_comm *c, int key, struct aptus_comm **out, int *type)
+{
+    struct aptus_comm *n;
+    *out = NULL;
+    *type = APTUS_HW_NTYPES;
+    int rc = aptus_comm_split_node(c, 0, key, 0, &n);
+    if (rc || !n)
+        return rc;
+    if (n->size < c->size || (c->is_inter && n->npeers < c->npeers)) {
+        *out = n;
+        return MPI_SUCCESS;
+    }
+    if (c->is_inter) {
+        aptus_comm_release(n);
+        return MPI_SUCCESS;
+    }
+    int mine[APTUS_HW_NTYPES], m = n->size;
+    aptus_hw_instances(mine);
+    int *ids = malloc((size_t)m * sizeof mine), *lvl = malloc((size_t)m * 2 * sizeof(int));
+    rc = ids && lvl ? aptus_allgather_internal(n, mine, ids, sizeof mine) : MPI_ERR_NO_MEM;
+    if (!rc) {
+        hw_choose(ids, m, lvl, lvl + m);
+        /* n is ordered by key, then rank in c: its rank keeps that order */
+        rc = aptus_comm_split_node(n, lvl[m + n->rank], n->rank, 0, out);
+        *type = lvl[n->rank];
+    }
+    free(ids);
+    free(lvl);
+    aptus_comm_release(n);
+    return rc;
+}
+
 int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm)
 {
     APTUS_OUT_NULL(newcomm, MPI_COMM_NULL);
@@ -234,47 +345,55 @@ int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, 
     CHK_INFO(c, info, fn);
     if (!newcomm)
         return aptus_error(c, MPI_ERR_ARG, fn, "null newcomm argument");
-    /* Every type splits within the node (only the members on one node talk to each other):
-     * the node is the one hardware level Aptus knows (shared memory), and the one process set
-     * below mpi://WORLD is mpi://SELF. Unknown resources give MPI_COMM_NULL, as the standard
-     * says. */
-    int color = MPI_UNDEFINED, hw = 0;
+    /* Every type splits within the node (only the members on one node talk to each other): the
+     * node is the shared-memory level (mpi_shared_memory), the hardware types below it are read
+     * with hwloc (runtime/hwtopo.h), and the one process set below mpi://WORLD is mpi://SELF.
+     * Unknown resources, and a process whose CPUs span several instances of the type asked
+     * for, give MPI_COMM_NULL, as the standard says. */
+    int color = MPI_UNDEFINED, ncolors = 0;
+    const char *restype = NULL; /* the resource the result stands for, named in its hints */
     const char *res = aptus_info_lookup(aptus_info_get(info), "mpi_hw_resource_type");
     const char *pset = aptus_info_lookup(aptus_info_get(info), "mpi_pset_name");
+    struct aptus_comm *n = NULL;
+    int rc;
     switch (split_type) {
     case MPI_UNDEFINED: break;
     case MPI_COMM_TYPE_SHARED: color = 0; break;
-    case MPI_COMM_TYPE_HW_UNGUIDED: /* a strict subset of comm, or MPI_COMM_NULL */
-        color = 0;
-        hw = 2;
-        break;
+    case MPI_COMM_TYPE_HW_UNGUIDED: break;
     case MPI_COMM_TYPE_HW_GUIDED:
     case MPI_COMM_TYPE_RESOURCE_GUIDED:
         if (res && strcmp(res, "mpi_shared_memory") == 0) {
             color = 0;
-            hw = 1;
+            restype = res;
+        } else if (res && aptus_hw_type_parse(res) >= 0) {
+            int t = aptus_hw_type_parse(res), id[APTUS_HW_NTYPES];
+            aptus_hw_instances(id);
+            if (id[t] >= 0 && (!c->is_inter || id[t] < HW_COLORS))
+                color = id[t];
+            ncolors = HW_COLORS;
+            restype = aptus_hw_type_uri(t);
         } else if (split_type == MPI_COMM_TYPE_RESOURCE_GUIDED && pset && strcmp(pset, "mpi://SELF") == 0) {
             color = c->rank + 1;
         }
         break;
     default: return aptus_error(c, MPI_ERR_ARG, fn, "invalid split_type %d", split_type);
     }
-    struct aptus_comm *n;
-    int rc = aptus_comm_split_node(c, color, key, &n);
+    if (split_type == MPI_COMM_TYPE_HW_UNGUIDED) {
+        int t;
+        rc = split_unguided(c, key, &n, &t);
+        restype = t < APTUS_HW_NTYPES ? aptus_hw_type_uri(t) : "mpi_shared_memory";
+    } else {
+        rc = aptus_comm_split_node(c, color, key, ncolors, &n);
+    }
     if (rc)
         return create_failed(c, rc, fn);
-    if (n && hw == 2 && n->size == c->size && n->npeers == c->npeers) {
-        /* not a strict subset: every member of this group sees the same */
-        aptus_comm_release(n);
-        n = NULL;
-    }
-    if (n && hw) {
+    if (n && restype) {
         /* the result names the resource; HW_UNGUIDED also tells the caller, in the info it gave
-         * (MPI 4.1: "sets the info key mpi_hw_resource_type") */
-        struct aptus_info *i = aptus_info_new();
-        if (!i || aptus_info_set(i, "mpi_hw_resource_type", "mpi_shared_memory") ||
-            (hw == 2 && info != MPI_INFO_NULL &&
-             aptus_info_set(aptus_info_get(info), "mpi_hw_resource_type", "mpi_shared_memory"))) {
+         * (MPI 4.1: "sets the info key mpi_hw_resource_type"), unless that is MPI_INFO_ENV */
+        struct aptus_info *i = aptus_info_new(), *ui = aptus_info_get(info);
+        if (!i || aptus_info_set(i, "mpi_hw_resource_type", restype) ||
+            (split_type == MPI_COMM_TYPE_HW_UNGUIDED && ui && !ui->predefined &&
+             aptus_info_set(ui, "mpi_hw_resource_type", restype))) {
             if (i)
                 aptus_info_destroy(i);
             aptus_comm_release(n);

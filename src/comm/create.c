@@ -478,14 +478,17 @@ int aptus_comm_split(struct aptus_comm *c, int color, int key, struct aptus_comm
     return rc;
 }
 
-int aptus_comm_split_node(struct aptus_comm *c, int color, int key, struct aptus_comm **out)
+int aptus_comm_split_node(struct aptus_comm *c, int color, int key, int ncolors, struct aptus_comm **out)
 {
     if (c->is_inter) {
         /* MPI 4.1: each side is split by the type; a part of one group on a node pairs with the
          * part of the other group on the same node (same color), as MPI_Comm_split pairs
          * colors. The node and the color make one color: colors here are below size + npeers
-         * + 2 (mpi://SELF gives rank + 1), the same bound on both sides. */
+         * + 2 (mpi://SELF gives rank + 1) or ncolors (a hardware instance), the same bound on
+         * both sides. */
         long stride = (long)c->size + c->npeers + 2;
+        if (stride < ncolors)
+            stride = ncolors;
         long nc = (long)aptus_rt.node * stride + color;
         if (color != MPI_UNDEFINED && nc > INT_MAX)
             return MPI_ERR_INTERN;

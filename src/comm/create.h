@@ -32,8 +32,10 @@ int aptus_comm_split(struct aptus_comm *c, int color, int key, struct aptus_comm
  * communicators hold the members of this node with the same color; only the members on each
  * node talk to each other. color MPI_UNDEFINED: this process takes part but gets NULL. On an
  * intercommunicator, an MPI_Comm_split by (node, color): each side's members on a node with the
- * other side's members on the same node (NULL when the other side has none there). */
-int aptus_comm_split_node(struct aptus_comm *c, int color, int key, struct aptus_comm **out);
+ * other side's members on the same node (NULL when the other side has none there); there the
+ * colors must be below max(ncolors, size + remote size + 2), ncolors the same on every member
+ * that gives a color. */
+int aptus_comm_split_node(struct aptus_comm *c, int color, int key, int ncolors, struct aptus_comm **out);
 /* MPI_Comm_create on an intercommunicator: `world` is this side's subgroup (n may be 0). */
 int aptus_comm_create_inter(struct aptus_comm *c, const int *world, int n, struct aptus_comm **out);
 /* MPI_Intercomm_create. peer and remote_leader matter at the local leader only, where a nonzero

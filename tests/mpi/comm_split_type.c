@@ -2,7 +2,8 @@
  * MPI_UNDEFINED gives MPI_COMM_NULL, HW_GUIDED with mpi_hw_resource_type = mpi_shared_memory is
  * the same as SHARED (and sets the key on the result), HW_GUIDED with an unknown value gives
  * MPI_COMM_NULL, HW_UNGUIDED gives a strict subset or MPI_COMM_NULL (and a subset names the
- * resource in the caller's info), and an invalid split_type is MPI_ERR_ARG.
+ * resource in the caller's info: the node over several nodes or when a rank opts out, else maybe
+ * a hardware level below it), and an invalid split_type is MPI_ERR_ARG.
  *
  * argv[1] = K: the job runs with K ranks per node (mpiexec --ppn K / APTUS_PPN=K), so world rank
  * r is on node r / K. Without it, the whole job is on one node. */
@@ -95,7 +96,7 @@ int main(int argc, char **argv)
         CHECK(s < size, "HW_UNGUIDED gave the whole parent (%d ranks)", s);
         MPI_CHECK(MPI_Comm_free(&c));
     } else {
-        /* Aptus knows the node level only: NULL exactly when the job is one node */
+        /* the node is the first level: over several nodes it always cuts */
         if (getenv("APTUS_PPN") || argc > 1)
             CHECK(ppn >= size, "HW_UNGUIDED gave MPI_COMM_NULL with several nodes");
     }
@@ -119,7 +120,10 @@ int main(int argc, char **argv)
             MPI_CHECK(MPI_Comm_size(c, &s));
             CHECK(s < size, "HW_UNGUIDED gave the whole parent (%d ranks)", s);
             MPI_CHECK(MPI_Info_get(info, "mpi_hw_resource_type", MPI_MAX_INFO_VAL, v, &flag));
-            CHECK(flag && strcmp(v, "mpi_shared_memory") == 0,
+            /* the node, or -- everybody on one node taking part -- a level of its hardware
+             * (comm_split_hw.c checks those) */
+            int hw_level = !optout && ppn >= size && flag && strncmp(v, "hwloc://", 8) == 0;
+            CHECK(flag && (strcmp(v, "mpi_shared_memory") == 0 || hw_level),
                   "HW_UNGUIDED (%s): mpi_hw_resource_type in the caller's info is %s", optout ? "one opts out" : "all",
                   flag ? v : "not set");
             MPI_CHECK(MPI_Comm_free(&c));

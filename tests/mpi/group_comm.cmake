@@ -24,3 +24,18 @@ set_tests_properties(mpi.comm_split_type_ppn2_np4 mpi.comm_split_type_ppn2_np3 P
 aptus_mpi_test(NAME comm_split_type_np3 SOURCE comm_split_type.c NP 3 LABELS comm)
 aptus_mpi_test(NAME comm_split_type_np4 SOURCE comm_split_type.c NP 4 LABELS comm)
 aptus_mpi_test(NAME comm_split_type_np1 SOURCE comm_split_type.c NP 1 LABELS comm)
+# The hardware split types and MPI_Get_hw_resource_info (hwloc in the library) against sysfs:
+# ranks bound to cores (two per core where the cores are fewer than the ranks), unbound, alone,
+# some bound and some not, and from two threads of each rank at once, the topology read among them.
+if(APTUS_HAVE_HWLOC)
+  foreach(np 1 2 4)
+    aptus_mpi_test(NAME comm_split_hw_core_np${np} SOURCE comm_split_hw.c NP ${np} ARGS core LABELS comm
+      ENV MPIEXEC_BIND_TO=core:overload-allowed)
+  endforeach()
+  aptus_mpi_test(NAME comm_split_hw_none_np2 SOURCE comm_split_hw.c NP 2 ARGS none LABELS comm
+    ENV MPIEXEC_BIND_TO=none)
+  aptus_mpi_test(NAME comm_split_hw_mixed_np3 SOURCE comm_split_hw.c NP 3 ARGS mixed LABELS comm
+    ENV MPIEXEC_BIND_TO=none)
+  aptus_mpi_test(NAME comm_split_hw_threads_np2 SOURCE comm_split_hw.c NP 2 ARGS core threads LABELS comm threads
+    ENV MPIEXEC_BIND_TO=core:overload-allowed)
+endif()
