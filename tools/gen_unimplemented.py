@@ -20,9 +20,9 @@ through the error handler.
 
 The tool interface (MPI_T_*) is different: its functions never invoke an error
 handler and print nothing, they return one of the MPI_T_ERR_* codes (MPI 4.1,
-chapter 15, "Return Codes"). Until it is implemented, MPI_T_init_thread returns
-MPI_T_ERR_NOT_SUPPORTED and every other MPI_T_ function
-MPI_T_ERR_NOT_INITIALIZED (the interface never is).
+chapter 15, "Return Codes"). All of them are implemented (src/api/mpit*.c); should
+one ever be missing, its stub returns MPI_T_ERR_NOT_SUPPORTED (MPI_T_init_thread)
+or MPI_T_ERR_NOT_INITIALIZED (the others).
 
 Return types other than int are handled as follows:
   * double (MPI_Wtime, MPI_Wtick) and MPI_Aint (MPI_Aint_add, MPI_Aint_diff):

@@ -324,6 +324,11 @@ static inline void aptus_peer_recount(struct aptus_peer *p, int from, int to, ui
         p->stats->bytes[to] += bytes;
     }
 }
+/* The per-peer counters are kept (p->stats) when APTUS_STATS asks, or from when a tool asks
+ * for them (MPI_T: a handle of a per-peer performance variable): aptus_peer_stats_enable gives
+ * every peer made so far its counters and every later one too. 0, or -1 out of memory. */
+extern int aptus_peer_stats_on;
+int aptus_peer_stats_enable(void);
 /* Prints the per-peer, per-channel counters and the channels' memory. */
 void aptus_channel_stats_print(void);
 /* A counter by name, readable at run time: "memory" (bytes the channels hold), "memory.CHANNEL",

@@ -9,6 +9,7 @@
 #include "runtime/config.h"
 #include "runtime/memhooks.h"
 #include "runtime/runtime.h"
+#include "runtime/tool.h"
 
 struct aptus_rule_chain aptus_rules;
 static struct aptus_route *routes; /* one per set of reaching channels and level of move */
@@ -123,9 +124,10 @@ struct aptus_peer *aptus_peer_create(int world_rank)
         return NULL;
     p->world_rank = world_rank;
     p->route = route_for(reach_of(world_rank), 0, world_rank);
-    if (aptus_config.stats)
+    int stats = aptus_config.stats || __atomic_load_n(&aptus_peer_stats_on, __ATOMIC_RELAXED);
+    if (stats)
         p->stats = calloc(1, sizeof *p->stats);
-    if (!p->route || (aptus_config.stats && !p->stats)) {
+    if (!p->route || (stats && !p->stats)) {
         free(p->stats);
         free(p);
         return NULL;
@@ -145,8 +147,12 @@ void aptus_peer_reroute(struct aptus_peer *p)
     const struct aptus_route *r = route_for(reach, moved, p->world_rank);
     if (!r && moved == 2) /* (the chain reaches some sizes only by a connection) */
         r = route_for(reach, aptus_peer_moved && aptus_peer_moved(p->world_rank) ? 1 : 0, p->world_rank);
-    if (r)
+    if (r && r != p->route) {
+        int was = p->route ? p->route->moved : 0;
         p->route = r;
+        if (r->moved != was)
+            aptus_tool_event(APTUS_TEV_ROUTE_MOVED, p->world_rank, r->moved);
+    }
 }
 
 struct aptus_ep *aptus_peer_ep_slow(struct aptus_peer *p, int chan)
@@ -176,6 +182,7 @@ struct aptus_ep *aptus_peer_ep_slow(struct aptus_peer *p, int chan)
     e->next = p->ep;
     p->ep = e;
     p->nopen++;
+    aptus_tool_event(APTUS_TEV_CHANNEL_OPENED, p->world_rank, chan);
     return e;
 }
 
@@ -186,7 +193,9 @@ void aptus_peer_ep_close(struct aptus_ep *ep)
         if (*pp == ep) {
             *pp = ep->next;
             p->nopen--;
+            int chan = ep->chan;
             ep->ch->ep_close(ep);
+            aptus_tool_event(APTUS_TEV_CHANNEL_CLOSED, p->world_rank, chan);
             return;
         }
     }
@@ -198,6 +207,7 @@ void aptus_peer_fail(struct aptus_peer *p, const struct aptus_channel *ch, const
         return;
     p->failed = 1;
     aptus_peers_failed++;
+    aptus_tool_event(APTUS_TEV_PEER_FAILED, p->world_rank, ch ? aptus_channel_id_of(ch->name) : -1);
     /* Its endpoints go: every later send to it takes the slow path, which refuses a failed
      * peer, so the fast path needs no test of its own. */
     while (p->ep) {
@@ -236,6 +246,23 @@ void aptus_peers_finalize(void)
         free(r);
     }
     moved_made = 0;
+}
+
+int aptus_peer_stats_on;
+
+int aptus_peer_stats_enable(void)
+{
+    __atomic_store_n(&aptus_peer_stats_on, 1, __ATOMIC_RELAXED);
+    for (int r = 0; aptus_rt.peers && r < aptus_rt.size; r++) {
+        struct aptus_peer *p = aptus_rt.peers[r];
+        if (!p || p->stats)
+            continue;
+        struct aptus_peer_stats *s = calloc(1, sizeof *s);
+        if (!s)
+            return -1;
+        __atomic_store_n(&p->stats, s, __ATOMIC_RELEASE);
+    }
+    return 0;
 }
 
 static size_t channel_memory(int c)
@@ -353,6 +380,8 @@ const char *aptus_channel_counter_names(void)
            "rcache.misses, rcache.evictions, rcache.invalidations, rcache.failures, rcache.entries, rcache.bytes, "
            "rcache.in_use, rdma.writes, rdma.reads, rcfp.paths, rcfp.blocks, rcfp.asked, rcfp.refused, rcfp.frames, "
            "rcfp.msgs, rcfp.via, rcfp.msgs_via, rcfp.received, rcfp.no_room, rcfp.credits, rcfp.credit_asks, "
-           "rcfp.wraps, rcfp.memory, rcfp.released, rcfp.returned, rcfp.resized, ud.recovered, ud.loss_moves, "
+           "rcfp.wraps, rcfp.memory, rcfp.released, rcfp.returned, rcfp.resized, ud.datagrams, ud.retx_timeout, "
+           "ud.retx_fast, ud.probes, ud.acks_sent, ud.delivered, ud.duplicates, ud.out_of_order, ud.out_of_window, "
+           "ud.crc_failures, ud.timeouts, ud.recovered, ud.loss_moves, "
            "ud.loss_moves_here, ud.loss_renewed, ud.loss_back, ud.loss_overruns, ud.lossy";
 }

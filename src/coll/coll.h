@@ -23,5 +23,8 @@ int aptus_allreduce_u32(struct aptus_comm *c, uint32_t *words, size_t count, int
 int aptus_allgather_internal(struct aptus_comm *c, const void *sbuf, void *rbuf, size_t bytes);
 /* Prints how often each collective algorithm ran on this rank (APTUS_STATS=1). */
 void aptus_coll_stats_print(int rank);
+/* Counter i of the algorithms' runs on this rank (the ones APTUS_COLL_<KIND>_ALG may force): its
+ * name, "coll.KIND.ALG", into name[0..len) and its count; -1 past the last. */
+int aptus_coll_alg_counter(int i, char *name, size_t len, uint64_t *runs);
 
 #endif

@@ -148,3 +148,18 @@ int aptus_coll_forced(int kind, struct aptus_comm *c, const char *fn, int *rc)
                       kinds[kind].var, v, list);
     return -1;
 }
+
+int aptus_coll_alg_counter(int i, char *name, size_t len, uint64_t *runs)
+{
+    int n = 0;
+    for (int k = 0; k < COLL_KIND_COUNT; k++)
+        for (int a = 0; a < 5 && kinds[k].algs[a]; a++)
+            if (n++ == i) {
+                if (name)
+                    snprintf(name, len, "coll.%s.%s", kinds[k].name, alg_names[kinds[k].algs[a]]);
+                if (runs)
+                    *runs = __atomic_load_n(&alg_runs[k][kinds[k].algs[a]], __ATOMIC_RELAXED);
+                return 0;
+            }
+    return -1;
+}

@@ -241,6 +241,24 @@ static const char *own_text(int v)
     return u && u->str ? u->str : "";
 }
 
+/* The tool interface's last failure in this thread: its functions return the bare class (a
+ * tool compares the code with MPI_T_ERR_*), so the message naming the call and the problem is
+ * kept here and shown by MPI_Error_string for that class. */
+static _Thread_local struct {
+    int cls;
+    char msg[320];
+} mpit_last;
+
+int aptus_mpit_fail(int cls, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(mpit_last.msg, sizeof mpit_last.msg, fmt, ap);
+    va_end(ap);
+    mpit_last.cls = cls;
+    return cls;
+}
+
 int aptus_error_string(int code, char *buf, int *len)
 {
     int cls = aptus_error_class_of(code);
@@ -254,6 +272,8 @@ int aptus_error_string(int code, char *buf, int *len)
         desc = own_text(cls);
     } else {
         desc = own_text(code); /* a user code has its own string, not its class's */
+        if (code == mpit_last.cls && code != MPI_SUCCESS && mpit_last.msg[0])
+            detail = mpit_last.msg;
     }
     int n = detail && *desc ? snprintf(buf, MPI_MAX_ERROR_STRING, "%s (%s)", detail, desc)
             : detail        ? snprintf(buf, MPI_MAX_ERROR_STRING, "%s", detail)

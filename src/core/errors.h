@@ -53,6 +53,10 @@ int aptus_not_implemented(const char *fn);
 int aptus_error_class_of(int code);
 /* Message for an error code into buf (at most MPI_MAX_ERROR_STRING). Returns 0 or -1. */
 int aptus_error_string(int code, char *buf, int *len);
+/* A tool-interface function failing with class cls (an MPI_T_ERR_* code): keeps the message
+ * (naming the call and the problem) for MPI_Error_string(cls) in this thread, calls no error
+ * handler, prints nothing, and returns cls. */
+int aptus_mpit_fail(int cls, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Ends the whole job with this exit code, after printing msg (may be NULL). */
 _Noreturn void aptus_abort_job(int code, const char *msg);
 /* The same for an abort that is a consequence of the loss of world rank lost_peer: the launcher

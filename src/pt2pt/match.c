@@ -144,6 +144,8 @@ static inline void posted_unlink(struct aptus_request *r)
         mt.pcount--;
     pbucket_unlink(b, r);
     r->posted = 0;
+    if (mt.pall > mt.phwm) /* (the queue's longest is always seen here, before it shrinks) */
+        mt.phwm = mt.pall;
     if (--mt.pall == 0)
         mt.phashed = 0; /* empty: back to the cheap list */
 }
@@ -265,7 +267,8 @@ void aptus_unexp_add(struct aptus_unexp *u)
     else
         mt.uhead = u;
     mt.utail = u;
-    mt.ucount++;
+    if (++mt.ucount > mt.uhwm)
+        mt.uhwm = mt.ucount;
     if (!mt.uhashed)
         return;
     ubucket_append(&mt.unexp[key_hash(u->ctx, u->src, u->tag) & mt.umask], u);

@@ -144,12 +144,14 @@ struct aptus_match_state {
     struct pbucket *posted;
     uint32_t pmask, pcount; /* hashed mode: table, entries in the table */
     uint32_t pall;          /* posted receives in all */
+    uint32_t phwm;          /* the most posted receives at once (seen when one leaves) */
     uint64_t stamp;
     /* unexpected messages */
     int uhashed;
     struct ubucket *unexp;
     uint32_t umask, ucount;
     struct aptus_unexp *uhead, *utail; /* arrival order */
+    uint32_t uhwm;                     /* the most unexpected messages at once */
 };
 extern struct aptus_match_state aptus_mt;
 

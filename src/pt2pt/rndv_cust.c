@@ -730,7 +730,8 @@ void aptus_pt2pt_proto_stats_print(void)
 }
 
 const char aptus_pt2pt_counter_names[] = "pt2pt.hybrid, pt2pt.send_rndv, pt2pt.recv_rndv, pt2pt.fin_eliminated, "
-                                         "pt2pt.rr_sent, pt2pt.rr_stale, pt2pt.rr_unused";
+                                         "pt2pt.rr_sent, pt2pt.rr_stale, pt2pt.rr_unused, pt2pt.posted, "
+                                         "pt2pt.posted_hwm, pt2pt.unexpected, pt2pt.unexpected_hwm";
 
 int aptus_pt2pt_counter(const char *name, uint64_t *value)
 {
@@ -742,5 +743,16 @@ int aptus_pt2pt_counter(const char *name, uint64_t *value)
             *value = aptus_ml.pstat[i];
             return 0;
         }
-    return -1;
+    /* the matching queues' lengths and the most they held (match.c) */
+    if (!strcmp(name, "pt2pt.posted"))
+        *value = aptus_mt.pall;
+    else if (!strcmp(name, "pt2pt.posted_hwm"))
+        *value = aptus_mt.pall > aptus_mt.phwm ? aptus_mt.pall : aptus_mt.phwm;
+    else if (!strcmp(name, "pt2pt.unexpected"))
+        *value = aptus_mt.ucount;
+    else if (!strcmp(name, "pt2pt.unexpected_hwm"))
+        *value = aptus_mt.uhwm;
+    else
+        return -1;
+    return 0;
 }

@@ -179,6 +179,43 @@ static void var_value(const struct aptus_config *cfg, int j, int64_t *v, uint64_
     }
 }
 
+/* Bytes of variable i's field. */
+static size_t field_size(int i)
+{
+    switch (cvar_table[i].type) {
+    case APTUS_CVAR_BOOL:
+    case APTUS_CVAR_INT: return sizeof(int);
+    case APTUS_CVAR_SIZE: return sizeof(size_t);
+    default: return sizeof(const char *);
+    }
+}
+
+int aptus_config_read(int i, int64_t *v, const char **s)
+{
+    if (i < 0 || i >= CVAR_COUNT)
+        return -1;
+    const void *field = (const char *)&aptus_config + cvar_offset[i];
+    *v = 0;
+    *s = NULL;
+    switch (cvar_table[i].type) {
+    case APTUS_CVAR_BOOL:
+    case APTUS_CVAR_INT: {
+        int x;
+        memcpy(&x, field, sizeof x);
+        *v = x;
+        break;
+    }
+    case APTUS_CVAR_SIZE: {
+        size_t x;
+        memcpy(&x, field, sizeof x);
+        *v = (int64_t)x;
+        break;
+    }
+    default: memcpy(s, field, sizeof *s); break;
+    }
+    return 0;
+}
+
 static int range_error(int i, char *err, size_t errlen, const char *what)
 {
     snprintf(err, errlen, "%s: the range '%s' in config_vars.def %s", cvar_table[i].name,
@@ -549,9 +586,12 @@ static unsigned edit_distance(const char *a, size_t alen, const char *b)
     return row[blen] > 9 ? 9 : row[blen];
 }
 
+/* aptus_config_init_quiet under way: no warnings. */
+static int quiet;
+
 static void warn_unknown_variables(void)
 {
-    if (!environ)
+    if (!environ || quiet)
         return;
     for (char **e = environ; *e; e++) {
         const char *s = *e;
@@ -710,6 +750,56 @@ static int tune_read(struct aptus_config *cfg, char **owned, const char **given,
     return 0;
 }
 
+/* ---- the tool interface's writes ---------------------------------------------------- */
+
+/* Values written through the tool interface (MPI_T_cvar_write), as text: a later
+ * aptus_config_init (MPI_Init after a tool wrote before it) applies them after the environment. */
+static char *tool_text[CVAR_COUNT];
+/* Strings a write replaced: kept, never reused, so that a reader comparing a string's address
+ * with the one it saw last (the collectives' algorithm choice) cannot mistake a new value for an
+ * old one at the same address. */
+static struct retired_string {
+    struct retired_string *next;
+    char *s;
+} * retired;
+
+int aptus_config_write(int i, const char *text, char *err, size_t errlen)
+{
+    if (i < 0 || i >= CVAR_COUNT || !text) {
+        snprintf(err, errlen, "no variable %d", i);
+        return -1;
+    }
+    struct aptus_config cfg = aptus_config;
+    char *owned = NULL;
+    if (set_value(&cfg, i, text, &owned, err, errlen) != 0)
+        return -1;
+    if (check_range(&cfg, i, text, err, errlen) != 0) {
+        free(owned);
+        return -1;
+    }
+    char *keep = strdup(text);
+    struct retired_string *old = owned_strings[i] ? malloc(sizeof *old) : NULL;
+    if (!keep || (owned_strings[i] && !old)) {
+        free(keep);
+        free(old);
+        free(owned);
+        snprintf(err, errlen, "%s: out of memory", cvar_table[i].name);
+        return -1;
+    }
+    if (old) {
+        old->s = owned_strings[i];
+        old->next = retired;
+        retired = old;
+    }
+    owned_strings[i] = owned;
+    free(tool_text[i]);
+    tool_text[i] = keep;
+    cvar_given[i] = 3;
+    /* only this variable's field: the others may be read meanwhile */
+    memcpy((char *)&aptus_config + cvar_offset[i], (char *)&cfg + cvar_offset[i], field_size(i));
+    return 0;
+}
+
 /* ---- the reader --------------------------------------------------------------------- */
 
 int aptus_config_init(char *err, size_t errlen)
@@ -745,6 +835,15 @@ int aptus_config_init(char *err, size_t errlen)
         owned[i] = NULL;
         rc = set_value(&cfg, i, v, &owned[i], err, errlen);
     }
+    /* Values a tool wrote (MPI_T_cvar_write) win over the environment and the file. */
+    for (int i = 0; i < CVAR_COUNT && rc == 0; i++)
+        if (tool_text[i]) {
+            given[i] = tool_text[i];
+            line[i] = 0;
+            free(owned[i]);
+            owned[i] = NULL;
+            rc = set_value(&cfg, i, tool_text[i], &owned[i], err, errlen);
+        }
     /* Ranges once every value is in (a bound may name another variable): the variables set in the
      * environment first, so that a relation between a value set and a default blames the one
      * set. */
@@ -771,7 +870,16 @@ int aptus_config_init(char *err, size_t errlen)
     for (int i = 0; i < CVAR_COUNT; i++) {
         free(owned_strings[i]);
         owned_strings[i] = owned[i];
-        cvar_given[i] = given[i] == NULL ? 0 : line[i] ? 2 : 1;
+        cvar_given[i] = given[i] == NULL ? 0 : tool_text[i] ? 3 : line[i] ? 2 : 1;
     }
     return 0;
+}
+
+int aptus_config_init_quiet(void)
+{
+    char err[256];
+    quiet = 1;
+    int rc = aptus_config_init(err, sizeof err);
+    quiet = 0;
+    return rc;
 }

@@ -32,9 +32,11 @@ struct aptus_cvar_desc {
  * "APTUS_UD_RECV_BUFS=0 is out of range (1..65536)" or "APTUS_SMP_CHUNK=lots is not a size
  * (1..max; ...)". Sizes accept K/M/G suffixes (powers of 1024). */
 int aptus_config_init(char *err, size_t errlen);
-/* Whether the environment (1) or the tune file (2) set the variable, else 0 (it has its default):
- * for a layer whose default depends on the job (e.g. the smp channel's on an oversubscribed
- * node). */
+/* The same without a word on stderr (the tool interface before MPI_Init: MPI_Init reads the
+ * configuration again and reports). */
+int aptus_config_init_quiet(void);
+/* Whether the environment (1), the tune file (2) or a tool (3, MPI_T_cvar_write) set the variable, else 0 (it has its
+ * default): for a layer whose default depends on the job (e.g. the smp channel's on an oversubscribed node). */
 int aptus_config_given(const char *name);
 /* The tune file read by the last successful aptus_config_init ("" when none), and the one
  * APTUS_TUNE_FILE=auto reads (<sysconfdir>/aptus/tune.conf of the installation). */
@@ -42,6 +44,15 @@ const char *aptus_config_tune_file(void);
 const char *aptus_config_tune_default(void);
 /* The default text of a variable of the table (NULL: no such variable). */
 const char *aptus_config_default(const char *name);
+/* The value of variable i now: numbers (bool, int, size) in *v, words and strings in *s.
+ * 0, or -1 when there is no such variable. */
+int aptus_config_read(int i, int64_t *v, const char **s);
+/* The tool interface's write (MPI_T_cvar_write): parses `text` as the environment's value would
+ * be, checks the range, and sets variable i; the value also wins over the environment at the next
+ * aptus_config_init (a write before MPI_Init). aptus_config_given() then says 3. 0, or -1 with a
+ * message naming the variable in err (aptus_config unchanged). The caller holds the library's
+ * lock. */
+int aptus_config_write(int i, const char *text, char *err, size_t errlen);
 /* The table, for listing. */
 const struct aptus_cvar_desc *aptus_config_table(int *count);
 

@@ -228,6 +228,7 @@ void aptus_cleanup_run(void)
 
 int aptus_progress_depth;
 uint64_t aptus_progress_pass, aptus_progress_woke;
+uint64_t aptus_progress_thread_wakeups;
 
 int aptus_progress(void)
 {
@@ -644,6 +645,7 @@ static void *progress_main(void *arg)
             /* sleeps on the wait objects (without the lock) until a frame, a timer or at most
              * APTUS_SLEEP_MAX; where there is nothing to sleep on, yields */
             block_once(APTUS_PT_SLEEP_MAX);
+            __atomic_fetch_add(&aptus_progress_thread_wakeups, 1, __ATOMIC_RELAXED);
             idle = 0;
         } else if (pt_own) {
             /* nothing in flight: off the lock between its looks, so that the application

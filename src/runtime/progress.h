@@ -79,6 +79,8 @@ extern int aptus_progress_depth;
  * the rank slept, and woke it at once. A layer that times arrivals tells so a rank that was away
  * (computing, or waiting for its core) from one that was waiting for them. */
 extern uint64_t aptus_progress_pass, aptus_progress_woke;
+/* The progress thread's sleeps that ended (a frame, a timer, a kick or the guard's timeout). */
+extern uint64_t aptus_progress_thread_wakeups;
 
 /* A progress pass for a call that polls (MPI_Test*, MPI_Iprobe, MPI_Parrived, MPI_Win_test, ...):
  * returns what aptus_progress() returns. On an oversubscribed node (aptus_wait_spin_cap >= 0) a

@@ -54,6 +54,8 @@ for prog in "$p"/*; do
   out=$("$prog" --help 2>&1) || fail "${prog##*/} --help failed: $out"
   echo "$out" | grep -qi '^usage' || fail "${prog##*/} --help printed no usage: $out"
 done
+# The tool interface through the installed library (aptus-info finds it beside itself).
+"$p/aptus-info" --mpit | grep -q 'control variables, [0-9]* performance variables' || fail "aptus-info --mpit"
 
 # pkg-config (mpi.pc, aptus.pc): the flags build a program that runs.
 pc=$(dirname "$(find "$tmp/prefix" -name mpi.pc | head -1)")

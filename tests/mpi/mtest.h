@@ -61,6 +61,20 @@ static void mtest_fail(const char *file, int line, const char *fmt, ...)
             mtest_fail(__FILE__, __LINE__, __VA_ARGS__);                                                               \
     } while (0)
 
+/* TCHECK(call, want): a tool-interface call (MPI_T_*, which calls no error handler) must return
+ * exactly `want`; on any other code the test fails with the code and its string. */
+#define TCHECK(call, want)                                                                                             \
+    do {                                                                                                               \
+        int tcheck_rc_ = (call);                                                                                       \
+        if (tcheck_rc_ != (want)) {                                                                                    \
+            char tcheck_s_[MPI_MAX_ERROR_STRING];                                                                      \
+            int tcheck_l_ = 0;                                                                                         \
+            MPI_Error_string(tcheck_rc_, tcheck_s_, &tcheck_l_);                                                       \
+            mtest_fail(__FILE__, __LINE__, "%s returned %d (%s), expected %d", #call, tcheck_rc_, tcheck_s_,           \
+                       (int)(want));                                                                                   \
+        }                                                                                                              \
+    } while (0)
+
 /* FAILF(fmt, ...): unconditional failure. */
 #define FAILF(...) mtest_fail(__FILE__, __LINE__, __VA_ARGS__)
 

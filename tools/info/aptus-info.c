@@ -4,8 +4,11 @@
  *   aptus-info                      list the variables, with the values from the environment
  *   aptus-info --rules CHAIN        parse CHAIN and print its routes (exit 2 if it is invalid)
  *   aptus-info --ranks N            routes of the configured chain (APTUS_SEND_RULES) for N ranks
+ *   aptus-info --mpit               the same variables, and the performance variables and events,
+ *                                   through the MPI tool interface (mpit_list.c)
  */
 #include "channel/rules.h"
+#include "mpit_list.h"
 #include "runtime/config.h"
 
 #include <inttypes.h>
@@ -202,7 +205,7 @@ static void print_rules(const struct aptus_rule_chain *chain)
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: aptus-info [--rules CHAIN] [--ranks N] [--self CHANNELS] [--local CHANNELS]\n"
+    fprintf(f, "usage: aptus-info [--mpit] [--rules CHAIN] [--ranks N] [--self CHANNELS] [--local CHANNELS]\n"
                "                  [--remote CHANNELS]\n"
                "  with no option: list every configuration variable (type, default, range, current value)\n"
                "  --rules CHAIN   parse a send rule chain and print its routes (exit 2 if invalid)\n"
@@ -214,6 +217,9 @@ static void usage(FILE *f)
                "                  oneself / a peer on the same node / a peer on another node\n"
                "                  (defaults: self / smp,ud-sr,ud-zcopy,rc-sr,rc-fp,rc-rdma /\n"
                "                  ud-sr,ud-zcopy,rc-sr,rc-fp,rc-rdma)\n"
+               "  --mpit          list the categories, control variables (with their values), performance\n"
+               "                  variables and events through the MPI tool interface (MPI_T), as a\n"
+               "                  performance tool sees them\n"
                "Exit status: 0; 1 if some message sizes have no channel for a peer; 2 on bad input.\n");
 }
 
@@ -251,6 +257,8 @@ int main(int argc, char **argv)
             usage(stdout);
             return 0;
         }
+        if (strcmp(a, "--mpit") == 0)
+            return aptus_info_mpit();
         switch (which) {
         case 0:
             rules = val;

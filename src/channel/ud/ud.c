@@ -18,6 +18,7 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <poll.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -902,9 +903,39 @@ static void ud_stats_print(void)
     aptus_udz_stats_print();
 }
 
+/* The reliability engine's counters, by name (the tool interface's performance variables). */
+static int ud_rel_counter(const char *name, uint64_t *value)
+{
+    const struct aptus_rel_stats *t = aptus_rel_stats(&ud.eng);
+    static const struct {
+        const char *name;
+        size_t off;
+    } fields[] = {
+        { "ud.datagrams", offsetof(struct aptus_rel_stats, sent) },
+        { "ud.retx_timeout", offsetof(struct aptus_rel_stats, retx_timeout) },
+        { "ud.retx_fast", offsetof(struct aptus_rel_stats, retx_fast) },
+        { "ud.probes", offsetof(struct aptus_rel_stats, probes) },
+        { "ud.acks_sent", offsetof(struct aptus_rel_stats, acks_sent) },
+        { "ud.delivered", offsetof(struct aptus_rel_stats, delivered) },
+        { "ud.duplicates", offsetof(struct aptus_rel_stats, dups) },
+        { "ud.out_of_order", offsetof(struct aptus_rel_stats, out_of_order) },
+        { "ud.out_of_window", offsetof(struct aptus_rel_stats, out_of_window) },
+        { "ud.crc_failures", offsetof(struct aptus_rel_stats, crc_fail) },
+        { "ud.timeouts", offsetof(struct aptus_rel_stats, timeouts) },
+    };
+    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
+        if (!strcmp(name, fields[i].name)) {
+            memcpy(value, (const char *)t + fields[i].off, sizeof *value);
+            return 0;
+        }
+    return -1;
+}
+
 static int ud_counter(const char *name, uint64_t *value)
 {
-    return ud.active ? aptus_udl_counter(name, value) : -1;
+    if (!ud.active)
+        return -1;
+    return ud_rel_counter(name, value) == 0 ? 0 : aptus_udl_counter(name, value);
 }
 
 struct aptus_channel aptus_channel_ud_sr = {
