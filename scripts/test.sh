@@ -9,6 +9,11 @@
 set -e
 cd "$(dirname "$0")/.."
 scripts/ensure-deps.sh
+# matplotlib for aptus-report's picture (tests report.*, netns.stats_report_*): a virtual
+# environment from PyPI (~/.cache/aptus/report-venv, or APTUS_REPORT_VENV), made once, at once
+# when it is there; where it cannot be had those tests check the numbers and skip the picture.
+python3 tools/report/aptus-report --setup --quiet ||
+  echo "test.sh: no matplotlib for aptus-report (see above); its tests will skip the picture"
 jobs=$(nproc)
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DAPTUS_WERROR=ON >/dev/null
 cmake --build build

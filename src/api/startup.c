@@ -7,6 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "api/stats_file.h"
 #include "channel/channel.h"
 #include "channel/fault/fault.h"
 #include "channel/rules.h"
@@ -26,6 +27,9 @@
 
 /* Which rule variables are auto (1: APTUS_SEND_RULES, 2: APTUS_ALLOC_RULES), as read. */
 static int chains_auto;
+/* APTUS_STATS as read: whether the statistics lines are printed (APTUS_STATS_FILE turns the
+ * statistics on -- aptus_config.stats, which the channels read -- without them). */
+static int stats_lines;
 
 static int check_rule_channels(void)
 {
@@ -109,8 +113,11 @@ static void stats_print(void)
  * channel: a typo is found in any run. 0, or -1 with a message in err. */
 static int check_settings(char *err, size_t errlen)
 {
-    if (aptus_config_init(err, errlen) != 0)
+    if (aptus_config_init(err, errlen) != 0 || aptus_stats_file_check(aptus_config.stats_file, err, errlen) != 0)
         return -1;
+    stats_lines = aptus_config.stats;
+    if (aptus_config.stats_file[0])
+        aptus_config.stats = 1;
     /* (auto: the chain for RDMA hardware until the job's fabric is known, fabric_chains) */
     chains_auto = aptus_rules_is_auto(aptus_config.send_rules) | aptus_rules_is_auto(aptus_config.alloc_rules) << 1;
     aptus_config.send_rules = aptus_rules_text(aptus_config.send_rules, 1);
@@ -254,8 +261,10 @@ int aptus_runtime_finalize(void)
     aptus_fault_drain(); /* frames held by APTUS_CHANNEL_FAULTS count as handed over: send them */
     /* The statistics as the job left them, before the channels settle (a peer that has settled
      * closes its connections: a snapshot taken later would see them closing) */
-    if (aptus_config.stats)
+    if (stats_lines)
         stats_print();
+    if (aptus_config.stats_file[0]) /* (a failure is reported; the job's outcome stays as it is) */
+        aptus_stats_file_write();
     aptus_channels_quiesce(); /* acknowledgements still owed or awaited (UD), frames delivered (RC) */
     aptus_pmi_finalize();
     aptus_nbc_cache_drain();

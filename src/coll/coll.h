@@ -26,5 +26,9 @@ void aptus_coll_stats_print(int rank);
 /* Counter i of the algorithms' runs on this rank (the ones APTUS_COLL_<KIND>_ALG may force): its
  * name, "coll.KIND.ALG", into name[0..len) and its count; -1 past the last. */
 int aptus_coll_alg_counter(int i, char *name, size_t len, uint64_t *runs);
+/* The same, and the schedules' counts, as the member "collectives" of the statistics document
+ * (APTUS_STATS_FILE, docs/STATS.md). */
+struct aptus_json;
+void aptus_coll_stats_json(struct aptus_json *j);
 
 #endif

@@ -9,6 +9,7 @@
 #include "coll/nbc.h"
 #include "core/errors.h"
 #include "runtime/config.h"
+#include "runtime/json.h"
 #include "runtime/text.h"
 
 static const char *const alg_names[] = {
@@ -86,6 +87,36 @@ void aptus_coll_stats_print(int rank)
                 printf("[aptus stats] rank %d: collective %s %s: %llu\n", rank, kinds[k].name, alg_names[a],
                        (unsigned long long)n);
         }
+}
+
+void aptus_coll_stats_json(struct aptus_json *j)
+{
+    uint64_t started, steps, replayed, handed;
+    aptus_nbc_counts(&started, &steps, &replayed, &handed);
+    aptus_json_object(j, "collectives");
+    aptus_json_object(j, "schedules");
+    aptus_json_u64(j, "started", started);
+    aptus_json_u64(j, "steps", steps);
+    aptus_json_u64(j, "replayed", replayed);
+    aptus_json_u64(j, "left_to_progress_thread", handed);
+    aptus_json_close(j);
+    /* {"KIND": {"ALGORITHM": runs}} for the algorithms that ran */
+    aptus_json_object(j, "algorithms");
+    for (int k = 0; k < COLL_KIND_COUNT; k++) {
+        int any = 0;
+        for (int a = 0; a < ALG_COUNT; a++) {
+            uint64_t n = __atomic_load_n(&alg_runs[k][a], __ATOMIC_RELAXED);
+            if (!n)
+                continue;
+            if (!any++)
+                aptus_json_object(j, kinds[k].name);
+            aptus_json_u64(j, alg_names[a], n);
+        }
+        if (any)
+            aptus_json_close(j);
+    }
+    aptus_json_close(j);
+    aptus_json_close(j);
 }
 
 static const char *kind_value(int kind)

@@ -162,6 +162,13 @@ void aptus_pt2pt_finalize(void);
 void aptus_rndv_cust_setup(void);
 /* Prints the per-peer protocol counters (APTUS_STATS). */
 void aptus_pt2pt_proto_stats_print(void);
+/* The statistics document (APTUS_STATS_FILE, docs/STATS.md; pt2pt/proto_json.c): a peer's
+ * protocol counts ("protocols", a member of the peer's object: the channel layer's writer calls
+ * it for every peer), and the message layer's own counters ("pt2pt"). */
+struct aptus_json;
+struct aptus_peer;
+void aptus_pt2pt_peer_json(struct aptus_json *j, const struct aptus_peer *p);
+void aptus_pt2pt_stats_json(struct aptus_json *j);
 /* The message layer's counters by name (MPIX_Aptus_counter): 0 with *value set, or -1. */
 int aptus_pt2pt_counter(const char *name, uint64_t *value);
 extern const char aptus_pt2pt_counter_names[];

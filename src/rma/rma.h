@@ -210,7 +210,10 @@ int aptus_rma_flush_idle(const struct aptus_win *w);
 void aptus_rma_init(void);
 /* Stops the copy agent (MPI_Finalize). */
 void aptus_rma_finalize(void);
-/* The statistics line (APTUS_STATS). */
+/* The statistics line (APTUS_STATS), and its numbers as the member "one_sided" of the
+ * statistics document (APTUS_STATS_FILE, docs/STATS.md; nothing when no window was made). */
 void aptus_rma_stats_print(int rank);
+struct aptus_json;
+void aptus_rma_stats_json(struct aptus_json *j);
 
 #endif

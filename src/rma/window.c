@@ -19,6 +19,7 @@
 #include "core/attr.h"
 #include "core/errors.h"
 #include "core/info.h"
+#include "runtime/json.h"
 #include "runtime/progress.h"
 #include "runtime/runtime.h"
 
@@ -40,6 +41,27 @@ void aptus_rma_stats_print(int rank)
            (unsigned long long)rma_stats.deferred, (unsigned long long)rma_stats.with_complete,
            (unsigned long long)rma_stats.handed, (unsigned long long)rma_stats.taken_back,
            (unsigned long long)rma_stats.by_origin);
+}
+
+void aptus_rma_stats_json(struct aptus_json *j)
+{
+    if (!rma_stats.windows)
+        return;
+    aptus_json_object(j, "one_sided");
+    aptus_json_u64(j, "windows", rma_stats.windows);
+    aptus_json_u64(j, "by_load_store", rma_stats.ops[RMA_PATH_SHARED]);
+    aptus_json_u64(j, "by_cross_memory", rma_stats.ops[RMA_PATH_CMA]);
+    aptus_json_u64(j, "by_active_message", rma_stats.ops[RMA_PATH_AM]);
+    aptus_json_u64(j, "by_rdma", rma_stats.ops[RMA_PATH_RDMA]);
+    aptus_json_u64(j, "copy_agent_jobs", rma_stats.lb_jobs);
+    aptus_json_u64(j, "applied_for_others", rma_stats.agent);
+    aptus_json_u64(j, "dynamic_region_reads", rma_stats.dyn_reads);
+    aptus_json_u64(j, "deferred", rma_stats.deferred);
+    aptus_json_u64(j, "batches_with_complete", rma_stats.with_complete);
+    aptus_json_u64(j, "batches_handed", rma_stats.handed);
+    aptus_json_u64(j, "batches_taken_back", rma_stats.taken_back);
+    aptus_json_u64(j, "batches_by_origin", rma_stats.by_origin);
+    aptus_json_close(j);
 }
 
 /* ---- names of segments being created (removed by the emergency clean-up) ------------------- */

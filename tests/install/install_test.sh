@@ -13,7 +13,7 @@ trap 'rm -rf "$tmp"' EXIT
 fail() { echo "install_test: FAIL: $*" >&2; exit 1; }
 
 cmake --install "$build" --prefix "$tmp/prefix" >/dev/null
-for f in bin/mpicc bin/mpicxx bin/mpiexec bin/mpirun include/mpi.h; do
+for f in bin/mpicc bin/mpicxx bin/mpiexec bin/mpirun bin/aptus-report include/mpi.h; do
   [ -e "$tmp/prefix/$f" ] || fail "$f not installed"
 done
 lib=$(find "$tmp/prefix" -name 'libmpi_abi.so*' | head -1)
@@ -32,6 +32,12 @@ esac
 out=$("$tmp/prefix/bin/mpiexec" -n 2 "$tmp/demo")
 echo "$out"
 echo "$out" | grep -q "all data correct" || fail "installed demo did not report correct data"
+# Its ranks' statistics files (APTUS_STATS_FILE), read by the installed aptus-report (the summary
+# and the numbers need no matplotlib).
+APTUS_STATS_FILE="$tmp/stats" "$tmp/prefix/bin/mpiexec" -n 2 "$tmp/demo" >/dev/null || fail "demo with APTUS_STATS_FILE"
+"$tmp/prefix/bin/aptus-report" --no-image --json-out "$tmp/stats.data" "$tmp/stats" >"$tmp/report.txt" 2>&1 ||
+  { cat "$tmp/report.txt"; fail "the installed aptus-report could not read the demo's statistics files"; }
+grep -q '^smp ' "$tmp/report.txt" || { cat "$tmp/report.txt"; fail "aptus-report's summary names no smp messages"; }
 out=$("$tmp/prefix/bin/mpirun" -np 2 "$tmp/hello_cpp")
 echo "$out"
 [ "$(echo "$out" | grep -c 'ok$')" = 2 ] || fail "C++ program did not run on 2 ranks"

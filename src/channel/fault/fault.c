@@ -19,8 +19,10 @@
 #include <string.h>
 
 #include "channel/channel.h"
+#include "channel/stats_json.h"
 #include "core/datatype.h"
 #include "runtime/config.h"
+#include "runtime/json.h"
 #include "runtime/progress.h"
 #include "runtime/runtime.h"
 
@@ -361,4 +363,18 @@ void aptus_fault_stats_print(void)
     printf("[aptus stats] rank %d: faults: refused %llu, delayed %llu, overtaken %llu (%s)\n", aptus_rt.rank,
            (unsigned long long)flt.refused, (unsigned long long)flt.delayed, (unsigned long long)flt.overtaken,
            all ? "injected" : "not all injected");
+}
+
+/* The statistics document (channel/stats_json.h): what aptus_fault_stats_print prints. */
+void aptus_fault_stats_json(struct aptus_json *j)
+{
+    if (!flt.on)
+        return;
+    aptus_json_object(j, "faults");
+    aptus_json_u64(j, "refused", flt.refused);
+    aptus_json_u64(j, "delayed", flt.delayed);
+    aptus_json_u64(j, "overtaken", flt.overtaken);
+    aptus_json_bool(j, "all_injected",
+                    (flt.noroom == 0 || flt.refused > 0) && (flt.delay == 0 || (flt.delayed > 0 && flt.overtaken > 0)));
+    aptus_json_close(j);
 }

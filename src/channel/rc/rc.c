@@ -35,10 +35,12 @@
 #include "channel/channel.h"
 #include "channel/rc/rc.h"
 #include "channel/rc/rc_int.h"
+#include "channel/stats_json.h"
 #include "core/datatype.h"
 #include "core/errors.h"
 #include "fabric/fabric.h"
 #include "runtime/config.h"
+#include "runtime/json.h"
 #include "runtime/pmi.h"
 #include "runtime/progress.h"
 #include "runtime/runtime.h"
@@ -1745,6 +1747,78 @@ static int rc_counter(const char *name, uint64_t *value)
     if (aptus_counter_lookup(t, sizeof t / sizeof t[0], name, value) == 0)
         return 0;
     return aptus_rcs_counter(name, value);
+}
+
+/* The statistics document (channel/stats_json.h): what rc_stats_print prints. */
+void aptus_rc_stats_json(struct aptus_json *j)
+{
+    if (!rc.active)
+        return;
+    aptus_json_object(j, "rc-sr");
+    aptus_json_object(j, "connections");
+    aptus_json_u64(j, "opened_here", rc.st.opened_by_me);
+    aptus_json_u64(j, "opened_by_peers", rc.st.opened_by_peer);
+    aptus_json_int(j, "up", rc.nconn);
+    aptus_json_int(j, "limit", aptus_config.rc_max);
+    aptus_json_u64(j, "refused_by_limit", rc.st.refused_limit);
+    aptus_json_u64(j, "refused_by_peers", rc.st.refused_by_peer);
+    aptus_json_u64(j, "failed", rc.st.failed);
+    aptus_json_u64(j, "closed", rc.st.closed);
+    aptus_json_u64(j, "closed_idle_here", rc.st.idle_closed);
+    aptus_json_u64(j, "closed_idle_by_peers", rc.st.idle_agreed);
+    aptus_json_close(j);
+    aptus_json_u64(j, "frames_out", rc.st.frames_out);
+    aptus_json_u64(j, "frames_injected", rc.st.injected);
+    aptus_json_u64(j, "frames_in", rc.st.frames_in);
+    aptus_json_object(j, "memory");
+    aptus_json_u64(j, "receive_pool", (uint64_t)rc.nrx * rc.stride);
+    aptus_json_u64(j, "send_buffers", tx_bytes());
+    aptus_json_close(j);
+    if (rc.credit_path) {
+        aptus_json_object(j, "credit_path");
+        aptus_json_int(j, "buffers_per_connection", rc.conn_bufs);
+        aptus_json_u64(j, "bytes_per_connection", (uint64_t)(rc.conn_bufs + RC_CREDIT_SLACK) * rc.stride);
+        aptus_json_u64(j, "frames_held_for_credits", rc.st.no_credit);
+        aptus_json_u64(j, "credit_frames", rc.st.credit_frames);
+        aptus_json_close(j);
+    } else {
+        aptus_json_object(j, "shared_receive");
+        aptus_json_int(j, "buffers", rc.nrx);
+        aptus_json_u64(j, "buffer_bytes", rc.buf_size);
+        aptus_json_close(j);
+    }
+    if (rc.r.mr_local) {
+        aptus_json_object(j, "registered_buffers");
+        aptus_json_bool(j, "forced", aptus_config.fabric_mr_local);
+        aptus_json_u64(j, "send_buffers_max", rc.tx_cap);
+        aptus_json_u64(j, "registrations_failed", rc.st.reg_failed);
+        aptus_json_close(j);
+    }
+    aptus_json_close(j);
+}
+
+/* A peer's connection, when it has (had) one: its state, who asked and why (the "rc-sr: peer"
+ * lines), and how often its small messages moved off it (rc_stall.c). */
+void aptus_rc_peer_json(struct aptus_json *j, int rank)
+{
+    if (!rc.active || rc.state[rank] == RC_NONE)
+        return;
+    aptus_json_object(j, "rc");
+    aptus_json_string(j, "state", state_name(rc.state[rank]));
+    aptus_json_int(j, "refusals", rc.tries[rank]);
+    aptus_json_string(j, "asked_by", rc.why[rank] ? "this rank" : "the peer");
+    aptus_json_u64(j, "after_messages", rc.seen[rank]);
+    if (rc.why[rank] == WHY_FP) {
+        aptus_json_string(j, "rule_channel", "rc-fp");
+    } else if (rc.why[rank]) {
+        const struct aptus_rule *a = &rc.alloc.rule[rc.why[rank] - 1];
+        aptus_json_int(j, "rule", rc.why[rank]);
+        aptus_json_string(j, "rule_channel", aptus_channel_name(a->channel));
+        aptus_json_int(j, "rule_threshold", a->threshold);
+    }
+    const struct rc_ep *e = aptus_rc_up(rank);
+    aptus_json_int(j, "moves", e ? e->moves : 0);
+    aptus_json_close(j);
 }
 
 struct aptus_channel aptus_channel_rc_sr = {

@@ -50,8 +50,10 @@
 #include "channel/fastpath/fixedcell.h"
 #include "channel/fastpath/veloblock.h"
 #include "channel/rc/rc_int.h"
+#include "channel/stats_json.h"
 #include "core/datatype.h"
 #include "runtime/config.h"
+#include "runtime/json.h"
 #include "runtime/progress.h"
 
 enum { DESIGN_VELOBLOCK, DESIGN_FIXED };
@@ -1323,6 +1325,41 @@ static void fp_stats_print(void)
            fp.st.refused_here, fp.st.frames, fp.st.bytes, fp.st.injected, fp.st.msgs, fp.st.via, fp.st.msgs_via,
            fp.st.received, fp.st.no_room, fp.st.credits_sent, fp.st.credits_piggybacked, fp.st.credit_asks, fp.st.wraps,
            fp.st.released, fp.st.returned, aptus_config.rcfp_design, fp.owned, fp.budget, fp.st.resized);
+}
+
+/* The statistics document (channel/stats_json.h): what fp_stats_print prints. */
+void aptus_rcfp_stats_json(struct aptus_json *j)
+{
+    if (!fp.active)
+        return;
+    aptus_json_object(j, "rc-fp");
+    aptus_json_int(j, "fast_paths", fp.ntx);
+    aptus_json_int(j, "blocks_owned", fp.npolled);
+    aptus_json_int(j, "blocks_max", fp.max);
+    aptus_json_u64(j, "block_bytes", fp.block);
+    aptus_json_u64(j, "asked", fp.st.asked);
+    aptus_json_u64(j, "granted", fp.st.granted);
+    aptus_json_u64(j, "refused", fp.st.refused);
+    aptus_json_u64(j, "refused_here", fp.st.refused_here);
+    aptus_json_u64(j, "frames", fp.st.frames);
+    aptus_json_u64(j, "bytes", fp.st.bytes);
+    aptus_json_u64(j, "injected", fp.st.injected);
+    aptus_json_u64(j, "messages", fp.st.msgs);
+    aptus_json_u64(j, "frames_via_connection", fp.st.via);
+    aptus_json_u64(j, "messages_via_connection", fp.st.msgs_via);
+    aptus_json_u64(j, "received", fp.st.received);
+    aptus_json_u64(j, "no_room", fp.st.no_room);
+    aptus_json_u64(j, "credit_frames", fp.st.credits_sent);
+    aptus_json_u64(j, "credits_piggybacked", fp.st.credits_piggybacked);
+    aptus_json_u64(j, "credit_asks", fp.st.credit_asks);
+    aptus_json_u64(j, "wraps", fp.st.wraps);
+    aptus_json_u64(j, "given_back_idle", fp.st.released);
+    aptus_json_u64(j, "returned", fp.st.returned);
+    aptus_json_string(j, "design", aptus_config.rcfp_design);
+    aptus_json_u64(j, "block_bytes_owned", fp.owned);
+    aptus_json_u64(j, "budget", fp.budget);
+    aptus_json_u64(j, "resized", fp.st.resized);
+    aptus_json_close(j);
 }
 
 static int fp_counter(const char *name, uint64_t *value)

@@ -32,10 +32,12 @@
 
 #include "channel/channel.h"
 #include "channel/rc/rc_int.h"
+#include "channel/stats_json.h"
 #include "core/errors.h"
 #include "fabric/fabric.h"
 #include "fabric/rcache.h"
 #include "runtime/config.h"
+#include "runtime/json.h"
 #include "runtime/memhooks.h"
 #include "runtime/progress.h"
 #include "runtime/runtime.h"
@@ -704,6 +706,40 @@ static void rcr_stats_print(void)
            : rcr.cache.cfg.off ? " (off: APTUS_RCACHE=0)"
                                : "",
            s->hits, s->misses, s->evictions, s->invalidations, s->reg_failures, s->entries, s->bytes, s->in_use);
+}
+
+/* The statistics document (channel/stats_json.h): what rcr_stats_print prints. */
+void aptus_rcr_stats_json(struct aptus_json *j)
+{
+    if (!rcr.active)
+        return;
+    const struct aptus_rcache_stats *s = aptus_rcache_stats(&rcr.cache);
+    aptus_json_object(j, "rc-rdma");
+    aptus_json_string(j, "mode", rcr.write ? "write" : "read");
+    aptus_json_string(j, "notes", rcr.note_data ? "remote CQ data" : "frames");
+    aptus_json_u64(j, "writes", rcr.st.writes);
+    aptus_json_u64(j, "bytes_written", rcr.st.bytes_written);
+    aptus_json_u64(j, "reads", rcr.st.reads);
+    aptus_json_u64(j, "bytes_read", rcr.st.bytes_read);
+    aptus_json_u64(j, "notes_as_data", rcr.st.notes_data);
+    aptus_json_u64(j, "notes_as_frames", rcr.st.notes_frame);
+    aptus_json_u64(j, "waited_for_provider", rcr.st.waited);
+    aptus_json_object(j, "registration_cache");
+    aptus_json_bool(j, "on", !rcr.cache_blind && !rcr.cache.cfg.off);
+    if (rcr.cache_blind || rcr.cache.cfg.off)
+        aptus_json_string(j, "off_because",
+                          rcr.cache_blind ? "the program's free and munmap do not reach this library"
+                                          : "APTUS_RCACHE=0");
+    aptus_json_u64(j, "hits", s->hits);
+    aptus_json_u64(j, "misses", s->misses);
+    aptus_json_u64(j, "evictions", s->evictions);
+    aptus_json_u64(j, "invalidations", s->invalidations);
+    aptus_json_u64(j, "failures", s->reg_failures);
+    aptus_json_u64(j, "entries", s->entries);
+    aptus_json_u64(j, "bytes", s->bytes);
+    aptus_json_u64(j, "in_use", s->in_use);
+    aptus_json_close(j);
+    aptus_json_close(j);
 }
 
 static int rcr_counter(const char *name, uint64_t *value)

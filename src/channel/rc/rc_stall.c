@@ -34,7 +34,9 @@
 #include <string.h>
 
 #include "channel/rc/rc_int.h"
+#include "channel/stats_json.h"
 #include "runtime/config.h"
+#include "runtime/json.h"
 #include "runtime/progress.h"
 
 /* A watched connection's phase (rc_ep.w_phase): not watched; watched; kicked once, ...
@@ -347,6 +349,31 @@ void aptus_rcs_stats_print(void)
                rcs.last_rank, rcs.last_at, rcs.last_hold,
                rcs.last_here ? "this rank saw the connection stall (APTUS_RC_MOVE_STALLS in a second)"
                              : "the peer saw the connection stall and said so");
+}
+
+/* The statistics document (channel/stats_json.h): what aptus_rcs_stats_print prints. */
+void aptus_rcs_stats_json(struct aptus_json *j)
+{
+    if (!rcs.on)
+        return;
+    aptus_json_object(j, "rc_stall");
+    aptus_json_u64(j, "kicks_sent", rcs.st.kicks);
+    aptus_json_u64(j, "kicks_no_buffer", rcs.st.kick_nobuf);
+    aptus_json_u64(j, "kicks_received", rcs.st.kicks_in);
+    aptus_json_u64(j, "stalls_seen", rcs.st.stalls);
+    aptus_json_u64(j, "moves", rcs.st.moved_here + rcs.st.moved_by_peer);
+    aptus_json_u64(j, "moves_told_by_peer", rcs.st.moved_by_peer);
+    aptus_json_u64(j, "back", rcs.st.back);
+    aptus_json_int(j, "moved_now", rcs.nmoved);
+    if (rcs.st.moved_here + rcs.st.moved_by_peer) {
+        aptus_json_object(j, "last");
+        aptus_json_int(j, "peer", rcs.last_rank);
+        aptus_json_double(j, "at_s", rcs.last_at);
+        aptus_json_double(j, "hold_s", rcs.last_hold);
+        aptus_json_string(j, "seen", rcs.last_here ? "here" : "by the peer");
+        aptus_json_close(j);
+    }
+    aptus_json_close(j);
 }
 
 int aptus_rcs_counter(const char *name, uint64_t *value)

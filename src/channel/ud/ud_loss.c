@@ -29,8 +29,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "channel/stats_json.h"
 #include "channel/ud/ud_int.h"
 #include "runtime/config.h"
+#include "runtime/json.h"
 #include "runtime/progress.h"
 
 enum { UDL_F_LOSSY = APTUS_AM_CHANNEL + 8 };
@@ -289,6 +291,34 @@ int aptus_udl_counter(const char *name, uint64_t *value)
                                        { "ud.loss_overruns", udl.st.overruns },
                                        { "ud.lossy", (uint64_t)udl.nlossy } };
     return aptus_counter_lookup(t, sizeof t / sizeof t[0], name, value);
+}
+
+/* The statistics document (channel/stats_json.h): what aptus_udl_stats_print prints. */
+void aptus_udl_stats_json(struct aptus_json *j)
+{
+    if (!aptus_ud.active || !udl.pct)
+        return;
+    aptus_json_object(j, "ud_loss");
+    aptus_json_int(j, "threshold_pct", udl.pct);
+    aptus_json_u64(j, "recovered", aptus_rel_stats(&aptus_ud.eng)->recovered);
+    aptus_json_u64(j, "not_judged", udl.st.overruns);
+    aptus_json_u64(j, "moves", udl.st.moved_here + udl.st.moved_by_peer);
+    aptus_json_u64(j, "moves_seen_here", udl.st.moved_here);
+    aptus_json_u64(j, "moves_told", udl.st.moved_by_peer);
+    aptus_json_u64(j, "renewed", udl.st.renewed);
+    aptus_json_u64(j, "back", udl.st.back);
+    aptus_json_int(j, "moved_now", udl.nlossy);
+    if (udl.st.moved_here + udl.st.moved_by_peer) {
+        aptus_json_object(j, "last");
+        aptus_json_int(j, "peer", udl.last_rank);
+        aptus_json_double(j, "at_s", udl.last_at);
+        aptus_json_double(j, "hold_s", udl.last_hold);
+        aptus_json_string(j, "seen", udl.last_here ? "here" : "by the peer");
+        if (udl.st.moved_here && udl.last_here)
+            aptus_json_double(j, "lost_pct", udl.last_share);
+        aptus_json_close(j);
+    }
+    aptus_json_close(j);
 }
 
 void aptus_udl_stats_print(void)

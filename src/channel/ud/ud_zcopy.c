@@ -31,9 +31,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "channel/stats_json.h"
 #include "channel/ud/ud_int.h"
 #include "core/errors.h"
 #include "runtime/config.h"
+#include "runtime/json.h"
 #include "runtime/runtime.h"
 
 #define ud  aptus_ud
@@ -956,6 +958,31 @@ void aptus_udz_stats_print(void)
            "; %d endpoints x %d receives of %zu bytes\n",
            aptus_rt.rank, z.st.rx_msgs, z.st.rx_bytes, z.st.tx_msgs, z.st.tx_bytes, z.st.in_place, z.st.misplaced,
            z.st.stashed, z.st.bad, z.st.nacks, z.st.retx, z.st.retired, z.st.waits, z.nzep, z.nslots, z.pz);
+}
+
+/* The statistics document (channel/stats_json.h): what aptus_udz_stats_print prints (ud-zcopy
+ * and ud-copy, whose messages it counts together). */
+void aptus_udz_stats_json(struct aptus_json *j)
+{
+    if (!z.st.rx_msgs && !z.st.tx_msgs)
+        return;
+    aptus_json_object(j, "ud-zcopy");
+    aptus_json_u64(j, "received", z.st.rx_msgs);
+    aptus_json_u64(j, "bytes_received", z.st.rx_bytes);
+    aptus_json_u64(j, "sent", z.st.tx_msgs);
+    aptus_json_u64(j, "bytes_sent", z.st.tx_bytes);
+    aptus_json_u64(j, "pieces_in_place", z.st.in_place);
+    aptus_json_u64(j, "pieces_misplaced", z.st.misplaced);
+    aptus_json_u64(j, "pieces_kept_aside", z.st.stashed);
+    aptus_json_u64(j, "pieces_bad", z.st.bad);
+    aptus_json_u64(j, "nacks", z.st.nacks);
+    aptus_json_u64(j, "pieces_sent_again", z.st.retx);
+    aptus_json_u64(j, "endpoints_reopened", z.st.retired);
+    aptus_json_u64(j, "waits_for_endpoint", z.st.waits);
+    aptus_json_int(j, "endpoints", z.nzep);
+    aptus_json_int(j, "receives_per_endpoint", z.nslots);
+    aptus_json_u64(j, "receive_bytes", z.pz);
+    aptus_json_close(j);
 }
 
 /* ---- life cycle ------------------------------------------------------------------------- */
