@@ -7,7 +7,10 @@
 
 #include <mpi.h>
 #include <mpix_aptus.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 static int failures, rank;
 
@@ -64,6 +67,70 @@ static inline int pattern_intact(const int *b, int n, int round, int k)
         if (b[i] != round * 131 + k * 17 + i * 7)
             return 0;
     return 1;
+}
+
+/* The tool interface's events seen by this rank (events_watch, before MPI_Init, registers for
+ * them all): ev_seen[kind][peer][second element] -- the channel (channel_value) or the level a
+ * route moved to. Callbacks run under the library's lock: plain counts suffice. */
+enum { EV_OPENED, EV_CLOSED, EV_MOVED, EV_FAILED, EV_KINDS, EV_PEERS = 16 };
+static const char *const ev_names[EV_KINDS] = { "channel_opened", "channel_closed", "route_moved", "peer_failed" };
+static int ev_seen[EV_KINDS][EV_PEERS][8];
+/* events_watch(1): each event is also printed on stderr, "TEST_NAME: rank R: event
+ * peer_failed(PEER, CHANNEL)" (the channel by name, a route's level by number). */
+static int ev_verbose;
+static char ev_channel[8][16];
+
+static void ev_callback(MPI_T_event_instance ev, MPI_T_event_registration reg, MPI_T_cb_safety s, void *data)
+{
+    (void)reg, (void)s;
+    int e[2], kind = (int)(intptr_t)data;
+    if (MPI_T_event_copy(ev, e) != MPI_SUCCESS)
+        return;
+    if (ev_verbose) {
+        char second[16];
+        if (kind != EV_MOVED && e[1] >= 0 && e[1] < 8 && ev_channel[e[1]][0])
+            snprintf(second, sizeof second, "%s", ev_channel[e[1]]);
+        else
+            snprintf(second, sizeof second, "%d", e[1]);
+        fprintf(stderr, "%s: rank %d: event %s(%d, %s)\n", TEST_NAME, rank, ev_names[kind], e[0], second);
+    }
+    if (e[0] >= 0 && e[0] < EV_PEERS && e[1] >= 0 && e[1] < 8)
+        ev_seen[kind][e[0]][e[1]]++;
+}
+
+static inline void events_watch(int verbose)
+{
+    int provided, idx, n = 0;
+    MPI_T_event_registration reg;
+    MPI_T_enum en;
+    ev_verbose = verbose;
+    MPI_T_init_thread(MPI_THREAD_MULTIPLE, &provided);
+    if (MPI_T_event_get_index("channel_opened", &idx) == MPI_SUCCESS &&
+        MPI_T_event_get_info(idx, NULL, NULL, NULL, NULL, NULL, &n, &en, NULL, NULL, NULL, NULL) == MPI_SUCCESS &&
+        MPI_T_enum_get_info(en, &n, NULL, NULL) == MPI_SUCCESS)
+        for (int k = 0; k < n; k++) {
+            char item[16];
+            int len = sizeof item, v;
+            if (MPI_T_enum_get_item(en, k, &v, item, &len) == MPI_SUCCESS && v >= 0 && v < 8)
+                snprintf(ev_channel[v], sizeof ev_channel[v], "%s", item);
+        }
+    for (int k = 0; k < EV_KINDS; k++)
+        if (MPI_T_event_get_index(ev_names[k], &idx) != MPI_SUCCESS ||
+            MPI_T_event_handle_alloc(idx, NULL, MPI_INFO_NULL, &reg) != MPI_SUCCESS ||
+            MPI_T_event_register_callback(reg, MPI_T_CB_REQUIRE_THREAD_SAFE, MPI_INFO_NULL, (void *)(intptr_t)k,
+                                          ev_callback) != MPI_SUCCESS) {
+            fprintf(stderr, "%s: cannot register for the event %s\n", TEST_NAME, ev_names[k]);
+            exit(2);
+        }
+}
+
+/* The value of channel `name` in the events' channel enumeration (-1: none; after events_watch). */
+static inline int channel_value(const char *name)
+{
+    for (int v = 0; v < 8; v++)
+        if (!strcmp(ev_channel[v], name))
+            return v;
+    return -1;
 }
 
 /* Every rank's failures summed; "TEST_NAME: ok" from rank 0 when none; MPI_Finalize. The exit

@@ -30,45 +30,6 @@ enum { BIG = 1 << 18, SMALL = 4, AFTER = 20 }; /* BIG ints: 1 MiB */
 
 static int *big;
 
-/* The events seen: channel_opened of rc-rdma to the peer, route_moved to each level. */
-static int opened_rdma, moved_to[3], rdma_id = -1, ev_opened = -1, ev_moved = -1;
-
-static void on_event(MPI_T_event_instance ev, MPI_T_event_registration reg, MPI_T_cb_safety s, void *data)
-{
-    (void)reg, (void)s;
-    int which = (int)(intptr_t)data, e[2];
-    if (MPI_T_event_copy(ev, e) != MPI_SUCCESS)
-        return;
-    if (which == ev_opened && e[0] == 1 - rank && e[1] == rdma_id)
-        opened_rdma++;
-    if (which == ev_moved && e[0] == 1 - rank && e[1] >= 0 && e[1] < 3)
-        moved_to[e[1]]++;
-}
-
-static void events_register(void)
-{
-    int provided, n = 0;
-    MPI_T_event_registration reg;
-    MPI_T_init_thread(MPI_THREAD_SINGLE, &provided);
-    MPI_T_event_get_index("channel_opened", &ev_opened);
-    MPI_T_event_get_index("route_moved", &ev_moved);
-    MPI_T_enum en;
-    MPI_T_event_get_info(ev_opened, NULL, NULL, NULL, NULL, NULL, &n, &en, NULL, NULL, NULL, NULL);
-    MPI_T_enum_get_info(en, &n, NULL, NULL);
-    for (int k = 0; k < n; k++) {
-        char name[32];
-        int len = sizeof name, v;
-        if (MPI_T_enum_get_item(en, k, &v, name, &len) == MPI_SUCCESS && !strcmp(name, "rc-rdma"))
-            rdma_id = v;
-    }
-    const int evs[2] = { ev_opened, ev_moved };
-    for (int k = 0; k < 2; k++)
-        if (MPI_T_event_handle_alloc(evs[k], NULL, MPI_INFO_NULL, &reg) != MPI_SUCCESS ||
-            MPI_T_event_register_callback(reg, MPI_T_CB_REQUIRE_THREAD_SAFE, MPI_INFO_NULL, (void *)(intptr_t)evs[k],
-                                          on_event) != MPI_SUCCESS)
-            fprintf(stderr, "%s: cannot register for event %d\n", TEST_NAME, evs[k]);
-}
-
 /* One round (see the top). */
 static void round_trip(int round)
 {
@@ -113,7 +74,7 @@ int main(int argc, char **argv)
 {
     int size, rounds = 200, lossless = 0, connected_first = 0, round = 0;
     double seconds = 60;
-    events_register();
+    events_watch(0);
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -178,6 +139,8 @@ int main(int argc, char **argv)
     EXPECT(counter("rc.opened") == asks, "a connection was opened again while the path was held lossy");
     /* the events: the connection (rc-rdma's endpoint) opened once if it came up; every move of
      * the peer off the connections seen (one per verdict here or word from the peer) */
+    int rdma_id = channel_value("rc-rdma"), opened_rdma = rdma_id >= 0 ? ev_seen[EV_OPENED][1 - rank][rdma_id] : -1;
+    int *moved_to = ev_seen[EV_MOVED][1 - rank];
     EXPECT(rdma_id >= 0, "no channel rc-rdma in the events' enumeration");
     if (rank == 0) /* (the sender of the large messages; rank 1 opens its end only to read one) */
         EXPECT(opened_rdma == (up ? 1 : 0), "channel_opened(peer, rc-rdma) seen %d times, connection %s", opened_rdma,

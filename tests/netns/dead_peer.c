@@ -7,14 +7,18 @@
  * channel gives up on it after APTUS_PEER_TIMEOUT seconds, and the job ends with the library's
  * message naming that rank. If the job is still exchanging messages after 90 s, the link never
  * went down (or the library never gave up): the program says so and exits 0, which the test
- * counts as a failure. */
+ * counts as a failure. The rank that gives up prints the tool interface's peer_failed event it
+ * got (tests/mpi/counters.h: events_watch) before the job ends. */
 #include "mtest.h"
+#define TEST_NAME "dead_peer"
+#include "counters.h"
 
 enum { LEN = 20000 }; /* several datagrams per message */
 
 int main(int argc, char **argv)
 {
-    int rank, size;
+    int size;
+    events_watch(1); /* (the tool interface's peer_failed, printed before the job ends) */
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
