@@ -118,6 +118,24 @@ int main(int argc, char **argv)
     }
     CHECK(smp_id >= 0 && self_id >= 0 && smp_id < 8 && self_id < 8, "channel enumeration: smp %d self %d", smp_id,
           self_id);
+    /* the one source: the library, ordered, nanoseconds */
+    int nsrc = 0;
+    TCHECK(MPI_T_source_get_num(&nsrc), MPI_SUCCESS);
+    CHECK(nsrc == 1, "%d sources", nsrc);
+    {
+        char name[32], desc[256];
+        int nlen = sizeof name, dlen = sizeof desc;
+        MPI_T_source_order order;
+        MPI_Count tps = 0, maxt = 0, t1 = 0, t2 = 0;
+        MPI_Info info;
+        TCHECK(MPI_T_source_get_info(0, name, &nlen, desc, &dlen, &order, &tps, &maxt, &info), MPI_SUCCESS);
+        CHECK(order == MPI_T_SOURCE_ORDERED && tps == 1000000000 && maxt > 0 && dlen > 10, "source info");
+        TCHECK(MPI_T_source_get_timestamp(0, &t1), MPI_SUCCESS);
+        TCHECK(MPI_T_source_get_timestamp(0, &t2), MPI_SUCCESS);
+        CHECK(t2 >= t1 && t1 > 0, "timestamps %lld %lld", (long long)t1, (long long)t2);
+        TCHECK(MPI_T_source_get_info(1, NULL, NULL, NULL, NULL, &order, &tps, &maxt, &info), MPI_T_ERR_INVALID_INDEX);
+        TCHECK(MPI_T_source_get_timestamp(-1, &t1), MPI_T_ERR_INVALID_INDEX);
+    }
     /* every event is in a category */
     int ncat, total = 0;
     TCHECK(MPI_T_category_get_num(&ncat), MPI_SUCCESS);

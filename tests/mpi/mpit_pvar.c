@@ -161,7 +161,9 @@ int main(int argc, char **argv)
     TCHECK(MPI_T_pvar_reset(s1, pm), MPI_SUCCESS);
     TCHECK(MPI_T_pvar_read(s1, pm, m), MPI_SUCCESS);
     CHECK(m[0] == 0 && m[1] == 0 && m[2] == 0, "after a reset");
-    /* a handle of another session */
+    /* a handle of another kind, and of another session */
+    TCHECK(MPI_T_cvar_read((MPI_T_cvar_handle)(void *)pm, m), MPI_T_ERR_INVALID_HANDLE);
+    TCHECK(MPI_T_pvar_read(s1, (MPI_T_pvar_handle)(void *)s2, m), MPI_T_ERR_INVALID_HANDLE);
     TCHECK(MPI_T_pvar_read(s2, pm, m), MPI_T_ERR_INVALID_HANDLE);
     TCHECK(MPI_T_pvar_handle_free(s2, &pm), MPI_T_ERR_INVALID_HANDLE);
 
