@@ -1,5 +1,6 @@
 /* The tool interface's control variables, enumerations and categories (MPI 4.1 chapter 15):
- * - usable before MPI_Init and after MPI_Finalize, nested init/finalize, not before init;
+ * - usable before MPI_Init and after MPI_Finalize, nested init/finalize, not before init; a
+ *   write before MPI_Init wins over the environment at MPI_Init (APTUS_SPIN_COUNT=500 set);
  * - every variable of the configuration table listed with a name, type, scope and description,
  *   found again by name, readable; the values the environment set are the ones read (the test
  *   runs with APTUS_SMP_EAGER_MAX=16K, APTUS_COLL_BCAST_ALG=binomial, APTUS_STATS=0);
@@ -107,7 +108,17 @@ int main(int argc, char **argv)
     TCHECK(MPI_T_cvar_handle_free(&h), MPI_SUCCESS);
     TCHECK(MPI_T_cvar_read(h, &ull), MPI_T_ERR_INVALID_HANDLE); /* the null handle */
 
+    /* a write before MPI_Init wins over the environment there (APTUS_SPIN_COUNT=500 is set) */
+    int spin = cvar_index("APTUS_SPIN_COUNT");
+    CHECK(read_int(spin) == 500, "APTUS_SPIN_COUNT reads %d before MPI_Init, the environment says 500", read_int(spin));
+    TCHECK(MPI_T_cvar_handle_alloc(spin, NULL, &h, &count), MPI_SUCCESS);
+    int spin_new = 777;
+    TCHECK(MPI_T_cvar_write(h, &spin_new), MPI_SUCCESS);
+    TCHECK(MPI_T_cvar_handle_free(&h), MPI_SUCCESS);
+
     MPI_Init(&argc, &argv);
+    CHECK(read_int(spin) == 777, "APTUS_SPIN_COUNT reads %d after MPI_Init: the write before it was lost",
+          read_int(spin));
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     int size;
     MPI_Comm_size(MPI_COMM_WORLD, &size);
