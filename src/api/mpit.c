@@ -9,6 +9,7 @@
 #include "api/api.h"
 #include "api/mpit.h"
 #include "channel/rules.h"
+#include "coll/nbc.h"
 #include "core/errors.h"
 #include "runtime/config.h"
 #include "runtime/lock.h"
@@ -437,6 +438,10 @@ int PMPI_T_cvar_write(MPI_T_cvar_handle handle, const void *buf)
     char err[512];
     if (aptus_config_write(i, text, err, sizeof err) != 0)
         return aptus_mpit_fail(MPI_T_ERR_INVALID, "%s: %s", fn, err);
+    /* the nonblocking collectives' schedules cached so far were recorded under the old choice:
+     * dropped, the next call records anew (a running one finishes as it is) */
+    if (!strncmp(d->name, "APTUS_COLL_", 11))
+        aptus_nbc_cache_drain();
     return MPI_SUCCESS;
 }
 APTUS_ALIAS(T_cvar_write)

@@ -6,7 +6,8 @@
  *   runs with APTUS_SMP_EAGER_MAX=16K, APTUS_COLL_BCAST_ALG=binomial, APTUS_STATS=0);
  * - a READONLY variable refuses a write (MPI_T_ERR_CVAR_SET_NEVER); a variable honoured at run
  *   time (APTUS_COLL_BCAST_ALG, scope ALL_EQ) takes a write, and the broadcasts after it run
- *   the algorithm written (the performance variable coll.bcast.* proves it); an out-of-range
+ *   the algorithm written (the performance variable coll.bcast.* proves it), nonblocking ones too
+ *   (the schedules cached before the write are dropped); an out-of-range
  *   write is refused with a message naming the variable;
  * - enumerations list the words of the choice variables;
  * - every variable is in exactly one category; category lookups agree;
@@ -212,10 +213,32 @@ int main(int argc, char **argv)
     CHECK(counter_read(ses, hbin) == 1 && counter_read(ses, hlin) == 1,
           "after the write: binomial %llu, linear %llu (expected 1, 1)", counter_read(ses, hbin),
           counter_read(ses, hlin));
-    TCHECK(MPI_T_pvar_session_free(&ses), MPI_SUCCESS);
     int bad = 999;
     TCHECK(MPI_T_cvar_write(h, &bad), MPI_T_ERR_INVALID);
     TCHECK(MPI_T_cvar_write(h, &binomial), MPI_SUCCESS);
+    /* nonblocking broadcasts: the second of two alike is replayed from the schedule cache (no
+     * algorithm chosen); after a write the cache is dropped and the next one runs the new choice */
+    MPI_Request rq;
+    unsigned long long b0 = counter_read(ses, hbin), l0 = counter_read(ses, hlin);
+    for (int k = 0; k < 2; k++) {
+        MPI_Ibcast(data, 64, MPI_INT, 0, MPI_COMM_WORLD, &rq);
+        MPI_Wait(&rq, MPI_STATUS_IGNORE);
+    }
+    CHECK(counter_read(ses, hbin) == b0 + 1 && counter_read(ses, hlin) == l0,
+          "two alike MPI_Ibcast: binomial ran %llu times, linear %llu (expected 1, 0: the second replayed)",
+          counter_read(ses, hbin) - b0, counter_read(ses, hlin) - l0);
+    TCHECK(MPI_T_cvar_write(h, &linear), MPI_SUCCESS);
+    for (int k = 0; k < 64; k++)
+        data[k] = rank == 0 ? 3 * k : -1;
+    MPI_Ibcast(data, 64, MPI_INT, 0, MPI_COMM_WORLD, &rq);
+    MPI_Wait(&rq, MPI_STATUS_IGNORE);
+    for (int k = 0; k < 64; k++)
+        CHECK(data[k] == 3 * k, "nonblocking broadcast data[%d] = %d", k, data[k]);
+    CHECK(counter_read(ses, hlin) == l0 + 1,
+          "after the write an MPI_Ibcast alike ran linear %llu times (expected 1: the cached schedule was replayed)",
+          counter_read(ses, hlin) - l0);
+    TCHECK(MPI_T_cvar_write(h, &binomial), MPI_SUCCESS);
+    TCHECK(MPI_T_pvar_session_free(&ses), MPI_SUCCESS);
     TCHECK(MPI_T_cvar_handle_free(&h), MPI_SUCCESS);
     /* out of range: APTUS_COLL_ALLTOALL_BATCH is at least 1 */
     TCHECK(MPI_T_cvar_handle_alloc(cvar_index("APTUS_COLL_ALLTOALL_BATCH"), NULL, &h, &count), MPI_SUCCESS);
