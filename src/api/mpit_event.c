@@ -147,8 +147,7 @@ static void raise_event(int kind, int64_t a, int64_t b)
         }
     }
     raising = 0;
-    unlink_dead();
-    hook_update();
+    unlink_dead(); /* (the hook was updated where a callback freed or changed a registration) */
 }
 
 void aptus_mpit_event_finalize(void)

@@ -485,12 +485,9 @@ int PMPI_T_pvar_handle_alloc(MPI_T_pvar_session session, int pvar_index, void *o
         h->now = calloc(slots, sizeof *h->now);
     }
     if (!h || !h->base || !h->acc || !h->now) {
+        free(world);
         if (h)
-            h->world = world;
-        else
-            free(world);
-        if (h)
-            handle_destroy(h);
+            handle_destroy(h); /* (its world not set yet) */
         return aptus_mpit_fail(MPI_T_ERR_MEMORY, "%s: out of memory", fn);
     }
     h->session = session;
