@@ -17,8 +17,9 @@
  *     idle time between them: the connection closes in some pauses, and the next burst starts
  *     from several threads at once while it is closing, has closed or comes up again.
  * Every message's content is checked, and the tool interface's events (registered before
- * MPI_Init) tell the same: a channel_closed(peer, rc-sr) for every connection this rank closed
- * (rc.idle_closed), a channel_opened(peer, rc-sr) for every one it opened or took.
+ * MPI_Init) tell the same: a channel_opened(peer, rc-sr) for every rc-sr endpoint this rank opened
+ * over a connection, a channel_closed(peer, rc-sr) when a close took it (at most one for every
+ * connection closed, rc.idle_closed: a connection this rank never sent over has no endpoint).
  * With --credit-path (APTUS_RC_SRX=0, 4 receive buffers a
  * connection): rank 1's messages wait for credits in its send queue while rank 0 sleeps, and the
  * close moves them to UD (the frames queued for the connection's channels take the route's);
@@ -224,18 +225,20 @@ int main(int argc, char **argv)
         EXPECT(counter("rc.idle_closed") > before, "no connection closed between the threads' bursts");
     }
     MPI_Comm_free(&pair);
-    /* the events: every close of a connection here closed its rc-sr endpoint (one event each),
-     * and every endpoint closed had been opened */
+    /* the events: a connection closed here closes its rc-sr endpoint if this rank had opened one
+     * over it (one event; a connection the peer opened and this rank never sent over has none),
+     * so per peer the endpoint is open or not at the end (opened - closed is 0 or 1), and no more
+     * endpoints closed than connections closed idle (nothing else closed one here) */
     int sr = channel_value("rc-sr"), closed_ev = 0, opened_ev = 0;
     EXPECT(sr >= 0, "no channel rc-sr in the events' enumeration");
     for (int p = 0; sr >= 0 && p < size; p++) {
-        closed_ev += ev_seen[EV_CLOSED][p][sr];
-        opened_ev += ev_seen[EV_OPENED][p][sr];
+        int o = ev_seen[EV_OPENED][p][sr], c = ev_seen[EV_CLOSED][p][sr];
+        EXPECT(o - c == 0 || o - c == 1, "peer %d: channel_opened(rc-sr) %d, channel_closed %d", p, o, c);
+        closed_ev += c;
+        opened_ev += o;
     }
-    EXPECT((unsigned long long)closed_ev == counter("rc.idle_closed"),
+    EXPECT((unsigned long long)closed_ev <= counter("rc.idle_closed") && (rank == 2 || closed_ev >= 1),
            "channel_closed(rc-sr) seen %d times, connections closed idle %llu", closed_ev, counter("rc.idle_closed"));
-    EXPECT(opened_ev >= closed_ev && (rank == 2 || closed_ev >= 1), "channel_opened(rc-sr) %d, channel_closed %d",
-           opened_ev, closed_ev);
     printf("rc_idle: rank %d: events: rc-sr endpoints opened %d, closed %d\n", rank, opened_ev, closed_ev);
     int all = 0;
     MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
