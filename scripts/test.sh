@@ -30,5 +30,5 @@ cmake --build build-tsan --target mpiexec fft3d mpitest_thread_multiple mpitest_
   mpitest_coll_reduce mpitest_p2p_basic mpitest_rma_basic mpitest_rma_sync mpitest_rma_win mpitest_rma_atomic \
   mpitest_nbc_background mpitest_comm_create_threads mpitest_thread_lazy mpitest_mpi4_part_order \
   mpitest_mpi4_session_reinit mpitest_rma_defer mpitest_p2p_cancel_send mpitest_p2p_rndv_cust mpitest_rc_idle test_arena \
-  mpitest_io_threads mpitest_io_async mpitest_comm_split_hw mpitest_mpit_event mpitest_mpit_threads
+  mpitest_io_threads mpitest_io_async mpitest_comm_split_hw mpitest_mpit_event mpitest_mpit_threads mpitest_dpm_connect
 (cd build-tsan && TSAN_OPTIONS="halt_on_error=1" ctest --output-on-failure -j "$jobs" --timeout 900 -L threads -LE netns)

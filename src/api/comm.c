@@ -557,6 +557,7 @@ int PMPI_Comm_free(MPI_Comm *comm)
         aptus_info_destroy(aptus_info_get(c->info));
         c->info = MPI_INFO_NULL;
     }
+    aptus_dpm_comm_freed(c->handle);
     aptus_comm_release(c);
     *comm = MPI_COMM_NULL;
     return MPI_SUCCESS;

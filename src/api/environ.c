@@ -1,5 +1,5 @@
 /* Environment functions with no chapter of their own here: MPI_Pcontrol (profiling, 15.2),
- * MPI_Comm_get_parent (dynamic processes, 11.8.2) and MPI_Alloc_mem / MPI_Free_mem (9.2). */
+ * and MPI_Alloc_mem / MPI_Free_mem (9.2). */
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -16,20 +16,6 @@ int PMPI_Pcontrol(const int level, ...)
     return MPI_SUCCESS;
 }
 APTUS_ALIAS(Pcontrol)
-
-/* No process here was started by MPI_Comm_spawn (which Aptus does not offer yet), so none has a
- * parent. */
-int PMPI_Comm_get_parent(MPI_Comm *parent)
-{
-    APTUS_OUT_NULL(parent, MPI_COMM_NULL);
-    APTUS_API_LOCK();
-    API_INIT("MPI_Comm_get_parent");
-    if (!parent)
-        return aptus_error(NULL, MPI_ERR_ARG, "MPI_Comm_get_parent", "null parent argument");
-    *parent = MPI_COMM_NULL;
-    return MPI_SUCCESS;
-}
-APTUS_ALIAS(Comm_get_parent)
 
 /* Plain heap memory: there is no memory the channels could use better (the shared-memory
  * channel copies through its segments; one-sided reads work on any address). The info hints

@@ -33,6 +33,7 @@ static int do_init(int required, int *provided, const char *fn)
     if (provided)
         *provided = level;
     aptus_rt.world_initialized = 1;
+    aptus_dpm_init_child(); /* (started by MPI_Comm_spawn: the parents wait) */
     return MPI_SUCCESS;
 }
 

@@ -1,12 +1,14 @@
 /* Start-up and shut-down: the one place that wires every layer together (runtime, channels,
  * message layer, objects, collectives). Everything below reaches the others only through
  * registrations (progress engine pollers, frame handlers, clean-up hooks). */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "api/api.h"
 #include "api/stats_file.h"
 #include "channel/channel.h"
 #include "channel/fault/fault.h"
@@ -189,6 +191,8 @@ static void runtime_at_exit(int status, void *arg)
 {
     (void)arg;
     APTUS_API_LOCK();
+    if (getpid() == aptus_rt.pid)
+        aptus_dpm_finalize(); /* (the names it published go, whatever the exit) */
     if (status != 0 || getpid() != aptus_rt.pid || !aptus_rt.initialized || aptus_rt.finalized || aptus_rt.users > 0)
         return;
     aptus_runtime_finalize();
@@ -207,8 +211,15 @@ int aptus_runtime_init(int required, int *provided)
         return MPI_ERR_OTHER;
     aptus_rt.rank = aptus_rt.pmi.rank;
     aptus_rt.size = aptus_rt.pmi.size;
-    aptus_rt.node_of = calloc((size_t)aptus_rt.size, sizeof(int));
-    aptus_rt.peers = calloc((size_t)aptus_rt.size, sizeof(struct aptus_peer *));
+    /* a job MPI_Comm_spawn_multiple started: this rank's command (mpiexec --app-exec says) */
+    const char *appnum = getenv("APTUS_APPNUM");
+    if (appnum && *appnum)
+        aptus_rt.pmi.appnum = atoi(appnum);
+    aptus_rt.nprocs = aptus_rt.size;
+    aptus_rt.procs_cap =
+        aptus_config.dpm_procs < INT_MAX - aptus_rt.size ? aptus_rt.size + aptus_config.dpm_procs : INT_MAX;
+    aptus_rt.node_of = calloc((size_t)aptus_rt.procs_cap, sizeof(int));
+    aptus_rt.peers = calloc((size_t)aptus_rt.procs_cap, sizeof(struct aptus_peer *));
     if (!aptus_rt.node_of || !aptus_rt.peers)
         return MPI_ERR_NO_MEM;
     if (aptus_pmi_get_node_map(aptus_rt.node_of, aptus_rt.size) != 0) {
@@ -247,6 +258,7 @@ int aptus_runtime_init(int required, int *provided)
 
 int aptus_runtime_finalize(void)
 {
+    aptus_dpm_wait_children(); /* (jobs this process started with MPI_Comm_spawn end first) */
     /* The barrier's frames queue behind anything still pending, so once it completes every
      * frame this rank sent has been handed over. */
     aptus_progress_thread_stop();
@@ -266,11 +278,13 @@ int aptus_runtime_finalize(void)
     if (aptus_config.stats_file[0]) /* (a failure is reported; the job's outcome stays as it is) */
         aptus_stats_file_write();
     aptus_channels_quiesce(); /* acknowledgements still owed or awaited (UD), frames delivered (RC) */
+    aptus_dpm_finalize();
     aptus_pmi_finalize();
     aptus_nbc_cache_drain();
     aptus_comm_finalize();
     aptus_pt2pt_peers_release();
     aptus_peers_finalize();
+    aptus_procs_finalize();
     aptus_channels_finalize();
     aptus_nbc_pool_drain();
     aptus_pt2pt_finalize();

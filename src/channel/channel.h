@@ -236,6 +236,36 @@ static inline struct aptus_peer *aptus_peer_get(int world_rank)
 }
 /* Frees every peer and closes every endpoint (finalize). */
 void aptus_peers_finalize(void);
+/* Whether a route to that process can be made from the send rule chain (no job is ended). */
+int aptus_peer_routable(int world_rank);
+
+/* ---- processes of other jobs (dynamic processes: channel/procs.c) ---- */
+#define APTUS_PROC_ADDR_MAX 64 /* (APTUS_FAB_ADDR_MAX) */
+struct aptus_proc_card {
+    uint32_t job;  /* its job's hash (the one in its datagrams' headers) */
+    int32_t rank;  /* its rank in its job's MPI_COMM_WORLD */
+    uint32_t alen; /* bytes of its UD address */
+    uint8_t addr[APTUS_PROC_ADDR_MAX];
+};
+/* This process's card; starts the UD channel here if it was not running (a job on one node
+ * does without it until then). 0, or -1 with the reason in err. */
+int aptus_proc_card_self(struct aptus_proc_card *c, char *err, size_t errlen);
+/* The process index of the card's process: its world rank if it is of this job, else the index
+ * it has here, given on first sight (its peer can then be made). -1 with the reason in err: the
+ * table is full (APTUS_DPM_PROCS), the card is bad, or no channel reaches it. */
+int aptus_proc_index(const struct aptus_proc_card *c, char *err, size_t errlen);
+/* The index of rank `rank` of the job of hash `job` (another job), -1 if unknown. */
+int aptus_proc_find(uint32_t job, int rank);
+/* The card of an index of another job's process (NULL for a world rank). */
+const struct aptus_proc_card *aptus_proc_foreign(int idx);
+/* An order of processes that every job sees alike (by job hash, then rank there): whether
+ * index a comes before index b. Within one job it is the order of the world ranks. */
+int aptus_proc_before(int a, int b);
+/* This job's hash (the one its processes' cards and datagrams carry). */
+uint32_t aptus_proc_job(void);
+void aptus_procs_finalize(void);
+/* The UD channel's start outside MPI_Init (this process alone: no fence): 0 when it runs. */
+int aptus_ud_dyn_start(char *err, size_t errlen);
 
 /* The endpoint of channel chan to p, opened on first use (NULL: cannot be opened, the reason
  * printed; the peer is then failed). */

@@ -107,7 +107,7 @@ static const struct aptus_route *route_for(uint8_t reach, int moved, int world_r
     return r;
 }
 
-/* The channels that reach a rank now. */
+/* The channels that reach a process now. */
 static uint8_t reach_of(int world_rank)
 {
     uint8_t reach = 0;
@@ -115,6 +115,19 @@ static uint8_t reach_of(int world_rank)
         if (aptus_channels[c] && aptus_channels[c]->reaches(world_rank))
             reach |= (uint8_t)(1u << c);
     return reach;
+}
+
+int aptus_peer_routable(int world_rank)
+{
+    uint8_t reach = reach_of(world_rank), can[APTUS_CH_COUNT];
+    for (struct aptus_route *r = routes; r; r = r->next)
+        if (r->reach == reach && r->moved == 0)
+            return 1;
+    for (int c = 0; c < APTUS_CH_COUNT; c++)
+        can[c] = (reach >> c) & 1;
+    struct aptus_route r;
+    memset(&r, 0, sizeof r);
+    return aptus_rules_route(&aptus_rules, aptus_rt.size, can, &r) == 0;
 }
 
 struct aptus_peer *aptus_peer_create(int world_rank)
@@ -139,7 +152,9 @@ struct aptus_peer *aptus_peer_create(int world_rank)
 void aptus_peer_reroute(struct aptus_peer *p)
 {
     uint8_t reach = reach_of(p->world_rank);
-    int moved = aptus_peer_lossy && aptus_peer_lossy(p->world_rank)   ? 2
+    /* (another job's process is reached over UD only: never moved off connections) */
+    int moved = p->world_rank >= aptus_rt.size                        ? 0
+                : aptus_peer_lossy && aptus_peer_lossy(p->world_rank) ? 2
                 : aptus_peer_moved && aptus_peer_moved(p->world_rank) ? 1
                                                                       : 0;
     if (p->route && p->route->reach == reach && p->route->moved == moved)
@@ -227,7 +242,7 @@ void aptus_peer_fail(struct aptus_peer *p, const struct aptus_channel *ch, const
 
 void aptus_peers_finalize(void)
 {
-    for (int r = 0; r < aptus_rt.size && aptus_rt.peers; r++) {
+    for (int r = 0; r < aptus_rt.nprocs && aptus_rt.peers; r++) {
         struct aptus_peer *p = aptus_rt.peers[r];
         if (!p)
             continue;
@@ -253,7 +268,7 @@ int aptus_peer_stats_on;
 int aptus_peer_stats_enable(void)
 {
     __atomic_store_n(&aptus_peer_stats_on, 1, __ATOMIC_RELAXED);
-    for (int r = 0; aptus_rt.peers && r < aptus_rt.size; r++) {
+    for (int r = 0; aptus_rt.peers && r < aptus_rt.nprocs; r++) {
         struct aptus_peer *p = aptus_rt.peers[r];
         if (!p || p->stats)
             continue;
@@ -286,7 +301,7 @@ void aptus_channel_stats_print(void)
         if (aptus_channels[c] && aptus_channels[c]->stats_print)
             aptus_channels[c]->stats_print();
     printf("[aptus stats] rank %d: %-6s %-8s %12s %16s\n", aptus_rt.rank, "peer", "channel", "messages", "bytes");
-    for (int r = 0; r < aptus_rt.size; r++) {
+    for (int r = 0; r < aptus_rt.nprocs; r++) {
         struct aptus_peer *p = aptus_rt.peers[r];
         if (!p || !p->stats)
             continue;
@@ -297,7 +312,7 @@ void aptus_channel_stats_print(void)
     }
     /* The shares of each channel in what this rank sent (seed 000, Table 2 / Figure 7). */
     uint64_t msgs[APTUS_CH_COUNT] = { 0 }, bytes[APTUS_CH_COUNT] = { 0 }, tm = 0, tb = 0;
-    for (int r = 0; r < aptus_rt.size; r++) {
+    for (int r = 0; r < aptus_rt.nprocs; r++) {
         struct aptus_peer *p = aptus_rt.peers[r];
         for (int c = 0; p && p->stats && c < APTUS_CH_COUNT; c++) {
             msgs[c] += p->stats->msgs[c];
@@ -358,7 +373,7 @@ int aptus_channel_counter(const char *name, uint64_t *value)
         if (c < 0 || !aptus_config.stats)
             return -1;
         uint64_t n = 0;
-        for (int r = 0; r < aptus_rt.size; r++)
+        for (int r = 0; r < aptus_rt.nprocs; r++)
             if (aptus_rt.peers[r] && aptus_rt.peers[r]->stats)
                 n += aptus_rt.peers[r]->stats->msgs[c];
         *value = n;

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "channel/channel.h"
 #include "coll/coll.h"
 #include "coll/coll_internal.h"
 #include "comm/context_id.h"
@@ -86,8 +87,9 @@ static int *inter_members(const struct aptus_comm *c, int local_first, int *me)
 }
 
 /* The order of an intercommunicator's two groups that both agree on without talking: the group
- * holding the lower world rank first. */
-#define INTER_LOCAL_FIRST(c) ((c)->world[0] < (c)->peers[0])
+ * whose first member comes first (the lower world rank; processes of several jobs by (job hash,
+ * rank there): channel/procs.c). */
+#define INTER_LOCAL_FIRST(c) aptus_proc_before((c)->world[0], (c)->peers[0])
 
 /* Blocking agreement over all of c (both groups of an intercommunicator). */
 
@@ -778,18 +780,18 @@ int aptus_comm_from_group(const int *world, int n, int tag, struct aptus_errhand
     return rc ? rc : intra_new(NULL, errh, world, n, slot, out);
 }
 
-int aptus_intercomm_from_groups(const int *local, int n, const int *remote, int m, int tag,
-                                struct aptus_errhandler *errh, struct aptus_comm **out)
+/* Both forms' agreement over the union of the groups, listed alike on every participant:
+ * `local_first` says whether this side's group comes first. */
+static int inter_from_lists(const int *local, int n, const int *remote, int m, int local_first, int tag,
+                            struct aptus_errhandler *errh, struct aptus_comm **out)
 {
     *out = NULL;
     int me = from_group_list(local, n);
     if (me < 0 || n == 0 || m == 0)
         return MPI_ERR_GROUP;
-    /* both sides list the union the same way: the group holding the lower first member first */
     int *l = malloc((size_t)(n + m) * sizeof(int));
     if (!l)
         return MPI_ERR_NO_MEM;
-    int local_first = local[0] < remote[0];
     memcpy(l + (local_first ? 0 : m), local, (size_t)n * sizeof(int));
     memcpy(l + (local_first ? n : 0), remote, (size_t)m * sizeof(int));
     if (!local_first)
@@ -801,6 +803,25 @@ int aptus_intercomm_from_groups(const int *local, int n, const int *remote, int 
         return rc;
     *out = inter_new(errh, local, n, remote, m, s);
     return *out ? MPI_SUCCESS : MPI_ERR_NO_MEM;
+}
+
+int aptus_intercomm_from_groups(const int *local, int n, const int *remote, int m, int tag,
+                                struct aptus_errhandler *errh, struct aptus_comm **out)
+{
+    /* both sides list the union the same way: the group whose first member comes first first */
+    return inter_from_lists(local, n, remote, m, n && m && aptus_proc_before(local[0], remote[0]), tag, errh, out);
+}
+
+int aptus_intercomm_from_parent(struct aptus_comm *parent, const int *remote, int m, int tag, struct aptus_comm **out)
+{
+    int *l = member_list(parent);
+    if (!l)
+        return MPI_ERR_NO_MEM;
+    int rc =
+        inter_from_lists(l, parent->size, remote, m, m && aptus_proc_before(l[0], remote[0]), tag, parent->errh, out);
+    free(l);
+    inherit_session(*out, parent);
+    return rc;
 }
 
 /* ---------------- release, compare ---------------- */

@@ -57,4 +57,10 @@ int aptus_intercomm_merge(struct aptus_comm *c, int high, struct aptus_comm **ou
 void aptus_comm_release(struct aptus_comm *c);
 int aptus_comm_compare(const struct aptus_comm *a, const struct aptus_comm *b);
 
+/* Dynamic processes (MPI_Comm_accept / connect / join): an intercommunicator between parent's
+ * group and the m processes of `remote` (process indexes, another job's as a rule), agreed over
+ * the union of both (both sides pass the same tag). Collective over parent's members and the
+ * remote ones. */
+int aptus_intercomm_from_parent(struct aptus_comm *parent, const int *remote, int m, int tag, struct aptus_comm **out);
+
 #endif

@@ -827,14 +827,113 @@ void pmpi_f_sync_reg_(void *buf)
     {                                                                                                                  \
         *(ierr) = aptus_f_unsupported("MPI_" #Name, why);                                                              \
     }
-F_NOT_YET(comm_spawn, Comm_spawn, "dynamic processes are not implemented in Aptus MPI",
-          (char *c, char *a, MPI_Fint *m, MPI_Fint *i, MPI_Fint *r, MPI_Fint *cm, MPI_Fint *ic, MPI_Fint *e,
-           MPI_Fint *ierror, size_t cl, size_t al),
-          ierror)
-F_NOT_YET(comm_spawn_multiple, Comm_spawn_multiple, "dynamic processes are not implemented in Aptus MPI",
-          (MPI_Fint * n, char *c, char *a, MPI_Fint *m, MPI_Fint *i, MPI_Fint *r, MPI_Fint *cm, MPI_Fint *ic,
-           MPI_Fint *e, MPI_Fint *ierror, size_t cl, size_t al),
-          ierror)
+/* ---- MPI_COMM_SPAWN, MPI_COMM_SPAWN_MULTIPLE: commands and argument lists from Fortran ----
+ * An argument list is an array of strings of one length, ended by a blank one (MPI 4.1, 11.8.2);
+ * for MPI_COMM_SPAWN_MULTIPLE, ARRAY_OF_ARGV(COUNT, *) holds command i's in row i. They are read
+ * at the root only (they are significant there alone, and may be anything elsewhere). */
+extern char aptus_f_argv_null_[1], aptus_f_argvs_null_[1], aptus_f08_argv_null[1], aptus_f08_argvs_null[1];
+
+static int f_blank(const char *s, size_t len)
+{
+    for (size_t i = 0; i < len; i++)
+        if (s[i] != ' ')
+            return 0;
+    return 1;
+}
+
+static void f_argv_free(char **v)
+{
+    for (char **a = v; a && *a; a++)
+        free(*a);
+    free(v);
+}
+
+/* Row `row` of `rows` (column-major, elements of len characters) as a C argv; NULL out of memory
+ * (*none: it was MPI_ARGV_NULL or empty, and the result is NULL too). */
+static char **f_argv_in(const char *a, size_t len, int row, int rows, int *none)
+{
+    *none = 0;
+    size_t n = 0;
+    while (!f_blank(a + ((size_t)n * (size_t)rows + (size_t)row) * len, len))
+        n++;
+    char **v = calloc(n + 1, sizeof *v);
+    for (size_t k = 0; v && k < n; k++)
+        if (!(v[k] = aptus_f_string_in(a + (k * (size_t)rows + (size_t)row) * len, len, 0))) {
+            f_argv_free(v);
+            return NULL;
+        }
+    return v;
+}
+
+static int f_is_root(MPI_Fint *root, MPI_Fint *comm)
+{
+    int r = -1;
+    return MPI_Comm_rank(MPI_Comm_f2c(*comm), &r) == MPI_SUCCESS && r == *root;
+}
+
+static void f_comm_spawn(int prof, char *c, char *a, MPI_Fint *m, MPI_Fint *i, MPI_Fint *r, MPI_Fint *cm, MPI_Fint *ic,
+                         MPI_Fint *e, MPI_Fint *ierror, size_t cl, size_t al)
+{
+    int root = f_is_root(r, cm), none = 1;
+    char *cmd = root ? aptus_f_string_in(c, cl, 1) : NULL;
+    char **argv = NULL;
+    if (root && a != aptus_f_argv_null_ && a != aptus_f08_argv_null && !(argv = f_argv_in(a, al, 0, 1, &none)))
+        none = 0;
+    if (root && (!cmd || (!argv && !none))) {
+        free(cmd);
+        *ierror = aptus_f_nomem("MPI_Comm_spawn");
+        return;
+    }
+    MPI_Comm h = MPI_COMM_NULL;
+    *ierror = F_CALL(prof, Comm_spawn, cmd ? cmd : "", argv, *m, MPI_Info_f2c(*i), *r, MPI_Comm_f2c(*cm), &h,
+                     aptus_f_errcodes(e));
+    *ic = MPI_Comm_c2f(h);
+    free(cmd);
+    f_argv_free(argv);
+}
+F_ENTRY(comm_spawn,
+        (char *c, char *a, MPI_Fint *m, MPI_Fint *i, MPI_Fint *r, MPI_Fint *cm, MPI_Fint *ic, MPI_Fint *e,
+         MPI_Fint *ierror, size_t cl, size_t al),
+        c COMMA a COMMA m COMMA i COMMA r COMMA cm COMMA ic COMMA e COMMA ierror COMMA cl COMMA al)
+
+static void f_comm_spawn_multiple(int prof, MPI_Fint *n, char *c, char *a, MPI_Fint *m, MPI_Fint *i, MPI_Fint *r,
+                                  MPI_Fint *cm, MPI_Fint *ic, MPI_Fint *e, MPI_Fint *ierror, size_t cl, size_t al)
+{
+    int root = f_is_root(r, cm), count = root && *n > 0 ? (int)*n : 0, bad = 0;
+    char **cmds = count ? calloc((size_t)count, sizeof *cmds) : NULL;
+    char ***argvs =
+        count && a != aptus_f_argvs_null_ && a != aptus_f08_argvs_null ? calloc((size_t)count, sizeof *argvs) : NULL;
+    MPI_Info *infos = count ? calloc((size_t)count, sizeof *infos) : NULL;
+    bad = count && (!cmds || !infos || (a != aptus_f_argvs_null_ && a != aptus_f08_argvs_null && !argvs));
+    for (int k = 0; k < count && !bad; k++) {
+        int none;
+        infos[k] = MPI_Info_f2c(i[k]);
+        bad = !(cmds[k] = aptus_f_string_in(c + (size_t)k * cl, cl, 1));
+        if (!bad && argvs && !(argvs[k] = f_argv_in(a, al, k, count, &none)) && !none)
+            bad = 1;
+    }
+    if (!bad) {
+        MPI_Comm h = MPI_COMM_NULL;
+        *ierror = F_CALL(prof, Comm_spawn_multiple, root ? count : (int)*n, cmds, argvs, m, infos, *r,
+                         MPI_Comm_f2c(*cm), &h, aptus_f_errcodes(e));
+        *ic = MPI_Comm_c2f(h);
+    } else {
+        *ierror = aptus_f_nomem("MPI_Comm_spawn_multiple");
+    }
+    for (int k = 0; k < count; k++) {
+        if (cmds)
+            free(cmds[k]);
+        if (argvs)
+            f_argv_free(argvs[k]);
+    }
+    free(cmds);
+    free(argvs);
+    free(infos);
+}
+F_ENTRY(comm_spawn_multiple,
+        (MPI_Fint * n, char *c, char *a, MPI_Fint *m, MPI_Fint *i, MPI_Fint *r, MPI_Fint *cm, MPI_Fint *ic, MPI_Fint *e,
+         MPI_Fint *ierror, size_t cl, size_t al),
+        n COMMA c COMMA a COMMA m COMMA i COMMA r COMMA cm COMMA ic COMMA e COMMA ierror COMMA cl COMMA al)
 F_NOT_YET(sizeof, Sizeof, "not available yet", (void *x, MPI_Fint *size, MPI_Fint *ierror), ierror)
 
 /* ---- user data representations: C functions call the Fortran ones (the registration lives as

@@ -24,7 +24,7 @@ void aptus_pt2pt_init(void)
 
 void aptus_pt2pt_peers_release(void)
 {
-    for (int w = 0; w < aptus_rt.size && aptus_rt.peers; w++) {
+    for (int w = 0; w < aptus_rt.nprocs && aptus_rt.peers; w++) {
         struct aptus_peer *p = aptus_rt.peers[w];
         if (!p)
             continue;

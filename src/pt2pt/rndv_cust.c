@@ -708,7 +708,7 @@ void aptus_rndv_cust_finalize(void)
 
 void aptus_pt2pt_proto_stats_print(void)
 {
-    for (int w = 0; w < aptus_rt.size && aptus_rt.peers; w++) {
+    for (int w = 0; w < aptus_rt.nprocs && aptus_rt.peers; w++) {
         const struct aptus_peer *p = aptus_rt.peers[w];
         if (!p || !p->stats)
             continue;

@@ -126,8 +126,12 @@ int aptus_win_error(struct aptus_win *w, int errclass, const char *fn, const cha
 struct rank_info {
     uint64_t base, size;
     int64_t disp_unit;
-    int32_t pid, node;
+    int32_t pid, node; /* node: its index in its job's list of nodes */
+    uint32_t job;      /* its job's hash: processes of other jobs (dynamic processes) share no node
+                          with this one, whatever their index says */
+    uint32_t rdma;     /* it has an RDMA channel (a job on one node has none) */
 };
+#define SAME_NODE(a, b) ((a).node == (b).node && (a).job == (b).job)
 
 static size_t page_size(void)
 {
@@ -275,8 +279,9 @@ int aptus_win_make(int flavor, void *base, MPI_Aint size, MPI_Aint disp_unit, MP
         win_destroy(w);
         return MPI_ERR_NO_MEM;
     }
-    struct rank_info mine = { (uint64_t)(uintptr_t)base, (uint64_t)size, (int64_t)disp_unit, (int32_t)aptus_rt.pid,
-                              (int32_t)aptus_rt.node };
+    struct rank_info mine = { (uint64_t)(uintptr_t)base, (uint64_t)size,         (int64_t)disp_unit,
+                              (int32_t)aptus_rt.pid,     (int32_t)aptus_rt.node, aptus_proc_job(),
+                              rma_rdma_channel() != NULL };
     rc = aptus_allgather_internal(w->comm, &mine, ri, sizeof mine);
     /* the node's ranks, in rank order: the layout of the segment */
     int nlocal = 0, li = 0, leader = -1;
@@ -286,7 +291,7 @@ int aptus_win_make(int flavor, void *base, MPI_Aint size, MPI_Aint disp_unit, MP
         w->t[r].world = aptus_comm_world_rank(w->comm, r);
         w->t[r].pid = ri[r].pid;
         w->t[r].base = ri[r].base;
-        if (ri[r].node == mine.node) {
+        if (SAME_NODE(ri[r], mine)) {
             if (leader < 0)
                 leader = r;
             if (r == w->rank)
@@ -312,7 +317,7 @@ int aptus_win_make(int flavor, void *base, MPI_Aint size, MPI_Aint disp_unit, MP
     if (!off && !rc)
         rc = MPI_ERR_NO_MEM;
     for (int r = 0; r < n && !rc; r++) {
-        if (ri[r].node != mine.node)
+        if (!SAME_NODE(ri[r], mine))
             continue;
         if (flavor == MPI_WIN_FLAVOR_ALLOCATE || (flavor == MPI_WIN_FLAVOR_SHARED && noncontig))
             total = round_up(total, pg);
@@ -332,7 +337,7 @@ int aptus_win_make(int flavor, void *base, MPI_Aint size, MPI_Aint disp_unit, MP
     int k = 0;
     for (int r = 0; r < n; r++) {
         struct rma_target *t = &w->t[r];
-        if (ri[r].node != mine.node) {
+        if (!SAME_NODE(ri[r], mine)) {
             t->path = RMA_PATH_AM;
             continue;
         }
@@ -368,14 +373,16 @@ int aptus_win_make(int flavor, void *base, MPI_Aint size, MPI_Aint disp_unit, MP
     }
     /* RDMA: windows spanning nodes register their memory with the RC channel, if there is one (a
      * dynamic window its control slot, whose table of regions origins read to find their keys) */
-    int nodes_many = 0;
-    for (int r = 0; r < n; r++)
-        nodes_many |= ri[r].node != ri[0].node;
+    int nodes_many = 0, all_rdma = 1;
+    for (int r = 0; r < n; r++) {
+        nodes_many |= !SAME_NODE(ri[r], ri[0]);
+        all_rdma &= ri[r].rdma != 0;
+    }
     w->spans = nodes_many;
     free(ri);
     free(ctrl_addr);
     if (!rc)
-        rc = rma_rdma_setup(w, nodes_many, size);
+        rc = rma_rdma_setup(w, nodes_many && all_rdma, size); /* (collective: alike on every member) */
     if (!rc)
         rc = rma_agent_start(w);
     /* MPI 4.1's mpi_accumulate_granularity: up to 8 bytes asks for atomicity per element (CPU

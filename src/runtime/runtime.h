@@ -21,10 +21,14 @@ struct aptus_runtime {
     pthread_t main_thread; /* the thread that initialized MPI (MPI_Is_thread_main) */
     pid_t pid;
     struct aptus_pmi_info pmi;
-    int *node_of;               /* node index of every world rank (from the launcher) */
+    /* Processes are named by an index: a world rank below size, and from size on the processes of
+     * other jobs this one connected to (dynamic processes: channel/procs.c), nprocs of them in
+     * all, at most procs_cap (size + APTUS_DPM_PROCS: the arrays below never move). */
+    int nprocs, procs_cap;
+    int *node_of;               /* node index of every process (from the launcher; another job's: -1 - index) */
     int node;                   /* this process's node */
     int local_size, local_rank; /* ranks on this node, and our index among them */
-    struct aptus_peer **peers;  /* world rank -> peer state, created on first use */
+    struct aptus_peer **peers;  /* process index -> peer state, created on first use */
     double t0;
 };
 

@@ -13,7 +13,8 @@
 # found at run time through the wrapper's rpath, so library changes need no rebuild). The logs
 # of the last run are in logs/. A first run downloads the sdist (0.5 MB), setuptools and Cython
 # into the venv (~5 MB) and builds the wheel (~2.5 min of CPU); later runs only run the tests
-# (~40 s of CPU for both rank counts).
+# (~40 s of CPU for both rank counts), then mpi4py.futures' own test suite (demo/futures, four
+# runs of about a minute: its executors spawn their workers).
 #
 # Environment:
 #   APTUS_MPI4PY_SDIST=/path/mpi4py-4.1.2.tar.gz  use a local copy of the source distribution
@@ -21,6 +22,7 @@
 #   APTUS_MPI4PY_TIMEOUT=600   seconds each mpiexec job may run (then it fails, exit 124)
 #   APTUS_MPI4PY_ARGS="..."    extra arguments for test/main.py (e.g. "-i test_p2p" to run
 #                              only some modules, or "-x Pattern" to exclude more)
+#   APTUS_MPI4PY_UNIVERSE=8    MPI_UNIVERSE_SIZE of the runs (what spawns may start)
 #   CC                         the C compiler the mpicc wrapper uses (APTUS_CC)
 #
 # Exit status: 0 when every test that is run passes at every rank count; 77 (skipped) only when
@@ -33,22 +35,17 @@ version=4.1.2
 # sha256 of mpi4py-4.1.2.tar.gz as published on PyPI.
 sdist_sha256=56860286dc45f20e8821e93cb06669e30462348bf866f685553fa4b712d58d02
 
-# Tests of what issue 7 does not cover, excluded here -- by module (-e, a regular expression
-# on the file name) and by test name (-x, a pattern on module.Class.method). Aptus MPI answers
-# MPI_ERR_UNSUPPORTED_OPERATION for these calls; mpi4py only turns its own "not available"
-# into NotImplementedError, so its tests do not skip themselves.
+# Tests excluded -- by module (-e, a regular expression on the file name) and by test name (-x,
+# a pattern on module.Class.method) --, each with the reason: none now (the last were those of
+# MPI_Comm_spawn and the ports, in since issue 33).
 exclude_modules=(
-    # Dynamic processes (MPI_Comm_spawn, MPI_Open_port/Comm_accept/connect, MPI_Comm_join).
-    '^test_spawn\.py$'
-    '^test_dynproc\.py$'
 )
 exclude_tests=(
-    # mpi4py.util.pool.Pool runs its workers through mpi4py.futures, which starts them with
-    # MPI_Comm_spawn (dynamic processes); without spawn its client thread fails and the test
-    # waits forever. (The run also sets mpi4py's own switch MPI4PY_TEST_SPAWN=0, which makes
-    # it skip this class; ThreadPool, which needs no MPI process, stays.)
-    'test_util_pool.TestProcessPool'
 )
+# MPI_UNIVERSE_SIZE for the runs: mpiexec's default is this machine's CPUs (2 on CI), and
+# test_spawn.py and mpi4py.futures start more processes than that (a spawn beyond the universe
+# fails with MPI_ERR_SPAWN, as it must).
+universe=${APTUS_MPI4PY_UNIVERSE:-8}
 
 say() { echo "mpi4py.sh: $*"; }
 fail() { say "FAIL: $*"; exit 1; }
@@ -116,10 +113,12 @@ fi
 sum=$(sha256sum "$sdist" | cut -d' ' -f1)
 [ "$sum" = "$sdist_sha256" ] || fail "$sdist: sha256 $sum, expected $sdist_sha256"
 tree=$cache/src/mpi4py-$version
-if [ ! -f "$tree/test/main.py" ] || [ "$sdist" -nt "$tree/test/main.py" ]; then
+if [ ! -f "$tree/test/main.py" ] || [ ! -f "$tree/demo/futures/test_futures.py" ] ||
+    [ "$sdist" -nt "$tree/test/main.py" ]; then
     rm -rf "$cache/src"
     mkdir -p "$cache/src"
-    tar -xzf "$sdist" -C "$cache/src" "mpi4py-$version/test" || fail "cannot unpack $sdist"
+    tar -xzf "$sdist" -C "$cache/src" "mpi4py-$version/test" "mpi4py-$version/demo/futures" ||
+        fail "cannot unpack $sdist"
     touch "$tree/test/main.py"
 fi
 
@@ -170,8 +169,8 @@ ldd "$lib" | grep -qF "$build/libmpi_abi.so" || { ldd "$lib"; fail "$lib does no
 
 # --- The test suite at each rank count.
 args=(-v --no-builddir)
-for e in "${exclude_modules[@]}"; do args+=(-e "$e"); done
-for x in "${exclude_tests[@]}"; do args+=(-x "$x"); done
+for e in "${exclude_modules[@]+"${exclude_modules[@]}"}"; do args+=(-e "$e"); done
+for x in "${exclude_tests[@]+"${exclude_tests[@]}"}"; do args+=(-x "$x"); done
 # shellcheck disable=SC2206
 [ -n "${APTUS_MPI4PY_ARGS:-}" ] && args+=(${APTUS_MPI4PY_ARGS})
 status=0
@@ -182,7 +181,7 @@ for np in "${nps[@]}"; do
     start=$(date +%s)
     # (This script's own APTUS_* variables are no settings of the library, which would warn.)
     env -u APTUS_MPI4PY_SDIST -u APTUS_PYTHON -u APTUS_MPI4PY_TIMEOUT -u APTUS_MPI4PY_ARGS \
-        MPI4PY_TEST_SPAWN=0 "$mpiexec" -n "$np" --timeout "$timeout_s" -l "$vpy" main.py "${args[@]}" \
+        MPI_UNIVERSE_SIZE="$universe" "$mpiexec" -n "$np" --timeout "$timeout_s" -l "$vpy" main.py "${args[@]}" \
         >"$log" 2>&1
     rc=$?
     secs=$(($(date +%s) - start))
@@ -220,6 +219,30 @@ EOF
         tail -n 60 "$log"
         status=1
     fi
+done
+# --- mpi4py.futures' own test suite (demo/futures/test_futures.py: MPIPoolExecutor spawns its
+# workers), as its makefile runs it: at 1 and 2 ranks, and under `python -m mpi4py.futures`.
+cd "$tree/demo/futures" || exit 1
+for np in "${nps[@]}"; do
+    for how in plain module; do
+        log=$cache/logs/futures-np$np-$how.log
+        run=("$vpy" test_futures.py)
+        [ $how = module ] && run=("$vpy" -m mpi4py.futures test_futures.py)
+        say "running mpi4py.futures' test_futures.py at $np rank(s)${how/plain/}${how/module/ under -m mpi4py.futures} (log: $log)"
+        start=$(date +%s)
+        env -u APTUS_MPI4PY_SDIST -u APTUS_PYTHON -u APTUS_MPI4PY_TIMEOUT -u APTUS_MPI4PY_ARGS \
+            -u APTUS_MPI4PY_UNIVERSE PYTHONPATH="$tree/test" MPI_UNIVERSE_SIZE="$universe" \
+            "$mpiexec" -n "$np" --timeout "$timeout_s" "${run[@]}" >"$log" 2>&1
+        rc=$?
+        res=$(grep -E "^(Ran [0-9]+ tests|OK|FAILED)" "$log" | tr '\n' ' ')
+        say "  exit status $rc, $(($(date +%s) - start)) s: ${res:-no result}"
+        if [ $rc -ne 0 ] || ! grep -q "^OK" "$log"; then
+            grep -E "^(ERROR|FAIL): " "$log" | sort -u | sed 's/^/  /'
+            say "mpi4py.futures failed at $np rank(s) ($how); the end of $log:"
+            tail -n 40 "$log"
+            status=1
+        fi
+    done
 done
 [ $status -eq 0 ] && say "PASS"
 exit $status

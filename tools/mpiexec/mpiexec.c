@@ -110,12 +110,15 @@ int main(int argc, char **argv)
 
     if (argc > 1 && strcmp(argv[1], "--proxy") == 0)
         return proxy_main(argc, argv);
+    if (argc == 2 && strcmp(argv[1], "--app-exec") == 0)
+        return app_exec_main();
 
     int rc = options_parse(argc, argv, &iface);
     if (rc >= 0)
         return rc;
     if (place_ranks() != 0)
         return 1;
+    universe_export();
     if (J.launcher == LAUNCH_FORK && (rc = bind_here()) != 0)
         return rc;
     make_jobid();

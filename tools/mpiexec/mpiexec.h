@@ -97,6 +97,7 @@ struct rankproc {
  * mpiexec.c. */
 struct mpx_job {
     int n;
+    long universe; /* --universe-size (0: the hosts' slots, or this machine's CPUs, at least n) */
     int ppn;
     int prefix;
     int verbose;
@@ -228,6 +229,10 @@ int hosts_busy(void);
 
 /* proxy.c */
 int proxy_main(int argc, char **argv);
+/* mpiexec --app-exec (app_exec.c): a rank of a job MPI_Comm_spawn started runs its command. */
+int app_exec_main(void);
+/* MPI_UNIVERSE_SIZE and APTUS_MPIEXEC in the environment the ranks get (options.c). */
+void universe_export(void);
 void proxy_lost(void);
 void proxy_ctl_service(void);
 

@@ -20,6 +20,9 @@ static void usage(FILE *f)
                "  --hosts H[:S],...  hosts to run on, each with S slots (default 1); a host named twice\n"
                "                     is one host. The node of a rank is its host.\n"
                "  -f FILE            hostfile: one host[:slots] per line, '#' starts a comment\n"
+               "  -usize N, --universe-size N\n"
+               "                     MPI_UNIVERSE_SIZE (what MPI_Comm_spawn may start in all; default:\n"
+               "                     the hosts' slots, or this machine's CPUs, at least -n)\n"
                "  --ppn K, -ppn K    K consecutive ranks per host (per node), host after host; without\n"
                "                     it each host takes as many consecutive ranks as it has slots.\n"
                "                     Both wrap around the host list when N exceeds the places.\n"
@@ -60,9 +63,10 @@ static void usage(FILE *f)
                "exit code, or 128+signal if it was killed by a signal; 124 on timeout; 1 when a host\n"
                "cannot be reached or its proxy is lost; 2 for bad options.\n"
                "Each rank gets PMI_FD (on other hosts' proxies: PMI_PORT=addr:port), PMI_RANK, PMI_SIZE,\n"
-               "PMI_JOBID, APTUS_NODE_ID, APTUS_LOCAL_RANK, APTUS_LOCAL_SIZE and APTUS_NUM_NODES; ranks\n"
-               "started by a proxy get mpiexec's environment and working directory, and /dev/null as\n"
-               "stdin. mpirun is the same program.\n");
+               "PMI_JOBID, APTUS_NODE_ID, APTUS_LOCAL_RANK, APTUS_LOCAL_SIZE and APTUS_NUM_NODES, and\n"
+               "MPI_UNIVERSE_SIZE and APTUS_MPIEXEC (MPI_Comm_spawn starts its jobs with this mpiexec);\n"
+               "ranks started by a proxy get mpiexec's environment and working directory, and\n"
+               "/dev/null as stdin. mpirun is the same program.\n");
 }
 
 /* A whole number in [lo, hi]: 0, or -1 for anything else. */
@@ -311,6 +315,12 @@ int options_parse(int argc, char **argv, const char **iface_out)
                 msg("mpiexec: --connect-timeout needs a positive number of seconds, got '%s'", val);
                 return 2;
             }
+        } else if (!strcmp(name, "usize") || !strcmp(name, "universe-size")) {
+            NEEDVAL();
+            if (parse_count(val, 1, 1 << 20, &J.universe) != 0) {
+                msg("mpiexec: --universe-size needs a number of processes >= 1, got '%s'", val);
+                return 2;
+            }
         } else if (!strcmp(name, "v") || !strcmp(name, "verbose")) {
             J.verbose = 1;
         } else {
@@ -352,6 +362,36 @@ int options_parse(int argc, char **argv, const char **iface_out)
 
     *iface_out = iface;
     return -1;
+}
+
+void universe_export(void)
+{
+    /* MPI_UNIVERSE_SIZE: --universe-size; else one set by whoever started mpiexec (a job that
+     * MPI_Comm_spawn started inherits its parents'); else the slots the hosts name, or this
+     * machine's CPUs, and at least the job. */
+    const char *env = getenv("MPI_UNIVERSE_SIZE");
+    long u = J.universe;
+    if (!u && !(env && *env)) {
+        if (J.hosts.n > 0)
+            for (int h = 0; h < J.hosts.n; h++)
+                u += J.hosts.h[h].slots;
+        else
+            u = sysconf(_SC_NPROCESSORS_ONLN);
+        if (u < J.n)
+            u = J.n;
+    }
+    if (u) {
+        char v[24];
+        snprintf(v, sizeof v, "%ld", u);
+        setenv("MPI_UNIVERSE_SIZE", v, 1);
+    }
+    /* (MPI_Comm_spawn starts the new job with this program: src/api/spawn.c) */
+    char self[PATH_MAX];
+    ssize_t k = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (k > 0) {
+        self[k] = '\0';
+        setenv("APTUS_MPIEXEC", self, 1);
+    }
 }
 
 /* Placement: node_of, local ranks and sizes, PMI_process_mapping. Returns 0 or -1 (out of

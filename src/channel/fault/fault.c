@@ -322,7 +322,7 @@ int aptus_fault_wrap(struct aptus_channel *ch)
         if (apply(spec) != 0)
             return -1;
         flt.parsed = 1;
-        flt.sent = calloc((size_t)aptus_rt.size, sizeof *flt.sent);
+        flt.sent = calloc((size_t)aptus_rt.procs_cap, sizeof *flt.sent);
         flt.poller = aptus_poller_add("faults", fault_poll, 0);
         if (!flt.sent || flt.poller < 0) {
             fprintf(stderr, "Aptus MPI: APTUS_CHANNEL_FAULTS: cannot set up the fault injection\n");

@@ -659,7 +659,8 @@ static uint32_t threshold(int rank, int rule)
 static void alloc_note(struct aptus_peer *p, uint64_t bytes)
 {
     int rank = p->world_rank;
-    if (lossy(rank)) /* (not counted: its messages are off the connections) */
+    /* (not counted: messages off the connections, and another job's processes, which have none) */
+    if (rank >= aptus_rt.size || lossy(rank))
         return;
     int s = rc.state[rank];
     int ch = -1;
@@ -1235,7 +1236,8 @@ static const struct aptus_waiter rc_waiter = { rc_wait_arm, NULL, rc_wait_disarm
 
 static int rc_reaches(int world_rank)
 {
-    return rc.active && rc.state[world_rank] == RC_UP;
+    /* (another job's processes, indexes from aptus_rt.size on, have no connections) */
+    return rc.active && world_rank < aptus_rt.size && rc.state[world_rank] == RC_UP;
 }
 
 static int rc_ep_open(struct aptus_peer *p, struct aptus_ep **out)
@@ -1349,7 +1351,7 @@ struct aptus_fab_rc *aptus_rc_fabric(void)
 
 struct rc_ep *aptus_rc_up(int rank)
 {
-    return rc.active && rc.state[rank] == RC_UP ? rc.conn[rank] : NULL;
+    return rc.active && rank < aptus_rt.size && rc.state[rank] == RC_UP ? rc.conn[rank] : NULL;
 }
 
 int aptus_rc_finishing(void)
@@ -1359,7 +1361,7 @@ int aptus_rc_finishing(void)
 
 int aptus_rc_closing(int rank)
 {
-    if (!rc.active || (rc.state[rank] != RC_DRAIN && rc.state[rank] != RC_BYE))
+    if (!rc.active || rank >= aptus_rt.size || (rc.state[rank] != RC_DRAIN && rc.state[rank] != RC_BYE))
         return 0;
     const struct aptus_peer *p = aptus_rt.peers[rank];
     return !p || !p->failed; /* (a failed peer's close never completes: nothing to wait for) */
@@ -1378,7 +1380,7 @@ int aptus_rc_kick(struct rc_ep *e)
 
 int aptus_rc_queued(int rank)
 {
-    return rc.txo[rank] > 0;
+    return rank < aptus_rt.size && rc.txo[rank] > 0;
 }
 
 int aptus_rc_frame(struct rc_ep *e, const void *hdr, size_t hdrlen, const void *payload, size_t len)

@@ -956,7 +956,8 @@ int aptus_rcfp_quiet(int rank)
 
 static int fp_reaches(int world_rank)
 {
-    return fp.active && fp.state[world_rank] == FP_READY && aptus_rc_up(world_rank) == fp.tx[world_rank]->conn;
+    return fp.active && world_rank < aptus_rt.size && fp.state[world_rank] == FP_READY &&
+           aptus_rc_up(world_rank) == fp.tx[world_rank]->conn;
 }
 
 static int fp_ep_open(struct aptus_peer *p, struct aptus_ep **out)

@@ -390,9 +390,15 @@ static void rx_handle(struct ud_rxbuf *b, size_t len)
         return;
     len -= ud.d.prefix;
     memcpy(&h, p, sizeof h);
-    if (h.job != ud.job || h.src >= (uint32_t)aptus_rt.size || h.src == (uint32_t)aptus_rt.rank)
-        return;
-    struct aptus_peer *peer = aptus_peer_get((int)h.src);
+    int src;
+    if (__builtin_expect(h.job == ud.job, 1)) {
+        if (h.src >= (uint32_t)aptus_rt.size || h.src == (uint32_t)aptus_rt.rank)
+            return;
+        src = (int)h.src;
+    } else if ((src = aptus_proc_find(h.job, (int)h.src)) < 0) {
+        return; /* (another job's process not known here, or not yet: its sender retransmits) */
+    }
+    struct aptus_peer *peer = aptus_peer_get(src);
     if (!peer || peer->failed)
         return;
     struct ud_ep *e = (struct ud_ep *)aptus_peer_ep(peer, APTUS_CH_UD_SR);
@@ -569,7 +575,11 @@ static int ud_ep_open(struct aptus_peer *p, struct aptus_ep **out)
 {
     char addr[APTUS_FAB_ADDR_MAX];
     size_t alen = sizeof addr;
-    if (aptus_fab_card_get(UD_CARD, p->world_rank, addr, &alen) != 0) {
+    const struct aptus_proc_card *fc = aptus_proc_foreign(p->world_rank);
+    if (fc) { /* (another job's process: its card came with the connection) */
+        alen = fc->alen;
+        memcpy(addr, fc->addr, alen);
+    } else if (aptus_fab_card_get(UD_CARD, p->world_rank, addr, &alen) != 0) {
         fprintf(stderr, "Aptus MPI: rank %d: UD channel: rank %d published no address\n", aptus_rt.rank, p->world_rank);
         return APTUS_ERR;
     }
@@ -778,12 +788,15 @@ static void ud_set_caps(void)
     c->iov_max = 0;
 }
 
+static void ud_activate(void);
+static void ud_release(void);
+
 static int ud_init(void)
 {
+    ud.job = aptus_fab_job_hash();
     if (!ud_wanted())
         return APTUS_OK;
     char err[640];
-    ud.job = aptus_fab_job_hash();
     if (ud_setup(err, sizeof err) != 0) {
         aptus_startup_error("rank %d: UD channel: %s", aptus_rt.rank, err); /* as a rule every rank's */
         return APTUS_ERR;
@@ -793,6 +806,34 @@ static int ud_init(void)
         fprintf(stderr, "Aptus MPI: rank %d: UD channel: the launcher's key-value space failed\n", aptus_rt.rank);
         return APTUS_ERR;
     }
+    ud_activate();
+    return APTUS_OK;
+}
+
+/* A job that did not need UD at start-up (one node) starts it when a process of another job is
+ * to be reached: this process alone, so its card is handed over by the caller (channel/procs.c)
+ * instead of through the launcher's key-value space. */
+int aptus_ud_dyn_start(char *err, size_t errlen)
+{
+    if (ud.active)
+        return 0;
+    if (!aptus_channels[APTUS_CH_UD_SR]) {
+        snprintf(err, errlen, "the UD channel is not available here (channels: %s)", aptus_channels_available());
+        return -1;
+    }
+    uint32_t job = ud.job;
+    if (ud_setup(err, errlen) != 0) {
+        ud_release();
+        ud.job = job;
+        return -1;
+    }
+    ud_activate();
+    aptus_udz_caps_refresh();
+    return 0;
+}
+
+static void ud_activate(void)
+{
     ud.active = 1;
     ud_set_caps();
     aptus_udl_setup();
@@ -801,7 +842,6 @@ static int ud_init(void)
     ud.timer_due = UINT64_MAX;
     if (ud.d.wait_fd >= 0)
         aptus_waiter_set(&ud_waiter);
-    return APTUS_OK;
 }
 
 /* After the last barrier of MPI_Finalize, before endpoints close: what this rank sent must be
@@ -835,6 +875,12 @@ static void ud_finalize(void)
     aptus_timer_cancel(&ud.timer);
     aptus_udl_finalize();
     ud.active = 0;
+    ud_release();
+}
+
+/* What ud_setup made, whole or in part, goes. */
+static void ud_release(void)
+{
     if (imp.held)
         aptus_ud_txbuf_put(imp.held);
     aptus_udz_finalize();

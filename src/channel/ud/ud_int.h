@@ -117,6 +117,16 @@ extern struct ud_state aptus_ud;
 extern struct ud_imp aptus_ud_imp;
 extern struct aptus_channel aptus_channel_ud_sr;
 
+/* Whether a datagram header's (job, src) names process index idx (a world rank, or another job's
+ * process: channel/procs.c). */
+static inline int aptus_ud_from(int idx, uint32_t job, uint32_t src)
+{
+    if (__builtin_expect(idx < aptus_rt.size, 1))
+        return job == aptus_ud.job && src == (uint32_t)idx;
+    const struct aptus_proc_card *c = aptus_proc_foreign(idx);
+    return c && c->job == job && (uint32_t)c->rank == src;
+}
+
 static inline uint64_t ud_now_ns(void)
 {
     struct timespec t;
@@ -153,6 +163,8 @@ void aptus_udl_stats_print(void);
 
 /* ud_zcopy.c: the zero-copy and copy-based rendezvous channels. */
 extern struct aptus_channel aptus_channel_ud_zcopy;
+/* The zero-copy and copy channels' capabilities again (UD started after their init). */
+void aptus_udz_caps_refresh(void);
 extern struct aptus_channel aptus_channel_ud_copy;
 /* The zero-copy receive endpoints the start-up will open (APTUS_UD_ZCOPY_EPS where a send rule
  * names ud-zcopy and the provider allows it; else 0), once the datagram endpoint is open: each

@@ -473,8 +473,8 @@ void aptus_udz_rx_done(struct aptus_fab_ctx *c, size_t len, int failed)
     s->st[k] &= (uint8_t)~P_POSTED;
     struct udz_dhdr h;
     memcpy(&h, sl->hdr + ud.d.prefix, sizeof h);
-    int ok = !failed && len >= z.hdr_len && h.job == ud.job && h.token == s->token &&
-             h.src == (uint32_t)s->e->base.peer->world_rank && h.piece < s->npieces &&
+    int ok = !failed && len >= z.hdr_len && h.token == s->token &&
+             aptus_ud_from(s->e->base.peer->world_rank, h.job, h.src) && h.piece < s->npieces &&
              len - z.hdr_len == piece_len(s->len, h.piece);
     if (!ok) {
         z.st.bad++;
@@ -1136,6 +1136,12 @@ static int udc_init(void)
 {
     set_caps(&aptus_channel_ud_copy, 0);
     return APTUS_OK;
+}
+
+void aptus_udz_caps_refresh(void)
+{
+    set_caps(&aptus_channel_ud_zcopy, 1);
+    set_caps(&aptus_channel_ud_copy, 0);
 }
 
 struct aptus_channel aptus_channel_ud_zcopy = {

@@ -1,0 +1,1327 @@
+/* Dynamic processes, the part that joins jobs started separately (MPI 4.1, 11.8 - 11.10):
+ * MPI_Open_port / MPI_Close_port, MPI_Comm_accept / MPI_Comm_connect and MPI_Comm_join.
+ * docs/DESIGN.md, "Dynamic processes".
+ *
+ * A port is a listening TCP socket of the process that opened it; its name says where to reach
+ * it (the port number and this host's IPv4 addresses) and carries a random id. Accept and
+ * connect are collective over their communicators, and go in four steps:
+ *  1. every member starts its UD channel if it had none (a job on one node) and the root
+ *     gathers the members' cards (channel/procs.c: job hash, rank, UD address);
+ *  2. the roots meet over a TCP connection -- the connecting root's to the port, or the socket
+ *     MPI_Comm_join is given -- and swap their groups' cards; the accepting side also sends the
+ *     tag of the agreement below; then each says whether it can take the other group (room in
+ *     every member's table of other jobs' processes, APTUS_DPM_PROCS), and both go on only if
+ *     both can;
+ *  3. each root broadcasts the outcome and the other group's cards to its members, which give
+ *     each process of the other group an index (from then on a peer, reached over UD);
+ *  4. all members of both groups agree on the intercommunicator's context ids, as
+ *     MPI_Intercomm_create_from_groups does (comm/create.c).
+ * The roots wait for their socket while driving the progress engine, giving their core away. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "api/check.h"
+#include "channel/channel.h"
+#include "coll/coll.h"
+#include "comm/create.h"
+#include "runtime/config.h"
+#include "runtime/lock.h"
+#include "runtime/progress.h"
+
+#define PORT_PREFIX  "aptus-port:1:"
+#define DPM_MAGIC    0x41505444u /* "APTD" */
+#define DPM_ADDRS    8           /* addresses named in a port at most */
+#define DPM_MAX_SIDE (1 << 20)   /* processes on one side at most (a bad header is refused) */
+
+/* ---- ports ---- */
+
+struct port {
+    char name[MPI_MAX_PORT_NAME];
+    int fd;
+    int busy; /* MPI_Comm_accept calls waiting on it (another thread may call MPI_Close_port) */
+    struct port *next;
+};
+static struct port *ports;
+
+/* The jobs this process started (MPI_Comm_spawn, below). */
+#define SPAWN_ROOM_WAIT_S 5.0
+
+struct child {
+    pid_t pid;
+    int n; /* its processes (counted against the universe until it ends) */
+    struct child *next;
+};
+static struct child *children;
+static long spawned_here;
+
+static struct port *port_find(const char *name)
+{
+    for (struct port *p = ports; p; p = p->next)
+        if (!strcmp(p->name, name))
+            return p;
+    return NULL;
+}
+
+/* This host's IPv4 addresses, those of interfaces that are up, the loopback one last. */
+static int host_addrs(struct in_addr *out, int max)
+{
+    struct ifaddrs *ifa = NULL;
+    int n = 0;
+    struct in_addr loop = { htonl(INADDR_LOOPBACK) };
+    if (getifaddrs(&ifa) == 0) {
+        for (struct ifaddrs *i = ifa; i && n < max - 1; i = i->ifa_next) {
+            if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET || !(i->ifa_flags & IFF_UP))
+                continue;
+            struct in_addr a = ((struct sockaddr_in *)i->ifa_addr)->sin_addr;
+            if (i->ifa_flags & IFF_LOOPBACK) {
+                loop = a;
+                continue;
+            }
+            out[n++] = a;
+        }
+        freeifaddrs(ifa);
+    }
+    out[n++] = loop;
+    return n;
+}
+
+/* A new port (not in the list): NULL with errno on failure. */
+static struct port *port_new(void)
+{
+    struct port *p = calloc(1, sizeof *p);
+    if (!p)
+        return NULL;
+    p->fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_ANY) };
+    socklen_t sl = sizeof sa;
+    if (p->fd < 0 || bind(p->fd, (struct sockaddr *)&sa, sizeof sa) != 0 || listen(p->fd, 64) != 0 ||
+        getsockname(p->fd, (struct sockaddr *)&sa, &sl) != 0) {
+        int e = errno;
+        if (p->fd >= 0)
+            close(p->fd);
+        free(p);
+        errno = e;
+        return NULL;
+    }
+    struct in_addr a[DPM_ADDRS];
+    int na = host_addrs(a, DPM_ADDRS);
+    uint64_t id = 0;
+    if (getrandom(&id, sizeof id, 0) != (ssize_t)sizeof id)
+        id = (uint64_t)aptus_rt.pid << 32 ^ (uint64_t)(aptus_wtime() * 1e9);
+    int len = snprintf(p->name, sizeof p->name, PORT_PREFIX "%u:", (unsigned)ntohs(sa.sin_port));
+    for (int i = 0; i < na; i++) {
+        char ip[INET_ADDRSTRLEN];
+        inet_ntop(AF_INET, &a[i], ip, sizeof ip);
+        len += snprintf(p->name + len, sizeof p->name - (size_t)len, "%s%s", i ? "," : "", ip);
+    }
+    snprintf(p->name + len, sizeof p->name - (size_t)len, ":%016llx", (unsigned long long)id);
+    return p;
+}
+
+static void port_free(struct port *p)
+{
+    if (p) {
+        close(p->fd);
+        free(p);
+    }
+}
+
+int PMPI_Open_port(MPI_Info info, char *port_name)
+{
+    APTUS_API_LOCK();
+    const char *fn = "MPI_Open_port";
+    API_INIT(fn);
+    (void)info; /* (no info keys of ours: others are ignored, as the standard allows) */
+    if (!port_name)
+        return aptus_error(NULL, MPI_ERR_ARG, fn, "null port_name argument");
+    struct port *p = port_new();
+    if (!p)
+        return aptus_error(NULL, errno == ENOMEM ? MPI_ERR_NO_MEM : MPI_ERR_PORT, fn,
+                           "cannot open a listening TCP socket: %s", strerror(errno));
+    p->next = ports;
+    ports = p;
+    strcpy(port_name, p->name);
+    return MPI_SUCCESS;
+}
+APTUS_ALIAS(Open_port)
+
+int PMPI_Close_port(const char *port_name)
+{
+    APTUS_API_LOCK();
+    const char *fn = "MPI_Close_port";
+    API_INIT(fn);
+    if (!port_name)
+        return aptus_error(NULL, MPI_ERR_ARG, fn, "null port_name argument");
+    for (struct port **pp = &ports; *pp; pp = &(*pp)->next) {
+        struct port *p = *pp;
+        if (strcmp(p->name, port_name))
+            continue;
+        if (p->busy)
+            return aptus_error(NULL, MPI_ERR_PORT, fn, "port \"%.200s\" is in use: MPI_Comm_accept waits on it",
+                               port_name);
+        *pp = p->next;
+        close(p->fd);
+        free(p);
+        return MPI_SUCCESS;
+    }
+    return aptus_error(NULL, MPI_ERR_PORT, fn, "port \"%.200s\" is not open in this process", port_name);
+}
+APTUS_ALIAS(Close_port)
+
+/* ---- the roots' meeting ---- */
+
+/* A job MPI_Comm_spawn started, watched while the parents wait for it to connect: 1 once it has
+ * ended (its wait status in *status). */
+static int child_ended(pid_t pid, int *status)
+{
+    if (pid <= 0)
+        return 0;
+    pid_t r = waitpid(pid, status, WNOHANG);
+    if (r < 0 && errno == ECHILD) { /* (the program reaped it itself: its status is lost) */
+        *status = 0;
+        return 1;
+    }
+    return r == pid;
+}
+
+/* Waits until fd is ready for ev, progressing meanwhile. 0, or -1 (errno) on a poll failure, or
+ * -2 once the watched child (if any) has ended. */
+static int sock_wait_watch(int fd, short ev, pid_t watch, int *status)
+{
+    unsigned idle = 0;
+    for (;;) {
+        if (child_ended(watch, status))
+            return -2;
+        struct pollfd p = { fd, ev, 0 };
+        int r = poll(&p, 1, 0);
+        if (r > 0)
+            return 0;
+        if (r < 0 && errno != EINTR)
+            return -1;
+        aptus_wait_step(&idle);
+    }
+}
+
+static int sock_wait(int fd, short ev)
+{
+    return sock_wait_watch(fd, ev, 0, NULL);
+}
+
+/* Moves len bytes over the socket (out: write). 0, or -1 with errno (ECONNRESET: closed). */
+static int sock_io(int fd, void *buf, size_t len, int out)
+{
+    char *b = buf;
+    while (len) {
+        ssize_t r = out ? send(fd, b, len, MSG_NOSIGNAL) : recv(fd, b, len, 0);
+        if (r > 0) {
+            b += r;
+            len -= (size_t)r;
+            continue;
+        }
+        if (r == 0) {
+            errno = ECONNRESET;
+            return -1;
+        }
+        if (errno == EINTR)
+            continue;
+        if (errno != EAGAIN && errno != EWOULDBLOCK)
+            return -1;
+        if (sock_wait(fd, out ? POLLOUT : POLLIN) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+struct dpm_hdr {
+    uint32_t magic;
+    uint32_t n;    /* cards that follow */
+    uint32_t tag;  /* the accepting side's: the agreement's tag */
+    uint32_t room; /* the fewest free entries among this group's tables of other jobs' processes */
+};
+
+/* One side's state through the steps. */
+struct dpm {
+    const char *fn;
+    struct aptus_comm *c;
+    int root, accepting;                   /* accepting: the side whose tag counts (join: the one first in order) */
+    struct aptus_proc_card *mine, *theirs; /* the root's: its group's cards, the other group's */
+    uint32_t nmine, ntheirs, tag, room;
+    pid_t watch;     /* spawn: the new job's mpiexec, while the parents wait for it */
+    int watch_ended; /* it ended before its processes connected (its wait status: watch_status) */
+    int watch_status;
+    int rc; /* MPI error class */
+    char why[320];
+};
+
+static int dpm_fail(struct dpm *d, int rc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int dpm_fail(struct dpm *d, int rc, const char *fmt, ...)
+{
+    if (d->rc)
+        return d->rc;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(d->why, sizeof d->why, fmt, ap);
+    va_end(ap);
+    return d->rc = rc;
+}
+
+/* Step 2 at the root, over a connected socket: the cards both ways, then the verdicts. */
+static void roots_meet(struct dpm *d, int fd)
+{
+    struct dpm_hdr h = { DPM_MAGIC, d->nmine, d->tag, d->room }, t;
+    uint8_t ok = d->rc == 0, tok = 0;
+    if (sock_io(fd, &h, sizeof h, 1) || sock_io(fd, d->mine, d->nmine * sizeof *d->mine, 1) ||
+        sock_io(fd, &t, sizeof t, 0)) {
+        dpm_fail(d, MPI_ERR_PORT, "the other side's root went away during the handshake (%s)", strerror(errno));
+        return;
+    }
+    if (t.magic != DPM_MAGIC || t.n == 0 || t.n > DPM_MAX_SIDE) {
+        dpm_fail(d, MPI_ERR_PORT, "the other side did not speak Aptus MPI's handshake");
+        return;
+    }
+    d->ntheirs = t.n;
+    if (!d->accepting)
+        d->tag = t.tag;
+    if (!(d->theirs = malloc(t.n * sizeof *d->theirs))) {
+        dpm_fail(d, MPI_ERR_NO_MEM, "out of memory for %u cards", t.n);
+        return;
+    }
+    if (sock_io(fd, d->theirs, t.n * sizeof *d->theirs, 0)) {
+        dpm_fail(d, MPI_ERR_PORT, "the other side's root went away during the handshake (%s)", strerror(errno));
+        return;
+    }
+    if (ok && d->room < t.n) {
+        dpm_fail(d, MPI_ERR_NO_MEM,
+                 "a process of this group has room for %u more processes of other jobs, the other group has %u "
+                 "(APTUS_DPM_PROCS=%d)",
+                 d->room, t.n, aptus_config.dpm_procs);
+        ok = 0;
+    }
+    if (sock_io(fd, &ok, 1, 1) || sock_io(fd, &tok, 1, 0)) {
+        dpm_fail(d, MPI_ERR_PORT, "the other side's root went away during the handshake (%s)", strerror(errno));
+        return;
+    }
+    if (!tok)
+        dpm_fail(d, MPI_ERR_PORT, "the other side gave up (its processes say why)");
+}
+
+/* The connecting root: to the first address of the port that answers. -1: none does. */
+static int port_dial(struct dpm *d, const char *port)
+{
+    if (strncmp(port, PORT_PREFIX, strlen(PORT_PREFIX))) {
+        dpm_fail(d, MPI_ERR_PORT, "\"%.200s\" is not a port name of Aptus MPI (MPI_Open_port gives one)", port);
+        return -1;
+    }
+    char buf[MPI_MAX_PORT_NAME];
+    snprintf(buf, sizeof buf, "%s", port + strlen(PORT_PREFIX));
+    char *save = NULL, *num = strtok_r(buf, ":", &save), *list = strtok_r(NULL, ":", &save);
+    char *end = NULL;
+    long pn = num ? strtol(num, &end, 10) : -1;
+    if (!list || !end || *end || pn <= 0 || pn > 65535) {
+        dpm_fail(d, MPI_ERR_PORT, "port name \"%.200s\" is damaged", port);
+        return -1;
+    }
+    int last = 0;
+    char *s2 = NULL;
+    for (char *ip = strtok_r(list, ",", &s2); ip; ip = strtok_r(NULL, ",", &s2)) {
+        struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)pn) };
+        if (inet_pton(AF_INET, ip, &sa.sin_addr) != 1)
+            continue;
+        int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        if (fd < 0) {
+            last = errno;
+            continue;
+        }
+        int r = connect(fd, (struct sockaddr *)&sa, sizeof sa);
+        if (r != 0 && errno == EINPROGRESS) {
+            socklen_t el = sizeof r;
+            if (sock_wait(fd, POLLOUT) != 0 || getsockopt(fd, SOL_SOCKET, SO_ERROR, &r, &el) != 0)
+                r = errno;
+            errno = r;
+        }
+        if (r == 0) {
+            int one = 1;
+            setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+            return fd;
+        }
+        last = errno;
+        close(fd);
+    }
+    dpm_fail(d, MPI_ERR_PORT, "no process accepts on port \"%.200s\" (%s)", port,
+             last ? strerror(last) : "no address in it");
+    return -1;
+}
+
+/* The accepting root: the next connection to port p that speaks the handshake's first word is
+ * taken in roots_meet (one that does not is closed and the wait goes on). */
+static int port_answer(struct dpm *d, struct port *p)
+{
+    for (;;) {
+        int w = sock_wait_watch(p->fd, POLLIN, d->watch, &d->watch_status);
+        if (w == -2) {
+            d->watch_ended = 1;
+            int st = d->watch_status;
+            dpm_fail(d, MPI_ERR_SPAWN,
+                     "the new job ended (%s %d) before its processes connected: its messages above say why",
+                     WIFEXITED(st) ? "exit status" : "signal", WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
+            return -1;
+        }
+        if (w != 0) {
+            dpm_fail(d, MPI_ERR_PORT, "waiting on the port failed: %s", strerror(errno));
+            return -1;
+        }
+        int fd = accept4(p->fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+        if (fd < 0) {
+            if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR || errno == ECONNABORTED)
+                continue;
+            dpm_fail(d, MPI_ERR_PORT, "accepting a connection on the port failed: %s", strerror(errno));
+            return -1;
+        }
+        int one = 1;
+        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+        return fd;
+    }
+}
+
+/* Steps 1 - 4; `meet` runs step 2 at the root (NULL elsewhere). */
+static int dpm_link(struct dpm *d, void (*meet)(struct dpm *d, void *arg), void *arg, struct aptus_comm **out)
+{
+    struct aptus_comm *c = d->c;
+    int me_root = c->rank == d->root;
+    *out = NULL;
+    /* 1. the cards, with each member's room; a member's failure travels as an empty card */
+    struct {
+        struct aptus_proc_card card;
+        uint32_t room;
+        int32_t err;
+    } mine, *all = NULL;
+    memset(&mine, 0, sizeof mine);
+    char err[320] = "";
+    if (aptus_proc_card_self(&mine.card, err, sizeof err) != 0)
+        mine.err = 1;
+    mine.room = (uint32_t)(aptus_rt.procs_cap - aptus_rt.nprocs);
+    if (me_root && !(all = malloc((size_t)c->size * sizeof *all)))
+        dpm_fail(d, MPI_ERR_NO_MEM, "out of memory");
+    int rc =
+        PMPI_Gather(&mine, (int)sizeof mine, MPI_BYTE, all, all ? (int)sizeof mine : 0, MPI_BYTE, d->root, c->handle);
+    if (rc)
+        return dpm_fail(d, rc, "gathering the members' addresses failed");
+    /* 2. the roots */
+    uint32_t word[4] = { 0 }; /* outcome (MPI error class), cards, tag, the failing member + 1 */
+    if (me_root) {
+        d->nmine = (uint32_t)c->size;
+        d->room = UINT32_MAX;
+        if (all && (d->mine = malloc((size_t)c->size * sizeof *d->mine))) {
+            for (int i = 0; i < c->size; i++) {
+                d->mine[i] = all[i].card;
+                if (all[i].room < d->room)
+                    d->room = all[i].room;
+                if (all[i].err && !d->rc) {
+                    dpm_fail(d, MPI_ERR_OTHER, "rank %d of the communicator cannot take part (%s)", i,
+                             i == c->rank ? err : "its UD channel could not start: its own error says why");
+                    word[3] = (uint32_t)i + 1;
+                }
+            }
+        } else {
+            dpm_fail(d, MPI_ERR_NO_MEM, "out of memory");
+        }
+        if (d->mine) /* (also after a failure here: the other root then hears it, and gives up too) */
+            meet(d, arg);
+        word[0] = (uint32_t)d->rc;
+        word[1] = d->ntheirs;
+        word[2] = d->tag;
+    }
+    free(all);
+    rc = aptus_bcast(word, sizeof word, d->root, c);
+    if (!rc && !word[0] && !me_root && !(d->theirs = malloc(word[1] * sizeof *d->theirs)))
+        /* (both groups are committed: a member that cannot go on would leave the others waiting) */
+        aptus_abort_job(MPI_ERR_NO_MEM, "MPI_Comm_accept/connect/join: out of memory for the other group's cards");
+    if (!rc && !word[0])
+        rc = aptus_bcast(d->theirs, word[1] * sizeof *d->theirs, d->root, c);
+    if (rc)
+        return dpm_fail(d, rc, "the communicator's broadcast failed");
+    if (word[0]) {
+        if (!me_root && word[3] && (int)word[3] - 1 == c->rank)
+            dpm_fail(d, (int)word[0], "this process cannot take part: %s", err);
+        else if (!me_root)
+            dpm_fail(d, (int)word[0], "the root (rank %d) could not link the groups (it says why)", d->root);
+        return d->rc;
+    }
+    /* 3. the other group's processes get their indexes */
+    int m = (int)word[1];
+    int *remote = malloc((size_t)m * sizeof(int));
+    if (!remote)
+        aptus_abort_job(MPI_ERR_NO_MEM, "MPI_Comm_accept/connect: out of memory after both groups agreed to link");
+    for (int i = 0; i < m; i++) {
+        char why[320];
+        if ((remote[i] = aptus_proc_index(&d->theirs[i], why, sizeof why)) < 0) {
+            /* (both groups are committed: a member that cannot go on would leave the others waiting) */
+            char msg[480];
+            snprintf(msg, sizeof msg, "%s: process %d of the other group cannot be reached: %s", d->fn, i, why);
+            aptus_abort_job(MPI_ERR_OTHER, msg);
+        }
+    }
+    /* 4. the context ids, over both groups */
+    rc = aptus_intercomm_from_parent(c, remote, m, (int)(word[2] & 0x3fffffffu), out);
+    free(remote);
+    if (rc)
+        return dpm_fail(d, rc, "the groups could not agree on a context id");
+    return MPI_SUCCESS;
+}
+
+static void dpm_free(struct dpm *d)
+{
+    free(d->mine);
+    free(d->theirs);
+}
+
+static void meet_accept(struct dpm *d, void *arg)
+{
+    struct port *p = arg;
+    if (!p) /* (no such port here: nobody to tell) */
+        return;
+    p->busy++;
+    int fd = port_answer(d, p);
+    p->busy--;
+    if (fd >= 0) {
+        roots_meet(d, fd);
+        close(fd);
+    }
+}
+
+static void meet_connect(struct dpm *d, void *arg)
+{
+    if (!arg)
+        return;
+    int fd = port_dial(d, arg);
+    if (fd >= 0) {
+        roots_meet(d, fd);
+        close(fd);
+    }
+}
+
+static uint32_t new_tag(void)
+{
+    uint32_t t = 0;
+    if (getrandom(&t, sizeof t, 0) != (ssize_t)sizeof t)
+        t = (uint32_t)aptus_rt.pid * 2654435761u ^ (uint32_t)(aptus_wtime() * 1e9);
+    return t;
+}
+
+static int accept_or_connect(const char *fn, int accepting, const char *port_name, int root, MPI_Comm comm,
+                             MPI_Comm *newcomm)
+{
+    APTUS_OUT_NULL(newcomm, MPI_COMM_NULL);
+    GET_COMM(c, comm, fn);
+    if (c->is_inter)
+        return aptus_error(c, MPI_ERR_COMM, fn, "comm must be an intracommunicator");
+    if (root < 0 || root >= c->size)
+        return aptus_error(c, MPI_ERR_ROOT, fn, "invalid root %d (comm has %d ranks)", root, c->size);
+    if (!newcomm)
+        return aptus_error(c, MPI_ERR_ARG, fn, "null newcomm argument");
+    struct dpm d = { .fn = fn, .c = c, .root = root, .accepting = accepting };
+    struct port *p = NULL;
+    if (c->rank == root) { /* (port_name matters at the root only) */
+        if (!port_name)
+            dpm_fail(&d, MPI_ERR_ARG, "null port_name at the root");
+        else if (accepting && !(p = port_find(port_name)))
+            dpm_fail(&d, MPI_ERR_PORT, "port \"%.200s\" is not open in this process (MPI_Open_port)", port_name);
+        d.tag = new_tag();
+    }
+    struct aptus_comm *n = NULL;
+    int rc = accepting ? dpm_link(&d, meet_accept, p, &n) : dpm_link(&d, meet_connect, (void *)port_name, &n);
+    dpm_free(&d);
+    if (rc)
+        return aptus_error(c, rc, fn, "%s", d.why);
+    *newcomm = n->handle;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Comm_accept(const char *port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *newcomm)
+{
+    APTUS_API_LOCK();
+    (void)info;
+    return accept_or_connect("MPI_Comm_accept", 1, port_name, root, comm, newcomm);
+}
+APTUS_ALIAS(Comm_accept)
+
+int PMPI_Comm_connect(const char *port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *newcomm)
+{
+    APTUS_API_LOCK();
+    (void)info;
+    return accept_or_connect("MPI_Comm_connect", 0, port_name, root, comm, newcomm);
+}
+APTUS_ALIAS(Comm_connect)
+
+/* MPI_Comm_join: both sides are one process, and symmetric; which of them is the accepting side
+ * (whose tag counts) is settled by a first exchange of their cards' (job, rank). */
+static void meet_join(struct dpm *d, void *arg)
+{
+    int fd = *(int *)arg;
+    uint64_t mine = (uint64_t)d->mine[0].job << 32 | (uint32_t)d->mine[0].rank, theirs = 0;
+    if (sock_io(fd, &mine, sizeof mine, 1) || sock_io(fd, &theirs, sizeof theirs, 0)) {
+        dpm_fail(d, MPI_ERR_ARG, "the socket failed before the other side answered (%s)", strerror(errno));
+        return;
+    }
+    if (theirs == mine) {
+        dpm_fail(d, MPI_ERR_ARG, "the socket's other end is this process: MPI_Comm_join needs two");
+        return;
+    }
+    d->accepting = mine < theirs;
+    roots_meet(d, fd);
+}
+
+int PMPI_Comm_join(int fd, MPI_Comm *intercomm)
+{
+    APTUS_API_LOCK();
+    const char *fn = "MPI_Comm_join";
+    APTUS_OUT_NULL(intercomm, MPI_COMM_NULL);
+    API_INIT(fn);
+    if (!intercomm)
+        return aptus_error(NULL, MPI_ERR_ARG, fn, "null intercomm argument");
+    int fl = fcntl(fd, F_GETFL);
+    int type = 0;
+    socklen_t tl = sizeof type;
+    if (fl < 0 || getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &tl) != 0 || type != SOCK_STREAM)
+        return aptus_error(NULL, MPI_ERR_ARG, fn, "fd %d is not a connected stream socket", fd);
+    struct aptus_comm *self = aptus_comm_get(MPI_COMM_SELF);
+    struct dpm d = { .fn = fn, .c = self, .root = 0, .tag = new_tag() };
+    /* (the socket is used non-blocking here and given back as it came) */
+    if (!(fl & O_NONBLOCK))
+        fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+    struct aptus_comm *n = NULL;
+    int rc = dpm_link(&d, meet_join, &fd, &n);
+    if (!(fl & O_NONBLOCK))
+        fcntl(fd, F_SETFL, fl);
+    dpm_free(&d);
+    if (rc)
+        return aptus_error(NULL, rc, fn, "%s", d.why);
+    *intercomm = n->handle;
+    return MPI_SUCCESS;
+}
+APTUS_ALIAS(Comm_join)
+
+/* ---- names (MPI_Publish_name, MPI_Lookup_name, MPI_Unpublish_name) ----
+ * A directory (APTUS_NAME_SERVICE) holds one file per published name: its name the service
+ * name in hex, its text "PORT\nHOST PID\n" (the publisher). Every job that names the directory
+ * shares the names. A process removes its names when it unpublishes them, at MPI_Finalize and
+ * at its exit; a file whose publisher on this host has died is taken over. */
+
+struct pubname {
+    char file[1024];
+    struct pubname *next;
+};
+static struct pubname *published;
+
+static int names_dir(char *dir, size_t len, const char *fn, int make)
+{
+    const char *v = aptus_config.name_service;
+    if (v && *v && strcmp(v, "auto")) {
+        snprintf(dir, len, "%s", v);
+    } else {
+        const char *t = getenv("TMPDIR");
+        snprintf(dir, len, "%s/aptus-names-%u", t && *t ? t : "/tmp", (unsigned)getuid());
+        if (make && mkdir(dir, 0700) != 0 && errno != EEXIST)
+            return aptus_error(NULL, MPI_ERR_SERVICE, fn, "cannot make the name service's directory %s: %s", dir,
+                               strerror(errno));
+    }
+    return MPI_SUCCESS;
+}
+
+static int name_file(char *out, size_t len, const char *service, const char *fn, int make)
+{
+    char dir[900];
+    int rc = names_dir(dir, sizeof dir, fn, make);
+    if (rc)
+        return rc;
+    size_t sl = strlen(service), n = (size_t)snprintf(out, len, "%s/", dir);
+    if (sl == 0 || n + 2 * sl + 1 > len)
+        return aptus_error(NULL, MPI_ERR_ARG, fn, "service name \"%.100s\" is %s", service, sl ? "too long" : "empty");
+    for (size_t i = 0; i < sl; i++)
+        n += (size_t)snprintf(out + n, len - n, "%02x", (unsigned char)service[i]);
+    return MPI_SUCCESS;
+}
+
+/* The port a name file holds, and whether its publisher is a process of this host that is gone. */
+static int name_read(const char *file, char *port, size_t plen, int *stale)
+{
+    FILE *f = fopen(file, "r");
+    if (!f)
+        return -1;
+    char host[256] = "", me[256] = "";
+    long pid = 0;
+    int ok = fgets(port, (int)plen, f) != NULL;
+    if (ok && fscanf(f, "%255s %ld", host, &pid) != 2)
+        pid = 0;
+    fclose(f);
+    if (!ok)
+        return -1;
+    port[strcspn(port, "\n")] = 0;
+    gethostname(me, sizeof me - 1);
+    *stale = pid > 0 && !strcmp(host, me) && kill((pid_t)pid, 0) != 0 && errno == ESRCH;
+    return 0;
+}
+
+int PMPI_Publish_name(const char *service_name, MPI_Info info, const char *port_name)
+{
+    APTUS_API_LOCK();
+    const char *fn = "MPI_Publish_name";
+    API_INIT(fn);
+    (void)info;
+    if (!service_name || !port_name)
+        return aptus_error(NULL, MPI_ERR_ARG, fn, "null %s argument", service_name ? "port_name" : "service_name");
+    if (strlen(port_name) >= MPI_MAX_PORT_NAME || strchr(port_name, '\n'))
+        return aptus_error(NULL, MPI_ERR_ARG, fn, "port_name is not a port name (too long, or holds a newline)");
+    struct pubname *p = calloc(1, sizeof *p);
+    if (!p)
+        return aptus_error(NULL, MPI_ERR_NO_MEM, fn, "out of memory");
+    int rc = name_file(p->file, sizeof p->file, service_name, fn, 1);
+    if (rc) {
+        free(p);
+        return rc;
+    }
+    char tmp[1100], host[256] = "";
+    gethostname(host, sizeof host - 1);
+    snprintf(tmp, sizeof tmp, "%s.%ld.tmp", p->file, (long)aptus_rt.pid);
+    FILE *f = fopen(tmp, "w");
+    int ok = f && fprintf(f, "%s\n%s %ld\n", port_name, host, (long)aptus_rt.pid) > 0;
+    if (f && fclose(f) != 0)
+        ok = 0;
+    /* (link: the name appears whole, and only if nobody holds it) */
+    int taken = ok && link(tmp, p->file) != 0 && errno == EEXIST;
+    if (taken) {
+        char old[MPI_MAX_PORT_NAME];
+        int stale = 0;
+        if (name_read(p->file, old, sizeof old, &stale) == 0 && stale && rename(tmp, p->file) == 0)
+            taken = 0;
+    } else if (ok && access(p->file, F_OK) != 0) {
+        ok = 0;
+    }
+    int e = errno;
+    unlink(tmp);
+    if (!ok || taken) {
+        char file[sizeof p->file];
+        memcpy(file, p->file, sizeof file);
+        free(p);
+        if (taken)
+            return aptus_error(NULL, MPI_ERR_SERVICE, fn, "service name \"%.200s\" is already published", service_name);
+        return aptus_error(NULL, MPI_ERR_SERVICE, fn, "cannot write the name service's file %s: %s", file, strerror(e));
+    }
+    p->next = published;
+    published = p;
+    return MPI_SUCCESS;
+}
+APTUS_ALIAS(Publish_name)
+
+int PMPI_Lookup_name(const char *service_name, MPI_Info info, char *port_name)
+{
+    APTUS_API_LOCK();
+    const char *fn = "MPI_Lookup_name";
+    API_INIT(fn);
+    (void)info;
+    if (!service_name || !port_name)
+        return aptus_error(NULL, MPI_ERR_ARG, fn, "null %s argument", service_name ? "port_name" : "service_name");
+    char file[1024];
+    int rc = name_file(file, sizeof file, service_name, fn, 0), stale = 0;
+    if (rc)
+        return rc;
+    char port[MPI_MAX_PORT_NAME];
+    if (name_read(file, port, sizeof port, &stale) != 0 || stale)
+        return aptus_error(NULL, MPI_ERR_NAME, fn, "service name \"%.200s\" is not published", service_name);
+    strcpy(port_name, port);
+    return MPI_SUCCESS;
+}
+APTUS_ALIAS(Lookup_name)
+
+int PMPI_Unpublish_name(const char *service_name, MPI_Info info, const char *port_name)
+{
+    APTUS_API_LOCK();
+    const char *fn = "MPI_Unpublish_name";
+    API_INIT(fn);
+    (void)info;
+    if (!service_name || !port_name)
+        return aptus_error(NULL, MPI_ERR_ARG, fn, "null %s argument", service_name ? "port_name" : "service_name");
+    char file[1024];
+    int rc = name_file(file, sizeof file, service_name, fn, 0);
+    if (rc)
+        return rc;
+    for (struct pubname **pp = &published; *pp; pp = &(*pp)->next) {
+        struct pubname *p = *pp;
+        if (strcmp(p->file, file))
+            continue;
+        char port[MPI_MAX_PORT_NAME];
+        int stale = 0;
+        if (name_read(file, port, sizeof port, &stale) != 0 || strcmp(port, port_name))
+            return aptus_error(NULL, MPI_ERR_SERVICE, fn, "service name \"%.200s\" is not published with that port",
+                               service_name);
+        unlink(file);
+        *pp = p->next;
+        free(p);
+        return MPI_SUCCESS;
+    }
+    return aptus_error(NULL, MPI_ERR_SERVICE, fn, "service name \"%.200s\" was not published by this process",
+                       service_name);
+}
+APTUS_ALIAS(Unpublish_name)
+
+void aptus_dpm_finalize(void)
+{
+    /* (MPI_Finalize waited for the jobs this process started; at an exit without it they go) */
+    while (children) {
+        struct child *c = children;
+        children = c->next;
+        kill(c->pid, SIGTERM);
+        free(c);
+    }
+    while (published) {
+        struct pubname *p = published;
+        published = p->next;
+        unlink(p->file);
+        free(p);
+    }
+    while (ports) {
+        struct port *p = ports;
+        ports = p->next;
+        close(p->fd);
+        free(p);
+    }
+}
+
+/* ---- spawn (MPI_Comm_spawn, MPI_Comm_spawn_multiple, MPI_Comm_get_parent) ----
+ * The root starts the new job with its own mpiexec (APTUS_MPIEXEC, which mpiexec puts in its
+ * ranks' environment): `mpiexec -n TOTAL [--hosts H | -f F] MPIEXEC --app-exec`, each rank of
+ * which runs its command (tools/mpiexec/app_exec.c) from APTUS_SPAWN_APPS. The new job's
+ * environment names a port the parents opened (APTUS_PARENT_PORT): its MPI_Init connects to it,
+ * while the parents accept on it (the steps above), which gives both sides their
+ * intercommunicator. The new mpiexec is the root's child: its output goes where the root's
+ * goes (the parents' mpiexec forwards it), it is in the root's process group (signals to the
+ * root's rank reach it, and it forwards them to its ranks), and the parents' mpiexec, a child
+ * subreaper, takes it over should the root die. The root watches it: ended before its processes
+ * connected, the spawn fails (MPI_ERR_SPAWN; the parents go on); ended badly later, while the
+ * parents run, it takes the parents' job down with it; the root's MPI_Finalize waits for it. */
+
+static struct aptus_timer child_timer;
+static MPI_Comm parent_comm = MPI_COMM_NULL;
+
+static void child_check(struct aptus_timer *t)
+{
+    for (struct child **pp = &children; *pp;) {
+        struct child *c = *pp;
+        int st = 0;
+        if (!child_ended(c->pid, &st)) {
+            pp = &c->next;
+            continue;
+        }
+        *pp = c->next;
+        spawned_here -= c->n;
+        free(c);
+        if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+            char msg[200];
+            snprintf(msg, sizeof msg, "a job that MPI_Comm_spawn started here ended with %s %d: ending this job too",
+                     WIFEXITED(st) ? "exit status" : "signal", WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
+            aptus_abort_job(MPI_ERR_SPAWN, msg);
+        }
+    }
+    if (children)
+        aptus_timer_arm(t, aptus_wtime() + 0.2);
+}
+
+/* One command of a spawn: what the root knows of it. */
+struct app {
+    const char *cmd;
+    char **argv;
+    int n;        /* processes asked for (maxprocs), then to start */
+    int soft[64]; /* the counts `soft` allows, ascending (nsoft 0: only n) */
+    int nsoft;
+    char wdir[PATH_MAX], path[PATH_MAX];
+};
+
+static const char *info_get(MPI_Info info, const char *key, char *buf, int len)
+{
+    int flag = 0;
+    if (info == MPI_INFO_NULL || PMPI_Info_get(info, key, len - 1, buf, &flag) != MPI_SUCCESS || !flag)
+        return NULL;
+    return buf;
+}
+
+/* The info value of `soft`: "a:b:c" (a, a+c, ..., up to b), "a:b" (a..b), "a" and lists of them,
+ * separated by commas. 0, or -1 when it is not that. */
+static int soft_parse(struct app *a, const char *v)
+{
+    char buf[PATH_MAX];
+    snprintf(buf, sizeof buf, "%s", v);
+    char *save = NULL;
+    int mark[4097] = { 0 };
+    for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        long x[3] = { 0, 0, 1 };
+        int k = 0;
+        for (char *p = t; k < 3; k++) {
+            char *e;
+            x[k] = strtol(p, &e, 10);
+            if (e == p)
+                return -1;
+            if (*e != ':') {
+                k++;
+                if (*e)
+                    return -1;
+                break;
+            }
+            p = e + 1;
+        }
+        if (k == 1)
+            x[1] = x[0];
+        if (k < 3)
+            x[2] = 1;
+        if (x[0] < 0 || x[1] < x[0] || x[2] < 1 || x[1] > 4096)
+            return -1;
+        for (long i = x[0]; i <= x[1]; i += x[2])
+            mark[i] = 1;
+    }
+    a->nsoft = 0;
+    for (int i = 0; i <= 4096 && a->nsoft < 64; i++)
+        if (mark[i])
+            a->soft[a->nsoft++] = i;
+    return 0;
+}
+
+/* Whether the command can be executed here (the root checks before starting anything). */
+static int app_findable(const struct app *a)
+{
+    char full[2 * PATH_MAX + 2];
+    if (strchr(a->cmd, '/')) {
+        if (a->cmd[0] != '/' && a->wdir[0])
+            snprintf(full, sizeof full, "%s/%s", a->wdir, a->cmd);
+        else
+            snprintf(full, sizeof full, "%s", a->cmd);
+        return access(full, X_OK) == 0;
+    }
+    const char *env = getenv("PATH");
+    char dirs[2 * PATH_MAX + 8];
+    snprintf(dirs, sizeof dirs, "%s%s%s", a->path, a->path[0] ? ":" : "", env ? env : "/usr/bin:/bin");
+    char *save = NULL;
+    for (char *d = strtok_r(dirs, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
+        snprintf(full, sizeof full, "%s/%s", *d ? d : ".", a->cmd);
+        if (access(full, X_OK) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+struct spawn {
+    struct app *apps;
+    int napps, total;
+    char hosts[PATH_MAX], hostfile[PATH_MAX];
+    struct port *port;
+    pid_t pid;
+};
+
+/* Appends s to the buffer (grown as needed); -1 out of memory. */
+static int buf_add(char **b, size_t *len, size_t *cap, const char *s, size_t n)
+{
+    if (*len + n + 1 > *cap) {
+        size_t c = *cap ? *cap * 2 : 4096;
+        while (c < *len + n + 1)
+            c *= 2;
+        char *nb = realloc(*b, c);
+        if (!nb)
+            return -1;
+        *b = nb;
+        *cap = c;
+    }
+    memcpy(*b + *len, s, n);
+    *len += n;
+    (*b)[*len] = '\0';
+    return 0;
+}
+
+extern char **environ;
+
+/* Starts the new job: fork, and mpiexec in the child with an environment made here (nothing in
+ * the child but system calls). 0, or -1 with the reason in d. */
+static int spawn_start(struct dpm *d, struct spawn *sp)
+{
+    const char *mpiexec = getenv("APTUS_MPIEXEC");
+    if (!mpiexec || !*mpiexec) {
+        dpm_fail(d, MPI_ERR_SPAWN,
+                 "this job was not started by Aptus MPI's mpiexec (under srun, say), and only that launcher can start "
+                 "a new job here: start the program with mpiexec");
+        return -1;
+    }
+    /* APTUS_SPAWN_APPS, and the environment */
+    char *apps = NULL, *uenv = NULL;
+    size_t alen = 0, acap = 0;
+    int bad = buf_add(&apps, &alen, &acap, "APTUS_SPAWN_APPS=", 17);
+    for (int i = 0; i < sp->napps && !bad; i++) {
+        char num[16];
+        int nl = snprintf(num, sizeof num, "%d", sp->apps[i].n);
+        if (i)
+            bad |= buf_add(&apps, &alen, &acap, "\x1e", 1);
+        bad |= buf_add(&apps, &alen, &acap, num, (size_t)nl);
+        const char *f[3] = { sp->apps[i].wdir, sp->apps[i].path, sp->apps[i].cmd };
+        for (int k = 0; k < 3; k++) {
+            bad |= buf_add(&apps, &alen, &acap, "\x1f", 1);
+            bad |= buf_add(&apps, &alen, &acap, f[k], strlen(f[k]));
+        }
+        for (char **a = sp->apps[i].argv; a && *a; a++) {
+            bad |= buf_add(&apps, &alen, &acap, "\x1f", 1);
+            bad |= buf_add(&apps, &alen, &acap, *a, strlen(*a));
+        }
+    }
+    const char *used_env = getenv("APTUS_UNIVERSE_USED");
+    long used = used_env ? strtol(used_env, NULL, 10) : 0;
+    if (asprintf(&uenv, "APTUS_UNIVERSE_USED=%ld", used + aptus_rt.size) < 0)
+        uenv = NULL;
+    char *penv = NULL;
+    if (asprintf(&penv, "APTUS_PARENT_PORT=%s", sp->port->name) < 0)
+        penv = NULL;
+    size_t ne = 0;
+    while (environ[ne])
+        ne++;
+    char **envp = calloc(ne + 4, sizeof *envp);
+    char nbuf[16];
+    snprintf(nbuf, sizeof nbuf, "%d", sp->total);
+    const char *argv[12];
+    int na = 0;
+    argv[na++] = mpiexec;
+    argv[na++] = "-n";
+    argv[na++] = nbuf;
+    if (sp->hosts[0]) {
+        argv[na++] = "--hosts";
+        argv[na++] = sp->hosts;
+    } else if (sp->hostfile[0]) {
+        argv[na++] = "-f";
+        argv[na++] = sp->hostfile;
+    }
+    argv[na++] = "--";
+    argv[na++] = mpiexec;
+    argv[na++] = "--app-exec";
+    argv[na] = NULL;
+    if (bad || !uenv || !penv || !envp) {
+        free(apps);
+        free(uenv);
+        free(penv);
+        free(envp);
+        dpm_fail(d, MPI_ERR_NO_MEM, "out of memory");
+        return -1;
+    }
+    /* the parents' own: this rank's PMI connection and place, its command's number */
+    static const char *const drop[] = {
+        "PMI_FD=",       "PMI_PORT=",         "PMI_RANK=",          "PMI_SIZE=",           "PMI_JOBID=",
+        "PMI_ID=",       "APTUS_NODE_ID=",    "APTUS_LOCAL_RANK=",  "APTUS_LOCAL_SIZE=",   "APTUS_NUM_NODES=",
+        "APTUS_APPNUM=", "APTUS_SPAWN_APPS=", "APTUS_PARENT_PORT=", "APTUS_UNIVERSE_USED="
+    };
+    size_t k = 0;
+    for (size_t i = 0; i < ne; i++) {
+        int keep = 1;
+        for (size_t j = 0; j < sizeof drop / sizeof drop[0] && keep; j++)
+            keep = strncmp(environ[i], drop[j], strlen(drop[j])) != 0;
+        if (keep)
+            envp[k++] = environ[i];
+    }
+    envp[k++] = apps;
+    envp[k++] = penv;
+    envp[k++] = uenv;
+    envp[k] = NULL;
+    cpu_set_t all;
+    CPU_ZERO(&all);
+    long ncpu = sysconf(_SC_NPROCESSORS_CONF);
+    for (long c = 0; c < ncpu && c < CPU_SETSIZE; c++)
+        CPU_SET((int)c, &all);
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid == 0) {
+        /* (the parent's descriptors stay behind: its PMI connection above all) */
+        syscall(SYS_close_range, 3u, ~0u, 0u);
+        sched_setaffinity(0, sizeof all, &all); /* (not the root's core only) */
+        execve(mpiexec, (char *const *)argv, envp);
+        static const char m[] = "Aptus MPI: MPI_Comm_spawn: cannot execute mpiexec (APTUS_MPIEXEC)\n";
+        ssize_t wr = write(2, m, sizeof m - 1);
+        (void)wr;
+        _exit(127);
+    }
+    int e = errno;
+    free(apps);
+    free(uenv);
+    free(penv);
+    free(envp);
+    if (pid < 0) {
+        dpm_fail(d, MPI_ERR_SPAWN, "cannot start mpiexec: fork failed: %s", strerror(e));
+        return -1;
+    }
+    sp->pid = pid;
+    return 0;
+}
+
+static void meet_spawn(struct dpm *d, void *arg)
+{
+    struct spawn *sp = arg;
+    if (d->rc || spawn_start(d, sp) != 0)
+        return;
+    d->watch = sp->pid;
+    meet_accept(d, sp->port);
+    d->watch = 0;
+}
+
+/* Checks and plans the spawn at the root: the commands, info keys, universe. */
+static void spawn_plan(struct dpm *d, struct spawn *sp, int count, char *cmds[], char **argvs[], const int maxprocs[],
+                       const MPI_Info infos[])
+{
+    if (count < 1 || !cmds || !maxprocs) {
+        dpm_fail(d, MPI_ERR_ARG, "%s at the root", count < 1 ? "count < 1" : "null array argument");
+        return;
+    }
+    if (!(sp->apps = calloc((size_t)count, sizeof *sp->apps))) {
+        dpm_fail(d, MPI_ERR_NO_MEM, "out of memory");
+        return;
+    }
+    sp->napps = count;
+    char v[PATH_MAX];
+    for (int i = 0; i < count && !d->rc; i++) {
+        struct app *a = &sp->apps[i];
+        MPI_Info info = infos ? infos[i] : MPI_INFO_NULL;
+        a->cmd = cmds[i];
+        a->argv = argvs && argvs != MPI_ARGVS_NULL ? argvs[i] : NULL;
+        a->n = maxprocs[i];
+        if (!a->cmd || !*a->cmd || a->n < 0) {
+            dpm_fail(d, a->n < 0 ? MPI_ERR_ARG : MPI_ERR_SPAWN, "command %d: %s", i,
+                     a->n < 0 ? "maxprocs < 0" : "no program named");
+            break;
+        }
+        if (info_get(info, "wdir", v, sizeof v))
+            snprintf(a->wdir, sizeof a->wdir, "%s", v);
+        if (info_get(info, "path", v, sizeof v))
+            snprintf(a->path, sizeof a->path, "%s", v);
+        if (info_get(info, "soft", v, sizeof v) && soft_parse(a, v) != 0)
+            dpm_fail(d, MPI_ERR_INFO_VALUE, "command %d: soft=\"%.100s\" is not a list of a, a:b or a:b:c", i, v);
+        const char *h = info_get(info, "host", v, sizeof v);
+        if (!h)
+            h = info_get(info, "hosts", v, sizeof v);
+        if (h) {
+            if (sp->hosts[0] && strcmp(sp->hosts, h))
+                dpm_fail(d, MPI_ERR_SPAWN,
+                         "commands name different hosts (\"%.100s\", \"%.100s\"): one host list "
+                         "serves a spawn here",
+                         sp->hosts, h);
+            snprintf(sp->hosts, sizeof sp->hosts, "%s", h);
+        }
+        if (info_get(info, "hostfile", v, sizeof v))
+            snprintf(sp->hostfile, sizeof sp->hostfile, "%s", v);
+        /* (arch and file are accepted and have nothing to say here) */
+    }
+    if (d->rc)
+        return;
+    /* the universe: what is left of it outside this job, the jobs it was spawned from, and
+     * those this process started (each command takes as many as its `soft` allows, if fewer) */
+    int *u = NULL, flag = 0;
+    PMPI_Comm_get_attr(MPI_COMM_WORLD, MPI_UNIVERSE_SIZE, &u, &flag);
+    int usize = flag && u ? *u : aptus_rt.size;
+    const char *used_env = getenv("APTUS_UNIVERSE_USED");
+    long base = usize - (used_env ? strtol(used_env, NULL, 10) : 0) - aptus_rt.size, want = 0;
+    for (int i = 0; i < count; i++)
+        want += sp->apps[i].n;
+    /* jobs this process started count until they have ended: one that disconnected is ending, so
+     * a spawn that needs their room waits a while for them (SPAWN_ROOM_WAIT_S) */
+    unsigned idle = 0;
+    for (double t0 = aptus_wtime(); children && want > base - spawned_here && aptus_wtime() - t0 < SPAWN_ROOM_WAIT_S;)
+        if ((child_check(&child_timer), children))
+            aptus_wait_step(&idle);
+    long left = base - spawned_here;
+    sp->total = 0;
+    for (int i = 0; i < count; i++) {
+        struct app *a = &sp->apps[i];
+        long room = left - sp->total;
+        if (a->nsoft) {
+            int best = -1;
+            for (int k = 0; k < a->nsoft; k++)
+                if (a->soft[k] <= room && a->soft[k] <= a->n)
+                    best = a->soft[k];
+            if (best < 0) {
+                dpm_fail(d, MPI_ERR_SPAWN,
+                         "command %d: no count that soft allows fits the universe's room for %ld more "
+                         "(MPI_UNIVERSE_SIZE %d)",
+                         i, room < 0 ? 0 : room, usize);
+                return;
+            }
+            a->n = best;
+        } else if (a->n > room) {
+            dpm_fail(d, MPI_ERR_SPAWN,
+                     "command %d asks for %d processes, the universe has room for %ld more (MPI_UNIVERSE_SIZE %d: "
+                     "mpiexec --universe-size sets it; info soft allows fewer)",
+                     i, a->n, room < 0 ? 0 : room, usize);
+            return;
+        }
+        sp->total += a->n;
+    }
+    if (sp->total < 1) {
+        dpm_fail(d, MPI_ERR_SPAWN, "no process to start (maxprocs %s)", count > 1 ? "all 0" : "0");
+        return;
+    }
+    for (int i = 0; i < count; i++)
+        if (sp->apps[i].n > 0 && !sp->hosts[0] && !sp->hostfile[0] && !app_findable(&sp->apps[i])) {
+            dpm_fail(d, MPI_ERR_SPAWN, "command %d: cannot find the program '%.200s' (%s)", i, sp->apps[i].cmd,
+                     strchr(sp->apps[i].cmd, '/') ? "no such executable" : "not in the path, nor in PATH");
+            return;
+        }
+    if (!(sp->port = port_new()))
+        dpm_fail(d, MPI_ERR_SPAWN, "cannot open a port for the new job: %s", strerror(errno));
+}
+
+static int spawn_common(const char *fn, int count, char *cmds[], char **argvs[], const int maxprocs[],
+                        const MPI_Info infos[], int root, MPI_Comm comm, MPI_Comm *intercomm, int errcodes[])
+{
+    APTUS_OUT_NULL(intercomm, MPI_COMM_NULL);
+    GET_COMM(c, comm, fn);
+    if (c->is_inter)
+        return aptus_error(c, MPI_ERR_COMM, fn, "comm must be an intracommunicator");
+    if (root < 0 || root >= c->size)
+        return aptus_error(c, MPI_ERR_ROOT, fn, "invalid root %d (comm has %d ranks)", root, c->size);
+    if (!intercomm)
+        return aptus_error(c, MPI_ERR_ARG, fn, "null intercomm argument");
+    struct dpm d = { .fn = fn, .c = c, .root = root, .accepting = 1 };
+    struct spawn sp;
+    memset(&sp, 0, sizeof sp);
+    int me_root = c->rank == root;
+    if (me_root) {
+        spawn_plan(&d, &sp, count, cmds, argvs, maxprocs, infos);
+        d.tag = new_tag();
+    }
+    struct aptus_comm *n = NULL;
+    int rc = dpm_link(&d, meet_spawn, &sp, &n);
+    if (me_root) {
+        struct child *ch = NULL;
+        if (sp.pid > 0 && !rc && !(ch = malloc(sizeof *ch)))
+            aptus_abort_job(MPI_ERR_NO_MEM, "MPI_Comm_spawn: out of memory for the new job's record");
+        if (ch) {
+            ch->pid = sp.pid;
+            ch->n = sp.total;
+            ch->next = children;
+            children = ch;
+            spawned_here += sp.total;
+            child_timer.fire = child_check;
+            if (!child_timer.armed)
+                aptus_timer_arm(&child_timer, aptus_wtime() + 0.2);
+        } else if (sp.pid > 0 && !d.watch_ended) { /* (started, but the groups did not meet) */
+            kill(sp.pid, SIGTERM);
+            waitpid(sp.pid, NULL, 0);
+        }
+        port_free(sp.port);
+    }
+    /* the errcodes: the root's, broadcast (the array is significant everywhere, its length --
+     * the processes asked for -- known at the root) */
+    int nec = 0, *ec = NULL;
+    if (me_root && maxprocs && count > 0)
+        for (int i = 0; i < count; i++)
+            nec += maxprocs[i] > 0 ? maxprocs[i] : 0;
+    int brc = aptus_bcast(&nec, sizeof nec, root, c);
+    if (!brc && nec > 0 && !(ec = malloc((size_t)nec * sizeof *ec)))
+        aptus_abort_job(MPI_ERR_NO_MEM, "MPI_Comm_spawn: out of memory for the errcodes");
+    if (me_root && ec)
+        for (int i = 0, k = 0; i < count; i++)
+            for (int j = 0; j < maxprocs[i]; j++)
+                ec[k++] = !rc && sp.apps && j < sp.apps[i].n ? MPI_SUCCESS : MPI_ERR_SPAWN;
+    if (!brc && ec)
+        brc = aptus_bcast(ec, (size_t)nec * sizeof *ec, root, c);
+    if (!brc && ec && errcodes != MPI_ERRCODES_IGNORE)
+        memcpy(errcodes, ec, (size_t)nec * sizeof *ec);
+    free(ec);
+    if (me_root)
+        free(sp.apps);
+    if (!rc && brc) {
+        rc = brc;
+        snprintf(d.why, sizeof d.why, "broadcasting the errcodes failed");
+    }
+    dpm_free(&d);
+    if (rc)
+        return aptus_error(c, rc, fn, "%s", d.why);
+    *intercomm = n->handle;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Comm_spawn(const char *command, char *argv[], int maxprocs, MPI_Info info, int root, MPI_Comm comm,
+                    MPI_Comm *intercomm, int array_of_errcodes[])
+{
+    APTUS_API_LOCK();
+    char *cmd = (char *)command;
+    char **argvs[1] = { argv };
+    return spawn_common("MPI_Comm_spawn", 1, &cmd, argvs, &maxprocs, &info, root, comm, intercomm, array_of_errcodes);
+}
+APTUS_ALIAS(Comm_spawn)
+
+int PMPI_Comm_spawn_multiple(int count, char *array_of_commands[], char **array_of_argv[],
+                             const int array_of_maxprocs[], const MPI_Info array_of_info[], int root, MPI_Comm comm,
+                             MPI_Comm *intercomm, int array_of_errcodes[])
+{
+    APTUS_API_LOCK();
+    return spawn_common("MPI_Comm_spawn_multiple", count, array_of_commands, array_of_argv, array_of_maxprocs,
+                        array_of_info, root, comm, intercomm, array_of_errcodes);
+}
+APTUS_ALIAS(Comm_spawn_multiple)
+
+int PMPI_Comm_get_parent(MPI_Comm *parent)
+{
+    APTUS_OUT_NULL(parent, MPI_COMM_NULL);
+    APTUS_API_LOCK();
+    API_INIT("MPI_Comm_get_parent");
+    if (!parent)
+        return aptus_error(NULL, MPI_ERR_ARG, "MPI_Comm_get_parent", "null parent argument");
+    *parent = parent_comm;
+    return MPI_SUCCESS;
+}
+APTUS_ALIAS(Comm_get_parent)
+
+void aptus_dpm_comm_freed(MPI_Comm h)
+{
+    if (h == parent_comm && h != MPI_COMM_NULL)
+        parent_comm = MPI_COMM_NULL;
+}
+
+void aptus_dpm_init_child(void)
+{
+    const char *env = getenv("APTUS_PARENT_PORT");
+    if (!env)
+        return;
+    char port[MPI_MAX_PORT_NAME];
+    snprintf(port, sizeof port, "%s", env);
+    unsetenv("APTUS_PARENT_PORT");
+    struct aptus_comm *world = aptus_comm_get(MPI_COMM_WORLD), *n = NULL;
+    struct dpm d = { .fn = "MPI_Init", .c = world, .root = 0 };
+    int rc = dpm_link(&d, meet_connect, port, &n);
+    dpm_free(&d);
+    if (rc) {
+        char msg[400];
+        snprintf(msg, sizeof msg, "MPI_Init: a process started by MPI_Comm_spawn cannot reach its parents: %s", d.why);
+        aptus_abort_job(MPI_ERR_SPAWN, msg);
+    }
+    snprintf(n->name, sizeof n->name, "MPI_COMM_PARENT");
+    parent_comm = n->handle;
+}
+
+void aptus_dpm_wait_children(void)
+{
+    unsigned idle = 0;
+    while (children) {
+        child_check(&child_timer); /* (a job ended badly ends this one) */
+        if (children)
+            aptus_wait_step(&idle);
+    }
+    aptus_timer_cancel(&child_timer);
+}

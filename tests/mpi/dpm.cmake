@@ -1,0 +1,63 @@
+# Dynamic processes: two jobs started by two mpiexecs meet (MPI_Open_port, MPI_Comm_accept,
+# MPI_Comm_connect, MPI_Comm_join; tests/mpi/dpm_connect.c run by dpm_jobs.sh): on this machine
+# (the jobs' processes reach each other over UD, which each job starts when it connects) and
+# from two network namespaces (label netns: root only, skipped elsewhere).
+add_executable(mpitest_dpm_connect dpm_connect.c)
+set_target_properties(mpitest_dpm_connect PROPERTIES OUTPUT_NAME dpm_connect
+  RUNTIME_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
+target_include_directories(mpitest_dpm_connect PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
+target_link_libraries(mpitest_dpm_connect PRIVATE mpi_abi m)
+function(aptus_dpm_test name ns nc)
+  cmake_parse_arguments(D "NETNS" "" "ARGS;ENV;LABELS" ${ARGN})
+  set(netns)
+  set(labels "mpi;dpm;${D_LABELS}")
+  if(D_NETNS)
+    set(netns --netns ${PROJECT_SOURCE_DIR}/scripts/netns.sh)
+    set(labels "mpi;dpm;netns;${D_LABELS}")
+  endif()
+  add_test(NAME mpi.${name}
+    COMMAND ${APTUS_SH} ${CMAKE_CURRENT_SOURCE_DIR}/dpm_jobs.sh ${netns} $<TARGET_FILE:mpiexec> ${ns} ${nc}
+            $<TARGET_FILE:mpitest_dpm_connect> ${D_ARGS})
+  math(EXPR np "${ns} + ${nc}")
+  set_tests_properties(mpi.${name} PROPERTIES LABELS "${labels}" PROCESSORS ${np} TIMEOUT 300
+    SKIP_RETURN_CODE 77)
+  if(D_ENV)
+    set_tests_properties(mpi.${name} PROPERTIES ENVIRONMENT "${D_ENV}")
+  endif()
+endfunction()
+aptus_dpm_test(dpm_connect_2x3 2 3)
+aptus_dpm_test(dpm_connect_1x1_join 1 1 ARGS join)
+aptus_dpm_test(dpm_connect_3x2_join 3 2 ARGS join)
+# messages of every size over ud-sr (no zero-copy rendezvous)
+aptus_dpm_test(dpm_connect_2x2_udsr 2 2 ENV "APTUS_SEND_RULES=self,smp,ud-sr")
+aptus_dpm_test(dpm_connect_2x2_threads 2 2 ARGS threads LABELS threads)
+aptus_dpm_test(dpm_connect_netns_2x2_join 2 2 NETNS ARGS join)
+# MPI_Comm_spawn / spawn_multiple (tests/mpi/dpm_spawn.c): 1-4 parents x 1-4 children, two
+# programs, a nested spawn, the errors (no such program, a job that cannot start, beyond the
+# universe, soft), and a child that dies taking its parents' job down. MPI_UNIVERSE_SIZE is set
+# for each (mpiexec's default is this machine's CPUs).
+add_executable(mpitest_dpm_spawn_two dpm_spawn.c)
+set_target_properties(mpitest_dpm_spawn_two PROPERTIES OUTPUT_NAME dpm_spawn_two
+  RUNTIME_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
+target_compile_definitions(mpitest_dpm_spawn_two PRIVATE PROGRAM=2)
+target_include_directories(mpitest_dpm_spawn_two PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
+target_link_libraries(mpitest_dpm_spawn_two PRIVATE mpi_abi m)
+foreach(pc 1_1 2_3 3_2 4_4 1_4 4_1)
+  string(REPLACE "_" ";" pcl ${pc})
+  list(GET pcl 0 np)
+  list(GET pcl 1 nc)
+  math(EXPR u "${np} + ${nc}")
+  aptus_mpi_test(NAME dpm_spawn_${np}x${nc} SOURCE dpm_spawn.c NP ${np} LABELS dpm ARGS basic ${nc}
+    ENV MPI_UNIVERSE_SIZE=${u} EXPECT_EXIT 0 EXPECT_OUTPUT "dpm_spawn: ok")
+endforeach()
+aptus_mpi_test(NAME dpm_spawn_multiple_np2 SOURCE dpm_spawn.c NP 2 LABELS dpm ARGS multiple
+  ENV MPI_UNIVERSE_SIZE=5 EXPECT_EXIT 0 EXPECT_OUTPUT "dpm_spawn: ok")
+aptus_mpi_test(NAME dpm_spawn_nested_np2 SOURCE dpm_spawn.c NP 2 LABELS dpm ARGS nested
+  ENV MPI_UNIVERSE_SIZE=4 EXPECT_EXIT 0 EXPECT_OUTPUT "dpm_spawn: ok")
+aptus_mpi_test(NAME dpm_spawn_errors_np2 SOURCE dpm_spawn.c NP 2 LABELS dpm ARGS errors
+  ENV MPI_UNIVERSE_SIZE=5 EXPECT_EXIT 0 EXPECT_OUTPUT "dpm_spawn: ok")
+add_test(NAME mpi.dpm_spawn_die_np2
+  COMMAND ${APTUS_SH} ${CMAKE_CURRENT_SOURCE_DIR}/dpm_die.sh ${CMAKE_CURRENT_SOURCE_DIR}/expect_exit.sh
+          $<TARGET_FILE:mpiexec> $<TARGET_FILE:mpitest_dpm_spawn>)
+set_tests_properties(mpi.dpm_spawn_die_np2 PROPERTIES LABELS "mpi;dpm" PROCESSORS 3 TIMEOUT 120
+  ENVIRONMENT MPI_UNIVERSE_SIZE=3)

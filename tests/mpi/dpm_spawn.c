@@ -1,0 +1,238 @@
+/* MPI_Comm_spawn / MPI_Comm_spawn_multiple. Usage: dpm_spawn MODE [NCHILD]; the processes it
+ * starts run it again with "child" first (or the second program, dpm_spawn_two).
+ *   basic N     the parents spawn N copies (arguments with a space in them), root the last
+ *               parent: errcodes all MPI_SUCCESS; parents and children swap messages over the
+ *               intercommunicator, broadcast and reduce over it, merge it (the children high)
+ *               and put into a window over the merged communicator; then disconnect -- the
+ *               children then see no parent. Children check their arguments, MPI_APPNUM,
+ *               MPI_UNIVERSE_SIZE and the parent's name.
+ *   multiple    MPI_Comm_spawn_multiple of two programs (this one and dpm_spawn_two), 2 and 1
+ *               processes with different arguments: one MPI_COMM_WORLD of 3, MPI_APPNUM 0, 0, 1
+ *   nested      the child spawns a grandchild in turn; the grandchild and the child talk
+ *   errors      a program that does not exist (MPI_ERR_SPAWN, every errcode MPI_ERR_SPAWN, no
+ *               intercommunicator, the parents go on), a working directory that does not exist
+ *               (the new job fails to start: MPI_ERR_SPAWN), more processes than the universe
+ *               has room for (MPI_ERR_SPAWN), the same with soft=1,2 (2 started, the errcodes say
+ *               which), then a spawn that works
+ *   die [TOKEN] the child exits with status 3 while the parents wait in a receive: the parents'
+ *               job must end (mpiexec's status nonzero), leaving nothing behind
+ *               (tests/mpi/dpm_die.sh checks; TOKEN is passed to the child's arguments) */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#ifndef PROGRAM
+#define PROGRAM 1
+#endif
+#define TEST_NAME "dpm_spawn"
+#include "counters.h"
+#include "mtest.h"
+
+static int size;
+static char self_path[4096];
+
+static void child_program_path(char *out, size_t len, int program)
+{
+    /* the two programs lie side by side */
+    snprintf(out, len, "%s", self_path);
+    char *slash = strrchr(out, '/');
+    snprintf(slash ? slash + 1 : out, len - (size_t)(slash ? slash + 1 - out : 0), "%s",
+             program == 2 ? "dpm_spawn_two" : "dpm_spawn");
+}
+
+static void traffic(MPI_Comm inter, int parent_side)
+{
+    int rsize, lsize;
+    MPI_Comm_remote_size(inter, &rsize);
+    MPI_Comm_size(inter, &lsize);
+    /* every process sends its rank to every remote one and gets theirs */
+    MPI_Request *q = malloc((size_t)rsize * sizeof *q);
+    int me = rank + (parent_side ? 0 : 1000);
+    for (int r = 0; r < rsize; r++)
+        MPI_Isend(&me, 1, MPI_INT, r, 7, inter, &q[r]);
+    for (int r = 0; r < rsize; r++) {
+        int got = -1;
+        MPI_Recv(&got, 1, MPI_INT, r, 7, inter, MPI_STATUS_IGNORE);
+        EXPECT(got == r + (parent_side ? 1000 : 0), "from remote rank %d got %d", r, got);
+    }
+    MPI_Waitall(rsize, q, MPI_STATUSES_IGNORE);
+    free(q);
+    /* an intercommunicator broadcast from the parents' rank 0, an allreduce */
+    int v = parent_side ? 77 : -1;
+    MPI_Bcast(&v, 1, MPI_INT, parent_side ? (rank == 0 ? MPI_ROOT : MPI_PROC_NULL) : 0, inter);
+    if (!parent_side)
+        EXPECT(v == 77, "broadcast from the parents gave %d", v);
+    int one = parent_side ? 1 : 10, sum = 0;
+    MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, inter);
+    EXPECT(sum == rsize * (parent_side ? 10 : 1), "allreduce over the intercommunicator gave %d", sum);
+    /* merged, the children high: sums and one-sided puts */
+    MPI_Comm m;
+    MPI_Intercomm_merge(inter, !parent_side, &m);
+    int mr, ms;
+    MPI_Comm_rank(m, &mr);
+    MPI_Comm_size(m, &ms);
+    EXPECT(ms == lsize + rsize && mr == (parent_side ? rank : rsize + rank), "merged rank %d of %d", mr, ms);
+    int *slots = calloc((size_t)ms, sizeof(int));
+    MPI_Win w;
+    MPI_Win_create(slots, (MPI_Aint)(ms * sizeof(int)), sizeof(int), MPI_INFO_NULL, m, &w);
+    MPI_Win_fence(0, w);
+    int val = mr * 3 + 1;
+    for (int t = 0; t < ms; t++)
+        MPI_Put(&val, 1, MPI_INT, t, mr, 1, MPI_INT, w);
+    MPI_Win_fence(0, w);
+    for (int s = 0; s < ms; s++)
+        EXPECT(slots[s] == s * 3 + 1, "window slot %d holds %d", s, slots[s]);
+    MPI_Win_free(&w);
+    free(slots);
+    MPI_Comm_free(&m);
+}
+
+static int child(int argc, char **argv, MPI_Comm parent)
+{
+    int appnum = -1, *u = NULL, flag = 0, *an = NULL, len = 0;
+    MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_APPNUM, &an, &flag);
+    if (flag)
+        appnum = *an;
+    MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_UNIVERSE_SIZE, &u, &flag);
+    char name[MPI_MAX_OBJECT_NAME];
+    MPI_Comm_get_name(parent, name, &len);
+    EXPECT(!strcmp(name, "MPI_COMM_PARENT"), "the parent's name is \"%s\"", name);
+    EXPECT(flag && *u >= size, "MPI_UNIVERSE_SIZE %d (flag %d)", flag ? *u : -1, flag);
+    const char *mode = argc > 2 ? argv[2] : "";
+    if (!strcmp(mode, "basic")) {
+        EXPECT(argc == 4 && !strcmp(argv[3], "two words"), "arguments: %d, last \"%s\"", argc, argv[argc - 1]);
+        EXPECT(appnum == 0, "MPI_APPNUM %d", appnum);
+        traffic(parent, 0);
+    } else if (!strcmp(mode, "multiple")) {
+        /* program 1 ("A") has ranks 0, 1 and MPI_APPNUM 0; program 2 ("B") rank 2, MPI_APPNUM 1 */
+        int want = rank < 2 ? 0 : 1;
+        EXPECT(size == 3 && appnum == want && PROGRAM == want + 1 && argc == 4 && argv[3][0] == "AB"[want],
+               "world %d, MPI_APPNUM %d, program %d, argument \"%s\"", size, appnum, PROGRAM, argc > 3 ? argv[3] : "");
+        int sum = 0;
+        MPI_Allreduce(&appnum, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        EXPECT(sum == 1, "the children's MPI_APPNUMs sum to %d", sum);
+        traffic(parent, 0);
+    } else if (!strcmp(mode, "nested")) {
+        /* spawn a grandchild, talk to it, then to the parents */
+        MPI_Comm g;
+        int err = -1;
+        MPI_CHECK(MPI_Comm_spawn(self_path, (char *[]){ "child", "grandchild", NULL }, 1, MPI_INFO_NULL, 0,
+                                 MPI_COMM_WORLD, &g, &err));
+        int v = 0;
+        MPI_Recv(&v, 1, MPI_INT, 0, 9, g, MPI_STATUS_IGNORE);
+        EXPECT(err == MPI_SUCCESS && v == 4242, "grandchild said %d (errcode %d)", v, err);
+        MPI_Comm_disconnect(&g);
+        traffic(parent, 0);
+    } else if (!strcmp(mode, "grandchild")) {
+        int v = 4242;
+        MPI_Send(&v, 1, MPI_INT, 0, 9, parent);
+    } else if (!strcmp(mode, "die")) {
+        fflush(stdout);
+        exit(3); /* (without MPI_Finalize: the parents wait for a message that never comes) */
+    } else if (!strcmp(mode, "soft")) {
+        /* nothing: the parents count how many came */
+    }
+    MPI_CHECK(MPI_Comm_disconnect(&parent));
+    MPI_Comm p2;
+    MPI_Comm_get_parent(&p2);
+    EXPECT(p2 == MPI_COMM_NULL, "MPI_Comm_get_parent after the disconnect");
+    return finish_test();
+}
+
+static void errors(void)
+{
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    int errs[4] = { -1, -1, -1, -1 }, cls;
+    MPI_Comm c = MPI_COMM_WORLD;
+    /* no such program */
+    int rc = MPI_Comm_spawn("/nonexistent/dpm_spawn_no_such_program", MPI_ARGV_NULL, 2, MPI_INFO_NULL, 0,
+                            MPI_COMM_WORLD, &c, errs);
+    MPI_Error_class(rc, &cls);
+    EXPECT(cls == MPI_ERR_SPAWN && c == MPI_COMM_NULL, "a program that does not exist: class %d", cls);
+    if (rank == 0)
+        EXPECT(errs[0] == MPI_ERR_SPAWN && errs[1] == MPI_ERR_SPAWN, "errcodes %d %d", errs[0], errs[1]);
+    /* the new job cannot start (its working directory does not exist) */
+    MPI_Info info;
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "wdir", "/nonexistent/dpm_spawn_dir");
+    rc = MPI_Comm_spawn(self_path, (char *[]){ "child", "soft", NULL }, 1, info, 0, MPI_COMM_WORLD, &c, errs);
+    MPI_Error_class(rc, &cls);
+    EXPECT(cls == MPI_ERR_SPAWN && c == MPI_COMM_NULL, "a working directory that does not exist: class %d", cls);
+    MPI_Info_free(&info);
+    /* beyond the universe (MPI_UNIVERSE_SIZE = the parents + 3 in this test) */
+    rc = MPI_Comm_spawn(self_path, (char *[]){ "child", "soft", NULL }, 4, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &c, errs);
+    MPI_Error_class(rc, &cls);
+    EXPECT(cls == MPI_ERR_SPAWN && c == MPI_COMM_NULL, "4 processes in a universe with room for 3: class %d", cls);
+    /* the same with soft 1 or 2: 2 start (and the universe has room for the spawn after this one
+     * even while these are still ending) */
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "soft", "1,2");
+    rc = MPI_Comm_spawn(self_path, (char *[]){ "child", "soft", NULL }, 4, info, 0, MPI_COMM_WORLD, &c, errs);
+    MPI_Info_free(&info);
+    int rs = 0;
+    if (rc == MPI_SUCCESS)
+        MPI_Comm_remote_size(c, &rs);
+    EXPECT(rc == MPI_SUCCESS && rs == 2, "soft=1,2 in a universe with room for 3: rc %d, %d started", rc, rs);
+    if (rank == 0)
+        EXPECT(errs[0] == MPI_SUCCESS && errs[1] == MPI_SUCCESS && errs[2] == MPI_ERR_SPAWN && errs[3] == MPI_ERR_SPAWN,
+               "soft errcodes %d %d %d %d", errs[0], errs[1], errs[2], errs[3]);
+    if (rc == MPI_SUCCESS)
+        MPI_Comm_disconnect(&c);
+}
+
+int main(int argc, char **argv)
+{
+    int provided;
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_SINGLE, &provided);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    ssize_t k = readlink("/proc/self/exe", self_path, sizeof self_path - 1);
+    self_path[k > 0 ? k : 0] = 0;
+    MPI_Comm parent;
+    MPI_Comm_get_parent(&parent);
+    if (parent != MPI_COMM_NULL)
+        return child(argc, argv, parent);
+    EXPECT(argc > 1 && strcmp(argv[1], "child"), "started as a child but without a parent");
+    const char *mode = argc > 1 ? argv[1] : "basic";
+    int n = argc > 2 ? atoi(argv[2]) : 1;
+    MPI_Comm inter = MPI_COMM_NULL;
+    int errs[8];
+    if (!strcmp(mode, "basic")) {
+        MPI_CHECK(MPI_Comm_spawn(self_path, (char *[]){ "child", "basic", "two words", NULL }, n, MPI_INFO_NULL,
+                                 size - 1, MPI_COMM_WORLD, &inter, errs));
+        for (int i = 0; rank == size - 1 && i < n; i++)
+            EXPECT(errs[i] == MPI_SUCCESS, "errcode %d: %d", i, errs[i]);
+        traffic(inter, 1);
+    } else if (!strcmp(mode, "multiple")) {
+        char p1[4096], p2[4096];
+        child_program_path(p1, sizeof p1, 1);
+        child_program_path(p2, sizeof p2, 2);
+        char *cmds[2] = { p1, p2 };
+        char **args[2] = { (char *[]){ "child", "multiple", "A", NULL }, (char *[]){ "child", "multiple", "B", NULL } };
+        int np[2] = { 2, 1 };
+        MPI_Info infos[2] = { MPI_INFO_NULL, MPI_INFO_NULL };
+        MPI_CHECK(MPI_Comm_spawn_multiple(2, cmds, args, np, infos, 0, MPI_COMM_WORLD, &inter, MPI_ERRCODES_IGNORE));
+        traffic(inter, 1);
+    } else if (!strcmp(mode, "nested")) {
+        MPI_CHECK(MPI_Comm_spawn(self_path, (char *[]){ "child", "nested", NULL }, 1, MPI_INFO_NULL, 0, MPI_COMM_WORLD,
+                                 &inter, MPI_ERRCODES_IGNORE));
+        traffic(inter, 1);
+    } else if (!strcmp(mode, "errors")) {
+        errors();
+        MPI_CHECK(MPI_Comm_spawn(self_path, (char *[]){ "child", "basic", "two words", NULL }, 1, MPI_INFO_NULL, 0,
+                                 MPI_COMM_WORLD, &inter, MPI_ERRCODES_IGNORE));
+        traffic(inter, 1);
+    } else if (!strcmp(mode, "die")) {
+        /* (the token, if any, marks the child's processes too: tests/mpi/dpm_die.sh) */
+        MPI_CHECK(MPI_Comm_spawn(self_path, (char *[]){ "child", "die", argc > 2 ? argv[2] : "-", NULL }, 1,
+                                 MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter, MPI_ERRCODES_IGNORE));
+        int v;
+        MPI_Recv(&v, 1, MPI_INT, 0, 0, inter, MPI_STATUS_IGNORE); /* (never comes) */
+        EXPECT(0, "a receive from a child that died completed");
+    }
+    if (inter != MPI_COMM_NULL)
+        MPI_CHECK(MPI_Comm_disconnect(&inter));
+    return finish_test();
+}
