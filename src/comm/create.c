@@ -5,6 +5,7 @@
 #include "comm/create.h"
 
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -639,6 +640,64 @@ static int icreate_agree(struct aptus_comm *local, int local_leader, struct aptu
     return rc;
 }
 
+static int list_foreign(const int *l, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (l[i] >= aptus_rt.size)
+            return 1;
+    return 0;
+}
+
+/* MPI_Intercomm_create between groups with processes of other jobs (dynamic processes): a member
+ * of one group may not know every member of the other, so the groups go as cards (channel/procs.c:
+ * how to reach each process), not as process indexes, which mean nothing in another job. Every
+ * member makes its card (starting UD if needed); the leaders swap their groups' cards over peer;
+ * each leader checks that the groups do not overlap and broadcasts the outcome and the cards; each
+ * member gives the other group's processes their indexes (*rw). info[1] is the remote size.
+ * Returns an MPI error class, alike on every member. */
+static int icreate_cards(struct aptus_comm *local, int local_leader, struct aptus_comm *peer, int remote_leader,
+                         int tag, const int32_t *info, const int *lw, int **rw)
+{
+    int n = local->size, m = info[1], leader = local->rank == local_leader;
+    size_t cs = sizeof(struct aptus_proc_card);
+    struct aptus_proc_card me, *mine = malloc((size_t)n * cs), *theirs = malloc((size_t)(m > 0 ? m : 1) * cs);
+    char err[320];
+    if (aptus_proc_card_self(&me, err, sizeof err) != 0) {
+        char msg[400];
+        snprintf(msg, sizeof msg, "MPI_Intercomm_create: this process cannot be reached by another job's: %s", err);
+        aptus_abort_job(MPI_ERR_OTHER, msg); /* (the others would wait for its card) */
+    }
+    if (!mine || !theirs)
+        aptus_abort_job(MPI_ERR_NO_MEM, "MPI_Intercomm_create: out of memory for the groups' cards");
+    int rc = aptus_allgather_internal(local, &me, mine, cs);
+    int32_t st = rc;
+    if (leader && !st)
+        st = mgmt_sendrecv(peer, mine, (size_t)n * cs, remote_leader, theirs, (size_t)m * cs, remote_leader,
+                           APTUS_TAG_ICREATE(tag));
+    if (!(*rw = malloc((size_t)(m > 0 ? m : 1) * sizeof(int))))
+        aptus_abort_job(MPI_ERR_NO_MEM, "MPI_Intercomm_create: out of memory");
+    if (leader && !st)
+        for (int j = 0; j < m && !st; j++) {
+            if (((*rw)[j] = aptus_proc_index(&theirs[j], err, sizeof err)) < 0)
+                st = MPI_ERR_OTHER;
+            for (int i = 0; i < n && !st; i++)
+                if (lw && lw[i] == (*rw)[j])
+                    st = MPI_ERR_ARG; /* the groups overlap */
+        }
+    int rc2 = aptus_bcast(&st, sizeof st, local_leader, local);
+    if (!rc2 && !st)
+        rc2 = aptus_bcast(theirs, (size_t)m * cs, local_leader, local);
+    for (int j = 0; !rc2 && !st && !leader && j < m; j++)
+        if (((*rw)[j] = aptus_proc_index(&theirs[j], err, sizeof err)) < 0) {
+            char msg[400];
+            snprintf(msg, sizeof msg, "MPI_Intercomm_create: a process of the remote group cannot be reached: %s", err);
+            aptus_abort_job(MPI_ERR_OTHER, msg);
+        }
+    free(mine);
+    free(theirs);
+    return rc2 ? rc2 : st;
+}
+
 int aptus_intercomm_create(struct aptus_comm *local, int local_leader, struct aptus_comm *peer, int remote_leader,
                            int tag, int leader_err, struct aptus_comm **out, const char **why)
 {
@@ -654,13 +713,19 @@ int aptus_intercomm_create(struct aptus_comm *local, int local_leader, struct ap
     } mine = { n, 0, APTUS_CTXID_KEY_SEQ(local->ctx_slot, seq) }, theirs = { 0, 0, 0 };
     int *lw = member_list(local), *rw = NULL;
     int local_err = lw ? 0 : MPI_ERR_NO_MEM;
-    int32_t info[4] = { 0, 0, 0, 0 };
+    int32_t info[5] = { 0, 0, 0, 0, 0 };
     if (local->rank == local_leader)
         info[0] = local_err ? local_err : leader_err;
     if (local->rank == local_leader && !info[0]) {
         int t = APTUS_TAG_ICREATE(tag);
+        /* (processes of other jobs on either side: the groups go as cards, below) */
+        mine.pad = lw && (list_foreign(lw, n) || aptus_comm_peer_world(peer, remote_leader) >= aptus_rt.size);
         info[0] = mgmt_sendrecv(peer, &mine, sizeof mine, remote_leader, &theirs, sizeof theirs, remote_leader, t);
-        if (!info[0]) {
+        info[4] = mine.pad | theirs.pad;
+        if (!info[0] && info[4]) {
+            info[1] = theirs.size;
+            memcpy(info + 2, &theirs.key, sizeof theirs.key);
+        } else if (!info[0]) {
             rw = malloc((size_t)(theirs.size > 0 ? theirs.size : 1) * sizeof(int));
             info[1] = theirs.size;
             memcpy(info + 2, &theirs.key, sizeof theirs.key);
@@ -668,20 +733,25 @@ int aptus_intercomm_create(struct aptus_comm *local, int local_leader, struct ap
                                          (size_t)theirs.size * sizeof(int), remote_leader, t)
                          : MPI_ERR_NO_MEM;
         }
-        for (int i = 0; i < n && !info[0]; i++)
+        for (int i = 0; i < n && !info[0] && !info[4]; i++)
             for (int j = 0; j < theirs.size && !info[0]; j++)
                 if (lw[i] == rw[j])
-                    info[0] = MPI_ERR_ARG; /* the groups overlap */
+                    info[0] = MPI_ERR_ARG; /* the groups overlap (cards: icreate_cards checks) */
     }
     int rc = aptus_bcast(info, sizeof info, local_leader, local);
     if (!rc)
         rc = info[0];
-    if (!rc && local->rank != local_leader) {
+    if (!rc && info[4]) {
+        /* the groups as cards: every member's own, then the other group's from the leaders */
+        rc = icreate_cards(local, local_leader, peer, remote_leader, tag, info, lw, &rw);
+        if (rc)
+            info[0] = rc; /* (the same on every member: the leader's outcome was broadcast) */
+    } else if (!rc && local->rank != local_leader) {
         rw = malloc((size_t)(info[1] > 0 ? info[1] : 1) * sizeof(int));
         if (!rw)
             rc = MPI_ERR_NO_MEM; /* the broadcast below still needs everyone: report after */
     }
-    if (info[0] == 0) {
+    if (info[0] == 0 && !info[4]) {
         int rc2 = aptus_bcast(rw ? rw : info, rw ? (size_t)info[1] * sizeof(int) : 0, local_leader, local);
         if (!rc)
             rc = rc2;

@@ -54,6 +54,10 @@ aptus_mpi_test(NAME dpm_spawn_multiple_np2 SOURCE dpm_spawn.c NP 2 LABELS dpm AR
   ENV MPI_UNIVERSE_SIZE=5 EXPECT_EXIT 0 EXPECT_OUTPUT "dpm_spawn: ok")
 aptus_mpi_test(NAME dpm_spawn_nested_np2 SOURCE dpm_spawn.c NP 2 LABELS dpm ARGS nested
   ENV MPI_UNIVERSE_SIZE=4 EXPECT_EXIT 0 EXPECT_OUTPUT "dpm_spawn: ok")
+aptus_mpi_test(NAME dpm_spawn_icreate_np2 SOURCE dpm_spawn.c NP 2 LABELS dpm ARGS icreate
+  ENV MPI_UNIVERSE_SIZE=4 EXPECT_EXIT 0 EXPECT_OUTPUT "dpm_spawn: ok")
+aptus_mpi_test(NAME dpm_spawn_icreate_np3 SOURCE dpm_spawn.c NP 3 LABELS dpm ARGS icreate
+  ENV MPI_UNIVERSE_SIZE=5 EXPECT_EXIT 0 EXPECT_OUTPUT "dpm_spawn: ok")
 aptus_mpi_test(NAME dpm_spawn_errors_np2 SOURCE dpm_spawn.c NP 2 LABELS dpm ARGS errors
   ENV MPI_UNIVERSE_SIZE=5 EXPECT_EXIT 0 EXPECT_OUTPUT "dpm_spawn: ok")
 add_test(NAME mpi.dpm_spawn_die_np2

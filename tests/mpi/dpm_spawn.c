@@ -14,6 +14,12 @@
  *               (the new job fails to start: MPI_ERR_SPAWN), more processes than the universe
  *               has room for (MPI_ERR_SPAWN), the same with soft=1,2 (2 started, the errcodes say
  *               which), then a spawn that works
+ *   icreate     only the parents' rank 0 spawns 2 children (MPI_COMM_SELF); then
+ *               MPI_Intercomm_create(MPI_COMM_WORLD, 0, that intercommunicator, 0) joins all the
+ *               parents and all the children, who never met the other parents: the children
+ *               send to every parent over it; then the merged communicator (parents and children
+ *               of the first spawn) is split by parity and the halves joined by
+ *               MPI_Intercomm_create over it, and swap messages
  *   die [TOKEN] the child exits with status 3 while the parents wait in a receive: the parents'
  *               job must end (mpiexec's status nonzero), leaving nothing behind
  *               (tests/mpi/dpm_die.sh checks; TOKEN is passed to the child's arguments) */
@@ -89,6 +95,44 @@ static void traffic(MPI_Comm inter, int parent_side)
     MPI_Comm_free(&m);
 }
 
+/* Both sides of mode icreate: `inter` is the parents' rank 0's intercommunicator with the children
+ * (MPI_COMM_NULL at the other parents), or the children's parent. */
+static void icreate(MPI_Comm inter, int parent_side)
+{
+    MPI_Comm all, merged = MPI_COMM_NULL, half, halves;
+    MPI_CHECK(MPI_Intercomm_create(MPI_COMM_WORLD, 0, inter, 0, 77, &all));
+    int rsize = 0;
+    MPI_Comm_remote_size(all, &rsize);
+    if (parent_side) {
+        for (int r = 0; r < rsize; r++) {
+            int v = -1;
+            MPI_Recv(&v, 1, MPI_INT, r, 5, all, MPI_STATUS_IGNORE);
+            EXPECT(v == 500 + r, "over the new intercommunicator child %d said %d", r, v);
+        }
+    } else {
+        int v = 500 + rank;
+        for (int r = 0; r < rsize; r++)
+            MPI_Send(&v, 1, MPI_INT, r, 5, all);
+    }
+    /* the merged communicator of all of them, halves by parity, joined again */
+    MPI_Intercomm_merge(all, !parent_side, &merged);
+    int mr, ms;
+    MPI_Comm_rank(merged, &mr);
+    MPI_Comm_size(merged, &ms);
+    MPI_Comm_split(merged, mr % 2, mr, &half);
+    MPI_CHECK(MPI_Intercomm_create(half, 0, merged, (mr + 1) % 2, 78, &halves));
+    int hr, hrs, got = -1;
+    MPI_Comm_rank(halves, &hr);
+    MPI_Comm_remote_size(halves, &hrs);
+    int partner = hr < hrs ? hr : MPI_PROC_NULL;
+    MPI_Sendrecv(&mr, 1, MPI_INT, partner, 6, &got, 1, MPI_INT, partner, 6, halves, MPI_STATUS_IGNORE);
+    EXPECT(partner == MPI_PROC_NULL || got == (mr % 2 ? mr - 1 : mr + 1), "halves: merged rank %d got %d", mr, got);
+    MPI_Comm_free(&halves);
+    MPI_Comm_free(&half);
+    MPI_Comm_free(&merged);
+    MPI_Comm_disconnect(&all);
+}
+
 static int child(int argc, char **argv, MPI_Comm parent)
 {
     int appnum = -1, *u = NULL, flag = 0, *an = NULL, len = 0;
@@ -125,6 +169,8 @@ static int child(int argc, char **argv, MPI_Comm parent)
         EXPECT(err == MPI_SUCCESS && v == 4242, "grandchild said %d (errcode %d)", v, err);
         MPI_Comm_disconnect(&g);
         traffic(parent, 0);
+    } else if (!strcmp(mode, "icreate")) {
+        icreate(parent, 0);
     } else if (!strcmp(mode, "grandchild")) {
         int v = 4242;
         MPI_Send(&v, 1, MPI_INT, 0, 9, parent);
@@ -219,6 +265,11 @@ int main(int argc, char **argv)
         MPI_CHECK(MPI_Comm_spawn(self_path, (char *[]){ "child", "nested", NULL }, 1, MPI_INFO_NULL, 0, MPI_COMM_WORLD,
                                  &inter, MPI_ERRCODES_IGNORE));
         traffic(inter, 1);
+    } else if (!strcmp(mode, "icreate")) {
+        if (rank == 0)
+            MPI_CHECK(MPI_Comm_spawn(self_path, (char *[]){ "child", "icreate", NULL }, 2, MPI_INFO_NULL, 0,
+                                     MPI_COMM_SELF, &inter, MPI_ERRCODES_IGNORE));
+        icreate(inter, 1);
     } else if (!strcmp(mode, "errors")) {
         errors();
         MPI_CHECK(MPI_Comm_spawn(self_path, (char *[]){ "child", "basic", "two words", NULL }, 1, MPI_INFO_NULL, 0,
