@@ -1,5 +1,5 @@
-/* MPI_UNIVERSE_SIZE follows what the launcher environment announces (MPI_UNIVERSE_SIZE), and is
- * the world size without it. Expected value in MTEST_EXPECT_UNIVERSE. */
+/* MPI_UNIVERSE_SIZE follows what the launcher environment announces (MPI_UNIVERSE_SIZE; mpiexec
+ * keeps one it finds in its own environment). Expected value in MTEST_EXPECT_UNIVERSE. */
 #include "mtest.h"
 
 int main(int argc, char **argv)
