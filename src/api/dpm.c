@@ -462,7 +462,7 @@ static int dpm_link(struct dpm *d, void (*meet)(struct dpm *d, void *arg), void 
         if (!me_root && word[3] && (int)word[3] - 1 == c->rank)
             dpm_fail(d, (int)word[0], "this process cannot take part: %s", err);
         else if (!me_root)
-            dpm_fail(d, (int)word[0], "the root (rank %d) could not link the groups (it says why)", d->root);
+            dpm_fail(d, (int)word[0], "the root (rank %d) failed: its own error says why", d->root);
         return d->rc;
     }
     /* 3. the other group's processes get their indexes */
@@ -958,13 +958,7 @@ extern char **environ;
  * the child but system calls). 0, or -1 with the reason in d. */
 static int spawn_start(struct dpm *d, struct spawn *sp)
 {
-    const char *mpiexec = getenv("APTUS_MPIEXEC");
-    if (!mpiexec || !*mpiexec) {
-        dpm_fail(d, MPI_ERR_SPAWN,
-                 "this job was not started by Aptus MPI's mpiexec (under srun, say), and only that launcher can start "
-                 "a new job here: start the program with mpiexec");
-        return -1;
-    }
+    const char *mpiexec = getenv("APTUS_MPIEXEC"); /* (spawn_plan checked it) */
     /* APTUS_SPAWN_APPS, and the environment */
     char *apps = NULL, *uenv = NULL;
     size_t alen = 0, acap = 0;
@@ -1085,6 +1079,13 @@ static void meet_spawn(struct dpm *d, void *arg)
 static void spawn_plan(struct dpm *d, struct spawn *sp, int count, char *cmds[], char **argvs[], const int maxprocs[],
                        const MPI_Info infos[])
 {
+    const char *mpiexec = getenv("APTUS_MPIEXEC");
+    if (!mpiexec || !*mpiexec) {
+        dpm_fail(d, MPI_ERR_SPAWN,
+                 "this job was not started by Aptus MPI's mpiexec (but by srun, or another MPI's launcher), and only "
+                 "that launcher can start a new job here: start the program with mpiexec");
+        return;
+    }
     if (count < 1 || !cmds || !maxprocs) {
         dpm_fail(d, MPI_ERR_ARG, "%s at the root", count < 1 ? "count < 1" : "null array argument");
         return;

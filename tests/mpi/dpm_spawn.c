@@ -20,6 +20,8 @@
  *               send to every parent over it; then the merged communicator (parents and children
  *               of the first spawn) is split by parity and the halves joined by
  *               MPI_Intercomm_create over it, and swap messages
+ *   nolauncher  (under another launcher, tests/mpi/hydra.cmake) a spawn fails with MPI_ERR_SPAWN
+ *               and a message saying that only Aptus MPI's mpiexec can start a job here
  *   die [TOKEN] the child exits with status 3 while the parents wait in a receive: the parents'
  *               job must end (mpiexec's status nonzero), leaving nothing behind
  *               (tests/mpi/dpm_die.sh checks; TOKEN is passed to the child's arguments) */
@@ -275,6 +277,18 @@ int main(int argc, char **argv)
         MPI_CHECK(MPI_Comm_spawn(self_path, (char *[]){ "child", "basic", "two words", NULL }, 1, MPI_INFO_NULL, 0,
                                  MPI_COMM_WORLD, &inter, MPI_ERRCODES_IGNORE));
         traffic(inter, 1);
+    } else if (!strcmp(mode, "nolauncher")) {
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+        char msg[MPI_MAX_ERROR_STRING];
+        int cls, len,
+            rc = MPI_Comm_spawn(self_path, MPI_ARGV_NULL, 1, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter,
+                                MPI_ERRCODES_IGNORE);
+        MPI_Error_class(rc, &cls);
+        MPI_Error_string(rc, msg, &len);
+        EXPECT(cls == MPI_ERR_SPAWN && inter == MPI_COMM_NULL && (rank != 0 || strstr(msg, "mpiexec")),
+               "spawn under another launcher: class %d (%s)", cls, msg);
+        if (rank == 0)
+            printf("%s: spawn under another launcher: %s\n", TEST_NAME, msg);
     } else if (!strcmp(mode, "die")) {
         /* (the token, if any, marks the child's processes too: tests/mpi/dpm_die.sh) */
         MPI_CHECK(MPI_Comm_spawn(self_path, (char *[]){ "child", "die", argc > 2 ? argv[2] : "-", NULL }, 1,

@@ -98,3 +98,8 @@ aptus_hydra_test(NAME init_fails_mapping_np4 NP 4
         --grep "MPI initialization failed"
   RUN -n 1 -env APTUS_SMP_BLOCK_SIZE 8K $<TARGET_FILE:mpitest_coll_basic>
    : -n 3 $<TARGET_FILE:mpitest_coll_basic>)
+
+# MPI_Comm_spawn under Hydra: only Aptus MPI's mpiexec can start a new job (MPI_ERR_SPAWN saying
+# so, the job goes on and ends well). (The target comes from tests/mpi/dpm.cmake.)
+aptus_hydra_test(NAME dpm_spawn_nolauncher_np2 NP 2 CHECK --grep "dpm_spawn: ok"
+  RUN -n 2 $<TARGET_FILE:mpitest_dpm_spawn> nolauncher)
