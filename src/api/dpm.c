@@ -203,7 +203,11 @@ static int child_ended(pid_t pid, int *status)
 }
 
 /* Waits until fd is ready for ev, progressing meanwhile. 0, or -1 (errno) on a poll failure, or
- * -2 once the watched child (if any) has ended. */
+ * -2 once the watched child (if any) has ended. Idle, it sleeps on the socket itself, 1 ms at a
+ * time (the progress engine's timers and the peers' traffic wait no longer), the library's lock
+ * let go for the sleep: a connection is seen at once, not at the end of a sleep on the channels'
+ * wait objects. */
+#define DPM_SPIN 64
 static int sock_wait_watch(int fd, short ev, pid_t watch, int *status)
 {
     unsigned idle = 0;
@@ -216,7 +220,17 @@ static int sock_wait_watch(int fd, short ev, pid_t watch, int *status)
             return 0;
         if (r < 0 && errno != EINTR)
             return -1;
-        aptus_wait_step(&idle);
+        if (__atomic_load_n(&aptus_lock_on, __ATOMIC_RELAXED))
+            aptus_lock_pause(); /* (another thread may be the one that connects) */
+        if (aptus_progress() > 0) {
+            idle = 0;
+            continue;
+        }
+        if (++idle < DPM_SPIN)
+            continue;
+        int depth = aptus_lock_drop();
+        (void)poll(&p, 1, 1);
+        aptus_lock_take(depth);
     }
 }
 
