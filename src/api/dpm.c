@@ -103,6 +103,20 @@ static int host_addrs(struct in_addr *out, int max)
     return n;
 }
 
+/* 64 random bits: ports' ids, the agreements' tags (the clock and the pid without getrandom). */
+static uint64_t random64(void)
+{
+    uint64_t v = 0;
+    if (getrandom(&v, sizeof v, 0) != (ssize_t)sizeof v)
+        v = (uint64_t)aptus_rt.pid << 32 ^ (uint64_t)(aptus_wtime() * 1e9);
+    return v;
+}
+
+static uint32_t new_tag(void)
+{
+    return (uint32_t)random64();
+}
+
 /* A new port (not in the list): NULL with errno on failure. */
 static struct port *port_new(void)
 {
@@ -123,9 +137,7 @@ static struct port *port_new(void)
     }
     struct in_addr a[DPM_ADDRS];
     int na = host_addrs(a, DPM_ADDRS);
-    uint64_t id = 0;
-    if (getrandom(&id, sizeof id, 0) != (ssize_t)sizeof id)
-        id = (uint64_t)aptus_rt.pid << 32 ^ (uint64_t)(aptus_wtime() * 1e9);
+    uint64_t id = random64();
     int len = snprintf(p->name, sizeof p->name, PORT_PREFIX "%u:", (unsigned)ntohs(sa.sin_port));
     for (int i = 0; i < na; i++) {
         char ip[INET_ADDRSTRLEN];
@@ -433,9 +445,9 @@ static int dpm_link(struct dpm *d, void (*meet)(struct dpm *d, void *arg), void 
         mine.err = 1;
     mine.room = (uint32_t)(aptus_rt.procs_cap - aptus_rt.nprocs);
     if (me_root && !(all = malloc((size_t)c->size * sizeof *all)))
-        dpm_fail(d, MPI_ERR_NO_MEM, "out of memory");
-    int rc =
-        PMPI_Gather(&mine, (int)sizeof mine, MPI_BYTE, all, all ? (int)sizeof mine : 0, MPI_BYTE, d->root, c->handle);
+        /* (the other members would wait in the broadcast below for a root that left) */
+        aptus_abort_job(MPI_ERR_NO_MEM, "MPI_Comm_accept/connect/join/spawn: out of memory for the members' cards");
+    int rc = PMPI_Gather(&mine, (int)sizeof mine, MPI_BYTE, all, (int)sizeof mine, MPI_BYTE, d->root, c->handle);
     if (rc)
         return dpm_fail(d, rc, "gathering the members' addresses failed");
     /* 2. the roots */
@@ -443,22 +455,19 @@ static int dpm_link(struct dpm *d, void (*meet)(struct dpm *d, void *arg), void 
     if (me_root) {
         d->nmine = (uint32_t)c->size;
         d->room = UINT32_MAX;
-        if (all && (d->mine = malloc((size_t)c->size * sizeof *d->mine))) {
-            for (int i = 0; i < c->size; i++) {
-                d->mine[i] = all[i].card;
-                if (all[i].room < d->room)
-                    d->room = all[i].room;
-                if (all[i].err && !d->rc) {
-                    dpm_fail(d, MPI_ERR_OTHER, "rank %d of the communicator cannot take part (%s)", i,
-                             i == c->rank ? err : "its UD channel could not start: its own error says why");
-                    word[3] = (uint32_t)i + 1;
-                }
+        if (!(d->mine = malloc((size_t)c->size * sizeof *d->mine)))
+            aptus_abort_job(MPI_ERR_NO_MEM, "MPI_Comm_accept/connect/join/spawn: out of memory for the members' cards");
+        for (int i = 0; i < c->size; i++) {
+            d->mine[i] = all[i].card;
+            if (all[i].room < d->room)
+                d->room = all[i].room;
+            if (all[i].err && !d->rc) {
+                dpm_fail(d, MPI_ERR_OTHER, "rank %d of the communicator cannot take part (%s)", i,
+                         i == c->rank ? err : "its UD channel could not start: its own error says why");
+                word[3] = (uint32_t)i + 1;
             }
-        } else {
-            dpm_fail(d, MPI_ERR_NO_MEM, "out of memory");
         }
-        if (d->mine) /* (also after a failure here: the other root then hears it, and gives up too) */
-            meet(d, arg);
+        meet(d, arg); /* (also after a failure here: the other root then hears it, and gives up too) */
         word[0] = (uint32_t)d->rc;
         word[1] = d->ntheirs;
         word[2] = d->tag;
@@ -532,12 +541,17 @@ static void meet_connect(struct dpm *d, void *arg)
     }
 }
 
-static uint32_t new_tag(void)
+/* The arguments every collective call here checks alike: an intracommunicator, its root, the
+ * output handle. MPI_SUCCESS or the error raised. */
+static int dpm_args(struct aptus_comm *c, int root, const MPI_Comm *out, const char *out_name, const char *fn)
 {
-    uint32_t t = 0;
-    if (getrandom(&t, sizeof t, 0) != (ssize_t)sizeof t)
-        t = (uint32_t)aptus_rt.pid * 2654435761u ^ (uint32_t)(aptus_wtime() * 1e9);
-    return t;
+    if (c->is_inter)
+        return aptus_error(c, MPI_ERR_COMM, fn, "comm must be an intracommunicator");
+    if (root < 0 || root >= c->size)
+        return aptus_error(c, MPI_ERR_ROOT, fn, "invalid root %d (comm has %d ranks)", root, c->size);
+    if (!out)
+        return aptus_error(c, MPI_ERR_ARG, fn, "null %s argument", out_name);
+    return MPI_SUCCESS;
 }
 
 static int accept_or_connect(const char *fn, int accepting, const char *port_name, int root, MPI_Comm comm,
@@ -545,12 +559,9 @@ static int accept_or_connect(const char *fn, int accepting, const char *port_nam
 {
     APTUS_OUT_NULL(newcomm, MPI_COMM_NULL);
     GET_COMM(c, comm, fn);
-    if (c->is_inter)
-        return aptus_error(c, MPI_ERR_COMM, fn, "comm must be an intracommunicator");
-    if (root < 0 || root >= c->size)
-        return aptus_error(c, MPI_ERR_ROOT, fn, "invalid root %d (comm has %d ranks)", root, c->size);
-    if (!newcomm)
-        return aptus_error(c, MPI_ERR_ARG, fn, "null newcomm argument");
+    int arc = dpm_args(c, root, newcomm, "newcomm", fn);
+    if (arc)
+        return arc;
     struct dpm d = { .fn = fn, .c = c, .root = root, .accepting = accepting };
     struct port *p = NULL;
     if (c->rank == root) { /* (port_name matters at the root only) */
@@ -1156,9 +1167,12 @@ static void spawn_plan(struct dpm *d, struct spawn *sp, int count, char *cmds[],
     /* jobs this process started count until they have ended: one that disconnected is ending, so
      * a spawn that needs their room waits a while for them (SPAWN_ROOM_WAIT_S) */
     unsigned idle = 0;
-    for (double t0 = aptus_wtime(); children && want > base - spawned_here && aptus_wtime() - t0 < SPAWN_ROOM_WAIT_S;)
-        if ((child_check(&child_timer), children))
+    double t0 = aptus_wtime();
+    while (children && want > base - spawned_here && aptus_wtime() - t0 < SPAWN_ROOM_WAIT_S) {
+        child_check(&child_timer); /* (reaps those that ended) */
+        if (children)
             aptus_wait_step(&idle);
+    }
     long left = base - spawned_here;
     sp->total = 0;
     for (int i = 0; i < count; i++) {
@@ -1205,12 +1219,9 @@ static int spawn_common(const char *fn, int count, char *cmds[], char **argvs[],
 {
     APTUS_OUT_NULL(intercomm, MPI_COMM_NULL);
     GET_COMM(c, comm, fn);
-    if (c->is_inter)
-        return aptus_error(c, MPI_ERR_COMM, fn, "comm must be an intracommunicator");
-    if (root < 0 || root >= c->size)
-        return aptus_error(c, MPI_ERR_ROOT, fn, "invalid root %d (comm has %d ranks)", root, c->size);
-    if (!intercomm)
-        return aptus_error(c, MPI_ERR_ARG, fn, "null intercomm argument");
+    int arc = dpm_args(c, root, intercomm, "intercomm", fn);
+    if (arc)
+        return arc;
     struct dpm d = { .fn = fn, .c = c, .root = root, .accepting = 1 };
     struct spawn sp;
     memset(&sp, 0, sizeof sp);

@@ -69,6 +69,16 @@ static const struct aptus_rule_chain *moved_chain(int moved)
     return c;
 }
 
+/* The route of `chain` over the channels in `reach` (bit per channel id) into r: 0, or -1 when
+ * the chain does not reach every size through them. */
+static int route_make(const struct aptus_rule_chain *chain, uint8_t reach, struct aptus_route *r)
+{
+    uint8_t can[APTUS_CH_COUNT];
+    for (int c = 0; c < APTUS_CH_COUNT; c++)
+        can[c] = (reach >> c) & 1;
+    return aptus_rules_route(chain, aptus_rt.size, can, r) != 0 ? -1 : 0;
+}
+
 /* The shared route for peers reached by the channels in `reach` (bit per channel id), moved or
  * not (0; 1: aptus_peer_moved; 2: aptus_peer_lossy). NULL for moved 2 when the chain without the
  * connected channels does not reach every size. */
@@ -80,10 +90,7 @@ static const struct aptus_route *route_for(uint8_t reach, int moved, int world_r
     struct aptus_route *r = calloc(1, sizeof *r);
     if (!r)
         return NULL;
-    uint8_t can[APTUS_CH_COUNT];
-    for (int c = 0; c < APTUS_CH_COUNT; c++)
-        can[c] = (reach >> c) & 1;
-    if (aptus_rules_route(moved ? moved_chain(moved) : &aptus_rules, aptus_rt.size, can, r) != 0) {
+    if (route_make(moved ? moved_chain(moved) : &aptus_rules, reach, r) != 0) {
         if (moved == 2) { /* the chain reaches some sizes only by a connection: the peer stays */
             free(r);
             return NULL;
@@ -119,15 +126,13 @@ static uint8_t reach_of(int world_rank)
 
 int aptus_peer_routable(int world_rank)
 {
-    uint8_t reach = reach_of(world_rank), can[APTUS_CH_COUNT];
+    uint8_t reach = reach_of(world_rank);
     for (struct aptus_route *r = routes; r; r = r->next)
         if (r->reach == reach && r->moved == 0)
             return 1;
-    for (int c = 0; c < APTUS_CH_COUNT; c++)
-        can[c] = (reach >> c) & 1;
     struct aptus_route r;
     memset(&r, 0, sizeof r);
-    return aptus_rules_route(&aptus_rules, aptus_rt.size, can, &r) == 0;
+    return route_make(&aptus_rules, reach, &r) == 0;
 }
 
 struct aptus_peer *aptus_peer_create(int world_rank)

@@ -848,11 +848,10 @@ static void f_argv_free(char **v)
     free(v);
 }
 
-/* Row `row` of `rows` (column-major, elements of len characters) as a C argv; NULL out of memory
- * (*none: it was MPI_ARGV_NULL or empty, and the result is NULL too). */
-static char **f_argv_in(const char *a, size_t len, int row, int rows, int *none)
+/* Row `row` of `rows` (column-major, elements of len characters) as a C argv; NULL only out of
+ * memory. */
+static char **f_argv_in(const char *a, size_t len, int row, int rows)
 {
-    *none = 0;
     size_t n = 0;
     while (!f_blank(a + ((size_t)n * (size_t)rows + (size_t)row) * len, len))
         n++;
@@ -874,12 +873,10 @@ static int f_is_root(MPI_Fint *root, MPI_Fint *comm)
 static void f_comm_spawn(int prof, char *c, char *a, MPI_Fint *m, MPI_Fint *i, MPI_Fint *r, MPI_Fint *cm, MPI_Fint *ic,
                          MPI_Fint *e, MPI_Fint *ierror, size_t cl, size_t al)
 {
-    int root = f_is_root(r, cm), none = 1;
+    int root = f_is_root(r, cm), given = a != aptus_f_argv_null_ && a != aptus_f08_argv_null;
     char *cmd = root ? aptus_f_string_in(c, cl, 1) : NULL;
-    char **argv = NULL;
-    if (root && a != aptus_f_argv_null_ && a != aptus_f08_argv_null && !(argv = f_argv_in(a, al, 0, 1, &none)))
-        none = 0;
-    if (root && (!cmd || (!argv && !none))) {
+    char **argv = root && given ? f_argv_in(a, al, 0, 1) : NULL;
+    if (root && (!cmd || (given && !argv))) {
         free(cmd);
         *ierror = aptus_f_nomem("MPI_Comm_spawn");
         return;
@@ -906,10 +903,9 @@ static void f_comm_spawn_multiple(int prof, MPI_Fint *n, char *c, char *a, MPI_F
     MPI_Info *infos = count ? calloc((size_t)count, sizeof *infos) : NULL;
     bad = count && (!cmds || !infos || (a != aptus_f_argvs_null_ && a != aptus_f08_argvs_null && !argvs));
     for (int k = 0; k < count && !bad; k++) {
-        int none;
         infos[k] = MPI_Info_f2c(i[k]);
         bad = !(cmds[k] = aptus_f_string_in(c + (size_t)k * cl, cl, 1));
-        if (!bad && argvs && !(argvs[k] = f_argv_in(a, al, k, count, &none)) && !none)
+        if (!bad && argvs && !(argvs[k] = f_argv_in(a, al, k, count)))
             bad = 1;
     }
     if (!bad) {
