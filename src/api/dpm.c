@@ -44,6 +44,7 @@
 #include "comm/create.h"
 #include "runtime/config.h"
 #include "runtime/lock.h"
+#include "runtime/pmi.h"
 #include "runtime/progress.h"
 
 #define PORT_PREFIX  "aptus-port:1:"
@@ -215,17 +216,20 @@ static int child_ended(pid_t pid, int *status)
 }
 
 /* Waits until fd is ready for ev, progressing meanwhile. 0, or -1 (errno) on a poll failure, or
- * -2 once the watched child (if any) has ended. Idle, it sleeps on the socket itself, 1 ms at a
+ * -2 once the watched child (if any) has ended, or -3 at the deadline (a time of aptus_wtime;
+ * 0: none). Idle, it sleeps on the socket itself, 1 ms at a
  * time (the progress engine's timers and the peers' traffic wait no longer), the library's lock
  * let go for the sleep: a connection is seen at once, not at the end of a sleep on the channels'
  * wait objects. */
 #define DPM_SPIN 64
-static int sock_wait_watch(int fd, short ev, pid_t watch, int *status)
+static int sock_wait_watch(int fd, short ev, pid_t watch, int *status, double deadline)
 {
     unsigned idle = 0;
     for (;;) {
         if (child_ended(watch, status))
             return -2;
+        if (deadline > 0 && idle >= DPM_SPIN && aptus_wtime() > deadline)
+            return -3;
         struct pollfd p = { fd, ev, 0 };
         int r = poll(&p, 1, 0);
         if (r > 0)
@@ -248,7 +252,7 @@ static int sock_wait_watch(int fd, short ev, pid_t watch, int *status)
 
 static int sock_wait(int fd, short ev)
 {
-    return sock_wait_watch(fd, ev, 0, NULL);
+    return sock_wait_watch(fd, ev, 0, NULL, 0);
 }
 
 /* Moves len bytes over the socket (out: write). 0, or -1 with errno (ECONNRESET: closed). */
@@ -293,7 +297,8 @@ struct dpm {
     pid_t watch;     /* spawn: the new job's mpiexec, while the parents wait for it */
     int watch_ended; /* it ended before its processes connected (its wait status: watch_status) */
     int watch_status;
-    int rc; /* MPI error class */
+    double deadline; /* spawn through another launcher: when to give up waiting (0: never) */
+    int rc;          /* MPI error class */
     char why[320];
 };
 
@@ -401,7 +406,14 @@ static int port_dial(struct dpm *d, const char *port)
 static int port_answer(struct dpm *d, struct port *p)
 {
     for (;;) {
-        int w = sock_wait_watch(p->fd, POLLIN, d->watch, &d->watch_status);
+        int w = sock_wait_watch(p->fd, POLLIN, d->watch, &d->watch_status, d->deadline);
+        if (w == -3) {
+            dpm_fail(d, MPI_ERR_SPAWN,
+                     "the new job's processes did not connect within APTUS_SPAWN_TIMEOUT=%d seconds (did the "
+                     "launcher start them? its messages say)",
+                     aptus_config.spawn_timeout);
+            return -1;
+        }
         if (w == -2) {
             d->watch_ended = 1;
             int st = d->watch_status;
@@ -953,6 +965,7 @@ static int app_findable(const struct app *a)
 struct spawn {
     struct app *apps;
     int napps, total;
+    int via_pmi; /* not our mpiexec: the launcher's PMI-2 spawn command starts the new job */
     char hosts[PATH_MAX], hostfile[PATH_MAX];
     struct port *port;
     pid_t pid;
@@ -1090,10 +1103,55 @@ static int spawn_start(struct dpm *d, struct spawn *sp)
     return 0;
 }
 
+/* Asks the launcher that started this job (srun --mpi=pmi2, Hydra) to start the new one: its
+ * key space holds the port (APTUS_PARENT_PORT) that its processes' MPI_Init connects to. 0, or
+ * -1 with the reason in d. */
+static int spawn_by_launcher(struct dpm *d, struct spawn *sp)
+{
+    struct aptus_pmi_cmd *cmds = calloc((size_t)sp->napps, sizeof *cmds);
+    if (!cmds) {
+        dpm_fail(d, MPI_ERR_NO_MEM, "out of memory");
+        return -1;
+    }
+    int n = 0;
+    for (int i = 0; i < sp->napps; i++) {
+        const struct app *a = &sp->apps[i];
+        if (a->n < 1)
+            continue;
+        struct aptus_pmi_cmd *c = &cmds[n++];
+        c->cmd = a->cmd;
+        c->argv = a->argv;
+        c->n = a->n;
+        const char *keys[4] = { "wdir", "path", "host", "hostfile" };
+        const char *vals[4] = { a->wdir, a->path, sp->hosts, sp->hostfile };
+        for (int k = 0; k < 4; k++)
+            if (vals[k][0]) {
+                c->info_keys[c->ninfo] = keys[k];
+                c->info_vals[c->ninfo++] = vals[k];
+            }
+    }
+    char err[300];
+    int rc = aptus_pmi_spawn(n, cmds, "APTUS_PARENT_PORT", sp->port->name, err, sizeof err);
+    free(cmds);
+    if (rc != 0)
+        dpm_fail(d, MPI_ERR_SPAWN, "the launcher did not start the new job: %s", err);
+    return rc;
+}
+
 static void meet_spawn(struct dpm *d, void *arg)
 {
     struct spawn *sp = arg;
-    if (d->rc || spawn_start(d, sp) != 0)
+    if (d->rc)
+        return;
+    if (sp->via_pmi) {
+        if (spawn_by_launcher(d, sp) != 0)
+            return;
+        d->deadline = aptus_wtime() + aptus_config.spawn_timeout;
+        meet_accept(d, sp->port);
+        d->deadline = 0;
+        return;
+    }
+    if (spawn_start(d, sp) != 0)
         return;
     d->watch = sp->pid;
     meet_accept(d, sp->port);
@@ -1105,10 +1163,11 @@ static void spawn_plan(struct dpm *d, struct spawn *sp, int count, char *cmds[],
                        const MPI_Info infos[])
 {
     const char *mpiexec = getenv("APTUS_MPIEXEC");
-    if (!mpiexec || !*mpiexec) {
+    sp->via_pmi = !mpiexec || !*mpiexec;
+    if (sp->via_pmi && aptus_rt.pmi.singleton) {
         dpm_fail(d, MPI_ERR_SPAWN,
-                 "this job was not started by Aptus MPI's mpiexec (but by srun, or another MPI's launcher), and only "
-                 "that launcher can start a new job here: start the program with mpiexec");
+                 "this process was started without a launcher, and a new job needs one: start the program with "
+                 "mpiexec (or srun --mpi=pmi2)");
         return;
     }
     if (count < 1 || !cmds || !maxprocs) {
@@ -1162,6 +1221,8 @@ static void spawn_plan(struct dpm *d, struct spawn *sp, int count, char *cmds[],
     int usize = flag && u ? *u : aptus_rt.size;
     const char *used_env = getenv("APTUS_UNIVERSE_USED");
     long base = usize - (used_env ? strtol(used_env, NULL, 10) : 0) - aptus_rt.size, want = 0;
+    if (sp->via_pmi && !getenv("MPI_UNIVERSE_SIZE"))
+        base = INT_MAX; /* (another launcher, no universe named: its own resources decide) */
     for (int i = 0; i < count; i++)
         want += sp->apps[i].n;
     /* jobs this process started count until they have ended: one that disconnected is ending, so
@@ -1204,12 +1265,23 @@ static void spawn_plan(struct dpm *d, struct spawn *sp, int count, char *cmds[],
         dpm_fail(d, MPI_ERR_SPAWN, "no process to start (maxprocs %s)", count > 1 ? "all 0" : "0");
         return;
     }
-    for (int i = 0; i < count; i++)
-        if (sp->apps[i].n > 0 && !sp->hosts[0] && !sp->hostfile[0] && !app_findable(&sp->apps[i])) {
-            dpm_fail(d, MPI_ERR_SPAWN, "command %d: cannot find the program '%.200s' (%s)", i, sp->apps[i].cmd,
-                     strchr(sp->apps[i].cmd, '/') ? "no such executable" : "not in the path, nor in PATH");
+    for (int i = 0; i < count; i++) {
+        const struct app *a = &sp->apps[i];
+        struct stat st;
+        if (a->n < 1 || sp->hosts[0] || sp->hostfile[0]) /* (other hosts: their launcher finds out) */
+            continue;
+        int e = !a->wdir[0] ? 0 : stat(a->wdir, &st) != 0 ? errno : S_ISDIR(st.st_mode) ? 0 : ENOTDIR;
+        if (e) {
+            dpm_fail(d, MPI_ERR_SPAWN, "command %d: the working directory '%.200s' (info wdir): %s", i, a->wdir,
+                     strerror(e));
             return;
         }
+        if (!app_findable(a)) {
+            dpm_fail(d, MPI_ERR_SPAWN, "command %d: cannot find the program '%.200s' (%s)", i, a->cmd,
+                     strchr(a->cmd, '/') ? "no such executable" : "not in the path, nor in PATH");
+            return;
+        }
+    }
     if (!(sp->port = port_new()))
         dpm_fail(d, MPI_ERR_SPAWN, "cannot open a port for the new job: %s", strerror(errno));
 }
@@ -1322,12 +1394,16 @@ void aptus_dpm_comm_freed(MPI_Comm h)
 
 void aptus_dpm_init_child(void)
 {
+    /* our mpiexec's jobs find the port in the environment; those another launcher started for
+     * a spawn command, in their key space */
     const char *env = getenv("APTUS_PARENT_PORT");
-    if (!env)
-        return;
     char port[MPI_MAX_PORT_NAME];
-    snprintf(port, sizeof port, "%s", env);
-    unsetenv("APTUS_PARENT_PORT");
+    if (env) {
+        snprintf(port, sizeof port, "%s", env);
+        unsetenv("APTUS_PARENT_PORT");
+    } else if (!aptus_pmi_spawned() || aptus_pmi_get(-1, "APTUS_PARENT_PORT", port, sizeof port) != 0) {
+        return;
+    }
     struct aptus_comm *world = aptus_comm_get(MPI_COMM_WORLD), *n = NULL;
     struct dpm d = { .fn = "MPI_Init", .c = world, .root = 0 };
     int rc = dpm_link(&d, meet_connect, port, &n);

@@ -11,6 +11,11 @@
  *        job-getid       -> job-getid-response (jobid)
  *        info-getjobattr -> info-getjobattr-response (found, value)
  *        kvs-put / kvs-fence / kvs-get -> *-response
+ *        spawn (ncmds, preputcount, ppkeyI/ppvalI, then per command subcmd, maxprocs, argc,
+ *              argvI, infokeycount, infokeyI/infovalI, in that order: Slurm's parser wants it)
+ *                        -> spawn-response (rc, jobid, errmsg); the new job finds the preput
+ *                           keys in its own key space, and learns it was spawned from
+ *                           fullinit-response's spawner-jobid (Slurm) or PMI_SPAWNED=1 (Hydra)
  *        abort (isworld, msg; plus our extensions exitcode and peerlost: the rank whose loss
  *              caused the abort) -> no response
  *        finalize        -> finalize-response
@@ -80,7 +85,8 @@ struct local_kv {
 static struct {
     int initialized;
     int singleton;
-    int hydra; /* the server is MPICH's Hydra: abort in the PMI-1 form */
+    int hydra;   /* the server is MPICH's Hydra: abort in the PMI-1 form */
+    int spawned; /* the server started this job for another's spawn command */
     int fd;
     int rank;
     int size;
@@ -471,6 +477,9 @@ static int init_server(struct aptus_pmi_info *info, const char *fdstr, const cha
     if (parse_int(msg_get(&pmi.msg, "appnum"), &appnum) != 0 || appnum < 0)
         appnum = 0;
     info->appnum = appnum;
+    /* Started by a spawn command: Slurm says so in fullinit, Hydra in the environment. */
+    const char *sp = getenv("PMI_SPAWNED");
+    pmi.spawned = msg_get(&pmi.msg, "spawner-jobid") != NULL || (sp && strcmp(sp, "1") == 0);
 
     /* The job id: asked of the server; PMI_JOBID as a fallback. */
     pmi.jobid[0] = '\0';
@@ -658,6 +667,68 @@ int aptus_pmi_get(int src_rank, const char *key, char *value, size_t maxlen)
                 rc = copy_out(key, v, value, maxlen);
         }
     }
+    pthread_mutex_unlock(&pmi_lock);
+    return rc;
+}
+
+int aptus_pmi_spawned(void)
+{
+    return pmi.spawned;
+}
+
+int aptus_pmi_spawn(int ncmds, const struct aptus_pmi_cmd *cmds, const char *ppkey, const char *ppval, char *err,
+                    size_t errlen)
+{
+    struct builder b;
+    int rc = -1;
+    snprintf(err, errlen, "the launcher's PMI connection failed (see the message above)");
+    pthread_mutex_lock(&pmi_lock);
+    if (!pmi.initialized || pmi.singleton) {
+        snprintf(err, errlen, "no launcher to ask (the process was started without one)");
+        goto out;
+    }
+    b_start(&b, "spawn");
+    b_pair_int(&b, "ncmds", ncmds);
+    b_pair_int(&b, "preputcount", 1);
+    b_pair(&b, "ppkey0", ppkey);
+    b_pair(&b, "ppval0", ppval);
+    for (int i = 0; i < ncmds; i++) {
+        const struct aptus_pmi_cmd *c = &cmds[i];
+        int argc = 0;
+        while (c->argv && c->argv[argc])
+            argc++;
+        b_pair(&b, "subcmd", c->cmd);
+        b_pair_int(&b, "maxprocs", c->n);
+        b_pair_int(&b, "argc", argc);
+        for (int k = 0; k < argc; k++) {
+            char key[32];
+            snprintf(key, sizeof key, "argv%d", k);
+            b_pair(&b, key, c->argv[k]);
+        }
+        b_pair_int(&b, "infokeycount", c->ninfo);
+        for (int k = 0; k < c->ninfo; k++) {
+            char key[32];
+            snprintf(key, sizeof key, "infokey%d", k);
+            b_pair(&b, key, c->info_keys[k]);
+            snprintf(key, sizeof key, "infoval%d", k);
+            b_pair(&b, key, c->info_vals[k]);
+        }
+    }
+    if (b.overflow) {
+        snprintf(err, errlen, "the commands and arguments pass the PMI message limit (%d bytes)", PMI_MSG_MAX);
+        goto out;
+    }
+    if (b_send(&b) != 0)
+        goto out;
+    /* (recv_msg reports a refusal itself; its reason goes to the caller too) */
+    if (recv_msg("spawn-response") != 0) {
+        const char *em = msg_get(&pmi.msg, "errmsg"), *cmd = msg_get(&pmi.msg, "cmd"), *r = msg_get(&pmi.msg, "rc");
+        if (cmd && strcmp(cmd, "spawn-response") == 0)
+            snprintf(err, errlen, "the launcher refused it (rc=%s%s%.200s)", r ? r : "?", em ? ": " : "", em ? em : "");
+        goto out;
+    }
+    rc = 0;
+out:
     pthread_mutex_unlock(&pmi_lock);
     return rc;
 }

@@ -53,4 +53,21 @@ int aptus_pmi_get_node_map(int *node_of, int size);
 void aptus_pmi_abort(int code, const char *msg, int lost_peer);
 int aptus_pmi_finalize(void);
 
+/* One command of a spawn: maxprocs copies of cmd with argv (NULL-terminated, may be NULL) and
+ * the spawn's info keys as the PMI-2 definition names them (host, hosts, hostfile, wdir, path). */
+struct aptus_pmi_cmd {
+    const char *cmd;
+    char **argv;
+    int n;
+    int ninfo;
+    const char *info_keys[5], *info_vals[5];
+};
+/* Asks the launcher (its PMI-2 spawn command: Slurm's srun --mpi=pmi2, Hydra) to start a new job
+ * of these commands, whose key space holds ppkey=ppval from the start. 0 once the launcher
+ * says it started it; -1 with the reason in err. */
+int aptus_pmi_spawn(int ncmds, const struct aptus_pmi_cmd *cmds, const char *ppkey, const char *ppval, char *err,
+                    size_t errlen);
+/* 1 when this job was started by another job's spawn command through the launcher. */
+int aptus_pmi_spawned(void);
+
 #endif

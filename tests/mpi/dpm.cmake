@@ -65,3 +65,7 @@ add_test(NAME mpi.dpm_spawn_die_np2
           $<TARGET_FILE:mpiexec> $<TARGET_FILE:mpitest_dpm_spawn>)
 set_tests_properties(mpi.dpm_spawn_die_np2 PROPERTIES LABELS "mpi;dpm" PROCESSORS 3 TIMEOUT 120
   ENVIRONMENT MPI_UNIVERSE_SIZE=3)
+# A singleton (no launcher) cannot start a job: MPI_ERR_SPAWN saying so, the process goes on.
+add_test(NAME mpi.dpm_spawn_nolauncher_np1 COMMAND $<TARGET_FILE:mpitest_dpm_spawn> nolauncher)
+set_tests_properties(mpi.dpm_spawn_nolauncher_np1 PROPERTIES LABELS "mpi;dpm" TIMEOUT 60
+  PASS_REGULAR_EXPRESSION "dpm_spawn: ok" ENVIRONMENT "PMI_FD=;PMI_PORT=")

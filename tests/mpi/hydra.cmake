@@ -99,7 +99,16 @@ aptus_hydra_test(NAME init_fails_mapping_np4 NP 4
   RUN -n 1 -env APTUS_SMP_BLOCK_SIZE 8K $<TARGET_FILE:mpitest_coll_basic>
    : -n 3 $<TARGET_FILE:mpitest_coll_basic>)
 
-# MPI_Comm_spawn under Hydra: only Aptus MPI's mpiexec can start a new job (MPI_ERR_SPAWN saying
-# so, the job goes on and ends well). (The target comes from tests/mpi/dpm.cmake.)
-aptus_hydra_test(NAME dpm_spawn_nolauncher_np2 NP 2 CHECK --grep "dpm_spawn: ok"
-  RUN -n 2 $<TARGET_FILE:mpitest_dpm_spawn> nolauncher)
+# MPI_Comm_spawn under Hydra: the library asks the launcher with the PMI-2 spawn command (the new
+# job finds the parents' port in its key space): the basic, two-program, nested and icreate
+# exchanges, and the errors (no program, no working directory, a program that never connects --
+# APTUS_SPAWN_TIMEOUT, 5 s here --, beyond the universe named, soft). (The targets come from
+# tests/mpi/dpm.cmake.)
+aptus_hydra_test(NAME dpm_spawn_2x3 NP 5 CHECK --grep "dpm_spawn: ok"
+  RUN -n 2 $<TARGET_FILE:mpitest_dpm_spawn> basic 3)
+foreach(mode multiple nested icreate)
+  aptus_hydra_test(NAME dpm_spawn_${mode}_np2 NP 4 CHECK --grep "dpm_spawn: ok"
+    RUN -n 2 $<TARGET_FILE:mpitest_dpm_spawn> ${mode})
+endforeach()
+aptus_hydra_test(NAME dpm_spawn_errors_np2 NP 4 CHECK --grep "did not connect within APTUS_SPAWN_TIMEOUT=5"
+  RUN -n 2 -genv APTUS_SPAWN_TIMEOUT 5 -genv MPI_UNIVERSE_SIZE 5 $<TARGET_FILE:mpitest_dpm_spawn> errors)
