@@ -401,6 +401,14 @@ static int port_dial(struct dpm *d, const char *port)
     return -1;
 }
 
+/* What a spawn that timed out under Slurm should add. */
+static const char *slurm_hint(void)
+{
+    return getenv("SLURM_JOB_ID") ? "; under Slurm the new job is a step of this allocation, which waits for free "
+                                    "CPUs: srun --overlap (SLURM_OVERLAP=1) or a larger allocation gives it room"
+                                  : "";
+}
+
 /* The accepting root: the next connection to port p that speaks the handshake's first word is
  * taken in roots_meet (one that does not is closed and the wait goes on). */
 static int port_answer(struct dpm *d, struct port *p)
@@ -410,8 +418,8 @@ static int port_answer(struct dpm *d, struct port *p)
         if (w == -3) {
             dpm_fail(d, MPI_ERR_SPAWN,
                      "the new job's processes did not connect within APTUS_SPAWN_TIMEOUT=%d seconds (did the "
-                     "launcher start them? its messages say)",
-                     aptus_config.spawn_timeout);
+                     "launcher start them? its messages say)%s",
+                     aptus_config.spawn_timeout, slurm_hint());
             return -1;
         }
         if (w == -2) {
@@ -1113,8 +1121,13 @@ static int spawn_by_launcher(struct dpm *d, struct spawn *sp)
         dpm_fail(d, MPI_ERR_NO_MEM, "out of memory");
         return -1;
     }
-    int n = 0;
-    for (int i = 0; i < sp->napps; i++) {
+    /* Several commands: each runs under env(1) with APTUS_APPNUM, its MPI_APPNUM (Slurm gives
+     * none; Hydra's, the same number, yields to it), unless the command is to be found in `path`
+     * (Hydra puts it before the command's name) */
+    char ***wrapped = calloc((size_t)sp->napps, sizeof *wrapped);
+    char(*appnum)[24] = calloc((size_t)sp->napps, sizeof *appnum);
+    int wrap = sp->napps > 1 && access("/usr/bin/env", X_OK) == 0, n = 0;
+    for (int i = 0; i < sp->napps && wrapped && appnum; i++) {
         const struct app *a = &sp->apps[i];
         if (a->n < 1)
             continue;
@@ -1122,6 +1135,18 @@ static int spawn_by_launcher(struct dpm *d, struct spawn *sp)
         c->cmd = a->cmd;
         c->argv = a->argv;
         c->n = a->n;
+        int argc = 0;
+        while (a->argv && a->argv[argc])
+            argc++;
+        if (wrap && !a->path[0] && (wrapped[i] = calloc((size_t)argc + 3, sizeof(char *)))) {
+            snprintf(appnum[i], sizeof appnum[i], "APTUS_APPNUM=%d", i);
+            wrapped[i][0] = appnum[i];
+            wrapped[i][1] = (char *)a->cmd;
+            for (int k = 0; k < argc; k++)
+                wrapped[i][k + 2] = a->argv[k];
+            c->cmd = "/usr/bin/env";
+            c->argv = wrapped[i];
+        }
         const char *keys[4] = { "wdir", "path", "host", "hostfile" };
         const char *vals[4] = { a->wdir, a->path, sp->hosts, sp->hostfile };
         for (int k = 0; k < 4; k++)
@@ -1131,10 +1156,18 @@ static int spawn_by_launcher(struct dpm *d, struct spawn *sp)
             }
     }
     char err[300];
-    int rc = aptus_pmi_spawn(n, cmds, "APTUS_PARENT_PORT", sp->port->name, err, sizeof err);
+    int rc = -1;
+    if (!wrapped || !appnum)
+        snprintf(err, sizeof err, "out of memory");
+    else
+        rc = aptus_pmi_spawn(n, cmds, "APTUS_PARENT_PORT", sp->port->name, aptus_config.spawn_timeout, err, sizeof err);
+    for (int i = 0; wrapped && i < sp->napps; i++)
+        free(wrapped[i]);
+    free(wrapped);
+    free(appnum);
     free(cmds);
     if (rc != 0)
-        dpm_fail(d, MPI_ERR_SPAWN, "the launcher did not start the new job: %s", err);
+        dpm_fail(d, MPI_ERR_SPAWN, "the launcher did not start the new job: %s%s", err, slurm_hint());
     return rc;
 }
 
@@ -1144,9 +1177,10 @@ static void meet_spawn(struct dpm *d, void *arg)
     if (d->rc)
         return;
     if (sp->via_pmi) {
+        double t0 = aptus_wtime();
         if (spawn_by_launcher(d, sp) != 0)
             return;
-        d->deadline = aptus_wtime() + aptus_config.spawn_timeout;
+        d->deadline = t0 + aptus_config.spawn_timeout;
         meet_accept(d, sp->port);
         d->deadline = 0;
         return;

@@ -215,6 +215,7 @@ int aptus_runtime_init(int required, int *provided)
     const char *appnum = getenv("APTUS_APPNUM");
     if (appnum && *appnum)
         aptus_rt.pmi.appnum = atoi(appnum);
+    unsetenv("APTUS_APPNUM"); /* (not for the jobs this one starts) */
     aptus_rt.nprocs = aptus_rt.size;
     aptus_rt.procs_cap =
         aptus_config.dpm_procs < INT_MAX - aptus_rt.size ? aptus_rt.size + aptus_config.dpm_procs : INT_MAX;

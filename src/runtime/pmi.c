@@ -87,6 +87,7 @@ static struct {
     int singleton;
     int hydra;   /* the server is MPICH's Hydra: abort in the PMI-1 form */
     int spawned; /* the server started this job for another's spawn command */
+    int owed;    /* spawn responses given up on: dropped when they come */
     int fd;
     int rank;
     int size;
@@ -316,6 +317,10 @@ static int recv_msg(const char *expect)
         return -1;
     }
     const char *cmd = msg_get(m, "cmd");
+    if (cmd && pmi.owed > 0 && strcmp(cmd, "spawn-response") == 0 && strcmp(expect, "spawn-response") != 0) {
+        pmi.owed--; /* (late: its spawn gave up waiting) */
+        return recv_msg(expect);
+    }
     if (!cmd || strcmp(cmd, expect) != 0) {
         pmi_err("unexpected reply from PMI server: cmd=%s (expected %s)", cmd ? cmd : "(none)", expect);
         return -1;
@@ -676,8 +681,8 @@ int aptus_pmi_spawned(void)
     return pmi.spawned;
 }
 
-int aptus_pmi_spawn(int ncmds, const struct aptus_pmi_cmd *cmds, const char *ppkey, const char *ppval, char *err,
-                    size_t errlen)
+int aptus_pmi_spawn(int ncmds, const struct aptus_pmi_cmd *cmds, const char *ppkey, const char *ppval, int timeout_s,
+                    char *err, size_t errlen)
 {
     struct builder b;
     int rc = -1;
@@ -720,6 +725,19 @@ int aptus_pmi_spawn(int ncmds, const struct aptus_pmi_cmd *cmds, const char *ppk
     }
     if (b_send(&b) != 0)
         goto out;
+    /* Slurm's srun answers once the new job's tasks have started, and never when they end first */
+    struct pollfd p = { pmi.fd, POLLIN, 0 };
+    int r;
+    while ((r = poll(&p, 1, timeout_s * 1000)) < 0 && errno == EINTR)
+        ;
+    if (r == 0) {
+        pmi.owed++;
+        snprintf(err, errlen,
+                 "it did not answer within APTUS_SPAWN_TIMEOUT=%d seconds (the new job may have ended "
+                 "at once)",
+                 timeout_s);
+        goto out;
+    }
     /* (recv_msg reports a refusal itself; its reason goes to the caller too) */
     if (recv_msg("spawn-response") != 0) {
         const char *em = msg_get(&pmi.msg, "errmsg"), *cmd = msg_get(&pmi.msg, "cmd"), *r = msg_get(&pmi.msg, "rc");

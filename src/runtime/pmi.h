@@ -64,9 +64,10 @@ struct aptus_pmi_cmd {
 };
 /* Asks the launcher (its PMI-2 spawn command: Slurm's srun --mpi=pmi2, Hydra) to start a new job
  * of these commands, whose key space holds ppkey=ppval from the start. 0 once the launcher
- * says it started it; -1 with the reason in err. */
-int aptus_pmi_spawn(int ncmds, const struct aptus_pmi_cmd *cmds, const char *ppkey, const char *ppval, char *err,
-                    size_t errlen);
+ * says it started it; -1 with the reason in err (no answer within timeout_s seconds included: a
+ * late answer is dropped when it comes). */
+int aptus_pmi_spawn(int ncmds, const struct aptus_pmi_cmd *cmds, const char *ppkey, const char *ppval, int timeout_s,
+                    char *err, size_t errlen);
 /* 1 when this job was started by another job's spawn command through the launcher. */
 int aptus_pmi_spawned(void);
 

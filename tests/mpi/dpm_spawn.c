@@ -22,6 +22,8 @@
  *               send to every parent over it; then the merged communicator (parents and children
  *               of the first spawn) is split by parity and the halves joined by
  *               MPI_Intercomm_create over it, and swap messages
+ *   busy        (under Slurm, tests/launcher/slurm_spawn.sh: no CPU left in the allocation for the
+ *               new job's step) the spawn fails with MPI_ERR_SPAWN after APTUS_SPAWN_TIMEOUT
  *   nolauncher  (a singleton: started without a launcher) a spawn fails with MPI_ERR_SPAWN and a
  *               message saying that a launcher is needed
  *   die [TOKEN] the child exits with status 3 while the parents wait in a receive: the parents'
@@ -289,6 +291,17 @@ int main(int argc, char **argv)
         MPI_CHECK(MPI_Comm_spawn(self_path, (char *[]){ "child", "basic", "two words", NULL }, 1, MPI_INFO_NULL, 0,
                                  MPI_COMM_WORLD, &inter, MPI_ERRCODES_IGNORE));
         traffic(inter, 1);
+    } else if (!strcmp(mode, "busy")) {
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+        char msg[MPI_MAX_ERROR_STRING];
+        int cls, len,
+            rc = MPI_Comm_spawn(self_path, (char *[]){ "child", "soft", NULL }, 1, MPI_INFO_NULL, 0, MPI_COMM_WORLD,
+                                &inter, MPI_ERRCODES_IGNORE);
+        MPI_Error_class(rc, &cls);
+        MPI_Error_string(rc, msg, &len);
+        EXPECT(cls == MPI_ERR_SPAWN && inter == MPI_COMM_NULL, "spawn into a full allocation: class %d (%s)", cls, msg);
+        if (rank == 0)
+            printf("%s: spawn into a full allocation: %s\n", TEST_NAME, msg);
     } else if (!strcmp(mode, "nolauncher")) {
         MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
         char msg[MPI_MAX_ERROR_STRING];
