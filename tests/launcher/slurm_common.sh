@@ -18,6 +18,9 @@
 #   slurm_wait_idle SECONDS N  wait until N nodes are idle; 1 when they are not after SECONDS,
 #                              2 as soon as a process of $PIDS (the daemons) has ended
 #   slurm_need_pmi2            skip unless srun has the mpi/pmi2 plugin
+#   slurm_one_node PROGRAM     all of the above for a one-node cluster (root, packages, munge,
+#                              controller, slurmd on 127.0.0.1, node up, pmi2), after checking
+#                              that PROGRAM is executable; sets PROGRAM_ABS to its absolute path
 #   skip TEXT, fail TEXT       exit 77 / print the logs of $T and exit 1
 #
 # The system's own Slurm/munge configuration is not touched. Variables of an enclosing Slurm job
@@ -191,4 +194,24 @@ slurm_wait_idle() {
 
 slurm_need_pmi2() {
     srun --mpi=list 2>&1 | grep -q pmi2 || skip "this Slurm has no mpi/pmi2 plugin"
+}
+
+slurm_one_node() {
+    slurm_need_root
+    case "$1" in /*) PROGRAM_ABS=$1 ;; *) PROGRAM_ABS=$(cd "$(dirname "$1")" && pwd)/$(basename "$1") ;; esac
+    [ -x "$PROGRAM_ABS" ] || skip "program '$PROGRAM_ABS' not executable"
+    slurm_install
+    slurm_setup_tmp
+    slurm_start_munge
+    slurm_write_conf 127.0.0.1
+    cat >>"$SLURM_CONF" <<EOF
+NodeName=aptusnode NodeHostname=$(hostname -s) NodeAddr=127.0.0.1 CPUs=$(nproc) RealMemory=100 State=UNKNOWN
+PartitionName=aptus Nodes=aptusnode Default=YES MaxTime=INFINITE State=UP OverSubscribe=YES
+EOF
+    slurm_start_ctld
+    slurmd -D -N aptusnode -f "$SLURM_CONF" >"$T/slurmd.out" 2>&1 &
+    PIDS="$PIDS $!"
+    # Bounded wait for the node to come up.
+    slurm_wait_idle 60 1 || skip "the one-node Slurm did not come up"
+    slurm_need_pmi2
 }

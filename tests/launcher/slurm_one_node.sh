@@ -16,24 +16,8 @@ set -u
 PROBE=${1:?usage: slurm_one_node.sh PROBE}
 . "$(dirname "$0")/slurm_common.sh"
 
-slurm_need_root
-case "$PROBE" in /*) ;; *) PROBE=$(cd "$(dirname "$PROBE")" && pwd)/$(basename "$PROBE") ;; esac
-[ -x "$PROBE" ] || skip "probe '$PROBE' not executable"
-slurm_install
-slurm_setup_tmp
-slurm_start_munge
-slurm_write_conf 127.0.0.1
-cat >>"$SLURM_CONF" <<EOF
-NodeName=aptusnode NodeHostname=$(hostname -s) NodeAddr=127.0.0.1 CPUs=$(nproc) RealMemory=100 State=UNKNOWN
-PartitionName=aptus Nodes=aptusnode Default=YES MaxTime=INFINITE State=UP OverSubscribe=YES
-EOF
-slurm_start_ctld
-slurmd -D -N aptusnode -f "$SLURM_CONF" >"$T/slurmd.out" 2>&1 &
-PIDS="$PIDS $!"
-
-# Bounded wait for the node to come up.
-slurm_wait_idle 60 1 || skip "the one-node Slurm did not come up"
-slurm_need_pmi2
+slurm_one_node "$PROBE"
+PROBE=$PROGRAM_ABS
 
 srun --mpi=pmi2 -n 4 --overcommit -t 2 "$PROBE" plain init put fence getall getmissing map \
     barrier barrier=2 finalize >"$T/out" 2>"$T/err"

@@ -19,22 +19,8 @@ set -u
 PROG=${1:?usage: slurm_spawn.sh DPM_SPAWN}
 . "$(dirname "$0")/slurm_common.sh"
 
-slurm_need_root
-case "$PROG" in /*) ;; *) PROG=$(cd "$(dirname "$PROG")" && pwd)/$(basename "$PROG") ;; esac
-[ -x "$PROG" ] || skip "program '$PROG' not executable"
-slurm_install
-slurm_setup_tmp
-slurm_start_munge
-slurm_write_conf 127.0.0.1
-cat >>"$SLURM_CONF" <<EOF
-NodeName=aptusnode NodeHostname=$(hostname -s) NodeAddr=127.0.0.1 CPUs=$(nproc) RealMemory=100 State=UNKNOWN
-PartitionName=aptus Nodes=aptusnode Default=YES MaxTime=INFINITE State=UP OverSubscribe=YES
-EOF
-slurm_start_ctld
-slurmd -D -N aptusnode -f "$SLURM_CONF" >"$T/slurmd.out" 2>&1 &
-PIDS="$PIDS $!"
-slurm_wait_idle 60 1 || skip "the one-node Slurm did not come up"
-slurm_need_pmi2
+slurm_one_node "$PROG"
+PROG=$PROGRAM_ABS
 
 # run NAME MIN_OK [VAR=VALUE...] -- SRUN-ARGUMENTS: srun must exit 0 and print "dpm_spawn: ok"
 # at least MIN_OK times (once per job: parents, children, grandchildren)
