@@ -22,6 +22,10 @@
  *               send to every parent over it; then the merged communicator (parents and children
  *               of the first spawn) is split by parity and the halves joined by
  *               MPI_Intercomm_create over it, and swap messages
+ *   onhost H N  (across network namespaces, tests/netns) the root -- the last parent -- spawns N
+ *               children with info host=H (-: the first of $NETNS_TEST_HOSTS), the host of the parents' rank 0: the
+ *               children run in rank 0's network namespace, not the root's, and the whole
+ *               exchange of basic goes across hosts
  *   busy        (under Slurm, tests/launcher/slurm_spawn.sh: no CPU left in the allocation for the
  *               new job's step) the spawn fails with MPI_ERR_SPAWN after APTUS_SPAWN_TIMEOUT
  *   nolauncher  (a singleton: started without a launcher) a spawn fails with MPI_ERR_SPAWN and a
@@ -180,6 +184,15 @@ static int child(int argc, char **argv, MPI_Comm parent)
     } else if (!strcmp(mode, "grandchild")) {
         int v = 4242;
         MPI_Send(&v, 1, MPI_INT, 0, 9, parent);
+    } else if (!strcmp(mode, "onhost")) {
+        char ns[64] = "";
+        ssize_t k = readlink("/proc/self/ns/net", ns, sizeof ns - 1);
+        ns[k > 0 ? k : 0] = 0;
+        int np = 0;
+        MPI_Comm_remote_size(parent, &np);
+        if (rank == 0) /* (to the root, the last parent) */
+            MPI_Send(ns, (int)sizeof ns, MPI_CHAR, np - 1, 11, parent);
+        traffic(parent, 0);
     } else if (!strcmp(mode, "die")) {
         fflush(stdout);
         exit(3); /* (without MPI_Finalize: the parents wait for a message that never comes) */
@@ -290,6 +303,31 @@ int main(int argc, char **argv)
         errors();
         MPI_CHECK(MPI_Comm_spawn(self_path, (char *[]){ "child", "basic", "two words", NULL }, 1, MPI_INFO_NULL, 0,
                                  MPI_COMM_WORLD, &inter, MPI_ERRCODES_IGNORE));
+        traffic(inter, 1);
+    } else if (!strcmp(mode, "onhost")) {
+        /* rank 0 tells the root its namespace; the children must be in it */
+        char ns0[64] = "", mine[64] = "", child_ns[64] = "";
+        ssize_t k = readlink("/proc/self/ns/net", mine, sizeof mine - 1);
+        mine[k > 0 ? k : 0] = 0;
+        memcpy(ns0, mine, sizeof ns0);
+        MPI_Bcast(ns0, (int)sizeof ns0, MPI_CHAR, 0, MPI_COMM_WORLD);
+        MPI_Info info;
+        MPI_Info_create(&info);
+        char host[256] = "localhost"; /* (-: the first of tests/netns/run_netns.sh's hosts) */
+        const char *hosts = getenv("NETNS_TEST_HOSTS");
+        if (argc > 2 && strcmp(argv[2], "-"))
+            snprintf(host, sizeof host, "%s", argv[2]);
+        else if (hosts)
+            snprintf(host, sizeof host, "%.*s", (int)strcspn(hosts, ","), hosts);
+        MPI_Info_set(info, "host", host);
+        MPI_CHECK(MPI_Comm_spawn(self_path, (char *[]){ "child", "onhost", NULL }, argc > 3 ? atoi(argv[3]) : 1, info,
+                                 size - 1, MPI_COMM_WORLD, &inter, MPI_ERRCODES_IGNORE));
+        MPI_Info_free(&info);
+        if (rank == size - 1) {
+            MPI_Recv(child_ns, (int)sizeof child_ns, MPI_CHAR, 0, 11, inter, MPI_STATUS_IGNORE);
+            EXPECT(!strcmp(child_ns, ns0) && strcmp(child_ns, mine), "children in %s, rank 0 in %s, the root in %s",
+                   child_ns, ns0, mine);
+        }
         traffic(inter, 1);
     } else if (!strcmp(mode, "busy")) {
         MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);

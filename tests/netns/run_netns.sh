@@ -23,6 +23,8 @@
 #   --link-down I      take namespace I's link (eth0) down once rank 0 of the program has made
 #                      the file named by $NETNS_TEST_READY (tests/netns/dead_peer.c does); the
 #                      job must have got that far
+#                      (the job's environment also has NETNS_TEST_HOSTS, the namespaces in
+#                      host order: tests/mpi/dpm_spawn.c onhost names the first)
 #   --exit N           the job's exit status must be N (default 0)
 #   --nonzero          the job must fail (any status but a timeout)
 #   --error TEXT       a message of the library ("Aptus MPI: ...") contains TEXT (repeatable)
@@ -206,7 +208,7 @@ set -- "$MPIEXEC" --launcher netns --hosts "$HOSTS" ${PPN:+-ppn "$PPN"} -n "$NP"
 # env VAR=VAL... sh -c 'echo $$; exec mpiexec ...': the jobid starts with mpiexec's pid.
 while IFS= read -r kv; do set -- "$kv" "$@"; done <"$JOBENV"
 [ "$STATS" -eq 1 ] && set -- APTUS_STATS=1 "$@"
-set -- env NETNS_TEST_TAG="$TAG" NETNS_TEST_READY="$READY" "$@"
+set -- env NETNS_TEST_TAG="$TAG" NETNS_TEST_READY="$READY" NETNS_TEST_HOSTS="$HOSTS" "$@"
 # Arguments of expect_exit.sh, in front of the command.
 set -- -- sh -c 'echo $$ >"$0"; exec "$@"' "$WORK/pid" "$@"
 if [ "$WANT" = nonzero ]; then set -- --nonzero "$@"; else set -- --exit "$WANT" "$@"; fi

@@ -33,9 +33,12 @@ static void usage(FILE *f)
                "                     per host through ssh; hosts that are this machine are forked),\n"
                "                     netns (a proxy per host through 'ip netns exec HOST': hosts are\n"
                "                     network namespaces). Default: fork when every host is this\n"
-               "                     machine (or no hosts are given), ssh otherwise\n"
+               "                     machine (or no hosts are given), ssh otherwise; with hosts, env\n"
+               "                     MPIEXEC_LAUNCHER (mpiexec gives its ranks its own when it is not\n"
+               "                     fork: a job MPI_Comm_spawn starts on other hosts goes the same way)\n"
                "  --launcher-exec C  command used instead of ssh, called as 'C host command...'\n"
-               "                     (C may have arguments: \"ssh -p 2222\"); implies --launcher ssh\n"
+               "                     (C may have arguments: \"ssh -p 2222\"); implies --launcher ssh;\n"
+               "                     env MPIEXEC_LAUNCHER_EXEC (with MPIEXEC_LAUNCHER=ssh)\n"
                "  --iface NAME       the proxies and ranks reach mpiexec at this interface's IPv4\n"
                "                     address; default: every up interface, non-loopback first (each\n"
                "                     proxy takes the first it can reach), loopback only when all hosts\n"
@@ -147,6 +150,9 @@ static int check_program(const char *prog, char *err, size_t errlen)
     return 127;
 }
 
+/* --launcher-exec as given (exported to the ranks by universe_export) */
+static const char *lexec_text;
+
 /* Splits --launcher-exec in words (spaces and tabs; no quoting). */
 static char **split_words(const char *s)
 {
@@ -175,6 +181,7 @@ int options_parse(int argc, char **argv, const char **iface_out)
     int i;
     int launcher = -1;
     const char *iface = getenv("MPIEXEC_IFACE");
+    lexec_text = NULL;
     char err[PATH_MAX + 256];
 
     const char *env_ppn = getenv("APTUS_PPN");
@@ -277,6 +284,7 @@ int options_parse(int argc, char **argv, const char **iface_out)
             }
         } else if (!strcmp(name, "launcher-exec")) {
             NEEDVAL();
+            lexec_text = val;
             J.lexec = split_words(val);
             if (!J.lexec) {
                 msg("mpiexec: --launcher-exec needs a command (at most 32 words), got '%s'", val);
@@ -337,6 +345,23 @@ int options_parse(int argc, char **argv, const char **iface_out)
         msg("mpiexec: no program given; see mpiexec --help");
         return 2;
     }
+    /* Hosts named without a launcher: the environment's (MPIEXEC_LAUNCHER, MPIEXEC_LAUNCHER_EXEC),
+     * which the ranks of a job on several hosts get (universe_export): the job MPI_Comm_spawn
+     * starts on other hosts goes the parents' way */
+    const char *env_l = getenv("MPIEXEC_LAUNCHER"), *env_lx = getenv("MPIEXEC_LAUNCHER_EXEC");
+    if (launcher < 0 && !J.lexec && J.hosts.n > 0 && env_l && *env_l) {
+        for (int k = 0; k < 3; k++)
+            if (!strcmp(env_l, launcher_names[k]))
+                launcher = k;
+        if (launcher < 0) {
+            msg("mpiexec: MPIEXEC_LAUNCHER='%s' is not a launcher (expected fork, ssh or netns)", env_l);
+            return 2;
+        }
+        if (launcher == LAUNCH_SSH && env_lx && *env_lx && !(J.lexec = split_words(lexec_text = env_lx))) {
+            msg("mpiexec: MPIEXEC_LAUNCHER_EXEC needs a command (at most 32 words), got '%s'", env_lx);
+            return 2;
+        }
+    }
     if (J.lexec && launcher >= 0 && launcher != LAUNCH_SSH) {
         msg("mpiexec: --launcher-exec goes with the ssh launcher, not '%s'", launcher_names[launcher]);
         return 2;
@@ -385,7 +410,12 @@ void universe_export(void)
         snprintf(v, sizeof v, "%ld", u);
         setenv("MPI_UNIVERSE_SIZE", v, 1);
     }
-    /* (MPI_Comm_spawn starts the new job with this program: src/api/spawn.c) */
+    if (J.launcher != LAUNCH_FORK) {
+        setenv("MPIEXEC_LAUNCHER", launcher_names[J.launcher], 1);
+        if (lexec_text)
+            setenv("MPIEXEC_LAUNCHER_EXEC", lexec_text, 1);
+    }
+    /* (MPI_Comm_spawn starts the new job with this program: src/api/dpm.c) */
     char self[PATH_MAX];
     ssize_t k = readlink("/proc/self/exe", self, sizeof self - 1);
     if (k > 0) {
