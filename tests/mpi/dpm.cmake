@@ -65,6 +65,14 @@ add_test(NAME mpi.dpm_spawn_die_np2
           $<TARGET_FILE:mpiexec> $<TARGET_FILE:mpitest_dpm_spawn>)
 set_tests_properties(mpi.dpm_spawn_die_np2 PROPERTIES LABELS "mpi;dpm" PROCESSORS 3 TIMEOUT 120
   ENVIRONMENT MPI_UNIVERSE_SIZE=3)
+# The parents' mpiexec killed (SIGINT, SIGTERM, SIGKILL) while the children run: nothing of either
+# job left (tests/mpi/dpm_kill.sh).
+foreach(sig INT TERM KILL)
+  add_test(NAME mpi.dpm_spawn_kill_${sig}_np2
+    COMMAND ${APTUS_SH} ${CMAKE_CURRENT_SOURCE_DIR}/dpm_kill.sh ${sig} $<TARGET_FILE:mpiexec>
+            $<TARGET_FILE:mpitest_dpm_spawn>)
+  set_tests_properties(mpi.dpm_spawn_kill_${sig}_np2 PROPERTIES LABELS "mpi;dpm" PROCESSORS 4 TIMEOUT 120)
+endforeach()
 # A singleton (no launcher) cannot start a job: MPI_ERR_SPAWN saying so, the process goes on.
 add_test(NAME mpi.dpm_spawn_nolauncher_np1 COMMAND $<TARGET_FILE:mpitest_dpm_spawn> nolauncher)
 set_tests_properties(mpi.dpm_spawn_nolauncher_np1 PROPERTIES LABELS "mpi;dpm" TIMEOUT 60

@@ -30,6 +30,9 @@
  *               new job's step) the spawn fails with MPI_ERR_SPAWN after APTUS_SPAWN_TIMEOUT
  *   nolauncher  (a singleton: started without a launcher) a spawn fails with MPI_ERR_SPAWN and a
  *               message saying that a launcher is needed
+ *   wait TOKEN  the parents spawn 2 children; then parents and children wait in receives that
+ *               never complete, until tests/mpi/dpm_kill.sh kills the parents' mpiexec (every
+ *               process carries TOKEN in its arguments)
  *   die [TOKEN] the child exits with status 3 while the parents wait in a receive: the parents'
  *               job must end (mpiexec's status nonzero), leaving nothing behind
  *               (tests/mpi/dpm_die.sh checks; TOKEN is passed to the child's arguments) */
@@ -193,6 +196,9 @@ static int child(int argc, char **argv, MPI_Comm parent)
         if (rank == 0) /* (to the root, the last parent) */
             MPI_Send(ns, (int)sizeof ns, MPI_CHAR, np - 1, 11, parent);
         traffic(parent, 0);
+    } else if (!strcmp(mode, "wait")) {
+        int v;
+        MPI_Recv(&v, 1, MPI_INT, 0, 0, parent, MPI_STATUS_IGNORE); /* (never comes) */
     } else if (!strcmp(mode, "die")) {
         fflush(stdout);
         exit(3); /* (without MPI_Finalize: the parents wait for a message that never comes) */
@@ -352,6 +358,12 @@ int main(int argc, char **argv)
                "spawn without a launcher: class %d (%s)", cls, msg);
         if (rank == 0)
             printf("%s: spawn without a launcher: %s\n", TEST_NAME, msg);
+    } else if (!strcmp(mode, "wait")) {
+        MPI_CHECK(MPI_Comm_spawn(self_path, (char *[]){ "child", "wait", argc > 2 ? argv[2] : "-", NULL }, 2,
+                                 MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter, MPI_ERRCODES_IGNORE));
+        int v;
+        MPI_Recv(&v, 1, MPI_INT, 0, 0, inter, MPI_STATUS_IGNORE); /* (never comes) */
+        EXPECT(0, "a receive from a child that never sends completed");
     } else if (!strcmp(mode, "die")) {
         /* (the token, if any, marks the child's processes too: tests/mpi/dpm_die.sh) */
         MPI_CHECK(MPI_Comm_spawn(self_path, (char *[]){ "child", "die", argc > 2 ? argv[2] : "-", NULL }, 1,
