@@ -974,6 +974,8 @@ struct spawn {
     struct app *apps;
     int napps, total;
     int via_pmi; /* not our mpiexec: the launcher's PMI-2 spawn command starts the new job */
+    int started; /* (spawn_launch) */
+    double t0;
     char hosts[PATH_MAX], hostfile[PATH_MAX];
     struct port *port;
     pid_t pid;
@@ -1171,25 +1173,26 @@ static int spawn_by_launcher(struct dpm *d, struct spawn *sp)
     return rc;
 }
 
+/* The root starts the new job as soon as the spawn is planned, before the groups' steps: its
+ * processes start (the library's own, their UD channel's) while the parents do theirs. */
+static void spawn_launch(struct dpm *d, struct spawn *sp)
+{
+    sp->t0 = aptus_wtime();
+    sp->started = (sp->via_pmi ? spawn_by_launcher(d, sp) : spawn_start(d, sp)) == 0;
+}
+
 static void meet_spawn(struct dpm *d, void *arg)
 {
     struct spawn *sp = arg;
-    if (d->rc)
+    if (d->rc || !sp->started)
         return;
-    if (sp->via_pmi) {
-        double t0 = aptus_wtime();
-        if (spawn_by_launcher(d, sp) != 0)
-            return;
-        d->deadline = t0 + aptus_config.spawn_timeout;
-        meet_accept(d, sp->port);
-        d->deadline = 0;
-        return;
-    }
-    if (spawn_start(d, sp) != 0)
-        return;
-    d->watch = sp->pid;
+    if (sp->via_pmi)
+        d->deadline = sp->t0 + aptus_config.spawn_timeout;
+    else
+        d->watch = sp->pid;
     meet_accept(d, sp->port);
     d->watch = 0;
+    d->deadline = 0;
 }
 
 /* Checks and plans the spawn at the root: the commands, info keys, universe. */
@@ -1335,6 +1338,8 @@ static int spawn_common(const char *fn, int count, char *cmds[], char **argvs[],
     if (me_root) {
         spawn_plan(&d, &sp, count, cmds, argvs, maxprocs, infos);
         d.tag = new_tag();
+        if (!d.rc)
+            spawn_launch(&d, &sp);
     }
     struct aptus_comm *n = NULL;
     int rc = dpm_link(&d, meet_spawn, &sp, &n);
