@@ -1,6 +1,7 @@
 /* Attributes and keyvals (MPI standard, section 7.7), including the predefined attributes of
  * MPI_COMM_WORLD. Keyval tables and attribute lists live in core/attr.c. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "api/check.h"
 #include "core/attr.h"
@@ -131,6 +132,34 @@ APTUS_ALIAS(Win_free_keyval)
 
 /* ---- communicator attributes ---- */
 
+/* The CPUs of a Slurm allocation (SLURM_JOB_CPUS_PER_NODE: "C" or "C(xN)" per group of nodes,
+ * comma-separated), 0 outside Slurm or when it cannot be read. */
+static long slurm_cpus(void)
+{
+    const char *s = getenv("SLURM_JOB_CPUS_PER_NODE");
+    long total = 0;
+    while (s && *s) {
+        char *e;
+        long c = strtol(s, &e, 10), n = 1;
+        if (e == s || c < 0)
+            return 0;
+        if (!strncmp(e, "(x", 2)) {
+            s = e + 2;
+            n = strtol(s, &e, 10);
+            if (e == s || *e != ')' || n < 1)
+                return 0;
+            e++;
+        }
+        total += c * n;
+        if (total > INT_MAX)
+            return 0;
+        if (*e != ',' && *e)
+            return 0;
+        s = *e ? e + 1 : e;
+    }
+    return total;
+}
+
 /* The predefined attributes (cached on MPI_COMM_WORLD; every communicator answers them).
  * Values are pointers to ints, as the standard specifies for C. */
 static int *predef_value(int keyval)
@@ -143,11 +172,14 @@ static int *predef_value(int keyval)
     case MPI_WTIME_IS_GLOBAL: return &wtime_global;
     case MPI_APPNUM: appnum = aptus_rt.pmi.appnum; return &appnum;
     case MPI_UNIVERSE_SIZE: {
-        /* The launcher may announce a larger universe; by default the job is the universe. */
+        /* The launcher may announce a larger universe (our mpiexec: MPI_UNIVERSE_SIZE; Slurm:
+         * the allocation's CPUs); by default the job is the universe. */
         const char *env = getenv("MPI_UNIVERSE_SIZE");
         char *end;
         long v = env ? strtol(env, &end, 10) : 0;
-        universe = env && *env && !*end && v >= aptus_rt.size && v <= INT_MAX ? (int)v : aptus_rt.size;
+        if (!(env && *env && !*end))
+            v = slurm_cpus();
+        universe = v >= aptus_rt.size && v <= INT_MAX ? (int)v : aptus_rt.size;
         return &universe;
     }
     case MPI_LASTUSEDCODE: return aptus_error_lastused();

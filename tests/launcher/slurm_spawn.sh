@@ -9,7 +9,8 @@
 #   - a nested spawn;
 #   - the errors (no program, no working directory, a program that never connects: the spawn
 #     fails with MPI_ERR_SPAWN after APTUS_SPAWN_TIMEOUT, here 5 s; beyond MPI_UNIVERSE_SIZE;
-#     soft).
+#     soft);
+#   - MPI_UNIVERSE_SIZE is the allocation's CPUs.
 # A step takes CPUs of the allocation: the parents run with SLURM_OVERLAP=1 (srun --overlap), which
 # the new steps inherit. Without it, on a full allocation, the new step waits for CPUs and the
 # spawn fails after APTUS_SPAWN_TIMEOUT with a message saying so (checked last).
@@ -44,6 +45,13 @@ run "spawn_multiple" 2 -- -n 2 "$PROG" multiple
 run "nested" 3 -- -n 2 "$PROG" nested
 run "errors" 2 APTUS_SPAWN_TIMEOUT=5 MPI_UNIVERSE_SIZE=5 -- -n 2 "$PROG" errors
 grep -q "within APTUS_SPAWN_TIMEOUT=5 seconds" "$T/out" || fail "errors: no timeout message"
+
+# MPI_UNIVERSE_SIZE under srun: the allocation's CPUs (the node's), not the step's tasks (1).
+ncpu=$(nproc)
+timeout 120 salloc -n "$ncpu" srun --mpi=pmi2 --overlap -n 1 -t 2 "$PROG" universe "$ncpu" >"$T/out" 2>"$T/err" ||
+    fail "universe: exited with $?"
+grep -q '^dpm_spawn: ok$' "$T/out" || fail "universe: MPI_UNIVERSE_SIZE is not the allocation's $ncpu CPUs"
+echo "---- MPI_UNIVERSE_SIZE = the allocation's CPUs: ok"
 
 # No CPU left for the new step (no overlap; the parent's step holds the allocation's one CPU):
 # MPI_ERR_SPAWN after the timeout, naming the reason; the parent goes on and ends well.

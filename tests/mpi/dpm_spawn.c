@@ -26,6 +26,7 @@
  *               children with info host=H (-: the first of $NETNS_TEST_HOSTS), the host of the parents' rank 0: the
  *               children run in rank 0's network namespace, not the root's, and the whole
  *               exchange of basic goes across hosts
+ *   universe N  MPI_UNIVERSE_SIZE must be N (tests/launcher/slurm_spawn.sh: the allocation's CPUs)
  *   busy        (under Slurm, tests/launcher/slurm_spawn.sh: no CPU left in the allocation for the
  *               new job's step) the spawn fails with MPI_ERR_SPAWN after APTUS_SPAWN_TIMEOUT
  *   nolauncher  (a singleton: started without a launcher) a spawn fails with MPI_ERR_SPAWN and a
@@ -335,6 +336,10 @@ int main(int argc, char **argv)
                    child_ns, ns0, mine);
         }
         traffic(inter, 1);
+    } else if (!strcmp(mode, "universe")) {
+        int *u = NULL, flag = 0;
+        MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_UNIVERSE_SIZE, &u, &flag);
+        EXPECT(flag && *u == n, "MPI_UNIVERSE_SIZE %d (flag %d), expected %d", flag ? *u : -1, flag, n);
     } else if (!strcmp(mode, "busy")) {
         MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
         char msg[MPI_MAX_ERROR_STRING];
