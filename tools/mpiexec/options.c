@@ -150,6 +150,15 @@ static int check_program(const char *prog, char *err, size_t errlen)
     return 127;
 }
 
+/* The launcher of that name, or -1. */
+static int launcher_named(const char *name)
+{
+    for (int k = 0; k < 3; k++)
+        if (!strcmp(name, launcher_names[k]))
+            return k;
+    return -1;
+}
+
 /* --launcher-exec as given (exported to the ranks by universe_export) */
 static const char *lexec_text;
 
@@ -274,11 +283,7 @@ int options_parse(int argc, char **argv, const char **iface_out)
             }
         } else if (!strcmp(name, "launcher")) {
             NEEDVAL();
-            launcher = -1;
-            for (int k = 0; k < 3; k++)
-                if (!strcmp(val, launcher_names[k]))
-                    launcher = k;
-            if (launcher < 0) {
+            if ((launcher = launcher_named(val)) < 0) {
                 msg("mpiexec: unknown launcher '%s' (expected fork, ssh or netns)", val);
                 return 2;
             }
@@ -350,10 +355,7 @@ int options_parse(int argc, char **argv, const char **iface_out)
      * starts on other hosts goes the parents' way */
     const char *env_l = getenv("MPIEXEC_LAUNCHER"), *env_lx = getenv("MPIEXEC_LAUNCHER_EXEC");
     if (launcher < 0 && !J.lexec && J.hosts.n > 0 && env_l && *env_l) {
-        for (int k = 0; k < 3; k++)
-            if (!strcmp(env_l, launcher_names[k]))
-                launcher = k;
-        if (launcher < 0) {
+        if ((launcher = launcher_named(env_l)) < 0) {
             msg("mpiexec: MPIEXEC_LAUNCHER='%s' is not a launcher (expected fork, ssh or netns)", env_l);
             return 2;
         }
