@@ -228,7 +228,7 @@ static int sock_wait_watch(int fd, short ev, pid_t watch, int *status, double de
     for (;;) {
         if (child_ended(watch, status))
             return -2;
-        if (deadline > 0 && idle >= DPM_SPIN && aptus_wtime() > deadline)
+        if (deadline > 0 && aptus_wtime() > deadline)
             return -3;
         struct pollfd p = { fd, ev, 0 };
         int r = poll(&p, 1, 0);

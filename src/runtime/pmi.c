@@ -728,7 +728,7 @@ int aptus_pmi_spawn(int ncmds, const struct aptus_pmi_cmd *cmds, const char *ppk
     /* Slurm's srun answers once the new job's tasks have started, and never when they end first */
     struct pollfd p = { pmi.fd, POLLIN, 0 };
     int r;
-    while ((r = poll(&p, 1, timeout_s * 1000)) < 0 && errno == EINTR)
+    while ((r = poll(&p, 1, timeout_s > INT_MAX / 1000 ? -1 : timeout_s * 1000)) < 0 && errno == EINTR)
         ;
     if (r == 0) {
         pmi.owed++;
