@@ -1045,6 +1045,14 @@ static int spawn_start(struct dpm *d, struct spawn *sp)
     argv[na++] = mpiexec;
     argv[na++] = "-n";
     argv[na++] = nbuf;
+    /* Its mpiexec would bind its ranks from the first core on, where the parents' mpiexec bound
+     * the parents: two spinning ranks on one core while the others idle. Unbound, the kernel
+     * spreads them; a binding the user asked for (MPIEXEC_BIND_TO, inherited) still wins. */
+    const char *bind = getenv("MPIEXEC_BIND_TO");
+    if (!bind || !*bind) {
+        argv[na++] = "--bind-to";
+        argv[na++] = "none";
+    }
     if (sp->hosts[0]) {
         argv[na++] = "--hosts";
         argv[na++] = sp->hosts;

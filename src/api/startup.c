@@ -191,6 +191,8 @@ static void runtime_at_exit(int status, void *arg)
 {
     (void)arg;
     APTUS_API_LOCK();
+    if (getpid() == aptus_rt.pid && aptus_rt.initialized && !aptus_rt.finalized)
+        aptus_smp_jobs_exit(); /* (what it wrote to other jobs' processes is read) */
     if (getpid() == aptus_rt.pid)
         aptus_dpm_finalize(); /* (the names it published go, whatever the exit) */
     if (status != 0 || getpid() != aptus_rt.pid || !aptus_rt.initialized || aptus_rt.finalized || aptus_rt.users > 0)

@@ -246,6 +246,11 @@ struct aptus_proc_card {
     int32_t rank;  /* its rank in its job's MPI_COMM_WORLD */
     uint32_t alen; /* bytes of its UD address */
     uint8_t addr[APTUS_PROC_ADDR_MAX];
+    /* shared memory (channel/smp/smp_jobs.c): its node's key (0: none), its pid, and the
+     * descriptor of its door (-1: it takes no frames through shared memory from other jobs) */
+    uint64_t node;
+    int32_t pid;
+    int32_t door;
 };
 /* This process's card; starts the UD channel here if it was not running (a job on one node
  * does without it until then). 0, or -1 with the reason in err. */
@@ -264,6 +269,14 @@ int aptus_proc_before(int a, int b);
 /* This job's hash (the one its processes' cards and datagrams carry). */
 uint32_t aptus_proc_job(void);
 void aptus_procs_finalize(void);
+/* Shared memory with other jobs' processes on this node (channel/smp/smp_jobs.c): fills the
+ * card's node, pid and door (opening this process's door the first time), and learns of a
+ * process given index idx (mapping its door when it is on this node), before its route is made. */
+void aptus_smp_card(struct aptus_proc_card *c);
+void aptus_smp_proc_met(int idx, const struct aptus_proc_card *c);
+/* At an exit without MPI_Finalize: waits (a second at most) for other jobs' processes to take the
+ * blocks this one wrote to them, so that what it sent is read (as a datagram already sent is). */
+void aptus_smp_jobs_exit(void);
 /* The UD channel's start outside MPI_Init (this process alone: no fence): 0 when it runs. */
 int aptus_ud_dyn_start(char *err, size_t errlen);
 

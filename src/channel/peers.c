@@ -393,7 +393,7 @@ int aptus_channel_counter(const char *name, uint64_t *value)
 const char *aptus_channel_counter_names(void)
 {
     return "memory, memory.CHANNEL (self, smp, ud-sr, ud-zcopy, ud-copy, rc-sr, rc-fp, rc-rdma), msgs.CHANNEL "
-           "(APTUS_STATS=1), memhooks.active, "
+           "(APTUS_STATS=1), smp.jobs_blocks_out, smp.jobs_blocks_in, smp.jobs_frames_in, memhooks.active, "
            "memhooks.reports, rc.connections, rc.opened, rc.refused_limit, rc.frames_out, rc.frames_injected, "
            "rc.frames_in, "
            "rc.idle_closed, rc.idle_closed_here, rc.closing, rcache.hits, "

@@ -1,8 +1,9 @@
 /* Processes of other jobs (dynamic processes, docs/DESIGN.md "Dynamic processes"): each one this
  * process learns of (MPI_Comm_connect, MPI_Comm_accept, MPI_Comm_join) gets the next process index
- * after the world ranks, and from then on is a peer like any other, reached over UD: its card
- * (its job's hash, its rank there, its UD address) says how. Its datagrams carry (job hash, rank)
- * in their header, which the table below turns back into the index. The table is made on the
+ * after the world ranks, and from then on is a peer like any other, reached through shared memory
+ * when it is on this node (channel/smp/smp_jobs.c) and over UD: its card (its job's hash, its rank
+ * there, its UD address, its node, pid and shared-memory door) says how. Its datagrams and blocks
+ * name it by (job hash, rank), which the table below turns back into the index. The table is made on the
  * first such process, its size fixed then (APTUS_DPM_PROCS), so the lookup needs no lock beyond
  * the library's. */
 #include <stdio.h>
@@ -48,22 +49,31 @@ const struct aptus_proc_card *aptus_proc_foreign(int idx)
 int aptus_proc_card_self(struct aptus_proc_card *c, char *err, size_t errlen)
 {
     memset(c, 0, sizeof *c);
+    c->job = aptus_job_hash();
+    c->rank = aptus_rt.rank;
+#ifdef APTUS_HAVE_LIBFABRIC
     if (aptus_ud_dyn_start(err, errlen) != 0)
         return -1;
-    c->job = aptus_ud.job;
-    c->rank = aptus_rt.rank;
     if (aptus_ud.d.addrlen == 0 || aptus_ud.d.addrlen > sizeof c->addr) {
         snprintf(err, errlen, "the UD channel has no address to give");
         return -1;
     }
     memcpy(c->addr, aptus_ud.d.addr, aptus_ud.d.addrlen);
     c->alen = (uint32_t)aptus_ud.d.addrlen;
+#endif
+    aptus_smp_card(c);
+    if (c->alen == 0 && c->door < 0) {
+        snprintf(err, errlen,
+                 "this build has no network channel (no libfabric) and shared memory with other jobs is off "
+                 "(APTUS_SMP_JOBS=0, or it could not start here): no process of another job could reach this one");
+        return -1;
+    }
     return 0;
 }
 
 int aptus_proc_index(const struct aptus_proc_card *c, char *err, size_t errlen)
 {
-    if (c->job == aptus_ud.job) {
+    if (c->job == aptus_job_hash()) {
         if (c->rank < 0 || c->rank >= aptus_rt.size) {
             snprintf(err, errlen, "a card names rank %d of this job, which has %d", c->rank, aptus_rt.size);
             return -1;
@@ -73,7 +83,7 @@ int aptus_proc_index(const struct aptus_proc_card *c, char *err, size_t errlen)
     int idx = aptus_proc_find(c->job, c->rank);
     if (idx >= 0)
         return idx;
-    if (c->alen == 0 || c->alen > sizeof c->addr) {
+    if (c->alen > sizeof c->addr) {
         snprintf(err, errlen, "a card of another job holds no usable address (%u bytes)", c->alen);
         return -1;
     }
@@ -102,11 +112,20 @@ int aptus_proc_index(const struct aptus_proc_card *c, char *err, size_t errlen)
     }
     idx = aptus_rt.nprocs;
     procs.card[idx - aptus_rt.size] = *c;
-    aptus_rt.node_of[idx] = -1 - idx; /* (a node of its own: nothing here shares memory with it) */
+    /* (a node of its own for the layers above: no segment of this job's is shared with it; the
+     * smp channel may still reach it, by blocks of its own) */
+    aptus_rt.node_of[idx] = -1 - idx;
+    aptus_smp_proc_met(idx, c);
     if (!aptus_peer_routable(idx)) {
-        snprintf(err, errlen,
-                 "no channel of the send rule chain (APTUS_SEND_RULES) reaches a process of another job for every "
-                 "message size: those go over UD (ud-sr, ud-zcopy)");
+        if (c->alen == 0)
+            snprintf(err, errlen,
+                     "it has no network address (its build has no network channel) and is not on this node, or "
+                     "shares no memory with this process (APTUS_SMP_JOBS)");
+        else
+            snprintf(err, errlen,
+                     "no channel of the send rule chain (APTUS_SEND_RULES) reaches a process of another job for "
+                     "every message size: those go over shared memory on one node (smp) and UD (ud-sr, "
+                     "ud-zcopy)");
         return -1;
     }
     unsigned s = slot_of(c->job, c->rank);
@@ -120,12 +139,12 @@ int aptus_proc_index(const struct aptus_proc_card *c, char *err, size_t errlen)
 static uint64_t order_key(int idx)
 {
     const struct aptus_proc_card *c = aptus_proc_foreign(idx);
-    return c ? (uint64_t)c->job << 32 | (uint32_t)c->rank : (uint64_t)aptus_ud.job << 32 | (uint32_t)idx;
+    return c ? (uint64_t)c->job << 32 | (uint32_t)c->rank : (uint64_t)aptus_job_hash() << 32 | (uint32_t)idx;
 }
 
 uint32_t aptus_proc_job(void)
 {
-    return aptus_ud.job;
+    return aptus_job_hash();
 }
 
 int aptus_proc_before(int a, int b)

@@ -804,14 +804,6 @@ int aptus_fab_av_insert(struct aptus_fab_dgram *d, const void *addr, size_t len,
     return fi_av_insert(d->av, addr, 1, out, 0, NULL) == 1 ? 0 : -1;
 }
 
-uint32_t aptus_fab_job_hash(void)
-{
-    uint32_t h = 2166136261u; /* FNV-1a */
-    for (const char *s = aptus_rt.pmi.jobid; *s; s++)
-        h = (h ^ (uint8_t)*s) * 16777619u;
-    return h;
-}
-
 int aptus_fab_card_put(const char *chan, const void *addr, size_t len)
 {
     char key[APTUS_PMI_MAX_KEY], val[2 * APTUS_FAB_ADDR_MAX + 1];

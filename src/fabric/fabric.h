@@ -167,10 +167,6 @@ void aptus_fab_rc_reject(struct aptus_fab_rc *r, struct fi_info *req);
 int aptus_fab_rc_mr_reg(struct aptus_fab_rc *r, void *buf, size_t len, uint64_t access, struct fid_mr **mr, void **desc,
                         uint64_t *rkey, uint64_t *raddr);
 
-/* A hash of this job's id (FNV-1a), carried by datagrams and connection requests so that
- * those of another job are told apart. */
-uint32_t aptus_fab_job_hash(void);
-
 /* A libfabric error code as text, for messages. */
 const char *aptus_fab_strerror(int rc);
 

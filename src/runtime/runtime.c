@@ -23,6 +23,14 @@ void aptus_startup_error(const char *fmt, ...)
     fflush(stderr);
 }
 
+uint32_t aptus_job_hash(void)
+{
+    uint32_t h = 2166136261u; /* FNV-1a */
+    for (const char *s = aptus_rt.pmi.jobid; *s; s++)
+        h = (h ^ (uint8_t)*s) * 16777619u;
+    return h;
+}
+
 double aptus_wtime(void)
 {
     struct timespec ts;

@@ -59,5 +59,8 @@ int aptus_runtime_release(void);
 void aptus_startup_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Seconds since an arbitrary point (monotonic). */
 double aptus_wtime(void);
+/* A hash of this job's id (FNV-1a of aptus_rt.pmi.jobid), carried by datagrams, connection
+ * requests and the cards of dynamic processes so that those of another job are told apart. */
+uint32_t aptus_job_hash(void);
 
 #endif

@@ -55,6 +55,28 @@ static inline void exchange(int peer, int n, int base)
     }
 }
 
+/* Dynamic processes (tests/mpi/dpm_*.c): with DPM_JOBS_SMP=1 in the environment, that this
+ * process's traffic with every process of another job (remote of them, each of which sent to
+ * this one and was sent to) went through shared memory -- a block each way with each, frames read
+ * from them; with DPM_JOBS_SMP=0, that nothing did. Nothing without the variable. */
+static inline void jobs_smp_check(int remote)
+{
+    const char *want = getenv("DPM_JOBS_SMP");
+    if (!want)
+        return;
+    unsigned long long out = counter("smp.jobs_blocks_out"), in = counter("smp.jobs_blocks_in"),
+                       frames = counter("smp.jobs_frames_in");
+    if (atoi(want)) {
+        EXPECT(out >= (unsigned)remote && in >= (unsigned)remote && frames >= (unsigned)remote,
+               "shared-memory blocks with the other job's %d processes: %llu posted, %llu taken, %llu frames read",
+               remote, out, in, frames);
+    } else {
+        EXPECT(out == 0 && in == 0 && frames == 0,
+               "shared memory with other jobs is off, yet %llu blocks posted, %llu taken, %llu frames read", out, in,
+               frames);
+    }
+}
+
 /* A checkable pattern: n ints for message k of round `round`. */
 static inline void pattern_fill(int *b, int n, int round, int k)
 {

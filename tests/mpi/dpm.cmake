@@ -1,7 +1,8 @@
 # Dynamic processes: two jobs started by two mpiexecs meet (MPI_Open_port, MPI_Comm_accept,
 # MPI_Comm_connect, MPI_Comm_join; tests/mpi/dpm_connect.c run by dpm_jobs.sh): on this machine
-# (the jobs' processes reach each other over UD, which each job starts when it connects) and
-# from two network namespaces (label netns: root only, skipped elsewhere).
+# (the jobs' processes reach each other through shared memory -- DPM_JOBS_SMP=1 checks it --, or
+# over UD with APTUS_SMP_JOBS=0) and from two network namespaces (label netns: root only,
+# skipped elsewhere; over UD).
 add_executable(mpitest_dpm_connect dpm_connect.c)
 set_target_properties(mpitest_dpm_connect PROPERTIES OUTPUT_NAME dpm_connect
   RUNTIME_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
@@ -25,17 +26,23 @@ function(aptus_dpm_test name ns nc)
     set_tests_properties(mpi.${name} PROPERTIES ENVIRONMENT "${D_ENV}")
   endif()
 endfunction()
-aptus_dpm_test(dpm_connect_2x3 2 3)
-aptus_dpm_test(dpm_connect_1x1_join 1 1 ARGS join)
+aptus_dpm_test(dpm_connect_2x3 2 3 ENV "DPM_JOBS_SMP=1")
+aptus_dpm_test(dpm_connect_1x1_join 1 1 ARGS join ENV "DPM_JOBS_SMP=1")
 aptus_dpm_test(dpm_connect_3x2_join 3 2 ARGS join)
-# messages of every size over ud-sr (no zero-copy rendezvous)
-aptus_dpm_test(dpm_connect_2x2_udsr 2 2 ENV "APTUS_SEND_RULES=self,smp,ud-sr")
 aptus_dpm_test(dpm_connect_2x2_threads 2 2 ARGS threads LABELS threads)
-aptus_dpm_test(dpm_connect_netns_2x2_join 2 2 NETNS ARGS join)
+# ranks that sleep while they wait: the other job's senders ring the door's doorbell
+aptus_dpm_test(dpm_connect_2x2_block 2 2 ENV "APTUS_WAIT_BLOCK=1;DPM_JOBS_SMP=1")
+if(APTUS_HAVE_UD)
+  # the jobs over UD on one machine; messages of every size over ud-sr (no zero-copy rendezvous)
+  aptus_dpm_test(dpm_connect_2x3_ud 2 3 ENV "APTUS_SMP_JOBS=0;DPM_JOBS_SMP=0")
+  aptus_dpm_test(dpm_connect_2x2_udsr 2 2 ENV "APTUS_SMP_JOBS=0;APTUS_SEND_RULES=self,smp,ud-sr;DPM_JOBS_SMP=0")
+  aptus_dpm_test(dpm_connect_netns_2x2_join 2 2 NETNS ARGS join)
+endif()
 # MPI_Comm_spawn / spawn_multiple (tests/mpi/dpm_spawn.c): 1-4 parents x 1-4 children, two
 # programs, a nested spawn, the errors (no such program, a job that cannot start, beyond the
 # universe, soft), and a child that dies taking its parents' job down. MPI_UNIVERSE_SIZE is set
-# for each (mpiexec's default is this machine's CPUs).
+# for each (mpiexec's default is this machine's CPUs). DPM_JOBS_SMP=1: parents and children talk
+# through shared memory (checked by counters), =0 with APTUS_SMP_JOBS=0: they do not.
 add_executable(mpitest_dpm_spawn_two dpm_spawn.c)
 set_target_properties(mpitest_dpm_spawn_two PROPERTIES OUTPUT_NAME dpm_spawn_two
   RUNTIME_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
@@ -48,12 +55,19 @@ foreach(pc 1_1 2_3 3_2 4_4 1_4 4_1)
   list(GET pcl 1 nc)
   math(EXPR u "${np} + ${nc}")
   aptus_mpi_test(NAME dpm_spawn_${np}x${nc} SOURCE dpm_spawn.c NP ${np} LABELS dpm ARGS basic ${nc}
-    ENV MPI_UNIVERSE_SIZE=${u} EXPECT_EXIT 0 EXPECT_OUTPUT "dpm_spawn: ok")
+    ENV MPI_UNIVERSE_SIZE=${u} DPM_JOBS_SMP=1 EXPECT_EXIT 0 EXPECT_OUTPUT "dpm_spawn: ok")
 endforeach()
+if(APTUS_HAVE_UD)
+  aptus_mpi_test(NAME dpm_spawn_2x3_ud SOURCE dpm_spawn.c NP 2 LABELS dpm ARGS basic 3
+    ENV MPI_UNIVERSE_SIZE=5 APTUS_SMP_JOBS=0 DPM_JOBS_SMP=0 EXPECT_EXIT 0 EXPECT_OUTPUT "dpm_spawn: ok")
+endif()
+# ranks that sleep while they wait (the doorbells of other jobs' processes rung)
+aptus_mpi_test(NAME dpm_spawn_2x2_block SOURCE dpm_spawn.c NP 2 LABELS dpm ARGS basic 2
+  ENV MPI_UNIVERSE_SIZE=4 APTUS_WAIT_BLOCK=1 DPM_JOBS_SMP=1 EXPECT_EXIT 0 EXPECT_OUTPUT "dpm_spawn: ok")
 aptus_mpi_test(NAME dpm_spawn_multiple_np2 SOURCE dpm_spawn.c NP 2 LABELS dpm ARGS multiple
-  ENV MPI_UNIVERSE_SIZE=5 EXPECT_EXIT 0 EXPECT_OUTPUT "dpm_spawn: ok")
+  ENV MPI_UNIVERSE_SIZE=5 DPM_JOBS_SMP=1 EXPECT_EXIT 0 EXPECT_OUTPUT "dpm_spawn: ok")
 aptus_mpi_test(NAME dpm_spawn_nested_np2 SOURCE dpm_spawn.c NP 2 LABELS dpm ARGS nested
-  ENV MPI_UNIVERSE_SIZE=4 EXPECT_EXIT 0 EXPECT_OUTPUT "dpm_spawn: ok")
+  ENV MPI_UNIVERSE_SIZE=4 DPM_JOBS_SMP=1 EXPECT_EXIT 0 EXPECT_OUTPUT "dpm_spawn: ok")
 aptus_mpi_test(NAME dpm_spawn_icreate_np2 SOURCE dpm_spawn.c NP 2 LABELS dpm ARGS icreate
   ENV MPI_UNIVERSE_SIZE=4 EXPECT_EXIT 0 EXPECT_OUTPUT "dpm_spawn: ok")
 aptus_mpi_test(NAME dpm_spawn_icreate_np3 SOURCE dpm_spawn.c NP 3 LABELS dpm ARGS icreate

@@ -16,7 +16,9 @@
  * (MPI_Comm_join) and they swap a message. With `threads` (MPI_THREAD_MULTIPLE), rank 0 of each
  * job then runs THREADS threads that at the same time each open a port of their own (server),
  * publish and look it up by name, accept / connect on MPI_COMM_SELF and swap messages, while
- * the other ranks of the job wait in a barrier. */
+ * the other ranks of the job wait in a barrier. With DPM_JOBS_SMP=1 in the environment, every rank
+ * checks that its traffic with the other job went through shared memory (one block each way
+ * with every process of the other job, frames read from them); with 0, that none did. */
 #include <arpa/inet.h>
 #include <mpi.h>
 #include <netinet/in.h>
@@ -366,6 +368,9 @@ int main(int argc, char **argv)
     }
     intercomm_traffic(inter);
     merged_traffic(inter);
+    int remote;
+    MPI_Comm_remote_size(inter, &remote);
+    jobs_smp_check(remote);
     MPI_CHECK(MPI_Comm_disconnect(&inter));
     EXPECT(inter == MPI_COMM_NULL, "MPI_Comm_disconnect left the handle set");
     if (rank == 0 && server)

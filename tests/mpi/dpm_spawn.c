@@ -5,7 +5,9 @@
  *               intercommunicator, broadcast and reduce over it, merge it (the children high)
  *               and put into a window over the merged communicator; then disconnect -- the
  *               children then see no parent. Children check their arguments, MPI_APPNUM,
- *               MPI_UNIVERSE_SIZE and the parent's name.
+ *               MPI_UNIVERSE_SIZE and the parent's name. With DPM_JOBS_SMP=1 (or 0) in the
+ *               environment every process checks that the exchange went (or did not go)
+ *               through shared memory (tests/mpi/counters.h).
  *   multiple    MPI_Comm_spawn_multiple of two programs (this one and dpm_spawn_two), 2 and 1
  *               processes with different arguments: one MPI_COMM_WORLD of 3, MPI_APPNUM 0, 0, 1
  *   nested      the child spawns a grandchild in turn; the grandchild and the child talk
@@ -107,6 +109,7 @@ static void traffic(MPI_Comm inter, int parent_side)
     MPI_Win_free(&w);
     free(slots);
     MPI_Comm_free(&m);
+    jobs_smp_check(rsize);
 }
 
 /* Both sides of mode icreate: `inter` is the parents' rank 0's intercommunicator with the children

@@ -105,7 +105,7 @@ aptus_hydra_test(NAME init_fails_mapping_np4 NP 4
 # APTUS_SPAWN_TIMEOUT, 5 s here --, beyond the universe named, soft). (The targets come from
 # tests/mpi/dpm.cmake.)
 aptus_hydra_test(NAME dpm_spawn_2x3 NP 5 CHECK --grep "dpm_spawn: ok"
-  RUN -n 2 $<TARGET_FILE:mpitest_dpm_spawn> basic 3)
+  RUN -n 2 -genv DPM_JOBS_SMP 1 $<TARGET_FILE:mpitest_dpm_spawn> basic 3)
 foreach(mode multiple nested icreate)
   aptus_hydra_test(NAME dpm_spawn_${mode}_np2 NP 4 CHECK --grep "dpm_spawn: ok"
     RUN -n 2 $<TARGET_FILE:mpitest_dpm_spawn> ${mode})

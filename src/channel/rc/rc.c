@@ -1576,7 +1576,7 @@ static int rc_init(void)
     if (!aptus_rc_wanted())
         return APTUS_OK;
     char err[640];
-    rc.job = aptus_fab_job_hash();
+    rc.job = aptus_job_hash();
     int setup = rc_setup(err, sizeof err);
     if (setup == RC_SETUP_NO_MEMORY) {
         /* No card published: peers that try to connect fail and keep this rank on UD (a

@@ -25,33 +25,12 @@
 
 #include "channel/channel.h"
 #include "channel/fastpath/veloblock.h"
+#include "channel/smp/smp_int.h"
 #include "core/datatype.h"
 #include "runtime/config.h"
 #include "runtime/pmi.h"
 #include "runtime/progress.h"
 #include "runtime/runtime.h"
-
-/* The endpoint to one local peer: our block in its segment, and its block in ours. */
-struct smp_ep {
-    struct aptus_ep ep;
-    struct vb_sender tx;   /* our block inside the peer's segment */
-    struct vb_receiver rx; /* the peer's block inside our segment */
-    struct smp_seg_header *peer_hdr;
-    pid_t pid;
-    int cma_ok;
-};
-
-/* Head of each segment: the owner, then the doorbell (the owner says it is going to sleep;
- * senders then ring), then the list of local ranks that have opened an endpoint to the owner
- * (so the owner polls only their blocks). */
-struct smp_seg_header {
-    _Alignas(64) int32_t pid;
-    uint32_t nlocal, block_size;
-    _Alignas(64) _Atomic uint32_t sleeping;
-    _Atomic uint32_t bell;
-    _Alignas(64) _Atomic uint32_t nsenders;
-    _Atomic uint32_t senders[]; /* local index + 1 of each sender, in the order they came */
-};
 
 static struct {
     int active;
@@ -68,8 +47,6 @@ static struct {
     uint32_t bell_seen; /* doorbell value when we announced a sleep */
     int starting;       /* in the start-up: any local rank's name may exist (only then do names exist) */
 } smp;
-
-extern struct aptus_channel aptus_channel_smp;
 
 static struct smp_seg_header *seg_hdr(void *seg)
 {
@@ -93,7 +70,24 @@ static void *seg_block(void *seg, int idx)
 
 static int smp_reaches(int world_rank)
 {
+    if (world_rank >= aptus_rt.size) /* another job's process (smp_jobs.c) */
+        return smp.active && smp_jobs_reaches(world_rank);
     return smp.active && world_rank != aptus_rt.rank && aptus_rt.node_of[world_rank] == aptus_rt.node;
+}
+
+int smp_started(void)
+{
+    return smp.active;
+}
+
+uint32_t smp_block_bytes(void)
+{
+    return smp.block_size;
+}
+
+int smp_rings(void)
+{
+    return smp.doorbell;
 }
 
 /* Creates, sizes and maps this rank's segment and initialises its blocks. */
@@ -255,12 +249,13 @@ static int smp_init(void)
 
     smp.active = 1;
     smp_set_caps();
+    /* (also alone on the node: processes of other jobs may come, smp_jobs.c) */
+    smp.doorbell = aptus_wait_blocks;
+    aptus_channel_smp.send_frame = smp.doorbell ? smp_send_frame_bell : smp_send_frame;
     if (n > 1) {
         /* Frames can come from any local rank before we talk to it: poll our segment's list of
          * senders (and the blocks of those with an endpoint). */
         aptus_channel_poll_enable(&aptus_channel_smp, 1);
-        smp.doorbell = aptus_wait_blocks;
-        aptus_channel_smp.send_frame = smp.doorbell ? smp_send_frame_bell : smp_send_frame;
         if (smp.doorbell)
             aptus_waiter_set(&smp_waiter);
     }
@@ -285,6 +280,7 @@ static void smp_cleanup_files(void)
 /* After every endpoint has been closed (aptus_peers_finalize). */
 static void smp_finalize(void)
 {
+    smp_jobs_finalize();
     for (int j = 0; j < aptus_rt.local_size && smp.mapped; j++)
         if (smp.mapped[j] && smp.mapped[j] != smp.mine)
             munmap(smp.mapped[j], smp.seg_size);
@@ -322,6 +318,8 @@ static int local_index(int world_rank)
  * block [its index] of ours, and we add ourselves to its list of senders so that it polls us. */
 static int smp_ep_open(struct aptus_peer *p, struct aptus_ep **out)
 {
+    if (p->world_rank >= aptus_rt.size && smp.active)
+        return smp_jobs_open(p, out);
     int j = local_index(p->world_rank);
     if (!smp.active || j < 0 || p->world_rank == aptus_rt.rank)
         return APTUS_ERR;
@@ -337,11 +335,13 @@ static int smp_ep_open(struct aptus_peer *p, struct aptus_ep **out)
     vb_sender_init(&e->tx, seg_block(smp.mapped[j], aptus_rt.local_rank), smp.block_size,
                    seg_ctrl(smp.mapped[j], aptus_rt.local_rank));
     vb_receiver_init(&e->rx, seg_block(smp.mine, j), smp.block_size, seg_ctrl(smp.mine, j));
-    e->peer_hdr = seg_hdr(smp.mapped[j]);
-    e->pid = e->peer_hdr->pid;
+    struct smp_seg_header *ph = seg_hdr(smp.mapped[j]);
+    e->sleeping = &ph->sleeping;
+    e->bell = &ph->bell;
+    e->pid = ph->pid;
     e->cma_ok = aptus_config.smp_cma;
-    uint32_t slot = atomic_fetch_add_explicit(&e->peer_hdr->nsenders, 1, memory_order_relaxed);
-    atomic_store_explicit(&e->peer_hdr->senders[slot], (uint32_t)aptus_rt.local_rank + 1, memory_order_release);
+    uint32_t slot = atomic_fetch_add_explicit(&ph->nsenders, 1, memory_order_relaxed);
+    atomic_store_explicit(&ph->senders[slot], (uint32_t)aptus_rt.local_rank + 1, memory_order_release);
     smp.rx[smp.nrx++] = e;
     *out = &e->ep;
     return APTUS_OK;
@@ -391,13 +391,8 @@ static const struct aptus_waiter smp_waiter = { smp_wait_arm, smp_wait_sleep, sm
 
 static inline void smp_ring(struct smp_ep *e)
 {
-    if (!smp.doorbell)
-        return;
-    atomic_thread_fence(memory_order_seq_cst);
-    if (atomic_load_explicit(&e->peer_hdr->sleeping, memory_order_relaxed)) {
-        atomic_fetch_add_explicit(&e->peer_hdr->bell, 1, memory_order_relaxed);
-        (void)syscall(SYS_futex, &e->peer_hdr->bell, FUTEX_WAKE, 1, NULL, NULL, 0);
-    }
+    if (smp.doorbell)
+        smp_ring_words(e->sleeping, e->bell);
 }
 
 /* No room: the reservation may have published a WRAP marker (vb_reserve_slow wraps before it
@@ -604,7 +599,7 @@ static int smp_progress(void)
 
 static size_t smp_memory(void)
 {
-    return smp.mine ? smp.seg_size : 0;
+    return (smp.mine ? smp.seg_size : 0) + smp_jobs_memory();
 }
 
 #define SMP_CMA_MIN_OVERSUB ((size_t)64 << 10)
@@ -645,6 +640,8 @@ struct aptus_channel aptus_channel_smp = {
     .init = smp_init,
     .finalize = smp_finalize,
     .cleanup = smp_cleanup_files,
+    .quiesce = smp_jobs_quiesce,
+    .counter = smp_jobs_counter,
     .reaches = smp_reaches,
     .ep_open = smp_ep_open,
     .ep_close = smp_ep_close,

@@ -793,7 +793,7 @@ static void ud_release(void);
 
 static int ud_init(void)
 {
-    ud.job = aptus_fab_job_hash();
+    ud.job = aptus_job_hash();
     if (!ud_wanted())
         return APTUS_OK;
     char err[640];
