@@ -273,7 +273,10 @@ void aptus_procs_finalize(void);
  * card's node, pid and door (opening this process's door the first time), and learns of a
  * process given index idx (mapping its door when it is on this node), before its route is made. */
 void aptus_smp_card(struct aptus_proc_card *c);
-void aptus_smp_proc_met(int idx, const struct aptus_proc_card *c);
+int aptus_smp_proc_met(int idx, const struct aptus_proc_card *c); /* 1: reached through it */
+/* Processes of other jobs met so far that shared memory does not reach (channel/procs.c): while 0,
+ * a UD channel started only to meet them carries nothing and is read seldom. */
+extern int aptus_procs_net;
 /* At an exit without MPI_Finalize: waits (a second at most) for other jobs' processes to take the
  * blocks this one wrote to them, so that what it sent is read (as a datagram already sent is). */
 void aptus_smp_jobs_exit(void);

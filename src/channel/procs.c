@@ -15,6 +15,8 @@
 #include "runtime/config.h"
 #include "runtime/runtime.h"
 
+int aptus_procs_net;
+
 static struct {
     struct aptus_proc_card *card; /* index - size -> card */
     int *hash;                    /* open addressing: index + 1, 0 empty */
@@ -115,7 +117,7 @@ int aptus_proc_index(const struct aptus_proc_card *c, char *err, size_t errlen)
     /* (a node of its own for the layers above: no segment of this job's is shared with it; the
      * smp channel may still reach it, by blocks of its own) */
     aptus_rt.node_of[idx] = -1 - idx;
-    aptus_smp_proc_met(idx, c);
+    int smp = aptus_smp_proc_met(idx, c);
     if (!aptus_peer_routable(idx)) {
         if (c->alen == 0)
             snprintf(err, errlen,
@@ -132,6 +134,8 @@ int aptus_proc_index(const struct aptus_proc_card *c, char *err, size_t errlen)
     while (procs.hash[s])
         s = (s + 1) & procs.mask;
     procs.hash[s] = idx + 1;
+    if (!smp)
+        aptus_procs_net++;
     __atomic_store_n(&aptus_rt.nprocs, idx + 1, __ATOMIC_RELEASE);
     return idx;
 }
@@ -157,6 +161,7 @@ void aptus_procs_finalize(void)
     free(procs.card);
     free(procs.hash);
     memset(&procs, 0, sizeof procs);
+    aptus_procs_net = 0;
     if (aptus_rt.nprocs > aptus_rt.size)
         aptus_rt.nprocs = aptus_rt.size;
 }

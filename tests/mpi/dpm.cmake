@@ -29,7 +29,7 @@ endfunction()
 aptus_dpm_test(dpm_connect_2x3 2 3 ENV "DPM_JOBS_SMP=1")
 aptus_dpm_test(dpm_connect_1x1_join 1 1 ARGS join ENV "DPM_JOBS_SMP=1")
 aptus_dpm_test(dpm_connect_3x2_join 3 2 ARGS join)
-aptus_dpm_test(dpm_connect_2x2_threads 2 2 ARGS threads LABELS threads)
+aptus_dpm_test(dpm_connect_2x2_threads 2 2 ARGS threads LABELS threads ENV "DPM_JOBS_SMP=1")
 # ranks that sleep while they wait: the other job's senders ring the door's doorbell
 aptus_dpm_test(dpm_connect_2x2_block 2 2 ENV "APTUS_WAIT_BLOCK=1;DPM_JOBS_SMP=1")
 if(APTUS_HAVE_UD)

@@ -249,11 +249,11 @@ void aptus_smp_card(struct aptus_proc_card *c)
     c->door = sj.door ? sj.fd : -1;
 }
 
-void aptus_smp_proc_met(int idx, const struct aptus_proc_card *c)
+int aptus_smp_proc_met(int idx, const struct aptus_proc_card *c)
 {
     int k = idx - aptus_rt.size;
     if (k < 0 || k >= sj.room || !sj.f)
-        return;
+        return 0;
     if (sj.f[k]) { /* (left by a card whose index was refused: this index is new) */
         if (sj.f[k]->door)
             munmap(sj.f[k]->door, sj.f[k]->door_len);
@@ -261,7 +261,7 @@ void aptus_smp_proc_met(int idx, const struct aptus_proc_card *c)
         sj.f[k] = NULL;
     }
     if (!sj.door || c->node != sj.node || c->door < 0 || c->pid <= 0)
-        return;
+        return 0;
     char err[192];
     size_t len = 0;
     struct door *d = map_theirs(c->pid, c->door, &len, err, sizeof err);
@@ -276,13 +276,14 @@ void aptus_smp_proc_met(int idx, const struct aptus_proc_card *c)
         /* (it is then reached over UD; its own blocks to us are refused when they come) */
         if (d)
             munmap(d, len);
-        return;
+        return 0;
     }
     f->door = d;
     f->door_len = len;
     f->door_fd = c->door;
     f->tx_fd = -1;
     sj.f[k] = f;
+    return 1;
 }
 
 int smp_jobs_reaches(int idx)

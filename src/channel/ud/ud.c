@@ -447,7 +447,11 @@ void aptus_ud_cq_entry(const struct fi_cq_msg_entry *ent)
  * carries the traffic) -- then its descriptor (level-triggered: a datagram waiting on any
  * endpoint, a completion written) says, asked on one progress pass in UD_IDLE_PASSES (a system
  * call per pass would cost the RC channels' latency more than a datagram's few passes of delay).
- * Where UD carries the small messages beside a connection (the sockets chain), they keep it hot. */
+ * Where UD carries the small messages beside a connection (the sockets chain), they keep it hot.
+ * Likewise when UD was started only to meet other jobs (a job on one node) and every process of
+ * theirs it met is reached through shared memory (aptus_procs_net == 0): UD carries nothing
+ * then, and a provider over sockets pays a system call for each read of an empty queue (the udp
+ * provider: a recvmsg) -- a spawned child's ping-pong with its parent paid it on every pass. */
 #define UD_IDLE_PASSES 8
 #define UD_HOT_PASSES  256
 static unsigned cq_hot;
@@ -458,8 +462,10 @@ static int cq_worth_reading(void)
         cq_hot--;
         return 1;
     }
-    if (!aptus_rc_connected || ud.d.wait_fd < 0 || ud.ntx_out > 0)
+    if (ud.ntx_out > 0 || !(aptus_rc_connected || (ud.dyn && aptus_procs_net == 0)))
         return 1;
+    if (ud.d.wait_fd < 0) /* (quiet and no descriptor: the queue itself, one pass in UD_IDLE_PASSES) */
+        return aptus_rc_connected || ++pass % UD_IDLE_PASSES == 0;
     if (++pass % UD_IDLE_PASSES)
         return 0;
     struct pollfd pfd = { .fd = ud.d.wait_fd, .events = POLLIN };
@@ -829,6 +835,7 @@ int aptus_ud_dyn_start(char *err, size_t errlen)
     }
     ud_activate();
     aptus_udz_caps_refresh();
+    ud.dyn = 1;
     return 0;
 }
 

@@ -70,6 +70,7 @@ enum { UD_CTX_RX = 1, UD_CTX_TX, UD_CTX_ZRX };
 
 struct ud_state {
     int active;
+    int dyn; /* started to meet other jobs (aptus_ud_dyn_start), not by MPI_Init */
     struct aptus_fab_dgram d;
     struct aptus_rel eng;
     uint32_t job;
