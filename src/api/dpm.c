@@ -298,6 +298,8 @@ struct dpm {
     int watch_ended; /* it ended before its processes connected (its wait status: watch_status) */
     int watch_status;
     double deadline; /* spawn through another launcher: when to give up waiting (0: never) */
+    int sock1;       /* the roots' socket + 1, kept from step 2 for its second round (0: none) */
+    int sock_owned;  /* it is ours to close (not MPI_Comm_join's) */
     int rc;          /* MPI error class */
     char why[320];
 };
@@ -447,35 +449,34 @@ static int port_answer(struct dpm *d, struct port *p)
     }
 }
 
-/* Steps 1 - 4; `meet` runs step 2 at the root (NULL elsewhere). */
-static int dpm_link(struct dpm *d, void (*meet)(struct dpm *d, void *arg), void *arg, struct aptus_comm **out)
+/* Step 1 (with `net`, again: the cards then carry their UD addresses): every member's card, with
+ * its room, at the root (d->mine, d->nmine, d->room). A member's failure travels as an empty card:
+ * the root fails the link naming it (*bad = its rank + 1). */
+static int link_cards(struct dpm *d, int net, char *err, size_t errlen, uint32_t *bad)
 {
     struct aptus_comm *c = d->c;
     int me_root = c->rank == d->root;
-    *out = NULL;
-    /* 1. the cards, with each member's room; a member's failure travels as an empty card */
     struct {
         struct aptus_proc_card card;
         uint32_t room;
         int32_t err;
     } mine, *all = NULL;
     memset(&mine, 0, sizeof mine);
-    char err[320] = "";
-    if (aptus_proc_card_self(&mine.card, err, sizeof err) != 0)
+    if (aptus_proc_card_self(&mine.card, net, err, errlen) != 0)
         mine.err = 1;
     mine.room = (uint32_t)(aptus_rt.procs_cap - aptus_rt.nprocs);
     if (me_root && !(all = malloc((size_t)c->size * sizeof *all)))
         /* (the other members would wait in the broadcast below for a root that left) */
         aptus_abort_job(MPI_ERR_NO_MEM, "MPI_Comm_accept/connect/join/spawn: out of memory for the members' cards");
     int rc = PMPI_Gather(&mine, (int)sizeof mine, MPI_BYTE, all, (int)sizeof mine, MPI_BYTE, d->root, c->handle);
-    if (rc)
+    if (rc) {
+        free(all);
         return dpm_fail(d, rc, "gathering the members' addresses failed");
-    /* 2. the roots */
-    uint32_t word[4] = { 0 }; /* outcome (MPI error class), cards, tag, the failing member + 1 */
+    }
     if (me_root) {
         d->nmine = (uint32_t)c->size;
         d->room = UINT32_MAX;
-        if (!(d->mine = malloc((size_t)c->size * sizeof *d->mine)))
+        if (!d->mine && !(d->mine = malloc((size_t)c->size * sizeof *d->mine)))
             aptus_abort_job(MPI_ERR_NO_MEM, "MPI_Comm_accept/connect/join/spawn: out of memory for the members' cards");
         for (int i = 0; i < c->size; i++) {
             d->mine[i] = all[i].card;
@@ -484,16 +485,81 @@ static int dpm_link(struct dpm *d, void (*meet)(struct dpm *d, void *arg), void 
             if (all[i].err && !d->rc) {
                 dpm_fail(d, MPI_ERR_OTHER, "rank %d of the communicator cannot take part (%s)", i,
                          i == c->rank ? err : "its UD channel could not start: its own error says why");
-                word[3] = (uint32_t)i + 1;
+                *bad = (uint32_t)i + 1;
             }
         }
+    }
+    free(all);
+    return MPI_SUCCESS;
+}
+
+/* Whether the link needs the network (some process of one side and some of the other are on
+ * different nodes, or share no memory) while a card lacks its UD address: both roots see the
+ * same cards, so both decide alike. */
+static int link_needs_net(const struct dpm *d)
+{
+    const struct aptus_proc_card *side[2] = { d->mine, d->theirs };
+    uint32_t n[2] = { d->nmine, d->ntheirs };
+    int missing = 0, apart = 0;
+    for (int s = 0; s < 2; s++)
+        for (uint32_t i = 0; i < n[s]; i++) {
+            const struct aptus_proc_card *k = &side[s][i];
+            missing |= k->alen == 0;
+            apart |= k->node == 0 || k->door < 0 || k->node != d->mine[0].node;
+        }
+    return missing && apart;
+}
+
+/* Step 2 again, when both roots found that the link needs the network: the cards, now with their
+ * UD addresses, both ways over the same socket, then the verdicts. */
+static void roots_meet_again(struct dpm *d, int fd)
+{
+    uint8_t ok = d->rc == 0, tok = 0;
+    if (sock_io(fd, d->mine, d->nmine * sizeof *d->mine, 1) ||
+        sock_io(fd, d->theirs, d->ntheirs * sizeof *d->theirs, 0) || sock_io(fd, &ok, 1, 1) ||
+        sock_io(fd, &tok, 1, 0)) {
+        dpm_fail(d, MPI_ERR_PORT, "the other side's root went away during the handshake (%s)", strerror(errno));
+        return;
+    }
+    if (!tok)
+        dpm_fail(d, MPI_ERR_PORT, "the other side gave up (its processes say why)");
+}
+
+/* Steps 1 - 4; `meet` runs step 2 at the root (NULL elsewhere), leaving the roots' socket in
+ * d->sock1. The cards go without UD addresses where UD is not running here (a job on one node),
+ * and again with them only if the link needs the network (link_needs_net). */
+static int dpm_link(struct dpm *d, void (*meet)(struct dpm *d, void *arg), void *arg, struct aptus_comm **out)
+{
+    struct aptus_comm *c = d->c;
+    int me_root = c->rank == d->root;
+    *out = NULL;
+    /* 1. the cards, with each member's room; a member's failure travels as an empty card */
+    uint32_t word[5] = { 0 }; /* outcome (MPI error class), cards, tag, the failing member + 1, again */
+    char err[320] = "";
+    int rc = link_cards(d, 0, err, sizeof err, &word[3]);
+    if (rc)
+        return rc;
+    /* 2. the roots */
+    if (me_root) {
         meet(d, arg); /* (also after a failure here: the other root then hears it, and gives up too) */
+        word[4] = !d->rc && link_needs_net(d);
         word[0] = (uint32_t)d->rc;
         word[1] = d->ntheirs;
         word[2] = d->tag;
     }
-    free(all);
     rc = aptus_bcast(word, sizeof word, d->root, c);
+    if (!rc && word[4]) { /* 1 and 2 again, every card with its UD address */
+        rc = link_cards(d, 1, err, sizeof err, &word[3]);
+        if (!rc && me_root) {
+            roots_meet_again(d, d->sock1 - 1);
+            word[0] = (uint32_t)d->rc;
+        }
+        if (!rc)
+            rc = aptus_bcast(word, sizeof word, d->root, c);
+    }
+    if (d->sock1 > 0 && d->sock_owned)
+        close(d->sock1 - 1);
+    d->sock1 = 0;
     if (!rc && !word[0] && !me_root && !(d->theirs = malloc(word[1] * sizeof *d->theirs)))
         /* (both groups are committed: a member that cannot go on would leave the others waiting) */
         aptus_abort_job(MPI_ERR_NO_MEM, "MPI_Comm_accept/connect/join: out of memory for the other group's cards");
@@ -546,7 +612,8 @@ static void meet_accept(struct dpm *d, void *arg)
     p->busy--;
     if (fd >= 0) {
         roots_meet(d, fd);
-        close(fd);
+        d->sock1 = fd + 1;
+        d->sock_owned = 1;
     }
 }
 
@@ -557,7 +624,8 @@ static void meet_connect(struct dpm *d, void *arg)
     int fd = port_dial(d, arg);
     if (fd >= 0) {
         roots_meet(d, fd);
-        close(fd);
+        d->sock1 = fd + 1;
+        d->sock_owned = 1;
     }
 }
 
@@ -632,6 +700,7 @@ static void meet_join(struct dpm *d, void *arg)
     }
     d->accepting = mine < theirs;
     roots_meet(d, fd);
+    d->sock1 = fd + 1;
 }
 
 int PMPI_Comm_join(int fd, MPI_Comm *intercomm)

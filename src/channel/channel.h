@@ -252,9 +252,11 @@ struct aptus_proc_card {
     int32_t pid;
     int32_t door;
 };
-/* This process's card; starts the UD channel here if it was not running (a job on one node
- * does without it until then). 0, or -1 with the reason in err. */
-int aptus_proc_card_self(struct aptus_proc_card *c, char *err, size_t errlen);
+/* This process's card. With net, or where UD runs already, or shared memory with other jobs is
+ * not to be had, it carries the UD address, starting the UD channel here if it was not running (a
+ * job on one node does without it until then); else it has none (alen 0), and only processes
+ * sharing this node's memory can reach this one by it. 0, or -1 with the reason in err. */
+int aptus_proc_card_self(struct aptus_proc_card *c, int net, char *err, size_t errlen);
 /* The process index of the card's process: its world rank if it is of this job, else the index
  * it has here, given on first sight (its peer can then be made). -1 with the reason in err: the
  * table is full (APTUS_DPM_PROCS), the card is bad, or no channel reaches it. */

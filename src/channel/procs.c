@@ -48,12 +48,15 @@ const struct aptus_proc_card *aptus_proc_foreign(int idx)
     return idx >= aptus_rt.size && idx < aptus_rt.nprocs ? &procs.card[idx - aptus_rt.size] : NULL;
 }
 
-int aptus_proc_card_self(struct aptus_proc_card *c, char *err, size_t errlen)
+int aptus_proc_card_self(struct aptus_proc_card *c, int net, char *err, size_t errlen)
 {
     memset(c, 0, sizeof *c);
     c->job = aptus_job_hash();
     c->rank = aptus_rt.rank;
+    aptus_smp_card(c);
 #ifdef APTUS_HAVE_LIBFABRIC
+    if (!net && !aptus_ud.active && c->door >= 0)
+        return 0;
     if (aptus_ud_dyn_start(err, errlen) != 0)
         return -1;
     if (aptus_ud.d.addrlen == 0 || aptus_ud.d.addrlen > sizeof c->addr) {
@@ -62,8 +65,9 @@ int aptus_proc_card_self(struct aptus_proc_card *c, char *err, size_t errlen)
     }
     memcpy(c->addr, aptus_ud.d.addr, aptus_ud.d.addrlen);
     c->alen = (uint32_t)aptus_ud.d.addrlen;
+#else
+    (void)net;
 #endif
-    aptus_smp_card(c);
     if (c->alen == 0 && c->door < 0) {
         snprintf(err, errlen,
                  "this build has no network channel (no libfabric) and shared memory with other jobs is off "

@@ -662,7 +662,7 @@ static int icreate_cards(struct aptus_comm *local, int local_leader, struct aptu
     size_t cs = sizeof(struct aptus_proc_card);
     struct aptus_proc_card me, *mine = malloc((size_t)n * cs), *theirs = malloc((size_t)(m > 0 ? m : 1) * cs);
     char err[320];
-    if (aptus_proc_card_self(&me, err, sizeof err) != 0) {
+    if (aptus_proc_card_self(&me, 1, err, sizeof err) != 0) {
         char msg[400];
         snprintf(msg, sizeof msg, "MPI_Intercomm_create: this process cannot be reached by another job's: %s", err);
         aptus_abort_job(MPI_ERR_OTHER, msg); /* (the others would wait for its card) */

@@ -58,7 +58,9 @@ static inline void exchange(int peer, int n, int base)
 /* Dynamic processes (tests/mpi/dpm_*.c): with DPM_JOBS_SMP=1 in the environment, that this
  * process's traffic with every process of another job (remote of them, each of which sent to
  * this one and was sent to) went through shared memory -- a block each way with each, frames read
- * from them; with DPM_JOBS_SMP=0, that nothing did. Nothing without the variable. */
+ * from them -- and that the UD channel never started (jobs on one node: the cards went without
+ * network addresses); with DPM_JOBS_SMP=0, that nothing went through shared memory. Nothing
+ * without the variable. */
 static inline void jobs_smp_check(int remote)
 {
     const char *want = getenv("DPM_JOBS_SMP");
@@ -70,6 +72,9 @@ static inline void jobs_smp_check(int remote)
         EXPECT(out >= (unsigned)remote && in >= (unsigned)remote && frames >= (unsigned)remote,
                "shared-memory blocks with the other job's %d processes: %llu posted, %llu taken, %llu frames read",
                remote, out, in, frames);
+        unsigned long long ud = 0; /* (no such counter: a build without the UD channel) */
+        if (MPIX_Aptus_counter("memory.ud-sr", &ud) == MPI_SUCCESS)
+            EXPECT(ud == 0, "the UD channel started (%llu bytes) though the other job shares this node", ud);
     } else {
         EXPECT(out == 0 && in == 0 && frames == 0,
                "shared memory with other jobs is off, yet %llu blocks posted, %llu taken, %llu frames read", out, in,
