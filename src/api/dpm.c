@@ -48,7 +48,7 @@
 #include "runtime/progress.h"
 
 #define PORT_PREFIX  "aptus-port:1:"
-#define DPM_MAGIC    0x41505444u /* "APTD" */
+#define DPM_MAGIC    0x32505444u /* "DTP2": the handshake's version (2: cards with node, pid and door) */
 #define DPM_ADDRS    8           /* addresses named in a port at most */
 #define DPM_MAX_SIDE (1 << 20)   /* processes on one side at most (a bad header is refused) */
 

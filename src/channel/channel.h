@@ -265,6 +265,9 @@ int aptus_proc_index(const struct aptus_proc_card *c, char *err, size_t errlen);
 int aptus_proc_find(uint32_t job, int rank);
 /* The card of an index of another job's process (NULL for a world rank). */
 const struct aptus_proc_card *aptus_proc_foreign(int idx);
+/* Whether the card given to index idx (another job's process; also while aptus_proc_index is
+ * giving it) carries a UD address. */
+int aptus_proc_has_addr(int idx);
 /* An order of processes that every job sees alike (by job hash, then rank there): whether
  * index a comes before index b. Within one job it is the order of the world ranks. */
 int aptus_proc_before(int a, int b);

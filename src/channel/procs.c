@@ -43,6 +43,11 @@ int aptus_proc_find(uint32_t job, int rank)
     }
 }
 
+int aptus_proc_has_addr(int idx)
+{
+    return procs.card && idx >= aptus_rt.size && idx < aptus_rt.procs_cap && procs.card[idx - aptus_rt.size].alen > 0;
+}
+
 const struct aptus_proc_card *aptus_proc_foreign(int idx)
 {
     return idx >= aptus_rt.size && idx < aptus_rt.nprocs ? &procs.card[idx - aptus_rt.size] : NULL;
@@ -66,7 +71,12 @@ int aptus_proc_card_self(struct aptus_proc_card *c, int net, char *err, size_t e
     memcpy(c->addr, aptus_ud.d.addr, aptus_ud.d.addrlen);
     c->alen = (uint32_t)aptus_ud.d.addrlen;
 #else
-    (void)net;
+    if (net) {
+        snprintf(err, errlen,
+                 "this build has no network channel (no libfabric), and the other group has processes that share no "
+                 "memory with this one (on other nodes, or not reachable by shared memory)");
+        return -1;
+    }
 #endif
     if (c->alen == 0 && c->door < 0) {
         snprintf(err, errlen,

@@ -635,6 +635,18 @@ static void smp_set_caps(void)
         c->get_min = SMP_CMA_MIN_OVERSUB;
 }
 
+/* A process that writes to other jobs' processes rings doorbells whatever its own job does:
+ * whether a receiver sleeps is its own job's choice (smp_jobs.c). From then on every sender of
+ * this process checks (a fence and a load per frame). */
+void smp_ring_always(void)
+{
+    if (smp.doorbell)
+        return;
+    smp.doorbell = 1;
+    if (aptus_channel_smp.send_frame == smp_send_frame) /* (not when the fault injection wraps it) */
+        aptus_channel_smp.send_frame = smp_send_frame_bell;
+}
+
 struct aptus_channel aptus_channel_smp = {
     .name = "smp",
     .init = smp_init,

@@ -45,6 +45,8 @@ extern struct aptus_channel aptus_channel_smp;
 int smp_started(void);
 uint32_t smp_block_bytes(void);
 int smp_rings(void);
+/* From now on every frame rings its receiver's doorbell if it sleeps (see smp.c). */
+void smp_ring_always(void);
 /* Rings a receiver's doorbell if it sleeps (the fences: see smp_wait_arm in smp.c). */
 static inline void smp_ring_words(_Atomic uint32_t *sleeping, _Atomic uint32_t *bell)
 {

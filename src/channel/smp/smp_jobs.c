@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <time.h>
 
@@ -95,10 +96,14 @@ static uint64_t fnv(uint64_t h, const void *p, size_t n)
 }
 
 /* The node's key: processes with equal keys share the machine's memory files and name each
- * other's pids alike (same boot, same pid namespace) and are on the same node in the launchers'
- * sense (same network namespace: the tests' simulated nodes are namespaces). 0: unknown. */
+ * other's pids alike (same boot, same pid namespace), are on the same node in the launchers'
+ * sense (same network namespace: the tests' simulated nodes are namespaces), and may open each
+ * other's descriptors through /proc (same effective user; a process that is not dumpable -- a
+ * program with file capabilities, PR_SET_DUMPABLE 0 -- offers no door at all). 0: none. */
 static uint64_t node_key(void)
 {
+    if (prctl(PR_GET_DUMPABLE) != 1)
+        return 0;
     char boot[64] = "";
     int fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
     ssize_t n = fd >= 0 ? read(fd, boot, sizeof boot - 1) : -1;
@@ -108,7 +113,8 @@ static uint64_t node_key(void)
     if (n <= 0 || stat("/proc/self/ns/net", &net) != 0 || stat("/proc/self/ns/pid", &pid) != 0)
         return 0;
     uint64_t h = fnv(0xcbf29ce484222325ull, boot, (size_t)n);
-    uint64_t ids[4] = { (uint64_t)net.st_dev, (uint64_t)net.st_ino, (uint64_t)pid.st_dev, (uint64_t)pid.st_ino };
+    uint64_t ids[5] = { (uint64_t)net.st_dev, (uint64_t)net.st_ino, (uint64_t)pid.st_dev, (uint64_t)pid.st_ino,
+                        (uint64_t)geteuid() };
     h = fnv(h, ids, sizeof ids);
     return h ? h : 1;
 }
@@ -356,6 +362,7 @@ int smp_jobs_open(struct aptus_peer *p, struct aptus_ep **out)
     sj.pending[sj.npending++] = k;
     sj.bytes += len;
     sj.blocks_out++;
+    smp_ring_always(); /* (its job may let waiting ranks sleep, whatever this one does) */
     smp_ring_words(&f->door->sleeping, &f->door->bell); /* (it may sleep: the entry is news) */
     *out = &e->ep;
     return APTUS_OK;
@@ -424,12 +431,18 @@ static int jobs_progress(void)
     uint32_t n = atomic_load_explicit(&sj.door->claimed, memory_order_acquire);
     if (n > (uint32_t)sj.room)
         n = (uint32_t)sj.room;
-    while (sj.known < n) {
-        struct door_entry *de = &sj.door->entry[sj.known];
-        if (atomic_load_explicit(&de->state, memory_order_acquire) != ENTRY_POSTED || !take(de))
-            break; /* (written in part, or its sender not known yet: next pass) */
-        sj.known++;
-        seen++;
+    /* Entries in any order: one written in part (or whose sender died while writing it), or whose
+     * sender is not known here yet, waits for a later pass without holding up those after it;
+     * `known` passes the ones dealt with at its front. */
+    for (uint32_t i = sj.known; i < n; i++) {
+        struct door_entry *de = &sj.door->entry[i];
+        uint32_t st = atomic_load_explicit(&de->state, memory_order_acquire);
+        if (st == ENTRY_POSTED && take(de)) {
+            st = ENTRY_TAKEN;
+            seen++;
+        }
+        if (i == sj.known && st >= ENTRY_TAKEN)
+            sj.known++;
     }
     for (int i = 0; i < sj.npending; i++) {
         struct fproc *f = sj.f[sj.pending[i]];
@@ -490,7 +503,9 @@ void smp_jobs_quiesce(void)
  * its receivers read it within a second, as a datagram already sent would be. */
 void aptus_smp_jobs_exit(void)
 {
-    if (sj.npending > 0)
+    /* (not from inside a progress pass -- exit called by a callback: a frame being handled would
+     * be handled again) */
+    if (sj.npending > 0 && aptus_progress_depth == 0)
         settle(1.0);
 }
 

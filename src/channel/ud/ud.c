@@ -574,6 +574,8 @@ struct ud_ep *aptus_ud_ep_of(struct aptus_peer *p)
 
 int aptus_ud_reaches(int world_rank)
 {
+    if (world_rank >= aptus_rt.size) /* (another job's process: only if its card has an address) */
+        return ud.active && aptus_proc_has_addr(world_rank);
     return ud.active && world_rank != aptus_rt.rank;
 }
 
