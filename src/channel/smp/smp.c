@@ -581,19 +581,8 @@ static int smp_progress(void)
     struct smp_seg_header *h = seg_hdr(smp.mine);
     if (atomic_load_explicit(&h->nsenders, memory_order_relaxed) != smp.known)
         seen += smp_discover(h);
-    for (int i = 0; i < smp.nrx; i++) {
-        struct smp_ep *e = smp.rx[i];
-        struct vb_receiver *rx = &e->rx;
-        uint32_t len;
-        uint16_t aux;
-        const void *f;
-        int budget = 32;
-        while (budget-- && (f = vb_peek(rx, &len, &aux)) != NULL) {
-            aptus_am_dispatch(e->ep.peer, f, len);
-            vb_release(rx);
-            seen++;
-        }
-    }
+    for (int i = 0; i < smp.nrx; i++)
+        seen += smp_poll_block(smp.rx[i]);
     return seen;
 }
 

@@ -40,6 +40,21 @@ struct smp_seg_header {
 
 extern struct aptus_channel aptus_channel_smp;
 
+/* Hands up to 32 frames of e's block to the message layer: the frames handed. */
+static inline int smp_poll_block(struct smp_ep *e)
+{
+    uint32_t len;
+    uint16_t aux;
+    const void *f;
+    int budget = 32, seen = 0;
+    while (budget-- && (f = vb_peek(&e->rx, &len, &aux)) != NULL) {
+        aptus_am_dispatch(e->ep.peer, f, len);
+        vb_release(&e->rx);
+        seen++;
+    }
+    return seen;
+}
+
 /* smp.c, for smp_jobs.c: whether the channel started, the bytes of the blocks this process
  * writes, and whether senders ring receivers' doorbells (waiting ranks block). */
 int smp_started(void);

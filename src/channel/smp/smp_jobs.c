@@ -86,6 +86,14 @@ static struct {
     uint64_t blocks_out, blocks_in, frames_in; /* counters: smp.jobs_* */
 } sj = { .fd = -1, .poller = -1 };
 
+static struct fproc *fproc_new(void)
+{
+    struct fproc *f = calloc(1, sizeof *f);
+    if (f)
+        f->tx_fd = -1;
+    return f;
+}
+
 /* FNV-1a, 64 bits. */
 static uint64_t fnv(uint64_t h, const void *p, size_t n)
 {
@@ -277,7 +285,7 @@ int aptus_smp_proc_met(int idx, const struct aptus_proc_card *c)
         munmap(d, len);
         d = NULL;
     }
-    struct fproc *f = d ? calloc(1, sizeof *f) : NULL;
+    struct fproc *f = d ? fproc_new() : NULL;
     if (!f) {
         /* (it is then reached over UD; its own blocks to us are refused when they come) */
         if (d)
@@ -287,7 +295,6 @@ int aptus_smp_proc_met(int idx, const struct aptus_proc_card *c)
     f->door = d;
     f->door_len = len;
     f->door_fd = c->door;
-    f->tx_fd = -1;
     sj.f[k] = f;
     return 1;
 }
@@ -389,14 +396,12 @@ static int take(struct door_entry *de)
     char err[192] = "";
     if (!p)
         return 0;
-    if (k >= sj.room || (!sj.f[k] && !(sj.f[k] = calloc(1, sizeof *sj.f[k])))) {
+    if (k >= sj.room || (!sj.f[k] && !(sj.f[k] = fproc_new()))) {
         snprintf(err, sizeof err, "out of memory");
     } else {
         struct fproc *f = sj.f[k];
         struct smp_ep *e = ep_of(f, p);
         size_t len = sizeof(struct vb_ctrl) + (size_t)de->block_size;
-        if (!f->tx_map)
-            f->tx_fd = -1;
         if (!e)
             snprintf(err, sizeof err, "out of memory");
         else if (de->block_size < 1024 || de->block_size % 64 || de->block_size > (1u << 30))
@@ -453,17 +458,9 @@ static int jobs_progress(void)
         }
     }
     for (int i = 0; i < sj.nrx; i++) {
-        struct smp_ep *e = sj.rx[i];
-        uint32_t len;
-        uint16_t aux;
-        const void *fr;
-        int budget = 32;
-        while (budget-- && (fr = vb_peek(&e->rx, &len, &aux)) != NULL) {
-            aptus_am_dispatch(e->ep.peer, fr, len);
-            vb_release(&e->rx);
-            seen++;
-            sj.frames_in++;
-        }
+        int got = smp_poll_block(sj.rx[i]);
+        seen += got;
+        sj.frames_in += (uint64_t)got;
     }
     return seen;
 }
