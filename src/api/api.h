@@ -41,8 +41,6 @@ int aptus_api_nb_replay(const void *key, size_t klen, MPI_Comm comm, MPI_Request
 /* Dynamic processes (api/dpm.c): closes the ports still open and removes the names this process
  * published (MPI_Finalize, and the process's exit). */
 void aptus_dpm_finalize(void);
-/* MPI_Finalize first waits (progressing) for the jobs this process started with MPI_Comm_spawn. */
-void aptus_dpm_wait_children(void);
 /* MPI_Init of a process that MPI_Comm_spawn started: connects to its parents (MPI_Comm_get_parent). */
 void aptus_dpm_init_child(void);
 /* A communicator is freed: MPI_Comm_get_parent forgets it if it was the parent. */

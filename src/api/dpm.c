@@ -62,16 +62,8 @@ struct port {
 };
 static struct port *ports;
 
-/* The jobs this process started (MPI_Comm_spawn, below). */
+/* A spawn that needs the room of jobs still ending waits this long for it (MPI_Comm_spawn, below). */
 #define SPAWN_ROOM_WAIT_S 5.0
-
-struct child {
-    pid_t pid;
-    int n; /* its processes (counted against the universe until it ends) */
-    struct child *next;
-};
-static struct child *children;
-static long spawned_here;
 
 static struct port *port_find(const char *name)
 {
@@ -201,33 +193,16 @@ APTUS_ALIAS(Close_port)
 
 /* ---- the roots' meeting ---- */
 
-/* A job MPI_Comm_spawn started, watched while the parents wait for it to connect: 1 once it has
- * ended (its wait status in *status). */
-static int child_ended(pid_t pid, int *status)
-{
-    if (pid <= 0)
-        return 0;
-    pid_t r = waitpid(pid, status, WNOHANG);
-    if (r < 0 && errno == ECHILD) { /* (the program reaped it itself: its status is lost) */
-        *status = 0;
-        return 1;
-    }
-    return r == pid;
-}
-
 /* Waits until fd is ready for ev, progressing meanwhile. 0, or -1 (errno) on a poll failure, or
- * -2 once the watched child (if any) has ended, or -3 at the deadline (a time of aptus_wtime;
- * 0: none). Idle, it sleeps on the socket itself, 1 ms at a
+ * -3 at the deadline (a time of aptus_wtime; 0: none). Idle, it sleeps on the socket itself, 1 ms at a
  * time (the progress engine's timers and the peers' traffic wait no longer), the library's lock
  * let go for the sleep: a connection is seen at once, not at the end of a sleep on the channels'
  * wait objects. */
 #define DPM_SPIN 64
-static int sock_wait_watch(int fd, short ev, pid_t watch, int *status, double deadline)
+static int sock_wait_until(int fd, short ev, double deadline)
 {
     unsigned idle = 0;
     for (;;) {
-        if (child_ended(watch, status))
-            return -2;
         if (deadline > 0 && aptus_wtime() > deadline)
             return -3;
         struct pollfd p = { fd, ev, 0 };
@@ -252,7 +227,7 @@ static int sock_wait_watch(int fd, short ev, pid_t watch, int *status, double de
 
 static int sock_wait(int fd, short ev)
 {
-    return sock_wait_watch(fd, ev, 0, NULL, 0);
+    return sock_wait_until(fd, ev, 0);
 }
 
 /* Moves len bytes over the socket (out: write). 0, or -1 with errno (ECONNRESET: closed). */
@@ -294,10 +269,7 @@ struct dpm {
     int root, accepting;                   /* accepting: the side whose tag counts (join: the one first in order) */
     struct aptus_proc_card *mine, *theirs; /* the root's: its group's cards, the other group's */
     uint32_t nmine, ntheirs, tag, room;
-    pid_t watch;     /* spawn: the new job's mpiexec, while the parents wait for it */
-    int watch_ended; /* it ended before its processes connected (its wait status: watch_status) */
-    int watch_status;
-    double deadline; /* spawn through another launcher: when to give up waiting (0: never) */
+    double deadline; /* spawn: when to give up waiting for the new job (0: never) */
     int sock1;       /* the roots' socket + 1, kept from step 2 for its second round (0: none) */
     int sock_owned;  /* it is ours to close (not MPI_Comm_join's) */
     int rc;          /* MPI error class */
@@ -416,20 +388,12 @@ static const char *slurm_hint(void)
 static int port_answer(struct dpm *d, struct port *p)
 {
     for (;;) {
-        int w = sock_wait_watch(p->fd, POLLIN, d->watch, &d->watch_status, d->deadline);
+        int w = sock_wait_until(p->fd, POLLIN, d->deadline);
         if (w == -3) {
             dpm_fail(d, MPI_ERR_SPAWN,
                      "the new job's processes did not connect within APTUS_SPAWN_TIMEOUT=%d seconds (did the "
                      "launcher start them? its messages say)%s",
                      aptus_config.spawn_timeout, slurm_hint());
-            return -1;
-        }
-        if (w == -2) {
-            d->watch_ended = 1;
-            int st = d->watch_status;
-            dpm_fail(d, MPI_ERR_SPAWN,
-                     "the new job ended (%s %d) before its processes connected: its messages above say why",
-                     WIFEXITED(st) ? "exit status" : "signal", WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
             return -1;
         }
         if (w != 0) {
@@ -898,13 +862,6 @@ APTUS_ALIAS(Unpublish_name)
 
 void aptus_dpm_finalize(void)
 {
-    /* (MPI_Finalize waited for the jobs this process started; at an exit without it they go) */
-    while (children) {
-        struct child *c = children;
-        children = c->next;
-        kill(c->pid, SIGTERM);
-        free(c);
-    }
     while (published) {
         struct pubname *p = published;
         published = p->next;
@@ -920,43 +877,14 @@ void aptus_dpm_finalize(void)
 }
 
 /* ---- spawn (MPI_Comm_spawn, MPI_Comm_spawn_multiple, MPI_Comm_get_parent) ----
- * The root starts the new job with its own mpiexec (APTUS_MPIEXEC, which mpiexec puts in its
- * ranks' environment): `mpiexec -n TOTAL [--hosts H | -f F] MPIEXEC --app-exec`, each rank of
- * which runs its command (tools/mpiexec/app_exec.c) from APTUS_SPAWN_APPS. The new job's
- * environment names a port the parents opened (APTUS_PARENT_PORT): its MPI_Init connects to it,
- * while the parents accept on it (the steps above), which gives both sides their
- * intercommunicator. The new mpiexec is the root's child: its output goes where the root's
- * goes (the parents' mpiexec forwards it), it is in the root's process group (signals to the
- * root's rank reach it, and it forwards them to its ranks), and the parents' mpiexec, a child
- * subreaper, takes it over should the root die. The root watches it: ended before its processes
- * connected, the spawn fails (MPI_ERR_SPAWN; the parents go on); ended badly later, while the
- * parents run, it takes the parents' job down with it; the root's MPI_Finalize waits for it. */
+ * The root asks the launcher for the new job with the PMI-2 spawn command: our mpiexec
+ * (tools/mpiexec/spawn.c: the first mpiexec of the run starts every job, counts the universe,
+ * and answers once the new job's processes have all started, or with why they did not), Slurm
+ * (srun --mpi=pmi2) or Hydra. The new job's key space holds one pre-put key, APTUS_PARENT_PORT,
+ * the port the parents opened: its MPI_Init connects to it, while the parents accept on it (the
+ * steps above), which gives both sides their intercommunicator. */
 
-static struct aptus_timer child_timer;
 static MPI_Comm parent_comm = MPI_COMM_NULL;
-
-static void child_check(struct aptus_timer *t)
-{
-    for (struct child **pp = &children; *pp;) {
-        struct child *c = *pp;
-        int st = 0;
-        if (!child_ended(c->pid, &st)) {
-            pp = &c->next;
-            continue;
-        }
-        *pp = c->next;
-        spawned_here -= c->n;
-        free(c);
-        if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-            char msg[200];
-            snprintf(msg, sizeof msg, "a job that MPI_Comm_spawn started here ended with %s %d: ending this job too",
-                     WIFEXITED(st) ? "exit status" : "signal", WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
-            aptus_abort_job(MPI_ERR_SPAWN, msg);
-        }
-    }
-    if (children)
-        aptus_timer_arm(t, aptus_wtime() + 0.2);
-}
 
 /* One command of a spawn: what the root knows of it. */
 struct app {
@@ -1042,157 +970,15 @@ static int app_findable(const struct app *a)
 struct spawn {
     struct app *apps;
     int napps, total;
-    int via_pmi; /* not our mpiexec: the launcher's PMI-2 spawn command starts the new job */
+    int ours;    /* the launcher is our mpiexec (else Slurm, Hydra) */
     int started; /* (spawn_launch) */
     double t0;
     char hosts[PATH_MAX], hostfile[PATH_MAX];
     struct port *port;
-    pid_t pid;
 };
 
-/* Appends s to the buffer (grown as needed); -1 out of memory. */
-static int buf_add(char **b, size_t *len, size_t *cap, const char *s, size_t n)
-{
-    if (*len + n + 1 > *cap) {
-        size_t c = *cap ? *cap * 2 : 4096;
-        while (c < *len + n + 1)
-            c *= 2;
-        char *nb = realloc(*b, c);
-        if (!nb)
-            return -1;
-        *b = nb;
-        *cap = c;
-    }
-    memcpy(*b + *len, s, n);
-    *len += n;
-    (*b)[*len] = '\0';
-    return 0;
-}
-
-extern char **environ;
-
-/* Starts the new job: fork, and mpiexec in the child with an environment made here (nothing in
- * the child but system calls). 0, or -1 with the reason in d. */
-static int spawn_start(struct dpm *d, struct spawn *sp)
-{
-    const char *mpiexec = getenv("APTUS_MPIEXEC"); /* (spawn_plan checked it) */
-    /* APTUS_SPAWN_APPS, and the environment */
-    char *apps = NULL, *uenv = NULL;
-    size_t alen = 0, acap = 0;
-    int bad = buf_add(&apps, &alen, &acap, "APTUS_SPAWN_APPS=", 17);
-    for (int i = 0; i < sp->napps && !bad; i++) {
-        char num[16];
-        int nl = snprintf(num, sizeof num, "%d", sp->apps[i].n);
-        if (i)
-            bad |= buf_add(&apps, &alen, &acap, "\x1e", 1);
-        bad |= buf_add(&apps, &alen, &acap, num, (size_t)nl);
-        const char *f[3] = { sp->apps[i].wdir, sp->apps[i].path, sp->apps[i].cmd };
-        for (int k = 0; k < 3; k++) {
-            bad |= buf_add(&apps, &alen, &acap, "\x1f", 1);
-            bad |= buf_add(&apps, &alen, &acap, f[k], strlen(f[k]));
-        }
-        for (char **a = sp->apps[i].argv; a && *a; a++) {
-            bad |= buf_add(&apps, &alen, &acap, "\x1f", 1);
-            bad |= buf_add(&apps, &alen, &acap, *a, strlen(*a));
-        }
-    }
-    const char *used_env = getenv("APTUS_UNIVERSE_USED");
-    long used = used_env ? strtol(used_env, NULL, 10) : 0;
-    if (asprintf(&uenv, "APTUS_UNIVERSE_USED=%ld", used + aptus_rt.size) < 0)
-        uenv = NULL;
-    char *penv = NULL;
-    if (asprintf(&penv, "APTUS_PARENT_PORT=%s", sp->port->name) < 0)
-        penv = NULL;
-    size_t ne = 0;
-    while (environ[ne])
-        ne++;
-    char **envp = calloc(ne + 4, sizeof *envp);
-    char nbuf[16];
-    snprintf(nbuf, sizeof nbuf, "%d", sp->total);
-    const char *argv[12];
-    int na = 0;
-    argv[na++] = mpiexec;
-    argv[na++] = "-n";
-    argv[na++] = nbuf;
-    /* Its mpiexec would bind its ranks from the first core on, where the parents' mpiexec bound
-     * the parents: two spinning ranks on one core while the others idle. Unbound, the kernel
-     * spreads them; a binding the user asked for (MPIEXEC_BIND_TO, inherited) still wins. */
-    const char *bind = getenv("MPIEXEC_BIND_TO");
-    if (!bind || !*bind) {
-        argv[na++] = "--bind-to";
-        argv[na++] = "none";
-    }
-    if (sp->hosts[0]) {
-        argv[na++] = "--hosts";
-        argv[na++] = sp->hosts;
-    } else if (sp->hostfile[0]) {
-        argv[na++] = "-f";
-        argv[na++] = sp->hostfile;
-    }
-    argv[na++] = "--";
-    argv[na++] = mpiexec;
-    argv[na++] = "--app-exec";
-    argv[na] = NULL;
-    if (bad || !uenv || !penv || !envp) {
-        free(apps);
-        free(uenv);
-        free(penv);
-        free(envp);
-        dpm_fail(d, MPI_ERR_NO_MEM, "out of memory");
-        return -1;
-    }
-    /* the parents' own: this rank's PMI connection and place, its command's number */
-    static const char *const drop[] = {
-        "PMI_FD=",       "PMI_PORT=",         "PMI_RANK=",          "PMI_SIZE=",           "PMI_JOBID=",
-        "PMI_ID=",       "APTUS_NODE_ID=",    "APTUS_LOCAL_RANK=",  "APTUS_LOCAL_SIZE=",   "APTUS_NUM_NODES=",
-        "APTUS_APPNUM=", "APTUS_SPAWN_APPS=", "APTUS_PARENT_PORT=", "APTUS_UNIVERSE_USED="
-    };
-    size_t k = 0;
-    for (size_t i = 0; i < ne; i++) {
-        int keep = 1;
-        for (size_t j = 0; j < sizeof drop / sizeof drop[0] && keep; j++)
-            keep = strncmp(environ[i], drop[j], strlen(drop[j])) != 0;
-        if (keep)
-            envp[k++] = environ[i];
-    }
-    envp[k++] = apps;
-    envp[k++] = penv;
-    envp[k++] = uenv;
-    envp[k] = NULL;
-    cpu_set_t all;
-    CPU_ZERO(&all);
-    long ncpu = sysconf(_SC_NPROCESSORS_CONF);
-    for (long c = 0; c < ncpu && c < CPU_SETSIZE; c++)
-        CPU_SET((int)c, &all);
-    fflush(stdout);
-    fflush(stderr);
-    pid_t pid = fork();
-    if (pid == 0) {
-        /* (the parent's descriptors stay behind: its PMI connection above all) */
-        syscall(SYS_close_range, 3u, ~0u, 0u);
-        sched_setaffinity(0, sizeof all, &all); /* (not the root's core only) */
-        execve(mpiexec, (char *const *)argv, envp);
-        static const char m[] = "Aptus MPI: MPI_Comm_spawn: cannot execute mpiexec (APTUS_MPIEXEC)\n";
-        ssize_t wr = write(2, m, sizeof m - 1);
-        (void)wr;
-        _exit(127);
-    }
-    int e = errno;
-    free(apps);
-    free(uenv);
-    free(penv);
-    free(envp);
-    if (pid < 0) {
-        dpm_fail(d, MPI_ERR_SPAWN, "cannot start mpiexec: fork failed: %s", strerror(e));
-        return -1;
-    }
-    sp->pid = pid;
-    return 0;
-}
-
-/* Asks the launcher that started this job (srun --mpi=pmi2, Hydra) to start the new one: its
- * key space holds the port (APTUS_PARENT_PORT) that its processes' MPI_Init connects to. 0, or
- * -1 with the reason in d. */
+/* Asks the launcher that started this job to start the new one: its key space holds the port
+ * (APTUS_PARENT_PORT) that its processes' MPI_Init connects to. 0, or -1 with the reason in d. */
 static int spawn_by_launcher(struct dpm *d, struct spawn *sp)
 {
     struct aptus_pmi_cmd *cmds = calloc((size_t)sp->napps, sizeof *cmds);
@@ -1200,12 +986,12 @@ static int spawn_by_launcher(struct dpm *d, struct spawn *sp)
         dpm_fail(d, MPI_ERR_NO_MEM, "out of memory");
         return -1;
     }
-    /* Several commands: each runs under env(1) with APTUS_APPNUM, its MPI_APPNUM (Slurm gives
-     * none; Hydra's, the same number, yields to it), unless the command is to be found in `path`
-     * (Hydra puts it before the command's name) */
+    /* Several commands under another launcher: each runs under env(1) with APTUS_APPNUM, its
+     * MPI_APPNUM (Slurm gives none; Hydra's, the same number, yields to it), unless the command is
+     * to be found in `path` (Hydra puts it before the command's name); our mpiexec sets it */
     char ***wrapped = calloc((size_t)sp->napps, sizeof *wrapped);
     char(*appnum)[24] = calloc((size_t)sp->napps, sizeof *appnum);
-    int wrap = sp->napps > 1 && access("/usr/bin/env", X_OK) == 0, n = 0;
+    int wrap = !sp->ours && sp->napps > 1 && access("/usr/bin/env", X_OK) == 0, n = 0;
     for (int i = 0; i < sp->napps && wrapped && appnum; i++) {
         const struct app *a = &sp->apps[i];
         if (a->n < 1)
@@ -1255,7 +1041,7 @@ static int spawn_by_launcher(struct dpm *d, struct spawn *sp)
 static void spawn_launch(struct dpm *d, struct spawn *sp)
 {
     sp->t0 = aptus_wtime();
-    sp->started = (sp->via_pmi ? spawn_by_launcher(d, sp) : spawn_start(d, sp)) == 0;
+    sp->started = spawn_by_launcher(d, sp) == 0;
 }
 
 static void meet_spawn(struct dpm *d, void *arg)
@@ -1263,12 +1049,8 @@ static void meet_spawn(struct dpm *d, void *arg)
     struct spawn *sp = arg;
     if (d->rc || !sp->started)
         return;
-    if (sp->via_pmi)
-        d->deadline = sp->t0 + aptus_config.spawn_timeout;
-    else
-        d->watch = sp->pid;
+    d->deadline = sp->t0 + aptus_config.spawn_timeout;
     meet_accept(d, sp->port);
-    d->watch = 0;
     d->deadline = 0;
 }
 
@@ -1277,8 +1059,8 @@ static void spawn_plan(struct dpm *d, struct spawn *sp, int count, char *cmds[],
                        const MPI_Info infos[])
 {
     const char *mpiexec = getenv("APTUS_MPIEXEC");
-    sp->via_pmi = !mpiexec || !*mpiexec;
-    if (sp->via_pmi && aptus_rt.pmi.singleton) {
+    sp->ours = mpiexec && *mpiexec;
+    if (aptus_rt.pmi.singleton) {
         dpm_fail(d, MPI_ERR_SPAWN,
                  "this process was started without a launcher, and a new job needs one: start the program with "
                  "mpiexec (or srun --mpi=pmi2)");
@@ -1328,27 +1110,29 @@ static void spawn_plan(struct dpm *d, struct spawn *sp, int count, char *cmds[],
     }
     if (d->rc)
         return;
-    /* the universe: what is left of it outside this job, the jobs it was spawned from, and
-     * those this process started (each command takes as many as its `soft` allows, if fewer) */
+    /* the universe: under our mpiexec, what it says is left (every job's processes counted while
+     * the job runs: one that is ending still counts, so a spawn that needs its room waits a while,
+     * SPAWN_ROOM_WAIT_S); under another launcher, MPI_UNIVERSE_SIZE less this job, if named (else
+     * the launcher's own resources decide). Each command takes as many as its `soft` allows, if
+     * fewer. */
     int *u = NULL, flag = 0;
     PMPI_Comm_get_attr(MPI_COMM_WORLD, MPI_UNIVERSE_SIZE, &u, &flag);
     int usize = flag && u ? *u : aptus_rt.size;
-    const char *used_env = getenv("APTUS_UNIVERSE_USED");
-    long base = usize - (used_env ? strtol(used_env, NULL, 10) : 0) - aptus_rt.size, want = 0;
-    if (sp->via_pmi && !getenv("MPI_UNIVERSE_SIZE"))
-        base = INT_MAX; /* (another launcher, no universe named: its own resources decide) */
+    long want = 0, left = getenv("MPI_UNIVERSE_SIZE") ? usize - aptus_rt.size : INT_MAX, live = 0;
     for (int i = 0; i < count; i++)
         want += sp->apps[i].n;
-    /* jobs this process started count until they have ended: one that disconnected is ending, so
-     * a spawn that needs their room waits a while for them (SPAWN_ROOM_WAIT_S) */
-    unsigned idle = 0;
-    double t0 = aptus_wtime();
-    while (children && want > base - spawned_here && aptus_wtime() - t0 < SPAWN_ROOM_WAIT_S) {
-        child_check(&child_timer); /* (reaps those that ended) */
-        if (children)
+    char err[300];
+    for (double t0 = aptus_wtime(); sp->ours;) {
+        if (aptus_pmi_universe(&left, &live, err, sizeof err) != 0) {
+            dpm_fail(d, MPI_ERR_SPAWN, "mpiexec did not say how much of the universe is free: %s", err);
+            return;
+        }
+        if (want <= left || !live || aptus_wtime() - t0 > SPAWN_ROOM_WAIT_S)
+            break;
+        unsigned idle = 0;
+        for (double t = aptus_wtime(); aptus_wtime() - t < 0.01;)
             aptus_wait_step(&idle);
     }
-    long left = base - spawned_here;
     sp->total = 0;
     for (int i = 0; i < count; i++) {
         struct app *a = &sp->apps[i];
@@ -1420,25 +1204,8 @@ static int spawn_common(const char *fn, int count, char *cmds[], char **argvs[],
     }
     struct aptus_comm *n = NULL;
     int rc = dpm_link(&d, meet_spawn, &sp, &n);
-    if (me_root) {
-        struct child *ch = NULL;
-        if (sp.pid > 0 && !rc && !(ch = malloc(sizeof *ch)))
-            aptus_abort_job(MPI_ERR_NO_MEM, "MPI_Comm_spawn: out of memory for the new job's record");
-        if (ch) {
-            ch->pid = sp.pid;
-            ch->n = sp.total;
-            ch->next = children;
-            children = ch;
-            spawned_here += sp.total;
-            child_timer.fire = child_check;
-            if (!child_timer.armed)
-                aptus_timer_arm(&child_timer, aptus_wtime() + 0.2);
-        } else if (sp.pid > 0 && !d.watch_ended) { /* (started, but the groups did not meet) */
-            kill(sp.pid, SIGTERM);
-            waitpid(sp.pid, NULL, 0);
-        }
+    if (me_root)
         port_free(sp.port);
-    }
     /* the errcodes: the root's, broadcast (the array is significant everywhere, its length --
      * the processes asked for -- known at the root) */
     int nec = 0, *ec = NULL;
@@ -1510,16 +1277,10 @@ void aptus_dpm_comm_freed(MPI_Comm h)
 
 void aptus_dpm_init_child(void)
 {
-    /* our mpiexec's jobs find the port in the environment; those another launcher started for
-     * a spawn command, in their key space */
-    const char *env = getenv("APTUS_PARENT_PORT");
+    /* a job the launcher started for a spawn command finds the parents' port in its key space */
     char port[MPI_MAX_PORT_NAME];
-    if (env) {
-        snprintf(port, sizeof port, "%s", env);
-        unsetenv("APTUS_PARENT_PORT");
-    } else if (!aptus_pmi_spawned() || aptus_pmi_get(-1, "APTUS_PARENT_PORT", port, sizeof port) != 0) {
+    if (!aptus_pmi_spawned() || aptus_pmi_get(-1, "APTUS_PARENT_PORT", port, sizeof port) != 0)
         return;
-    }
     struct aptus_comm *world = aptus_comm_get(MPI_COMM_WORLD), *n = NULL;
     struct dpm d = { .fn = "MPI_Init", .c = world, .root = 0 };
     int rc = dpm_link(&d, meet_connect, port, &n);
@@ -1531,15 +1292,4 @@ void aptus_dpm_init_child(void)
     }
     snprintf(n->name, sizeof n->name, "MPI_COMM_PARENT");
     parent_comm = n->handle;
-}
-
-void aptus_dpm_wait_children(void)
-{
-    unsigned idle = 0;
-    while (children) {
-        child_check(&child_timer); /* (a job ended badly ends this one) */
-        if (children)
-            aptus_wait_step(&idle);
-    }
-    aptus_timer_cancel(&child_timer);
 }

@@ -261,7 +261,6 @@ int aptus_runtime_init(int required, int *provided)
 
 int aptus_runtime_finalize(void)
 {
-    aptus_dpm_wait_children(); /* (jobs this process started with MPI_Comm_spawn end first) */
     /* The barrier's frames queue behind anything still pending, so once it completes every
      * frame this rank sent has been handed over. */
     aptus_progress_thread_stop();

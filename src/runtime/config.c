@@ -41,12 +41,10 @@ static const char *const launcher_vars[] = {
     "APTUS_LOCAL_SIZE", /* set: number of ranks on its node */
     "APTUS_NUM_NODES",  /* set: number of nodes of the job */
     "APTUS_PPN",        /* read by mpiexec: processes per node (default for --ppn) */
-    "APTUS_MPIEXEC",    /* set: the mpiexec that started the job (MPI_Comm_spawn starts its jobs with it) */
-    /* set by MPI_Comm_spawn for the job it starts (src/api/spawn.c, mpiexec --app-exec): */
-    "APTUS_SPAWN_APPS",    /* the commands and their ranks */
-    "APTUS_APPNUM",        /* this rank's command (MPI_APPNUM) */
-    "APTUS_PARENT_PORT",   /* the parents' port: MPI_Init connects to it (MPI_Comm_get_parent) */
-    "APTUS_UNIVERSE_USED", /* processes of the universe in use outside this job */
+    "APTUS_MPIEXEC",    /* set: the job runs under our mpiexec (it serves MPI_Comm_spawn: tools/mpiexec/spawn.c) */
+    /* set by mpiexec for a job MPI_Comm_spawn started (mpiexec --app-exec): */
+    "APTUS_SPAWN_APPS", /* the commands and their ranks */
+    "APTUS_APPNUM",     /* this rank's command (MPI_APPNUM) */
 };
 
 /* Which variables the environment set, as of the last successful aptus_config_init. */

@@ -16,6 +16,7 @@
  *                        -> spawn-response (rc, jobid, errmsg); the new job finds the preput
  *                           keys in its own key space, and learns it was spawned from
  *                           fullinit-response's spawner-jobid (Slurm) or PMI_SPAWNED=1 (Hydra)
+ *        aptus-universe  -> aptus-universe-response (free, live): our mpiexec only
  *        abort (isworld, msg; plus our extensions exitcode and peerlost: the rank whose loss
  *              caused the abort) -> no response
  *        finalize        -> finalize-response
@@ -743,6 +744,33 @@ int aptus_pmi_spawn(int ncmds, const struct aptus_pmi_cmd *cmds, const char *ppk
         const char *em = msg_get(&pmi.msg, "errmsg"), *cmd = msg_get(&pmi.msg, "cmd"), *r = msg_get(&pmi.msg, "rc");
         if (cmd && strcmp(cmd, "spawn-response") == 0)
             snprintf(err, errlen, "the launcher refused it (rc=%s%s%.200s)", r ? r : "?", em ? ": " : "", em ? em : "");
+        goto out;
+    }
+    rc = 0;
+out:
+    pthread_mutex_unlock(&pmi_lock);
+    return rc;
+}
+
+int aptus_pmi_universe(long *free_procs, long *live_jobs, char *err, size_t errlen)
+{
+    struct builder b;
+    int rc = -1;
+    snprintf(err, errlen, "the launcher's PMI connection failed (see the message above)");
+    pthread_mutex_lock(&pmi_lock);
+    if (!pmi.initialized || pmi.singleton) {
+        snprintf(err, errlen, "no launcher to ask (the process was started without one)");
+        goto out;
+    }
+    b_start(&b, "aptus-universe");
+    if (b_send(&b) != 0 || recv_msg("aptus-universe-response") != 0)
+        goto out;
+    const char *f = msg_get(&pmi.msg, "free"), *l = msg_get(&pmi.msg, "live");
+    char *e1 = NULL, *e2 = NULL;
+    *free_procs = f ? strtol(f, &e1, 10) : 0;
+    *live_jobs = l ? strtol(l, &e2, 10) : 0;
+    if (!f || !l || *e1 || *e2) {
+        snprintf(err, errlen, "its answer has no free and live counts");
         goto out;
     }
     rc = 0;

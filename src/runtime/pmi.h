@@ -68,6 +68,9 @@ struct aptus_pmi_cmd {
  * late answer is dropped when it comes). */
 int aptus_pmi_spawn(int ncmds, const struct aptus_pmi_cmd *cmds, const char *ppkey, const char *ppval, int timeout_s,
                     char *err, size_t errlen);
+/* Our mpiexec only (command aptus-universe): processes the universe has room for now, and the jobs
+ * spawns started that still run. 0, or -1 with the reason in err. */
+int aptus_pmi_universe(long *free_procs, long *live_jobs, char *err, size_t errlen);
 /* 1 when this job was started by another job's spawn command through the launcher. */
 int aptus_pmi_spawned(void);
 

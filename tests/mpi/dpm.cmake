@@ -72,6 +72,12 @@ aptus_mpi_test(NAME dpm_spawn_icreate_np2 SOURCE dpm_spawn.c NP 2 LABELS dpm ARG
   ENV MPI_UNIVERSE_SIZE=4 EXPECT_EXIT 0 EXPECT_OUTPUT "dpm_spawn: ok")
 aptus_mpi_test(NAME dpm_spawn_icreate_np3 SOURCE dpm_spawn.c NP 3 LABELS dpm ARGS icreate
   ENV MPI_UNIVERSE_SIZE=5 EXPECT_EXIT 0 EXPECT_OUTPUT "dpm_spawn: ok")
+# the universe counted over every job of the run (mpiexec counts it: a parent alone would see room)
+aptus_mpi_test(NAME dpm_spawn_shared_np2 SOURCE dpm_spawn.c NP 2 LABELS dpm ARGS shared
+  ENV MPI_UNIVERSE_SIZE=4 EXPECT_EXIT 0 EXPECT_OUTPUT "universe has room for 0 more")
+# a child that outlives its parent: mpiexec waits for every job
+aptus_mpi_test(NAME dpm_spawn_outlive SOURCE dpm_spawn.c NP 1 LABELS dpm ARGS outlive
+  ENV MPI_UNIVERSE_SIZE=2 EXPECT_EXIT 0 EXPECT_OUTPUT "child outlived its parent")
 aptus_mpi_test(NAME dpm_spawn_errors_np2 SOURCE dpm_spawn.c NP 2 LABELS dpm ARGS errors
   ENV MPI_UNIVERSE_SIZE=5 EXPECT_EXIT 0 EXPECT_OUTPUT "dpm_spawn: ok")
 add_test(NAME mpi.dpm_spawn_die_np2

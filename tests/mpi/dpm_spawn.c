@@ -28,6 +28,11 @@
  *               children with info host=H (-: the first of $NETNS_TEST_HOSTS), the host of the parents' rank 0: the
  *               children run in rank 0's network namespace, not the root's, and the whole
  *               exchange of basic goes across hosts
+ *   shared      (MPI_UNIVERSE_SIZE 4, 2 parents) every parent spawns a child of its own (MPI_COMM_SELF);
+ *               while both children run, a third spawn of one process fails with MPI_ERR_SPAWN:
+ *               the universe is counted over all the jobs of the run, not per parent
+ *   outlive     the child goes on after its parent has disconnected and ended: mpiexec waits for
+ *               it (its last line, "child outlived its parent", is printed)
  *   universe N  MPI_UNIVERSE_SIZE must be N (tests/launcher/slurm_spawn.sh: the allocation's CPUs)
  *   busy        (under Slurm, tests/launcher/slurm_spawn.sh: no CPU left in the allocation for the
  *               new job's step) the spawn fails with MPI_ERR_SPAWN after APTUS_SPAWN_TIMEOUT
@@ -208,6 +213,15 @@ static int child(int argc, char **argv, MPI_Comm parent)
         exit(3); /* (without MPI_Finalize: the parents wait for a message that never comes) */
     } else if (!strcmp(mode, "soft")) {
         /* nothing: the parents count how many came */
+    } else if (!strcmp(mode, "shared")) {
+        int v = 0;
+        MPI_Recv(&v, 1, MPI_INT, 0, 12, parent, MPI_STATUS_IGNORE); /* (once the third spawn failed) */
+        EXPECT(v == 7, "shared: the parent said %d", v);
+    } else if (!strcmp(mode, "outlive")) {
+        MPI_CHECK(MPI_Comm_disconnect(&parent));
+        sleep(1); /* (the parent has ended meanwhile) */
+        printf("%s: child outlived its parent\n", TEST_NAME);
+        return finish_test();
     }
     MPI_CHECK(MPI_Comm_disconnect(&parent));
     MPI_Comm p2;
@@ -339,6 +353,29 @@ int main(int argc, char **argv)
                    child_ns, ns0, mine);
         }
         traffic(inter, 1);
+    } else if (!strcmp(mode, "shared")) {
+        MPI_CHECK(MPI_Comm_spawn(self_path, (char *[]){ "child", "shared", NULL }, 1, MPI_INFO_NULL, 0, MPI_COMM_SELF,
+                                 &inter, errs));
+        MPI_Barrier(MPI_COMM_WORLD); /* (both children run: the universe of 4 is full) */
+        if (rank == 0) {
+            MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+            MPI_Comm third = MPI_COMM_NULL;
+            char msg[MPI_MAX_ERROR_STRING];
+            int cls, len,
+                rc = MPI_Comm_spawn(self_path, (char *[]){ "child", "shared", NULL }, 1, MPI_INFO_NULL, 0,
+                                    MPI_COMM_SELF, &third, errs);
+            MPI_Error_class(rc, &cls);
+            MPI_Error_string(rc, msg, &len);
+            EXPECT(cls == MPI_ERR_SPAWN && third == MPI_COMM_NULL && errs[0] == MPI_ERR_SPAWN,
+                   "a fifth process in a universe of 4: class %d, errcode %d (%s)", cls, errs[0], msg);
+            printf("%s: a spawn beyond the run's universe: %s\n", TEST_NAME, msg);
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
+        int v = 7;
+        MPI_Send(&v, 1, MPI_INT, 0, 12, inter);
+    } else if (!strcmp(mode, "outlive")) {
+        MPI_CHECK(MPI_Comm_spawn(self_path, (char *[]){ "child", "outlive", NULL }, 1, MPI_INFO_NULL, 0, MPI_COMM_WORLD,
+                                 &inter, errs));
     } else if (!strcmp(mode, "universe")) {
         int *u = NULL, flag = 0;
         MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_UNIVERSE_SIZE, &u, &flag);

@@ -1,5 +1,5 @@
 /* mpiexec --app-exec: the program a job started by MPI_Comm_spawn / MPI_Comm_spawn_multiple runs
- * on every rank (src/api/spawn.c starts that job with its own mpiexec). It picks this rank's
+ * on every rank (tools/mpiexec/spawn.c starts that job with a copy of mpiexec). It picks this rank's
  * command from APTUS_SPAWN_APPS by PMI_RANK, tells the library which one it is (APTUS_APPNUM:
  * MPI_APPNUM), goes to the command's working directory, and executes it -- searching the
  * command's own path first, then PATH.

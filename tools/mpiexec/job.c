@@ -21,6 +21,7 @@ void signal_ranks(int sig)
     if (J.remote)
         for (int h = 0; h < J.hosts.n; h++)
             host_send_signal(h, sig);
+    spawn_signal(sig);
 }
 
 void start_terminating(long grace_ms)
@@ -170,6 +171,8 @@ static void reap(void)
             J.watchdog = -1; /* should not happen; the job goes on without it */
             continue;
         }
+        if (spawn_reaped(pid, status))
+            continue;
         if (J.remote) {
             int h;
             for (h = 0; h < J.hosts.n && J.hs[h].lpid != pid; h++)
@@ -198,7 +201,25 @@ static int any_stream_open(void)
     return hosts_busy();
 }
 
-enum { P_SIG, P_STDIN, P_STDINFWD, P_PMI, P_OUT, P_LISTEN, P_PENDING, P_HOST, P_CTL };
+enum { P_SIG, P_STDIN, P_STDINFWD, P_PMI, P_OUT, P_LISTEN, P_PENDING, P_HOST, P_CTL, P_SPAWN };
+
+/* The poll set of one pass (spawn_poll_add adds to it through add_spawn_fd). */
+static struct pollfd *pfd;
+static int *kind, *who, *what;
+static size_t npfd;
+
+static void add_fd(int fd, short ev, int k, int w, int t)
+{
+    pfd[npfd] = (struct pollfd){ .fd = fd, .events = ev };
+    kind[npfd] = k;
+    who[npfd] = w;
+    what[npfd++] = t;
+}
+
+static void add_spawn_fd(int fd, int w)
+{
+    add_fd(fd, POLLIN, P_SPAWN, w, 0);
+}
 
 /* Hosts with ranks whose proxy has not connected yet. */
 static int hosts_unconnected(void)
@@ -218,8 +239,6 @@ static void min_timeout(long *timeout, long ms)
 void event_loop(void)
 {
     size_t cap = 0;
-    struct pollfd *pfd = NULL;
-    int *kind = NULL, *who = NULL, *what = NULL;
     struct timespec deadline, drain_until;
     int have_deadline = J.timeout > 0, draining = 0, force_set = 0;
     if (have_deadline) {
@@ -229,7 +248,7 @@ void event_loop(void)
     for (;;) {
         if (J.nrunning == 0 && J.lost_held && !J.cause_set)
             fail_lost_abort(); /* every rank has ended: no more news */
-        if (J.nrunning == 0) {
+        if (J.nrunning == 0 && !spawn_live()) {
             if (!draining) {
                 draining = 1;
                 now(&drain_until);
@@ -238,7 +257,8 @@ void event_loop(void)
             if (!any_stream_open() || ms_until(&drain_until) == 0)
                 break;
         }
-        size_t need = (size_t)J.n * 3 + 8 + (size_t)J.npend + (J.remote ? (size_t)J.hosts.n : 0);
+        size_t need =
+            (size_t)J.n * 3 + 8 + (size_t)J.npend + (J.remote ? (size_t)J.hosts.n : 0) + (size_t)spawn_poll_count();
         if (need > cap) {
             struct pollfd *np = realloc(pfd, need * sizeof *pfd);
             int *nk = realloc(kind, need * sizeof *kind);
@@ -258,14 +278,8 @@ void event_loop(void)
             }
             cap = need;
         }
-        size_t n = 0;
-#define ADD(FD, EV, K, W, T)                                                                                           \
-    do {                                                                                                               \
-        pfd[n] = (struct pollfd){ .fd = (FD), .events = (EV) };                                                        \
-        kind[n] = (K);                                                                                                 \
-        who[n] = (W);                                                                                                  \
-        what[n++] = (T);                                                                                               \
-    } while (0)
+        npfd = 0;
+#define ADD add_fd
         ADD(sigpipe_fds[0], POLLIN, P_SIG, 0, 0);
         if (J.stdin_fwd >= 0 && J.stdin_open) {
             if (J.inlen == 0)
@@ -291,7 +305,9 @@ void event_loop(void)
         }
         if (J.proxy && J.ctl_fd >= 0)
             ADD(J.ctl_fd, POLLIN, P_CTL, 0, 0);
+        spawn_poll_add(add_spawn_fd);
 #undef ADD
+        size_t n = npfd;
         long timeout = -1;
         if (have_deadline && !J.cause_set)
             timeout = ms_until(&deadline);
@@ -355,8 +371,10 @@ void event_loop(void)
                 if (J.ctl_fd == pfd[k].fd)
                     proxy_ctl_service();
                 break;
+            case P_SPAWN: spawn_service(who[k]); break;
             }
         }
+        spawn_progress();
         reap();
         if (J.remote) {
             for (int k = 0; k < J.npend;)
@@ -405,4 +423,6 @@ void event_loop(void)
     free(kind);
     free(who);
     free(what);
+    pfd = NULL;
+    kind = who = what = NULL;
 }

@@ -105,7 +105,7 @@ int main(int argc, char **argv)
     const char *iface = NULL;
     memset(&J, 0, sizeof J);
     J.stdin_fwd = -1;
-    J.pmi_lfd = J.ctl_lfd = J.ctl_fd = -1;
+    J.pmi_lfd = J.ctl_lfd = J.ctl_fd = J.uplink = -1;
     J.bind = BIND_DEFAULT;
 
     if (argc > 1 && strcmp(argv[1], "--proxy") == 0)
@@ -121,7 +121,9 @@ int main(int argc, char **argv)
     universe_export();
     if (J.launcher == LAUNCH_FORK && (rc = bind_here()) != 0)
         return rc;
-    make_jobid();
+    spawn_identity();
+    if (!J.jobid[0])
+        make_jobid();
     if (J.launcher != LAUNCH_FORK && (rc = remote_prepare(iface)) != 0)
         return rc;
 
@@ -131,6 +133,7 @@ int main(int argc, char **argv)
     start_watchdog();
 
     if (J.remote) {
+        spawn_init();
         now(&J.connect_until);
         add_ms(&J.connect_until, connect_ms());
         for (int h = 0; h < J.hosts.n && !J.terminating; h++)
@@ -149,6 +152,7 @@ int main(int argc, char **argv)
                 J.r[k].running = 0;
             }
     } else {
+        spawn_init();
         event_loop();
     }
 

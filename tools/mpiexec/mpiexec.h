@@ -26,6 +26,8 @@
  *   cleanup.c        no orphans, no files: the watchdog, leftover descendants, shared memory
  *   bind.c           binding ranks to CPUs from the host's topology (hwloc)
  *   pmiserv.c        the PMI-2 server;  hosts.c  host lists, placement;  ctl.c  control records
+ *   spawn.c          MPI_Comm_spawn: the PMI-2 spawn command, the jobs it starts
+ *   app_exec.c       mpiexec --app-exec: a rank of a spawned job runs its command
  */
 #ifndef APTUS_MPIEXEC_H
 #define APTUS_MPIEXEC_H
@@ -156,6 +158,11 @@ struct mpx_job {
     struct ctlbuf ctl_in;
     char proxy_host[256];
     char pmi_addr[300]; /* PMI_PORT for the ranks */
+    /* a job started by MPI_Comm_spawn (spawn.c): the first mpiexec's socket, -1 for that one */
+    int uplink;
+    struct ctlbuf up_in;
+    int ready_sent;
+    char spawner[48];
 };
 extern struct mpx_job J;
 
@@ -235,6 +242,17 @@ int app_exec_main(void);
 void universe_export(void);
 void proxy_lost(void);
 void proxy_ctl_service(void);
+
+/* spawn.c: the PMI-2 spawn command and the jobs it starts */
+void spawn_identity(void);  /* early: the uplink and job id of a spawned job's mpiexec */
+void spawn_init(void);      /* once the PMI server is set up */
+int spawn_live(void);       /* jobs started here still running */
+void spawn_signal(int sig); /* to the started jobs' mpiexecs */
+int spawn_poll_count(void); /* descriptors spawn_poll_add may add, at most */
+void spawn_poll_add(void (*add)(int fd, int who));
+void spawn_service(int who); /* who: the started job, or -1 for the uplink */
+void spawn_progress(void);   /* after the PMI server's work */
+int spawn_reaped(pid_t pid, int status);
 
 /* cleanup.c */
 void start_watchdog(void);

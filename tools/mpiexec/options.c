@@ -21,8 +21,9 @@ static void usage(FILE *f)
                "                     is one host. The node of a rank is its host.\n"
                "  -f FILE            hostfile: one host[:slots] per line, '#' starts a comment\n"
                "  -usize N, --universe-size N\n"
-               "                     MPI_UNIVERSE_SIZE (what MPI_Comm_spawn may start in all; default:\n"
-               "                     the hosts' slots, or this machine's CPUs, at least -n)\n"
+               "                     MPI_UNIVERSE_SIZE (the processes of every job of the run, the\n"
+               "                     first and those MPI_Comm_spawn starts, at once; default: the hosts'\n"
+               "                     slots, or this machine's CPUs, at least -n)\n"
                "  --ppn K, -ppn K    K consecutive ranks per host (per node), host after host; without\n"
                "                     it each host takes as many consecutive ranks as it has slots.\n"
                "                     Both wrap around the host list when N exceeds the places.\n"
@@ -67,7 +68,10 @@ static void usage(FILE *f)
                "cannot be reached or its proxy is lost; 2 for bad options.\n"
                "Each rank gets PMI_FD (on other hosts' proxies: PMI_PORT=addr:port), PMI_RANK, PMI_SIZE,\n"
                "PMI_JOBID, APTUS_NODE_ID, APTUS_LOCAL_RANK, APTUS_LOCAL_SIZE and APTUS_NUM_NODES, and\n"
-               "MPI_UNIVERSE_SIZE and APTUS_MPIEXEC (MPI_Comm_spawn starts its jobs with this mpiexec);\n"
+               "MPI_UNIVERSE_SIZE and APTUS_MPIEXEC (the job runs under this mpiexec).\n"
+               "MPI_Comm_spawn: mpiexec starts each job a spawn asks for (a copy of itself, its child:\n"
+               "output, signals and the end go the first job's way; a job that fails after it started\n"
+               "ends every job), counts the universe over all of them, and ends once every job has ended;\n"
                "ranks started by a proxy get mpiexec's environment and working directory, and\n"
                "/dev/null as stdin. mpirun is the same program.\n");
 }

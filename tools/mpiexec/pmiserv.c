@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #define MSG_MAX   (64 * 1024)
-#define MAX_PAIRS 64
+#define MAX_PAIRS 4096 /* (a spawn's commands, arguments and info keys) */
 
 struct pmisrv_kv {
     struct pmisrv_kv *next;
@@ -29,10 +29,7 @@ struct pmisrv_nattr {
     char *val;
 };
 
-struct pair {
-    char *key;
-    char *val;
-};
+#define pair pmisrv_pair
 
 static void srv_log(const char *fmt, ...)
 {
@@ -217,6 +214,21 @@ static int r_send(struct pmisrv *s, int rank, struct reply *r)
     return send_all(s->conn[rank].fd, r->buf, r->len + 6);
 }
 
+int pmisrv_reply(struct pmisrv *s, int rank, const char *body, size_t len)
+{
+    char hdr[8];
+    if (s->conn[rank].fd < 0)
+        return 0;
+    if (len > MSG_MAX)
+        return -1;
+    snprintf(hdr, sizeof hdr, "%-6u", (unsigned)len);
+    if (send_all(s->conn[rank].fd, hdr, 6) != 0 || send_all(s->conn[rank].fd, body, len) != 0) {
+        pmisrv_close(s, rank);
+        return -1;
+    }
+    return 0;
+}
+
 /* Shared scratch reply: the server is single-threaded. */
 static struct reply R;
 
@@ -231,7 +243,7 @@ static int reply_rc(struct pmisrv *s, int rank, const char *cmd, int rc, const c
 
 /* ---------- parsing ---------- */
 
-static int parse_pairs(char *s, size_t len, struct pair *pairs, int *npairs)
+int pmisrv_parse(char *s, size_t len, struct pair *pairs, int max, int *npairs)
 {
     char *end = s + len;
     int n = 0;
@@ -261,7 +273,7 @@ static int parse_pairs(char *s, size_t len, struct pair *pairs, int *npairs)
         if (s < end)
             s++;
         *w = '\0';
-        if (n == MAX_PAIRS)
+        if (n == max)
             return -1;
         pairs[n].key = key;
         pairs[n].val = val;
@@ -271,7 +283,7 @@ static int parse_pairs(char *s, size_t len, struct pair *pairs, int *npairs)
     return 0;
 }
 
-static const char *get(const struct pair *p, int n, const char *key)
+const char *pmisrv_get(const struct pair *p, int n, const char *key)
 {
     for (int i = 0; i < n; i++)
         if (strcmp(p[i].key, key) == 0)
@@ -281,7 +293,7 @@ static const char *get(const struct pair *p, int n, const char *key)
 
 /* ---------- key-value space ---------- */
 
-static int kv_put(struct pmisrv *s, int rank, const char *key, const char *val)
+static int kv_put(struct pmisrv *s, int rank, const char *key, const char *val, long epoch)
 {
     size_t b = hash_str(key) & (s->nbuckets - 1);
     for (struct pmisrv_kv *e = s->buckets[b]; e; e = e->next) {
@@ -291,7 +303,7 @@ static int kv_put(struct pmisrv *s, int rank, const char *key, const char *val)
                 return -1;
             free(e->val);
             e->val = v;
-            e->epoch = s->fences_done;
+            e->epoch = epoch;
             return 0;
         }
     }
@@ -299,7 +311,7 @@ static int kv_put(struct pmisrv *s, int rank, const char *key, const char *val)
     if (!e)
         return -1;
     e->rank = rank;
-    e->epoch = s->fences_done;
+    e->epoch = epoch;
     e->key = strdup(key);
     e->val = strdup(val);
     if (!e->key || !e->val) {
@@ -329,6 +341,11 @@ static const char *kv_get(struct pmisrv *s, int srcid, const char *key)
     return any;
 }
 
+int pmisrv_preput(struct pmisrv *s, const char *key, const char *val)
+{
+    return kv_put(s, -1, key, val, -1); /* (epoch -1: visible before any fence) */
+}
+
 /* ---------- commands ---------- */
 
 static void fence_check(struct pmisrv *s)
@@ -347,10 +364,10 @@ static void fence_check(struct pmisrv *s)
 }
 
 /* Returns 0, or -1 when the connection must be closed. */
-static int handle(struct pmisrv *s, int rank, struct pair *p, int np)
+static int handle(struct pmisrv *s, int rank, struct pair *p, int np, const char *raw, size_t rawlen)
 {
     struct pmisrv_conn *c = &s->conn[rank];
-    const char *cmd = get(p, np, "cmd");
+    const char *cmd = pmisrv_get(p, np, "cmd");
     if (!cmd) {
         srv_log("rank %d sent a PMI message without cmd", rank);
         return -1;
@@ -359,12 +376,14 @@ static int handle(struct pmisrv *s, int rank, struct pair *p, int np)
         srv_log("rank %d: PMI %s", rank, cmd);
 
     if (strcmp(cmd, "fullinit") == 0) {
-        const char *pr = get(p, np, "pmirank");
+        const char *pr = pmisrv_get(p, np, "pmirank");
         if (pr && atoi(pr) != rank) {
             srv_log("rank %d claims pmirank=%s", rank, pr);
             reply_rc(s, rank, "fullinit-response", -1, "rank mismatch");
             return -1;
         }
+        if (!c->initialized)
+            s->ninit++;
         c->initialized = 1;
         r_start(&R, "fullinit-response");
         r_pair(&R, "pmi-version", "2");
@@ -374,6 +393,8 @@ static int handle(struct pmisrv *s, int rank, struct pair *p, int np)
         r_pair(&R, "appnum", "0");
         r_pair(&R, "debugged", "FALSE");
         r_pair(&R, "pmiverbose", s->verbose ? "TRUE" : "FALSE");
+        if (s->spawner)
+            r_pair(&R, "spawner-jobid", s->spawner);
         r_pair(&R, "rc", "0");
         return r_send(s, rank, &R);
     }
@@ -384,7 +405,7 @@ static int handle(struct pmisrv *s, int rank, struct pair *p, int np)
         return r_send(s, rank, &R);
     }
     if (strcmp(cmd, "info-getjobattr") == 0) {
-        const char *key = get(p, np, "key");
+        const char *key = pmisrv_get(p, np, "key");
         char num[32];
         const char *val = NULL;
         if (key && strcmp(key, "PMI_process_mapping") == 0) {
@@ -401,7 +422,7 @@ static int handle(struct pmisrv *s, int rank, struct pair *p, int np)
         return r_send(s, rank, &R);
     }
     if (strcmp(cmd, "info-putnodeattr") == 0) {
-        const char *key = get(p, np, "key"), *val = get(p, np, "value");
+        const char *key = pmisrv_get(p, np, "key"), *val = pmisrv_get(p, np, "value");
         if (!key || !val)
             return reply_rc(s, rank, "info-putnodeattr-response", -1, "key and value required");
         int node = s->node_of[rank];
@@ -424,7 +445,7 @@ static int handle(struct pmisrv *s, int rank, struct pair *p, int np)
         return reply_rc(s, rank, "info-putnodeattr-response", a->val ? 0 : -1, NULL);
     }
     if (strcmp(cmd, "info-getnodeattr") == 0) {
-        const char *key = get(p, np, "key");
+        const char *key = pmisrv_get(p, np, "key");
         const char *val = NULL;
         for (struct pmisrv_nattr *a = s->nattrs; key && a; a = a->next)
             if (a->node == s->node_of[rank] && strcmp(a->key, key) == 0 && a->val)
@@ -437,15 +458,15 @@ static int handle(struct pmisrv *s, int rank, struct pair *p, int np)
         return r_send(s, rank, &R);
     }
     if (strcmp(cmd, "kvs-put") == 0) {
-        const char *key = get(p, np, "key"), *val = get(p, np, "value");
+        const char *key = pmisrv_get(p, np, "key"), *val = pmisrv_get(p, np, "value");
         if (!key || !*key || !val)
             return reply_rc(s, rank, "kvs-put-response", -1, "key and value required");
-        if (kv_put(s, rank, key, val) != 0)
+        if (kv_put(s, rank, key, val, s->fences_done) != 0)
             return reply_rc(s, rank, "kvs-put-response", -1, "out of memory");
         return reply_rc(s, rank, "kvs-put-response", 0, NULL);
     }
     if (strcmp(cmd, "kvs-get") == 0) {
-        const char *key = get(p, np, "key"), *src = get(p, np, "srcid");
+        const char *key = pmisrv_get(p, np, "key"), *src = pmisrv_get(p, np, "srcid");
         const char *val = key ? kv_get(s, src ? atoi(src) : -1, key) : NULL;
         r_start(&R, "kvs-get-response");
         r_pair(&R, "found", val ? "TRUE" : "FALSE");
@@ -467,13 +488,13 @@ static int handle(struct pmisrv *s, int rank, struct pair *p, int np)
         return reply_rc(s, rank, "finalize-response", 0, NULL);
     }
     if (strcmp(cmd, "abort") == 0) {
-        const char *lost = get(p, np, "peerlost");
+        const char *lost = pmisrv_get(p, np, "peerlost");
         long l = lost ? strtol(lost, NULL, 10) : -1;
         struct pmisrv_abort *a = l >= 0 && l < s->size && l != rank ? &s->lost_abort : &s->abort;
         c->aborted = 1;
         if (a->rank < 0) {
-            const char *code = get(p, np, "exitcode");
-            const char *msg = get(p, np, "msg");
+            const char *code = pmisrv_get(p, np, "exitcode");
+            const char *msg = pmisrv_get(p, np, "msg");
             a->rank = rank;
             a->code = code ? atoi(code) : 1;
             a->lost = a == &s->lost_abort ? (int)l : -1;
@@ -481,7 +502,9 @@ static int handle(struct pmisrv *s, int rank, struct pair *p, int np)
         }
         return 0; /* no reply: the caller exits */
     }
-    /* Unknown or unsupported (spawn, name service, job-connect...). */
+    if (s->extra && (strcmp(cmd, "spawn") == 0 || strcmp(cmd, "aptus-universe") == 0))
+        return s->extra(s, rank, cmd, raw, rawlen);
+    /* Unknown or unsupported (name service, job-connect...). */
     {
         char resp[96];
         snprintf(resp, sizeof resp, "%.80s-response", cmd);
@@ -495,7 +518,7 @@ static int process_buffer(struct pmisrv *s, int rank)
     struct pmisrv_conn *c = &s->conn[rank];
     size_t off = 0;
     int rc = 0;
-    struct pair pairs[MAX_PAIRS];
+    static struct pair pairs[MAX_PAIRS]; /* (the server is single-threaded) */
     int np;
     while (c->fd >= 0 && off < c->len) {
         char *m = c->buf + off;
@@ -559,16 +582,17 @@ static int process_buffer(struct pmisrv *s, int rank)
             break;
         c->handshaken = 1;
         /* Parse in place: the message body is followed by the next one, so copy it. */
-        static char body[MSG_MAX + 1];
+        static char body[MSG_MAX + 1], raw[MSG_MAX + 1];
         memcpy(body, m + 6, (size_t)len);
-        body[len] = '\0';
+        memcpy(raw, m + 6, (size_t)len);
+        body[len] = raw[len] = '\0';
         off += 6 + (size_t)len;
-        if (parse_pairs(body, (size_t)len, pairs, &np) != 0) {
+        if (pmisrv_parse(body, (size_t)len, pairs, MAX_PAIRS, &np) != 0) {
             srv_log("rank %d sent a malformed PMI-2 message", rank);
             rc = -1;
             break;
         }
-        if (handle(s, rank, pairs, np) != 0) {
+        if (handle(s, rank, pairs, np, raw, (size_t)len) != 0) {
             rc = -1;
             break;
         }

@@ -18,6 +18,12 @@ struct pmisrv_conn {
     int in_fence;
 };
 
+/* A key=value pair of a message, parsed in place (pmisrv_parse). */
+struct pmisrv_pair {
+    char *key;
+    char *val;
+};
+
 /* An abort request: rank < 0 when there was none. */
 struct pmisrv_abort {
     int rank;
@@ -45,6 +51,12 @@ struct pmisrv {
      * names a lost peer as its cause (a consequence of another rank's end, which the launcher
      * ranks below that rank's own failure). */
     struct pmisrv_abort abort, lost_abort;
+    int ninit;           /* ranks that made fullinit */
+    const char *spawner; /* the job id of the job whose spawn started this one, or NULL */
+    /* Commands the server leaves to mpiexec (spawn, aptus-universe: tools/mpiexec/spawn.c), given
+     * the message as it came (body[0..len), unescaped): 0 when taken (answered now or later with
+     * pmisrv_reply), -1 to close the connection. NULL: refused as unsupported. */
+    int (*extra)(struct pmisrv *s, int rank, const char *cmd, const char *body, size_t len);
 };
 
 /* fds[i] is our end of rank i's socket. Returns 0 or -1 (out of memory). */
@@ -59,5 +71,15 @@ int pmisrv_adopt(struct pmisrv *s, int rank, int fd, const char *data, size_t n)
 /* Closes rank's connection (after the process is gone). */
 void pmisrv_close(struct pmisrv *s, int rank);
 void pmisrv_destroy(struct pmisrv *s);
+/* Key=value pairs the job finds in its key space from the start (a spawn's pre-put keys). */
+int pmisrv_preput(struct pmisrv *s, const char *key, const char *val);
+/* Sends rank the message body (its "key=value;" pairs, escaped); nothing when its connection is
+ * closed. 0, or -1 (the connection was closed for it). */
+int pmisrv_reply(struct pmisrv *s, int rank, const char *body, size_t len);
+/* Parses a message body in place into at most max pairs (';;' in a value is one ';'). 0, or -1
+ * when it is malformed or has more pairs. */
+int pmisrv_parse(char *body, size_t len, struct pmisrv_pair *pairs, int max, int *npairs);
+/* The first value of key among the pairs, or NULL. */
+const char *pmisrv_get(const struct pmisrv_pair *p, int n, const char *key);
 
 #endif

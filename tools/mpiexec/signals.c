@@ -42,7 +42,7 @@ void handle_signal(int sig)
     if (!J.cause_set) {
         J.cause_set = 1;
         J.exit_code = 128 + sig;
-        if (!J.proxy)
+        if (!J.proxy && J.uplink < 0) /* (the first mpiexec says it; the jobs it started are told) */
             msg("mpiexec: caught signal %d (%s); forwarding it to the ranks", sig, strsignal(sig));
     }
     signal_ranks(sig);
