@@ -682,17 +682,25 @@ int aptus_pmi_spawned(void)
     return pmi.spawned;
 }
 
+/* Takes the PMI lock for a request to the launcher: 0, or -1 (no launcher; the reason in err). err
+ * holds what a failure of the connection itself means, meanwhile. */
+static int launcher_lock(char *err, size_t errlen)
+{
+    snprintf(err, errlen, "the launcher's PMI connection failed (see the message above)");
+    pthread_mutex_lock(&pmi_lock);
+    if (pmi.initialized && !pmi.singleton)
+        return 0;
+    snprintf(err, errlen, "no launcher to ask (the process was started without one)");
+    return -1;
+}
+
 int aptus_pmi_spawn(int ncmds, const struct aptus_pmi_cmd *cmds, const char *ppkey, const char *ppval, int timeout_s,
                     char *err, size_t errlen)
 {
     struct builder b;
     int rc = -1;
-    snprintf(err, errlen, "the launcher's PMI connection failed (see the message above)");
-    pthread_mutex_lock(&pmi_lock);
-    if (!pmi.initialized || pmi.singleton) {
-        snprintf(err, errlen, "no launcher to ask (the process was started without one)");
+    if (launcher_lock(err, errlen) != 0)
         goto out;
-    }
     b_start(&b, "spawn");
     b_pair_int(&b, "ncmds", ncmds);
     b_pair_int(&b, "preputcount", 1);
@@ -756,12 +764,8 @@ int aptus_pmi_universe(long *free_procs, long *live_jobs, char *err, size_t errl
 {
     struct builder b;
     int rc = -1;
-    snprintf(err, errlen, "the launcher's PMI connection failed (see the message above)");
-    pthread_mutex_lock(&pmi_lock);
-    if (!pmi.initialized || pmi.singleton) {
-        snprintf(err, errlen, "no launcher to ask (the process was started without one)");
+    if (launcher_lock(err, errlen) != 0)
         goto out;
-    }
     b_start(&b, "aptus-universe");
     if (b_send(&b) != 0 || recv_msg("aptus-universe-response") != 0)
         goto out;
