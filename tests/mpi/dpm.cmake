@@ -78,6 +78,9 @@ aptus_mpi_test(NAME dpm_spawn_shared_np2 SOURCE dpm_spawn.c NP 2 LABELS dpm ARGS
 # a child that outlives its parent: mpiexec waits for every job
 aptus_mpi_test(NAME dpm_spawn_outlive SOURCE dpm_spawn.c NP 1 LABELS dpm ARGS outlive
   ENV MPI_UNIVERSE_SIZE=2 EXPECT_EXIT 0 EXPECT_OUTPUT "child outlived its parent")
+# the child bound to a core the parent does not use (mpiexec binds the parent; 2 CPUs needed)
+aptus_mpi_test(NAME dpm_spawn_bound SOURCE dpm_spawn.c NP 1 LABELS dpm ARGS bound
+  ENV MPI_UNIVERSE_SIZE=2 EXPECT_EXIT 0 EXPECT_OUTPUT "dpm_spawn: child on")
 aptus_mpi_test(NAME dpm_spawn_errors_np2 SOURCE dpm_spawn.c NP 2 LABELS dpm ARGS errors
   ENV MPI_UNIVERSE_SIZE=5 EXPECT_EXIT 0 EXPECT_OUTPUT "dpm_spawn: ok")
 add_test(NAME mpi.dpm_spawn_die_np2

@@ -33,6 +33,8 @@
  *               the universe is counted over all the jobs of the run, not per parent
  *   outlive     the child goes on after its parent has disconnected and ended: mpiexec waits for
  *               it (its last line, "child outlived its parent", is printed)
+ *   bound       (1 parent, on a machine of 2 CPUs or more, mpiexec binding its ranks) the child is
+ *               bound to a core of its own: none of its CPUs is one of the parent's
  *   universe N  MPI_UNIVERSE_SIZE must be N (tests/launcher/slurm_spawn.sh: the allocation's CPUs)
  *   busy        (under Slurm, tests/launcher/slurm_spawn.sh: no CPU left in the allocation for the
  *               new job's step) the spawn fails with MPI_ERR_SPAWN after APTUS_SPAWN_TIMEOUT
@@ -45,6 +47,7 @@
  *               job must end (mpiexec's status nonzero), leaving nothing behind
  *               (tests/mpi/dpm_die.sh checks; TOKEN is passed to the child's arguments) */
 #include <mpi.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -155,6 +158,19 @@ static void icreate(MPI_Comm inter, int parent_side)
     MPI_Comm_disconnect(&all);
 }
 
+/* This process's CPUs, as a list (count returned; at most max). */
+static int my_cpus(int *list, int max)
+{
+    cpu_set_t set;
+    int n = 0;
+    if (sched_getaffinity(0, sizeof set, &set) != 0)
+        return 0;
+    for (int c = 0; c < CPU_SETSIZE && n < max; c++)
+        if (CPU_ISSET(c, &set))
+            list[n++] = c;
+    return n;
+}
+
 static int child(int argc, char **argv, MPI_Comm parent)
 {
     int appnum = -1, *u = NULL, flag = 0, *an = NULL, len = 0;
@@ -217,6 +233,19 @@ static int child(int argc, char **argv, MPI_Comm parent)
         int v = 0;
         MPI_Recv(&v, 1, MPI_INT, 0, 12, parent, MPI_STATUS_IGNORE); /* (once the third spawn failed) */
         EXPECT(v == 7, "shared: the parent said %d", v);
+    } else if (!strcmp(mode, "bound")) {
+        int theirs[256], mine[256], nt = 0, nm = my_cpus(mine, 256), shared = 0;
+        MPI_Status st;
+        MPI_Recv(theirs, 256, MPI_INT, 0, 13, parent, &st);
+        MPI_Get_count(&st, MPI_INT, &nt);
+        for (int i = 0; i < nm; i++)
+            for (int j = 0; j < nt; j++)
+                shared += mine[i] == theirs[j];
+        EXPECT(nm > 0 && nm < sysconf(_SC_NPROCESSORS_ONLN) && !shared,
+               "the child may use %d CPU(s) (first %d), %d of them the parent's (%d CPUs, first %d)", nm,
+               nm ? mine[0] : -1, shared, nt, nt ? theirs[0] : -1);
+        printf("%s: child on %d CPU(s) from %d, the parent on %d from %d\n", TEST_NAME, nm, nm ? mine[0] : -1, nt,
+               nt ? theirs[0] : -1);
     } else if (!strcmp(mode, "outlive")) {
         MPI_CHECK(MPI_Comm_disconnect(&parent));
         sleep(1); /* (the parent has ended meanwhile) */
@@ -376,6 +405,13 @@ int main(int argc, char **argv)
     } else if (!strcmp(mode, "outlive")) {
         MPI_CHECK(MPI_Comm_spawn(self_path, (char *[]){ "child", "outlive", NULL }, 1, MPI_INFO_NULL, 0, MPI_COMM_WORLD,
                                  &inter, errs));
+    } else if (!strcmp(mode, "bound")) {
+        int mine[256], nm = my_cpus(mine, 256);
+        EXPECT(sysconf(_SC_NPROCESSORS_ONLN) >= 2 && nm == 1,
+               "the parent may use %d CPU(s): mpiexec did not bind it (this test needs 2 CPUs and hwloc)", nm);
+        MPI_CHECK(MPI_Comm_spawn(self_path, (char *[]){ "child", "bound", NULL }, 1, MPI_INFO_NULL, 0, MPI_COMM_WORLD,
+                                 &inter, errs));
+        MPI_Send(mine, nm, MPI_INT, 0, 13, inter);
     } else if (!strcmp(mode, "universe")) {
         int *u = NULL, flag = 0;
         MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_UNIVERSE_SIZE, &u, &flag);

@@ -203,6 +203,43 @@ int bind_plan(const int *ranks, int nlocal)
 #endif
 }
 
+int bind_free_cores(const cpu_set_t *busy, int want, cpu_set_t *out)
+{
+    CPU_ZERO(out);
+#ifndef APTUS_HAVE_HWLOC
+    (void)busy;
+    (void)want;
+    return -1;
+#else
+    hwloc_topology_t topo;
+    if (want < 1 || hwloc_topology_init(&topo) != 0)
+        return -1;
+    if (hwloc_topology_load(topo) != 0) {
+        hwloc_topology_destroy(topo);
+        return -1;
+    }
+    hwloc_bitmap_t mine = hwloc_bitmap_alloc();
+    if (mine && hwloc_get_cpubind(topo, mine, HWLOC_CPUBIND_PROCESS) == 0 && !hwloc_bitmap_iszero(mine))
+        hwloc_topology_restrict(topo, mine, 0);
+    hwloc_bitmap_free(mine);
+    int n = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE), got = 0;
+    for (int k = 0; k < n && got < want; k++) {
+        hwloc_obj_t core = hwloc_get_obj_by_type(topo, HWLOC_OBJ_CORE, (unsigned)k);
+        int free = core && core->cpuset && !hwloc_bitmap_iszero(core->cpuset);
+        for (int cpu = free ? hwloc_bitmap_first(core->cpuset) : -1; cpu >= 0 && free;
+             cpu = hwloc_bitmap_next(core->cpuset, cpu))
+            free = cpu < CPU_SETSIZE && !CPU_ISSET(cpu, busy);
+        if (!free)
+            continue;
+        for (int cpu = hwloc_bitmap_first(core->cpuset); cpu >= 0; cpu = hwloc_bitmap_next(core->cpuset, cpu))
+            CPU_SET(cpu, out);
+        got++;
+    }
+    hwloc_topology_destroy(topo);
+    return got == want ? 0 : -1;
+#endif
+}
+
 void bind_apply(int rank)
 {
     if (J.bound && J.bound[rank] && sched_setaffinity(0, sizeof J.cpus[rank], &J.cpus[rank]) != 0)

@@ -210,6 +210,9 @@ int bind_option(const char *val);
 int map_option(const char *val);
 int bind_plan(const int *ranks, int nlocal);
 void bind_apply(int rank);
+/* Whole cores of this host, want of them, none of whose CPUs is in busy: their CPUs in out. 0, or
+ * -1 when there are not so many (or no hwloc). */
+int bind_free_cores(const cpu_set_t *busy, int want, cpu_set_t *out);
 
 /* launch_local.c */
 _Noreturn void child_fail(const char *what);

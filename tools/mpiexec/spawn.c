@@ -42,6 +42,8 @@ struct subjob {
     int ready; /* its processes all started; the spawn was answered */
     char jobid[48];
     int req_sub, req_rank; /* who asked: a rank of job req_sub's (-1: of this mpiexec's own job) */
+    int bound;             /* it was given cores of its own (cpus) */
+    cpu_set_t cpus;
 };
 
 static struct subjob *subs;
@@ -233,7 +235,8 @@ static int spawn_parse(struct pmisrv_pair *p, int np, struct buf *apps, struct b
 
 /* In the child: the new job's mpiexec. Never returns. */
 static _Noreturn void exec_sub(int up, const char *self, const char *apps, const char *pre, const char *jobid,
-                               const char *spawner, long total, const char *hosts, const char *hostfile)
+                               const char *spawner, long total, const char *hosts, const char *hostfile,
+                               const cpu_set_t *cores)
 {
     setpgid(0, 0); /* (signals reach it from mpiexec, once: not also from the terminal) */
     prctl(PR_SET_PDEATHSIG, SIGTERM);
@@ -258,10 +261,13 @@ static _Noreturn void exec_sub(int up, const char *self, const char *apps, const
     argv[na++] = self;
     argv[na++] = "-n";
     argv[na++] = num;
-    /* bound from the first core on, its ranks would sit on the parents' cores while others idle:
-     * unbound, the kernel spreads them (a binding the user asked for, MPIEXEC_BIND_TO, wins) */
+    /* cores of its own: it binds its ranks there as any mpiexec binds (its CPUs are those);
+     * else bound from the first core on, its ranks would sit on the parents' cores while others
+     * idle: unbound, the kernel spreads them (a binding the user asked for, MPIEXEC_BIND_TO, wins) */
     const char *bind = getenv("MPIEXEC_BIND_TO");
-    if (!bind || !*bind) {
+    if (cores && sched_setaffinity(0, sizeof *cores, cores) != 0)
+        cores = NULL;
+    if (!cores && (!bind || !*bind)) {
         argv[na++] = "--bind-to";
         argv[na++] = "none";
     }
@@ -278,6 +284,29 @@ static _Noreturn void exec_sub(int up, const char *self, const char *apps, const
     argv[na] = NULL;
     execv(self, (char *const *)argv);
     child_fail("cannot execute mpiexec for the new job");
+}
+
+/* Cores for a new job of n processes on this host, none of them used by a bound rank of this job
+ * or given to another job: 1 (in out), or 0 when the new job is not to be bound -- this job's
+ * ranks are not bound (--bind-to none, an oversubscribed host, no hwloc), the user named a binding
+ * (MPIEXEC_BIND_TO, which the new job's mpiexec reads), or too few cores are free. */
+static int free_cores(long n, cpu_set_t *out)
+{
+    const char *ub = getenv("MPIEXEC_BIND_TO");
+    int bound = 0;
+    cpu_set_t busy;
+    CPU_ZERO(&busy);
+    for (int r = 0; J.bound && r < J.n; r++)
+        if (J.bound[r] && J.r[r].running) {
+            CPU_OR(&busy, &busy, &J.cpus[r]);
+            bound = 1;
+        }
+    if (!bound || (ub && *ub) || J.launcher != LAUNCH_FORK || n > CPU_SETSIZE)
+        return 0;
+    for (int k = 0; k < nsubs; k++)
+        if (subs[k].pid > 0 && subs[k].bound)
+            CPU_OR(&busy, &busy, &subs[k].cpus);
+    return bind_free_cores(&busy, (int)n, out) == 0;
 }
 
 /* A spawn request (this mpiexec is the first one). */
@@ -329,11 +358,13 @@ static void spawn_request(int req_sub, int rank, struct pmisrv_pair *p, int np)
     memset(s, 0, sizeof *s);
     snprintf(s->jobid, sizeof s->jobid, "%.30s.%d", J.jobid, nsubs + 1);
     const char *spawner = req_sub < 0 ? J.jobid : subs[req_sub].jobid;
+    s->bound = !hosts[0] && !hostfile[0] && free_cores(total, &s->cpus);
     fflush(stdout);
     fflush(stderr);
     pid_t pid = fork();
     if (pid == 0)
-        exec_sub(sv[1], self, apps.p, pre.p ? pre.p : "", s->jobid, spawner, total, hosts, hostfile);
+        exec_sub(sv[1], self, apps.p, pre.p ? pre.p : "", s->jobid, spawner, total, hosts, hostfile,
+                 s->bound ? &s->cpus : NULL);
     close(sv[1]);
     if (pid < 0) {
         snprintf(err, sizeof err, "fork: %s", strerror(errno));
