@@ -230,26 +230,39 @@ static int sock_wait(int fd, short ev)
     return sock_wait_until(fd, ev, 0);
 }
 
-/* Moves len bytes over the socket (out: write). 0, or -1 with errno (ECONNRESET: closed). */
-static int sock_io(int fd, void *buf, size_t len, int out)
+/* Sends out[0..olen) while receiving in[0..ilen), both at once: two roots that each sent all
+ * their cards first would both block once the cards outgrow the socket's buffers (some
+ * thousands of processes a side). 0, or -1 with errno (ECONNRESET: closed). */
+static int sock_swap(int fd, const void *out, size_t olen, void *in, size_t ilen)
 {
-    char *b = buf;
-    while (len) {
-        ssize_t r = out ? send(fd, b, len, MSG_NOSIGNAL) : recv(fd, b, len, 0);
-        if (r > 0) {
-            b += r;
-            len -= (size_t)r;
-            continue;
+    const char *o = out;
+    char *i = in;
+    while (olen || ilen) {
+        int moved = 0;
+        if (olen) {
+            ssize_t r = send(fd, o, olen, MSG_NOSIGNAL);
+            if (r > 0) {
+                o += r;
+                olen -= (size_t)r;
+                moved = 1;
+            } else if (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+                return -1;
+            }
         }
-        if (r == 0) {
-            errno = ECONNRESET;
-            return -1;
+        if (ilen) {
+            ssize_t r = recv(fd, i, ilen, 0);
+            if (r > 0) {
+                i += r;
+                ilen -= (size_t)r;
+                moved = 1;
+            } else if (r == 0) {
+                errno = ECONNRESET;
+                return -1;
+            } else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+                return -1;
+            }
         }
-        if (errno == EINTR)
-            continue;
-        if (errno != EAGAIN && errno != EWOULDBLOCK)
-            return -1;
-        if (sock_wait(fd, out ? POLLOUT : POLLIN) != 0)
+        if (!moved && (olen || ilen) && sock_wait(fd, (short)((olen ? POLLOUT : 0) | (ilen ? POLLIN : 0))) != 0)
             return -1;
     }
     return 0;
@@ -288,13 +301,13 @@ static int dpm_fail(struct dpm *d, int rc, const char *fmt, ...)
     return d->rc = rc;
 }
 
-/* Step 2 at the root, over a connected socket: the cards both ways, then the verdicts. */
+/* Step 2 at the root, over a connected socket: the headers, the cards both ways, then the
+ * verdicts (each both ways at once, sock_swap). */
 static void roots_meet(struct dpm *d, int fd)
 {
     struct dpm_hdr h = { DPM_MAGIC, d->nmine, d->tag, d->room }, t;
     uint8_t ok = d->rc == 0, tok = 0;
-    if (sock_io(fd, &h, sizeof h, 1) || sock_io(fd, d->mine, d->nmine * sizeof *d->mine, 1) ||
-        sock_io(fd, &t, sizeof t, 0)) {
+    if (sock_swap(fd, &h, sizeof h, &t, sizeof t)) {
         dpm_fail(d, MPI_ERR_PORT, "the other side's root went away during the handshake (%s)", strerror(errno));
         return;
     }
@@ -309,7 +322,7 @@ static void roots_meet(struct dpm *d, int fd)
         dpm_fail(d, MPI_ERR_NO_MEM, "out of memory for %u cards", t.n);
         return;
     }
-    if (sock_io(fd, d->theirs, t.n * sizeof *d->theirs, 0)) {
+    if (sock_swap(fd, d->mine, d->nmine * sizeof *d->mine, d->theirs, t.n * sizeof *d->theirs)) {
         dpm_fail(d, MPI_ERR_PORT, "the other side's root went away during the handshake (%s)", strerror(errno));
         return;
     }
@@ -320,7 +333,7 @@ static void roots_meet(struct dpm *d, int fd)
                  d->room, t.n, aptus_config.dpm_procs);
         ok = 0;
     }
-    if (sock_io(fd, &ok, 1, 1) || sock_io(fd, &tok, 1, 0)) {
+    if (sock_swap(fd, &ok, 1, &tok, 1)) {
         dpm_fail(d, MPI_ERR_PORT, "the other side's root went away during the handshake (%s)", strerror(errno));
         return;
     }
@@ -479,9 +492,8 @@ static int link_needs_net(const struct dpm *d)
 static void roots_meet_again(struct dpm *d, int fd)
 {
     uint8_t ok = d->rc == 0, tok = 0;
-    if (sock_io(fd, d->mine, d->nmine * sizeof *d->mine, 1) ||
-        sock_io(fd, d->theirs, d->ntheirs * sizeof *d->theirs, 0) || sock_io(fd, &ok, 1, 1) ||
-        sock_io(fd, &tok, 1, 0)) {
+    if (sock_swap(fd, d->mine, d->nmine * sizeof *d->mine, d->theirs, d->ntheirs * sizeof *d->theirs) ||
+        sock_swap(fd, &ok, 1, &tok, 1)) {
         dpm_fail(d, MPI_ERR_PORT, "the other side's root went away during the handshake (%s)", strerror(errno));
         return;
     }
@@ -654,7 +666,7 @@ static void meet_join(struct dpm *d, void *arg)
 {
     int fd = *(int *)arg;
     uint64_t mine = (uint64_t)d->mine[0].job << 32 | (uint32_t)d->mine[0].rank, theirs = 0;
-    if (sock_io(fd, &mine, sizeof mine, 1) || sock_io(fd, &theirs, sizeof theirs, 0)) {
+    if (sock_swap(fd, &mine, sizeof mine, &theirs, sizeof theirs)) {
         dpm_fail(d, MPI_ERR_ARG, "the socket failed before the other side answered (%s)", strerror(errno));
         return;
     }
