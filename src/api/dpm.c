@@ -25,7 +25,6 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -34,8 +33,6 @@
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "api/check.h"
@@ -404,8 +401,8 @@ static int port_answer(struct dpm *d, struct port *p)
         int w = sock_wait_until(p->fd, POLLIN, d->deadline);
         if (w == -3) {
             dpm_fail(d, MPI_ERR_SPAWN,
-                     "the new job's processes did not connect within APTUS_SPAWN_TIMEOUT=%d seconds (did the "
-                     "launcher start them? its messages say)%s",
+                     "the new job's processes did not connect within APTUS_SPAWN_TIMEOUT=%d seconds (their "
+                     "messages, or the launcher's, say why)%s",
                      aptus_config.spawn_timeout, slurm_hint());
             return -1;
         }
@@ -983,7 +980,9 @@ struct spawn {
     struct app *apps;
     int napps, total;
     int ours;    /* the launcher is our mpiexec (else Slurm, Hydra) */
-    int started; /* (spawn_launch) */
+    int asked;   /* the launcher was asked (spawn_launch) */
+    int started; /* ... and said it started the new job, jobid */
+    char jobid[64];
     double t0;
     char hosts[PATH_MAX], hostfile[PATH_MAX];
     struct port *port;
@@ -1006,7 +1005,7 @@ static int spawn_by_launcher(struct dpm *d, struct spawn *sp)
     int wrap = !sp->ours && sp->napps > 1 && access("/usr/bin/env", X_OK) == 0, n = 0;
     for (int i = 0; i < sp->napps && wrapped && appnum; i++) {
         const struct app *a = &sp->apps[i];
-        if (a->n < 1)
+        if (a->n < 1 && !sp->ours) /* (ours takes them: MPI_APPNUM counts every command) */
             continue;
         struct aptus_pmi_cmd *c = &cmds[n++];
         c->cmd = a->cmd;
@@ -1037,7 +1036,9 @@ static int spawn_by_launcher(struct dpm *d, struct spawn *sp)
     if (!wrapped || !appnum)
         snprintf(err, sizeof err, "out of memory");
     else
-        rc = aptus_pmi_spawn(n, cmds, "APTUS_PARENT_PORT", sp->port->name, aptus_config.spawn_timeout, err, sizeof err);
+        rc = aptus_pmi_spawn(n, cmds, "APTUS_PARENT_PORT", sp->port->name, aptus_config.spawn_timeout, sp->jobid,
+                             sizeof sp->jobid, err, sizeof err);
+    sp->asked = 1;
     for (int i = 0; wrapped && i < sp->napps; i++)
         free(wrapped[i]);
     free(wrapped);
@@ -1119,6 +1120,22 @@ static void spawn_plan(struct dpm *d, struct spawn *sp, int count, char *cmds[],
         if (info_get(info, "hostfile", v, sizeof v))
             snprintf(sp->hostfile, sizeof sp->hostfile, "%s", v);
         /* (arch and file are accepted and have nothing to say here) */
+    }
+    /* under our mpiexec the new job starts in the first mpiexec's directory: this process's is
+     * named (the one the commands were checked against, and that a job of its own would have) */
+    char cwd[PATH_MAX];
+    for (int i = 0; i < count && sp->ours && !d->rc; i++) {
+        struct app *a = &sp->apps[i];
+        if (a->wdir[0] == '/')
+            continue;
+        if (!getcwd(cwd, sizeof cwd)) {
+            dpm_fail(d, MPI_ERR_SPAWN, "command %d: this process's working directory: %s", i, strerror(errno));
+            break;
+        }
+        char rel[PATH_MAX];
+        snprintf(rel, sizeof rel, "%s", a->wdir);
+        if (snprintf(a->wdir, sizeof a->wdir, "%s%s%s", cwd, rel[0] ? "/" : "", rel) >= (int)sizeof a->wdir)
+            dpm_fail(d, MPI_ERR_SPAWN, "command %d: the working directory's path is too long", i);
     }
     if (d->rc)
         return;
@@ -1216,6 +1233,8 @@ static int spawn_common(const char *fn, int count, char *cmds[], char **argvs[],
     }
     struct aptus_comm *n = NULL;
     int rc = dpm_link(&d, meet_spawn, &sp, &n);
+    if (me_root && rc && sp.ours && sp.asked) /* (started, or perhaps -- no answer -- starting) */
+        aptus_pmi_spawn_cancel(sp.started ? sp.jobid : NULL);
     if (me_root)
         port_free(sp.port);
     /* the errcodes: the root's, broadcast (the array is significant everywhere, its length --

@@ -17,6 +17,8 @@
  *                           keys in its own key space, and learns it was spawned from
  *                           fullinit-response's spawner-jobid (Slurm) or PMI_SPAWNED=1 (Hydra)
  *        aptus-universe  -> aptus-universe-response (free, live): our mpiexec only
+ *        aptus-spawn-cancel (jobid, or none: the spawns not yet answered) -> *-response: our
+ *                        mpiexec only; it ends the job (an unanswered spawn is answered first)
  *        abort (isworld, msg; plus our extensions exitcode and peerlost: the rank whose loss
  *              caused the abort) -> no response
  *        finalize        -> finalize-response
@@ -89,6 +91,7 @@ static struct {
     int hydra;   /* the server is MPICH's Hydra: abort in the PMI-1 form */
     int spawned; /* the server started this job for another's spawn command */
     int owed;    /* spawn responses given up on: dropped when they come */
+    int quiet;   /* a refusal is the caller's to report (recv_msg prints none) */
     int fd;
     int rank;
     int size;
@@ -331,7 +334,8 @@ static int recv_msg(const char *expect)
         const char *em = msg_get(m, "errmsg");
         if (!em)
             em = msg_get(m, "msg");
-        pmi_err("%s failed: rc=%s%s%s", expect, rc, em ? ": " : "", em ? em : "");
+        if (!pmi.quiet)
+            pmi_err("%s failed: rc=%s%s%s", expect, rc, em ? ": " : "", em ? em : "");
         return -1;
     }
     return 0;
@@ -695,7 +699,7 @@ static int launcher_lock(char *err, size_t errlen)
 }
 
 int aptus_pmi_spawn(int ncmds, const struct aptus_pmi_cmd *cmds, const char *ppkey, const char *ppval, int timeout_s,
-                    char *err, size_t errlen)
+                    char *jobid, size_t jlen, char *err, size_t errlen)
 {
     struct builder b;
     int rc = -1;
@@ -734,7 +738,9 @@ int aptus_pmi_spawn(int ncmds, const struct aptus_pmi_cmd *cmds, const char *ppk
     }
     if (b_send(&b) != 0)
         goto out;
-    /* Slurm's srun answers once the new job's tasks have started, and never when they end first */
+    /* Slurm's srun answers once the new job's tasks have started, and never when they end first;
+     * our mpiexec once they have all started, or with why not (a spawn given up on is cancelled,
+     * which settles its answer: aptus_pmi_spawn_cancel) */
     struct pollfd p = { pmi.fd, POLLIN, 0 };
     int r;
     while ((r = poll(&p, 1, timeout_s > INT_MAX / 1000 ? -1 : timeout_s * 1000)) < 0 && errno == EINTR)
@@ -747,14 +753,37 @@ int aptus_pmi_spawn(int ncmds, const struct aptus_pmi_cmd *cmds, const char *ppk
                  timeout_s);
         goto out;
     }
-    /* (recv_msg reports a refusal itself; its reason goes to the caller too) */
-    if (recv_msg("spawn-response") != 0) {
-        const char *em = msg_get(&pmi.msg, "errmsg"), *cmd = msg_get(&pmi.msg, "cmd"), *r = msg_get(&pmi.msg, "rc");
+    pmi.quiet = 1; /* (a refusal's reason goes to the caller) */
+    int got = recv_msg("spawn-response");
+    pmi.quiet = 0;
+    if (got != 0) {
+        const char *em = msg_get(&pmi.msg, "errmsg"), *cmd = msg_get(&pmi.msg, "cmd"), *r2 = msg_get(&pmi.msg, "rc");
         if (cmd && strcmp(cmd, "spawn-response") == 0)
-            snprintf(err, errlen, "the launcher refused it (rc=%s%s%.200s)", r ? r : "?", em ? ": " : "", em ? em : "");
+            snprintf(err, errlen, "the launcher refused it (rc=%s%s%.200s)", r2 ? r2 : "?", em ? ": " : "",
+                     em ? em : "");
         goto out;
     }
+    const char *j = msg_get(&pmi.msg, "jobid");
+    snprintf(jobid, jlen, "%s", j ? j : "");
     rc = 0;
+out:
+    pthread_mutex_unlock(&pmi_lock);
+    return rc;
+}
+
+int aptus_pmi_spawn_cancel(const char *jobid)
+{
+    struct builder b;
+    char err[200];
+    int rc = -1;
+    if (launcher_lock(err, sizeof err) != 0)
+        goto out;
+    b_start(&b, "aptus-spawn-cancel");
+    if (jobid && *jobid)
+        b_pair(&b, "jobid", jobid);
+    if (b_send(&b) != 0)
+        goto out;
+    rc = recv_msg("aptus-spawn-cancel-response"); /* (an answer owed to the spawn comes first: dropped) */
 out:
     pthread_mutex_unlock(&pmi_lock);
     return rc;

@@ -62,12 +62,15 @@ struct aptus_pmi_cmd {
     int ninfo;
     const char *info_keys[5], *info_vals[5];
 };
-/* Asks the launcher (its PMI-2 spawn command: Slurm's srun --mpi=pmi2, Hydra) to start a new job
- * of these commands, whose key space holds ppkey=ppval from the start. 0 once the launcher
- * says it started it; -1 with the reason in err (no answer within timeout_s seconds included: a
- * late answer is dropped when it comes). */
+/* Asks the launcher (its PMI-2 spawn command: our mpiexec, Slurm's srun --mpi=pmi2, Hydra) to
+ * start a new job of these commands, whose key space holds ppkey=ppval from the start. 0 once the
+ * launcher says it started it (its job id in jobid, "" when it names none); -1 with the reason in
+ * err (no answer within timeout_s seconds included: a late answer is dropped when it comes). */
 int aptus_pmi_spawn(int ncmds, const struct aptus_pmi_cmd *cmds, const char *ppkey, const char *ppval, int timeout_s,
-                    char *err, size_t errlen);
+                    char *jobid, size_t jlen, char *err, size_t errlen);
+/* Our mpiexec only: the spawn whose job is jobid (NULL: those it has not answered) is given up --
+ * the job is ended, and its end is no failure of the run. 0 or -1. */
+int aptus_pmi_spawn_cancel(const char *jobid);
 /* Our mpiexec only (command aptus-universe): processes the universe has room for now, and the jobs
  * spawns started that still run. 0, or -1 with the reason in err. */
 int aptus_pmi_universe(long *free_procs, long *live_jobs, char *err, size_t errlen);

@@ -81,6 +81,9 @@ aptus_mpi_test(NAME dpm_spawn_outlive SOURCE dpm_spawn.c NP 1 LABELS dpm ARGS ou
 # the child bound to a core the parent does not use (mpiexec binds the parent; 2 CPUs needed)
 aptus_mpi_test(NAME dpm_spawn_bound SOURCE dpm_spawn.c NP 1 LABELS dpm ARGS bound
   ENV MPI_UNIVERSE_SIZE=2 EXPECT_EXIT 0 EXPECT_OUTPUT "dpm_spawn: child on")
+# a spawn given up on (the child does not start in time): cancelled, the run goes on and ends well
+aptus_mpi_test(NAME dpm_spawn_slow_np2 SOURCE dpm_spawn.c NP 2 LABELS dpm ARGS slow
+  ENV MPI_UNIVERSE_SIZE=4 APTUS_SPAWN_TIMEOUT=2 EXPECT_EXIT 0 EXPECT_OUTPUT "dpm_spawn: ok")
 aptus_mpi_test(NAME dpm_spawn_errors_np2 SOURCE dpm_spawn.c NP 2 LABELS dpm ARGS errors
   ENV MPI_UNIVERSE_SIZE=5 EXPECT_EXIT 0 EXPECT_OUTPUT "dpm_spawn: ok")
 add_test(NAME mpi.dpm_spawn_die_np2

@@ -35,6 +35,10 @@
  *               it (its last line, "child outlived its parent", is printed)
  *   bound       (1 parent, on a machine of 2 CPUs or more, mpiexec binding its ranks) the child is
  *               bound to a core of its own: none of its CPUs is one of the parent's
+ *   slow        (APTUS_SPAWN_TIMEOUT=2) the child sleeps 60 s before MPI_Init: the spawn fails with
+ *               MPI_ERR_SPAWN after 2 s, the parents go on -- the job given up is ended by mpiexec,
+ *               no failure of the run --, and a spawn after it works (the first spawn's answer,
+ *               which came late, is not taken for the second's)
  *   universe N  MPI_UNIVERSE_SIZE must be N (tests/launcher/slurm_spawn.sh: the allocation's CPUs)
  *   busy        (under Slurm, tests/launcher/slurm_spawn.sh: no CPU left in the allocation for the
  *               new job's step) the spawn fails with MPI_ERR_SPAWN after APTUS_SPAWN_TIMEOUT
@@ -313,6 +317,8 @@ static void errors(void)
 int main(int argc, char **argv)
 {
     int provided;
+    if (argc > 2 && !strcmp(argv[1], "child") && !strcmp(argv[2], "slow"))
+        sleep(60); /* (mode slow: the parents give up first; mpiexec ends this job) */
     MPI_Init_thread(&argc, &argv, MPI_THREAD_SINGLE, &provided);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -405,6 +411,17 @@ int main(int argc, char **argv)
     } else if (!strcmp(mode, "outlive")) {
         MPI_CHECK(MPI_Comm_spawn(self_path, (char *[]){ "child", "outlive", NULL }, 1, MPI_INFO_NULL, 0, MPI_COMM_WORLD,
                                  &inter, errs));
+    } else if (!strcmp(mode, "slow")) {
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+        double t0 = MPI_Wtime();
+        int cls, rc = MPI_Comm_spawn(self_path, (char *[]){ "child", "slow", NULL }, 1, MPI_INFO_NULL, 0,
+                                     MPI_COMM_WORLD, &inter, errs);
+        MPI_Error_class(rc, &cls);
+        EXPECT(cls == MPI_ERR_SPAWN && inter == MPI_COMM_NULL && MPI_Wtime() - t0 < 30,
+               "a child that does not start within APTUS_SPAWN_TIMEOUT: class %d after %.1f s", cls, MPI_Wtime() - t0);
+        MPI_CHECK(MPI_Comm_spawn(self_path, (char *[]){ "child", "basic", "two words", NULL }, 1, MPI_INFO_NULL, 0,
+                                 MPI_COMM_WORLD, &inter, errs));
+        traffic(inter, 1);
     } else if (!strcmp(mode, "bound")) {
         int mine[256], nm = my_cpus(mine, 256);
         EXPECT(sysconf(_SC_NPROCESSORS_ONLN) >= 2 && nm == 1,

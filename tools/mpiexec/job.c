@@ -394,7 +394,7 @@ void event_loop(void)
         if (have_deadline && !J.cause_set && ms_until(&deadline) == 0)
             job_fail(124, "timeout: job did not finish within %g s; terminating it", J.timeout);
         if (J.terminating && !J.kill_sent && ms_until(&J.kill_at) == 0) {
-            if (J.nrunning > 0) {
+            if (J.nrunning > 0 || spawn_live()) {
                 for (int i = 0; i < J.n; i++)
                     if (J.r[i].running && J.verbose)
                         msg("mpiexec: rank %d did not stop; sending SIGKILL", i);

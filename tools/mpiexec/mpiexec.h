@@ -241,7 +241,8 @@ int hosts_busy(void);
 int proxy_main(int argc, char **argv);
 /* mpiexec --app-exec (app_exec.c): a rank of a job MPI_Comm_spawn started runs its command. */
 int app_exec_main(void);
-/* MPI_UNIVERSE_SIZE and APTUS_MPIEXEC in the environment the ranks get (options.c). */
+/* MPI_UNIVERSE_SIZE, APTUS_MPIEXEC (and the launcher, when not fork) in mpiexec's environment,
+ * which the ranks and the jobs MPI_Comm_spawn starts inherit (options.c). */
 void universe_export(void);
 void proxy_lost(void);
 void proxy_ctl_service(void);

@@ -69,10 +69,11 @@ static void usage(FILE *f)
                "Each rank gets PMI_FD (on other hosts' proxies: PMI_PORT=addr:port), PMI_RANK, PMI_SIZE,\n"
                "PMI_JOBID, APTUS_NODE_ID, APTUS_LOCAL_RANK, APTUS_LOCAL_SIZE and APTUS_NUM_NODES, and\n"
                "MPI_UNIVERSE_SIZE and APTUS_MPIEXEC (the job runs under this mpiexec).\n"
-               "MPI_Comm_spawn: mpiexec starts each job a spawn asks for (a copy of itself, its child:\n"
-               "output, signals and the end go the first job's way; a job that fails after it started\n"
-               "ends every job), counts the universe over all of them, and ends once every job has ended;\n"
-               "ranks started by a proxy get mpiexec's environment and working directory, and\n"
+               "MPI_Comm_spawn: mpiexec starts each job a spawn asks for (a copy of itself, its child,\n"
+               "with mpiexec's environment; output, signals and the end go the first job's way),\n"
+               "counts the universe over all of them, and ends once every job has ended. A spawned job\n"
+               "that fails after it started ends every job: the exit status is then its status.\n"
+               "Ranks started by a proxy get mpiexec's environment and working directory, and\n"
                "/dev/null as stdin. mpirun is the same program.\n");
 }
 
@@ -355,8 +356,8 @@ int options_parse(int argc, char **argv, const char **iface_out)
         return 2;
     }
     /* Hosts named without a launcher: the environment's (MPIEXEC_LAUNCHER, MPIEXEC_LAUNCHER_EXEC),
-     * which the ranks of a job on several hosts get (universe_export): the job MPI_Comm_spawn
-     * starts on other hosts goes the parents' way */
+     * which mpiexec sets in its own environment when it is not fork (universe_export): the job
+     * MPI_Comm_spawn starts on other hosts (spawn.c: a copy of mpiexec) goes the first job's way */
     const char *env_l = getenv("MPIEXEC_LAUNCHER"), *env_lx = getenv("MPIEXEC_LAUNCHER_EXEC");
     if (launcher < 0 && !J.lexec && J.hosts.n > 0 && env_l && *env_l) {
         if ((launcher = launcher_named(env_l)) < 0) {
@@ -421,7 +422,7 @@ void universe_export(void)
         if (lexec_text)
             setenv("MPIEXEC_LAUNCHER_EXEC", lexec_text, 1);
     }
-    /* (MPI_Comm_spawn starts the new job with this program: src/api/dpm.c) */
+    /* (the ranks know they run under this mpiexec: MPI_Comm_spawn asks it, tools/mpiexec/spawn.c) */
     char self[PATH_MAX];
     ssize_t k = readlink("/proc/self/exe", self, sizeof self - 1);
     if (k > 0) {

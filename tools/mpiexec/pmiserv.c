@@ -502,7 +502,7 @@ static int handle(struct pmisrv *s, int rank, struct pair *p, int np, const char
         }
         return 0; /* no reply: the caller exits */
     }
-    if (s->extra && (strcmp(cmd, "spawn") == 0 || strcmp(cmd, "aptus-universe") == 0))
+    if (s->extra && (!strcmp(cmd, "spawn") || !strcmp(cmd, "aptus-universe") || !strcmp(cmd, "aptus-spawn-cancel")))
         return s->extra(s, rank, cmd, raw, rawlen);
     /* Unknown or unsupported (name service, job-connect...). */
     {

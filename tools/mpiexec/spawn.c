@@ -43,6 +43,7 @@ struct subjob {
     char jobid[48];
     int req_sub, req_rank; /* who asked: a rank of job req_sub's (-1: of this mpiexec's own job) */
     int bound;             /* it was given cores of its own (cpus) */
+    int cancelled;         /* its spawn was given up (aptus-spawn-cancel): its end is no failure */
     cpu_set_t cpus;
 };
 
@@ -67,10 +68,7 @@ static void answer(int req_sub, int rank, const char *body, size_t len)
         return;
     snprintf(rec, n + 1, "%d\n", rank);
     memcpy(rec + n, body, len);
-    if (ctl_send(s->fd, 'A', rec, n + len, 10000) != 0) {
-        close(s->fd);
-        s->fd = -1;
-    }
+    (void)ctl_send(s->fd, 'A', rec, n + len, 10000); /* (gone: its end is seen where it is read) */
     free(rec);
 }
 
@@ -117,7 +115,7 @@ static long universe_size(void)
 
 static long universe_free(void)
 {
-    long used = J.n;
+    long used = J.nrunning; /* (the first job's ranks that have ended leave their room) */
     for (int k = 0; k < nsubs; k++)
         if (subs[k].pid > 0)
             used += subs[k].n;
@@ -246,7 +244,8 @@ static _Noreturn void exec_sub(int up, const char *self, const char *apps, const
         dup2(devnull, 0);
         close(devnull);
     }
-    if (dup2(up, 3) < 0)
+    int moved = fcntl(up, F_DUPFD_CLOEXEC, 10); /* (up may be 3 itself, or below) */
+    if (moved < 0 || dup2(moved, 3) < 0)
         child_fail("dup2(uplink)");
     syscall(SYS_close_range, 4u, ~0u, 0u);
     setenv("APTUS_SPAWN_APPS", apps, 1);
@@ -256,11 +255,15 @@ static _Noreturn void exec_sub(int up, const char *self, const char *apps, const
     setenv("APTUS_MPIEXEC_UPLINK", "3", 1);
     char num[24];
     snprintf(num, sizeof num, "%ld", total);
-    const char *argv[16];
+    const char *argv[20];
     int na = 0;
     argv[na++] = self;
     argv[na++] = "-n";
     argv[na++] = num;
+    if (J.verbose)
+        argv[na++] = "-v";
+    if (J.prefix)
+        argv[na++] = "-l";
     /* cores of its own: it binds its ranks there as any mpiexec binds (its CPUs are those);
      * else bound from the first core on, its ranks would sit on the parents' cores while others
      * idle: unbound, the kernel spreads them (a binding the user asked for, MPIEXEC_BIND_TO, wins) */
@@ -393,53 +396,86 @@ fail:
     answer_rc(req_sub, rank, "spawn-response", -1, err, NULL);
 }
 
+/* aptus-spawn-cancel: the root gave up on a spawn -- the job named (jobid=), whose processes did
+ * not meet their parents, or without a name the jobs it asked for that have not been answered
+ * (its wait ran out). They are ended, and their end is no failure; an unanswered spawn is
+ * answered first (the asking process drops that answer). */
+static void spawn_cancel(int req_sub, int rank, const char *jobid)
+{
+    for (int k = 0; k < nsubs; k++) {
+        struct subjob *s = &subs[k];
+        if (s->pid <= 0 || s->req_sub != req_sub || s->req_rank != rank || (jobid ? strcmp(s->jobid, jobid) : s->ready))
+            continue;
+        if (!s->ready) {
+            s->ready = 1;
+            answer_rc(req_sub, rank, "spawn-response", -1, "given up by the asking process", NULL);
+        }
+        s->cancelled = 1;
+        kill(-s->pid, SIGTERM);
+        if (J.verbose)
+            msg("mpiexec: job %s: its spawn was given up; ending it", s->jobid);
+    }
+    answer_rc(req_sub, rank, "aptus-spawn-cancel-response", 0, NULL, NULL);
+}
+
 /* A request only the first mpiexec answers, from rank of this job (req_sub -1) or of a job
- * started here. */
-static void request(int req_sub, int rank, char *body, size_t len)
+ * started here. body[0..len) is copied (the parser writes into it, a terminator included). */
+static void request(int req_sub, int rank, const char *body, size_t len)
 {
     static struct pmisrv_pair p[4096];
     int np = 0;
-    if (pmisrv_parse(body, len, p, 4096, &np) != 0) {
-        answer_rc(req_sub, rank, "spawn-response", -1, "malformed request", NULL);
+    char *b = malloc(len + 1);
+    if (b) {
+        memcpy(b, body, len);
+        b[len] = '\0';
+    }
+    if (!b || pmisrv_parse(b, len, p, 4096, &np) != 0) {
+        answer_rc(req_sub, rank, "spawn-response", -1, b ? "malformed request" : "out of memory", NULL);
+        free(b);
         return;
     }
     const char *cmd = pmisrv_get(p, np, "cmd");
     if (cmd && !strcmp(cmd, "spawn")) {
         spawn_request(req_sub, rank, p, np);
     } else if (cmd && !strcmp(cmd, "aptus-universe")) {
-        char b[200] = "", num[24];
-        body_pair(b, sizeof b, "cmd", "aptus-universe-response");
-        body_pair(b, sizeof b, "rc", "0");
+        char r[200] = "", num[24];
+        body_pair(r, sizeof r, "cmd", "aptus-universe-response");
+        body_pair(r, sizeof r, "rc", "0");
         snprintf(num, sizeof num, "%ld", universe_free());
-        body_pair(b, sizeof b, "free", num);
+        body_pair(r, sizeof r, "free", num);
         snprintf(num, sizeof num, "%d", nlive);
-        body_pair(b, sizeof b, "live", num);
-        answer(req_sub, rank, b, strlen(b));
+        body_pair(r, sizeof r, "live", num);
+        answer(req_sub, rank, r, strlen(r));
+    } else if (cmd && !strcmp(cmd, "aptus-spawn-cancel")) {
+        spawn_cancel(req_sub, rank, pmisrv_get(p, np, "jobid"));
     } else {
-        answer_rc(req_sub, rank, "spawn-response", -1, "unknown request", NULL);
+        char resp[96];
+        snprintf(resp, sizeof resp, "%.80s-response", cmd ? cmd : "unknown");
+        answer_rc(req_sub, rank, resp, -1, "unknown request", NULL);
     }
+    free(b);
 }
 
 /* The PMI server's hook (pmisrv.extra). */
 static int extra(struct pmisrv *s, int rank, const char *cmd, const char *body, size_t len)
 {
     (void)s;
-    (void)cmd;
     /* the rank's host, when it is not this one: a new job without hosts goes there */
     char host[300] = "";
     if (J.remote && J.hosts.n > 0 && !host_is_local(J.hosts.h[J.host_of[rank]].name))
         snprintf(host, sizeof host, "%saptus-roothost=%s;", len && body[len - 1] != ';' ? ";" : "",
                  J.hosts.h[J.host_of[rank]].name);
     size_t hl = strlen(host);
-    char *b = malloc(24 + len + hl + 1);
+    char *b = malloc(24 + len + hl + 1), resp[96];
     if (!b)
         return -1;
+    snprintf(resp, sizeof resp, "%.80s-response", cmd);
     int n = J.uplink >= 0 ? snprintf(b, 24, "%d\n", rank) : 0;
     memcpy(b + n, body, len);
     memcpy(b + n + len, host, hl + 1);
     if (J.uplink >= 0) { /* a job started by a spawn: the first mpiexec answers */
         if (ctl_send(J.uplink, 'Q', b, (size_t)n + len + hl, 10000) != 0)
-            answer_rc(-1, rank, "spawn-response", -1, "the first mpiexec of this run is gone", NULL);
+            answer_rc(-1, rank, resp, -1, "the first mpiexec of this run is gone", NULL);
     } else {
         request(-1, rank, b, len + hl);
     }
@@ -592,7 +628,7 @@ int spawn_reaped(pid_t pid, int status)
         snprintf(err, sizeof err, "the new job ended (%s) before all its processes started", how);
         s->ready = 1;
         answer_rc(s->req_sub, s->req_rank, "spawn-response", -1, err, NULL);
-    } else if ((!WIFEXITED(status) || WEXITSTATUS(status) != 0) && !J.terminating) {
+    } else if ((!WIFEXITED(status) || WEXITSTATUS(status) != 0) && !J.terminating && !s->cancelled) {
         job_fail(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status),
                  "job %s, which MPI_Comm_spawn started, ended with %s; terminating every job", s->jobid, how);
     }
