@@ -36,6 +36,11 @@
  *   spam=N          prints N long numbered lines to stdout and N to stderr
  *   sleep=MS        sleeps
  *   finalize        aptus_pmi_finalize
+ *   universe        (our mpiexec) prints "rank R universe free F live L" (aptus_pmi_universe)
+ *   spawn=N:MS      asks the launcher for a job of N probes (pre-put key APTUS_PARENT_PORT=probe)
+ *                   that run "init parent print=child sleep=MS finalize" and this probe's tag=
+ *                   argument; prints "rank R spawn N ok" or "rank R spawn N refused: WHY"
+ *   parent          prints "rank R parent P" (P: the pre-put key APTUS_PARENT_PORT, or "none")
  */
 #include "runtime/pmi.h"
 
@@ -269,6 +274,34 @@ int main(int argc, char **argv)
             }
         } else if (!strncmp(act, "sleep=", 6)) {
             sleep_ms(atol(val));
+        } else if (!strcmp(act, "universe")) {
+            long fr = -1, live = -1;
+            char err[300];
+            if (aptus_pmi_universe(&fr, &live, err, sizeof err) != 0)
+                die("universe");
+            printf("rank %d universe free %ld live %ld\n", my_rank, fr, live);
+        } else if (!strncmp(act, "spawn=", 6)) {
+            char self[4096], ms[40], job[64], err[400];
+            const char *tag = "tag=none";
+            for (int k = 1; k < argc; k++)
+                if (!strncmp(argv[k], "tag=", 4))
+                    tag = argv[k];
+            ssize_t k = readlink("/proc/self/exe", self, sizeof self - 1);
+            self[k > 0 ? k : 0] = 0;
+            int n = atoi(val);
+            const char *colon = strchr(val, ':');
+            snprintf(ms, sizeof ms, "sleep=%s", colon ? colon + 1 : "0");
+            char *args[] = { "init", "parent", "print=child", ms, "finalize", (char *)tag, NULL };
+            struct aptus_pmi_cmd c = { .cmd = self, .argv = args, .n = n };
+            if (aptus_pmi_spawn(1, &c, "APTUS_PARENT_PORT", "probe", 60, job, sizeof job, err, sizeof err) == 0)
+                printf("rank %d spawn %d ok\n", my_rank, n);
+            else
+                printf("rank %d spawn %d refused: %s\n", my_rank, n, err);
+        } else if (!strcmp(act, "parent")) {
+            char port[256] = "none";
+            if (aptus_pmi_spawned() && aptus_pmi_get(-1, "APTUS_PARENT_PORT", port, sizeof port) != 0)
+                die("parent port");
+            printf("rank %d parent %s\n", my_rank, port);
         } else if (!strcmp(act, "finalize")) {
             if (aptus_pmi_finalize() != 0)
                 die("finalize");

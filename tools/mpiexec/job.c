@@ -317,6 +317,8 @@ void event_loop(void)
             min_timeout(&timeout, ms_until(&drain_until));
         if (J.lost_held && !J.cause_set)
             min_timeout(&timeout, ms_until(&J.lost_until));
+        if (spawn_wait_ms() >= 0)
+            min_timeout(&timeout, spawn_wait_ms());
         if (J.remote) {
             /* (only while a proxy is still to connect: once the deadline has passed, a wait on it
              * would be a wait of 0 -- mpiexec spinning for the rest of the job) */

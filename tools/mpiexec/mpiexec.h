@@ -256,6 +256,7 @@ int spawn_poll_count(void); /* descriptors spawn_poll_add may add, at most */
 void spawn_poll_add(void (*add)(int fd, int who));
 void spawn_service(int who); /* who: the started job, or -1 for the uplink */
 void spawn_progress(void);   /* after the PMI server's work */
+long spawn_wait_ms(void);    /* until a spawn's wait for room is over (-1: none waits) */
 int spawn_reaped(pid_t pid, int status);
 
 /* cleanup.c */

@@ -312,8 +312,10 @@ static int free_cores(long n, cpu_set_t *out)
     return bind_free_cores(&busy, (int)n, out) == 0;
 }
 
-/* A spawn request (this mpiexec is the first one). */
-static void spawn_request(int req_sub, int rank, struct pmisrv_pair *p, int np)
+/* A spawn request (this mpiexec is the first one). 1 when it must wait for room (may_wait, and
+ * spawned jobs run that may end and leave it), else 0 (answered, or to be answered when the new
+ * job has started). */
+static int spawn_request(int req_sub, int rank, struct pmisrv_pair *p, int np, int may_wait)
 {
     char err[600], hosts[PATH_MAX] = "", hostfile[PATH_MAX] = "", self[PATH_MAX];
     struct buf apps = { 0 }, pre = { 0 };
@@ -326,6 +328,11 @@ static void spawn_request(int req_sub, int rank, struct pmisrv_pair *p, int np)
         goto fail;
     }
     long room = universe_free();
+    if (total > room && may_wait && nlive > 0) {
+        free(apps.p);
+        free(pre.p);
+        return 1;
+    }
     if (total > room) {
         snprintf(err, sizeof err,
                  "%ld processes asked for, the universe has room for %ld more (MPI_UNIVERSE_SIZE %ld: mpiexec "
@@ -389,11 +396,62 @@ static void spawn_request(int req_sub, int rank, struct pmisrv_pair *p, int np)
             spawner);
     free(apps.p);
     free(pre.p);
-    return;
+    return 0;
 fail:
     free(apps.p);
     free(pre.p);
     answer_rc(req_sub, rank, "spawn-response", -1, err, NULL);
+    return 0;
+}
+
+/* Spawns waiting for room: in the order they came, each until ROOM_WAIT_MS after it came (then it
+ * is refused, naming the room). Two roots that each saw room for their spawn may together need
+ * more; a job that was disconnected is still ending. */
+#define ROOM_WAIT_MS 5000
+
+struct waiting {
+    struct waiting *next;
+    int req_sub, rank;
+    struct timespec until;
+    size_t len;
+    char body[];
+};
+static struct waiting *waits;
+
+static int request(int req_sub, int rank, const char *body, size_t len, int may_wait);
+
+static void wait_add(int req_sub, int rank, const char *body, size_t len)
+{
+    struct waiting *w = malloc(sizeof *w + len + 1), **pp = &waits;
+    if (!w) {
+        answer_rc(req_sub, rank, "spawn-response", -1, "out of memory", NULL);
+        return;
+    }
+    w->next = NULL;
+    w->req_sub = req_sub;
+    w->rank = rank;
+    w->len = len;
+    memcpy(w->body, body, len);
+    w->body[len] = '\0';
+    now(&w->until);
+    add_ms(&w->until, ROOM_WAIT_MS);
+    while (*pp)
+        pp = &(*pp)->next;
+    *pp = w;
+}
+
+/* Tries the waiting spawns again, in order (room came free, or a wait is over: then refused). */
+static void wait_retry(void)
+{
+    for (struct waiting **pp = &waits; *pp;) {
+        struct waiting *w = *pp;
+        if (request(w->req_sub, w->rank, w->body, w->len, ms_until(&w->until) > 0)) {
+            pp = &w->next;
+            continue;
+        }
+        *pp = w->next;
+        free(w);
+    }
 }
 
 /* aptus-spawn-cancel: the root gave up on a spawn -- the job named (jobid=), whose processes did
@@ -402,6 +460,16 @@ fail:
  * answered first (the asking process drops that answer). */
 static void spawn_cancel(int req_sub, int rank, const char *jobid)
 {
+    for (struct waiting **pp = &waits; *pp && !jobid;) {
+        struct waiting *w = *pp;
+        if (w->req_sub != req_sub || w->rank != rank) {
+            pp = &w->next;
+            continue;
+        }
+        *pp = w->next;
+        free(w);
+        answer_rc(req_sub, rank, "spawn-response", -1, "given up by the asking process", NULL);
+    }
     for (int k = 0; k < nsubs; k++) {
         struct subjob *s = &subs[k];
         if (s->pid <= 0 || s->req_sub != req_sub || s->req_rank != rank || (jobid ? strcmp(s->jobid, jobid) : s->ready))
@@ -419,11 +487,12 @@ static void spawn_cancel(int req_sub, int rank, const char *jobid)
 }
 
 /* A request only the first mpiexec answers, from rank of this job (req_sub -1) or of a job
- * started here. body[0..len) is copied (the parser writes into it, a terminator included). */
-static void request(int req_sub, int rank, const char *body, size_t len)
+ * started here. body[0..len) is copied (the parser writes into it, a terminator included). 1 when
+ * it is a spawn that must wait for room (may_wait), else 0. */
+static int request(int req_sub, int rank, const char *body, size_t len, int may_wait)
 {
     static struct pmisrv_pair p[4096];
-    int np = 0;
+    int np = 0, wait = 0;
     char *b = malloc(len + 1);
     if (b) {
         memcpy(b, body, len);
@@ -432,11 +501,11 @@ static void request(int req_sub, int rank, const char *body, size_t len)
     if (!b || pmisrv_parse(b, len, p, 4096, &np) != 0) {
         answer_rc(req_sub, rank, "spawn-response", -1, b ? "malformed request" : "out of memory", NULL);
         free(b);
-        return;
+        return 0;
     }
     const char *cmd = pmisrv_get(p, np, "cmd");
     if (cmd && !strcmp(cmd, "spawn")) {
-        spawn_request(req_sub, rank, p, np);
+        wait = spawn_request(req_sub, rank, p, np, may_wait);
     } else if (cmd && !strcmp(cmd, "aptus-universe")) {
         char r[200] = "", num[24];
         body_pair(r, sizeof r, "cmd", "aptus-universe-response");
@@ -454,6 +523,14 @@ static void request(int req_sub, int rank, const char *body, size_t len)
         answer_rc(req_sub, rank, resp, -1, "unknown request", NULL);
     }
     free(b);
+    return wait;
+}
+
+/* A request of a rank (of this job, or of a job started here): answered, or put to wait. */
+static void request_new(int req_sub, int rank, const char *body, size_t len)
+{
+    if (request(req_sub, rank, body, len, 1))
+        wait_add(req_sub, rank, body, len);
 }
 
 /* The PMI server's hook (pmisrv.extra). */
@@ -477,7 +554,7 @@ static int extra(struct pmisrv *s, int rank, const char *cmd, const char *body, 
         if (ctl_send(J.uplink, 'Q', b, (size_t)n + len + hl, 10000) != 0)
             answer_rc(-1, rank, resp, -1, "the first mpiexec of this run is gone", NULL);
     } else {
-        request(-1, rank, b, len + hl);
+        request_new(-1, rank, b, len + hl);
     }
     free(b);
     return 0;
@@ -570,7 +647,7 @@ void spawn_service(int who)
         if (who < 0 && type == 'A' && nl && rank >= 0 && rank < J.n) {
             pmisrv_reply(&J.srv, rank, nl + 1, n - (size_t)(nl + 1 - pl));
         } else if (who >= 0 && type == 'Q' && nl && rank >= 0) {
-            request(who, rank, nl + 1, n - (size_t)(nl + 1 - pl));
+            request_new(who, rank, nl + 1, n - (size_t)(nl + 1 - pl));
         } else if (who >= 0 && type == 'R' && !subs[who].ready) {
             subs[who].ready = 1;
             answer_rc(subs[who].req_sub, subs[who].req_rank, "spawn-response", 0, NULL, subs[who].jobid);
@@ -590,9 +667,21 @@ void spawn_service(int who)
     }
 }
 
-/* After the PMI server's work: a job a spawn started says when its processes have all started. */
+long spawn_wait_ms(void)
+{
+    long ms = -1;
+    for (struct waiting *w = waits; w; w = w->next)
+        if (ms < 0 || ms_until(&w->until) < ms)
+            ms = ms_until(&w->until);
+    return ms;
+}
+
+/* After the PMI server's work: a job a spawn started says when its processes have all started;
+ * spawns whose wait for room is over are refused. */
 void spawn_progress(void)
 {
+    if (waits && spawn_wait_ms() == 0)
+        wait_retry();
     if (J.uplink >= 0 && !J.ready_sent && J.srv.conn && J.srv.ninit == J.n) {
         J.ready_sent = 1;
         if (ctl_send(J.uplink, 'R', "", 0, 10000) != 0)
@@ -632,5 +721,7 @@ int spawn_reaped(pid_t pid, int status)
         job_fail(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status),
                  "job %s, which MPI_Comm_spawn started, ended with %s; terminating every job", s->jobid, how);
     }
+    if (waits)
+        wait_retry(); /* (its room is free; this may move subs: s is not used after it) */
     return 1;
 }
