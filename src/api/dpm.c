@@ -41,6 +41,7 @@
 #include "comm/create.h"
 #include "runtime/config.h"
 #include "runtime/lock.h"
+#include "runtime/names.h"
 #include "runtime/pmi.h"
 #include "runtime/progress.h"
 
@@ -707,64 +708,50 @@ int PMPI_Comm_join(int fd, MPI_Comm *intercomm)
 APTUS_ALIAS(Comm_join)
 
 /* ---- names (MPI_Publish_name, MPI_Lookup_name, MPI_Unpublish_name) ----
- * A directory (APTUS_NAME_SERVICE) holds one file per published name: its name the service
- * name in hex, its text "PORT\nHOST PID\n" (the publisher). Every job that names the directory
- * shares the names. A process removes its names when it unpublishes them, at MPI_Finalize and
- * at its exit; a file whose publisher on this host has died is taken over. */
+ * Under our mpiexec the launcher is the name service (PMI-2 name-publish, name-lookup,
+ * name-unpublish: tools/mpiexec/names.c): the first mpiexec of the run holds the run's names --
+ * every job of it, on every host, sees them -- and writes each to the directory below as well,
+ * which is how jobs started separately share them. Under another launcher (or none) the process
+ * uses the directory itself (APTUS_NAME_SERVICE; runtime/names.c): one file per name, shared by
+ * every job that names the directory. Either way a process unpublishes the names it published
+ * at MPI_Finalize and at its exit; a name whose publisher on this host has died is taken over. */
 
 struct pubname {
-    char file[1024];
+    char service[256];
+    char port[MPI_MAX_PORT_NAME];
+    char file[1024]; /* (the directory's: not under our mpiexec) */
     struct pubname *next;
 };
 static struct pubname *published;
 
-static int names_dir(char *dir, size_t len, const char *fn, int make)
+static int names_ours(void)
 {
-    const char *v = aptus_config.name_service;
-    if (v && *v && strcmp(v, "auto")) {
-        snprintf(dir, len, "%s", v);
-    } else {
-        const char *t = getenv("TMPDIR");
-        snprintf(dir, len, "%s/aptus-names-%u", t && *t ? t : "/tmp", (unsigned)getuid());
-        if (make && mkdir(dir, 0700) != 0 && errno != EEXIST)
-            return aptus_error(NULL, MPI_ERR_SERVICE, fn, "cannot make the name service's directory %s: %s", dir,
-                               strerror(errno));
-    }
-    return MPI_SUCCESS;
+    const char *m = getenv("APTUS_MPIEXEC");
+    return m && *m && !aptus_rt.pmi.singleton;
 }
 
+/* The file of a name in the directory (made, with make). MPI_SUCCESS or the error. */
 static int name_file(char *out, size_t len, const char *service, const char *fn, int make)
 {
     char dir[900];
-    int rc = names_dir(dir, sizeof dir, fn, make);
-    if (rc)
-        return rc;
-    size_t sl = strlen(service), n = (size_t)snprintf(out, len, "%s/", dir);
-    if (sl == 0 || n + 2 * sl + 1 > len)
-        return aptus_error(NULL, MPI_ERR_ARG, fn, "service name \"%.100s\" is %s", service, sl ? "too long" : "empty");
-    for (size_t i = 0; i < sl; i++)
-        n += (size_t)snprintf(out + n, len - n, "%02x", (unsigned char)service[i]);
+    int e = aptus_names_dir(aptus_config.name_service, dir, sizeof dir, make);
+    if (e)
+        return aptus_error(NULL, MPI_ERR_SERVICE, fn, "cannot make the name service's directory %s: %s", dir,
+                           strerror(e));
+    if (aptus_names_file(dir, service, out, len) != 0)
+        return aptus_error(NULL, MPI_ERR_ARG, fn, "service name \"%.100s\" is %s", service,
+                           *service ? "too long" : "empty");
     return MPI_SUCCESS;
 }
 
-/* The port a name file holds, and whether its publisher is a process of this host that is gone. */
-static int name_read(const char *file, char *port, size_t plen, int *stale)
+/* A name of this process's, unpublished (the launcher's, or its file). */
+static void name_drop(const struct pubname *p)
 {
-    FILE *f = fopen(file, "r");
-    if (!f)
-        return -1;
-    char host[256] = "", me[256] = "";
-    long pid = 0;
-    int ok = fgets(port, (int)plen, f) != NULL;
-    if (ok && fscanf(f, "%255s %ld", host, &pid) != 2)
-        pid = 0;
-    fclose(f);
-    if (!ok)
-        return -1;
-    port[strcspn(port, "\n")] = 0;
-    gethostname(me, sizeof me - 1);
-    *stale = pid > 0 && !strcmp(host, me) && kill((pid_t)pid, 0) != 0 && errno == ESRCH;
-    return 0;
+    char err[200];
+    if (p->file[0])
+        unlink(p->file);
+    else
+        aptus_pmi_name("name-unpublish", p->service, p->port, NULL, 0, err, sizeof err);
 }
 
 int PMPI_Publish_name(const char *service_name, MPI_Info info, const char *port_name)
@@ -777,40 +764,38 @@ int PMPI_Publish_name(const char *service_name, MPI_Info info, const char *port_
         return aptus_error(NULL, MPI_ERR_ARG, fn, "null %s argument", service_name ? "port_name" : "service_name");
     if (strlen(port_name) >= MPI_MAX_PORT_NAME || strchr(port_name, '\n'))
         return aptus_error(NULL, MPI_ERR_ARG, fn, "port_name is not a port name (too long, or holds a newline)");
+    if (!*service_name || strlen(service_name) >= sizeof published->service)
+        return aptus_error(NULL, MPI_ERR_ARG, fn, "service name \"%.100s\" is %s", service_name,
+                           *service_name ? "too long" : "empty");
     struct pubname *p = calloc(1, sizeof *p);
     if (!p)
         return aptus_error(NULL, MPI_ERR_NO_MEM, fn, "out of memory");
-    int rc = name_file(p->file, sizeof p->file, service_name, fn, 1);
-    if (rc) {
-        free(p);
-        return rc;
-    }
-    char tmp[1100], host[256] = "";
-    gethostname(host, sizeof host - 1);
-    snprintf(tmp, sizeof tmp, "%s.%ld.tmp", p->file, (long)aptus_rt.pid);
-    FILE *f = fopen(tmp, "w");
-    int ok = f && fprintf(f, "%s\n%s %ld\n", port_name, host, (long)aptus_rt.pid) > 0;
-    if (f && fclose(f) != 0)
-        ok = 0;
-    /* (link: the name appears whole, and only if nobody holds it) */
-    int taken = ok && link(tmp, p->file) != 0 && errno == EEXIST;
-    if (taken) {
-        char old[MPI_MAX_PORT_NAME];
-        int stale = 0;
-        if (name_read(p->file, old, sizeof old, &stale) == 0 && stale && rename(tmp, p->file) == 0)
-            taken = 0;
-    } else if (ok && access(p->file, F_OK) != 0) {
-        ok = 0;
-    }
-    int e = errno;
-    unlink(tmp);
-    if (!ok || taken) {
-        char file[sizeof p->file];
-        memcpy(file, p->file, sizeof file);
-        free(p);
-        if (taken)
-            return aptus_error(NULL, MPI_ERR_SERVICE, fn, "service name \"%.200s\" is already published", service_name);
-        return aptus_error(NULL, MPI_ERR_SERVICE, fn, "cannot write the name service's file %s: %s", file, strerror(e));
+    snprintf(p->service, sizeof p->service, "%s", service_name);
+    snprintf(p->port, sizeof p->port, "%s", port_name);
+    if (names_ours()) {
+        char err[300];
+        int r = aptus_pmi_name("name-publish", service_name, port_name, NULL, 0, err, sizeof err);
+        if (r) {
+            free(p);
+            return aptus_error(NULL, MPI_ERR_SERVICE, fn, "%s", err);
+        }
+    } else {
+        int rc = name_file(p->file, sizeof p->file, service_name, fn, 1);
+        if (rc) {
+            free(p);
+            return rc;
+        }
+        if (aptus_names_write(p->file, port_name, (long)aptus_rt.pid) != 0) {
+            int e = errno;
+            char file[sizeof p->file];
+            memcpy(file, p->file, sizeof file);
+            free(p);
+            if (e == EEXIST)
+                return aptus_error(NULL, MPI_ERR_SERVICE, fn, "service name \"%.200s\" is already published",
+                                   service_name);
+            return aptus_error(NULL, MPI_ERR_SERVICE, fn, "cannot write the name service's file %s: %s", file,
+                               strerror(e));
+        }
     }
     p->next = published;
     published = p;
@@ -826,13 +811,19 @@ int PMPI_Lookup_name(const char *service_name, MPI_Info info, char *port_name)
     (void)info;
     if (!service_name || !port_name)
         return aptus_error(NULL, MPI_ERR_ARG, fn, "null %s argument", service_name ? "port_name" : "service_name");
-    char file[1024];
-    int rc = name_file(file, sizeof file, service_name, fn, 0), stale = 0;
-    if (rc)
-        return rc;
     char port[MPI_MAX_PORT_NAME];
-    if (name_read(file, port, sizeof port, &stale) != 0 || stale)
-        return aptus_error(NULL, MPI_ERR_NAME, fn, "service name \"%.200s\" is not published", service_name);
+    if (names_ours()) {
+        char err[300];
+        if (aptus_pmi_name("name-lookup", service_name, NULL, port, sizeof port, err, sizeof err) != 0)
+            return aptus_error(NULL, MPI_ERR_NAME, fn, "%s", err);
+    } else {
+        char file[1024];
+        int rc = name_file(file, sizeof file, service_name, fn, 0), stale = 0;
+        if (rc)
+            return rc;
+        if (aptus_names_read(file, port, sizeof port, &stale) != 0 || stale)
+            return aptus_error(NULL, MPI_ERR_NAME, fn, "service name \"%.200s\" is not published", service_name);
+    }
     strcpy(port_name, port);
     return MPI_SUCCESS;
 }
@@ -846,20 +837,14 @@ int PMPI_Unpublish_name(const char *service_name, MPI_Info info, const char *por
     (void)info;
     if (!service_name || !port_name)
         return aptus_error(NULL, MPI_ERR_ARG, fn, "null %s argument", service_name ? "port_name" : "service_name");
-    char file[1024];
-    int rc = name_file(file, sizeof file, service_name, fn, 0);
-    if (rc)
-        return rc;
     for (struct pubname **pp = &published; *pp; pp = &(*pp)->next) {
         struct pubname *p = *pp;
-        if (strcmp(p->file, file))
+        if (strcmp(p->service, service_name))
             continue;
-        char port[MPI_MAX_PORT_NAME];
-        int stale = 0;
-        if (name_read(file, port, sizeof port, &stale) != 0 || strcmp(port, port_name))
+        if (strcmp(p->port, port_name))
             return aptus_error(NULL, MPI_ERR_SERVICE, fn, "service name \"%.200s\" is not published with that port",
                                service_name);
-        unlink(file);
+        name_drop(p);
         *pp = p->next;
         free(p);
         return MPI_SUCCESS;
@@ -874,7 +859,7 @@ void aptus_dpm_finalize(void)
     while (published) {
         struct pubname *p = published;
         published = p->next;
-        unlink(p->file);
+        name_drop(p);
         free(p);
     }
     while (ports) {

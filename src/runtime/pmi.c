@@ -17,6 +17,8 @@
  *                           keys in its own key space, and learns it was spawned from
  *                           fullinit-response's spawner-jobid (Slurm) or PMI_SPAWNED=1 (Hydra)
  *        aptus-universe  -> aptus-universe-response (free, live): our mpiexec only
+ *        name-publish (name, port), name-lookup (name) -> value, name-unpublish (name, port):
+ *                        our mpiexec's name service (port on unpublish is ours)
  *        aptus-spawn-cancel (jobid, or none: the spawns not yet answered) -> *-response: our
  *                        mpiexec only; it ends the job (an unanswered spawn is answered first)
  *        abort (isworld, msg; plus our extensions exitcode and peerlost: the rank whose loss
@@ -765,6 +767,45 @@ int aptus_pmi_spawn(int ncmds, const struct aptus_pmi_cmd *cmds, const char *ppk
     }
     const char *j = msg_get(&pmi.msg, "jobid");
     snprintf(jobid, jlen, "%s", j ? j : "");
+    rc = 0;
+out:
+    pthread_mutex_unlock(&pmi_lock);
+    return rc;
+}
+
+int aptus_pmi_name(const char *cmd, const char *service, const char *port, char *value, size_t vlen, char *err,
+                   size_t errlen)
+{
+    struct builder b;
+    char resp[64];
+    int rc = -1;
+    if (launcher_lock(err, errlen) != 0)
+        goto out;
+    b_start(&b, cmd);
+    b_pair(&b, "name", service);
+    if (port)
+        b_pair(&b, "port", port);
+    if (b.overflow) {
+        snprintf(err, errlen, "the service name passes the PMI message limit");
+        goto out;
+    }
+    snprintf(resp, sizeof resp, "%.40s-response", cmd);
+    pmi.quiet = 1; /* (a refusal's reason goes to the caller) */
+    int got = b_send(&b) == 0 ? recv_msg(resp) : -1;
+    pmi.quiet = 0;
+    const char *em = msg_get(&pmi.msg, "errmsg"), *v = msg_get(&pmi.msg, "value");
+    if (got != 0) {
+        if (em)
+            snprintf(err, errlen, "%s", em);
+        goto out;
+    }
+    if (value) {
+        if (!v) {
+            snprintf(err, errlen, "the launcher's answer has no value");
+            goto out;
+        }
+        snprintf(value, vlen, "%s", v);
+    }
     rc = 0;
 out:
     pthread_mutex_unlock(&pmi_lock);

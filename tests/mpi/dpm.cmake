@@ -84,6 +84,11 @@ aptus_mpi_test(NAME dpm_spawn_bound SOURCE dpm_spawn.c NP 1 LABELS dpm ARGS boun
 # a spawn given up on (the child does not start in time): cancelled, the run goes on and ends well
 aptus_mpi_test(NAME dpm_spawn_slow_np2 SOURCE dpm_spawn.c NP 2 LABELS dpm ARGS slow
   ENV MPI_UNIVERSE_SIZE=4 APTUS_SPAWN_TIMEOUT=2 EXPECT_EXIT 0 EXPECT_OUTPUT "dpm_spawn: ok")
+# the run's name service is mpiexec's: a name published by a parent is found by its child (the
+# shared directory cannot be written here: only the launcher holds it)
+aptus_mpi_test(NAME dpm_spawn_names_np2 SOURCE dpm_spawn.c NP 2 LABELS dpm ARGS names
+  ENV MPI_UNIVERSE_SIZE=3 APTUS_NAME_SERVICE=/proc/aptus-no-such-dir EXPECT_EXIT 0
+  EXPECT_OUTPUT "the child found the parent's name through mpiexec")
 aptus_mpi_test(NAME dpm_spawn_errors_np2 SOURCE dpm_spawn.c NP 2 LABELS dpm ARGS errors
   ENV MPI_UNIVERSE_SIZE=5 EXPECT_EXIT 0 EXPECT_OUTPUT "dpm_spawn: ok")
 add_test(NAME mpi.dpm_spawn_die_np2

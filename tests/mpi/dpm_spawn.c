@@ -39,6 +39,10 @@
  *               MPI_ERR_SPAWN after 2 s, the parents go on -- the job given up is ended by mpiexec,
  *               no failure of the run --, and a spawn after it works (the first spawn's answer,
  *               which came late, is not taken for the second's)
+ *   names       the parents' rank 0 publishes a name, the child looks it up through mpiexec (the
+ *               run's name service: APTUS_NAME_SERVICE names a directory that cannot be written,
+ *               so only the launcher holds it), cannot unpublish it (not its own), and after the
+ *               parent unpublished it finds it no more
  *   universe N  MPI_UNIVERSE_SIZE must be N (tests/launcher/slurm_spawn.sh: the allocation's CPUs)
  *   busy        (under Slurm, tests/launcher/slurm_spawn.sh: no CPU left in the allocation for the
  *               new job's step) the spawn fails with MPI_ERR_SPAWN after APTUS_SPAWN_TIMEOUT
@@ -250,6 +254,19 @@ static int child(int argc, char **argv, MPI_Comm parent)
                nm ? mine[0] : -1, shared, nt, nt ? theirs[0] : -1);
         printf("%s: child on %d CPU(s) from %d, the parent on %d from %d\n", TEST_NAME, nm, nm ? mine[0] : -1, nt,
                nt ? theirs[0] : -1);
+    } else if (!strcmp(mode, "names")) {
+        char port[MPI_MAX_PORT_NAME] = "";
+        int cls, v = 0;
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+        MPI_CHECK(MPI_Lookup_name("dpm-spawn-names", MPI_INFO_NULL, port));
+        EXPECT(!strcmp(port, "dpm-spawn-port-0"), "the child found \"%s\"", port);
+        MPI_Error_class(MPI_Unpublish_name("dpm-spawn-names", MPI_INFO_NULL, port), &cls);
+        EXPECT(cls == MPI_ERR_SERVICE, "the child unpublished the parent's name: class %d", cls);
+        MPI_Send(&v, 1, MPI_INT, 0, 14, parent);
+        MPI_Recv(&v, 1, MPI_INT, 0, 15, parent, MPI_STATUS_IGNORE); /* (unpublished now) */
+        MPI_Error_class(MPI_Lookup_name("dpm-spawn-names", MPI_INFO_NULL, port), &cls);
+        EXPECT(cls == MPI_ERR_NAME, "a name unpublished was found: class %d", cls);
+        printf("%s: the child found the parent's name through mpiexec\n", TEST_NAME);
     } else if (!strcmp(mode, "outlive")) {
         MPI_CHECK(MPI_Comm_disconnect(&parent));
         sleep(1); /* (the parent has ended meanwhile) */
@@ -422,6 +439,17 @@ int main(int argc, char **argv)
         MPI_CHECK(MPI_Comm_spawn(self_path, (char *[]){ "child", "basic", "two words", NULL }, 1, MPI_INFO_NULL, 0,
                                  MPI_COMM_WORLD, &inter, errs));
         traffic(inter, 1);
+    } else if (!strcmp(mode, "names")) {
+        if (rank == 0)
+            MPI_CHECK(MPI_Publish_name("dpm-spawn-names", MPI_INFO_NULL, "dpm-spawn-port-0"));
+        MPI_CHECK(MPI_Comm_spawn(self_path, (char *[]){ "child", "names", NULL }, 1, MPI_INFO_NULL, 0, MPI_COMM_WORLD,
+                                 &inter, errs));
+        int v = 0;
+        if (rank == 0) {
+            MPI_Recv(&v, 1, MPI_INT, 0, 14, inter, MPI_STATUS_IGNORE);
+            MPI_CHECK(MPI_Unpublish_name("dpm-spawn-names", MPI_INFO_NULL, "dpm-spawn-port-0"));
+            MPI_Send(&v, 1, MPI_INT, 0, 15, inter);
+        }
     } else if (!strcmp(mode, "bound")) {
         int mine[256], nm = my_cpus(mine, 256);
         EXPECT(sysconf(_SC_NPROCESSORS_ONLN) >= 2 && nm == 1,

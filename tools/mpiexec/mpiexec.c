@@ -181,6 +181,7 @@ int main(int argc, char **argv)
             if (J.r[k].out[s].fd >= 0)
                 close_stream(k, &J.r[k].out[s]);
     cleanup_shm();
+    names_cleanup();
 
     int code = 0;
     if (J.cause_set) {

@@ -27,6 +27,7 @@
  *   bind.c           binding ranks to CPUs from the host's topology (hwloc)
  *   pmiserv.c        the PMI-2 server;  hosts.c  host lists, placement;  ctl.c  control records
  *   spawn.c          MPI_Comm_spawn: the PMI-2 spawn command, the jobs it starts
+ *   names.c          the name service (MPI_Publish_name, MPI_Lookup_name) of the run
  *   app_exec.c       mpiexec --app-exec: a rank of a spawned job runs its command
  */
 #ifndef APTUS_MPIEXEC_H
@@ -258,6 +259,13 @@ void spawn_service(int who); /* who: the started job, or -1 for the uplink */
 void spawn_progress(void);   /* after the PMI server's work */
 long spawn_wait_ms(void);    /* until a spawn's wait for room is over (-1: none waits) */
 int spawn_reaped(pid_t pid, int status);
+/* Answers a request the first mpiexec took (of a rank of its job, req_sub -1, or of a job it
+ * started): cmd (the response's name), rc, errmsg and a key=val pair when not NULL. */
+void first_answer(int req_sub, int rank, const char *cmd, int rc, const char *errmsg, const char *key, const char *val);
+
+/* names.c: the run's name service (MPI_Publish_name ...), in the first mpiexec */
+void names_request(int req_sub, int rank, const char *cmd, const char *service, const char *port);
+void names_cleanup(void); /* at the end: the run's names leave the shared directory */
 
 /* cleanup.c */
 void start_watchdog(void);

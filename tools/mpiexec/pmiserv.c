@@ -502,7 +502,8 @@ static int handle(struct pmisrv *s, int rank, struct pair *p, int np, const char
         }
         return 0; /* no reply: the caller exits */
     }
-    if (s->extra && (!strcmp(cmd, "spawn") || !strcmp(cmd, "aptus-universe") || !strcmp(cmd, "aptus-spawn-cancel")))
+    if (s->extra && (!strcmp(cmd, "spawn") || !strcmp(cmd, "aptus-universe") || !strcmp(cmd, "aptus-spawn-cancel") ||
+                     !strcmp(cmd, "name-publish") || !strcmp(cmd, "name-lookup") || !strcmp(cmd, "name-unpublish")))
         return s->extra(s, rank, cmd, raw, rawlen);
     /* Unknown or unsupported (name service, job-connect...). */
     {

@@ -53,10 +53,10 @@ struct pmisrv {
     struct pmisrv_abort abort, lost_abort;
     int ninit;           /* ranks that made fullinit */
     const char *spawner; /* the job id of the job whose spawn started this one, or NULL */
-    /* Commands the server leaves to mpiexec (spawn, aptus-universe, aptus-spawn-cancel:
-     * tools/mpiexec/spawn.c), given the message as it came (body[0..len), as on the wire: ';'
-     * in a value still doubled): 0 when taken (answered now or later with pmisrv_reply), -1 to
-     * close the connection. NULL: refused as unsupported. */
+    /* Commands the server leaves to mpiexec (spawn, aptus-universe, aptus-spawn-cancel,
+     * name-publish, name-lookup, name-unpublish: tools/mpiexec/spawn.c, names.c), given the message as it came
+     * (body[0..len), as on the wire: ';' in a value still doubled): 0 when taken (answered now or later with
+     * pmisrv_reply), -1 to close the connection. NULL: refused as unsupported. */
     int (*extra)(struct pmisrv *s, int rank, const char *cmd, const char *body, size_t len);
 };
 

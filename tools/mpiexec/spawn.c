@@ -9,6 +9,8 @@
  *                     aptus-universe): BODY is the PMI-2 message as the rank sent it
  *   'A' "RANK\nBODY"  the answer, sent on to the rank as it is
  *   'R'               every rank of the new job has made fullinit: the spawn is answered
+ * (The name service's requests, name-publish, name-lookup, name-unpublish, go the same way:
+ * the first mpiexec holds the run's names, names.c.)
  * So the universe is counted in one place (every job's processes, while the job runs), every job
  * has its id from the first one's (ID.K for the K-th spawn), and every job is a child of the
  * first mpiexec: its output goes where the first job's goes, the signals mpiexec forwards reach
@@ -90,18 +92,23 @@ static void body_pair(char *b, size_t cap, const char *key, const char *val)
     }
 }
 
-static void answer_rc(int req_sub, int rank, const char *cmd, int rc, const char *errmsg, const char *jobid)
+void first_answer(int req_sub, int rank, const char *cmd, int rc, const char *errmsg, const char *key, const char *val)
 {
-    char b[1600] = "";
+    char b[2400] = "";
     char num[16];
     body_pair(b, sizeof b, "cmd", cmd);
     snprintf(num, sizeof num, "%d", rc);
     body_pair(b, sizeof b, "rc", num);
     if (errmsg)
         body_pair(b, sizeof b, "errmsg", errmsg);
-    if (jobid)
-        body_pair(b, sizeof b, "jobid", jobid);
+    if (key && val)
+        body_pair(b, sizeof b, key, val);
     answer(req_sub, rank, b, strlen(b));
+}
+
+static void answer_rc(int req_sub, int rank, const char *cmd, int rc, const char *errmsg, const char *jobid)
+{
+    first_answer(req_sub, rank, cmd, rc, errmsg, "jobid", jobid);
 }
 
 /* ---------- the universe ---------- */
@@ -517,6 +524,8 @@ static int request(int req_sub, int rank, const char *body, size_t len, int may_
         answer(req_sub, rank, r, strlen(r));
     } else if (cmd && !strcmp(cmd, "aptus-spawn-cancel")) {
         spawn_cancel(req_sub, rank, pmisrv_get(p, np, "jobid"));
+    } else if (cmd && !strncmp(cmd, "name-", 5)) {
+        names_request(req_sub, rank, cmd, pmisrv_get(p, np, "name"), pmisrv_get(p, np, "port"));
     } else {
         char resp[96];
         snprintf(resp, sizeof resp, "%.80s-response", cmd ? cmd : "unknown");
