@@ -724,6 +724,16 @@ struct pubname {
 };
 static struct pubname *published;
 
+/* The directory runs share names in, as this process's configuration names it (mpiexec writes and
+ * reads the names there: the setting may come from a tune file mpiexec does not read). */
+static const char *names_dir_setting(void)
+{
+    static char dir[900];
+    if (aptus_names_dir(aptus_config.name_service, dir, sizeof dir, 0) != 0)
+        return NULL;
+    return dir;
+}
+
 static int names_ours(void)
 {
     const char *m = getenv("APTUS_MPIEXEC");
@@ -744,14 +754,15 @@ static int name_file(char *out, size_t len, const char *service, const char *fn,
     return MPI_SUCCESS;
 }
 
-/* A name of this process's, unpublished (the launcher's, or its file). */
-static void name_drop(const struct pubname *p)
+/* A name of this process's, unpublished (the launcher's, or its file): 0, or -1 with the
+ * launcher's reason in err. */
+static int name_drop(const struct pubname *p, char *err, size_t errlen)
 {
-    char err[200];
-    if (p->file[0])
-        unlink(p->file);
-    else
-        aptus_pmi_name("name-unpublish", p->service, p->port, NULL, 0, err, sizeof err);
+    if (p->file[0]) {
+        aptus_names_remove(p->file, p->port, (long)aptus_rt.pid);
+        return 0;
+    }
+    return aptus_pmi_name("name-unpublish", p->service, p->port, NULL, NULL, 0, err, errlen);
 }
 
 int PMPI_Publish_name(const char *service_name, MPI_Info info, const char *port_name)
@@ -774,7 +785,7 @@ int PMPI_Publish_name(const char *service_name, MPI_Info info, const char *port_
     snprintf(p->port, sizeof p->port, "%s", port_name);
     if (names_ours()) {
         char err[300];
-        int r = aptus_pmi_name("name-publish", service_name, port_name, NULL, 0, err, sizeof err);
+        int r = aptus_pmi_name("name-publish", service_name, port_name, names_dir_setting(), NULL, 0, err, sizeof err);
         if (r) {
             free(p);
             return aptus_error(NULL, MPI_ERR_SERVICE, fn, "%s", err);
@@ -812,9 +823,13 @@ int PMPI_Lookup_name(const char *service_name, MPI_Info info, char *port_name)
     if (!service_name || !port_name)
         return aptus_error(NULL, MPI_ERR_ARG, fn, "null %s argument", service_name ? "port_name" : "service_name");
     char port[MPI_MAX_PORT_NAME];
+    if (!*service_name || strlen(service_name) >= sizeof published->service)
+        return aptus_error(NULL, MPI_ERR_ARG, fn, "service name \"%.100s\" is %s", service_name,
+                           *service_name ? "too long" : "empty");
     if (names_ours()) {
         char err[300];
-        if (aptus_pmi_name("name-lookup", service_name, NULL, port, sizeof port, err, sizeof err) != 0)
+        if (aptus_pmi_name("name-lookup", service_name, NULL, names_dir_setting(), port, sizeof port, err,
+                           sizeof err) != 0)
             return aptus_error(NULL, MPI_ERR_NAME, fn, "%s", err);
     } else {
         char file[1024];
@@ -844,9 +859,13 @@ int PMPI_Unpublish_name(const char *service_name, MPI_Info info, const char *por
         if (strcmp(p->port, port_name))
             return aptus_error(NULL, MPI_ERR_SERVICE, fn, "service name \"%.200s\" is not published with that port",
                                service_name);
-        name_drop(p);
+        char err[300];
+        int r = name_drop(p, err, sizeof err);
         *pp = p->next;
         free(p);
+        if (r)
+            return aptus_error(NULL, MPI_ERR_SERVICE, fn, "the launcher did not unpublish \"%.200s\": %s", service_name,
+                               err);
         return MPI_SUCCESS;
     }
     return aptus_error(NULL, MPI_ERR_SERVICE, fn, "service name \"%.200s\" was not published by this process",
@@ -858,8 +877,9 @@ void aptus_dpm_finalize(void)
 {
     while (published) {
         struct pubname *p = published;
+        char err[300];
         published = p->next;
-        name_drop(p);
+        (void)name_drop(p, err, sizeof err); /* (what mpiexec still holds goes at its end) */
         free(p);
     }
     while (ports) {

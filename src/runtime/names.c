@@ -52,9 +52,24 @@ int aptus_names_read(const char *file, char *port, size_t plen, int *stale)
     return 0;
 }
 
+/* Whether the file is held by the publisher pid of this host with port. */
+static int names_held_by(const char *file, const char *port, long pid)
+{
+    FILE *f = fopen(file, "r");
+    if (!f)
+        return 0;
+    char p[1100] = "", host[256] = "", me[256] = "";
+    long who = 0;
+    int ok = fgets(p, (int)sizeof p, f) != NULL && fscanf(f, "%255s %ld", host, &who) == 2;
+    fclose(f);
+    p[strcspn(p, "\n")] = 0;
+    gethostname(me, sizeof me - 1);
+    return ok && who == pid && !strcmp(host, me) && !strcmp(p, port);
+}
+
 int aptus_names_write(const char *file, const char *port, long pid)
 {
-    char tmp[1200], host[256] = "";
+    char tmp[1200], aside[1200], host[256] = "";
     gethostname(host, sizeof host - 1);
     snprintf(tmp, sizeof tmp, "%s.%ld.tmp", file, pid);
     FILE *f = fopen(tmp, "w");
@@ -64,10 +79,20 @@ int aptus_names_write(const char *file, const char *port, long pid)
     /* (link: the name appears whole, and only if nobody holds it) */
     int taken = ok && link(tmp, file) != 0 && errno == EEXIST;
     if (taken) {
+        /* a stale holder's file is moved aside (one process wins the rename), checked there, and
+         * the name linked again: two takers cannot both succeed */
         char old[1100];
         int stale = 0;
-        if (aptus_names_read(file, old, sizeof old, &stale) == 0 && stale && rename(tmp, file) == 0)
-            taken = 0;
+        snprintf(aside, sizeof aside, "%s.%ld.stale", file, pid);
+        if (aptus_names_read(file, old, sizeof old, &stale) == 0 && stale && rename(file, aside) == 0) {
+            if (aptus_names_read(aside, old, sizeof old, &stale) == 0 && stale) {
+                taken = link(tmp, file) != 0 && errno == EEXIST;
+                ok = taken || access(file, F_OK) == 0;
+            } else {
+                (void)link(aside, file); /* (not stale after all: put back) */
+            }
+            unlink(aside);
+        }
     } else if (ok && access(file, F_OK) != 0) {
         ok = 0;
     }
@@ -82,4 +107,10 @@ int aptus_names_write(const char *file, const char *port, long pid)
         return -1;
     }
     return 0;
+}
+
+void aptus_names_remove(const char *file, const char *port, long pid)
+{
+    if (names_held_by(file, port, pid))
+        unlink(file);
 }

@@ -21,5 +21,8 @@ int aptus_names_read(const char *file, char *port, size_t plen, int *stale);
 /* Writes a name's file for port, published by process pid of this host. 0; -1 with errno (EEXIST:
  * a live publisher holds the name). */
 int aptus_names_write(const char *file, const char *port, long pid);
+/* Removes a name's file if it is still this publisher's (pid of this host, port): a file another
+ * run took over, or wrote after it was removed, stays. */
+void aptus_names_remove(const char *file, const char *port, long pid);
 
 #endif

@@ -18,7 +18,8 @@
  *                           fullinit-response's spawner-jobid (Slurm) or PMI_SPAWNED=1 (Hydra)
  *        aptus-universe  -> aptus-universe-response (free, live): our mpiexec only
  *        name-publish (name, port), name-lookup (name) -> value, name-unpublish (name, port):
- *                        our mpiexec's name service (port on unpublish is ours)
+ *                        our mpiexec's name service (port on unpublish, and dir -- the directory
+ *                        runs share names in -- on publish and lookup, are ours)
  *        aptus-spawn-cancel (jobid, or none: the spawns not yet answered) -> *-response: our
  *                        mpiexec only; it ends the job (an unanswered spawn is answered first)
  *        abort (isworld, msg; plus our extensions exitcode and peerlost: the rank whose loss
@@ -122,8 +123,14 @@ static void pmi_err(const char *fmt, ...)
 
 static int write_all(int fd, const char *p, size_t n)
 {
+    int sock = 1;
     while (n > 0) {
-        ssize_t w = write(fd, p, n);
+        /* (a launcher that went away is an error here, not a SIGPIPE that ends the process) */
+        ssize_t w = sock ? send(fd, p, n, MSG_NOSIGNAL) : write(fd, p, n);
+        if (w < 0 && sock && errno == ENOTSOCK) {
+            sock = 0;
+            continue;
+        }
         if (w < 0) {
             if (errno == EINTR)
                 continue;
@@ -773,8 +780,8 @@ out:
     return rc;
 }
 
-int aptus_pmi_name(const char *cmd, const char *service, const char *port, char *value, size_t vlen, char *err,
-                   size_t errlen)
+int aptus_pmi_name(const char *cmd, const char *service, const char *port, const char *dir, char *value, size_t vlen,
+                   char *err, size_t errlen)
 {
     struct builder b;
     char resp[64];
@@ -785,6 +792,8 @@ int aptus_pmi_name(const char *cmd, const char *service, const char *port, char 
     b_pair(&b, "name", service);
     if (port)
         b_pair(&b, "port", port);
+    if (dir)
+        b_pair(&b, "dir", dir);
     if (b.overflow) {
         snprintf(err, errlen, "the service name passes the PMI message limit");
         goto out;

@@ -75,9 +75,10 @@ int aptus_pmi_spawn_cancel(const char *jobid);
  * spawns started that still run. 0, or -1 with the reason in err. */
 int aptus_pmi_universe(long *free_procs, long *live_jobs, char *err, size_t errlen);
 /* Our mpiexec's name service: cmd name-publish (service, port), name-lookup (service: the port in
- * value) or name-unpublish (service, port). 0, or -1 with the reason in err. */
-int aptus_pmi_name(const char *cmd, const char *service, const char *port, char *value, size_t vlen, char *err,
-                   size_t errlen);
+ * value) or name-unpublish (service, port); dir (or NULL) the directory runs share names in. 0, or
+ * -1 with the reason in err. */
+int aptus_pmi_name(const char *cmd, const char *service, const char *port, const char *dir, char *value, size_t vlen,
+                   char *err, size_t errlen);
 /* 1 when this job was started by another job's spawn command through the launcher. */
 int aptus_pmi_spawned(void);
 

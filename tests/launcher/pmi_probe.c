@@ -38,7 +38,7 @@
  *   finalize        aptus_pmi_finalize
  *   universe        (our mpiexec) prints "rank R universe free F live L" (aptus_pmi_universe)
  *   spawn=N:MS      asks the launcher for a job of N probes (pre-put key APTUS_PARENT_PORT=probe)
- *                   that run "init parent print=child sleep=MS finalize" and this probe's tag=
+ *                   that run "init parent universe print=child sleep=MS finalize" and this probe's tag=
  *                   argument; prints "rank R spawn N ok" or "rank R spawn N refused: WHY"
  *   parent          prints "rank R parent P" (P: the pre-put key APTUS_PARENT_PORT, or "none")
  */
@@ -291,7 +291,7 @@ int main(int argc, char **argv)
             int n = atoi(val);
             const char *colon = strchr(val, ':');
             snprintf(ms, sizeof ms, "sleep=%s", colon ? colon + 1 : "0");
-            char *args[] = { "init", "parent", "print=child", ms, "finalize", (char *)tag, NULL };
+            char *args[] = { "init", "parent", "universe", "print=child", ms, "finalize", (char *)tag, NULL };
             struct aptus_pmi_cmd c = { .cmd = self, .argv = args, .n = n };
             if (aptus_pmi_spawn(1, &c, "APTUS_PARENT_PORT", "probe", 60, job, sizeof job, err, sizeof err) == 0)
                 printf("rank %d spawn %d ok\n", my_rank, n);

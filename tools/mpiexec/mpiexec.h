@@ -264,7 +264,7 @@ int spawn_reaped(pid_t pid, int status);
 void first_answer(int req_sub, int rank, const char *cmd, int rc, const char *errmsg, const char *key, const char *val);
 
 /* names.c: the run's name service (MPI_Publish_name ...), in the first mpiexec */
-void names_request(int req_sub, int rank, const char *cmd, const char *service, const char *port);
+void names_request(int req_sub, int rank, const char *cmd, const char *service, const char *port, const char *dir);
 void names_cleanup(void); /* at the end: the run's names leave the shared directory */
 
 /* cleanup.c */

@@ -129,6 +129,30 @@ static long universe_free(void)
     return universe_size() - used;
 }
 
+/* Whether job k is the asking job (req_sub: -1 for the first job) or one it descends from: their
+ * ends cannot come while the asker waits. */
+static int in_chain(int k, int req_sub)
+{
+    for (int j = req_sub; j >= 0; j = subs[j].req_sub)
+        if (j == k)
+            return 1;
+    return 0;
+}
+
+/* Room the running spawned jobs hold that may come free for a spawn of req_sub's (*njobs: how many
+ * such jobs). */
+static long freeable(int req_sub, int *njobs)
+{
+    long n = 0;
+    *njobs = 0;
+    for (int k = 0; k < nsubs; k++)
+        if (subs[k].pid > 0 && !in_chain(k, req_sub)) {
+            n += subs[k].n;
+            ++*njobs;
+        }
+    return n;
+}
+
 /* ---------- starting a job ---------- */
 
 struct buf {
@@ -335,7 +359,8 @@ static int spawn_request(int req_sub, int rank, struct pmisrv_pair *p, int np, i
         goto fail;
     }
     long room = universe_free();
-    if (total > room && may_wait && nlive > 0) {
+    int others;
+    if (total > room && may_wait && total <= room + freeable(req_sub, &others)) {
         free(apps.p);
         free(pre.p);
         return 1;
@@ -447,12 +472,22 @@ static void wait_add(int req_sub, int rank, const char *body, size_t len)
     *pp = w;
 }
 
-/* Tries the waiting spawns again, in order (room came free, or a wait is over: then refused). */
+/* Tries the waiting spawns again, in order: the first that still waits holds those behind it
+ * (unless their own wait is over: then they start if they fit, or are refused). One whose asker is
+ * gone is dropped. */
 static void wait_retry(void)
 {
+    int blocked = 0;
     for (struct waiting **pp = &waits; *pp;) {
         struct waiting *w = *pp;
-        if (request(w->req_sub, w->rank, w->body, w->len, ms_until(&w->until) > 0)) {
+        int gone = w->req_sub >= 0 ? subs[w->req_sub].fd < 0 : !J.srv.conn || J.srv.conn[w->rank].fd < 0;
+        int expired = ms_until(&w->until) == 0;
+        if (!gone && blocked && !expired) {
+            pp = &w->next;
+            continue;
+        }
+        if (!gone && request(w->req_sub, w->rank, w->body, w->len, !expired)) {
+            blocked = 1;
             pp = &w->next;
             continue;
         }
@@ -506,7 +541,10 @@ static int request(int req_sub, int rank, const char *body, size_t len, int may_
         b[len] = '\0';
     }
     if (!b || pmisrv_parse(b, len, p, 4096, &np) != 0) {
-        answer_rc(req_sub, rank, "spawn-response", -1, b ? "malformed request" : "out of memory", NULL);
+        char resp[96] = "spawn-response";
+        if (len > 4 && !memcmp(body, "cmd=", 4)) /* (its first pair names it) */
+            snprintf(resp, sizeof resp, "%.*s-response", (int)strcspn(body + 4, ";"), body + 4);
+        answer_rc(req_sub, rank, resp, -1, b ? "malformed request" : "out of memory", NULL);
         free(b);
         return 0;
     }
@@ -519,13 +557,16 @@ static int request(int req_sub, int rank, const char *body, size_t len, int may_
         body_pair(r, sizeof r, "rc", "0");
         snprintf(num, sizeof num, "%ld", universe_free());
         body_pair(r, sizeof r, "free", num);
-        snprintf(num, sizeof num, "%d", nlive);
+        int others;
+        (void)freeable(req_sub, &others);
+        snprintf(num, sizeof num, "%d", others); /* (the jobs whose end may leave room for this asker) */
         body_pair(r, sizeof r, "live", num);
         answer(req_sub, rank, r, strlen(r));
     } else if (cmd && !strcmp(cmd, "aptus-spawn-cancel")) {
         spawn_cancel(req_sub, rank, pmisrv_get(p, np, "jobid"));
     } else if (cmd && !strncmp(cmd, "name-", 5)) {
-        names_request(req_sub, rank, cmd, pmisrv_get(p, np, "name"), pmisrv_get(p, np, "port"));
+        names_request(req_sub, rank, cmd, pmisrv_get(p, np, "name"), pmisrv_get(p, np, "port"),
+                      pmisrv_get(p, np, "dir"));
     } else {
         char resp[96];
         snprintf(resp, sizeof resp, "%.80s-response", cmd ? cmd : "unknown");
@@ -538,8 +579,12 @@ static int request(int req_sub, int rank, const char *body, size_t len, int may_
 /* A request of a rank (of this job, or of a job started here): answered, or put to wait. */
 static void request_new(int req_sub, int rank, const char *body, size_t len)
 {
-    if (request(req_sub, rank, body, len, 1))
+    if (waits && len > 10 && !memcmp(body, "cmd=spawn;", 10)) { /* (behind the spawns that wait) */
         wait_add(req_sub, rank, body, len);
+        wait_retry();
+    } else if (request(req_sub, rank, body, len, 1)) {
+        wait_add(req_sub, rank, body, len);
+    }
 }
 
 /* The PMI server's hook (pmisrv.extra). */
@@ -686,10 +731,10 @@ long spawn_wait_ms(void)
 }
 
 /* After the PMI server's work: a job a spawn started says when its processes have all started;
- * spawns whose wait for room is over are refused. */
+ * the spawns that wait for room are tried again. */
 void spawn_progress(void)
 {
-    if (waits && spawn_wait_ms() == 0)
+    if (waits) /* (room may have come free: a rank of the first job ended; or a wait is over) */
         wait_retry();
     if (J.uplink >= 0 && !J.ready_sent && J.srv.conn && J.srv.ninit == J.n) {
         J.ready_sent = 1;
