@@ -1144,19 +1144,25 @@ static void spawn_plan(struct dpm *d, struct spawn *sp, int count, char *cmds[],
     }
     if (d->rc)
         return;
-    /* the universe: under our mpiexec, what it says is left (every job's processes counted while
-     * the job runs: one that is ending still counts, so a spawn that needs its room waits a while,
-     * SPAWN_ROOM_WAIT_S); under another launcher, MPI_UNIVERSE_SIZE less this job, if named (else
-     * the launcher's own resources decide). Each command takes as many as its `soft` allows, if
-     * fewer. */
+    /* the universe: under our mpiexec it is mpiexec's to weigh (it counts every job of the run,
+     * waits for room that running jobs may leave, and refuses what does not fit); it is asked here
+     * only for `soft` -- what is left, waiting a while (SPAWN_ROOM_WAIT_S) for jobs that are ending
+     * to leave the room the full count needs. Under another launcher, MPI_UNIVERSE_SIZE less this
+     * job, if named (else the launcher's own resources decide). Each command takes as many as its
+     * `soft` allows, if fewer. */
     int *u = NULL, flag = 0;
     PMPI_Comm_get_attr(MPI_COMM_WORLD, MPI_UNIVERSE_SIZE, &u, &flag);
     int usize = flag && u ? *u : aptus_rt.size;
     long want = 0, left = getenv("MPI_UNIVERSE_SIZE") ? usize - aptus_rt.size : INT_MAX, live = 0;
-    for (int i = 0; i < count; i++)
+    int soft = 0;
+    for (int i = 0; i < count; i++) {
         want += sp->apps[i].n;
+        soft |= sp->apps[i].nsoft > 0;
+    }
+    if (sp->ours && !soft)
+        left = INT_MAX;
     char err[300];
-    for (double t0 = aptus_wtime(); sp->ours;) {
+    for (double t0 = aptus_wtime(); sp->ours && soft;) {
         if (aptus_pmi_universe(&left, &live, err, sizeof err) != 0) {
             dpm_fail(d, MPI_ERR_SPAWN, "mpiexec did not say how much of the universe is free: %s", err);
             return;
