@@ -75,8 +75,9 @@ spawn_room)
     # that needs the room of a running job waits for it to end (5 s at most); one the universe
     # cannot hold even once the other jobs have ended is refused at once. The new jobs have the pre-put key, say
     # they were spawned, and have job ids of the first one's (ID.1, ID.2).
+    # The parent ends only once the second job's probes asked (its end would leave them room).
     MPI_UNIVERSE_SIZE=4 run -n 1 "$PROBE" init universe spawn=2:1500 universe spawn=2:0 spawn=4:0 \
-        universe finalize "$TAG"
+        universe awaitmarks="$WORK/c.s2:2" finalize childmark="$WORK/c" "$TAG"
     expect_rc 0
     expect_out "rank 0 universe free 3 live 0"
     expect_out "rank 0 universe free 1 live 1"
@@ -87,6 +88,7 @@ spawn_room)
     # (a job's own processes see no running job whose end could leave them room: their own
     # cannot end while they wait)
     expect_count "rank [01] universe free 1 live 0" 4
+    expect_out "rank 0 awaited 2 marks"
     expect_count "size 2 singleton 0 jobid .*\.1$" 2
     expect_count "size 2 singleton 0 jobid .*\.2$" 2
     ;;

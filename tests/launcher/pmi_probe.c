@@ -1,7 +1,8 @@
 /* Test rank program for the launcher tests: links only src/runtime/pmi.c.
  *
  * Runs its arguments as a script of actions, in order. An action prefixed "rN:" runs only on
- * rank N. Arguments of the form tag=... are ignored (tests use them to find their processes).
+ * rank N. Arguments of the form tag=... (tests use them to find their processes) and childmark=...
+ * (see spawn=) are not actions.
  *
  *   init            aptus_pmi_init; prints "rank R size S singleton X jobid J"
  *   plain           from now on put/getall use "v=<R>=x" (no ';': Slurm does not unescape)
@@ -16,6 +17,7 @@
  *   mark=P          creates the file P.R (R: this rank)
  *   unmark=P        removes the file P.R if it exists
  *   checkmarks=P    checks that P.r exists for every rank r; prints "rank R marks ok"
+ *   awaitmarks=P:N  waits (20 s at most) until P.0 .. P.N-1 exist; prints "rank R awaited N marks"
  *   map             prints "rank R map n0,n1,... env_node N"
  *   where           prints "rank R netns I local L/S nodes N via V": I the inode of its network
  *                   namespace (/proc/self/ns/net), L/S/N from APTUS_LOCAL_RANK, APTUS_LOCAL_SIZE
@@ -38,8 +40,9 @@
  *   finalize        aptus_pmi_finalize
  *   universe        (our mpiexec) prints "rank R universe free F live L" (aptus_pmi_universe)
  *   spawn=N:MS      asks the launcher for a job of N probes (pre-put key APTUS_PARENT_PORT=probe)
- *                   that run "init parent universe print=child sleep=MS finalize" and this probe's tag=
- *                   argument; prints "rank R spawn N ok" or "rank R spawn N refused: WHY"
+ *                   that run "init parent universe [mark] print=child sleep=MS finalize" and this probe's tag=
+ *                   argument; prints "rank R spawn N ok" or "rank R spawn N refused: WHY". With a
+ *                   childmark=P argument the K-th spawn's probes also run mark=P.sK after universe
  *   parent          prints "rank R parent P" (P: the pre-put key APTUS_PARENT_PORT, or "none")
  */
 #include "runtime/pmi.h"
@@ -102,7 +105,7 @@ int main(int argc, char **argv)
 
     for (int a = 1; a < argc; a++) {
         const char *act = argv[a];
-        if (strncmp(act, "tag=", 4) == 0)
+        if (strncmp(act, "tag=", 4) == 0 || strncmp(act, "childmark=", 10) == 0)
             continue;
         if (act[0] == 'r' && act[1] >= '0' && act[1] <= '9') {
             char *colon;
@@ -195,6 +198,28 @@ int main(int argc, char **argv)
                 }
             }
             printf("rank %d marks ok\n", my_rank);
+        } else if (!strncmp(act, "awaitmarks=", 11)) {
+            char base[4096];
+            snprintf(base, sizeof base, "%s", val);
+            char *colon = strrchr(base, ':');
+            if (!colon)
+                die("awaitmarks needs P:N");
+            *colon = 0;
+            int want = atoi(colon + 1);
+            for (int r = 0, tries = 0; r < want;) {
+                char path[4200];
+                snprintf(path, sizeof path, "%s.%d", base, r);
+                if (access(path, F_OK) == 0) {
+                    r++;
+                    continue;
+                }
+                if (++tries > 2000) {
+                    fprintf(stderr, "probe rank %d: %s did not appear in 20 s\n", my_rank, path);
+                    die("awaitmarks");
+                }
+                usleep(10000);
+            }
+            printf("rank %d awaited %d marks\n", my_rank, want);
         } else if (!strcmp(act, "map")) {
             int *map = calloc((size_t)my_size, sizeof *map);
             if (!map || aptus_pmi_get_node_map(map, my_size) != 0)
@@ -281,17 +306,22 @@ int main(int argc, char **argv)
                 die("universe");
             printf("rank %d universe free %ld live %ld\n", my_rank, fr, live);
         } else if (!strncmp(act, "spawn=", 6)) {
-            char self[4096], ms[40], job[64], err[400];
+            char self[4096], ms[40], job[64], err[400], mark[4200] = "tag=nomark";
             const char *tag = "tag=none";
-            for (int k = 1; k < argc; k++)
+            static int nspawn = 0;
+            nspawn++;
+            for (int k = 1; k < argc; k++) {
                 if (!strncmp(argv[k], "tag=", 4))
                     tag = argv[k];
+                if (!strncmp(argv[k], "childmark=", 10))
+                    snprintf(mark, sizeof mark, "mark=%s.s%d", argv[k] + 10, nspawn);
+            }
             ssize_t k = readlink("/proc/self/exe", self, sizeof self - 1);
             self[k > 0 ? k : 0] = 0;
             int n = atoi(val);
             const char *colon = strchr(val, ':');
             snprintf(ms, sizeof ms, "sleep=%s", colon ? colon + 1 : "0");
-            char *args[] = { "init", "parent", "universe", "print=child", ms, "finalize", (char *)tag, NULL };
+            char *args[] = { "init", "parent", "universe", mark, "print=child", ms, "finalize", (char *)tag, NULL };
             struct aptus_pmi_cmd c = { .cmd = self, .argv = args, .n = n };
             if (aptus_pmi_spawn(1, &c, "APTUS_PARENT_PORT", "probe", 60, job, sizeof job, err, sizeof err) == 0)
                 printf("rank %d spawn %d ok\n", my_rank, n);
