@@ -27,8 +27,6 @@
 #include "runtime/progress.h"
 #include "runtime/runtime.h"
 
-/* Which rule variables are auto (1: APTUS_SEND_RULES, 2: APTUS_ALLOC_RULES), as read. */
-static int chains_auto;
 /* APTUS_STATS as read: whether the statistics lines are printed (APTUS_STATS_FILE turns the
  * statistics on -- aptus_config.stats, which the channels read -- without them). */
 static int stats_lines;
@@ -37,7 +35,7 @@ static int check_rule_channels(void)
 {
     /* The default chain names every channel the project has; one that this build lacks (the
      * network channels without libfabric) is skipped there, and named only when asked for. */
-    int is_default = chains_auto & 1;
+    int is_default = aptus_rules_auto & 1;
     for (int i = 0; i < aptus_rules.n; i++) {
         int ch = aptus_rules.rule[i].channel;
         if (!aptus_channels[ch] && !is_default) {
@@ -121,7 +119,8 @@ static int check_settings(char *err, size_t errlen)
     if (aptus_config.stats_file[0])
         aptus_config.stats = 1;
     /* (auto: the chain for RDMA hardware until the job's fabric is known, fabric_chains) */
-    chains_auto = aptus_rules_is_auto(aptus_config.send_rules) | aptus_rules_is_auto(aptus_config.alloc_rules) << 1;
+    aptus_rules_auto = aptus_rules_is_auto(aptus_config.send_rules) | aptus_rules_is_auto(aptus_config.alloc_rules)
+                                                                          << 1;
     aptus_config.send_rules = aptus_rules_text(aptus_config.send_rules, 1);
     if (aptus_rules_parse(aptus_config.send_rules, &aptus_rules, err, errlen) != 0 ||
         aptus_rules_check_start(&aptus_rules, aptus_config.send_rules, err, errlen) != 0)
@@ -138,13 +137,13 @@ static void fabric_chains(void)
 {
 #ifdef APTUS_HAVE_LIBFABRIC
     int spans = aptus_rt.local_size < aptus_rt.size; /* (ranks on other nodes) */
-    if (!spans || !(chains_auto & 1) ||
+    if (!spans || !(aptus_rules_auto & 1) ||
         aptus_fab_rc_hardware(aptus_config.fabric_rc_provider, aptus_config.fabric_iface))
         return;
     aptus_config.send_rules = APTUS_RULES_AUTO_SOCKETS;
     char err[256];
     (void)aptus_rules_parse(aptus_config.send_rules, &aptus_rules, err, sizeof err); /* (a constant) */
-    if (chains_auto & 2)
+    if (aptus_rules_auto & 2)
         aptus_config.alloc_rules = aptus_alloc_rules_text("auto", &aptus_rules);
 #endif
 }

@@ -251,6 +251,10 @@ struct aptus_proc_card {
     uint64_t node;
     int32_t pid;
     int32_t door;
+    /* its RC address (channel/rc/rc.c: 0 bytes when it runs no RC channel), the connections'
+     * listening end */
+    uint32_t rclen;
+    uint8_t rcaddr[APTUS_PROC_ADDR_MAX];
 };
 /* This process's card. With net, or where UD runs already, or shared memory with other jobs is
  * not to be had, it carries the UD address, starting the UD channel here if it was not running (a
@@ -287,6 +291,18 @@ extern int aptus_procs_net;
 void aptus_smp_jobs_exit(void);
 /* The UD channel's start outside MPI_Init (this process alone: no fence): 0 when it runs. */
 int aptus_ud_dyn_start(char *err, size_t errlen);
+/* The RC channels for processes of other jobs (channel/rc/rc.c): started here, outside MPI_Init,
+ * when the send rules name one and they did not start with the job (it ran on one node), and the
+ * address written into the card; the card keeps no address (rclen 0: other jobs' processes reach
+ * this one over UD) when no RC channel is named or it cannot start. */
+#ifdef APTUS_HAVE_LIBFABRIC
+void aptus_rc_card(struct aptus_proc_card *c);
+#else
+static inline void aptus_rc_card(struct aptus_proc_card *c)
+{
+    c->rclen = 0;
+}
+#endif
 
 /* The endpoint of channel chan to p, opened on first use (NULL: cannot be opened, the reason
  * printed; the peer is then failed). */

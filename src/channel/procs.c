@@ -1,8 +1,9 @@
 /* Processes of other jobs (dynamic processes, docs/DESIGN.md "Dynamic processes"): each one this
  * process learns of (MPI_Comm_connect, MPI_Comm_accept, MPI_Comm_join) gets the next process index
  * after the world ranks, and from then on is a peer like any other, reached through shared memory
- * when it is on this node (channel/smp/smp_jobs.c) and over UD: its card (its job's hash, its rank
- * there, its UD address, its node, pid and shared-memory door) says how. Its datagrams and blocks
+ * when it is on this node (channel/smp/smp_jobs.c), over UD, and over RC connections opened on
+ * demand as with this job's ranks (channel/rc/rc.c): its card (its job's hash, its rank there, its
+ * UD and RC addresses, its node, pid and shared-memory door) says how. Its datagrams and blocks
  * name it by (job hash, rank), which the table below turns back into the index. The table is made on the
  * first such process, its size fixed then (APTUS_DPM_PROCS), so the lookup needs no lock beyond
  * the library's. */
@@ -11,7 +12,9 @@
 #include <string.h>
 
 #include "channel/channel.h"
+#include "channel/rules.h"
 #include "channel/ud/ud_int.h"
+#include "fabric/fabric.h"
 #include "runtime/config.h"
 #include "runtime/runtime.h"
 
@@ -53,6 +56,28 @@ const struct aptus_proc_card *aptus_proc_foreign(int idx)
     return idx >= aptus_rt.size && idx < aptus_rt.nprocs ? &procs.card[idx - aptus_rt.size] : NULL;
 }
 
+#ifdef APTUS_HAVE_LIBFABRIC
+/* A job on one node kept the built-in chains for RDMA hardware (APTUS_SEND_RULES and
+ * APTUS_ALLOC_RULES at auto) without looking at the fabric (api/startup.c); when its network
+ * channels start for other jobs' processes over a sockets provider, it takes the sockets chains,
+ * as a job spanning nodes does -- the ones those processes' jobs took. Before any route to them. */
+static int chains_looked;
+static void chains_for_network(void)
+{
+    if (chains_looked || aptus_ud.active)
+        return;
+    chains_looked = 1;
+    if (!(aptus_rules_auto & 1) || strcmp(aptus_config.send_rules, APTUS_RULES_AUTO_RDMA) != 0 ||
+        aptus_fab_rc_hardware(aptus_config.fabric_rc_provider, aptus_config.fabric_iface))
+        return;
+    char err[256];
+    aptus_config.send_rules = APTUS_RULES_AUTO_SOCKETS;
+    (void)aptus_rules_parse(aptus_config.send_rules, &aptus_rules, err, sizeof err); /* (a constant) */
+    if (aptus_rules_auto & 2)
+        aptus_config.alloc_rules = aptus_alloc_rules_text("auto", &aptus_rules);
+}
+#endif
+
 int aptus_proc_card_self(struct aptus_proc_card *c, int net, char *err, size_t errlen)
 {
     memset(c, 0, sizeof *c);
@@ -62,6 +87,7 @@ int aptus_proc_card_self(struct aptus_proc_card *c, int net, char *err, size_t e
 #ifdef APTUS_HAVE_LIBFABRIC
     if (!net && !aptus_ud.active && c->door >= 0)
         return 0;
+    chains_for_network();
     if (aptus_ud_dyn_start(err, errlen) != 0)
         return -1;
     if (aptus_ud.d.addrlen == 0 || aptus_ud.d.addrlen > sizeof c->addr) {
@@ -70,6 +96,7 @@ int aptus_proc_card_self(struct aptus_proc_card *c, int net, char *err, size_t e
     }
     memcpy(c->addr, aptus_ud.d.addr, aptus_ud.d.addrlen);
     c->alen = (uint32_t)aptus_ud.d.addrlen;
+    aptus_rc_card(c);
 #else
     if (net) {
         snprintf(err, errlen,
@@ -99,8 +126,8 @@ int aptus_proc_index(const struct aptus_proc_card *c, char *err, size_t errlen)
     int idx = aptus_proc_find(c->job, c->rank);
     if (idx >= 0)
         return idx;
-    if (c->alen > sizeof c->addr) {
-        snprintf(err, errlen, "a card of another job holds no usable address (%u bytes)", c->alen);
+    if (c->alen > sizeof c->addr || c->rclen > sizeof c->rcaddr) {
+        snprintf(err, errlen, "a card of another job holds no usable address (%u bytes, RC %u)", c->alen, c->rclen);
         return -1;
     }
     int cap = aptus_rt.procs_cap - aptus_rt.size;
@@ -176,6 +203,9 @@ void aptus_procs_finalize(void)
     free(procs.hash);
     memset(&procs, 0, sizeof procs);
     aptus_procs_net = 0;
+#ifdef APTUS_HAVE_LIBFABRIC
+    chains_looked = 0;
+#endif
     if (aptus_rt.nprocs > aptus_rt.size)
         aptus_rt.nprocs = aptus_rt.size;
 }

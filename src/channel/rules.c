@@ -363,6 +363,8 @@ static int parse_chain(const char *text, struct aptus_rule_chain *out, int alloc
     return 0;
 }
 
+int aptus_rules_auto;
+
 int aptus_rules_is_auto(const char *text)
 {
     size_t n = text ? strlen(text) : 0;

@@ -67,6 +67,9 @@ const char *aptus_rules_text(const char *text, int rdma);
 const char *aptus_alloc_rules_text(const char *text, const struct aptus_rule_chain *send);
 /* Whether a rule variable's value is `auto` (blanks and letter case aside). */
 int aptus_rules_is_auto(const char *text);
+/* Which rule variables were auto as read (1: APTUS_SEND_RULES, 2: APTUS_ALLOC_RULES): set at
+ * start-up (api/startup.c), where the built-in chains are chosen. */
+extern int aptus_rules_auto;
 
 const char *aptus_channel_name(int id);
 /* The id of a channel name (case-insensitive), or -1. */

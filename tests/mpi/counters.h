@@ -82,6 +82,37 @@ static inline void jobs_smp_check(int remote)
     }
 }
 
+/* Dynamic processes across hosts: with DPM_JOBS_RC=1 in the environment, that this process has
+ * (within 10 s) an RC connection up with each of the other job's `remote` processes (none of its own job's: the
+ * job is on one node, its RC channel started for the other job) and frames went both ways over
+ * them; with DPM_JOBS_RC=2, also that it has a fast path (rc-fp) to each of them and a block of
+ * each of them, frames read from those. Nothing without the variable. */
+static int jobs_rc_want;
+static int jobs_rc_up(void)
+{
+    return counter("rc.connections") >= (unsigned)jobs_rc_want;
+}
+static inline void jobs_rc_check(int remote)
+{
+    const char *want = getenv("DPM_JOBS_RC");
+    if (!want || !atoi(want))
+        return;
+    jobs_rc_want = remote; /* (a connection asked for by the last messages may still be on its way) */
+    progress_until(jobs_rc_up, 10);
+    unsigned long long up = counter("rc.connections"), opened = counter("rc.opened"), out = counter("rc.frames_out"),
+                       in = counter("rc.frames_in");
+    EXPECT(up == (unsigned)remote && opened == (unsigned)remote && out > 0 && in > 0,
+           "RC connections with the other job's %d processes: %llu up, %llu opened; frames %llu out, %llu in", remote,
+           up, opened, out, in);
+    if (atoi(want) == 2) { /* (and a fast path each way with each of them) */
+        unsigned long long paths = counter("rcfp.paths"), blocks = counter("rcfp.blocks"),
+                           got = counter("rcfp.received");
+        EXPECT(paths == (unsigned)remote && blocks == (unsigned)remote && got > 0,
+               "RC fast paths with the other job's %d processes: %llu to them, %llu blocks of theirs, %llu frames read",
+               remote, paths, blocks, got);
+    }
+}
+
 /* A checkable pattern: n ints for message k of round `round`. */
 static inline void pattern_fill(int *b, int n, int round, int k)
 {

@@ -37,6 +37,16 @@ if(APTUS_HAVE_UD)
   aptus_dpm_test(dpm_connect_2x3_ud 2 3 ENV "APTUS_SMP_JOBS=0;DPM_JOBS_SMP=0")
   aptus_dpm_test(dpm_connect_2x2_udsr 2 2 ENV "APTUS_SMP_JOBS=0;APTUS_SEND_RULES=self,smp,ud-sr;DPM_JOBS_SMP=0")
   aptus_dpm_test(dpm_connect_netns_2x2_join 2 2 NETNS ARGS join)
+  # across namespaces over RC connections (rc-sr from the first message): each job, on one node,
+  # starts its RC channel when it meets the other; every process connects to every process of the
+  # other job (DPM_JOBS_RC=1 checks it); the same with threads meeting at once
+  set(rc_env "APTUS_SEND_RULES=self,smp,rc-sr,size<=8K:ud-sr,ud-zcopy;APTUS_RC_THRESHOLD=1;DPM_JOBS_RC=1")
+  aptus_dpm_test(dpm_connect_netns_2x2_rc 2 2 NETNS LABELS rc ENV "${rc_env}")
+  aptus_dpm_test(dpm_connect_netns_2x2_rc_threads 2 2 NETNS ARGS threads LABELS rc threads ENV "${rc_env}")
+  # ... and by the chain for RDMA hardware, given explicitly (rc-fp for small messages, rc-rdma for
+  # large ones): a fast path each way between every process of one job and every process of the other
+  aptus_dpm_test(dpm_connect_netns_2x2_rcfp 2 2 NETNS LABELS rc ENV
+    "APTUS_SEND_RULES=self,smp,size<=8K:rc-fp,size<=8K:rc-sr,rc-rdma,size<=8K:ud-sr,ud-zcopy;APTUS_RC_THRESHOLD=1;DPM_JOBS_RC=2")
 endif()
 # MPI_Comm_spawn / spawn_multiple (tests/mpi/dpm_spawn.c): 1-4 parents x 1-4 children, two
 # programs, a nested spawn, the errors (no such program, a job that cannot start, beyond the

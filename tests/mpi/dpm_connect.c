@@ -18,7 +18,9 @@
  * publish and look it up by name, accept / connect on MPI_COMM_SELF and swap messages, while
  * the other ranks of the job wait in a barrier. With DPM_JOBS_SMP=1 in the environment, every rank
  * checks that its traffic with the other job went through shared memory (one block each way
- * with every process of the other job, frames read from them); with 0, that none did. */
+ * with every process of the other job, frames read from them); with 0, that none did. With
+ * DPM_JOBS_RC=1 (jobs on two hosts), that it has an RC connection with every process of the
+ * other job, frames going both ways. */
 #include <arpa/inet.h>
 #include <mpi.h>
 #include <netinet/in.h>
@@ -371,6 +373,7 @@ int main(int argc, char **argv)
     int remote;
     MPI_Comm_remote_size(inter, &remote);
     jobs_smp_check(remote);
+    jobs_rc_check(remote);
     MPI_CHECK(MPI_Comm_disconnect(&inter));
     EXPECT(inter == MPI_COMM_NULL, "MPI_Comm_disconnect left the handle set");
     if (rank == 0 && server)

@@ -2,7 +2,7 @@
  * starts run it again with "child" first (or the second program, dpm_spawn_two).
  *   basic N     the parents spawn N copies (arguments with a space in them), root the last
  *               parent: errcodes all MPI_SUCCESS; parents and children swap messages over the
- *               intercommunicator, broadcast and reduce over it, merge it (the children high)
+ *               intercommunicator (192 KiB ones too), broadcast and reduce over it, merge it (the children high)
  *               and put into a window over the merged communicator; then disconnect -- the
  *               children then see no parent. Children check their arguments, MPI_APPNUM,
  *               MPI_UNIVERSE_SIZE and the parent's name. With DPM_JOBS_SMP=1 (or 0) in the
@@ -97,6 +97,19 @@ static void traffic(MPI_Comm inter, int parent_side)
     }
     MPI_Waitall(rsize, q, MPI_STATUSES_IGNORE);
     free(q);
+    /* large messages both ways with every remote process, a few rounds (across hosts they take
+     * the rendezvous channels: rc-rdma once a connection is up), each checked */
+    enum { BIG = 48 * 1024, ROUNDS = 3 };
+    int *out = malloc(BIG * sizeof(int)), *in = malloc(BIG * sizeof(int));
+    for (int round = 0; round < ROUNDS; round++)
+        for (int r = 0; r < rsize; r++) {
+            pattern_fill(out, BIG, round, me);
+            MPI_Sendrecv(out, BIG, MPI_INT, r, 8, in, BIG, MPI_INT, r, 8, inter, MPI_STATUS_IGNORE);
+            EXPECT(pattern_intact(in, BIG, round, r + (parent_side ? 1000 : 0)),
+                   "round %d: the large message from remote rank %d is wrong", round, r);
+        }
+    free(out);
+    free(in);
     /* an intercommunicator broadcast from the parents' rank 0, an allreduce */
     int v = parent_side ? 77 : -1;
     MPI_Bcast(&v, 1, MPI_INT, parent_side ? (rank == 0 ? MPI_ROOT : MPI_PROC_NULL) : 0, inter);

@@ -8,7 +8,15 @@
  * refused, counted, and the peer stays on UD). The lower rank of a pair always makes the
  * connection: a higher rank asks it over UD (RC_ASK), the lower one connects (its request
  * names rank and job) -- so when both sides want it at once there is still exactly one
- * connection, and no endpoint is left over. A request the other side cannot take (its limit)
+ * connection, and no endpoint is left over.
+ *
+ * Processes of other jobs (dynamic processes, channel/procs.c) are peers like the ranks, by the
+ * index they have here: their RC address comes in their card, not from the launcher; "lower" is
+ * the order every job sees alike (aptus_proc_before: job hash, then rank). A job that ran no RC
+ * channel (one node) starts it when it first gives its card to another job, if the send rules
+ * name one (aptus_rc_card); it then connects to other jobs' processes only. Since a process has
+ * its own index for each peer, the two sides swap them when connecting (struct rc_param): a
+ * frame's header names its sender by the index the receiver gives it. A request the other side cannot take (its limit)
  * is answered with RC_NAK over UD or a rejected connection: the peer stays on UD, counted.
  * Once connected, rc-sr reaches the peer and its route is made again from the send rules, so
  * the next messages take it; those still on their way over UD keep their channel, and the
@@ -57,7 +65,7 @@ enum { RC_NONE = 0, RC_ASKING, RC_ASKED, RC_CONNECTING, RC_UP, RC_REFUSED, RC_CL
 
 /* In front of every frame. */
 struct rc_hdr {
-    uint32_t src;     /* sender's world rank */
+    uint32_t src;     /* sender's index at the receiver (its world rank, within a job) */
     uint32_t len;     /* frame bytes that follow (0: a credit frame, nothing to hand up) */
     uint32_t credits; /* the credit path: receive buffers the sender reposted for us */
     uint32_t flags;   /* RC_HDR_* (the size keeps frames 8-byte aligned, as the layers above read them) */
@@ -68,9 +76,10 @@ struct rc_hdr {
 
 _Static_assert(sizeof(struct rc_hdr) % 8 == 0, "rc-sr frames must start 8-byte aligned");
 
-/* A connection's parameters (fi_connect / fi_accept). */
+/* A connection's parameters (fi_connect / fi_accept): the sender's job hash and world rank, and
+ * the index the sender gives the receiver (what the receiver's frame headers then carry). */
 struct rc_param {
-    uint32_t magic, job, rank, pad;
+    uint32_t magic, job, rank, idx;
 };
 
 struct rc_buf {
@@ -96,10 +105,13 @@ struct rc_flush {
 static struct {
     int active;
     int refusing; /* RC wanted, but this rank could not set it up (RC_SETUP_NO_MEMORY) */
+    int dyn;      /* started for other jobs' processes (aptus_rc_card): this job's ranks have no cards */
+    int dyn_tried;
+    int cap; /* entries of the per-peer arrays: every process index (aptus_rt.procs_cap) */
     struct aptus_fab_rc r;
     uint32_t job;
     size_t buf_size, frame_max;
-    uint8_t *state;                /* per world rank */
+    uint8_t *state;                /* per process index (world rank, then other jobs' processes) */
     struct aptus_rule_chain alloc; /* the allocation rules (APTUS_ALLOC_RULES) */
     uint16_t *count;               /* messages per allocation rule and world rank, until its threshold */
     uint32_t *seen;                /* per world rank: messages exchanged before the connection was asked */
@@ -115,6 +127,8 @@ static struct {
     double idle_s;                 /* APTUS_CHANNEL_IDLE (0: connections stay) */
     struct aptus_timer idle_timer;
     int ask_retry;             /* an RC_ASK could not be sent: try again */
+    int hello;                 /* RC_HELLOs heard whose connection requests may still come ... */
+    double hello_until;        /* ... until then: the event queue is read on every pass */
     struct rc_buf *q, *q_tail; /* frames the provider refused for now, in order */
     char *rx_pool;
     size_t stride;
@@ -228,7 +242,7 @@ static int q_drop(struct rc_ep *e)
 /* The header of a frame of len bytes to e (on the credit path: the credits e owes back). */
 static struct rc_hdr hdr_for(const struct rc_ep *e, size_t len)
 {
-    struct rc_hdr h = { (uint32_t)aptus_rt.rank, (uint32_t)len, 0, 0 };
+    struct rc_hdr h = { e->hsrc, (uint32_t)len, 0, 0 };
     if (rc.credit_path)
         h.credits = (uint32_t)e->owed;
     return h;
@@ -537,6 +551,7 @@ static struct rc_ep *conn_new(int rank, int initiator)
     struct rc_ep *e = calloc(1, sizeof *e);
     if (e) {
         e->rank = rank;
+        e->hsrc = (uint32_t)aptus_rt.rank; /* (what the peer's parameters then say) */
         e->initiator = initiator;
         rc.conn[rank] = e;
     }
@@ -565,17 +580,43 @@ static void give_up(int rank)
     set_state(rank, RC_REFUSED);
 }
 
-static void connect_to(int rank)
+/* The RC address of `rank`: a rank's from the launcher's key-value space, another job's process's
+ * from its card. 0, or -1 (it has none). */
+static int addr_of(int rank, char *addr, size_t *alen)
+{
+    if (rank < aptus_rt.size)
+        return rc.dyn ? -1 : aptus_fab_card_get(RC_CARD, rank, addr, alen);
+    const struct aptus_proc_card *c = aptus_proc_foreign(rank);
+    if (!c || c->rclen == 0 || c->rclen > *alen)
+        return -1;
+    memcpy(addr, c->rcaddr, c->rclen);
+    *alen = c->rclen;
+    return 0;
+}
+
+/* Whether a connection to `rank` may be had at all: a rank of this job (when RC started with it),
+ * or another job's process that gave an RC address. */
+static int connectable(int rank)
+{
+    if (rank < aptus_rt.size)
+        return !rc.dyn;
+    const struct aptus_proc_card *c = aptus_proc_foreign(rank);
+    return c && c->rclen > 0;
+}
+
+static int send_ctl(int rank, uint8_t type);
+
+static void connect_to(int rank, int asked)
 {
     char addr[APTUS_FAB_ADDR_MAX];
     size_t alen = sizeof addr;
     struct rc_ep *e = conn_new(rank, 1);
-    if (!e || aptus_fab_card_get(RC_CARD, rank, addr, &alen) != 0) {
+    if (!e || addr_of(rank, addr, &alen) != 0) {
         rc.st.failed++;
         give_up(rank);
         return;
     }
-    struct rc_param prm = { RC_MAGIC, rc.job, (uint32_t)aptus_rt.rank, 0 };
+    struct rc_param prm = { RC_MAGIC, rc.job, (uint32_t)aptus_rt.rank, (uint32_t)rank };
     int r = aptus_fab_rc_connect(&rc.r, addr, alen, &prm, sizeof prm, e, &e->ep);
     if (r == 0 && conn_post_rx(e) != 0)
         r = -FI_ENOMEM;
@@ -585,6 +626,11 @@ static void connect_to(int rank)
         return;
     }
     set_state(rank, RC_CONNECTING);
+    /* Unasked (the peer did not want it yet), the peer may have nothing of RC to make it read its
+     * connection events: it is told (a lost HELLO only leaves the request waiting for its next
+     * look, or its own want of the connection). */
+    if (!asked)
+        (void)send_ctl(rank, RC_F_HELLO);
 }
 
 int aptus_rc_ctl(int rank, const void *frame, size_t len)
@@ -612,15 +658,15 @@ static int lossy(int rank)
 /* This rank wants a connection to `rank` (the threshold was reached). */
 static void want(int rank)
 {
-    if (rc.state[rank] != RC_NONE || lossy(rank))
+    if (rc.state[rank] != RC_NONE || lossy(rank) || !connectable(rank))
         return;
     if (!room()) {
         rc.st.refused_limit++;
         set_state(rank, RC_REFUSED);
         return;
     }
-    if (aptus_rt.rank < rank) {
-        connect_to(rank);
+    if (aptus_proc_before(aptus_rt.rank, rank)) {
+        connect_to(rank, 0);
         return;
     }
     /* The lower rank connects: ask it. */
@@ -659,8 +705,8 @@ static uint32_t threshold(int rank, int rule)
 static void alloc_note(struct aptus_peer *p, uint64_t bytes)
 {
     int rank = p->world_rank;
-    /* (not counted: messages off the connections, and another job's processes, which have none) */
-    if (rank >= aptus_rt.size || lossy(rank))
+    /* (not counted: messages off the connections, and peers that cannot have one) */
+    if (!connectable(rank) || lossy(rank))
         return;
     int s = rc.state[rank];
     int ch = -1;
@@ -685,13 +731,13 @@ static void alloc_note(struct aptus_peer *p, uint64_t bytes)
     int k = aptus_alloc_rules_find_except(&rc.alloc, bytes, aptus_rt.size, APTUS_CH_RC_FP); /* (rc_fp.c: its own) */
     if (k < 0)
         return;
-    uint16_t *c = &rc.count[(size_t)k * (size_t)aptus_rt.size + (size_t)rank];
+    uint16_t *c = &rc.count[(size_t)k * (size_t)rc.cap + (size_t)rank];
     if (*c < 65535)
         (*c)++;
     if (*c < threshold(rank, k) || (s == RC_REFUSED && rc.tries[rank] >= RC_TRIES_MAX && !(rc.idle_s > 0)))
         return;
     for (int i = 0; i < rc.alloc.n; i++)
-        rc.count[(size_t)i * (size_t)aptus_rt.size + (size_t)rank] = 0;
+        rc.count[(size_t)i * (size_t)rc.cap + (size_t)rank] = 0;
     rc.why[rank] = (uint8_t)(k + 1);
     if (s == RC_REFUSED)
         set_state(rank, RC_NONE);
@@ -708,8 +754,12 @@ static void on_ask(struct aptus_peer *from, const void *frame, size_t len)
         (void)send_ctl(rank, RC_F_NAK);
         return;
     }
-    if (!rc.active || rank < aptus_rt.rank)
+    if (!rc.active || aptus_proc_before(rank, aptus_rt.rank))
         return;
+    if (!connectable(rank)) {
+        (void)send_ctl(rank, RC_F_NAK);
+        return;
+    }
     int s = rc.state[rank];
     if (s == RC_CONNECTING || s == RC_UP)
         return; /* ours is on its way, or there already */
@@ -723,7 +773,18 @@ static void on_ask(struct aptus_peer *from, const void *frame, size_t len)
     }
     if (s == RC_REFUSED)
         set_state(rank, RC_NONE);
-    connect_to(rank);
+    connect_to(rank, 1);
+}
+
+/* RC_HELLO from a lower process: its connection request is on its way (or here). */
+#define RC_HELLO_WAIT 10.0 /* seconds the event queue is read on every pass after one */
+static void on_hello(struct aptus_peer *from, const void *frame, size_t len)
+{
+    (void)from, (void)frame, (void)len;
+    if (!rc.active)
+        return;
+    rc.hello++;
+    rc.hello_until = aptus_wtime() + RC_HELLO_WAIT;
 }
 
 static void on_nak(struct aptus_peer *from, const void *frame, size_t len)
@@ -737,8 +798,21 @@ static void on_nak(struct aptus_peer *from, const void *frame, size_t len)
     }
 }
 
-static void up(struct rc_ep *e)
+static void up(struct rc_ep *e, const struct aptus_fab_cm_event *ev)
 {
+    if (e->initiator) { /* the index the peer gives this process: in its accept's parameters */
+        struct rc_param prm;
+        memset(&prm, 0, sizeof prm);
+        memcpy(&prm, ev->param, ev->plen < sizeof prm ? ev->plen : sizeof prm);
+        if (prm.magic == RC_MAGIC) {
+            e->hsrc = prm.idx;
+        } else if (e->rank >= aptus_rt.size) {
+            /* (a provider that passes no accept data: another job's process cannot be named) */
+            rc.st.failed++;
+            give_up(e->rank);
+            return;
+        }
+    }
     set_state(e->rank, RC_UP);
     e->inj = RC_INJECT_RUN;
     e->heard = aptus_wtime();
@@ -754,6 +828,8 @@ static void up(struct rc_ep *e)
 
 static void on_connreq(struct aptus_fab_cm_event *ev)
 {
+    if (rc.hello > 0)
+        rc.hello--;
     if (rc.finishing) { /* the job is ending: no new connection */
         aptus_fab_rc_reject(&rc.r, ev->req);
         return;
@@ -761,9 +837,13 @@ static void on_connreq(struct aptus_fab_cm_event *ev)
     struct rc_param prm;
     memset(&prm, 0, sizeof prm);
     memcpy(&prm, ev->param, ev->plen < sizeof prm ? ev->plen : sizeof prm);
-    int rank = (int)prm.rank;
-    if (prm.magic != RC_MAGIC || prm.job != rc.job || rank < 0 || rank >= aptus_rt.rank) {
-        aptus_fab_rc_reject(&rc.r, ev->req); /* not of this job, or not the lower rank */
+    int rank = -1;
+    if (prm.magic == RC_MAGIC && prm.job == rc.job)
+        rank = !rc.dyn && prm.rank < (uint32_t)aptus_rt.size ? (int)prm.rank : -1;
+    else if (prm.magic == RC_MAGIC)
+        rank = aptus_proc_find(prm.job, (int)prm.rank); /* (another job's process this one met) */
+    if (rank < 0 || rank == aptus_rt.rank || !aptus_proc_before(rank, aptus_rt.rank) || !connectable(rank)) {
+        aptus_fab_rc_reject(&rc.r, ev->req); /* unknown here, or not the lower of the pair */
         return;
     }
     int s = rc.state[rank];
@@ -783,7 +863,8 @@ static void on_connreq(struct aptus_fab_cm_event *ev)
         give_up(rank);
         return;
     }
-    struct rc_param mine = { RC_MAGIC, rc.job, (uint32_t)aptus_rt.rank, 0 };
+    e->hsrc = prm.idx;
+    struct rc_param mine = { RC_MAGIC, rc.job, (uint32_t)aptus_rt.rank, (uint32_t)rank };
     int r = aptus_fab_rc_accept(&rc.r, ev->req, &mine, sizeof mine, e, &e->ep);
     if (r == 0 && conn_post_rx(e) != 0)
         r = -FI_ENOMEM;
@@ -871,7 +952,7 @@ static void finish_close(struct rc_ep *e)
     closing_del(e);
     set_state(rank, RC_NONE);
     for (int i = 0; i < rc.alloc.n; i++)
-        rc.count[(size_t)i * (size_t)aptus_rt.size + (size_t)rank] = 0;
+        rc.count[(size_t)i * (size_t)rc.cap + (size_t)rank] = 0;
     rc.seen[rank] = 0;
     rc.tries[rank] = 0;
     rc.why[rank] = 0;
@@ -912,7 +993,7 @@ static void on_bye(struct aptus_peer *from, const void *frame, size_t len)
 /* Every half APTUS_CHANNEL_IDLE. */
 static void idle_check(struct aptus_timer *t)
 {
-    for (int r = 0; r < aptus_rt.size && !rc.finishing; r++) {
+    for (int r = 0; r < aptus_rt.nprocs && !rc.finishing; r++) {
         struct rc_ep *e = rc.conn[r];
         if (!e || rc.state[r] != RC_UP)
             continue;
@@ -973,7 +1054,7 @@ static int cm_progress(void)
         case APTUS_FAB_CM_CONNREQ: on_connreq(&ev); break;
         case APTUS_FAB_CM_CONNECTED:
             if (e && rc.conn[e->rank] == e && rc.state[e->rank] == RC_CONNECTING)
-                up(e);
+                up(e, &ev);
             break;
         case APTUS_FAB_CM_SHUTDOWN:
             if (e)
@@ -1040,7 +1121,7 @@ static void credit_owed(struct rc_ep *e)
 static void ping_silent(double now)
 {
     rc.next_check = now + rc.ping_s / 4;
-    for (int r = 0; r < aptus_rt.size; r++) {
+    for (int r = 0; r < aptus_rt.nprocs; r++) {
         struct rc_ep *e = rc.conn[r];
         if (!e || rc.state[r] != RC_UP)
             continue;
@@ -1066,7 +1147,7 @@ static int rx_handle(struct rc_buf *b, size_t len)
     if (len < sizeof h)
         return 0;
     memcpy(&h, b->data, sizeof h);
-    if (h.src >= (uint32_t)aptus_rt.size || h.len != len - sizeof h)
+    if (h.src >= (uint32_t)aptus_rt.nprocs || h.len != len - sizeof h)
         return 0;
     struct rc_ep *e = rc.credit_path ? b->to : rc.conn[h.src];
     if (rc.credit_path && e)
@@ -1111,15 +1192,17 @@ static int rc_progress(void)
 {
     static unsigned pass;
     int events = 0;
-    if (rc.npending || rc.nclosing || rc.finishing || (rc.nconn && ++pass % RC_CM_IDLE_PASSES == 0))
+    if (rc.npending || rc.nclosing || rc.finishing || rc.hello || (rc.nconn && ++pass % RC_CM_IDLE_PASSES == 0))
         events += cm_progress();
+    if (rc.hello && aptus_wtime() > rc.hello_until)
+        rc.hello = 0;
     if (rc.q)
         events += tx_flush();
     if (rc.closing)
         events += closing_progress();
     if (rc.owing) {
         rc.owing = 0;
-        for (int r = 0; r < aptus_rt.size; r++)
+        for (int r = 0; r < aptus_rt.nprocs; r++)
             if (rc.conn[r] && rc.conn[r]->owed >= (rc.conn_bufs + 1) / 2 && credit_frame(rc.conn[r]) != 0)
                 rc.owing = 1;
     }
@@ -1133,7 +1216,7 @@ static int rc_progress(void)
     }
     if (rc.ask_retry) {
         rc.ask_retry = 0;
-        for (int r = 0; r < aptus_rt.size; r++)
+        for (int r = 0; r < aptus_rt.nprocs; r++)
             if (rc.state[r] == RC_ASKING) {
                 int s = send_ctl(r, RC_F_ASK);
                 if (s == APTUS_NORES)
@@ -1236,8 +1319,7 @@ static const struct aptus_waiter rc_waiter = { rc_wait_arm, NULL, rc_wait_disarm
 
 static int rc_reaches(int world_rank)
 {
-    /* (another job's processes, indexes from aptus_rt.size on, have no connections) */
-    return rc.active && world_rank < aptus_rt.size && rc.state[world_rank] == RC_UP;
+    return rc.active && world_rank < rc.cap && rc.state[world_rank] == RC_UP;
 }
 
 static int rc_ep_open(struct aptus_peer *p, struct aptus_ep **out)
@@ -1351,7 +1433,7 @@ struct aptus_fab_rc *aptus_rc_fabric(void)
 
 struct rc_ep *aptus_rc_up(int rank)
 {
-    return rc.active && rank < aptus_rt.size && rc.state[rank] == RC_UP ? rc.conn[rank] : NULL;
+    return rc.active && rank < rc.cap && rc.state[rank] == RC_UP ? rc.conn[rank] : NULL;
 }
 
 int aptus_rc_finishing(void)
@@ -1361,7 +1443,7 @@ int aptus_rc_finishing(void)
 
 int aptus_rc_closing(int rank)
 {
-    if (!rc.active || rank >= aptus_rt.size || (rc.state[rank] != RC_DRAIN && rc.state[rank] != RC_BYE))
+    if (!rc.active || rank >= rc.cap || (rc.state[rank] != RC_DRAIN && rc.state[rank] != RC_BYE))
         return 0;
     const struct aptus_peer *p = aptus_rt.peers[rank];
     return !p || !p->failed; /* (a failed peer's close never completes: nothing to wait for) */
@@ -1380,7 +1462,7 @@ int aptus_rc_kick(struct rc_ep *e)
 
 int aptus_rc_queued(int rank)
 {
-    return rank < aptus_rt.size && rc.txo[rank] > 0;
+    return rank < rc.cap && rc.txo[rank] > 0;
 }
 
 int aptus_rc_frame(struct rc_ep *e, const void *hdr, size_t hdrlen, const void *payload, size_t len)
@@ -1448,7 +1530,8 @@ static int rc_setup(char *err, size_t errlen)
     rc.nrx = (size_t)aptus_config.rc_recv_bufs > rc.r.rx_depth ? (int)rc.r.rx_depth : aptus_config.rc_recv_bufs;
     if (rc.credit_path)
         rc.nrx = 0; /* no shared pool */
-    size_t n = (size_t)aptus_rt.size;
+    size_t n = (size_t)aptus_rt.procs_cap;
+    rc.cap = aptus_rt.procs_cap;
     if (aptus_alloc_rules_parse(aptus_config.alloc_rules, aptus_config.rc_threshold, &rc.alloc, err, errlen) != 0)
         return -1;
     rc.state = calloc(n, 1);
@@ -1484,16 +1567,12 @@ static int rc_setup(char *err, size_t errlen)
             snprintf(err, errlen, "cannot post receive buffer %d", i);
             return -1;
         }
-    if (aptus_fab_card_put(RC_CARD, rc.r.addr, rc.r.addrlen) != 0) {
-        snprintf(err, errlen, "cannot publish this rank's RC address");
-        return -1;
-    }
     return 0;
 }
 
 static void rc_release(void)
 {
-    for (int r = 0; rc.conn && r < aptus_rt.size; r++)
+    for (int r = 0; rc.conn && r < rc.cap; r++)
         if (rc.conn[r]) {
             struct rc_ep *e = rc.conn[r];
             rc.conn[r] = NULL;
@@ -1566,6 +1645,8 @@ static void rc_set_caps(void)
     c->iov_max = 0;
 }
 
+static void rc_activate(void);
+
 static int rc_init(void)
 {
     aptus_rcs_setup();
@@ -1573,11 +1654,16 @@ static int rc_init(void)
     aptus_am_register(RC_F_NAK, on_nak);
     aptus_am_register(RC_F_PING, on_ping);
     aptus_am_register(RC_F_BYE, on_bye);
+    aptus_am_register(RC_F_HELLO, on_hello);
     if (!aptus_rc_wanted())
         return APTUS_OK;
     char err[640];
     rc.job = aptus_job_hash();
     int setup = rc_setup(err, sizeof err);
+    if (setup == 0 && aptus_fab_card_put(RC_CARD, rc.r.addr, rc.r.addrlen) != 0) {
+        snprintf(err, sizeof err, "cannot publish this rank's RC address");
+        setup = -1;
+    }
     if (setup == RC_SETUP_NO_MEMORY) {
         /* No card published: peers that try to connect fail and keep this rank on UD (a
          * counted fallback); its own requests are answered with a refusal. */
@@ -1596,6 +1682,13 @@ static int rc_init(void)
         rc_release();
         return APTUS_ERR;
     }
+    rc_activate();
+    return APTUS_OK;
+}
+
+/* The channel runs (set up: with the job, or for other jobs' processes). */
+static void rc_activate(void)
+{
     rc.active = 1;
     /* (a chain that sends small messages over the connections keeps reading at every pass:
      * their latency, and the stall detection's view of when frames came, rc_stall.c) */
@@ -1616,7 +1709,35 @@ static int rc_init(void)
         rc.idle_timer.fire = idle_check;
         aptus_timer_arm(&rc.idle_timer, aptus_wtime() + rc.idle_s / 2);
     }
-    return APTUS_OK;
+}
+
+void aptus_rc_card(struct aptus_proc_card *c)
+{
+    c->rclen = 0;
+    if (!rc.active && !rc.refusing && !rc.dyn_tried &&
+        (aptus_rc_rule_names(APTUS_CH_RC_SR) || aptus_rc_rule_names(APTUS_CH_RC_RDMA) ||
+         aptus_rc_rule_names(APTUS_CH_RC_FP))) {
+        /* This job runs no RC channel (it is on one node): started now, for other jobs' processes
+         * alone (no card of this job's ranks exists, and they need none: they share the node). */
+        char err[640];
+        rc.job = aptus_job_hash();
+        rc.dyn = 1;
+        if (rc_setup(err, sizeof err) != 0) {
+            fprintf(stderr,
+                    "Aptus MPI: rank %d: rc-sr channel for other jobs' processes: %s: they are reached over UD\n",
+                    aptus_rt.rank, err);
+            rc_release();
+        } else {
+            rc_activate();
+            aptus_rcr_dyn_start();
+            aptus_rcfp_dyn_start();
+        }
+        rc.dyn_tried = 1;
+    }
+    if (!rc.active || rc.r.addrlen > sizeof c->rcaddr)
+        return;
+    memcpy(c->rcaddr, rc.r.addr, rc.r.addrlen);
+    c->rclen = (uint32_t)rc.r.addrlen;
 }
 
 /* After the last barrier of MPI_Finalize: sends still in the provider's hands complete; from
@@ -1632,7 +1753,7 @@ static void rc_quiesce(void)
      * once the provider has handed it to its socket; a process that ended then could take frames
      * still on their way with it -- its end resets the connection when frames of the peer's (a
      * kick) are still unread there, and what its kernel still had to send is dropped. */
-    for (int r = 0; r < aptus_rt.size; r++) {
+    for (int r = 0; r < aptus_rt.nprocs; r++) {
         struct rc_ep *e = rc.conn[r];
         if (!e || !e->ep || rc.state[r] != RC_UP)
             continue;
@@ -1681,7 +1802,7 @@ static size_t rc_memory(void)
     size_t per_conn = sizeof(struct rc_ep) + (rc.credit_path ? pool : 0);
     return (size_t)rc.nrx * rc.stride + tx_bytes() + (size_t)(rc.nconn + rc.npending + rc.nclosing) * per_conn +
            (size_t)rc.nretired * pool +
-           (size_t)aptus_rt.size *
+           (size_t)rc.cap *
                (3 + sizeof *rc.seen + sizeof *rc.txo + (size_t)rc.alloc.n * sizeof *rc.count + sizeof *rc.conn);
 }
 
@@ -1714,7 +1835,7 @@ static void rc_stats_print(void)
                "at most; registrations failed %" PRIu64 "\n",
                aptus_rt.rank, aptus_config.fabric_mr_local ? ", forced by APTUS_FABRIC_MR_LOCAL" : "", rc.tx_cap,
                rc.st.reg_failed);
-    for (int r = 0; r < aptus_rt.size; r++) {
+    for (int r = 0; r < aptus_rt.nprocs; r++) {
         if (rc.state[r] == RC_NONE)
             continue;
         char why[96];
@@ -1728,7 +1849,11 @@ static void rc_stats_print(void)
         } else {
             snprintf(why, sizeof why, "the peer asked (after %u messages here)", rc.seen[r]);
         }
-        printf("[aptus stats] rank %d: rc-sr: peer %d %s%s: %s\n", aptus_rt.rank, r, state_name(rc.state[r]),
+        char other[64] = "";
+        const struct aptus_proc_card *c = aptus_proc_foreign(r);
+        if (c)
+            snprintf(other, sizeof other, " (rank %d of job %08x)", c->rank, c->job);
+        printf("[aptus stats] rank %d: rc-sr: peer %d%s %s%s: %s\n", aptus_rt.rank, r, other, state_name(rc.state[r]),
                rc.tries[r] ? " (after refusals)" : "", why);
     }
 }

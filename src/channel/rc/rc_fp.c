@@ -148,6 +148,7 @@ struct stage_hdr {
 
 static struct {
     int active;
+    int cap;              /* entries of the per-peer arrays (every process index) */
     int design;           /* DESIGN_* */
     uint32_t block;       /* bytes of a block (fixed: cells x cell) */
     uint32_t cells, cell; /* fixed */
@@ -758,14 +759,14 @@ int aptus_rcfp_note(int rank, uint64_t bytes, int connected)
     int k = aptus_alloc_rules_find(&fp.rules, bytes, aptus_rt.size);
     if (k < 0)
         return 0;
-    uint16_t *c = &fp.count[(size_t)k * (size_t)aptus_rt.size + (size_t)rank];
+    uint16_t *c = &fp.count[(size_t)k * (size_t)fp.cap + (size_t)rank];
     if (*c < 65535)
         (*c)++;
     if (*c < fp_threshold(rank, k)) /* (a refused peer is asked again, after more messages each time:
                                      * slots come free as fast paths are given back) */
         return 0;
     for (int i = 0; i < fp.rules.n; i++)
-        fp.count[(size_t)i * (size_t)aptus_rt.size + (size_t)rank] = 0;
+        fp.count[(size_t)i * (size_t)fp.cap + (size_t)rank] = 0;
     fp.wanted[rank] = 1;
     fp.state[rank] = FP_NONE;
     if (!connected)
@@ -956,7 +957,7 @@ int aptus_rcfp_quiet(int rank)
 
 static int fp_reaches(int world_rank)
 {
-    return fp.active && world_rank < aptus_rt.size && fp.state[world_rank] == FP_READY &&
+    return fp.active && world_rank < fp.cap && fp.state[world_rank] == FP_READY &&
            aptus_rc_up(world_rank) == fp.tx[world_rank]->conn;
 }
 
@@ -1173,7 +1174,7 @@ static int fp_progress(void)
         if (fp.live[i]->give_back)
             give_back_now(fp.live[i]); /* (live[i] may be another now: the next pass sees it) */
     if (fp.asking)
-        for (int r = 0; r < aptus_rt.size && fp.asking; r++)
+        for (int r = 0; r < aptus_rt.nprocs && fp.asking; r++)
             if (fp.state[r] == FP_ASKING) {
                 fp.asking--;
                 fp.state[r] = FP_NONE;
@@ -1211,7 +1212,8 @@ static int fp_init(void)
     aptus_am_register(RC_F_FP_VIA, on_via);
     aptus_am_register(RC_F_FP_RELEASE, on_release);
     aptus_am_register(RC_F_FP_GIVE_BACK, on_give_back);
-    if (!aptus_rc_rule_names(APTUS_CH_RC_FP) || !aptus_rc_fabric() || !aptus_rcr_active() || aptus_config.rcfp_max == 0)
+    if (fp.active || !aptus_rc_rule_names(APTUS_CH_RC_FP) || !aptus_rc_fabric() || !aptus_rcr_active() ||
+        aptus_config.rcfp_max == 0)
         return APTUS_OK;
     const struct aptus_fab_rc *r = aptus_rc_fabric();
     if (!(r->msg_order & FI_ORDER_WAW)) {
@@ -1222,7 +1224,8 @@ static int fp_init(void)
                 aptus_rt.rank, r->prov);
         return APTUS_OK;
     }
-    int n = aptus_rt.size;
+    int n = aptus_rt.procs_cap; /* (per process index: the ranks, then other jobs' processes) */
+    fp.cap = n;
     fp.split = !strcmp(aptus_config.rcfp_flag, "separate");
     fp.inject_max = fp.split ? 0 : r->inject_max < FP_INJECT_MAX ? (uint32_t)r->inject_max : FP_INJECT_MAX;
     fp.design = strcmp(aptus_config.rcfp_design, "veloblock") ? DESIGN_FIXED : DESIGN_VELOBLOCK;
@@ -1280,6 +1283,11 @@ static int fp_init(void)
     return APTUS_OK;
 }
 
+void aptus_rcfp_dyn_start(void)
+{
+    (void)fp_init(); /* (its failures are said, and leave it off) */
+}
+
 static void fp_finalize(void)
 {
     if (!fp.active)
@@ -1288,7 +1296,7 @@ static void fp_finalize(void)
         aptus_timer_cancel(&fp.idle_timer);
     if (fp.budget)
         aptus_timer_cancel(&fp.size_timer);
-    for (int r = 0; r < aptus_rt.size; r++)
+    for (int r = 0; r < aptus_rt.nprocs; r++)
         if (fp.state[r] != FP_NONE || fp.rx[r] || fp.tx[r])
             aptus_rcfp_conn_down(r);
     fp_release();
@@ -1306,8 +1314,8 @@ static size_t fp_memory(void)
         return 0;
     return fp_path_memory() + (size_t)fp.npolled * sizeof(struct fp_rx) +
            (size_t)fp.ntx * (sizeof(struct fp_tx) + (size_t)fp.cells * sizeof(struct fx_slot)) + fp.ring_size +
-           (size_t)aptus_rt.size * (3 + 2 * sizeof(void *) + (size_t)(fp.rules.n ? fp.rules.n : 1) * sizeof *fp.count +
-                                    (fp.budget ? sizeof *fp.want_size : 0)) +
+           (size_t)fp.cap * (3 + 2 * sizeof(void *) + (size_t)(fp.rules.n ? fp.rules.n : 1) * sizeof *fp.count +
+                             (fp.budget ? sizeof *fp.want_size : 0)) +
            (size_t)fp.reply_cap * sizeof *fp.reply + (size_t)fp.max * sizeof(void *);
 }
 

@@ -35,6 +35,9 @@ enum {
     RC_F_BYE,
     /* a connection stalls (rc_stall.c), over UD: small messages leave it, both sides */
     RC_F_MOVE,
+    /* over UD, from the lower of a pair that connects without being asked: read the connection
+     * events (rc.c) */
+    RC_F_HELLO,
 };
 
 /* Who holds a connection (rc_ep.handed): the peer record, by channel (SR, RDMA), and rc.c itself
@@ -48,8 +51,9 @@ struct rc_ep {
     struct aptus_ep base; /* first: rc-sr's view */
     struct aptus_ep rdma; /* rc-rdma's view */
     struct fid_ep *ep;
-    int rank;
-    int handed; /* RC_HANDED_*: given to the peer record by ep_open (the last ep_close frees it) */
+    int rank;      /* the peer's process index here */
+    uint32_t hsrc; /* this process's index at the peer: its frames' headers carry it */
+    int handed;    /* RC_HANDED_*: given to the peer record by ep_open (the last ep_close frees it) */
     int initiator;
     uint32_t rx_frames, rx_seen; /* frames received; as counted at the last liveness check */
     double heard;                /* when frames were last seen coming, or a ping went */
@@ -179,6 +183,10 @@ int aptus_rcr_ep_drop(struct rc_ep *e);
 int aptus_rcr_active(void);
 /* Operations in flight (quiesce waits for them). */
 int aptus_rcr_busy(void);
+/* rc-sr started for other jobs' processes (aptus_rc_card): rc-rdma and rc-fp start too, as they
+ * would have with the job (each only when the send rules name it; a failure leaves it off, said). */
+void aptus_rcr_dyn_start(void);
+void aptus_rcfp_dyn_start(void);
 
 /* rc_fp.c, for rc.c and rc_rdma.c */
 extern struct aptus_channel aptus_channel_rc_fp;

@@ -440,7 +440,7 @@ static int kick(struct rc_ep *e)
 int aptus_rcr_progress(void)
 {
     int events = 0;
-    for (int r = 0; r < aptus_rt.size && aptus_rcr_waiting; r++) {
+    for (int r = 0; r < aptus_rt.nprocs && aptus_rcr_waiting; r++) {
         struct rc_ep *e = aptus_rc_up(r);
         if (e && e->wait_head) {
             events++;
@@ -541,7 +541,7 @@ static int rcr_get(struct aptus_ep *ep, struct iovec *local, int n, uint64_t rad
 static int rcr_flush(struct aptus_ep *ep, struct aptus_completion *comp)
 {
     int pending = 0;
-    for (int r = 0; r < aptus_rt.size; r++) {
+    for (int r = 0; r < aptus_rt.nprocs; r++) {
         struct rc_ep *e = ep ? rc_ep_of_rdma(ep) : aptus_rc_up(r);
         if (e && e->fifo_head) {
             if (submit(e, 0, NULL, 0, 0, 0, 0, 0, comp, 1) != APTUS_INPROGRESS)
@@ -643,22 +643,39 @@ static void rcr_set_caps(const struct aptus_fab_rc *r)
     c->hybrid_max = aptus_config.rc_hybrid_max;
 }
 
-static int rcr_init(void)
+/* Sets the channel up when rc-sr runs and a send rule names it: 0 (also when not wanted), or -1
+ * with the reason in err. */
+static int rcr_start(char *err, size_t errlen)
 {
-    aptus_am_register(RC_F_NOTE, on_note);
     struct aptus_fab_rc *r = aptus_rc_fabric();
-    if (!r ||
+    if (rcr.active || !r ||
         (!aptus_rc_rule_names(APTUS_CH_RC_RDMA) && !aptus_rc_rule_names(APTUS_CH_RC_FP))) /* rc-fp writes through it */
-        return APTUS_OK;
-    char err[512];
-    if (rcr_setup(r, err, sizeof err) != 0) {
-        aptus_startup_error("rank %d: rc-rdma channel: %s", aptus_rt.rank, err); /* as a rule every rank's */
-        return APTUS_ERR;
-    }
+        return 0;
+    if (rcr_setup(r, err, errlen) != 0)
+        return -1;
     rcr.active = 1;
     rcr_set_caps(r);
     aptus_memhooks_add(rcr_unmapped);
+    return 0;
+}
+
+static int rcr_init(void)
+{
+    aptus_am_register(RC_F_NOTE, on_note);
+    char err[512];
+    if (rcr_start(err, sizeof err) != 0) {
+        aptus_startup_error("rank %d: rc-rdma channel: %s", aptus_rt.rank, err); /* as a rule every rank's */
+        return APTUS_ERR;
+    }
     return APTUS_OK;
+}
+
+void aptus_rcr_dyn_start(void)
+{
+    char err[512];
+    if (rcr_start(err, sizeof err) != 0)
+        fprintf(stderr, "Aptus MPI: rank %d: rc-rdma channel for other jobs' processes: %s: not used\n", aptus_rt.rank,
+                err);
 }
 
 static void rcr_finalize(void)

@@ -268,7 +268,7 @@ static void back(struct aptus_timer *t)
 {
     (void)t;
     double now = aptus_wtime();
-    for (int r = 0; r < aptus_rt.size && rcs.nmoved; r++) {
+    for (int r = 0; r < aptus_rt.nprocs && rcs.nmoved; r++) {
         struct rc_ep *e = aptus_rc_up(r);
         if (!e || !(e->moved_until > 0) || e->moved_until > now)
             continue;
@@ -286,7 +286,7 @@ static void back(struct aptus_timer *t)
 static void back_arm(void)
 {
     double next = 0;
-    for (int r = 0; r < aptus_rt.size && rcs.nmoved; r++) {
+    for (int r = 0; r < aptus_rt.nprocs && rcs.nmoved; r++) {
         struct rc_ep *e = aptus_rc_up(r);
         if (e && e->moved_until > 0 && (next == 0 || e->moved_until < next))
             next = e->moved_until;
