@@ -68,8 +68,9 @@ struct aptus_pmi_cmd {
  * err (no answer within timeout_s seconds included: a late answer is dropped when it comes). */
 int aptus_pmi_spawn(int ncmds, const struct aptus_pmi_cmd *cmds, const char *ppkey, const char *ppval, int timeout_s,
                     char *jobid, size_t jlen, char *err, size_t errlen);
-/* Our mpiexec only: the spawn whose job is jobid (NULL: those it has not answered) is given up --
- * the job is ended, and its end is no failure of the run. 0 or -1. */
+/* Our mpiexec only: the spawn whose job is jobid (NULL: those it has not answered -- and one whose
+ * answer crossed the cancel, by its job id) is given up -- the job is ended, and its end is no
+ * failure of the run. 0 or -1. */
 int aptus_pmi_spawn_cancel(const char *jobid);
 /* Our mpiexec only (command aptus-universe): processes the universe has room for now, and the jobs
  * spawns started that still run. 0, or -1 with the reason in err. */

@@ -93,6 +93,18 @@ spawn_room)
     expect_count "size 2 singleton 0 jobid .*\.2$" 2
     ;;
 
+spawn_late)
+    # A spawn given up on whose answer came as it was cancelled: the cancel names the job the
+    # late answer gave, and mpiexec ends it (its probes would print "late from R" after 4 s; -v:
+    # mpiexec says so).
+    MPI_UNIVERSE_SIZE=4 run -v -n 1 "$PROBE" init spawnlate=2:4000 sleep=500 finalize "$TAG"
+    expect_rc 0
+    expect_out "rank 0 spawn 2 given up"
+    expect_err "its spawn was given up; ending it"
+    expect_count "late from" 0
+    expect_no_orphans
+    ;;
+
 kvs4)
     run -n 4 "$PROBE" "$TAG" init put fence getall getmissing finalize
     expect_rc 0

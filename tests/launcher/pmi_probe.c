@@ -43,6 +43,10 @@
  *                   that run "init parent universe [mark] print=child sleep=MS finalize" and this probe's tag=
  *                   argument; prints "rank R spawn N ok" or "rank R spawn N refused: WHY". With a
  *                   childmark=P argument the K-th spawn's probes also run mark=P.sK after universe
+ *   spawnlate=N:MS  asks for a job of N probes that run "init sleep=MS print=late finalize", gives up
+ *                   waiting for the answer at once, and a second later -- the answer has come --
+ *                   cancels the spawns not answered (aptus_pmi_spawn_cancel(NULL)); prints
+ *                   "rank R spawn N given up"
  *   parent          prints "rank R parent P" (P: the pre-put key APTUS_PARENT_PORT, or "none")
  */
 #include "runtime/pmi.h"
@@ -327,6 +331,25 @@ int main(int argc, char **argv)
                 printf("rank %d spawn %d ok\n", my_rank, n);
             else
                 printf("rank %d spawn %d refused: %s\n", my_rank, n, err);
+        } else if (!strncmp(act, "spawnlate=", 10)) {
+            char self[4096], ms[40], job[64], err[400];
+            const char *tag = "tag=none";
+            for (int k = 1; k < argc; k++)
+                if (!strncmp(argv[k], "tag=", 4))
+                    tag = argv[k];
+            ssize_t k = readlink("/proc/self/exe", self, sizeof self - 1);
+            self[k > 0 ? k : 0] = 0;
+            int n = atoi(val);
+            const char *colon = strchr(val, ':');
+            snprintf(ms, sizeof ms, "sleep=%s", colon ? colon + 1 : "0");
+            char *args[] = { "init", ms, "print=late", "finalize", (char *)tag, NULL };
+            struct aptus_pmi_cmd c = { .cmd = self, .argv = args, .n = n };
+            if (aptus_pmi_spawn(1, &c, "APTUS_PARENT_PORT", "probe", 0, job, sizeof job, err, sizeof err) == 0)
+                die("spawnlate: answered at once");
+            sleep_ms(1000); /* (the job starts and is answered meanwhile) */
+            if (aptus_pmi_spawn_cancel(NULL) != 0)
+                die("spawnlate: cancel");
+            printf("rank %d spawn %d given up\n", my_rank, n);
         } else if (!strcmp(act, "parent")) {
             char port[256] = "none";
             if (aptus_pmi_spawned() && aptus_pmi_get(-1, "APTUS_PARENT_PORT", port, sizeof port) != 0)
