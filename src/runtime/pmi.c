@@ -91,11 +91,12 @@ struct local_kv {
 static struct {
     int initialized;
     int singleton;
-    int hydra;          /* the server is MPICH's Hydra: abort in the PMI-1 form */
-    int spawned;        /* the server started this job for another's spawn command */
-    int owed;           /* spawn responses given up on: dropped when they come */
-    char late_job[128]; /* ... the job id the last of them said had started */
-    int quiet;          /* a refusal is the caller's to report (recv_msg prints none) */
+    int hydra;             /* the server is MPICH's Hydra: abort in the PMI-1 form */
+    int spawned;           /* the server started this job for another's spawn command */
+    int owed;              /* spawn responses given up on: dropped when they come */
+    char late_job[8][128]; /* ... the job ids of those that said their job started, not yet cancelled */
+    int nlate;
+    int quiet; /* a refusal is the caller's to report (recv_msg prints none) */
     int fd;
     int rank;
     int size;
@@ -334,8 +335,8 @@ static int recv_msg(const char *expect)
     if (cmd && pmi.owed > 0 && strcmp(cmd, "spawn-response") == 0 && strcmp(expect, "spawn-response") != 0) {
         pmi.owed--; /* (late: its spawn gave up waiting) */
         const char *j = msg_get(m, "jobid"), *jrc = msg_get(m, "rc");
-        if (j && (!jrc || strcmp(jrc, "0") == 0))
-            snprintf(pmi.late_job, sizeof pmi.late_job, "%s", j);
+        if (j && *j && (!jrc || strcmp(jrc, "0") == 0))
+            snprintf(pmi.late_job[pmi.nlate < 8 ? pmi.nlate++ : 7], sizeof pmi.late_job[0], "%s", j);
         return recv_msg(expect);
     }
     if (!cmd || strcmp(cmd, expect) != 0) {
@@ -832,21 +833,22 @@ int aptus_pmi_spawn_cancel(const char *jobid)
     int rc = -1;
     if (launcher_lock(err, sizeof err) != 0)
         goto out;
-    pmi.late_job[0] = 0;
     b_start(&b, "aptus-spawn-cancel");
     if (jobid && *jobid)
         b_pair(&b, "jobid", jobid);
     if (b_send(&b) != 0)
         goto out;
     rc = recv_msg("aptus-spawn-cancel-response"); /* (an answer owed to the spawn comes first: dropped) */
-    if (rc == 0 && !(jobid && *jobid) && pmi.late_job[0]) {
-        /* That answer said the job started: mpiexec answered it as the cancel went, and had no
-         * spawn left unanswered to cancel. It is cancelled by name. */
+    /* Late answers (dropped here, or by another thread's request meanwhile) that said their job
+     * started: mpiexec answered them as the cancel went, and had no spawn left unanswered to
+     * cancel. Those jobs are cancelled by name. */
+    while (rc == 0 && !(jobid && *jobid) && pmi.nlate > 0) {
+        char j[128];
+        snprintf(j, sizeof j, "%s", pmi.late_job[--pmi.nlate]);
         b_start(&b, "aptus-spawn-cancel");
-        b_pair(&b, "jobid", pmi.late_job);
+        b_pair(&b, "jobid", j);
         rc = b_send(&b) == 0 ? recv_msg("aptus-spawn-cancel-response") : -1;
     }
-    pmi.late_job[0] = 0;
 out:
     pthread_mutex_unlock(&pmi_lock);
     return rc;

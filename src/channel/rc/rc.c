@@ -629,8 +629,10 @@ static void connect_to(int rank, int asked)
     /* Unasked (the peer did not want it yet), the peer may have nothing of RC to make it read its
      * connection events: it is told (a lost HELLO only leaves the request waiting for its next
      * look, or its own want of the connection). */
-    if (!asked)
-        (void)send_ctl(rank, RC_F_HELLO);
+    if (!asked && send_ctl(rank, RC_F_HELLO) == APTUS_NORES) {
+        e->hello_owed = 1; /* (sent from progress: no room on UD now) */
+        rc.ask_retry = 1;
+    }
 }
 
 int aptus_rc_ctl(int rank, const void *frame, size_t len)
@@ -1095,6 +1097,8 @@ static int credit_frame(struct rc_ep *e)
 {
     if (!e->owed || !e->ep)
         return 0;
+    if (rc.state[e->rank] == RC_CONNECTING)
+        return -1; /* (the initiator learns the index its headers carry as the connection comes up) */
     struct rc_buf *b = tx_get();
     if (!b)
         return -1;
@@ -1216,7 +1220,14 @@ static int rc_progress(void)
     }
     if (rc.ask_retry) {
         rc.ask_retry = 0;
-        for (int r = 0; r < aptus_rt.nprocs; r++)
+        for (int r = 0; r < aptus_rt.nprocs; r++) {
+            struct rc_ep *e = rc.conn[r];
+            if (rc.state[r] == RC_CONNECTING && e && e->hello_owed) {
+                if (send_ctl(r, RC_F_HELLO) == APTUS_NORES)
+                    rc.ask_retry = 1;
+                else
+                    e->hello_owed = 0;
+            }
             if (rc.state[r] == RC_ASKING) {
                 int s = send_ctl(r, RC_F_ASK);
                 if (s == APTUS_NORES)
@@ -1224,6 +1235,7 @@ static int rc_progress(void)
                 else
                     set_state(r, s == APTUS_OK ? RC_ASKED : RC_REFUSED);
             }
+        }
     }
     /* Nothing can complete without a connection (made, being made or closing) or a send still
      * out, and reading the queue is what an idle channel costs the other channels' messages
@@ -1778,6 +1790,7 @@ static void rc_quiesce(void)
 static void rc_finalize(void)
 {
     rc.refusing = 0;
+    rc.dyn_tried = 0;
     aptus_rcs_finalize();
     if (!rc.active)
         return;

@@ -478,8 +478,14 @@ static void on_ask(struct aptus_peer *from, const void *frame, size_t len)
     struct fp_ctl c;
     int rank = from->world_rank;
     struct rc_ep *e = aptus_rc_up(rank);
-    if (!fp.active || !e || len < sizeof c)
+    if (!e || len < sizeof c)
         return;
+    if (!fp.active) {
+        /* (a process of another job whose rules name no rc-fp, or that could not start it: the
+         * asker frees its request's slot; lost for room, it waits until the connection goes) */
+        (void)ctl_send(rank, RC_F_FP_REFUSE, 0, 0, 0);
+        return;
+    }
     memcpy(&c, frame, sizeof c);
     if (fp.rx[rank]) /* asked again on a new connection: the old block goes */
         rx_free(fp.rx[rank]);
@@ -1296,7 +1302,7 @@ static void fp_finalize(void)
         aptus_timer_cancel(&fp.idle_timer);
     if (fp.budget)
         aptus_timer_cancel(&fp.size_timer);
-    for (int r = 0; r < aptus_rt.nprocs; r++)
+    for (int r = 0; r < fp.cap; r++) /* (other jobs' processes too: their count is reset by now) */
         if (fp.state[r] != FP_NONE || fp.rx[r] || fp.tx[r])
             aptus_rcfp_conn_down(r);
     fp_release();

@@ -69,7 +69,8 @@ struct rc_ep {
     struct fid_mr *rx_mr; /* ... registered (FI_MR_LOCAL), and its descriptor */
     void *rx_desc;
     int credits, owed;
-    int inj; /* frames that may still go by fi_inject before a buffered one completes (rc.c) */
+    int inj;        /* frames that may still go by fi_inject before a buffered one completes (rc.c) */
+    int hello_owed; /* an unasked connection's RC_HELLO waits for room on UD (rc.c) */
     /* Idle connections (APTUS_CHANNEL_IDLE, rc.c): frames and one-sided operations so far, as
      * counted at the last idle check, and checks since they last moved; closing: BYE sent /
      * received, the peer's endpoint shut, the next connection closing */
