@@ -10,10 +10,14 @@
  * On one node this compares the ways two jobs' processes can talk (Aptus: APTUS_SMP_JOBS=1,
  * shared memory, against 0, UD) with the same pair inside one job (pt2pt_latency -n 2).
  *
- * Usage: spawn_pingpong [-m MAXSIZE] [-i ITERS] [-r REPS]
+ * With -H the child runs on another host (info key "host"): the pair then talks over the network,
+ * as two jobs on two nodes do (Aptus: over UD, or the RC channels its send rules name).
+ *
+ * Usage: spawn_pingpong [-m MAXSIZE] [-i ITERS] [-r REPS] [-H HOST]
  *   -m MAXSIZE  largest size, default 1M (sizes 1, 8, 64, ... by 8x, and MAXSIZE)
  *   -i ITERS    round trips per timed loop for sizes <= 8 KiB (default 10000)
  *   -r REPS     timed loops per size (default 5)
+ *   -H HOST     where the child runs (MPI_Comm_spawn's info key "host"; default: the launcher's choice)
  * Sizes accept K/M/G suffixes (binary). Plain MPI; builds with any mpicc. */
 #include "bench_common.h"
 
@@ -21,7 +25,7 @@
 
 static void usage(void)
 {
-    printf("usage: spawn_pingpong [-m MAXSIZE] [-i ITERS] [-r REPS]\n");
+    printf("usage: spawn_pingpong [-m MAXSIZE] [-i ITERS] [-r REPS] [-H HOST]\n");
 }
 
 /* iters round trips of size bytes; the parent (first) sends first. Seconds per round trip. */
@@ -51,8 +55,11 @@ int main(int argc, char **argv)
     size_t max = BENCH_MIB;
     long iters = 10000;
     int reps = 5, opt;
-    while ((opt = getopt(argc, argv, "m:i:r:h")) != -1) {
-        if (opt == 'm')
+    const char *host = NULL;
+    while ((opt = getopt(argc, argv, "m:i:r:H:h")) != -1) {
+        if (opt == 'H')
+            host = optarg;
+        else if (opt == 'm')
             max = bench_parse_size(optarg, "-m");
         else if (opt == 'i')
             iters = bench_parse_int(optarg, "-i", 1);
@@ -67,11 +74,18 @@ int main(int argc, char **argv)
         bench_die("start it as one process (mpiexec -n 1): it spawns its partner");
     double spawn_s = 0;
     if (is_parent) {
+        MPI_Info info = MPI_INFO_NULL;
+        if (host) {
+            MPI_Info_create(&info);
+            MPI_Info_set(info, "host", host);
+        }
         double t0 = MPI_Wtime();
         /* (the child gets the same options: argv past the program name) */
-        MPI_Comm_spawn(argv[0], argc > 1 ? argv + 1 : MPI_ARGV_NULL, 1, MPI_INFO_NULL, 0, MPI_COMM_SELF, &c,
+        MPI_Comm_spawn(argv[0], argc > 1 ? argv + 1 : MPI_ARGV_NULL, 1, info, 0, MPI_COMM_SELF, &c,
                        MPI_ERRCODES_IGNORE);
         spawn_s = MPI_Wtime() - t0;
+        if (info != MPI_INFO_NULL)
+            MPI_Info_free(&info);
     } else {
         c = parent;
     }
@@ -87,8 +101,8 @@ int main(int argc, char **argv)
     if (is_parent) {
         char lib[256];
         bench_library_name(lib, sizeof lib);
-        printf("# benchmark: spawn_pingpong | library: %s | ranks: 1 + 1 spawned | spawn: %.1f ms\n", lib,
-               spawn_s * 1e3);
+        printf("# benchmark: spawn_pingpong | library: %s | ranks: 1 + 1 spawned%s%s | spawn: %.1f ms\n", lib,
+               host ? " on " : "", host ? host : "", spawn_s * 1e3);
         printf("# table: latency  unit: us  better: lower\n");
         printf("#  size  iters  best  median  best_MB/s\n");
     }
