@@ -135,17 +135,8 @@ static int check_settings(char *err, size_t errlen)
  * and does not load the fabric for it. */
 static void fabric_chains(void)
 {
-#ifdef APTUS_HAVE_LIBFABRIC
-    int spans = aptus_rt.local_size < aptus_rt.size; /* (ranks on other nodes) */
-    if (!spans || !(aptus_rules_auto & 1) ||
-        aptus_fab_rc_hardware(aptus_config.fabric_rc_provider, aptus_config.fabric_iface))
-        return;
-    aptus_config.send_rules = APTUS_RULES_AUTO_SOCKETS;
-    char err[256];
-    (void)aptus_rules_parse(aptus_config.send_rules, &aptus_rules, err, sizeof err); /* (a constant) */
-    if (aptus_rules_auto & 2)
-        aptus_config.alloc_rules = aptus_alloc_rules_text("auto", &aptus_rules);
-#endif
+    if (aptus_rt.local_size < aptus_rt.size) /* (ranks on other nodes) */
+        aptus_rules_fit_fabric();
 }
 
 /* A setting was refused at start-up: the job cannot run. Every rank finds the same fault as a

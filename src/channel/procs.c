@@ -14,7 +14,6 @@
 #include "channel/channel.h"
 #include "channel/rules.h"
 #include "channel/ud/ud_int.h"
-#include "fabric/fabric.h"
 #include "runtime/config.h"
 #include "runtime/runtime.h"
 
@@ -67,14 +66,7 @@ static void chains_for_network(void)
     if (chains_looked || aptus_ud.active)
         return;
     chains_looked = 1;
-    if (!(aptus_rules_auto & 1) || strcmp(aptus_config.send_rules, APTUS_RULES_AUTO_RDMA) != 0 ||
-        aptus_fab_rc_hardware(aptus_config.fabric_rc_provider, aptus_config.fabric_iface))
-        return;
-    char err[256];
-    aptus_config.send_rules = APTUS_RULES_AUTO_SOCKETS;
-    (void)aptus_rules_parse(aptus_config.send_rules, &aptus_rules, err, sizeof err); /* (a constant) */
-    if (aptus_rules_auto & 2)
-        aptus_config.alloc_rules = aptus_alloc_rules_text("auto", &aptus_rules);
+    aptus_rules_fit_fabric();
 }
 #endif
 

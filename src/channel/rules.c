@@ -2,6 +2,9 @@
  * for one peer into disjoint size ranges so that choosing a channel per message is a short
  * scan (see rules.h for the grammar). */
 #include "channel/rules.h"
+#include "channel/channel.h"
+#include "fabric/fabric.h"
+#include "runtime/config.h"
 #include "runtime/text.h"
 
 #include <limits.h>
@@ -364,6 +367,20 @@ static int parse_chain(const char *text, struct aptus_rule_chain *out, int alloc
 }
 
 int aptus_rules_auto;
+
+void aptus_rules_fit_fabric(void)
+{
+#ifdef APTUS_HAVE_LIBFABRIC
+    if (!(aptus_rules_auto & 1) || strcmp(aptus_config.send_rules, APTUS_RULES_AUTO_RDMA) != 0 ||
+        aptus_fab_rc_hardware(aptus_config.fabric_rc_provider, aptus_config.fabric_iface))
+        return;
+    char err[256];
+    aptus_config.send_rules = APTUS_RULES_AUTO_SOCKETS;
+    (void)aptus_rules_parse(aptus_config.send_rules, &aptus_rules, err, sizeof err); /* (a constant) */
+    if (aptus_rules_auto & 2)
+        aptus_config.alloc_rules = aptus_alloc_rules_text("auto", &aptus_rules);
+#endif
+}
 
 int aptus_rules_is_auto(const char *text)
 {

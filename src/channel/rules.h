@@ -70,6 +70,10 @@ int aptus_rules_is_auto(const char *text);
 /* Which rule variables were auto as read (1: APTUS_SEND_RULES, 2: APTUS_ALLOC_RULES): set at
  * start-up (api/startup.c), where the built-in chains are chosen. */
 extern int aptus_rules_auto;
+/* The built-in chains for the fabric, once it is looked at: with the send rules at auto, the
+ * sockets chains (APTUS_RULES_AUTO_SOCKETS, and its allocation rules when those are at auto too)
+ * where the RC provider is not RDMA hardware; else nothing changes. */
+void aptus_rules_fit_fabric(void);
 
 const char *aptus_channel_name(int id);
 /* The id of a channel name (case-insensitive), or -1. */

@@ -100,6 +100,21 @@ static void expected_value(int r, char *buf, size_t len)
         snprintf(buf, len, "v;%d;=x", r);
 }
 
+/* For spawn= and spawnlate= (value N:MS): this probe's path in self, the sleep action of the new
+ * job's probes in ms ("sleep=MS"); returns this probe's tag= argument, passed on to them. */
+static const char *spawn_setup(const char *val, int argc, char **argv, char *self, size_t slen, char *ms, size_t mlen)
+{
+    const char *tag = "tag=none";
+    for (int k = 1; k < argc; k++)
+        if (!strncmp(argv[k], "tag=", 4))
+            tag = argv[k];
+    ssize_t k = readlink("/proc/self/exe", self, slen - 1);
+    self[k > 0 ? k : 0] = 0;
+    const char *colon = strchr(val, ':');
+    snprintf(ms, mlen, "sleep=%s", colon ? colon + 1 : "0");
+    return tag;
+}
+
 int main(int argc, char **argv)
 {
     const char *er = getenv("PMI_RANK");
@@ -311,20 +326,13 @@ int main(int argc, char **argv)
             printf("rank %d universe free %ld live %ld\n", my_rank, fr, live);
         } else if (!strncmp(act, "spawn=", 6)) {
             char self[4096], ms[40], job[64], err[400], mark[4200] = "tag=nomark";
-            const char *tag = "tag=none";
             static int nspawn = 0;
             nspawn++;
-            for (int k = 1; k < argc; k++) {
-                if (!strncmp(argv[k], "tag=", 4))
-                    tag = argv[k];
+            for (int k = 1; k < argc; k++)
                 if (!strncmp(argv[k], "childmark=", 10))
                     snprintf(mark, sizeof mark, "mark=%s.s%d", argv[k] + 10, nspawn);
-            }
-            ssize_t k = readlink("/proc/self/exe", self, sizeof self - 1);
-            self[k > 0 ? k : 0] = 0;
+            const char *tag = spawn_setup(val, argc, argv, self, sizeof self, ms, sizeof ms);
             int n = atoi(val);
-            const char *colon = strchr(val, ':');
-            snprintf(ms, sizeof ms, "sleep=%s", colon ? colon + 1 : "0");
             char *args[] = { "init", "parent", "universe", mark, "print=child", ms, "finalize", (char *)tag, NULL };
             struct aptus_pmi_cmd c = { .cmd = self, .argv = args, .n = n };
             if (aptus_pmi_spawn(1, &c, "APTUS_PARENT_PORT", "probe", 60, job, sizeof job, err, sizeof err) == 0)
@@ -333,15 +341,8 @@ int main(int argc, char **argv)
                 printf("rank %d spawn %d refused: %s\n", my_rank, n, err);
         } else if (!strncmp(act, "spawnlate=", 10)) {
             char self[4096], ms[40], job[64], err[400];
-            const char *tag = "tag=none";
-            for (int k = 1; k < argc; k++)
-                if (!strncmp(argv[k], "tag=", 4))
-                    tag = argv[k];
-            ssize_t k = readlink("/proc/self/exe", self, sizeof self - 1);
-            self[k > 0 ? k : 0] = 0;
+            const char *tag = spawn_setup(val, argc, argv, self, sizeof self, ms, sizeof ms);
             int n = atoi(val);
-            const char *colon = strchr(val, ':');
-            snprintf(ms, sizeof ms, "sleep=%s", colon ? colon + 1 : "0");
             char *args[] = { "init", ms, "print=late", "finalize", (char *)tag, NULL };
             struct aptus_pmi_cmd c = { .cmd = self, .argv = args, .n = n };
             if (aptus_pmi_spawn(1, &c, "APTUS_PARENT_PORT", "probe", 0, job, sizeof job, err, sizeof err) == 0)
